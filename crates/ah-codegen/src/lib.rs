@@ -1,0 +1,1 @@
+//! ah-codegen library (being built; see its issue).

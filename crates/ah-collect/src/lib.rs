@@ -1,0 +1,1 @@
+//! ah-collect library (being built; see its issue).

@@ -1,0 +1,60 @@
+//! The core crate's error type.
+
+use std::path::PathBuf;
+
+/// Errors of the core crate. Every variant that concerns a file names it, and a line number
+/// where there is one, so a binary can print it as it is.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// Reading or writing a file failed.
+    #[error("{}: {source}", path.display())]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The underlying error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A metadata line is not valid AutoHeuristic metadata JSON.
+    #[error("invalid metadata line: {0}")]
+    Metadata(String),
+    /// A log file is malformed at a given line.
+    #[error("{}:{line}: {message}", path.display())]
+    LogFormat {
+        /// The log file.
+        path: PathBuf,
+        /// 1-based line number.
+        line: usize,
+        /// What is wrong and what to do.
+        message: String,
+    },
+    /// Appending to a log whose metadata line differs (PyTorch's `InconsistentMetadata`).
+    #[error(
+        "{}: given metadata does not match existing metadata (PyTorch's InconsistentMetadata)\n  existing: {existing}\n  given:    {given}\n  difference: {difference}\nhint: write to another file, or merge logs of the same device and features only",
+        path.display()
+    )]
+    InconsistentMetadata {
+        /// The log file.
+        path: PathBuf,
+        /// Its first line.
+        existing: String,
+        /// The line this writer would write.
+        given: String,
+        /// A one-line summary of what differs.
+        difference: String,
+    },
+    /// Another error, with a message that says what to do.
+    #[error("{0}")]
+    Other(String),
+}
+
+impl Error {
+    /// Wraps an I/O error with the path it concerns.
+    pub fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
+        Error::Io { path: path.into(), source }
+    }
+}
+
+/// Result with the core crate's [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;

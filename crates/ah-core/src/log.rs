@@ -1,0 +1,394 @@
+//! PyTorch's AutoHeuristic log format ("train.txt"), read and written byte for byte.
+//!
+//! Line 1 is the JSON metadata, line 2 the CSV header (features in context order, then
+//! `choice,feedback`), every further line one benchmarked (input, choice) with unquoted
+//! Python `str()` values and the feedback in milliseconds. Logs may be gzip-compressed
+//! (a `.gz` suffix). See `docs/log-format.md`.
+
+use std::fs::{File, OpenOptions};
+use std::io::{BufRead, BufReader, Read, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+
+use crate::context::Context;
+use crate::error::{Error, Result};
+use crate::metadata::Metadata;
+use crate::value::{parse_python_float, python_float_repr, Value};
+
+/// How strictly to read a log.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ReadOptions {
+    /// Error on the first malformed row instead of skipping and counting it.
+    pub strict: bool,
+}
+
+/// A row that was skipped while reading (default, non-strict mode).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MalformedLine {
+    /// 1-based line number in the (uncompressed) file.
+    pub line: usize,
+    /// Why it was skipped.
+    pub reason: String,
+}
+
+/// One data row: the logged feature values, the choice and its feedback.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LogRow {
+    /// Feature values in header order.
+    pub values: Vec<Value>,
+    /// Index into [`Log::choices`].
+    pub choice: u32,
+    /// Measured time in milliseconds; `inf` when the choice failed.
+    pub feedback: f64,
+}
+
+/// A whole log in memory.
+#[derive(Debug, Clone)]
+pub struct Log {
+    /// Where it was read from.
+    pub path: PathBuf,
+    /// Parsed metadata.
+    pub metadata: Metadata,
+    /// The metadata line as it stands in the file (without the newline).
+    pub metadata_line: String,
+    /// Feature names from the header, in column order (without `choice` and `feedback`).
+    pub features: Vec<String>,
+    /// Distinct choices in order of first appearance.
+    pub choices: Vec<String>,
+    /// Data rows in file order.
+    pub rows: Vec<LogRow>,
+    /// Rows skipped as malformed (never silently: callers report the count).
+    pub malformed: Vec<MalformedLine>,
+    /// Empty lines skipped (pandas skips them too).
+    pub blank_lines: usize,
+}
+
+impl Log {
+    /// Reads a log, plain or gzip (by the `.gz` suffix or the gzip magic bytes).
+    pub fn read(path: impl AsRef<Path>, options: ReadOptions) -> Result<Log> {
+        let path = path.as_ref();
+        let reader = open_maybe_gz(path)?;
+        Self::from_reader(path, reader, options)
+    }
+
+    /// Reads a log from any buffered reader; `path` is used in messages only.
+    pub fn from_reader(path: &Path, mut reader: impl BufRead, options: ReadOptions) -> Result<Log> {
+        let io = |e| Error::io(path, e);
+        let mut line = String::new();
+        let fmt_err = |line: usize, message: String| Error::LogFormat {
+            path: path.to_path_buf(),
+            line,
+            message,
+        };
+        if reader.read_line(&mut line).map_err(io)? == 0 {
+            return Err(fmt_err(
+                1,
+                "the file is empty; an AutoHeuristic log starts with a JSON metadata line".into(),
+            ));
+        }
+        let metadata_line = line.trim_end_matches(['\n', '\r']).to_string();
+        let metadata = Metadata::from_json_line(&metadata_line).map_err(|e| {
+            fmt_err(1, format!("{e}; is this an AutoHeuristic log (train.txt)?"))
+        })?;
+        line.clear();
+        if reader.read_line(&mut line).map_err(io)? == 0 {
+            return Err(fmt_err(2, "missing CSV header line after the metadata".into()));
+        }
+        let header: Vec<String> =
+            line.trim_end_matches(['\n', '\r']).split(',').map(str::to_string).collect();
+        let n = header.len();
+        if n < 2 || header[n - 2] != "choice" || header[n - 1] != "feedback" {
+            return Err(fmt_err(
+                2,
+                format!("the header must end with `choice,feedback`, found `{}`", header.join(",")),
+            ));
+        }
+        let features: Vec<String> = header[..n - 2].to_vec();
+        for f in metadata.features() {
+            if !features.iter().any(|h| h == f) {
+                return Err(fmt_err(
+                    2,
+                    format!("feature `{f}` of the metadata line is not a column of the header"),
+                ));
+            }
+        }
+        let mut log = Log {
+            path: path.to_path_buf(),
+            metadata,
+            metadata_line,
+            features,
+            choices: Vec::new(),
+            rows: Vec::new(),
+            malformed: Vec::new(),
+            blank_lines: 0,
+        };
+        let mut choice_index: std::collections::HashMap<String, u32> = Default::default();
+        let mut lineno = 2;
+        loop {
+            line.clear();
+            let read = match reader.read_line(&mut line) {
+                Ok(r) => r,
+                Err(e) if e.kind() == std::io::ErrorKind::InvalidData => {
+                    return Err(fmt_err(lineno + 1, format!("not UTF-8 text: {e}")))
+                }
+                Err(e) => return Err(io(e)),
+            };
+            if read == 0 {
+                break;
+            }
+            lineno += 1;
+            let text = line.trim_end_matches(['\n', '\r']);
+            if text.is_empty() {
+                log.blank_lines += 1;
+                continue;
+            }
+            match parse_row(text, n) {
+                Ok((values, choice, feedback)) => {
+                    let next = choice_index.len() as u32;
+                    let idx = *choice_index.entry(choice.to_string()).or_insert_with(|| {
+                        log.choices.push(choice.to_string());
+                        next
+                    });
+                    log.rows.push(LogRow { values, choice: idx, feedback });
+                }
+                Err(reason) => {
+                    if options.strict {
+                        return Err(fmt_err(lineno, reason));
+                    }
+                    log.malformed.push(MalformedLine { line: lineno, reason });
+                }
+            }
+        }
+        Ok(log)
+    }
+
+    /// The header line as written (features, `choice`, `feedback`).
+    pub fn header_line(&self) -> String {
+        let mut h = self.features.join(",");
+        h.push_str(",choice,feedback");
+        h
+    }
+
+    /// A data row rendered as PyTorch writes it.
+    pub fn row_line(&self, row: &LogRow) -> String {
+        let mut s = String::with_capacity(128);
+        for v in &row.values {
+            s.push_str(&v.to_string());
+            s.push(',');
+        }
+        s.push_str(&self.choices[row.choice as usize]);
+        s.push(',');
+        s.push_str(&python_float_repr(row.feedback));
+        s
+    }
+
+    /// Column index of a feature in [`LogRow::values`].
+    pub fn column(&self, feature: &str) -> Option<usize> {
+        self.features.iter().position(|f| f == feature)
+    }
+
+    /// The choice name of a row.
+    pub fn choice_name(&self, row: &LogRow) -> &str {
+        &self.choices[row.choice as usize]
+    }
+}
+
+fn parse_row(text: &str, n: usize) -> std::result::Result<(Vec<Value>, &str, f64), String> {
+    let fields: Vec<&str> = text.split(',').collect();
+    if fields.len() != n {
+        return Err(format!("expected {n} fields, found {} (the row is cut or has extra commas)", fields.len()));
+    }
+    let feedback_text = fields[n - 1];
+    let feedback = parse_python_float(feedback_text)
+        .ok_or_else(|| format!("feedback `{feedback_text}` is not a number"))?;
+    let choice = fields[n - 2];
+    if choice.is_empty() {
+        return Err("empty choice".into());
+    }
+    let values = fields[..n - 2].iter().map(|f| Value::parse(f)).collect();
+    Ok((values, choice, feedback))
+}
+
+/// Opens a file for reading, transparently decompressing gzip.
+pub fn open_maybe_gz(path: &Path) -> Result<Box<dyn BufRead>> {
+    let mut file = File::open(path).map_err(|e| Error::io(path, e))?;
+    let mut magic = [0u8; 2];
+    let got = file.read(&mut magic).map_err(|e| Error::io(path, e))?;
+    file.seek(SeekFrom::Start(0)).map_err(|e| Error::io(path, e))?;
+    let gz = got == 2 && magic == [0x1f, 0x8b];
+    Ok(if gz {
+        Box::new(BufReader::with_capacity(1 << 16, flate2::read::MultiGzDecoder::new(file)))
+    } else {
+        Box::new(BufReader::with_capacity(1 << 16, file))
+    })
+}
+
+/// Appends rows to a log the way PyTorch's `AutoHeuristic.save_data` does: a new file gets the
+/// metadata and header lines first; an existing file must start with exactly this metadata
+/// line, otherwise [`Error::InconsistentMetadata`]. Each row is one `write` call of one line.
+#[derive(Debug)]
+pub struct LogWriter {
+    path: PathBuf,
+    file: File,
+}
+
+impl LogWriter {
+    /// Opens `path` for appending (creating it and its parent folders if needed) with the
+    /// given metadata and header features.
+    pub fn append(path: impl AsRef<Path>, metadata: &Metadata, features: &[String]) -> Result<Self> {
+        let path = path.as_ref();
+        let line = metadata.to_json_line();
+        let io = |e| Error::io(path, e);
+        if path.exists() && std::fs::metadata(path).map_err(io)?.len() > 0 {
+            let existing = first_line(path)?;
+            if existing.trim() != line.trim() {
+                return Err(Error::InconsistentMetadata {
+                    path: path.to_path_buf(),
+                    difference: metadata_difference(&existing, metadata),
+                    existing,
+                    given: line,
+                });
+            }
+            let file = OpenOptions::new().append(true).open(path).map_err(io)?;
+            return Ok(Self { path: path.to_path_buf(), file });
+        }
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+        }
+        let mut file = OpenOptions::new().create(true).append(true).open(path).map_err(io)?;
+        let mut head = line;
+        head.push('\n');
+        head.push_str(&features.join(","));
+        head.push_str(",choice,feedback\n");
+        file.write_all(head.as_bytes()).map_err(io)?;
+        Ok(Self { path: path.to_path_buf(), file })
+    }
+
+    /// Appends one row: the context's values, the choice and the feedback (ms).
+    pub fn write_row(&mut self, context: &Context, choice: &str, feedback: f64) -> Result<()> {
+        let mut line = context.feature_values_csv();
+        line.push(',');
+        line.push_str(choice);
+        line.push(',');
+        line.push_str(&python_float_repr(feedback));
+        self.write_line(&line)
+    }
+
+    /// Appends one already rendered row (without the newline) in a single write.
+    pub fn write_line(&mut self, line: &str) -> Result<()> {
+        let mut buf = String::with_capacity(line.len() + 1);
+        buf.push_str(line);
+        buf.push('\n');
+        self.file.write_all(buf.as_bytes()).map_err(|e| Error::io(&self.path, e))
+    }
+
+    /// Flushes to the operating system and to disk.
+    pub fn sync(&mut self) -> Result<()> {
+        self.file.sync_data().map_err(|e| Error::io(&self.path, e))
+    }
+
+    /// The file written to.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
+fn first_line(path: &Path) -> Result<String> {
+    let mut r = open_maybe_gz(path)?;
+    let mut s = String::new();
+    r.read_line(&mut s).map_err(|e| Error::io(path, e))?;
+    Ok(s.trim_end_matches(['\n', '\r']).to_string())
+}
+
+fn metadata_difference(existing: &str, given: &Metadata) -> String {
+    let Ok(old) = Metadata::from_json_line(existing) else {
+        return "the existing first line is not AutoHeuristic metadata".into();
+    };
+    let mut diffs = Vec::new();
+    if old.shared_memory != given.shared_memory {
+        diffs.push(format!("shared_memory {} vs {}", old.shared_memory, given.shared_memory));
+    }
+    if old.device_capa != given.device_capa {
+        diffs.push(format!("device_capa {:?} vs {:?}", old.device_capa, given.device_capa));
+    }
+    if old.name != given.name {
+        diffs.push(format!("name {:?} vs {:?}", old.name, given.name));
+    }
+    if old.numerical_features != given.numerical_features {
+        diffs.push(format!(
+            "numerical_features {:?} vs {:?}",
+            old.numerical_features, given.numerical_features
+        ));
+    }
+    if old.categorical_features != given.categorical_features {
+        diffs.push(format!(
+            "categorical_features {:?} vs {:?}",
+            old.categorical_features, given.categorical_features
+        ));
+    }
+    if diffs.is_empty() {
+        "same content, different layout (an older serializer's key order or `choices` key)".into()
+    } else {
+        diffs.join("; ")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::metadata::DeviceIdentity;
+
+    fn fa_metadata() -> Metadata {
+        Metadata::new(DeviceIdentity::A100, "test", vec!["fa".into()], vec![])
+    }
+
+    #[test]
+    fn unit_test_literal_of_the_spec() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("train.txt");
+        let mut ctx = Context::new();
+        ctx.add("fa", 5i64);
+        let mut w = LogWriter::append(&path, &fa_metadata(), &["fa".to_string()]).unwrap();
+        for (c, t) in [("a", 1.0), ("b", 2.0), ("c", 3.0)] {
+            w.write_row(&ctx, c, t).unwrap();
+        }
+        let text = std::fs::read_to_string(&path).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 5);
+        assert_eq!(lines[0], r#"{"shared_memory": 166912, "device_capa": [8, 0], "name": "test", "numerical_features": ["fa"], "categorical_features": []}"#);
+        assert_eq!(&lines[1..], ["fa,choice,feedback", "5,a,1.0", "5,b,2.0", "5,c,3.0"]);
+        let log = Log::read(&path, ReadOptions { strict: true }).unwrap();
+        assert_eq!(log.rows.len(), 3);
+        assert_eq!(log.choices, ["a", "b", "c"]);
+    }
+
+    #[test]
+    fn append_with_other_metadata_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("train.txt");
+        LogWriter::append(&path, &fa_metadata(), &["fa".to_string()]).unwrap();
+        let mut other = fa_metadata();
+        other.shared_memory = 232448;
+        let err = LogWriter::append(&path, &other, &["fa".to_string()]).unwrap_err();
+        let msg = err.to_string();
+        assert!(msg.contains("InconsistentMetadata"), "{msg}");
+        assert!(msg.contains("shared_memory 166912 vs 232448"), "{msg}");
+        assert!(msg.contains("train.txt"), "{msg}");
+    }
+
+    #[test]
+    fn malformed_rows_are_counted_or_refused() {
+        let text = format!(
+            "{}\nfa,choice,feedback\n5,a,1.0\n5,a\n\n5,b,x\n6,b,inf\n",
+            fa_metadata().to_json_line()
+        );
+        let log =
+            Log::from_reader(Path::new("t.txt"), text.as_bytes(), ReadOptions::default()).unwrap();
+        assert_eq!(log.rows.len(), 2);
+        assert_eq!(log.blank_lines, 1);
+        assert_eq!(log.malformed.iter().map(|m| m.line).collect::<Vec<_>>(), [4, 6]);
+        assert!(log.rows[1].feedback.is_infinite());
+        let err = Log::from_reader(Path::new("t.txt"), text.as_bytes(), ReadOptions { strict: true })
+            .unwrap_err();
+        assert!(err.to_string().starts_with("t.txt:4: expected 3 fields"), "{err}");
+    }
+}

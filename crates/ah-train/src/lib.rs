@@ -1,0 +1,1 @@
+//! ah-train library (being built; see its issue).
