@@ -1,0 +1,69 @@
+# autoheuristic-rs: one entry point for the common jobs. `make help` lists them.
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+
+CARGO ?= cargo
+# Pipeline knobs: `make pipeline NAME=pad_mm SAMPLES=2000 DEVICE=cuda`, or DATA=data/pad_mm_h100.txt
+# to train on a shipped log instead of collecting.
+NAME ?= pad_mm
+SAMPLES ?= 200
+DEVICE ?= auto
+SEED ?= 0
+DATA ?=
+OUT ?= out/$(NAME)
+HEURISTIC ?=
+GENERATED ?= generated/ah-heuristics
+
+export NAME SAMPLES DEVICE SEED DATA OUT HEURISTIC GENERATED CARGO
+
+.PHONY: help build pipeline test ci lint fmt check-generated bench bench-train bench-codegen ref-venv deps gpu-build clean
+
+help: ## list the targets
+	@grep -E '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*## "}; {printf "  %-18s %s\n", $$1, $$2}'
+
+build: ## build every tool (release)
+	$(CARGO) build --release --workspace --locked
+
+pipeline: ## collect -> train -> codegen -> build -> use, on the GPU if present, else the CPU
+	bash scripts/pipeline.sh
+
+test: ## run the whole test suite (no GPU needed; GPU tests skip with a message)
+	$(CARGO) test --workspace --locked
+	$(MAKE) --no-print-directory check-generated
+
+check-generated: ## fail if the committed generated heuristics are stale
+	bash scripts/check_generated.sh
+
+lint: ## rustfmt and clippy, as CI runs them
+	$(CARGO) fmt --all -- --check
+	$(CARGO) clippy --workspace --all-targets --locked -- -D warnings
+
+fmt: ## format the workspace
+	$(CARGO) fmt --all
+
+ci: lint test ## what .ci/run runs
+
+bench: bench-train bench-codegen ## every benchmark, printed as tables
+
+bench-train: ## ah-train vs the Python reference on pad_mm_a100 (needs ../shared)
+	bash scripts/bench_train.sh
+
+bench-codegen: ## one generated Rust decision vs the Python artifact
+	$(CARGO) bench -p ah-heuristics
+	python3 scripts/bench_python_artifact.py
+
+ref-venv: ## Python reference trainer's venv (.venv-ref), for benchmarks and oracle checks
+	python3 -m venv .venv-ref
+	.venv-ref/bin/pip install --quiet pandas==2.3.3 scikit-learn==1.5.1 scipy numpy
+
+deps: ## optional system packages (graphviz renders the tree to SVG in reports)
+	apt-get update && apt-get install -y graphviz
+
+gpu-build: ## release binaries into .gpu/ for the lent GPU machine (see docs/gpu.md)
+	$(CARGO) build --release --workspace --locked
+	mkdir -p .gpu && cp target/release/ah-collect target/release/ah-train target/release/ah-codegen .gpu/
+	cp scripts/*.py scripts/*.sh .gpu/ 2>/dev/null || true
+
+clean: ## remove build outputs and pipeline outputs
+	$(CARGO) clean
+	rm -rf out .gpu
