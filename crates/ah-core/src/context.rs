@@ -32,12 +32,18 @@ impl Context {
 
     /// An empty context with room for `n` features.
     pub fn with_capacity(n: usize) -> Self {
-        Self { features: Vec::with_capacity(n) }
+        Self {
+            features: Vec::with_capacity(n),
+        }
     }
 
     /// Appends a numerical feature. A later feature of the same name shadows an earlier one in
     /// lookups, as PyTorch's `context_dict` assignment does.
-    pub fn add(&mut self, name: impl Into<Cow<'static, str>>, value: impl Into<Value>) -> &mut Self {
+    pub fn add(
+        &mut self,
+        name: impl Into<Cow<'static, str>>,
+        value: impl Into<Value>,
+    ) -> &mut Self {
         self.add_feature(name, value, false)
     }
 
@@ -57,7 +63,11 @@ impl Context {
         value: impl Into<Value>,
         is_categorical: bool,
     ) -> &mut Self {
-        self.features.push(Feature { name: name.into(), value: value.into(), is_categorical });
+        self.features.push(Feature {
+            name: name.into(),
+            value: value.into(),
+            is_categorical,
+        });
         self
     }
 
@@ -68,14 +78,22 @@ impl Context {
             f.value = value;
             f.is_categorical = is_categorical;
         } else {
-            self.features.push(Feature { name, value, is_categorical });
+            self.features.push(Feature {
+                name,
+                value,
+                is_categorical,
+            });
         }
     }
 
     /// The value of a feature, or `None` if the context has no feature of that name.
     #[inline]
     pub fn get(&self, name: &str) -> Option<&Value> {
-        self.features.iter().rev().find(|f| f.name == name).map(|f| &f.value)
+        self.features
+            .iter()
+            .rev()
+            .find(|f| f.name == name)
+            .map(|f| &f.value)
     }
 
     /// The features in insertion order.
@@ -109,12 +127,20 @@ impl Context {
 
     /// `",".join(names)`: the log header's feature part.
     pub fn feature_names_csv(&self) -> String {
-        self.features.iter().map(|f| f.name.as_ref()).collect::<Vec<_>>().join(",")
+        self.features
+            .iter()
+            .map(|f| f.name.as_ref())
+            .collect::<Vec<_>>()
+            .join(",")
     }
 
     /// `",".join(str(value))`: a log row's feature part.
     pub fn feature_values_csv(&self) -> String {
-        self.features.iter().map(|f| f.value.to_string()).collect::<Vec<_>>().join(",")
+        self.features
+            .iter()
+            .map(|f| f.value.to_string())
+            .collect::<Vec<_>>()
+            .join(",")
     }
 }
 
@@ -125,10 +151,19 @@ mod tests {
     #[test]
     fn context_orders_and_prints_like_python() {
         let mut c = Context::new();
-        c.add("m", 1024i64).add("k", 7i64).add_categorical("mat1_dtype", "torch.float16");
-        c.add_categorical("prepadded_mat1", true).add_categorical("using_tf32", "not_float_32");
-        assert_eq!(c.feature_names_csv(), "m,k,mat1_dtype,prepadded_mat1,using_tf32");
-        assert_eq!(c.feature_values_csv(), "1024,7,torch.float16,True,not_float_32");
+        c.add("m", 1024i64)
+            .add("k", 7i64)
+            .add_categorical("mat1_dtype", "torch.float16");
+        c.add_categorical("prepadded_mat1", true)
+            .add_categorical("using_tf32", "not_float_32");
+        assert_eq!(
+            c.feature_names_csv(),
+            "m,k,mat1_dtype,prepadded_mat1,using_tf32"
+        );
+        assert_eq!(
+            c.feature_values_csv(),
+            "1024,7,torch.float16,True,not_float_32"
+        );
         let (num, cat) = c.numerical_and_categorical();
         assert_eq!(num, ["m", "k"]);
         assert_eq!(cat, ["mat1_dtype", "prepadded_mat1", "using_tf32"]);

@@ -44,6 +44,37 @@ pub enum Error {
         /// A one-line summary of what differs.
         difference: String,
     },
+    /// An augment operation's expression does not parse.
+    #[error("operation `{name}`: column {column}: {message}\n    {source_text}\n    {caret}", caret = caret(*.column))]
+    Expression {
+        /// The operation's name.
+        name: String,
+        /// The expression source.
+        source_text: String,
+        /// 1-based column (in characters) of the problem.
+        column: usize,
+        /// What was expected and what was found.
+        message: String,
+    },
+    /// Evaluating an augment operation failed (unknown feature, division by zero, ...).
+    #[error("operation `{name}`: {source}")]
+    Operation {
+        /// The operation's name.
+        name: String,
+        /// Why it failed.
+        #[source]
+        source: crate::ops::EvalError,
+    },
+    /// A text file other than a log (operations file, cache file) is malformed at a line.
+    #[error("{}:{line}: {message}", path.display())]
+    FileFormat {
+        /// The file.
+        path: PathBuf,
+        /// 1-based line number.
+        line: usize,
+        /// What is wrong and what to do.
+        message: String,
+    },
     /// Another error, with a message that says what to do.
     #[error("{0}")]
     Other(String),
@@ -52,8 +83,15 @@ pub enum Error {
 impl Error {
     /// Wraps an I/O error with the path it concerns.
     pub fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
-        Error::Io { path: path.into(), source }
+        Error::Io {
+            path: path.into(),
+            source,
+        }
     }
+}
+
+fn caret(column: usize) -> String {
+    format!("{}^", " ".repeat(column.saturating_sub(1)))
 }
 
 /// Result with the core crate's [`Error`].

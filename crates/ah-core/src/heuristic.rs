@@ -30,8 +30,12 @@ impl From<UnsureKind> for UnsureReason {
     fn from(k: UnsureKind) -> Self {
         match k {
             UnsureKind::UnsafeLeaf => UnsureReason::UnsafeLeaf,
-            UnsureKind::OutOfRange(f) => UnsureReason::OutOfRange { feature: f.to_string() },
-            UnsureKind::MissingFeature(f) => UnsureReason::MissingFeature { feature: f.to_string() },
+            UnsureKind::OutOfRange(f) => UnsureReason::OutOfRange {
+                feature: f.to_string(),
+            },
+            UnsureKind::MissingFeature(f) => UnsureReason::MissingFeature {
+                feature: f.to_string(),
+            },
         }
     }
 }
@@ -113,9 +117,11 @@ pub trait LearnedHeuristic: Send + Sync {
     /// no threshold applied. `None` when unsure.
     fn ranked(&self, context: &Context) -> Option<Vec<&'static str>> {
         match self.predict(context, None) {
-            Prediction::Distribution(best) => {
-                Some(best.iter().map(|&(_, i)| self.choices()[usize::from(i)]).collect())
-            }
+            Prediction::Distribution(best) => Some(
+                best.iter()
+                    .map(|&(_, i)| self.choices()[usize::from(i)])
+                    .collect(),
+            ),
             _ => None,
         }
     }
@@ -150,7 +156,9 @@ pub struct Registry {
 
 impl std::fmt::Debug for Registry {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_list().entries(self.heuristics.iter().map(|h| h.heuristic_name())).finish()
+        f.debug_list()
+            .entries(self.heuristics.iter().map(|h| h.heuristic_name()))
+            .finish()
     }
 }
 

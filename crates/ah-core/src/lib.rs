@@ -2,7 +2,7 @@
 //!
 //! Everything the tools and the generated heuristics share: feature [`Value`]s that print as
 //! Python does, the decision [`Context`], log [`Metadata`] and the device identity, PyTorch's
-//! AutoHeuristic [`log`] format (reader and writer, byte for byte), the [`model`] schema that
+//! AutoHeuristic [`log`] format (reader and writer, byte for byte), augment [`ops`], the [`model`] schema that
 //! `ah-train` writes and `ah-codegen` reads, and the [`LearnedHeuristic`] interface that
 //! generated code implements.
 //!
@@ -15,6 +15,7 @@ pub mod heuristic;
 pub mod log;
 pub mod metadata;
 pub mod model;
+pub mod ops;
 pub mod value;
 
 pub use context::{Context, Feature};
@@ -23,6 +24,7 @@ pub use heuristic::{HeuristicMetadata, LearnedHeuristic, Prediction, Registry, U
 pub use log::{Log, LogRow, LogWriter, ReadOptions};
 pub use metadata::{DeviceIdentity, Metadata};
 pub use model::{Decision, Model, UnsureReason};
+pub use ops::{apply_operations, builtin_operations, check_operations, Operation};
 pub use value::Value;
 
 /// Version of the autoheuristic-rs tools, recorded in models, logs' sidecars and generated code.

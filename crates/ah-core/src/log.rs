@@ -86,20 +86,28 @@ impl Log {
             ));
         }
         let metadata_line = line.trim_end_matches(['\n', '\r']).to_string();
-        let metadata = Metadata::from_json_line(&metadata_line).map_err(|e| {
-            fmt_err(1, format!("{e}; is this an AutoHeuristic log (train.txt)?"))
-        })?;
+        let metadata = Metadata::from_json_line(&metadata_line)
+            .map_err(|e| fmt_err(1, format!("{e}; is this an AutoHeuristic log (train.txt)?")))?;
         line.clear();
         if reader.read_line(&mut line).map_err(io)? == 0 {
-            return Err(fmt_err(2, "missing CSV header line after the metadata".into()));
+            return Err(fmt_err(
+                2,
+                "missing CSV header line after the metadata".into(),
+            ));
         }
-        let header: Vec<String> =
-            line.trim_end_matches(['\n', '\r']).split(',').map(str::to_string).collect();
+        let header: Vec<String> = line
+            .trim_end_matches(['\n', '\r'])
+            .split(',')
+            .map(str::to_string)
+            .collect();
         let n = header.len();
         if n < 2 || header[n - 2] != "choice" || header[n - 1] != "feedback" {
             return Err(fmt_err(
                 2,
-                format!("the header must end with `choice,feedback`, found `{}`", header.join(",")),
+                format!(
+                    "the header must end with `choice,feedback`, found `{}`",
+                    header.join(",")
+                ),
             ));
         }
         let features: Vec<String> = header[..n - 2].to_vec();
@@ -148,13 +156,20 @@ impl Log {
                         log.choices.push(choice.to_string());
                         next
                     });
-                    log.rows.push(LogRow { values, choice: idx, feedback });
+                    log.rows.push(LogRow {
+                        values,
+                        choice: idx,
+                        feedback,
+                    });
                 }
                 Err(reason) => {
                     if options.strict {
                         return Err(fmt_err(lineno, reason));
                     }
-                    log.malformed.push(MalformedLine { line: lineno, reason });
+                    log.malformed.push(MalformedLine {
+                        line: lineno,
+                        reason,
+                    });
                 }
             }
         }
@@ -195,7 +210,10 @@ impl Log {
 fn parse_row(text: &str, n: usize) -> std::result::Result<(Vec<Value>, &str, f64), String> {
     let fields: Vec<&str> = text.split(',').collect();
     if fields.len() != n {
-        return Err(format!("expected {n} fields, found {} (the row is cut or has extra commas)", fields.len()));
+        return Err(format!(
+            "expected {n} fields, found {} (the row is cut or has extra commas)",
+            fields.len()
+        ));
     }
     let feedback_text = fields[n - 1];
     let feedback = parse_python_float(feedback_text)
@@ -213,10 +231,14 @@ pub fn open_maybe_gz(path: &Path) -> Result<Box<dyn BufRead>> {
     let mut file = File::open(path).map_err(|e| Error::io(path, e))?;
     let mut magic = [0u8; 2];
     let got = file.read(&mut magic).map_err(|e| Error::io(path, e))?;
-    file.seek(SeekFrom::Start(0)).map_err(|e| Error::io(path, e))?;
+    file.seek(SeekFrom::Start(0))
+        .map_err(|e| Error::io(path, e))?;
     let gz = got == 2 && magic == [0x1f, 0x8b];
     Ok(if gz {
-        Box::new(BufReader::with_capacity(1 << 16, flate2::read::MultiGzDecoder::new(file)))
+        Box::new(BufReader::with_capacity(
+            1 << 16,
+            flate2::read::MultiGzDecoder::new(file),
+        ))
     } else {
         Box::new(BufReader::with_capacity(1 << 16, file))
     })
@@ -234,7 +256,11 @@ pub struct LogWriter {
 impl LogWriter {
     /// Opens `path` for appending (creating it and its parent folders if needed) with the
     /// given metadata and header features.
-    pub fn append(path: impl AsRef<Path>, metadata: &Metadata, features: &[String]) -> Result<Self> {
+    pub fn append(
+        path: impl AsRef<Path>,
+        metadata: &Metadata,
+        features: &[String],
+    ) -> Result<Self> {
         let path = path.as_ref();
         let line = metadata.to_json_line();
         let io = |e| Error::io(path, e);
@@ -249,18 +275,28 @@ impl LogWriter {
                 });
             }
             let file = OpenOptions::new().append(true).open(path).map_err(io)?;
-            return Ok(Self { path: path.to_path_buf(), file });
+            return Ok(Self {
+                path: path.to_path_buf(),
+                file,
+            });
         }
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
             std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
         }
-        let mut file = OpenOptions::new().create(true).append(true).open(path).map_err(io)?;
+        let mut file = OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+            .map_err(io)?;
         let mut head = line;
         head.push('\n');
         head.push_str(&features.join(","));
         head.push_str(",choice,feedback\n");
         file.write_all(head.as_bytes()).map_err(io)?;
-        Ok(Self { path: path.to_path_buf(), file })
+        Ok(Self {
+            path: path.to_path_buf(),
+            file,
+        })
     }
 
     /// Appends one row: the context's values, the choice and the feedback (ms).
@@ -278,7 +314,9 @@ impl LogWriter {
         let mut buf = String::with_capacity(line.len() + 1);
         buf.push_str(line);
         buf.push('\n');
-        self.file.write_all(buf.as_bytes()).map_err(|e| Error::io(&self.path, e))
+        self.file
+            .write_all(buf.as_bytes())
+            .map_err(|e| Error::io(&self.path, e))
     }
 
     /// Flushes to the operating system and to disk.
@@ -305,10 +343,16 @@ fn metadata_difference(existing: &str, given: &Metadata) -> String {
     };
     let mut diffs = Vec::new();
     if old.shared_memory != given.shared_memory {
-        diffs.push(format!("shared_memory {} vs {}", old.shared_memory, given.shared_memory));
+        diffs.push(format!(
+            "shared_memory {} vs {}",
+            old.shared_memory, given.shared_memory
+        ));
     }
     if old.device_capa != given.device_capa {
-        diffs.push(format!("device_capa {:?} vs {:?}", old.device_capa, given.device_capa));
+        diffs.push(format!(
+            "device_capa {:?} vs {:?}",
+            old.device_capa, given.device_capa
+        ));
     }
     if old.name != given.name {
         diffs.push(format!("name {:?} vs {:?}", old.name, given.name));
@@ -354,8 +398,14 @@ mod tests {
         let text = std::fs::read_to_string(&path).unwrap();
         let lines: Vec<&str> = text.lines().collect();
         assert_eq!(lines.len(), 5);
-        assert_eq!(lines[0], r#"{"shared_memory": 166912, "device_capa": [8, 0], "name": "test", "numerical_features": ["fa"], "categorical_features": []}"#);
-        assert_eq!(&lines[1..], ["fa,choice,feedback", "5,a,1.0", "5,b,2.0", "5,c,3.0"]);
+        assert_eq!(
+            lines[0],
+            r#"{"shared_memory": 166912, "device_capa": [8, 0], "name": "test", "numerical_features": ["fa"], "categorical_features": []}"#
+        );
+        assert_eq!(
+            &lines[1..],
+            ["fa,choice,feedback", "5,a,1.0", "5,b,2.0", "5,c,3.0"]
+        );
         let log = Log::read(&path, ReadOptions { strict: true }).unwrap();
         assert_eq!(log.rows.len(), 3);
         assert_eq!(log.choices, ["a", "b", "c"]);
@@ -385,10 +435,20 @@ mod tests {
             Log::from_reader(Path::new("t.txt"), text.as_bytes(), ReadOptions::default()).unwrap();
         assert_eq!(log.rows.len(), 2);
         assert_eq!(log.blank_lines, 1);
-        assert_eq!(log.malformed.iter().map(|m| m.line).collect::<Vec<_>>(), [4, 6]);
+        assert_eq!(
+            log.malformed.iter().map(|m| m.line).collect::<Vec<_>>(),
+            [4, 6]
+        );
         assert!(log.rows[1].feedback.is_infinite());
-        let err = Log::from_reader(Path::new("t.txt"), text.as_bytes(), ReadOptions { strict: true })
-            .unwrap_err();
-        assert!(err.to_string().starts_with("t.txt:4: expected 3 fields"), "{err}");
+        let err = Log::from_reader(
+            Path::new("t.txt"),
+            text.as_bytes(),
+            ReadOptions { strict: true },
+        )
+        .unwrap_err();
+        assert!(
+            err.to_string().starts_with("t.txt:4: expected 3 fields"),
+            "{err}"
+        );
     }
 }

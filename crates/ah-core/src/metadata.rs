@@ -17,11 +17,20 @@ pub struct DeviceIdentity {
 
 impl DeviceIdentity {
     /// A100 (`166912`, `(8, 0)`).
-    pub const A100: DeviceIdentity = DeviceIdentity { shared_memory: 166_912, device_capa: (8, 0) };
+    pub const A100: DeviceIdentity = DeviceIdentity {
+        shared_memory: 166_912,
+        device_capa: (8, 0),
+    };
     /// H100 and H200 (`232448`, `(9, 0)`).
-    pub const H100: DeviceIdentity = DeviceIdentity { shared_memory: 232_448, device_capa: (9, 0) };
+    pub const H100: DeviceIdentity = DeviceIdentity {
+        shared_memory: 232_448,
+        device_capa: (9, 0),
+    };
     /// No CUDA device: PyTorch's `(0, 0)` identity.
-    pub const NONE: DeviceIdentity = DeviceIdentity { shared_memory: 0, device_capa: (0, 0) };
+    pub const NONE: DeviceIdentity = DeviceIdentity {
+        shared_memory: 0,
+        device_capa: (0, 0),
+    };
 
     /// Python's `str(tuple)` of the capability, as the generated precondition compares it:
     /// `"(9, 0)"`.
@@ -68,7 +77,10 @@ impl Metadata {
 
     /// The device identity part.
     pub fn device(&self) -> DeviceIdentity {
-        DeviceIdentity { shared_memory: self.shared_memory, device_capa: self.device_capa }
+        DeviceIdentity {
+            shared_memory: self.shared_memory,
+            device_capa: self.device_capa,
+        }
     }
 
     /// The metadata line exactly as PyTorch's current writer emits it:
@@ -103,8 +115,8 @@ impl Metadata {
             #[serde(default)]
             choices: Option<Vec<String>>,
         }
-        let raw: Raw = serde_json::from_str(line.trim())
-            .map_err(|e| Error::Metadata(e.to_string()))?;
+        let raw: Raw =
+            serde_json::from_str(line.trim()).map_err(|e| Error::Metadata(e.to_string()))?;
         Ok(Self {
             shared_memory: raw.shared_memory,
             device_capa: raw.device_capa,
@@ -117,7 +129,10 @@ impl Metadata {
 
     /// All logged features: numerical then categorical (PyTorch's training order).
     pub fn features(&self) -> impl Iterator<Item = &str> {
-        self.numerical_features.iter().chain(&self.categorical_features).map(String::as_str)
+        self.numerical_features
+            .iter()
+            .chain(&self.categorical_features)
+            .map(String::as_str)
     }
 
     /// True when `name` is one of the categorical features.
@@ -168,7 +183,10 @@ mod tests {
     fn old_layout_reads() {
         let old = r#"{"numerical_features": ["m"], "categorical_features": ["mat1_dtype"], "choices": ["orig", "pad"], "shared_memory": 166912, "device_capa": [8, 0], "name": "pad_mm"}"#;
         let md = Metadata::from_json_line(old).unwrap();
-        assert_eq!(md.choices.as_deref(), Some(&["orig".to_string(), "pad".to_string()][..]));
+        assert_eq!(
+            md.choices.as_deref(),
+            Some(&["orig".to_string(), "pad".to_string()][..])
+        );
         assert_eq!(md.name, "pad_mm");
         assert_eq!(DeviceIdentity::H100.capa_repr(), "(9, 0)");
     }

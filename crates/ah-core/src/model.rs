@@ -108,8 +108,17 @@ impl Tree {
         let mut i = 0;
         loop {
             match &self.nodes[i] {
-                Node::Split { column, threshold, left, right } => {
-                    i = if columns[*column] <= *threshold { *left } else { *right };
+                Node::Split {
+                    column,
+                    threshold,
+                    left,
+                    right,
+                } => {
+                    i = if columns[*column] <= *threshold {
+                        *left
+                    } else {
+                        *right
+                    };
                 }
                 Node::Leaf { .. } => return i,
             }
@@ -133,7 +142,10 @@ impl Tree {
 
     /// Number of leaves.
     pub fn leaves(&self) -> usize {
-        self.nodes.iter().filter(|n| matches!(n, Node::Leaf { .. })).count()
+        self.nodes
+            .iter()
+            .filter(|n| matches!(n, Node::Leaf { .. }))
+            .count()
     }
 }
 
@@ -289,8 +301,13 @@ impl Decision {
 /// Sorted leaf entries `(probability, class index)` as PyTorch's `get_best_choices` emits
 /// them: probability descending, ties in class-index order, zero probabilities dropped.
 pub fn leaf_best_choices(value: &[f64]) -> Vec<(f64, usize)> {
-    let mut v: Vec<(f64, usize)> =
-        value.iter().copied().enumerate().filter(|(_, p)| *p > 0.0).map(|(i, p)| (p, i)).collect();
+    let mut v: Vec<(f64, usize)> = value
+        .iter()
+        .copied()
+        .enumerate()
+        .filter(|(_, p)| *p > 0.0)
+        .map(|(i, p)| (p, i))
+        .collect();
     v.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
     v
 }

@@ -94,6 +94,11 @@ impl From<i64> for Value {
         Value::Int(v)
     }
 }
+impl From<i32> for Value {
+    fn from(v: i32) -> Self {
+        Value::Int(i64::from(v))
+    }
+}
 impl From<usize> for Value {
     fn from(v: usize) -> Self {
         Value::Int(v as i64)
@@ -147,7 +152,11 @@ pub fn python_float_repr(x: f64) -> String {
         return if x > 0.0 { "inf".into() } else { "-inf".into() };
     }
     if x == 0.0 {
-        return if x.is_sign_negative() { "-0.0".into() } else { "0.0".into() };
+        return if x.is_sign_negative() {
+            "-0.0".into()
+        } else {
+            "0.0".into()
+        };
     }
     // Rust's `{:e}` gives the shortest round-trip digits: "d.ddddde<exp>".
     let sci = format!("{x:e}");
@@ -217,14 +226,27 @@ mod tests {
 
     #[test]
     fn values_keep_their_kind() {
-        for text in ["True", "False", "5", "-3", "torch.bfloat16", "not_float_32", "1.5", "inf", "1e-05"] {
+        for text in [
+            "True",
+            "False",
+            "5",
+            "-3",
+            "torch.bfloat16",
+            "not_float_32",
+            "1.5",
+            "inf",
+            "1e-05",
+        ] {
             let v = Value::parse(text);
             assert_eq!(v.to_string(), text);
         }
         assert_eq!(Value::parse("True"), Value::Bool(true));
         assert_eq!(Value::parse("42"), Value::Int(42));
         assert_eq!(Value::parse("0.5"), Value::Float(0.5));
-        assert_eq!(Value::parse("torch.float16"), Value::Str("torch.float16".into()));
+        assert_eq!(
+            Value::parse("torch.float16"),
+            Value::Str("torch.float16".into())
+        );
         assert_eq!(Value::parse("1.50"), Value::Float(1.5));
     }
 }
