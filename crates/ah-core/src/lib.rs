@@ -23,7 +23,7 @@ pub use error::{Error, Result};
 pub use heuristic::{HeuristicMetadata, LearnedHeuristic, Prediction, Registry, UnsureKind};
 pub use log::{Log, LogRow, LogWriter, ReadOptions};
 pub use metadata::{DeviceIdentity, Metadata};
-pub use model::{Decision, Model, UnsureReason};
+pub use model::{Decision, Model, ModelEvaluator, UnsureReason};
 pub use ops::{apply_operations, builtin_operations, check_operations, Operation};
 pub use value::Value;
 

@@ -12,7 +12,12 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use crate::context::Context;
+use crate::error::{Error, Result};
+use crate::heuristic::{regression_decision, HeuristicMetadata};
 use crate::metadata::DeviceIdentity;
+use crate::ops::{EvalError, Operation};
+use crate::value::Value;
 
 /// Version of the model JSON schema this crate reads and writes.
 pub const MODEL_SCHEMA_VERSION: u32 = 1;
@@ -310,4 +315,639 @@ pub fn leaf_best_choices(value: &[f64]) -> Vec<(f64, usize)> {
         .collect();
     v.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
     v
+}
+
+/// Name of the categorical column through which a regression tree sees the choice.
+pub const CHOICE_FEATURE: &str = "choice";
+
+impl Model {
+    /// The model's augment operations, parsed.
+    pub fn operations(&self) -> Result<Vec<Operation>> {
+        self.operations.iter().map(Operation::from_spec).collect()
+    }
+
+    /// PyTorch's generated `check_precondition`: same optimization name and device identity.
+    pub fn check_precondition(&self, metadata: &HeuristicMetadata<'_>) -> bool {
+        metadata.name == self.name && metadata.device == self.precondition
+    }
+
+    /// Checks the model's internal consistency: schema version, operations parse and read only
+    /// logged features or earlier operations, columns and child indices are in range, the tree
+    /// is non-empty and leaves have the right number of values.
+    pub fn validate(&self) -> Result<()> {
+        let bad = |m: String| {
+            Err(Error::Other(format!(
+                "model `{}`: {m}",
+                self.heuristic_name
+            )))
+        };
+        if self.schema_version != MODEL_SCHEMA_VERSION {
+            return bad(format!(
+                "schema version {} is not supported (this build reads version {MODEL_SCHEMA_VERSION}); regenerate the model with this version of ah-train",
+                self.schema_version
+            ));
+        }
+        let ops = self.operations()?;
+        let mut available: Vec<String> = self
+            .numerical_features
+            .iter()
+            .chain(&self.categorical_features)
+            .cloned()
+            .collect();
+        if self.kind == ModelKind::Regression {
+            available.push(CHOICE_FEATURE.to_string());
+        }
+        crate::ops::check_operations(&ops, &available)?;
+        if self.tree.nodes.is_empty() {
+            return bad("the tree has no nodes".into());
+        }
+        let n = self.tree.nodes.len();
+        for (i, node) in self.tree.nodes.iter().enumerate() {
+            match node {
+                Node::Split {
+                    column,
+                    left,
+                    right,
+                    ..
+                } => {
+                    if *column >= self.columns.len() {
+                        return bad(format!(
+                            "node {i} splits on column {column}, but there are {} columns",
+                            self.columns.len()
+                        ));
+                    }
+                    if *left >= n || *right >= n || *left <= i || *right <= i {
+                        return bad(format!("node {i} has children {left}/{right} out of order or range (nodes: {n})"));
+                    }
+                }
+                Node::Leaf { value, .. } => {
+                    let want = match self.kind {
+                        ModelKind::Decision => self.choices.len(),
+                        ModelKind::Regression => 1,
+                    };
+                    if value.len() != want {
+                        return bad(format!(
+                            "leaf {i} has {} values, expected {want}",
+                            value.len()
+                        ));
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The tree's input column values for a context: computes the operations on a copy of
+    /// `ctx`, applies the range guard, then reads the columns (see [`ModelEvaluator`]).
+    pub fn column_values(
+        &self,
+        ctx: &Context,
+        ops: &[Operation],
+    ) -> std::result::Result<Vec<f64>, UnsureReason> {
+        let mut scratch = ctx.clone();
+        apply_ops_unsure(ops, &mut scratch)?;
+        self.range_guard(&scratch)?;
+        let mut out = Vec::with_capacity(self.columns.len());
+        self.fill_columns(&scratch, &mut out)?;
+        Ok(out)
+    }
+
+    /// The model's decision for a context, exactly as [`crate::LearnedHeuristic::decide`]
+    /// decides for the generated code of this model. Parses the operations on every call; use a
+    /// [`ModelEvaluator`] in loops.
+    pub fn decide(&self, ctx: &Context) -> Decision {
+        match ModelEvaluator::new(self) {
+            Ok(mut e) => e.decide(ctx),
+            Err(e) => Decision::Unsure(invalid_model(e)),
+        }
+    }
+
+    /// Ranked choice indices (PyTorch's `get_decisions_ranked`): the leaf's classes by
+    /// probability, no threshold. `None` when unsure or for regression models.
+    pub fn ranked(&self, ctx: &Context) -> Option<Vec<usize>> {
+        ModelEvaluator::new(self).ok()?.ranked(ctx)
+    }
+
+    fn range_guard(&self, ctx: &Context) -> std::result::Result<(), UnsureReason> {
+        if !self.range_guard {
+            return Ok(());
+        }
+        for r in &self.feature_ranges {
+            let v = ctx.get(&r.name).and_then(Value::as_f64).ok_or_else(|| {
+                UnsureReason::MissingFeature {
+                    feature: r.name.clone(),
+                }
+            })?;
+            // NaN is outside every range.
+            if !(r.min <= v && v <= r.max) {
+                return Err(UnsureReason::OutOfRange {
+                    feature: r.name.clone(),
+                });
+            }
+        }
+        Ok(())
+    }
+
+    fn fill_columns(
+        &self,
+        ctx: &Context,
+        out: &mut Vec<f64>,
+    ) -> std::result::Result<(), UnsureReason> {
+        out.clear();
+        for col in &self.columns {
+            let x = match col {
+                Column::Numeric { name } => {
+                    ctx.get(name).and_then(Value::as_f64).ok_or_else(|| {
+                        UnsureReason::MissingFeature {
+                            feature: name.clone(),
+                        }
+                    })?
+                }
+                Column::OneHot { feature, value } => {
+                    let v = ctx
+                        .get(feature)
+                        .ok_or_else(|| UnsureReason::MissingFeature {
+                            feature: feature.clone(),
+                        })?;
+                    if value_str_eq(v, value) {
+                        1.0
+                    } else {
+                        0.0
+                    }
+                }
+            };
+            out.push(x);
+        }
+        Ok(())
+    }
+}
+
+/// `str(v) == s` without allocating for strings.
+fn value_str_eq(v: &Value, s: &str) -> bool {
+    match v {
+        Value::Str(x) => x == s,
+        Value::Bool(true) => s == "True",
+        Value::Bool(false) => s == "False",
+        other => other.to_string() == s,
+    }
+}
+
+fn invalid_model(e: Error) -> UnsureReason {
+    match e {
+        Error::Operation { name, .. } | Error::Expression { name, .. } => {
+            UnsureReason::MissingFeature { feature: name }
+        }
+        _ => UnsureReason::NoHeuristic,
+    }
+}
+
+/// Applies operations; a failure makes the model unsure: an unknown input names that input,
+/// any other failure (division by zero, overflow, kinds) names the operation.
+fn apply_ops_unsure(ops: &[Operation], ctx: &mut Context) -> std::result::Result<(), UnsureReason> {
+    for op in ops {
+        let v = op
+            .expr
+            .eval(&|n| ctx.get(n).cloned())
+            .map_err(|e| match e {
+                EvalError::UnknownFeature(f) => UnsureReason::MissingFeature { feature: f },
+                _ => UnsureReason::MissingFeature {
+                    feature: op.name.clone(),
+                },
+            })?;
+        ctx.set(op.name.clone(), v, op.is_categorical);
+    }
+    Ok(())
+}
+
+/// Evaluates one model on many contexts with parsed operations and reusable buffers.
+///
+/// The semantics, shared by [`Model::decide`], replay, the runtime and (by construction) the
+/// generated code:
+/// 1. the model's operations are computed, in order, on a copy of the context; a failure is
+///    [`UnsureReason::MissingFeature`] (naming the missing input, or the failing operation);
+/// 2. with `range_guard`, every feature of `feature_ranges` must be numeric and inside
+///    `[min, max]` (NaN is outside), else [`UnsureReason::OutOfRange`];
+/// 3. columns: numeric columns read the value as `f64` (booleans 0/1; a string or missing
+///    value is [`UnsureReason::MissingFeature`]), a one-hot column is `1.0` when Python's
+///    `str()` of the feature equals the category, else `0.0`;
+/// 4. the tree is walked with [`Tree::route`] (`<=` goes left); an unsafe leaf is
+///    [`UnsureReason::UnsafeLeaf`];
+/// 5. decision models: the first entry of [`leaf_best_choices`] decides; an empty list is
+///    [`UnsureReason::UnsafeLeaf`], `p <= threshold` is [`UnsureReason::LowConfidence`];
+///    regression models: steps 3-4 run once per choice with the `choice` feature set to the
+///    choice's name, then [`regression_decision`] decides.
+#[derive(Debug, Clone)]
+pub struct ModelEvaluator<'m> {
+    model: &'m Model,
+    ops: Vec<Operation>,
+    scratch: Context,
+    columns: Vec<f64>,
+}
+
+impl<'m> ModelEvaluator<'m> {
+    /// Parses the model's operations.
+    pub fn new(model: &'m Model) -> Result<Self> {
+        Ok(Self {
+            model,
+            ops: model.operations()?,
+            scratch: Context::new(),
+            columns: Vec::new(),
+        })
+    }
+
+    /// The model.
+    pub fn model(&self) -> &'m Model {
+        self.model
+    }
+
+    /// The parsed operations.
+    pub fn operations(&self) -> &[Operation] {
+        &self.ops
+    }
+
+    fn prepare(&mut self, ctx: &Context) -> std::result::Result<(), UnsureReason> {
+        self.scratch.clone_from(ctx);
+        apply_ops_unsure(&self.ops, &mut self.scratch)?;
+        self.model.range_guard(&self.scratch)
+    }
+
+    /// The column values for a context (steps 1-3), in a reused buffer. For regression models
+    /// the `choice` column is read from `ctx` (set it first).
+    pub fn column_values(&mut self, ctx: &Context) -> std::result::Result<&[f64], UnsureReason> {
+        self.prepare(ctx)?;
+        self.model.fill_columns(&self.scratch, &mut self.columns)?;
+        Ok(&self.columns)
+    }
+
+    /// The leaf's node index for a context (steps 1-4, without the unsafe check). For
+    /// regression models the `choice` feature is read from `ctx`.
+    pub fn leaf(&mut self, ctx: &Context) -> std::result::Result<usize, UnsureReason> {
+        self.column_values(ctx)?;
+        Ok(self.model.tree.route(&self.columns))
+    }
+
+    fn leaf_value(&self) -> std::result::Result<&'m [f64], UnsureReason> {
+        let i = self.model.tree.route(&self.columns);
+        match &self.model.tree.nodes[i] {
+            Node::Leaf {
+                unsafe_leaf: true, ..
+            } => Err(UnsureReason::UnsafeLeaf),
+            Node::Leaf { value, .. } => Ok(value),
+            Node::Split { .. } => unreachable!("route ends at a leaf"),
+        }
+    }
+
+    /// The decision for a context (see the type's documentation).
+    pub fn decide(&mut self, ctx: &Context) -> Decision {
+        match self.try_decide(ctx) {
+            Ok(d) => d,
+            Err(r) => Decision::Unsure(r),
+        }
+    }
+
+    fn try_decide(&mut self, ctx: &Context) -> std::result::Result<Decision, UnsureReason> {
+        self.prepare(ctx)?;
+        match self.model.kind {
+            ModelKind::Decision => {
+                self.model.fill_columns(&self.scratch, &mut self.columns)?;
+                let best = leaf_best_choices(self.leaf_value()?);
+                Ok(match best.first() {
+                    None => Decision::Unsure(UnsureReason::UnsafeLeaf),
+                    Some(&(p, _)) if p <= self.model.threshold => {
+                        Decision::Unsure(UnsureReason::LowConfidence { confidence: p })
+                    }
+                    Some(&(_, i)) => Decision::Choice(i),
+                })
+            }
+            ModelKind::Regression => {
+                let mut scores = Vec::with_capacity(self.model.choices.len());
+                for (i, choice) in self.model.choices.iter().enumerate() {
+                    self.scratch
+                        .set(CHOICE_FEATURE, Value::Str(choice.clone()), true);
+                    self.model.fill_columns(&self.scratch, &mut self.columns)?;
+                    let v = self.leaf_value()?;
+                    scores.push((v.first().copied().unwrap_or(f64::NAN), i));
+                }
+                Ok(regression_decision(&scores, self.model.threshold))
+            }
+        }
+    }
+
+    /// Ranked choice indices, no threshold (PyTorch's `get_decisions_ranked`); `None` when
+    /// unsure (operations, range guard, missing feature, unsafe leaf) or for regression models.
+    pub fn ranked(&mut self, ctx: &Context) -> Option<Vec<usize>> {
+        if self.model.kind != ModelKind::Decision {
+            return None;
+        }
+        self.prepare(ctx).ok()?;
+        self.model
+            .fill_columns(&self.scratch, &mut self.columns)
+            .ok()?;
+        let v = self.leaf_value().ok()?;
+        Some(leaf_best_choices(v).into_iter().map(|(_, i)| i).collect())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::heuristic::{LearnedHeuristic, Prediction, UnsureKind};
+
+    fn leaf(value: Vec<f64>, unsafe_leaf: bool) -> Node {
+        Node::Leaf {
+            value,
+            samples: 10,
+            unsafe_leaf,
+        }
+    }
+
+    fn split(column: usize, threshold: f64, left: usize, right: usize) -> Node {
+        Node::Split {
+            column,
+            threshold,
+            left,
+            right,
+        }
+    }
+
+    /// A decision model over `m*k` (an augment operation) and a one-hot `mat1_dtype` column.
+    pub(crate) fn decision_model() -> Model {
+        Model {
+            schema_version: MODEL_SCHEMA_VERSION,
+            heuristic_name: "TestMM".into(),
+            name: "mm".into(),
+            kind: ModelKind::Decision,
+            precondition: DeviceIdentity::H100,
+            choices: vec!["a".into(), "b".into(), "c".into()],
+            default_choice: None,
+            numerical_features: vec!["m".into(), "k".into(), "n".into()],
+            categorical_features: vec!["mat1_dtype".into()],
+            operations: crate::ops::builtin_operations("mm")
+                .iter()
+                .map(Operation::spec)
+                .collect(),
+            columns: vec![
+                Column::Numeric { name: "m*k".into() },
+                Column::OneHot {
+                    feature: "mat1_dtype".into(),
+                    value: "torch.float16".into(),
+                },
+                Column::Numeric { name: "n".into() },
+            ],
+            tree: Tree {
+                nodes: vec![
+                    split(0, 1000.5, 1, 2),
+                    leaf(vec![0.0, 0.9, 0.1], false),
+                    split(1, 0.5, 3, 4),
+                    leaf(vec![1.0, 0.0, 0.0], true),
+                    split(2, 64.0, 5, 6),
+                    leaf(vec![0.25, 0.25, 0.5], false),
+                    leaf(vec![0.4, 0.2, 0.4], false),
+                ],
+            },
+            threshold: 0.45,
+            ranking: None,
+            feature_ranges: vec![FeatureRange {
+                name: "m".into(),
+                min: 1.0,
+                max: 4096.0,
+            }],
+            range_guard: false,
+            training: TrainingInfo {
+                mode: "upstream".into(),
+                learner: "cart".into(),
+                criterion: "gini".into(),
+                max_depth: Some(5),
+                min_samples_leaf: 1.0,
+                seed: 42,
+                extra: BTreeMap::new(),
+            },
+            metrics: BTreeMap::new(),
+            provenance: Provenance {
+                dataset_hash: "0".repeat(64),
+                dataset: "t.txt".into(),
+                tool_version: crate::TOOL_VERSION.into(),
+                command: "test".into(),
+            },
+        }
+    }
+
+    fn ctx(m: i64, k: i64, n: i64, dtype: &str) -> Context {
+        let mut c = Context::new();
+        c.add("m", m)
+            .add("k", k)
+            .add("n", n)
+            .add_categorical("mat1_dtype", dtype);
+        c
+    }
+
+    #[test]
+    fn decision_rules() {
+        let model = decision_model();
+        model.validate().unwrap();
+        // m*k = 100 <= 1000.5: leaf [0, .9, .1] -> b.
+        assert_eq!(
+            model.decide(&ctx(10, 10, 5, "torch.float16")),
+            Decision::Choice(1)
+        );
+        assert_eq!(
+            model.ranked(&ctx(10, 10, 5, "torch.float16")),
+            Some(vec![1, 2])
+        );
+        // m*k = 1001 > 1000.5, not fp16: unsafe leaf.
+        assert_eq!(
+            model.decide(&ctx(7, 143, 5, "torch.bfloat16")),
+            Decision::Unsure(UnsureReason::UnsafeLeaf)
+        );
+        assert_eq!(model.ranked(&ctx(7, 143, 5, "torch.bfloat16")), None);
+        // fp16, n = 64 <= 64: [0.25, 0.25, 0.5] -> c with 0.5 > 0.45.
+        assert_eq!(
+            model.decide(&ctx(100, 100, 64, "torch.float16")),
+            Decision::Choice(2)
+        );
+        assert_eq!(
+            model.ranked(&ctx(100, 100, 64, "torch.float16")),
+            Some(vec![2, 0, 1])
+        );
+        // n = 65: [0.4, 0.2, 0.4] -> 0.4 <= 0.45 is unsure; ties keep class order in ranking.
+        assert_eq!(
+            model.decide(&ctx(100, 100, 65, "torch.float16")),
+            Decision::Unsure(UnsureReason::LowConfidence { confidence: 0.4 })
+        );
+        assert_eq!(
+            model.ranked(&ctx(100, 100, 65, "torch.float16")),
+            Some(vec![0, 2, 1])
+        );
+        // Missing feature: the operation's input is named.
+        let mut c = Context::new();
+        c.add("m", 1i64)
+            .add("n", 1i64)
+            .add_categorical("mat1_dtype", "torch.float16");
+        assert_eq!(
+            model.decide(&c),
+            Decision::Unsure(UnsureReason::MissingFeature {
+                feature: "k".into()
+            })
+        );
+        // Column values: ops computed on a copy, one-hot by str().
+        let ops = model.operations().unwrap();
+        let c = ctx(3, 4, 5, "torch.float16");
+        assert_eq!(model.column_values(&c, &ops).unwrap(), vec![12.0, 1.0, 5.0]);
+        assert!(c.get("m*k").is_none(), "the caller's context is untouched");
+    }
+
+    #[test]
+    fn range_guard_and_bad_operations() {
+        let mut model = decision_model();
+        assert_eq!(
+            model.decide(&ctx(5000, 1, 5, "torch.float16")),
+            Decision::Choice(2)
+        );
+        model.range_guard = true;
+        assert_eq!(
+            model.decide(&ctx(5000, 1, 5, "torch.float16")),
+            Decision::Unsure(UnsureReason::OutOfRange {
+                feature: "m".into()
+            })
+        );
+        assert_eq!(
+            model.decide(&ctx(4096, 0, 5, "torch.float16")),
+            Decision::Choice(1)
+        );
+        // A failing operation (division by zero) makes the model unsure, naming it.
+        model.operations.push(OperationSpec {
+            name: "k/n".into(),
+            expr: "k / n".into(),
+            categorical: false,
+        });
+        model.columns[2] = Column::Numeric { name: "k/n".into() };
+        model.validate().unwrap();
+        assert_eq!(
+            model.decide(&ctx(100, 100, 0, "torch.float16")),
+            Decision::Unsure(UnsureReason::MissingFeature {
+                feature: "k/n".into()
+            })
+        );
+        model.operations.push(OperationSpec {
+            name: "bad".into(),
+            expr: "q +".into(),
+            categorical: false,
+        });
+        assert!(model.validate().is_err());
+        assert!(matches!(
+            model.decide(&ctx(1, 1, 1, "x")),
+            Decision::Unsure(_)
+        ));
+    }
+
+    /// What generated code for `decision_model()` looks like; its `decide` (the trait's) must
+    /// agree with the in-memory model on every context.
+    struct Generated;
+    static DIST_B: [(f64, u16); 2] = [(0.9, 1), (0.1, 2)];
+    static DIST_C: [(f64, u16); 3] = [(0.5, 2), (0.25, 0), (0.25, 1)];
+    static DIST_T: [(f64, u16); 3] = [(0.4, 0), (0.4, 2), (0.2, 1)];
+    impl LearnedHeuristic for Generated {
+        fn name(&self) -> &'static str {
+            "mm"
+        }
+        fn heuristic_name(&self) -> &'static str {
+            "TestMM"
+        }
+        fn choices(&self) -> &'static [&'static str] {
+            &["a", "b", "c"]
+        }
+        fn device(&self) -> DeviceIdentity {
+            DeviceIdentity::H100
+        }
+        fn confidence_threshold(&self) -> f64 {
+            0.45
+        }
+        fn predict(&self, context: &Context, _choice: Option<usize>) -> Prediction {
+            let (Some(m), Some(k), Some(n)) = (
+                context.get("m").and_then(Value::as_f64),
+                context.get("k").and_then(Value::as_f64),
+                context.get("n").and_then(Value::as_f64),
+            ) else {
+                return Prediction::Unsure(UnsureKind::MissingFeature("m"));
+            };
+            let fp16 =
+                context.get("mat1_dtype").map(|v| v.to_string()) == Some("torch.float16".into());
+            if m * k <= 1000.5 {
+                Prediction::Distribution(&DIST_B)
+            } else if !fp16 {
+                Prediction::Unsure(UnsureKind::UnsafeLeaf)
+            } else if n <= 64.0 {
+                Prediction::Distribution(&DIST_C)
+            } else {
+                Prediction::Distribution(&DIST_T)
+            }
+        }
+    }
+
+    #[test]
+    fn model_and_generated_code_agree() {
+        let model = decision_model();
+        let mut eval = ModelEvaluator::new(&model).unwrap();
+        for m in [1, 7, 10, 31, 32, 33, 100, 1000] {
+            for k in [1, 31, 32, 33, 143, 1000] {
+                for n in [1, 63, 64, 65, 1000] {
+                    for dtype in ["torch.float16", "torch.bfloat16"] {
+                        let c = ctx(m, k, n, dtype);
+                        assert_eq!(eval.decide(&c), Generated.decide(&c), "{m} {k} {n} {dtype}");
+                        assert_eq!(model.decide(&c), Generated.decide(&c));
+                        let names = eval.ranked(&c).map(|v| {
+                            v.iter()
+                                .map(|&i| model.choices[i].clone())
+                                .collect::<Vec<_>>()
+                        });
+                        let gen = Generated
+                            .ranked(&c)
+                            .map(|v| v.iter().map(|s| s.to_string()).collect::<Vec<_>>());
+                        assert_eq!(names, gen);
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn regression_rules() {
+        let mut model = decision_model();
+        model.kind = ModelKind::Regression;
+        model.choices = vec!["orig".into(), "pad".into()];
+        model.operations.clear();
+        model.columns = vec![
+            Column::Numeric { name: "m".into() },
+            Column::OneHot {
+                feature: "choice".into(),
+                value: "orig".into(),
+            },
+            Column::OneHot {
+                feature: "choice".into(),
+                value: "pad".into(),
+            },
+        ];
+        model.tree = Tree {
+            nodes: vec![
+                split(0, 100.0, 1, 2),
+                leaf(vec![3.0], true),
+                split(1, 0.5, 3, 4),
+                leaf(vec![2.0], false),
+                leaf(vec![1.0], false),
+            ],
+        };
+        model.threshold = 1.5;
+        model.validate().unwrap();
+        assert_eq!(model.decide(&ctx(200, 1, 1, "x")), Decision::Choice(1));
+        assert_eq!(model.ranked(&ctx(200, 1, 1, "x")), None);
+        assert_eq!(
+            model.decide(&ctx(50, 1, 1, "x")),
+            Decision::Unsure(UnsureReason::UnsafeLeaf)
+        );
+        model.threshold = 2.0;
+        assert_eq!(
+            model.decide(&ctx(200, 1, 1, "x")),
+            Decision::Unsure(UnsureReason::LowConfidence { confidence: 2.0 })
+        );
+    }
 }
