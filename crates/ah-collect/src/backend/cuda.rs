@@ -1,0 +1,619 @@
+//! The CUDA backend: cudarc with dynamic loading (builds without CUDA, loads `libcuda`,
+//! `libcublas` and `libnvrtc` at run time).
+//!
+//! Timing follows PyTorch's `InductorBenchmarker.benchmark_gpu`: CUDA events around each call
+//! on one stream, an L2 flush (a memset of a buffer of the device's L2 size) before every timed
+//! call, one warm-up call, 5 estimation runs, then up to 100 timed runs within 25 ms after 100
+//! memory warm-up flushes. Buffers are plain `cuMemAlloc` allocations; failures (out of
+//! memory, launch errors) come back as [`BenchError`] so the collection logs `inf` and goes on.
+
+use std::collections::BTreeMap;
+use std::ffi::c_void;
+use std::sync::Arc;
+
+use ah_core::DeviceIdentity;
+use cudarc::cublas::sys as blas_sys;
+use cudarc::driver::sys as drv;
+use cudarc::driver::{
+    CudaContext, CudaEvent, CudaFunction, CudaStream, LaunchConfig, PushKernelArg,
+};
+
+use super::{BackendInfo, BackendKind, BenchError, Measurement, TimingConfig};
+use crate::dtype::DType;
+
+/// Why the CUDA backend could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum CudaInitError {
+    /// No CUDA driver library (`libcuda.so`) on this machine.
+    #[error("no CUDA driver found (libcuda could not be loaded); use `--device cpu`, or `--device auto` to fall back to the CPU")]
+    NoDriver,
+    /// A CUDA library other than the driver is missing.
+    #[error("{0} could not be loaded; add the folder that holds it (e.g. /usr/local/cuda/lib64) to LD_LIBRARY_PATH")]
+    MissingLibrary(&'static str),
+    /// The driver is there but has no such device.
+    #[error("CUDA device {ordinal} not found ({count} device(s) visible)")]
+    NoDevice {
+        /// Requested ordinal.
+        ordinal: usize,
+        /// Devices visible.
+        count: i32,
+    },
+    /// A CUDA call failed while starting.
+    #[error("CUDA initialisation failed: {0}")]
+    Cuda(String),
+}
+
+/// Kernels every CUDA runner may use: random fill (never zeros) and the zero-padding copy.
+const KERNELS: &str = r#"
+__device__ __forceinline__ float ah_uniform(unsigned long long i, unsigned long long seed) {
+    unsigned long long x = (i + 1ull) * 0x9E3779B97F4A7C15ull ^ (seed * 0xD1B54A32D192ED03ull);
+    x ^= x >> 33; x *= 0xff51afd7ed558ccdull; x ^= x >> 33; x *= 0xc4ceb9fe1a85ec53ull; x ^= x >> 33;
+    return (float)(x >> 40) * (2.0f / 16777216.0f) - 1.0f;
+}
+extern "C" __global__ void ah_fill_f32(unsigned int* out, unsigned long long n, unsigned long long seed) {
+    for (unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; i < n;
+         i += (unsigned long long)gridDim.x * blockDim.x) {
+        out[i] = __float_as_uint(ah_uniform(i, seed));
+    }
+}
+extern "C" __global__ void ah_fill_f16(unsigned short* out, unsigned long long n, unsigned long long seed) {
+    for (unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; i < n;
+         i += (unsigned long long)gridDim.x * blockDim.x) {
+        unsigned short h;
+        float v = ah_uniform(i, seed);
+        asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(v));
+        out[i] = h;
+    }
+}
+extern "C" __global__ void ah_fill_bf16(unsigned short* out, unsigned long long n, unsigned long long seed) {
+    for (unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; i < n;
+         i += (unsigned long long)gridDim.x * blockDim.x) {
+        out[i] = (unsigned short)(__float_as_uint(ah_uniform(i, seed)) >> 16);
+    }
+}
+template <typename T>
+__device__ __forceinline__ void ah_copy2d(T* dst, const T* src, long long rows, long long cols,
+                                          long long s0, long long s1, long long dst_cols) {
+    for (long long r = blockIdx.y; r < rows; r += gridDim.y) {
+        for (long long c = blockIdx.x * (long long)blockDim.x + threadIdx.x; c < cols;
+             c += (long long)gridDim.x * blockDim.x) {
+            dst[r * dst_cols + c] = src[r * s0 + c * s1];
+        }
+    }
+}
+extern "C" __global__ void ah_copy2d_u16(unsigned short* dst, const unsigned short* src, long long rows,
+                                         long long cols, long long s0, long long s1, long long dst_cols) {
+    ah_copy2d(dst, src, rows, cols, s0, s1, dst_cols);
+}
+extern "C" __global__ void ah_copy2d_u32(unsigned int* dst, const unsigned int* src, long long rows,
+                                         long long cols, long long s0, long long s1, long long dst_cols) {
+    ah_copy2d(dst, src, rows, cols, s0, s1, dst_cols);
+}
+"#;
+
+/// A device allocation, freed on drop.
+#[derive(Debug)]
+pub struct DeviceBuffer {
+    ptr: drv::CUdeviceptr,
+    bytes: usize,
+}
+
+impl DeviceBuffer {
+    /// The device address.
+    pub fn ptr(&self) -> drv::CUdeviceptr {
+        self.ptr
+    }
+    /// Size in bytes.
+    pub fn bytes(&self) -> usize {
+        self.bytes
+    }
+}
+
+impl Drop for DeviceBuffer {
+    fn drop(&mut self) {
+        if self.ptr != 0 {
+            // SAFETY: `ptr` came from cuMemAlloc in this process's context and is freed once.
+            unsafe {
+                let _ = drv::cuMemFree_v2(self.ptr);
+            }
+        }
+    }
+}
+
+/// One GEMM on raw device pointers, row-major semantics (PyTorch's `torch.mm`):
+/// `C[m, n] = A[m, k] @ B[k, n]`, where A and B are either row-major (`trans_* == false`,
+/// leading dimension = number of columns) or the transpose of a row-major buffer
+/// (`trans_* == true`, PyTorch's `.t()` view, leading dimension = number of rows).
+#[derive(Debug, Clone, Copy)]
+pub struct GemmArgs {
+    /// Rows of A and C.
+    pub m: usize,
+    /// Inner dimension.
+    pub k: usize,
+    /// Columns of B and C.
+    pub n: usize,
+    /// A's buffer.
+    pub a: drv::CUdeviceptr,
+    /// A is a transposed view (strides `(1, lda)`).
+    pub trans_a: bool,
+    /// A's leading dimension (elements).
+    pub lda: usize,
+    /// B's buffer.
+    pub b: drv::CUdeviceptr,
+    /// B is a transposed view.
+    pub trans_b: bool,
+    /// B's leading dimension.
+    pub ldb: usize,
+    /// C's buffer (row-major).
+    pub c: drv::CUdeviceptr,
+    /// C's leading dimension.
+    pub ldc: usize,
+    /// Element type of A, B and C.
+    pub dtype: DType,
+    /// fp32 only: allow TF32 tensor cores (PyTorch's `allow_tf32`).
+    pub tf32: bool,
+}
+
+/// The CUDA backend of one device.
+pub struct CudaBackend {
+    ctx: Arc<CudaContext>,
+    stream: Arc<CudaStream>,
+    blas: cudarc::cublas::CudaBlas,
+    kernels: BTreeMap<&'static str, CudaFunction>,
+    flush: DeviceBuffer,
+    events: Vec<(CudaEvent, CudaEvent)>,
+    timing: TimingConfig,
+    info: BackendInfo,
+    fill_seed: u64,
+}
+
+fn drv_err(e: cudarc::driver::DriverError) -> BenchError {
+    if e.0 == drv::CUresult::CUDA_ERROR_OUT_OF_MEMORY {
+        BenchError::OutOfMemory(format!("{e:?}"))
+    } else {
+        BenchError::Cuda(format!("{e:?}"))
+    }
+}
+
+fn check(r: drv::CUresult) -> Result<(), BenchError> {
+    r.result().map_err(drv_err)
+}
+
+fn blas_err(e: cudarc::cublas::result::CublasError) -> BenchError {
+    if e.0 == blas_sys::cublasStatus_t::CUBLAS_STATUS_ALLOC_FAILED {
+        BenchError::OutOfMemory(format!("cuBLAS {e:?}"))
+    } else {
+        BenchError::Cuda(format!("cuBLAS {e:?}"))
+    }
+}
+
+impl CudaBackend {
+    /// True when the CUDA driver library can be loaded (no context is created).
+    pub fn driver_present() -> bool {
+        // SAFETY: only tries to dlopen the driver library.
+        unsafe { drv::is_culib_present() }
+    }
+
+    /// Number of visible CUDA devices (0 without a driver).
+    pub fn device_count() -> usize {
+        if !Self::driver_present() {
+            return 0;
+        }
+        CudaContext::device_count()
+            .map(|c| c.max(0) as usize)
+            .unwrap_or(0)
+    }
+
+    /// Starts the backend on device `ordinal`: context, stream, cuBLAS handle, NVRTC kernels,
+    /// the L2 flush buffer and the timing events. Binds the context to the calling thread.
+    pub fn new(ordinal: usize, timing: TimingConfig) -> Result<Self, CudaInitError> {
+        if !Self::driver_present() {
+            return Err(CudaInitError::NoDriver);
+        }
+        // SAFETY: dlopen probes only.
+        if !unsafe { blas_sys::is_culib_present() } {
+            return Err(CudaInitError::MissingLibrary("libcublas (cuBLAS 13)"));
+        }
+        if !unsafe { cudarc::nvrtc::sys::is_culib_present() } {
+            return Err(CudaInitError::MissingLibrary("libnvrtc (NVRTC 13)"));
+        }
+        let count =
+            CudaContext::device_count().map_err(|e| CudaInitError::Cuda(format!("{e:?}")))?;
+        if ordinal as i64 >= i64::from(count) {
+            return Err(CudaInitError::NoDevice { ordinal, count });
+        }
+        let cu = |e: cudarc::driver::DriverError| CudaInitError::Cuda(format!("{e:?}"));
+        let ctx = CudaContext::new(ordinal).map_err(cu)?;
+        // We synchronise by hand (one stream, events we record ourselves).
+        // SAFETY: called before any CudaSlice exists; all work goes to one stream.
+        unsafe { ctx.disable_event_tracking() };
+        ctx.bind_to_thread().map_err(cu)?;
+        let stream = ctx.default_stream();
+        let blas = cudarc::cublas::CudaBlas::new(stream.clone())
+            .map_err(|e| CudaInitError::Cuda(format!("cuBLAS: {e:?}")))?;
+        let ptx = cudarc::nvrtc::compile_ptx(KERNELS)
+            .map_err(|e| CudaInitError::Cuda(format!("NVRTC: {e:?}")))?;
+        let module = ctx.load_module(ptx).map_err(cu)?;
+        let mut kernels = BTreeMap::new();
+        for name in [
+            "ah_fill_f32",
+            "ah_fill_f16",
+            "ah_fill_bf16",
+            "ah_copy2d_u16",
+            "ah_copy2d_u32",
+        ] {
+            kernels.insert(name, module.load_function(name).map_err(cu)?);
+        }
+        let attr = |a| ctx.attribute(a).map_err(cu);
+        let l2 = attr(drv::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE)?.max(0) as usize;
+        let smem =
+            attr(drv::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)?;
+        let (major, minor) = ctx.compute_capability().map_err(cu)?;
+        let total_memory = ctx.total_mem().map_err(cu)? as u64;
+        let name = ctx.name().map_err(cu)?;
+        // PyTorch flushes with a buffer of the L2 size (256 MiB when unknown).
+        let flush_bytes = if l2 > 0 { l2 } else { 256 << 20 };
+        let flush = alloc_raw(flush_bytes).map_err(|e| CudaInitError::Cuda(e.to_string()))?;
+        let n_events = (timing.estimation_runs + timing.max_runs) as usize;
+        let mut events = Vec::with_capacity(n_events);
+        for _ in 0..n_events {
+            let flags = Some(drv::CUevent_flags::CU_EVENT_DEFAULT);
+            events.push((
+                ctx.new_event(flags).map_err(cu)?,
+                ctx.new_event(flags).map_err(cu)?,
+            ));
+        }
+        let mut versions = BTreeMap::new();
+        let mut v: i32 = 0;
+        // SAFETY: plain version queries into a local.
+        if unsafe { drv::cuDriverGetVersion(&mut v) } == drv::CUresult::CUDA_SUCCESS {
+            versions.insert(
+                "cuda_driver_api".into(),
+                format!("{}.{}", v / 1000, (v % 1000) / 10),
+            );
+        }
+        let mut bv: i32 = 0;
+        if unsafe { blas_sys::cublasGetVersion_v2(*blas.handle(), &mut bv) }
+            == blas_sys::cublasStatus_t::CUBLAS_STATUS_SUCCESS
+        {
+            versions.insert(
+                "cublas".into(),
+                format!("{}.{}.{}", bv / 10000, (bv % 10000) / 100, bv % 100),
+            );
+        }
+        let (mut nmaj, mut nmin) = (0, 0);
+        if unsafe { cudarc::nvrtc::sys::nvrtcVersion(&mut nmaj, &mut nmin) }
+            == cudarc::nvrtc::sys::nvrtcResult::NVRTC_SUCCESS
+        {
+            versions.insert("nvrtc".into(), format!("{nmaj}.{nmin}"));
+        }
+        if let Ok(text) = std::fs::read_to_string("/proc/driver/nvidia/version") {
+            if let Some(ver) = text
+                .split_whitespace()
+                .skip_while(|w| *w != "Kernel")
+                .nth(3)
+            {
+                versions.insert("nvidia_driver".into(), ver.to_string());
+            }
+        }
+        versions.insert("cudarc".into(), "0.19".into());
+        let info = BackendInfo {
+            kind: BackendKind::Cuda,
+            device_name: name,
+            ordinal,
+            capability: (major as u32, minor as u32),
+            identity: DeviceIdentity {
+                shared_memory: smem.max(0) as u64,
+                device_capa: (major as u32, minor as u32),
+            },
+            total_memory,
+            l2_bytes: flush_bytes as u64,
+            versions,
+        };
+        Ok(Self {
+            ctx,
+            stream,
+            blas,
+            kernels,
+            flush,
+            events,
+            timing,
+            info,
+            fill_seed: 0,
+        })
+    }
+
+    /// Device facts.
+    pub fn info(&self) -> &BackendInfo {
+        &self.info
+    }
+
+    /// The stream all work goes to.
+    pub fn stream(&self) -> &Arc<CudaStream> {
+        &self.stream
+    }
+
+    /// The context (for runners that load their own NVRTC modules).
+    pub fn context(&self) -> &Arc<CudaContext> {
+        &self.ctx
+    }
+
+    /// The cuBLAS handle (bound to [`Self::stream`]).
+    pub fn cublas_handle(&self) -> blas_sys::cublasHandle_t {
+        *self.blas.handle()
+    }
+
+    /// Allocates `bytes` of device memory.
+    pub fn alloc(&mut self, bytes: usize) -> Result<DeviceBuffer, BenchError> {
+        self.ctx.bind_to_thread().map_err(drv_err)?;
+        alloc_raw(bytes)
+    }
+
+    /// Fills `n` elements at `ptr` with uniform random values in [-1, 1) (never zeros).
+    pub fn fill_random(
+        &mut self,
+        ptr: drv::CUdeviceptr,
+        n: usize,
+        dtype: DType,
+    ) -> Result<(), BenchError> {
+        self.fill_seed = self.fill_seed.wrapping_add(1);
+        let name = match dtype {
+            DType::F32 => "ah_fill_f32",
+            DType::F16 => "ah_fill_f16",
+            DType::BF16 => "ah_fill_bf16",
+        };
+        let f = &self.kernels[name];
+        let n64 = n as u64;
+        let blocks = n.div_ceil(256).clamp(1, 65_535 * 8) as u32;
+        let cfg = LaunchConfig {
+            grid_dim: (blocks, 1, 1),
+            block_dim: (256, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        let seed = self.fill_seed;
+        let mut b = self.stream.launch_builder(f);
+        b.arg(&ptr).arg(&n64).arg(&seed);
+        // SAFETY: the kernel writes n elements of the dtype's size at ptr, which the caller
+        // allocated with at least that size.
+        unsafe { b.launch(cfg) }.map_err(drv_err)?;
+        Ok(())
+    }
+
+    /// Sets `bytes` bytes at `ptr` to zero (stream-ordered).
+    pub fn zero(&mut self, ptr: drv::CUdeviceptr, bytes: usize) -> Result<(), BenchError> {
+        // SAFETY: the caller owns `bytes` bytes at `ptr`.
+        check(unsafe { drv::cuMemsetD8Async(ptr, 0, bytes, self.stream.cu_stream()) })
+    }
+
+    /// Zeroes a `height` x `width` rectangle of `elem` byte elements in a row-major buffer
+    /// of row pitch `pitch_bytes` (PyTorch's `mat[-r:, -c:].fill_(0)`).
+    pub fn zero_rect(
+        &mut self,
+        ptr: drv::CUdeviceptr,
+        pitch_bytes: usize,
+        elem: usize,
+        width: usize,
+        height: usize,
+    ) -> Result<(), BenchError> {
+        if width == 0 || height == 0 {
+            return Ok(());
+        }
+        let s = self.stream.cu_stream();
+        // SAFETY: the rectangle lies inside the caller's buffer.
+        check(unsafe {
+            match elem {
+                2 => drv::cuMemsetD2D16Async(ptr, pitch_bytes, 0, width, height, s),
+                4 => drv::cuMemsetD2D32Async(ptr, pitch_bytes, 0, width, height, s),
+                _ => drv::cuMemsetD2D8Async(ptr, pitch_bytes, 0, width * elem, height, s),
+            }
+        })
+    }
+
+    /// Copies a `rows` x `cols` strided matrix (`src[r * s0 + c * s1]`) into the top-left of
+    /// a row-major buffer with `dst_cols` columns. Element size 2 or 4 bytes.
+    #[allow(clippy::too_many_arguments)]
+    pub fn copy2d(
+        &mut self,
+        dst: drv::CUdeviceptr,
+        src: drv::CUdeviceptr,
+        rows: usize,
+        cols: usize,
+        s0: usize,
+        s1: usize,
+        dst_cols: usize,
+        elem: usize,
+    ) -> Result<(), BenchError> {
+        if rows == 0 || cols == 0 {
+            return Ok(());
+        }
+        let name = match elem {
+            2 => "ah_copy2d_u16",
+            4 => "ah_copy2d_u32",
+            _ => return Err(BenchError::Other(format!("copy2d: element size {elem}"))),
+        };
+        let f = &self.kernels[name];
+        let gx = cols.div_ceil(256).clamp(1, 1024) as u32;
+        let gy = rows.clamp(1, 65_535) as u32;
+        let cfg = LaunchConfig {
+            grid_dim: (gx, gy, 1),
+            block_dim: (256, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        let (rows, cols, s0, s1, dst_cols) = (
+            rows as i64,
+            cols as i64,
+            s0 as i64,
+            s1 as i64,
+            dst_cols as i64,
+        );
+        let mut b = self.stream.launch_builder(f);
+        b.arg(&dst)
+            .arg(&src)
+            .arg(&rows)
+            .arg(&cols)
+            .arg(&s0)
+            .arg(&s1)
+            .arg(&dst_cols);
+        // SAFETY: the caller guarantees both buffers cover the addressed elements.
+        unsafe { b.launch(cfg) }.map_err(drv_err)?;
+        Ok(())
+    }
+
+    /// Enqueues one GEMM through cuBLAS `cublasGemmEx`, as PyTorch's `at::cuda::blas::gemm`
+    /// does: fp16/bf16 with fp32 accumulation (reduced-precision reductions allowed),
+    /// fp32 with `CUBLAS_TF32_TENSOR_OP_MATH` when TF32 is allowed, default math otherwise.
+    pub fn gemm(&mut self, g: &GemmArgs) -> Result<(), BenchError> {
+        use blas_sys::cublasOperation_t::{CUBLAS_OP_N, CUBLAS_OP_T};
+        let handle = *self.blas.handle();
+        let (dt, compute) = match g.dtype {
+            DType::F16 => (
+                blas_sys::cudaDataType::CUDA_R_16F,
+                blas_sys::cublasComputeType_t::CUBLAS_COMPUTE_32F,
+            ),
+            DType::BF16 => (
+                blas_sys::cudaDataType::CUDA_R_16BF,
+                blas_sys::cublasComputeType_t::CUBLAS_COMPUTE_32F,
+            ),
+            DType::F32 => (
+                blas_sys::cudaDataType::CUDA_R_32F,
+                blas_sys::cublasComputeType_t::CUBLAS_COMPUTE_32F,
+            ),
+        };
+        let math = if g.dtype == DType::F32 && g.tf32 {
+            blas_sys::cublasMath_t::CUBLAS_TF32_TENSOR_OP_MATH
+        } else {
+            blas_sys::cublasMath_t::CUBLAS_DEFAULT_MATH
+        };
+        let alpha: f32 = 1.0;
+        let beta: f32 = 0.0;
+        // Row-major C = A B is column-major C^T = B^T A^T: cuBLAS gets (B, A) and (n, m).
+        let op_b = if g.trans_b { CUBLAS_OP_T } else { CUBLAS_OP_N };
+        let op_a = if g.trans_a { CUBLAS_OP_T } else { CUBLAS_OP_N };
+        // SAFETY: pointers and leading dimensions describe live buffers (caller contract).
+        unsafe {
+            blas_sys::cublasSetMathMode(handle, math)
+                .result()
+                .map_err(blas_err)?;
+            cudarc::cublas::result::gemm_ex(
+                handle,
+                op_b,
+                op_a,
+                g.n as i32,
+                g.m as i32,
+                g.k as i32,
+                (&alpha as *const f32).cast::<c_void>(),
+                g.b as *const c_void,
+                dt,
+                g.ldb as i32,
+                g.a as *const c_void,
+                dt,
+                g.lda as i32,
+                (&beta as *const f32).cast::<c_void>(),
+                g.c as *mut c_void,
+                dt,
+                g.ldc as i32,
+                compute,
+                blas_sys::cublasGemmAlgo_t::CUBLAS_GEMM_DEFAULT_TENSOR_OP,
+            )
+            .map_err(blas_err)
+        }
+    }
+
+    /// Waits for the stream and reports any asynchronous error.
+    pub fn synchronize(&mut self) -> Result<(), BenchError> {
+        self.stream.synchronize().map_err(drv_err)
+    }
+
+    fn flush_l2(&mut self) -> Result<(), BenchError> {
+        // PyTorch: `buffer.zero_()` on an int32 buffer of the L2 size.
+        let n = self.flush.bytes / 4;
+        // SAFETY: the flush buffer is owned by the backend.
+        check(unsafe { drv::cuMemsetD32Async(self.flush.ptr, 0, n, self.stream.cu_stream()) })
+    }
+
+    /// Times `f` (which enqueues work on [`Self::stream`]) the way PyTorch's
+    /// `InductorBenchmarker` does and returns the minimum and median of all timed calls.
+    pub fn bench(
+        &mut self,
+        warmup: bool,
+        f: &mut dyn FnMut(&mut CudaBackend) -> Result<(), BenchError>,
+    ) -> Result<Measurement, BenchError> {
+        if warmup {
+            f(self)?;
+            self.synchronize()?;
+        }
+        let est_runs = self.timing.estimation_runs.max(1) as usize;
+        let mut samples = self.timed_runs(0, est_runs, f)?;
+        let est = samples.iter().copied().fold(f64::INFINITY, f64::min);
+        let runs = self.timing.runs_for(est) as usize;
+        for _ in 0..self.timing.memory_warmup {
+            self.flush_l2()?;
+        }
+        let more = self.timed_runs(est_runs, runs, f)?;
+        samples.extend(more);
+        Measurement::from_samples(&mut samples)
+            .ok_or_else(|| BenchError::Other("no timed runs".into()))
+    }
+
+    fn timed_runs(
+        &mut self,
+        first_event: usize,
+        n: usize,
+        f: &mut dyn FnMut(&mut CudaBackend) -> Result<(), BenchError>,
+    ) -> Result<Vec<f64>, BenchError> {
+        let n = n.min(self.events.len() - first_event);
+        for i in 0..n {
+            self.flush_l2()?;
+            self.events[first_event + i]
+                .0
+                .record(&self.stream)
+                .map_err(drv_err)?;
+            f(self)?;
+            self.events[first_event + i]
+                .1
+                .record(&self.stream)
+                .map_err(drv_err)?;
+        }
+        self.synchronize()?;
+        let mut out = Vec::with_capacity(n);
+        for (start, end) in &self.events[first_event..first_event + n] {
+            out.push(f64::from(start.elapsed_ms(end).map_err(drv_err)?));
+        }
+        Ok(out)
+    }
+
+    /// Copies `n` elements of `elem` bytes from the device to a host byte vector.
+    pub fn download(&mut self, ptr: drv::CUdeviceptr, bytes: usize) -> Result<Vec<u8>, BenchError> {
+        self.synchronize()?;
+        let mut host = vec![0u8; bytes];
+        // SAFETY: `host` has `bytes` bytes; the device range is the caller's.
+        check(unsafe { drv::cuMemcpyDtoH_v2(host.as_mut_ptr().cast::<c_void>(), ptr, bytes) })?;
+        Ok(host)
+    }
+}
+
+fn alloc_raw(bytes: usize) -> Result<DeviceBuffer, BenchError> {
+    let mut ptr: drv::CUdeviceptr = 0;
+    // SAFETY: plain allocation into a local; freed by DeviceBuffer's Drop.
+    check(unsafe { drv::cuMemAlloc_v2(&mut ptr, bytes.max(1)) })?;
+    Ok(DeviceBuffer { ptr, bytes })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn missing_driver_is_reported_not_a_panic() {
+        if CudaBackend::driver_present() {
+            eprintln!("skipped: a CUDA driver is present (the GPU tests cover this machine)");
+            return;
+        }
+        let err = CudaBackend::new(0, TimingConfig::PYTORCH)
+            .err()
+            .expect("no driver");
+        assert!(matches!(err, CudaInitError::NoDriver), "{err}");
+        assert!(err.to_string().contains("--device cpu"));
+        assert_eq!(CudaBackend::device_count(), 0);
+    }
+}

@@ -1,0 +1,218 @@
+//! Where benchmarks run: the CUDA backend (cudarc, loaded at run time) or the CPU backend.
+//!
+//! Both time a closure the same way (PyTorch's `InductorBenchmarker.benchmark_gpu`, spec
+//! section 9): one warm-up call, an L2 flush before every timed call, 5 estimation runs, then
+//! `clamp(budget / estimate, 1, max_runs)` timed runs; the reported value is the minimum of all
+//! timed calls (what PyTorch logs), the median is kept too.
+
+pub mod cpu;
+pub mod cuda;
+
+use std::fmt;
+
+use ah_core::DeviceIdentity;
+use serde::Serialize;
+
+pub use cpu::CpuBackend;
+pub use cuda::CudaBackend;
+
+/// The kind of backend.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum BackendKind {
+    /// An NVIDIA GPU through the CUDA driver, cuBLAS and NVRTC.
+    Cuda,
+    /// The host CPU.
+    Cpu,
+}
+
+impl fmt::Display for BackendKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            BackendKind::Cuda => "cuda",
+            BackendKind::Cpu => "cpu",
+        })
+    }
+}
+
+/// Why one measurement failed. The collection logs `inf` for it and goes on.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum BenchError {
+    /// The device ran out of memory.
+    #[error("out of memory: {0}")]
+    OutOfMemory(String),
+    /// A CUDA driver, cuBLAS or NVRTC call failed.
+    #[error("cuda: {0}")]
+    Cuda(String),
+    /// The runner does not support this backend.
+    #[error("{0}")]
+    Unsupported(String),
+    /// Anything else.
+    #[error("{0}")]
+    Other(String),
+}
+
+/// One benchmark of one choice: the minimum (logged, PyTorch's current benchmarker) and the
+/// median of the timed calls, in milliseconds.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Measurement {
+    /// Minimum over all timed calls, ms.
+    pub min_ms: f64,
+    /// Median over all timed calls, ms.
+    pub median_ms: f64,
+    /// Number of timed calls.
+    pub runs: u32,
+}
+
+impl Measurement {
+    /// Builds a measurement from timed calls (ms); `None` when there are none.
+    pub fn from_samples(samples: &mut [f64]) -> Option<Measurement> {
+        if samples.is_empty() {
+            return None;
+        }
+        samples.sort_by(f64::total_cmp);
+        let n = samples.len();
+        let median = if n % 2 == 1 {
+            samples[n / 2]
+        } else {
+            0.5 * (samples[n / 2 - 1] + samples[n / 2])
+        };
+        Some(Measurement {
+            min_ms: samples[0],
+            median_ms: median,
+            runs: n as u32,
+        })
+    }
+}
+
+/// How many calls a benchmark makes (defaults: PyTorch's `InductorBenchmarker`).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct TimingConfig {
+    /// Estimation runs (each timed, each after an L2 flush).
+    pub estimation_runs: u32,
+    /// Upper bound of further timed runs.
+    pub max_runs: u32,
+    /// Target duration of the further timed runs, ms.
+    pub budget_ms: f64,
+    /// L2 flushes before the timed runs (PyTorch's `memory_warmup_iters`), GPU only.
+    pub memory_warmup: u32,
+}
+
+impl TimingConfig {
+    /// PyTorch's `InductorBenchmarker.benchmark_gpu` defaults: 5 estimation runs, up to 100
+    /// timed runs within 25 ms, 100 memory warm-up flushes.
+    pub const PYTORCH: TimingConfig = TimingConfig {
+        estimation_runs: 5,
+        max_runs: 100,
+        budget_ms: 25.0,
+        memory_warmup: 100,
+    };
+
+    /// Number of timed runs after the estimation: `max(min(max_runs, budget // est), 1)`.
+    pub fn runs_for(&self, estimate_ms: f64) -> u32 {
+        if !(estimate_ms > 0.0) {
+            return self.max_runs.max(1);
+        }
+        let n = (self.budget_ms / estimate_ms).floor();
+        (n.min(f64::from(self.max_runs)) as u32).max(1)
+    }
+}
+
+impl Default for TimingConfig {
+    fn default() -> Self {
+        Self::PYTORCH
+    }
+}
+
+/// What the provenance sidecar records about a backend.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct BackendInfo {
+    /// `cuda` or `cpu`.
+    pub kind: BackendKind,
+    /// Device name (`NVIDIA H100 80GB HBM3`, or the CPU model).
+    pub device_name: String,
+    /// Device ordinal (GPU) or 0.
+    pub ordinal: usize,
+    /// Compute capability, `(0, 0)` on the CPU.
+    pub capability: (u32, u32),
+    /// The identity written into the log's metadata.
+    pub identity: DeviceIdentity,
+    /// Total memory in bytes.
+    pub total_memory: u64,
+    /// L2 cache size in bytes (the flush buffer's size); 0 when unknown.
+    pub l2_bytes: u64,
+    /// Library versions (`driver`, `cublas`, `nvrtc`, `cpu_gemm`, ...).
+    pub versions: std::collections::BTreeMap<String, String>,
+}
+
+/// A backend instance (one device).
+pub enum Backend {
+    /// A CUDA device.
+    Cuda(Box<CudaBackend>),
+    /// The CPU.
+    Cpu(CpuBackend),
+}
+
+impl fmt::Debug for Backend {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_tuple("Backend").field(&self.kind()).finish()
+    }
+}
+
+impl Backend {
+    /// The kind.
+    pub fn kind(&self) -> BackendKind {
+        match self {
+            Backend::Cuda(_) => BackendKind::Cuda,
+            Backend::Cpu(_) => BackendKind::Cpu,
+        }
+    }
+
+    /// Device facts for the provenance sidecar and the log metadata.
+    pub fn info(&self) -> &BackendInfo {
+        match self {
+            Backend::Cuda(b) => b.info(),
+            Backend::Cpu(b) => b.info(),
+        }
+    }
+
+    /// The CUDA backend, or an [`BenchError::Unsupported`].
+    pub fn cuda(&mut self) -> Result<&mut CudaBackend, BenchError> {
+        match self {
+            Backend::Cuda(b) => Ok(b),
+            Backend::Cpu(_) => Err(BenchError::Unsupported("needs the CUDA backend".into())),
+        }
+    }
+
+    /// The CPU backend, or an [`BenchError::Unsupported`].
+    pub fn cpu(&mut self) -> Result<&mut CpuBackend, BenchError> {
+        match self {
+            Backend::Cpu(b) => Ok(b),
+            Backend::Cuda(_) => Err(BenchError::Unsupported("needs the CPU backend".into())),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn runs_follow_pytorch_rule() {
+        let t = TimingConfig::PYTORCH;
+        assert_eq!(t.runs_for(0.1), 100);
+        assert_eq!(t.runs_for(1.0), 25);
+        assert_eq!(t.runs_for(24.0), 1);
+        assert_eq!(t.runs_for(300.0), 1);
+        assert_eq!(t.runs_for(0.0), 100);
+    }
+
+    #[test]
+    fn measurement_min_and_median() {
+        let m = Measurement::from_samples(&mut [3.0, 1.0, 2.0, 10.0]).unwrap();
+        assert_eq!((m.min_ms, m.median_ms, m.runs), (1.0, 2.5, 4));
+        let m = Measurement::from_samples(&mut [3.0, 1.0, 2.0]).unwrap();
+        assert_eq!(m.median_ms, 2.0);
+        assert!(Measurement::from_samples(&mut []).is_none());
+    }
+}

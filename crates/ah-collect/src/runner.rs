@@ -1,0 +1,217 @@
+//! The [`BenchmarkRunner`] trait: one optimization's inputs, features, choices and benchmarks.
+//!
+//! A runner is PyTorch's `BenchmarkRunner` (`create_input` / `run_benchmark`) made explicit:
+//! it draws an input from a seeded RNG, builds the decision [`Context`] exactly as PyTorch's
+//! call site does, says whether the device precondition holds, lists the choices for that input
+//! and measures each choice through a [`Backend`]. The collection loop
+//! ([`crate::collect`]) does everything else: repetitions, logging, resume, sharding.
+//!
+//! Runners are registered in [`crate::runners::registry`]; the object-safe [`DynRunner`] is
+//! implemented for every runner, so the registry holds `Box<dyn DynRunner>`.
+
+use std::fmt::Debug;
+
+use ah_core::{Context, DeviceIdentity};
+use rand_chacha::ChaCha8Rng;
+
+use crate::backend::{Backend, BackendKind, BenchError, Measurement};
+
+/// The RNG every runner draws its inputs from: one independent stream per sample index, so
+/// sample `i` is the same whatever shard, device or resume point produced it.
+pub type SampleRng = ChaCha8Rng;
+
+/// What a runner may know about the target when it draws an input (memory limits, scale).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Target {
+    /// Which backend will run the input.
+    pub kind: BackendKind,
+    /// Total memory of the device in bytes (PyTorch's `fits_in_memory` uses a quarter of it).
+    pub total_memory: u64,
+    /// The device identity logged in the metadata and used by preconditions.
+    pub identity: DeviceIdentity,
+}
+
+/// One optimization's data collection.
+///
+/// Required: [`name`](Self::name), [`create_input`](Self::create_input),
+/// [`context`](Self::context), [`prepare`](Self::prepare) and [`run`](Self::run). Choices
+/// default to the static list [`choices`](Self::choices); a runner whose choices depend on
+/// the input (e.g. cuBLASLt algorithms found per shape) overrides
+/// [`input_choices`](Self::input_choices).
+pub trait BenchmarkRunner: Send + Sync + 'static {
+    /// A drawn input (shapes, dtypes, layouts): cheap to clone, no device memory.
+    type Input: Clone + Debug + Send;
+    /// Per-input device state (buffers, plans), created once and reused by every choice and
+    /// repetition of that input.
+    type Prepared;
+
+    /// The optimization name, as in the log's metadata (`pad_mm`).
+    fn name(&self) -> &'static str;
+
+    /// One line for `--list`.
+    fn description(&self) -> &'static str;
+
+    /// The choices for `--list`; for input-dependent choices a representative or empty list.
+    fn choices(&self) -> Vec<String>;
+
+    /// Whether the runner can measure on this backend kind.
+    fn supports(&self, kind: BackendKind) -> bool;
+
+    /// Draws one input. Must depend only on `rng` and `target`.
+    fn create_input(&self, rng: &mut SampleRng, target: &Target) -> Self::Input;
+
+    /// The logged features of an input, in PyTorch's order, kinds and spelling.
+    fn context(&self, input: &Self::Input) -> Context;
+
+    /// PyTorch's precondition: inputs for which it is false are not logged (the collection
+    /// loop draws again).
+    fn precondition(&self, _device: DeviceIdentity, _input: &Self::Input) -> bool {
+        true
+    }
+
+    /// Allocates and fills the input's buffers on the backend.
+    fn prepare(
+        &self,
+        input: &Self::Input,
+        backend: &mut Backend,
+    ) -> Result<Self::Prepared, BenchError>;
+
+    /// The choices to measure for this input, in logging order.
+    fn input_choices(
+        &self,
+        _input: &Self::Input,
+        _prepared: &mut Self::Prepared,
+        _backend: &mut Backend,
+    ) -> Result<Vec<String>, BenchError> {
+        Ok(self.choices())
+    }
+
+    /// Measures one choice once (one repetition). `warmup` is true for the first repetition of
+    /// each choice. An error is logged as `inf` and the collection goes on.
+    fn run(
+        &self,
+        input: &Self::Input,
+        prepared: &mut Self::Prepared,
+        choice: &str,
+        warmup: bool,
+        backend: &mut Backend,
+    ) -> Result<Measurement, BenchError>;
+}
+
+/// A measured input: its features and, per repetition and choice, the measurement
+/// (`Err` when the choice failed).
+#[derive(Debug)]
+pub struct MeasuredInput {
+    /// The logged features.
+    pub context: Context,
+    /// Human-readable input description (for messages).
+    pub description: String,
+    /// Choices in logging order.
+    pub choices: Vec<String>,
+    /// `results[rep][choice]`.
+    pub results: Vec<Vec<Result<Measurement, BenchError>>>,
+}
+
+/// Object-safe view of a runner, implemented for every [`BenchmarkRunner`].
+pub trait DynRunner: Send + Sync {
+    /// See [`BenchmarkRunner::name`].
+    fn name(&self) -> &'static str;
+    /// See [`BenchmarkRunner::description`].
+    fn description(&self) -> &'static str;
+    /// See [`BenchmarkRunner::choices`].
+    fn choices(&self) -> Vec<String>;
+    /// See [`BenchmarkRunner::supports`].
+    fn supports(&self, kind: BackendKind) -> bool;
+    /// Draws the input of a sample (redrawing until the precondition holds, at most
+    /// `max_draws` times) and returns its context and a description; `None` if no draw
+    /// satisfied the precondition.
+    fn draw(&self, rng: &mut SampleRng, target: &Target, max_draws: usize) -> Option<DrawnInput>;
+    /// Measures a drawn input: `reps` repetitions of every choice (repetition-major order, as
+    /// PyTorch's `--num-reps` logs them). Fails only when the input cannot be prepared at all,
+    /// in which case every choice is `inf`.
+    fn measure(&self, drawn: &DrawnInput, reps: usize, backend: &mut Backend) -> MeasuredInput;
+}
+
+/// A drawn input, type-erased.
+pub struct DrawnInput {
+    /// The logged features.
+    pub context: Context,
+    /// Human-readable description.
+    pub description: String,
+    input: Box<dyn std::any::Any + Send>,
+}
+
+impl Debug for DrawnInput {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DrawnInput")
+            .field("description", &self.description)
+            .finish()
+    }
+}
+
+impl<R: BenchmarkRunner> DynRunner for R {
+    fn name(&self) -> &'static str {
+        BenchmarkRunner::name(self)
+    }
+    fn description(&self) -> &'static str {
+        BenchmarkRunner::description(self)
+    }
+    fn choices(&self) -> Vec<String> {
+        BenchmarkRunner::choices(self)
+    }
+    fn supports(&self, kind: BackendKind) -> bool {
+        BenchmarkRunner::supports(self, kind)
+    }
+
+    fn draw(&self, rng: &mut SampleRng, target: &Target, max_draws: usize) -> Option<DrawnInput> {
+        for _ in 0..max_draws.max(1) {
+            let input = self.create_input(rng, target);
+            if self.precondition(target.identity, &input) {
+                return Some(DrawnInput {
+                    context: self.context(&input),
+                    description: format!("{input:?}"),
+                    input: Box::new(input),
+                });
+            }
+        }
+        None
+    }
+
+    fn measure(&self, drawn: &DrawnInput, reps: usize, backend: &mut Backend) -> MeasuredInput {
+        let input = drawn
+            .input
+            .downcast_ref::<R::Input>()
+            .expect("a DrawnInput is measured by the runner that drew it");
+        let static_choices = BenchmarkRunner::choices(self);
+        let fail_all = |choices: Vec<String>, e: BenchError| MeasuredInput {
+            context: drawn.context.clone(),
+            description: drawn.description.clone(),
+            results: (0..reps)
+                .map(|_| choices.iter().map(|_| Err(e.clone())).collect())
+                .collect(),
+            choices,
+        };
+        let mut prepared = match self.prepare(input, backend) {
+            Ok(p) => p,
+            Err(e) => return fail_all(static_choices, e),
+        };
+        let choices = match self.input_choices(input, &mut prepared, backend) {
+            Ok(c) => c,
+            Err(e) => return fail_all(static_choices, e),
+        };
+        let mut results = Vec::with_capacity(reps);
+        for rep in 0..reps {
+            let row = choices
+                .iter()
+                .map(|c| self.run(input, &mut prepared, c, rep == 0, backend))
+                .collect();
+            results.push(row);
+        }
+        MeasuredInput {
+            context: drawn.context.clone(),
+            description: drawn.description.clone(),
+            choices,
+            results,
+        }
+    }
+}
