@@ -2,6 +2,7 @@
 //! [`registry`] (docs/adding-a-runner.md).
 
 pub mod pad_mm;
+pub mod reduction;
 
 use crate::runner::DynRunner;
 
@@ -22,6 +23,7 @@ pub fn registry(options: &RunnerOptions) -> Vec<Box<dyn DynRunner>> {
     }
     vec![
         Box::new(pad_mm),
+        Box::new(reduction::ReductionRunner::new()),
         // One line per runner, e.g. `Box::new(mm::MmRunner::default()),`
     ]
 }

@@ -106,7 +106,11 @@ impl Variant {
     pub fn all() -> Vec<Variant> {
         [Family::Persistent, Family::Looped]
             .into_iter()
-            .flat_map(|family| BLOCK_SIZES.into_iter().map(move |block| Variant { family, block }))
+            .flat_map(|family| {
+                BLOCK_SIZES
+                    .into_iter()
+                    .map(move |block| Variant { family, block })
+            })
             .collect()
     }
 
@@ -127,7 +131,10 @@ impl Variant {
         match self.family {
             Family::Looped => Some(0),
             Family::Persistent => {
-                let need = cols.div_ceil(self.block as usize).max(1).next_power_of_two();
+                let need = cols
+                    .div_ceil(self.block as usize)
+                    .max(1)
+                    .next_power_of_two();
                 (need <= max_items(self.block) as usize).then_some(need as u32)
             }
         }
@@ -260,7 +267,10 @@ impl ReductionKernels {
         let capability = ctx.compute_capability().map_err(drv_err)?;
         let opts = cudarc::nvrtc::CompileOptions {
             arch: Some(arch_for(capability)),
-            options: vec![format!("-DAH_DTYPE={}", dtype_define(dtype)), "-std=c++17".into()],
+            options: vec![
+                format!("-DAH_DTYPE={}", dtype_define(dtype)),
+                "-std=c++17".into(),
+            ],
             ..Default::default()
         };
         let ptx = cudarc::nvrtc::compile_ptx_with_opts(source, opts).map_err(|e| {
@@ -270,7 +280,10 @@ impl ReductionKernels {
                 }
                 other => format!("{other:?}"),
             };
-            KernelError::Compile { dtype: dtype.torch_name(), message }
+            KernelError::Compile {
+                dtype: dtype.torch_name(),
+                message,
+            }
         })?;
         let module = ctx.load_module(ptx).map_err(drv_err)?;
         let mut functions = BTreeMap::new();
@@ -303,16 +316,26 @@ impl ReductionKernels {
         cols: usize,
     ) -> Result<(), KernelError> {
         if rows == 0 || cols == 0 {
-            return Err(KernelError::Shape { rows, cols, reason: "no elements" });
+            return Err(KernelError::Shape {
+                rows,
+                cols,
+                reason: "no elements",
+            });
         }
         if rows > i32::MAX as usize || cols > i32::MAX as usize {
-            return Err(KernelError::Shape { rows, cols, reason: "a dimension exceeds 2^31 - 1" });
+            return Err(KernelError::Shape {
+                rows,
+                cols,
+                reason: "a dimension exceeds 2^31 - 1",
+            });
         }
-        let name = variant.kernel_name(op, cols).ok_or_else(|| KernelError::RowTooLong {
-            variant: variant.name(),
-            cols,
-            max: (variant.block * max_items(variant.block)) as usize,
-        })?;
+        let name = variant
+            .kernel_name(op, cols)
+            .ok_or_else(|| KernelError::RowTooLong {
+                variant: variant.name(),
+                cols,
+                max: (variant.block * max_items(variant.block)) as usize,
+            })?;
         let f = self
             .functions
             .get(&name)
@@ -370,8 +393,14 @@ mod tests {
         assert_eq!(p128.items_for(8193), None);
         let l128 = Variant::parse("looped-128").unwrap();
         assert!(l128.fits(1 << 20));
-        assert_eq!(p256.kernel_name(Op::Softmax, 300).as_deref(), Some("softmax_persistent_256_2"));
-        assert_eq!(l128.kernel_name(Op::Sum, 3).as_deref(), Some("sum_looped_128"));
+        assert_eq!(
+            p256.kernel_name(Op::Softmax, 300).as_deref(),
+            Some("softmax_persistent_256_2")
+        );
+        assert_eq!(
+            l128.kernel_name(Op::Sum, 3).as_deref(),
+            Some("sum_looped_128")
+        );
         assert_eq!(p128.kernel_name(Op::Sum, 9000), None);
     }
 

@@ -29,12 +29,14 @@ pub fn decode(bytes: &[u8], dtype: DType) -> Vec<f32> {
             .chunks_exact(4)
             .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
             .collect(),
-        DType::F16 => {
-            bytes.chunks_exact(2).map(|c| f16_to_f32(u16::from_le_bytes([c[0], c[1]]))).collect()
-        }
-        DType::BF16 => {
-            bytes.chunks_exact(2).map(|c| bf16_to_f32(u16::from_le_bytes([c[0], c[1]]))).collect()
-        }
+        DType::F16 => bytes
+            .chunks_exact(2)
+            .map(|c| f16_to_f32(u16::from_le_bytes([c[0], c[1]])))
+            .collect(),
+        DType::BF16 => bytes
+            .chunks_exact(2)
+            .map(|c| bf16_to_f32(u16::from_le_bytes([c[0], c[1]])))
+            .collect(),
     }
 }
 
@@ -45,7 +47,9 @@ pub fn reduce(op: Op, x: &[f32], rows: usize, cols: usize) -> Vec<f64> {
         match op {
             Op::Sum => out.push(row.iter().map(|&v| f64::from(v)).sum()),
             Op::Softmax => {
-                let m = row.iter().fold(f64::NEG_INFINITY, |m, &v| m.max(f64::from(v)));
+                let m = row
+                    .iter()
+                    .fold(f64::NEG_INFINITY, |m, &v| m.max(f64::from(v)));
                 let e: Vec<f64> = row.iter().map(|&v| (f64::from(v) - m).exp()).collect();
                 let s: f64 = e.iter().sum();
                 out.extend(e.iter().map(|v| v / s));
@@ -104,7 +108,10 @@ pub fn check(
             Op::Softmax => i / cols,
         };
         let scale: f64 = match op {
-            Op::Sum => x[row * cols..(row + 1) * cols].iter().map(|v| f64::from(v.abs())).sum(),
+            Op::Sum => x[row * cols..(row + 1) * cols]
+                .iter()
+                .map(|v| f64::from(v.abs()))
+                .sum(),
             Op::Softmax => 0.0,
         };
         let g = f64::from(g);
@@ -158,7 +165,10 @@ mod tests {
         assert!(check(Op::Sum, DType::F32, &x, 2, 3, &[6.0]).is_err());
         // bf16 output rounding of 6.0 is exact; 6.03 is within 8e-3 relative.
         assert!(check(Op::Sum, DType::BF16, &x, 2, 3, &[6.03, 0.0]).is_ok());
-        let s: Vec<f32> = reduce(Op::Softmax, &x, 2, 3).iter().map(|&v| v as f32).collect();
+        let s: Vec<f32> = reduce(Op::Softmax, &x, 2, 3)
+            .iter()
+            .map(|&v| v as f32)
+            .collect();
         assert!(check(Op::Softmax, DType::F32, &x, 2, 3, &s).is_ok());
         let mut bad = s.clone();
         bad.swap(0, 2);
