@@ -1,1 +1,1106 @@
-//! placeholder
+//! The collection loop: draws sample inputs, measures them on one or more devices and appends
+//! the rows to a PyTorch-format log, safely.
+//!
+//! - **Deterministic samples.** Sample `i` is drawn from a ChaCha8 stream `i` of the seed, so
+//!   it is the same input whatever shard, device or resume produced it. `--shard I/N` takes the
+//!   samples with `i % N == I`.
+//! - **Rows.** Each input gives `reps x choices` rows, repetition-major (PyTorch's
+//!   `--num-reps`: for each repetition, every choice), feedback = the minimum of the timed
+//!   calls in ms (`inf` when the choice failed). All rows of one input are written with one
+//!   `write` and then `fsync`ed, so a kill loses at most the input in flight.
+//! - **Sidecars.** `FILE.medians.txt` is the same log with the median of the timed calls as
+//!   feedback (train on it for median labelling); `FILE.provenance.json` records the device,
+//!   library versions, tool version, seed, command lines and timing method of every session.
+//! - **Resume.** Re-running with the same output, seed and sample count skips inputs whose rows
+//!   are all in the log; a torn last line, or an incomplete last input, is cut off first.
+//! - **Lock.** The log is locked (`File::try_lock`) while a collection writes it; a second
+//!   process is refused.
+
+use std::collections::{BTreeMap, VecDeque};
+use std::fs::{File, OpenOptions};
+use std::io::{Read, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+use std::sync::{mpsc, Mutex};
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
+
+use ah_core::{LogWriter, Metadata};
+use rand::SeedableRng;
+use serde_json::json;
+
+use crate::backend::cuda::CudaInitError;
+use crate::backend::{Backend, BackendInfo, BackendKind, CpuBackend, CudaBackend, TimingConfig};
+use crate::runner::{DrawnInput, DynRunner, MeasuredInput, SampleRng, Target};
+
+/// Errors of a collection or a merge.
+#[derive(Debug, thiserror::Error)]
+pub enum CollectError {
+    /// Another process holds the log's lock.
+    #[error("{}: another process is collecting into this file (it is locked); wait for it, or write to another --out", path.display())]
+    Locked {
+        /// The log.
+        path: PathBuf,
+    },
+    /// A file operation failed.
+    #[error("{}: {source}", path.display())]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The cause.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The log format layer refused (e.g. PyTorch's InconsistentMetadata).
+    #[error(transparent)]
+    Core(#[from] ah_core::Error),
+    /// The CUDA backend could not start.
+    #[error(transparent)]
+    Cuda(#[from] CudaInitError),
+    /// A bad request (unknown runner, bad shard, ...), with what to do.
+    #[error("{0}")]
+    Invalid(String),
+    /// Logs to merge differ in their first two lines.
+    #[error("{}: {what} differs from {}'s; merge only logs of the same runner, device and features\n  {}: {first}\n  {}: {other}", path.display(), first_path.display(), first_path.display(), path.display())]
+    MergeMismatch {
+        /// The differing file.
+        path: PathBuf,
+        /// The reference file (the first one).
+        first_path: PathBuf,
+        /// `metadata line` or `header`.
+        what: &'static str,
+        /// The reference line.
+        first: String,
+        /// The differing line.
+        other: String,
+    },
+}
+
+fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> CollectError + '_ {
+    move |source| CollectError::Io {
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+/// Which devices to run on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Devices {
+    /// The CPU backend.
+    Cpu,
+    /// These CUDA device ordinals, one worker thread each.
+    Cuda(Vec<usize>),
+}
+
+/// `--shard I/N`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Shard {
+    /// This shard, `0..count`.
+    pub index: u64,
+    /// Number of shards.
+    pub count: u64,
+}
+
+impl Shard {
+    /// All samples.
+    pub const ALL: Shard = Shard { index: 0, count: 1 };
+
+    /// Parses `I/N` with `I < N`.
+    pub fn parse(text: &str) -> Result<Shard, CollectError> {
+        let bad = || {
+            CollectError::Invalid(format!(
+                "--shard `{text}`: expected I/N with 0 <= I < N, e.g. --shard 0/4 for the first of four shards"
+            ))
+        };
+        let (i, n) = text.split_once('/').ok_or_else(bad)?;
+        let index: u64 = i.trim().parse().map_err(|_| bad())?;
+        let count: u64 = n.trim().parse().map_err(|_| bad())?;
+        if count == 0 || index >= count {
+            return Err(bad());
+        }
+        Ok(Shard { index, count })
+    }
+
+    /// True when sample `i` belongs to this shard.
+    pub fn contains(&self, i: u64) -> bool {
+        i % self.count == self.index
+    }
+}
+
+/// A collection request.
+#[derive(Debug, Clone)]
+pub struct CollectConfig {
+    /// The log to append to.
+    pub out: PathBuf,
+    /// Samples in the whole sample space (all shards).
+    pub num_samples: u64,
+    /// Repetitions per input (PyTorch's `--num-reps`).
+    pub num_reps: usize,
+    /// Seed of the sample space.
+    pub seed: u64,
+    /// This process's shard.
+    pub shard: Shard,
+    /// Devices.
+    pub devices: Devices,
+    /// Timing on the GPU (the CPU uses [`CpuBackend::TIMING`] unless `cpu_timing` is set).
+    pub gpu_timing: TimingConfig,
+    /// Timing override for the CPU.
+    pub cpu_timing: Option<TimingConfig>,
+    /// Draws per sample before giving up on the precondition.
+    pub max_draws: usize,
+    /// The command line, for the provenance sidecar.
+    pub command_line: String,
+}
+
+/// What happened to one sample, reported to the [`Observer`] as it finishes.
+#[derive(Debug, Clone, PartialEq)]
+pub struct InputReport {
+    /// Sample index.
+    pub index: u64,
+    /// Device ordinal that measured it.
+    pub device: usize,
+    /// Rows written.
+    pub rows: usize,
+    /// Measurements that failed (logged as `inf`).
+    pub failures: usize,
+    /// First failure message, if any.
+    pub first_error: Option<String>,
+}
+
+/// Receives progress (the binary draws a progress bar with it).
+pub trait Observer {
+    /// Work is known: `to_measure` inputs will be measured, `already_done` were in the log.
+    fn start(&mut self, to_measure: u64, already_done: u64, devices: &[BackendInfo]) {
+        let _ = (to_measure, already_done, devices);
+    }
+    /// One input was measured and written.
+    fn input_done(&mut self, report: &InputReport) {
+        let _ = report;
+    }
+}
+
+/// An observer that ignores everything.
+#[derive(Debug, Default)]
+pub struct Silent;
+impl Observer for Silent {}
+
+/// Totals of one collection run.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct CollectSummary {
+    /// Samples of this shard.
+    pub shard_samples: u64,
+    /// Inputs already complete in the log (skipped).
+    pub already_done: u64,
+    /// Inputs measured now.
+    pub measured: u64,
+    /// Samples with no draw satisfying the precondition.
+    pub no_precondition: u64,
+    /// Rows written now.
+    pub rows: u64,
+    /// Measurements that failed (`inf` rows).
+    pub failures: u64,
+    /// Bytes cut from a torn tail, rows of an incomplete last input removed.
+    pub repaired_bytes: u64,
+    /// Wall time, seconds.
+    pub wall_s: f64,
+    /// Inputs measured per minute.
+    pub inputs_per_minute: f64,
+    /// The log.
+    pub out: PathBuf,
+}
+
+/// PyTorch's default log path: `{cache_dir}/autoheuristic/{device_name}/{name}.txt`, with
+/// `cache_dir` = `$TORCHINDUCTOR_CACHE_DIR` or `{tmp}/torchinductor_{user}` and spaces in the
+/// device name replaced by `_` (`non_cuda_device` without CUDA).
+pub fn default_log_path(device_name: Option<&str>, name: &str) -> PathBuf {
+    let cache = std::env::var_os("TORCHINDUCTOR_CACHE_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            let user = std::env::var("USER").unwrap_or_else(|_| "user".into());
+            std::env::temp_dir().join(format!("torchinductor_{user}"))
+        });
+    let dev = device_name
+        .map(|d| d.replace(' ', "_"))
+        .unwrap_or_else(|| "non_cuda_device".into());
+    cache
+        .join("autoheuristic")
+        .join(dev)
+        .join(format!("{name}.txt"))
+}
+
+/// The medians sidecar of a log: `FILE.medians.txt`.
+pub fn medians_path(out: &Path) -> PathBuf {
+    sidecar(out, "medians.txt")
+}
+
+/// The provenance sidecar of a log: `FILE.provenance.json`.
+pub fn provenance_path(out: &Path) -> PathBuf {
+    sidecar(out, "provenance.json")
+}
+
+fn sidecar(out: &Path, suffix: &str) -> PathBuf {
+    let mut s = out.as_os_str().to_os_string();
+    s.push(".");
+    s.push(suffix);
+    PathBuf::from(s)
+}
+
+/// The RNG of sample `index`.
+pub fn sample_rng(seed: u64, index: u64) -> SampleRng {
+    let mut rng = SampleRng::seed_from_u64(seed);
+    rng.set_stream(index);
+    rng
+}
+
+/// Starts the backend of one device.
+pub fn open_backend(
+    devices: &Devices,
+    slot: usize,
+    cfg: &CollectConfig,
+) -> Result<Backend, CollectError> {
+    Ok(match devices {
+        Devices::Cpu => Backend::Cpu(CpuBackend::with_timing(
+            cfg.cpu_timing.unwrap_or(CpuBackend::TIMING),
+        )),
+        Devices::Cuda(ords) => {
+            Backend::Cuda(Box::new(CudaBackend::new(ords[slot], cfg.gpu_timing)?))
+        }
+    })
+}
+
+/// Result of [`repair_log`].
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Repair {
+    /// Bytes removed at the end of the file.
+    pub removed_bytes: u64,
+    /// Complete inputs in the log: feature-values CSV -> how many times.
+    pub complete: BTreeMap<String, u64>,
+}
+
+/// Splits a data line into (feature values, choice).
+fn split_row(line: &str) -> Option<(&str, &str)> {
+    let (rest, _feedback) = line.rsplit_once(',')?;
+    let (values, choice) = rest.rsplit_once(',')?;
+    Some((values, choice))
+}
+
+/// Repairs a log after a kill and counts its complete inputs: cuts a torn last line (no
+/// trailing newline) and then the last input's rows if that input is incomplete (some choice
+/// has fewer than `reps` rows). Inputs are runs of consecutive rows with the same feature
+/// values. Files with fewer than two lines are left alone.
+pub fn repair_log(path: &Path, reps: usize) -> Result<Repair, CollectError> {
+    let mut file = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(path)
+        .map_err(io_err(path))?;
+    let mut bytes = Vec::new();
+    file.read_to_end(&mut bytes).map_err(io_err(path))?;
+    let text = String::from_utf8_lossy(&bytes);
+    let mut keep = match text.rfind('\n') {
+        Some(i) => i + 1,
+        None => return Ok(Repair::default()),
+    };
+    // Line starts of complete lines.
+    let mut starts = vec![0usize];
+    for (i, b) in bytes[..keep].iter().enumerate() {
+        if *b == b'\n' && i + 1 < keep {
+            starts.push(i + 1);
+        }
+    }
+    let line = |i: usize| -> &str {
+        let s = starts[i];
+        let e = if i + 1 < starts.len() {
+            starts[i + 1] - 1
+        } else {
+            keep - 1
+        };
+        text.get(s..e).unwrap_or("")
+    };
+    // Group data lines (from line 3) into inputs.
+    let mut groups: Vec<(String, usize, BTreeMap<String, usize>)> = Vec::new();
+    for li in 2..starts.len() {
+        let Some((values, choice)) = split_row(line(li)) else {
+            continue;
+        };
+        match groups.last_mut() {
+            Some((k, _, counts)) if k == values => {
+                *counts.entry(choice.to_string()).or_insert(0) += 1
+            }
+            _ => {
+                let mut counts = BTreeMap::new();
+                counts.insert(choice.to_string(), 1);
+                groups.push((values.to_string(), starts[li], counts));
+            }
+        }
+    }
+    let complete = |counts: &BTreeMap<String, usize>| counts.values().all(|&c| c == reps);
+    if let Some((_, start, counts)) = groups.last() {
+        if !complete(counts) {
+            keep = *start;
+            groups.pop();
+        }
+    }
+    let removed = bytes.len() as u64 - keep as u64;
+    if removed > 0 {
+        file.set_len(keep as u64).map_err(io_err(path))?;
+        file.seek(SeekFrom::End(0)).map_err(io_err(path))?;
+        file.sync_all().map_err(io_err(path))?;
+    }
+    let mut out = BTreeMap::new();
+    for (k, _, counts) in &groups {
+        if complete(counts) {
+            *out.entry(k.clone()).or_insert(0) += 1;
+        }
+    }
+    Ok(Repair {
+        removed_bytes: removed,
+        complete: out,
+    })
+}
+
+/// Keeps in a sidecar log only the inputs that the main log has (after a kill between the two
+/// writes the sidecar may hold one more).
+fn reconcile_sidecar(
+    path: &Path,
+    reps: usize,
+    main: &BTreeMap<String, u64>,
+) -> Result<(), CollectError> {
+    if !path.exists() {
+        return Ok(());
+    }
+    repair_log(path, reps)?;
+    let text = std::fs::read_to_string(path).map_err(io_err(path))?;
+    let mut lines = text.lines();
+    let (Some(l1), Some(l2)) = (lines.next(), lines.next()) else {
+        return Ok(());
+    };
+    let mut budget = main.clone();
+    let mut out = format!("{l1}\n{l2}\n");
+    let mut current: Option<(String, bool)> = None;
+    let mut changed = false;
+    for l in lines {
+        let Some((values, _)) = split_row(l) else {
+            continue;
+        };
+        let keep = match &current {
+            Some((k, keep)) if k == values => *keep,
+            _ => {
+                let left = budget.get_mut(values);
+                let keep = match left {
+                    Some(n) if *n > 0 => {
+                        *n -= 1;
+                        true
+                    }
+                    _ => false,
+                };
+                current = Some((values.to_string(), keep));
+                keep
+            }
+        };
+        if keep {
+            out.push_str(l);
+            out.push('\n');
+        } else {
+            changed = true;
+        }
+    }
+    if changed {
+        write_atomic(path, out.as_bytes())?;
+    }
+    Ok(())
+}
+
+/// Writes a file through a temporary file in the same folder and a rename.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), CollectError> {
+    let dir = path
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    std::fs::create_dir_all(dir).map_err(io_err(dir))?;
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().to_string())
+        .unwrap_or_default();
+    let tmp = dir.join(format!(".{name}.tmp{}", std::process::id()));
+    let mut f = File::create(&tmp).map_err(io_err(&tmp))?;
+    f.write_all(bytes).map_err(io_err(&tmp))?;
+    f.sync_all().map_err(io_err(&tmp))?;
+    std::fs::rename(&tmp, path).map_err(io_err(path))
+}
+
+fn now_unix() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0)
+}
+
+/// Renders the rows of one measured input: feedback = min (`median == false`) or median.
+fn render_rows(m: &MeasuredInput, median: bool) -> (String, usize, usize) {
+    let values = m.context.feature_values_csv();
+    let mut s = String::new();
+    let (mut rows, mut failures) = (0, 0);
+    for rep in &m.results {
+        for (choice, r) in m.choices.iter().zip(rep) {
+            let v = match r {
+                Ok(x) if median => x.median_ms,
+                Ok(x) => x.min_ms,
+                Err(_) => {
+                    failures += 1;
+                    f64::INFINITY
+                }
+            };
+            if !s.is_empty() {
+                s.push('\n');
+            }
+            s.push_str(&values);
+            s.push(',');
+            s.push_str(choice);
+            s.push(',');
+            s.push_str(&ah_core::value::python_float_repr(v));
+            rows += 1;
+        }
+    }
+    (s, rows, failures)
+}
+
+struct Writers {
+    log: LogWriter,
+    medians: LogWriter,
+}
+
+/// Runs a collection. See the module documentation.
+pub fn collect(
+    runner: &dyn DynRunner,
+    cfg: &CollectConfig,
+    observer: &mut dyn Observer,
+) -> Result<CollectSummary, CollectError> {
+    let started = Instant::now();
+    let started_unix = now_unix();
+    let slots = match &cfg.devices {
+        Devices::Cpu => 1,
+        Devices::Cuda(o) if o.is_empty() => {
+            return Err(CollectError::Invalid("--devices: no device given".into()))
+        }
+        Devices::Cuda(o) => o.len(),
+    };
+    let kind = match cfg.devices {
+        Devices::Cpu => BackendKind::Cpu,
+        Devices::Cuda(_) => BackendKind::Cuda,
+    };
+    if !runner.supports(kind) {
+        return Err(CollectError::Invalid(format!(
+            "runner `{}` does not run on the {kind} backend",
+            runner.name()
+        )));
+    }
+    if cfg.num_reps == 0 {
+        return Err(CollectError::Invalid(
+            "--num-reps must be at least 1".into(),
+        ));
+    }
+    // Device facts (from device 0; all devices must share the identity).
+    let infos: Vec<BackendInfo> = {
+        let mut v = Vec::new();
+        for slot in 0..slots {
+            v.push(open_backend(&cfg.devices, slot, cfg)?.info().clone());
+        }
+        v
+    };
+    if let Some(other) = infos.iter().find(|i| i.identity != infos[0].identity) {
+        return Err(CollectError::Invalid(format!(
+            "--devices: {} ({:?}) and {} ({:?}) have different identities; collect each kind of GPU into its own log",
+            infos[0].device_name, infos[0].identity, other.device_name, other.identity
+        )));
+    }
+    let target = Target {
+        kind,
+        total_memory: infos[0].total_memory,
+        identity: infos[0].identity,
+    };
+
+    // Draw this shard's samples (cheap, host only).
+    let mut drawn: Vec<(u64, DrawnInput)> = Vec::new();
+    let mut no_precondition = 0;
+    for i in (0..cfg.num_samples).filter(|i| cfg.shard.contains(*i)) {
+        let mut rng = sample_rng(cfg.seed, i);
+        match runner.draw(&mut rng, &target, cfg.max_draws) {
+            Some(d) => drawn.push((i, d)),
+            None => no_precondition += 1,
+        }
+    }
+    let shard_samples = drawn.len() as u64 + no_precondition;
+    let features = match drawn.first() {
+        Some((_, d)) => d.context.clone(),
+        None => {
+            let mut rng = sample_rng(cfg.seed, 0);
+            match runner.draw(&mut rng, &target, cfg.max_draws.max(1000)) {
+                Some(d) => d.context,
+                None => {
+                    return Err(CollectError::Invalid(
+                        "no input satisfies the precondition".into(),
+                    ))
+                }
+            }
+        }
+    };
+    let (num, cat) = features.numerical_and_categorical();
+    let metadata = Metadata::new(target.identity, runner.name(), num, cat);
+    let header: Vec<String> = features
+        .features()
+        .iter()
+        .map(|f| f.name.to_string())
+        .collect();
+
+    // Lock, check metadata, repair, count what is done.
+    if let Some(dir) = cfg.out.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).map_err(io_err(dir))?;
+    }
+    let lock = OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&cfg.out)
+        .map_err(io_err(&cfg.out))?;
+    match lock.try_lock() {
+        Ok(()) => {}
+        Err(std::fs::TryLockError::WouldBlock) => {
+            return Err(CollectError::Locked {
+                path: cfg.out.clone(),
+            })
+        }
+        Err(std::fs::TryLockError::Error(e)) => return Err(io_err(&cfg.out)(e)),
+    }
+    let mut log = LogWriter::append(&cfg.out, &metadata, &header)?;
+    let prov_path = provenance_path(&cfg.out);
+    let mut provenance = read_provenance(&prov_path);
+    if let Some(prev) = provenance["num_reps"].as_u64() {
+        if prev != cfg.num_reps as u64 {
+            return Err(CollectError::Invalid(format!(
+                "{}: was collected with --num-reps {prev} (see {}); resume with the same --num-reps, or write to another --out",
+                cfg.out.display(),
+                prov_path.display()
+            )));
+        }
+    }
+    let repair = repair_log(&cfg.out, cfg.num_reps)?;
+    let med_path = medians_path(&cfg.out);
+    reconcile_sidecar(&med_path, cfg.num_reps, &repair.complete)?;
+    let medians = LogWriter::append(&med_path, &metadata, &header)?;
+    log.sync()?;
+    let mut done = repair.complete.clone();
+    let mut todo: VecDeque<(u64, DrawnInput)> = VecDeque::new();
+    let mut already_done = 0;
+    for (i, d) in drawn {
+        let key = d.context.feature_values_csv();
+        match done.get_mut(&key) {
+            Some(n) if *n > 0 => {
+                *n -= 1;
+                already_done += 1;
+            }
+            _ => todo.push_back((i, d)),
+        }
+    }
+
+    let session_index = {
+        let sessions = provenance["sessions"]
+            .as_array_mut()
+            .expect("sessions is an array");
+        sessions.push(json!({
+            "started_unix": started_unix,
+            "command_line": cfg.command_line,
+            "seed": cfg.seed,
+            "num_samples": cfg.num_samples,
+            "num_reps": cfg.num_reps,
+            "shard": format!("{}/{}", cfg.shard.index, cfg.shard.count),
+            "devices": infos,
+            "gpu_timing": cfg.gpu_timing,
+            "resumed_inputs": already_done,
+            "repaired_bytes": repair.removed_bytes,
+            "finished": false,
+        }));
+        sessions.len() - 1
+    };
+    fill_provenance_head(&mut provenance, runner, cfg, &metadata, &infos);
+    write_atomic(
+        &prov_path,
+        serde_json::to_string_pretty(&provenance)
+            .unwrap_or_default()
+            .as_bytes(),
+    )?;
+
+    observer.start(todo.len() as u64, already_done, &infos);
+    let queue = Mutex::new(todo);
+    let writers = Mutex::new(Writers { log, medians });
+    let (tx, rx) = mpsc::channel::<Result<InputReport, CollectError>>();
+    let mut rows = 0u64;
+    let mut failures = 0u64;
+    let mut measured = 0u64;
+    let mut first_error: Option<CollectError> = None;
+    std::thread::scope(|scope| {
+        for slot in 0..slots {
+            let tx = tx.clone();
+            let queue = &queue;
+            let writers = &writers;
+            scope.spawn(move || {
+                let mut backend = match open_backend(&cfg.devices, slot, cfg) {
+                    Ok(b) => b,
+                    Err(e) => {
+                        let _ = tx.send(Err(e));
+                        return;
+                    }
+                };
+                let device = backend.info().ordinal;
+                loop {
+                    let next = queue.lock().map(|mut q| q.pop_front()).unwrap_or(None);
+                    let Some((index, d)) = next else { break };
+                    let m = runner.measure(&d, cfg.num_reps, &mut backend);
+                    let (main_rows, n, fails) = render_rows(&m, false);
+                    let (med_rows, _, _) = render_rows(&m, true);
+                    let first_error = m
+                        .results
+                        .iter()
+                        .flatten()
+                        .find_map(|r| r.as_ref().err().map(|e| e.to_string()));
+                    let written = (|| -> Result<(), CollectError> {
+                        let mut w = writers
+                            .lock()
+                            .map_err(|_| CollectError::Invalid("writer poisoned".into()))?;
+                        // Medians first: the main log decides what is complete on resume.
+                        w.medians.write_line(&med_rows)?;
+                        w.log.write_line(&main_rows)?;
+                        w.log.sync()?;
+                        Ok(())
+                    })();
+                    let report = written.map(|()| InputReport {
+                        index,
+                        device,
+                        rows: n,
+                        failures: fails,
+                        first_error,
+                    });
+                    let stop = report.is_err();
+                    if tx.send(report).is_err() || stop {
+                        break;
+                    }
+                }
+            });
+        }
+        drop(tx);
+        for msg in rx {
+            match msg {
+                Ok(r) => {
+                    rows += r.rows as u64;
+                    failures += r.failures as u64;
+                    measured += 1;
+                    observer.input_done(&r);
+                }
+                Err(e) => {
+                    if first_error.is_none() {
+                        first_error = Some(e);
+                    }
+                    // Stop the other workers: empty the queue.
+                    if let Ok(mut q) = queue.lock() {
+                        q.clear();
+                    }
+                }
+            }
+        }
+    });
+    let wall_s = started.elapsed().as_secs_f64();
+    let summary = CollectSummary {
+        shard_samples,
+        already_done,
+        measured,
+        no_precondition,
+        rows,
+        failures,
+        repaired_bytes: repair.removed_bytes,
+        wall_s,
+        inputs_per_minute: if wall_s > 0.0 {
+            measured as f64 * 60.0 / wall_s
+        } else {
+            0.0
+        },
+        out: cfg.out.clone(),
+    };
+    if let Some(s) = provenance["sessions"].get_mut(session_index) {
+        s["finished"] = json!(first_error.is_none());
+        s["finished_unix"] = json!(now_unix());
+        s["summary"] = serde_json::to_value(&summary).unwrap_or_default();
+    }
+    write_atomic(
+        &prov_path,
+        serde_json::to_string_pretty(&provenance)
+            .unwrap_or_default()
+            .as_bytes(),
+    )?;
+    drop(lock);
+    match first_error {
+        Some(e) => Err(e),
+        None => Ok(summary),
+    }
+}
+
+fn read_provenance(path: &Path) -> serde_json::Value {
+    let mut v = std::fs::read_to_string(path)
+        .ok()
+        .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
+        .filter(|v| v.is_object())
+        .unwrap_or_else(|| json!({}));
+    if !v["sessions"].is_array() {
+        v["sessions"] = json!([]);
+    }
+    v
+}
+
+fn fill_provenance_head(
+    v: &mut serde_json::Value,
+    runner: &dyn DynRunner,
+    cfg: &CollectConfig,
+    metadata: &Metadata,
+    infos: &[BackendInfo],
+) {
+    v["tool"] = json!("ah-collect");
+    v["tool_version"] = json!(ah_core::TOOL_VERSION);
+    v["runner"] = json!(runner.name());
+    v["log"] = json!(cfg.out.file_name().map(|n| n.to_string_lossy().to_string()));
+    v["metadata_line"] = json!(metadata.to_json_line());
+    v["device_name"] = json!(infos[0].device_name);
+    v["capability"] = json!(infos[0].capability);
+    v["versions"] = json!(infos[0].versions);
+    v["seed"] = json!(cfg.seed);
+    v["num_samples"] = json!(cfg.num_samples);
+    v["num_reps"] = json!(cfg.num_reps);
+    v["label"] = json!(
+        "feedback = min over the timed calls of one benchmark (PyTorch's InductorBenchmarker); \
+         FILE.medians.txt holds the median over the same calls"
+    );
+    v["timing_method"] = json!(match infos[0].kind {
+        BackendKind::Cuda =>
+            "CUDA events around each call on one stream; 1 warm-up call per choice (first repetition); \
+             L2 flush (memset of an L2-sized buffer) before every timed call; 5 estimation runs, \
+             100 flushes, then max(min(100, 25 ms // estimate), 1) timed runs; min and median over all timed runs",
+        BackendKind::Cpu =>
+            "wall clock (std::time::Instant) around each call; 1 warm-up call per choice; 3 estimation runs, \
+             then max(min(20, 10 ms // estimate), 1) timed runs; no cache flush; min and median over all timed runs",
+    });
+}
+
+/// Totals of a merge.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MergeSummary {
+    /// Data rows written.
+    pub rows: u64,
+    /// Torn (incomplete) last lines dropped from inputs.
+    pub torn_lines_dropped: u64,
+    /// True when the medians sidecars were merged too.
+    pub medians: bool,
+}
+
+/// Joins logs of the same runner, device and features (identical first two lines, as
+/// PyTorch's `merge_data.py` requires): the first file's head, then every file's rows in
+/// order. Written through a temporary file and a rename. When every input has a
+/// `.medians.txt` sidecar, those are merged into `OUT.medians.txt` too.
+pub fn merge(inputs: &[PathBuf], out: &Path) -> Result<MergeSummary, CollectError> {
+    if inputs.is_empty() {
+        return Err(CollectError::Invalid(
+            "merge: give at least one log to merge".into(),
+        ));
+    }
+    let (text, rows, torn) = merge_texts(inputs)?;
+    let med_inputs: Vec<PathBuf> = inputs.iter().map(|p| medians_path(p)).collect();
+    let medians = med_inputs.iter().all(|p| p.exists());
+    let med = if medians {
+        Some(merge_texts(&med_inputs)?)
+    } else {
+        None
+    };
+    write_atomic(out, text.as_bytes())?;
+    if let Some((t, _, _)) = med {
+        write_atomic(&medians_path(out), t.as_bytes())?;
+    }
+    Ok(MergeSummary {
+        rows,
+        torn_lines_dropped: torn,
+        medians,
+    })
+}
+
+fn merge_texts(inputs: &[PathBuf]) -> Result<(String, u64, u64), CollectError> {
+    let mut out = String::new();
+    let mut head: Option<(String, String)> = None;
+    let (mut rows, mut torn) = (0u64, 0u64);
+    for path in inputs {
+        let text = std::fs::read_to_string(path).map_err(io_err(path))?;
+        let complete = match text.rfind('\n') {
+            Some(i) => &text[..=i],
+            None => "",
+        };
+        if complete.len() < text.len() {
+            torn += 1;
+        }
+        let mut lines = complete.lines();
+        let (Some(l1), Some(l2)) = (lines.next(), lines.next()) else {
+            return Err(CollectError::Invalid(format!(
+                "{}: not an AutoHeuristic log (needs a metadata line and a header)",
+                path.display()
+            )));
+        };
+        match &head {
+            None => {
+                head = Some((l1.to_string(), l2.to_string()));
+                out.push_str(l1);
+                out.push('\n');
+                out.push_str(l2);
+                out.push('\n');
+            }
+            Some((h1, h2)) => {
+                let first_path = inputs[0].clone();
+                if h1 != l1 {
+                    return Err(CollectError::MergeMismatch {
+                        path: path.clone(),
+                        first_path,
+                        what: "metadata line",
+                        first: h1.clone(),
+                        other: l1.to_string(),
+                    });
+                }
+                if h2 != l2 {
+                    return Err(CollectError::MergeMismatch {
+                        path: path.clone(),
+                        first_path,
+                        what: "header",
+                        first: h2.clone(),
+                        other: l2.to_string(),
+                    });
+                }
+            }
+        }
+        for l in lines.filter(|l| !l.is_empty()) {
+            out.push_str(l);
+            out.push('\n');
+            rows += 1;
+        }
+    }
+    Ok((out, rows, torn))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::runners::{find, RunnerOptions};
+
+    fn cfg(out: &Path, n: u64, shard: Shard) -> CollectConfig {
+        CollectConfig {
+            out: out.to_path_buf(),
+            num_samples: n,
+            num_reps: 2,
+            seed: 7,
+            shard,
+            devices: Devices::Cpu,
+            gpu_timing: TimingConfig::PYTORCH,
+            // Fast CPU timing for tests.
+            cpu_timing: Some(TimingConfig {
+                estimation_runs: 1,
+                max_runs: 1,
+                budget_ms: 0.0,
+                memory_warmup: 0,
+            }),
+            max_draws: 100,
+            command_line: "test".into(),
+        }
+    }
+
+    fn small_runner() -> Box<dyn DynRunner> {
+        find(
+            "pad_mm",
+            &RunnerOptions {
+                max_power2: Some(6),
+            },
+        )
+        .unwrap()
+    }
+
+    fn keys(path: &Path) -> Vec<String> {
+        let text = std::fs::read_to_string(path).unwrap();
+        let mut v: Vec<String> = text
+            .lines()
+            .skip(2)
+            .map(|l| split_row(l).unwrap().0.to_string())
+            .collect();
+        v.dedup();
+        v
+    }
+
+    #[test]
+    fn collects_resumes_and_skips_complete_inputs() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("sub").join("pad_mm.txt");
+        let r = small_runner();
+        let s = collect(r.as_ref(), &cfg(&out, 6, Shard::ALL), &mut Silent).unwrap();
+        assert_eq!((s.measured, s.already_done, s.rows), (6, 0, 24));
+        let text = std::fs::read_to_string(&out).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 2 + 24);
+        assert!(lines[0].starts_with(r#"{"shared_memory": 0, "device_capa": [0, 0], "name": "pad_mm", "numerical_features": ["m", "k", "n", "#));
+        assert!(lines[1].ends_with(",prepadded_mat1,prepadded_mat2,using_tf32,choice,feedback"));
+        let log = ah_core::Log::read(&out, ah_core::ReadOptions { strict: true }).unwrap();
+        assert_eq!(log.choices, ["orig", "pad"]);
+        assert!(log
+            .rows
+            .iter()
+            .all(|r| r.feedback.is_finite() && r.feedback >= 0.0));
+        let med =
+            ah_core::Log::read(medians_path(&out), ah_core::ReadOptions { strict: true }).unwrap();
+        assert_eq!(med.rows.len(), 24);
+        // Same request again: nothing to do.
+        let s2 = collect(r.as_ref(), &cfg(&out, 6, Shard::ALL), &mut Silent).unwrap();
+        assert_eq!((s2.measured, s2.already_done), (0, 6));
+        // More samples: only the new ones are measured, nothing duplicated.
+        let s3 = collect(r.as_ref(), &cfg(&out, 9, Shard::ALL), &mut Silent).unwrap();
+        assert_eq!((s3.measured, s3.already_done), (3, 6));
+        let k = keys(&out);
+        assert_eq!(k.len(), 9);
+        let prov: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(provenance_path(&out)).unwrap()).unwrap();
+        assert_eq!(prov["sessions"].as_array().unwrap().len(), 3);
+        assert_eq!(prov["seed"], 7);
+        assert_eq!(prov["sessions"][2]["summary"]["measured"], 3);
+    }
+
+    #[test]
+    fn torn_tail_and_incomplete_input_are_repaired_then_redone() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("pad_mm.txt");
+        let r = small_runner();
+        collect(r.as_ref(), &cfg(&out, 4, Shard::ALL), &mut Silent).unwrap();
+        let full = std::fs::read_to_string(&out).unwrap();
+        // Simulate a kill in the middle of the last input: keep 1.5 of its 4 rows.
+        let lines: Vec<&str> = full.lines().collect();
+        let mut cut = lines[..lines.len() - 3].join("\n");
+        cut.push('\n');
+        cut.push_str(&lines[lines.len() - 3][..10]);
+        std::fs::write(&out, &cut).unwrap();
+        let rep = repair_log(&out, 2).unwrap();
+        assert_eq!(rep.complete.values().sum::<u64>(), 3);
+        assert!(rep.removed_bytes > 10);
+        assert!(std::fs::read_to_string(&out).unwrap().ends_with('\n'));
+        let s = collect(r.as_ref(), &cfg(&out, 4, Shard::ALL), &mut Silent).unwrap();
+        assert_eq!((s.measured, s.already_done), (1, 3));
+        assert_eq!(keys(&out), keys_of_text(&full));
+        // The medians sidecar holds exactly the same inputs.
+        assert_eq!(keys(&medians_path(&out)), keys(&out));
+    }
+
+    fn keys_of_text(text: &str) -> Vec<String> {
+        let mut v: Vec<String> = text
+            .lines()
+            .skip(2)
+            .map(|l| split_row(l).unwrap().0.to_string())
+            .collect();
+        v.dedup();
+        v
+    }
+
+    #[test]
+    fn shards_partition_the_samples_and_merge_joins_them() {
+        let dir = tempfile::tempdir().unwrap();
+        let r = small_runner();
+        let whole = dir.path().join("whole.txt");
+        collect(r.as_ref(), &cfg(&whole, 7, Shard::ALL), &mut Silent).unwrap();
+        let mut parts = Vec::new();
+        for i in 0..3 {
+            let p = dir.path().join(format!("shard{i}.txt"));
+            let s = collect(
+                r.as_ref(),
+                &cfg(&p, 7, Shard { index: i, count: 3 }),
+                &mut Silent,
+            )
+            .unwrap();
+            assert_eq!(s.shard_samples, [3, 2, 2][i as usize]);
+            parts.push(p);
+        }
+        let merged = dir.path().join("merged.txt");
+        let m = merge(&parts, &merged).unwrap();
+        assert_eq!(m.rows, 28);
+        assert!(m.medians);
+        let mut a = keys(&whole);
+        let mut b = keys(&merged);
+        a.sort();
+        b.sort();
+        assert_eq!(
+            a, b,
+            "the shards together are exactly the whole sample space"
+        );
+        assert!(medians_path(&merged).exists());
+    }
+
+    #[test]
+    fn merge_refuses_different_metadata() {
+        let dir = tempfile::tempdir().unwrap();
+        let a = dir.path().join("a.txt");
+        let b = dir.path().join("b.txt");
+        std::fs::write(&a, "{\"name\": \"x\"}\nm,choice,feedback\n1,a,1.0\n").unwrap();
+        std::fs::write(&b, "{\"name\": \"y\"}\nm,choice,feedback\n1,a,1.0\n").unwrap();
+        let out = dir.path().join("o.txt");
+        let err = merge(&[a, b], &out).unwrap_err().to_string();
+        assert!(err.contains("b.txt: metadata line differs from"), "{err}");
+        assert!(!out.exists(), "no half-written output");
+    }
+
+    #[test]
+    fn a_second_writer_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("pad_mm.txt");
+        let held = OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&out)
+            .unwrap();
+        held.try_lock().unwrap();
+        let r = small_runner();
+        let err = collect(r.as_ref(), &cfg(&out, 2, Shard::ALL), &mut Silent).unwrap_err();
+        assert!(matches!(err, CollectError::Locked { .. }), "{err}");
+        assert!(err.to_string().contains("another process is collecting"));
+        drop(held);
+        collect(r.as_ref(), &cfg(&out, 2, Shard::ALL), &mut Silent).unwrap();
+    }
+
+    #[test]
+    fn shard_parsing() {
+        assert_eq!(Shard::parse("1/4").unwrap(), Shard { index: 1, count: 4 });
+        assert!(Shard::parse("4/4").is_err());
+        assert!(Shard::parse("x")
+            .unwrap_err()
+            .to_string()
+            .contains("--shard `x`"));
+        assert!(Shard { index: 1, count: 3 }.contains(4));
+    }
+
+    #[test]
+    fn samples_do_not_depend_on_the_shard() {
+        let r = small_runner();
+        let t = Target {
+            kind: BackendKind::Cpu,
+            total_memory: 1 << 30,
+            identity: ah_core::DeviceIdentity::NONE,
+        };
+        let a = r.draw(&mut sample_rng(3, 5), &t, 10).unwrap();
+        let b = r.draw(&mut sample_rng(3, 5), &t, 10).unwrap();
+        let c = r.draw(&mut sample_rng(3, 6), &t, 10).unwrap();
+        assert_eq!(a.context, b.context);
+        assert_ne!(a.context, c.context);
+    }
+
+    #[test]
+    fn default_path_is_pytorchs() {
+        let p = default_log_path(Some("NVIDIA H100 80GB HBM3"), "pad_mm");
+        assert!(
+            p.ends_with("autoheuristic/NVIDIA_H100_80GB_HBM3/pad_mm.txt"),
+            "{}",
+            p.display()
+        );
+        assert!(
+            default_log_path(None, "pad_mm").ends_with("autoheuristic/non_cuda_device/pad_mm.txt")
+        );
+    }
+}
