@@ -1,0 +1,967 @@
+//! The runtime: PyTorch's `AutoHeuristic` (spec section 5.1) plus the guarded pick cache.
+//!
+//! An [`AutoHeuristic`] is built for one decision: an optimization name, the choices, a
+//! fallback, the context, optionally a feedback closure (benchmarks a choice, returns ms), augment
+//! operations and a precondition. Its mode comes from a [`Config`] (by default
+//! [`Config::from_env`]):
+//! - **collect** (`AUTOHEURISTIC_COLLECT` lists the name): building it benchmarks every choice
+//!   through the feedback closure and appends one log row per choice;
+//! - **use** (`AUTOHEURISTIC_USE` lists the name): [`AutoHeuristic::get_choice`] asks the
+//!   [`Registry`]; unsure or unknown answers fall back;
+//! - neither: [`AutoHeuristic::get_choice`] returns the fallback.
+//!
+//! [`AutoHeuristic::get_choice_or_autotune`] adds what PyTorch leaves to each call site: when
+//! the heuristic gives no answer, benchmark once, cache the pick ([`crate::cache`]) and reuse it.
+//!
+//! No GPU code lives here: the device identity and name are given ([`DeviceInfo`]).
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::OnceLock;
+
+use crate::cache::{CacheKey, DeviceFingerprint, Lookup, PickCache};
+use crate::context::Context;
+use crate::error::Result;
+use crate::heuristic::{HeuristicMetadata, Registry};
+use crate::log::LogWriter;
+use crate::metadata::{DeviceIdentity, Metadata};
+use crate::model::{Decision, UnsureReason};
+use crate::ops::{apply_operations, Operation};
+
+/// Runtime configuration (PyTorch's `autoheuristic_collect`, `autoheuristic_use`,
+/// `autoheuristic_log_path`, plus the pick cache settings).
+///
+/// `collect` and `use_list` are comma-separated lists matched exactly as PyTorch does
+/// (`name in value.split(",")`: no trimming of spaces).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Config {
+    /// Names to collect data for (`AUTOHEURISTIC_COLLECT`, default empty).
+    pub collect: String,
+    /// Names to use learned heuristics for (`AUTOHEURISTIC_USE`, default `mixed_mm` as in
+    /// PyTorch).
+    pub use_list: String,
+    /// Log path: `DEFAULT` for the per-device default path, else one file for every name
+    /// (`AUTOHEURISTIC_LOG_PATH`).
+    pub log_path: String,
+    /// The user's cache folder (`$XDG_CACHE_HOME`, else `$HOME/.cache`, else the temp folder).
+    pub cache_dir: PathBuf,
+    /// Turns the pick cache off (`AUTOHEURISTIC_DISABLE_CACHE=1`).
+    pub disable_cache: bool,
+    /// The pick cache file (`AUTOHEURISTIC_CACHE_PATH`, default
+    /// `{cache_dir}/autoheuristic/pick_cache.json`).
+    pub cache_path: Option<PathBuf>,
+}
+
+impl Default for Config {
+    /// PyTorch's defaults, with no environment read: collect nothing, use `mixed_mm`, default
+    /// log path, cache in the temp folder.
+    fn default() -> Self {
+        Self::from_vars(|_| None)
+    }
+}
+
+impl Config {
+    /// Reads the process environment: `AUTOHEURISTIC_COLLECT`, `AUTOHEURISTIC_USE`,
+    /// `AUTOHEURISTIC_LOG_PATH`, `AUTOHEURISTIC_DISABLE_CACHE`, `AUTOHEURISTIC_CACHE_PATH`, each
+    /// falling back to its `TORCHINDUCTOR_`-prefixed name, and `XDG_CACHE_HOME` / `HOME`.
+    pub fn from_env() -> Self {
+        Self::from_vars(|k| std::env::var(k).ok())
+    }
+
+    /// Like [`from_env`](Self::from_env) with variables from `var` (for tests and embedders).
+    pub fn from_vars(var: impl Fn(&str) -> Option<String>) -> Self {
+        let get = |key: &str| {
+            var(&format!("AUTOHEURISTIC_{key}"))
+                .or_else(|| var(&format!("TORCHINDUCTOR_AUTOHEURISTIC_{key}")))
+        };
+        let cache_dir = var("XDG_CACHE_HOME")
+            .filter(|s| !s.is_empty())
+            .map(PathBuf::from)
+            .or_else(|| {
+                var("HOME")
+                    .filter(|s| !s.is_empty())
+                    .map(|h| PathBuf::from(h).join(".cache"))
+            })
+            .unwrap_or_else(std::env::temp_dir);
+        Self {
+            collect: get("COLLECT").unwrap_or_default(),
+            use_list: get("USE").unwrap_or_else(|| "mixed_mm".to_string()),
+            log_path: get("LOG_PATH").unwrap_or_else(|| "DEFAULT".to_string()),
+            cache_dir,
+            disable_cache: get("DISABLE_CACHE").as_deref() == Some("1"),
+            cache_path: get("CACHE_PATH")
+                .filter(|s| !s.is_empty())
+                .map(PathBuf::from),
+        }
+    }
+
+    /// PyTorch's `collect_autoheuristic(name)`.
+    pub fn collect_enabled(&self, name: &str) -> bool {
+        self.collect.split(',').any(|n| n == name)
+    }
+
+    /// PyTorch's `use_autoheuristic(name)`.
+    pub fn use_enabled(&self, name: &str) -> bool {
+        self.use_list.split(',').any(|n| n == name)
+    }
+
+    /// PyTorch's `run_autoheuristic(name)`: collect or use.
+    pub fn run_enabled(&self, name: &str) -> bool {
+        self.collect_enabled(name) || self.use_enabled(name)
+    }
+
+    /// The log file for `name`: `{cache_dir}/autoheuristic/{device dir}/{name}.txt` when the
+    /// log path is `DEFAULT` (or empty), else the configured path.
+    pub fn log_path_for(&self, name: &str, device: &DeviceInfo) -> PathBuf {
+        if self.log_path == "DEFAULT" || self.log_path.is_empty() {
+            self.cache_dir
+                .join("autoheuristic")
+                .join(device.dir_name())
+                .join(format!("{name}.txt"))
+        } else {
+            PathBuf::from(&self.log_path)
+        }
+    }
+
+    /// The pick cache file.
+    pub fn pick_cache_path(&self) -> PathBuf {
+        self.cache_path
+            .clone()
+            .unwrap_or_else(|| self.cache_dir.join("autoheuristic").join("pick_cache.json"))
+    }
+}
+
+/// The device a decision is made for, given by the caller (no GPU code in this crate).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DeviceInfo {
+    /// Identity heuristics are matched on.
+    pub identity: DeviceIdentity,
+    /// Device name (`torch.cuda.get_device_name()`), `None` without CUDA.
+    pub name: Option<String>,
+}
+
+impl DeviceInfo {
+    /// No CUDA device: identity `(0, (0, 0))`, folder `non_cuda_device`.
+    pub fn none() -> Self {
+        Self {
+            identity: DeviceIdentity::NONE,
+            name: None,
+        }
+    }
+
+    /// A named device.
+    pub fn new(identity: DeviceIdentity, name: impl Into<String>) -> Self {
+        Self {
+            identity,
+            name: Some(name.into()),
+        }
+    }
+
+    /// The log folder name: the device name with spaces replaced by `_`, or `non_cuda_device`.
+    pub fn dir_name(&self) -> String {
+        match &self.name {
+            Some(n) => n.replace(' ', "_"),
+            None => "non_cuda_device".to_string(),
+        }
+    }
+
+    /// A fingerprint with this identity and name (driver and library versions empty).
+    pub fn fingerprint(&self) -> DeviceFingerprint {
+        DeviceFingerprint::new(
+            self.name
+                .clone()
+                .unwrap_or_else(|| "non_cuda_device".into()),
+            self.identity,
+        )
+    }
+}
+
+static GLOBAL_REGISTRY: OnceLock<Registry> = OnceLock::new();
+
+/// Installs the process-wide registry that [`AutoHeuristic`]s use when none is given (for
+/// example one filled by the generated crate's `register_all`). Only the first call succeeds;
+/// later calls give the registry back.
+pub fn install_global_registry(registry: Registry) -> std::result::Result<(), Registry> {
+    GLOBAL_REGISTRY.set(registry)
+}
+
+/// The process-wide registry, if one was installed.
+pub fn global_registry() -> Option<&'static Registry> {
+    GLOBAL_REGISTRY.get()
+}
+
+type Fallback<'a> = Box<dyn Fn() -> String + 'a>;
+type Feedback<'a> = Box<dyn FnMut(&str) -> f64 + 'a>;
+type Precondition<'a> = Box<dyn Fn(&HeuristicMetadata<'_>, &Context) -> bool + 'a>;
+
+/// Where a pick of [`AutoHeuristic::get_choice_or_autotune`] came from.
+#[derive(Debug, Clone, PartialEq)]
+pub enum PickSource {
+    /// The learned heuristic answered.
+    Heuristic,
+    /// A cached autotuning pick made under the same guard.
+    Cache,
+    /// Benchmarked now (and cached unless the cache is disabled).
+    Autotuned,
+    /// No heuristic answer and no feedback to benchmark with: the fallback.
+    Fallback,
+}
+
+/// A pick and where it came from.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Pick {
+    /// The chosen choice.
+    pub choice: String,
+    /// Where it came from.
+    pub source: PickSource,
+    /// Why the heuristic gave no answer (for everything but [`PickSource::Heuristic`]).
+    pub unsure: Option<UnsureReason>,
+}
+
+/// Builder of an [`AutoHeuristic`].
+pub struct AutoHeuristicBuilder<'a> {
+    name: String,
+    choices: Vec<String>,
+    fallback: Fallback<'a>,
+    feedback: Option<Feedback<'a>>,
+    context: Context,
+    augment: Vec<Operation>,
+    precondition: Option<Precondition<'a>>,
+    config: Option<Config>,
+    device: DeviceInfo,
+    fingerprint: Option<DeviceFingerprint>,
+    registry: Option<&'a Registry>,
+}
+
+impl<'a> AutoHeuristicBuilder<'a> {
+    /// The feedback closure: benchmarks a choice and returns its time in ms (`inf` if it
+    /// failed). PyTorch's `LocalFeedback`.
+    pub fn feedback(mut self, f: impl FnMut(&str) -> f64 + 'a) -> Self {
+        self.feedback = Some(Box::new(f));
+        self
+    }
+
+    /// The decision's context (raw, logged features).
+    pub fn context(mut self, context: Context) -> Self {
+        self.context = context;
+        self
+    }
+
+    /// Augment operations applied (to a copy of the context) before asking the heuristic.
+    pub fn augment(mut self, ops: Vec<Operation>) -> Self {
+        self.augment = ops;
+        self
+    }
+
+    /// The precondition on metadata and raw context; false means AutoHeuristic stays out
+    /// (no collection, fallback).
+    pub fn precondition(
+        mut self,
+        p: impl Fn(&HeuristicMetadata<'_>, &Context) -> bool + 'a,
+    ) -> Self {
+        self.precondition = Some(Box::new(p));
+        self
+    }
+
+    /// The configuration (default: [`Config::from_env`]).
+    pub fn config(mut self, config: Config) -> Self {
+        self.config = Some(config);
+        self
+    }
+
+    /// The device (default: [`DeviceInfo::none`]).
+    pub fn device(mut self, device: DeviceInfo) -> Self {
+        self.device = device;
+        self
+    }
+
+    /// The pick cache guard (default: [`DeviceInfo::fingerprint`] of the device).
+    pub fn fingerprint(mut self, fingerprint: DeviceFingerprint) -> Self {
+        self.fingerprint = Some(fingerprint);
+        self
+    }
+
+    /// The registry to ask (default: the [`global_registry`], else none).
+    pub fn registry(mut self, registry: &'a Registry) -> Self {
+        self.registry = Some(registry);
+        self
+    }
+
+    /// Builds it, as PyTorch's constructor does: if the precondition fails, nothing else
+    /// happens; otherwise, in collect mode with a feedback closure, every choice is benchmarked
+    /// now and one row per choice is appended to the log. Errors: the log cannot be written,
+    /// or its metadata differs (InconsistentMetadata).
+    pub fn build(self) -> Result<AutoHeuristic<'a>> {
+        let config = self.config.unwrap_or_else(Config::from_env);
+        let (num, cat) = self.context.numerical_and_categorical();
+        let metadata = Metadata::new(self.device.identity, self.name.clone(), num, cat);
+        let fingerprint = self
+            .fingerprint
+            .unwrap_or_else(|| self.device.fingerprint());
+        let mut ah = AutoHeuristic {
+            name: self.name,
+            choices: self.choices,
+            fallback: self.fallback,
+            feedback: self.feedback,
+            context: self.context,
+            augment: self.augment,
+            precondition: self.precondition,
+            config,
+            device: self.device,
+            fingerprint,
+            registry: match self.registry {
+                Some(r) => Some(r),
+                None => global_registry(),
+            },
+            metadata,
+            collected_feedback: BTreeMap::new(),
+            log_path: None,
+            warnings: Vec::new(),
+        };
+        if !ah.satisfies_precondition() {
+            return Ok(ah);
+        }
+        let log_path = ah.config.log_path_for(&ah.name, &ah.device);
+        ah.log_path = Some(log_path.clone());
+        let collect = ah.config.collect_enabled(&ah.name);
+        if let (true, Some(feedback)) = (collect, ah.feedback.as_mut()) {
+            let features: Vec<String> = ah
+                .context
+                .features()
+                .iter()
+                .map(|f| f.name.to_string())
+                .collect();
+            let mut writer = LogWriter::append(&log_path, &ah.metadata, &features)?;
+            for choice in &ah.choices {
+                let t = feedback(choice);
+                ah.collected_feedback.insert(choice.clone(), t);
+                writer.write_row(&ah.context, choice, t)?;
+            }
+        }
+        Ok(ah)
+    }
+}
+
+/// PyTorch's `AutoHeuristic`: one decision, collected, learned or fallen back.
+pub struct AutoHeuristic<'a> {
+    name: String,
+    choices: Vec<String>,
+    fallback: Fallback<'a>,
+    feedback: Option<Feedback<'a>>,
+    context: Context,
+    augment: Vec<Operation>,
+    precondition: Option<Precondition<'a>>,
+    config: Config,
+    device: DeviceInfo,
+    fingerprint: DeviceFingerprint,
+    registry: Option<&'a Registry>,
+    metadata: Metadata,
+    collected_feedback: BTreeMap<String, f64>,
+    log_path: Option<PathBuf>,
+    warnings: Vec<String>,
+}
+
+impl std::fmt::Debug for AutoHeuristic<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AutoHeuristic")
+            .field("name", &self.name)
+            .field("choices", &self.choices)
+            .field("context", &self.context)
+            .field("config", &self.config)
+            .field("device", &self.device)
+            .field("collected_feedback", &self.collected_feedback)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<'a> AutoHeuristic<'a> {
+    /// Starts a builder: optimization name, choices and the fallback (PyTorch's `fallback`, e.g.
+    /// `|| "autotune".into()` for pad_mm).
+    pub fn builder(
+        name: impl Into<String>,
+        choices: Vec<String>,
+        fallback: impl Fn() -> String + 'a,
+    ) -> AutoHeuristicBuilder<'a> {
+        AutoHeuristicBuilder {
+            name: name.into(),
+            choices,
+            fallback: Box::new(fallback),
+            feedback: None,
+            context: Context::new(),
+            augment: Vec::new(),
+            precondition: None,
+            config: None,
+            device: DeviceInfo::none(),
+            fingerprint: None,
+            registry: None,
+        }
+    }
+
+    /// The optimization name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The choices.
+    pub fn choices(&self) -> &[String] {
+        &self.choices
+    }
+
+    /// The configuration in effect.
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    /// The log file (`None` when the precondition failed, as PyTorch never resolves it then).
+    pub fn log_path(&self) -> Option<&std::path::Path> {
+        self.log_path.as_deref()
+    }
+
+    fn heuristic_metadata(&self) -> HeuristicMetadata<'_> {
+        HeuristicMetadata {
+            device: self.device.identity,
+            name: &self.name,
+            choices: &self.choices,
+        }
+    }
+
+    /// `precondition is None or precondition(metadata, context)` on the raw context.
+    pub fn satisfies_precondition(&self) -> bool {
+        match &self.precondition {
+            None => true,
+            Some(p) => p(&self.heuristic_metadata(), &self.context),
+        }
+    }
+
+    /// The time collected for a choice in collect mode.
+    pub fn get_collected_feedback(&self, choice: &str) -> Option<f64> {
+        self.collected_feedback.get(choice).copied()
+    }
+
+    fn augmented(&self) -> std::result::Result<Context, UnsureReason> {
+        let mut ctx = self.context.clone();
+        apply_operations(&self.augment, &mut ctx).map_err(|e| match e {
+            crate::Error::Operation { name, .. } => UnsureReason::MissingFeature { feature: name },
+            _ => UnsureReason::NoHeuristic,
+        })?;
+        Ok(ctx)
+    }
+
+    /// The learned heuristic's answer, or why there is none: precondition, not in use mode
+    /// (`NoHeuristic`), no matching heuristic, unsure, or an answer not among the choices.
+    pub fn decision(&self) -> std::result::Result<String, UnsureReason> {
+        if !self.satisfies_precondition() {
+            return Err(UnsureReason::Precondition);
+        }
+        if !self.config.use_enabled(&self.name) {
+            return Err(UnsureReason::NoHeuristic);
+        }
+        let ctx = self.augmented()?;
+        let md = self.heuristic_metadata();
+        let h = self
+            .registry
+            .and_then(|r| r.find(&md, &ctx))
+            .ok_or(UnsureReason::NoHeuristic)?;
+        match h.decide(&ctx) {
+            Decision::Choice(i) => match h.choices().get(i) {
+                Some(c) if self.choices.iter().any(|x| x == c) => Ok((*c).to_string()),
+                _ => Err(UnsureReason::NotInChoices),
+            },
+            Decision::Unsure(r) => Err(r),
+        }
+    }
+
+    /// PyTorch's `get_choice()`: the fallback unless the precondition holds, use mode is on and
+    /// the heuristic answers with one of the choices.
+    pub fn get_choice(&self) -> String {
+        self.decision().unwrap_or_else(|_| (self.fallback)())
+    }
+
+    /// PyTorch's `get_top_k_choices(top_k, always_included)`: `None` unless the precondition
+    /// holds, use mode is on and a heuristic matches and is not unsure; else the first
+    /// heuristic's ranked choices that are among ours, cut to `top_k`, then every
+    /// `always_included` choice not yet present appended (the result may exceed `top_k`).
+    pub fn get_top_k_choices(
+        &self,
+        top_k: usize,
+        always_included: &[String],
+    ) -> Option<Vec<String>> {
+        if !self.satisfies_precondition() || !self.config.use_enabled(&self.name) {
+            return None;
+        }
+        let ctx = self.augmented().ok()?;
+        let md = self.heuristic_metadata();
+        let h = self.registry?.find(&md, &ctx)?;
+        let ranked = h.ranked(&ctx)?;
+        let mut out: Vec<String> = ranked
+            .into_iter()
+            .filter(|c| self.choices.iter().any(|x| x == c))
+            .take(top_k)
+            .map(str::to_string)
+            .collect();
+        for c in always_included {
+            if !out.contains(c) {
+                out.push(c.clone());
+            }
+        }
+        Some(out)
+    }
+
+    /// The heuristic's answer if it has one; otherwise (unsure, precondition false, not in use
+    /// mode) autotune once: look the input up in the pick cache, else benchmark every choice
+    /// through the feedback closure (reusing times collected in collect mode), pick the fastest
+    /// (ties: the first), store it in the cache and return it. Without a feedback closure, or
+    /// when every choice failed (`inf`/NaN), the fallback. Cache problems never fail the pick:
+    /// they become [`warnings`](Self::take_warnings).
+    pub fn get_choice_or_autotune(&mut self) -> Pick {
+        let unsure = match self.decision() {
+            Ok(choice) => {
+                return Pick {
+                    choice,
+                    source: PickSource::Heuristic,
+                    unsure: None,
+                }
+            }
+            Err(r) => r,
+        };
+        if self.feedback.is_none() {
+            return Pick {
+                choice: (self.fallback)(),
+                source: PickSource::Fallback,
+                unsure: Some(unsure),
+            };
+        }
+        let key = CacheKey::new(&self.name, &self.context, &self.choices);
+        let mut cache = if self.config.disable_cache {
+            None
+        } else {
+            let mut c = PickCache::open(self.config.pick_cache_path(), self.fingerprint.clone());
+            self.warnings.extend(c.take_warnings());
+            Some(c)
+        };
+        if let Some(c) = &cache {
+            match c.lookup(&key) {
+                Lookup::Hit(choice) if self.choices.contains(&choice) => {
+                    return Pick {
+                        choice,
+                        source: PickSource::Cache,
+                        unsure: Some(unsure),
+                    };
+                }
+                Lookup::Stale { reason } => self.warnings.push(format!(
+                    "{}: ignoring a cached pick for `{}` made under another guard ({reason})",
+                    c.path().display(),
+                    self.name
+                )),
+                _ => {}
+            }
+        }
+        let mut timings = BTreeMap::new();
+        let mut best: Option<(f64, &String)> = None;
+        for choice in &self.choices {
+            let t = match self.collected_feedback.get(choice) {
+                Some(t) => *t,
+                None => (self.feedback.as_mut().expect("checked"))(choice),
+            };
+            timings.insert(choice.clone(), t);
+            if t.is_finite() && best.is_none_or(|(b, _)| t < b) {
+                best = Some((t, choice));
+            }
+        }
+        let Some((_, choice)) = best else {
+            return Pick {
+                choice: (self.fallback)(),
+                source: PickSource::Fallback,
+                unsure: Some(unsure),
+            };
+        };
+        let choice = choice.clone();
+        if let Some(c) = cache.as_mut() {
+            if let Err(e) = c.put_with_timings(&key, &choice, timings) {
+                self.warnings.push(format!("cannot store the pick: {e}"));
+            }
+        }
+        Pick {
+            choice,
+            source: PickSource::Autotuned,
+            unsure: Some(unsure),
+        }
+    }
+
+    /// Warnings gathered so far (corrupt cache file, stale entries, failed cache writes).
+    pub fn take_warnings(&mut self) -> Vec<String> {
+        std::mem::take(&mut self.warnings)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::heuristic::{LearnedHeuristic, Prediction, UnsureKind};
+    use crate::log::{Log, ReadOptions};
+    use crate::metadata::DeviceIdentity;
+    use crate::value::Value;
+    use std::cell::RefCell;
+
+    fn vars(pairs: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> {
+        let map: BTreeMap<String, String> = pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        move |k| map.get(k).cloned()
+    }
+
+    fn choices(v: &[&str]) -> Vec<String> {
+        v.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn config_from_vars_like_pytorch() {
+        let c = Config::from_vars(vars(&[("HOME", "/home/u")]));
+        assert!(c.use_enabled("mixed_mm"), "PyTorch's default");
+        assert!(!c.use_enabled("pad_mm"));
+        assert!(!c.collect_enabled("pad_mm"));
+        assert_eq!(c.cache_dir, PathBuf::from("/home/u/.cache"));
+        assert!(!c.disable_cache);
+        let c = Config::from_vars(vars(&[
+            ("AUTOHEURISTIC_COLLECT", "pad_mm,mm"),
+            ("AUTOHEURISTIC_USE", "pad_mm, mm"),
+            ("TORCHINDUCTOR_AUTOHEURISTIC_USE", "mixed_mm"),
+            ("TORCHINDUCTOR_AUTOHEURISTIC_LOG_PATH", "/tmp/x.txt"),
+            ("TORCHINDUCTOR_AUTOHEURISTIC_DISABLE_CACHE", "1"),
+            ("XDG_CACHE_HOME", "/xdg"),
+            ("HOME", "/home/u"),
+        ]));
+        assert!(c.collect_enabled("pad_mm") && c.collect_enabled("mm"));
+        assert!(!c.collect_enabled("pad"));
+        assert!(c.use_enabled("pad_mm"));
+        assert!(!c.use_enabled("mm"), "no trimming: ` mm` is not `mm`");
+        assert!(!c.use_enabled("mixed_mm"), "the unprefixed name wins");
+        assert!(c.run_enabled("mm"));
+        assert_eq!(
+            c.log_path_for("pad_mm", &DeviceInfo::none()),
+            PathBuf::from("/tmp/x.txt")
+        );
+        assert!(c.disable_cache);
+        assert_eq!(
+            c.pick_cache_path(),
+            PathBuf::from("/xdg/autoheuristic/pick_cache.json")
+        );
+        let c = Config::from_vars(vars(&[
+            ("XDG_CACHE_HOME", "/xdg"),
+            ("AUTOHEURISTIC_LOG_PATH", "DEFAULT"),
+        ]));
+        assert_eq!(
+            c.log_path_for(
+                "pad_mm",
+                &DeviceInfo::new(DeviceIdentity::H100, "NVIDIA H100 80GB HBM3")
+            ),
+            PathBuf::from("/xdg/autoheuristic/NVIDIA_H100_80GB_HBM3/pad_mm.txt")
+        );
+        assert_eq!(
+            c.log_path_for("mm", &DeviceInfo::none()),
+            PathBuf::from("/xdg/autoheuristic/non_cuda_device/mm.txt")
+        );
+        let c = Config::from_vars(vars(&[("AUTOHEURISTIC_USE", "")]));
+        assert!(!c.use_enabled("mixed_mm"));
+    }
+
+    fn config(dir: &std::path::Path, collect: &str, use_list: &str) -> Config {
+        Config {
+            collect: collect.into(),
+            use_list: use_list.into(),
+            log_path: "DEFAULT".into(),
+            cache_dir: dir.to_path_buf(),
+            disable_cache: false,
+            cache_path: None,
+        }
+    }
+
+    fn fa_context() -> Context {
+        let mut c = Context::new();
+        c.add("fa", 5i64);
+        c
+    }
+
+    /// The spec's unit test: collect `fa=5`, choices a/b/c with feedback 1/2/3.
+    #[test]
+    fn collect_mode_writes_the_spec_lines() {
+        let dir = tempfile::tempdir().unwrap();
+        let times = BTreeMap::from([("a", 1.0), ("b", 2.0), ("c", 3.0)]);
+        let ah = AutoHeuristic::builder("test", choices(&["a", "b", "c"]), || "fallback".into())
+            .feedback(|c| times[c])
+            .context(fa_context())
+            .config(config(dir.path(), "test", ""))
+            .device(DeviceInfo::new(
+                DeviceIdentity::A100,
+                "NVIDIA A100-SXM4-80GB",
+            ))
+            .build()
+            .unwrap();
+        let path = dir
+            .path()
+            .join("autoheuristic/NVIDIA_A100-SXM4-80GB/test.txt");
+        assert_eq!(ah.log_path(), Some(path.as_path()));
+        let text = std::fs::read_to_string(&path).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 5);
+        assert!(lines[0].contains(r#""numerical_features": ["fa"], "categorical_features": []"#));
+        assert_eq!(
+            &lines[1..],
+            ["fa,choice,feedback", "5,a,1.0", "5,b,2.0", "5,c,3.0"]
+        );
+        assert_eq!(ah.get_collected_feedback("b"), Some(2.0));
+        assert_eq!(ah.get_collected_feedback("d"), None);
+        assert_eq!(
+            ah.get_choice(),
+            "fallback",
+            "collect-only mode returns the fallback"
+        );
+        // A second collection appends; other metadata is refused.
+        AutoHeuristic::builder("test", choices(&["a"]), || "f".into())
+            .feedback(|_| 4.0)
+            .context(fa_context())
+            .config(config(dir.path(), "test", ""))
+            .device(DeviceInfo::new(
+                DeviceIdentity::A100,
+                "NVIDIA A100-SXM4-80GB",
+            ))
+            .build()
+            .unwrap();
+        let log = Log::read(&path, ReadOptions { strict: true }).unwrap();
+        assert_eq!(log.rows.len(), 4);
+        let err = AutoHeuristic::builder("test", choices(&["a"]), || "f".into())
+            .feedback(|_| 4.0)
+            .context(fa_context())
+            .config(config(dir.path(), "test", ""))
+            .device(DeviceInfo::new(
+                DeviceIdentity::H100,
+                "NVIDIA A100-SXM4-80GB",
+            ))
+            .build()
+            .unwrap_err();
+        assert!(err.to_string().contains("InconsistentMetadata"), "{err}");
+    }
+
+    #[test]
+    fn precondition_false_means_no_collection_and_fallback() {
+        let dir = tempfile::tempdir().unwrap();
+        let calls = RefCell::new(0);
+        let ah = AutoHeuristic::builder("test", choices(&["a", "b"]), || "fb".into())
+            .feedback(|_| {
+                *calls.borrow_mut() += 1;
+                1.0
+            })
+            .context(fa_context())
+            .precondition(|md, ctx| md.name == "test" && ctx.get("fa") == Some(&Value::Int(6)))
+            .config(config(dir.path(), "test", "test"))
+            .build()
+            .unwrap();
+        assert_eq!(*calls.borrow(), 0);
+        assert_eq!(ah.log_path(), None);
+        assert!(!dir.path().join("autoheuristic").exists());
+        assert_eq!(ah.get_choice(), "fb");
+        assert_eq!(ah.decision(), Err(UnsureReason::Precondition));
+        assert_eq!(ah.get_top_k_choices(2, &[]), None);
+    }
+
+    /// A registered heuristic: picks by `fa` (and `fa2`, an augment op), ranks b, c, a.
+    struct Fa;
+    static SURE: [(f64, u16); 3] = [(0.8, 1), (0.15, 2), (0.05, 0)];
+    static UNSURE: [(f64, u16); 2] = [(0.5, 3), (0.5, 1)];
+    impl LearnedHeuristic for Fa {
+        fn name(&self) -> &'static str {
+            "test"
+        }
+        fn heuristic_name(&self) -> &'static str {
+            "FaTest"
+        }
+        fn choices(&self) -> &'static [&'static str] {
+            &["a", "b", "c", "zzz"]
+        }
+        fn device(&self) -> DeviceIdentity {
+            DeviceIdentity::H100
+        }
+        fn confidence_threshold(&self) -> f64 {
+            0.6
+        }
+        fn predict(&self, context: &Context, _choice: Option<usize>) -> Prediction {
+            match context.get("fa2") {
+                Some(Value::Int(10)) => Prediction::Distribution(&SURE),
+                Some(Value::Int(12)) => Prediction::Distribution(&UNSURE),
+                Some(Value::Int(14)) => Prediction::Distribution(&[(0.9, 3)]),
+                Some(_) => Prediction::Unsure(UnsureKind::UnsafeLeaf),
+                None => Prediction::Unsure(UnsureKind::MissingFeature("fa2")),
+            }
+        }
+    }
+    static FA: Fa = Fa;
+
+    fn use_ah<'a>(
+        dir: &std::path::Path,
+        fa: i64,
+        registry: &'a Registry,
+        use_list: &str,
+    ) -> AutoHeuristic<'a> {
+        let mut c = Context::new();
+        c.add("fa", fa);
+        AutoHeuristic::builder("test", choices(&["a", "b", "c"]), || "fallback".into())
+            .context(c)
+            .augment(vec![Operation::parse("fa2", "fa * 2", false).unwrap()])
+            .config(config(dir, "", use_list))
+            .device(DeviceInfo::new(DeviceIdentity::H100, "NVIDIA H100"))
+            .registry(registry)
+            .build()
+            .unwrap()
+    }
+
+    #[test]
+    fn use_mode_asks_the_registry() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut registry = Registry::new();
+        registry.register(&FA);
+        let always = choices(&["extern_mm"]);
+        let ah = use_ah(dir.path(), 5, &registry, "test");
+        assert_eq!(ah.get_choice(), "b");
+        assert_eq!(ah.get_top_k_choices(2, &[]), Some(choices(&["b", "c"])));
+        assert_eq!(
+            ah.get_top_k_choices(10, &always),
+            Some(choices(&["b", "c", "a", "extern_mm"]))
+        );
+        assert_eq!(
+            ah.get_top_k_choices(1, &choices(&["b"])),
+            Some(choices(&["b"]))
+        );
+        // Unsure (0.5 <= 0.6): fallback; ranking ignores the threshold and drops unknown choices.
+        let ah = use_ah(dir.path(), 6, &registry, "test");
+        assert_eq!(ah.get_choice(), "fallback");
+        assert_eq!(
+            ah.decision(),
+            Err(UnsureReason::LowConfidence { confidence: 0.5 })
+        );
+        assert_eq!(
+            ah.get_top_k_choices(3, &always),
+            Some(choices(&["b", "extern_mm"]))
+        );
+        // An answer not among the choices: fallback.
+        let ah = use_ah(dir.path(), 7, &registry, "test");
+        assert_eq!(ah.decision(), Err(UnsureReason::NotInChoices));
+        assert_eq!(ah.get_choice(), "fallback");
+        // Unsafe leaf: fallback and no ranking.
+        let ah = use_ah(dir.path(), 8, &registry, "test");
+        assert_eq!(ah.get_choice(), "fallback");
+        assert_eq!(ah.get_top_k_choices(3, &always), None);
+        // Not in use mode, or another device: fallback / None.
+        let ah = use_ah(dir.path(), 5, &registry, "mm,other");
+        assert_eq!(ah.get_choice(), "fallback");
+        assert_eq!(ah.get_top_k_choices(3, &always), None);
+        let mut c = Context::new();
+        c.add("fa", 5i64);
+        let ah = AutoHeuristic::builder("test", choices(&["a", "b"]), || "fallback".into())
+            .context(c)
+            .augment(vec![Operation::parse("fa2", "fa * 2", false).unwrap()])
+            .config(config(dir.path(), "", "test"))
+            .device(DeviceInfo::new(DeviceIdentity::A100, "NVIDIA A100"))
+            .registry(&registry)
+            .build()
+            .unwrap();
+        assert_eq!(ah.decision(), Err(UnsureReason::NoHeuristic));
+        assert_eq!(ah.get_top_k_choices(3, &always), None);
+    }
+
+    #[test]
+    fn autotune_once_then_cache() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut registry = Registry::new();
+        registry.register(&FA);
+        let calls = RefCell::new(Vec::new());
+        let make = |fa: i64, cfg: Config| {
+            let mut c = Context::new();
+            c.add("fa", fa);
+            let calls = &calls;
+            AutoHeuristic::builder("test", choices(&["a", "b", "c"]), || "fallback".into())
+                .context(c)
+                .augment(vec![Operation::parse("fa2", "fa * 2", false).unwrap()])
+                .feedback(move |ch| {
+                    calls.borrow_mut().push(ch.to_string());
+                    match ch {
+                        "a" => 3.0,
+                        "b" => f64::INFINITY,
+                        _ => 2.0,
+                    }
+                })
+                .config(cfg)
+                .device(DeviceInfo::new(DeviceIdentity::H100, "NVIDIA H100"))
+                .registry(&registry)
+                .build()
+                .unwrap()
+        };
+        let cfg = config(dir.path(), "", "test");
+        // Sure: the heuristic answers, nothing is benchmarked.
+        let pick = make(5, cfg.clone()).get_choice_or_autotune();
+        assert_eq!(
+            (pick.choice.as_str(), pick.source),
+            ("b", PickSource::Heuristic)
+        );
+        assert!(calls.borrow().is_empty());
+        // Unsure: benchmark once, then the cache answers.
+        let pick = make(6, cfg.clone()).get_choice_or_autotune();
+        assert_eq!(
+            (pick.choice.as_str(), &pick.source),
+            ("c", &PickSource::Autotuned)
+        );
+        assert_eq!(
+            pick.unsure,
+            Some(UnsureReason::LowConfidence { confidence: 0.5 })
+        );
+        assert_eq!(*calls.borrow(), ["a", "b", "c"]);
+        let pick = make(6, cfg.clone()).get_choice_or_autotune();
+        assert_eq!(
+            (pick.choice.as_str(), pick.source),
+            ("c", PickSource::Cache)
+        );
+        assert_eq!(calls.borrow().len(), 3);
+        // Another input misses.
+        let pick = make(8, cfg.clone()).get_choice_or_autotune();
+        assert_eq!(pick.source, PickSource::Autotuned);
+        assert_eq!(calls.borrow().len(), 6);
+        // Cache disabled: benchmarks every time.
+        let mut off = cfg.clone();
+        off.disable_cache = true;
+        assert_eq!(
+            make(6, off).get_choice_or_autotune().source,
+            PickSource::Autotuned
+        );
+        assert_eq!(calls.borrow().len(), 9);
+        // A corrupt cache file: a warning, then a fresh pick replaces it.
+        std::fs::write(cfg.pick_cache_path(), "not json").unwrap();
+        let mut ah = make(6, cfg.clone());
+        assert_eq!(ah.get_choice_or_autotune().source, PickSource::Autotuned);
+        let w = ah.take_warnings();
+        assert_eq!(w.len(), 1);
+        assert!(w[0].contains("corrupt pick cache"), "{w:?}");
+        assert_eq!(
+            make(6, cfg.clone()).get_choice_or_autotune().source,
+            PickSource::Cache
+        );
+        // Stale guard: ignored with a warning and re-benchmarked.
+        let mut ah = make(6, cfg.clone());
+        ah.fingerprint.driver_version = "999".into();
+        assert_eq!(ah.get_choice_or_autotune().source, PickSource::Autotuned);
+        assert!(ah.take_warnings()[0].contains("another guard"));
+        // Without feedback: the fallback.
+        let mut c = Context::new();
+        c.add("fa", 6i64);
+        let mut ah = AutoHeuristic::builder("test", choices(&["a"]), || "fallback".into())
+            .context(c)
+            .config(cfg)
+            .registry(&registry)
+            .build()
+            .unwrap();
+        let pick = ah.get_choice_or_autotune();
+        assert_eq!(
+            (pick.choice.as_str(), pick.source),
+            ("fallback", PickSource::Fallback)
+        );
+    }
+}
