@@ -8,31 +8,34 @@
 //! sub-kernels uses).
 //!
 //! [`MultiKernel::pick`] decides once per call object, in this order:
-//! 1. a forced choice ([`MultiKernelConfig::forced`], `AUTOHEURISTIC_MULTI_KERNEL=2` takes
-//!    sub-kernel 0, `3` sub-kernel 1, ... like `TORCHINDUCTOR_MULTI_KERNEL`; a choice name is
-//!    accepted too);
+//! 1. a forced choice ([`MultiKernelConfig::forced`]: `AUTOHEURISTIC_MULTI_KERNEL=2` takes
+//!    sub-kernel 0, `3` sub-kernel 1, ... like `TORCHINDUCTOR_MULTI_KERNEL`; a sub-kernel's
+//!    name is accepted too);
 //! 2. in use mode (`AUTOHEURISTIC_USE` lists the operation's name), the first heuristic of
 //!    the [`Registry`] whose precondition holds: a sure answer that names one of the
 //!    sub-kernels is taken as it is, with no file access and no benchmark;
-//! 3. the pick cache ([`PickStore`]), keyed by [`pick_key`]: the operation's name, every
-//!    sub-kernel's name and source hash, the size hints (the context's feature values) and
-//!    the device fingerprint, so an edited kernel, another shape or another device never
-//!    reuses a pick;
-//! 4. benchmarking every sub-kernel (a failing one counts as `inf`), taking the fastest and
-//!    storing it in the cache.
+//! 3. the guarded [`PickCache`], under [`MultiKernel::cache_key`]: the operation's name, every
+//!    sub-kernel's name and source hash, and the size hints (the context's feature values);
+//!    the cache's [`DeviceFingerprint`](crate::cache::DeviceFingerprint) guards the entry, so
+//!    an edited kernel, another shape or another device, driver or library never reuses a pick;
+//! 4. benchmarking every sub-kernel (a failing one counts as `inf`), taking the fastest
+//!    (ties: the first) and storing it in the cache.
 //!
-//! `AUTOHEURISTIC_DISABLE_CACHE=1` skips step 3 and the store of step 4.
+//! `AUTOHEURISTIC_DISABLE_CACHE=1` skips step 3 and the store of step 4. Cache problems
+//! (corrupt file, stale entry, failed write) never fail a pick: they become
+//! [`KernelPick::warnings`].
 
 use std::collections::BTreeMap;
 use std::fmt;
-use std::sync::Mutex;
 
 use sha2::{Digest, Sha256};
 
+use crate::cache::{CacheKey, Lookup, PickCache};
 use crate::context::Context;
 use crate::heuristic::{HeuristicMetadata, Registry};
 use crate::metadata::DeviceIdentity;
 use crate::model::{Decision, UnsureReason};
+use crate::runtime::Config;
 
 /// An error a sub-kernel's closures report (launch failure, row too long, ...).
 pub type KernelFailure = Box<dyn std::error::Error + Send + Sync>;
@@ -41,11 +44,6 @@ pub type KernelFailure = Box<dyn std::error::Error + Send + Sync>;
 /// (`TORCHINDUCTOR_MULTI_KERNEL`'s debug values), or a sub-kernel's name; `0`, `1` or unset
 /// decide normally.
 pub const ENV_FORCE: &str = "AUTOHEURISTIC_MULTI_KERNEL";
-/// Environment variable that turns the pick cache off when it is `1`.
-pub const ENV_DISABLE_CACHE: &str = "AUTOHEURISTIC_DISABLE_CACHE";
-/// Environment variable listing (comma-separated, exact names) the operations whose learned
-/// heuristic is asked.
-pub const ENV_USE: &str = "AUTOHEURISTIC_USE";
 /// Inductor's benchmark budget for sub-kernels, ms (`benchmarker.benchmark(fn, rep=40)`).
 pub const DEFAULT_REP_MS: f64 = 40.0;
 
@@ -100,9 +98,6 @@ pub enum MultiKernelError {
         #[source]
         source: KernelFailure,
     },
-    /// Writing the pick cache failed (reading problems are misses, never errors).
-    #[error("multi-kernel pick cache: {0}")]
-    Cache(String),
 }
 
 /// One way to compute the operation, supplied by the caller.
@@ -160,77 +155,7 @@ pub fn source_hash(parts: &[&str]) -> String {
         h.update((p.len() as u64).to_le_bytes());
         h.update(p.as_bytes());
     }
-    hex(&h.finalize())
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
-
-/// The cache key of a decision: sha256 (hex) over the operation's name, every sub-kernel's
-/// name and source hash (in order), the size hints (the context's feature names and values)
-/// and the device fingerprint (any text that names the device, driver and library versions).
-pub fn pick_key(
-    name: &str,
-    kernels: &[(&str, &str)],
-    context: &Context,
-    device_fingerprint: &str,
-) -> String {
-    let mut parts: Vec<String> = vec!["multi_kernel/1".into(), name.into()];
-    for (k, h) in kernels {
-        parts.push(format!("kernel {k} {h}"));
-    }
-    for f in context.features() {
-        parts.push(format!("hint {}={}", f.name, f.value));
-    }
-    parts.push(format!("device {device_fingerprint}"));
-    let refs: Vec<&str> = parts.iter().map(String::as_str).collect();
-    source_hash(&refs)
-}
-
-/// Where picks are kept between calls and processes. A read problem is a miss (`None`),
-/// never an error; an entry whose guard does not match is a miss too.
-pub trait PickStore {
-    /// The choice name stored under `key`, if any.
-    fn get(&self, key: &str) -> Option<String>;
-    /// Stores `choice` under `key` (atomically for files).
-    fn put(&self, key: &str, choice: &str) -> Result<(), MultiKernelError>;
-}
-
-/// A [`PickStore`] in memory (tests, or one process that needs no persistence).
-#[derive(Debug, Default)]
-pub struct MemoryPickStore {
-    picks: Mutex<BTreeMap<String, String>>,
-}
-
-impl MemoryPickStore {
-    /// An empty store.
-    pub fn new() -> Self {
-        Self::default()
-    }
-
-    /// Number of stored picks.
-    pub fn len(&self) -> usize {
-        self.picks.lock().map(|p| p.len()).unwrap_or(0)
-    }
-
-    /// True when nothing is stored.
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-}
-
-impl PickStore for MemoryPickStore {
-    fn get(&self, key: &str) -> Option<String> {
-        self.picks.lock().ok()?.get(key).cloned()
-    }
-    fn put(&self, key: &str, choice: &str) -> Result<(), MultiKernelError> {
-        self.picks
-            .lock()
-            .map_err(|_| MultiKernelError::Cache("poisoned lock".into()))?
-            .insert(key.to_string(), choice.to_string());
-        Ok(())
-    }
+    h.finalize().iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// A forced sub-kernel.
@@ -242,39 +167,34 @@ pub enum Forced {
     Name(String),
 }
 
-/// How the runtime decides, usually read from the environment ([`MultiKernelConfig::from_env`]).
+/// How the runtime decides: the core runtime's [`Config`] (use list, cache switch) plus the
+/// forced choice and the benchmark budget.
 #[derive(Debug, Clone, PartialEq)]
 pub struct MultiKernelConfig {
-    /// A forced sub-kernel, and the setting as given (for messages).
+    /// Use list and pick cache settings.
+    pub runtime: Config,
+    /// A forced sub-kernel, with the setting as given (for messages).
     pub forced: Option<(Forced, String)>,
-    /// Read and write the pick cache.
-    pub cache: bool,
-    /// Operation names whose learned heuristic is asked (use mode).
-    pub use_names: Vec<String>,
     /// Benchmark budget per sub-kernel, ms.
     pub rep_ms: f64,
 }
 
 impl Default for MultiKernelConfig {
     fn default() -> Self {
-        Self {
-            forced: None,
-            cache: true,
-            use_names: Vec::new(),
-            rep_ms: DEFAULT_REP_MS,
-        }
+        Self::from_vars(|_| None)
     }
 }
 
 impl MultiKernelConfig {
-    /// The configuration from the process environment.
+    /// The configuration from the process environment ([`Config::from_env`] and
+    /// [`ENV_FORCE`]).
     pub fn from_env() -> Self {
-        Self::from_lookup(|k| std::env::var(k).ok())
+        Self::from_vars(|k| std::env::var(k).ok())
     }
 
-    /// The configuration from a variable lookup (tests pass a map).
-    pub fn from_lookup(lookup: impl Fn(&str) -> Option<String>) -> Self {
-        let forced = lookup(ENV_FORCE).and_then(|v| {
+    /// The configuration from a variable lookup (tests and embedders pass a map).
+    pub fn from_vars(var: impl Fn(&str) -> Option<String>) -> Self {
+        let forced = var(ENV_FORCE).and_then(|v| {
             let t = v.trim();
             match t.parse::<usize>() {
                 Ok(0 | 1) => None,
@@ -283,32 +203,17 @@ impl MultiKernelConfig {
                 Err(_) => Some((Forced::Name(t.to_string()), v.clone())),
             }
         });
-        let cache = lookup(ENV_DISABLE_CACHE).as_deref() != Some("1");
-        let use_names = lookup(ENV_USE)
-            .map(|v| {
-                v.split(',')
-                    .map(str::to_string)
-                    .filter(|s| !s.is_empty())
-                    .collect()
-            })
-            .unwrap_or_default();
         Self {
+            runtime: Config::from_vars(var),
             forced,
-            cache,
-            use_names,
             rep_ms: DEFAULT_REP_MS,
         }
     }
-
-    /// True when `name`'s heuristic is asked (PyTorch's exact-match comma list).
-    pub fn use_heuristic(&self, name: &str) -> bool {
-        self.use_names.iter().any(|n| n == name)
-    }
 }
 
-/// Where a pick came from.
+/// How a pick was made.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum PickSource {
+pub enum PickedBy {
     /// The forced setting.
     Forced,
     /// The learned heuristic.
@@ -321,35 +226,19 @@ pub enum PickSource {
 
 /// A decision.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Pick {
+pub struct KernelPick {
     /// Index of the picked sub-kernel.
     pub index: usize,
     /// Its name.
     pub choice: String,
     /// How it was decided.
-    pub source: PickSource,
+    pub by: PickedBy,
     /// Per sub-kernel time in ms (`inf` for a failure), when benchmarked.
     pub timings_ms: Option<Vec<f64>>,
     /// Why the heuristic gave no usable answer, when it was asked and did not decide.
-    pub heuristic_unsure: Option<UnsureReason>,
-}
-
-/// Where a [`MultiKernel`] looks for its decision.
-#[derive(Clone, Copy, Default)]
-pub struct Deciders<'r> {
-    /// Learned heuristics (asked in use mode).
-    pub registry: Option<&'r Registry>,
-    /// The pick cache.
-    pub store: Option<&'r dyn PickStore>,
-}
-
-impl fmt::Debug for Deciders<'_> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Deciders")
-            .field("registry", &self.registry)
-            .field("store", &self.store.is_some())
-            .finish()
-    }
+    pub unsure: Option<UnsureReason>,
+    /// Cache problems met (stale entry ignored, write failed).
+    pub warnings: Vec<String>,
 }
 
 /// One operation with several sub-kernels, for one set of size hints.
@@ -358,8 +247,7 @@ pub struct MultiKernel<'a> {
     kernels: Vec<SubKernel<'a>>,
     context: Context,
     device: DeviceIdentity,
-    fingerprint: String,
-    picked: Option<Pick>,
+    picked: Option<KernelPick>,
 }
 
 impl fmt::Debug for MultiKernel<'_> {
@@ -373,15 +261,14 @@ impl fmt::Debug for MultiKernel<'_> {
 }
 
 impl<'a> MultiKernel<'a> {
-    /// A multi-kernel for operation `name` (the heuristic's name, e.g. `reduction`), with
-    /// the decision's context (size hints: the features the heuristic reads), the device
-    /// identity heuristics are matched on and a device fingerprint for the cache key.
+    /// A multi-kernel for operation `name` (the heuristic's name, e.g. `reduction`), with the
+    /// decision's context (size hints: the features the heuristic reads) and the device
+    /// identity heuristics are matched on.
     pub fn new(
         name: impl Into<String>,
         kernels: Vec<SubKernel<'a>>,
         context: Context,
         device: DeviceIdentity,
-        fingerprint: impl Into<String>,
     ) -> Result<Self, MultiKernelError> {
         let name = name.into();
         if kernels.is_empty() {
@@ -400,7 +287,6 @@ impl<'a> MultiKernel<'a> {
             kernels,
             context,
             device,
-            fingerprint: fingerprint.into(),
             picked: None,
         })
     }
@@ -410,18 +296,24 @@ impl<'a> MultiKernel<'a> {
         self.kernels.iter().map(|k| k.name.clone()).collect()
     }
 
-    /// This decision's cache key (see [`pick_key`]).
-    pub fn key(&self) -> String {
-        let kernels: Vec<(&str, &str)> = self
+    /// The decision's pick-cache key: name `multi_kernel/{name}`, the context (size hints) and
+    /// one `{choice}#{source hash}` per sub-kernel, in order. The device fingerprint is the
+    /// cache's guard.
+    pub fn cache_key(&self) -> CacheKey {
+        let kernels: Vec<String> = self
             .kernels
             .iter()
-            .map(|k| (k.name.as_str(), k.source_hash.as_str()))
+            .map(|k| format!("{}#{}", k.name, k.source_hash))
             .collect();
-        pick_key(&self.name, &kernels, &self.context, &self.fingerprint)
+        CacheKey::new(
+            &format!("multi_kernel/{}", self.name),
+            &self.context,
+            &kernels,
+        )
     }
 
     /// The pick made so far, if any.
-    pub fn picked(&self) -> Option<&Pick> {
+    pub fn picked(&self) -> Option<&KernelPick> {
         self.picked.as_ref()
     }
 
@@ -430,13 +322,12 @@ impl<'a> MultiKernel<'a> {
     }
 
     /// Asks the registry's heuristic: the index of a sure answer among the sub-kernels, or
-    /// why there is none.
+    /// why there is none. Allocation-free when the heuristic is sure.
     pub fn ask_heuristic(&self, registry: &Registry) -> Result<usize, UnsureReason> {
-        let choices = self.choices();
         let md = HeuristicMetadata {
             device: self.device,
             name: &self.name,
-            choices: &choices,
+            choices: &[],
         };
         let h = registry
             .find(&md, &self.context)
@@ -450,14 +341,16 @@ impl<'a> MultiKernel<'a> {
         }
     }
 
-    /// Decides (once; later calls return the same pick).
+    /// Decides (once; later calls return the same pick). `registry` is asked in use mode;
+    /// `cache` is read and written unless the cache is disabled.
     pub fn pick(
         &mut self,
         config: &MultiKernelConfig,
-        deciders: Deciders<'_>,
-    ) -> Result<&Pick, MultiKernelError> {
+        registry: Option<&Registry>,
+        cache: Option<&mut PickCache>,
+    ) -> Result<&KernelPick, MultiKernelError> {
         if self.picked.is_none() {
-            let pick = self.decide(config, deciders)?;
+            let pick = self.decide(config, registry, cache)?;
             self.picked = Some(pick);
         }
         Ok(self.picked.as_ref().expect("set above"))
@@ -466,14 +359,16 @@ impl<'a> MultiKernel<'a> {
     fn decide(
         &mut self,
         config: &MultiKernelConfig,
-        deciders: Deciders<'_>,
-    ) -> Result<Pick, MultiKernelError> {
-        let pick = |index: usize, this: &Self, source| Pick {
+        registry: Option<&Registry>,
+        cache: Option<&mut PickCache>,
+    ) -> Result<KernelPick, MultiKernelError> {
+        let pick = |index: usize, this: &Self, by| KernelPick {
             index,
             choice: this.kernels[index].name.clone(),
-            source,
+            by,
             timings_ms: None,
-            heuristic_unsure: None,
+            unsure: None,
+            warnings: Vec::new(),
         };
         if let Some((forced, value)) = &config.forced {
             let index = match forced {
@@ -481,7 +376,7 @@ impl<'a> MultiKernel<'a> {
                 Forced::Name(n) => self.index_of(n),
             };
             return match index {
-                Some(i) => Ok(pick(i, self, PickSource::Forced)),
+                Some(i) => Ok(pick(i, self, PickedBy::Forced)),
                 None => Err(MultiKernelError::ForcedOutOfRange {
                     name: self.name.clone(),
                     value: value.clone(),
@@ -492,31 +387,52 @@ impl<'a> MultiKernel<'a> {
             };
         }
         let mut unsure = None;
-        if let (Some(registry), true) = (deciders.registry, config.use_heuristic(&self.name)) {
+        if let (Some(registry), true) = (registry, config.runtime.use_enabled(&self.name)) {
             match self.ask_heuristic(registry) {
-                Ok(i) => return Ok(pick(i, self, PickSource::Heuristic)),
+                Ok(i) => return Ok(pick(i, self, PickedBy::Heuristic)),
                 Err(r) => unsure = Some(r),
             }
         }
-        let store = deciders.store.filter(|_| config.cache);
-        let key = self.key();
-        if let Some(i) = store
-            .and_then(|s| s.get(&key))
-            .and_then(|c| self.index_of(&c))
-        {
-            return Ok(Pick {
-                heuristic_unsure: unsure,
-                ..pick(i, self, PickSource::Cache)
-            });
+        let mut cache = cache.filter(|_| !config.runtime.disable_cache);
+        let key = self.cache_key();
+        let mut warnings = Vec::new();
+        if let Some(c) = cache.as_deref_mut() {
+            warnings.extend(c.take_warnings());
+            match c.lookup(&key) {
+                Lookup::Hit(choice) => {
+                    if let Some(i) = self.index_of(&choice) {
+                        return Ok(KernelPick {
+                            unsure,
+                            warnings,
+                            ..pick(i, self, PickedBy::Cache)
+                        });
+                    }
+                }
+                Lookup::Stale { reason } => warnings.push(format!(
+                    "{}: ignoring a cached pick for `{}` made under another guard ({reason})",
+                    c.path().display(),
+                    self.name
+                )),
+                Lookup::Miss => {}
+            }
         }
         let (index, timings) = self.benchmark_all(config.rep_ms)?;
-        if let Some(s) = store {
-            s.put(&key, &self.kernels[index].name)?;
+        if let Some(c) = cache {
+            let named: BTreeMap<String, f64> = self
+                .kernels
+                .iter()
+                .map(|k| k.name.clone())
+                .zip(timings.iter().copied())
+                .collect();
+            if let Err(e) = c.put_with_timings(&key, &self.kernels[index].name, named) {
+                warnings.push(format!("cannot store the pick: {e}"));
+            }
         }
-        Ok(Pick {
+        Ok(KernelPick {
             timings_ms: Some(timings),
-            heuristic_unsure: unsure,
-            ..pick(index, self, PickSource::Benchmark)
+            unsure,
+            warnings,
+            ..pick(index, self, PickedBy::Benchmark)
         })
     }
 
@@ -557,9 +473,10 @@ impl<'a> MultiKernel<'a> {
     pub fn run(
         &mut self,
         config: &MultiKernelConfig,
-        deciders: Deciders<'_>,
-    ) -> Result<&Pick, MultiKernelError> {
-        let index = self.pick(config, deciders)?.index;
+        registry: Option<&Registry>,
+        cache: Option<&mut PickCache>,
+    ) -> Result<&KernelPick, MultiKernelError> {
+        let index = self.pick(config, registry, cache)?.index;
         let k = &mut self.kernels[index];
         (k.run)().map_err(|source| MultiKernelError::Run {
             name: self.name.clone(),
@@ -574,11 +491,14 @@ impl<'a> MultiKernel<'a> {
 mod tests {
     use std::cell::Cell;
     use std::collections::HashMap;
+    use std::path::Path;
 
     use super::*;
-    use crate::heuristic::{LearnedHeuristic, Prediction};
+    use crate::cache::DeviceFingerprint;
+    use crate::heuristic::{LearnedHeuristic, Prediction, UnsureKind};
 
-    /// Fake sub-kernels: fixed benchmark times, counters of runs and benchmarks.
+    /// Fake sub-kernels: fixed benchmark times (NaN: the benchmark fails), counters of runs
+    /// and benchmarks.
     struct Fake {
         runs: Vec<Cell<u32>>,
         benches: Vec<Cell<u32>>,
@@ -638,7 +558,6 @@ mod tests {
             fake.kernels(times, source),
             c,
             DeviceIdentity::H100,
-            "H100",
         )
         .unwrap()
     }
@@ -648,145 +567,172 @@ mod tests {
             .iter()
             .map(|(k, v)| (k.to_string(), v.to_string()))
             .collect();
-        MultiKernelConfig::from_lookup(|k| map.get(k).cloned())
+        MultiKernelConfig::from_vars(|k| map.get(k).cloned())
+    }
+
+    fn fingerprint(driver: &str) -> DeviceFingerprint {
+        let mut f = DeviceFingerprint::new("NVIDIA H100 80GB HBM3", DeviceIdentity::H100);
+        f.driver_version = driver.into();
+        f
+    }
+
+    fn open(path: &Path) -> PickCache {
+        PickCache::open(path, fingerprint("580"))
     }
 
     #[test]
-    fn benchmarks_once_then_reuses_the_pick_and_the_cache() {
-        let store = MemoryPickStore::new();
-        let deciders = Deciders {
-            registry: None,
-            store: Some(&store),
-        };
+    fn benchmarks_once_then_reuses_the_pick_and_the_cache_across_processes() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("picks.json");
         let cfg = config(&[]);
         let fake = Fake::new(3);
         let mut mk1 = mk(&fake, &[2.0, 1.0, 3.0], "src", ctx(4, 100));
-        let p = mk1.run(&cfg, deciders).unwrap().clone();
+        let mut cache = open(&path);
+        let p = mk1.run(&cfg, None, Some(&mut cache)).unwrap().clone();
         assert_eq!(
-            (p.index, p.choice.as_str(), p.source),
-            (1, "k1", PickSource::Benchmark)
+            (p.index, p.choice.as_str(), p.by),
+            (1, "k1", PickedBy::Benchmark)
         );
         assert_eq!(p.timings_ms, Some(vec![2.0, 1.0, 3.0]));
-        mk1.run(&cfg, deciders).unwrap();
+        assert!(p.warnings.is_empty(), "{:?}", p.warnings);
+        mk1.run(&cfg, None, None).unwrap();
         assert_eq!(
             fake.total_benches(),
             3,
             "benchmarked on the first call only"
         );
         assert_eq!(fake.runs[1].get(), 2);
-        assert_eq!(store.len(), 1);
 
-        // A new call object (another process, as far as the cache knows): no benchmark.
+        // A new call object and a freshly opened cache (another process): no benchmark.
         let fake2 = Fake::new(3);
         let mut mk2 = mk(&fake2, &[2.0, 1.0, 3.0], "src", ctx(4, 100));
-        let p2 = mk2.run(&cfg, deciders).unwrap();
-        assert_eq!((p2.index, p2.source), (1, PickSource::Cache));
+        let p2 = mk2.run(&cfg, None, Some(&mut open(&path))).unwrap();
+        assert_eq!((p2.index, p2.by), (1, PickedBy::Cache));
         assert_eq!(fake2.total_benches(), 0);
+        assert_eq!(fake2.runs[1].get(), 1);
     }
 
     #[test]
-    fn key_changes_with_source_size_hints_device_and_names() {
+    fn key_changes_with_source_size_hints_and_order() {
         let fake = Fake::new(2);
-        let base = mk(&fake, &[1.0, 2.0], "src", ctx(4, 100)).key();
-        assert_eq!(
-            base,
-            mk(&fake, &[1.0, 2.0], "src", ctx(4, 100)).key(),
-            "deterministic"
-        );
-        assert_eq!(base.len(), 64);
+        let base = mk(&fake, &[1.0, 2.0], "src", ctx(4, 100)).cache_key();
+        assert_eq!(base, mk(&fake, &[1.0, 2.0], "src", ctx(4, 100)).cache_key());
+        assert!(base
+            .description
+            .starts_with("multi_kernel/reduction|rows=4,cols=100,op=sum|k0#"));
         assert_ne!(
             base,
-            mk(&fake, &[1.0, 2.0], "src v2", ctx(4, 100)).key(),
+            mk(&fake, &[1.0, 2.0], "src v2", ctx(4, 100)).cache_key(),
             "source"
         );
         assert_ne!(
             base,
-            mk(&fake, &[1.0, 2.0], "src", ctx(4, 101)).key(),
+            mk(&fake, &[1.0, 2.0], "src", ctx(4, 101)).cache_key(),
             "size hints"
         );
-        let other_device = MultiKernel::new(
-            "reduction",
-            fake.kernels(&[1.0, 2.0], "src"),
-            ctx(4, 100),
-            DeviceIdentity::H100,
-            "H100 driver 581",
-        )
-        .unwrap();
-        assert_ne!(base, other_device.key(), "device fingerprint");
         let mut ks = fake.kernels(&[1.0, 2.0], "src");
         ks.swap(0, 1);
-        let swapped =
-            MultiKernel::new("reduction", ks, ctx(4, 100), DeviceIdentity::H100, "H100").unwrap();
-        assert_ne!(base, swapped.key(), "order of sub-kernels");
+        let swapped = MultiKernel::new("reduction", ks, ctx(4, 100), DeviceIdentity::H100).unwrap();
+        assert_ne!(base, swapped.cache_key(), "order of sub-kernels");
     }
 
     #[test]
-    fn edited_source_misses_the_cache_and_benchmarks_again() {
-        let store = MemoryPickStore::new();
-        let deciders = Deciders {
-            registry: None,
-            store: Some(&store),
-        };
+    fn edited_source_or_other_device_misses_the_cache() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("picks.json");
         let cfg = config(&[]);
         let fake = Fake::new(2);
         mk(&fake, &[1.0, 2.0], "src", ctx(8, 8))
-            .pick(&cfg, deciders)
+            .pick(&cfg, None, Some(&mut open(&path)))
             .unwrap();
         let fake2 = Fake::new(2);
         let mut edited = mk(&fake2, &[3.0, 2.0], "src // edited", ctx(8, 8));
-        let p = edited.pick(&cfg, deciders).unwrap();
-        assert_eq!((p.index, p.source), (1, PickSource::Benchmark));
+        let p = edited.pick(&cfg, None, Some(&mut open(&path))).unwrap();
+        assert_eq!((p.index, p.by), (1, PickedBy::Benchmark));
         assert_eq!(fake2.total_benches(), 2);
-        assert_eq!(store.len(), 2);
+        assert_eq!(open(&path).len(), 2);
+
+        // Same kernels and shape under another driver: the entry is stale, ignored, replaced.
+        let fake3 = Fake::new(2);
+        let mut newer = PickCache::open(&path, fingerprint("590"));
+        let mut again = mk(&fake3, &[5.0, 4.0], "src", ctx(8, 8));
+        let p = again.pick(&cfg, None, Some(&mut newer)).unwrap();
+        assert_eq!((p.index, p.by), (1, PickedBy::Benchmark));
+        assert!(
+            p.warnings[0].contains("made under another guard"),
+            "{:?}",
+            p.warnings
+        );
+        assert_eq!(
+            PickCache::open(&path, fingerprint("590")).get(&again.cache_key()),
+            Some("k1".into())
+        );
     }
 
     #[test]
     fn disabled_cache_neither_reads_nor_writes() {
-        let store = MemoryPickStore::new();
-        let deciders = Deciders {
-            registry: None,
-            store: Some(&store),
-        };
-        let cfg = config(&[(ENV_DISABLE_CACHE, "1")]);
-        assert!(!cfg.cache);
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("picks.json");
+        let cfg = config(&[("AUTOHEURISTIC_DISABLE_CACHE", "1")]);
+        assert!(cfg.runtime.disable_cache);
         let fake = Fake::new(2);
         mk(&fake, &[1.0, 2.0], "src", ctx(1, 1))
-            .pick(&cfg, deciders)
+            .pick(&cfg, None, Some(&mut open(&path)))
             .unwrap();
-        assert!(store.is_empty());
-        store
-            .put(&mk(&fake, &[1.0, 2.0], "src", ctx(1, 1)).key(), "k1")
-            .unwrap();
+        assert!(!path.exists());
+        let key = mk(&fake, &[1.0, 2.0], "src", ctx(1, 1)).cache_key();
+        open(&path).put(&key, "k1").unwrap();
         let p = mk(&fake, &[1.0, 2.0], "src", ctx(1, 1))
-            .pick(&cfg, deciders)
+            .pick(&cfg, None, Some(&mut open(&path)))
             .unwrap()
             .clone();
-        assert_eq!(
-            (p.index, p.source),
-            (0, PickSource::Benchmark),
-            "cache not read"
+        assert_eq!((p.index, p.by), (0, PickedBy::Benchmark), "cache not read");
+        let p = mk(&fake, &[1.0, 2.0], "src", ctx(1, 1))
+            .pick(&config(&[]), None, Some(&mut open(&path)))
+            .unwrap()
+            .clone();
+        assert_eq!((p.index, p.by), (1, PickedBy::Cache), "read when enabled");
+    }
+
+    #[test]
+    fn corrupt_cache_is_a_warning_not_an_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("picks.json");
+        std::fs::write(&path, b"{not json").unwrap();
+        let fake = Fake::new(2);
+        let p = mk(&fake, &[2.0, 1.0], "src", ctx(1, 1))
+            .pick(&config(&[]), None, Some(&mut open(&path)))
+            .unwrap()
+            .clone();
+        assert_eq!((p.index, p.by), (1, PickedBy::Benchmark));
+        assert!(
+            p.warnings[0].contains("corrupt pick cache"),
+            "{:?}",
+            p.warnings
         );
-        assert!(config(&[(ENV_DISABLE_CACHE, "0")]).cache);
+        assert_eq!(
+            open(&path).get(&mk(&fake, &[2.0, 1.0], "src", ctx(1, 1)).cache_key()),
+            Some("k1".into())
+        );
     }
 
     #[test]
     fn forced_choice_by_number_and_name() {
         let fake = Fake::new(2);
-        let d = Deciders::default();
         for (v, want) in [("2", 0), ("3", 1), ("k1", 1)] {
             let cfg = config(&[(ENV_FORCE, v)]);
             let p = mk(&fake, &[1.0, 2.0], "s", ctx(1, 1))
-                .pick(&cfg, d)
+                .pick(&cfg, None, None)
                 .unwrap()
                 .clone();
-            assert_eq!((p.index, p.source), (want, PickSource::Forced), "{v}");
+            assert_eq!((p.index, p.by), (want, PickedBy::Forced), "{v}");
         }
         assert_eq!(fake.total_benches(), 0);
         for v in ["0", "1", ""] {
             assert_eq!(config(&[(ENV_FORCE, v)]).forced, None, "{v}");
         }
         let err = mk(&fake, &[1.0, 2.0], "s", ctx(1, 1))
-            .pick(&config(&[(ENV_FORCE, "4")]), d)
+            .pick(&config(&[(ENV_FORCE, "4")]), None, None)
             .unwrap_err();
         let msg = err.to_string();
         assert!(
@@ -794,7 +740,7 @@ mod tests {
             "{msg}"
         );
         assert!(matches!(
-            mk(&fake, &[1.0], "s", ctx(1, 1)).pick(&config(&[(ENV_FORCE, "nope")]), d),
+            mk(&fake, &[1.0], "s", ctx(1, 1)).pick(&config(&[(ENV_FORCE, "nope")]), None, None),
             Err(MultiKernelError::ForcedOutOfRange { .. })
         ));
     }
@@ -802,24 +748,28 @@ mod tests {
     #[test]
     fn failing_sub_kernels_are_inf_and_all_failing_is_an_error() {
         let fake = Fake::new(3);
-        let d = Deciders::default();
         let cfg = config(&[]);
         let p = mk(&fake, &[f64::NAN, 5.0, 4.0], "s", ctx(1, 1))
-            .pick(&cfg, d)
+            .pick(&cfg, None, None)
             .unwrap()
             .clone();
         assert_eq!(p.index, 2);
         assert_eq!(p.timings_ms.unwrap()[0], f64::INFINITY);
         let err = mk(&fake, &[f64::NAN, f64::NAN], "s", ctx(1, 1))
-            .pick(&cfg, d)
+            .pick(&cfg, None, None)
             .unwrap_err();
         assert!(
             err.to_string()
                 .contains("k0: launch failed; k1: launch failed"),
             "{err}"
         );
+        let p = mk(&fake, &[3.0, 3.0, 3.0], "s", ctx(1, 1))
+            .pick(&cfg, None, None)
+            .unwrap()
+            .clone();
+        assert_eq!(p.index, 0, "ties go to the first");
         assert!(matches!(
-            MultiKernel::new("r", vec![], ctx(1, 1), DeviceIdentity::H100, ""),
+            MultiKernel::new("r", vec![], ctx(1, 1), DeviceIdentity::H100),
             Err(MultiKernelError::NoSubKernels(_))
         ));
         let dup = vec![
@@ -827,7 +777,7 @@ mod tests {
             SubKernel::new("a", "h", || Ok(()), |_| Ok(1.0)),
         ];
         assert!(matches!(
-            MultiKernel::new("r", dup, ctx(1, 1), DeviceIdentity::H100, ""),
+            MultiKernel::new("r", dup, ctx(1, 1), DeviceIdentity::H100),
             Err(MultiKernelError::DuplicateName { .. })
         ));
     }
@@ -844,17 +794,17 @@ mod tests {
             )],
             ctx(1, 1),
             DeviceIdentity::H100,
-            "",
         )
         .unwrap();
-        let err = mk1.run(&config(&[]), Deciders::default()).unwrap_err();
+        let err = mk1.run(&config(&[]), None, None).unwrap_err();
         assert_eq!(
             err.to_string(),
             "multi-kernel `reduction`: sub-kernel `only` failed: boom"
         );
     }
 
-    /// A heuristic that picks by `cols`: k1 below 1000, unsure at 1000 and above.
+    /// A heuristic that picks by `cols`: k1 below 1000, "k9" (not a sub-kernel) below 5000,
+    /// unsure (confidence 0.5) above.
     struct ByCols;
     static CHOICES: [&str; 3] = ["k0", "k1", "k9"];
     impl LearnedHeuristic for ByCols {
@@ -875,7 +825,7 @@ mod tests {
         }
         fn predict(&self, context: &Context, _choice: Option<usize>) -> Prediction {
             match context.get("cols").and_then(|v| v.as_f64()) {
-                None => Prediction::Unsure(crate::heuristic::UnsureKind::MissingFeature("cols")),
+                None => Prediction::Unsure(UnsureKind::MissingFeature("cols")),
                 Some(c) if c < 1000.0 => Prediction::Distribution(&[(0.9, 1), (0.1, 0)]),
                 Some(c) if c < 5000.0 => Prediction::Distribution(&[(0.95, 2)]),
                 Some(_) => Prediction::Distribution(&[(0.5, 0), (0.5, 1)]),
@@ -888,58 +838,59 @@ mod tests {
     fn use_mode_asks_the_heuristic_and_falls_back_when_unsure() {
         let mut registry = Registry::new();
         registry.register(&BY_COLS);
-        let store = MemoryPickStore::new();
-        let deciders = Deciders {
-            registry: Some(&registry),
-            store: Some(&store),
-        };
-        let use_cfg = config(&[(ENV_USE, "pad_mm,reduction")]);
-        assert!(use_cfg.use_heuristic("reduction") && !use_cfg.use_heuristic("pad"));
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("picks.json");
+        let use_cfg = config(&[("AUTOHEURISTIC_USE", "pad_mm,reduction")]);
         let fake = Fake::new(2);
 
-        // Sure: no benchmark, nothing stored.
+        // Sure: no benchmark, no cache file.
         let p = mk(&fake, &[1.0, 2.0], "s", ctx(4, 100))
-            .run(&use_cfg, deciders)
+            .run(&use_cfg, Some(&registry), Some(&mut open(&path)))
             .unwrap()
             .clone();
-        assert_eq!((p.index, p.source), (1, PickSource::Heuristic));
-        assert_eq!((fake.total_benches(), store.len()), (0, 0));
+        assert_eq!((p.index, p.by, p.unsure), (1, PickedBy::Heuristic, None));
+        assert_eq!(fake.total_benches(), 0);
+        assert!(!path.exists());
 
         // Unsure (low confidence): benchmark, store, and say why.
         let p = mk(&fake, &[1.0, 2.0], "s", ctx(4, 9000))
-            .run(&use_cfg, deciders)
+            .run(&use_cfg, Some(&registry), Some(&mut open(&path)))
             .unwrap()
             .clone();
-        assert_eq!((p.index, p.source), (0, PickSource::Benchmark));
+        assert_eq!((p.index, p.by), (0, PickedBy::Benchmark));
         assert_eq!(
-            p.heuristic_unsure,
+            p.unsure,
             Some(UnsureReason::LowConfidence { confidence: 0.5 })
         );
-        assert_eq!(store.len(), 1);
+        assert_eq!(open(&path).len(), 1);
+        // ... and the next process takes the cached pick.
+        let p = mk(&fake, &[1.0, 2.0], "s", ctx(4, 9000))
+            .pick(&use_cfg, Some(&registry), Some(&mut open(&path)))
+            .unwrap()
+            .clone();
+        assert_eq!(p.by, PickedBy::Cache);
 
         // A sure answer that is not one of the sub-kernels ("k9") falls back too.
         let p = mk(&fake, &[1.0, 2.0], "s", ctx(4, 2000))
-            .pick(&use_cfg, deciders)
-            .unwrap()
-            .clone();
-        assert_eq!(p.heuristic_unsure, Some(UnsureReason::NotInChoices));
-        assert_eq!(p.source, PickSource::Benchmark);
-
-        // Not in use mode, or another device: the heuristic is not asked.
-        let p = mk(&fake, &[1.0, 2.0], "s", ctx(4, 100))
-            .pick(&config(&[]), deciders)
+            .pick(&use_cfg, Some(&registry), None)
             .unwrap()
             .clone();
         assert_eq!(
-            (p.source, p.heuristic_unsure),
-            (PickSource::Benchmark, None)
+            (p.by, p.unsure),
+            (PickedBy::Benchmark, Some(UnsureReason::NotInChoices))
         );
+
+        // Not in use mode, or another device: the heuristic is not asked.
+        let p = mk(&fake, &[1.0, 2.0], "s", ctx(4, 100))
+            .pick(&config(&[]), Some(&registry), None)
+            .unwrap()
+            .clone();
+        assert_eq!((p.by, p.unsure), (PickedBy::Benchmark, None));
         let a100 = MultiKernel::new(
             "reduction",
             fake.kernels(&[1.0, 2.0], "s"),
             ctx(4, 100),
             DeviceIdentity::A100,
-            "A100",
         )
         .unwrap();
         assert_eq!(
