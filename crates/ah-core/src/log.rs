@@ -196,6 +196,58 @@ impl Log {
         s
     }
 
+    /// Repairs a log whose last line was torn (a collector killed mid-write): when the file does
+    /// not end with `\n`, truncates it after the last `\n` and returns the bytes cut off (lossy
+    /// UTF-8). Returns `None` when the file is empty or already ends with a newline. Plain
+    /// (uncompressed) files only.
+    pub fn repair_torn_tail(path: impl AsRef<Path>) -> Result<Option<String>> {
+        let path = path.as_ref();
+        let io = |e| Error::io(path, e);
+        let mut file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(path)
+            .map_err(io)?;
+        let len = file.metadata().map_err(io)?.len();
+        if len == 0 {
+            return Ok(None);
+        }
+        let mut magic = [0u8; 2];
+        if len >= 2 {
+            file.read_exact(&mut magic).map_err(io)?;
+            if magic == [0x1f, 0x8b] {
+                return Err(Error::Other(format!(
+                    "{}: cannot repair a gzip-compressed log; decompress it first",
+                    path.display()
+                )));
+            }
+        }
+        // Scan backwards in chunks for the last newline.
+        let mut end = len;
+        let mut keep = 0u64;
+        let mut buf = vec![0u8; 64 * 1024];
+        'scan: while end > 0 {
+            let start = end.saturating_sub(buf.len() as u64);
+            let chunk = &mut buf[..(end - start) as usize];
+            file.seek(SeekFrom::Start(start)).map_err(io)?;
+            file.read_exact(chunk).map_err(io)?;
+            if end == len && chunk.last() == Some(&b'\n') {
+                return Ok(None);
+            }
+            if let Some(i) = chunk.iter().rposition(|&b| b == b'\n') {
+                keep = start + i as u64 + 1;
+                break 'scan;
+            }
+            end = start;
+        }
+        let mut cut = Vec::with_capacity((len - keep) as usize);
+        file.seek(SeekFrom::Start(keep)).map_err(io)?;
+        file.read_to_end(&mut cut).map_err(io)?;
+        file.set_len(keep).map_err(io)?;
+        file.sync_data().map_err(io)?;
+        Ok(Some(String::from_utf8_lossy(&cut).into_owned()))
+    }
+
     /// Column index of a feature in [`LogRow::values`].
     pub fn column(&self, feature: &str) -> Option<usize> {
         self.features.iter().position(|f| f == feature)
@@ -450,5 +502,39 @@ mod tests {
             err.to_string().starts_with("t.txt:4: expected 3 fields"),
             "{err}"
         );
+    }
+
+    #[test]
+    fn torn_tail_is_cut() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("train.txt");
+        let head = format!(
+            "{}\nfa,choice,feedback\n5,a,1.0\n",
+            fa_metadata().to_json_line()
+        );
+        std::fs::write(&path, format!("{head}5,b,2.")).unwrap();
+        assert_eq!(
+            Log::repair_torn_tail(&path).unwrap().as_deref(),
+            Some("5,b,2.")
+        );
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), head);
+        assert_eq!(Log::repair_torn_tail(&path).unwrap(), None, "already whole");
+        std::fs::write(&path, "").unwrap();
+        assert_eq!(Log::repair_torn_tail(&path).unwrap(), None);
+        std::fs::write(&path, "{\"torn").unwrap();
+        assert_eq!(
+            Log::repair_torn_tail(&path).unwrap().as_deref(),
+            Some("{\"torn")
+        );
+        assert_eq!(std::fs::metadata(&path).unwrap().len(), 0);
+        // Longer than one scan chunk.
+        let long = format!("{head}{}", "9".repeat(200_000));
+        std::fs::write(&path, &long).unwrap();
+        assert_eq!(
+            Log::repair_torn_tail(&path).unwrap().map(|s| s.len()),
+            Some(200_000)
+        );
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), head);
+        assert!(Log::repair_torn_tail(dir.path().join("missing.txt")).is_err());
     }
 }

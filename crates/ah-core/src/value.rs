@@ -158,8 +158,19 @@ pub fn python_float_repr(x: f64) -> String {
             "0.0".into()
         };
     }
-    // Rust's `{:e}` gives the shortest round-trip digits: "d.ddddde<exp>".
-    let sci = format!("{x:e}");
+    // Rust's `{:e}` gives the shortest round-trip digit count; when two strings of that length
+    // round-trip (the value lies exactly half-way, e.g. 84.559234619140625), Python prints the
+    // correctly rounded one (ties to even), which `{:.*e}` gives. Keep that if it round-trips.
+    let shortest = format!("{x:e}");
+    let n_digits = shortest
+        .split_once('e')
+        .map_or(1, |(m, _)| m.chars().filter(char::is_ascii_digit).count());
+    let rounded = format!("{:.*e}", n_digits.saturating_sub(1), x);
+    let sci = if rounded.parse::<f64>().ok() == Some(x) {
+        rounded
+    } else {
+        shortest
+    };
     let (mantissa, exp) = sci.split_once('e').expect("`{:e}` always has an exponent");
     let exp: i32 = exp.parse().expect("`{:e}` exponent is an integer");
     let (sign, mantissa) = match mantissa.strip_prefix('-') {
@@ -216,6 +227,11 @@ mod tests {
             (1.7025303314066, "1.7025303314066"),
             (2.2250738585072014e-308, "2.2250738585072014e-308"),
             (0.2266560047864914, "0.2266560047864914"),
+            // Exactly half-way between two 16-digit strings: Python rounds half to even.
+            (84.559234619140625, "84.55923461914062"),
+            (5e-324, "5e-324"),
+            (1.7976931348623157e308, "1.7976931348623157e+308"),
+            (9007199254740993.0, "9007199254740992.0"),
         ];
         for (x, want) in cases {
             assert_eq!(python_float_repr(x), want, "repr of {x:e}");
