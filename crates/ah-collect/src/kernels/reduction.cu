@@ -11,7 +11,7 @@
 //   softmax makes an online max/sum pass, then a second pass that reads the row again and writes.
 //
 // Kernel names (extern "C", so the host can load them by name):
-//   {op}_persistent_{BLOCK}_{ITEMS}   {op}_looped_{BLOCK}   fill_random
+//   {op}_persistent_{BLOCK}_{ITEMS}   {op}_looped_{BLOCK}
 // with op = sum | softmax. sum writes `rows` values, softmax `rows * cols`, both in the element type.
 //
 // No headers: half and bfloat16 conversions are a few PTX instructions, so the source compiles
@@ -31,12 +31,12 @@ __device__ __forceinline__ elem_t from_f32(float v) { return v; }
 typedef u16 elem_t;
 __device__ __forceinline__ float to_f32(elem_t v) {
     float f;
-    asm("{ .reg .f16 t; mov.b16 t, %1; cvt.f32.f16 %0, t; }" : "=f"(f) : "h"(v));
+    asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(v));
     return f;
 }
 __device__ __forceinline__ elem_t from_f32(float f) {
     u16 v;
-    asm("{ .reg .f16 t; cvt.rn.f16.f32 t, %1; mov.b16 %0, t; }" : "=h"(v) : "f"(f));
+    asm("cvt.rn.f16.f32 %0, %1;" : "=h"(v) : "f"(f));
     return v;
 }
 #elif AH_DTYPE == 2
@@ -46,7 +46,7 @@ __device__ __forceinline__ float to_f32(elem_t v) {
 }
 __device__ __forceinline__ elem_t from_f32(float f) {
     u16 v;
-    asm("{ .reg .b16 t; cvt.rn.bf16.f32 t, %1; mov.b16 %0, t; }" : "=h"(v) : "f"(f));
+    asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(v) : "f"(f));
     return v;
 }
 #else
@@ -280,21 +280,3 @@ PERSISTENT(1024, 1) PERSISTENT(1024, 2) PERSISTENT(1024, 4) PERSISTENT(1024, 8)
 PERSISTENT(1024, 16)
 
 LOOPED(128) LOOPED(256) LOOPED(512) LOOPED(1024)
-
-// Fills n elements with values drawn uniformly from [-2, 2) by a counter-based hash of
-// (seed, index): deterministic, never all zeros, no host transfer.
-extern "C" __global__ void fill_random(elem_t* __restrict__ x, unsigned long long n,
-                                       unsigned int seed) {
-    for (unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; i < n;
-         i += (unsigned long long)gridDim.x * blockDim.x) {
-        unsigned int h = (unsigned int)i ^ (unsigned int)(i >> 32) * 0x9e3779b9u;
-        h ^= seed * 0x85ebca6bu;
-        h ^= h >> 16;
-        h *= 0x7feb352du;
-        h ^= h >> 15;
-        h *= 0x846ca68bu;
-        h ^= h >> 16;
-        const float u = (float)(h >> 8) * (1.0f / 16777216.0f);  // [0, 1)
-        x[i] = from_f32(u * 4.0f - 2.0f);
-    }
-}
