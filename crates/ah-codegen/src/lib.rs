@@ -1,1 +1,208 @@
-//! ah-codegen library (being built; see its issue).
+//! Turns a trained model (`ah_core::model::Model`, the JSON `ah-train` writes) into code that
+//! ships:
+//!
+//! - a Rust module in the generated heuristics crate (default `generated/ah-heuristics/`), one
+//!   per heuristic, implementing [`ah_core::LearnedHeuristic`], plus the crate's `lib.rs`
+//!   with a registry of every heuristic present, and the model JSON next to it (`models/`) so
+//!   that `--check` can be run on the committed crate;
+//! - a PyTorch artifact `_NAME.py` in the format of PyTorch's trainer (spec section 8), with
+//!   probabilities printed exactly so that it decides like the model;
+//! - a Graphviz `.dot` of the tree ([`render_svg`] renders it when `dot` is installed).
+//!
+//! Every file starts with a header (generated, do not edit, tool version, dataset hash, the
+//! command to regenerate, headline metrics); output is deterministic. [`Mode::Check`]
+//! reports stale files with a diff instead of writing; [`Mode::Write`] writes all files or
+//! none (temporary files, then renames).
+//!
+//! ```no_run
+//! use std::path::PathBuf;
+//! let model = ah_codegen::load_model("out/pad_mm/model.json".as_ref())?;
+//! let options = ah_codegen::Options {
+//!     rust_crate: Some(PathBuf::from("generated/ah-heuristics")),
+//!     python_dir: Some(PathBuf::from("out/pad_mm")),
+//!     dot_file: None,
+//!     mode: ah_codegen::Mode::Write,
+//!     command: None,
+//! };
+//! let outcome = ah_codegen::generate(&model, &options)?;
+//! assert!(!outcome.is_stale());
+//! # Ok::<(), ah_codegen::CodegenError>(())
+//! ```
+#![deny(missing_docs)]
+
+mod dot;
+mod error;
+mod header;
+mod model_io;
+mod names;
+mod output;
+mod plan;
+mod python;
+mod rust;
+mod rust_expr;
+mod templates;
+
+use std::collections::BTreeSet;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use ah_core::model::Model;
+
+pub use dot::{render_svg, SvgOutcome};
+pub use error::CodegenError;
+pub use model_io::{check_name, load_model, parse_model, validate};
+pub use names::{module_name, python_file_name};
+pub use output::{diff_summary, FileOutcome, FileStatus, GeneratedFile, Mode, Outcome};
+
+/// The default location of the generated heuristics crate, relative to the workspace root.
+pub const DEFAULT_RUST_CRATE: &str = "generated/ah-heuristics";
+
+/// rustfmt settings of the generated crate (also written to its `rustfmt.toml`, so that
+/// `cargo fmt --check` agrees with the generator whatever the workspace's settings).
+const RUSTFMT_SETTINGS: &[(&str, &str)] =
+    &[("edition", "2021"), ("max_width", "100"), ("use_small_heuristics", "Default")];
+
+/// What to generate and how.
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    /// The generated heuristics crate to put the Rust module in (`None`: no Rust output).
+    pub rust_crate: Option<PathBuf>,
+    /// Folder for the PyTorch artifact `_NAME.py` (`None`: no Python output).
+    pub python_dir: Option<PathBuf>,
+    /// The `.dot` file to write (`None`: none).
+    pub dot_file: Option<PathBuf>,
+    /// Write, check or dry run.
+    pub mode: Mode,
+    /// The regenerate command for the headers. `None`: the canonical
+    /// `ah-codegen generated/ah-heuristics/models/NAME.model.json` (plus `--python`/`--dot`
+    /// for those files), so that files made by `ah-train` and by `ah-codegen` are identical.
+    pub command: Option<String>,
+}
+
+/// Renders every requested file for `model` and writes, checks or returns them
+/// (see [`Mode`]). Nothing is written in check and dry-run modes; in write mode either every
+/// changed file is written or none is.
+pub fn generate(model: &Model, options: &Options) -> Result<Outcome, CodegenError> {
+    let files = render(model, options)?;
+    output::apply(files, options.mode)
+}
+
+/// Renders the files [`generate`] would write, without touching the disk (except to list
+/// the modules already in the Rust crate).
+pub fn render(model: &Model, options: &Options) -> Result<Vec<GeneratedFile>, CodegenError> {
+    validate(model)?;
+    let plan = plan::Plan::new(model)?;
+    let name = &model.heuristic_name;
+    let canonical = format!("ah-codegen {DEFAULT_RUST_CRATE}/models/{name}.model.json");
+    let mut files = Vec::new();
+    if let Some(krate) = &options.rust_crate {
+        let command = options.command.clone().unwrap_or_else(|| canonical.clone());
+        let header = header::header_lines(model, &command);
+        let module = module_name(name);
+        let src = krate.join("src");
+        let raw = rust::render_module(&plan, &header)?;
+        files.push(GeneratedFile { path: src.join(format!("{module}.rs")), contents: rustfmt(&raw)? });
+        let mut modules = existing_modules(&src)?;
+        modules.insert(module);
+        let lib_command = format!("ah-codegen {DEFAULT_RUST_CRATE}/models/");
+        files.push(GeneratedFile { path: src.join("lib.rs"), contents: rustfmt(&rust::render_lib(&modules, &lib_command)?)? });
+        files.push(GeneratedFile { path: krate.join("rustfmt.toml"), contents: rustfmt_toml() });
+        let mut json = serde_json::to_string_pretty(model).map_err(|e| CodegenError::InvalidModel {
+            heuristic: name.clone(),
+            message: format!("cannot serialize: {e}"),
+        })?;
+        json.push('\n');
+        files.push(GeneratedFile { path: krate.join("models").join(format!("{name}.model.json")), contents: json });
+    }
+    if let Some(dir) = &options.python_dir {
+        let command = options.command.clone().unwrap_or_else(|| format!("{canonical} --python <artifacts dir>"));
+        let header = header::header_lines(model, &command);
+        files.push(GeneratedFile { path: dir.join(python::file_name(model)), contents: python::render(&plan, &header)? });
+    }
+    if let Some(path) = &options.dot_file {
+        let command = options.command.clone().unwrap_or_else(|| format!("{canonical} --dot {name}.dot"));
+        let header = header::header_lines(model, &command);
+        files.push(GeneratedFile { path: path.clone(), contents: dot::render(&plan, &header)? });
+    }
+    Ok(files)
+}
+
+/// Module names of the generated heuristics already in `src` (files whose header says
+/// ah-codegen made them), so that `lib.rs` registers all of them.
+fn existing_modules(src: &Path) -> Result<BTreeSet<String>, CodegenError> {
+    let mut out = BTreeSet::new();
+    let entries = match std::fs::read_dir(src) {
+        Ok(e) => e,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(out),
+        Err(e) => return Err(CodegenError::io(src, e)),
+    };
+    for entry in entries {
+        let entry = entry.map_err(|e| CodegenError::io(src, e))?;
+        let path = entry.path();
+        let Some(stem) = path.file_stem().and_then(|s| s.to_str()) else { continue };
+        if path.extension().and_then(|e| e.to_str()) != Some("rs") || stem == "lib" {
+            continue;
+        }
+        let text = std::fs::read_to_string(&path).map_err(|e| CodegenError::io(&path, e))?;
+        if text.starts_with("//! Generated by ah-codegen") {
+            out.insert(stem.to_string());
+        }
+    }
+    Ok(out)
+}
+
+fn rustfmt_toml() -> String {
+    let mut s = String::from(
+        "# Generated by ah-codegen: the settings it formats the generated code with. Do not edit.\n",
+    );
+    for (k, v) in RUSTFMT_SETTINGS {
+        if *k != "edition" && v.parse::<u64>().is_ok() {
+            s.push_str(&format!("{k} = {v}\n"));
+        } else {
+            s.push_str(&format!("{k} = \"{v}\"\n"));
+        }
+    }
+    s
+}
+
+/// Formats Rust source with `rustfmt` (part of every Rust toolchain), with the generated
+/// crate's fixed settings, in an empty folder so no other configuration applies.
+fn rustfmt(source: &str) -> Result<String, CodegenError> {
+    let dir = tempfile::tempdir().map_err(|e| CodegenError::io(std::env::temp_dir(), e))?;
+    let config: Vec<String> =
+        RUSTFMT_SETTINGS.iter().filter(|(k, _)| *k != "edition").map(|(k, v)| format!("{k}={v}")).collect();
+    let rustfmt = std::env::var_os("RUSTFMT").unwrap_or_else(|| "rustfmt".into());
+    let mut child = Command::new(&rustfmt)
+        .args(["--edition", "2021", "--emit", "stdout", "--quiet", "--config"])
+        .arg(config.join(","))
+        .current_dir(dir.path())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| CodegenError::Output {
+            path: PathBuf::from(&rustfmt),
+            message: format!(
+                "cannot run rustfmt ({e}); the generated Rust code is formatted with it: install it with `rustup component add rustfmt`"
+            ),
+        })?;
+    let mut stdin = child.stdin.take().expect("piped stdin");
+    let src = source.to_string();
+    let writer = std::thread::spawn(move || stdin.write_all(src.as_bytes()));
+    let out = child.wait_with_output().map_err(|e| CodegenError::io(PathBuf::from(&rustfmt), e))?;
+    let _ = writer.join();
+    if !out.status.success() {
+        return Err(CodegenError::Template {
+            template: "rust_module.rs".into(),
+            message: format!(
+                "rustfmt rejected the generated code (a bug in ah-codegen): {}",
+                String::from_utf8_lossy(&out.stderr).trim()
+            ),
+        });
+    }
+    String::from_utf8(out.stdout).map_err(|e| CodegenError::Template {
+        template: "rust_module.rs".into(),
+        message: format!("rustfmt printed invalid UTF-8: {e}"),
+    })
+}

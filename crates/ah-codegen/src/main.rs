@@ -1,6 +1,160 @@
+//! `ah-codegen`: generate a learned heuristic's Rust module, PyTorch artifact and Graphviz tree
+//! from model JSONs written by `ah-train`.
+
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+use ah_codegen::{FileStatus, Mode, Options, SvgOutcome};
+use anyhow::{bail, Context as _};
+use clap::Parser;
+
+/// Generate learned heuristics (Rust, Python, Graphviz) from model JSONs.
+#[derive(Debug, Parser)]
+#[command(
+    name = "ah-codegen",
+    version,
+    about,
+    after_long_help = "Exit codes: 0 done (or up to date), 1 --check found stale files, 2 error.\n\nExamples:\n  ah-codegen out/pad_mm/model.json\n  ah-codegen out/pad_mm/model.json --python out/pad_mm --dot out/pad_mm/tree.dot --svg\n  ah-codegen generated/ah-heuristics/models --check"
+)]
+struct Cli {
+    /// Model JSON files written by `ah-train`, or folders of `*.model.json` / `*.json` files.
+    #[arg(required = true, value_name = "MODEL")]
+    models: Vec<PathBuf>,
+
+    /// The generated heuristics crate to write the Rust module into.
+    #[arg(long, value_name = "DIR", default_value = ah_codegen::DEFAULT_RUST_CRATE)]
+    rust: PathBuf,
+
+    /// Do not write Rust code.
+    #[arg(long, help = "Do not write Rust code")]
+    no_rust: bool,
+
+    /// Folder to write the PyTorch artifact `_NAME.py` into (droppable into
+    /// `torch/_inductor/autoheuristic/artifacts/`).
+    #[arg(long, value_name = "DIR")]
+    python: Option<PathBuf>,
+
+    /// Graphviz file to write the tree to (one model only).
+    #[arg(long, value_name = "FILE")]
+    dot: Option<PathBuf>,
+
+    /// Also render the `.dot` file to SVG next to it, when Graphviz `dot` is installed.
+    #[arg(long, requires = "dot")]
+    svg: bool,
+
+    /// Write nothing; exit 1 with a diff summary when a file on disk is stale.
+    #[arg(long, conflicts_with = "dry_run")]
+    check: bool,
+
+    /// Write nothing; print the generated files to stdout.
+    #[arg(long)]
+    dry_run: bool,
+}
+
 fn main() -> ExitCode {
-    eprintln!("ah-codegen: not built yet");
-    ExitCode::from(2)
+    let cli = Cli::parse();
+    match run(&cli) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn run(cli: &Cli) -> anyhow::Result<ExitCode> {
+    let models = expand(&cli.models)?;
+    if cli.dot.is_some() && models.len() > 1 {
+        bail!("--dot takes one model, {} given", models.len());
+    }
+    let mode = if cli.check {
+        Mode::Check
+    } else if cli.dry_run {
+        Mode::DryRun
+    } else {
+        Mode::Write
+    };
+    // Load and validate everything first: a bad model means no file is written at all.
+    let mut loaded = Vec::new();
+    for path in &models {
+        loaded.push((path, ah_codegen::load_model(path)?));
+    }
+    let mut stale = Vec::new();
+    for (path, model) in &loaded {
+        let options = Options {
+            rust_crate: (!cli.no_rust).then(|| cli.rust.clone()),
+            python_dir: cli.python.clone(),
+            dot_file: cli.dot.clone(),
+            mode,
+            command: None,
+        };
+        let outcome = ah_codegen::generate(model, &options)
+            .with_context(|| format!("generating from {}", path.display()))?;
+        for f in &outcome.files {
+            match &f.status {
+                FileStatus::Written => eprintln!("Updated: {}", f.path.display()),
+                FileStatus::UpToDate => eprintln!("Up-to-date: {}", f.path.display()),
+                FileStatus::Stale { diff } => {
+                    eprintln!("Stale: {}", f.path.display());
+                    stale.push(format!("{}:\n{diff}", f.path.display()));
+                }
+                FileStatus::DryRun => {
+                    let mut out = std::io::stdout().lock();
+                    writeln!(out, "==> {} <==", f.path.display())?;
+                    out.write_all(f.contents.as_bytes())?;
+                }
+            }
+        }
+    }
+    if cli.svg {
+        if let (Some(dot), Mode::Write) = (&cli.dot, mode) {
+            let svg = dot.with_extension("svg");
+            match ah_codegen::render_svg(dot, &svg)? {
+                SvgOutcome::Written => eprintln!("Rendered: {}", svg.display()),
+                SvgOutcome::DotNotFound => eprintln!(
+                    "note: Graphviz `dot` is not installed; skipped {} (install graphviz, e.g. `make deps`)",
+                    svg.display()
+                ),
+            }
+        }
+    }
+    if !stale.is_empty() {
+        let models: Vec<String> = cli.models.iter().map(|p| p.display().to_string()).collect();
+        eprintln!(
+            "error: {} generated file(s) are stale, run `ah-codegen {}` to regenerate:\n{}",
+            stale.len(),
+            models.join(" "),
+            stale.join("\n")
+        );
+        return Ok(ExitCode::from(1));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Model files from the arguments: files as given, folders expanded to their `*.json` files
+/// (sorted).
+fn expand(paths: &[PathBuf]) -> anyhow::Result<Vec<PathBuf>> {
+    let mut out = Vec::new();
+    for p in paths {
+        if p.is_dir() {
+            let mut found: Vec<PathBuf> = std::fs::read_dir(p)
+                .with_context(|| format!("reading folder {}", p.display()))?
+                .filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|f| is_json(f))
+                .collect();
+            if found.is_empty() {
+                bail!("{}: no model JSON files (*.json) in this folder", p.display());
+            }
+            found.sort();
+            out.extend(found);
+        } else {
+            out.push(p.clone());
+        }
+    }
+    Ok(out)
+}
+
+fn is_json(p: &Path) -> bool {
+    p.is_file() && p.extension().is_some_and(|e| e == "json")
 }

@@ -1,0 +1,105 @@
+//! The codegen library's error type.
+
+use std::path::PathBuf;
+
+/// Errors of `ah-codegen`. Every variant that concerns a file names it and says what to do.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum CodegenError {
+    /// Reading or writing a file failed.
+    #[error("{}: {source}", path.display())]
+    Io {
+        /// The file or folder.
+        path: PathBuf,
+        /// The underlying error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The model JSON is not valid JSON or lacks a field.
+    #[error("{}: {message}\nhint: the model JSON is written by `ah-train`; regenerate it rather than editing it by hand", path.display())]
+    ModelJson {
+        /// The model file.
+        path: PathBuf,
+        /// serde's message, with the line and column.
+        message: String,
+    },
+    /// The model JSON has another schema version than this tool reads.
+    #[error("{}: model schema_version {found} is not supported (this ah-codegen reads version {expected})\nhint: retrain with the matching ah-train, or use the ah-codegen of the same release", path.display())]
+    SchemaVersion {
+        /// The model file.
+        path: PathBuf,
+        /// The version in the file.
+        found: u64,
+        /// The version this crate reads.
+        expected: u32,
+    },
+    /// The heuristic name cannot be a Python class name, a Rust type name and a module name.
+    #[error("heuristic name `{name}` is not valid: {reason}\nhint: use UpperCamelCase letters and digits, starting with a capital letter, like `PadMMH100` (ah-train --heuristic-name)")]
+    InvalidName {
+        /// The name.
+        name: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// The model is inconsistent (a child or column index out of range, a leaf of the wrong
+    /// length, ...).
+    #[error("model `{heuristic}` is invalid: {message}")]
+    InvalidModel {
+        /// The heuristic name.
+        heuristic: String,
+        /// What is wrong.
+        message: String,
+    },
+    /// An augment operation's expression cannot be compiled.
+    #[error("model `{heuristic}`: operation `{operation}`: {message}")]
+    Operation {
+        /// The heuristic name.
+        heuristic: String,
+        /// The operation's name.
+        operation: String,
+        /// What is wrong.
+        message: String,
+    },
+    /// A template failed to render (a bug in ah-codegen).
+    #[error("template `{template}` failed to render: {message}")]
+    Template {
+        /// The template's name.
+        template: String,
+        /// tera's error chain.
+        message: String,
+    },
+    /// The output folder cannot be used.
+    #[error("{}: {message}", path.display())]
+    Output {
+        /// The folder or file.
+        path: PathBuf,
+        /// What is wrong and what to do.
+        message: String,
+    },
+    /// Graphviz `dot` failed on a file.
+    #[error("rendering {} with graphviz `dot` failed: {message}", path.display())]
+    Graphviz {
+        /// The `.dot` file.
+        path: PathBuf,
+        /// `dot`'s standard error.
+        message: String,
+    },
+}
+
+impl CodegenError {
+    /// Wraps an I/O error with the path it concerns.
+    pub fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
+        CodegenError::Io { path: path.into(), source }
+    }
+
+    pub(crate) fn template(template: &str, err: &tera::Error) -> Self {
+        let mut message = err.to_string();
+        let mut source = std::error::Error::source(err);
+        while let Some(s) = source {
+            message.push_str(": ");
+            message.push_str(&s.to_string());
+            source = s.source();
+        }
+        CodegenError::Template { template: template.to_string(), message }
+    }
+}

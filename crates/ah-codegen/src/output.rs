@@ -1,0 +1,253 @@
+//! Writing generated files: all or nothing, only what changed, or checking what is on disk.
+
+use std::path::{Path, PathBuf};
+
+use crate::error::CodegenError;
+
+/// What [`crate::generate`] does with the files it renders (uv's `--mode`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Mode {
+    /// Write files whose contents changed; leave identical files untouched.
+    #[default]
+    Write,
+    /// Write nothing; report every file whose contents on disk differ.
+    Check,
+    /// Write nothing; return the contents (the CLI prints them).
+    DryRun,
+}
+
+/// One generated file, rendered in memory.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GeneratedFile {
+    /// Where it goes.
+    pub path: PathBuf,
+    /// Its full contents.
+    pub contents: String,
+}
+
+/// What happened to one file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FileStatus {
+    /// Written (new or changed).
+    Written,
+    /// On disk already, byte for byte.
+    UpToDate,
+    /// Check mode: the file on disk differs (or is missing); `diff` summarises how.
+    Stale {
+        /// A short line diff, old (`-`, on disk) against new (`+`, generated).
+        diff: String,
+    },
+    /// Dry run: nothing written.
+    DryRun,
+}
+
+/// One file's outcome.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileOutcome {
+    /// The file.
+    pub path: PathBuf,
+    /// What happened.
+    pub status: FileStatus,
+    /// The generated contents.
+    pub contents: String,
+}
+
+/// What [`crate::generate`] did, file by file, in a fixed order.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Outcome {
+    /// Every generated file.
+    pub files: Vec<FileOutcome>,
+}
+
+impl Outcome {
+    /// The files found stale in check mode.
+    pub fn stale(&self) -> impl Iterator<Item = &FileOutcome> {
+        self.files.iter().filter(|f| matches!(f.status, FileStatus::Stale { .. }))
+    }
+
+    /// True when check mode found a stale file.
+    pub fn is_stale(&self) -> bool {
+        self.stale().next().is_some()
+    }
+}
+
+/// Applies `mode` to `files`. In write mode every changed file is first written to a
+/// temporary file in its own folder and, only when all of them were written, renamed into
+/// place, so that a failure leaves no half-written output behind.
+pub fn apply(files: Vec<GeneratedFile>, mode: Mode) -> Result<Outcome, CodegenError> {
+    let mut outcome = Outcome::default();
+    match mode {
+        Mode::DryRun => {
+            for f in files {
+                outcome.files.push(FileOutcome { path: f.path, status: FileStatus::DryRun, contents: f.contents });
+            }
+        }
+        Mode::Check => {
+            for f in files {
+                let status = match read_existing(&f.path)? {
+                    Some(old) if old == f.contents => FileStatus::UpToDate,
+                    Some(old) => FileStatus::Stale { diff: diff_summary(&old, &f.contents) },
+                    None => FileStatus::Stale { diff: "missing: the file does not exist".into() },
+                };
+                outcome.files.push(FileOutcome { path: f.path, status, contents: f.contents });
+            }
+        }
+        Mode::Write => {
+            let mut pending = Vec::new();
+            for f in files {
+                let unchanged = read_existing(&f.path)?.is_some_and(|old| old == f.contents);
+                if unchanged {
+                    outcome.files.push(FileOutcome { path: f.path, status: FileStatus::UpToDate, contents: f.contents });
+                } else {
+                    let tmp = write_temp(&f.path, &f.contents)?;
+                    pending.push(tmp);
+                    outcome.files.push(FileOutcome { path: f.path, status: FileStatus::Written, contents: f.contents });
+                }
+            }
+            // Every temporary file is complete: move them into place.
+            let targets: Vec<PathBuf> = outcome
+                .files
+                .iter()
+                .filter(|f| f.status == FileStatus::Written)
+                .map(|f| f.path.clone())
+                .collect();
+            for (tmp, target) in pending.into_iter().zip(targets) {
+                tmp.persist(&target).map_err(|e| CodegenError::io(&target, e.error))?;
+            }
+        }
+    }
+    Ok(outcome)
+}
+
+fn read_existing(path: &Path) -> Result<Option<String>, CodegenError> {
+    match std::fs::read(path) {
+        Ok(bytes) => Ok(Some(String::from_utf8_lossy(&bytes).into_owned())),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(CodegenError::io(path, e)),
+    }
+}
+
+fn write_temp(path: &Path, contents: &str) -> Result<tempfile::NamedTempFile, CodegenError> {
+    use std::io::Write;
+    let dir = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    std::fs::create_dir_all(&dir).map_err(|e| CodegenError::Output {
+        path: dir.clone(),
+        message: format!("cannot create the output folder: {e}"),
+    })?;
+    let mut tmp = tempfile::Builder::new()
+        .prefix(".ah-codegen-")
+        .suffix(".tmp")
+        .tempfile_in(&dir)
+        .map_err(|e| CodegenError::Output { path: dir.clone(), message: format!("cannot write in the output folder: {e}") })?;
+    tmp.write_all(contents.as_bytes()).map_err(|e| CodegenError::io(tmp.path(), e))?;
+    tmp.as_file().sync_all().map_err(|e| CodegenError::io(tmp.path(), e))?;
+    Ok(tmp)
+}
+
+/// A short diff: the changed line ranges, old lines prefixed `-`, new lines `+`, at most
+/// a few hunks of a few lines each.
+pub fn diff_summary(old: &str, new: &str) -> String {
+    const MAX_HUNKS: usize = 5;
+    const MAX_LINES: usize = 6;
+    let a: Vec<&str> = old.lines().collect();
+    let b: Vec<&str> = new.lines().collect();
+    // Trim the common prefix and suffix, then report the middle, split into hunks by a
+    // simple line-by-line walk (generated files change in place, rarely shift).
+    let mut out = String::new();
+    let mut hunks = 0;
+    let (mut i, mut j) = (0, 0);
+    let mut changed = 0;
+    while i < a.len() || j < b.len() {
+        if i < a.len() && j < b.len() && a[i] == b[j] {
+            i += 1;
+            j += 1;
+            continue;
+        }
+        // A hunk: find the next point where the two resynchronise (same line), searching
+        // a small window.
+        let (mut ei, mut ej) = (a.len(), b.len());
+        'search: for d in 1..=200usize {
+            for k in 0..=d {
+                let (x, y) = (i + k, j + d - k);
+                if x < a.len() && y < b.len() && a[x] == b[y] {
+                    ei = x;
+                    ej = y;
+                    break 'search;
+                }
+            }
+        }
+        changed += (ei - i).max(ej - j);
+        if hunks < MAX_HUNKS {
+            out.push_str(&format!("@@ line {} (on disk) / {} (generated) @@\n", i + 1, j + 1));
+            for l in a[i..ei].iter().take(MAX_LINES) {
+                out.push_str(&format!("-{l}\n"));
+            }
+            if ei - i > MAX_LINES {
+                out.push_str(&format!("-... {} more\n", ei - i - MAX_LINES));
+            }
+            for l in b[j..ej].iter().take(MAX_LINES) {
+                out.push_str(&format!("+{l}\n"));
+            }
+            if ej - j > MAX_LINES {
+                out.push_str(&format!("+... {} more\n", ej - j - MAX_LINES));
+            }
+        }
+        hunks += 1;
+        i = ei;
+        j = ej;
+    }
+    if hunks == 0 {
+        // Same lines, different bytes: line endings or the final newline.
+        return "the files differ only in line endings or the final newline\n".into();
+    }
+    if hunks > MAX_HUNKS {
+        out.push_str(&format!("... {} more hunks\n", hunks - MAX_HUNKS));
+    }
+    out.push_str(&format!("{hunks} hunk(s), about {changed} line(s) differ\n"));
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn diff_reports_changed_lines() {
+        let d = diff_summary("a\nb\nc\nd\n", "a\nB\nc\nd\ne\n");
+        assert!(d.contains("-b\n+B\n"), "{d}");
+        assert!(d.contains("+e\n"), "{d}");
+        assert!(d.contains("2 hunk(s)"), "{d}");
+        assert!(diff_summary("a\n", "a").contains("final newline"));
+    }
+
+    #[test]
+    fn write_check_and_dry_run() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("sub/x.rs");
+        let files = vec![GeneratedFile { path: p.clone(), contents: "one\n".into() }];
+        let o = apply(files.clone(), Mode::Check).unwrap();
+        assert!(o.is_stale());
+        let o = apply(files.clone(), Mode::DryRun).unwrap();
+        assert_eq!(o.files[0].status, FileStatus::DryRun);
+        assert!(!p.exists());
+        let o = apply(files.clone(), Mode::Write).unwrap();
+        assert_eq!(o.files[0].status, FileStatus::Written);
+        assert_eq!(std::fs::read_to_string(&p).unwrap(), "one\n");
+        let o = apply(files.clone(), Mode::Write).unwrap();
+        assert_eq!(o.files[0].status, FileStatus::UpToDate);
+        let o = apply(files, Mode::Check).unwrap();
+        assert!(!o.is_stale());
+        std::fs::write(&p, "two\n").unwrap();
+        let o = apply(vec![GeneratedFile { path: p.clone(), contents: "one\n".into() }], Mode::Check).unwrap();
+        match &o.files[0].status {
+            FileStatus::Stale { diff } => assert!(diff.contains("-two\n+one\n"), "{diff}"),
+            s => panic!("expected stale, got {s:?}"),
+        }
+        // No temporary files left behind.
+        let names: Vec<_> = std::fs::read_dir(p.parent().unwrap()).unwrap().map(|e| e.unwrap().file_name()).collect();
+        assert_eq!(names.len(), 1, "{names:?}");
+    }
+}

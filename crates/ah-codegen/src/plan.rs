@@ -1,0 +1,185 @@
+//! What a model reads: the tree's columns, where each feature comes from (the context or
+//! an augment operation), and which operations the tree needs.
+
+use std::collections::BTreeSet;
+
+use ah_core::model::{Column, Model, ModelKind, Node};
+use ah_core::ops::{builtin_operations, Operation};
+
+use crate::error::CodegenError;
+
+/// Where a feature's value comes from at decision time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Source {
+    /// Read from the context (a logged feature).
+    Context,
+    /// Computed by the model's operation of this index.
+    Op(usize),
+    /// The choice being scored (regression models' `choice` column).
+    Choice,
+}
+
+/// A model, analysed for code generation.
+#[derive(Debug)]
+pub struct Plan<'m> {
+    /// The model.
+    pub model: &'m Model,
+    /// The model's operations, parsed, in order.
+    pub ops: Vec<Operation>,
+    /// Per operation: PyTorch computes it itself (same name and expression as one of
+    /// PyTorch's built-in operations for the model's optimization name).
+    pub builtin: Vec<bool>,
+    /// Per operation: the tree needs it, directly or through a later operation.
+    pub needed: Vec<bool>,
+    /// Context features the needed operations and the tree read, in first-use order.
+    pub context_features: Vec<String>,
+}
+
+impl<'m> Plan<'m> {
+    /// Parses the model's operations and works out what the tree needs.
+    pub fn new(model: &'m Model) -> Result<Self, CodegenError> {
+        let mut ops = Vec::with_capacity(model.operations.len());
+        for spec in &model.operations {
+            let op = Operation::from_spec(spec).map_err(|e| CodegenError::Operation {
+                heuristic: model.heuristic_name.clone(),
+                operation: spec.name.clone(),
+                message: e.to_string(),
+            })?;
+            ops.push(op);
+        }
+        let known = builtin_operations(&model.name);
+        let builtin = ops
+            .iter()
+            .map(|op| {
+                known.iter().any(|k| k.name == op.name && k.expr == op.expr && k.is_categorical == op.is_categorical)
+            })
+            .collect();
+        let mut plan = Plan { model, ops, builtin, needed: Vec::new(), context_features: Vec::new() };
+        plan.needed = vec![false; plan.ops.len()];
+        // Tree columns, in node order.
+        let mut names: Vec<String> = Vec::new();
+        for node in &model.tree.nodes {
+            if let Node::Split { column, .. } = node {
+                let name = feature_of(&model.columns[*column]).to_string();
+                if !names.contains(&name) {
+                    names.push(name);
+                }
+            }
+        }
+        if model.range_guard {
+            for r in &model.feature_ranges {
+                if !names.contains(&r.name) {
+                    names.push(r.name.clone());
+                }
+            }
+        }
+        let mut ctx_features: Vec<String> = Vec::new();
+        let mut stack: Vec<(String, usize)> = names.into_iter().rev().map(|n| (n, plan.ops.len())).collect();
+        while let Some((name, before)) = stack.pop() {
+            match plan.source_before(&name, before) {
+                Source::Op(i) => {
+                    if !plan.needed[i] {
+                        plan.needed[i] = true;
+                        for input in plan.ops[i].inputs().into_iter().rev() {
+                            stack.push((input.to_string(), i));
+                        }
+                    }
+                }
+                Source::Context => {
+                    if !ctx_features.contains(&name) {
+                        ctx_features.push(name);
+                    }
+                }
+                Source::Choice => {}
+            }
+        }
+        plan.context_features = ctx_features;
+        Ok(plan)
+    }
+
+    /// Where `name` comes from when read by the tree (after all operations).
+    pub fn source(&self, name: &str) -> Source {
+        self.source_before(name, self.ops.len())
+    }
+
+    /// Where `name` comes from when read by operation `before` (only earlier operations
+    /// count; a later operation of the same name shadows a context feature, as
+    /// PyTorch's `context_dict` assignment does).
+    pub fn source_before(&self, name: &str, before: usize) -> Source {
+        if let Some(i) = self.ops[..before].iter().rposition(|o| o.name == name) {
+            return Source::Op(i);
+        }
+        // Only the tree's columns see the choice being scored; operations and the range
+        // guard run on the context before it is set (as in `ah_core::model::ModelEvaluator`).
+        if self.model.kind == ModelKind::Regression && name == "choice" && before == self.ops.len() {
+            return Source::Choice;
+        }
+        Source::Context
+    }
+
+    /// Where a range-guarded feature comes from (operations or the context, never the choice).
+    pub fn guard_source(&self, name: &str) -> Source {
+        match self.source(name) {
+            Source::Choice => Source::Context,
+            s => s,
+        }
+    }
+
+    /// Context features read by any operation, any column or the range guard, in
+    /// first-use order: operations' inputs first, then columns, then guarded features.
+    pub fn all_context_features(&self) -> Vec<String> {
+        let mut out: Vec<String> = Vec::new();
+        let mut add = |n: &str| {
+            if !out.iter().any(|o| o == n) {
+                out.push(n.to_string());
+            }
+        };
+        for (i, op) in self.ops.iter().enumerate() {
+            for input in op.inputs() {
+                if self.source_before(input, i) == Source::Context {
+                    add(input);
+                }
+            }
+        }
+        for col in &self.model.columns {
+            let f = feature_of(col);
+            if self.source(f) == Source::Context {
+                add(f);
+            }
+        }
+        if self.model.range_guard {
+            for r in &self.model.feature_ranges {
+                if self.guard_source(&r.name) == Source::Context {
+                    add(&r.name);
+                }
+            }
+        }
+        out
+    }
+
+    /// Indices of the needed operations, in evaluation order.
+    pub fn needed_ops(&self) -> impl Iterator<Item = usize> + '_ {
+        (0..self.ops.len()).filter(|i| self.needed[*i])
+    }
+
+    /// Distinct columns the tree splits on, by index.
+    pub fn used_columns(&self) -> BTreeSet<usize> {
+        self.model
+            .tree
+            .nodes
+            .iter()
+            .filter_map(|n| match n {
+                Node::Split { column, .. } => Some(*column),
+                Node::Leaf { .. } => None,
+            })
+            .collect()
+    }
+}
+
+/// The feature a column reads.
+pub fn feature_of(column: &Column) -> &str {
+    match column {
+        Column::Numeric { name } => name,
+        Column::OneHot { feature, .. } => feature,
+    }
+}

@@ -1,0 +1,575 @@
+//! The Rust module of one heuristic in the generated heuristics crate, and the crate's
+//! `lib.rs`.
+//!
+//! Decision semantics are `ah_core::model::ModelEvaluator`'s, step for step: every
+//! operation is computed in order (a failure is unsure, naming the missing input or the
+//! operation), then the range guard, then every column in order (a missing or non-numeric
+//! value is unsure), then the tree. Only the values the tree reads are kept.
+
+use std::collections::BTreeSet;
+use std::fmt::Write as _;
+
+use ah_core::model::{leaf_best_choices, Column, ModelKind, Node};
+use ah_core::value::python_float_repr;
+
+use crate::error::CodegenError;
+use crate::plan::{feature_of, Plan, Source};
+use crate::rust_expr::{f64_lit, str_lit, typed_str_eq, value_str_eq, Code, Renderer, Ty, HELPERS, P_ATOM};
+
+/// Renders the module (unformatted; the caller runs rustfmt).
+pub fn render_module(plan: &Plan<'_>, header: &[String]) -> Result<String, CodegenError> {
+    let model = plan.model;
+    let g = Gen::new(plan);
+    let mut uses = vec![
+        "ah_core::heuristic::{LearnedHeuristic, Prediction, UnsureKind}".to_string(),
+        "ah_core::model::ModelKind".to_string(),
+        "ah_core::{Context, DeviceIdentity, Value}".to_string(),
+    ];
+    if !plan.ops.is_empty() {
+        uses.push("ah_core::ops::{EvalError, Operation}".into());
+        uses.push("std::sync::OnceLock".into());
+    }
+    let (body, helpers) = g.body()?;
+    let mut body = body;
+    for (name, src) in HELPERS {
+        if helpers.contains(name) {
+            body.push('\n');
+            body.push_str(src);
+        }
+    }
+    let predict_body = match model.kind {
+        ModelKind::Decision => "match columns(context, None) { Ok(c) => walk(&c), Err(k) => Prediction::Unsure(k) }".to_string(),
+        ModelKind::Regression => "let Some(choice) = choice else { return Prediction::Unsure(UnsureKind::MissingFeature(\"choice\")); };\nmatch columns(context, Some(choice)) { Ok(c) => walk(&c), Err(k) => Prediction::Unsure(k) }".to_string(),
+    };
+    let mut ctx = tera::Context::new();
+    ctx.insert("header", header);
+    ctx.insert("uses", &uses);
+    ctx.insert("heuristic_name", &model.heuristic_name);
+    ctx.insert("heuristic_name_lit", &str_lit(&model.heuristic_name));
+    ctx.insert("name", &model.name);
+    ctx.insert("name_lit", &str_lit(&model.name));
+    let (kind, kind_doc) = match model.kind {
+        ModelKind::Decision => ("Decision", format!("decision over {} choices", model.choices.len())),
+        ModelKind::Regression => ("Regression", format!("regression over {} choices", model.choices.len())),
+    };
+    ctx.insert("kind", kind);
+    ctx.insert("kind_doc", &kind_doc);
+    ctx.insert("choices", &model.choices.iter().map(|c| str_lit(c)).collect::<Vec<_>>());
+    ctx.insert("shared_memory", &model.precondition.shared_memory);
+    ctx.insert("capa0", &model.precondition.device_capa.0);
+    ctx.insert("capa1", &model.precondition.device_capa.1);
+    ctx.insert("threshold", &f64_lit(model.threshold));
+    ctx.insert("predict_body", &predict_body);
+    ctx.insert("choice_param", if model.kind == ModelKind::Decision { "_choice" } else { "choice" });
+    ctx.insert("body", &body);
+    crate::templates::render("rust_module.rs", &ctx)
+}
+
+/// Renders `lib.rs` for the given module names (sorted, deduplicated).
+pub fn render_lib(modules: &BTreeSet<String>, command: &str) -> Result<String, CodegenError> {
+    let mut ctx = tera::Context::new();
+    ctx.insert("modules", &modules.iter().collect::<Vec<_>>());
+    ctx.insert("command", command);
+    crate::templates::render("rust_lib.rs", &ctx)
+}
+
+struct Gen<'p, 'm> {
+    plan: &'p Plan<'m>,
+    /// Context features gathered from the context (`x{i}`).
+    gathered: Vec<String>,
+    /// Columns the tree splits on.
+    used: BTreeSet<usize>,
+}
+
+impl<'p, 'm> Gen<'p, 'm> {
+    fn new(plan: &'p Plan<'m>) -> Self {
+        let gathered = plan.all_context_features();
+        Gen { plan, gathered, used: plan.used_columns() }
+    }
+
+    fn x(&self, name: &str) -> String {
+        let i = self.gathered.iter().position(|n| n == name).expect("gathered feature");
+        format!("x{i}")
+    }
+
+    /// Names read by the range guard and the columns, in that order (generic path inputs).
+    fn finish_names(&self) -> Vec<String> {
+        let model = self.plan.model;
+        let mut out: Vec<String> = Vec::new();
+        let mut add = |n: &str| {
+            if !out.iter().any(|o| o == n) {
+                out.push(n.to_string());
+            }
+        };
+        if model.range_guard {
+            for r in &model.feature_ranges {
+                add(&r.name);
+            }
+        }
+        for col in &model.columns {
+            let f = feature_of(col);
+            if self.plan.source(f) != Source::Choice {
+                add(f);
+            }
+        }
+        out
+    }
+
+    fn body(&self) -> Result<(String, BTreeSet<&'static str>), CodegenError> {
+        let model = self.plan.model;
+        let mut out = String::new();
+        let mut helpers = BTreeSet::new();
+        helpers.insert("num");
+        // Leaves.
+        if model.kind == ModelKind::Decision {
+            for (i, node) in model.tree.nodes.iter().enumerate() {
+                if let Node::Leaf { value, unsafe_leaf: false, .. } = node {
+                    let best = leaf_best_choices(value);
+                    let items: Vec<String> =
+                        best.iter().map(|(p, c)| format!("({}, {c})", f64_lit(*p))).collect();
+                    let _ = writeln!(
+                        out,
+                        "static LEAF_{i}: [(f64, u16); {}] = [{}];",
+                        items.len(),
+                        items.join(", ")
+                    );
+                }
+            }
+            out.push('\n');
+        }
+        // Columns struct.
+        out.push_str("/// The tree's inputs: numeric columns as `f64`, one-hot columns as \"equals the category\".\n");
+        out.push_str("struct Columns {\n");
+        for &c in &self.used {
+            let col = &model.columns[c];
+            let ty = match col {
+                Column::Numeric { .. } => "f64",
+                Column::OneHot { .. } => "bool",
+            };
+            let _ = writeln!(out, "    /// `{}`\n    c{c}: {ty},", doc_name(col));
+        }
+        out.push_str("}\n\n");
+        // columns().
+        out.push_str(&self.columns_fn(&mut helpers)?);
+        if !self.plan.ops.is_empty() {
+            out.push_str(&self.slow_fn());
+        }
+        out.push_str(&self.finish_fn());
+        out.push_str(&self.walk_fn());
+        Ok((out, helpers))
+    }
+
+    fn columns_fn(&self, helpers: &mut BTreeSet<&'static str>) -> Result<String, CodegenError> {
+        let plan = self.plan;
+        let model = plan.model;
+        let mut s = String::new();
+        s.push_str("/// Computes the operations, checks the range guard and reads the columns.\n");
+        s.push_str("fn columns(ctx: &Context, choice: Option<usize>) -> Result<Columns, UnsureKind> {\n");
+        // Gather.
+        for (i, n) in self.gathered.iter().enumerate() {
+            let _ = writeln!(s, "let mut x{i}: Option<&Value> = None; // {n}");
+        }
+        if !self.gathered.is_empty() {
+            s.push_str("for f in ctx.features() {\nmatch f.name.as_ref() {\n");
+            for (i, n) in self.gathered.iter().enumerate() {
+                let _ = writeln!(s, "{} => x{i} = Some(&f.value),", str_lit(n));
+            }
+            s.push_str("_ => {}\n}\n}\n");
+        }
+        if plan.ops.is_empty() {
+            let finish_args: Vec<String> = self.finish_names().iter().map(|n| self.x(n)).collect();
+            let _ = writeln!(s, "finish([{}], choice)\n}}\n", finish_args.join(", "));
+            return Ok(s);
+        }
+        match self.fast_path(helpers)? {
+            Some(fast) => {
+                s.push_str(&fast);
+                s.push_str("slow(ctx, choice)\n}\n\n");
+            }
+            None => {
+                // No typed fast path: every context goes through `ah_core::ops`.
+                let mut s = String::new();
+                s.push_str("/// Computes the operations (generic path only: they cannot be typed statically).\n");
+                s.push_str("fn columns(ctx: &Context, choice: Option<usize>) -> Result<Columns, UnsureKind> {\n");
+                s.push_str("slow(ctx, choice)\n}\n\n");
+                return Ok(s);
+            }
+        }
+        let _ = model;
+        Ok(s)
+    }
+
+    /// The typed fast path: `if let (Some(Value::Int(..)), ..) = (..) { ...; return ... }`, or
+    /// `None` when an operation cannot be typed.
+    fn fast_path(&self, helpers: &mut BTreeSet<&'static str>) -> Result<Option<String>, CodegenError> {
+        let plan = self.plan;
+        let model = plan.model;
+        // Typed context inputs of the operations.
+        let mut inputs: Vec<(String, Ty)> = Vec::new();
+        for (i, op) in plan.ops.iter().enumerate() {
+            for input in op.inputs() {
+                if plan.source_before(input, i) == Source::Context && !inputs.iter().any(|(n, _)| n == input) {
+                    let ty = if model.categorical_features.iter().any(|c| c == input) { Ty::S } else { Ty::I };
+                    inputs.push((input.to_string(), ty));
+                }
+            }
+        }
+        let mut op_code: Vec<Code> = Vec::new();
+        let mut local_helpers = BTreeSet::new();
+        for (i, op) in plan.ops.iter().enumerate() {
+            let lookup = |n: &str| -> Option<(String, Ty)> {
+                match plan.source_before(n, i) {
+                    Source::Op(j) => Some((format!("o{j}"), op_code[j].ty)),
+                    _ => {
+                        let k = inputs.iter().position(|(m, _)| m == n)?;
+                        Some((format!("v{k}"), inputs[k].1))
+                    }
+                }
+            };
+            let mut r = Renderer {
+                lookup: &lookup,
+                fail: format!("UnsureKind::MissingFeature({})", str_lit(&op.name)),
+                helpers: BTreeSet::new(),
+            };
+            match r.render(&op.expr) {
+                Ok(c) => {
+                    local_helpers.extend(r.helpers);
+                    op_code.push(c);
+                }
+                Err(_) => return Ok(None),
+            }
+        }
+        helpers.extend(local_helpers);
+        let mut s = String::new();
+        s.push_str("// Fast path: the kinds PyTorch logs, typed operations.\n");
+        let pats: Vec<String> = inputs
+            .iter()
+            .enumerate()
+            .map(|(k, (_, ty))| match ty {
+                Ty::S => format!("Some(Value::Str(v{k}))"),
+                _ => format!("Some(Value::Int(v{k}))"),
+            })
+            .collect();
+        let scrut: Vec<String> = inputs.iter().map(|(n, _)| self.x(n)).collect();
+        if inputs.len() == 1 {
+            let _ = writeln!(s, "if let {} = {} {{", pats[0], scrut[0]);
+        } else if inputs.is_empty() {
+            s.push_str("{\n");
+        } else {
+            let _ = writeln!(s, "if let ({}) = ({}) {{", pats.join(", "), scrut.join(", "));
+        }
+        for (k, (_, ty)) in inputs.iter().enumerate() {
+            match ty {
+                Ty::S => {
+                    let _ = writeln!(s, "let v{k} = v{k}.as_str();");
+                }
+                _ => {
+                    let _ = writeln!(s, "let v{k} = *v{k};");
+                }
+            }
+        }
+        // Which operation values are read later (by an operation, the guard or a used column)?
+        let mut read = vec![false; plan.ops.len()];
+        for (i, op) in plan.ops.iter().enumerate() {
+            for input in op.inputs() {
+                if let Source::Op(j) = plan.source_before(input, i) {
+                    read[j] = true;
+                }
+            }
+        }
+        if model.range_guard {
+            for r in &model.feature_ranges {
+                if let Source::Op(j) = plan.guard_source(&r.name) {
+                    read[j] = true;
+                }
+            }
+        }
+        for &c in &self.used {
+            if let Source::Op(j) = plan.source(feature_of(&model.columns[c])) {
+                read[j] = true;
+            }
+        }
+        for (i, (op, code)) in plan.ops.iter().zip(&op_code).enumerate() {
+            let var = if read[i] { format!("o{i}") } else { format!("_o{i}") };
+            let _ = writeln!(s, "// `{}` = {}", op.name, op.source.replace('\n', " "));
+            let _ = writeln!(s, "let {var}: {} = {};", code.ty.rust(), code.code);
+        }
+        // Range guard.
+        let typed = |name: &str, source: Source| -> Option<Code> {
+            match source {
+                Source::Op(j) => Some(Code { code: format!("o{j}"), ty: op_code[j].ty, prec: P_ATOM }),
+                _ => {
+                    let _ = name;
+                    None
+                }
+            }
+        };
+        if model.range_guard {
+            for r in &model.feature_ranges {
+                let src = plan.guard_source(&r.name);
+                let name = str_lit(&r.name);
+                let v = match typed(&r.name, src) {
+                    Some(c) => match c.ty {
+                        Ty::I => format!("{} as f64", c.code),
+                        Ty::F => c.code,
+                        Ty::B => format!("f64::from(u8::from({}))", c.code),
+                        Ty::S => {
+                            let _ = writeln!(s, "return Err(UnsureKind::MissingFeature({name}));\n}}");
+                            return Ok(Some(s));
+                        }
+                    },
+                    None => format!("num({}, {name})?", self.x(&r.name)),
+                };
+                let v = if v.contains(" as ") { format!("({v})") } else { v };
+                let _ = writeln!(
+                    s,
+                    "if !({}..={}).contains(&{v}) {{ return Err(UnsureKind::OutOfRange({name})); }}",
+                    f64_lit(r.min),
+                    f64_lit(r.max)
+                );
+            }
+        }
+        // Columns, in order.
+        let mut fields = Vec::new();
+        for (c, col) in model.columns.iter().enumerate() {
+            let f = feature_of(col);
+            let src = plan.source(f);
+            let used = self.used.contains(&c);
+            let value = match (col, src) {
+                (Column::Numeric { .. }, Source::Choice) => {
+                    let _ = writeln!(s, "return Err(UnsureKind::MissingFeature({}));\n}}", str_lit(f));
+                    return Ok(Some(s));
+                }
+                (Column::OneHot { value, .. }, Source::Choice) => self.choice_eq(value),
+                (Column::Numeric { .. }, Source::Op(j)) => match op_code[j].ty {
+                    Ty::I => format!("o{j} as f64"),
+                    Ty::F => format!("o{j}"),
+                    Ty::B => format!("f64::from(u8::from(o{j}))"),
+                    Ty::S => {
+                        let _ = writeln!(s, "return Err(UnsureKind::MissingFeature({}));\n}}", str_lit(f));
+                        return Ok(Some(s));
+                    }
+                },
+                (Column::OneHot { value, .. }, Source::Op(j)) => typed_str_eq(&format!("o{j}"), op_code[j].ty, value),
+                (Column::Numeric { .. }, Source::Context) => format!("num({}, {})?", self.x(f), str_lit(f)),
+                (Column::OneHot { value, .. }, Source::Context) => {
+                    format!("match {} {{ Some(v) => {}, None => return Err(UnsureKind::MissingFeature({})) }}", self.x(f), value_str_eq("v", value), str_lit(f))
+                }
+            };
+            if used {
+                let _ = writeln!(s, "let c{c} = {value};");
+                fields.push(format!("c{c}"));
+            } else if matches!((col, src), (_, Source::Context)) {
+                match col {
+                    Column::Numeric { .. } => {
+                        let _ = writeln!(s, "num({}, {})?;", self.x(f), str_lit(f));
+                    }
+                    Column::OneHot { .. } => {
+                        let _ = writeln!(s, "if {}.is_none() {{ return Err(UnsureKind::MissingFeature({})); }}", self.x(f), str_lit(f));
+                    }
+                }
+            }
+        }
+        let _ = writeln!(s, "return Ok(Columns {{ {} }});\n}}", fields.join(", "));
+        Ok(Some(s))
+    }
+
+    fn choice_eq(&self, value: &str) -> String {
+        match self.plan.model.choices.iter().position(|c| c == value) {
+            Some(j) => format!("choice == Some({j})"),
+            None => "false".into(),
+        }
+    }
+
+    /// The generic path: the operations evaluated by `ah_core::ops` on a copy of the context.
+    fn slow_fn(&self) -> String {
+        let plan = self.plan;
+        let mut s = String::new();
+        let n = plan.ops.len();
+        let _ = writeln!(s, "/// The model's operations: (name, expression, categorical).");
+        let _ = writeln!(s, "const OPERATIONS: [(&str, &str, bool); {n}] = [");
+        for op in &plan.ops {
+            let _ = writeln!(s, "    ({}, {}, {}),", str_lit(&op.name), str_lit(&op.source), op.is_categorical);
+        }
+        s.push_str("];\n\n");
+        let mut names: Vec<&str> = Vec::new();
+        for op in &plan.ops {
+            for i in op.inputs() {
+                if !names.contains(&i) {
+                    names.push(i);
+                }
+            }
+        }
+        let _ = writeln!(s, "/// Every name the operations read (for allocation-free unsure reasons).");
+        let _ = writeln!(s, "const OPERATION_INPUTS: [&str; {}] = [{}];\n", names.len(), names.iter().map(|n| str_lit(n)).collect::<Vec<_>>().join(", "));
+        s.push_str(
+            "/// The operations, parsed once.
+fn operations() -> &'static [Operation] {
+    static OPS: OnceLock<Vec<Operation>> = OnceLock::new();
+    OPS.get_or_init(|| {
+        OPERATIONS
+            .iter()
+            .map(|(name, expr, categorical)| {
+                Operation::parse(name, expr, *categorical).expect(\"generated operations parse\")
+            })
+            .collect()
+    })
+}
+
+/// The generic path (any value kinds): `ah_core::ops` evaluates the operations on a copy of
+/// the context, exactly as `ah_core::model::ModelEvaluator` does.
+#[cold]
+fn slow(ctx: &Context, choice: Option<usize>) -> Result<Columns, UnsureKind> {
+    let mut s = ctx.clone();
+    for (op, (name, _, _)) in operations().iter().zip(OPERATIONS) {
+        let v = op.expr.eval(&|n| s.get(n).cloned()).map_err(|e| match e {
+            EvalError::UnknownFeature(f) => UnsureKind::MissingFeature(
+                OPERATION_INPUTS.iter().copied().find(|n| *n == f).unwrap_or(name),
+            ),
+            _ => UnsureKind::MissingFeature(name),
+        })?;
+        s.set(op.name.clone(), v, op.is_categorical);
+    }
+",
+        );
+        let args: Vec<String> = self.finish_names().iter().map(|n| format!("s.get({})", str_lit(n))).collect();
+        let _ = writeln!(s, "finish([{}], choice)\n}}\n", args.join(", "));
+        s
+    }
+
+    /// Range guard and columns over values of any kind.
+    fn finish_fn(&self) -> String {
+        let plan = self.plan;
+        let model = plan.model;
+        let names = self.finish_names();
+        let idx = |n: &str| names.iter().position(|m| m == n).expect("finish name");
+        let mut s = String::new();
+        let _ = writeln!(s, "/// The range guard and the columns, from values of any kind (in `finish_names` order).");
+        let choice_used = model.columns.iter().any(|c| plan.source(feature_of(c)) == Source::Choice);
+        let choice_param = if choice_used { "choice" } else { "_choice" };
+        let v_param = if names.is_empty() { "_v" } else { "v" };
+        let _ = writeln!(
+            s,
+            "fn finish({v_param}: [Option<&Value>; {}], {choice_param}: Option<usize>) -> Result<Columns, UnsureKind> {{",
+            names.len()
+        );
+        if model.range_guard {
+            for r in &model.feature_ranges {
+                let name = str_lit(&r.name);
+                let _ = writeln!(
+                    s,
+                    "if !({}..={}).contains(&num(v[{}], {name})?) {{ return Err(UnsureKind::OutOfRange({name})); }}",
+                    f64_lit(r.min),
+                    f64_lit(r.max),
+                    idx(&r.name)
+                );
+            }
+        }
+        let mut fields = Vec::new();
+        for (c, col) in model.columns.iter().enumerate() {
+            let f = feature_of(col);
+            let used = self.used.contains(&c);
+            let value = match (col, plan.source(f)) {
+                (Column::Numeric { .. }, Source::Choice) => {
+                    let _ = writeln!(s, "Err(UnsureKind::MissingFeature({}))\n}}\n", str_lit(f));
+                    return s;
+                }
+                (Column::OneHot { value, .. }, Source::Choice) => self.choice_eq(value),
+                (Column::Numeric { .. }, _) => format!("num(v[{}], {})?", idx(f), str_lit(f)),
+                (Column::OneHot { value, .. }, _) => format!(
+                    "match v[{}] {{ Some(v) => {}, None => return Err(UnsureKind::MissingFeature({})) }}",
+                    idx(f),
+                    value_str_eq("v", value),
+                    str_lit(f)
+                ),
+            };
+            if used {
+                let _ = writeln!(s, "let c{c} = {value};");
+                fields.push(format!("c{c}"));
+            } else if plan.source(f) != Source::Choice {
+                match col {
+                    Column::Numeric { .. } => {
+                        let _ = writeln!(s, "num(v[{}], {})?;", idx(f), str_lit(f));
+                    }
+                    Column::OneHot { .. } => {
+                        let _ = writeln!(s, "if v[{}].is_none() {{ return Err(UnsureKind::MissingFeature({})); }}", idx(f), str_lit(f));
+                    }
+                }
+            }
+        }
+        let _ = writeln!(s, "Ok(Columns {{ {} }})\n}}\n", fields.join(", "));
+        s.push_str(
+            "/// A numeric value (booleans count as 0/1), else unsure naming the feature.
+#[inline]
+fn num(v: Option<&Value>, name: &'static str) -> Result<f64, UnsureKind> {
+    match v {
+        Some(Value::Int(i)) => Ok(*i as f64),
+        Some(Value::Float(f)) => Ok(*f),
+        Some(Value::Bool(b)) => Ok(f64::from(u8::from(*b))),
+        _ => Err(UnsureKind::MissingFeature(name)),
+    }
+}
+
+",
+        );
+        s
+    }
+
+    fn walk_fn(&self) -> String {
+        let model = self.plan.model;
+        let mut s = String::new();
+        let param = if self.used.is_empty() { "_c" } else { "c" };
+        let _ = writeln!(s, "/// Walks the tree (`<=` goes left; a one-hot split goes left when the value differs).");
+        let _ = writeln!(s, "fn walk({param}: &Columns) -> Prediction {{");
+        self.emit_node(0, &mut s);
+        s.push_str("}\n");
+        let _ = model;
+        s
+    }
+
+    fn emit_node(&self, i: usize, s: &mut String) {
+        let model = self.plan.model;
+        match &model.tree.nodes[i] {
+            Node::Split { column, threshold, left, right } => {
+                let col = &model.columns[*column];
+                let cond = match col {
+                    Column::Numeric { .. } => format!("c.c{column} <= {}", f64_lit(*threshold)),
+                    // One-hot values are 0/1 and the threshold lies in [0, 1): left is "not equal".
+                    Column::OneHot { .. } => format!("!c.c{column}"),
+                };
+                let _ = writeln!(s, "if {cond} {{ // {}", split_doc(col, *threshold));
+                self.emit_node(*left, s);
+                s.push_str("} else ");
+                if matches!(model.tree.nodes[*right], Node::Split { .. }) {
+                    self.emit_node(*right, s);
+                } else {
+                    s.push_str("{\n");
+                    self.emit_node(*right, s);
+                    s.push_str("}\n");
+                }
+            }
+            Node::Leaf { value, unsafe_leaf, .. } => {
+                let leaf = match (model.kind, unsafe_leaf) {
+                    (ModelKind::Decision, true) => "Prediction::Unsure(UnsureKind::UnsafeLeaf)".to_string(),
+                    (ModelKind::Decision, false) => format!("Prediction::Distribution(&LEAF_{i})"),
+                    (ModelKind::Regression, _) => format!("Prediction::Value({})", f64_lit(value[0])),
+                };
+                let _ = writeln!(s, "{leaf}");
+            }
+        }
+    }
+}
+
+fn doc_name(col: &Column) -> String {
+    match col {
+        Column::Numeric { name } => name.clone(),
+        Column::OneHot { feature, value } => format!("str({feature}) == {value:?}"),
+    }
+}
+
+fn split_doc(col: &Column, threshold: f64) -> String {
+    match col {
+        Column::Numeric { name } => format!("{name} <= {}", python_float_repr(threshold)),
+        Column::OneHot { feature, value } => format!("str({feature}) != {value:?}"),
+    }
+}

@@ -1,0 +1,446 @@
+//! Augment operations compiled to typed Rust (the allocation-free fast path).
+//!
+//! Each operation's AST is rendered as a Rust expression over typed locals, assuming the
+//! context gives numerical features as `Value::Int` and categorical ones as `Value::Str`
+//! (what PyTorch logs). Semantics are `ah_core::ops`' (Python's): integers stay integers
+//! with overflow checks, `/` is float division, `//` and `%` floor, division by zero and
+//! overflow are failures (the heuristic is unsure, naming the operation). Whatever cannot
+//! be typed statically (string arithmetic, `str()` of a number, mixed-kind `and`/`or`) makes
+//! the model use the generic path only, which evaluates with `ah_core::ops` itself.
+
+use std::collections::BTreeSet;
+
+use ah_core::ops::{BinaryOp, BoolOp, CmpOp, Expr, Func, UnaryOp};
+use ah_core::value::{python_float_repr, Value};
+
+/// Static kind of a typed value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ty {
+    /// `i64`.
+    I,
+    /// `f64`.
+    F,
+    /// `bool`.
+    B,
+    /// `&str`.
+    S,
+}
+
+impl Ty {
+    /// The Rust type.
+    pub fn rust(self) -> &'static str {
+        match self {
+            Ty::I => "i64",
+            Ty::F => "f64",
+            Ty::B => "bool",
+            Ty::S => "&str",
+        }
+    }
+}
+
+/// Helper functions a rendered expression calls; emitted once per module when used.
+pub const HELPERS: &[(&str, &str)] = &[
+    (
+        "fdiv",
+        "/// Python's `/` on floats: division by zero fails.\n#[inline]\nfn fdiv(x: f64, y: f64) -> Option<f64> {\n    if y == 0.0 {\n        None\n    } else {\n        Some(x / y)\n    }\n}\n",
+    ),
+    (
+        "ifloordiv",
+        "/// Python's `//` on integers: floors; division by zero or overflow fails.\n#[inline]\nfn ifloordiv(x: i64, y: i64) -> Option<i64> {\n    if y == 0 {\n        return None;\n    }\n    let q = x.checked_div(y)?;\n    if x % y != 0 && ((x < 0) != (y < 0)) {\n        Some(q - 1)\n    } else {\n        Some(q)\n    }\n}\n",
+    ),
+    (
+        "imod",
+        "/// Python's `%` on integers: the result has the divisor's sign; modulo by zero fails.\n#[inline]\nfn imod(x: i64, y: i64) -> Option<i64> {\n    if y == 0 {\n        return None;\n    }\n    let r = x.checked_rem(y)?;\n    if r != 0 && ((r < 0) != (y < 0)) {\n        Some(r + y)\n    } else {\n        Some(r)\n    }\n}\n",
+    ),
+    (
+        "cmp_if",
+        "/// Exact comparison of an integer with a float, as Python does it.\n#[inline]\nfn cmp_if(i: i64, f: f64) -> Option<core::cmp::Ordering> {\n    use core::cmp::Ordering;\n    if f.is_nan() {\n        return None;\n    }\n    if f >= 9_223_372_036_854_775_808.0 {\n        return Some(Ordering::Less);\n    }\n    if f < -9_223_372_036_854_775_808.0 {\n        return Some(Ordering::Greater);\n    }\n    let t = f.trunc();\n    match i.cmp(&(t as i64)) {\n        Ordering::Equal => Some(if f - t > 0.0 {\n            Ordering::Less\n        } else if f - t < 0.0 {\n            Ordering::Greater\n        } else {\n            Ordering::Equal\n        }),\n        o => Some(o),\n    }\n}\n",
+    ),
+    (
+        "fmin",
+        "/// Python's `min` of two floats: the first of equals, NaN never replaces.\n#[inline]\nfn fmin(a: f64, b: f64) -> f64 {\n    if b < a {\n        b\n    } else {\n        a\n    }\n}\n",
+    ),
+    (
+        "fmax",
+        "/// Python's `max` of two floats: the first of equals, NaN never replaces.\n#[inline]\nfn fmax(a: f64, b: f64) -> f64 {\n    if b > a {\n        b\n    } else {\n        a\n    }\n}\n",
+    ),
+];
+
+/// Renders expressions of one model; collects the helpers they need.
+pub struct Renderer<'a> {
+    /// Typed local for a feature name: (Rust expression, kind), or `None` when the name
+    /// cannot be typed.
+    pub lookup: &'a dyn Fn(&str) -> Option<(String, Ty)>,
+    /// `UnsureKind` expression for a failure of the current operation.
+    pub fail: String,
+    /// Helpers used so far.
+    pub helpers: BTreeSet<&'static str>,
+}
+
+/// The expression cannot be typed statically.
+#[derive(Debug)]
+pub struct Untyped;
+
+/// Rust operator precedence of a rendered expression (higher binds tighter).
+pub type Prec = u8;
+/// `if`/block expressions: parenthesized in every operand position.
+pub const P_BLOCK: Prec = 0;
+const P_OR: Prec = 1;
+const P_AND: Prec = 2;
+const P_CMP: Prec = 3;
+const P_ADD: Prec = 4;
+const P_MUL: Prec = 5;
+const P_CAST: Prec = 6;
+const P_UNARY: Prec = 7;
+/// Identifiers, literals, calls, method calls, `?`, macros.
+pub const P_ATOM: Prec = 8;
+
+/// A rendered expression: code without redundant outer parentheses, its kind and precedence.
+#[derive(Debug, Clone)]
+pub struct Code {
+    /// Rust source.
+    pub code: String,
+    /// Static kind.
+    pub ty: Ty,
+    /// Precedence.
+    pub prec: Prec,
+}
+
+impl Code {
+    fn new(code: String, ty: Ty, prec: Prec) -> Self {
+        Code { code, ty, prec }
+    }
+
+    /// The code, parenthesized unless it binds at least as tight as `min`.
+    pub fn at(&self, min: Prec) -> String {
+        if self.prec < min {
+            format!("({})", self.code)
+        } else {
+            self.code.clone()
+        }
+    }
+}
+
+type R = Result<Code, Untyped>;
+
+/// A Rust `f64` literal for a value (shortest round trip), or the `f64` constant.
+pub fn f64_lit(x: f64) -> String {
+    if x.is_nan() {
+        "f64::NAN".into()
+    } else if x == f64::INFINITY {
+        "f64::INFINITY".into()
+    } else if x == f64::NEG_INFINITY {
+        "f64::NEG_INFINITY".into()
+    } else {
+        python_float_repr(x)
+    }
+}
+
+/// A Rust string literal.
+pub fn str_lit(s: &str) -> String {
+    format!("{s:?}")
+}
+
+fn as_f(c: &Code) -> Code {
+    match c.ty {
+        Ty::F => c.clone(),
+        Ty::I => Code::new(format!("{} as f64", c.at(P_UNARY)), Ty::F, P_CAST),
+        Ty::B => Code::new(format!("f64::from(u8::from({}))", c.code), Ty::F, P_ATOM),
+        Ty::S => unreachable!("strings are not numbers"),
+    }
+}
+
+fn as_i(c: &Code) -> Code {
+    match c.ty {
+        Ty::I => c.clone(),
+        Ty::B => Code::new(format!("i64::from({})", c.code), Ty::I, P_ATOM),
+        _ => unreachable!("only integers and booleans"),
+    }
+}
+
+/// Python truthiness of a typed value, as a `bool` expression.
+pub fn truthy(c: &Code) -> Code {
+    match c.ty {
+        Ty::B => c.clone(),
+        Ty::I => Code::new(format!("{} != 0", c.at(P_UNARY)), Ty::B, P_CMP),
+        Ty::F => Code::new(format!("{} != 0.0", c.at(P_UNARY)), Ty::B, P_CMP),
+        Ty::S => Code::new(format!("!{}.is_empty()", c.at(P_ATOM)), Ty::B, P_UNARY),
+    }
+}
+
+fn is_num(t: Ty) -> bool {
+    matches!(t, Ty::I | Ty::F | Ty::B)
+}
+
+/// `a OP b` for a binary operator of precedence `p` (left-associative).
+fn bin(a: &Code, op: &str, b: &Code, p: Prec, ty: Ty) -> Code {
+    Code::new(format!("{} {op} {}", a.at(p), b.at(p + 1)), ty, p)
+}
+
+/// A comparison: operands that end in a cast are parenthesized (`x as f64 < y` would parse
+/// `<` as generics).
+fn cmp(a: &Code, op: &str, b: &Code) -> Code {
+    let wrap = |c: &Code| if c.prec <= P_CAST { format!("({})", c.code) } else { c.code.clone() };
+    Code::new(format!("{} {op} {}", wrap(a), wrap(b)), Ty::B, P_CMP)
+}
+
+impl Renderer<'_> {
+    fn checked(&self, code: String) -> String {
+        format!("{code}.ok_or({})?", self.fail)
+    }
+
+    /// Renders `e` as a Rust expression; `?` propagates failures as `self.fail`.
+    pub fn render(&mut self, e: &Expr) -> R {
+        match e {
+            Expr::Literal(v) => Ok(match v {
+                Value::Int(i) if *i < 0 => Code::new(format!("{i}_i64"), Ty::I, P_UNARY),
+                Value::Int(i) => Code::new(format!("{i}_i64"), Ty::I, P_ATOM),
+                Value::Float(f) if !f.is_finite() => Code::new(f64_lit(*f), Ty::F, P_ATOM),
+                Value::Float(f) if f.is_sign_negative() => Code::new(format!("{}_f64", f64_lit(*f)), Ty::F, P_UNARY),
+                Value::Float(f) => Code::new(format!("{}_f64", f64_lit(*f)), Ty::F, P_ATOM),
+                Value::Bool(b) => Code::new(b.to_string(), Ty::B, P_ATOM),
+                Value::Str(s) => Code::new(str_lit(s), Ty::S, P_ATOM),
+            }),
+            Expr::Feature(n) => {
+                let (code, ty) = (self.lookup)(n).ok_or(Untyped)?;
+                Ok(Code::new(code, ty, P_ATOM))
+            }
+            Expr::Unary { op, operand } => {
+                let c = self.render(operand)?;
+                match (op, c.ty) {
+                    (UnaryOp::Not, _) => Ok(Code::new(format!("!{}", truthy(&c).at(P_UNARY)), Ty::B, P_UNARY)),
+                    (UnaryOp::Neg, Ty::I) => {
+                        Ok(Code::new(self.checked(format!("{}.checked_neg()", c.at(P_ATOM))), Ty::I, P_ATOM))
+                    }
+                    (UnaryOp::Neg, Ty::F) => Ok(Code::new(format!("-{}", c.at(P_UNARY)), Ty::F, P_UNARY)),
+                    (UnaryOp::Neg, Ty::B) => Ok(Code::new(format!("-i64::from({})", c.code), Ty::I, P_UNARY)),
+                    (UnaryOp::Pos, Ty::I | Ty::F) => Ok(c),
+                    (UnaryOp::Pos, Ty::B) => Ok(as_i(&c)),
+                    _ => Err(Untyped),
+                }
+            }
+            Expr::Binary { op, left, right } => {
+                let a = self.render(left)?;
+                let b = self.render(right)?;
+                if !is_num(a.ty) || !is_num(b.ty) {
+                    return Err(Untyped);
+                }
+                let ints = a.ty != Ty::F && b.ty != Ty::F;
+                Ok(match (op, ints) {
+                    (BinaryOp::Div, _) => {
+                        self.helpers.insert("fdiv");
+                        let call = format!("fdiv({}, {})", as_f(&a).code, as_f(&b).code);
+                        Code::new(self.checked(call), Ty::F, P_ATOM)
+                    }
+                    (BinaryOp::Add | BinaryOp::Sub | BinaryOp::Mul, true) => {
+                        let m = match op {
+                            BinaryOp::Add => "checked_add",
+                            BinaryOp::Sub => "checked_sub",
+                            _ => "checked_mul",
+                        };
+                        let call = format!("{}.{m}({})", as_i(&a).at(P_ATOM), as_i(&b).code);
+                        Code::new(self.checked(call), Ty::I, P_ATOM)
+                    }
+                    (BinaryOp::Add | BinaryOp::Sub, false) => bin(&as_f(&a), op.symbol(), &as_f(&b), P_ADD, Ty::F),
+                    (BinaryOp::Mul, false) => bin(&as_f(&a), "*", &as_f(&b), P_MUL, Ty::F),
+                    (BinaryOp::FloorDiv, true) => {
+                        self.helpers.insert("ifloordiv");
+                        let call = format!("ifloordiv({}, {})", as_i(&a).code, as_i(&b).code);
+                        Code::new(self.checked(call), Ty::I, P_ATOM)
+                    }
+                    (BinaryOp::Mod, true) => {
+                        self.helpers.insert("imod");
+                        let call = format!("imod({}, {})", as_i(&a).code, as_i(&b).code);
+                        Code::new(self.checked(call), Ty::I, P_ATOM)
+                    }
+                    // Float floor division and modulo: the generic path.
+                    _ => return Err(Untyped),
+                })
+            }
+            Expr::Compare { op, left, right } => {
+                let a = self.render(left)?;
+                let b = self.render(right)?;
+                let sym = op.symbol();
+                Ok(match (a.ty, b.ty) {
+                    (Ty::S, Ty::S) | (Ty::F, Ty::F) | (Ty::B, Ty::B) => cmp(&a, sym, &b),
+                    (Ty::S, _) | (_, Ty::S) => return Err(Untyped),
+                    (Ty::F, _) | (_, Ty::F) => {
+                        self.helpers.insert("cmp_if");
+                        let ord = if a.ty == Ty::F {
+                            format!("cmp_if({}, {}).map(core::cmp::Ordering::reverse)", as_i(&b).code, a.code)
+                        } else {
+                            format!("cmp_if({}, {})", as_i(&a).code, b.code)
+                        };
+                        let code = match op {
+                            CmpOp::Eq => format!("{ord} == Some(core::cmp::Ordering::Equal)"),
+                            CmpOp::Ne => format!("{ord} != Some(core::cmp::Ordering::Equal)"),
+                            CmpOp::Lt => format!("{ord} == Some(core::cmp::Ordering::Less)"),
+                            CmpOp::Gt => format!("{ord} == Some(core::cmp::Ordering::Greater)"),
+                            CmpOp::Le => {
+                                return Ok(Code::new(
+                                    format!("matches!({ord}, Some(core::cmp::Ordering::Less | core::cmp::Ordering::Equal))"),
+                                    Ty::B,
+                                    P_ATOM,
+                                ))
+                            }
+                            CmpOp::Ge => {
+                                return Ok(Code::new(
+                                    format!("matches!({ord}, Some(core::cmp::Ordering::Greater | core::cmp::Ordering::Equal))"),
+                                    Ty::B,
+                                    P_ATOM,
+                                ))
+                            }
+                        };
+                        Code::new(code, Ty::B, P_CMP)
+                    }
+                    _ => cmp(&as_i(&a), sym, &as_i(&b)),
+                })
+            }
+            Expr::Bool { op, left, right } => {
+                let a = self.render(left)?;
+                let b = self.render(right)?;
+                if a.ty != b.ty {
+                    return Err(Untyped);
+                }
+                if a.ty == Ty::B {
+                    return Ok(match op {
+                        BoolOp::And => bin(&a, "&&", &b, P_AND, Ty::B),
+                        BoolOp::Or => bin(&a, "||", &b, P_OR, Ty::B),
+                    });
+                }
+                // Returns an operand: evaluate the left one once.
+                let l = Code::new("l".into(), a.ty, P_ATOM);
+                let t = truthy(&l).code;
+                let code = match op {
+                    BoolOp::And => format!("{{ let l = {}; if {t} {{ {} }} else {{ l }} }}", a.code, b.code),
+                    BoolOp::Or => format!("{{ let l = {}; if {t} {{ l }} else {{ {} }} }}", a.code, b.code),
+                };
+                Ok(Code::new(code, a.ty, P_BLOCK))
+            }
+            Expr::If { cond, then, otherwise } => {
+                let c = self.render(cond)?;
+                let a = self.render(then)?;
+                let b = self.render(otherwise)?;
+                if a.ty != b.ty {
+                    return Err(Untyped);
+                }
+                let code = format!("if {} {{ {} }} else {{ {} }}", truthy(&c).code, a.code, b.code);
+                Ok(Code::new(code, a.ty, P_BLOCK))
+            }
+            Expr::Call { func, args } => {
+                let mut r = Vec::with_capacity(args.len());
+                for a in args {
+                    r.push(self.render(a)?);
+                }
+                let x = r[0].clone();
+                match func {
+                    Func::Abs => match x.ty {
+                        Ty::I => Ok(Code::new(self.checked(format!("{}.checked_abs()", x.at(P_ATOM))), Ty::I, P_ATOM)),
+                        Ty::F => Ok(Code::new(format!("{}.abs()", x.at(P_ATOM)), Ty::F, P_ATOM)),
+                        Ty::B => Ok(as_i(&x)),
+                        Ty::S => Err(Untyped),
+                    },
+                    Func::Min | Func::Max => {
+                        if r.iter().any(|c| c.ty != x.ty) || x.ty == Ty::B {
+                            return Err(Untyped);
+                        }
+                        let mut acc = x.clone();
+                        for y in &r[1..] {
+                            let code = match (func, x.ty) {
+                                (Func::Min, Ty::F) => {
+                                    self.helpers.insert("fmin");
+                                    format!("fmin({}, {})", acc.code, y.code)
+                                }
+                                (Func::Max, Ty::F) => {
+                                    self.helpers.insert("fmax");
+                                    format!("fmax({}, {})", acc.code, y.code)
+                                }
+                                (f, _) => {
+                                    let o = if *f == Func::Min { "<" } else { ">" };
+                                    let block = format!(
+                                        "{{ let (a, b) = ({}, {}); if b {o} a {{ b }} else {{ a }} }}",
+                                        acc.code, y.code
+                                    );
+                                    acc = Code::new(block, x.ty, P_BLOCK);
+                                    continue;
+                                }
+                            };
+                            acc = Code::new(code, x.ty, P_ATOM);
+                        }
+                        Ok(acc)
+                    }
+                    Func::Str => match x.ty {
+                        Ty::S => Ok(x),
+                        Ty::B => Ok(Code::new(format!("if {} {{ \"True\" }} else {{ \"False\" }}", x.code), Ty::S, P_BLOCK)),
+                        _ => Err(Untyped),
+                    },
+                    Func::Int => match x.ty {
+                        Ty::I => Ok(x),
+                        Ty::B => Ok(as_i(&x)),
+                        _ => Err(Untyped),
+                    },
+                    Func::Float => match x.ty {
+                        Ty::S => Err(Untyped),
+                        _ => Ok(as_f(&x)),
+                    },
+                    Func::Bool => Ok(truthy(&x)),
+                }
+            }
+        }
+    }
+}
+
+/// Rust expression for Python's `str(v) == lit` over a typed value.
+pub fn typed_str_eq(code: &str, ty: Ty, lit: &str) -> String {
+    match ty {
+        Ty::S => format!("{code} == {}", str_lit(lit)),
+        Ty::B => match lit {
+            "True" => code.to_string(),
+            "False" => format!("!{code}"),
+            _ => "false".into(),
+        },
+        Ty::I => match canonical_int(lit) {
+            Some(i) => format!("{code} == {i}"),
+            None => "false".into(),
+        },
+        Ty::F => match canonical_float(lit) {
+            Some(f) if f.is_nan() => format!("{code}.is_nan()"),
+            Some(f) => format!("{code}.to_bits() == {:#x}", f.to_bits()),
+            None => "false".into(),
+        },
+    }
+}
+
+/// Rust expression for Python's `str(v) == lit` over a `&Value`, allocation-free.
+pub fn value_str_eq(code: &str, lit: &str) -> String {
+    let mut arms = vec![format!("Value::Str(s) => s == {}", str_lit(lit))];
+    match lit {
+        "True" => arms.push("Value::Bool(b) => *b".into()),
+        "False" => arms.push("Value::Bool(b) => !*b".into()),
+        _ => {}
+    }
+    if let Some(i) = canonical_int(lit) {
+        arms.push(format!("Value::Int(i) => *i == {i}"));
+    }
+    if let Some(f) = canonical_float(lit) {
+        if f.is_nan() {
+            arms.push("Value::Float(f) => f.is_nan()".into());
+        } else {
+            arms.push(format!("Value::Float(f) => f.to_bits() == {:#x}", f.to_bits()));
+        }
+    }
+    if arms.len() < 4 {
+        arms.push("_ => false".into());
+    }
+    format!("match {code} {{ {} }}", arms.join(", "))
+}
+
+/// `lit` when Python's `str()` of some `int` prints exactly it.
+fn canonical_int(lit: &str) -> Option<i64> {
+    lit.parse::<i64>().ok().filter(|i| i.to_string() == lit)
+}
+
+/// `lit` when Python's `str()` of some `float` prints exactly it.
+fn canonical_float(lit: &str) -> Option<f64> {
+    ah_core::value::parse_python_float(lit).filter(|f| python_float_repr(*f) == lit)
+}
