@@ -1,1 +1,10 @@
-//! ah-train library (being built; see its issue).
+//! ah-train library.
+pub mod cart;
+pub mod config;
+pub mod dataset;
+pub mod error;
+pub mod eval;
+pub mod learner;
+pub mod split;
+pub mod train;
+pub mod report;

@@ -1,6 +1,16 @@
+//! `ah-train`: learn an AutoHeuristic from an autotuning log.
+
 use std::process::ExitCode;
 
+mod cli;
+
 fn main() -> ExitCode {
-    eprintln!("ah-train: not built yet");
-    ExitCode::from(2)
+    let args = <cli::Args as clap::Parser>::parse();
+    match cli::run(args) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::from(2)
+        }
+    }
 }

@@ -1,0 +1,226 @@
+//! Command line of `ah-train`.
+
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+
+use anyhow::{bail, Context as _, Result};
+use clap::{Parser, ValueEnum};
+
+use ah_train::config::Overrides;
+use ah_train::learner::Learner;
+use ah_train::report;
+use ah_train::train::{self, CostAwareParams, Mode, TrainOptions};
+
+/// Learner choice on the command line.
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum LearnerArg {
+    /// The project's CART (scikit-learn's algorithm and tie-breaking; default).
+    Cart,
+    /// linfa-trees, leaf distributions recovered by routing the training rows.
+    LinfaTrees,
+}
+
+/// Learn a heuristic from an AutoHeuristic log: PyTorch's algorithm (`--upstream`) or the
+/// cross-validated, cost-aware default; writes NAME.model.json, NAME.metrics.json,
+/// NAME.report.md (with SVG plots) and NAME.dot.
+#[derive(Debug, Parser)]
+#[command(name = "ah-train", version, about, max_term_width = 100)]
+pub struct Args {
+    /// The training log (PyTorch's train.txt format, optionally .gz).
+    pub file: PathBuf,
+    /// Name of the heuristic (class/module name), e.g. PadMMH100.
+    #[arg(long, help = "Heuristic name, e.g. PadMMH100")]
+    pub heuristic_name: String,
+    /// Folder for the outputs (created if missing).
+    #[arg(long, default_value = ".", help = "Folder for the outputs")]
+    pub output_dir: PathBuf,
+    /// Extra evaluation set: a name and a log (repeatable). mm's `train_timm` and `train_hf`
+    /// are also added three times to the training set, as PyTorch does.
+    #[arg(long, num_args = 2, value_names = ["SETNAME", "FILE"], action = clap::ArgAction::Append, help = "Extra evaluation set (repeatable)")]
+    pub data: Vec<String>,
+    /// Tree learner.
+    #[arg(long, value_enum, default_value = "cart", help = "Tree learner")]
+    pub learner: LearnerArg,
+    /// Ranking: learn from near-best copies and report top-K metrics (PyTorch's --ranking).
+    #[arg(long, value_name = "K", help = "Train a ranking heuristic returning the top K")]
+    pub ranking: Option<usize>,
+    /// The regression variant (spec 7.4).
+    #[arg(long, help = "Regression variant (not available yet)")]
+    pub regression: bool,
+    /// Default choice (for speedup-over-default metrics).
+    #[arg(long, value_name = "CHOICE", help = "Default choice for the metrics")]
+    pub default_choice: Option<String>,
+    /// Seed of the split (and of the trees' feature order).
+    #[arg(long, default_value_t = 42, help = "Seed of the split and the trees")]
+    pub seed: u32,
+    /// A split file ({"features", "train", "val", "test"}, as the Python reference's
+    /// --write-split writes) naming each input's set.
+    #[arg(long, value_name = "FILE", help = "Take the train/val/test assignment from FILE")]
+    pub split: Option<PathBuf>,
+    /// Write the split used to FILE (same format as --split).
+    #[arg(long, value_name = "FILE", help = "Write the split used to FILE")]
+    pub write_split: Option<PathBuf>,
+    /// PyTorch's selection rule exactly (safe probability on val, most correct on val).
+    #[arg(long, help = "Use PyTorch's selection rule exactly")]
+    pub upstream: bool,
+    /// A JSON training config overriding the name's defaults (see docs/training.md).
+    #[arg(long, value_name = "FILE", help = "JSON training config")]
+    pub config: Option<PathBuf>,
+    /// Extra augment operations (`NAME = EXPR` per line, `NAME :cat = EXPR` for categorical).
+    #[arg(long, value_name = "FILE", help = "Extra augment operations file")]
+    pub operations: Option<PathBuf>,
+    /// Cost of one unsure input (an autotune) in units of ln(t_pick / t_best) (default mode).
+    #[arg(long, default_value_t = 0.005, help = "Cost of an autotune (default mode)")]
+    pub autotune_cost: f64,
+    /// Largest cross-validated share of harmful wrong picks (default mode).
+    #[arg(long, default_value_t = 0.005, help = "Allowed share of harmful wrong picks (default mode)")]
+    pub max_harmful: f64,
+    /// Cross-validation folds (default mode).
+    #[arg(long, default_value_t = 5, help = "Cross-validation folds (default mode)")]
+    pub folds: usize,
+    /// Do not generate code after training.
+    #[arg(long, help = "Skip code generation")]
+    pub no_codegen: bool,
+    /// Worker threads for the grid (default: all cores).
+    #[arg(long, help = "Worker threads")]
+    pub threads: Option<usize>,
+    /// Print the wall time of the training phases on stderr.
+    #[arg(long, help = "Print phase timings on stderr")]
+    pub timings: bool,
+    /// Print no tables.
+    #[arg(long, short, help = "Print nothing but errors")]
+    pub quiet: bool,
+}
+
+/// Writes files atomically: all to temporary files first, then renamed into place.
+fn write_all(dir: &Path, files: &[(PathBuf, Vec<u8>)]) -> Result<()> {
+    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    let mut temps = Vec::new();
+    for (path, bytes) in files {
+        let mut tmp = tempfile::Builder::new()
+            .prefix(".ah-train-")
+            .suffix(".tmp")
+            .tempfile_in(dir)
+            .with_context(|| format!("creating a temporary file in {}", dir.display()))?;
+        std::io::Write::write_all(&mut tmp, bytes).with_context(|| format!("writing {}", path.display()))?;
+        temps.push((tmp, path.clone()));
+    }
+    for (tmp, path) in temps {
+        tmp.persist(&path).with_context(|| format!("writing {}", path.display()))?;
+    }
+    Ok(())
+}
+
+/// Runs the command.
+pub fn run(args: Args) -> Result<()> {
+    if args.regression {
+        bail!("--regression is not available in this version of ah-train; train a decision heuristic (drop --regression)");
+    }
+    if let Some(n) = args.threads {
+        rayon::ThreadPoolBuilder::new().num_threads(n).build_global().context("setting up threads")?;
+    }
+    if !args.heuristic_name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') || args.heuristic_name.is_empty() {
+        bail!("--heuristic-name `{}`: use letters, digits and `_` only (it names a class and files)", args.heuristic_name);
+    }
+    let data: Vec<(String, PathBuf)> = args.data.chunks(2).map(|c| (c[0].clone(), PathBuf::from(&c[1]))).collect();
+    let (overrides, config_dir) = match &args.config {
+        Some(p) => (Overrides::read(p)?, p.parent().map(Path::to_path_buf).unwrap_or_default()),
+        None => (Overrides::default(), PathBuf::from(".")),
+    };
+    let extra_operations = match &args.operations {
+        Some(p) => ah_core::ops::parse_operations_file(p)?,
+        None => Vec::new(),
+    };
+    if !(args.autotune_cost >= 0.0) || !(0.0..=1.0).contains(&args.max_harmful) || args.folds < 2 {
+        bail!("--autotune-cost must be >= 0, --max-harmful in [0, 1] and --folds >= 2");
+    }
+    let command = std::iter::once("ah-train".to_string())
+        .chain(std::env::args().skip(1))
+        .collect::<Vec<_>>()
+        .join(" ");
+    let opts = TrainOptions {
+        log: args.file.clone(),
+        heuristic_name: args.heuristic_name.clone(),
+        data,
+        learner: match args.learner {
+            LearnerArg::Cart => Learner::Cart,
+            LearnerArg::LinfaTrees => Learner::LinfaTrees,
+        },
+        ranking: args.ranking,
+        default_choice: args.default_choice.clone(),
+        seed: args.seed,
+        split_file: args.split.clone(),
+        mode: if args.upstream { Mode::Upstream } else { Mode::CostAware },
+        cost: CostAwareParams { autotune_cost: args.autotune_cost, max_harmful: args.max_harmful, folds: args.folds, wilson_z: 1.96 },
+        overrides,
+        config_dir,
+        extra_operations,
+        command,
+    };
+    let bar = if std::io::stderr().is_terminal() && !args.quiet {
+        indicatif::ProgressBar::new(0)
+    } else {
+        indicatif::ProgressBar::hidden()
+    };
+    bar.set_style(
+        indicatif::ProgressStyle::with_template("{spinner} training [{bar:30}] {pos} fits {elapsed}")
+            .expect("valid template")
+            .progress_chars("=> "),
+    );
+    let out = train::train(&opts, &|n| bar.inc(n)).with_context(|| format!("training on {}", args.file.display()))?;
+    bar.finish_and_clear();
+    if args.timings {
+        let t: Vec<String> = out.timings.iter().map(|(k, v)| format!("{k} {v:.3}s")).collect();
+        eprintln!("timings: {}", t.join(", "));
+    }
+    for w in &out.warnings {
+        eprintln!("warning: {w}");
+    }
+    let name = &args.heuristic_name;
+    let dir = &args.output_dir;
+    let model_json = serde_json::to_string_pretty(&out.model)? + "\n";
+    let metrics_json = serde_json::to_string_pretty(&out.metrics)? + "\n";
+    let dot = report::dot(&out.model);
+    let test_rows = out.rows.get("test").cloned().unwrap_or_default();
+    let speedup_svg = report::histogram_svg(
+        "Speedup over the default choice (decided test inputs)",
+        "log2(default time / picked time)",
+        &test_rows.speedup_over_default,
+        true,
+    );
+    let regret_svg = report::histogram_svg(
+        "Regret (test inputs; unsure = autotuned)",
+        "log2(picked time / best time)",
+        &test_rows.regret_ratio.iter().map(|r| r.max(1.0)).collect::<Vec<_>>(),
+        true,
+    );
+    let (sp, rg, dt) = (format!("{name}.speedup.svg"), format!("{name}.regret.svg"), format!("{name}.dot"));
+    let md = report::markdown(&out, &sp, &rg, &dt);
+    let mut files = vec![
+        (dir.join(format!("{name}.model.json")), model_json.into_bytes()),
+        (dir.join(format!("{name}.metrics.json")), metrics_json.into_bytes()),
+        (dir.join(&dt), dot.into_bytes()),
+        (dir.join(&sp), speedup_svg.into_bytes()),
+        (dir.join(&rg), regret_svg.into_bytes()),
+        (dir.join(format!("{name}.report.md")), md.into_bytes()),
+    ];
+    if let Some(p) = &args.write_split {
+        files.push((p.clone(), (serde_json::to_string(&out.split_keys)? + "\n").into_bytes()));
+    }
+    write_all(dir, &files[..6])?;
+    if files.len() > 6 {
+        let p = &files[6].0;
+        write_all(p.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new(".")), &files[6..])?;
+    }
+    if !args.quiet {
+        println!("{}", report::grid_table(&out.grid, out.best));
+        println!("{}", report::metrics_table(&out.metrics));
+        for (p, _) in &files {
+            eprintln!("wrote {}", p.display());
+        }
+    }
+    if !args.no_codegen && !args.quiet {
+        eprintln!("note: code generation is not wired in yet; run ah-codegen on {name}.model.json");
+    }
+    Ok(())
+}

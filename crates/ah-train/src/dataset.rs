@@ -1,0 +1,584 @@
+//! From a log to the classification table (spec 7.1, PyTorch's `AHTrainDecisionTree.get_df`).
+//!
+//! Steps: per (input, choice) the median feedback over repetitions (`inf` if any repetition is
+//! `±inf`); inputs with at least two choices; the winner (fastest, first in choice-name order on
+//! exact ties), the speedup (second best over best) and the choice-to-time map; augment
+//! operations; one-hot columns for categorical features with categories in order of
+//! appearance. Inputs are ordered as pandas' `groupby(features, sort=True)` orders them, so that
+//! row positions, and hence the seeded split, are the reference's.
+
+use std::cmp::Ordering;
+use std::collections::{BTreeMap, HashMap};
+use std::path::Path;
+
+use ah_core::model::Column;
+use ah_core::ops::Operation;
+use ah_core::{Log, Metadata, Value};
+
+use crate::error::{Result, TrainError};
+
+/// How pandas would type a logged column (it decides sorting and the text of values).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ColumnKind {
+    Bool,
+    Int,
+    Float,
+    Str,
+}
+
+/// What was dropped or odd while building a table; the CLI prints these as warnings.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct BuildReport {
+    /// Data rows read.
+    pub rows: usize,
+    /// Malformed lines skipped by the log reader.
+    pub malformed_lines: usize,
+    /// Rows whose feedback is NaN (ignored for the median).
+    pub nan_feedback_rows: usize,
+    /// Rows whose feedback is `±inf` (a failed choice).
+    pub inf_rows: usize,
+    /// Distinct inputs.
+    pub inputs: usize,
+    /// Inputs dropped because they had a single choice.
+    pub single_choice_inputs: usize,
+    /// Inputs whose every choice failed (`inf`); dropped unless kept for upstream fidelity.
+    pub all_inf_inputs: usize,
+    /// Whether all-`inf` inputs were kept.
+    pub all_inf_kept: bool,
+}
+
+impl BuildReport {
+    /// Human-readable warnings (empty when nothing is worth saying).
+    pub fn warnings(&self) -> Vec<String> {
+        let mut w = Vec::new();
+        if self.malformed_lines > 0 {
+            w.push(format!("{} malformed lines skipped (as pandas' on_bad_lines=\"skip\")", self.malformed_lines));
+        }
+        if self.nan_feedback_rows > 0 {
+            w.push(format!("{} rows with NaN feedback ignored (not a measurement)", self.nan_feedback_rows));
+        }
+        if self.single_choice_inputs > 0 {
+            w.push(format!("{} inputs with a single choice dropped (nothing to decide)", self.single_choice_inputs));
+        }
+        if self.all_inf_inputs > 0 {
+            if self.all_inf_kept {
+                w.push(format!(
+                    "{} inputs where every choice failed (inf) kept as PyTorch keeps them (--upstream)",
+                    self.all_inf_inputs
+                ));
+            } else {
+                w.push(format!("{} inputs where every choice failed (inf) dropped", self.all_inf_inputs));
+            }
+        }
+        w
+    }
+}
+
+/// The feature encoding learned on the training log and reused for `--data` sets.
+#[derive(Debug, Clone)]
+pub struct Encoding {
+    /// Logged numerical features, metadata order.
+    pub numerical: Vec<String>,
+    /// Logged categorical features, metadata order.
+    pub categorical: Vec<String>,
+    /// Augment operations, in order.
+    pub operations: Vec<Operation>,
+    /// Categories per categorical feature (logged, then categorical operations), in order of
+    /// appearance in the training table.
+    pub categories: Vec<(String, Vec<String>)>,
+    /// The tree's columns: numerical features, numerical operations, then one-hot columns.
+    pub columns: Vec<Column>,
+}
+
+/// One processed dataset: one row per input (or per near-best copy when ranking).
+#[derive(Debug, Clone)]
+pub struct Table {
+    /// Where it came from.
+    pub name: String,
+    /// Choices of this log, sorted by name; columns of [`Table::times`].
+    pub choices: Vec<String>,
+    /// Column values, row-major (`n x columns`), `f64` (one-hot 0/1).
+    pub x: Vec<f64>,
+    /// Number of columns.
+    pub n_cols: usize,
+    /// Median time per row and choice, `NaN` where the choice was not measured (`n x choices`).
+    pub times: Vec<f64>,
+    /// Index of the fastest choice (the label).
+    pub winner: Vec<u32>,
+    /// For ranking copies: the true winner; otherwise equal to `winner`.
+    pub actual_winner: Vec<u32>,
+    /// Sample weight (1, or `relative_performance` for ranking copies).
+    pub weight: Vec<f64>,
+    /// Second-best time over best time.
+    pub speedup: Vec<f64>,
+    /// Logged feature text per row, metadata order (for split files and reports).
+    pub keys: Vec<Vec<String>>,
+    /// Index of the original input (ranking copies share it).
+    pub input: Vec<u32>,
+}
+
+impl Table {
+    /// Number of rows.
+    pub fn len(&self) -> usize {
+        self.winner.len()
+    }
+
+    /// True when there are no rows.
+    pub fn is_empty(&self) -> bool {
+        self.winner.is_empty()
+    }
+
+    /// Row `i`'s column values.
+    pub fn row(&self, i: usize) -> &[f64] {
+        &self.x[i * self.n_cols..(i + 1) * self.n_cols]
+    }
+
+    /// Time of choice column `c` for row `i` (`NaN` when not measured).
+    pub fn time(&self, i: usize, c: usize) -> f64 {
+        self.times[i * self.choices.len() + c]
+    }
+
+    /// Column of a choice name.
+    pub fn choice_index(&self, name: &str) -> Option<usize> {
+        self.choices.binary_search_by(|c| c.as_str().cmp(name)).ok()
+    }
+
+    /// The rows at `pos`, in that order.
+    pub fn take(&self, pos: &[usize], name: &str) -> Table {
+        let k = self.choices.len();
+        let mut t = Table {
+            name: name.to_string(),
+            choices: self.choices.clone(),
+            x: Vec::with_capacity(pos.len() * self.n_cols),
+            n_cols: self.n_cols,
+            times: Vec::with_capacity(pos.len() * k),
+            winner: Vec::with_capacity(pos.len()),
+            actual_winner: Vec::with_capacity(pos.len()),
+            weight: Vec::with_capacity(pos.len()),
+            speedup: Vec::with_capacity(pos.len()),
+            keys: Vec::with_capacity(pos.len()),
+            input: Vec::with_capacity(pos.len()),
+        };
+        for &i in pos {
+            t.x.extend_from_slice(self.row(i));
+            t.times.extend_from_slice(&self.times[i * k..(i + 1) * k]);
+            t.winner.push(self.winner[i]);
+            t.actual_winner.push(self.actual_winner[i]);
+            t.weight.push(self.weight[i]);
+            t.speedup.push(self.speedup[i]);
+            t.keys.push(self.keys[i].clone());
+            t.input.push(self.input[i]);
+        }
+        t
+    }
+
+    /// Best (smallest) measured time of row `i`.
+    pub fn best_time(&self, i: usize) -> f64 {
+        self.time(i, self.actual_winner[i] as usize)
+    }
+
+    /// Near-best copies for ranking (spec 7.1 step 5): every choice within `min_t / t >= 0.98`
+    /// of the best becomes a row labelled with it, weighted by its relative performance.
+    /// Copies follow their input, fastest first.
+    pub fn near_best(&self) -> Table {
+        let k = self.choices.len();
+        let mut pos = Vec::new();
+        let mut labels = Vec::new();
+        let mut weights = Vec::new();
+        for i in 0..self.len() {
+            let best = self.best_time(i);
+            let mut cands: Vec<(f64, usize)> = (0..k)
+                .filter_map(|c| {
+                    let t = self.time(i, c);
+                    (!t.is_nan() && best / t >= 0.98).then_some((t, c))
+                })
+                .collect();
+            cands.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+            for (t, c) in cands {
+                pos.push(i);
+                labels.push(c as u32);
+                weights.push(best / t);
+            }
+        }
+        let mut out = self.take(&pos, &self.name);
+        out.winner = labels;
+        out.weight = weights;
+        out
+    }
+}
+
+fn kind_of(values: impl Iterator<Item = Value>) -> ColumnKind {
+    let (mut b, mut i, mut f, mut s) = (false, false, false, false);
+    for v in values {
+        match v {
+            Value::Bool(_) => b = true,
+            Value::Int(_) => i = true,
+            Value::Float(_) => f = true,
+            Value::Str(_) => s = true,
+        }
+    }
+    if s || (b && (i || f)) {
+        ColumnKind::Str
+    } else if b {
+        ColumnKind::Bool
+    } else if f {
+        ColumnKind::Float
+    } else {
+        ColumnKind::Int
+    }
+}
+
+/// Text of a value as pandas would print it for a column of the given kind.
+fn text_of(v: &Value, kind: ColumnKind) -> String {
+    match (kind, v) {
+        (ColumnKind::Float, Value::Int(i)) => ah_core::value::python_float_repr(*i as f64),
+        _ => v.to_string(),
+    }
+}
+
+fn cmp_values(a: &Value, b: &Value, kind: ColumnKind) -> Ordering {
+    match kind {
+        ColumnKind::Str => a.to_string().cmp(&b.to_string()),
+        _ => {
+            let x = a.as_f64().unwrap_or(f64::NAN);
+            let y = b.as_f64().unwrap_or(f64::NAN);
+            match (a, b) {
+                (Value::Int(p), Value::Int(q)) => p.cmp(q),
+                _ => x.total_cmp(&y),
+            }
+        }
+    }
+}
+
+fn median(v: &mut [f64]) -> f64 {
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    }
+}
+
+struct RawInput {
+    values: Vec<Value>,
+    /// Per choice index of the log: feedbacks.
+    feedback: BTreeMap<u32, Vec<f64>>,
+}
+
+/// Options of [`build_table`].
+#[derive(Debug, Clone, Copy, Default)]
+pub struct BuildOptions {
+    /// Keep inputs whose every choice failed (PyTorch does; their label is arbitrary).
+    pub keep_all_inf: bool,
+}
+
+/// Builds the table of a log. With `encoding` `None` the categories are learned from this log
+/// (the training log); otherwise the given encoding is applied (a `--data` set).
+pub fn build_table(
+    log: &Log,
+    name: &str,
+    operations: &[Operation],
+    encoding: Option<&Encoding>,
+    options: BuildOptions,
+) -> Result<(Table, Encoding, BuildReport)> {
+    let path = log.path.as_path();
+    let md: &Metadata = &log.metadata;
+    let features: Vec<String> = md.features().map(str::to_string).collect();
+    let mut report = BuildReport {
+        rows: log.rows.len(),
+        malformed_lines: log.malformed.len(),
+        ..Default::default()
+    };
+    if log.rows.is_empty() {
+        return Err(TrainError::Input {
+            path: path.to_path_buf(),
+            message: "the log has no data rows (only the metadata and header lines); collect some measurements first".into(),
+        });
+    }
+    let cols: Vec<usize> = features
+        .iter()
+        .map(|f| log.column(f).expect("the log reader checks metadata features against the header"))
+        .collect();
+    // Group rows by input.
+    let mut index: HashMap<Vec<String>, usize> = HashMap::new();
+    let mut raw: Vec<RawInput> = Vec::new();
+    for row in &log.rows {
+        if row.feedback.is_nan() {
+            report.nan_feedback_rows += 1;
+            continue;
+        }
+        if row.feedback.is_infinite() {
+            report.inf_rows += 1;
+        }
+        let key: Vec<String> = cols.iter().map(|&c| row.values[c].to_string()).collect();
+        let next = raw.len();
+        let id = *index.entry(key).or_insert(next);
+        if id == next {
+            raw.push(RawInput {
+                values: cols.iter().map(|&c| row.values[c].clone()).collect(),
+                feedback: BTreeMap::new(),
+            });
+        }
+        raw[id].feedback.entry(row.choice).or_default().push(row.feedback);
+    }
+    report.inputs = raw.len();
+    let kinds: Vec<ColumnKind> =
+        (0..features.len()).map(|j| kind_of(raw.iter().map(|r| r.values[j].clone()))).collect();
+    // pandas' groupby(sort=True) order.
+    let mut order: Vec<usize> = (0..raw.len()).collect();
+    order.sort_by(|&a, &b| {
+        for j in 0..features.len() {
+            let o = cmp_values(&raw[a].values[j], &raw[b].values[j], kinds[j]);
+            if o != Ordering::Equal {
+                return o;
+            }
+        }
+        Ordering::Equal
+    });
+    // Choices sorted by name.
+    let mut choices: Vec<String> = log.choices.clone();
+    choices.sort();
+    let choice_col: Vec<usize> =
+        log.choices.iter().map(|c| choices.binary_search(c).expect("present")).collect();
+    let k = choices.len();
+    let mut kept: Vec<usize> = Vec::new();
+    let mut times: Vec<f64> = Vec::new();
+    let mut winner = Vec::new();
+    let mut speedup = Vec::new();
+    for &id in &order {
+        let r = &raw[id];
+        if r.feedback.len() < 2 {
+            report.single_choice_inputs += 1;
+            continue;
+        }
+        let mut t = vec![f64::NAN; k];
+        for (c, fb) in &r.feedback {
+            let mut fb = fb.clone();
+            let m = if fb.iter().any(|x| x.is_infinite()) { f64::INFINITY } else { median(&mut fb) };
+            t[choice_col[*c as usize]] = m;
+        }
+        if t.iter().all(|x| x.is_nan() || x.is_infinite()) {
+            report.all_inf_inputs += 1;
+            if !options.keep_all_inf {
+                continue;
+            }
+        }
+        // Fastest; exact ties go to the first choice in name order (a stable sort).
+        let mut best = usize::MAX;
+        for c in 0..k {
+            if t[c].is_nan() {
+                continue;
+            }
+            if best == usize::MAX || t[c] < t[best] {
+                best = c;
+            }
+        }
+        let mut sorted: Vec<f64> = t.iter().copied().filter(|x| !x.is_nan()).collect();
+        sorted.sort_by(f64::total_cmp);
+        speedup.push(sorted[1] / sorted[0]);
+        winner.push(best as u32);
+        times.extend_from_slice(&t);
+        kept.push(id);
+    }
+    report.all_inf_kept = options.keep_all_inf;
+    if kept.is_empty() {
+        return Err(TrainError::Input {
+            path: path.to_path_buf(),
+            message: format!(
+                "no input has two or more measured choices ({} inputs, choices seen: {}); a heuristic needs at least two choices per input",
+                report.inputs,
+                log.choices.join(", ")
+            ),
+        });
+    }
+    // Augment operations.
+    let n = kept.len();
+    let mut op_values: Vec<Vec<Value>> = vec![Vec::with_capacity(operations.len()); n];
+    for (row, &id) in kept.iter().enumerate() {
+        let r = &raw[id];
+        let mut vals: Vec<Value> = Vec::with_capacity(operations.len());
+        for op in operations {
+            let lookup = |name: &str| -> Option<Value> {
+                if let Some(j) = features.iter().position(|f| f == name) {
+                    return Some(r.values[j].clone());
+                }
+                operations.iter().position(|o| o.name == name).and_then(|p| vals.get(p).cloned())
+            };
+            let v = op.eval(&lookup).map_err(|e| TrainError::Input {
+                path: path.to_path_buf(),
+                message: format!("augment operation failed on input {}: {e}", row_text(&features, &r.values)),
+            })?;
+            vals.push(v);
+        }
+        op_values[row] = vals;
+    }
+    let keys: Vec<Vec<String>> = kept
+        .iter()
+        .map(|&id| raw[id].values.iter().zip(&kinds).map(|(v, kd)| text_of(v, *kd)).collect())
+        .collect();
+    // Columns.
+    let encoding = match encoding {
+        Some(e) => e.clone(),
+        None => {
+            let mut categories = Vec::new();
+            for (j, f) in md.categorical_features.iter().enumerate() {
+                let fj = md.numerical_features.len() + j;
+                let mut seen: Vec<String> = Vec::new();
+                for key in &keys {
+                    if !seen.contains(&key[fj]) {
+                        seen.push(key[fj].clone());
+                    }
+                }
+                categories.push((f.clone(), seen));
+            }
+            for (p, op) in operations.iter().enumerate() {
+                if op.is_categorical {
+                    let mut seen: Vec<String> = Vec::new();
+                    for vals in &op_values {
+                        let s = vals[p].to_string();
+                        if !seen.contains(&s) {
+                            seen.push(s);
+                        }
+                    }
+                    categories.push((op.name.clone(), seen));
+                }
+            }
+            let mut columns: Vec<Column> =
+                md.numerical_features.iter().map(|n| Column::Numeric { name: n.clone() }).collect();
+            for op in operations.iter().filter(|o| !o.is_categorical) {
+                columns.push(Column::Numeric { name: op.name.clone() });
+            }
+            for (f, cats) in &categories {
+                for c in cats {
+                    columns.push(Column::OneHot { feature: f.clone(), value: c.clone() });
+                }
+            }
+            Encoding {
+                numerical: md.numerical_features.clone(),
+                categorical: md.categorical_features.clone(),
+                operations: operations.to_vec(),
+                categories,
+                columns,
+            }
+        }
+    };
+    let n_cols = encoding.columns.len();
+    let mut x = Vec::with_capacity(n * n_cols);
+    for (row, &id) in kept.iter().enumerate() {
+        let r = &raw[id];
+        let get = |name: &str| -> Option<Value> {
+            if let Some(j) = features.iter().position(|f| f == name) {
+                return Some(r.values[j].clone());
+            }
+            operations.iter().position(|o| o.name == name).map(|p| op_values[row][p].clone())
+        };
+        for col in &encoding.columns {
+            match col {
+                Column::Numeric { name: f } => {
+                    let v = get(f).ok_or_else(|| TrainError::Input {
+                        path: path.to_path_buf(),
+                        message: format!("feature `{f}` of the training encoding is missing from this log"),
+                    })?;
+                    let num = v.as_f64().ok_or_else(|| TrainError::Input {
+                        path: path.to_path_buf(),
+                        message: format!(
+                            "numerical feature `{f}` has the non-numeric value `{v}` (input {}); list it under categorical_features in the metadata",
+                            row_text(&features, &r.values)
+                        ),
+                    })?;
+                    x.push(num);
+                }
+                Column::OneHot { feature, value } => {
+                    let v = get(feature).map(|v| {
+                        let j = features.iter().position(|f| f == feature);
+                        match j {
+                            Some(j) => text_of(&v, kinds[j]),
+                            None => v.to_string(),
+                        }
+                    });
+                    x.push(if v.as_deref() == Some(value.as_str()) { 1.0 } else { 0.0 });
+                }
+            }
+        }
+    }
+    let input: Vec<u32> = (0..n as u32).collect();
+    let table = Table {
+        name: name.to_string(),
+        choices,
+        x,
+        n_cols,
+        times,
+        actual_winner: winner.clone(),
+        winner,
+        weight: vec![1.0; n],
+        speedup,
+        keys,
+        input,
+    };
+    Ok((table, encoding, report))
+}
+
+fn row_text(features: &[String], values: &[Value]) -> String {
+    let parts: Vec<String> = features.iter().zip(values).map(|(f, v)| format!("{f}={v}")).collect();
+    parts.join(", ")
+}
+
+/// sha256 of a file's uncompressed bytes, hex.
+pub fn dataset_hash(path: &Path) -> Result<String> {
+    use sha2::{Digest, Sha256};
+    use std::io::Read;
+    let mut r = ah_core::log::open_maybe_gz(path)?;
+    let mut h = Sha256::new();
+    let mut buf = vec![0u8; 1 << 16];
+    loop {
+        let n = r.read(&mut buf).map_err(|e| TrainError::io(path, e))?;
+        if n == 0 {
+            break;
+        }
+        h.update(&buf[..n]);
+    }
+    Ok(h.finalize().iter().map(|b| format!("{b:02x}")).collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ah_core::ReadOptions;
+
+    fn log_of(text: &str) -> Log {
+        Log::from_reader(Path::new("t.txt"), text.as_bytes(), ReadOptions::default()).unwrap()
+    }
+
+    const MD: &str = r#"{"shared_memory": 0, "device_capa": [0, 0], "name": "t", "numerical_features": ["m"], "categorical_features": ["d"]}"#;
+
+    #[test]
+    fn median_winner_speedup_and_order() {
+        let text = format!(
+            "{MD}\nm,d,choice,feedback\n10,x,b,3.0\n10,x,a,2.0\n10,x,a,4.0\n10,x,a,1.0\n2,y,a,1.0\n2,y,b,0.5\n5,x,a,1.0\n"
+        );
+        let (t, enc, rep) = build_table(&log_of(&text), "train", &[], None, BuildOptions::default()).unwrap();
+        assert_eq!(rep.single_choice_inputs, 1);
+        assert_eq!(t.len(), 2);
+        assert_eq!(t.choices, ["a", "b"]);
+        // sorted by m: 2 then 10
+        assert_eq!(t.keys[0], ["2", "y"]);
+        assert_eq!(t.winner, [1, 0]);
+        assert_eq!(t.time(1, 0), 2.0); // median of 1,2,4
+        assert_eq!(t.speedup[1], 1.5);
+        // categories in order of appearance in the (sorted) table
+        assert_eq!(enc.categories[0].1, ["y", "x"]);
+        assert_eq!(t.row(0), [2.0, 1.0, 0.0]);
+    }
+
+    #[test]
+    fn inf_and_nan_feedback() {
+        let text = format!("{MD}\nm,d,choice,feedback\n1,x,a,inf\n1,x,b,inf\n2,x,a,nan\n2,x,a,1.0\n2,x,b,inf\n");
+        let (t, _, rep) = build_table(&log_of(&text), "train", &[], None, BuildOptions::default()).unwrap();
+        assert_eq!(rep.all_inf_inputs, 1);
+        assert_eq!(rep.nan_feedback_rows, 1);
+        assert_eq!(t.len(), 1);
+        assert_eq!(t.winner, [0]);
+        assert!(t.speedup[0].is_infinite());
+    }
+}

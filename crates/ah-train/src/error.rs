@@ -1,0 +1,46 @@
+//! The training library's error type.
+
+use std::path::{Path, PathBuf};
+
+/// Errors of `ah-train`. Each names the file (and line) it concerns where there is one and
+/// says what to do.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum TrainError {
+    /// An error of the core crate (log format, operations).
+    #[error(transparent)]
+    Core(#[from] ah_core::Error),
+    /// Reading or writing a file failed.
+    #[error("{}: {source}", path.display())]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The underlying error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The content of an input file cannot be trained on.
+    #[error("{}: {message}", path.display())]
+    Input {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong and what to do.
+        message: String,
+    },
+    /// Inconsistent settings.
+    #[error("{0}")]
+    Config(String),
+    /// No grid model satisfies the selection rule.
+    #[error("{0}")]
+    NoModel(String),
+}
+
+impl TrainError {
+    /// Wraps an I/O error with its path.
+    pub fn io(path: impl AsRef<Path>, source: std::io::Error) -> Self {
+        TrainError::Io { path: path.as_ref().to_path_buf(), source }
+    }
+}
+
+/// Result with [`TrainError`].
+pub type Result<T, E = TrainError> = std::result::Result<T, E>;

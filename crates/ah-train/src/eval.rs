@@ -1,0 +1,371 @@
+//! Evaluation of a fitted tree on a table (spec 7.2, PyTorch's `DecisionEvaluator`), with the
+//! metric names PyTorch prints plus ours.
+//!
+//! Per row: the leaf's class fractions `p`, `pred = argmax p` (first on ties), `max_prob`.
+//! The row is **unsure** when its leaf is unsafe, `pred` was not measured for the input, or
+//! `max_prob <= threshold` (PyTorch exempts `max_prob == 1.0` in evaluation only; we keep that
+//! in `--upstream` mode and drop it otherwise, where the runtime rule is the truth);
+//! otherwise **correct** when `pred` is the winner, else **wrong**.
+//!
+//! Our metrics: `oracle_gmean_speedup_over_default` (always picking the best), `pct_of_oracle`
+//! (the heuristic's geomean speedup over the default with unsure rows taking the default, in %
+//! of the oracle's), `pct_of_oracle_autotune` (unsure rows autotuned, i.e. take the best),
+//! `regret` (time lost to wrong picks over the sum of best times, unsure autotuned),
+//! `harmful_wrong` (wrong picks more than 10% slower than the best), `decided_share`.
+
+use std::collections::BTreeMap;
+
+use crate::dataset::Table;
+
+/// Metric values by name.
+pub type Metrics = BTreeMap<String, f64>;
+
+/// PyTorch's metric names, in its order.
+pub const UPSTREAM_METRICS: [&str; 16] = [
+    "correct",
+    "wrong",
+    "unsure",
+    "total",
+    "wrong_max_speedup",
+    "wrong_gmean_speedup",
+    "top_k_correct",
+    "top_k_wrong",
+    "wrong_max_speedup_k",
+    "wrong_gmean_speedup_k",
+    "top_k_unsure",
+    "max_speedup_over_default",
+    "gmean_speedup_over_default",
+    "max_speedup_default_over_heuristic",
+    "non_default_predictions",
+    "default_better",
+];
+
+/// Our metric names.
+pub const EXTRA_METRICS: [&str; 6] = [
+    "oracle_gmean_speedup_over_default",
+    "pct_of_oracle",
+    "pct_of_oracle_autotune",
+    "regret",
+    "harmful_wrong",
+    "decided_share",
+];
+
+/// A wrong pick slower than the best by more than this factor is harmful.
+pub const HARM_FACTOR: f64 = 1.1;
+
+/// What evaluation needs besides the tree.
+#[derive(Debug, Clone)]
+pub struct EvalSettings {
+    /// Default choice (speedup-over-default metrics).
+    pub default_choice: Option<String>,
+    /// `k` of the top-k metrics.
+    pub top_k: usize,
+    /// Choices always added to the top-k list.
+    pub always_included: Vec<String>,
+    /// PyTorch's evaluation exemption: `max_prob == 1.0` is never unsure.
+    pub exempt_certain: bool,
+}
+
+/// A tree's view for evaluation: per node, class fractions for leaves.
+pub trait LeafModel {
+    /// The leaf node a row reaches.
+    fn leaf(&self, row: &[f64]) -> usize;
+    /// Class fractions of a leaf (over [`LeafModel::classes`]).
+    fn leaf_value(&self, leaf: usize) -> &[f64];
+    /// Class names in index order.
+    fn classes(&self) -> &[String];
+}
+
+/// Per-row predictions, computed once per (model, table).
+#[derive(Debug, Clone)]
+pub struct RowPredictions {
+    /// Leaf per row.
+    pub leaf: Vec<usize>,
+    /// Predicted class per row.
+    pub pred: Vec<usize>,
+    /// Its probability.
+    pub max_prob: Vec<f64>,
+    /// Table choice column of each class (`None`: not a choice of this table).
+    pub class_col: Vec<Option<usize>>,
+}
+
+/// Routes every row.
+pub fn predict_rows(model: &dyn LeafModel, table: &Table) -> RowPredictions {
+    let n = table.len();
+    let mut leaf = Vec::with_capacity(n);
+    let mut pred = Vec::with_capacity(n);
+    let mut max_prob = Vec::with_capacity(n);
+    for i in 0..n {
+        let l = model.leaf(table.row(i));
+        let v = model.leaf_value(l);
+        let (mut bi, mut bp) = (0, f64::NEG_INFINITY);
+        for (c, &p) in v.iter().enumerate() {
+            if p > bp {
+                bi = c;
+                bp = p;
+            }
+        }
+        leaf.push(l);
+        pred.push(bi);
+        max_prob.push(bp);
+    }
+    let class_col = model.classes().iter().map(|c| table.choice_index(c)).collect();
+    RowPredictions { leaf, pred, max_prob, class_col }
+}
+
+/// Outcome of one row.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    /// The heuristic picked the winner.
+    Correct,
+    /// It picked another choice.
+    Wrong,
+    /// It gave no answer.
+    Unsure,
+}
+
+/// Row outcomes at a threshold.
+pub fn outcomes(
+    rp: &RowPredictions,
+    table: &Table,
+    threshold: f64,
+    unsafe_leaf: &dyn Fn(usize) -> bool,
+    exempt_certain: bool,
+) -> Vec<Outcome> {
+    (0..table.len())
+        .map(|i| {
+            let col = rp.class_col[rp.pred[i]];
+            let avail = col.is_some_and(|c| !table.time(i, c).is_nan());
+            let p = rp.max_prob[i];
+            let low = p <= threshold && !(exempt_certain && p == 1.0);
+            if unsafe_leaf(rp.leaf[i]) || !avail || low {
+                Outcome::Unsure
+            } else if col == Some(table.actual_winner[i] as usize) {
+                Outcome::Correct
+            } else {
+                Outcome::Wrong
+            }
+        })
+        .collect()
+}
+
+/// PyTorch's `get_safe_proba` on the validation set (threshold 0): the probability of the
+/// `(n_wrong - allowed)`-th wrong prediction, or 0 when few enough are wrong.
+pub fn safe_proba(rp: &RowPredictions, table: &Table, unsafe_leaf: &dyn Fn(usize) -> bool, wrong_pct: f64, exempt_certain: bool) -> f64 {
+    let out = outcomes(rp, table, 0.0, unsafe_leaf, exempt_certain);
+    let mut wrong: Vec<f64> =
+        out.iter().zip(&rp.max_prob).filter(|(o, _)| **o == Outcome::Wrong).map(|(_, p)| *p).collect();
+    wrong.sort_by(f64::total_cmp);
+    let allowed = (table.len() as f64 * wrong_pct) as usize;
+    if allowed >= wrong.len() {
+        return 0.0;
+    }
+    wrong[(wrong.len() - allowed).min(wrong.len() - 1)]
+}
+
+/// numpy's pairwise summation (`np.add.reduce` on a contiguous float64 array).
+pub fn pairwise_sum(a: &[f64]) -> f64 {
+    let n = a.len();
+    if n < 8 {
+        let mut r = 0.0;
+        for &x in a {
+            r += x;
+        }
+        r
+    } else if n <= 128 {
+        let mut r = [0.0f64; 8];
+        r.copy_from_slice(&a[..8]);
+        let mut i = 8;
+        while i < n - (n % 8) {
+            for j in 0..8 {
+                r[j] += a[i + j];
+            }
+            i += 8;
+        }
+        let mut res = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]));
+        while i < n {
+            res += a[i];
+            i += 1;
+        }
+        res
+    } else {
+        let mut n2 = n / 2;
+        n2 -= n2 % 8;
+        pairwise_sum(&a[..n2]) + pairwise_sum(&a[n2..])
+    }
+}
+
+/// scipy's `gmean` (`exp(mean(log(a)))`); 0 for an empty list, as PyTorch's evaluator.
+pub fn gmean(a: &[f64]) -> f64 {
+    if a.is_empty() {
+        return 0.0;
+    }
+    let logs: Vec<f64> = a.iter().map(|x| x.ln()).collect();
+    (pairwise_sum(&logs) / a.len() as f64).exp()
+}
+
+fn max_or_zero(a: &[f64]) -> f64 {
+    a.iter().copied().fold(None, |m: Option<f64>, x| Some(m.map_or(x, |m| if x > m { x } else { m }))).unwrap_or(0.0)
+}
+
+fn min_or_zero(a: &[f64]) -> f64 {
+    a.iter().copied().fold(None, |m: Option<f64>, x| Some(m.map_or(x, |m| if x < m { x } else { m }))).unwrap_or(0.0)
+}
+
+/// Every metric for one set.
+pub fn evaluate(
+    model: &dyn LeafModel,
+    rp: &RowPredictions,
+    table: &Table,
+    threshold: f64,
+    unsafe_leaf: &dyn Fn(usize) -> bool,
+    s: &EvalSettings,
+) -> Metrics {
+    let n = table.len();
+    let out = outcomes(rp, table, threshold, unsafe_leaf, s.exempt_certain);
+    let classes = model.classes();
+    let dc = s.default_choice.as_deref().and_then(|d| table.choice_index(d));
+    let mut m = Metrics::new();
+    let (mut correct, mut wrong, mut unsure) = (0usize, 0usize, 0usize);
+    let mut speedups_wrong = Vec::new();
+    let mut sod = Vec::with_capacity(n);
+    let (mut non_default, mut default_better, mut harmful) = (0usize, 0usize, 0usize);
+    let (mut tk_correct, mut tk_wrong, mut tk_unsure) = (0usize, 0usize, 0usize);
+    let mut wrong_k = Vec::new();
+    // Oracle comparison.
+    let (mut lsum_best, mut lsum_def, mut lsum_auto, mut n_ok) = (Vec::new(), Vec::new(), Vec::new(), 0usize);
+    let (mut lost, mut best_sum) = (0.0f64, 0.0f64);
+    let always: Vec<usize> = s.always_included.iter().filter_map(|c| table.choice_index(c)).collect();
+    let mut order: Vec<usize> = (0..classes.len()).collect();
+    for i in 0..n {
+        let t_true = table.best_time(i);
+        let pc = rp.class_col[rp.pred[i]];
+        let t_pred = pc.map_or(f64::NAN, |c| table.time(i, c));
+        match out[i] {
+            Outcome::Correct => correct += 1,
+            Outcome::Wrong => {
+                wrong += 1;
+                speedups_wrong.push(t_pred / t_true);
+                if t_pred > HARM_FACTOR * t_true {
+                    harmful += 1;
+                }
+            }
+            Outcome::Unsure => unsure += 1,
+        }
+        if out[i] == Outcome::Unsure {
+            sod.push(1.0);
+        } else {
+            if let Some(d) = s.default_choice.as_deref() {
+                if classes[rp.pred[i]] != d {
+                    non_default += 1;
+                }
+            }
+            if let Some(dc) = dc {
+                let td = table.time(i, dc);
+                if !td.is_nan() && !td.is_infinite() {
+                    let sp = td / t_pred;
+                    sod.push(sp);
+                    if sp < 1.0 {
+                        default_better += 1;
+                    }
+                }
+            }
+        }
+        // top-k
+        let v = model.leaf_value(rp.leaf[i]);
+        order.sort_by(|&a, &b| v[b].total_cmp(&v[a]).then(a.cmp(&b)));
+        let mut sel: Vec<usize> = Vec::with_capacity(s.top_k);
+        for &c in &order {
+            if sel.len() >= s.top_k {
+                break;
+            }
+            if v[c] > 0.0 {
+                if let Some(col) = rp.class_col[c] {
+                    if !table.time(i, col).is_nan() {
+                        sel.push(col);
+                    }
+                }
+            }
+        }
+        let win = table.actual_winner[i] as usize;
+        if sel.contains(&win) || always.contains(&win) {
+            tk_correct += 1;
+        } else {
+            let mut min_t = f64::INFINITY;
+            let mut has = false;
+            for &c in sel.iter().chain(&always) {
+                let t = table.time(i, c);
+                if !t.is_nan() {
+                    has = true;
+                    min_t = min_t.min(t);
+                }
+            }
+            if has {
+                tk_wrong += 1;
+                wrong_k.push(min_t / t_true);
+            } else {
+                tk_unsure += 1;
+            }
+        }
+        // oracle rows: default and best finite
+        let td = dc.map_or(f64::NAN, |d| table.time(i, d));
+        let ok = td.is_finite() && t_true.is_finite() && t_true > 0.0;
+        if ok {
+            n_ok += 1;
+            let chosen_default = if out[i] == Outcome::Unsure { td } else { t_pred };
+            let chosen_auto = if out[i] == Outcome::Unsure { t_true } else { t_pred };
+            lsum_best.push(td / t_true);
+            lsum_def.push(td / chosen_default);
+            lsum_auto.push(td / chosen_auto);
+        }
+        if t_true.is_finite() {
+            best_sum += t_true;
+            if out[i] == Outcome::Wrong && t_pred.is_finite() {
+                lost += t_pred - t_true;
+            } else if out[i] == Outcome::Wrong {
+                lost = f64::INFINITY;
+            }
+        }
+    }
+    let put = |m: &mut Metrics, k: &str, v: f64| {
+        m.insert(k.to_string(), v);
+    };
+    put(&mut m, "correct", correct as f64);
+    put(&mut m, "wrong", wrong as f64);
+    put(&mut m, "unsure", unsure as f64);
+    put(&mut m, "total", n as f64);
+    put(&mut m, "wrong_max_speedup", max_or_zero(&speedups_wrong));
+    put(&mut m, "wrong_gmean_speedup", gmean(&speedups_wrong));
+    put(&mut m, "top_k_correct", tk_correct as f64);
+    put(&mut m, "top_k_wrong", tk_wrong as f64);
+    put(&mut m, "wrong_max_speedup_k", max_or_zero(&wrong_k));
+    put(&mut m, "wrong_gmean_speedup_k", gmean(&wrong_k));
+    put(&mut m, "top_k_unsure", tk_unsure as f64);
+    put(&mut m, "max_speedup_over_default", max_or_zero(&sod));
+    put(&mut m, "gmean_speedup_over_default", gmean(&sod));
+    put(&mut m, "max_speedup_default_over_heuristic", min_or_zero(&sod));
+    put(&mut m, "non_default_predictions", non_default as f64);
+    put(&mut m, "default_better", default_better as f64);
+    let oracle = gmean(&lsum_best);
+    let pct = |a: &[f64]| if n_ok == 0 { 100.0 } else { 100.0 * gmean(a) / oracle };
+    put(&mut m, "oracle_gmean_speedup_over_default", if n_ok == 0 { 1.0 } else { oracle });
+    put(&mut m, "pct_of_oracle", pct(&lsum_def));
+    put(&mut m, "pct_of_oracle_autotune", pct(&lsum_auto));
+    put(&mut m, "regret", if best_sum > 0.0 { lost / best_sum } else { 0.0 });
+    put(&mut m, "harmful_wrong", harmful as f64);
+    put(&mut m, "decided_share", if n == 0 { 0.0 } else { (correct + wrong) as f64 / n as f64 });
+    m
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pairwise_sum_matches_plain_sum_on_exact_values() {
+        let a: Vec<f64> = (0..1000).map(f64::from).collect();
+        assert_eq!(pairwise_sum(&a), 499_500.0);
+        assert_eq!(gmean(&[]), 0.0);
+        assert!((gmean(&[2.0, 8.0]) - 4.0).abs() < 1e-12);
+    }
+}

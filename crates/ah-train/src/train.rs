@@ -1,0 +1,861 @@
+//! The training pipeline: log -> table -> split -> grid of trees -> selection -> model.
+//!
+//! Two selection rules:
+//! - [`Mode::Upstream`] is PyTorch's (spec 7.2): per grid model the safe probability on the
+//!   validation set (`wrong_pct`), every set evaluated at it, best = most correct on val with
+//!   `wrong <= total * wrong_pct`.
+//! - [`Mode::CostAware`] (the default) fixes its two weaknesses (no model on small logs, too
+//!   many unsure answers on large ones): K-fold cross-validation over train+val gives
+//!   out-of-fold predictions for every grid model; each leaf's confidence is the Wilson lower
+//!   bound of its majority share (so small pure leaves are not blindly trusted); the threshold
+//!   on that confidence minimises the expected cost per input, `log(t_pick / t_best)` for a
+//!   decided input plus `autotune_cost` for an unsure one, subject to the share of harmful
+//!   wrong picks (more than 10% slower) staying within `max_harmful`; the grid model with the
+//!   lowest cross-validated cost wins and is refitted on train+val. Leaves at or below the
+//!   confidence threshold are stored as unsafe and the model threshold is 0, so PyTorch's runtime
+//!   rule (`probability <= threshold` is unsure) and `Model::decide` decide exactly as evaluated.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use ah_core::model::{self, Column, FeatureRange, Model, ModelKind, Node, Provenance, RankingSpec, Tree, TrainingInfo};
+use ah_core::ops::Operation;
+use ah_core::{Log, ReadOptions};
+use rayon::prelude::*;
+
+use crate::cart::{CartParams, CartTree, Criterion, MinSamplesLeaf};
+use crate::config::{config_for, Overrides, Settings, UnsafeRule};
+use crate::dataset::{build_table, dataset_hash, BuildOptions, BuildReport, Encoding, Table};
+use crate::error::{Result, TrainError};
+use crate::eval::{self, EvalSettings, LeafModel, Metrics, Outcome};
+use crate::learner::{Learner, TrainMatrix};
+use crate::split::{upstream_split, RandomState, Split, SplitFile};
+
+/// How the model and threshold are selected.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Mode {
+    /// PyTorch's rule, exactly.
+    Upstream,
+    /// Cross-validated, confidence-bounded, cost-aware selection.
+    #[default]
+    CostAware,
+}
+
+impl Mode {
+    /// Name recorded in the model.
+    pub fn name(self) -> &'static str {
+        match self {
+            Mode::Upstream => "upstream",
+            Mode::CostAware => "cost_aware_cv",
+        }
+    }
+}
+
+/// Settings of the cost-aware mode.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct CostAwareParams {
+    /// Cost of one unsure input (an autotune), in the unit of a wrong pick's loss
+    /// `ln(t_pick / t_best)`.
+    pub autotune_cost: f64,
+    /// Largest cross-validated share of inputs with a harmful wrong pick.
+    pub max_harmful: f64,
+    /// Number of folds.
+    pub folds: usize,
+    /// z of the Wilson lower bound on a leaf's majority share.
+    pub wilson_z: f64,
+}
+
+impl Default for CostAwareParams {
+    fn default() -> Self {
+        Self { autotune_cost: 0.005, max_harmful: 0.005, folds: 5, wilson_z: 1.96 }
+    }
+}
+
+/// Everything a training run needs.
+#[derive(Debug, Clone)]
+pub struct TrainOptions {
+    /// The training log.
+    pub log: PathBuf,
+    /// Heuristic (class) name.
+    pub heuristic_name: String,
+    /// Extra evaluation sets `(name, log)`.
+    pub data: Vec<(String, PathBuf)>,
+    /// Learner.
+    pub learner: Learner,
+    /// `--ranking K`.
+    pub ranking: Option<usize>,
+    /// Default choice override.
+    pub default_choice: Option<String>,
+    /// Seed of the split and the trees.
+    pub seed: u32,
+    /// A split file naming each input's set.
+    pub split_file: Option<PathBuf>,
+    /// Selection rule.
+    pub mode: Mode,
+    /// Cost-aware settings.
+    pub cost: CostAwareParams,
+    /// Config-file overrides and the folder they are relative to.
+    pub overrides: Overrides,
+    /// Folder of the config file.
+    pub config_dir: PathBuf,
+    /// Extra user operations.
+    pub extra_operations: Vec<Operation>,
+    /// The command line, recorded in the model.
+    pub command: String,
+}
+
+/// One grid model's results.
+#[derive(Debug, Clone)]
+pub struct GridRow {
+    /// Criterion.
+    pub criterion: Criterion,
+    /// Depth.
+    pub max_depth: Option<usize>,
+    /// Leaf size.
+    pub min_samples_leaf: MinSamplesLeaf,
+    /// Threshold chosen for it (probability, or Wilson bound in cost-aware mode).
+    pub threshold: f64,
+    /// Leaves.
+    pub n_leaves: usize,
+    /// Unsafe leaves.
+    pub n_unsafe: usize,
+    /// Cross-validated cost per input (cost-aware mode).
+    pub cv_cost: Option<f64>,
+    /// Metrics per set.
+    pub metrics: BTreeMap<String, Metrics>,
+}
+
+/// Per-row results of the chosen model on one set (for plots).
+#[derive(Debug, Clone, Default)]
+pub struct SetRows {
+    /// Speedup over the default of each decided input (default time / picked time).
+    pub speedup_over_default: Vec<f64>,
+    /// Regret of each input: picked (unsure: best) time over best time.
+    pub regret_ratio: Vec<f64>,
+}
+
+/// The result of a training run.
+#[derive(Debug, Clone)]
+pub struct TrainOutput {
+    /// The model (with metrics).
+    pub model: Model,
+    /// Metrics per set of the chosen model.
+    pub metrics: BTreeMap<String, Metrics>,
+    /// Every grid model.
+    pub grid: Vec<GridRow>,
+    /// Index of the chosen model in `grid`.
+    pub best: usize,
+    /// Warnings worth printing.
+    pub warnings: Vec<String>,
+    /// Per-row results of the chosen model.
+    pub rows: BTreeMap<String, SetRows>,
+    /// Set sizes.
+    pub sizes: BTreeMap<String, usize>,
+    /// The split (row positions in the full table).
+    pub split_keys: SplitFile,
+    /// Wall time of the phases, seconds (`prepare`, `grid`, `final`); never serialized.
+    pub timings: Vec<(&'static str, f64)>,
+}
+
+/// A fitted tree with its class names.
+#[derive(Debug, Clone)]
+pub struct Fitted {
+    /// The tree.
+    pub tree: CartTree,
+    /// Class names.
+    pub classes: Vec<String>,
+}
+
+impl LeafModel for Fitted {
+    fn leaf(&self, row: &[f64]) -> usize {
+        self.tree.apply(row)
+    }
+    fn leaf_value(&self, leaf: usize) -> &[f64] {
+        &self.tree.nodes[leaf].value
+    }
+    fn classes(&self) -> &[String] {
+        &self.classes
+    }
+}
+
+/// Wilson score lower bound of `k` successes in `n` trials.
+pub fn wilson_lower(k: f64, n: f64, z: f64) -> f64 {
+    if n <= 0.0 {
+        return 0.0;
+    }
+    let p = k / n;
+    let z2 = z * z;
+    let centre = p + z2 / (2.0 * n);
+    let margin = z * (p * (1.0 - p) / n + z2 / (4.0 * n * n)).sqrt();
+    ((centre - margin) / (1.0 + z2 / n)).max(0.0)
+}
+
+/// Leaf confidence of node `i`: Wilson lower bound of its majority share.
+fn leaf_confidence(tree: &CartTree, i: usize, z: f64) -> f64 {
+    let nd = &tree.nodes[i];
+    let top = nd.counts.iter().copied().fold(0.0, f64::max);
+    // Effective sample size: weighted count scaled to the number of samples.
+    let scale = if nd.weighted_n_samples > 0.0 { nd.n_samples as f64 / nd.weighted_n_samples } else { 0.0 };
+    wilson_lower(top * scale, nd.n_samples as f64, z)
+}
+
+struct Prepared {
+    settings: Settings,
+    full: Table,
+    encoding: Encoding,
+    split: Split,
+    sets: Vec<(String, Table)>,
+    classes: Vec<String>,
+    report: BuildReport,
+    warnings: Vec<String>,
+    log: Log,
+}
+
+fn prepare(opts: &TrainOptions) -> Result<Prepared> {
+    let t0 = std::time::Instant::now();
+    let log = Log::read(&opts.log, ReadOptions::default())?;
+    if std::env::var_os("AH_TRAIN_DEBUG_TIMING").is_some() {
+        eprintln!("read {:.3}", t0.elapsed().as_secs_f64());
+    }
+    let cfg = config_for(&log.metadata.name);
+    let mut settings = Settings::resolve(cfg.as_ref(), &opts.overrides, &opts.config_dir)?;
+    if let Some(d) = &opts.default_choice {
+        settings.default_choice = Some(d.clone());
+    }
+    settings.operations.extend(opts.extra_operations.iter().cloned());
+    let logged: Vec<String> = log.metadata.features().map(str::to_string).collect();
+    ah_core::ops::check_operations(&settings.operations, &logged).map_err(|e| TrainError::Input {
+        path: opts.log.clone(),
+        message: format!("{e}"),
+    })?;
+    let mut warnings = Vec::new();
+    let build = BuildOptions { keep_all_inf: opts.mode == Mode::Upstream };
+    let (mut full, encoding, report) = build_table(&log, "all", &settings.operations, None, build)?;
+    warnings.extend(report.warnings());
+    if std::env::var_os("AH_TRAIN_DEBUG_TIMING").is_some() {
+        eprintln!("table {:.3}", t0.elapsed().as_secs_f64());
+    }
+    if full.choices.len() < 2 {
+        return Err(TrainError::Input {
+            path: opts.log.clone(),
+            message: format!("the log has a single choice (`{}`); a heuristic chooses between two or more", full.choices[0]),
+        });
+    }
+    if settings.default_choice.is_none() {
+        // Most frequent winner, ties by name.
+        let mut counts = vec![0usize; full.choices.len()];
+        for &w in &full.winner {
+            counts[w as usize] += 1;
+        }
+        let best = (0..counts.len()).max_by(|&a, &b| counts[a].cmp(&counts[b]).then(b.cmp(&a))).unwrap_or(0);
+        warnings.push(format!(
+            "no default choice is known for `{}`; using the most frequent winner `{}` for the speedup-over-default metrics (set one with --default-choice)",
+            log.metadata.name, full.choices[best]
+        ));
+        settings.default_choice = Some(full.choices[best].clone());
+    } else if let Some(d) = &settings.default_choice {
+        if full.choice_index(d).is_none() {
+            return Err(TrainError::Config(format!(
+                "default choice `{d}` is not a choice of {} (choices: {}); pass one with --default-choice",
+                opts.log.display(),
+                full.choices.join(", ")
+            )));
+        }
+    }
+    if let Some(k) = opts.ranking {
+        if k == 0 {
+            return Err(TrainError::Config("--ranking needs K >= 1".into()));
+        }
+        full = full.near_best();
+    }
+    // The split.
+    let split = match &opts.split_file {
+        Some(p) => {
+            let sf = SplitFile::read(p)?;
+            let feats: Vec<String> = log.metadata.features().map(str::to_string).collect();
+            if sf.features != feats {
+                return Err(TrainError::Input {
+                    path: p.clone(),
+                    message: format!("split file features {:?} differ from the log's {:?}", sf.features, feats),
+                });
+            }
+            if opts.ranking.is_some() {
+                return Err(TrainError::Config("--split cannot be combined with --ranking (copies of one input are split row-wise)".into()));
+            }
+            sf.assign(p, &full.keys)?
+        }
+        None => {
+            let (t, v) = settings.test_and_val;
+            upstream_split(full.len(), t, v, opts.seed)
+        }
+    };
+    let mut train = full.take(&split.train, "train");
+    let val = full.take(&split.val, "val");
+    let test = full.take(&split.test, "test");
+    if train.is_empty() || val.is_empty() {
+        return Err(TrainError::Input {
+            path: opts.log.clone(),
+            message: format!("too few inputs ({}) for a training and a validation set; collect more", full.len()),
+        });
+    }
+    let mut sets = Vec::new();
+    for (name, path) in &opts.data {
+        if ["train", "val", "test"].contains(&name.as_str()) {
+            return Err(TrainError::Config(format!("--data set name `{name}` is reserved; pick another")));
+        }
+        let dlog = Log::read(path, ReadOptions::default())?;
+        if dlog.metadata.name != log.metadata.name {
+            warnings.push(format!(
+                "--data {name}: log name `{}` differs from the training log's `{}`",
+                dlog.metadata.name, log.metadata.name
+            ));
+        }
+        let (t, _, rep) = build_table(&dlog, name, &settings.operations, Some(&encoding), build)?;
+        for w in rep.warnings() {
+            warnings.push(format!("--data {name}: {w}"));
+        }
+        let t = if opts.ranking.is_some() { t.near_best() } else { t };
+        sets.push((name.clone(), t));
+    }
+    for (name, times) in &settings.extra_training_sets {
+        if let Some((_, t)) = sets.iter().find(|(n, _)| n == name) {
+            let mut pos = Vec::new();
+            for i in 0..t.len() {
+                for _ in 0..*times {
+                    pos.push(i);
+                }
+            }
+            train = concat(&train, &t.take(&pos, "train"));
+        }
+    }
+    let mut classes: Vec<String> = train.winner.iter().map(|&w| train.choices[w as usize].clone()).collect();
+    classes.sort();
+    classes.dedup();
+    let mut all_sets = vec![("train".to_string(), train), ("val".to_string(), val), ("test".to_string(), test)];
+    all_sets.extend(sets);
+    Ok(Prepared { settings, full, encoding, split, sets: all_sets, classes, report, warnings, log })
+}
+
+fn concat(a: &Table, b: &Table) -> Table {
+    // Union of choices (sorted), re-indexing times and labels.
+    let mut choices = a.choices.clone();
+    for c in &b.choices {
+        if !choices.contains(c) {
+            choices.push(c.clone());
+        }
+    }
+    choices.sort();
+    let mut out = a.take(&[], &a.name);
+    out.choices = choices.clone();
+    for t in [a, b] {
+        let map: Vec<usize> = t.choices.iter().map(|c| choices.binary_search(c).expect("union")).collect();
+        for i in 0..t.len() {
+            out.x.extend_from_slice(t.row(i));
+            let mut row = vec![f64::NAN; choices.len()];
+            for (j, &m) in map.iter().enumerate() {
+                row[m] = t.time(i, j);
+            }
+            out.times.extend(row);
+            out.winner.push(map[t.winner[i] as usize] as u32);
+            out.actual_winner.push(map[t.actual_winner[i] as usize] as u32);
+            out.weight.push(t.weight[i]);
+            out.speedup.push(t.speedup[i]);
+            out.keys.push(t.keys[i].clone());
+            out.input.push(t.input[i]);
+        }
+    }
+    out
+}
+
+fn matrix_of(t: &Table, classes: &[String]) -> TrainMatrix {
+    let labels: Vec<u32> = t
+        .winner
+        .iter()
+        .map(|&w| classes.binary_search(&t.choices[w as usize]).expect("class of a training row") as u32)
+        .collect();
+    TrainMatrix::new(t.x.clone(), t.n_cols, labels, classes.len(), Vec::new(), t.weight.clone())
+}
+
+/// Leaves made unsafe by the config's rule (evaluated on the rows the tree was fitted on).
+fn unsafe_leaves(f: &Fitted, t: &Table, rule: &UnsafeRule) -> Vec<bool> {
+    let mut bad = vec![false; f.tree.nodes.len()];
+    if let UnsafeRule::SlowerThan { choice, factor } = rule {
+        let Some(rc) = t.choice_index(choice) else { return bad };
+        for i in 0..t.len() {
+            let leaf = f.tree.apply(t.row(i));
+            let v = &f.tree.nodes[leaf].value;
+            let pred = (0..v.len()).fold(0, |b, c| if v[c] > v[b] { c } else { b });
+            if let Some(pc) = t.choice_index(&f.classes[pred]) {
+                let tp = t.time(i, pc);
+                let tr = t.time(i, rc);
+                if !tp.is_nan() && factor * tr < tp {
+                    bad[leaf] = true;
+                }
+            }
+        }
+    }
+    bad
+}
+
+/// PyTorch's ranking prune: a node whose left or right child saw fewer than `k` distinct
+/// winners in training becomes a leaf.
+fn prune(tree: &CartTree, k: usize) -> CartTree {
+    fn distinct(n: &crate::cart::CartNode) -> usize {
+        n.counts.iter().filter(|c| **c > 0.0).count()
+    }
+    fn go(t: &CartTree, i: usize, k: usize, out: &mut Vec<crate::cart::CartNode>) -> usize {
+        let id = out.len();
+        let mut n = t.nodes[i].clone();
+        out.push(n.clone());
+        if let Some(_f) = n.feature {
+            let (l, r) = (n.left, n.right);
+            if distinct(&t.nodes[l]) < k || distinct(&t.nodes[r]) < k {
+                n.feature = None;
+                n.threshold = -2.0;
+                out[id] = n;
+            } else {
+                let li = go(t, l, k, out);
+                let ri = go(t, r, k, out);
+                out[id].left = li;
+                out[id].right = ri;
+            }
+        }
+        id
+    }
+    let mut nodes = Vec::new();
+    go(tree, 0, k, &mut nodes);
+    CartTree { nodes, n_features: tree.n_features }
+}
+
+fn eval_settings(p: &Prepared, opts: &TrainOptions) -> EvalSettings {
+    EvalSettings {
+        default_choice: p.settings.default_choice.clone(),
+        top_k: opts.ranking.unwrap_or(5),
+        always_included: p.settings.always_included.clone(),
+        exempt_certain: opts.mode == Mode::Upstream,
+    }
+}
+
+/// Ranking evaluation keeps the rows whose copy is the true winner.
+fn eval_view(t: &Table, ranking: bool) -> Table {
+    if !ranking {
+        return t.clone();
+    }
+    let pos: Vec<usize> = (0..t.len()).filter(|&i| t.winner[i] == t.actual_winner[i]).collect();
+    t.take(&pos, &t.name)
+}
+
+fn fit_one(m: &TrainMatrix, learner: Learner, params: CartParams, classes: &[String], ranking: Option<usize>) -> Fitted {
+    let mut tree = m.fit(learner, params);
+    if let Some(k) = ranking {
+        tree = prune(&tree, k);
+    }
+    Fitted { tree, classes: classes.to_vec() }
+}
+
+/// Runs training. `progress` is called once per fitted grid model (and fold).
+pub fn train(opts: &TrainOptions, progress: &(dyn Fn(u64) + Sync)) -> Result<TrainOutput> {
+    let t0 = std::time::Instant::now();
+    let p = prepare(opts)?;
+    let t_prep = t0.elapsed().as_secs_f64();
+    let configs = p.settings.grid.configs();
+    let es = eval_settings(&p, opts);
+    let ranking = opts.ranking.is_some();
+    let views: Vec<(String, Table)> = p.sets.iter().map(|(n, t)| (n.clone(), eval_view(t, ranking))).collect();
+    let train_t = &p.sets[0].1;
+    let grid: Vec<GridRow>;
+    let best: usize;
+    let final_fit: Fitted;
+    let final_unsafe: Vec<bool>;
+    let final_threshold: f64;
+    let mut extra = BTreeMap::new();
+    let fit_table: Table;
+    let params_of = |(d, m, c): (Option<usize>, MinSamplesLeaf, Criterion)| CartParams {
+        criterion: c,
+        max_depth: d,
+        min_samples_leaf: m,
+        seed: opts.seed,
+    };
+    match opts.mode {
+        Mode::Upstream => {
+            let m = matrix_of(train_t, &p.classes);
+            let wrong_pct = p.settings.allowed_wrong_pct;
+            let results: Vec<(Fitted, Vec<bool>, GridRow)> = configs
+                .par_iter()
+                .map(|&cfg| {
+                    let f = fit_one(&m, opts.learner, params_of(cfg), &p.classes, opts.ranking);
+                    let bad = unsafe_leaves(&f, train_t, &p.settings.unsafe_rule);
+                    let is_bad = |l: usize| bad[l];
+                    let val = &views[1].1;
+                    let rp = eval::predict_rows(&f, val);
+                    let thr = eval::safe_proba(&rp, val, &is_bad, wrong_pct, true);
+                    let mut metrics = BTreeMap::new();
+                    for (name, t) in &views {
+                        let rp = eval::predict_rows(&f, t);
+                        metrics.insert(name.clone(), eval::evaluate(&f, &rp, t, thr, &is_bad, &es));
+                    }
+                    progress(1);
+                    let row = GridRow {
+                        criterion: cfg.2,
+                        max_depth: cfg.0,
+                        min_samples_leaf: cfg.1,
+                        threshold: thr,
+                        n_leaves: f.tree.n_leaves(),
+                        n_unsafe: bad.iter().filter(|b| **b).count(),
+                        cv_cost: None,
+                        metrics,
+                    };
+                    (f, bad, row)
+                })
+                .collect();
+            let mut best_i = None;
+            let mut best_correct = 0.0;
+            for (i, (_, _, row)) in results.iter().enumerate() {
+                let v = &row.metrics["val"];
+                if v["wrong"] <= v["total"] * wrong_pct && v["correct"] > best_correct {
+                    best_i = Some(i);
+                    best_correct = v["correct"];
+                }
+            }
+            grid = results.iter().map(|r| r.2.clone()).collect();
+            let Some(b) = best_i else {
+                return Err(TrainError::NoModel(format!(
+                    "All learned models have too many wrong predictions, so no heuristic was generated (upstream rule: at most {:.0}% wrong on the {} validation inputs, i.e. {} mistakes; try the default mode, which cross-validates instead)",
+                    wrong_pct * 100.0,
+                    views[1].1.len(),
+                    (views[1].1.len() as f64 * wrong_pct) as usize
+                )));
+            };
+            best = b;
+            let (f, bad, row) = results.into_iter().nth(b).expect("best exists");
+            final_threshold = row.threshold;
+            final_fit = f;
+            final_unsafe = bad;
+            extra.insert("allowed_wrong_pct".into(), serde_json::json!(wrong_pct));
+            fit_table = train_t.clone();
+        }
+        Mode::CostAware => {
+            // Fit set = train + val; test stays out.
+            let fit_t = concat(&p.sets[0].1, &p.sets[1].1);
+            let n = fit_t.len();
+            let k = opts.cost.folds.clamp(2, n.max(2));
+            let perm = RandomState::new(opts.seed).permutation(n);
+            let mut fold = vec![0usize; n];
+            for (pos, &i) in perm.iter().enumerate() {
+                fold[i] = pos % k;
+            }
+            let folds: Vec<(Table, Table, Vec<usize>)> = (0..k)
+                .map(|f| {
+                    let tr: Vec<usize> = (0..n).filter(|&i| fold[i] != f).collect();
+                    let te: Vec<usize> = (0..n).filter(|&i| fold[i] == f).collect();
+                    (fit_t.take(&tr, "cv_train"), fit_t.take(&te, "cv_test"), te)
+                })
+                .collect();
+            let fold_mats: Vec<(Vec<String>, TrainMatrix)> = folds
+                .iter()
+                .map(|(tr, _, _)| {
+                    let mut cl: Vec<String> = tr.winner.iter().map(|&w| tr.choices[w as usize].clone()).collect();
+                    cl.sort();
+                    cl.dedup();
+                    let m = matrix_of(tr, &cl);
+                    (cl, m)
+                })
+                .collect();
+            let jobs: Vec<(usize, usize)> = (0..configs.len()).flat_map(|c| (0..k).map(move |f| (c, f))).collect();
+            // Out-of-fold rows per (config, fold): (confidence, loss, harmful, decidable).
+            let oof: Vec<Vec<(f64, f64, bool, bool)>> = jobs
+                .par_iter()
+                .map(|&(c, f)| {
+                    let (cl, m) = &fold_mats[f];
+                    let fitted = fit_one(m, opts.learner, params_of(configs[c]), cl, opts.ranking);
+                    let bad = unsafe_leaves(&fitted, &folds[f].0, &p.settings.unsafe_rule);
+                    let te = eval_view(&folds[f].1, ranking);
+                    let rp = eval::predict_rows(&fitted, &te);
+                    let out = eval::outcomes(&rp, &te, -1.0, &|l| bad[l], false);
+                    progress(1);
+                    (0..te.len())
+                        .map(|i| {
+                            let conf = leaf_confidence(&fitted.tree, rp.leaf[i], opts.cost.wilson_z);
+                            let best = te.best_time(i);
+                            let (loss, harm) = match out[i] {
+                                Outcome::Wrong => {
+                                    let tp = te.time(i, rp.class_col[rp.pred[i]].expect("decided"));
+                                    ((tp / best).ln(), tp > eval::HARM_FACTOR * best)
+                                }
+                                _ => (0.0, false),
+                            };
+                            (conf, loss, harm, out[i] != Outcome::Unsure)
+                        })
+                        .collect()
+                })
+                .collect();
+            let mut best_cost = f64::INFINITY;
+            let mut best_i = 0;
+            let mut thresholds = Vec::new();
+            for c in 0..configs.len() {
+                let rows: Vec<(f64, f64, bool, bool)> = (0..k).flat_map(|f| oof[c * k + f].iter().copied()).collect();
+                let (thr, cost) = choose_threshold(&rows, &opts.cost);
+                thresholds.push((thr, cost));
+                if cost < best_cost {
+                    best_cost = cost;
+                    best_i = c;
+                }
+            }
+            best = best_i;
+            let m = matrix_of(&fit_t, &p.classes_of(&fit_t));
+            let classes = p.classes_of(&fit_t);
+            // Refit every config on the fit set for the grid table (and the chosen one).
+            let refits: Vec<(Fitted, Vec<bool>, GridRow)> = configs
+                .par_iter()
+                .enumerate()
+                .map(|(c, &cfg)| {
+                    let f = fit_one(&m, opts.learner, params_of(cfg), &classes, opts.ranking);
+                    let mut bad = unsafe_leaves(&f, &fit_t, &p.settings.unsafe_rule);
+                    let (thr, cost) = thresholds[c];
+                    for (i, nd) in f.tree.nodes.iter().enumerate() {
+                        if nd.feature.is_none() && leaf_confidence(&f.tree, i, opts.cost.wilson_z) <= thr {
+                            bad[i] = true;
+                        }
+                    }
+                    let mut metrics = BTreeMap::new();
+                    for (name, t) in &views {
+                        let rp = eval::predict_rows(&f, t);
+                        metrics.insert(name.clone(), eval::evaluate(&f, &rp, t, 0.0, &|l| bad[l], &es));
+                    }
+                    progress(1);
+                    let row = GridRow {
+                        criterion: cfg.2,
+                        max_depth: cfg.0,
+                        min_samples_leaf: cfg.1,
+                        threshold: thr,
+                        n_leaves: f.tree.n_leaves(),
+                        n_unsafe: bad.iter().enumerate().filter(|(i, b)| **b && f.tree.nodes[*i].feature.is_none()).count(),
+                        cv_cost: Some(cost),
+                        metrics,
+                    };
+                    (f, bad, row)
+                })
+                .collect();
+            grid = refits.iter().map(|r| r.2.clone()).collect();
+            let (f, bad, row) = refits.into_iter().nth(best).expect("best exists");
+            final_fit = f;
+            final_unsafe = bad;
+            final_threshold = 0.0;
+            extra.insert("confidence".into(), serde_json::json!("wilson_lower_bound"));
+            extra.insert("confidence_threshold".into(), serde_json::json!(row.threshold));
+            extra.insert("wilson_z".into(), serde_json::json!(opts.cost.wilson_z));
+            extra.insert("autotune_cost".into(), serde_json::json!(opts.cost.autotune_cost));
+            extra.insert("max_harmful".into(), serde_json::json!(opts.cost.max_harmful));
+            extra.insert("folds".into(), serde_json::json!(k));
+            extra.insert("cv_cost_per_input".into(), serde_json::json!(row.cv_cost));
+            fit_table = fit_t;
+        }
+    }
+    let t_grid = t0.elapsed().as_secs_f64();
+    // Final metrics and per-row data.
+    let is_bad = |l: usize| final_unsafe[l];
+    let mut metrics = BTreeMap::new();
+    let mut rows = BTreeMap::new();
+    let mut sizes = BTreeMap::new();
+    for (name, t) in &views {
+        let rp = eval::predict_rows(&final_fit, t);
+        let thr = final_threshold;
+        metrics.insert(name.clone(), eval::evaluate(&final_fit, &rp, t, thr, &is_bad, &es));
+        rows.insert(name.clone(), set_rows(&final_fit, &rp, t, thr, &is_bad, &es));
+        sizes.insert(name.clone(), t.len());
+    }
+    let row = &grid[best];
+    let model = build_model(opts, &p, &final_fit, &final_unsafe, final_threshold, row, &fit_table, &metrics, extra)?;
+    let feats: Vec<String> = p.log.metadata.features().map(str::to_string).collect();
+    let split_keys = SplitFile {
+        features: feats,
+        train: p.split.train.iter().map(|&i| p.full.keys[i].clone()).collect(),
+        val: p.split.val.iter().map(|&i| p.full.keys[i].clone()).collect(),
+        test: p.split.test.iter().map(|&i| p.full.keys[i].clone()).collect(),
+    };
+    let _ = &p.report;
+    let t_end = t0.elapsed().as_secs_f64();
+    let timings = vec![("prepare", t_prep), ("grid", t_grid - t_prep), ("final", t_end - t_grid)];
+    Ok(TrainOutput { model, metrics, grid, best, warnings: p.warnings.clone(), rows, sizes, split_keys, timings })
+}
+
+impl Prepared {
+    fn classes_of(&self, t: &Table) -> Vec<String> {
+        let mut c: Vec<String> = t.winner.iter().map(|&w| t.choices[w as usize].clone()).collect();
+        c.sort();
+        c.dedup();
+        c
+    }
+}
+
+/// Chooses the confidence threshold on out-of-fold rows `(confidence, loss, harmful,
+/// decidable)`: rows with confidence above it are decided. Minimises
+/// `(sum of decided losses + autotune_cost * unsure) / n` subject to
+/// `harmful decided / n <= max_harmful`. Returns `(threshold, cost per input)`.
+pub fn choose_threshold(rows: &[(f64, f64, bool, bool)], p: &CostAwareParams) -> (f64, f64) {
+    let n = rows.len() as f64;
+    if rows.is_empty() {
+        return (1.0, p.autotune_cost);
+    }
+    let mut r: Vec<(f64, f64, bool, bool)> = rows.to_vec();
+    r.sort_by(|a, b| b.0.total_cmp(&a.0));
+    // Decide nothing: every row unsure.
+    let mut best = (f64::INFINITY, p.autotune_cost);
+    let mut loss = 0.0;
+    let mut harm = 0usize;
+    let mut unsure = rows.len() as f64;
+    let mut i = 0;
+    while i < r.len() {
+        let c = r[i].0;
+        // Add the whole group of equal confidence.
+        while i < r.len() && r[i].0 == c {
+            if r[i].3 {
+                loss += r[i].1;
+                unsure -= 1.0;
+                if r[i].2 {
+                    harm += 1;
+                }
+            }
+            i += 1;
+        }
+        let cost = (loss + p.autotune_cost * unsure) / n;
+        let thr = if i < r.len() { r[i].0 } else { 0.0 };
+        if harm as f64 <= p.max_harmful * n && cost < best.1 {
+            best = (thr, cost);
+        }
+    }
+    if best.0 == f64::INFINITY {
+        best.0 = 1.0;
+    }
+    best
+}
+
+fn set_rows(f: &Fitted, rp: &eval::RowPredictions, t: &Table, thr: f64, bad: &dyn Fn(usize) -> bool, es: &EvalSettings) -> SetRows {
+    let out = eval::outcomes(rp, t, thr, bad, es.exempt_certain);
+    let dc = es.default_choice.as_deref().and_then(|d| t.choice_index(d));
+    let mut s = SetRows::default();
+    let _ = f;
+    for i in 0..t.len() {
+        let best = t.best_time(i);
+        let picked = match out[i] {
+            Outcome::Unsure => best,
+            _ => t.time(i, rp.class_col[rp.pred[i]].expect("decided")),
+        };
+        if best.is_finite() && best > 0.0 {
+            s.regret_ratio.push(picked / best);
+        }
+        if out[i] != Outcome::Unsure {
+            if let Some(dc) = dc {
+                let td = t.time(i, dc);
+                if td.is_finite() {
+                    s.speedup_over_default.push(td / picked);
+                }
+            }
+        }
+    }
+    s
+}
+
+#[allow(clippy::too_many_arguments)]
+fn build_model(
+    opts: &TrainOptions,
+    p: &Prepared,
+    f: &Fitted,
+    unsafe_leaf: &[bool],
+    threshold: f64,
+    row: &GridRow,
+    fit_table: &Table,
+    metrics: &BTreeMap<String, Metrics>,
+    extra: BTreeMap<String, serde_json::Value>,
+) -> Result<Model> {
+    let nodes = f
+        .tree
+        .nodes
+        .iter()
+        .enumerate()
+        .map(|(i, n)| match n.feature {
+            Some(c) => Node::Split { column: c, threshold: n.threshold, left: n.left, right: n.right },
+            None => Node::Leaf { value: n.value.clone(), samples: n.n_samples as u64, unsafe_leaf: unsafe_leaf[i] },
+        })
+        .collect();
+    let mut ranges = Vec::new();
+    for (c, col) in p.encoding.columns.iter().enumerate() {
+        if let Column::Numeric { name } = col {
+            let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
+            for i in 0..fit_table.len() {
+                let v = fit_table.row(i)[c];
+                lo = lo.min(v);
+                hi = hi.max(v);
+            }
+            ranges.push(FeatureRange { name: name.clone(), min: lo, max: hi });
+        }
+    }
+    let md = &p.log.metadata;
+    let mut extra = extra;
+    extra.insert("grid_models".into(), serde_json::json!(p.settings.grid.configs().len()));
+    extra.insert("inputs".into(), serde_json::json!(p.full.len()));
+    Ok(Model {
+        schema_version: model::MODEL_SCHEMA_VERSION,
+        heuristic_name: opts.heuristic_name.clone(),
+        name: md.name.clone(),
+        kind: ModelKind::Decision,
+        precondition: md.device(),
+        choices: f.classes.clone(),
+        default_choice: p.settings.default_choice.clone(),
+        numerical_features: md.numerical_features.clone(),
+        categorical_features: md.categorical_features.clone(),
+        operations: p.settings.operations.iter().map(Operation::spec).collect(),
+        columns: p.encoding.columns.clone(),
+        tree: Tree { nodes },
+        threshold,
+        ranking: opts.ranking.map(|k| RankingSpec { top_k: k, always_included: p.settings.always_included.clone() }),
+        feature_ranges: ranges,
+        range_guard: false,
+        training: TrainingInfo {
+            mode: opts.mode.name().into(),
+            learner: opts.learner.name().into(),
+            criterion: row.criterion.name().into(),
+            max_depth: row.max_depth,
+            min_samples_leaf: row.min_samples_leaf.as_f64(),
+            seed: u64::from(opts.seed),
+            extra,
+        },
+        metrics: metrics.clone(),
+        provenance: Provenance {
+            dataset_hash: dataset_hash(&opts.log)?,
+            dataset: opts.log.file_name().map_or_else(|| opts.log.display().to_string(), |n| n.to_string_lossy().into_owned()),
+            tool_version: ah_core::TOOL_VERSION.into(),
+            command: opts.command.clone(),
+        },
+    })
+}
+
+/// Path helper: `DIR/NAME.EXT`.
+pub fn output_path(dir: &Path, name: &str, ext: &str) -> PathBuf {
+    dir.join(format!("{name}.{ext}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn wilson_bounds() {
+        assert!((wilson_lower(1.0, 1.0, 1.96) - 0.2065).abs() < 1e-3);
+        assert!(wilson_lower(100.0, 100.0, 1.96) > 0.96);
+        assert_eq!(wilson_lower(0.0, 0.0, 1.96), 0.0);
+    }
+
+    #[test]
+    fn threshold_trades_loss_against_autotune_cost() {
+        let p = CostAwareParams { autotune_cost: 0.01, max_harmful: 1.0, folds: 5, wilson_z: 1.96 };
+        // Confident rows are right, unconfident ones lose 50%.
+        let rows = vec![(0.9, 0.0, false, true), (0.8, 0.0, false, true), (0.3, 0.4, true, true), (0.2, 0.4, true, true)];
+        let (thr, cost) = choose_threshold(&rows, &p);
+        assert_eq!(thr, 0.3);
+        assert!((cost - 0.005).abs() < 1e-12);
+        // With a harm limit of zero nothing harmful may be decided.
+        let p0 = CostAwareParams { max_harmful: 0.0, ..p };
+        assert_eq!(choose_threshold(&rows, &p0).0, 0.3);
+    }
+}
