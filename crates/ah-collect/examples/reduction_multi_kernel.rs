@@ -1,0 +1,545 @@
+//! The reduction multi-kernel on the GPU: the core's `MultiKernel` runtime over the persistent
+//! and looped NVRTC kernels, deciding by the learned heuristic (`ah-heuristics`) or by
+//! benchmarking, with the guarded pick cache.
+//!
+//! ```text
+//! reduction_multi_kernel measure --shapes LOG [--limit N] [--out FILE]
+//!     per shape of LOG: first-call pick by benchmarking every variant (rep = 40 ms, cache off)
+//!     and by asking the heuristic, both timed; the decision alone timed in a loop; a summary
+//!     (speedups, share of the oracle, learned pick vs benchmark pick) on stdout
+//! reduction_multi_kernel cache --shapes LOG --cache FILE [--limit N] [--edit-source]
+//!     pick every shape through the pick cache (benchmark mode) and say how each was decided;
+//!     run it twice to see the second process reuse the picks, with --edit-source (a comment
+//!     appended to the kernel source: new source hashes) to see them invalidated
+//! reduction_multi_kernel eval --shapes LOG
+//!     no GPU: scores the heuristic on a log's measured times and times `decide`
+//! ```
+//! Every command prints one JSON summary line last.
+
+use std::cell::RefCell;
+use std::collections::BTreeMap;
+use std::hint::black_box;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Instant;
+
+use ah_collect::backend::{CudaBackend, TimingConfig};
+use ah_collect::dtype::DType;
+use ah_collect::runners::reduction::eval::{self, InputTimes};
+use ah_collect::runners::reduction::kernels::{
+    Family, ReductionKernels, Variant, BLOCK_SIZES, REDUCTION_SOURCE,
+};
+use ah_collect::runners::reduction::reduction_context;
+use ah_core::cache::DeviceFingerprint;
+use ah_core::multi_kernel::{
+    source_hash, KernelPick, MultiKernel, MultiKernelConfig, PickedBy, SubKernel,
+};
+use ah_core::{
+    Context, DeviceIdentity, HeuristicMetadata, LearnedHeuristic, Log, PickCache, Registry,
+};
+use anyhow::{anyhow, bail, Context as _};
+use clap::{Parser, Subcommand};
+use serde_json::json;
+
+/// The reduction multi-kernel on the GPU (see the file's docs).
+#[derive(Debug, Parser)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Time first-call decisions (benchmark vs heuristic) on the shapes of a log.
+    Measure {
+        /// A reduction log whose inputs are the shapes (e.g. one collected with another seed).
+        #[arg(long)]
+        shapes: PathBuf,
+        /// Use the first N inputs.
+        #[arg(long, default_value_t = 100)]
+        limit: usize,
+        /// Benchmark budget per sub-kernel, ms (Inductor's multi-kernel: 40).
+        #[arg(long, default_value_t = 40.0)]
+        rep_ms: f64,
+        /// Per-shape results, one JSON object a line.
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
+    /// Pick every shape through the guarded pick cache (benchmark mode).
+    Cache {
+        /// A reduction log whose inputs are the shapes.
+        #[arg(long)]
+        shapes: PathBuf,
+        /// The pick cache file.
+        #[arg(long)]
+        cache: PathBuf,
+        /// Use the first N inputs.
+        #[arg(long, default_value_t = 30)]
+        limit: usize,
+        /// Append a comment to the kernel source (changes every source hash).
+        #[arg(long)]
+        edit_source: bool,
+        /// Picks, one JSON object a line.
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
+    /// Score the heuristic on a log's measured times and time `decide` (no GPU).
+    Eval {
+        /// A reduction log (e.g. one collected with another seed).
+        #[arg(long)]
+        shapes: PathBuf,
+    },
+}
+
+fn main() -> ExitCode {
+    match run(Cli::parse()) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn run(cli: Cli) -> anyhow::Result<()> {
+    match cli.command {
+        Command::Measure {
+            shapes,
+            limit,
+            rep_ms,
+            out,
+        } => measure(&shapes, limit, rep_ms, out),
+        Command::Cache {
+            shapes,
+            cache,
+            limit,
+            edit_source,
+            out,
+        } => cache_run(&shapes, &cache, limit, edit_source, out),
+        Command::Eval { shapes } => eval_log(&shapes),
+    }
+}
+
+fn registry() -> Registry {
+    let mut r = Registry::new();
+    ah_heuristics::register_all(&mut r);
+    r
+}
+
+fn read_inputs(path: &PathBuf, limit: usize) -> anyhow::Result<Vec<InputTimes>> {
+    let log = Log::read(path, Default::default())?;
+    let mut inputs = eval::inputs_from_log(&log).map_err(|e| anyhow!(e))?;
+    inputs.truncate(limit);
+    if inputs.is_empty() {
+        bail!("{}: no inputs", path.display());
+    }
+    Ok(inputs)
+}
+
+/// The reduction heuristic for a device, if the registry has one.
+fn heuristic(reg: &Registry, device: DeviceIdentity) -> Option<&'static dyn LearnedHeuristic> {
+    let md = HeuristicMetadata {
+        device,
+        name: "reduction",
+        choices: &[],
+    };
+    reg.find(&md, &Context::new())
+}
+
+/// The GPU: backend, compiled kernels per dtype, the source they came from.
+struct Gpu {
+    cuda: RefCell<CudaBackend>,
+    kernels: BTreeMap<&'static str, ReductionKernels>,
+    source: String,
+}
+
+impl Gpu {
+    fn new(rep_ms: f64, source: String) -> anyhow::Result<Self> {
+        let timing = TimingConfig {
+            budget_ms: rep_ms,
+            ..TimingConfig::PYTORCH
+        };
+        let cuda = CudaBackend::new(0, timing)?;
+        let mut kernels = BTreeMap::new();
+        for dtype in [DType::F32, DType::F16, DType::BF16] {
+            let k = ReductionKernels::compile_source(cuda.context(), dtype, &source)?;
+            kernels.insert(dtype.torch_name(), k);
+        }
+        Ok(Self {
+            cuda: RefCell::new(cuda),
+            kernels,
+            source,
+        })
+    }
+
+    fn fingerprint(&self) -> DeviceFingerprint {
+        let cuda = self.cuda.borrow();
+        let info = cuda.info();
+        let mut f = DeviceFingerprint::new(info.device_name.clone(), info.identity);
+        let mut libs = info.versions.clone();
+        f.driver_version = libs.remove("nvidia_driver").unwrap_or_default();
+        f.library_versions = libs;
+        f
+    }
+
+    fn identity(&self) -> DeviceIdentity {
+        self.cuda.borrow().info().identity
+    }
+}
+
+/// Device buffers of one shape.
+struct Shape {
+    input: InputTimes,
+    x: ah_collect::backend::cuda::DeviceBuffer,
+    y: ah_collect::backend::cuda::DeviceBuffer,
+}
+
+impl Shape {
+    fn new(gpu: &Gpu, input: &InputTimes) -> anyhow::Result<Self> {
+        let mut cuda = gpu.cuda.borrow_mut();
+        let n = input.rows * input.cols;
+        let x = cuda.alloc(n * input.dtype.itemsize())?;
+        let y = cuda.alloc(input.op.output_len(input.rows, input.cols) * input.dtype.itemsize())?;
+        cuda.fill_random(x.ptr(), n, input.dtype)?;
+        cuda.synchronize()?;
+        Ok(Self {
+            input: input.clone(),
+            x,
+            y,
+        })
+    }
+
+    /// The sub-kernels for this shape: every variant whose row fits.
+    fn sub_kernels<'a>(&'a self, gpu: &'a Gpu) -> Vec<SubKernel<'a>> {
+        let i = &self.input;
+        let (rows, cols, op, x, y) = (i.rows, i.cols, i.op, self.x.ptr(), self.y.ptr());
+        let kernels = &gpu.kernels[i.dtype.torch_name()];
+        Variant::all()
+            .into_iter()
+            .filter(|v| v.fits(cols))
+            .map(|v| {
+                let kernel = v.kernel_name(op, cols).unwrap_or_default();
+                let hash = source_hash(&[&gpu.source, i.dtype.torch_name(), &kernel]);
+                SubKernel::new(
+                    v.name(),
+                    hash,
+                    move || {
+                        let mut cuda = gpu.cuda.borrow_mut();
+                        kernels.launch(cuda.stream(), v, op, x, y, rows, cols)?;
+                        cuda.synchronize()?;
+                        Ok(())
+                    },
+                    move |_rep_ms| {
+                        // The backend was built with budget = rep_ms.
+                        let mut cuda = gpu.cuda.borrow_mut();
+                        let m = cuda.bench(true, &mut |b| {
+                            kernels
+                                .launch(b.stream(), v, op, x, y, rows, cols)
+                                .map_err(|e| ah_collect::BenchError::Cuda(e.to_string()))
+                        })?;
+                        Ok(m.min_ms)
+                    },
+                )
+            })
+            .collect()
+    }
+
+    fn multi_kernel<'a>(&'a self, gpu: &'a Gpu) -> anyhow::Result<MultiKernel<'a>> {
+        let i = &self.input;
+        let ctx = reduction_context(i.rows, i.cols, i.dtype, i.op);
+        Ok(MultiKernel::new(
+            "reduction",
+            self.sub_kernels(gpu),
+            ctx,
+            gpu.identity(),
+        )?)
+    }
+}
+
+fn config(use_heuristic: bool, cache: bool, rep_ms: f64) -> MultiKernelConfig {
+    let mut c = MultiKernelConfig::from_env();
+    c.runtime.use_list = if use_heuristic {
+        "reduction".into()
+    } else {
+        String::new()
+    };
+    c.runtime.disable_cache = !cache;
+    c.rep_ms = rep_ms;
+    c
+}
+
+fn describe(i: &InputTimes) -> String {
+    format!(
+        "{}x{} {} {}",
+        i.rows,
+        i.cols,
+        i.dtype.torch_name(),
+        i.op.name()
+    )
+}
+
+fn geomean(v: &[f64]) -> f64 {
+    if v.is_empty() {
+        return f64::NAN;
+    }
+    (v.iter().map(|x| x.ln()).sum::<f64>() / v.len() as f64).exp()
+}
+
+fn percentile(v: &[f64], p: f64) -> f64 {
+    let mut s = v.to_vec();
+    s.sort_by(f64::total_cmp);
+    if s.is_empty() {
+        return f64::NAN;
+    }
+    s[((s.len() - 1) as f64 * p).round() as usize]
+}
+
+/// ns per `decide` over the contexts, in a loop long enough to time.
+fn time_decide(h: &dyn LearnedHeuristic, contexts: &[Context]) -> (f64, usize) {
+    let mut sure = 0;
+    for c in contexts {
+        sure += usize::from(h.decide(c).choice().is_some());
+    }
+    let reps = (2_000_000 / contexts.len().max(1)).max(1);
+    let t = Instant::now();
+    for _ in 0..reps {
+        for c in contexts {
+            black_box(h.decide(black_box(c)));
+        }
+    }
+    (
+        t.elapsed().as_nanos() as f64 / (reps * contexts.len()) as f64,
+        sure,
+    )
+}
+
+fn measure(
+    shapes: &PathBuf,
+    limit: usize,
+    rep_ms: f64,
+    out: Option<PathBuf>,
+) -> anyhow::Result<()> {
+    let inputs = read_inputs(shapes, limit)?;
+    let gpu = Gpu::new(rep_ms, REDUCTION_SOURCE.to_string())?;
+    let reg = registry();
+    let h = heuristic(&reg, gpu.identity());
+    eprintln!(
+        "{} shapes; heuristic: {}",
+        inputs.len(),
+        h.map_or("none (benchmark only)".to_string(), |h| h
+            .heuristic_name()
+            .to_string())
+    );
+    let bench_cfg = config(false, false, rep_ms);
+    let use_cfg = config(true, false, rep_ms);
+    let mut lines = Vec::new();
+    let mut live: Vec<InputTimes> = Vec::new();
+    let mut runtime_picks: Vec<Variant> = Vec::new();
+    let (mut bench_ms, mut use_us, mut use_bench_ms) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut sure, mut same, mut within10, mut over10) = (0, 0, 0, 0);
+    for input in &inputs {
+        let shape = Shape::new(&gpu, input)?;
+        // 1. First call, benchmark mode: every variant timed (rep budget each).
+        let mut mk = shape.multi_kernel(&gpu)?;
+        let t = Instant::now();
+        let bench = mk.run(&bench_cfg, None, None)?.clone();
+        bench_ms.push(t.elapsed().as_secs_f64() * 1e3);
+        let timings = bench.timings_ms.clone().unwrap_or_default();
+        let names = mk.choices();
+        let mut times = BTreeMap::new();
+        for (n, t) in names.iter().zip(&timings) {
+            times.insert(Variant::parse(n).expect("our names"), *t);
+        }
+        let measured = InputTimes {
+            times,
+            ..input.clone()
+        };
+        // 2. First call, use mode: the heuristic (a benchmark when it is unsure).
+        let mut mk = shape.multi_kernel(&gpu)?;
+        let t = Instant::now();
+        let learned: KernelPick = mk.pick(&use_cfg, Some(&reg), None)?.clone();
+        let dt = t.elapsed().as_secs_f64();
+        let picked = Variant::parse(&learned.choice).expect("our names");
+        let (best, best_t) = measured.best();
+        let ratio = measured.time(picked) / best_t;
+        if learned.by == PickedBy::Heuristic {
+            use_us.push(dt * 1e6);
+            sure += 1;
+            if picked == best {
+                same += 1;
+            } else if ratio <= 1.1 {
+                within10 += 1;
+            } else {
+                over10 += 1;
+                eprintln!(
+                    "  {}: learned {picked} is {ratio:.2}x the benchmark's {best}",
+                    describe(input)
+                );
+            }
+        } else {
+            use_bench_ms.push(dt * 1e3);
+        }
+        lines.push(json!({
+            "rows": input.rows, "cols": input.cols, "dtype": input.dtype.torch_name(),
+            "op": input.op.name(), "timings_ms": names.iter().zip(&timings)
+                .map(|(n, t)| (n.clone(), if t.is_finite() { json!(t) } else { json!(null) }))
+                .collect::<serde_json::Map<_, _>>(),
+            "benchmark_pick": bench.choice, "first_call_benchmark_ms": bench_ms.last(),
+            "learned_pick": learned.choice, "learned_by": format!("{:?}", learned.by),
+            "learned_unsure": learned.unsure.map(|u| format!("{u:?}")),
+            "first_call_learned_us": dt * 1e6, "learned_over_best": ratio,
+        }));
+        runtime_picks.push(picked);
+        live.push(measured);
+    }
+    if let Some(path) = &out {
+        let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
+        std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))?;
+    }
+    let mut k = 0;
+    let learned_score = eval::score(&live, |_| {
+        k += 1;
+        runtime_picks[k - 1]
+    });
+    let mut baselines = serde_json::Map::new();
+    for family in [Family::Persistent, Family::Looped] {
+        for block in BLOCK_SIZES {
+            let mut k = 0;
+            let s = eval::geomean_speedup(
+                &live,
+                |i| eval::fixed_pick(family, block, i.cols),
+                |_| {
+                    k += 1;
+                    runtime_picks[k - 1]
+                },
+            );
+            baselines.insert(format!("{}-{block}", family.name()), json!(s));
+        }
+    }
+    let decide = h.map(|h| {
+        let contexts: Vec<Context> = inputs.iter().map(InputTimes::context).collect();
+        time_decide(h, &contexts)
+    });
+    let summary = json!({
+        "command": "measure", "device": gpu.cuda.borrow().info().device_name, "shapes": live.len(),
+        "rep_ms": rep_ms,
+        "heuristic": h.map(|h| h.heuristic_name()),
+        "first_call_benchmark_ms": {"median": percentile(&bench_ms, 0.5), "p90": percentile(&bench_ms, 0.9),
+            "geomean": geomean(&bench_ms)},
+        "first_call_heuristic_us": {"n": use_us.len(), "median": percentile(&use_us, 0.5),
+            "p90": percentile(&use_us, 0.9)},
+        "first_call_unsure_benchmark_ms": {"n": use_bench_ms.len(), "median": percentile(&use_bench_ms, 0.5)},
+        "decide_ns": decide.map(|d| d.0), "decide_sure": decide.map(|d| d.1),
+        "learned_runtime_share_of_oracle": learned_score.share_of_oracle,
+        "learned_runtime_over_10pct": learned_score.over_10pct,
+        "learned_speedup_over_fixed": baselines,
+        "heuristic_sure": sure, "same_as_benchmark": same, "different_within_10pct": within10,
+        "different_over_10pct": over10,
+    });
+    println!("{summary}");
+    Ok(())
+}
+
+fn cache_run(
+    shapes: &PathBuf,
+    cache_path: &PathBuf,
+    limit: usize,
+    edit_source: bool,
+    out: Option<PathBuf>,
+) -> anyhow::Result<()> {
+    let inputs = read_inputs(shapes, limit)?;
+    let mut source = REDUCTION_SOURCE.to_string();
+    if edit_source {
+        source.push_str("\n// edited: any change to the source changes its hash\n");
+    }
+    let cfg = config(false, true, ah_core::multi_kernel::DEFAULT_REP_MS);
+    let gpu = Gpu::new(cfg.rep_ms, source)?;
+    let mut cache = PickCache::open(cache_path, gpu.fingerprint());
+    let mut by: BTreeMap<String, usize> = BTreeMap::new();
+    let mut lines = Vec::new();
+    let mut warnings = Vec::new();
+    let t = Instant::now();
+    for input in &inputs {
+        let shape = Shape::new(&gpu, input)?;
+        let mut mk = shape.multi_kernel(&gpu)?;
+        let key = mk.cache_key().hash;
+        let p = mk.run(&cfg, None, Some(&mut cache))?.clone();
+        *by.entry(format!("{:?}", p.by)).or_default() += 1;
+        warnings.extend(p.warnings.iter().cloned());
+        lines.push(json!({"shape": describe(input), "pick": p.choice, "by": format!("{:?}", p.by), "key": key}));
+    }
+    let wall = t.elapsed().as_secs_f64();
+    if let Some(path) = &out {
+        let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
+        std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))?;
+    }
+    println!(
+        "{}",
+        json!({"command": "cache", "edit_source": edit_source, "shapes": inputs.len(),
+            "picked_by": by, "wall_s": wall, "cache_entries": PickCache::open(cache_path, gpu.fingerprint()).len(),
+            "warnings": warnings})
+    );
+    Ok(())
+}
+
+fn eval_log(shapes: &PathBuf) -> anyhow::Result<()> {
+    let inputs = read_inputs(shapes, usize::MAX)?;
+    let reg = registry();
+    let h = heuristic(&reg, DeviceIdentity::H100)
+        .ok_or_else(|| anyhow!("no reduction heuristic for the H100 in ah-heuristics"))?;
+    let contexts: Vec<Context> = inputs.iter().map(InputTimes::context).collect();
+    // The heuristic alone (top class even when unsure); and the runtime: heuristic when sure,
+    // else the benchmark's pick (the oracle on these measured times).
+    let top = |i: &InputTimes| -> Variant {
+        h.ranked(&i.context())
+            .and_then(|r| r.into_iter().find_map(Variant::parse))
+            .unwrap_or(eval::fixed_pick(Family::Looped, 1024, i.cols))
+    };
+    let runtime = |i: &InputTimes| -> Variant {
+        match h.decide(&i.context()).choice() {
+            Some(c) => Variant::parse(h.choices()[c]).unwrap_or(i.best().0),
+            None => i.best().0,
+        }
+    };
+    let sure: Vec<InputTimes> = inputs
+        .iter()
+        .filter(|i| h.decide(&i.context()).choice().is_some())
+        .cloned()
+        .collect();
+    let mut table = serde_json::Map::new();
+    for (name, family) in [
+        ("persistent", Family::Persistent),
+        ("looped", Family::Looped),
+    ] {
+        for block in BLOCK_SIZES {
+            let base = |i: &InputTimes| eval::fixed_pick(family, block, i.cols);
+            table.insert(
+                format!("{name}-{block}"),
+                json!({
+                    "runtime_speedup": eval::geomean_speedup(&inputs, base, runtime),
+                    "heuristic_only_speedup": eval::geomean_speedup(&inputs, base, top),
+                    "share_of_oracle": eval::score(&inputs, base).share_of_oracle,
+                }),
+            );
+        }
+    }
+    let s_top = eval::score(&inputs, top);
+    let s_rt = eval::score(&inputs, runtime);
+    let s_sure = eval::score(&sure, runtime);
+    let (ns, n_sure) = time_decide(h, &contexts);
+    println!(
+        "{}",
+        json!({
+            "command": "eval", "log": shapes.display().to_string(), "inputs": inputs.len(),
+            "heuristic": h.heuristic_name(), "sure": n_sure,
+            "heuristic_only": {"share_of_oracle": s_top.share_of_oracle, "total_time_share": s_top.total_time_share,
+                "exact": s_top.exact, "over_10pct": s_top.over_10pct},
+            "runtime": {"share_of_oracle": s_rt.share_of_oracle, "total_time_share": s_rt.total_time_share,
+                "exact": s_rt.exact, "over_10pct": s_rt.over_10pct},
+            "sure_only": {"n": s_sure.n, "share_of_oracle": s_sure.share_of_oracle, "exact": s_sure.exact,
+                "over_10pct": s_sure.over_10pct},
+            "fixed_baselines": table, "decide_ns": ns,
+        })
+    );
+    Ok(())
+}
