@@ -358,6 +358,24 @@ impl Model {
             available.push(CHOICE_FEATURE.to_string());
         }
         crate::ops::check_operations(&ops, &available)?;
+        available.extend(ops.iter().map(|o| o.name.clone()));
+        for col in &self.columns {
+            let f = match col {
+                Column::Numeric { name } => name,
+                Column::OneHot { feature, .. } => feature,
+            };
+            if !available.contains(f) {
+                return bad(format!(
+                    "column `{}` reads `{f}`, which is neither a logged feature nor an operation",
+                    col.display_name()
+                ));
+            }
+        }
+        for r in &self.feature_ranges {
+            if !available.contains(&r.name) {
+                return bad(format!("feature range of unknown feature `{}`", r.name));
+            }
+        }
         if self.tree.nodes.is_empty() {
             return bad("the tree has no nodes".into());
         }
@@ -828,6 +846,13 @@ mod tests {
                 feature: "k/n".into()
             })
         );
+        let mut unknown = model.clone();
+        unknown.columns.push(Column::OneHot {
+            feature: "nope".into(),
+            value: "1".into(),
+        });
+        let err = unknown.validate().unwrap_err().to_string();
+        assert!(err.contains("column `nope_1` reads `nope`"), "{err}");
         model.operations.push(OperationSpec {
             name: "bad".into(),
             expr: "q +".into(),
