@@ -1,0 +1,29 @@
+//! The use step of autoheuristic-rs.
+//!
+//! - [`workload`]: draw a fresh workload with a collection runner, decide every input through
+//!   the runtime ([`ah_core::runtime::AutoHeuristic`]) with the generated heuristics, autotune
+//!   and cache when unsure, and account for the time of each pick against always-default and
+//!   the oracle.
+//!
+//! This library prints nothing; the `ah-use` binary does.
+#![deny(missing_docs)]
+
+pub mod workload;
+
+/// The registry of every generated heuristic linked into this build.
+pub fn generated_registry() -> ah_core::Registry {
+    let mut registry = ah_core::Registry::new();
+    ah_heuristics::register_all(&mut registry);
+    registry
+}
+
+/// PyTorch's default choice for an optimization name, when it has one (`pad_mm`: `orig`, i.e.
+/// do not pad; `mm`: `extern_mm`; `mixed_mm`: `extern_fallback_mixed_mm`).
+pub fn default_choice(name: &str) -> Option<&'static str> {
+    match name {
+        "pad_mm" => Some("orig"),
+        "mm" => Some("extern_mm"),
+        "mixed_mm" => Some("extern_fallback_mixed_mm"),
+        _ => None,
+    }
+}

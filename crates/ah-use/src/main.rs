@@ -1,0 +1,280 @@
+//! `ah-use`: the use step of the pipeline (see the crate docs).
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use ah_collect::backend::cpu::CpuBackend;
+use ah_collect::backend::cuda::CudaBackend;
+use ah_collect::runners::{self, RunnerOptions};
+use ah_collect::{Backend, TimingConfig};
+use ah_core::runtime::Config;
+use ah_use::workload::{run_workload, DecisionRecord, WorkloadConfig, WorkloadReport};
+use anyhow::{bail, Context as _};
+use clap::{Parser, Subcommand, ValueEnum};
+
+/// Use learned heuristics: run a workload through the runtime, or replay a heuristic on a log.
+#[derive(Parser, Debug)]
+#[command(name = "ah-use", version, max_term_width = 100)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Draw a fresh workload, decide each input with the generated heuristics (AUTOHEURISTIC_USE),
+    /// autotune and cache the pick when unsure, and report the time against always-default and
+    /// the oracle.
+    Run(RunArgs),
+}
+
+#[derive(Parser, Debug)]
+struct RunArgs {
+    /// Optimization (runner) name, e.g. pad_mm.
+    #[arg(long, default_value = "pad_mm")]
+    name: String,
+    /// Where to run the choices: the GPU when one is found, else the CPU.
+    #[arg(long, value_enum, default_value_t = DeviceArg::Auto)]
+    device: DeviceArg,
+    /// Inputs in the workload.
+    #[arg(long, default_value_t = 40)]
+    num_samples: u64,
+    /// Seed of the workload; use one that was not used to collect the training data.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Repetitions per choice (median of the per-repetition minima).
+    #[arg(long, default_value_t = 1)]
+    reps: usize,
+    /// The choice a program takes without a heuristic (default: PyTorch's for the name).
+    #[arg(long)]
+    default_choice: Option<String>,
+    /// Pick cache file (default: the runtime's, under the user's cache folder).
+    #[arg(long)]
+    cache: Option<PathBuf>,
+    /// Turn the pick cache off (same as AUTOHEURISTIC_DISABLE_CACHE=1).
+    #[arg(long)]
+    no_cache: bool,
+    /// Use the heuristic even if AUTOHEURISTIC_USE does not list the name.
+    #[arg(long)]
+    force_use: bool,
+    /// Largest dimension (a power of two) for the runner's shapes.
+    #[arg(long)]
+    max_dim: Option<u64>,
+    /// Write the whole report (every decision and the totals) as JSON.
+    #[arg(long)]
+    json: Option<PathBuf>,
+    /// Print only the summary, not one line per decision.
+    #[arg(long, short)]
+    quiet: bool,
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
+enum DeviceArg {
+    /// The GPU if a CUDA driver and device are found, else the CPU.
+    Auto,
+    /// CUDA device 0.
+    Cuda,
+    /// The CPU backend.
+    Cpu,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match run(cli) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+    match cli.command {
+        Command::Run(args) => run_cmd(args),
+    }
+}
+
+fn open_backend(device: DeviceArg) -> anyhow::Result<Backend> {
+    let cuda = match device {
+        DeviceArg::Cpu => false,
+        DeviceArg::Cuda => true,
+        DeviceArg::Auto => {
+            let found = CudaBackend::driver_present() && CudaBackend::device_count() > 0;
+            if !found {
+                eprintln!("no CUDA device found: running the workload on the CPU");
+            }
+            found
+        }
+    };
+    Ok(if cuda {
+        Backend::Cuda(Box::new(
+            CudaBackend::new(0, TimingConfig::PYTORCH).context("cannot start CUDA device 0")?,
+        ))
+    } else {
+        Backend::Cpu(CpuBackend::new())
+    })
+}
+
+fn run_cmd(args: RunArgs) -> anyhow::Result<ExitCode> {
+    let max_power2 = match args.max_dim {
+        None => None,
+        Some(d) if d >= 4 && d.is_power_of_two() => Some(d.trailing_zeros()),
+        Some(d) => bail!("--max-dim {d}: give a power of two of at least 4, e.g. --max-dim 1024"),
+    };
+    let options = RunnerOptions { max_power2 };
+    let Some(runner) = runners::find(&args.name, &options) else {
+        let names: Vec<_> = runners::registry(&options)
+            .iter()
+            .map(|r| r.name())
+            .collect();
+        bail!(
+            "no runner called `{}`; known: {}",
+            args.name,
+            names.join(", ")
+        );
+    };
+    let default_choice = match args
+        .default_choice
+        .clone()
+        .or_else(|| ah_use::default_choice(&args.name).map(str::to_string))
+    {
+        Some(d) => d,
+        None => bail!(
+            "`{}` has no known default choice; pass --default-choice",
+            args.name
+        ),
+    };
+    let mut config = Config::from_env();
+    if args.force_use && !config.use_enabled(&args.name) {
+        config.use_list = format!("{},{}", config.use_list, args.name);
+    }
+    if args.no_cache {
+        config.disable_cache = true;
+    }
+    if !config.use_enabled(&args.name) {
+        eprintln!(
+            "note: AUTOHEURISTIC_USE does not list `{}`: every input is autotuned (set AUTOHEURISTIC_USE={} or pass --force-use)",
+            args.name, args.name
+        );
+    }
+    let mut backend = open_backend(args.device)?;
+    let registry = ah_use::generated_registry();
+    let cfg = WorkloadConfig {
+        num_samples: args.num_samples,
+        seed: args.seed,
+        reps: args.reps,
+        default_choice,
+        cache: args.cache.clone(),
+        config,
+    };
+    let stdout = std::io::stdout();
+    let mut out = stdout.lock();
+    if !args.quiet {
+        writeln!(
+            out,
+            "{:>5}  {:<10}  {:<9}  {:>10}  {:>10}  {:>10}  input",
+            "#", "source", "choice", "time ms", "default", "best"
+        )?;
+    }
+    let mut print = |d: &DecisionRecord| {
+        if !args.quiet {
+            let _ = writeln!(
+                out,
+                "{:>5}  {:<10}  {:<9}  {:>10.4}  {:>10.4}  {:>10.4}  {}",
+                d.index, d.source, d.choice, d.time_ms, d.default_ms, d.best_ms, d.input
+            );
+        }
+    };
+    let report = run_workload(runner.as_ref(), &mut backend, &registry, &cfg, &mut print)?;
+    print_summary(&report)?;
+    if let Some(path) = &args.json {
+        write_json(path, &report)?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn print_summary(r: &WorkloadReport) -> anyhow::Result<()> {
+    let s = &r.summary;
+    let mut out = std::io::stdout().lock();
+    writeln!(out)?;
+    writeln!(
+        out,
+        "use step: {} on {} ({} inputs, {} skipped)",
+        r.name, r.device, s.inputs, s.skipped
+    )?;
+    writeln!(
+        out,
+        "  heuristic       {}",
+        r.heuristic
+            .as_deref()
+            .unwrap_or("none matches this device: every input autotunes")
+    )?;
+    let pct = |n: usize| {
+        if s.inputs == 0 {
+            0.0
+        } else {
+            100.0 * n as f64 / s.inputs as f64
+        }
+    };
+    writeln!(
+        out,
+        "  decided         {:>5} ({:.1}%), {} of them the fastest choice",
+        s.heuristic,
+        pct(s.heuristic),
+        s.heuristic_correct
+    )?;
+    writeln!(
+        out,
+        "  unsure, cached  {:>5} ({:.1}%)",
+        s.cache_hits,
+        pct(s.cache_hits)
+    )?;
+    writeln!(
+        out,
+        "  unsure, tuned   {:>5} ({:.1}%)",
+        s.autotuned,
+        pct(s.autotuned)
+    )?;
+    if s.fallback > 0 {
+        writeln!(
+            out,
+            "  fallback        {:>5} ({:.1}%)",
+            s.fallback,
+            pct(s.fallback)
+        )?;
+    }
+    writeln!(
+        out,
+        "  total time      {:.3} ms (always-default {:.3} ms, oracle {:.3} ms)",
+        s.total_ms, s.default_total_ms, s.oracle_total_ms
+    )?;
+    writeln!(
+        out,
+        "  speedup over default  {:.3}x total, {:.3}x geomean",
+        s.speedup_over_default, s.gmean_speedup_over_default
+    )?;
+    writeln!(
+        out,
+        "  share of oracle       {:.2}%",
+        100.0 * s.share_of_oracle
+    )?;
+    for w in &s.warnings {
+        eprintln!("warning: {w}");
+    }
+    Ok(())
+}
+
+fn write_json(path: &std::path::Path, report: &impl serde::Serialize) -> anyhow::Result<()> {
+    let text = serde_json::to_string_pretty(report)? + "\n";
+    let dir = path
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(std::path::Path::new("."));
+    std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    let tmp = path.with_extension("json.tmp");
+    std::fs::write(&tmp, text).with_context(|| format!("cannot write {}", tmp.display()))?;
+    std::fs::rename(&tmp, path).with_context(|| format!("cannot write {}", path.display()))?;
+    Ok(())
+}

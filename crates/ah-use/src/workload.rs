@@ -1,0 +1,283 @@
+//! The use step: draw a fresh workload, decide each input through the runtime with the
+//! generated heuristics, and account for the time of every pick.
+//!
+//! For each input the runner measures every choice once (that measurement is both the
+//! accounting — the time of the pick, of always-default and of the oracle — and the feedback
+//! the runtime benchmarks with when the heuristic is unsure). The runtime then decides:
+//! the heuristic answers, or it is unsure and the pick comes from the guarded pick cache, or
+//! it autotunes (benchmarks the choices) and caches the pick.
+
+use std::path::PathBuf;
+
+use ah_collect::collect::sample_rng;
+use ah_collect::runner::{DynRunner, Target};
+use ah_collect::Backend;
+use ah_core::cache::DeviceFingerprint;
+use ah_core::ops::builtin_operations;
+use ah_core::runtime::{AutoHeuristic, Config, DeviceInfo, PickSource};
+use ah_core::{HeuristicMetadata, Registry, UnsureReason};
+use serde::Serialize;
+
+/// What to run.
+#[derive(Debug, Clone)]
+pub struct WorkloadConfig {
+    /// Inputs to draw.
+    pub num_samples: u64,
+    /// Seed of the workload (use one not used for training).
+    pub seed: u64,
+    /// Repetitions per choice (the median of the per-repetition minima is the choice's time).
+    pub reps: usize,
+    /// The choice a program would take without any heuristic (PyTorch's default for the name).
+    pub default_choice: String,
+    /// The pick cache file (`None`: the runtime's default from its config).
+    pub cache: Option<PathBuf>,
+    /// Runtime configuration (modes, cache switch).
+    pub config: Config,
+}
+
+/// One decision of the workload.
+#[derive(Debug, Clone, Serialize)]
+pub struct DecisionRecord {
+    /// Sample index.
+    pub index: u64,
+    /// The input, in words.
+    pub input: String,
+    /// `heuristic`, `cache`, `autotuned` or `fallback`.
+    pub source: &'static str,
+    /// Why the heuristic did not answer, when it did not.
+    pub unsure: Option<UnsureReason>,
+    /// The pick.
+    pub choice: String,
+    /// Time of the pick, ms.
+    pub time_ms: f64,
+    /// Time of the default choice, ms.
+    pub default_ms: f64,
+    /// Time of the fastest choice, ms.
+    pub best_ms: f64,
+    /// The fastest choice.
+    pub best: String,
+}
+
+/// Totals of a workload.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct WorkloadSummary {
+    /// Inputs decided.
+    pub inputs: usize,
+    /// Inputs skipped: no draw met the precondition, or every choice failed.
+    pub skipped: usize,
+    /// Decided by the heuristic.
+    pub heuristic: usize,
+    /// Unsure, answered from the pick cache.
+    pub cache_hits: usize,
+    /// Unsure, benchmarked now.
+    pub autotuned: usize,
+    /// Unsure with nothing to benchmark: the fallback.
+    pub fallback: usize,
+    /// Heuristic decisions that picked the fastest choice.
+    pub heuristic_correct: usize,
+    /// Sum of the picks' times, ms.
+    pub total_ms: f64,
+    /// Sum of the default choice's times, ms.
+    pub default_total_ms: f64,
+    /// Sum of the fastest choices' times, ms.
+    pub oracle_total_ms: f64,
+    /// `default_total_ms / total_ms`.
+    pub speedup_over_default: f64,
+    /// `oracle_total_ms / total_ms` (1.0 = every pick was the fastest).
+    pub share_of_oracle: f64,
+    /// Geometric mean over inputs of `default / pick`.
+    pub gmean_speedup_over_default: f64,
+    /// Warnings from the runtime (cache problems), deduplicated.
+    pub warnings: Vec<String>,
+}
+
+/// A workload's result.
+#[derive(Debug, Clone, Serialize)]
+pub struct WorkloadReport {
+    /// Optimization name.
+    pub name: String,
+    /// Device the workload ran on.
+    pub device: String,
+    /// The heuristic that matched the device, if any.
+    pub heuristic: Option<String>,
+    /// Every decision.
+    pub decisions: Vec<DecisionRecord>,
+    /// Totals.
+    pub summary: WorkloadSummary,
+}
+
+/// Errors of the use step.
+#[derive(Debug, thiserror::Error)]
+pub enum UseError {
+    /// The runner's choices do not include the default.
+    #[error("the default choice `{default}` is not one of the runner's choices {choices:?}; pass --default-choice")]
+    UnknownDefault {
+        /// The default asked for.
+        default: String,
+        /// The runner's choices.
+        choices: Vec<String>,
+    },
+    /// A core error (log, cache).
+    #[error(transparent)]
+    Core(#[from] ah_core::Error),
+}
+
+/// Runs the workload: every input is drawn with `sample_rng(seed, i)`, measured, and decided
+/// through an [`AutoHeuristic`] in use mode with `registry`. `on_decision` sees each decision
+/// as it is made (for progress or a live table).
+pub fn run_workload(
+    runner: &dyn DynRunner,
+    backend: &mut Backend,
+    registry: &Registry,
+    cfg: &WorkloadConfig,
+    mut on_decision: impl FnMut(&DecisionRecord),
+) -> Result<WorkloadReport, UseError> {
+    let info = backend.info().clone();
+    let target = Target {
+        kind: backend.kind(),
+        total_memory: info.total_memory,
+        identity: info.identity,
+    };
+    let device = match backend.kind() {
+        ah_collect::BackendKind::Cuda => DeviceInfo::new(info.identity, info.device_name.clone()),
+        ah_collect::BackendKind::Cpu => DeviceInfo::none(),
+    };
+    let mut fingerprint = DeviceFingerprint::new(info.device_name.clone(), info.identity);
+    fingerprint.driver_version = info.versions.get("driver").cloned().unwrap_or_default();
+    fingerprint.library_versions = info.versions.clone();
+    let mut config = cfg.config.clone();
+    if let Some(path) = &cfg.cache {
+        config.cache_path = Some(path.clone());
+    }
+    let ops = builtin_operations(runner.name());
+    let mut decisions = Vec::new();
+    let mut summary = WorkloadSummary::default();
+    let mut heuristic_name = None;
+    let mut log_speedup = 0.0;
+    for index in 0..cfg.num_samples {
+        let mut rng = sample_rng(cfg.seed, index);
+        let Some(drawn) = runner.draw(&mut rng, &target, 1000) else {
+            summary.skipped += 1;
+            continue;
+        };
+        let measured = runner.measure(&drawn, cfg.reps.max(1), backend);
+        let times: Vec<f64> = (0..measured.choices.len())
+            .map(|c| {
+                let mut t: Vec<f64> = measured
+                    .results
+                    .iter()
+                    .map(|rep| rep[c].as_ref().map_or(f64::INFINITY, |m| m.min_ms))
+                    .collect();
+                t.sort_by(f64::total_cmp);
+                t[t.len() / 2]
+            })
+            .collect();
+        let choices = measured.choices.clone();
+        let Some(default_idx) = choices.iter().position(|c| *c == cfg.default_choice) else {
+            return Err(UseError::UnknownDefault {
+                default: cfg.default_choice.clone(),
+                choices,
+            });
+        };
+        let (best_idx, best_ms) = times
+            .iter()
+            .copied()
+            .enumerate()
+            .filter(|(_, t)| t.is_finite())
+            .min_by(|a, b| a.1.total_cmp(&b.1))
+            .unwrap_or((default_idx, f64::INFINITY));
+        if !best_ms.is_finite() {
+            summary.skipped += 1;
+            continue;
+        }
+        let time_of = |choice: &str| {
+            choices
+                .iter()
+                .position(|c| c == choice)
+                .map_or(f64::INFINITY, |i| times[i])
+        };
+        let mut ah = AutoHeuristic::builder(runner.name(), choices.clone(), || "autotune".into())
+            .context(drawn.context.clone())
+            .augment(ops.clone())
+            .feedback(time_of)
+            .config(config.clone())
+            .device(device.clone())
+            .fingerprint(fingerprint.clone())
+            .registry(registry)
+            .build()?;
+        if heuristic_name.is_none() {
+            let md = HeuristicMetadata {
+                device: device.identity,
+                name: runner.name(),
+                choices: &choices,
+            };
+            heuristic_name = registry
+                .find(&md, &drawn.context)
+                .map(|h| h.heuristic_name().to_string());
+        }
+        let pick = ah.get_choice_or_autotune();
+        for w in ah.take_warnings() {
+            if !summary.warnings.contains(&w) {
+                summary.warnings.push(w);
+            }
+        }
+        let source = match pick.source {
+            PickSource::Heuristic => {
+                summary.heuristic += 1;
+                "heuristic"
+            }
+            PickSource::Cache => {
+                summary.cache_hits += 1;
+                "cache"
+            }
+            PickSource::Autotuned => {
+                summary.autotuned += 1;
+                "autotuned"
+            }
+            PickSource::Fallback => {
+                summary.fallback += 1;
+                "fallback"
+            }
+        };
+        // The fallback "autotune" of pad_mm is not a choice: a program would benchmark, so
+        // it gets the best time; any other unknown pick runs the default.
+        let time_ms = match choices.iter().position(|c| *c == pick.choice) {
+            Some(i) => times[i],
+            None if pick.choice == "autotune" => best_ms,
+            None => times[default_idx],
+        };
+        if source == "heuristic" && time_ms <= best_ms {
+            summary.heuristic_correct += 1;
+        }
+        let record = DecisionRecord {
+            index,
+            input: drawn.description.clone(),
+            source,
+            unsure: pick.unsure,
+            choice: pick.choice,
+            time_ms,
+            default_ms: times[default_idx],
+            best_ms,
+            best: choices[best_idx].clone(),
+        };
+        summary.inputs += 1;
+        summary.total_ms += record.time_ms;
+        summary.default_total_ms += record.default_ms;
+        summary.oracle_total_ms += record.best_ms;
+        log_speedup += (record.default_ms / record.time_ms).ln();
+        on_decision(&record);
+        decisions.push(record);
+    }
+    if summary.inputs > 0 {
+        summary.speedup_over_default = summary.default_total_ms / summary.total_ms;
+        summary.share_of_oracle = summary.oracle_total_ms / summary.total_ms;
+        summary.gmean_speedup_over_default = (log_speedup / summary.inputs as f64).exp();
+    }
+    Ok(WorkloadReport {
+        name: runner.name().to_string(),
+        device: info.device_name,
+        heuristic: heuristic_name,
+        decisions,
+        summary,
+    })
+}
