@@ -377,6 +377,29 @@ impl std::fmt::Debug for AutoHeuristic<'_> {
 impl<'a> AutoHeuristic<'a> {
     /// Starts a builder: optimization name, choices and the fallback (PyTorch's `fallback`, e.g.
     /// `|| "autotune".into()` for pad_mm).
+    ///
+    /// ```
+    /// use ah_core::{AutoHeuristic, Config, Context, PickSource};
+    ///
+    /// let dir = tempfile::tempdir()?;
+    /// let mut config = Config::from_vars(|_| None); // no environment: tests stay hermetic
+    /// config.collect = "test".into();
+    /// config.cache_dir = dir.path().to_path_buf();
+    /// let mut ctx = Context::new();
+    /// ctx.add("fa", 5i64);
+    /// let times = |choice: &str| if choice == "a" { 2.0 } else { 1.0 };
+    /// let mut ah = AutoHeuristic::builder("test", vec!["a".into(), "b".into()], || "a".into())
+    ///     .context(ctx)
+    ///     .feedback(times)
+    ///     .config(config)
+    ///     .build()?; // collect mode: benchmarks a and b, appends two rows
+    /// let log = std::fs::read_to_string(ah.log_path().unwrap())?;
+    /// assert!(log.ends_with("fa,choice,feedback\n5,a,2.0\n5,b,1.0\n"));
+    /// assert_eq!(ah.get_choice(), "a"); // not in use mode: the fallback
+    /// let pick = ah.get_choice_or_autotune(); // no heuristic: reuse the times, cache the pick
+    /// assert_eq!((pick.choice.as_str(), pick.source), ("b", PickSource::Autotuned));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn builder(
         name: impl Into<String>,
         choices: Vec<String>,
