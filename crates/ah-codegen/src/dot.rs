@@ -32,18 +32,46 @@ pub fn render(plan: &Plan<'_>, header: &[String]) -> Result<String, CodegenError
     let mut edges = Vec::new();
     for (id, node) in model.tree.nodes.iter().enumerate() {
         match node {
-            Node::Split { column, threshold, left, right } => {
+            Node::Split {
+                column,
+                threshold,
+                left,
+                right,
+            } => {
                 let (label, yes_left) = match &model.columns[*column] {
-                    Column::Numeric { name } => (format!("{name} <= {}?", python_float_repr(*threshold)), true),
+                    Column::Numeric { name } => (
+                        format!("{name} <= {}?", python_float_repr(*threshold)),
+                        true,
+                    ),
                     // Left is "not equal": ask the question whose "yes" goes right.
                     Column::OneHot { feature, value } => (format!("{feature} == {value}?"), false),
                 };
-                nodes.push(DotNode { id, label: escape(&label), attrs: String::new() });
-                let (l, r) = if yes_left { ("yes", "no") } else { ("no", "yes") };
-                edges.push(DotEdge { from: id, to: *left, label: l.into() });
-                edges.push(DotEdge { from: id, to: *right, label: r.into() });
+                nodes.push(DotNode {
+                    id,
+                    label: escape(&label),
+                    attrs: String::new(),
+                });
+                let (l, r) = if yes_left {
+                    ("yes", "no")
+                } else {
+                    ("no", "yes")
+                };
+                edges.push(DotEdge {
+                    from: id,
+                    to: *left,
+                    label: l.into(),
+                });
+                edges.push(DotEdge {
+                    from: id,
+                    to: *right,
+                    label: r.into(),
+                });
             }
-            Node::Leaf { value, samples, unsafe_leaf } => {
+            Node::Leaf {
+                value,
+                samples,
+                unsafe_leaf,
+            } => {
                 let (label, attrs) = leaf_label(plan, value, *samples, *unsafe_leaf);
                 nodes.push(DotNode { id, label, attrs });
             }
@@ -74,7 +102,10 @@ fn leaf_label(plan: &Plan<'_>, value: &[f64], samples: u64, unsafe_leaf: bool) -
             if unsafe_leaf {
                 lines.push("UNSURE (unsafe leaf)".to_string());
             } else if best.first().is_none_or(|(p, _)| *p <= model.threshold) {
-                lines.push(format!("UNSURE (p <= {})", python_float_repr(model.threshold)));
+                lines.push(format!(
+                    "UNSURE (p <= {})",
+                    python_float_repr(model.threshold)
+                ));
             } else {
                 lines.push(format!("-> {}", model.choices[best[0].1]));
             }
@@ -86,14 +117,26 @@ fn leaf_label(plan: &Plan<'_>, value: &[f64], samples: u64, unsafe_leaf: bool) -
             }
             lines.push(format!("samples {samples}"));
             let unsure = lines[0].starts_with("UNSURE");
-            let label = lines.iter().map(|l| escape(l)).collect::<Vec<_>>().join("\\n");
-            let attrs = if unsure { unsure_attrs } else { "fillcolor=\"#d9f2d9\"".to_string() };
+            let label = lines
+                .iter()
+                .map(|l| escape(l))
+                .collect::<Vec<_>>()
+                .join("\\n");
+            let attrs = if unsure {
+                unsure_attrs
+            } else {
+                "fillcolor=\"#d9f2d9\"".to_string()
+            };
             (label, attrs)
         }
         ModelKind::Regression => {
             lines.push(format!("value {}", python_float_repr(value[0])));
             lines.push(format!("samples {samples}"));
-            let label = lines.iter().map(|l| escape(l)).collect::<Vec<_>>().join("\\n");
+            let label = lines
+                .iter()
+                .map(|l| escape(l))
+                .collect::<Vec<_>>()
+                .join("\\n");
             (label, "fillcolor=\"#dde8f7\"".to_string())
         }
     }
@@ -101,7 +144,9 @@ fn leaf_label(plan: &Plan<'_>, value: &[f64], samples: u64, unsafe_leaf: bool) -
 
 /// Escapes a label for a double-quoted Graphviz string.
 fn escape(s: &str) -> String {
-    s.replace('\\', "\\\\").replace('"', "\\\"").replace('\n', "\\n")
+    s.replace('\\', "\\\\")
+        .replace('"', "\\\"")
+        .replace('\n', "\\n")
 }
 
 /// What [`render_svg`] did.
@@ -116,7 +161,13 @@ pub enum SvgOutcome {
 /// Renders `dot_file` to `svg_file` with Graphviz `dot` when it is installed
 /// (`apt-get install graphviz`); says [`SvgOutcome::DotNotFound`] when it is not.
 pub fn render_svg(dot_file: &Path, svg_file: &Path) -> Result<SvgOutcome, CodegenError> {
-    let out = match Command::new("dot").arg("-Tsvg").arg(dot_file).arg("-o").arg(svg_file).output() {
+    let out = match Command::new("dot")
+        .arg("-Tsvg")
+        .arg(dot_file)
+        .arg("-o")
+        .arg(svg_file)
+        .output()
+    {
         Ok(o) => o,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(SvgOutcome::DotNotFound),
         Err(e) => return Err(CodegenError::io(dot_file, e)),

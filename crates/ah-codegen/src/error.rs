@@ -89,7 +89,10 @@ pub enum CodegenError {
 impl CodegenError {
     /// Wraps an I/O error with the path it concerns.
     pub fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
-        CodegenError::Io { path: path.into(), source }
+        CodegenError::Io {
+            path: path.into(),
+            source,
+        }
     }
 
     pub(crate) fn template(template: &str, err: &tera::Error) -> Self {
@@ -100,6 +103,9 @@ impl CodegenError {
             message.push_str(&s.to_string());
             source = s.source();
         }
-        CodegenError::Template { template: template.to_string(), message }
+        CodegenError::Template {
+            template: template.to_string(),
+            message,
+        }
     }
 }

@@ -52,7 +52,9 @@ pub fn header_lines(model: &Model, regenerate: &str) -> Vec<String> {
 /// `Test set: 939 correct, 11 wrong, 505 unsure of 1455; pct_of_oracle 98.69` from
 /// `model.metrics` (the `test` set, else `val`), or `None` when the model has no metrics.
 fn metrics_line(model: &Model) -> Option<String> {
-    let (set, m) = ["test", "val", "train"].iter().find_map(|s| model.metrics.get(*s).map(|m| (*s, m)))?;
+    let (set, m) = ["test", "val", "train"]
+        .iter()
+        .find_map(|s| model.metrics.get(*s).map(|m| (*s, m)))?;
     let mut parts = Vec::new();
     let counts: Vec<String> = ["correct", "wrong", "unsure"]
         .iter()

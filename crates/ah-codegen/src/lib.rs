@@ -60,8 +60,11 @@ pub const DEFAULT_RUST_CRATE: &str = "generated/ah-heuristics";
 
 /// rustfmt settings of the generated crate (also written to its `rustfmt.toml`, so that
 /// `cargo fmt --check` agrees with the generator whatever the workspace's settings).
-const RUSTFMT_SETTINGS: &[(&str, &str)] =
-    &[("edition", "2021"), ("max_width", "100"), ("use_small_heuristics", "Default")];
+const RUSTFMT_SETTINGS: &[(&str, &str)] = &[
+    ("edition", "2021"),
+    ("max_width", "100"),
+    ("use_small_heuristics", "Default"),
+];
 
 /// What to generate and how.
 #[derive(Debug, Clone, Default)]
@@ -102,28 +105,53 @@ pub fn render(model: &Model, options: &Options) -> Result<Vec<GeneratedFile>, Co
         let module = module_name(name);
         let src = krate.join("src");
         let raw = rust::render_module(&plan, &header)?;
-        files.push(GeneratedFile { path: src.join(format!("{module}.rs")), contents: rustfmt(&raw)? });
+        files.push(GeneratedFile {
+            path: src.join(format!("{module}.rs")),
+            contents: rustfmt(&raw)?,
+        });
         let mut modules = existing_modules(&src)?;
         modules.insert(module);
         let lib_command = format!("ah-codegen {DEFAULT_RUST_CRATE}/models/");
-        files.push(GeneratedFile { path: src.join("lib.rs"), contents: rustfmt(&rust::render_lib(&modules, &lib_command)?)? });
-        files.push(GeneratedFile { path: krate.join("rustfmt.toml"), contents: rustfmt_toml() });
-        let mut json = serde_json::to_string_pretty(model).map_err(|e| CodegenError::InvalidModel {
-            heuristic: name.clone(),
-            message: format!("cannot serialize: {e}"),
-        })?;
+        files.push(GeneratedFile {
+            path: src.join("lib.rs"),
+            contents: rustfmt(&rust::render_lib(&modules, &lib_command)?)?,
+        });
+        files.push(GeneratedFile {
+            path: krate.join("rustfmt.toml"),
+            contents: rustfmt_toml(),
+        });
+        let mut json =
+            serde_json::to_string_pretty(model).map_err(|e| CodegenError::InvalidModel {
+                heuristic: name.clone(),
+                message: format!("cannot serialize: {e}"),
+            })?;
         json.push('\n');
-        files.push(GeneratedFile { path: krate.join("models").join(format!("{name}.model.json")), contents: json });
+        files.push(GeneratedFile {
+            path: krate.join("models").join(format!("{name}.model.json")),
+            contents: json,
+        });
     }
     if let Some(dir) = &options.python_dir {
-        let command = options.command.clone().unwrap_or_else(|| format!("{canonical} --python <artifacts dir>"));
+        let command = options
+            .command
+            .clone()
+            .unwrap_or_else(|| format!("{canonical} --python <artifacts dir>"));
         let header = header::header_lines(model, &command);
-        files.push(GeneratedFile { path: dir.join(python::file_name(model)), contents: python::render(&plan, &header)? });
+        files.push(GeneratedFile {
+            path: dir.join(python::file_name(model)),
+            contents: python::render(&plan, &header)?,
+        });
     }
     if let Some(path) = &options.dot_file {
-        let command = options.command.clone().unwrap_or_else(|| format!("{canonical} --dot {name}.dot"));
+        let command = options
+            .command
+            .clone()
+            .unwrap_or_else(|| format!("{canonical} --dot {name}.dot"));
         let header = header::header_lines(model, &command);
-        files.push(GeneratedFile { path: path.clone(), contents: dot::render(&plan, &header)? });
+        files.push(GeneratedFile {
+            path: path.clone(),
+            contents: dot::render(&plan, &header)?,
+        });
     }
     Ok(files)
 }
@@ -140,7 +168,9 @@ fn existing_modules(src: &Path) -> Result<BTreeSet<String>, CodegenError> {
     for entry in entries {
         let entry = entry.map_err(|e| CodegenError::io(src, e))?;
         let path = entry.path();
-        let Some(stem) = path.file_stem().and_then(|s| s.to_str()) else { continue };
+        let Some(stem) = path.file_stem().and_then(|s| s.to_str()) else {
+            continue;
+        };
         if path.extension().and_then(|e| e.to_str()) != Some("rs") || stem == "lib" {
             continue;
         }
@@ -170,8 +200,11 @@ fn rustfmt_toml() -> String {
 /// crate's fixed settings, in an empty folder so no other configuration applies.
 fn rustfmt(source: &str) -> Result<String, CodegenError> {
     let dir = tempfile::tempdir().map_err(|e| CodegenError::io(std::env::temp_dir(), e))?;
-    let config: Vec<String> =
-        RUSTFMT_SETTINGS.iter().filter(|(k, _)| *k != "edition").map(|(k, v)| format!("{k}={v}")).collect();
+    let config: Vec<String> = RUSTFMT_SETTINGS
+        .iter()
+        .filter(|(k, _)| *k != "edition")
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect();
     let rustfmt = std::env::var_os("RUSTFMT").unwrap_or_else(|| "rustfmt".into());
     let mut child = Command::new(&rustfmt)
         .args(["--edition", "2021", "--emit", "stdout", "--quiet", "--config"])
@@ -190,7 +223,9 @@ fn rustfmt(source: &str) -> Result<String, CodegenError> {
     let mut stdin = child.stdin.take().expect("piped stdin");
     let src = source.to_string();
     let writer = std::thread::spawn(move || stdin.write_all(src.as_bytes()));
-    let out = child.wait_with_output().map_err(|e| CodegenError::io(PathBuf::from(&rustfmt), e))?;
+    let out = child
+        .wait_with_output()
+        .map_err(|e| CodegenError::io(PathBuf::from(&rustfmt), e))?;
     let _ = writer.join();
     if !out.status.success() {
         return Err(CodegenError::Template {

@@ -144,7 +144,10 @@ fn expand(paths: &[PathBuf]) -> anyhow::Result<Vec<PathBuf>> {
                 .filter(|f| is_json(f))
                 .collect();
             if found.is_empty() {
-                bail!("{}: no model JSON files (*.json) in this folder", p.display());
+                bail!(
+                    "{}: no model JSON files (*.json) in this folder",
+                    p.display()
+                );
             }
             found.sort();
             out.extend(found);

@@ -27,8 +27,9 @@ pub fn parse_model(path: &Path, text: &str) -> Result<Model, CodegenError> {
         None => {
             return Err(CodegenError::ModelJson {
                 path: path.to_path_buf(),
-                message: "missing field `schema_version`: this is not a model JSON written by ah-train"
-                    .into(),
+                message:
+                    "missing field `schema_version`: this is not a model JSON written by ah-train"
+                        .into(),
             })
         }
         Some(v) => match v.as_u64() {
@@ -57,13 +58,18 @@ pub fn parse_model(path: &Path, text: &str) -> Result<Model, CodegenError> {
 /// Checks that a heuristic name is a valid Python class name, Rust type name and module
 /// name: UpperCamelCase ASCII letters and digits, starting with a capital letter.
 pub fn check_name(name: &str) -> Result<(), CodegenError> {
-    let bad = |reason: &str| CodegenError::InvalidName { name: name.to_string(), reason: reason.into() };
+    let bad = |reason: &str| CodegenError::InvalidName {
+        name: name.to_string(),
+        reason: reason.into(),
+    };
     let first = name.chars().next().ok_or_else(|| bad("it is empty"))?;
     if !first.is_ascii_uppercase() {
         return Err(bad("it must start with an ASCII capital letter"));
     }
     if let Some(c) = name.chars().find(|c| !c.is_ascii_alphanumeric()) {
-        return Err(bad(&format!("it contains `{c}`; only ASCII letters and digits are allowed")));
+        return Err(bad(&format!(
+            "it contains `{c}`; only ASCII letters and digits are allowed"
+        )));
     }
     let module = crate::names::module_name(name);
     if crate::names::is_rust_keyword(&module) || module == "lib" {
@@ -87,7 +93,10 @@ pub fn validate(model: &Model) -> Result<(), CodegenError> {
         return Err(invalid("`choices` is empty".into()));
     }
     if model.choices.len() > usize::from(u16::MAX) {
-        return Err(invalid(format!("{} choices is more than 65535", model.choices.len())));
+        return Err(invalid(format!(
+            "{} choices is more than 65535",
+            model.choices.len()
+        )));
     }
     let nodes = &model.tree.nodes;
     if nodes.is_empty() {
@@ -97,13 +106,23 @@ pub fn validate(model: &Model) -> Result<(), CodegenError> {
     let mut stack = vec![0usize];
     while let Some(i) = stack.pop() {
         if seen[i] {
-            return Err(invalid(format!("node {i} is reached twice (the tree must be a tree)")));
+            return Err(invalid(format!(
+                "node {i} is reached twice (the tree must be a tree)"
+            )));
         }
         seen[i] = true;
         match &nodes[i] {
-            Node::Split { column, threshold, left, right } => {
+            Node::Split {
+                column,
+                threshold,
+                left,
+                right,
+            } => {
                 let col = model.columns.get(*column).ok_or_else(|| {
-                    invalid(format!("node {i} splits on column {column}, but there are {} columns", model.columns.len()))
+                    invalid(format!(
+                        "node {i} splits on column {column}, but there are {} columns",
+                        model.columns.len()
+                    ))
                 })?;
                 if !threshold.is_finite() {
                     return Err(invalid(format!("node {i} has threshold {threshold}")));
@@ -118,7 +137,10 @@ pub fn validate(model: &Model) -> Result<(), CodegenError> {
                 }
                 for child in [left, right] {
                     if *child >= nodes.len() {
-                        return Err(invalid(format!("node {i} has child {child}, but there are {} nodes", nodes.len())));
+                        return Err(invalid(format!(
+                            "node {i} has child {child}, but there are {} nodes",
+                            nodes.len()
+                        )));
                     }
                     stack.push(*child);
                 }
@@ -129,7 +151,10 @@ pub fn validate(model: &Model) -> Result<(), CodegenError> {
                     ModelKind::Regression => 1,
                 };
                 if value.len() != want {
-                    return Err(invalid(format!("leaf {i} has {} values, expected {want}", value.len())));
+                    return Err(invalid(format!(
+                        "leaf {i} has {} values, expected {want}",
+                        value.len()
+                    )));
                 }
                 if let Some(v) = value.iter().find(|v| !v.is_finite()) {
                     return Err(invalid(format!("leaf {i} holds the value {v}")));
@@ -154,7 +179,10 @@ pub fn validate(model: &Model) -> Result<(), CodegenError> {
     }
     for range in &model.feature_ranges {
         if range.min.is_nan() || range.max.is_nan() || range.min > range.max {
-            return Err(invalid(format!("feature range of `{}` is [{}, {}]", range.name, range.min, range.max)));
+            return Err(invalid(format!(
+                "feature range of `{}` is [{}, {}]",
+                range.name, range.min, range.max
+            )));
         }
     }
     Ok(())

@@ -62,7 +62,9 @@ pub struct Outcome {
 impl Outcome {
     /// The files found stale in check mode.
     pub fn stale(&self) -> impl Iterator<Item = &FileOutcome> {
-        self.files.iter().filter(|f| matches!(f.status, FileStatus::Stale { .. }))
+        self.files
+            .iter()
+            .filter(|f| matches!(f.status, FileStatus::Stale { .. }))
     }
 
     /// True when check mode found a stale file.
@@ -79,17 +81,29 @@ pub fn apply(files: Vec<GeneratedFile>, mode: Mode) -> Result<Outcome, CodegenEr
     match mode {
         Mode::DryRun => {
             for f in files {
-                outcome.files.push(FileOutcome { path: f.path, status: FileStatus::DryRun, contents: f.contents });
+                outcome.files.push(FileOutcome {
+                    path: f.path,
+                    status: FileStatus::DryRun,
+                    contents: f.contents,
+                });
             }
         }
         Mode::Check => {
             for f in files {
                 let status = match read_existing(&f.path)? {
                     Some(old) if old == f.contents => FileStatus::UpToDate,
-                    Some(old) => FileStatus::Stale { diff: diff_summary(&old, &f.contents) },
-                    None => FileStatus::Stale { diff: "missing: the file does not exist".into() },
+                    Some(old) => FileStatus::Stale {
+                        diff: diff_summary(&old, &f.contents),
+                    },
+                    None => FileStatus::Stale {
+                        diff: "missing: the file does not exist".into(),
+                    },
                 };
-                outcome.files.push(FileOutcome { path: f.path, status, contents: f.contents });
+                outcome.files.push(FileOutcome {
+                    path: f.path,
+                    status,
+                    contents: f.contents,
+                });
             }
         }
         Mode::Write => {
@@ -97,11 +111,19 @@ pub fn apply(files: Vec<GeneratedFile>, mode: Mode) -> Result<Outcome, CodegenEr
             for f in files {
                 let unchanged = read_existing(&f.path)?.is_some_and(|old| old == f.contents);
                 if unchanged {
-                    outcome.files.push(FileOutcome { path: f.path, status: FileStatus::UpToDate, contents: f.contents });
+                    outcome.files.push(FileOutcome {
+                        path: f.path,
+                        status: FileStatus::UpToDate,
+                        contents: f.contents,
+                    });
                 } else {
                     let tmp = write_temp(&f.path, &f.contents)?;
                     pending.push(tmp);
-                    outcome.files.push(FileOutcome { path: f.path, status: FileStatus::Written, contents: f.contents });
+                    outcome.files.push(FileOutcome {
+                        path: f.path,
+                        status: FileStatus::Written,
+                        contents: f.contents,
+                    });
                 }
             }
             // Every temporary file is complete: move them into place.
@@ -112,7 +134,8 @@ pub fn apply(files: Vec<GeneratedFile>, mode: Mode) -> Result<Outcome, CodegenEr
                 .map(|f| f.path.clone())
                 .collect();
             for (tmp, target) in pending.into_iter().zip(targets) {
-                tmp.persist(&target).map_err(|e| CodegenError::io(&target, e.error))?;
+                tmp.persist(&target)
+                    .map_err(|e| CodegenError::io(&target, e.error))?;
             }
         }
     }
@@ -141,9 +164,15 @@ fn write_temp(path: &Path, contents: &str) -> Result<tempfile::NamedTempFile, Co
         .prefix(".ah-codegen-")
         .suffix(".tmp")
         .tempfile_in(&dir)
-        .map_err(|e| CodegenError::Output { path: dir.clone(), message: format!("cannot write in the output folder: {e}") })?;
-    tmp.write_all(contents.as_bytes()).map_err(|e| CodegenError::io(tmp.path(), e))?;
-    tmp.as_file().sync_all().map_err(|e| CodegenError::io(tmp.path(), e))?;
+        .map_err(|e| CodegenError::Output {
+            path: dir.clone(),
+            message: format!("cannot write in the output folder: {e}"),
+        })?;
+    tmp.write_all(contents.as_bytes())
+        .map_err(|e| CodegenError::io(tmp.path(), e))?;
+    tmp.as_file()
+        .sync_all()
+        .map_err(|e| CodegenError::io(tmp.path(), e))?;
     Ok(tmp)
 }
 
@@ -181,7 +210,11 @@ pub fn diff_summary(old: &str, new: &str) -> String {
         }
         changed += (ei - i).max(ej - j);
         if hunks < MAX_HUNKS {
-            out.push_str(&format!("@@ line {} (on disk) / {} (generated) @@\n", i + 1, j + 1));
+            out.push_str(&format!(
+                "@@ line {} (on disk) / {} (generated) @@\n",
+                i + 1,
+                j + 1
+            ));
             for l in a[i..ei].iter().take(MAX_LINES) {
                 out.push_str(&format!("-{l}\n"));
             }
@@ -206,7 +239,9 @@ pub fn diff_summary(old: &str, new: &str) -> String {
     if hunks > MAX_HUNKS {
         out.push_str(&format!("... {} more hunks\n", hunks - MAX_HUNKS));
     }
-    out.push_str(&format!("{hunks} hunk(s), about {changed} line(s) differ\n"));
+    out.push_str(&format!(
+        "{hunks} hunk(s), about {changed} line(s) differ\n"
+    ));
     out
 }
 
@@ -227,7 +262,10 @@ mod tests {
     fn write_check_and_dry_run() {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("sub/x.rs");
-        let files = vec![GeneratedFile { path: p.clone(), contents: "one\n".into() }];
+        let files = vec![GeneratedFile {
+            path: p.clone(),
+            contents: "one\n".into(),
+        }];
         let o = apply(files.clone(), Mode::Check).unwrap();
         assert!(o.is_stale());
         let o = apply(files.clone(), Mode::DryRun).unwrap();
@@ -241,13 +279,23 @@ mod tests {
         let o = apply(files, Mode::Check).unwrap();
         assert!(!o.is_stale());
         std::fs::write(&p, "two\n").unwrap();
-        let o = apply(vec![GeneratedFile { path: p.clone(), contents: "one\n".into() }], Mode::Check).unwrap();
+        let o = apply(
+            vec![GeneratedFile {
+                path: p.clone(),
+                contents: "one\n".into(),
+            }],
+            Mode::Check,
+        )
+        .unwrap();
         match &o.files[0].status {
             FileStatus::Stale { diff } => assert!(diff.contains("-two\n+one\n"), "{diff}"),
             s => panic!("expected stale, got {s:?}"),
         }
         // No temporary files left behind.
-        let names: Vec<_> = std::fs::read_dir(p.parent().unwrap()).unwrap().map(|e| e.unwrap().file_name()).collect();
+        let names: Vec<_> = std::fs::read_dir(p.parent().unwrap())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
         assert_eq!(names.len(), 1, "{names:?}");
     }
 }

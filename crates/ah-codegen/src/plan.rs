@@ -51,10 +51,18 @@ impl<'m> Plan<'m> {
         let builtin = ops
             .iter()
             .map(|op| {
-                known.iter().any(|k| k.name == op.name && k.expr == op.expr && k.is_categorical == op.is_categorical)
+                known.iter().any(|k| {
+                    k.name == op.name && k.expr == op.expr && k.is_categorical == op.is_categorical
+                })
             })
             .collect();
-        let mut plan = Plan { model, ops, builtin, needed: Vec::new(), context_features: Vec::new() };
+        let mut plan = Plan {
+            model,
+            ops,
+            builtin,
+            needed: Vec::new(),
+            context_features: Vec::new(),
+        };
         plan.needed = vec![false; plan.ops.len()];
         // Tree columns, in node order.
         let mut names: Vec<String> = Vec::new();
@@ -74,7 +82,11 @@ impl<'m> Plan<'m> {
             }
         }
         let mut ctx_features: Vec<String> = Vec::new();
-        let mut stack: Vec<(String, usize)> = names.into_iter().rev().map(|n| (n, plan.ops.len())).collect();
+        let mut stack: Vec<(String, usize)> = names
+            .into_iter()
+            .rev()
+            .map(|n| (n, plan.ops.len()))
+            .collect();
         while let Some((name, before)) = stack.pop() {
             match plan.source_before(&name, before) {
                 Source::Op(i) => {
@@ -111,7 +123,8 @@ impl<'m> Plan<'m> {
         }
         // Only the tree's columns see the choice being scored; operations and the range
         // guard run on the context before it is set (as in `ah_core::model::ModelEvaluator`).
-        if self.model.kind == ModelKind::Regression && name == "choice" && before == self.ops.len() {
+        if self.model.kind == ModelKind::Regression && name == "choice" && before == self.ops.len()
+        {
             return Source::Choice;
         }
         Source::Context

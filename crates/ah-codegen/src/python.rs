@@ -24,7 +24,10 @@ pub fn render(plan: &Plan<'_>, header: &[String]) -> Result<String, CodegenError
         }
         let op = &plan.ops[i];
         let expr = op.expr.to_python(&|n| feature_ref(plan, n, i));
-        preamble.push(format!("{base}# augment operation `{}` = {}", op.name, op.source));
+        preamble.push(format!(
+            "{base}# augment operation `{}` = {}",
+            op.name, op.source
+        ));
         preamble.push(format!("{base}{} = {expr}", op_var(i)));
     }
     let guard = range_guard_lines(plan, base);
@@ -47,7 +50,10 @@ pub fn render(plan: &Plan<'_>, header: &[String]) -> Result<String, CodegenError
     ctx.insert("device_capa", &model.precondition.capa_repr());
     ctx.insert("threshold", &python_float_repr(model.threshold));
     ctx.insert("name", &py_str(&model.name));
-    ctx.insert("choices", &model.choices.iter().map(|c| py_str(c)).collect::<Vec<_>>());
+    ctx.insert(
+        "choices",
+        &model.choices.iter().map(|c| py_str(c)).collect::<Vec<_>>(),
+    );
     ctx.insert("body", &body.join("\n"));
     ctx.insert("range_guard", &guard_block.join("\n"));
     let template = match model.kind {
@@ -106,7 +112,12 @@ fn emit_node(plan: &Plan<'_>, node: usize, depth: usize, lines: &mut Vec<String>
     let model = plan.model;
     let indent = "    ".repeat(depth + 1);
     match &model.tree.nodes[node] {
-        Node::Split { column, threshold, left, right } => {
+        Node::Split {
+            column,
+            threshold,
+            left,
+            right,
+        } => {
             let col = &model.columns[*column];
             let v = tree_ref(plan, feature_of(col));
             match col {
@@ -121,7 +132,9 @@ fn emit_node(plan: &Plan<'_>, node: usize, depth: usize, lines: &mut Vec<String>
             lines.push(format!("{indent}else:"));
             emit_node(plan, *right, depth + 1, lines);
         }
-        Node::Leaf { value, unsafe_leaf, .. } => match model.kind {
+        Node::Leaf {
+            value, unsafe_leaf, ..
+        } => match model.kind {
             ModelKind::Decision => {
                 if *unsafe_leaf {
                     lines.push(format!("{indent}return None"));

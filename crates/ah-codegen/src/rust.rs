@@ -14,7 +14,9 @@ use ah_core::value::python_float_repr;
 
 use crate::error::CodegenError;
 use crate::plan::{feature_of, Plan, Source};
-use crate::rust_expr::{f64_lit, str_lit, typed_str_eq, value_str_eq, Code, Renderer, Ty, HELPERS, P_ATOM};
+use crate::rust_expr::{
+    f64_lit, str_lit, typed_str_eq, value_str_eq, Code, Renderer, Ty, HELPERS, P_ATOM,
+};
 
 /// Renders the module (unformatted; the caller runs rustfmt).
 pub fn render_module(plan: &Plan<'_>, header: &[String]) -> Result<String, CodegenError> {
@@ -49,18 +51,34 @@ pub fn render_module(plan: &Plan<'_>, header: &[String]) -> Result<String, Codeg
     ctx.insert("name", &model.name);
     ctx.insert("name_lit", &str_lit(&model.name));
     let (kind, kind_doc) = match model.kind {
-        ModelKind::Decision => ("Decision", format!("decision over {} choices", model.choices.len())),
-        ModelKind::Regression => ("Regression", format!("regression over {} choices", model.choices.len())),
+        ModelKind::Decision => (
+            "Decision",
+            format!("decision over {} choices", model.choices.len()),
+        ),
+        ModelKind::Regression => (
+            "Regression",
+            format!("regression over {} choices", model.choices.len()),
+        ),
     };
     ctx.insert("kind", kind);
     ctx.insert("kind_doc", &kind_doc);
-    ctx.insert("choices", &model.choices.iter().map(|c| str_lit(c)).collect::<Vec<_>>());
+    ctx.insert(
+        "choices",
+        &model.choices.iter().map(|c| str_lit(c)).collect::<Vec<_>>(),
+    );
     ctx.insert("shared_memory", &model.precondition.shared_memory);
     ctx.insert("capa0", &model.precondition.device_capa.0);
     ctx.insert("capa1", &model.precondition.device_capa.1);
     ctx.insert("threshold", &f64_lit(model.threshold));
     ctx.insert("predict_body", &predict_body);
-    ctx.insert("choice_param", if model.kind == ModelKind::Decision { "_choice" } else { "choice" });
+    ctx.insert(
+        "choice_param",
+        if model.kind == ModelKind::Decision {
+            "_choice"
+        } else {
+            "choice"
+        },
+    );
     ctx.insert("body", &body);
     crate::templates::render("rust_module.rs", &ctx)
 }
@@ -84,11 +102,19 @@ struct Gen<'p, 'm> {
 impl<'p, 'm> Gen<'p, 'm> {
     fn new(plan: &'p Plan<'m>) -> Self {
         let gathered = plan.all_context_features();
-        Gen { plan, gathered, used: plan.used_columns() }
+        Gen {
+            plan,
+            gathered,
+            used: plan.used_columns(),
+        }
     }
 
     fn x(&self, name: &str) -> String {
-        let i = self.gathered.iter().position(|n| n == name).expect("gathered feature");
+        let i = self
+            .gathered
+            .iter()
+            .position(|n| n == name)
+            .expect("gathered feature");
         format!("x{i}")
     }
 
@@ -123,10 +149,17 @@ impl<'p, 'm> Gen<'p, 'm> {
         // Leaves.
         if model.kind == ModelKind::Decision {
             for (i, node) in model.tree.nodes.iter().enumerate() {
-                if let Node::Leaf { value, unsafe_leaf: false, .. } = node {
+                if let Node::Leaf {
+                    value,
+                    unsafe_leaf: false,
+                    ..
+                } = node
+                {
                     let best = leaf_best_choices(value);
-                    let items: Vec<String> =
-                        best.iter().map(|(p, c)| format!("({}, {c})", f64_lit(*p))).collect();
+                    let items: Vec<String> = best
+                        .iter()
+                        .map(|(p, c)| format!("({}, {c})", f64_lit(*p)))
+                        .collect();
                     let _ = writeln!(
                         out,
                         "static LEAF_{i}: [(f64, u16); {}] = [{}];",
@@ -164,7 +197,9 @@ impl<'p, 'm> Gen<'p, 'm> {
         let model = plan.model;
         let mut s = String::new();
         s.push_str("/// Computes the operations, checks the range guard and reads the columns.\n");
-        s.push_str("fn columns(ctx: &Context, choice: Option<usize>) -> Result<Columns, UnsureKind> {\n");
+        s.push_str(
+            "fn columns(ctx: &Context, choice: Option<usize>) -> Result<Columns, UnsureKind> {\n",
+        );
         // Gather.
         for (i, n) in self.gathered.iter().enumerate() {
             let _ = writeln!(s, "let mut x{i}: Option<&Value> = None; // {n}");
@@ -201,15 +236,24 @@ impl<'p, 'm> Gen<'p, 'm> {
 
     /// The typed fast path: `if let (Some(Value::Int(..)), ..) = (..) { ...; return ... }`, or
     /// `None` when an operation cannot be typed.
-    fn fast_path(&self, helpers: &mut BTreeSet<&'static str>) -> Result<Option<String>, CodegenError> {
+    fn fast_path(
+        &self,
+        helpers: &mut BTreeSet<&'static str>,
+    ) -> Result<Option<String>, CodegenError> {
         let plan = self.plan;
         let model = plan.model;
         // Typed context inputs of the operations.
         let mut inputs: Vec<(String, Ty)> = Vec::new();
         for (i, op) in plan.ops.iter().enumerate() {
             for input in op.inputs() {
-                if plan.source_before(input, i) == Source::Context && !inputs.iter().any(|(n, _)| n == input) {
-                    let ty = if model.categorical_features.iter().any(|c| c == input) { Ty::S } else { Ty::I };
+                if plan.source_before(input, i) == Source::Context
+                    && !inputs.iter().any(|(n, _)| n == input)
+                {
+                    let ty = if model.categorical_features.iter().any(|c| c == input) {
+                        Ty::S
+                    } else {
+                        Ty::I
+                    };
                     inputs.push((input.to_string(), ty));
                 }
             }
@@ -256,7 +300,12 @@ impl<'p, 'm> Gen<'p, 'm> {
         } else if inputs.is_empty() {
             s.push_str("{\n");
         } else {
-            let _ = writeln!(s, "if let ({}) = ({}) {{", pats.join(", "), scrut.join(", "));
+            let _ = writeln!(
+                s,
+                "if let ({}) = ({}) {{",
+                pats.join(", "),
+                scrut.join(", ")
+            );
         }
         for (k, (_, ty)) in inputs.iter().enumerate() {
             match ty {
@@ -290,14 +339,22 @@ impl<'p, 'm> Gen<'p, 'm> {
             }
         }
         for (i, (op, code)) in plan.ops.iter().zip(&op_code).enumerate() {
-            let var = if read[i] { format!("o{i}") } else { format!("_o{i}") };
+            let var = if read[i] {
+                format!("o{i}")
+            } else {
+                format!("_o{i}")
+            };
             let _ = writeln!(s, "// `{}` = {}", op.name, op.source.replace('\n', " "));
             let _ = writeln!(s, "let {var}: {} = {};", code.ty.rust(), code.code);
         }
         // Range guard.
         let typed = |name: &str, source: Source| -> Option<Code> {
             match source {
-                Source::Op(j) => Some(Code { code: format!("o{j}"), ty: op_code[j].ty, prec: P_ATOM }),
+                Source::Op(j) => Some(Code {
+                    code: format!("o{j}"),
+                    ty: op_code[j].ty,
+                    prec: P_ATOM,
+                }),
                 _ => {
                     let _ = name;
                     None
@@ -314,13 +371,18 @@ impl<'p, 'm> Gen<'p, 'm> {
                         Ty::F => c.code,
                         Ty::B => format!("f64::from(u8::from({}))", c.code),
                         Ty::S => {
-                            let _ = writeln!(s, "return Err(UnsureKind::MissingFeature({name}));\n}}");
+                            let _ =
+                                writeln!(s, "return Err(UnsureKind::MissingFeature({name}));\n}}");
                             return Ok(Some(s));
                         }
                     },
                     None => format!("num({}, {name})?", self.x(&r.name)),
                 };
-                let v = if v.contains(" as ") { format!("({v})") } else { v };
+                let v = if v.contains(" as ") {
+                    format!("({v})")
+                } else {
+                    v
+                };
                 let _ = writeln!(
                     s,
                     "if !({}..={}).contains(&{v}) {{ return Err(UnsureKind::OutOfRange({name})); }}",
@@ -337,7 +399,11 @@ impl<'p, 'm> Gen<'p, 'm> {
             let used = self.used.contains(&c);
             let value = match (col, src) {
                 (Column::Numeric { .. }, Source::Choice) => {
-                    let _ = writeln!(s, "return Err(UnsureKind::MissingFeature({}));\n}}", str_lit(f));
+                    let _ = writeln!(
+                        s,
+                        "return Err(UnsureKind::MissingFeature({}));\n}}",
+                        str_lit(f)
+                    );
                     return Ok(Some(s));
                 }
                 (Column::OneHot { value, .. }, Source::Choice) => self.choice_eq(value),
@@ -346,12 +412,20 @@ impl<'p, 'm> Gen<'p, 'm> {
                     Ty::F => format!("o{j}"),
                     Ty::B => format!("f64::from(u8::from(o{j}))"),
                     Ty::S => {
-                        let _ = writeln!(s, "return Err(UnsureKind::MissingFeature({}));\n}}", str_lit(f));
+                        let _ = writeln!(
+                            s,
+                            "return Err(UnsureKind::MissingFeature({}));\n}}",
+                            str_lit(f)
+                        );
                         return Ok(Some(s));
                     }
                 },
-                (Column::OneHot { value, .. }, Source::Op(j)) => typed_str_eq(&format!("o{j}"), op_code[j].ty, value),
-                (Column::Numeric { .. }, Source::Context) => format!("num({}, {})?", self.x(f), str_lit(f)),
+                (Column::OneHot { value, .. }, Source::Op(j)) => {
+                    typed_str_eq(&format!("o{j}"), op_code[j].ty, value)
+                }
+                (Column::Numeric { .. }, Source::Context) => {
+                    format!("num({}, {})?", self.x(f), str_lit(f))
+                }
                 (Column::OneHot { value, .. }, Source::Context) => {
                     format!("match {} {{ Some(v) => {}, None => return Err(UnsureKind::MissingFeature({})) }}", self.x(f), value_str_eq("v", value), str_lit(f))
                 }
@@ -365,7 +439,12 @@ impl<'p, 'm> Gen<'p, 'm> {
                         let _ = writeln!(s, "num({}, {})?;", self.x(f), str_lit(f));
                     }
                     Column::OneHot { .. } => {
-                        let _ = writeln!(s, "if {}.is_none() {{ return Err(UnsureKind::MissingFeature({})); }}", self.x(f), str_lit(f));
+                        let _ = writeln!(
+                            s,
+                            "if {}.is_none() {{ return Err(UnsureKind::MissingFeature({})); }}",
+                            self.x(f),
+                            str_lit(f)
+                        );
                     }
                 }
             }
@@ -386,10 +465,19 @@ impl<'p, 'm> Gen<'p, 'm> {
         let plan = self.plan;
         let mut s = String::new();
         let n = plan.ops.len();
-        let _ = writeln!(s, "/// The model's operations: (name, expression, categorical).");
+        let _ = writeln!(
+            s,
+            "/// The model's operations: (name, expression, categorical)."
+        );
         let _ = writeln!(s, "const OPERATIONS: [(&str, &str, bool); {n}] = [");
         for op in &plan.ops {
-            let _ = writeln!(s, "    ({}, {}, {}),", str_lit(&op.name), str_lit(&op.source), op.is_categorical);
+            let _ = writeln!(
+                s,
+                "    ({}, {}, {}),",
+                str_lit(&op.name),
+                str_lit(&op.source),
+                op.is_categorical
+            );
         }
         s.push_str("];\n\n");
         let mut names: Vec<&str> = Vec::new();
@@ -400,8 +488,20 @@ impl<'p, 'm> Gen<'p, 'm> {
                 }
             }
         }
-        let _ = writeln!(s, "/// Every name the operations read (for allocation-free unsure reasons).");
-        let _ = writeln!(s, "const OPERATION_INPUTS: [&str; {}] = [{}];\n", names.len(), names.iter().map(|n| str_lit(n)).collect::<Vec<_>>().join(", "));
+        let _ = writeln!(
+            s,
+            "/// Every name the operations read (for allocation-free unsure reasons)."
+        );
+        let _ = writeln!(
+            s,
+            "const OPERATION_INPUTS: [&str; {}] = [{}];\n",
+            names.len(),
+            names
+                .iter()
+                .map(|n| str_lit(n))
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
         s.push_str(
             "/// The operations, parsed once.
 fn operations() -> &'static [Operation] {
@@ -432,7 +532,11 @@ fn slow(ctx: &Context, choice: Option<usize>) -> Result<Columns, UnsureKind> {
     }
 ",
         );
-        let args: Vec<String> = self.finish_names().iter().map(|n| format!("s.get({})", str_lit(n))).collect();
+        let args: Vec<String> = self
+            .finish_names()
+            .iter()
+            .map(|n| format!("s.get({})", str_lit(n)))
+            .collect();
         let _ = writeln!(s, "finish([{}], choice)\n}}\n", args.join(", "));
         s
     }
@@ -445,7 +549,10 @@ fn slow(ctx: &Context, choice: Option<usize>) -> Result<Columns, UnsureKind> {
         let idx = |n: &str| names.iter().position(|m| m == n).expect("finish name");
         let mut s = String::new();
         let _ = writeln!(s, "/// The range guard and the columns, from values of any kind (in `finish_names` order).");
-        let choice_used = model.columns.iter().any(|c| plan.source(feature_of(c)) == Source::Choice);
+        let choice_used = model
+            .columns
+            .iter()
+            .any(|c| plan.source(feature_of(c)) == Source::Choice);
         let choice_param = if choice_used { "choice" } else { "_choice" };
         let v_param = if names.is_empty() { "_v" } else { "v" };
         let _ = writeln!(
@@ -492,7 +599,12 @@ fn slow(ctx: &Context, choice: Option<usize>) -> Result<Columns, UnsureKind> {
                         let _ = writeln!(s, "num(v[{}], {})?;", idx(f), str_lit(f));
                     }
                     Column::OneHot { .. } => {
-                        let _ = writeln!(s, "if v[{}].is_none() {{ return Err(UnsureKind::MissingFeature({})); }}", idx(f), str_lit(f));
+                        let _ = writeln!(
+                            s,
+                            "if v[{}].is_none() {{ return Err(UnsureKind::MissingFeature({})); }}",
+                            idx(f),
+                            str_lit(f)
+                        );
                     }
                 }
             }
@@ -530,7 +642,12 @@ fn num(v: Option<&Value>, name: &'static str) -> Result<f64, UnsureKind> {
     fn emit_node(&self, i: usize, s: &mut String) {
         let model = self.plan.model;
         match &model.tree.nodes[i] {
-            Node::Split { column, threshold, left, right } => {
+            Node::Split {
+                column,
+                threshold,
+                left,
+                right,
+            } => {
                 let col = &model.columns[*column];
                 let cond = match col {
                     Column::Numeric { .. } => format!("c.c{column} <= {}", f64_lit(*threshold)),
@@ -548,11 +665,17 @@ fn num(v: Option<&Value>, name: &'static str) -> Result<f64, UnsureKind> {
                     s.push_str("}\n");
                 }
             }
-            Node::Leaf { value, unsafe_leaf, .. } => {
+            Node::Leaf {
+                value, unsafe_leaf, ..
+            } => {
                 let leaf = match (model.kind, unsafe_leaf) {
-                    (ModelKind::Decision, true) => "Prediction::Unsure(UnsureKind::UnsafeLeaf)".to_string(),
+                    (ModelKind::Decision, true) => {
+                        "Prediction::Unsure(UnsureKind::UnsafeLeaf)".to_string()
+                    }
                     (ModelKind::Decision, false) => format!("Prediction::Distribution(&LEAF_{i})"),
-                    (ModelKind::Regression, _) => format!("Prediction::Value({})", f64_lit(value[0])),
+                    (ModelKind::Regression, _) => {
+                        format!("Prediction::Value({})", f64_lit(value[0]))
+                    }
                 };
                 let _ = writeln!(s, "{leaf}");
             }

@@ -180,7 +180,13 @@ fn bin(a: &Code, op: &str, b: &Code, p: Prec, ty: Ty) -> Code {
 /// A comparison: operands that end in a cast are parenthesized (`x as f64 < y` would parse
 /// `<` as generics).
 fn cmp(a: &Code, op: &str, b: &Code) -> Code {
-    let wrap = |c: &Code| if c.prec <= P_CAST { format!("({})", c.code) } else { c.code.clone() };
+    let wrap = |c: &Code| {
+        if c.prec <= P_CAST {
+            format!("({})", c.code)
+        } else {
+            c.code.clone()
+        }
+    };
     Code::new(format!("{} {op} {}", wrap(a), wrap(b)), Ty::B, P_CMP)
 }
 
@@ -196,7 +202,9 @@ impl Renderer<'_> {
                 Value::Int(i) if *i < 0 => Code::new(format!("{i}_i64"), Ty::I, P_UNARY),
                 Value::Int(i) => Code::new(format!("{i}_i64"), Ty::I, P_ATOM),
                 Value::Float(f) if !f.is_finite() => Code::new(f64_lit(*f), Ty::F, P_ATOM),
-                Value::Float(f) if f.is_sign_negative() => Code::new(format!("{}_f64", f64_lit(*f)), Ty::F, P_UNARY),
+                Value::Float(f) if f.is_sign_negative() => {
+                    Code::new(format!("{}_f64", f64_lit(*f)), Ty::F, P_UNARY)
+                }
                 Value::Float(f) => Code::new(format!("{}_f64", f64_lit(*f)), Ty::F, P_ATOM),
                 Value::Bool(b) => Code::new(b.to_string(), Ty::B, P_ATOM),
                 Value::Str(s) => Code::new(str_lit(s), Ty::S, P_ATOM),
@@ -208,12 +216,22 @@ impl Renderer<'_> {
             Expr::Unary { op, operand } => {
                 let c = self.render(operand)?;
                 match (op, c.ty) {
-                    (UnaryOp::Not, _) => Ok(Code::new(format!("!{}", truthy(&c).at(P_UNARY)), Ty::B, P_UNARY)),
-                    (UnaryOp::Neg, Ty::I) => {
-                        Ok(Code::new(self.checked(format!("{}.checked_neg()", c.at(P_ATOM))), Ty::I, P_ATOM))
+                    (UnaryOp::Not, _) => Ok(Code::new(
+                        format!("!{}", truthy(&c).at(P_UNARY)),
+                        Ty::B,
+                        P_UNARY,
+                    )),
+                    (UnaryOp::Neg, Ty::I) => Ok(Code::new(
+                        self.checked(format!("{}.checked_neg()", c.at(P_ATOM))),
+                        Ty::I,
+                        P_ATOM,
+                    )),
+                    (UnaryOp::Neg, Ty::F) => {
+                        Ok(Code::new(format!("-{}", c.at(P_UNARY)), Ty::F, P_UNARY))
                     }
-                    (UnaryOp::Neg, Ty::F) => Ok(Code::new(format!("-{}", c.at(P_UNARY)), Ty::F, P_UNARY)),
-                    (UnaryOp::Neg, Ty::B) => Ok(Code::new(format!("-i64::from({})", c.code), Ty::I, P_UNARY)),
+                    (UnaryOp::Neg, Ty::B) => {
+                        Ok(Code::new(format!("-i64::from({})", c.code), Ty::I, P_UNARY))
+                    }
                     (UnaryOp::Pos, Ty::I | Ty::F) => Ok(c),
                     (UnaryOp::Pos, Ty::B) => Ok(as_i(&c)),
                     _ => Err(Untyped),
@@ -241,7 +259,9 @@ impl Renderer<'_> {
                         let call = format!("{}.{m}({})", as_i(&a).at(P_ATOM), as_i(&b).code);
                         Code::new(self.checked(call), Ty::I, P_ATOM)
                     }
-                    (BinaryOp::Add | BinaryOp::Sub, false) => bin(&as_f(&a), op.symbol(), &as_f(&b), P_ADD, Ty::F),
+                    (BinaryOp::Add | BinaryOp::Sub, false) => {
+                        bin(&as_f(&a), op.symbol(), &as_f(&b), P_ADD, Ty::F)
+                    }
                     (BinaryOp::Mul, false) => bin(&as_f(&a), "*", &as_f(&b), P_MUL, Ty::F),
                     (BinaryOp::FloorDiv, true) => {
                         self.helpers.insert("ifloordiv");
@@ -267,7 +287,11 @@ impl Renderer<'_> {
                     (Ty::F, _) | (_, Ty::F) => {
                         self.helpers.insert("cmp_if");
                         let ord = if a.ty == Ty::F {
-                            format!("cmp_if({}, {}).map(core::cmp::Ordering::reverse)", as_i(&b).code, a.code)
+                            format!(
+                                "cmp_if({}, {}).map(core::cmp::Ordering::reverse)",
+                                as_i(&b).code,
+                                a.code
+                            )
                         } else {
                             format!("cmp_if({}, {})", as_i(&a).code, b.code)
                         };
@@ -312,19 +336,34 @@ impl Renderer<'_> {
                 let l = Code::new("l".into(), a.ty, P_ATOM);
                 let t = truthy(&l).code;
                 let code = match op {
-                    BoolOp::And => format!("{{ let l = {}; if {t} {{ {} }} else {{ l }} }}", a.code, b.code),
-                    BoolOp::Or => format!("{{ let l = {}; if {t} {{ l }} else {{ {} }} }}", a.code, b.code),
+                    BoolOp::And => format!(
+                        "{{ let l = {}; if {t} {{ {} }} else {{ l }} }}",
+                        a.code, b.code
+                    ),
+                    BoolOp::Or => format!(
+                        "{{ let l = {}; if {t} {{ l }} else {{ {} }} }}",
+                        a.code, b.code
+                    ),
                 };
                 Ok(Code::new(code, a.ty, P_BLOCK))
             }
-            Expr::If { cond, then, otherwise } => {
+            Expr::If {
+                cond,
+                then,
+                otherwise,
+            } => {
                 let c = self.render(cond)?;
                 let a = self.render(then)?;
                 let b = self.render(otherwise)?;
                 if a.ty != b.ty {
                     return Err(Untyped);
                 }
-                let code = format!("if {} {{ {} }} else {{ {} }}", truthy(&c).code, a.code, b.code);
+                let code = format!(
+                    "if {} {{ {} }} else {{ {} }}",
+                    truthy(&c).code,
+                    a.code,
+                    b.code
+                );
                 Ok(Code::new(code, a.ty, P_BLOCK))
             }
             Expr::Call { func, args } => {
@@ -335,7 +374,11 @@ impl Renderer<'_> {
                 let x = r[0].clone();
                 match func {
                     Func::Abs => match x.ty {
-                        Ty::I => Ok(Code::new(self.checked(format!("{}.checked_abs()", x.at(P_ATOM))), Ty::I, P_ATOM)),
+                        Ty::I => Ok(Code::new(
+                            self.checked(format!("{}.checked_abs()", x.at(P_ATOM))),
+                            Ty::I,
+                            P_ATOM,
+                        )),
                         Ty::F => Ok(Code::new(format!("{}.abs()", x.at(P_ATOM)), Ty::F, P_ATOM)),
                         Ty::B => Ok(as_i(&x)),
                         Ty::S => Err(Untyped),
@@ -371,7 +414,11 @@ impl Renderer<'_> {
                     }
                     Func::Str => match x.ty {
                         Ty::S => Ok(x),
-                        Ty::B => Ok(Code::new(format!("if {} {{ \"True\" }} else {{ \"False\" }}", x.code), Ty::S, P_BLOCK)),
+                        Ty::B => Ok(Code::new(
+                            format!("if {} {{ \"True\" }} else {{ \"False\" }}", x.code),
+                            Ty::S,
+                            P_BLOCK,
+                        )),
                         _ => Err(Untyped),
                     },
                     Func::Int => match x.ty {
@@ -426,7 +473,10 @@ pub fn value_str_eq(code: &str, lit: &str) -> String {
         if f.is_nan() {
             arms.push("Value::Float(f) => f.is_nan()".into());
         } else {
-            arms.push(format!("Value::Float(f) => f.to_bits() == {:#x}", f.to_bits()));
+            arms.push(format!(
+                "Value::Float(f) => f.to_bits() == {:#x}",
+                f.to_bits()
+            ));
         }
     }
     if arms.len() < 4 {
