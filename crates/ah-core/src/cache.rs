@@ -97,6 +97,18 @@ impl CacheKey {
     }
 }
 
+impl CacheKey {
+    /// The key for an optimization name, an inputs key (the select-algorithm flavour's
+    /// description of the inputs: shapes, strides, dtypes) and the choices.
+    pub fn for_inputs(name: &str, inputs_key: &str, choices: &[String]) -> Self {
+        let description = format!("{name}|inputs={inputs_key}|{}", choices.join(","));
+        Self {
+            hash: hex(&Sha256::digest(description.as_bytes())),
+            description,
+        }
+    }
+}
+
 /// One stored pick.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CacheEntry {

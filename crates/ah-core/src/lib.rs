@@ -19,6 +19,7 @@ pub mod model;
 pub mod multi_kernel;
 pub mod ops;
 pub mod runtime;
+pub mod select;
 pub mod value;
 
 pub use cache::{CacheKey, DeviceFingerprint, PickCache};

@@ -456,6 +456,36 @@ impl<'a> AutoHeuristic<'a> {
         }
     }
 
+    /// True when building collected (or would collect) data: collect mode is on for the name
+    /// and the precondition held.
+    pub fn collecting(&self) -> bool {
+        self.log_path.is_some() && self.config.collect_enabled(&self.name)
+    }
+
+    /// PyTorch's `save_data(choice, feedback)`: records the time and appends one row (the raw
+    /// context, the choice, the time in ms) to the log. Errors when the precondition failed (no
+    /// log is resolved then), the log cannot be written or its metadata differs.
+    pub fn save_data(&mut self, choice: &str, feedback: f64) -> Result<()> {
+        let Some(path) = self.log_path.clone() else {
+            return Err(crate::Error::Other(format!(
+                "`{}`: the precondition does not hold for this context, so nothing is logged",
+                self.name
+            )));
+        };
+        self.collected_feedback.insert(choice.to_string(), feedback);
+        let features: Vec<String> = self
+            .context
+            .features()
+            .iter()
+            .map(|f| f.name.to_string())
+            .collect();
+        LogWriter::append(&path, &self.metadata, &features)?.write_row(
+            &self.context,
+            choice,
+            feedback,
+        )
+    }
+
     /// The time collected for a choice in collect mode.
     pub fn get_collected_feedback(&self, choice: &str) -> Option<f64> {
         self.collected_feedback.get(choice).copied()
@@ -785,6 +815,10 @@ mod tests {
         assert!(!dir.path().join("autoheuristic").exists());
         assert_eq!(ah.get_choice(), "fb");
         assert_eq!(ah.decision(), Err(UnsureReason::Precondition));
+        assert!(!ah.collecting());
+        let mut ah = ah;
+        let err = ah.save_data("a", 1.0).unwrap_err().to_string();
+        assert!(err.contains("the precondition does not hold"), "{err}");
         assert_eq!(ah.get_top_k_choices(2, &[]), None);
     }
 
