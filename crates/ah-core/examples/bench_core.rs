@@ -1,0 +1,289 @@
+//! Speed of the core's hot paths, printed as a table:
+//! `cargo run --release -p ah-core --example bench_core`.
+//!
+//! Reads `../shared/data/pytorch/pad_mm_a100.txt` when present (contexts and the read itself),
+//! else uses synthetic pad_mm contexts. Each row is the median of 5 timed passes.
+
+use std::hint::black_box;
+use std::path::Path;
+use std::time::Instant;
+
+use ah_core::cache::{CacheKey, DeviceFingerprint, PickCache};
+use ah_core::model::{
+    Column, FeatureRange, Model, ModelEvaluator, ModelKind, Node, Provenance, TrainingInfo, Tree,
+    MODEL_SCHEMA_VERSION,
+};
+use ah_core::ops::{apply_operations, builtin_operations};
+use ah_core::value::python_float_repr;
+use ah_core::{Context, DeviceIdentity, Log, ReadOptions, Value};
+
+fn median_ns(items: usize, mut f: impl FnMut()) -> f64 {
+    let mut runs: Vec<f64> = (0..5)
+        .map(|_| {
+            let t = Instant::now();
+            f();
+            t.elapsed().as_nanos() as f64 / items as f64
+        })
+        .collect();
+    runs.sort_by(f64::total_cmp);
+    runs[2]
+}
+
+fn synthetic_contexts(n: usize) -> Vec<Context> {
+    (0..n as i64)
+        .map(|i| {
+            let (m, k, n) = (512 + 37 * i, 1024 + 13 * (i % 97), 4096 - 7 * (i % 31));
+            let mut c = Context::new();
+            c.add("m", m).add("k", k).add("n", n);
+            c.add("mat1_stride_0", k).add("mat1_stride_1", 1i64);
+            c.add("mat2_stride_0", n).add("mat2_stride_1", 1i64);
+            c.add("m_padded_length", i % 8)
+                .add("k_padded_length", 0i64)
+                .add("n_padded_length", i % 3);
+            c.add("mat1_align_size", 8i64).add("mat2_align_size", 8i64);
+            c.add_categorical("mat1_dtype", "torch.float16")
+                .add_categorical("mat2_dtype", "torch.float16");
+            c.add_categorical("prepadded_mat1", false)
+                .add_categorical("prepadded_mat2", false);
+            c.add_categorical("using_tf32", "not_float_32");
+            c
+        })
+        .collect()
+}
+
+/// A complete depth-6 decision tree over pad_mm columns (augmented ones included).
+fn model() -> Model {
+    let columns = vec![
+        Column::Numeric { name: "m*k".into() },
+        Column::Numeric {
+            name: "arith_intensity".into(),
+        },
+        Column::OneHot {
+            feature: "mat2_innermost_needs_padding".into(),
+            value: "True".into(),
+        },
+        Column::Numeric {
+            name: "k/(m*n)".into(),
+        },
+        Column::OneHot {
+            feature: "mat1_dtype".into(),
+            value: "torch.bfloat16".into(),
+        },
+        Column::Numeric {
+            name: "n_padded_length".into(),
+        },
+    ];
+    let mut nodes = Vec::new();
+    fn build(nodes: &mut Vec<Node>, depth: usize) -> usize {
+        let i = nodes.len();
+        if depth == 6 {
+            let p = 0.5 + 0.07 * (i % 7) as f64;
+            nodes.push(Node::Leaf {
+                value: vec![p, 1.0 - p],
+                samples: 10,
+                unsafe_leaf: i % 11 == 0,
+            });
+            return i;
+        }
+        nodes.push(Node::Leaf {
+            value: vec![],
+            samples: 0,
+            unsafe_leaf: false,
+        });
+        let thresholds = [4.0e7, 700.0, 0.5, 1e-4, 0.5, 2.5];
+        let left = build(nodes, depth + 1);
+        let right = build(nodes, depth + 1);
+        nodes[i] = Node::Split {
+            column: depth,
+            threshold: thresholds[depth],
+            left,
+            right,
+        };
+        i
+    }
+    build(&mut nodes, 0);
+    Model {
+        schema_version: MODEL_SCHEMA_VERSION,
+        heuristic_name: "BenchPadMM".into(),
+        name: "pad_mm".into(),
+        kind: ModelKind::Decision,
+        precondition: DeviceIdentity::A100,
+        choices: vec!["orig".into(), "pad".into()],
+        default_choice: None,
+        numerical_features: [
+            "m",
+            "k",
+            "n",
+            "mat1_stride_0",
+            "mat1_stride_1",
+            "mat2_stride_0",
+            "mat2_stride_1",
+            "m_padded_length",
+            "k_padded_length",
+            "n_padded_length",
+            "mat1_align_size",
+            "mat2_align_size",
+        ]
+        .map(String::from)
+        .to_vec(),
+        categorical_features: [
+            "mat1_dtype",
+            "mat2_dtype",
+            "prepadded_mat1",
+            "prepadded_mat2",
+            "using_tf32",
+        ]
+        .map(String::from)
+        .to_vec(),
+        operations: builtin_operations("pad_mm")
+            .iter()
+            .map(|o| o.spec())
+            .collect(),
+        columns,
+        tree: Tree { nodes },
+        threshold: 0.6,
+        ranking: None,
+        feature_ranges: vec![FeatureRange {
+            name: "m".into(),
+            min: 1.0,
+            max: 1e9,
+        }],
+        range_guard: true,
+        training: TrainingInfo {
+            mode: "bench".into(),
+            learner: "none".into(),
+            criterion: "gini".into(),
+            max_depth: Some(6),
+            min_samples_leaf: 1.0,
+            seed: 0,
+            extra: Default::default(),
+        },
+        metrics: Default::default(),
+        provenance: Provenance {
+            dataset_hash: String::new(),
+            dataset: "synthetic".into(),
+            tool_version: ah_core::TOOL_VERSION.into(),
+            command: "bench_core".into(),
+        },
+    }
+}
+
+fn main() {
+    let shared = Path::new(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../../shared/data/pytorch/pad_mm_a100.txt"
+    ));
+    let mut rows: Vec<(String, f64, &str)> = Vec::new();
+    let contexts = if shared.exists() {
+        let t = Instant::now();
+        let log = Log::read(shared, ReadOptions::default()).expect("the shared pad_mm log reads");
+        rows.push((
+            "Log::read pad_mm_a100.txt (58,183 rows)".into(),
+            t.elapsed().as_secs_f64() * 1e3,
+            "ms",
+        ));
+        log.rows
+            .iter()
+            .step_by(7)
+            .take(4096)
+            .map(|r| {
+                let mut c = Context::with_capacity(log.features.len());
+                for (name, v) in log.features.iter().zip(&r.values) {
+                    c.add_feature(name.clone(), v.clone(), log.metadata.is_categorical(name));
+                }
+                c
+            })
+            .collect()
+    } else {
+        eprintln!("../shared absent: synthetic contexts");
+        synthetic_contexts(4096)
+    };
+    let n = contexts.len();
+
+    rows.push((
+        "parse the 26 pad_mm operations".into(),
+        median_ns(1, || {
+            black_box(builtin_operations("pad_mm"));
+        }) / 1e3,
+        "us",
+    ));
+    let ops = builtin_operations("pad_mm");
+    rows.push((
+        "apply 26 pad_mm operations to a context copy".into(),
+        median_ns(n, || {
+            for c in &contexts {
+                let mut c = c.clone();
+                apply_operations(&ops, &mut c).unwrap();
+                black_box(&c);
+            }
+        }),
+        "ns/context",
+    ));
+    let model = model();
+    model.validate().unwrap();
+    let mut eval = ModelEvaluator::new(&model).unwrap();
+    rows.push((
+        "ModelEvaluator::decide (ops + guard + depth-6 tree)".into(),
+        median_ns(n, || {
+            for c in &contexts {
+                black_box(eval.decide(c));
+            }
+        }),
+        "ns/context",
+    ));
+    rows.push((
+        "Model::decide (parses the ops on every call)".into(),
+        median_ns(n, || {
+            for c in &contexts {
+                black_box(model.decide(c));
+            }
+        }),
+        "ns/context",
+    ));
+    let dir = std::env::temp_dir().join(format!("ah-core-bench-{}", std::process::id()));
+    let path = dir.join("picks.json");
+    let fp = DeviceFingerprint::new("bench", DeviceIdentity::H100);
+    let choices = vec!["orig".to_string(), "pad".to_string()];
+    let mut cache = PickCache::open(&path, fp.clone());
+    for c in contexts.iter().take(256) {
+        cache
+            .put(&CacheKey::new("pad_mm", c, &choices), "pad")
+            .unwrap();
+    }
+    let t = Instant::now();
+    let cache = PickCache::open(&path, fp);
+    rows.push((
+        "PickCache::open (256 entries)".into(),
+        t.elapsed().as_secs_f64() * 1e6,
+        "us",
+    ));
+    rows.push((
+        "CacheKey::new + PickCache::get (hit)".into(),
+        median_ns(256, || {
+            for c in contexts.iter().take(256) {
+                black_box(cache.get(&CacheKey::new("pad_mm", c, &choices)));
+            }
+        }),
+        "ns/lookup",
+    ));
+    let _ = std::fs::remove_dir_all(&dir);
+    let floats: Vec<f64> = (0..n).map(|i| (i as f64 + 0.5) * 1.7e-3).collect();
+    rows.push((
+        "python_float_repr".into(),
+        median_ns(n, || {
+            for &x in &floats {
+                black_box(python_float_repr(x));
+            }
+        }),
+        "ns/value",
+    ));
+    let _ = Value::Int(0);
+
+    let width = rows.iter().map(|r| r.0.len()).max().unwrap_or(0);
+    println!("| {:width$} | {:>12} | unit |", "operation", "time");
+    println!("|{}|{}|------|", "-".repeat(width + 2), "-".repeat(14));
+    for (name, v, unit) in rows {
+        println!("| {name:width$} | {v:>12.1} | {unit} |");
+    }
+    println!("({n} contexts; median of 5 passes)");
+}
