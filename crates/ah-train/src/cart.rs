@@ -23,7 +23,9 @@
 //! - Fully deterministic: the same data and parameters give the same tree, bit for bit.
 
 /// Split quality measure.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum Criterion {
     /// Gini impurity.
@@ -105,7 +107,12 @@ pub struct CartParams {
 
 impl Default for CartParams {
     fn default() -> Self {
-        Self { criterion: Criterion::Gini, max_depth: None, min_samples_leaf: MinSamplesLeaf::Count(1), seed: 42 }
+        Self {
+            criterion: Criterion::Gini,
+            max_depth: None,
+            min_samples_leaf: MinSamplesLeaf::Count(1),
+            seed: 42,
+        }
     }
 }
 
@@ -163,7 +170,11 @@ impl CartTree {
         let mut i = 0;
         while let Some(f) = self.nodes[i].feature {
             let n = &self.nodes[i];
-            i = if row[f] <= n.threshold { n.left } else { n.right };
+            i = if row[f] <= n.threshold {
+                n.left
+            } else {
+                n.right
+            };
         }
         i
     }
@@ -184,6 +195,9 @@ impl CartTree {
         go(self, 0)
     }
 }
+
+use std::collections::HashMap;
+use std::rc::Rc;
 
 const FEATURE_THRESHOLD: f64 = 1e-7;
 const EPSILON: f64 = f64::EPSILON;
@@ -210,19 +224,42 @@ fn log2(x: f64) -> f64 {
     x.ln() / std::f64::consts::LN_2
 }
 
+#[derive(Debug, Clone, Copy)]
 struct Best {
     feature: usize,
     threshold: f64,
     pos: usize,
+}
+
+/// The best split of one feature over one node's samples (independent of the random feature
+/// order, so it is shared between the trees of a grid group).
+#[derive(Debug, Clone, Copy)]
+struct FeatResult {
+    constant: bool,
     proxy: f64,
+    /// Samples going left.
+    n_left: u32,
+    threshold: f64,
+}
+
+/// Per-node split results, keyed by the node's sample set (count and two order-independent
+/// 64-bit hashes of the sample ids). Trees of one (criterion, min_samples_leaf) group differ
+/// only in depth, so they share almost all nodes.
+type NodeCache = HashMap<(u32, u64, u64), Rc<Vec<FeatResult>>>;
+
+fn mix(mut z: u64) -> u64 {
+    z = z.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
 }
 
 struct Builder<'a> {
     data: &'a CartData<'a>,
-    params: CartParams,
+    criterion: Criterion,
     regression: bool,
     /// Per feature: sample indices; a node owns `[start, end)` of every feature's array, sorted
-    /// by that feature.
+    /// by that feature (ties by sample index).
     sorted: Vec<Vec<u32>>,
     features: Vec<usize>,
     constant_features: Vec<usize>,
@@ -232,6 +269,22 @@ struct Builder<'a> {
     goes_left: Vec<bool>,
     buf: Vec<u32>,
     nodes: Vec<CartNode>,
+    w_total: f64,
+    /// Per node id: segment, split, parent, whether its feature segments are up to date.
+    info: Vec<NodeInfo>,
+    /// Per node id: features known constant in it (for deferred partitions).
+    constant_features_at: Vec<Vec<usize>>,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct NodeInfo {
+    start: usize,
+    end: usize,
+    parent: Option<usize>,
+    feature: Option<usize>,
+    threshold: f64,
+    /// Every feature's segment has been partitioned into the children's.
+    partitioned: bool,
 }
 
 struct StackRecord {
@@ -243,8 +296,10 @@ struct StackRecord {
     n_constant: usize,
 }
 
+type Totals = (Vec<f64>, f64, f64, f64);
+
 impl<'a> Builder<'a> {
-    fn node_stats(&self, start: usize, end: usize) -> (Vec<f64>, f64, f64, f64) {
+    fn node_stats(&self, start: usize, end: usize) -> Totals {
         // (class counts, weighted n, sum y, sum w*y*y) over the node's samples.
         let d = self.data;
         let mut counts = vec![0.0; if self.regression { 0 } else { d.n_classes }];
@@ -265,7 +320,7 @@ impl<'a> Builder<'a> {
     }
 
     fn impurity_of(&self, counts: &[f64], wn: f64, sum: f64, sq: f64) -> f64 {
-        match self.params.criterion {
+        match self.criterion {
             Criterion::Gini => {
                 let mut sqc = 0.0;
                 for &c in counts {
@@ -290,8 +345,136 @@ impl<'a> Builder<'a> {
         }
     }
 
-    /// scikit-learn's `node_split_best`.
-    fn node_split(&mut self, start: usize, end: usize, n_known_constants: &mut usize, totals: &(Vec<f64>, f64, f64, f64)) -> Option<Best> {
+    fn node_key(&self, start: usize, end: usize) -> (u32, u64, u64) {
+        let (mut a, mut b) = (0u64, 0u64);
+        for &s in &self.sorted[0][start..end] {
+            let h = mix(u64::from(s));
+            a = a.wrapping_add(h);
+            b = b.wrapping_add(mix(h ^ 0x5555_5555_5555_5555));
+        }
+        ((end - start) as u32, a, b)
+    }
+
+    /// scikit-learn's scan of one feature: the first position of the best proxy.
+    fn scan_feature(
+        &self,
+        feature: usize,
+        start: usize,
+        end: usize,
+        totals: &Totals,
+        left_counts: &mut [f64],
+    ) -> FeatResult {
+        let d = self.data;
+        let col = &d.columns[feature];
+        let order = &self.sorted[feature][start..end];
+        let n = end - start;
+        let first = f64::from(col[order[0] as usize]);
+        let last = f64::from(col[order[n - 1] as usize]);
+        let mut res = FeatResult {
+            constant: false,
+            proxy: f64::NEG_INFINITY,
+            n_left: 0,
+            threshold: 0.0,
+        };
+        if last <= first + FEATURE_THRESHOLD {
+            res.constant = true;
+            return res;
+        }
+        let msl = self.min_samples_leaf;
+        let (ref tot_counts, tot_w, tot_sum, _) = *totals;
+        left_counts.iter_mut().for_each(|c| *c = 0.0);
+        let (mut wl, mut suml) = (0.0f64, 0.0f64);
+        let mut p = 0usize;
+        let mut added = 0usize;
+        let mut cur = f64::from(col[order[0] as usize]);
+        while p < n {
+            while p + 1 < n {
+                let next = f64::from(col[order[p + 1] as usize]);
+                if next <= cur + FEATURE_THRESHOLD {
+                    p += 1;
+                    cur = next;
+                } else {
+                    break;
+                }
+            }
+            let p_prev = p;
+            p += 1;
+            if p >= n {
+                continue;
+            }
+            let v_p = f64::from(col[order[p] as usize]);
+            let v_prev = cur;
+            cur = v_p;
+            if p < msl || n - p < msl {
+                continue;
+            }
+            while added < p {
+                let s = order[added] as usize;
+                let w = d.weights[s];
+                wl += w;
+                if self.regression {
+                    suml += w * d.targets[s];
+                } else {
+                    left_counts[d.classes[s] as usize] += w;
+                }
+                added += 1;
+            }
+            let wr = tot_w - wl;
+            let proxy = match self.criterion {
+                Criterion::SquaredError => {
+                    let sumr = tot_sum - suml;
+                    suml * suml / wl + sumr * sumr / wr
+                }
+                Criterion::Gini => {
+                    let (mut sl, mut sr) = (0.0, 0.0);
+                    for (c, &lc) in left_counts.iter().enumerate() {
+                        let rc = tot_counts[c] - lc;
+                        sl += lc * lc;
+                        sr += rc * rc;
+                    }
+                    let gl = 1.0 - sl / (wl * wl);
+                    let gr = 1.0 - sr / (wr * wr);
+                    -wr * gr - wl * gl
+                }
+                Criterion::Entropy => {
+                    let (mut el, mut er) = (0.0, 0.0);
+                    for (c, &lc) in left_counts.iter().enumerate() {
+                        if lc > 0.0 {
+                            let q = lc / wl;
+                            el -= q * log2(q);
+                        }
+                        let rc = tot_counts[c] - lc;
+                        if rc > 0.0 {
+                            let q = rc / wr;
+                            er -= q * log2(q);
+                        }
+                    }
+                    -wr * er - wl * el
+                }
+            };
+            if proxy > res.proxy {
+                res.proxy = proxy;
+                let mut threshold = v_prev / 2.0 + v_p / 2.0;
+                if threshold == v_p || threshold.is_infinite() {
+                    threshold = v_prev;
+                }
+                res.threshold = threshold;
+                res.n_left = p as u32;
+            }
+            let _ = p_prev;
+        }
+        res
+    }
+
+    /// scikit-learn's `node_split_best`: the random feature order picks, among the features'
+    /// best splits, the first strictly best one.
+    fn node_split(
+        &mut self,
+        start: usize,
+        end: usize,
+        n_known_constants: &mut usize,
+        results: &[FeatResult],
+    ) -> Option<Best> {
         let n_features = self.features.len();
         let mut f_i = n_features;
         let mut n_visited = 0usize;
@@ -302,15 +485,15 @@ impl<'a> Builder<'a> {
         let mut best: Option<Best> = None;
         let mut best_proxy = f64::NEG_INFINITY;
         let max_features = n_features;
-        let msl = self.min_samples_leaf;
-        let d = self.data;
-        let (ref tot_counts, tot_w, tot_sum, _) = *totals;
-        let mut left_counts = vec![0.0; tot_counts.len()];
         while f_i > n_total_constants
             && (n_visited < max_features || n_visited <= n_found_constants + n_drawn_constants)
         {
             n_visited += 1;
-            let mut f_j = rand_int(n_drawn_constants, f_i - n_found_constants, &mut self.rand_state);
+            let mut f_j = rand_int(
+                n_drawn_constants,
+                f_i - n_found_constants,
+                &mut self.rand_state,
+            );
             if f_j < n_known {
                 self.features.swap(n_drawn_constants, f_j);
                 n_drawn_constants += 1;
@@ -318,11 +501,8 @@ impl<'a> Builder<'a> {
             }
             f_j += n_found_constants;
             let feature = self.features[f_j];
-            let col = &d.columns[feature];
-            let order = &self.sorted[feature][start..end];
-            let first = f64::from(col[order[0] as usize]);
-            let last = f64::from(col[order[order.len() - 1] as usize]);
-            if last <= first + FEATURE_THRESHOLD {
+            let r = &results[feature];
+            if r.constant {
                 self.features.swap(f_j, n_total_constants);
                 n_found_constants += 1;
                 n_total_constants += 1;
@@ -330,86 +510,16 @@ impl<'a> Builder<'a> {
             }
             f_i -= 1;
             self.features.swap(f_i, f_j);
-            // Scan the sorted samples.
-            left_counts.iter_mut().for_each(|c| *c = 0.0);
-            let (mut wl, mut suml, mut sql) = (0.0f64, 0.0f64, 0.0f64);
-            let n = end - start;
-            let mut p = 0usize; // relative position
-            let mut added = 0usize; // samples [0, added) are in the left sums
-            while p < n {
-                while p + 1 < n
-                    && f64::from(col[order[p + 1] as usize]) <= f64::from(col[order[p] as usize]) + FEATURE_THRESHOLD
-                {
-                    p += 1;
-                }
-                let p_prev = p;
-                p += 1;
-                if p >= n {
-                    continue;
-                }
-                if p < msl || n - p < msl {
-                    continue;
-                }
-                // update(p)
-                while added < p {
-                    let s = order[added] as usize;
-                    let w = d.weights[s];
-                    wl += w;
-                    if self.regression {
-                        let y = d.targets[s];
-                        suml += w * y;
-                        sql += w * y * y;
-                    } else {
-                        left_counts[d.classes[s] as usize] += w;
-                    }
-                    added += 1;
-                }
-                let wr = tot_w - wl;
-                let proxy = match self.params.criterion {
-                    Criterion::SquaredError => {
-                        let sumr = tot_sum - suml;
-                        suml * suml / wl + sumr * sumr / wr
-                    }
-                    Criterion::Gini => {
-                        let (mut sl, mut sr) = (0.0, 0.0);
-                        for (c, &lc) in left_counts.iter().enumerate() {
-                            let rc = tot_counts[c] - lc;
-                            sl += lc * lc;
-                            sr += rc * rc;
-                        }
-                        let gl = 1.0 - sl / (wl * wl);
-                        let gr = 1.0 - sr / (wr * wr);
-                        -wr * gr - wl * gl
-                    }
-                    Criterion::Entropy => {
-                        let (mut el, mut er) = (0.0, 0.0);
-                        for (c, &lc) in left_counts.iter().enumerate() {
-                            if lc > 0.0 {
-                                let q = lc / wl;
-                                el -= q * log2(q);
-                            }
-                            let rc = tot_counts[c] - lc;
-                            if rc > 0.0 {
-                                let q = rc / wr;
-                                er -= q * log2(q);
-                            }
-                        }
-                        -wr * er - wl * el
-                    }
-                };
-                let _ = sql;
-                if proxy > best_proxy {
-                    best_proxy = proxy;
-                    let a = f64::from(col[order[p_prev] as usize]);
-                    let b = f64::from(col[order[p] as usize]);
-                    let mut threshold = a / 2.0 + b / 2.0;
-                    if threshold == b || threshold.is_infinite() {
-                        threshold = a;
-                    }
-                    best = Some(Best { feature, threshold, pos: start + p, proxy });
-                }
+            if r.proxy > best_proxy {
+                best_proxy = r.proxy;
+                best = Some(Best {
+                    feature,
+                    threshold: r.threshold,
+                    pos: start + r.n_left as usize,
+                });
             }
         }
+        let _ = end;
         // Constant-feature bookkeeping (keeps scikit-learn's random sequence).
         self.features[..n_known].copy_from_slice(&self.constant_features[..n_known]);
         let (src, dst) = (n_known, n_known + n_found_constants);
@@ -419,46 +529,83 @@ impl<'a> Builder<'a> {
         best
     }
 
-    /// Stable partition of every (non-constant) feature's segment by the split.
-    fn partition(&mut self, start: usize, end: usize, best: &Best, n_constant: usize) {
-        let col = &self.data.columns[best.feature];
+    fn set_goes_left(&mut self, start: usize, end: usize, feature: usize, threshold: f64) {
+        let col = &self.data.columns[feature];
         for &s in &self.sorted[0][start..end] {
-            self.goes_left[s as usize] = f64::from(col[s as usize]) <= best.threshold;
-        }
-        // Features known constant in this node are never read again below it.
-        let skip: Vec<usize> = self.constant_features[..n_constant].to_vec();
-        for f in 0..self.sorted.len() {
-            if f != 0 && skip.contains(&f) {
-                continue;
-            }
-            let seg = &mut self.sorted[f][start..end];
-            self.buf.clear();
-            let mut w = 0;
-            for i in 0..seg.len() {
-                let s = seg[i];
-                if self.goes_left[s as usize] {
-                    seg[w] = s;
-                    w += 1;
-                } else {
-                    self.buf.push(s);
-                }
-            }
-            debug_assert_eq!(start + w, best.pos);
-            seg[w..].copy_from_slice(&self.buf);
+            self.goes_left[s as usize] = f64::from(col[s as usize]) <= threshold;
         }
     }
 
-    fn build(mut self) -> CartTree {
+    /// Stable partition of feature `f`'s segment by `goes_left`.
+    fn partition_feature(&mut self, f: usize, start: usize, end: usize) {
+        let seg = &mut self.sorted[f][start..end];
+        self.buf.clear();
+        let mut w = 0;
+        for i in 0..seg.len() {
+            let s = seg[i];
+            if self.goes_left[s as usize] {
+                seg[w] = s;
+                w += 1;
+            } else {
+                self.buf.push(s);
+            }
+        }
+        seg[w..].copy_from_slice(&self.buf);
+    }
+
+    /// Makes every feature's segment of node `id` hold its samples in sorted order, applying
+    /// the deferred partitions of its ancestors (feature 0 is always partitioned at once).
+    fn materialize(&mut self, id: usize) {
+        let Some(parent) = self.info[id].parent else {
+            return;
+        };
+        if self.info[parent].partitioned {
+            return;
+        }
+        self.materialize(parent);
+        let p = self.info[parent];
+        let (feature, threshold) = (p.feature.expect("split parent"), p.threshold);
+        self.set_goes_left(p.start, p.end, feature, threshold);
+        let mut skip = vec![false; self.sorted.len()];
+        for &f in &self.constant_features_at[parent] {
+            skip[f] = true;
+        }
+        for f in 1..self.sorted.len() {
+            if !skip[f] {
+                self.partition_feature(f, p.start, p.end);
+            }
+        }
+        self.info[parent].partitioned = true;
+    }
+
+    fn build(mut self, max_depth: Option<usize>, cache: &mut NodeCache) -> CartTree {
         let n = self.data.weights.len();
-        let mut stack = vec![StackRecord { start: 0, end: n, depth: 0, parent: None, impurity: f64::INFINITY, n_constant: 0 }];
+        let mut stack = vec![StackRecord {
+            start: 0,
+            end: n,
+            depth: 0,
+            parent: None,
+            impurity: f64::INFINITY,
+            n_constant: 0,
+        }];
         let mut first = true;
-        let max_depth = self.params.max_depth.unwrap_or(usize::MAX);
+        let max_depth = max_depth.unwrap_or(usize::MAX);
+        let mut left_counts = vec![
+            0.0;
+            if self.regression {
+                0
+            } else {
+                self.data.n_classes
+            }
+        ];
         while let Some(rec) = stack.pop() {
             let (start, end) = (rec.start, rec.end);
             let n_node = end - start;
             let totals = self.node_stats(start, end);
             let mut impurity = rec.impurity;
-            let mut is_leaf = rec.depth >= max_depth || n_node < self.min_samples_split || n_node < 2 * self.min_samples_leaf;
+            let mut is_leaf = rec.depth >= max_depth
+                || n_node < self.min_samples_split
+                || n_node < 2 * self.min_samples_leaf;
             if first {
                 impurity = self.impurity_of(&totals.0, totals.1, totals.2, totals.3);
                 first = false;
@@ -466,8 +613,46 @@ impl<'a> Builder<'a> {
             is_leaf = is_leaf || impurity <= EPSILON;
             let mut n_constant = rec.n_constant;
             let mut split = None;
+            let id = self.nodes.len();
+            self.info.push(NodeInfo {
+                start,
+                end,
+                parent: rec.parent.map(|p| p.0),
+                feature: None,
+                threshold: 0.0,
+                partitioned: false,
+            });
+            self.constant_features_at.push(Vec::new());
             if !is_leaf {
-                split = self.node_split(start, end, &mut n_constant, &totals);
+                let key = self.node_key(start, end);
+                let results = match cache.get(&key) {
+                    Some(r) => r.clone(),
+                    None => {
+                        self.materialize(id);
+                        let mut known = vec![false; self.features.len()];
+                        for &f in &self.constant_features[..rec.n_constant] {
+                            known[f] = true;
+                        }
+                        let r: Vec<FeatResult> = (0..self.features.len())
+                            .map(|f| {
+                                if known[f] {
+                                    FeatResult {
+                                        constant: true,
+                                        proxy: f64::NEG_INFINITY,
+                                        n_left: 0,
+                                        threshold: 0.0,
+                                    }
+                                } else {
+                                    self.scan_feature(f, start, end, &totals, &mut left_counts)
+                                }
+                            })
+                            .collect();
+                        let r = Rc::new(r);
+                        cache.insert(key, r.clone());
+                        r
+                    }
+                };
+                split = self.node_split(start, end, &mut n_constant, &results);
                 match &split {
                     None => is_leaf = true,
                     Some(b) if b.pos >= end => is_leaf = true,
@@ -475,8 +660,11 @@ impl<'a> Builder<'a> {
                 }
             }
             let (counts, wn, sum, _) = &totals;
-            let value = if self.regression { vec![sum / wn] } else { counts.iter().map(|c| c / wn).collect() };
-            let id = self.nodes.len();
+            let value = if self.regression {
+                vec![sum / wn]
+            } else {
+                counts.iter().map(|c| c / wn).collect()
+            };
             self.nodes.push(CartNode {
                 feature: None,
                 threshold: -2.0,
@@ -499,17 +687,15 @@ impl<'a> Builder<'a> {
                 continue;
             }
             let best = split.expect("not a leaf");
-            let _ = best.proxy;
-            // Children impurities.
+            // Children impurities (over the node's samples, in feature-0 order).
             let d = self.data;
-            let order = &self.sorted[best.feature][start..end];
             let col = &d.columns[best.feature];
             let mut lc = vec![0.0; counts.len()];
             let (mut wl, mut sl, mut ql) = (0.0, 0.0, 0.0);
-            for &s in order {
+            for &s in &self.sorted[0][start..end] {
                 let s = s as usize;
                 if f64::from(col[s]) > best.threshold {
-                    break;
+                    continue;
                 }
                 let w = d.weights[s];
                 wl += w;
@@ -523,18 +709,41 @@ impl<'a> Builder<'a> {
             let rc: Vec<f64> = counts.iter().zip(&lc).map(|(t, l)| t - l).collect();
             let imp_l = self.impurity_of(&lc, wl, sl, ql);
             let imp_r = self.impurity_of(&rc, wn - wl, sum - sl, totals.3 - ql);
-            let w_total: f64 = self.data.weights.iter().sum();
-            let improvement = (wn / w_total) * (impurity - (wn - wl) / wn * imp_r - wl / wn * imp_l);
+            let improvement =
+                (wn / self.w_total) * (impurity - (wn - wl) / wn * imp_r - wl / wn * imp_l);
             if improvement + EPSILON < 0.0 {
                 continue;
             }
             self.nodes[id].feature = Some(best.feature);
             self.nodes[id].threshold = best.threshold;
-            self.partition(start, end, &best, n_constant);
-            stack.push(StackRecord { start: best.pos, end, depth: rec.depth + 1, parent: Some((id, false)), impurity: imp_r, n_constant });
-            stack.push(StackRecord { start, end: best.pos, depth: rec.depth + 1, parent: Some((id, true)), impurity: imp_l, n_constant });
+            self.info[id].feature = Some(best.feature);
+            self.info[id].threshold = best.threshold;
+            self.constant_features_at[id] = self.constant_features[..n_constant].to_vec();
+            // Feature 0 now (stats and keys of the children read it); the others when needed.
+            self.set_goes_left(start, end, best.feature, best.threshold);
+            self.partition_feature(0, start, end);
+            let _ = n_constant;
+            stack.push(StackRecord {
+                start: best.pos,
+                end,
+                depth: rec.depth + 1,
+                parent: Some((id, false)),
+                impurity: imp_r,
+                n_constant,
+            });
+            stack.push(StackRecord {
+                start,
+                end: best.pos,
+                depth: rec.depth + 1,
+                parent: Some((id, true)),
+                impurity: imp_l,
+                n_constant,
+            });
         }
-        CartTree { nodes: self.nodes, n_features: self.data.columns.len() }
+        CartTree {
+            nodes: self.nodes,
+            n_features: self.data.columns.len(),
+        }
     }
 }
 
@@ -561,26 +770,44 @@ impl Presorted {
 
 /// Fits a tree. `presorted` must come from the same `data.columns`.
 pub fn fit(data: &CartData<'_>, presorted: &Presorted, params: CartParams) -> CartTree {
+    fit_group(data, presorted, &[params])
+        .pop()
+        .expect("one tree")
+}
+
+/// Fits several trees that differ only in `max_depth` (same criterion, leaf size and seed),
+/// sharing the split search of the nodes they have in common. Each tree equals [`fit`]'s.
+pub fn fit_group(
+    data: &CartData<'_>,
+    presorted: &Presorted,
+    params: &[CartParams],
+) -> Vec<CartTree> {
+    let mut cache = NodeCache::new();
+    let mut out = Vec::with_capacity(params.len());
+    for p in params {
+        assert!(
+            p.criterion == params[0].criterion
+                && p.min_samples_leaf == params[0].min_samples_leaf
+                && p.seed == params[0].seed,
+            "a group shares criterion, min_samples_leaf and seed"
+        );
+        out.push(fit_cached(data, presorted, *p, &mut cache));
+    }
+    out
+}
+
+fn fit_cached(
+    data: &CartData<'_>,
+    presorted: &Presorted,
+    params: CartParams,
+    cache: &mut NodeCache,
+) -> CartTree {
     let n = data.weights.len();
     let regression = params.criterion == Criterion::SquaredError;
     let min_samples_leaf = params.min_samples_leaf.resolve(n);
     let mut rs = crate::split::RandomState::new(params.seed);
     let rand_state = rs.randint(0, i64::from(RAND_R_MAX)) as u32;
     let n_features = data.columns.len();
-    let builder = Builder {
-        data,
-        params,
-        regression,
-        sorted: presorted.orders.clone(),
-        features: (0..n_features).collect(),
-        constant_features: (0..n_features).collect(),
-        rand_state,
-        min_samples_leaf,
-        min_samples_split: 2usize.max(2 * min_samples_leaf),
-        goes_left: vec![false; n],
-        buf: Vec::with_capacity(n),
-        nodes: Vec::new(),
-    };
     if n == 0 || n_features == 0 {
         // A single leaf.
         let mut counts = vec![0.0; data.n_classes];
@@ -592,16 +819,50 @@ pub fn fit(data: &CartData<'_>, presorted: &Presorted, params: CartParams) -> Ca
             }
         }
         let value = if regression {
-            vec![data.targets.iter().zip(data.weights).map(|(y, w)| y * w).sum::<f64>() / wn]
+            vec![
+                data.targets
+                    .iter()
+                    .zip(data.weights)
+                    .map(|(y, w)| y * w)
+                    .sum::<f64>()
+                    / wn,
+            ]
         } else {
             counts.iter().map(|c| c / wn).collect()
         };
         return CartTree {
-            nodes: vec![CartNode { feature: None, threshold: -2.0, left: 0, right: 0, value, n_samples: n, weighted_n_samples: wn, counts, impurity: 0.0 }],
+            nodes: vec![CartNode {
+                feature: None,
+                threshold: -2.0,
+                left: 0,
+                right: 0,
+                value,
+                n_samples: n,
+                weighted_n_samples: wn,
+                counts,
+                impurity: 0.0,
+            }],
             n_features,
         };
     }
-    builder.build()
+    let builder = Builder {
+        data,
+        criterion: params.criterion,
+        regression,
+        sorted: presorted.orders.clone(),
+        features: (0..n_features).collect(),
+        constant_features: (0..n_features).collect(),
+        rand_state,
+        min_samples_leaf,
+        min_samples_split: 2usize.max(2 * min_samples_leaf),
+        goes_left: vec![false; n],
+        buf: Vec::with_capacity(n),
+        nodes: Vec::new(),
+        w_total: data.weights.iter().sum(),
+        info: Vec::new(),
+        constant_features_at: Vec::new(),
+    };
+    builder.build(params.max_depth, cache)
 }
 
 #[cfg(test)]
@@ -609,13 +870,22 @@ mod tests {
     use super::*;
 
     fn data<'a>(cols: &'a [Vec<f32>], y: &'a [u32], w: &'a [f64], k: usize) -> CartData<'a> {
-        CartData { columns: cols, classes: y, n_classes: k, targets: &[], weights: w }
+        CartData {
+            columns: cols,
+            classes: y,
+            n_classes: k,
+            targets: &[],
+            weights: w,
+        }
     }
 
     #[test]
     fn hand_checked_small_tree() {
         // x0 separates perfectly at 2.5; x1 is noise.
-        let cols = vec![vec![1.0, 2.0, 3.0, 4.0, 2.0, 3.0], vec![5.0, 5.0, 1.0, 1.0, 1.0, 5.0]];
+        let cols = vec![
+            vec![1.0, 2.0, 3.0, 4.0, 2.0, 3.0],
+            vec![5.0, 5.0, 1.0, 1.0, 1.0, 5.0],
+        ];
         let y = [0, 0, 1, 1, 0, 1];
         let w = [1.0; 6];
         let d = data(&cols, &y, &w, 2);
@@ -635,13 +905,19 @@ mod tests {
         let y = [0, 1, 0, 0, 1, 1, 1, 1];
         let w = [1.0; 8];
         let d = data(&cols, &y, &w, 2);
-        let p = CartParams { min_samples_leaf: MinSamplesLeaf::Count(3), ..Default::default() };
+        let p = CartParams {
+            min_samples_leaf: MinSamplesLeaf::Count(3),
+            ..Default::default()
+        };
         let t = fit(&d, &Presorted::new(&cols), p);
         for n in &t.nodes {
             assert!(n.n_samples >= 3, "{n:?}");
         }
         assert_eq!(MinSamplesLeaf::Fraction(0.01).resolve(6789), 68);
-        assert_eq!(MinSamplesLeaf::parse("0.05"), Some(MinSamplesLeaf::Fraction(0.05)));
+        assert_eq!(
+            MinSamplesLeaf::parse("0.05"),
+            Some(MinSamplesLeaf::Fraction(0.05))
+        );
         assert_eq!(MinSamplesLeaf::parse("10"), Some(MinSamplesLeaf::Count(10)));
         assert_eq!(MinSamplesLeaf::parse("0"), None);
     }
@@ -660,8 +936,17 @@ mod tests {
     #[test]
     fn regression_tree_means() {
         let cols = vec![vec![1.0, 2.0, 3.0, 4.0]];
-        let d = CartData { columns: &cols, classes: &[], n_classes: 0, targets: &[1.0, 1.0, 5.0, 5.0], weights: &[1.0; 4] };
-        let p = CartParams { criterion: Criterion::SquaredError, ..Default::default() };
+        let d = CartData {
+            columns: &cols,
+            classes: &[],
+            n_classes: 0,
+            targets: &[1.0, 1.0, 5.0, 5.0],
+            weights: &[1.0; 4],
+        };
+        let p = CartParams {
+            criterion: Criterion::SquaredError,
+            ..Default::default()
+        };
         let t = fit(&d, &Presorted::new(&cols), p);
         assert_eq!(t.nodes[0].threshold, 2.5);
         assert_eq!(t.nodes[1].value, vec![1.0]);
@@ -672,13 +957,21 @@ mod tests {
     fn deterministic_bit_for_bit() {
         let n = 500;
         let mut rs = crate::split::RandomState::new(7);
-        let cols: Vec<Vec<f32>> = (0..6).map(|_| (0..n).map(|_| (rs.next_u32() % 50) as f32).collect()).collect();
-        let y: Vec<u32> = (0..n).map(|i| u32::from(cols[0][i] + cols[1][i] > 50.0) + u32::from(cols[2][i] > 40.0)).collect();
+        let cols: Vec<Vec<f32>> = (0..6)
+            .map(|_| (0..n).map(|_| (rs.next_u32() % 50) as f32).collect())
+            .collect();
+        let y: Vec<u32> = (0..n)
+            .map(|i| u32::from(cols[0][i] + cols[1][i] > 50.0) + u32::from(cols[2][i] > 40.0))
+            .collect();
         let w = vec![1.0; n];
         let d = data(&cols, &y, &w, 3);
         let ps = Presorted::new(&cols);
         for crit in [Criterion::Gini, Criterion::Entropy] {
-            let p = CartParams { criterion: crit, max_depth: Some(6), ..Default::default() };
+            let p = CartParams {
+                criterion: crit,
+                max_depth: Some(6),
+                ..Default::default()
+            };
             let a = fit(&d, &ps, p);
             let b = fit(&d, &ps, p);
             assert_eq!(a, b);

@@ -42,7 +42,11 @@ pub struct Args {
     #[arg(long, value_enum, default_value = "cart", help = "Tree learner")]
     pub learner: LearnerArg,
     /// Ranking: learn from near-best copies and report top-K metrics (PyTorch's --ranking).
-    #[arg(long, value_name = "K", help = "Train a ranking heuristic returning the top K")]
+    #[arg(
+        long,
+        value_name = "K",
+        help = "Train a ranking heuristic returning the top K"
+    )]
     pub ranking: Option<usize>,
     /// The regression variant (spec 7.4).
     #[arg(long, help = "Regression variant (not available yet)")]
@@ -55,7 +59,11 @@ pub struct Args {
     pub seed: u32,
     /// A split file ({"features", "train", "val", "test"}, as the Python reference's
     /// --write-split writes) naming each input's set.
-    #[arg(long, value_name = "FILE", help = "Take the train/val/test assignment from FILE")]
+    #[arg(
+        long,
+        value_name = "FILE",
+        help = "Take the train/val/test assignment from FILE"
+    )]
     pub split: Option<PathBuf>,
     /// Write the split used to FILE (same format as --split).
     #[arg(long, value_name = "FILE", help = "Write the split used to FILE")]
@@ -70,13 +78,25 @@ pub struct Args {
     #[arg(long, value_name = "FILE", help = "Extra augment operations file")]
     pub operations: Option<PathBuf>,
     /// Cost of one unsure input (an autotune) in units of ln(t_pick / t_best) (default mode).
-    #[arg(long, default_value_t = 0.005, help = "Cost of an autotune (default mode)")]
+    #[arg(
+        long,
+        default_value_t = 0.005,
+        help = "Cost of an autotune (default mode)"
+    )]
     pub autotune_cost: f64,
     /// Largest cross-validated share of harmful wrong picks (default mode).
-    #[arg(long, default_value_t = 0.005, help = "Allowed share of harmful wrong picks (default mode)")]
+    #[arg(
+        long,
+        default_value_t = 0.005,
+        help = "Allowed share of harmful wrong picks (default mode)"
+    )]
     pub max_harmful: f64,
     /// Cross-validation folds (default mode).
-    #[arg(long, default_value_t = 5, help = "Cross-validation folds (default mode)")]
+    #[arg(
+        long,
+        default_value_t = 5,
+        help = "Cross-validation folds (default mode)"
+    )]
     pub folds: usize,
     /// Do not generate code after training.
     #[arg(long, help = "Skip code generation")]
@@ -102,11 +122,13 @@ fn write_all(dir: &Path, files: &[(PathBuf, Vec<u8>)]) -> Result<()> {
             .suffix(".tmp")
             .tempfile_in(dir)
             .with_context(|| format!("creating a temporary file in {}", dir.display()))?;
-        std::io::Write::write_all(&mut tmp, bytes).with_context(|| format!("writing {}", path.display()))?;
+        std::io::Write::write_all(&mut tmp, bytes)
+            .with_context(|| format!("writing {}", path.display()))?;
         temps.push((tmp, path.clone()));
     }
     for (tmp, path) in temps {
-        tmp.persist(&path).with_context(|| format!("writing {}", path.display()))?;
+        tmp.persist(&path)
+            .with_context(|| format!("writing {}", path.display()))?;
     }
     Ok(())
 }
@@ -117,14 +139,32 @@ pub fn run(args: Args) -> Result<()> {
         bail!("--regression is not available in this version of ah-train; train a decision heuristic (drop --regression)");
     }
     if let Some(n) = args.threads {
-        rayon::ThreadPoolBuilder::new().num_threads(n).build_global().context("setting up threads")?;
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(n)
+            .build_global()
+            .context("setting up threads")?;
     }
-    if !args.heuristic_name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') || args.heuristic_name.is_empty() {
-        bail!("--heuristic-name `{}`: use letters, digits and `_` only (it names a class and files)", args.heuristic_name);
+    if !args
+        .heuristic_name
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || c == '_')
+        || args.heuristic_name.is_empty()
+    {
+        bail!(
+            "--heuristic-name `{}`: use letters, digits and `_` only (it names a class and files)",
+            args.heuristic_name
+        );
     }
-    let data: Vec<(String, PathBuf)> = args.data.chunks(2).map(|c| (c[0].clone(), PathBuf::from(&c[1]))).collect();
+    let data: Vec<(String, PathBuf)> = args
+        .data
+        .chunks(2)
+        .map(|c| (c[0].clone(), PathBuf::from(&c[1])))
+        .collect();
     let (overrides, config_dir) = match &args.config {
-        Some(p) => (Overrides::read(p)?, p.parent().map(Path::to_path_buf).unwrap_or_default()),
+        Some(p) => (
+            Overrides::read(p)?,
+            p.parent().map(Path::to_path_buf).unwrap_or_default(),
+        ),
         None => (Overrides::default(), PathBuf::from(".")),
     };
     let extra_operations = match &args.operations {
@@ -150,8 +190,17 @@ pub fn run(args: Args) -> Result<()> {
         default_choice: args.default_choice.clone(),
         seed: args.seed,
         split_file: args.split.clone(),
-        mode: if args.upstream { Mode::Upstream } else { Mode::CostAware },
-        cost: CostAwareParams { autotune_cost: args.autotune_cost, max_harmful: args.max_harmful, folds: args.folds, wilson_z: 1.96 },
+        mode: if args.upstream {
+            Mode::Upstream
+        } else {
+            Mode::CostAware
+        },
+        cost: CostAwareParams {
+            autotune_cost: args.autotune_cost,
+            max_harmful: args.max_harmful,
+            folds: args.folds,
+            wilson_z: 1.96,
+        },
         overrides,
         config_dir,
         extra_operations,
@@ -163,14 +212,21 @@ pub fn run(args: Args) -> Result<()> {
         indicatif::ProgressBar::hidden()
     };
     bar.set_style(
-        indicatif::ProgressStyle::with_template("{spinner} training [{bar:30}] {pos} fits {elapsed}")
-            .expect("valid template")
-            .progress_chars("=> "),
+        indicatif::ProgressStyle::with_template(
+            "{spinner} training [{bar:30}] {pos} fits {elapsed}",
+        )
+        .expect("valid template")
+        .progress_chars("=> "),
     );
-    let out = train::train(&opts, &|n| bar.inc(n)).with_context(|| format!("training on {}", args.file.display()))?;
+    let out = train::train(&opts, &|n| bar.inc(n))
+        .with_context(|| format!("training on {}", args.file.display()))?;
     bar.finish_and_clear();
     if args.timings {
-        let t: Vec<String> = out.timings.iter().map(|(k, v)| format!("{k} {v:.3}s")).collect();
+        let t: Vec<String> = out
+            .timings
+            .iter()
+            .map(|(k, v)| format!("{k} {v:.3}s"))
+            .collect();
         eprintln!("timings: {}", t.join(", "));
     }
     for w in &out.warnings {
@@ -191,26 +247,48 @@ pub fn run(args: Args) -> Result<()> {
     let regret_svg = report::histogram_svg(
         "Regret (test inputs; unsure = autotuned)",
         "log2(picked time / best time)",
-        &test_rows.regret_ratio.iter().map(|r| r.max(1.0)).collect::<Vec<_>>(),
+        &test_rows
+            .regret_ratio
+            .iter()
+            .map(|r| r.max(1.0))
+            .collect::<Vec<_>>(),
         true,
     );
-    let (sp, rg, dt) = (format!("{name}.speedup.svg"), format!("{name}.regret.svg"), format!("{name}.dot"));
+    let (sp, rg, dt) = (
+        format!("{name}.speedup.svg"),
+        format!("{name}.regret.svg"),
+        format!("{name}.dot"),
+    );
     let md = report::markdown(&out, &sp, &rg, &dt);
     let mut files = vec![
-        (dir.join(format!("{name}.model.json")), model_json.into_bytes()),
-        (dir.join(format!("{name}.metrics.json")), metrics_json.into_bytes()),
+        (
+            dir.join(format!("{name}.model.json")),
+            model_json.into_bytes(),
+        ),
+        (
+            dir.join(format!("{name}.metrics.json")),
+            metrics_json.into_bytes(),
+        ),
         (dir.join(&dt), dot.into_bytes()),
         (dir.join(&sp), speedup_svg.into_bytes()),
         (dir.join(&rg), regret_svg.into_bytes()),
         (dir.join(format!("{name}.report.md")), md.into_bytes()),
     ];
     if let Some(p) = &args.write_split {
-        files.push((p.clone(), (serde_json::to_string(&out.split_keys)? + "\n").into_bytes()));
+        files.push((
+            p.clone(),
+            (serde_json::to_string(&out.split_keys)? + "\n").into_bytes(),
+        ));
     }
     write_all(dir, &files[..6])?;
     if files.len() > 6 {
         let p = &files[6].0;
-        write_all(p.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new(".")), &files[6..])?;
+        write_all(
+            p.parent()
+                .filter(|d| !d.as_os_str().is_empty())
+                .unwrap_or(Path::new(".")),
+            &files[6..],
+        )?;
     }
     if !args.quiet {
         println!("{}", report::grid_table(&out.grid, out.best));

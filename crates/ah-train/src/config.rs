@@ -32,7 +32,14 @@ impl Grid {
         use MinSamplesLeaf::{Count, Fraction};
         Grid {
             max_depth: vec![Some(5), Some(6), Some(7)],
-            min_samples_leaf: vec![Count(1), Count(5), Count(10), Fraction(0.01), Fraction(0.05), Fraction(0.02)],
+            min_samples_leaf: vec![
+                Count(1),
+                Count(5),
+                Count(10),
+                Fraction(0.01),
+                Fraction(0.05),
+                Fraction(0.02),
+            ],
             criterion: vec![Criterion::Gini, Criterion::Entropy],
         }
     }
@@ -176,7 +183,10 @@ impl HeuristicConfig for MixedMm {
         Some("extern_fallback_mixed_mm".into())
     }
     fn unsafe_rule(&self) -> UnsafeRule {
-        UnsafeRule::SlowerThan { choice: "extern_fallback_mixed_mm".into(), factor: 1.05 }
+        UnsafeRule::SlowerThan {
+            choice: "extern_fallback_mixed_mm".into(),
+            factor: 1.05,
+        }
     }
     fn allowed_wrong_pct(&self) -> f64 {
         1.0
@@ -207,7 +217,9 @@ pub fn config_for(name: &str) -> Box<dyn HeuristicConfig> {
         "pad_mm" => Box::new(PadMm),
         "mm" => Box::new(Mm),
         "mixed_mm" => Box::new(MixedMm),
-        other => Box::new(Generic { name: other.to_string() }),
+        other => Box::new(Generic {
+            name: other.to_string(),
+        }),
     }
 }
 
@@ -303,33 +315,52 @@ impl Settings {
                 .map(|t| match t.as_str() {
                     "gini" => Ok(Criterion::Gini),
                     "entropy" => Ok(Criterion::Entropy),
-                    other => Err(TrainError::Config(format!("criterion `{other}`: use gini or entropy"))),
+                    other => Err(TrainError::Config(format!(
+                        "criterion `{other}`: use gini or entropy"
+                    ))),
                 })
                 .collect::<Result<_>>()?;
         }
         if grid.configs().is_empty() {
-            return Err(TrainError::Config("the grid is empty: give at least one value per parameter".into()));
+            return Err(TrainError::Config(
+                "the grid is empty: give at least one value per parameter".into(),
+            ));
         }
-        let mut operations = if o.builtin_operations.unwrap_or(true) { cfg.operations() } else { Vec::new() };
+        let mut operations = if o.builtin_operations.unwrap_or(true) {
+            cfg.operations()
+        } else {
+            Vec::new()
+        };
         if let Some(f) = &o.operations_file {
             operations.extend(ah_core::ops::parse_operations_file(base_dir.join(f))?);
         }
-        let (t, v) = (o.test_size.unwrap_or(cfg.test_and_val_size().0), o.val_size.unwrap_or(cfg.test_and_val_size().1));
+        let (t, v) = (
+            o.test_size.unwrap_or(cfg.test_and_val_size().0),
+            o.val_size.unwrap_or(cfg.test_and_val_size().1),
+        );
         if !(t > 0.0 && v > 0.0 && t + v < 1.0) {
-            return Err(TrainError::Config(format!("test_size {t} and val_size {v} must be positive with a sum below 1")));
+            return Err(TrainError::Config(format!(
+                "test_size {t} and val_size {v} must be positive with a sum below 1"
+            )));
         }
         Ok(Settings {
             name: cfg.name().to_string(),
             default_choice: o.default_choice.clone().or_else(|| cfg.default_choice()),
             unsafe_rule: match &o.unsafe_slower_than {
-                Some((c, f)) => UnsafeRule::SlowerThan { choice: c.clone(), factor: *f },
+                Some((c, f)) => UnsafeRule::SlowerThan {
+                    choice: c.clone(),
+                    factor: *f,
+                },
                 None => cfg.unsafe_rule(),
             },
             allowed_wrong_pct: o.allowed_wrong_pct.unwrap_or(cfg.allowed_wrong_pct()),
             test_and_val: (t, v),
             grid,
             operations,
-            always_included: o.always_included.clone().unwrap_or_else(|| cfg.always_included()),
+            always_included: o
+                .always_included
+                .clone()
+                .unwrap_or_else(|| cfg.always_included()),
             extra_training_sets: cfg.extra_training_sets(),
         })
     }
@@ -343,7 +374,10 @@ mod tests {
     fn known_configs() {
         assert_eq!(Grid::upstream_default().configs().len(), 36);
         let c = Grid::upstream_default().configs();
-        assert_eq!(c[1], (Some(5), MinSamplesLeaf::Count(1), Criterion::Entropy));
+        assert_eq!(
+            c[1],
+            (Some(5), MinSamplesLeaf::Count(1), Criterion::Entropy)
+        );
         let s = Settings::resolve(&MixedMm, &Overrides::default(), Path::new(".")).unwrap();
         assert_eq!(s.operations.len(), 19);
         assert_eq!(s.test_and_val, (0.01, 0.19));

@@ -52,13 +52,22 @@ impl BuildReport {
     pub fn warnings(&self) -> Vec<String> {
         let mut w = Vec::new();
         if self.malformed_lines > 0 {
-            w.push(format!("{} malformed lines skipped (as pandas' on_bad_lines=\"skip\")", self.malformed_lines));
+            w.push(format!(
+                "{} malformed lines skipped (as pandas' on_bad_lines=\"skip\")",
+                self.malformed_lines
+            ));
         }
         if self.nan_feedback_rows > 0 {
-            w.push(format!("{} rows with NaN feedback ignored (not a measurement)", self.nan_feedback_rows));
+            w.push(format!(
+                "{} rows with NaN feedback ignored (not a measurement)",
+                self.nan_feedback_rows
+            ));
         }
         if self.single_choice_inputs > 0 {
-            w.push(format!("{} inputs with a single choice dropped (nothing to decide)", self.single_choice_inputs));
+            w.push(format!(
+                "{} inputs with a single choice dropped (nothing to decide)",
+                self.single_choice_inputs
+            ));
         }
         if self.all_inf_inputs > 0 {
             if self.all_inf_kept {
@@ -67,7 +76,10 @@ impl BuildReport {
                     self.all_inf_inputs
                 ));
             } else {
-                w.push(format!("{} inputs where every choice failed (inf) dropped", self.all_inf_inputs));
+                w.push(format!(
+                    "{} inputs where every choice failed (inf) dropped",
+                    self.all_inf_inputs
+                ));
             }
         }
         w
@@ -207,7 +219,7 @@ impl Table {
     }
 }
 
-fn kind_of(values: impl Iterator<Item = Value>) -> ColumnKind {
+fn kind_of<'v>(values: impl Iterator<Item = &'v Value>) -> ColumnKind {
     let (mut b, mut i, mut f, mut s) = (false, false, false, false);
     for v in values {
         match v {
@@ -298,11 +310,15 @@ pub fn build_table(
     }
     let cols: Vec<usize> = features
         .iter()
-        .map(|f| log.column(f).expect("the log reader checks metadata features against the header"))
+        .map(|f| {
+            log.column(f)
+                .expect("the log reader checks metadata features against the header")
+        })
         .collect();
     // Group rows by input.
-    let mut index: HashMap<Vec<String>, usize> = HashMap::new();
+    let mut index: HashMap<Vec<u8>, usize> = HashMap::new();
     let mut raw: Vec<RawInput> = Vec::new();
+    let mut key: Vec<u8> = Vec::with_capacity(256);
     for row in &log.rows {
         if row.feedback.is_nan() {
             report.nan_feedback_rows += 1;
@@ -311,20 +327,47 @@ pub fn build_table(
         if row.feedback.is_infinite() {
             report.inf_rows += 1;
         }
-        let key: Vec<String> = cols.iter().map(|&c| row.values[c].to_string()).collect();
-        let next = raw.len();
-        let id = *index.entry(key).or_insert(next);
-        if id == next {
-            raw.push(RawInput {
-                values: cols.iter().map(|&c| row.values[c].clone()).collect(),
-                feedback: BTreeMap::new(),
-            });
+        key.clear();
+        for &c in &cols {
+            match &row.values[c] {
+                Value::Bool(b) => key.extend_from_slice(&[0, u8::from(*b)]),
+                Value::Int(i) => {
+                    key.push(1);
+                    key.extend_from_slice(&i.to_le_bytes());
+                }
+                Value::Float(f) => {
+                    key.push(2);
+                    key.extend_from_slice(&f.to_bits().to_le_bytes());
+                }
+                Value::Str(s) => {
+                    key.push(3);
+                    key.extend_from_slice(&(s.len() as u64).to_le_bytes());
+                    key.extend_from_slice(s.as_bytes());
+                }
+            }
         }
-        raw[id].feedback.entry(row.choice).or_default().push(row.feedback);
+        let id = match index.get(key.as_slice()) {
+            Some(&id) => id,
+            None => {
+                let id = raw.len();
+                index.insert(key.clone(), id);
+                raw.push(RawInput {
+                    values: cols.iter().map(|&c| row.values[c].clone()).collect(),
+                    feedback: BTreeMap::new(),
+                });
+                id
+            }
+        };
+        raw[id]
+            .feedback
+            .entry(row.choice)
+            .or_default()
+            .push(row.feedback);
     }
     report.inputs = raw.len();
-    let kinds: Vec<ColumnKind> =
-        (0..features.len()).map(|j| kind_of(raw.iter().map(|r| r.values[j].clone()))).collect();
+    let kinds: Vec<ColumnKind> = (0..features.len())
+        .map(|j| kind_of(raw.iter().map(|r| &r.values[j])))
+        .collect();
     // pandas' groupby(sort=True) order.
     let mut order: Vec<usize> = (0..raw.len()).collect();
     order.sort_by(|&a, &b| {
@@ -339,8 +382,11 @@ pub fn build_table(
     // Choices sorted by name.
     let mut choices: Vec<String> = log.choices.clone();
     choices.sort();
-    let choice_col: Vec<usize> =
-        log.choices.iter().map(|c| choices.binary_search(c).expect("present")).collect();
+    let choice_col: Vec<usize> = log
+        .choices
+        .iter()
+        .map(|c| choices.binary_search(c).expect("present"))
+        .collect();
     let k = choices.len();
     let mut kept: Vec<usize> = Vec::new();
     let mut times: Vec<f64> = Vec::new();
@@ -355,7 +401,11 @@ pub fn build_table(
         let mut t = vec![f64::NAN; k];
         for (c, fb) in &r.feedback {
             let mut fb = fb.clone();
-            let m = if fb.iter().any(|x| x.is_infinite()) { f64::INFINITY } else { median(&mut fb) };
+            let m = if fb.iter().any(|x| x.is_infinite()) {
+                f64::INFINITY
+            } else {
+                median(&mut fb)
+            };
             t[choice_col[*c as usize]] = m;
         }
         if t.iter().all(|x| x.is_nan() || x.is_infinite()) {
@@ -392,30 +442,45 @@ pub fn build_table(
             ),
         });
     }
-    // Augment operations.
+    // Augment operations; `slot` maps a name to its place in [logged values..., op values...].
     let n = kept.len();
-    let mut op_values: Vec<Vec<Value>> = vec![Vec::with_capacity(operations.len()); n];
-    for (row, &id) in kept.iter().enumerate() {
+    let mut slot: HashMap<&str, usize> = HashMap::new();
+    for (j, f) in features.iter().enumerate() {
+        slot.insert(f.as_str(), j);
+    }
+    for (p, op) in operations.iter().enumerate() {
+        slot.insert(op.name.as_str(), features.len() + p);
+    }
+    let mut all_values: Vec<Vec<Value>> = Vec::with_capacity(n);
+    for &id in &kept {
         let r = &raw[id];
-        let mut vals: Vec<Value> = Vec::with_capacity(operations.len());
+        let mut vals: Vec<Value> = r.values.clone();
         for op in operations {
             let lookup = |name: &str| -> Option<Value> {
-                if let Some(j) = features.iter().position(|f| f == name) {
-                    return Some(r.values[j].clone());
-                }
-                operations.iter().position(|o| o.name == name).and_then(|p| vals.get(p).cloned())
+                slot.get(name).and_then(|&j| vals.get(j).cloned())
             };
             let v = op.eval(&lookup).map_err(|e| TrainError::Input {
                 path: path.to_path_buf(),
-                message: format!("augment operation failed on input {}: {e}", row_text(&features, &r.values)),
+                message: format!(
+                    "augment operation failed on input {}: {e}",
+                    row_text(&features, &r.values)
+                ),
             })?;
             vals.push(v);
         }
-        op_values[row] = vals;
+        all_values.push(vals);
     }
+    let op_values: Vec<&[Value]> = all_values.iter().map(|v| &v[features.len()..]).collect();
     let keys: Vec<Vec<String>> = kept
         .iter()
-        .map(|&id| raw[id].values.iter().zip(&kinds).map(|(v, kd)| text_of(v, *kd)).collect())
+        .map(|&id| {
+            raw[id]
+                .values
+                .iter()
+                .zip(&kinds)
+                .map(|(v, kd)| text_of(v, *kd))
+                .collect()
+        })
         .collect();
     // Columns.
     let encoding = match encoding {
@@ -444,14 +509,22 @@ pub fn build_table(
                     categories.push((op.name.clone(), seen));
                 }
             }
-            let mut columns: Vec<Column> =
-                md.numerical_features.iter().map(|n| Column::Numeric { name: n.clone() }).collect();
+            let mut columns: Vec<Column> = md
+                .numerical_features
+                .iter()
+                .map(|n| Column::Numeric { name: n.clone() })
+                .collect();
             for op in operations.iter().filter(|o| !o.is_categorical) {
-                columns.push(Column::Numeric { name: op.name.clone() });
+                columns.push(Column::Numeric {
+                    name: op.name.clone(),
+                });
             }
             for (f, cats) in &categories {
                 for c in cats {
-                    columns.push(Column::OneHot { feature: f.clone(), value: c.clone() });
+                    columns.push(Column::OneHot {
+                        feature: f.clone(),
+                        value: c.clone(),
+                    });
                 }
             }
             Encoding {
@@ -464,40 +537,48 @@ pub fn build_table(
         }
     };
     let n_cols = encoding.columns.len();
-    let mut x = Vec::with_capacity(n * n_cols);
-    for (row, &id) in kept.iter().enumerate() {
-        let r = &raw[id];
-        let get = |name: &str| -> Option<Value> {
-            if let Some(j) = features.iter().position(|f| f == name) {
-                return Some(r.values[j].clone());
-            }
-            operations.iter().position(|o| o.name == name).map(|p| op_values[row][p].clone())
+    // Per column: the slot it reads, and for one-hot columns the category.
+    let text_kind = |j: usize| {
+        if j < features.len() {
+            kinds[j]
+        } else {
+            ColumnKind::Str
+        }
+    };
+    let mut col_slots: Vec<(usize, Option<&str>)> = Vec::with_capacity(n_cols);
+    for col in &encoding.columns {
+        let (name, cat) = match col {
+            Column::Numeric { name } => (name, None),
+            Column::OneHot { feature, value } => (feature, Some(value.as_str())),
         };
-        for col in &encoding.columns {
-            match col {
-                Column::Numeric { name: f } => {
-                    let v = get(f).ok_or_else(|| TrainError::Input {
-                        path: path.to_path_buf(),
-                        message: format!("feature `{f}` of the training encoding is missing from this log"),
-                    })?;
+        let j = *slot.get(name.as_str()).ok_or_else(|| TrainError::Input {
+            path: path.to_path_buf(),
+            message: format!("feature `{name}` of the training encoding is missing from this log"),
+        })?;
+        col_slots.push((j, cat));
+    }
+    let mut x = Vec::with_capacity(n * n_cols);
+    let mut texts: Vec<Option<String>> = vec![None; features.len() + operations.len()];
+    for (row, &id) in kept.iter().enumerate() {
+        let vals = &all_values[row];
+        texts.iter_mut().for_each(|t| *t = None);
+        for &(j, cat) in &col_slots {
+            match cat {
+                None => {
+                    let v = &vals[j];
                     let num = v.as_f64().ok_or_else(|| TrainError::Input {
                         path: path.to_path_buf(),
                         message: format!(
-                            "numerical feature `{f}` has the non-numeric value `{v}` (input {}); list it under categorical_features in the metadata",
-                            row_text(&features, &r.values)
+                            "numerical feature `{}` has the non-numeric value `{v}` (input {}); list it under categorical_features in the metadata",
+                            if j < features.len() { features[j].as_str() } else { operations[j - features.len()].name.as_str() },
+                            row_text(&features, &raw[id].values)
                         ),
                     })?;
                     x.push(num);
                 }
-                Column::OneHot { feature, value } => {
-                    let v = get(feature).map(|v| {
-                        let j = features.iter().position(|f| f == feature);
-                        match j {
-                            Some(j) => text_of(&v, kinds[j]),
-                            None => v.to_string(),
-                        }
-                    });
-                    x.push(if v.as_deref() == Some(value.as_str()) { 1.0 } else { 0.0 });
+                Some(c) => {
+                    let t = texts[j].get_or_insert_with(|| text_of(&vals[j], text_kind(j)));
+                    x.push(if t.as_str() == c { 1.0 } else { 0.0 });
                 }
             }
         }
@@ -520,7 +601,11 @@ pub fn build_table(
 }
 
 fn row_text(features: &[String], values: &[Value]) -> String {
-    let parts: Vec<String> = features.iter().zip(values).map(|(f, v)| format!("{f}={v}")).collect();
+    let parts: Vec<String> = features
+        .iter()
+        .zip(values)
+        .map(|(f, v)| format!("{f}={v}"))
+        .collect();
     parts.join(", ")
 }
 
@@ -557,7 +642,8 @@ mod tests {
         let text = format!(
             "{MD}\nm,d,choice,feedback\n10,x,b,3.0\n10,x,a,2.0\n10,x,a,4.0\n10,x,a,1.0\n2,y,a,1.0\n2,y,b,0.5\n5,x,a,1.0\n"
         );
-        let (t, enc, rep) = build_table(&log_of(&text), "train", &[], None, BuildOptions::default()).unwrap();
+        let (t, enc, rep) =
+            build_table(&log_of(&text), "train", &[], None, BuildOptions::default()).unwrap();
         assert_eq!(rep.single_choice_inputs, 1);
         assert_eq!(t.len(), 2);
         assert_eq!(t.choices, ["a", "b"]);
@@ -573,8 +659,11 @@ mod tests {
 
     #[test]
     fn inf_and_nan_feedback() {
-        let text = format!("{MD}\nm,d,choice,feedback\n1,x,a,inf\n1,x,b,inf\n2,x,a,nan\n2,x,a,1.0\n2,x,b,inf\n");
-        let (t, _, rep) = build_table(&log_of(&text), "train", &[], None, BuildOptions::default()).unwrap();
+        let text = format!(
+            "{MD}\nm,d,choice,feedback\n1,x,a,inf\n1,x,b,inf\n2,x,a,nan\n2,x,a,1.0\n2,x,b,inf\n"
+        );
+        let (t, _, rep) =
+            build_table(&log_of(&text), "train", &[], None, BuildOptions::default()).unwrap();
         assert_eq!(rep.all_inf_inputs, 1);
         assert_eq!(rep.nan_feedback_rows, 1);
         assert_eq!(t.len(), 1);

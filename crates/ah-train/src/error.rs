@@ -38,7 +38,10 @@ pub enum TrainError {
 impl TrainError {
     /// Wraps an I/O error with its path.
     pub fn io(path: impl AsRef<Path>, source: std::io::Error) -> Self {
-        TrainError::Io { path: path.as_ref().to_path_buf(), source }
+        TrainError::Io {
+            path: path.as_ref().to_path_buf(),
+            source,
+        }
     }
 }
 

@@ -109,8 +109,17 @@ pub fn predict_rows(model: &dyn LeafModel, table: &Table) -> RowPredictions {
         pred.push(bi);
         max_prob.push(bp);
     }
-    let class_col = model.classes().iter().map(|c| table.choice_index(c)).collect();
-    RowPredictions { leaf, pred, max_prob, class_col }
+    let class_col = model
+        .classes()
+        .iter()
+        .map(|c| table.choice_index(c))
+        .collect();
+    RowPredictions {
+        leaf,
+        pred,
+        max_prob,
+        class_col,
+    }
 }
 
 /// Outcome of one row.
@@ -151,10 +160,20 @@ pub fn outcomes(
 
 /// PyTorch's `get_safe_proba` on the validation set (threshold 0): the probability of the
 /// `(n_wrong - allowed)`-th wrong prediction, or 0 when few enough are wrong.
-pub fn safe_proba(rp: &RowPredictions, table: &Table, unsafe_leaf: &dyn Fn(usize) -> bool, wrong_pct: f64, exempt_certain: bool) -> f64 {
+pub fn safe_proba(
+    rp: &RowPredictions,
+    table: &Table,
+    unsafe_leaf: &dyn Fn(usize) -> bool,
+    wrong_pct: f64,
+    exempt_certain: bool,
+) -> f64 {
     let out = outcomes(rp, table, 0.0, unsafe_leaf, exempt_certain);
-    let mut wrong: Vec<f64> =
-        out.iter().zip(&rp.max_prob).filter(|(o, _)| **o == Outcome::Wrong).map(|(_, p)| *p).collect();
+    let mut wrong: Vec<f64> = out
+        .iter()
+        .zip(&rp.max_prob)
+        .filter(|(o, _)| **o == Outcome::Wrong)
+        .map(|(_, p)| *p)
+        .collect();
     wrong.sort_by(f64::total_cmp);
     let allowed = (table.len() as f64 * wrong_pct) as usize;
     if allowed >= wrong.len() {
@@ -205,11 +224,21 @@ pub fn gmean(a: &[f64]) -> f64 {
 }
 
 fn max_or_zero(a: &[f64]) -> f64 {
-    a.iter().copied().fold(None, |m: Option<f64>, x| Some(m.map_or(x, |m| if x > m { x } else { m }))).unwrap_or(0.0)
+    a.iter()
+        .copied()
+        .fold(None, |m: Option<f64>, x| {
+            Some(m.map_or(x, |m| if x > m { x } else { m }))
+        })
+        .unwrap_or(0.0)
 }
 
 fn min_or_zero(a: &[f64]) -> f64 {
-    a.iter().copied().fold(None, |m: Option<f64>, x| Some(m.map_or(x, |m| if x < m { x } else { m }))).unwrap_or(0.0)
+    a.iter()
+        .copied()
+        .fold(None, |m: Option<f64>, x| {
+            Some(m.map_or(x, |m| if x < m { x } else { m }))
+        })
+        .unwrap_or(0.0)
 }
 
 /// Every metric for one set.
@@ -224,7 +253,10 @@ pub fn evaluate(
     let n = table.len();
     let out = outcomes(rp, table, threshold, unsafe_leaf, s.exempt_certain);
     let classes = model.classes();
-    let dc = s.default_choice.as_deref().and_then(|d| table.choice_index(d));
+    let dc = s
+        .default_choice
+        .as_deref()
+        .and_then(|d| table.choice_index(d));
     let mut m = Metrics::new();
     let (mut correct, mut wrong, mut unsure) = (0usize, 0usize, 0usize);
     let mut speedups_wrong = Vec::new();
@@ -233,9 +265,14 @@ pub fn evaluate(
     let (mut tk_correct, mut tk_wrong, mut tk_unsure) = (0usize, 0usize, 0usize);
     let mut wrong_k = Vec::new();
     // Oracle comparison.
-    let (mut lsum_best, mut lsum_def, mut lsum_auto, mut n_ok) = (Vec::new(), Vec::new(), Vec::new(), 0usize);
+    let (mut lsum_best, mut lsum_def, mut lsum_auto, mut n_ok) =
+        (Vec::new(), Vec::new(), Vec::new(), 0usize);
     let (mut lost, mut best_sum) = (0.0f64, 0.0f64);
-    let always: Vec<usize> = s.always_included.iter().filter_map(|c| table.choice_index(c)).collect();
+    let always: Vec<usize> = s
+        .always_included
+        .iter()
+        .filter_map(|c| table.choice_index(c))
+        .collect();
     let mut order: Vec<usize> = (0..classes.len()).collect();
     for i in 0..n {
         let t_true = table.best_time(i);
@@ -312,8 +349,16 @@ pub fn evaluate(
         let ok = td.is_finite() && t_true.is_finite() && t_true > 0.0;
         if ok {
             n_ok += 1;
-            let chosen_default = if out[i] == Outcome::Unsure { td } else { t_pred };
-            let chosen_auto = if out[i] == Outcome::Unsure { t_true } else { t_pred };
+            let chosen_default = if out[i] == Outcome::Unsure {
+                td
+            } else {
+                t_pred
+            };
+            let chosen_auto = if out[i] == Outcome::Unsure {
+                t_true
+            } else {
+                t_pred
+            };
             lsum_best.push(td / t_true);
             lsum_def.push(td / chosen_default);
             lsum_auto.push(td / chosen_auto);
@@ -343,17 +388,43 @@ pub fn evaluate(
     put(&mut m, "top_k_unsure", tk_unsure as f64);
     put(&mut m, "max_speedup_over_default", max_or_zero(&sod));
     put(&mut m, "gmean_speedup_over_default", gmean(&sod));
-    put(&mut m, "max_speedup_default_over_heuristic", min_or_zero(&sod));
+    put(
+        &mut m,
+        "max_speedup_default_over_heuristic",
+        min_or_zero(&sod),
+    );
     put(&mut m, "non_default_predictions", non_default as f64);
     put(&mut m, "default_better", default_better as f64);
     let oracle = gmean(&lsum_best);
-    let pct = |a: &[f64]| if n_ok == 0 { 100.0 } else { 100.0 * gmean(a) / oracle };
-    put(&mut m, "oracle_gmean_speedup_over_default", if n_ok == 0 { 1.0 } else { oracle });
+    let pct = |a: &[f64]| {
+        if n_ok == 0 {
+            100.0
+        } else {
+            100.0 * gmean(a) / oracle
+        }
+    };
+    put(
+        &mut m,
+        "oracle_gmean_speedup_over_default",
+        if n_ok == 0 { 1.0 } else { oracle },
+    );
     put(&mut m, "pct_of_oracle", pct(&lsum_def));
     put(&mut m, "pct_of_oracle_autotune", pct(&lsum_auto));
-    put(&mut m, "regret", if best_sum > 0.0 { lost / best_sum } else { 0.0 });
+    put(
+        &mut m,
+        "regret",
+        if best_sum > 0.0 { lost / best_sum } else { 0.0 },
+    );
     put(&mut m, "harmful_wrong", harmful as f64);
-    put(&mut m, "decided_share", if n == 0 { 0.0 } else { (correct + wrong) as f64 / n as f64 });
+    put(
+        &mut m,
+        "decided_share",
+        if n == 0 {
+            0.0
+        } else {
+            (correct + wrong) as f64 / n as f64
+        },
+    );
     m
 }
 

@@ -52,11 +52,29 @@ pub struct TrainMatrix {
 
 impl TrainMatrix {
     /// Builds the matrix from row-major `f64` values.
-    pub fn new(rows: Vec<f64>, n_cols: usize, classes: Vec<u32>, n_classes: usize, targets: Vec<f64>, weights: Vec<f64>) -> Self {
+    pub fn new(
+        rows: Vec<f64>,
+        n_cols: usize,
+        classes: Vec<u32>,
+        n_classes: usize,
+        targets: Vec<f64>,
+        weights: Vec<f64>,
+    ) -> Self {
         let n = weights.len();
-        let columns: Vec<Vec<f32>> = (0..n_cols).map(|c| (0..n).map(|i| rows[i * n_cols + c] as f32).collect()).collect();
+        let columns: Vec<Vec<f32>> = (0..n_cols)
+            .map(|c| (0..n).map(|i| rows[i * n_cols + c] as f32).collect())
+            .collect();
         let presorted = Presorted::new(&columns);
-        Self { columns, rows, n_cols, classes, n_classes, targets, weights, presorted }
+        Self {
+            columns,
+            rows,
+            n_cols,
+            classes,
+            n_classes,
+            targets,
+            weights,
+            presorted,
+        }
     }
 
     /// Number of rows.
@@ -67,6 +85,57 @@ impl TrainMatrix {
     /// True when empty.
     pub fn is_empty(&self) -> bool {
         self.weights.is_empty()
+    }
+
+    /// Fits several configurations, returning trees in the given order. CART shares the split
+    /// search between configurations that differ only in depth (same trees as one by one).
+    pub fn fit_many(&self, learner: Learner, params: &[CartParams]) -> Vec<CartTree> {
+        if learner != Learner::Cart {
+            return params.iter().map(|p| self.fit(learner, *p)).collect();
+        }
+        let d = CartData {
+            columns: &self.columns,
+            classes: &self.classes,
+            n_classes: self.n_classes,
+            targets: &self.targets,
+            weights: &self.weights,
+        };
+        // Groups of equal (criterion, min_samples_leaf, seed), deepest first.
+        let mut groups: Vec<Vec<usize>> = Vec::new();
+        for (i, p) in params.iter().enumerate() {
+            match groups.iter_mut().find(|g| {
+                let q = &params[g[0]];
+                q.criterion == p.criterion
+                    && q.min_samples_leaf == p.min_samples_leaf
+                    && q.seed == p.seed
+            }) {
+                Some(g) => g.push(i),
+                None => groups.push(vec![i]),
+            }
+        }
+        let fitted: Vec<Vec<(usize, CartTree)>> = {
+            use rayon::prelude::*;
+            groups
+                .par_iter()
+                .map(|g| {
+                    let mut g = g.clone();
+                    g.sort_by_key(|&i| {
+                        std::cmp::Reverse(params[i].max_depth.unwrap_or(usize::MAX))
+                    });
+                    let ps: Vec<CartParams> = g.iter().map(|&i| params[i]).collect();
+                    g.into_iter()
+                        .zip(cart::fit_group(&d, &self.presorted, &ps))
+                        .collect()
+                })
+                .collect()
+        };
+        let mut out: Vec<Option<CartTree>> = vec![None; params.len()];
+        for (i, t) in fitted.into_iter().flatten() {
+            out[i] = Some(t);
+        }
+        out.into_iter()
+            .map(|t| t.expect("every configuration fitted"))
+            .collect()
     }
 
     /// Fits with the chosen learner.
@@ -112,7 +181,11 @@ pub fn fit_linfa_trees(m: &TrainMatrix, params: CartParams) -> CartTree {
         .expect("linfa-trees fit on a non-empty dataset");
     // Convert, depth-first, left first.
     let mut nodes: Vec<CartNode> = Vec::new();
-    fn conv(node: &linfa_trees::TreeNode<f64, usize>, nodes: &mut Vec<CartNode>, k: usize) -> usize {
+    fn conv(
+        node: &linfa_trees::TreeNode<f64, usize>,
+        nodes: &mut Vec<CartNode>,
+        k: usize,
+    ) -> usize {
         let id = nodes.len();
         nodes.push(CartNode {
             feature: None,
@@ -140,7 +213,10 @@ pub fn fit_linfa_trees(m: &TrainMatrix, params: CartParams) -> CartTree {
         id
     }
     conv(fitted.root_node(), &mut nodes, m.n_classes);
-    let mut tree = CartTree { nodes, n_features: m.n_cols };
+    let mut tree = CartTree {
+        nodes,
+        n_features: m.n_cols,
+    };
     // Route the training rows through every node on their path.
     for i in 0..n {
         let row = &m.rows[i * m.n_cols..(i + 1) * m.n_cols];
@@ -151,14 +227,24 @@ pub fn fit_linfa_trees(m: &TrainMatrix, params: CartParams) -> CartTree {
             nd.weighted_n_samples += m.weights[i];
             nd.counts[m.classes[i] as usize] += m.weights[i];
             match nd.feature {
-                Some(f) => j = if row[f] <= nd.threshold { nd.left } else { nd.right },
+                Some(f) => {
+                    j = if row[f] <= nd.threshold {
+                        nd.left
+                    } else {
+                        nd.right
+                    }
+                }
                 None => break,
             }
         }
     }
     for nd in &mut tree.nodes {
         if nd.weighted_n_samples > 0.0 {
-            nd.value = nd.counts.iter().map(|c| c / nd.weighted_n_samples).collect();
+            nd.value = nd
+                .counts
+                .iter()
+                .map(|c| c / nd.weighted_n_samples)
+                .collect();
         }
     }
     tree
@@ -219,7 +305,9 @@ where
         };
         let rows: Vec<f64> = x.rows().into_iter().flat_map(|r| r.to_vec()).collect();
         let m = TrainMatrix::new(rows, d, classes, n_classes, Vec::new(), weights);
-        Ok(FittedCart { tree: m.fit(Learner::Cart, self.0) })
+        Ok(FittedCart {
+            tree: m.fit(Learner::Cart, self.0),
+        })
     }
 }
 
@@ -265,19 +353,32 @@ mod tests {
             x.extend([a, b]);
             y.push(usize::from(a >= 10.0) + 2 * usize::from(b >= 6.0));
         }
-        (ndarray::Array2::from_shape_vec((200, 2), x).unwrap(), Array1::from(y))
+        (
+            ndarray::Array2::from_shape_vec((200, 2), x).unwrap(),
+            Array1::from(y),
+        )
     }
 
     #[test]
     fn cart_and_linfa_trees_agree_on_easy_data() {
         let (x, y) = easy();
         let ds = DatasetBase::new(x.clone(), y.clone());
-        let p = CartParams { max_depth: Some(4), ..Default::default() };
+        let p = CartParams {
+            max_depth: Some(4),
+            ..Default::default()
+        };
         let ours = CartClassifier(p).fit(&ds).unwrap();
         let pred: Array1<usize> = ours.predict(&x);
         assert_eq!(pred, y);
         let classes: Vec<u32> = y.iter().map(|&c| c as u32).collect();
-        let m = TrainMatrix::new(x.iter().copied().collect(), 2, classes, 4, Vec::new(), vec![1.0; 200]);
+        let m = TrainMatrix::new(
+            x.iter().copied().collect(),
+            2,
+            classes,
+            4,
+            Vec::new(),
+            vec![1.0; 200],
+        );
         let lt = fit_linfa_trees(&m, p);
         for i in 0..200 {
             let row = [x[[i, 0]], x[[i, 1]]];

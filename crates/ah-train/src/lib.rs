@@ -5,6 +5,6 @@ pub mod dataset;
 pub mod error;
 pub mod eval;
 pub mod learner;
+pub mod report;
 pub mod split;
 pub mod train;
-pub mod report;

@@ -20,9 +20,22 @@ fn fmt_v(v: f64) -> String {
 
 /// The grid as a markdown table (one row per model and set), like PyTorch's printout.
 pub fn grid_table(grid: &[GridRow], best: usize) -> String {
-    let keys = ["correct", "wrong", "unsure", "total", "wrong_max_speedup", "wrong_gmean_speedup", "gmean_speedup_over_default", "harmful_wrong", "pct_of_oracle_autotune"];
+    let keys = [
+        "correct",
+        "wrong",
+        "unsure",
+        "total",
+        "wrong_max_speedup",
+        "wrong_gmean_speedup",
+        "gmean_speedup_over_default",
+        "harmful_wrong",
+        "pct_of_oracle_autotune",
+    ];
     let mut s = String::new();
-    let _ = write!(s, "| set | crit | max_depth | min_samples_leaf | threshold | leaves | cv_cost |");
+    let _ = write!(
+        s,
+        "| set | crit | max_depth | min_samples_leaf | threshold | leaves | cv_cost |"
+    );
     for k in keys {
         let _ = write!(s, " {k} |");
     }
@@ -56,7 +69,11 @@ pub fn metrics_table(metrics: &BTreeMap<String, Metrics>) -> String {
     let order: Vec<&String> = ["train", "val", "test"]
         .iter()
         .filter_map(|n| metrics.keys().find(|k| k == n))
-        .chain(metrics.keys().filter(|k| !["train", "val", "test"].contains(&k.as_str())))
+        .chain(
+            metrics
+                .keys()
+                .filter(|k| !["train", "val", "test"].contains(&k.as_str())),
+        )
         .collect();
     let mut s = String::from("| metric |");
     for n in &order {
@@ -68,7 +85,11 @@ pub fn metrics_table(metrics: &BTreeMap<String, Metrics>) -> String {
     for k in UPSTREAM_METRICS.iter().chain(EXTRA_METRICS.iter()) {
         let _ = write!(s, "| {k} |");
         for n in &order {
-            let _ = write!(s, " {} |", metrics[*n].get(*k).map_or("-".into(), |v| fmt_v(*v)));
+            let _ = write!(
+                s,
+                " {} |",
+                metrics[*n].get(*k).map_or("-".into(), |v| fmt_v(*v))
+            );
         }
         s.push('\n');
     }
@@ -80,20 +101,42 @@ pub fn dot(model: &Model) -> String {
     let mut s = String::from("digraph Tree {\nnode [shape=box, fontname=\"helvetica\"] ;\nedge [fontname=\"helvetica\"] ;\n");
     for (i, n) in model.tree.nodes.iter().enumerate() {
         match n {
-            Node::Split { column, threshold, left, right } => {
+            Node::Split {
+                column,
+                threshold,
+                left,
+                right,
+            } => {
                 let label = match &model.columns[*column] {
                     Column::Numeric { name } => format!("{name} <= {threshold}"),
                     Column::OneHot { feature, value } => format!("{feature} != {value}"),
                 };
                 let _ = writeln!(s, "{i} [label=\"{}\"] ;", label.replace('"', "\\\""));
-                let _ = writeln!(s, "{i} -> {left} [labeldistance=2.5, labelangle=45, headlabel=\"True\"] ;");
-                let _ = writeln!(s, "{i} -> {right} [labeldistance=2.5, labelangle=-45, headlabel=\"False\"] ;");
+                let _ = writeln!(
+                    s,
+                    "{i} -> {left} [labeldistance=2.5, labelangle=45, headlabel=\"True\"] ;"
+                );
+                let _ = writeln!(
+                    s,
+                    "{i} -> {right} [labeldistance=2.5, labelangle=-45, headlabel=\"False\"] ;"
+                );
             }
-            Node::Leaf { value, samples, unsafe_leaf } => {
+            Node::Leaf {
+                value,
+                samples,
+                unsafe_leaf,
+            } => {
                 let best = leaf_best_choices(value);
-                let top: Vec<String> =
-                    best.iter().take(3).map(|(p, c)| format!("{} {:.3}", model.choices[*c], p)).collect();
-                let status = if *unsafe_leaf { "unsure (unsafe)\\n" } else { "" };
+                let top: Vec<String> = best
+                    .iter()
+                    .take(3)
+                    .map(|(p, c)| format!("{} {:.3}", model.choices[*c], p))
+                    .collect();
+                let status = if *unsafe_leaf {
+                    "unsure (unsafe)\\n"
+                } else {
+                    ""
+                };
                 let _ = writeln!(
                     s,
                     "{i} [label=\"{status}samples = {samples}\\n{}\", style=filled, fillcolor=\"{}\"] ;",
@@ -113,9 +156,24 @@ pub fn histogram_svg(title: &str, x_label: &str, values: &[f64], log_scale: bool
     {
         let root = SVGBackend::with_string(&mut buf, (720, 420)).into_drawing_area();
         let _ = root.fill(&WHITE);
-        let xs: Vec<f64> = values.iter().copied().filter(|v| v.is_finite() && *v > 0.0).map(|v| if log_scale { v.log2() } else { v }).collect();
-        let (lo, hi) = xs.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &x| (a.min(x), b.max(x)));
-        let (lo, hi) = if xs.is_empty() { (0.0, 1.0) } else if hi - lo < 1e-9 { (lo - 0.5, hi + 0.5) } else { (lo, hi) };
+        let xs: Vec<f64> = values
+            .iter()
+            .copied()
+            .filter(|v| v.is_finite() && *v > 0.0)
+            .map(|v| if log_scale { v.log2() } else { v })
+            .collect();
+        let (lo, hi) = xs
+            .iter()
+            .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &x| {
+                (a.min(x), b.max(x))
+            });
+        let (lo, hi) = if xs.is_empty() {
+            (0.0, 1.0)
+        } else if hi - lo < 1e-9 {
+            (lo - 0.5, hi + 0.5)
+        } else {
+            (lo, hi)
+        };
         let bins = 40usize;
         let w = (hi - lo) / bins as f64;
         let mut counts = vec![0u32; bins];
@@ -131,7 +189,12 @@ pub fn histogram_svg(title: &str, x_label: &str, values: &[f64], log_scale: bool
             .y_label_area_size(50)
             .build_cartesian_2d(lo..hi, 0u32..(ymax + ymax / 10 + 1))
         {
-            let _ = chart.configure_mesh().x_desc(x_label).y_desc("inputs").disable_x_mesh().draw();
+            let _ = chart
+                .configure_mesh()
+                .x_desc(x_label)
+                .y_desc("inputs")
+                .disable_x_mesh()
+                .draw();
             let _ = chart.draw_series(counts.iter().enumerate().map(|(i, &c)| {
                 let x0 = lo + i as f64 * w;
                 Rectangle::new([(x0, 0), (x0 + w, c)], BLUE.mix(0.6).filled())
@@ -147,20 +210,54 @@ pub fn markdown(out: &TrainOutput, speedup_svg: &str, regret_svg: &str, dot_file
     let m = &out.model;
     let mut s = String::new();
     let _ = writeln!(s, "# {} ({})\n", m.heuristic_name, m.name);
-    let _ = writeln!(s, "Trained by `{}` from `{}` (sha256 `{}`), ah-train {}.\n", m.provenance.command, m.provenance.dataset, m.provenance.dataset_hash, m.provenance.tool_version);
+    let _ = writeln!(
+        s,
+        "Trained by `{}` from `{}` (sha256 `{}`), ah-train {}.\n",
+        m.provenance.command,
+        m.provenance.dataset,
+        m.provenance.dataset_hash,
+        m.provenance.tool_version
+    );
     let _ = writeln!(s, "## Model\n");
     let t = &m.training;
     let _ = writeln!(s, "| setting | value |\n|---|---|");
     let _ = writeln!(s, "| selection mode | `{}` |", t.mode);
     let _ = writeln!(s, "| learner | `{}` |", t.learner);
-    let _ = writeln!(s, "| criterion / max_depth / min_samples_leaf | {} / {} / {} |", t.criterion, t.max_depth.map_or("None".into(), |d| d.to_string()), t.min_samples_leaf);
-    let _ = writeln!(s, "| threshold (runtime: probability <= threshold is unsure) | {} |", m.threshold);
+    let _ = writeln!(
+        s,
+        "| criterion / max_depth / min_samples_leaf | {} / {} / {} |",
+        t.criterion,
+        t.max_depth.map_or("None".into(), |d| d.to_string()),
+        t.min_samples_leaf
+    );
+    let _ = writeln!(
+        s,
+        "| threshold (runtime: probability <= threshold is unsure) | {} |",
+        m.threshold
+    );
     let leaves = m.tree.leaves();
-    let unsafe_n = m.tree.nodes.iter().filter(|n| matches!(n, Node::Leaf { unsafe_leaf: true, .. })).count();
+    let unsafe_n = m
+        .tree
+        .nodes
+        .iter()
+        .filter(|n| {
+            matches!(
+                n,
+                Node::Leaf {
+                    unsafe_leaf: true,
+                    ..
+                }
+            )
+        })
+        .count();
     let _ = writeln!(s, "| leaves (unsafe) | {leaves} ({unsafe_n}) |");
     let _ = writeln!(s, "| depth | {} |", m.tree.depth());
     let _ = writeln!(s, "| choices | {} |", m.choices.join(", "));
-    let _ = writeln!(s, "| default choice | {} |", m.default_choice.clone().unwrap_or_default());
+    let _ = writeln!(
+        s,
+        "| default choice | {} |",
+        m.default_choice.clone().unwrap_or_default()
+    );
     for (k, v) in &t.extra {
         let _ = writeln!(s, "| {k} | {v} |");
     }
@@ -172,7 +269,10 @@ pub fn markdown(out: &TrainOutput, speedup_svg: &str, regret_svg: &str, dot_file
     let _ = writeln!(s, "## Plots (test set)\n");
     let _ = writeln!(s, "![speedup over default]({speedup_svg})\n");
     let _ = writeln!(s, "![regret]({regret_svg})\n");
-    let _ = writeln!(s, "The tree: [`{dot_file}`]({dot_file}) (`dot -Tsvg {dot_file}`).\n");
+    let _ = writeln!(
+        s,
+        "The tree: [`{dot_file}`]({dot_file}) (`dot -Tsvg {dot_file}`).\n"
+    );
     if !out.warnings.is_empty() {
         let _ = writeln!(s, "## Warnings\n");
         for w in &out.warnings {

@@ -23,7 +23,9 @@ pub struct RandomState {
 
 impl std::fmt::Debug for RandomState {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("RandomState").field("pos", &self.pos).finish_non_exhaustive()
+        f.debug_struct("RandomState")
+            .field("pos", &self.pos)
+            .finish_non_exhaustive()
     }
 }
 
@@ -33,7 +35,9 @@ impl RandomState {
         let mut mt = [0u32; 624];
         mt[0] = seed;
         for i in 1..624 {
-            mt[i] = 1_812_433_253u32.wrapping_mul(mt[i - 1] ^ (mt[i - 1] >> 30)).wrapping_add(i as u32);
+            mt[i] = 1_812_433_253u32
+                .wrapping_mul(mt[i - 1] ^ (mt[i - 1] >> 30))
+                .wrapping_add(i as u32);
         }
         Self { mt, pos: 624 }
     }
@@ -142,7 +146,11 @@ pub fn upstream_split(n: usize, test: f64, val: f64, seed: u32) -> Split {
     let pos: Vec<usize> = (0..n).collect();
     let (rest, test_rows) = train_test_split(&pos, test, seed);
     let (train, val_rows) = train_test_split(&rest, val / (1.0 - test), seed);
-    Split { train, val: val_rows, test: test_rows }
+    Split {
+        train,
+        val: val_rows,
+        test: test_rows,
+    }
 }
 
 /// The split file the Python reference writes with `--write-split` (and `ah-train` with
@@ -208,7 +216,9 @@ impl SplitFile {
         if missing > 0 {
             return Err(TrainError::Input {
                 path: path.to_path_buf(),
-                message: format!("{missing} inputs of the training log are in no set of the split file"),
+                message: format!(
+                    "{missing} inputs of the training log are in no set of the split file"
+                ),
             });
         }
         Ok(Split { train, val, test })
@@ -222,16 +232,31 @@ mod tests {
     #[test]
     fn numpy_permutation_of_seed_42() {
         // numpy.random.RandomState(42).permutation(10)
-        assert_eq!(RandomState::new(42).permutation(10), vec![8, 1, 5, 0, 7, 2, 9, 4, 3, 6]);
+        assert_eq!(
+            RandomState::new(42).permutation(10),
+            vec![8, 1, 5, 0, 7, 2, 9, 4, 3, 6]
+        );
         // numpy.random.RandomState(42).randint(0, 2**31 - 1)
-        assert_eq!(RandomState::new(42).randint(0, 2_147_483_647), 1_608_637_542);
+        assert_eq!(
+            RandomState::new(42).randint(0, 2_147_483_647),
+            1_608_637_542
+        );
     }
 
     #[test]
     fn split_sizes_follow_sklearn() {
         let s = upstream_split(9699, 0.15, 0.15, 42);
-        assert_eq!((s.train.len(), s.val.len(), s.test.len()), (6789, 1455, 1455));
-        let mut all: Vec<usize> = s.train.iter().chain(&s.val).chain(&s.test).copied().collect();
+        assert_eq!(
+            (s.train.len(), s.val.len(), s.test.len()),
+            (6789, 1455, 1455)
+        );
+        let mut all: Vec<usize> = s
+            .train
+            .iter()
+            .chain(&s.val)
+            .chain(&s.test)
+            .copied()
+            .collect();
         all.sort_unstable();
         assert_eq!(all, (0..9699).collect::<Vec<_>>());
     }

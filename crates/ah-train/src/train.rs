@@ -18,7 +18,9 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use ah_core::model::{self, Column, FeatureRange, Model, ModelKind, Node, Provenance, RankingSpec, Tree, TrainingInfo};
+use ah_core::model::{
+    self, Column, FeatureRange, Model, ModelKind, Node, Provenance, RankingSpec, TrainingInfo, Tree,
+};
 use ah_core::ops::Operation;
 use ah_core::{Log, ReadOptions};
 use rayon::prelude::*;
@@ -67,7 +69,12 @@ pub struct CostAwareParams {
 
 impl Default for CostAwareParams {
     fn default() -> Self {
-        Self { autotune_cost: 0.005, max_harmful: 0.005, folds: 5, wilson_z: 1.96 }
+        Self {
+            autotune_cost: 0.005,
+            max_harmful: 0.005,
+            folds: 5,
+            wilson_z: 1.96,
+        }
     }
 }
 
@@ -195,7 +202,11 @@ fn leaf_confidence(tree: &CartTree, i: usize, z: f64) -> f64 {
     let nd = &tree.nodes[i];
     let top = nd.counts.iter().copied().fold(0.0, f64::max);
     // Effective sample size: weighted count scaled to the number of samples.
-    let scale = if nd.weighted_n_samples > 0.0 { nd.n_samples as f64 / nd.weighted_n_samples } else { 0.0 };
+    let scale = if nd.weighted_n_samples > 0.0 {
+        nd.n_samples as f64 / nd.weighted_n_samples
+    } else {
+        0.0
+    };
     wilson_lower(top * scale, nd.n_samples as f64, z)
 }
 
@@ -222,14 +233,20 @@ fn prepare(opts: &TrainOptions) -> Result<Prepared> {
     if let Some(d) = &opts.default_choice {
         settings.default_choice = Some(d.clone());
     }
-    settings.operations.extend(opts.extra_operations.iter().cloned());
+    settings
+        .operations
+        .extend(opts.extra_operations.iter().cloned());
     let logged: Vec<String> = log.metadata.features().map(str::to_string).collect();
-    ah_core::ops::check_operations(&settings.operations, &logged).map_err(|e| TrainError::Input {
-        path: opts.log.clone(),
-        message: format!("{e}"),
+    ah_core::ops::check_operations(&settings.operations, &logged).map_err(|e| {
+        TrainError::Input {
+            path: opts.log.clone(),
+            message: format!("{e}"),
+        }
     })?;
     let mut warnings = Vec::new();
-    let build = BuildOptions { keep_all_inf: opts.mode == Mode::Upstream };
+    let build = BuildOptions {
+        keep_all_inf: opts.mode == Mode::Upstream,
+    };
     let (mut full, encoding, report) = build_table(&log, "all", &settings.operations, None, build)?;
     warnings.extend(report.warnings());
     if std::env::var_os("AH_TRAIN_DEBUG_TIMING").is_some() {
@@ -238,7 +255,10 @@ fn prepare(opts: &TrainOptions) -> Result<Prepared> {
     if full.choices.len() < 2 {
         return Err(TrainError::Input {
             path: opts.log.clone(),
-            message: format!("the log has a single choice (`{}`); a heuristic chooses between two or more", full.choices[0]),
+            message: format!(
+                "the log has a single choice (`{}`); a heuristic chooses between two or more",
+                full.choices[0]
+            ),
         });
     }
     if settings.default_choice.is_none() {
@@ -247,7 +267,9 @@ fn prepare(opts: &TrainOptions) -> Result<Prepared> {
         for &w in &full.winner {
             counts[w as usize] += 1;
         }
-        let best = (0..counts.len()).max_by(|&a, &b| counts[a].cmp(&counts[b]).then(b.cmp(&a))).unwrap_or(0);
+        let best = (0..counts.len())
+            .max_by(|&a, &b| counts[a].cmp(&counts[b]).then(b.cmp(&a)))
+            .unwrap_or(0);
         warnings.push(format!(
             "no default choice is known for `{}`; using the most frequent winner `{}` for the speedup-over-default metrics (set one with --default-choice)",
             log.metadata.name, full.choices[best]
@@ -276,7 +298,10 @@ fn prepare(opts: &TrainOptions) -> Result<Prepared> {
             if sf.features != feats {
                 return Err(TrainError::Input {
                     path: p.clone(),
-                    message: format!("split file features {:?} differ from the log's {:?}", sf.features, feats),
+                    message: format!(
+                        "split file features {:?} differ from the log's {:?}",
+                        sf.features, feats
+                    ),
                 });
             }
             if opts.ranking.is_some() {
@@ -295,13 +320,18 @@ fn prepare(opts: &TrainOptions) -> Result<Prepared> {
     if train.is_empty() || val.is_empty() {
         return Err(TrainError::Input {
             path: opts.log.clone(),
-            message: format!("too few inputs ({}) for a training and a validation set; collect more", full.len()),
+            message: format!(
+                "too few inputs ({}) for a training and a validation set; collect more",
+                full.len()
+            ),
         });
     }
     let mut sets = Vec::new();
     for (name, path) in &opts.data {
         if ["train", "val", "test"].contains(&name.as_str()) {
-            return Err(TrainError::Config(format!("--data set name `{name}` is reserved; pick another")));
+            return Err(TrainError::Config(format!(
+                "--data set name `{name}` is reserved; pick another"
+            )));
         }
         let dlog = Log::read(path, ReadOptions::default())?;
         if dlog.metadata.name != log.metadata.name {
@@ -314,7 +344,11 @@ fn prepare(opts: &TrainOptions) -> Result<Prepared> {
         for w in rep.warnings() {
             warnings.push(format!("--data {name}: {w}"));
         }
-        let t = if opts.ranking.is_some() { t.near_best() } else { t };
+        let t = if opts.ranking.is_some() {
+            t.near_best()
+        } else {
+            t
+        };
         sets.push((name.clone(), t));
     }
     for (name, times) in &settings.extra_training_sets {
@@ -328,12 +362,30 @@ fn prepare(opts: &TrainOptions) -> Result<Prepared> {
             train = concat(&train, &t.take(&pos, "train"));
         }
     }
-    let mut classes: Vec<String> = train.winner.iter().map(|&w| train.choices[w as usize].clone()).collect();
+    let mut classes: Vec<String> = train
+        .winner
+        .iter()
+        .map(|&w| train.choices[w as usize].clone())
+        .collect();
     classes.sort();
     classes.dedup();
-    let mut all_sets = vec![("train".to_string(), train), ("val".to_string(), val), ("test".to_string(), test)];
+    let mut all_sets = vec![
+        ("train".to_string(), train),
+        ("val".to_string(), val),
+        ("test".to_string(), test),
+    ];
     all_sets.extend(sets);
-    Ok(Prepared { settings, full, encoding, split, sets: all_sets, classes, report, warnings, log })
+    Ok(Prepared {
+        settings,
+        full,
+        encoding,
+        split,
+        sets: all_sets,
+        classes,
+        report,
+        warnings,
+        log,
+    })
 }
 
 fn concat(a: &Table, b: &Table) -> Table {
@@ -348,7 +400,11 @@ fn concat(a: &Table, b: &Table) -> Table {
     let mut out = a.take(&[], &a.name);
     out.choices = choices.clone();
     for t in [a, b] {
-        let map: Vec<usize> = t.choices.iter().map(|c| choices.binary_search(c).expect("union")).collect();
+        let map: Vec<usize> = t
+            .choices
+            .iter()
+            .map(|c| choices.binary_search(c).expect("union"))
+            .collect();
         for i in 0..t.len() {
             out.x.extend_from_slice(t.row(i));
             let mut row = vec![f64::NAN; choices.len()];
@@ -357,7 +413,8 @@ fn concat(a: &Table, b: &Table) -> Table {
             }
             out.times.extend(row);
             out.winner.push(map[t.winner[i] as usize] as u32);
-            out.actual_winner.push(map[t.actual_winner[i] as usize] as u32);
+            out.actual_winner
+                .push(map[t.actual_winner[i] as usize] as u32);
             out.weight.push(t.weight[i]);
             out.speedup.push(t.speedup[i]);
             out.keys.push(t.keys[i].clone());
@@ -371,16 +428,29 @@ fn matrix_of(t: &Table, classes: &[String]) -> TrainMatrix {
     let labels: Vec<u32> = t
         .winner
         .iter()
-        .map(|&w| classes.binary_search(&t.choices[w as usize]).expect("class of a training row") as u32)
+        .map(|&w| {
+            classes
+                .binary_search(&t.choices[w as usize])
+                .expect("class of a training row") as u32
+        })
         .collect();
-    TrainMatrix::new(t.x.clone(), t.n_cols, labels, classes.len(), Vec::new(), t.weight.clone())
+    TrainMatrix::new(
+        t.x.clone(),
+        t.n_cols,
+        labels,
+        classes.len(),
+        Vec::new(),
+        t.weight.clone(),
+    )
 }
 
 /// Leaves made unsafe by the config's rule (evaluated on the rows the tree was fitted on).
 fn unsafe_leaves(f: &Fitted, t: &Table, rule: &UnsafeRule) -> Vec<bool> {
     let mut bad = vec![false; f.tree.nodes.len()];
     if let UnsafeRule::SlowerThan { choice, factor } = rule {
-        let Some(rc) = t.choice_index(choice) else { return bad };
+        let Some(rc) = t.choice_index(choice) else {
+            return bad;
+        };
         for i in 0..t.len() {
             let leaf = f.tree.apply(t.row(i));
             let v = &f.tree.nodes[leaf].value;
@@ -424,7 +494,10 @@ fn prune(tree: &CartTree, k: usize) -> CartTree {
     }
     let mut nodes = Vec::new();
     go(tree, 0, k, &mut nodes);
-    CartTree { nodes, n_features: tree.n_features }
+    CartTree {
+        nodes,
+        n_features: tree.n_features,
+    }
 }
 
 fn eval_settings(p: &Prepared, opts: &TrainOptions) -> EvalSettings {
@@ -441,16 +514,20 @@ fn eval_view(t: &Table, ranking: bool) -> Table {
     if !ranking {
         return t.clone();
     }
-    let pos: Vec<usize> = (0..t.len()).filter(|&i| t.winner[i] == t.actual_winner[i]).collect();
+    let pos: Vec<usize> = (0..t.len())
+        .filter(|&i| t.winner[i] == t.actual_winner[i])
+        .collect();
     t.take(&pos, &t.name)
 }
 
-fn fit_one(m: &TrainMatrix, learner: Learner, params: CartParams, classes: &[String], ranking: Option<usize>) -> Fitted {
-    let mut tree = m.fit(learner, params);
+fn finish_fit(mut tree: CartTree, classes: &[String], ranking: Option<usize>) -> Fitted {
     if let Some(k) = ranking {
         tree = prune(&tree, k);
     }
-    Fitted { tree, classes: classes.to_vec() }
+    Fitted {
+        tree,
+        classes: classes.to_vec(),
+    }
 }
 
 /// Runs training. `progress` is called once per fitted grid model (and fold).
@@ -461,7 +538,11 @@ pub fn train(opts: &TrainOptions, progress: &(dyn Fn(u64) + Sync)) -> Result<Tra
     let configs = p.settings.grid.configs();
     let es = eval_settings(&p, opts);
     let ranking = opts.ranking.is_some();
-    let views: Vec<(String, Table)> = p.sets.iter().map(|(n, t)| (n.clone(), eval_view(t, ranking))).collect();
+    let views: Vec<(String, Table)> = p
+        .sets
+        .iter()
+        .map(|(n, t)| (n.clone(), eval_view(t, ranking)))
+        .collect();
     let train_t = &p.sets[0].1;
     let grid: Vec<GridRow>;
     let best: usize;
@@ -480,10 +561,13 @@ pub fn train(opts: &TrainOptions, progress: &(dyn Fn(u64) + Sync)) -> Result<Tra
         Mode::Upstream => {
             let m = matrix_of(train_t, &p.classes);
             let wrong_pct = p.settings.allowed_wrong_pct;
+            let params: Vec<CartParams> = configs.iter().map(|&c| params_of(c)).collect();
+            let trees = m.fit_many(opts.learner, &params);
             let results: Vec<(Fitted, Vec<bool>, GridRow)> = configs
                 .par_iter()
-                .map(|&cfg| {
-                    let f = fit_one(&m, opts.learner, params_of(cfg), &p.classes, opts.ranking);
+                .zip(trees.into_par_iter())
+                .map(|(&cfg, tree)| {
+                    let f = finish_fit(tree, &p.classes, opts.ranking);
                     let bad = unsafe_leaves(&f, train_t, &p.settings.unsafe_rule);
                     let is_bad = |l: usize| bad[l];
                     let val = &views[1].1;
@@ -554,20 +638,31 @@ pub fn train(opts: &TrainOptions, progress: &(dyn Fn(u64) + Sync)) -> Result<Tra
             let fold_mats: Vec<(Vec<String>, TrainMatrix)> = folds
                 .iter()
                 .map(|(tr, _, _)| {
-                    let mut cl: Vec<String> = tr.winner.iter().map(|&w| tr.choices[w as usize].clone()).collect();
+                    let mut cl: Vec<String> = tr
+                        .winner
+                        .iter()
+                        .map(|&w| tr.choices[w as usize].clone())
+                        .collect();
                     cl.sort();
                     cl.dedup();
                     let m = matrix_of(tr, &cl);
                     (cl, m)
                 })
                 .collect();
-            let jobs: Vec<(usize, usize)> = (0..configs.len()).flat_map(|c| (0..k).map(move |f| (c, f))).collect();
+            let params: Vec<CartParams> = configs.iter().map(|&c| params_of(c)).collect();
+            let fold_trees: Vec<Vec<CartTree>> = fold_mats
+                .par_iter()
+                .map(|(_, m)| m.fit_many(opts.learner, &params))
+                .collect();
+            let jobs: Vec<(usize, usize)> = (0..configs.len())
+                .flat_map(|c| (0..k).map(move |f| (c, f)))
+                .collect();
             // Out-of-fold rows per (config, fold): (confidence, loss, harmful, decidable).
             let oof: Vec<Vec<(f64, f64, bool, bool)>> = jobs
                 .par_iter()
                 .map(|&(c, f)| {
-                    let (cl, m) = &fold_mats[f];
-                    let fitted = fit_one(m, opts.learner, params_of(configs[c]), cl, opts.ranking);
+                    let (cl, _) = &fold_mats[f];
+                    let fitted = finish_fit(fold_trees[f][c].clone(), cl, opts.ranking);
                     let bad = unsafe_leaves(&fitted, &folds[f].0, &p.settings.unsafe_rule);
                     let te = eval_view(&folds[f].1, ranking);
                     let rp = eval::predict_rows(&fitted, &te);
@@ -575,7 +670,8 @@ pub fn train(opts: &TrainOptions, progress: &(dyn Fn(u64) + Sync)) -> Result<Tra
                     progress(1);
                     (0..te.len())
                         .map(|i| {
-                            let conf = leaf_confidence(&fitted.tree, rp.leaf[i], opts.cost.wilson_z);
+                            let conf =
+                                leaf_confidence(&fitted.tree, rp.leaf[i], opts.cost.wilson_z);
                             let best = te.best_time(i);
                             let (loss, harm) = match out[i] {
                                 Outcome::Wrong => {
@@ -593,7 +689,9 @@ pub fn train(opts: &TrainOptions, progress: &(dyn Fn(u64) + Sync)) -> Result<Tra
             let mut best_i = 0;
             let mut thresholds = Vec::new();
             for c in 0..configs.len() {
-                let rows: Vec<(f64, f64, bool, bool)> = (0..k).flat_map(|f| oof[c * k + f].iter().copied()).collect();
+                let rows: Vec<(f64, f64, bool, bool)> = (0..k)
+                    .flat_map(|f| oof[c * k + f].iter().copied())
+                    .collect();
                 let (thr, cost) = choose_threshold(&rows, &opts.cost);
                 thresholds.push((thr, cost));
                 if cost < best_cost {
@@ -605,22 +703,29 @@ pub fn train(opts: &TrainOptions, progress: &(dyn Fn(u64) + Sync)) -> Result<Tra
             let m = matrix_of(&fit_t, &p.classes_of(&fit_t));
             let classes = p.classes_of(&fit_t);
             // Refit every config on the fit set for the grid table (and the chosen one).
+            let trees = m.fit_many(opts.learner, &params);
             let refits: Vec<(Fitted, Vec<bool>, GridRow)> = configs
                 .par_iter()
+                .zip(trees.into_par_iter())
                 .enumerate()
-                .map(|(c, &cfg)| {
-                    let f = fit_one(&m, opts.learner, params_of(cfg), &classes, opts.ranking);
+                .map(|(c, (&cfg, tree))| {
+                    let f = finish_fit(tree, &classes, opts.ranking);
                     let mut bad = unsafe_leaves(&f, &fit_t, &p.settings.unsafe_rule);
                     let (thr, cost) = thresholds[c];
                     for (i, nd) in f.tree.nodes.iter().enumerate() {
-                        if nd.feature.is_none() && leaf_confidence(&f.tree, i, opts.cost.wilson_z) <= thr {
+                        if nd.feature.is_none()
+                            && leaf_confidence(&f.tree, i, opts.cost.wilson_z) <= thr
+                        {
                             bad[i] = true;
                         }
                     }
                     let mut metrics = BTreeMap::new();
                     for (name, t) in &views {
                         let rp = eval::predict_rows(&f, t);
-                        metrics.insert(name.clone(), eval::evaluate(&f, &rp, t, 0.0, &|l| bad[l], &es));
+                        metrics.insert(
+                            name.clone(),
+                            eval::evaluate(&f, &rp, t, 0.0, &|l| bad[l], &es),
+                        );
                     }
                     progress(1);
                     let row = GridRow {
@@ -629,7 +734,11 @@ pub fn train(opts: &TrainOptions, progress: &(dyn Fn(u64) + Sync)) -> Result<Tra
                         min_samples_leaf: cfg.1,
                         threshold: thr,
                         n_leaves: f.tree.n_leaves(),
-                        n_unsafe: bad.iter().enumerate().filter(|(i, b)| **b && f.tree.nodes[*i].feature.is_none()).count(),
+                        n_unsafe: bad
+                            .iter()
+                            .enumerate()
+                            .filter(|(i, b)| **b && f.tree.nodes[*i].feature.is_none())
+                            .count(),
                         cv_cost: Some(cost),
                         metrics,
                     };
@@ -642,10 +751,19 @@ pub fn train(opts: &TrainOptions, progress: &(dyn Fn(u64) + Sync)) -> Result<Tra
             final_unsafe = bad;
             final_threshold = 0.0;
             extra.insert("confidence".into(), serde_json::json!("wilson_lower_bound"));
-            extra.insert("confidence_threshold".into(), serde_json::json!(row.threshold));
+            extra.insert(
+                "confidence_threshold".into(),
+                serde_json::json!(row.threshold),
+            );
             extra.insert("wilson_z".into(), serde_json::json!(opts.cost.wilson_z));
-            extra.insert("autotune_cost".into(), serde_json::json!(opts.cost.autotune_cost));
-            extra.insert("max_harmful".into(), serde_json::json!(opts.cost.max_harmful));
+            extra.insert(
+                "autotune_cost".into(),
+                serde_json::json!(opts.cost.autotune_cost),
+            );
+            extra.insert(
+                "max_harmful".into(),
+                serde_json::json!(opts.cost.max_harmful),
+            );
             extra.insert("folds".into(), serde_json::json!(k));
             extra.insert("cv_cost_per_input".into(), serde_json::json!(row.cv_cost));
             fit_table = fit_t;
@@ -660,28 +778,77 @@ pub fn train(opts: &TrainOptions, progress: &(dyn Fn(u64) + Sync)) -> Result<Tra
     for (name, t) in &views {
         let rp = eval::predict_rows(&final_fit, t);
         let thr = final_threshold;
-        metrics.insert(name.clone(), eval::evaluate(&final_fit, &rp, t, thr, &is_bad, &es));
-        rows.insert(name.clone(), set_rows(&final_fit, &rp, t, thr, &is_bad, &es));
+        metrics.insert(
+            name.clone(),
+            eval::evaluate(&final_fit, &rp, t, thr, &is_bad, &es),
+        );
+        rows.insert(
+            name.clone(),
+            set_rows(&final_fit, &rp, t, thr, &is_bad, &es),
+        );
         sizes.insert(name.clone(), t.len());
     }
     let row = &grid[best];
-    let model = build_model(opts, &p, &final_fit, &final_unsafe, final_threshold, row, &fit_table, &metrics, extra)?;
+    let model = build_model(
+        opts,
+        &p,
+        &final_fit,
+        &final_unsafe,
+        final_threshold,
+        row,
+        &fit_table,
+        &metrics,
+        extra,
+    )?;
     let feats: Vec<String> = p.log.metadata.features().map(str::to_string).collect();
     let split_keys = SplitFile {
         features: feats,
-        train: p.split.train.iter().map(|&i| p.full.keys[i].clone()).collect(),
-        val: p.split.val.iter().map(|&i| p.full.keys[i].clone()).collect(),
-        test: p.split.test.iter().map(|&i| p.full.keys[i].clone()).collect(),
+        train: p
+            .split
+            .train
+            .iter()
+            .map(|&i| p.full.keys[i].clone())
+            .collect(),
+        val: p
+            .split
+            .val
+            .iter()
+            .map(|&i| p.full.keys[i].clone())
+            .collect(),
+        test: p
+            .split
+            .test
+            .iter()
+            .map(|&i| p.full.keys[i].clone())
+            .collect(),
     };
     let _ = &p.report;
     let t_end = t0.elapsed().as_secs_f64();
-    let timings = vec![("prepare", t_prep), ("grid", t_grid - t_prep), ("final", t_end - t_grid)];
-    Ok(TrainOutput { model, metrics, grid, best, warnings: p.warnings.clone(), rows, sizes, split_keys, timings })
+    let timings = vec![
+        ("prepare", t_prep),
+        ("grid", t_grid - t_prep),
+        ("final", t_end - t_grid),
+    ];
+    Ok(TrainOutput {
+        model,
+        metrics,
+        grid,
+        best,
+        warnings: p.warnings.clone(),
+        rows,
+        sizes,
+        split_keys,
+        timings,
+    })
 }
 
 impl Prepared {
     fn classes_of(&self, t: &Table) -> Vec<String> {
-        let mut c: Vec<String> = t.winner.iter().map(|&w| t.choices[w as usize].clone()).collect();
+        let mut c: Vec<String> = t
+            .winner
+            .iter()
+            .map(|&w| t.choices[w as usize].clone())
+            .collect();
         c.sort();
         c.dedup();
         c
@@ -730,7 +897,14 @@ pub fn choose_threshold(rows: &[(f64, f64, bool, bool)], p: &CostAwareParams) ->
     best
 }
 
-fn set_rows(f: &Fitted, rp: &eval::RowPredictions, t: &Table, thr: f64, bad: &dyn Fn(usize) -> bool, es: &EvalSettings) -> SetRows {
+fn set_rows(
+    f: &Fitted,
+    rp: &eval::RowPredictions,
+    t: &Table,
+    thr: f64,
+    bad: &dyn Fn(usize) -> bool,
+    es: &EvalSettings,
+) -> SetRows {
     let out = eval::outcomes(rp, t, thr, bad, es.exempt_certain);
     let dc = es.default_choice.as_deref().and_then(|d| t.choice_index(d));
     let mut s = SetRows::default();
@@ -774,8 +948,17 @@ fn build_model(
         .iter()
         .enumerate()
         .map(|(i, n)| match n.feature {
-            Some(c) => Node::Split { column: c, threshold: n.threshold, left: n.left, right: n.right },
-            None => Node::Leaf { value: n.value.clone(), samples: n.n_samples as u64, unsafe_leaf: unsafe_leaf[i] },
+            Some(c) => Node::Split {
+                column: c,
+                threshold: n.threshold,
+                left: n.left,
+                right: n.right,
+            },
+            None => Node::Leaf {
+                value: n.value.clone(),
+                samples: n.n_samples as u64,
+                unsafe_leaf: unsafe_leaf[i],
+            },
         })
         .collect();
     let mut ranges = Vec::new();
@@ -787,12 +970,19 @@ fn build_model(
                 lo = lo.min(v);
                 hi = hi.max(v);
             }
-            ranges.push(FeatureRange { name: name.clone(), min: lo, max: hi });
+            ranges.push(FeatureRange {
+                name: name.clone(),
+                min: lo,
+                max: hi,
+            });
         }
     }
     let md = &p.log.metadata;
     let mut extra = extra;
-    extra.insert("grid_models".into(), serde_json::json!(p.settings.grid.configs().len()));
+    extra.insert(
+        "grid_models".into(),
+        serde_json::json!(p.settings.grid.configs().len()),
+    );
     extra.insert("inputs".into(), serde_json::json!(p.full.len()));
     Ok(Model {
         schema_version: model::MODEL_SCHEMA_VERSION,
@@ -808,7 +998,10 @@ fn build_model(
         columns: p.encoding.columns.clone(),
         tree: Tree { nodes },
         threshold,
-        ranking: opts.ranking.map(|k| RankingSpec { top_k: k, always_included: p.settings.always_included.clone() }),
+        ranking: opts.ranking.map(|k| RankingSpec {
+            top_k: k,
+            always_included: p.settings.always_included.clone(),
+        }),
         feature_ranges: ranges,
         range_guard: false,
         training: TrainingInfo {
@@ -823,7 +1016,10 @@ fn build_model(
         metrics: metrics.clone(),
         provenance: Provenance {
             dataset_hash: dataset_hash(&opts.log)?,
-            dataset: opts.log.file_name().map_or_else(|| opts.log.display().to_string(), |n| n.to_string_lossy().into_owned()),
+            dataset: opts.log.file_name().map_or_else(
+                || opts.log.display().to_string(),
+                |n| n.to_string_lossy().into_owned(),
+            ),
             tool_version: ah_core::TOOL_VERSION.into(),
             command: opts.command.clone(),
         },
@@ -848,14 +1044,27 @@ mod tests {
 
     #[test]
     fn threshold_trades_loss_against_autotune_cost() {
-        let p = CostAwareParams { autotune_cost: 0.01, max_harmful: 1.0, folds: 5, wilson_z: 1.96 };
+        let p = CostAwareParams {
+            autotune_cost: 0.01,
+            max_harmful: 1.0,
+            folds: 5,
+            wilson_z: 1.96,
+        };
         // Confident rows are right, unconfident ones lose 50%.
-        let rows = vec![(0.9, 0.0, false, true), (0.8, 0.0, false, true), (0.3, 0.4, true, true), (0.2, 0.4, true, true)];
+        let rows = vec![
+            (0.9, 0.0, false, true),
+            (0.8, 0.0, false, true),
+            (0.3, 0.4, true, true),
+            (0.2, 0.4, true, true),
+        ];
         let (thr, cost) = choose_threshold(&rows, &p);
         assert_eq!(thr, 0.3);
         assert!((cost - 0.005).abs() < 1e-12);
         // With a harm limit of zero nothing harmful may be decided.
-        let p0 = CostAwareParams { max_harmful: 0.0, ..p };
+        let p0 = CostAwareParams {
+            max_harmful: 0.0,
+            ..p
+        };
         assert_eq!(choose_threshold(&rows, &p0).0, 0.3);
     }
 }
