@@ -80,8 +80,7 @@ fn tree_ref(plan: &Plan<'_>, name: &str) -> String {
     feature_ref(plan, name, plan.ops.len())
 }
 
-/// `if v < min or v > max: return None` per guarded feature (decision), or the same test
-/// as a boolean method body (regression).
+/// `if not (min <= v <= max): return None` per guarded feature.
 fn range_guard_lines(plan: &Plan<'_>, base: &str) -> Vec<String> {
     let model = plan.model;
     let mut out = Vec::new();
@@ -90,8 +89,9 @@ fn range_guard_lines(plan: &Plan<'_>, base: &str) -> Vec<String> {
     }
     for r in &model.feature_ranges {
         let v = tree_ref(plan, &r.name);
+        // `not (lo <= v <= hi)`: NaN is outside, as in the model.
         out.push(format!(
-            "{base}if {v} < {} or {v} > {}:",
+            "{base}if not ({} <= {v} <= {}):",
             py_float(r.min),
             py_float(r.max)
         ));

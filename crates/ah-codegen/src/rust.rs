@@ -141,6 +141,79 @@ impl<'p, 'm> Gen<'p, 'm> {
         out
     }
 
+    /// A used one-hot column over a context feature: the tree compares lazily, on its path.
+    fn lazy(&self, c: usize) -> bool {
+        let col = &self.plan.model.columns[c];
+        self.used.contains(&c)
+            && matches!(col, Column::OneHot { .. })
+            && self.plan.source(feature_of(col)) == Source::Context
+    }
+
+    /// Context features of the lazy columns, in column order.
+    fn lazy_names(&self) -> Vec<String> {
+        let mut out: Vec<String> = Vec::new();
+        for c in 0..self.plan.model.columns.len() {
+            if self.lazy(c) {
+                let f = feature_of(&self.plan.model.columns[c]);
+                if !out.iter().any(|o| o == f) {
+                    out.push(f.to_string());
+                }
+            }
+        }
+        out
+    }
+
+    /// Reads the context features into `x{i}`: by position when the context has exactly the
+    /// logged layout (what PyTorch builds), else by one scan (a later feature of a name wins).
+    fn gather(&self) -> String {
+        let model = self.plan.model;
+        let mut s = String::new();
+        if self.gathered.is_empty() {
+            return s;
+        }
+        for (i, n) in self.gathered.iter().enumerate() {
+            let _ = writeln!(s, "let mut x{i}: Option<&Value> = None; // {n}");
+        }
+        s.push_str("let features = ctx.features();\n");
+        let layout: Vec<&String> = model
+            .numerical_features
+            .iter()
+            .chain(&model.categorical_features)
+            .collect();
+        let distinct = layout
+            .iter()
+            .enumerate()
+            .all(|(i, n)| !layout[..i].contains(n));
+        if distinct && !layout.is_empty() {
+            let checks: Vec<String> = layout
+                .iter()
+                .enumerate()
+                .map(|(p, n)| format!("features[{p}].name == {}", str_lit(n)))
+                .collect();
+            let _ = writeln!(
+                s,
+                "if features.len() == {} && {} {{",
+                layout.len(),
+                checks.join(" && ")
+            );
+            for (i, n) in self.gathered.iter().enumerate() {
+                if let Some(p) = layout.iter().position(|l| *l == n) {
+                    let _ = writeln!(s, "x{i} = Some(&features[{p}].value);");
+                }
+            }
+            s.push_str("} else {\n");
+        }
+        s.push_str("for f in features {\nmatch f.name.as_ref() {\n");
+        for (i, n) in self.gathered.iter().enumerate() {
+            let _ = writeln!(s, "{} => x{i} = Some(&f.value),", str_lit(n));
+        }
+        s.push_str("_ => {}\n}\n}\n");
+        if distinct && !layout.is_empty() {
+            s.push_str("}\n");
+        }
+        s
+    }
+
     fn body(&self) -> Result<(String, BTreeSet<&'static str>), CodegenError> {
         let model = self.plan.model;
         let mut out = String::new();
@@ -172,16 +245,30 @@ impl<'p, 'm> Gen<'p, 'm> {
         }
         // Columns struct.
         out.push_str("/// The tree's inputs: numeric columns as `f64`, one-hot columns as \"equals the category\".\n");
-        out.push_str("struct Columns {\n");
+        out.push_str("struct Columns<'a> {\n");
         for &c in &self.used {
             let col = &model.columns[c];
             let ty = match col {
                 Column::Numeric { .. } => "f64",
+                Column::OneHot { .. } if self.lazy(c) => "&'a Value",
                 Column::OneHot { .. } => "bool",
             };
             let _ = writeln!(out, "    /// `{}`\n    c{c}: {ty},", doc_name(col));
         }
+        out.push_str("/// Keeps the lifetime when no column borrows the context.\n_ctx: core::marker::PhantomData<&'a Value>,\n");
         out.push_str("}\n\n");
+        for &c in &self.used {
+            if let Column::OneHot { value, .. } = &model.columns[c] {
+                if self.lazy(c) {
+                    let _ = writeln!(
+                        out,
+                        "/// `{}`, without formatting.\n#[inline]\nfn is_c{c}(v: &Value) -> bool {{\n{}\n}}\n",
+                        doc_name(&model.columns[c]),
+                        value_str_eq("v", value)
+                    );
+                }
+            }
+        }
         // columns().
         out.push_str(&self.columns_fn(&mut helpers)?);
         if !self.plan.ops.is_empty() {
@@ -198,22 +285,18 @@ impl<'p, 'm> Gen<'p, 'm> {
         let mut s = String::new();
         s.push_str("/// Computes the operations, checks the range guard and reads the columns.\n");
         s.push_str(
-            "fn columns(ctx: &Context, choice: Option<usize>) -> Result<Columns, UnsureKind> {\n",
+            "fn columns(ctx: &Context, choice: Option<usize>) -> Result<Columns<'_>, UnsureKind> {\n",
         );
-        // Gather.
-        for (i, n) in self.gathered.iter().enumerate() {
-            let _ = writeln!(s, "let mut x{i}: Option<&Value> = None; // {n}");
-        }
-        if !self.gathered.is_empty() {
-            s.push_str("for f in ctx.features() {\nmatch f.name.as_ref() {\n");
-            for (i, n) in self.gathered.iter().enumerate() {
-                let _ = writeln!(s, "{} => x{i} = Some(&f.value),", str_lit(n));
-            }
-            s.push_str("_ => {}\n}\n}\n");
-        }
+        s.push_str(&self.gather());
         if plan.ops.is_empty() {
-            let finish_args: Vec<String> = self.finish_names().iter().map(|n| self.x(n)).collect();
-            let _ = writeln!(s, "finish([{}], choice)\n}}\n", finish_args.join(", "));
+            let v: Vec<String> = self.finish_names().iter().map(|n| self.x(n)).collect();
+            let w: Vec<String> = self.lazy_names().iter().map(|n| self.x(n)).collect();
+            let _ = writeln!(
+                s,
+                "finish([{}], [{}], choice)\n}}\n",
+                v.join(", "),
+                w.join(", ")
+            );
             return Ok(s);
         }
         match self.fast_path(helpers)? {
@@ -225,7 +308,7 @@ impl<'p, 'm> Gen<'p, 'm> {
                 // No typed fast path: every context goes through `ah_core::ops`.
                 let mut s = String::new();
                 s.push_str("/// Computes the operations (generic path only: they cannot be typed statically).\n");
-                s.push_str("fn columns(ctx: &Context, choice: Option<usize>) -> Result<Columns, UnsureKind> {\n");
+                s.push_str("fn columns(ctx: &Context, choice: Option<usize>) -> Result<Columns<'_>, UnsureKind> {\n");
                 s.push_str("slow(ctx, choice)\n}\n\n");
                 return Ok(s);
             }
@@ -426,8 +509,8 @@ impl<'p, 'm> Gen<'p, 'm> {
                 (Column::Numeric { .. }, Source::Context) => {
                     format!("num({}, {})?", self.x(f), str_lit(f))
                 }
-                (Column::OneHot { value, .. }, Source::Context) => {
-                    format!("match {} {{ Some(v) => {}, None => return Err(UnsureKind::MissingFeature({})) }}", self.x(f), value_str_eq("v", value), str_lit(f))
+                (Column::OneHot { .. }, Source::Context) => {
+                    format!("match {} {{ Some(v) => v, None => return Err(UnsureKind::MissingFeature({})) }}", self.x(f), str_lit(f))
                 }
             };
             if used {
@@ -449,6 +532,7 @@ impl<'p, 'm> Gen<'p, 'm> {
                 }
             }
         }
+        fields.push("_ctx: core::marker::PhantomData".into());
         let _ = writeln!(s, "return Ok(Columns {{ {} }});\n}}", fields.join(", "));
         Ok(Some(s))
     }
@@ -519,7 +603,7 @@ fn operations() -> &'static [Operation] {
 /// The generic path (any value kinds): `ah_core::ops` evaluates the operations on a copy of
 /// the context, exactly as `ah_core::model::ModelEvaluator` does.
 #[cold]
-fn slow(ctx: &Context, choice: Option<usize>) -> Result<Columns, UnsureKind> {
+fn slow(ctx: &Context, choice: Option<usize>) -> Result<Columns<'_>, UnsureKind> {
     let mut s = ctx.clone();
     for (op, (name, _, _)) in operations().iter().zip(OPERATIONS) {
         let v = op.expr.eval(&|n| s.get(n).cloned()).map_err(|e| match e {
@@ -537,7 +621,17 @@ fn slow(ctx: &Context, choice: Option<usize>) -> Result<Columns, UnsureKind> {
             .iter()
             .map(|n| format!("s.get({})", str_lit(n)))
             .collect();
-        let _ = writeln!(s, "finish([{}], choice)\n}}\n", args.join(", "));
+        let w: Vec<String> = self
+            .lazy_names()
+            .iter()
+            .map(|n| format!("ctx.get({})", str_lit(n)))
+            .collect();
+        let _ = writeln!(
+            s,
+            "finish([{}], [{}], choice)\n}}\n",
+            args.join(", "),
+            w.join(", ")
+        );
         s
     }
 
@@ -555,10 +649,13 @@ fn slow(ctx: &Context, choice: Option<usize>) -> Result<Columns, UnsureKind> {
             .any(|c| plan.source(feature_of(c)) == Source::Choice);
         let choice_param = if choice_used { "choice" } else { "_choice" };
         let v_param = if names.is_empty() { "_v" } else { "v" };
+        let lazy = self.lazy_names();
+        let w_param = if lazy.is_empty() { "_w" } else { "w" };
         let _ = writeln!(
             s,
-            "fn finish({v_param}: [Option<&Value>; {}], {choice_param}: Option<usize>) -> Result<Columns, UnsureKind> {{",
-            names.len()
+            "fn finish<'a>({v_param}: [Option<&Value>; {}], {w_param}: [Option<&'a Value>; {}], {choice_param}: Option<usize>) -> Result<Columns<'a>, UnsureKind> {{",
+            names.len(),
+            lazy.len()
         );
         if model.range_guard {
             for r in &model.feature_ranges {
@@ -583,6 +680,11 @@ fn slow(ctx: &Context, choice: Option<usize>) -> Result<Columns, UnsureKind> {
                 }
                 (Column::OneHot { value, .. }, Source::Choice) => self.choice_eq(value),
                 (Column::Numeric { .. }, _) => format!("num(v[{}], {})?", idx(f), str_lit(f)),
+                (Column::OneHot { .. }, _) if self.lazy(c) => format!(
+                    "match w[{}] {{ Some(v) => v, None => return Err(UnsureKind::MissingFeature({})) }}",
+                    lazy.iter().position(|n| n == f).expect("lazy name"),
+                    str_lit(f)
+                ),
                 (Column::OneHot { value, .. }, _) => format!(
                     "match v[{}] {{ Some(v) => {}, None => return Err(UnsureKind::MissingFeature({})) }}",
                     idx(f),
@@ -609,6 +711,7 @@ fn slow(ctx: &Context, choice: Option<usize>) -> Result<Columns, UnsureKind> {
                 }
             }
         }
+        fields.push("_ctx: core::marker::PhantomData".into());
         let _ = writeln!(s, "Ok(Columns {{ {} }})\n}}\n", fields.join(", "));
         s.push_str(
             "/// A numeric value (booleans count as 0/1), else unsure naming the feature.
@@ -632,7 +735,7 @@ fn num(v: Option<&Value>, name: &'static str) -> Result<f64, UnsureKind> {
         let mut s = String::new();
         let param = if self.used.is_empty() { "_c" } else { "c" };
         let _ = writeln!(s, "/// Walks the tree (`<=` goes left; a one-hot split goes left when the value differs).");
-        let _ = writeln!(s, "fn walk({param}: &Columns) -> Prediction {{");
+        let _ = writeln!(s, "fn walk({param}: &Columns<'_>) -> Prediction {{");
         self.emit_node(0, &mut s);
         s.push_str("}\n");
         let _ = model;
@@ -652,6 +755,9 @@ fn num(v: Option<&Value>, name: &'static str) -> Result<f64, UnsureKind> {
                 let cond = match col {
                     Column::Numeric { .. } => format!("c.c{column} <= {}", f64_lit(*threshold)),
                     // One-hot values are 0/1 and the threshold lies in [0, 1): left is "not equal".
+                    Column::OneHot { .. } if self.lazy(*column) => {
+                        format!("!is_c{column}(c.c{column})")
+                    }
                     Column::OneHot { .. } => format!("!c.c{column}"),
                 };
                 let _ = writeln!(s, "if {cond} {{ // {}", split_doc(col, *threshold));

@@ -88,7 +88,7 @@ static LEAF_19: [(f64, u16); 1] = [(1.0, 1)];
 static LEAF_20: [(f64, u16); 1] = [(1.0, 0)];
 
 /// The tree's inputs: numeric columns as `f64`, one-hot columns as "equals the category".
-struct Columns {
+struct Columns<'a> {
     /// `m`
     c0: f64,
     /// `m*n`
@@ -98,21 +98,52 @@ struct Columns {
     /// `arith_intensity`
     c3: f64,
     /// `str(using_tf32) == "False"`
-    c4: bool,
+    c4: &'a Value,
     /// `str(mat2_innermost_needs_padding) == "True"`
     c5: bool,
     /// `str(mat1_dtype) == "torch.float16"`
-    c6: bool,
+    c6: &'a Value,
     /// `str(n_multiple_32) == "True"`
     c7: bool,
     /// `my_ratio`
     c8: f64,
     /// `str(prepadded_mat1) == "True"`
-    c9: bool,
+    c9: &'a Value,
+    /// Keeps the lifetime when no column borrows the context.
+    _ctx: core::marker::PhantomData<&'a Value>,
+}
+
+/// `str(using_tf32) == "False"`, without formatting.
+#[inline]
+fn is_c4(v: &Value) -> bool {
+    match v {
+        Value::Str(s) => s == "False",
+        Value::Bool(b) => !*b,
+        _ => false,
+    }
+}
+
+/// `str(mat1_dtype) == "torch.float16"`, without formatting.
+#[inline]
+fn is_c6(v: &Value) -> bool {
+    match v {
+        Value::Str(s) => s == "torch.float16",
+        _ => false,
+    }
+}
+
+/// `str(prepadded_mat1) == "True"`, without formatting.
+#[inline]
+fn is_c9(v: &Value) -> bool {
+    match v {
+        Value::Str(s) => s == "True",
+        Value::Bool(b) => *b,
+        _ => false,
+    }
 }
 
 /// Computes the operations, checks the range guard and reads the columns.
-fn columns(ctx: &Context, choice: Option<usize>) -> Result<Columns, UnsureKind> {
+fn columns(ctx: &Context, choice: Option<usize>) -> Result<Columns<'_>, UnsureKind> {
     let mut x0: Option<&Value> = None; // m
     let mut x1: Option<&Value> = None; // k
     let mut x2: Option<&Value> = None; // n
@@ -123,19 +154,51 @@ fn columns(ctx: &Context, choice: Option<usize>) -> Result<Columns, UnsureKind> 
     let mut x7: Option<&Value> = None; // n_padded_length
     let mut x8: Option<&Value> = None; // using_tf32
     let mut x9: Option<&Value> = None; // prepadded_mat1
-    for f in ctx.features() {
-        match f.name.as_ref() {
-            "m" => x0 = Some(&f.value),
-            "k" => x1 = Some(&f.value),
-            "n" => x2 = Some(&f.value),
-            "mat1_dtype" => x3 = Some(&f.value),
-            "mat2_stride_0" => x4 = Some(&f.value),
-            "k_padded_length" => x5 = Some(&f.value),
-            "mat2_stride_1" => x6 = Some(&f.value),
-            "n_padded_length" => x7 = Some(&f.value),
-            "using_tf32" => x8 = Some(&f.value),
-            "prepadded_mat1" => x9 = Some(&f.value),
-            _ => {}
+    let features = ctx.features();
+    if features.len() == 17
+        && features[0].name == "m"
+        && features[1].name == "k"
+        && features[2].name == "n"
+        && features[3].name == "mat1_stride_0"
+        && features[4].name == "mat1_stride_1"
+        && features[5].name == "mat2_stride_0"
+        && features[6].name == "mat2_stride_1"
+        && features[7].name == "m_padded_length"
+        && features[8].name == "k_padded_length"
+        && features[9].name == "n_padded_length"
+        && features[10].name == "mat1_align_size"
+        && features[11].name == "mat2_align_size"
+        && features[12].name == "mat1_dtype"
+        && features[13].name == "mat2_dtype"
+        && features[14].name == "prepadded_mat1"
+        && features[15].name == "prepadded_mat2"
+        && features[16].name == "using_tf32"
+    {
+        x0 = Some(&features[0].value);
+        x1 = Some(&features[1].value);
+        x2 = Some(&features[2].value);
+        x3 = Some(&features[12].value);
+        x4 = Some(&features[5].value);
+        x5 = Some(&features[8].value);
+        x6 = Some(&features[6].value);
+        x7 = Some(&features[9].value);
+        x8 = Some(&features[16].value);
+        x9 = Some(&features[14].value);
+    } else {
+        for f in features {
+            match f.name.as_ref() {
+                "m" => x0 = Some(&f.value),
+                "k" => x1 = Some(&f.value),
+                "n" => x2 = Some(&f.value),
+                "mat1_dtype" => x3 = Some(&f.value),
+                "mat2_stride_0" => x4 = Some(&f.value),
+                "k_padded_length" => x5 = Some(&f.value),
+                "mat2_stride_1" => x6 = Some(&f.value),
+                "n_padded_length" => x7 = Some(&f.value),
+                "using_tf32" => x8 = Some(&f.value),
+                "prepadded_mat1" => x9 = Some(&f.value),
+                _ => {}
+            }
         }
     }
     // Fast path: the kinds PyTorch logs, typed operations.
@@ -245,29 +308,18 @@ fn columns(ctx: &Context, choice: Option<usize>) -> Result<Columns, UnsureKind> 
         let c2 = o3;
         let c3 = o5;
         let c4 = match x8 {
-            Some(v) => match v {
-                Value::Str(s) => s == "False",
-                Value::Bool(b) => !*b,
-                _ => false,
-            },
+            Some(v) => v,
             None => return Err(UnsureKind::MissingFeature("using_tf32")),
         };
         let c5 = o6;
         let c6 = match x3 {
-            Some(v) => match v {
-                Value::Str(s) => s == "torch.float16",
-                _ => false,
-            },
+            Some(v) => v,
             None => return Err(UnsureKind::MissingFeature("mat1_dtype")),
         };
         let c7 = o7;
         let c8 = o8 as f64;
         let c9 = match x9 {
-            Some(v) => match v {
-                Value::Str(s) => s == "True",
-                Value::Bool(b) => *b,
-                _ => false,
-            },
+            Some(v) => v,
             None => return Err(UnsureKind::MissingFeature("prepadded_mat1")),
         };
         return Ok(Columns {
@@ -281,6 +333,7 @@ fn columns(ctx: &Context, choice: Option<usize>) -> Result<Columns, UnsureKind> 
             c7,
             c8,
             c9,
+            _ctx: core::marker::PhantomData,
         });
     }
     slow(ctx, choice)
@@ -327,7 +380,7 @@ fn operations() -> &'static [Operation] {
 /// The generic path (any value kinds): `ah_core::ops` evaluates the operations on a copy of
 /// the context, exactly as `ah_core::model::ModelEvaluator` does.
 #[cold]
-fn slow(ctx: &Context, choice: Option<usize>) -> Result<Columns, UnsureKind> {
+fn slow(ctx: &Context, choice: Option<usize>) -> Result<Columns<'_>, UnsureKind> {
     let mut s = ctx.clone();
     for (op, (name, _, _)) in operations().iter().zip(OPERATIONS) {
         let v = op.expr.eval(&|n| s.get(n).cloned()).map_err(|e| match e {
@@ -355,12 +408,21 @@ fn slow(ctx: &Context, choice: Option<usize>) -> Result<Columns, UnsureKind> {
             s.get("my_ratio"),
             s.get("prepadded_mat1"),
         ],
+        [
+            ctx.get("using_tf32"),
+            ctx.get("mat1_dtype"),
+            ctx.get("prepadded_mat1"),
+        ],
         choice,
     )
 }
 
 /// The range guard and the columns, from values of any kind (in `finish_names` order).
-fn finish(v: [Option<&Value>; 10], _choice: Option<usize>) -> Result<Columns, UnsureKind> {
+fn finish<'a>(
+    v: [Option<&Value>; 10],
+    w: [Option<&'a Value>; 3],
+    _choice: Option<usize>,
+) -> Result<Columns<'a>, UnsureKind> {
     if !(1.0..=65536.0).contains(&num(v[0], "m")?) {
         return Err(UnsureKind::OutOfRange("m"));
     }
@@ -371,12 +433,8 @@ fn finish(v: [Option<&Value>; 10], _choice: Option<usize>) -> Result<Columns, Un
     let c1 = num(v[1], "m*n")?;
     let c2 = num(v[2], "k/(m*n)")?;
     let c3 = num(v[3], "arith_intensity")?;
-    let c4 = match v[4] {
-        Some(v) => match v {
-            Value::Str(s) => s == "False",
-            Value::Bool(b) => !*b,
-            _ => false,
-        },
+    let c4 = match w[0] {
+        Some(v) => v,
         None => return Err(UnsureKind::MissingFeature("using_tf32")),
     };
     let c5 = match v[5] {
@@ -387,11 +445,8 @@ fn finish(v: [Option<&Value>; 10], _choice: Option<usize>) -> Result<Columns, Un
         },
         None => return Err(UnsureKind::MissingFeature("mat2_innermost_needs_padding")),
     };
-    let c6 = match v[6] {
-        Some(v) => match v {
-            Value::Str(s) => s == "torch.float16",
-            _ => false,
-        },
+    let c6 = match w[1] {
+        Some(v) => v,
         None => return Err(UnsureKind::MissingFeature("mat1_dtype")),
     };
     let c7 = match v[7] {
@@ -403,12 +458,8 @@ fn finish(v: [Option<&Value>; 10], _choice: Option<usize>) -> Result<Columns, Un
         None => return Err(UnsureKind::MissingFeature("n_multiple_32")),
     };
     let c8 = num(v[8], "my_ratio")?;
-    let c9 = match v[9] {
-        Some(v) => match v {
-            Value::Str(s) => s == "True",
-            Value::Bool(b) => *b,
-            _ => false,
-        },
+    let c9 = match w[2] {
+        Some(v) => v,
         None => return Err(UnsureKind::MissingFeature("prepadded_mat1")),
     };
     Ok(Columns {
@@ -422,6 +473,7 @@ fn finish(v: [Option<&Value>; 10], _choice: Option<usize>) -> Result<Columns, Un
         c7,
         c8,
         c9,
+        _ctx: core::marker::PhantomData,
     })
 }
 
@@ -437,8 +489,8 @@ fn num(v: Option<&Value>, name: &'static str) -> Result<f64, UnsureKind> {
 }
 
 /// Walks the tree (`<=` goes left; a one-hot split goes left when the value differs).
-fn walk(c: &Columns) -> Prediction {
-    if !c.c4 {
+fn walk(c: &Columns<'_>) -> Prediction {
+    if !is_c4(c.c4) {
         // str(using_tf32) != "False"
         if c.c1 <= 4480256.0 {
             // m*n <= 4480256.0
@@ -461,7 +513,7 @@ fn walk(c: &Columns) -> Prediction {
             if c.c0 <= 45368.0 {
                 // m <= 45368.0
                 Prediction::Distribution(&LEAF_17)
-            } else if !c.c9 {
+            } else if !is_c9(c.c9) {
                 // str(prepadded_mat1) != "True"
                 Prediction::Distribution(&LEAF_19)
             } else {
@@ -470,7 +522,7 @@ fn walk(c: &Columns) -> Prediction {
         } else {
             Prediction::Distribution(&LEAF_16)
         }
-    } else if !c.c6 {
+    } else if !is_c6(c.c6) {
         // str(mat1_dtype) != "torch.float16"
         Prediction::Distribution(&LEAF_5)
     } else if c.c8 <= 3.5 {

@@ -147,7 +147,7 @@ static LEAF_135: [(f64, u16); 2] = [(0.75, 0), (0.25, 1)];
 static LEAF_136: [(f64, u16); 1] = [(1.0, 1)];
 
 /// The tree's inputs: numeric columns as `f64`, one-hot columns as "equals the category".
-struct Columns {
+struct Columns<'a> {
     /// `m`
     c0: f64,
     /// `k`
@@ -181,17 +181,17 @@ struct Columns {
     /// `num_dims_needs_padding`
     c17: f64,
     /// `str(mat1_dtype) == "torch.float16"`
-    c20: bool,
+    c20: &'a Value,
     /// `str(mat2_dtype) == "torch.float16"`
-    c23: bool,
+    c23: &'a Value,
     /// `str(prepadded_mat1) == "False"`
-    c24: bool,
+    c24: &'a Value,
     /// `str(prepadded_mat2) == "False"`
-    c26: bool,
+    c26: &'a Value,
     /// `str(prepadded_mat2) == "True"`
-    c27: bool,
+    c27: &'a Value,
     /// `str(using_tf32) == "False"`
-    c28: bool,
+    c28: &'a Value,
     /// `str(mat2_innermost_needs_padding) == "False"`
     c35: bool,
     /// `str(k_multiple_2) == "True"`
@@ -208,10 +208,70 @@ struct Columns {
     c64: bool,
     /// `str(mat1_iscontig) == "False"`
     c67: bool,
+    /// Keeps the lifetime when no column borrows the context.
+    _ctx: core::marker::PhantomData<&'a Value>,
+}
+
+/// `str(mat1_dtype) == "torch.float16"`, without formatting.
+#[inline]
+fn is_c20(v: &Value) -> bool {
+    match v {
+        Value::Str(s) => s == "torch.float16",
+        _ => false,
+    }
+}
+
+/// `str(mat2_dtype) == "torch.float16"`, without formatting.
+#[inline]
+fn is_c23(v: &Value) -> bool {
+    match v {
+        Value::Str(s) => s == "torch.float16",
+        _ => false,
+    }
+}
+
+/// `str(prepadded_mat1) == "False"`, without formatting.
+#[inline]
+fn is_c24(v: &Value) -> bool {
+    match v {
+        Value::Str(s) => s == "False",
+        Value::Bool(b) => !*b,
+        _ => false,
+    }
+}
+
+/// `str(prepadded_mat2) == "False"`, without formatting.
+#[inline]
+fn is_c26(v: &Value) -> bool {
+    match v {
+        Value::Str(s) => s == "False",
+        Value::Bool(b) => !*b,
+        _ => false,
+    }
+}
+
+/// `str(prepadded_mat2) == "True"`, without formatting.
+#[inline]
+fn is_c27(v: &Value) -> bool {
+    match v {
+        Value::Str(s) => s == "True",
+        Value::Bool(b) => *b,
+        _ => false,
+    }
+}
+
+/// `str(using_tf32) == "False"`, without formatting.
+#[inline]
+fn is_c28(v: &Value) -> bool {
+    match v {
+        Value::Str(s) => s == "False",
+        Value::Bool(b) => !*b,
+        _ => false,
+    }
 }
 
 /// Computes the operations, checks the range guard and reads the columns.
-fn columns(ctx: &Context, choice: Option<usize>) -> Result<Columns, UnsureKind> {
+fn columns(ctx: &Context, choice: Option<usize>) -> Result<Columns<'_>, UnsureKind> {
     let mut x0: Option<&Value> = None; // m
     let mut x1: Option<&Value> = None; // k
     let mut x2: Option<&Value> = None; // n
@@ -229,26 +289,65 @@ fn columns(ctx: &Context, choice: Option<usize>) -> Result<Columns, UnsureKind> 
     let mut x14: Option<&Value> = None; // prepadded_mat1
     let mut x15: Option<&Value> = None; // prepadded_mat2
     let mut x16: Option<&Value> = None; // using_tf32
-    for f in ctx.features() {
-        match f.name.as_ref() {
-            "m" => x0 = Some(&f.value),
-            "k" => x1 = Some(&f.value),
-            "n" => x2 = Some(&f.value),
-            "mat1_dtype" => x3 = Some(&f.value),
-            "mat1_stride_0" => x4 = Some(&f.value),
-            "m_padded_length" => x5 = Some(&f.value),
-            "mat1_stride_1" => x6 = Some(&f.value),
-            "k_padded_length" => x7 = Some(&f.value),
-            "mat2_stride_0" => x8 = Some(&f.value),
-            "mat2_stride_1" => x9 = Some(&f.value),
-            "n_padded_length" => x10 = Some(&f.value),
-            "mat1_align_size" => x11 = Some(&f.value),
-            "mat2_align_size" => x12 = Some(&f.value),
-            "mat2_dtype" => x13 = Some(&f.value),
-            "prepadded_mat1" => x14 = Some(&f.value),
-            "prepadded_mat2" => x15 = Some(&f.value),
-            "using_tf32" => x16 = Some(&f.value),
-            _ => {}
+    let features = ctx.features();
+    if features.len() == 17
+        && features[0].name == "m"
+        && features[1].name == "k"
+        && features[2].name == "n"
+        && features[3].name == "mat1_stride_0"
+        && features[4].name == "mat1_stride_1"
+        && features[5].name == "mat2_stride_0"
+        && features[6].name == "mat2_stride_1"
+        && features[7].name == "m_padded_length"
+        && features[8].name == "k_padded_length"
+        && features[9].name == "n_padded_length"
+        && features[10].name == "mat1_align_size"
+        && features[11].name == "mat2_align_size"
+        && features[12].name == "mat1_dtype"
+        && features[13].name == "mat2_dtype"
+        && features[14].name == "prepadded_mat1"
+        && features[15].name == "prepadded_mat2"
+        && features[16].name == "using_tf32"
+    {
+        x0 = Some(&features[0].value);
+        x1 = Some(&features[1].value);
+        x2 = Some(&features[2].value);
+        x3 = Some(&features[12].value);
+        x4 = Some(&features[3].value);
+        x5 = Some(&features[7].value);
+        x6 = Some(&features[4].value);
+        x7 = Some(&features[8].value);
+        x8 = Some(&features[5].value);
+        x9 = Some(&features[6].value);
+        x10 = Some(&features[9].value);
+        x11 = Some(&features[10].value);
+        x12 = Some(&features[11].value);
+        x13 = Some(&features[13].value);
+        x14 = Some(&features[14].value);
+        x15 = Some(&features[15].value);
+        x16 = Some(&features[16].value);
+    } else {
+        for f in features {
+            match f.name.as_ref() {
+                "m" => x0 = Some(&f.value),
+                "k" => x1 = Some(&f.value),
+                "n" => x2 = Some(&f.value),
+                "mat1_dtype" => x3 = Some(&f.value),
+                "mat1_stride_0" => x4 = Some(&f.value),
+                "m_padded_length" => x5 = Some(&f.value),
+                "mat1_stride_1" => x6 = Some(&f.value),
+                "k_padded_length" => x7 = Some(&f.value),
+                "mat2_stride_0" => x8 = Some(&f.value),
+                "mat2_stride_1" => x9 = Some(&f.value),
+                "n_padded_length" => x10 = Some(&f.value),
+                "mat1_align_size" => x11 = Some(&f.value),
+                "mat2_align_size" => x12 = Some(&f.value),
+                "mat2_dtype" => x13 = Some(&f.value),
+                "prepadded_mat1" => x14 = Some(&f.value),
+                "prepadded_mat2" => x15 = Some(&f.value),
+                "using_tf32" => x16 = Some(&f.value),
+                _ => {}
+            }
         }
     }
     // Fast path: the kinds PyTorch logs, typed operations.
@@ -407,10 +506,7 @@ fn columns(ctx: &Context, choice: Option<usize>) -> Result<Columns, UnsureKind> 
             return Err(UnsureKind::MissingFeature("mat1_dtype"));
         }
         let c20 = match x3 {
-            Some(v) => match v {
-                Value::Str(s) => s == "torch.float16",
-                _ => false,
-            },
+            Some(v) => v,
             None => return Err(UnsureKind::MissingFeature("mat1_dtype")),
         };
         if x13.is_none() {
@@ -420,45 +516,26 @@ fn columns(ctx: &Context, choice: Option<usize>) -> Result<Columns, UnsureKind> 
             return Err(UnsureKind::MissingFeature("mat2_dtype"));
         }
         let c23 = match x13 {
-            Some(v) => match v {
-                Value::Str(s) => s == "torch.float16",
-                _ => false,
-            },
+            Some(v) => v,
             None => return Err(UnsureKind::MissingFeature("mat2_dtype")),
         };
         let c24 = match x14 {
-            Some(v) => match v {
-                Value::Str(s) => s == "False",
-                Value::Bool(b) => !*b,
-                _ => false,
-            },
+            Some(v) => v,
             None => return Err(UnsureKind::MissingFeature("prepadded_mat1")),
         };
         if x14.is_none() {
             return Err(UnsureKind::MissingFeature("prepadded_mat1"));
         }
         let c26 = match x15 {
-            Some(v) => match v {
-                Value::Str(s) => s == "False",
-                Value::Bool(b) => !*b,
-                _ => false,
-            },
+            Some(v) => v,
             None => return Err(UnsureKind::MissingFeature("prepadded_mat2")),
         };
         let c27 = match x15 {
-            Some(v) => match v {
-                Value::Str(s) => s == "True",
-                Value::Bool(b) => *b,
-                _ => false,
-            },
+            Some(v) => v,
             None => return Err(UnsureKind::MissingFeature("prepadded_mat2")),
         };
         let c28 = match x16 {
-            Some(v) => match v {
-                Value::Str(s) => s == "False",
-                Value::Bool(b) => !*b,
-                _ => false,
-            },
+            Some(v) => v,
             None => return Err(UnsureKind::MissingFeature("using_tf32")),
         };
         if x16.is_none() {
@@ -506,6 +583,7 @@ fn columns(ctx: &Context, choice: Option<usize>) -> Result<Columns, UnsureKind> 
             c63,
             c64,
             c67,
+            _ctx: core::marker::PhantomData,
         });
     }
     slow(ctx, choice)
@@ -572,7 +650,7 @@ fn operations() -> &'static [Operation] {
 /// The generic path (any value kinds): `ah_core::ops` evaluates the operations on a copy of
 /// the context, exactly as `ah_core::model::ModelEvaluator` does.
 #[cold]
-fn slow(ctx: &Context, choice: Option<usize>) -> Result<Columns, UnsureKind> {
+fn slow(ctx: &Context, choice: Option<usize>) -> Result<Columns<'_>, UnsureKind> {
     let mut s = ctx.clone();
     for (op, (name, _, _)) in operations().iter().zip(OPERATIONS) {
         let v = op.expr.eval(&|n| s.get(n).cloned()).map_err(|e| match e {
@@ -633,12 +711,23 @@ fn slow(ctx: &Context, choice: Option<usize>) -> Result<Columns, UnsureKind> {
             s.get("mat1_iscontig"),
             s.get("mat2_iscontig"),
         ],
+        [
+            ctx.get("mat1_dtype"),
+            ctx.get("mat2_dtype"),
+            ctx.get("prepadded_mat1"),
+            ctx.get("prepadded_mat2"),
+            ctx.get("using_tf32"),
+        ],
         choice,
     )
 }
 
 /// The range guard and the columns, from values of any kind (in `finish_names` order).
-fn finish(v: [Option<&Value>; 43], _choice: Option<usize>) -> Result<Columns, UnsureKind> {
+fn finish<'a>(
+    v: [Option<&Value>; 43],
+    w: [Option<&'a Value>; 5],
+    _choice: Option<usize>,
+) -> Result<Columns<'a>, UnsureKind> {
     let c0 = num(v[0], "m")?;
     let c1 = num(v[1], "k")?;
     let c2 = num(v[2], "n")?;
@@ -663,11 +752,8 @@ fn finish(v: [Option<&Value>; 43], _choice: Option<usize>) -> Result<Columns, Un
     if v[18].is_none() {
         return Err(UnsureKind::MissingFeature("mat1_dtype"));
     }
-    let c20 = match v[18] {
-        Some(v) => match v {
-            Value::Str(s) => s == "torch.float16",
-            _ => false,
-        },
+    let c20 = match w[0] {
+        Some(v) => v,
         None => return Err(UnsureKind::MissingFeature("mat1_dtype")),
     };
     if v[19].is_none() {
@@ -676,46 +762,27 @@ fn finish(v: [Option<&Value>; 43], _choice: Option<usize>) -> Result<Columns, Un
     if v[19].is_none() {
         return Err(UnsureKind::MissingFeature("mat2_dtype"));
     }
-    let c23 = match v[19] {
-        Some(v) => match v {
-            Value::Str(s) => s == "torch.float16",
-            _ => false,
-        },
+    let c23 = match w[1] {
+        Some(v) => v,
         None => return Err(UnsureKind::MissingFeature("mat2_dtype")),
     };
-    let c24 = match v[20] {
-        Some(v) => match v {
-            Value::Str(s) => s == "False",
-            Value::Bool(b) => !*b,
-            _ => false,
-        },
+    let c24 = match w[2] {
+        Some(v) => v,
         None => return Err(UnsureKind::MissingFeature("prepadded_mat1")),
     };
     if v[20].is_none() {
         return Err(UnsureKind::MissingFeature("prepadded_mat1"));
     }
-    let c26 = match v[21] {
-        Some(v) => match v {
-            Value::Str(s) => s == "False",
-            Value::Bool(b) => !*b,
-            _ => false,
-        },
+    let c26 = match w[3] {
+        Some(v) => v,
         None => return Err(UnsureKind::MissingFeature("prepadded_mat2")),
     };
-    let c27 = match v[21] {
-        Some(v) => match v {
-            Value::Str(s) => s == "True",
-            Value::Bool(b) => *b,
-            _ => false,
-        },
+    let c27 = match w[3] {
+        Some(v) => v,
         None => return Err(UnsureKind::MissingFeature("prepadded_mat2")),
     };
-    let c28 = match v[22] {
-        Some(v) => match v {
-            Value::Str(s) => s == "False",
-            Value::Bool(b) => !*b,
-            _ => false,
-        },
+    let c28 = match w[4] {
+        Some(v) => v,
         None => return Err(UnsureKind::MissingFeature("using_tf32")),
     };
     if v[22].is_none() {
@@ -912,6 +979,7 @@ fn finish(v: [Option<&Value>; 43], _choice: Option<usize>) -> Result<Columns, Un
         c63,
         c64,
         c67,
+        _ctx: core::marker::PhantomData,
     })
 }
 
@@ -927,8 +995,8 @@ fn num(v: Option<&Value>, name: &'static str) -> Result<f64, UnsureKind> {
 }
 
 /// Walks the tree (`<=` goes left; a one-hot split goes left when the value differs).
-fn walk(c: &Columns) -> Prediction {
-    if !c.c28 {
+fn walk(c: &Columns<'_>) -> Prediction {
+    if !is_c28(c.c28) {
         // str(using_tf32) != "False"
         if c.c17 <= 1.5 {
             // num_dims_needs_padding <= 1.5
@@ -975,7 +1043,7 @@ fn walk(c: &Columns) -> Prediction {
                 Prediction::Distribution(&LEAF_23)
             } else if c.c0 <= 47529.5 {
                 // m <= 47529.5
-                if !c.c24 {
+                if !is_c24(c.c24) {
                     // str(prepadded_mat1) != "False"
                     Prediction::Distribution(&LEAF_26)
                 } else {
@@ -1013,13 +1081,13 @@ fn walk(c: &Columns) -> Prediction {
             } else if c.c15 <= 2.8099530027247965e-05 {
                 // k/(m*n) <= 2.8099530027247965e-05
                 Prediction::Distribution(&LEAF_43)
-            } else if !c.c20 {
+            } else if !is_c20(c.c20) {
                 // str(mat1_dtype) != "torch.float16"
                 Prediction::Distribution(&LEAF_45)
             } else {
                 Prediction::Distribution(&LEAF_46)
             }
-        } else if !c.c23 {
+        } else if !is_c23(c.c23) {
             // str(mat2_dtype) != "torch.float16"
             if c.c16 <= 1157.3968505859375 {
                 // arith_intensity <= 1157.3968505859375
@@ -1053,7 +1121,7 @@ fn walk(c: &Columns) -> Prediction {
         // arith_intensity <= 6672.683837890625
         if c.c5 <= 7692.5 {
             // mat2_stride_0 <= 7692.5
-            if !c.c24 {
+            if !is_c24(c.c24) {
                 // str(prepadded_mat1) != "False"
                 if c.c0 <= 33339.0 {
                     // m <= 33339.0
@@ -1087,7 +1155,7 @@ fn walk(c: &Columns) -> Prediction {
             }
         } else if c.c4 <= 2015.5 {
             // mat1_stride_1 <= 2015.5
-            if !c.c26 {
+            if !is_c26(c.c26) {
                 // str(prepadded_mat2) != "False"
                 if c.c14 <= 1020792704.0 {
                     // k*n <= 1020792704.0
@@ -1169,7 +1237,7 @@ fn walk(c: &Columns) -> Prediction {
         }
     } else if c.c13 <= 1196749120.0 {
         // m*n <= 1196749120.0
-        if !c.c27 {
+        if !is_c27(c.c27) {
             // str(prepadded_mat2) != "True"
             if c.c6 <= 53417.5 {
                 // mat2_stride_1 <= 53417.5
