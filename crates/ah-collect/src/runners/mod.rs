@@ -1,6 +1,7 @@
 //! The registered runners. Adding one is a file in this folder plus one line in
 //! [`registry`] (docs/adding-a-runner.md).
 
+pub mod mm;
 pub mod pad_mm;
 pub mod reduction;
 
@@ -24,6 +25,7 @@ pub fn registry(options: &RunnerOptions) -> Vec<Box<dyn DynRunner>> {
     vec![
         Box::new(pad_mm),
         Box::new(reduction::ReductionRunner::new()),
+        Box::new(mm::MmRunner::with_options(options)),
         // One line per runner, e.g. `Box::new(mm::MmRunner::default()),`
     ]
 }
