@@ -1,0 +1,340 @@
+//! The `ah-codegen` binary on real files in temporary folders: outputs, determinism,
+//! `--check`, `--dry-run`, bad input (exit 2, nothing written) and golden files.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_ah-codegen"))
+}
+
+fn fixture() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/selftest.model.json")
+}
+
+fn run(args: &[&str]) -> Output {
+    bin().args(args).output().unwrap()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// Every file under `dir`, relative, with contents, sorted.
+fn tree(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                out.push((
+                    p.strip_prefix(dir).unwrap().to_path_buf(),
+                    std::fs::read(&p).unwrap(),
+                ));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+fn generate_all(dir: &Path) -> Output {
+    let krate = dir.join("crate");
+    let py = dir.join("py");
+    let dot = dir.join("tree.dot");
+    run(&[
+        fixture().to_str().unwrap(),
+        "--rust",
+        krate.to_str().unwrap(),
+        "--python",
+        py.to_str().unwrap(),
+        "--dot",
+        dot.to_str().unwrap(),
+    ])
+}
+
+#[test]
+fn generates_deterministic_files_and_check_catches_hand_edits() {
+    let a = tempfile::tempdir().unwrap();
+    let b = tempfile::tempdir().unwrap();
+    let o = generate_all(a.path());
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stderr(&o).contains("Updated:"), "{}", stderr(&o));
+    let o = generate_all(b.path());
+    assert!(o.status.success(), "{}", stderr(&o));
+    // Same model, same bytes.
+    let ta = tree(a.path());
+    assert_eq!(ta, tree(b.path()));
+    let names: Vec<String> = ta.iter().map(|(p, _)| p.display().to_string()).collect();
+    assert_eq!(
+        names,
+        [
+            "crate/models/CodegenSelfTest.model.json",
+            "crate/rustfmt.toml",
+            "crate/src/codegen_self_test.rs",
+            "crate/src/lib.rs",
+            "py/_CodegenSelfTest.py",
+            "tree.dot"
+        ]
+    );
+    // A second run changes nothing.
+    let o = generate_all(a.path());
+    assert!(o.status.success());
+    assert!(!stderr(&o).contains("Updated:"), "{}", stderr(&o));
+    // --check passes, then fails after a hand edit, naming the file and the line.
+    let krate = a.path().join("crate");
+    let check = |extra: &[&str]| {
+        let mut args = vec![
+            fixture().to_str().unwrap().to_string(),
+            "--rust".into(),
+            krate.to_str().unwrap().into(),
+            "--check".into(),
+        ];
+        args.extend(extra.iter().map(|s| s.to_string()));
+        bin().args(&args).output().unwrap()
+    };
+    let o = check(&[]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let module = krate.join("src/codegen_self_test.rs");
+    let text = std::fs::read_to_string(&module).unwrap();
+    let edited = text.replace(
+        "fn confidence_threshold(&self) -> f64 {\n        0.9615384615384616",
+        "fn confidence_threshold(&self) -> f64 {\n        0.95",
+    );
+    assert_ne!(edited, text);
+    std::fs::write(&module, edited).unwrap();
+    let o = check(&[]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(
+        err.contains("Stale:") && err.contains("codegen_self_test.rs"),
+        "{err}"
+    );
+    assert!(
+        err.contains("-        0.95") && err.contains("+        0.9615384615384616"),
+        "{err}"
+    );
+    assert!(
+        err.contains("is stale") || err.contains("are stale"),
+        "{err}"
+    );
+    // --check wrote nothing.
+    assert!(std::fs::read_to_string(&module).unwrap().contains("0.95"));
+    // A missing file is stale too.
+    std::fs::remove_file(krate.join("src/lib.rs")).unwrap();
+    let o = check(&[]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("missing"), "{}", stderr(&o));
+}
+
+#[test]
+fn dry_run_prints_and_writes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let krate = dir.path().join("crate");
+    let o = run(&[
+        fixture().to_str().unwrap(),
+        "--rust",
+        krate.to_str().unwrap(),
+        "--dry-run",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = String::from_utf8(o.stdout).unwrap();
+    assert!(
+        out.contains("==> ") && out.contains("impl LearnedHeuristic for CodegenSelfTest"),
+        "{out}"
+    );
+    assert!(!krate.exists());
+}
+
+#[test]
+fn regenerating_one_heuristic_leaves_the_others_untouched() {
+    let dir = tempfile::tempdir().unwrap();
+    let krate = dir.path().join("crate");
+    let text = std::fs::read_to_string(fixture()).unwrap();
+    let other = dir.path().join("other.model.json");
+    std::fs::write(
+        &other,
+        text.replace("\"CodegenSelfTest\"", "\"OtherSelfTest\""),
+    )
+    .unwrap();
+    for m in [fixture(), other.clone()] {
+        let o = run(&[m.to_str().unwrap(), "--rust", krate.to_str().unwrap()]);
+        assert!(o.status.success(), "{}", stderr(&o));
+    }
+    let lib = std::fs::read_to_string(krate.join("src/lib.rs")).unwrap();
+    assert!(
+        lib.contains("pub mod codegen_self_test;\npub mod other_self_test;"),
+        "{lib}"
+    );
+    assert!(lib.contains("registry.register(&codegen_self_test::HEURISTIC);\n    registry.register(&other_self_test::HEURISTIC);"), "{lib}");
+    let before = std::fs::read(krate.join("src/other_self_test.rs")).unwrap();
+    let mtime = std::fs::metadata(krate.join("src/other_self_test.rs"))
+        .unwrap()
+        .modified()
+        .unwrap();
+    // Change the first model only.
+    let changed = dir.path().join("changed.model.json");
+    std::fs::write(&changed, text.replace("0.9615384615384616", "0.9")).unwrap();
+    let o = run(&[changed.to_str().unwrap(), "--rust", krate.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stderr(&o).contains("Updated:") && stderr(&o).contains("codegen_self_test.rs"));
+    assert_eq!(
+        std::fs::read(krate.join("src/other_self_test.rs")).unwrap(),
+        before
+    );
+    assert_eq!(
+        std::fs::metadata(krate.join("src/other_self_test.rs"))
+            .unwrap()
+            .modified()
+            .unwrap(),
+        mtime
+    );
+    // A folder of models checks all of them.
+    let o = run(&[
+        krate.join("models").to_str().unwrap(),
+        "--rust",
+        krate.to_str().unwrap(),
+        "--check",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+}
+
+fn assert_bad_input(model_text: &str, want: &[&str]) {
+    let dir = tempfile::tempdir().unwrap();
+    let model = dir.path().join("bad.model.json");
+    std::fs::write(&model, model_text).unwrap();
+    let out = dir.path().join("out");
+    let o = run(&[
+        model.to_str().unwrap(),
+        "--rust",
+        out.join("crate").to_str().unwrap(),
+        "--python",
+        out.join("py").to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(err.starts_with("error: "), "{err}");
+    for w in want {
+        assert!(err.contains(w), "expected {w:?} in:\n{err}");
+    }
+    assert!(!err.contains("panicked"), "{err}");
+    assert!(!out.exists(), "nothing may be written on bad input");
+}
+
+#[test]
+fn bad_models_are_errors_with_exit_2_and_no_output() {
+    let text = std::fs::read_to_string(fixture()).unwrap();
+    assert_bad_input(
+        &text.replacen("\"schema_version\": 1", "\"schema_version\": 2", 1),
+        &[
+            "bad.model.json",
+            "schema_version 2 is not supported",
+            "version 1",
+        ],
+    );
+    // A missing field: serde names it, with the line.
+    let no_threshold: String = text
+        .lines()
+        .filter(|l| !l.trim_start().starts_with("\"threshold\""))
+        .collect::<Vec<_>>()
+        .join("\n");
+    assert_bad_input(
+        &no_threshold,
+        &["bad.model.json", "missing field `threshold`", "line"],
+    );
+    assert_bad_input(
+        "{\"schema_version\": 1,",
+        &["bad.model.json", "EOF while parsing", "line 1"],
+    );
+    assert_bad_input("[]", &["missing field `schema_version`"]);
+    for (name, why) in [
+        ("pad_mm", "capital"),
+        ("Pad-MM", "contains `-`"),
+        ("Self", "reserved"),
+        ("", "empty"),
+    ] {
+        assert_bad_input(
+            &text.replace("\"CodegenSelfTest\"", &format!("\"{name}\"")),
+            &["heuristic name", why],
+        );
+    }
+    // An inconsistent tree.
+    assert_bad_input(
+        &text.replacen("\"left\": 1", "\"left\": 99", 1),
+        &["model `CodegenSelfTest` is invalid", "child 99"],
+    );
+    // An operation that does not parse.
+    assert_bad_input(&text.replace("\"m * k\"", "\"m *\""), &["operation `m*k`"]);
+}
+
+#[test]
+fn unwritable_output_is_an_error_and_leaves_nothing_behind() {
+    let dir = tempfile::tempdir().unwrap();
+    let blocker = dir.path().join("not_a_folder");
+    std::fs::write(&blocker, "a file").unwrap();
+    let krate = dir.path().join("crate");
+    // The Rust crate is fine, the Python folder cannot be created: nothing at all is written.
+    let o = run(&[
+        fixture().to_str().unwrap(),
+        "--rust",
+        krate.to_str().unwrap(),
+        "--python",
+        blocker.join("py").to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("not_a_folder"), "{}", stderr(&o));
+    assert!(
+        !krate.join("src/codegen_self_test.rs").exists(),
+        "no partial output"
+    );
+    let leftovers: Vec<_> = tree(dir.path()).into_iter().map(|(p, _)| p).collect();
+    assert_eq!(
+        leftovers,
+        [PathBuf::from("not_a_folder")],
+        "no temporary files left"
+    );
+}
+
+#[test]
+fn missing_model_file_is_an_error() {
+    let o = run(&["/nonexistent/x.model.json", "--check"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("/nonexistent/x.model.json"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+/// Golden files: the self-test model's Python artifact, Graphviz file and Rust module.
+/// `UPDATE_GOLDEN=1 cargo test -p ah-codegen --test cli` rewrites them after a reviewed change.
+#[test]
+fn golden_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = generate_all(dir.path());
+    assert!(o.status.success(), "{}", stderr(&o));
+    let golden = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden");
+    for (got, name) in [
+        ("py/_CodegenSelfTest.py", "_CodegenSelfTest.py"),
+        ("tree.dot", "CodegenSelfTest.dot"),
+        ("crate/src/codegen_self_test.rs", "codegen_self_test.rs.txt"),
+    ] {
+        let got = std::fs::read_to_string(dir.path().join(got)).unwrap();
+        let path = golden.join(name);
+        if std::env::var_os("UPDATE_GOLDEN").is_some() {
+            std::fs::create_dir_all(&golden).unwrap();
+            std::fs::write(&path, &got).unwrap();
+        }
+        let want = std::fs::read_to_string(&path)
+            .unwrap_or_else(|_| panic!("{} missing: run with UPDATE_GOLDEN=1", path.display()));
+        assert!(
+            got == want,
+            "{} differs from the golden file:\n{}",
+            name,
+            ah_codegen::diff_summary(&want, &got)
+        );
+    }
+}

@@ -1,0 +1,265 @@
+//! The generated PyTorch artifact decides like the in-memory model: run with `python3` against
+//! the torch stub in `tests/python_stub/` (no torch needed) on every input of the training log
+//! (when `../shared` is present) and on generated edge contexts. Skips with a message when
+//! `python3` is missing.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use ah_codegen::{generate, load_model, Mode, Options};
+use ah_core::log::{Log, ReadOptions};
+use ah_core::model::{Model, ModelEvaluator, ModelKind};
+use ah_core::ops::{apply_operations, builtin_operations};
+use ah_core::{Context, Decision, UnsureReason, Value};
+use serde_json::{json, Value as Json};
+
+fn manifest() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn python3() -> Option<&'static str> {
+    let ok = Command::new("python3")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !ok {
+        eprintln!("skipped: python3 is not installed (the Python artifact parity test needs it)");
+    }
+    ok.then_some("python3")
+}
+
+fn tagged(v: &Value) -> Json {
+    match v {
+        Value::Int(i) => json!({ "i": i }),
+        Value::Float(f) => json!({ "f": ah_core::value::python_float_repr(*f) }),
+        Value::Bool(b) => json!({ "b": b }),
+        Value::Str(s) => json!({ "s": s }),
+    }
+}
+
+/// Runs the artifact over `contexts` and checks every decision (and ranking) against the
+/// model. Contexts where PyTorch itself would fail first (a built-in augment operation
+/// raising) are left out; so are contexts the model finds unsure for a missing feature
+/// (PyTorch raises `KeyError` there).
+fn check_python(model: &Model, contexts: &[Context]) -> usize {
+    let Some(py) = python3() else { return 0 };
+    let dir = tempfile::tempdir().unwrap();
+    let options = Options {
+        python_dir: Some(dir.path().to_path_buf()),
+        mode: Mode::Write,
+        ..Default::default()
+    };
+    generate(model, &options).unwrap();
+    let artifact = dir.path().join(format!("_{}.py", model.heuristic_name));
+    let builtin = builtin_operations(&model.name);
+    let mut reference = ModelEvaluator::new(model).unwrap();
+    let mut cases = Vec::new();
+    let mut expected = Vec::new();
+    for ctx in contexts {
+        let want = reference.decide(ctx);
+        if matches!(want, Decision::Unsure(UnsureReason::MissingFeature { .. })) {
+            continue;
+        }
+        // What PyTorch's AutoHeuristic computes before asking the heuristic.
+        let mut augmented = ctx.clone();
+        if apply_operations(&builtin, &mut augmented).is_err() {
+            continue;
+        }
+        let aug: Vec<Json> = builtin
+            .iter()
+            .map(|op| json!([op.name, tagged(augmented.get(&op.name).unwrap())]))
+            .collect();
+        let features: Vec<Json> = ctx
+            .features()
+            .iter()
+            .map(|f| json!([f.name, tagged(&f.value), f.is_categorical]))
+            .collect();
+        cases.push(json!({ "features": features, "augmented": aug }));
+        let ranked = if model.kind == ModelKind::Decision {
+            reference.ranked(ctx).map(|r| {
+                r.into_iter()
+                    .map(|i| model.choices[i].clone())
+                    .collect::<Vec<_>>()
+            })
+        } else {
+            None
+        };
+        expected.push((
+            ctx.clone(),
+            want.choice().map(|i| model.choices[i].clone()),
+            ranked,
+        ));
+    }
+    let input = json!({
+        "shared_memory": model.precondition.shared_memory,
+        "device_capa": [model.precondition.device_capa.0, model.precondition.device_capa.1],
+        "name": model.name,
+        "choices": model.choices,
+        "contexts": cases,
+    });
+    let cases_path = dir.path().join("cases.json");
+    std::fs::write(&cases_path, input.to_string()).unwrap();
+    let runner = manifest().join("tests/python_stub/run_artifact.py");
+    let out = Command::new(py)
+        .arg(&runner)
+        .arg(&artifact)
+        .arg(&cases_path)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "python3 failed:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let got: Json = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        got["precondition"],
+        json!(true),
+        "check_precondition on the model's own device"
+    );
+    let decisions = got["decisions"].as_array().unwrap();
+    let ranked = got["ranked"].as_array().unwrap();
+    assert_eq!(decisions.len(), expected.len());
+    let mut decided = 0;
+    for (i, (ctx, want, want_ranked)) in expected.iter().enumerate() {
+        let want_json = want.as_ref().map_or(Json::Null, |c| json!(c));
+        assert_eq!(
+            decisions[i],
+            want_json,
+            "{}: context {i}: {:?}",
+            model.heuristic_name,
+            ctx.features()
+        );
+        if model.kind == ModelKind::Decision {
+            let want_r = want_ranked.as_ref().map_or(Json::Null, |r| json!(r));
+            assert_eq!(
+                ranked[i], want_r,
+                "{}: ranked, context {i}",
+                model.heuristic_name
+            );
+        }
+        decided += usize::from(want.is_some());
+    }
+    decided
+}
+
+fn log_contexts(path: &Path) -> Vec<Context> {
+    let log = Log::read(path, ReadOptions::default()).unwrap();
+    let cats: Vec<bool> = log
+        .features
+        .iter()
+        .map(|f| log.metadata.is_categorical(f))
+        .collect();
+    let mut seen = std::collections::HashSet::new();
+    let mut out = Vec::new();
+    for row in &log.rows {
+        let mut ctx = Context::with_capacity(log.features.len());
+        for ((name, v), cat) in log.features.iter().zip(&row.values).zip(&cats) {
+            ctx.add_feature(name.clone(), v.clone(), *cat);
+        }
+        if seen.insert(ctx.feature_values_csv()) {
+            out.push(ctx);
+        }
+    }
+    out
+}
+
+/// Well-formed contexts around the model's thresholds (the kinds PyTorch logs, integers
+/// within 2^53, categories seen and unseen).
+fn edge_contexts(model: &Model, n: usize) -> Vec<Context> {
+    let mut numbers: Vec<f64> = vec![
+        0.0, 1.0, 2.0, 3.0, 7.0, 32.0, 64.0, 512.0, 1024.0, 4096.0, 65536.0,
+    ];
+    for node in &model.tree.nodes {
+        if let ah_core::model::Node::Split { threshold, .. } = node {
+            numbers.extend([threshold.floor(), threshold.ceil()]);
+        }
+    }
+    for r in &model.feature_ranges {
+        numbers.extend([r.min, r.max, r.min - 1.0, r.max + 1.0]);
+    }
+    numbers.retain(|x| x.abs() < 9e15);
+    let mut cats: Vec<String> = vec![
+        "torch.float16".into(),
+        "torch.bfloat16".into(),
+        "torch.float32".into(),
+        "not_float_32".into(),
+        "never_seen".into(),
+    ];
+    for c in &model.columns {
+        if let ah_core::model::Column::OneHot { value, .. } = c {
+            cats.push(value.clone());
+        }
+    }
+    let mut state = 0x9e3779b97f4a7c15u64;
+    let mut next = move |k: usize| {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        (state % k as u64) as usize
+    };
+    (0..n)
+        .map(|_| {
+            let mut ctx = Context::new();
+            for f in &model.numerical_features {
+                let x = numbers[next(numbers.len())];
+                let v = if x.fract() == 0.0 && next(8) != 0 {
+                    Value::Int(x as i64)
+                } else {
+                    Value::Float(x)
+                };
+                ctx.add(f.clone(), v);
+            }
+            for f in &model.categorical_features {
+                let v = match next(4) {
+                    0 => Value::Bool(true),
+                    1 => Value::Bool(false),
+                    _ => Value::Str(cats[next(cats.len())].clone()),
+                };
+                ctx.add_categorical(f.clone(), v);
+            }
+            ctx
+        })
+        .collect()
+}
+
+#[test]
+fn self_test_artifact_decides_like_the_model() {
+    let model = load_model(&manifest().join("tests/fixtures/selftest.model.json")).unwrap();
+    let decided = check_python(&model, &edge_contexts(&model, 3000));
+    eprintln!("CodegenSelfTest: python artifact equal to the model, {decided} decided");
+}
+
+#[test]
+fn committed_models_artifacts_decide_like_the_models_on_their_logs() {
+    let dir = manifest().join("../../generated/ah-heuristics/models");
+    let mut paths: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    paths.sort();
+    for path in paths
+        .iter()
+        .filter(|p| p.extension().is_some_and(|e| e == "json"))
+    {
+        let model = load_model(path).unwrap();
+        let mut contexts = edge_contexts(&model, 2000);
+        let log = manifest()
+            .join("../../../shared/data/pytorch")
+            .join(&model.provenance.dataset);
+        if log.exists() {
+            contexts.extend(log_contexts(&log));
+        } else {
+            eprintln!(
+                "{}: training log {} not found under ../shared/data/pytorch: edge contexts only",
+                model.heuristic_name, model.provenance.dataset
+            );
+        }
+        let decided = check_python(&model, &contexts);
+        eprintln!(
+            "{}: python artifact equal to the model on {} contexts, {decided} decided",
+            model.heuristic_name,
+            contexts.len()
+        );
+    }
+}
