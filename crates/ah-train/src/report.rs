@@ -40,17 +40,18 @@ pub fn grid_table(grid: &[GridRow], best: usize) -> String {
         let _ = write!(s, " {k} |");
     }
     s.push('\n');
-    s.push_str(&"|---".repeat(7 + keys.len()));
+    s.push_str(&"|---".repeat(8 + keys.len()));
     s.push_str("|\n");
     for (i, r) in grid.iter().enumerate() {
         for (set, m) in &r.metrics {
             let mark = if i == best { "**" } else { "" };
             let _ = write!(
                 s,
-                "| {mark}{set}{mark} | {} | {} | {} | {:.6} | {} | {} |",
+                "| {mark}{set}{mark} | {} | {} | {} | {} | {:.6} | {} | {} |",
                 r.criterion.name(),
                 r.max_depth.map_or("None".into(), |d| d.to_string()),
                 r.min_samples_leaf,
+                r.weighting,
                 r.threshold,
                 r.n_leaves,
                 r.cv_cost.map_or("-".into(), |c| format!("{c:.6}")),

@@ -120,6 +120,8 @@ pub struct GridRow {
     pub max_depth: Option<usize>,
     /// Leaf size.
     pub min_samples_leaf: MinSamplesLeaf,
+    /// Sample weighting (`uniform`, or `regret` in cost-aware mode).
+    pub weighting: &'static str,
     /// Threshold chosen for it (probability, or Wilson bound in cost-aware mode).
     pub threshold: f64,
     /// Leaves.
@@ -583,6 +585,7 @@ pub fn train(opts: &TrainOptions, progress: &(dyn Fn(u64) + Sync)) -> Result<Tra
                         criterion: cfg.2,
                         max_depth: cfg.0,
                         min_samples_leaf: cfg.1,
+                        weighting: "uniform",
                         threshold: thr,
                         n_leaves: f.tree.n_leaves(),
                         n_unsafe: bad.iter().filter(|b| **b).count(),
@@ -620,131 +623,122 @@ pub fn train(opts: &TrainOptions, progress: &(dyn Fn(u64) + Sync)) -> Result<Tra
         }
         Mode::CostAware => {
             // Fit set = train + val; test stays out.
-            let fit_t = concat(&p.sets[0].1, &p.sets[1].1);
-            let n = fit_t.len();
+            let base = concat(&p.sets[0].1, &p.sets[1].1);
+            let n = base.len();
             let k = opts.cost.folds.clamp(2, n.max(2));
             let perm = RandomState::new(opts.seed).permutation(n);
             let mut fold = vec![0usize; n];
             for (pos, &i) in perm.iter().enumerate() {
                 fold[i] = pos % k;
             }
-            let folds: Vec<(Table, Table, Vec<usize>)> = (0..k)
-                .map(|f| {
-                    let tr: Vec<usize> = (0..n).filter(|&i| fold[i] != f).collect();
-                    let te: Vec<usize> = (0..n).filter(|&i| fold[i] == f).collect();
-                    (fit_t.take(&tr, "cv_train"), fit_t.take(&te, "cv_test"), te)
-                })
-                .collect();
-            let fold_mats: Vec<(Vec<String>, TrainMatrix)> = folds
-                .iter()
-                .map(|(tr, _, _)| {
-                    let mut cl: Vec<String> = tr
-                        .winner
-                        .iter()
-                        .map(|&w| tr.choices[w as usize].clone())
-                        .collect();
-                    cl.sort();
-                    cl.dedup();
-                    let m = matrix_of(tr, &cl);
-                    (cl, m)
-                })
-                .collect();
             let params: Vec<CartParams> = configs.iter().map(|&c| params_of(c)).collect();
-            let fold_trees: Vec<Vec<CartTree>> = fold_mats
-                .par_iter()
-                .map(|(_, m)| m.fit_many(opts.learner, &params))
-                .collect();
-            let jobs: Vec<(usize, usize)> = (0..configs.len())
-                .flat_map(|c| (0..k).map(move |f| (c, f)))
-                .collect();
-            // Out-of-fold rows per (config, fold): (confidence, loss, harmful, decidable).
-            let oof: Vec<Vec<(f64, f64, bool, bool)>> = jobs
-                .par_iter()
-                .map(|&(c, f)| {
-                    let (cl, _) = &fold_mats[f];
-                    let fitted = finish_fit(fold_trees[f][c].clone(), cl, opts.ranking);
-                    let bad = unsafe_leaves(&fitted, &folds[f].0, &p.settings.unsafe_rule);
-                    let te = eval_view(&folds[f].1, ranking);
-                    let rp = eval::predict_rows(&fitted, &te);
-                    let out = eval::outcomes(&rp, &te, -1.0, &|l| bad[l], false);
-                    progress(1);
-                    (0..te.len())
-                        .map(|i| {
-                            let conf =
-                                leaf_confidence(&fitted.tree, rp.leaf[i], opts.cost.wilson_z);
-                            let best = te.best_time(i);
-                            let (loss, harm) = match out[i] {
-                                Outcome::Wrong => {
-                                    let tp = te.time(i, rp.class_col[rp.pred[i]].expect("decided"));
-                                    ((tp / best).ln(), tp > eval::HARM_FACTOR * best)
-                                }
-                                _ => (0.0, false),
-                            };
-                            (conf, loss, harm, out[i] != Outcome::Unsure)
-                        })
-                        .collect()
-                })
-                .collect();
-            let mut best_cost = f64::INFINITY;
-            let mut best_i = 0;
-            let mut thresholds = Vec::new();
-            for c in 0..configs.len() {
-                let rows: Vec<(f64, f64, bool, bool)> = (0..k)
-                    .flat_map(|f| oof[c * k + f].iter().copied())
+            let mut candidates: Vec<(Weighting, usize, f64, f64)> = Vec::new();
+            let mut refits: Vec<(Fitted, Vec<bool>, GridRow)> = Vec::new();
+            let mut fit_tables = Vec::new();
+            for weighting in [Weighting::Uniform, Weighting::Regret] {
+                let fit_t = weighting.apply(&base);
+                let folds: Vec<(Table, Table)> = (0..k)
+                    .map(|f| {
+                        let tr: Vec<usize> = (0..n).filter(|&i| fold[i] != f).collect();
+                        let te: Vec<usize> = (0..n).filter(|&i| fold[i] == f).collect();
+                        (fit_t.take(&tr, "cv_train"), fit_t.take(&te, "cv_test"))
+                    })
                     .collect();
-                let (thr, cost) = choose_threshold(&rows, &opts.cost);
-                thresholds.push((thr, cost));
-                if cost < best_cost {
-                    best_cost = cost;
-                    best_i = c;
+                let fold_mats: Vec<(Vec<String>, TrainMatrix)> = folds
+                    .iter()
+                    .map(|(tr, _)| {
+                        let cl = p.classes_of(tr);
+                        let m = matrix_of(tr, &cl);
+                        (cl, m)
+                    })
+                    .collect();
+                let fold_trees: Vec<Vec<CartTree>> = fold_mats
+                    .par_iter()
+                    .map(|(_, m)| m.fit_many(opts.learner, &params))
+                    .collect();
+                let jobs: Vec<(usize, usize)> = (0..configs.len())
+                    .flat_map(|c| (0..k).map(move |f| (c, f)))
+                    .collect();
+                // Out-of-fold rows per (config, fold): (confidence, loss, harmful, decidable).
+                let oof: Vec<Vec<(f64, f64, bool, bool)>> = jobs
+                    .par_iter()
+                    .map(|&(c, f)| {
+                        let (cl, _) = &fold_mats[f];
+                        let fitted = finish_fit(fold_trees[f][c].clone(), cl, opts.ranking);
+                        let bad = unsafe_leaves(&fitted, &folds[f].0, &p.settings.unsafe_rule);
+                        let te = eval_view(&folds[f].1, ranking);
+                        progress(1);
+                        oof_rows(&fitted, &bad, &te, opts.cost.wilson_z)
+                    })
+                    .collect();
+                let mut thresholds = Vec::new();
+                for c in 0..configs.len() {
+                    let rows: Vec<(f64, f64, bool, bool)> = (0..k)
+                        .flat_map(|f| oof[c * k + f].iter().copied())
+                        .collect();
+                    let (thr, cost) = choose_threshold(&rows, &opts.cost);
+                    thresholds.push((thr, cost));
+                    candidates.push((weighting, c, thr, cost));
+                }
+                // Refit every config on the fit set (the grid table shows them all).
+                let classes = p.classes_of(&fit_t);
+                let m = matrix_of(&fit_t, &classes);
+                let trees = m.fit_many(opts.learner, &params);
+                let rows: Vec<(Fitted, Vec<bool>, GridRow)> = configs
+                    .par_iter()
+                    .zip(trees.into_par_iter())
+                    .enumerate()
+                    .map(|(c, (&cfg, tree))| {
+                        let f = finish_fit(tree, &classes, opts.ranking);
+                        let mut bad = unsafe_leaves(&f, &fit_t, &p.settings.unsafe_rule);
+                        let (thr, cost) = thresholds[c];
+                        for (i, nd) in f.tree.nodes.iter().enumerate() {
+                            if nd.feature.is_none()
+                                && leaf_confidence(&f.tree, i, opts.cost.wilson_z) <= thr
+                            {
+                                bad[i] = true;
+                            }
+                        }
+                        let mut metrics = BTreeMap::new();
+                        for (name, t) in &views {
+                            let rp = eval::predict_rows(&f, t);
+                            metrics.insert(
+                                name.clone(),
+                                eval::evaluate(&f, &rp, t, 0.0, &|l| bad[l], &es),
+                            );
+                        }
+                        progress(1);
+                        let row = GridRow {
+                            criterion: cfg.2,
+                            max_depth: cfg.0,
+                            min_samples_leaf: cfg.1,
+                            weighting: weighting.name(),
+                            threshold: thr,
+                            n_leaves: f.tree.n_leaves(),
+                            n_unsafe: bad
+                                .iter()
+                                .enumerate()
+                                .filter(|(i, b)| **b && f.tree.nodes[*i].feature.is_none())
+                                .count(),
+                            cv_cost: Some(cost),
+                            metrics,
+                        };
+                        (f, bad, row)
+                    })
+                    .collect();
+                refits.extend(rows);
+                fit_tables.push(fit_t);
+            }
+            // Lowest cross-validated cost; ties go to the earlier candidate.
+            let mut best_i = 0;
+            for (i, c) in candidates.iter().enumerate() {
+                if c.3 < candidates[best_i].3 {
+                    best_i = i;
                 }
             }
             best = best_i;
-            let m = matrix_of(&fit_t, &p.classes_of(&fit_t));
-            let classes = p.classes_of(&fit_t);
-            // Refit every config on the fit set for the grid table (and the chosen one).
-            let trees = m.fit_many(opts.learner, &params);
-            let refits: Vec<(Fitted, Vec<bool>, GridRow)> = configs
-                .par_iter()
-                .zip(trees.into_par_iter())
-                .enumerate()
-                .map(|(c, (&cfg, tree))| {
-                    let f = finish_fit(tree, &classes, opts.ranking);
-                    let mut bad = unsafe_leaves(&f, &fit_t, &p.settings.unsafe_rule);
-                    let (thr, cost) = thresholds[c];
-                    for (i, nd) in f.tree.nodes.iter().enumerate() {
-                        if nd.feature.is_none()
-                            && leaf_confidence(&f.tree, i, opts.cost.wilson_z) <= thr
-                        {
-                            bad[i] = true;
-                        }
-                    }
-                    let mut metrics = BTreeMap::new();
-                    for (name, t) in &views {
-                        let rp = eval::predict_rows(&f, t);
-                        metrics.insert(
-                            name.clone(),
-                            eval::evaluate(&f, &rp, t, 0.0, &|l| bad[l], &es),
-                        );
-                    }
-                    progress(1);
-                    let row = GridRow {
-                        criterion: cfg.2,
-                        max_depth: cfg.0,
-                        min_samples_leaf: cfg.1,
-                        threshold: thr,
-                        n_leaves: f.tree.n_leaves(),
-                        n_unsafe: bad
-                            .iter()
-                            .enumerate()
-                            .filter(|(i, b)| **b && f.tree.nodes[*i].feature.is_none())
-                            .count(),
-                        cv_cost: Some(cost),
-                        metrics,
-                    };
-                    (f, bad, row)
-                })
-                .collect();
+            let fit_t =
+                fit_tables.swap_remove(usize::from(candidates[best_i].0 == Weighting::Regret));
             grid = refits.iter().map(|r| r.2.clone()).collect();
             let (f, bad, row) = refits.into_iter().nth(best).expect("best exists");
             final_fit = f;
@@ -765,6 +759,7 @@ pub fn train(opts: &TrainOptions, progress: &(dyn Fn(u64) + Sync)) -> Result<Tra
                 serde_json::json!(opts.cost.max_harmful),
             );
             extra.insert("folds".into(), serde_json::json!(k));
+            extra.insert("weighting".into(), serde_json::json!(row.weighting));
             extra.insert("cv_cost_per_input".into(), serde_json::json!(row.cv_cost));
             fit_table = fit_t;
         }
@@ -853,6 +848,57 @@ impl Prepared {
         c.dedup();
         c
     }
+}
+
+/// Sample weighting of the cost-aware mode's candidates.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Weighting {
+    /// Every input counts once.
+    Uniform,
+    /// An input counts by what a wrong pick would lose: `speedup - 1` (second best over best,
+    /// minus one), clamped to `[0.01, 1]`.
+    Regret,
+}
+
+impl Weighting {
+    /// Name in tables and the model.
+    pub fn name(self) -> &'static str {
+        match self {
+            Weighting::Uniform => "uniform",
+            Weighting::Regret => "regret",
+        }
+    }
+
+    /// The table with this weighting.
+    pub fn apply(self, t: &Table) -> Table {
+        let mut t = t.clone();
+        if self == Weighting::Regret {
+            for i in 0..t.len() {
+                t.weight[i] *= (t.speedup[i] - 1.0).clamp(0.01, 1.0);
+            }
+        }
+        t
+    }
+}
+
+/// Out-of-fold rows `(confidence, loss, harmful, decidable)` of a fitted fold model.
+fn oof_rows(fitted: &Fitted, bad: &[bool], te: &Table, z: f64) -> Vec<(f64, f64, bool, bool)> {
+    let rp = eval::predict_rows(fitted, te);
+    let out = eval::outcomes(&rp, te, -1.0, &|l| bad[l], false);
+    (0..te.len())
+        .map(|i| {
+            let conf = leaf_confidence(&fitted.tree, rp.leaf[i], z);
+            let best = te.best_time(i);
+            let (loss, harm) = match out[i] {
+                Outcome::Wrong => {
+                    let tp = te.time(i, rp.class_col[rp.pred[i]].expect("decided"));
+                    ((tp / best).ln(), tp > eval::HARM_FACTOR * best)
+                }
+                _ => (0.0, false),
+            };
+            (conf, loss, harm, out[i] != Outcome::Unsure)
+        })
+        .collect()
 }
 
 /// Chooses the confidence threshold on out-of-fold rows `(confidence, loss, harmful,
