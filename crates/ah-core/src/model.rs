@@ -16,7 +16,7 @@ use crate::context::Context;
 use crate::error::{Error, Result};
 use crate::heuristic::{regression_decision, HeuristicMetadata};
 use crate::metadata::DeviceIdentity;
-use crate::ops::{EvalError, Operation};
+use crate::ops::{CompiledOps, EvalError, Operation};
 use crate::value::Value;
 
 /// Version of the model JSON schema this crate reads and writes.
@@ -354,11 +354,12 @@ impl Model {
             .chain(&self.categorical_features)
             .cloned()
             .collect();
+        // Operations run before the regression loop sets `choice`: they cannot read it.
+        crate::ops::check_operations(&ops, &available)?;
+        available.extend(ops.iter().map(|o| o.name.clone()));
         if self.kind == ModelKind::Regression {
             available.push(CHOICE_FEATURE.to_string());
         }
-        crate::ops::check_operations(&ops, &available)?;
-        available.extend(ops.iter().map(|o| o.name.clone()));
         for col in &self.columns {
             let f = match col {
                 Column::Numeric { name } => name,
@@ -558,8 +559,56 @@ fn apply_ops_unsure(ops: &[Operation], ctx: &mut Context) -> std::result::Result
 pub struct ModelEvaluator<'m> {
     model: &'m Model,
     ops: Vec<Operation>,
-    scratch: Context,
+    plan: Option<Plan>,
+    slots: Vec<Value>,
     columns: Vec<f64>,
+}
+
+/// Where each input of the model lives, for one context layout.
+#[derive(Debug, Clone)]
+struct Plan {
+    ops: CompiledOps,
+    /// Slot of each feature range's feature (`None`: missing).
+    ranges: Vec<Option<usize>>,
+    /// Slot of each column's feature (`None`: missing).
+    columns: Vec<Option<usize>>,
+    /// Which columns read the `choice` feature.
+    choice_columns: Vec<bool>,
+    /// Slot the regression's `choice` is written to.
+    choice: usize,
+}
+
+impl Plan {
+    fn new(model: &Model, ops: &[Operation], ctx: &Context) -> Self {
+        let ops = CompiledOps::for_context(ops, ctx);
+        let ranges = model
+            .feature_ranges
+            .iter()
+            .map(|r| ops.slot(&r.name))
+            .collect();
+        let choice = ops.slot(CHOICE_FEATURE).unwrap_or(ops.slots());
+        let feature = |c: &Column| match c {
+            Column::Numeric { name } => name.clone(),
+            Column::OneHot { feature, .. } => feature.clone(),
+        };
+        let columns = model
+            .columns
+            .iter()
+            .map(|c| ops.slot(&feature(c)))
+            .collect();
+        let choice_columns = model
+            .columns
+            .iter()
+            .map(|c| feature(c) == CHOICE_FEATURE)
+            .collect();
+        Self {
+            ops,
+            ranges,
+            columns,
+            choice_columns,
+            choice,
+        }
+    }
 }
 
 impl<'m> ModelEvaluator<'m> {
@@ -568,7 +617,8 @@ impl<'m> ModelEvaluator<'m> {
         Ok(Self {
             model,
             ops: model.operations()?,
-            scratch: Context::new(),
+            plan: None,
+            slots: Vec::new(),
             columns: Vec::new(),
         })
     }
@@ -583,17 +633,80 @@ impl<'m> ModelEvaluator<'m> {
         &self.ops
     }
 
+    /// Steps 1-2: operations (compiled once per context layout) and the range guard.
     fn prepare(&mut self, ctx: &Context) -> std::result::Result<(), UnsureReason> {
-        self.scratch.clone_from(ctx);
-        apply_ops_unsure(&self.ops, &mut self.scratch)?;
-        self.model.range_guard(&self.scratch)
+        if !self.plan.as_ref().is_some_and(|p| p.ops.matches(ctx)) {
+            self.plan = Some(Plan::new(self.model, &self.ops, ctx));
+        }
+        let plan = self.plan.as_ref().expect("set above");
+        plan.ops
+            .run(ctx, &mut self.slots)
+            .map_err(|(i, e)| match e {
+                EvalError::UnknownFeature(f) => UnsureReason::MissingFeature { feature: f },
+                _ => UnsureReason::MissingFeature {
+                    feature: self.ops[i].name.clone(),
+                },
+            })?;
+        if self.slots.len() <= plan.choice {
+            self.slots.resize(plan.choice + 1, Value::Bool(false));
+        }
+        if self.model.range_guard {
+            for (r, slot) in self.model.feature_ranges.iter().zip(&plan.ranges) {
+                let v = slot.and_then(|s| self.slots[s].as_f64()).ok_or_else(|| {
+                    UnsureReason::MissingFeature {
+                        feature: r.name.clone(),
+                    }
+                })?;
+                // NaN is outside every range.
+                if !(r.min <= v && v <= r.max) {
+                    return Err(UnsureReason::OutOfRange {
+                        feature: r.name.clone(),
+                    });
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Step 3 from the slots; `regression` reads `choice` columns from the slot the
+    /// regression loop writes the asked choice to.
+    fn fill_columns(&mut self, regression: bool) -> std::result::Result<(), UnsureReason> {
+        let plan = self.plan.as_ref().expect("prepared");
+        self.columns.clear();
+        for (i, (col, slot)) in self.model.columns.iter().zip(&plan.columns).enumerate() {
+            let slot = if regression && plan.choice_columns[i] {
+                &Some(plan.choice)
+            } else {
+                slot
+            };
+            let x =
+                match col {
+                    Column::Numeric { name } => slot
+                        .and_then(|s| self.slots[s].as_f64())
+                        .ok_or_else(|| UnsureReason::MissingFeature {
+                            feature: name.clone(),
+                        })?,
+                    Column::OneHot { feature, value } => {
+                        let s = slot.ok_or_else(|| UnsureReason::MissingFeature {
+                            feature: feature.clone(),
+                        })?;
+                        if value_str_eq(&self.slots[s], value) {
+                            1.0
+                        } else {
+                            0.0
+                        }
+                    }
+                };
+            self.columns.push(x);
+        }
+        Ok(())
     }
 
     /// The column values for a context (steps 1-3), in a reused buffer. For regression models
     /// the `choice` column is read from `ctx` (set it first).
     pub fn column_values(&mut self, ctx: &Context) -> std::result::Result<&[f64], UnsureReason> {
         self.prepare(ctx)?;
-        self.model.fill_columns(&self.scratch, &mut self.columns)?;
+        self.fill_columns(false)?;
         Ok(&self.columns)
     }
 
@@ -627,7 +740,7 @@ impl<'m> ModelEvaluator<'m> {
         self.prepare(ctx)?;
         match self.model.kind {
             ModelKind::Decision => {
-                self.model.fill_columns(&self.scratch, &mut self.columns)?;
+                self.fill_columns(false)?;
                 let best = leaf_best_choices(self.leaf_value()?);
                 Ok(match best.first() {
                     None => Decision::Unsure(UnsureReason::UnsafeLeaf),
@@ -638,11 +751,11 @@ impl<'m> ModelEvaluator<'m> {
                 })
             }
             ModelKind::Regression => {
+                let choice_slot = self.plan.as_ref().expect("prepared").choice;
                 let mut scores = Vec::with_capacity(self.model.choices.len());
                 for (i, choice) in self.model.choices.iter().enumerate() {
-                    self.scratch
-                        .set(CHOICE_FEATURE, Value::Str(choice.clone()), true);
-                    self.model.fill_columns(&self.scratch, &mut self.columns)?;
+                    self.slots[choice_slot] = Value::Str(choice.clone());
+                    self.fill_columns(true)?;
                     let v = self.leaf_value()?;
                     scores.push((v.first().copied().unwrap_or(f64::NAN), i));
                 }
@@ -658,9 +771,7 @@ impl<'m> ModelEvaluator<'m> {
             return None;
         }
         self.prepare(ctx).ok()?;
-        self.model
-            .fill_columns(&self.scratch, &mut self.columns)
-            .ok()?;
+        self.fill_columns(false).ok()?;
         let v = self.leaf_value().ok()?;
         Some(leaf_best_choices(v).into_iter().map(|(_, i)| i).collect())
     }
@@ -974,5 +1085,137 @@ mod tests {
             model.decide(&ctx(200, 1, 1, "x")),
             Decision::Unsure(UnsureReason::LowConfidence { confidence: 2.0 })
         );
+    }
+
+    /// The dynamic reference: `Model::column_values` (context lookups by name) and the rules.
+    fn reference_decide(model: &Model, ctx: &Context) -> Decision {
+        let ops = model.operations().unwrap();
+        let leaf_of = |c: &Context| -> std::result::Result<Vec<f64>, UnsureReason> {
+            let cols = model.column_values(c, &ops)?;
+            match &model.tree.nodes[model.tree.route(&cols)] {
+                Node::Leaf {
+                    unsafe_leaf: true, ..
+                } => Err(UnsureReason::UnsafeLeaf),
+                Node::Leaf { value, .. } => Ok(value.clone()),
+                Node::Split { .. } => unreachable!(),
+            }
+        };
+        match model.kind {
+            ModelKind::Decision => match leaf_of(ctx) {
+                Err(r) => Decision::Unsure(r),
+                Ok(value) => match leaf_best_choices(&value).first() {
+                    None => Decision::Unsure(UnsureReason::UnsafeLeaf),
+                    Some(&(p, _)) if p <= model.threshold => {
+                        Decision::Unsure(UnsureReason::LowConfidence { confidence: p })
+                    }
+                    Some(&(_, i)) => Decision::Choice(i),
+                },
+            },
+            ModelKind::Regression => {
+                let mut scores = Vec::new();
+                for (i, choice) in model.choices.iter().enumerate() {
+                    let mut c = ctx.clone();
+                    c.set(CHOICE_FEATURE, Value::Str(choice.clone()), true);
+                    match leaf_of(&c) {
+                        Err(r) => return Decision::Unsure(r),
+                        Ok(value) => scores.push((value[0], i)),
+                    }
+                }
+                regression_decision(&scores, model.threshold)
+            }
+        }
+    }
+
+    /// Contexts with several layouts (orders, extra and duplicate features, a missing one),
+    /// zero and huge dimensions, other dtypes, NaN.
+    fn varied_contexts() -> Vec<Context> {
+        let mut out = Vec::new();
+        let dims = [0i64, 1, 7, 10, 31, 64, 65, 100, 143, 1000, 5000, 1 << 40];
+        for (i, &m) in dims.iter().enumerate() {
+            for (j, &k) in dims.iter().enumerate() {
+                let n = dims[(i * 7 + j * 3) % dims.len()];
+                let dtype = ["torch.float16", "torch.bfloat16", "True"][(i + j) % 3];
+                let mut c = Context::new();
+                match (i + 2 * j) % 5 {
+                    0 => {
+                        c.add("m", m).add("k", k).add("n", n);
+                        c.add_categorical("mat1_dtype", dtype);
+                    }
+                    1 => {
+                        c.add_categorical("mat1_dtype", dtype);
+                        c.add("n", n).add("k", k).add("m", m);
+                    }
+                    2 => {
+                        c.add("extra", 1.5)
+                            .add("m", m)
+                            .add("k", k)
+                            .add("n", n)
+                            .add("m", m + 1);
+                        c.add_categorical("mat1_dtype", dtype)
+                            .add_categorical("choice", "b");
+                    }
+                    3 => {
+                        c.add("m", m)
+                            .add("n", n)
+                            .add_categorical("mat1_dtype", dtype);
+                    }
+                    _ => {
+                        c.add("m", m as f64 + 0.5).add("k", k).add("n", f64::NAN);
+                        c.add_categorical("mat1_dtype", dtype);
+                    }
+                }
+                out.push(c);
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn compiled_evaluator_equals_the_dynamic_reference() {
+        let mut decision = decision_model();
+        let mut regression = decision_model();
+        regression.kind = ModelKind::Regression;
+        regression.choices = vec!["a".into(), "b".into()];
+        regression.columns.push(Column::OneHot {
+            feature: "choice".into(),
+            value: "a".into(),
+        });
+        regression.tree = Tree {
+            nodes: vec![
+                split(3, 0.5, 1, 2),
+                split(0, 1000.5, 3, 4),
+                split(2, 64.0, 5, 6),
+                leaf(vec![2.0], false),
+                leaf(vec![1.0], true),
+                leaf(vec![0.5], false),
+                leaf(vec![3.0], false),
+            ],
+        };
+        regression.threshold = 1.2;
+        regression.validate().unwrap();
+        let mut outcomes = std::collections::BTreeSet::new();
+        for guard in [false, true] {
+            decision.range_guard = guard;
+            regression.range_guard = guard;
+            for model in [&decision, &regression] {
+                let ops = model.operations().unwrap();
+                let mut eval = ModelEvaluator::new(model).unwrap();
+                for c in varied_contexts() {
+                    let got = eval.decide(&c);
+                    assert_eq!(got, reference_decide(model, &c), "{:?} {c:?}", model.kind);
+                    outcomes.insert(format!("{got:?}").chars().take(12).collect::<String>());
+                    // Bitwise, so that NaN columns compare equal.
+                    let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+                    let want = model.column_values(&c, &ops).map(|v| bits(&v));
+                    assert_eq!(eval.column_values(&c).map(bits), want, "{c:?}");
+                    if model.kind == ModelKind::Decision {
+                        let ranked = eval.ranked(&c);
+                        assert_eq!(ranked, model.ranked(&c));
+                    }
+                }
+            }
+        }
+        // Every kind of outcome was exercised.
+        assert!(outcomes.len() >= 5, "{outcomes:?}");
     }
 }

@@ -1415,6 +1415,180 @@ pub fn check_operations(ops: &[Operation], available: &[String]) -> Result<()> {
     Ok(())
 }
 
+/// An expression with feature names resolved to slots (see [`CompiledOps`]).
+#[derive(Debug, Clone, PartialEq)]
+enum SlotExpr {
+    Literal(Value),
+    Slot(usize),
+    Missing(String),
+    Unary(UnaryOp, Box<SlotExpr>),
+    Binary(BinaryOp, Box<SlotExpr>, Box<SlotExpr>),
+    Compare(CmpOp, Box<SlotExpr>, Box<SlotExpr>),
+    Bool(BoolOp, Box<SlotExpr>, Box<SlotExpr>),
+    If(Box<SlotExpr>, Box<SlotExpr>, Box<SlotExpr>),
+    Call(Func, Vec<SlotExpr>),
+}
+
+impl SlotExpr {
+    fn compile(e: &Expr, names: &[(String, usize)]) -> SlotExpr {
+        let c = |e: &Expr| Box::new(SlotExpr::compile(e, names));
+        match e {
+            Expr::Literal(v) => SlotExpr::Literal(v.clone()),
+            Expr::Feature(n) => match names.iter().rev().find(|(m, _)| m == n) {
+                Some((_, slot)) => SlotExpr::Slot(*slot),
+                None => SlotExpr::Missing(n.clone()),
+            },
+            Expr::Unary { op, operand } => SlotExpr::Unary(*op, c(operand)),
+            Expr::Binary { op, left, right } => SlotExpr::Binary(*op, c(left), c(right)),
+            Expr::Compare { op, left, right } => SlotExpr::Compare(*op, c(left), c(right)),
+            Expr::Bool { op, left, right } => SlotExpr::Bool(*op, c(left), c(right)),
+            Expr::If {
+                cond,
+                then,
+                otherwise,
+            } => SlotExpr::If(c(cond), c(then), c(otherwise)),
+            Expr::Call { func, args } => SlotExpr::Call(
+                *func,
+                args.iter().map(|a| SlotExpr::compile(a, names)).collect(),
+            ),
+        }
+    }
+
+    fn eval(&self, slots: &[Value]) -> EvalResult<Value> {
+        match self {
+            SlotExpr::Literal(v) => Ok(v.clone()),
+            SlotExpr::Slot(i) => Ok(slots[*i].clone()),
+            SlotExpr::Missing(n) => Err(EvalError::UnknownFeature(n.clone())),
+            SlotExpr::Unary(op, a) => unary(*op, &a.eval(slots)?),
+            SlotExpr::Binary(op, a, b) => binary(*op, &a.eval(slots)?, &b.eval(slots)?),
+            SlotExpr::Compare(op, a, b) => {
+                compare(*op, &a.eval(slots)?, &b.eval(slots)?).map(Value::Bool)
+            }
+            SlotExpr::Bool(op, a, b) => {
+                let l = a.eval(slots)?;
+                let take_left = match op {
+                    BoolOp::And => !truthy(&l),
+                    BoolOp::Or => truthy(&l),
+                };
+                if take_left {
+                    Ok(l)
+                } else {
+                    b.eval(slots)
+                }
+            }
+            SlotExpr::If(c, t, o) => {
+                if truthy(&c.eval(slots)?) {
+                    t.eval(slots)
+                } else {
+                    o.eval(slots)
+                }
+            }
+            SlotExpr::Call(func, args) => {
+                let vals = args
+                    .iter()
+                    .map(|a| a.eval(slots))
+                    .collect::<EvalResult<Vec<_>>>()?;
+                call(*func, &vals)
+            }
+        }
+    }
+}
+
+/// Operations compiled for one context *layout* (the ordered feature names of the contexts they
+/// will run on): every feature reference is resolved to a slot once, so running them does no
+/// name lookups. Values are those of [`apply_operations`] on the same context, bit for bit:
+/// a name resolves to the last feature of that name or the latest operation defining it, as
+/// [`Context::get`] after [`Context::set`] does.
+#[derive(Debug, Clone)]
+pub struct CompiledOps {
+    layout: Vec<String>,
+    slots: usize,
+    ops: Vec<(usize, SlotExpr)>,
+    names: Vec<(String, usize)>,
+}
+
+impl CompiledOps {
+    /// Compiles `ops` for contexts whose feature names are `layout`, in order.
+    pub fn compile(ops: &[Operation], layout: &[&str]) -> Self {
+        let mut names: Vec<(String, usize)> = layout
+            .iter()
+            .enumerate()
+            .map(|(i, n)| (n.to_string(), i))
+            .collect();
+        let mut slots = layout.len();
+        let mut compiled = Vec::with_capacity(ops.len());
+        for op in ops {
+            let expr = SlotExpr::compile(&op.expr, &names);
+            let target = match names.iter().rev().find(|(m, _)| *m == op.name) {
+                Some((_, slot)) => *slot,
+                None => {
+                    names.push((op.name.clone(), slots));
+                    slots += 1;
+                    slots - 1
+                }
+            };
+            compiled.push((target, expr));
+        }
+        Self {
+            layout: layout.iter().map(|s| s.to_string()).collect(),
+            slots,
+            ops: compiled,
+            names,
+        }
+    }
+
+    /// Compiles `ops` for the layout of `ctx`.
+    pub fn for_context(ops: &[Operation], ctx: &Context) -> Self {
+        let layout: Vec<&str> = ctx.features().iter().map(|f| f.name.as_ref()).collect();
+        Self::compile(ops, &layout)
+    }
+
+    /// True when `ctx` has exactly the layout this was compiled for.
+    pub fn matches(&self, ctx: &Context) -> bool {
+        let f = ctx.features();
+        f.len() == self.layout.len()
+            && f.iter()
+                .zip(&self.layout)
+                .all(|(a, b)| a.name == b.as_str())
+    }
+
+    /// The slot holding a feature or operation result after [`run`](Self::run) (the last
+    /// definition of the name), `None` for names neither in the layout nor defined.
+    pub fn slot(&self, name: &str) -> Option<usize> {
+        self.names
+            .iter()
+            .rev()
+            .find(|(m, _)| m == name)
+            .map(|(_, s)| *s)
+    }
+
+    /// Number of slots (layout features plus new operation results).
+    pub fn slots(&self) -> usize {
+        self.slots
+    }
+
+    /// Runs the operations on a context of the compiled layout (check with
+    /// [`matches`](Self::matches)): `slots` receives the feature values, then each result.
+    /// On failure, the index of the failing operation and why.
+    pub fn run(
+        &self,
+        ctx: &Context,
+        slots: &mut Vec<Value>,
+    ) -> std::result::Result<(), (usize, EvalError)> {
+        debug_assert!(
+            self.matches(ctx),
+            "CompiledOps::run on a context of another layout"
+        );
+        slots.clear();
+        slots.extend(ctx.features().iter().map(|f| f.value.clone()));
+        slots.resize(self.slots, Value::Bool(false));
+        for (i, (target, expr)) in self.ops.iter().enumerate() {
+            slots[*target] = expr.eval(slots).map_err(|e| (i, e))?;
+        }
+        Ok(())
+    }
+}
+
 fn op(name: &str, source: &str, is_categorical: bool) -> Operation {
     Operation::parse(name, source, is_categorical).expect("built-in operations parse")
 }
@@ -2008,5 +2182,56 @@ mod tests {
         // `==` on the right-hand side is not the definition's `=`.
         std::fs::write(&path, "is_one :cat = m == 1\n").unwrap();
         assert_eq!(parse_operations_file(&path).unwrap()[0].source, "m == 1");
+    }
+
+    #[test]
+    fn compiled_ops_equal_dynamic_ops() {
+        let ops = builtin_operations("pad_mm");
+        let mut shadow = ops.clone();
+        // Redefinitions and shadowing: an op overwriting a logged feature, one redefining an
+        // earlier op, one reading a name defined only later (missing at its time).
+        shadow.push(Operation::parse("m", "m + 1", false).unwrap());
+        shadow.push(Operation::parse("m*k", "m * k", false).unwrap());
+        shadow.push(Operation::parse("early", "`late` + 1", false).unwrap());
+        shadow.push(Operation::parse("late", "1", false).unwrap());
+        for (m, k, n) in [
+            (29088, 41523, 5535),
+            (2, 4096, 3),
+            (0, 8, 16),
+            (4097, 4095, 1),
+        ] {
+            let c = pad_mm_ctx(m, k, n, [k, 1, n, 1], [m % 3, 0, n % 5], "torch.bfloat16");
+            for list in [&ops[..], &shadow[..]] {
+                let compiled = CompiledOps::for_context(list, &c);
+                assert!(compiled.matches(&c));
+                let mut dynamic = c.clone();
+                let want = apply_operations(list, &mut dynamic);
+                let mut slots = Vec::new();
+                let got = compiled.run(&c, &mut slots);
+                match (want, got) {
+                    (Ok(()), Ok(())) => {
+                        for f in dynamic.features() {
+                            let slot = compiled.slot(&f.name).unwrap();
+                            let (a, b) = (&slots[slot], dynamic.get(&f.name).unwrap());
+                            assert_eq!(a.to_string(), b.to_string(), "{}", f.name);
+                            assert_eq!(a.kind(), b.kind(), "{}", f.name);
+                        }
+                    }
+                    (Err(e), Err((i, ee))) => {
+                        assert_eq!(e.to_string(), format!("operation `{}`: {ee}", list[i].name))
+                    }
+                    (w, g) => panic!("dynamic {w:?} vs compiled {g:?}"),
+                }
+            }
+        }
+        let c = pad_mm_ctx(1, 2, 3, [2, 1, 3, 1], [0, 0, 0], "torch.float16");
+        let mut other = Context::new();
+        other.add("m", 1i64);
+        assert!(!CompiledOps::for_context(&ops, &c).matches(&other));
+        let compiled = CompiledOps::for_context(&shadow, &c);
+        let mut slots = Vec::new();
+        let err = compiled.run(&c, &mut slots).unwrap_err();
+        assert_eq!(shadow[err.0].name, "early");
+        assert_eq!(err.1, EvalError::UnknownFeature("late".into()));
     }
 }
