@@ -1,12 +1,20 @@
 //! Core types of autoheuristic-rs.
 //!
-//! Everything the tools and the generated heuristics share: feature [`Value`]s that print as
-//! Python does, the decision [`Context`], log [`Metadata`] and the device identity, PyTorch's
-//! AutoHeuristic [`log`] format (reader and writer, byte for byte), augment [`ops`], the [`model`] schema that
-//! `ah-train` writes and `ah-codegen` reads, and the [`LearnedHeuristic`] interface that
-//! generated code implements, the [`runtime`] `AutoHeuristic` and the guarded pick [`cache`].
+//! Everything the tools and the generated heuristics share:
+//! - feature [`Value`]s that print as Python does, the decision [`Context`], log [`Metadata`]
+//!   and the [`DeviceIdentity`];
+//! - PyTorch's AutoHeuristic [`log`] format, reader and writer, byte for byte;
+//! - augment operations ([`ops`]): a small expression language with Python's semantics,
+//!   PyTorch's built-in operations and user operation files;
+//! - the [`model`] schema that `ah-train` writes and `ah-codegen` reads, and its in-memory
+//!   evaluation ([`ModelEvaluator`]), which decides exactly as generated code does;
+//! - the [`LearnedHeuristic`] interface that generated code implements and the [`Registry`]
+//!   it registers into;
+//! - the [`runtime`] ([`AutoHeuristic`], [`Config`] from `AUTOHEURISTIC_*` variables), the
+//!   select-algorithm flavour ([`select`]), the multi-kernel runtime ([`multi_kernel`]) and the
+//!   guarded pick [`cache`].
 //!
-//! This crate prints nothing; errors are typed ([`Error`]).
+//! This crate prints nothing and has no GPU code; errors are typed ([`Error`]).
 #![deny(missing_docs)]
 
 pub mod cache;
