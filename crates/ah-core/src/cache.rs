@@ -343,7 +343,10 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let tmp = dir.join(format!(".{file_name}.{}.tmp", std::process::id()));
+    // Unique per process and per write, so concurrent writers never share a temp file.
+    static WRITES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = WRITES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let tmp = dir.join(format!(".{file_name}.{}.{n}.tmp", std::process::id()));
     let result = (|| {
         let mut f = std::fs::File::create(&tmp)?;
         f.write_all(bytes)?;
@@ -484,6 +487,28 @@ mod tests {
         let mut cache = PickCache::open(&bad, fp());
         assert_eq!(cache.warnings().len(), 1);
         assert!(cache.put(&key(1), "pad").is_err());
+    }
+
+    #[test]
+    fn concurrent_puts_never_corrupt_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("picks.json");
+        std::thread::scope(|s| {
+            for t in 0..4 {
+                let path = &path;
+                s.spawn(move || {
+                    let mut cache = PickCache::open(path, fp());
+                    for i in 0..10 {
+                        cache.put(&key(t * 100 + i), "pad").unwrap();
+                    }
+                });
+            }
+        });
+        let cache = PickCache::open(&path, fp());
+        assert!(cache.warnings().is_empty(), "{:?}", cache.warnings());
+        assert!(cache.len() >= 10, "{}", cache.len());
+        let leftovers = std::fs::read_dir(dir.path()).unwrap().count();
+        assert_eq!(leftovers, 1, "no temp files left");
     }
 
     #[test]
