@@ -80,7 +80,7 @@ pub struct Args {
     /// Cost of one unsure input (an autotune) in units of ln(t_pick / t_best) (default mode).
     #[arg(
         long,
-        default_value_t = 0.005,
+        default_value_t = 0.01,
         help = "Cost of an autotune (default mode)"
     )]
     pub autotune_cost: f64,
@@ -98,9 +98,18 @@ pub struct Args {
         help = "Cross-validation folds (default mode)"
     )]
     pub folds: usize,
-    /// Do not generate code after training.
+    /// Do not generate code after training (by default the PyTorch artifact `_NAME.py` is
+    /// written to the output folder, and the Rust module too when --rust-crate is given).
     #[arg(long, help = "Skip code generation")]
     pub no_codegen: bool,
+    /// Also generate the Rust module into this generated-heuristics crate
+    /// (e.g. generated/ah-heuristics).
+    #[arg(
+        long,
+        value_name = "DIR",
+        help = "Generated heuristics crate for the Rust module"
+    )]
+    pub rust_crate: Option<PathBuf>,
     /// Worker threads for the grid (default: all cores).
     #[arg(long, help = "Worker threads")]
     pub threads: Option<usize>,
@@ -297,8 +306,22 @@ pub fn run(args: Args) -> Result<()> {
             eprintln!("wrote {}", p.display());
         }
     }
-    if !args.no_codegen && !args.quiet {
-        eprintln!("note: code generation is not wired in yet; run ah-codegen on {name}.model.json");
+    if !args.no_codegen {
+        let options = ah_codegen::Options {
+            rust_crate: args.rust_crate.clone(),
+            python_dir: Some(dir.clone()),
+            dot_file: None,
+            mode: ah_codegen::Mode::Write,
+            command: None,
+        };
+        let outcome = ah_codegen::generate(&out.model, &options).with_context(|| {
+            format!("generating code for {name} (the model is written; retry with ah-codegen)")
+        })?;
+        if !args.quiet {
+            for f in &outcome.files {
+                eprintln!("generated {}", f.path.display());
+            }
+        }
     }
     Ok(())
 }

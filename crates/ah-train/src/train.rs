@@ -371,6 +371,12 @@ fn prepare(opts: &TrainOptions) -> Result<Prepared> {
         .collect();
     classes.sort();
     classes.dedup();
+    if classes.len() == 1 {
+        warnings.push(format!(
+            "every training input has the same winner `{}`: the heuristic can only ever answer it (collect inputs where other choices win)",
+            classes[0]
+        ));
+    }
     let mut all_sets = vec![
         ("train".to_string(), train),
         ("val".to_string(), val),

@@ -1,0 +1,315 @@
+//! The `ah-train` binary on real files in temporary folders: outputs, determinism, bad input.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+const MD: &str = r#"{"shared_memory": 232448, "device_capa": [9, 0], "name": "toy", "numerical_features": ["m", "k"], "categorical_features": ["dtype"]}"#;
+
+fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_ah-train"))
+}
+
+fn run(args: &[&str]) -> Output {
+    bin().args(args).output().expect("runs")
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// A toy log: `a` wins when m <= 50 (mostly), `b` otherwise; 3 repetitions each.
+fn toy_log(dir: &Path, n: usize, seed: u64) -> PathBuf {
+    let mut s = format!("{MD}\nm,k,dtype,choice,feedback\n");
+    let mut x = seed;
+    let mut next = || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x
+    };
+    for i in 0..n {
+        let m = (next() % 100) as i64 + 1;
+        let k = (next() % 64) as i64 * 16 + i as i64 % 7;
+        let dtype = if next() % 2 == 0 {
+            "torch.float16"
+        } else {
+            "torch.bfloat16"
+        };
+        let noise = (next() % 10) == 0;
+        let a_wins = (m <= 50) != noise;
+        for _ in 0..3 {
+            let jitter = (next() % 100) as f64 / 10000.0;
+            // Noisy inputs are near ties (5%), the others clear (30-40%).
+            let gap = if noise { 0.05 } else { 0.3 };
+            let (ta, tb) = if a_wins {
+                (1.0 + jitter, 1.0 + gap + jitter)
+            } else {
+                (1.1 + gap + jitter, 1.1 + jitter)
+            };
+            s.push_str(&format!("{m},{k},{dtype},a,{ta}\n{m},{k},{dtype},b,{tb}\n"));
+        }
+    }
+    let p = dir.join("toy.txt");
+    std::fs::write(&p, s).unwrap();
+    p
+}
+
+fn files_in(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .map(|r| {
+            r.map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+                .collect()
+        })
+        .unwrap_or_default();
+    v.sort();
+    v
+}
+
+#[test]
+fn trains_writes_every_output_and_is_deterministic() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = toy_log(dir.path(), 400, 7);
+    let out = dir.path().join("out");
+    let args = [
+        "--heuristic-name",
+        "Toy",
+        "--output-dir",
+        out.to_str().unwrap(),
+        "-q",
+        log.to_str().unwrap(),
+    ];
+    let o = run(&args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    for f in [
+        "Toy.model.json",
+        "Toy.metrics.json",
+        "Toy.report.md",
+        "Toy.dot",
+        "Toy.speedup.svg",
+        "Toy.regret.svg",
+        "_Toy.py",
+    ] {
+        assert!(out.join(f).exists(), "{f} missing: {:?}", files_in(&out));
+    }
+    let metrics: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("Toy.metrics.json")).unwrap())
+            .unwrap();
+    for set in ["train", "val", "test"] {
+        for k in ah_train::eval::UPSTREAM_METRICS
+            .iter()
+            .chain(ah_train::eval::EXTRA_METRICS.iter())
+        {
+            assert!(metrics[set][k].is_number(), "{set}.{k} missing");
+        }
+    }
+    // The toy rule is learnable: most test inputs are decided and right.
+    assert!(
+        metrics["test"]["correct"].as_f64().unwrap() > 30.0,
+        "{metrics}"
+    );
+    let first: Vec<Vec<u8>> = [
+        "Toy.model.json",
+        "Toy.metrics.json",
+        "Toy.report.md",
+        "Toy.dot",
+    ]
+    .iter()
+    .map(|f| std::fs::read(out.join(f)).unwrap())
+    .collect();
+    let o = run(&args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let second: Vec<Vec<u8>> = [
+        "Toy.model.json",
+        "Toy.metrics.json",
+        "Toy.report.md",
+        "Toy.dot",
+    ]
+    .iter()
+    .map(|f| std::fs::read(out.join(f)).unwrap())
+    .collect();
+    assert_eq!(first, second, "a second run must give identical files");
+    assert!(!files_in(&out).iter().any(|f| f.ends_with(".tmp")));
+}
+
+#[test]
+fn upstream_and_linfa_trees_and_split_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = toy_log(dir.path(), 600, 11);
+    let out = dir.path().join("out");
+    let split = dir.path().join("split.json");
+    // Upstream may find no model on noisy data; either way it must be clean.
+    let o = run(&[
+        log.to_str().unwrap(),
+        "--heuristic-name",
+        "Toy",
+        "--output-dir",
+        out.to_str().unwrap(),
+        "-q",
+        "--upstream",
+        "--no-codegen",
+    ]);
+    if !o.status.success() {
+        assert_eq!(o.status.code(), Some(2));
+        assert!(
+            stderr(&o).contains("too many wrong predictions"),
+            "{}",
+            stderr(&o)
+        );
+    }
+    let o = run(&[
+        log.to_str().unwrap(),
+        "--heuristic-name",
+        "Toy",
+        "--output-dir",
+        out.to_str().unwrap(),
+        "-q",
+        "--no-codegen",
+        "--write-split",
+        split.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let m1 = std::fs::read(out.join("Toy.metrics.json")).unwrap();
+    let o = run(&[
+        log.to_str().unwrap(),
+        "--heuristic-name",
+        "Toy",
+        "--output-dir",
+        out.to_str().unwrap(),
+        "-q",
+        "--no-codegen",
+        "--split",
+        split.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(m1, std::fs::read(out.join("Toy.metrics.json")).unwrap());
+    let o = run(&[
+        log.to_str().unwrap(),
+        "--heuristic-name",
+        "Toy",
+        "--output-dir",
+        out.to_str().unwrap(),
+        "-q",
+        "--learner",
+        "linfa-trees",
+        "--no-codegen",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let model = std::fs::read_to_string(out.join("Toy.model.json")).unwrap();
+    assert!(model.contains("\"learner\": \"linfa-trees\""));
+}
+
+/// Runs on a bad input; expects exit code 2, a message containing `needle`, and no outputs.
+fn expect_error(log_text: &str, extra: &[&str], needle: &str) {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("bad.txt");
+    std::fs::write(&log, log_text).unwrap();
+    let out = dir.path().join("out");
+    let mut args = vec![
+        log.to_str().unwrap(),
+        "--heuristic-name",
+        "Bad",
+        "--output-dir",
+        out.to_str().unwrap(),
+        "-q",
+    ];
+    args.extend_from_slice(extra);
+    let o = run(&args);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains(needle), "expected `{needle}` in: {err}");
+    assert!(err.starts_with("error: "), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+    assert!(
+        files_in(&out).is_empty(),
+        "partial output: {:?}",
+        files_in(&out)
+    );
+}
+
+#[test]
+fn bad_inputs_are_clear_errors_without_output() {
+    expect_error("", &[], "the file is empty");
+    expect_error(
+        &format!("{MD}\nm,k,dtype,choice,feedback\n"),
+        &[],
+        "no data rows",
+    );
+    let one_choice: String = (0..50)
+        .map(|i| format!("{i},16,torch.float16,a,1.0\n"))
+        .collect();
+    expect_error(
+        &format!("{MD}\nm,k,dtype,choice,feedback\n{one_choice}"),
+        &[],
+        "two or more",
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let ops = dir.path().join("ops.txt");
+    std::fs::write(&ops, "m_plus_q = m + q\n").unwrap();
+    let text = std::fs::read_to_string(toy_log(dir.path(), 100, 3)).unwrap();
+    expect_error(
+        &text,
+        &["--operations", ops.to_str().unwrap()],
+        "unknown feature `q`",
+    );
+    expect_error(&text, &["--default-choice", "zzz"], "default choice `zzz`");
+    expect_error(&text, &["--heuristic-name", "bad name"], "--heuristic-name");
+    expect_error("not json\nm,choice,feedback\n", &[], "bad.txt:1");
+}
+
+#[test]
+fn odd_data_gives_warnings_with_counts() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut text = std::fs::read_to_string(toy_log(dir.path(), 300, 5)).unwrap();
+    text.push_str("7,16,torch.float16,a,nan\n7,16,torch.float16,a,nan\n");
+    text.push_str("999,16,torch.float16,a,inf\n999,16,torch.float16,b,inf\n");
+    let log = dir.path().join("odd.txt");
+    std::fs::write(&log, text).unwrap();
+    let out = dir.path().join("out");
+    let o = run(&[
+        log.to_str().unwrap(),
+        "--heuristic-name",
+        "Odd",
+        "--output-dir",
+        out.to_str().unwrap(),
+        "-q",
+        "--no-codegen",
+    ]);
+    let err = stderr(&o);
+    assert!(o.status.success(), "{err}");
+    assert!(err.contains("2 rows with NaN feedback"), "{err}");
+    assert!(
+        err.contains("1 inputs where every choice failed (inf) dropped"),
+        "{err}"
+    );
+    // `toy` has no known default choice: a warning names the one used.
+    assert!(
+        err.contains("no default choice is known for `toy`"),
+        "{err}"
+    );
+}
+
+#[test]
+fn one_winner_class_is_a_warning() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = format!("{MD}\nm,k,dtype,choice,feedback\n");
+    for i in 0..200 {
+        s.push_str(&format!(
+            "{i},16,torch.float16,a,1.0\n{i},16,torch.float16,b,2.0\n"
+        ));
+    }
+    let log = dir.path().join("one.txt");
+    std::fs::write(&log, s).unwrap();
+    let out = dir.path().join("out");
+    let o = run(&[
+        log.to_str().unwrap(),
+        "--heuristic-name",
+        "One",
+        "--output-dir",
+        out.to_str().unwrap(),
+        "-q",
+        "--no-codegen",
+    ]);
+    let err = stderr(&o);
+    assert!(o.status.success(), "{err}");
+    assert!(err.contains("same winner `a`"), "{err}");
+}
