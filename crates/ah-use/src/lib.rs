@@ -5,9 +5,13 @@
 //!   and cache when unsure, and account for the time of each pick against always-default and
 //!   the oracle.
 //!
+//! - [`replay`]: evaluate a trained heuristic on any log, with `ah-train`'s metrics, and check
+//!   that the linked generated code decides like the model.
+//!
 //! This library prints nothing; the `ah-use` binary does.
 #![deny(missing_docs)]
 
+pub mod replay;
 pub mod workload;
 
 /// The registry of every generated heuristic linked into this build.

@@ -27,6 +27,34 @@ enum Command {
     /// autotune and cache the pick when unsure, and report the time against always-default and
     /// the oracle.
     Run(RunArgs),
+    /// Evaluate a trained heuristic on a log (ours or PyTorch's), no GPU needed: decisions, unsure
+    /// rate, speedup over the default, share of the oracle, regret, the worst inputs.
+    Replay(ReplayArgs),
+}
+
+#[derive(Parser, Debug)]
+struct ReplayArgs {
+    /// The log to replay (plain or .gz).
+    log: PathBuf,
+    /// The trained model (NAME.model.json written by ah-train).
+    #[arg(
+        long,
+        conflicts_with = "heuristic",
+        required_unless_present = "heuristic"
+    )]
+    model: Option<PathBuf>,
+    /// A heuristic of the generated crate, by name (its model is read from --models).
+    #[arg(long)]
+    heuristic: Option<String>,
+    /// Folder of the generated crate's models.
+    #[arg(long, default_value = "generated/ah-heuristics/models")]
+    models: PathBuf,
+    /// How many of the worst wrong picks to list.
+    #[arg(long, default_value_t = 10)]
+    worst: usize,
+    /// Write the report as JSON.
+    #[arg(long)]
+    json: Option<PathBuf>,
 }
 
 #[derive(Parser, Debug)]
@@ -93,6 +121,7 @@ fn main() -> ExitCode {
 fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         Command::Run(args) => run_cmd(args),
+        Command::Replay(args) => replay_cmd(args),
     }
 }
 
@@ -277,4 +306,109 @@ fn write_json(path: &std::path::Path, report: &impl serde::Serialize) -> anyhow:
     std::fs::write(&tmp, text).with_context(|| format!("cannot write {}", tmp.display()))?;
     std::fs::rename(&tmp, path).with_context(|| format!("cannot write {}", path.display()))?;
     Ok(())
+}
+
+fn replay_cmd(args: ReplayArgs) -> anyhow::Result<ExitCode> {
+    let model_path = match (&args.model, &args.heuristic) {
+        (Some(m), _) => m.clone(),
+        (None, Some(h)) => args.models.join(format!("{h}.model.json")),
+        (None, None) => bail!("give --model FILE or --heuristic NAME"),
+    };
+    let model = ah_codegen::load_model(&model_path)?;
+    let log = ah_core::Log::read(&args.log, ah_core::ReadOptions::default())
+        .with_context(|| format!("cannot read the log {}", args.log.display()))?;
+    let registry = ah_use::generated_registry();
+    let generated = registry
+        .heuristics()
+        .iter()
+        .copied()
+        .find(|h| h.heuristic_name() == model.heuristic_name);
+    if args.heuristic.is_some() && generated.is_none() {
+        bail!(
+            "the heuristic `{}` is not linked into this build of ah-use; regenerate the crate (make pipeline) or pass --model",
+            model.heuristic_name
+        );
+    }
+    let report = ah_use::replay::replay(&model, &log, generated, args.worst)?;
+    for w in &report.warnings {
+        eprintln!("warning: {}: {w}", args.log.display());
+    }
+    let mut out = std::io::stdout().lock();
+    let m = &report.metrics;
+    let get = |k: &str| m.get(k).copied().unwrap_or(f64::NAN);
+    let total = get("total").max(1.0);
+    writeln!(
+        out,
+        "replay of {} on {} ({} inputs)",
+        report.heuristic, report.log, report.inputs
+    )?;
+    writeln!(
+        out,
+        "  decided          {:>6} ({:.1}%)",
+        get("correct") + get("wrong"),
+        100.0 * (get("correct") + get("wrong")) / total
+    )?;
+    writeln!(out, "    correct        {:>6}", get("correct"))?;
+    writeln!(
+        out,
+        "    wrong          {:>6} ({} lose more than 10%)",
+        get("wrong"),
+        get("harmful_wrong")
+    )?;
+    writeln!(
+        out,
+        "  unsure           {:>6} ({:.1}%; {} outside the training range)",
+        get("unsure"),
+        100.0 * get("unsure") / total,
+        report.out_of_range
+    )?;
+    writeln!(
+        out,
+        "  gmean speedup over default  {:.4} (oracle {:.4})",
+        get("gmean_speedup_over_default"),
+        get("oracle_gmean_speedup_over_default")
+    )?;
+    writeln!(
+        out,
+        "  share of oracle  {:.2}% unsure as default, {:.2}% unsure autotuned",
+        get("pct_of_oracle"),
+        get("pct_of_oracle_autotune")
+    )?;
+    writeln!(
+        out,
+        "  regret           {:.4}% of the best time",
+        100.0 * get("regret")
+    )?;
+    match report.generated_mismatches {
+        Some(0) => writeln!(
+            out,
+            "  generated code   decides like the model on every input"
+        )?,
+        Some(n) => writeln!(
+            out,
+            "  generated code   DIFFERS from the model on {n} inputs: regenerate it"
+        )?,
+        None => writeln!(
+            out,
+            "  generated code   not linked into this build (model only)"
+        )?,
+    }
+    if !report.worst.is_empty() {
+        writeln!(out, "  worst wrong picks:")?;
+        for w in &report.worst {
+            writeln!(
+                out,
+                "    {:>7.3}x  {} instead of {}  {}",
+                w.slowdown, w.picked, w.best, w.input
+            )?;
+        }
+    }
+    if let Some(path) = &args.json {
+        write_json(path, &report)?;
+    }
+    Ok(if report.generated_mismatches.unwrap_or(0) > 0 {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
 }
