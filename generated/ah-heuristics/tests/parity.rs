@@ -147,6 +147,22 @@ fn fuzz_contexts(model: &Model, n: usize, seed: u64) -> Vec<Context> {
     for r in &model.feature_ranges {
         numbers.extend([r.min, r.max, r.min - 1.0, r.max + 1.0]);
     }
+    // Literals of the operations, and their neighbours.
+    for spec in &model.operations {
+        let op = ah_core::ops::Operation::from_spec(spec).unwrap();
+        for token in op.source.split(|c: char| !(c.is_ascii_digit() || c == '.')) {
+            if let Ok(x) = token.parse::<f64>() {
+                numbers.extend([
+                    x,
+                    x.floor() - 1.0,
+                    x.floor(),
+                    x.ceil(),
+                    x.ceil() + 1.0,
+                    x * 4096.0,
+                ]);
+            }
+        }
+    }
     let mut cats: Vec<String> = vec![
         "True".into(),
         "False".into(),
