@@ -317,7 +317,7 @@ pub fn repair_log(path: &Path, reps: usize) -> Result<Repair, CollectError> {
     };
     // Group data lines (from line 3) into inputs.
     let mut groups: Vec<(String, usize, BTreeMap<String, usize>)> = Vec::new();
-    for li in 2..starts.len() {
+    for (li, &start) in starts.iter().enumerate().skip(2) {
         let Some((values, choice)) = split_row(line(li)) else {
             continue;
         };
@@ -328,7 +328,7 @@ pub fn repair_log(path: &Path, reps: usize) -> Result<Repair, CollectError> {
             _ => {
                 let mut counts = BTreeMap::new();
                 counts.insert(choice.to_string(), 1);
-                groups.push((values.to_string(), starts[li], counts));
+                groups.push((values.to_string(), start, counts));
             }
         }
     }

@@ -1,6 +1,453 @@
+//! `ah-collect`: collect AutoHeuristic training data on a GPU (or the CPU).
+use std::io::IsTerminal;
+use std::path::PathBuf;
 use std::process::ExitCode;
 
+use ah_collect::backend::{BackendInfo, CudaBackend};
+use ah_collect::collect::{self, CollectConfig, Devices, InputReport, Observer, Shard};
+use ah_collect::runners::{self, RunnerOptions};
+use ah_collect::TimingConfig;
+use anyhow::{bail, Context as _};
+use clap::{Parser, Subcommand, ValueEnum};
+
+/// Collect autotuning data for AutoHeuristic in PyTorch's log format.
+///
+/// Draws seeded inputs from a runner's distribution (PyTorch's generator for pad_mm), measures
+/// every choice on the GPU (cuBLAS, CUDA events, L2 flush) or the CPU, and appends the rows to
+/// a log PyTorch's trainer reads. Re-running the same command resumes; `--shard I/N` splits the
+/// work over machines and `merge` joins the shards.
+#[derive(Debug, Parser)]
+#[command(
+    name = "ah-collect",
+    version,
+    args_conflicts_with_subcommands = true,
+    max_term_width = 100
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Option<Command>,
+    /// Runner to collect for (see --list).
+    #[arg(long, help = "Runner to collect for (see --list)")]
+    name: Option<String>,
+    /// `auto` uses the GPU when a CUDA driver and device are there, else the CPU.
+    #[arg(long, value_enum, default_value_t = DeviceArg::Auto, help = "Where to measure")]
+    device: DeviceArg,
+    /// Log to append to. Default: PyTorch's default log path,
+    /// `{cache_dir}/autoheuristic/{device_name}/{name}.txt`.
+    #[arg(
+        long,
+        short = 'o',
+        help = "Log to append to (default: PyTorch's default log path)"
+    )]
+    out: Option<PathBuf>,
+    /// Samples in the whole sample space (all shards together).
+    #[arg(
+        long,
+        default_value_t = 1000,
+        help = "Number of samples (all shards together)"
+    )]
+    num_samples: u64,
+    /// Repetitions of each input; each repetition logs one row per choice (training takes the
+    /// median over repetitions).
+    #[arg(long, default_value_t = 3, help = "Repetitions per input")]
+    num_reps: usize,
+    /// Seed of the sample space: sample i is the same input on every machine and shard.
+    #[arg(long, default_value_t = 0, help = "Seed of the sample space")]
+    seed: u64,
+    /// Take only the samples with index % N == I (for N machines or jobs; join with `merge`).
+    #[arg(long, value_name = "I/N", help = "Collect shard I of N")]
+    shard: Option<String>,
+    /// One worker per listed GPU on this host, e.g. `--devices 0,1,2,3` (implies CUDA).
+    #[arg(
+        long,
+        value_delimiter = ',',
+        help = "GPU ordinals, one worker each (e.g. 0,1)"
+    )]
+    devices: Vec<usize>,
+    /// Largest matrix dimension (a power of two); pad_mm defaults to PyTorch's 65536 on the
+    /// GPU and 2048 on the CPU.
+    #[arg(long, help = "Largest dimension, a power of two (scales the runner)")]
+    max_dim: Option<u64>,
+    /// Timed-run budget per benchmark in ms on the GPU (PyTorch: 25).
+    #[arg(long, default_value_t = 25.0, hide = true)]
+    budget_ms: f64,
+    /// List the runners and their choices.
+    #[arg(long, help = "List runners and their choices")]
+    list: bool,
+    /// No progress bar and no summary.
+    #[arg(long, short = 'q', help = "Print nothing but errors")]
+    quiet: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum DeviceArg {
+    /// The GPU if there is one, else the CPU.
+    Auto,
+    /// A CUDA GPU (error without one).
+    Cuda,
+    /// The CPU.
+    Cpu,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Join logs of one runner and device (e.g. shards) into one; refuses differing metadata.
+    Merge {
+        /// Logs to join, in order.
+        #[arg(required = true)]
+        inputs: Vec<PathBuf>,
+        /// The merged log (written through a temporary file).
+        #[arg(long, short = 'o')]
+        out: PathBuf,
+    },
+    /// On the GPU: run pad_mm's `orig` and `pad` once for every dtype, layout and padding case
+    /// and compare both with a host reference.
+    Check {
+        /// GPU ordinal.
+        #[arg(long, default_value_t = 0)]
+        device: usize,
+    },
+}
+
 fn main() -> ExitCode {
-    eprintln!("ah-collect: not built yet");
-    ExitCode::from(2)
+    let cli = Cli::parse();
+    match run(cli) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+    match cli.command {
+        Some(Command::Merge {
+            ref inputs,
+            ref out,
+        }) => {
+            let s = collect::merge(inputs, out)?;
+            if !cli.quiet {
+                eprintln!(
+                    "merged {} logs: {} rows into {}{}{}",
+                    inputs.len(),
+                    s.rows,
+                    out.display(),
+                    if s.medians {
+                        " (and the medians sidecars)"
+                    } else {
+                        ""
+                    },
+                    if s.torn_lines_dropped > 0 {
+                        format!("; {} torn last line(s) dropped", s.torn_lines_dropped)
+                    } else {
+                        String::new()
+                    }
+                );
+            }
+            return Ok(ExitCode::SUCCESS);
+        }
+        Some(Command::Check { device }) => return check(device),
+        None => {}
+    }
+    let options = RunnerOptions {
+        max_power2: max_power2(cli.max_dim)?,
+    };
+    if cli.list {
+        for r in runners::registry(&options) {
+            println!(
+                "{}\t{}\t{}",
+                r.name(),
+                r.choices().join(","),
+                r.description()
+            );
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
+    let Some(name) = cli.name.as_deref() else {
+        bail!(
+            "give the runner with --name (one of: {}); see --list",
+            runner_names(&options)
+        );
+    };
+    let Some(runner) = runners::find(name, &options) else {
+        bail!("no runner `{name}`; runners: {}", runner_names(&options));
+    };
+    let devices = pick_devices(cli.device, &cli.devices, cli.quiet)?;
+    let shard = match &cli.shard {
+        Some(s) => Shard::parse(s)?,
+        None => Shard::ALL,
+    };
+    let out = match &cli.out {
+        Some(p) => p.clone(),
+        None => {
+            let dev_name = match &devices {
+                Devices::Cpu => None,
+                Devices::Cuda(o) => Some(
+                    collect::open_backend(
+                        &devices,
+                        0,
+                        &config_for(&cli, PathBuf::new(), shard, devices.clone()),
+                    )
+                    .map(|b| b.info().device_name.clone())
+                    .with_context(|| format!("starting CUDA device {}", o[0]))?,
+                ),
+            };
+            collect::default_log_path(dev_name.as_deref(), name)
+        }
+    };
+    let cfg = config_for(&cli, out, shard, devices);
+    let mut progress = Progress::new(cli.quiet);
+    let summary = collect::collect(runner.as_ref(), &cfg, &mut progress)
+        .with_context(|| format!("collecting {name} into {}", cfg.out.display()))?;
+    progress.finish();
+    if !cli.quiet {
+        eprintln!(
+            "{}: {} inputs measured ({} rows, {} failed measurements logged as inf) in {:.1} s = {:.1} inputs/min; \
+             {} already in the log, {} samples without a draw meeting the precondition{}",
+            cfg.out.display(),
+            summary.measured,
+            summary.rows,
+            summary.failures,
+            summary.wall_s,
+            summary.inputs_per_minute,
+            summary.already_done,
+            summary.no_precondition,
+            if summary.repaired_bytes > 0 {
+                format!("; repaired: {} bytes of an interrupted input cut", summary.repaired_bytes)
+            } else {
+                String::new()
+            }
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn config_for(cli: &Cli, out: PathBuf, shard: Shard, devices: Devices) -> CollectConfig {
+    CollectConfig {
+        out,
+        num_samples: cli.num_samples,
+        num_reps: cli.num_reps,
+        seed: cli.seed,
+        shard,
+        devices,
+        gpu_timing: TimingConfig {
+            budget_ms: cli.budget_ms,
+            ..TimingConfig::PYTORCH
+        },
+        cpu_timing: None,
+        max_draws: 10_000,
+        command_line: std::env::args().collect::<Vec<_>>().join(" "),
+    }
+}
+
+fn runner_names(options: &RunnerOptions) -> String {
+    runners::registry(options)
+        .iter()
+        .map(|r| r.name())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn max_power2(max_dim: Option<u64>) -> anyhow::Result<Option<u32>> {
+    match max_dim {
+        None => Ok(None),
+        Some(d) if d >= 4 && d.is_power_of_two() && d <= 1 << 20 => Ok(Some(d.trailing_zeros())),
+        Some(d) => {
+            bail!("--max-dim {d}: give a power of two between 4 and 1048576, e.g. --max-dim 8192")
+        }
+    }
+}
+
+fn pick_devices(device: DeviceArg, ordinals: &[usize], quiet: bool) -> anyhow::Result<Devices> {
+    let want_cuda = device == DeviceArg::Cuda || !ordinals.is_empty();
+    if device == DeviceArg::Cpu {
+        if !ordinals.is_empty() {
+            bail!("--devices lists GPUs; it cannot be combined with --device cpu");
+        }
+        return Ok(Devices::Cpu);
+    }
+    let ords = if ordinals.is_empty() {
+        vec![0]
+    } else {
+        ordinals.to_vec()
+    };
+    if want_cuda {
+        return Ok(Devices::Cuda(ords));
+    }
+    // auto
+    if !CudaBackend::driver_present() {
+        if !quiet {
+            eprintln!("no CUDA driver found (libcuda could not be loaded): collecting on the CPU");
+        }
+        return Ok(Devices::Cpu);
+    }
+    if CudaBackend::device_count() == 0 {
+        if !quiet {
+            eprintln!("the CUDA driver sees no GPU: collecting on the CPU");
+        }
+        return Ok(Devices::Cpu);
+    }
+    Ok(Devices::Cuda(ords))
+}
+
+/// Progress bar on a terminal; a line every 5 % otherwise (logs of batch jobs).
+struct Progress {
+    bar: Option<indicatif::ProgressBar>,
+    quiet: bool,
+    tty: bool,
+    total: u64,
+    done: u64,
+    failures: u64,
+    started: std::time::Instant,
+}
+
+impl Progress {
+    fn new(quiet: bool) -> Self {
+        Self {
+            bar: None,
+            quiet,
+            tty: std::io::stderr().is_terminal(),
+            total: 0,
+            done: 0,
+            failures: 0,
+            started: std::time::Instant::now(),
+        }
+    }
+    fn finish(&mut self) {
+        if let Some(b) = self.bar.take() {
+            b.finish_and_clear();
+        }
+    }
+}
+
+impl Observer for Progress {
+    fn start(&mut self, to_measure: u64, already_done: u64, devices: &[BackendInfo]) {
+        self.total = to_measure;
+        self.started = std::time::Instant::now();
+        if self.quiet {
+            return;
+        }
+        let names: Vec<String> = devices
+            .iter()
+            .map(|d| format!("{} #{} ({})", d.device_name, d.ordinal, d.kind))
+            .collect();
+        eprintln!(
+            "measuring {to_measure} inputs on {} ({already_done} already in the log)",
+            names.join(", ")
+        );
+        if self.tty {
+            let bar = indicatif::ProgressBar::new(to_measure);
+            bar.set_style(
+                indicatif::ProgressStyle::with_template(
+                    "{elapsed_precise} [{wide_bar}] {pos}/{len} inputs  {per_sec}  ETA {eta}  {msg}",
+                )
+                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+            );
+            self.bar = Some(bar);
+        }
+    }
+
+    fn input_done(&mut self, r: &InputReport) {
+        self.done += 1;
+        self.failures += r.failures as u64;
+        if self.quiet {
+            return;
+        }
+        if let Some(b) = &self.bar {
+            b.inc(1);
+            if self.failures > 0 {
+                b.set_message(format!("{} inf", self.failures));
+            }
+            if let Some(e) = &r.first_error {
+                b.println(format!(
+                    "sample {}: a choice failed (logged as inf): {e}",
+                    r.index
+                ));
+            }
+            return;
+        }
+        if let Some(e) = &r.first_error {
+            eprintln!("sample {}: a choice failed (logged as inf): {e}", r.index);
+        }
+        let step = (self.total / 20).max(1);
+        if self.done.is_multiple_of(step) || self.done == self.total {
+            let secs = self.started.elapsed().as_secs_f64();
+            let rate = self.done as f64 / secs.max(1e-9) * 60.0;
+            let eta = (self.total - self.done) as f64 / (self.done as f64 / secs.max(1e-9));
+            eprintln!(
+                "{}/{} inputs, {:.0} s, {rate:.1} inputs/min, ETA {eta:.0} s",
+                self.done, self.total, secs
+            );
+        }
+    }
+}
+
+/// `ah-collect check`: pad and orig against a host reference on every case.
+fn check(device: usize) -> anyhow::Result<ExitCode> {
+    use ah_collect::dtype::DType;
+    use ah_collect::runners::pad_mm::{check_pad_equals_orig, check_tolerance, PadMmInput};
+    let mut cuda = CudaBackend::new(device, TimingConfig::PYTORCH)?;
+    println!(
+        "device: {} ({:?})",
+        cuda.info().device_name,
+        cuda.info().identity
+    );
+    println!("dtype           tf32  m   k   n   tl tr pl pr  orig_vs_ref  pad_vs_orig  ok");
+    let mut bad = 0;
+    for dtype in [DType::F16, DType::BF16, DType::F32] {
+        for tf32 in [false, true] {
+            if dtype != DType::F32 && !tf32 {
+                continue;
+            }
+            for (tl, tr, pl, pr) in [
+                (false, false, false, false),
+                (true, false, false, false),
+                (false, true, false, false),
+                (true, true, false, false),
+                (false, false, true, false),
+                (false, false, false, true),
+                (false, false, true, true),
+                (true, false, false, true),
+            ] {
+                for (m, k, n) in [(37, 45, 29), (64, 45, 32), (40, 48, 33), (129, 96, 96)] {
+                    let i = PadMmInput {
+                        m,
+                        k,
+                        n,
+                        dtype,
+                        allow_tf32: tf32,
+                        transpose_left: tl,
+                        transpose_right: tr,
+                        prepadded_left: pl,
+                        prepadded_right: pr,
+                    };
+                    let r = check_pad_equals_orig(&i, &mut cuda)?;
+                    let tol = check_tolerance(&i);
+                    let ok = r.orig_vs_reference <= tol && r.pad_vs_orig <= tol;
+                    if !ok {
+                        bad += 1;
+                    }
+                    println!(
+                        "{:15} {:5} {m:3} {k:3} {n:3} {} {} {} {}   {:.2e}     {:.2e}     {}",
+                        dtype.torch_name(),
+                        tf32,
+                        tl as u8,
+                        tr as u8,
+                        pl as u8,
+                        pr as u8,
+                        r.orig_vs_reference,
+                        r.pad_vs_orig,
+                        if ok { "ok" } else { "FAIL" }
+                    );
+                }
+            }
+        }
+    }
+    if bad > 0 {
+        eprintln!("error: {bad} case(s) out of tolerance");
+        return Ok(ExitCode::from(2));
+    }
+    println!("all cases within tolerance");
+    Ok(ExitCode::SUCCESS)
 }

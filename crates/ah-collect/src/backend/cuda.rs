@@ -81,6 +81,34 @@ __device__ __forceinline__ void ah_copy2d(T* dst, const T* src, long long rows, 
         }
     }
 }
+// Vectorised: one thread writes V consecutive destination elements (16 bytes) with one store;
+// the destination's row pitch is a multiple of 16 bytes (padded rows are aligned).
+template <typename T, int V>
+__device__ __forceinline__ void ah_copy2d_vec(T* dst, const T* src, long long rows, long long cols,
+                                              long long s0, long long s1, long long dst_cols) {
+    long long vcols = (cols + V - 1) / V;
+    for (long long r = blockIdx.y; r < rows; r += gridDim.y) {
+        for (long long vc = blockIdx.x * (long long)blockDim.x + threadIdx.x; vc < vcols;
+             vc += (long long)gridDim.x * blockDim.x) {
+            long long c0 = vc * V;
+            union { uint4 v; T e[V]; } u;
+#pragma unroll
+            for (int j = 0; j < V; ++j) {
+                long long c = c0 + j;
+                u.e[j] = c < cols ? src[r * s0 + c * s1] : (T)0;
+            }
+            *reinterpret_cast<uint4*>(dst + r * dst_cols + c0) = u.v;
+        }
+    }
+}
+extern "C" __global__ void ah_copy2d_vec_u16(unsigned short* dst, const unsigned short* src, long long rows,
+                                             long long cols, long long s0, long long s1, long long dst_cols) {
+    ah_copy2d_vec<unsigned short, 8>(dst, src, rows, cols, s0, s1, dst_cols);
+}
+extern "C" __global__ void ah_copy2d_vec_u32(unsigned int* dst, const unsigned int* src, long long rows,
+                                             long long cols, long long s0, long long s1, long long dst_cols) {
+    ah_copy2d_vec<unsigned int, 4>(dst, src, rows, cols, s0, s1, dst_cols);
+}
 extern "C" __global__ void ah_copy2d_u16(unsigned short* dst, const unsigned short* src, long long rows,
                                          long long cols, long long s0, long long s1, long long dst_cols) {
     ah_copy2d(dst, src, rows, cols, s0, s1, dst_cols);
@@ -165,6 +193,7 @@ pub struct CudaBackend {
     timing: TimingConfig,
     info: BackendInfo,
     fill_seed: u64,
+    vector_copy: bool,
 }
 
 fn drv_err(e: cudarc::driver::DriverError) -> BenchError {
@@ -241,6 +270,8 @@ impl CudaBackend {
             "ah_fill_bf16",
             "ah_copy2d_u16",
             "ah_copy2d_u32",
+            "ah_copy2d_vec_u16",
+            "ah_copy2d_vec_u32",
         ] {
             kernels.insert(name, module.load_function(name).map_err(cu)?);
         }
@@ -288,15 +319,29 @@ impl CudaBackend {
             versions.insert("nvrtc".into(), format!("{nmaj}.{nmin}"));
         }
         if let Ok(text) = std::fs::read_to_string("/proc/driver/nvidia/version") {
+            // "NVRM version: NVIDIA UNIX ... Kernel Module ... 580.159.04 ...": the first x.y.z.
+            let is_version = |w: &&str| {
+                w.split('.').count() >= 2
+                    && w.split('.')
+                        .all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))
+            };
             if let Some(ver) = text
-                .split_whitespace()
-                .skip_while(|w| *w != "Kernel")
-                .nth(3)
+                .lines()
+                .next()
+                .and_then(|l| l.split_whitespace().find(is_version))
             {
                 versions.insert("nvidia_driver".into(), ver.to_string());
             }
         }
         versions.insert("cudarc".into(), "0.19".into());
+        // AH_PAD_COPY=scalar selects the one-element-per-thread copy kernel (for comparisons).
+        let vector_copy = std::env::var("AH_PAD_COPY")
+            .map(|v| v != "scalar")
+            .unwrap_or(true);
+        versions.insert(
+            "pad_copy_kernel".into(),
+            if vector_copy { "vector16" } else { "scalar" }.into(),
+        );
         let info = BackendInfo {
             kind: BackendKind::Cuda,
             device_name: name,
@@ -320,6 +365,7 @@ impl CudaBackend {
             timing,
             info,
             fill_seed: 0,
+            vector_copy,
         })
     }
 
@@ -381,8 +427,15 @@ impl CudaBackend {
 
     /// Sets `bytes` bytes at `ptr` to zero (stream-ordered).
     pub fn zero(&mut self, ptr: drv::CUdeviceptr, bytes: usize) -> Result<(), BenchError> {
-        // SAFETY: the caller owns `bytes` bytes at `ptr`.
-        check(unsafe { drv::cuMemsetD8Async(ptr, 0, bytes, self.stream.cu_stream()) })
+        let s = self.stream.cu_stream();
+        // SAFETY: the caller owns `bytes` bytes at `ptr` (allocations are 256-byte aligned).
+        check(unsafe {
+            if bytes.is_multiple_of(4) {
+                drv::cuMemsetD32Async(ptr, 0, bytes / 4, s)
+            } else {
+                drv::cuMemsetD8Async(ptr, 0, bytes, s)
+            }
+        })
     }
 
     /// Zeroes a `height` x `width` rectangle of `elem` byte elements in a row-major buffer
@@ -426,13 +479,17 @@ impl CudaBackend {
         if rows == 0 || cols == 0 {
             return Ok(());
         }
-        let name = match elem {
-            2 => "ah_copy2d_u16",
-            4 => "ah_copy2d_u32",
+        let vec = self.vector_copy && (dst_cols * elem).is_multiple_of(16);
+        let name = match (elem, vec) {
+            (2, false) => "ah_copy2d_u16",
+            (4, false) => "ah_copy2d_u32",
+            (2, true) => "ah_copy2d_vec_u16",
+            (4, true) => "ah_copy2d_vec_u32",
             _ => return Err(BenchError::Other(format!("copy2d: element size {elem}"))),
         };
         let f = &self.kernels[name];
-        let gx = cols.div_ceil(256).clamp(1, 1024) as u32;
+        let per_thread = if vec { 16 / elem } else { 1 };
+        let gx = cols.div_ceil(per_thread).div_ceil(256).clamp(1, 1024) as u32;
         let gy = rows.clamp(1, 65_535) as u32;
         let cfg = LaunchConfig {
             grid_dim: (gx, gy, 1),

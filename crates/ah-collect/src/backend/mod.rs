@@ -110,7 +110,7 @@ impl TimingConfig {
 
     /// Number of timed runs after the estimation: `max(min(max_runs, budget // est), 1)`.
     pub fn runs_for(&self, estimate_ms: f64) -> u32 {
-        if !(estimate_ms > 0.0) {
+        if estimate_ms.is_nan() || estimate_ms <= 0.0 {
             return self.max_runs.max(1);
         }
         let n = (self.budget_ms / estimate_ms).floor();

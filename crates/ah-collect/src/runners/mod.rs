@@ -11,7 +11,7 @@ use crate::runner::DynRunner;
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct RunnerOptions {
     /// Largest dimension as a power of two (`--max-dim 8192` gives 13); `None` keeps each
-    /// runner's default (pad_mm: PyTorch's 2^16 on the GPU, 2^9 on the CPU).
+    /// runner's default (pad_mm: PyTorch's 2^16 on the GPU, 2^11 on the CPU).
     pub max_power2: Option<u32>,
 }
 

@@ -1,0 +1,202 @@
+#!/usr/bin/env python3
+"""Re-time a sample of ah-collect's pad_mm inputs with PyTorch's own benchmarker.
+
+For each sampled input of an ah-collect log (and its FILE.medians.txt sidecar) this builds the
+same tensors in PyTorch (shapes, transposes, dtype, TF32 setting), the same `orig` function
+(`aten.mm`) and the same `pad` function as Inductor's `_should_pad` builds them (PyTorch's own
+`pad_mat1` / `pad_mat2` / `pad_mm`, with the `write_pad` zeroing for prepadded operands), and
+times both:
+
+- min labelling:    PyTorch's `InductorBenchmarker.benchmark_gpu` (L2 flush, min of runs),
+                    median over --reps calls, vs our logged rows (median over repetitions);
+- median labelling: `triton.testing.do_bench(..., return_mode="median")` (the benchmarker of the
+                    2024 datasets) vs our medians sidecar (median over repetitions).
+
+Prints, per labelling, the median |ratio - 1| of our time to PyTorch's for `orig` and `pad`, and
+how often both pick the same winner where PyTorch's two choices differ by more than 10 %.
+Usage: compare_pytorch_pad_mm.py LOG [--samples 120] [--reps 3] [--json OUT.json]
+"""
+import argparse
+import json
+import random
+import statistics
+import sys
+import time
+from collections import OrderedDict
+
+import torch
+
+
+def read_log(path):
+    with open(path) as f:
+        lines = f.read().splitlines()
+    header = lines[1].split(",")
+    groups = OrderedDict()
+    for line in lines[2:]:
+        parts = line.split(",")
+        if len(parts) != len(header):
+            continue
+        key = tuple(parts[:-2])
+        groups.setdefault(key, {}).setdefault(parts[-2], []).append(float(parts[-1]))
+    return header[:-2], groups
+
+
+def label(times):
+    return statistics.median(times)
+
+
+def make_fns(f):
+    from torch._inductor.fx_passes import pad_mm as P
+
+    m, k, n = int(f["m"]), int(f["k"]), int(f["n"])
+    dtype = getattr(torch, f["mat1_dtype"].split(".")[1])
+    tl = (int(f["mat1_stride_0"]), int(f["mat1_stride_1"])) == (1, m) and (m, k) != (1, 1) and not (
+        int(f["mat1_stride_1"]) == 1 and int(f["mat1_stride_0"]) == k
+    )
+    tr = (int(f["mat2_stride_0"]), int(f["mat2_stride_1"])) == (1, k) and not (
+        int(f["mat2_stride_1"]) == 1 and int(f["mat2_stride_0"]) == n
+    )
+    if f["using_tf32"] in ("True", "False"):
+        torch.backends.cuda.matmul.allow_tf32 = f["using_tf32"] == "True"
+    else:
+        torch.backends.cuda.matmul.allow_tf32 = True
+    a = torch.randn(k, m, dtype=dtype, device="cuda").t() if tl else torch.randn(m, k, dtype=dtype, device="cuda")
+    b = torch.randn(n, k, dtype=dtype, device="cuda").t() if tr else torch.randn(k, n, dtype=dtype, device="cuda")
+    assert tuple(a.stride()) == (int(f["mat1_stride_0"]), int(f["mat1_stride_1"])), (a.stride(), f)
+    assert tuple(b.stride()) == (int(f["mat2_stride_0"]), int(f["mat2_stride_1"])), (b.stride(), f)
+    mp, kp, np_ = int(f["m_padded_length"]), int(f["k_padded_length"]), int(f["n_padded_length"])
+    pre1, pre2 = f["prepadded_mat1"] == "True", f["prepadded_mat2"] == "True"
+
+    def orig():
+        torch.ops.aten.mm(a, b)
+
+    mat1_pad, mat2_pad, fns = a, b, []
+    if pre1 and (mp or kp):
+        mat1_pad = P.pad_mat1(mat1_pad, m_padded_length=mp, k_padded_length=kp)
+
+        def write_pad1():
+            mat1_pad[-mp:, -kp:].fill_(0)
+
+        fns.append(write_pad1)
+    if pre2 and (kp or np_):
+        mat2_pad = P.pad_mat2(mat2_pad, k_padded_length=kp, n_padded_length=np_)
+
+        def write_pad2():
+            mat2_pad[-kp:, -np_:].fill_(0)
+
+        fns.append(write_pad2)
+    fns.append(
+        lambda: P.pad_mm(mat1_pad, mat2_pad, mp, kp, np_, mat1_pre_padded=pre1, mat2_pre_padded=pre2)
+    )
+
+    def pad():
+        for fn in fns:
+            fn()
+
+    return orig, pad
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("log")
+    ap.add_argument("--samples", type=int, default=120)
+    ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--json")
+    args = ap.parse_args()
+
+    import triton.testing
+    from torch._inductor.runtime import benchmarking
+
+    bench_cls = getattr(benchmarking, "InductorBenchmarker", None)
+    bench = bench_cls() if bench_cls is not None else benchmarking.benchmarker
+    print(f"torch {torch.__version__}, device {torch.cuda.get_device_name()}, min benchmarker {type(bench).__name__}")
+
+    names, ours = read_log(args.log)
+    try:
+        _, ours_med = read_log(args.log + ".medians.txt")
+    except FileNotFoundError:
+        ours_med = {}
+    keys = [key for key, v in ours.items() if set(v) >= {"orig", "pad"}]
+    random.Random(args.seed).shuffle(keys)
+    keys = keys[: args.samples]
+    rows = []
+    t0 = time.time()
+    with torch.no_grad():
+        for i, key in enumerate(keys):
+            f = dict(zip(names, key))
+            orig, pad = make_fns(f)
+            r = {"features": f}
+            for name, fn in (("orig", orig), ("pad", pad)):
+                pt_min = statistics.median(bench.benchmark_gpu(fn) for _ in range(args.reps))
+                pt_med = triton.testing.do_bench(fn, warmup=5, return_mode="median")
+                r[name] = {
+                    "ours_min": label(ours[key][name]),
+                    "ours_median": label(ours_med[key][name]) if key in ours_med else None,
+                    "pt_min": pt_min,
+                    "pt_median": pt_med,
+                }
+            rows.append(r)
+            del orig, pad
+            if (i + 1) % 20 == 0:
+                print(f"  {i + 1}/{len(keys)} inputs re-timed, {time.time() - t0:.0f} s", flush=True)
+            torch.cuda.empty_cache()
+
+    def stats(kind):
+        out = {}
+        for c in ("orig", "pad"):
+            rs = [r[c][f"ours_{kind}"] / r[c][f"pt_{kind}"] for r in rows if r[c][f"ours_{kind}"] is not None]
+            out[f"{c}_median_abs_ratio_minus_1"] = statistics.median(abs(x - 1) for x in rs) if rs else None
+            out[f"{c}_median_ratio"] = statistics.median(rs) if rs else None
+        decisive = [
+            r
+            for r in rows
+            if r["orig"][f"ours_{kind}"] is not None
+            and max(r["orig"][f"pt_{kind}"], r["pad"][f"pt_{kind}"]) > 1.1 * min(r["orig"][f"pt_{kind}"], r["pad"][f"pt_{kind}"])
+        ]
+        same = sum(
+            (r["orig"][f"ours_{kind}"] < r["pad"][f"ours_{kind}"]) == (r["orig"][f"pt_{kind}"] < r["pad"][f"pt_{kind}"])
+            for r in decisive
+        )
+        out["decisive_inputs"] = len(decisive)
+        out["same_winner_on_decisive"] = same
+        out["same_winner_pct"] = 100.0 * same / len(decisive) if decisive else None
+        allsame = sum(
+            (r["orig"][f"ours_{kind}"] < r["pad"][f"ours_{kind}"]) == (r["orig"][f"pt_{kind}"] < r["pad"][f"pt_{kind}"])
+            for r in rows
+            if r["orig"][f"ours_{kind}"] is not None
+        )
+        out["same_winner_all_inputs"] = allsame
+        return out
+
+    result = {
+        "log": args.log,
+        "inputs": len(rows),
+        "reps": args.reps,
+        "torch": torch.__version__,
+        "device": torch.cuda.get_device_name(),
+        "min_benchmarker": type(bench).__name__,
+        "min_labelling": stats("min"),
+        "median_labelling": stats("median"),
+        "seconds": time.time() - t0,
+    }
+    print(json.dumps({k: v for k, v in result.items()}, indent=1))
+    print("labelling  choice  median|ratio-1|  median ratio   same winner on decisive (>10%)")
+    for kind in ("min", "median"):
+        s = result[f"{kind}_labelling"]
+        for c in ("orig", "pad"):
+            v = s[f"{c}_median_abs_ratio_minus_1"]
+            mr = s[f"{c}_median_ratio"]
+            print(
+                f"{kind:9}  {c:6}  {100 * v if v is not None else float('nan'):14.1f}%  {mr if mr else float('nan'):12.3f}   "
+                f"{s['same_winner_on_decisive']}/{s['decisive_inputs']}"
+            )
+    if args.json:
+        result["rows"] = rows
+        with open(args.json, "w") as fh:
+            json.dump(result, fh, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
