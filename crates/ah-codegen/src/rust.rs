@@ -88,6 +88,7 @@ pub fn render_lib(modules: &BTreeSet<String>, command: &str) -> Result<String, C
     let mut ctx = tera::Context::new();
     ctx.insert("modules", &modules.iter().collect::<Vec<_>>());
     ctx.insert("command", command);
+    ctx.insert("version", ah_core::TOOL_VERSION);
     crate::templates::render("rust_lib.rs", &ctx)
 }
 
