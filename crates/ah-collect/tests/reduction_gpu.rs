@@ -10,7 +10,8 @@ use ah_collect::runners::reduction::reference;
 use cudarc::driver::sys as drv;
 
 /// (rows, cols): single elements, ragged rows, every persistent items count, the persistent
-/// limits (8192 / 8193 for block 128, 16384 / 16385 for the others), long rows, many rows.
+/// limit (16384 / 16385 for every block size; 8193 takes 128 items per thread at block 128),
+/// long rows, many rows.
 const SHAPES: &[(usize, usize)] = &[
     (1, 1),
     (3, 31),

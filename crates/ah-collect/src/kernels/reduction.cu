@@ -268,10 +268,11 @@ __device__ __forceinline__ void softmax_looped(const elem_t* __restrict__ x,
         softmax_looped<B>(x, y, c);                                                             \
     }
 
-// Items per thread: powers of two up to 64 (BLOCK 128, 256), 32 (512), 16 (1024), so that the
-// row fits the register file. The host keeps the same table (MAX_ITEMS in reduction.rs).
+// Items per thread: powers of two up to 128 (BLOCK 128), 64 (256), 32 (512), 16 (1024): every
+// persistent variant holds rows of up to 16384 elements, so "the row fits" is one bound on cols
+// for all of them. The host keeps the same table (`max_items` in kernels.rs).
 PERSISTENT(128, 1) PERSISTENT(128, 2) PERSISTENT(128, 4) PERSISTENT(128, 8)
-PERSISTENT(128, 16) PERSISTENT(128, 32) PERSISTENT(128, 64)
+PERSISTENT(128, 16) PERSISTENT(128, 32) PERSISTENT(128, 64) PERSISTENT(128, 128)
 PERSISTENT(256, 1) PERSISTENT(256, 2) PERSISTENT(256, 4) PERSISTENT(256, 8)
 PERSISTENT(256, 16) PERSISTENT(256, 32) PERSISTENT(256, 64)
 PERSISTENT(512, 1) PERSISTENT(512, 2) PERSISTENT(512, 4) PERSISTENT(512, 8)

@@ -23,14 +23,20 @@ pub const REDUCTION_SOURCE: &str = include_str!("../../kernels/reduction.cu");
 pub const BLOCK_SIZES: [u32; 4] = [128, 256, 512, 1024];
 
 /// Largest power-of-two items per thread of the persistent kernels for a block size, as
-/// instantiated in `reduction.cu` (the row must fit the register file).
+/// instantiated in `reduction.cu`: `block * max_items` is 16384 for every block size, so all
+/// persistent variants hold the same rows (one validity bound on `cols`, which a tree learns
+/// with one split).
 pub fn max_items(block: u32) -> u32 {
     match block {
-        0..=256 => 64,
+        0..=128 => 128,
+        129..=256 => 64,
         257..=512 => 32,
         _ => 16,
     }
 }
+
+/// The longest row a persistent variant holds.
+pub const PERSISTENT_MAX_COLS: usize = 16_384;
 
 /// The reduction computed over each row.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -390,7 +396,18 @@ mod tests {
         assert_eq!(p1024.items_for(16385), None);
         let p128 = Variant::parse("persistent-128").unwrap();
         assert_eq!(p128.items_for(8192), Some(64));
-        assert_eq!(p128.items_for(8193), None);
+        assert_eq!(p128.items_for(8193), Some(128));
+        assert_eq!(p128.items_for(16385), None);
+        for v in Variant::all()
+            .into_iter()
+            .filter(|v| v.family == Family::Persistent)
+        {
+            assert_eq!((v.block * max_items(v.block)) as usize, PERSISTENT_MAX_COLS);
+            assert!(
+                v.fits(PERSISTENT_MAX_COLS) && !v.fits(PERSISTENT_MAX_COLS + 1),
+                "{v}"
+            );
+        }
         let l128 = Variant::parse("looped-128").unwrap();
         assert!(l128.fits(1 << 20));
         assert_eq!(
@@ -401,14 +418,14 @@ mod tests {
             l128.kernel_name(Op::Sum, 3).as_deref(),
             Some("sum_looped_128")
         );
-        assert_eq!(p128.kernel_name(Op::Sum, 9000), None);
+        assert_eq!(p128.kernel_name(Op::Sum, 17_000), None);
     }
 
     #[test]
     fn every_kernel_name_is_defined_in_the_source() {
         let names = kernel_names();
-        // 2 ops x (7 + 7 + 6 + 5 persistent + 4 looped).
-        assert_eq!(names.len(), 58);
+        // 2 ops x (8 + 7 + 6 + 5 persistent + 4 looped).
+        assert_eq!(names.len(), 60);
         for name in &names {
             // The source defines them through PERSISTENT(B, I) and LOOPED(B).
             let parts: Vec<&str> = name.split('_').collect();
