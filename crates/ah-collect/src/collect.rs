@@ -203,6 +203,8 @@ pub struct CollectSummary {
     pub wall_s: f64,
     /// Inputs measured per minute.
     pub inputs_per_minute: f64,
+    /// Inputs measured per device ordinal.
+    pub per_device: BTreeMap<usize, u64>,
     /// The log.
     pub out: PathBuf,
 }
@@ -634,6 +636,7 @@ pub fn collect(
     let mut rows = 0u64;
     let mut failures = 0u64;
     let mut measured = 0u64;
+    let mut per_device: BTreeMap<usize, u64> = BTreeMap::new();
     let mut first_error: Option<CollectError> = None;
     std::thread::scope(|scope| {
         for slot in 0..slots {
@@ -691,6 +694,7 @@ pub fn collect(
                     rows += r.rows as u64;
                     failures += r.failures as u64;
                     measured += 1;
+                    *per_device.entry(r.device).or_insert(0) += 1;
                     observer.input_done(&r);
                 }
                 Err(e) => {
@@ -715,6 +719,7 @@ pub fn collect(
         failures,
         repaired_bytes: repair.removed_bytes,
         wall_s,
+        per_device,
         inputs_per_minute: if wall_s > 0.0 {
             measured as f64 * 60.0 / wall_s
         } else {

@@ -204,7 +204,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     if !cli.quiet {
         eprintln!(
             "{}: {} inputs measured ({} rows, {} failed measurements logged as inf) in {:.1} s = {:.1} inputs/min; \
-             {} already in the log, {} samples without a draw meeting the precondition{}",
+             {} already in the log, {} samples without a draw meeting the precondition{}{}",
             cfg.out.display(),
             summary.measured,
             summary.rows,
@@ -213,6 +213,13 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             summary.inputs_per_minute,
             summary.already_done,
             summary.no_precondition,
+            if summary.per_device.len() > 1 {
+                let parts: Vec<String> =
+                    summary.per_device.iter().map(|(d, n)| format!("GPU {d}: {n}")).collect();
+                format!("; per device: {}", parts.join(", "))
+            } else {
+                String::new()
+            },
             if summary.repaired_bytes > 0 {
                 format!("; repaired: {} bytes of an interrupted input cut", summary.repaired_bytes)
             } else {

@@ -1,0 +1,313 @@
+//! The `ah-collect` binary on the CPU backend: listing, collecting, resuming after a kill,
+//! sharding and merging, and the errors a user can run into.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_ah-collect"))
+}
+
+fn run(args: &[&str], out: &Path) -> Output {
+    bin().args(args).arg("--out").arg(out).output().unwrap()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+const SMALL: &[&str] = &[
+    "--name",
+    "pad_mm",
+    "--device",
+    "cpu",
+    "--max-dim",
+    "64",
+    "--num-reps",
+    "2",
+];
+
+fn args<'a>(extra: &[&'a str]) -> Vec<&'a str> {
+    let mut v = SMALL.to_vec();
+    v.extend_from_slice(extra);
+    v
+}
+
+/// Rows per input (runs of equal feature values), in file order.
+fn inputs(path: &Path) -> Vec<(String, usize)> {
+    let text = std::fs::read_to_string(path).unwrap();
+    let mut v: Vec<(String, usize)> = Vec::new();
+    for l in text.lines().skip(2) {
+        let (rest, _) = l.rsplit_once(',').unwrap();
+        let (values, _) = rest.rsplit_once(',').unwrap();
+        match v.last_mut() {
+            Some((k, n)) if k == values => *n += 1,
+            _ => v.push((values.to_string(), 1)),
+        }
+    }
+    v
+}
+
+#[test]
+fn list_shows_runners_and_choices() {
+    let o = bin().arg("--list").output().unwrap();
+    assert!(o.status.success());
+    let text = String::from_utf8(o.stdout).unwrap();
+    assert!(
+        text.lines().any(|l| l.starts_with("pad_mm\torig,pad\t")),
+        "{text}"
+    );
+}
+
+#[test]
+fn collects_on_the_cpu_and_resumes() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("pad_mm.txt");
+    let o = run(&args(&["--num-samples", "5"]), &out);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("5 inputs measured (20 rows, 0 failed"),
+        "{}",
+        stderr(&o)
+    );
+    let log = ah_core::Log::read(&out, ah_core::ReadOptions { strict: true }).unwrap();
+    assert_eq!(log.rows.len(), 20);
+    assert_eq!(log.metadata.device(), ah_core::DeviceIdentity::NONE);
+    assert!(dir.path().join("pad_mm.txt.medians.txt").exists());
+    let prov = std::fs::read_to_string(dir.path().join("pad_mm.txt.provenance.json")).unwrap();
+    assert!(
+        prov.contains("\"seed\": 0") && prov.contains("\"command_line\""),
+        "{prov}"
+    );
+    let again = run(&args(&["--num-samples", "5"]), &out);
+    assert!(again.status.success());
+    assert!(
+        stderr(&again).contains("0 inputs measured")
+            && stderr(&again).contains("5 already in the log")
+    );
+}
+
+#[test]
+fn a_kill_loses_at_most_the_input_in_flight() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("pad_mm.txt");
+    let a = [
+        "--name",
+        "pad_mm",
+        "--device",
+        "cpu",
+        "--max-dim",
+        "128",
+        "--num-reps",
+        "2",
+        "--num-samples",
+        "1000",
+        "-q",
+    ];
+    let mut child = bin().args(a).arg("--out").arg(&out).spawn().unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(700));
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+    let before = inputs(&out);
+    eprintln!("inputs complete at the kill: {}", before.len());
+    // Every input already written is complete: rows of an input go out in one write.
+    assert!(before.iter().all(|(_, n)| *n == 4), "{before:?}");
+    let o = run(&a, &out);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let after = inputs(&out);
+    assert_eq!(after.len(), 1000, "every sample once");
+    assert!(after.iter().all(|(_, n)| *n == 4));
+    assert_eq!(&after[..before.len()], &before[..], "nothing rewritten");
+}
+
+#[test]
+fn a_torn_last_line_is_repaired() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("pad_mm.txt");
+    assert!(run(&args(&["--num-samples", "3"]), &out).status.success());
+    let full = std::fs::read_to_string(&out).unwrap();
+    std::fs::write(&out, &full[..full.len() - 7]).unwrap();
+    let o = run(&args(&["--num-samples", "3"]), &out);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("1 inputs measured") && stderr(&o).contains("repaired"),
+        "{}",
+        stderr(&o)
+    );
+    // The cut input was measured again (new timings), the others kept as they were.
+    let full_path = dir.path().join("full.txt");
+    std::fs::write(&full_path, &full).unwrap();
+    assert_eq!(inputs(&out), inputs(&full_path));
+    let kept = full.lines().count() - 4;
+    let now = std::fs::read_to_string(&out).unwrap();
+    assert_eq!(
+        now.lines().take(kept).collect::<Vec<_>>(),
+        full.lines().take(kept).collect::<Vec<_>>()
+    );
+}
+
+#[test]
+fn shards_merge_into_the_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    let whole = dir.path().join("whole.txt");
+    assert!(run(&args(&["--num-samples", "6"]), &whole).status.success());
+    let mut parts = Vec::new();
+    for i in 0..2 {
+        let p = dir.path().join(format!("part{i}.txt"));
+        let shard = format!("{i}/2");
+        assert!(run(&args(&["--num-samples", "6", "--shard", &shard]), &p)
+            .status
+            .success());
+        parts.push(p);
+    }
+    let merged = dir.path().join("merged.txt");
+    let o = bin()
+        .arg("merge")
+        .args(&parts)
+        .arg("-o")
+        .arg(&merged)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let count = |p: &Path| {
+        inputs(p)
+            .into_iter()
+            .map(|(k, _)| k)
+            .fold(BTreeMap::new(), |mut m, k| {
+                *m.entry(k).or_insert(0) += 1;
+                m
+            })
+    };
+    assert_eq!(count(&merged), count(&whole));
+    assert!(dir.path().join("merged.txt.medians.txt").exists());
+}
+
+#[test]
+fn merge_refuses_logs_of_another_device() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = dir.path().join("a.txt");
+    assert!(run(&args(&["--num-samples", "2"]), &a).status.success());
+    let b = dir.path().join("b.txt");
+    let text = std::fs::read_to_string(&a).unwrap().replacen(
+        "\"shared_memory\": 0",
+        "\"shared_memory\": 232448",
+        1,
+    );
+    std::fs::write(&b, text).unwrap();
+    let out = dir.path().join("m.txt");
+    let o = bin()
+        .arg("merge")
+        .arg(&a)
+        .arg(&b)
+        .arg("-o")
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("b.txt: metadata line differs"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(!out.exists());
+}
+
+#[test]
+fn a_locked_log_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("pad_mm.txt");
+    let held = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&out)
+        .unwrap();
+    held.try_lock().unwrap();
+    let o = run(&args(&["--num-samples", "2"]), &out);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("another process is collecting into this file"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn other_metadata_is_refused_and_the_file_left_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("pad_mm.txt");
+    let foreign = "{\"shared_memory\": 166912, \"device_capa\": [8, 0], \"name\": \"pad_mm\", \"numerical_features\": [\"m\"], \"categorical_features\": []}\nm,choice,feedback\n5,orig,1.0\n5,or";
+    std::fs::write(&out, foreign).unwrap();
+    let o = run(&args(&["--num-samples", "2"]), &out);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("InconsistentMetadata"),
+        "{}",
+        stderr(&o)
+    );
+    assert_eq!(std::fs::read_to_string(&out).unwrap(), foreign);
+}
+
+#[test]
+fn bad_arguments_exit_2_with_a_hint() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("x.txt");
+    for (a, want) in [
+        (
+            vec!["--name", "pad_mm", "--device", "cpu", "--shard", "3/3"],
+            "--shard `3/3`",
+        ),
+        (
+            vec!["--name", "pad_mm", "--device", "cpu", "--max-dim", "1000"],
+            "--max-dim 1000",
+        ),
+        (
+            vec!["--name", "nope", "--device", "cpu"],
+            "no runner `nope`",
+        ),
+        (vec!["--device", "cpu"], "give the runner with --name"),
+        (
+            vec!["--name", "pad_mm", "--device", "cpu", "--devices", "0"],
+            "cannot be combined",
+        ),
+    ] {
+        let o = run(&a, &out);
+        assert_eq!(o.status.code(), Some(2), "{a:?}");
+        assert!(
+            stderr(&o).starts_with("error: ") && stderr(&o).contains(want),
+            "{a:?}: {}",
+            stderr(&o)
+        );
+    }
+    assert!(!out.exists());
+}
+
+#[test]
+fn auto_falls_back_to_the_cpu_without_a_driver() {
+    if ah_collect::backend::CudaBackend::device_count() > 0 {
+        eprintln!("skipped: this machine has a GPU");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("auto.txt");
+    let o = run(
+        &["--name", "pad_mm", "--max-dim", "64", "--num-samples", "2"],
+        &out,
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("collecting on the CPU"),
+        "{}",
+        stderr(&o)
+    );
+    let cuda = run(
+        &["--name", "pad_mm", "--device", "cuda", "--num-samples", "2"],
+        &dir.path().join("c.txt"),
+    );
+    assert_eq!(cuda.status.code(), Some(2));
+    assert!(
+        stderr(&cuda).contains("no CUDA driver found"),
+        "{}",
+        stderr(&cuda)
+    );
+}
