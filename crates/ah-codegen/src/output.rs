@@ -170,10 +170,32 @@ fn write_temp(path: &Path, contents: &str) -> Result<tempfile::NamedTempFile, Co
         })?;
     tmp.write_all(contents.as_bytes())
         .map_err(|e| CodegenError::io(tmp.path(), e))?;
+    // Temporary files are private (0600); generated files get the file's current mode, or
+    // the usual 0644 for a new file (a Python artifact must be readable by every user).
+    let perms = match std::fs::metadata(path) {
+        Ok(m) => m.permissions(),
+        Err(_) => {
+            default_permissions(tmp.as_file()).map_err(|e| CodegenError::io(tmp.path(), e))?
+        }
+    };
+    tmp.as_file()
+        .set_permissions(perms)
+        .map_err(|e| CodegenError::io(tmp.path(), e))?;
     tmp.as_file()
         .sync_all()
         .map_err(|e| CodegenError::io(tmp.path(), e))?;
     Ok(tmp)
+}
+
+#[cfg(unix)]
+fn default_permissions(_file: &std::fs::File) -> std::io::Result<std::fs::Permissions> {
+    use std::os::unix::fs::PermissionsExt;
+    Ok(std::fs::Permissions::from_mode(0o644))
+}
+
+#[cfg(not(unix))]
+fn default_permissions(file: &std::fs::File) -> std::io::Result<std::fs::Permissions> {
+    Ok(file.metadata()?.permissions())
 }
 
 /// A short diff: the changed line ranges, old lines prefixed `-`, new lines `+`, at most
@@ -290,6 +312,14 @@ mod tests {
         match &o.files[0].status {
             FileStatus::Stale { diff } => assert!(diff.contains("-two\n+one\n"), "{diff}"),
             s => panic!("expected stale, got {s:?}"),
+        }
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            assert_eq!(
+                std::fs::metadata(&p).unwrap().permissions().mode() & 0o777,
+                0o644
+            );
         }
         // No temporary files left behind.
         let names: Vec<_> = std::fs::read_dir(p.parent().unwrap())
