@@ -68,8 +68,13 @@ struct Cli {
     /// GPU and 2048 on the CPU.
     #[arg(long, help = "Largest dimension, a power of two (scales the runner)")]
     max_dim: Option<u64>,
-    /// Timed-run budget per benchmark in ms on the GPU (PyTorch: 25).
-    #[arg(long, default_value_t = 25.0, hide = true)]
+    /// Target duration of the timed runs of one benchmark on the GPU, in ms (PyTorch's
+    /// InductorBenchmarker: 25). Smaller is faster and less converged.
+    #[arg(
+        long,
+        default_value_t = 25.0,
+        help = "Timed-run budget per GPU benchmark, ms"
+    )]
     budget_ms: f64,
     /// List the runners and their choices.
     #[arg(long, help = "List runners and their choices")]
