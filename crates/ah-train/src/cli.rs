@@ -20,6 +20,15 @@ pub enum LearnerArg {
     LinfaTrees,
 }
 
+/// Leaf score of the default mode.
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum ConfidenceArg {
+    /// Wilson lower bound of the leaf's majority share (default).
+    Wilson,
+    /// Minus the leaf's expected time lost, shrunk toward the mean.
+    Loss,
+}
+
 /// Learn a heuristic from an AutoHeuristic log: PyTorch's algorithm (`--upstream`) or the
 /// cross-validated, cost-aware default; writes NAME.model.json, NAME.metrics.json,
 /// NAME.report.md (with SVG plots) and NAME.dot.
@@ -84,11 +93,13 @@ pub struct Args {
         help = "Cost of an autotune (default mode)"
     )]
     pub autotune_cost: f64,
-    /// Largest cross-validated share of harmful wrong picks (default mode).
+    /// Bound on the share of harmful wrong picks (more than 10% slower than the best): the
+    /// one-sided 84% (z = 1) upper confidence bound of the cross-validated share must not exceed it
+    /// (default mode).
     #[arg(
         long,
         default_value_t = 0.005,
-        help = "Allowed share of harmful wrong picks (default mode)"
+        help = "Bound on the share of harmful wrong picks (default mode)"
     )]
     pub max_harmful: f64,
     /// Cross-validation folds (default mode).
@@ -98,6 +109,14 @@ pub struct Args {
         help = "Cross-validation folds (default mode)"
     )]
     pub folds: usize,
+    /// How the default mode scores a leaf before thresholding it.
+    #[arg(
+        long,
+        value_enum,
+        default_value = "wilson",
+        help = "Leaf score (default mode)"
+    )]
+    pub confidence: ConfidenceArg,
     /// Do not generate code after training (by default the PyTorch artifact `_NAME.py` is
     /// written to the output folder, and the Rust module too when --rust-crate is given).
     #[arg(long, help = "Skip code generation")]
@@ -209,6 +228,10 @@ pub fn run(args: Args) -> Result<()> {
             max_harmful: args.max_harmful,
             folds: args.folds,
             wilson_z: 1.96,
+            confidence: match args.confidence {
+                ConfidenceArg::Loss => train::Confidence::Loss,
+                ConfidenceArg::Wilson => train::Confidence::Wilson,
+            },
         },
         overrides,
         config_dir,

@@ -59,21 +59,25 @@ pub struct CostAwareParams {
     /// Cost of one unsure input (an autotune), in the unit of a wrong pick's loss
     /// `ln(t_pick / t_best)`.
     pub autotune_cost: f64,
-    /// Largest cross-validated share of inputs with a harmful wrong pick.
+    /// Bound on the share of inputs with a harmful wrong pick: the one-sided 95% Wilson upper
+    /// bound of the cross-validated share must not exceed it.
     pub max_harmful: f64,
     /// Number of folds.
     pub folds: usize,
     /// z of the Wilson lower bound on a leaf's majority share.
     pub wilson_z: f64,
+    /// Leaf score.
+    pub confidence: Confidence,
 }
 
 impl Default for CostAwareParams {
     fn default() -> Self {
         Self {
-            autotune_cost: 0.005,
+            autotune_cost: 0.01,
             max_harmful: 0.005,
             folds: 5,
             wilson_z: 1.96,
+            confidence: Confidence::Wilson,
         }
     }
 }
@@ -199,17 +203,105 @@ pub fn wilson_lower(k: f64, n: f64, z: f64) -> f64 {
     ((centre - margin) / (1.0 + z2 / n)).max(0.0)
 }
 
-/// Leaf confidence of node `i`: Wilson lower bound of its majority share.
-fn leaf_confidence(tree: &CartTree, i: usize, z: f64) -> f64 {
+/// How a leaf's trustworthiness is scored (higher = more trusted; the cross-validated
+/// threshold applies to it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Confidence {
+    /// Wilson lower bound of the leaf's majority share.
+    Wilson,
+    /// Minus the leaf's expected time lost, `ln(t_pick / t_best)` averaged over its training
+    /// inputs, shrunk toward the table's mean `ln(speedup)` with a prior of
+    /// [`LOSS_PRIOR_WEIGHT`] inputs.
+    Loss,
+}
+
+/// Pseudo-inputs of the prior of [`Confidence::Loss`].
+pub const LOSS_PRIOR_WEIGHT: f64 = 4.0;
+
+/// Score of every node (leaves only are meaningful) for the rows of `t` the tree was fitted
+/// on.
+fn leaf_scores(f: &Fitted, t: &Table, p: &CostAwareParams) -> Vec<f64> {
+    let size = 1.0;
+    let n = f.tree.nodes.len();
+    match p.confidence {
+        Confidence::Wilson => (0..n)
+            .map(|i| leaf_confidence(&f.tree, i, p.wilson_z, size))
+            .collect(),
+        Confidence::Loss => {
+            let pred: Vec<Option<usize>> = f
+                .tree
+                .nodes
+                .iter()
+                .map(|nd| {
+                    let v = &nd.value;
+                    let c = (0..v.len()).fold(0, |b, c| if v[c] > v[b] { c } else { b });
+                    f.classes.get(c).and_then(|name| t.choice_index(name))
+                })
+                .collect();
+            let (mut sum, mut cnt) = (vec![0.0; n], vec![0.0; n]);
+            let (mut prior_sum, mut prior_n) = (0.0, 0.0);
+            for i in 0..t.len() {
+                if t.speedup[i].is_finite() {
+                    prior_sum += t.speedup[i].ln();
+                    prior_n += 1.0;
+                }
+                let leaf = f.tree.apply(t.row(i));
+                let Some(c) = pred[leaf] else { continue };
+                let tp = t.time(i, c);
+                let best = t.best_time(i);
+                if tp.is_nan() || !best.is_finite() {
+                    continue;
+                }
+                let loss = if tp.is_finite() {
+                    (tp / best).ln()
+                } else {
+                    10.0
+                };
+                sum[leaf] += loss;
+                cnt[leaf] += 1.0;
+            }
+            let mu = if prior_n > 0.0 {
+                prior_sum / prior_n
+            } else {
+                0.0
+            };
+            (0..n)
+                .map(|i| {
+                    -(sum[i] * size + LOSS_PRIOR_WEIGHT * mu) / (cnt[i] * size + LOSS_PRIOR_WEIGHT)
+                })
+                .collect()
+        }
+    }
+}
+
+/// Wilson score upper bound of `k` successes in `n` trials.
+pub fn wilson_upper(k: f64, n: f64, z: f64) -> f64 {
+    if n <= 0.0 {
+        return 1.0;
+    }
+    let p = k / n;
+    let z2 = z * z;
+    let centre = p + z2 / (2.0 * n);
+    let margin = z * (p * (1.0 - p) / n + z2 / (4.0 * n * n)).sqrt();
+    ((centre + margin) / (1.0 + z2 / n)).min(1.0)
+}
+
+/// z of the one-sided (84%) upper bound on the harmful share.
+pub const HARM_Z: f64 = 1.0;
+
+/// Leaf confidence of node `i`: Wilson lower bound of its majority share, with the leaf's
+/// sample count multiplied by `size`.
+fn leaf_confidence(tree: &CartTree, i: usize, z: f64, size: f64) -> f64 {
     let nd = &tree.nodes[i];
     let top = nd.counts.iter().copied().fold(0.0, f64::max);
-    // Effective sample size: weighted count scaled to the number of samples.
-    let scale = if nd.weighted_n_samples > 0.0 {
-        nd.n_samples as f64 / nd.weighted_n_samples
+    // Majority share of the weights; effective sample size from the sample count.
+    let share = if nd.weighted_n_samples > 0.0 {
+        top / nd.weighted_n_samples
     } else {
         0.0
     };
-    wilson_lower(top * scale, nd.n_samples as f64, z)
+    let n = nd.n_samples as f64 * size;
+    wilson_lower(share * n, n, z)
 }
 
 struct Prepared {
@@ -638,7 +730,7 @@ pub fn train(opts: &TrainOptions, progress: &(dyn Fn(u64) + Sync)) -> Result<Tra
                 fold[i] = pos % k;
             }
             let params: Vec<CartParams> = configs.iter().map(|&c| params_of(c)).collect();
-            let mut candidates: Vec<(Weighting, usize, f64, f64)> = Vec::new();
+            let mut candidates: Vec<(Weighting, usize, f64, f64, f64)> = Vec::new();
             let mut refits: Vec<(Fitted, Vec<bool>, GridRow)> = Vec::new();
             let mut fit_tables = Vec::new();
             for weighting in [Weighting::Uniform, Weighting::Regret] {
@@ -674,7 +766,8 @@ pub fn train(opts: &TrainOptions, progress: &(dyn Fn(u64) + Sync)) -> Result<Tra
                         let bad = unsafe_leaves(&fitted, &folds[f].0, &p.settings.unsafe_rule);
                         let te = eval_view(&folds[f].1, ranking);
                         progress(1);
-                        oof_rows(&fitted, &bad, &te, opts.cost.wilson_z)
+                        let scores = leaf_scores(&fitted, &folds[f].0, &opts.cost);
+                        oof_rows(&fitted, &bad, &te, &scores)
                     })
                     .collect();
                 let mut thresholds = Vec::new();
@@ -683,8 +776,9 @@ pub fn train(opts: &TrainOptions, progress: &(dyn Fn(u64) + Sync)) -> Result<Tra
                         .flat_map(|f| oof[c * k + f].iter().copied())
                         .collect();
                     let (thr, cost) = choose_threshold(&rows, &opts.cost);
+                    let se = cost_standard_error(&rows, thr, opts.cost.autotune_cost);
                     thresholds.push((thr, cost));
-                    candidates.push((weighting, c, thr, cost));
+                    candidates.push((weighting, c, thr, cost, se));
                 }
                 // Refit every config on the fit set (the grid table shows them all).
                 let classes = p.classes_of(&fit_t);
@@ -698,10 +792,9 @@ pub fn train(opts: &TrainOptions, progress: &(dyn Fn(u64) + Sync)) -> Result<Tra
                         let f = finish_fit(tree, &classes, opts.ranking);
                         let mut bad = unsafe_leaves(&f, &fit_t, &p.settings.unsafe_rule);
                         let (thr, cost) = thresholds[c];
+                        let scores = leaf_scores(&f, &fit_t, &opts.cost);
                         for (i, nd) in f.tree.nodes.iter().enumerate() {
-                            if nd.feature.is_none()
-                                && leaf_confidence(&f.tree, i, opts.cost.wilson_z) <= thr
-                            {
+                            if nd.feature.is_none() && scores[i] <= thr {
                                 bad[i] = true;
                             }
                         }
@@ -750,7 +843,13 @@ pub fn train(opts: &TrainOptions, progress: &(dyn Fn(u64) + Sync)) -> Result<Tra
             final_fit = f;
             final_unsafe = bad;
             final_threshold = 0.0;
-            extra.insert("confidence".into(), serde_json::json!("wilson_lower_bound"));
+            extra.insert(
+                "confidence".into(),
+                serde_json::json!(match opts.cost.confidence {
+                    Confidence::Wilson => "wilson_lower_bound",
+                    Confidence::Loss => "minus_expected_loss",
+                }),
+            );
             extra.insert(
                 "confidence_threshold".into(),
                 serde_json::json!(row.threshold),
@@ -888,12 +987,17 @@ impl Weighting {
 }
 
 /// Out-of-fold rows `(confidence, loss, harmful, decidable)` of a fitted fold model.
-fn oof_rows(fitted: &Fitted, bad: &[bool], te: &Table, z: f64) -> Vec<(f64, f64, bool, bool)> {
+fn oof_rows(
+    fitted: &Fitted,
+    bad: &[bool],
+    te: &Table,
+    scores: &[f64],
+) -> Vec<(f64, f64, bool, bool)> {
     let rp = eval::predict_rows(fitted, te);
     let out = eval::outcomes(&rp, te, -1.0, &|l| bad[l], false);
     (0..te.len())
         .map(|i| {
-            let conf = leaf_confidence(&fitted.tree, rp.leaf[i], z);
+            let conf = scores[rp.leaf[i]];
             let best = te.best_time(i);
             let (loss, harm) = match out[i] {
                 Outcome::Wrong => {
@@ -938,8 +1042,14 @@ pub fn choose_threshold(rows: &[(f64, f64, bool, bool)], p: &CostAwareParams) ->
             i += 1;
         }
         let cost = (loss + p.autotune_cost * unsure) / n;
-        let thr = if i < r.len() { r[i].0 } else { 0.0 };
-        if harm as f64 <= p.max_harmful * n && cost < best.1 {
+        // Midway between the last decided and the first unsure confidence, so that it
+        // transfers to the refitted model's slightly different leaves.
+        let thr = if i < r.len() {
+            (c + r[i].0) / 2.0
+        } else {
+            c.min(0.0) - 1.0
+        };
+        if wilson_upper(harm as f64, n, HARM_Z) <= p.max_harmful && cost < best.1 {
             best = (thr, cost);
         }
     }
@@ -947,6 +1057,22 @@ pub fn choose_threshold(rows: &[(f64, f64, bool, bool)], p: &CostAwareParams) ->
         best.0 = 1.0;
     }
     best
+}
+
+/// Standard error of the mean per-input cost at threshold `thr` (rows as in
+/// [`choose_threshold`]), for the one-standard-error rule.
+pub fn cost_standard_error(rows: &[(f64, f64, bool, bool)], thr: f64, autotune_cost: f64) -> f64 {
+    let n = rows.len() as f64;
+    if rows.len() < 2 {
+        return 0.0;
+    }
+    let costs: Vec<f64> = rows
+        .iter()
+        .map(|r| if r.3 && r.0 > thr { r.1 } else { autotune_cost })
+        .collect();
+    let mean = costs.iter().sum::<f64>() / n;
+    let var = costs.iter().map(|c| (c - mean) * (c - mean)).sum::<f64>() / (n - 1.0);
+    (var / n).sqrt()
 }
 
 fn set_rows(
@@ -1101,6 +1227,7 @@ mod tests {
             max_harmful: 1.0,
             folds: 5,
             wilson_z: 1.96,
+            confidence: Confidence::Loss,
         };
         // Confident rows are right, unconfident ones lose 50%.
         let rows = vec![
