@@ -28,7 +28,9 @@ use rand::SeedableRng;
 use serde_json::json;
 
 use crate::backend::cuda::CudaInitError;
-use crate::backend::{Backend, BackendInfo, BackendKind, CpuBackend, CudaBackend, TimingConfig};
+use crate::backend::{
+    Backend, BackendInfo, BackendKind, BenchError, CpuBackend, CudaBackend, TimingConfig,
+};
 use crate::runner::{DrawnInput, DynRunner, MeasuredInput, SampleRng, Target};
 
 /// Errors of a collection or a merge.
@@ -656,6 +658,18 @@ pub fn collect(
                     let next = queue.lock().map(|mut q| q.pop_front()).unwrap_or(None);
                     let Some((index, d)) = next else { break };
                     let m = runner.measure(&d, cfg.num_reps, &mut backend);
+                    let lost = m.results.iter().flatten().find_map(|r| match r {
+                        Err(BenchError::ContextLost(e)) => Some(e.clone()),
+                        _ => None,
+                    });
+                    if let Some(e) = lost {
+                        // Do not log this input: a fresh process measures it on resume.
+                        let _ = tx.send(Err(CollectError::Invalid(format!(
+                            "sample {index} on device {device}: CUDA context lost ({e}); \
+                             run the same command again to resume"
+                        ))));
+                        break;
+                    }
                     let (main_rows, n, fails) = render_rows(&m, false);
                     let (med_rows, _, _) = render_rows(&m, true);
                     let first_error = m
@@ -1068,6 +1082,107 @@ mod tests {
         assert!(err.to_string().contains("another process is collecting"));
         drop(held);
         collect(r.as_ref(), &cfg(&out, 2, Shard::ALL), &mut Silent).unwrap();
+    }
+
+    /// A runner whose measurements fail with a lost context on one input.
+    struct Flaky {
+        fail_on: Option<u64>,
+    }
+
+    impl crate::BenchmarkRunner for Flaky {
+        type Input = u64;
+        type Prepared = ();
+        fn name(&self) -> &'static str {
+            "flaky"
+        }
+        fn description(&self) -> &'static str {
+            "test runner"
+        }
+        fn choices(&self) -> Vec<String> {
+            vec!["a".into(), "b".into()]
+        }
+        fn supports(&self, _kind: BackendKind) -> bool {
+            true
+        }
+        fn create_input(&self, rng: &mut SampleRng, _target: &Target) -> u64 {
+            rand::Rng::random_range(rng, 0..1_000_000)
+        }
+        fn context(&self, input: &u64) -> ah_core::Context {
+            let mut c = ah_core::Context::new();
+            c.add("x", *input as i64);
+            c
+        }
+        fn prepare(&self, _i: &u64, _b: &mut Backend) -> Result<(), BenchError> {
+            Ok(())
+        }
+        fn run(
+            &self,
+            input: &u64,
+            _p: &mut (),
+            choice: &str,
+            _warmup: bool,
+            _b: &mut Backend,
+        ) -> Result<crate::Measurement, BenchError> {
+            match (self.fail_on == Some(*input), choice) {
+                (true, "b") => Err(BenchError::ContextLost("CUDA_ERROR_ILLEGAL_ADDRESS".into())),
+                (false, "b") => Err(BenchError::OutOfMemory("too big".into())),
+                _ => Ok(crate::Measurement {
+                    min_ms: 1.0,
+                    median_ms: 2.0,
+                    runs: 3,
+                }),
+            }
+        }
+    }
+
+    #[test]
+    fn a_lost_context_stops_without_logging_and_a_rerun_resumes() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("flaky.txt");
+        let t = Target {
+            kind: BackendKind::Cpu,
+            total_memory: 1 << 30,
+            identity: ah_core::DeviceIdentity::NONE,
+        };
+        let third = Flaky { fail_on: None }
+            .draw(&mut sample_rng(7, 2), &t, 1)
+            .unwrap();
+        let x = third.context.get("x").unwrap().as_f64().unwrap() as u64;
+        let err = collect(
+            &Flaky { fail_on: Some(x) },
+            &cfg(&out, 5, Shard::ALL),
+            &mut Silent,
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            err.contains("sample 2") && err.contains("context lost"),
+            "{err}"
+        );
+        assert_eq!(
+            keys(&out).len(),
+            2,
+            "inputs before the failure are kept, the failed one is not"
+        );
+        let text = std::fs::read_to_string(&out).unwrap();
+        assert!(
+            text.lines()
+                .skip(2)
+                .all(|l| l.ends_with(",a,1.0") || l.ends_with(",b,inf")),
+            "{text}"
+        );
+        let s = collect(
+            &Flaky { fail_on: None },
+            &cfg(&out, 5, Shard::ALL),
+            &mut Silent,
+        )
+        .unwrap();
+        assert_eq!((s.already_done, s.measured, s.failures), (2, 3, 6));
+        let med = std::fs::read_to_string(medians_path(&out)).unwrap();
+        assert!(med
+            .lines()
+            .skip(2)
+            .all(|l| l.ends_with(",a,2.0") || l.ends_with(",b,inf")));
     }
 
     #[test]

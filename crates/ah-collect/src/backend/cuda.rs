@@ -197,10 +197,19 @@ pub struct CudaBackend {
 }
 
 fn drv_err(e: cudarc::driver::DriverError) -> BenchError {
-    if e.0 == drv::CUresult::CUDA_ERROR_OUT_OF_MEMORY {
-        BenchError::OutOfMemory(format!("{e:?}"))
-    } else {
-        BenchError::Cuda(format!("{e:?}"))
+    use drv::CUresult as R;
+    match e.0 {
+        R::CUDA_ERROR_OUT_OF_MEMORY => BenchError::OutOfMemory(format!("{e:?}")),
+        // Sticky errors: the context cannot be used any more.
+        R::CUDA_ERROR_ILLEGAL_ADDRESS
+        | R::CUDA_ERROR_LAUNCH_FAILED
+        | R::CUDA_ERROR_ILLEGAL_INSTRUCTION
+        | R::CUDA_ERROR_MISALIGNED_ADDRESS
+        | R::CUDA_ERROR_INVALID_ADDRESS_SPACE
+        | R::CUDA_ERROR_INVALID_PC
+        | R::CUDA_ERROR_HARDWARE_STACK_ERROR
+        | R::CUDA_ERROR_ECC_UNCORRECTABLE => BenchError::ContextLost(format!("{e:?}")),
+        _ => BenchError::Cuda(format!("{e:?}")),
     }
 }
 

@@ -44,6 +44,10 @@ pub enum BenchError {
     /// A CUDA driver, cuBLAS or NVRTC call failed.
     #[error("cuda: {0}")]
     Cuda(String),
+    /// The CUDA context is unusable (illegal address, launch failure, ...): every later call
+    /// would fail too. The collection stops without logging the input; re-running resumes.
+    #[error("CUDA context lost: {0}")]
+    ContextLost(String),
     /// The runner does not support this backend.
     #[error("{0}")]
     Unsupported(String),
