@@ -263,3 +263,83 @@ fn committed_models_artifacts_decide_like_the_models_on_their_logs() {
         );
     }
 }
+
+/// Splits a line into its text skeleton (numbers replaced by `#`) and its numbers.
+fn skeleton(line: &str) -> (String, Vec<String>) {
+    let mut text = String::new();
+    let mut numbers = Vec::new();
+    let chars: Vec<char> = line.chars().collect();
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i];
+        let starts_number = c.is_ascii_digit()
+            && (i == 0 || !(chars[i - 1].is_ascii_alphanumeric() || chars[i - 1] == '_'));
+        if starts_number {
+            let start = i;
+            while i < chars.len()
+                && (chars[i].is_ascii_digit()
+                    || chars[i] == '.'
+                    || chars[i] == 'e'
+                    || (matches!(chars[i], '-' | '+') && chars[i - 1] == 'e'))
+            {
+                i += 1;
+            }
+            numbers.push(chars[start..i].iter().collect());
+            text.push('#');
+        } else {
+            text.push(c);
+            i += 1;
+        }
+    }
+    (text, numbers)
+}
+
+/// PyTorch's own artifact for the same log and algorithm (`../shared/reference/artifacts/
+/// _PadMMA100Decision.py`, made by PyTorch's trainer) and ours are the same file, line for line,
+/// but for our header lines, the class name, and numbers: leaf probabilities PyTorch rounds to
+/// three decimals (we print them exactly), split thresholds equal to 1e-12 (the trainer's float
+/// arithmetic may differ in the last bit).
+#[test]
+fn artifact_has_the_shape_of_pytorchs_own() {
+    let reference = manifest().join("../../../shared/reference/artifacts/_PadMMA100Decision.py");
+    let Ok(want) = std::fs::read_to_string(&reference) else {
+        eprintln!("skipped: {} not found", reference.display());
+        return;
+    };
+    let model =
+        load_model(&manifest().join("../../generated/ah-heuristics/models/PadMMA100.model.json"))
+            .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let options = Options {
+        python_dir: Some(dir.path().to_path_buf()),
+        mode: Mode::Write,
+        ..Default::default()
+    };
+    generate(&model, &options).unwrap();
+    let got = std::fs::read_to_string(dir.path().join("_PadMMA100.py")).unwrap();
+    let got: Vec<String> = got
+        .lines()
+        .enumerate()
+        .filter(|(i, l)| *i < 3 || !l.starts_with("# "))
+        .map(|(_, l)| l.replace("class PadMMA100(", "class PadMMA100Decision("))
+        .collect();
+    let want: Vec<&str> = want
+        .lines()
+        .filter(|l| !l.starts_with("# To regenerate"))
+        .collect();
+    assert_eq!(got.len(), want.len(), "line count");
+    for (i, (g, w)) in got.iter().zip(&want).enumerate() {
+        let ((gs, gn), (ws, wn)) = (skeleton(g), skeleton(w));
+        assert_eq!(gs, ws, "line {}: {g:?} vs PyTorch's {w:?}", i + 1);
+        for (k, (a, b)) in gn.iter().zip(&wn).enumerate() {
+            let (x, y): (f64, f64) = (a.parse().unwrap(), b.parse().unwrap());
+            // In `return [(p, i), ...]` even numbers are probabilities, odd ones class indices.
+            let same = if w.trim_start().starts_with("return [") && k % 2 == 0 {
+                format!("{x:.3}") == *b
+            } else {
+                a == b || (x - y).abs() <= 1e-12 * y.abs().max(1e-300)
+            };
+            assert!(same, "line {}: {a} vs PyTorch's {b}", i + 1);
+        }
+    }
+}
