@@ -291,6 +291,8 @@ fn split_row(line: &str) -> Option<(&str, &str)> {
 /// has fewer than `reps` rows). Inputs are runs of consecutive rows with the same feature
 /// values. Files with fewer than two lines are left alone.
 pub fn repair_log(path: &Path, reps: usize) -> Result<Repair, CollectError> {
+    // The torn line: the core crate's helper.
+    let torn = ah_core::Log::repair_torn_tail(path)?.map_or(0, |t| t.len() as u64);
     let mut file = OpenOptions::new()
         .read(true)
         .write(true)
@@ -301,7 +303,12 @@ pub fn repair_log(path: &Path, reps: usize) -> Result<Repair, CollectError> {
     let text = String::from_utf8_lossy(&bytes);
     let mut keep = match text.rfind('\n') {
         Some(i) => i + 1,
-        None => return Ok(Repair::default()),
+        None => {
+            return Ok(Repair {
+                removed_bytes: torn,
+                ..Repair::default()
+            })
+        }
     };
     // Line starts of complete lines.
     let mut starts = vec![0usize];
@@ -786,6 +793,7 @@ fn fill_provenance_head(
     v["device_name"] = json!(infos[0].device_name);
     v["capability"] = json!(infos[0].capability);
     v["versions"] = json!(infos[0].versions);
+    v["fingerprint"] = json!(infos[0].fingerprint());
     v["seed"] = json!(cfg.seed);
     v["num_samples"] = json!(cfg.num_samples);
     v["num_reps"] = json!(cfg.num_reps);
@@ -983,6 +991,8 @@ mod tests {
             serde_json::from_str(&std::fs::read_to_string(provenance_path(&out)).unwrap()).unwrap();
         assert_eq!(prov["sessions"].as_array().unwrap().len(), 3);
         assert_eq!(prov["seed"], 7);
+        assert_eq!(prov["fingerprint"]["name"], "non_cuda_device");
+        assert_eq!(prov["fingerprint"]["device_capa"], json!([0, 0]));
         assert_eq!(prov["sessions"][2]["summary"]["measured"], 3);
     }
 

@@ -149,6 +149,25 @@ pub struct BackendInfo {
     pub versions: std::collections::BTreeMap<String, String>,
 }
 
+impl BackendInfo {
+    /// The runtime's device fingerprint (what a cached pick is guarded by): device name
+    /// (`non_cuda_device` on the CPU, as PyTorch), identity, driver and library versions.
+    pub fn fingerprint(&self) -> ah_core::DeviceFingerprint {
+        let name = match self.kind {
+            BackendKind::Cuda => self.device_name.clone(),
+            BackendKind::Cpu => "non_cuda_device".to_string(),
+        };
+        let mut f = ah_core::DeviceFingerprint::new(name, self.identity);
+        f.driver_version = self
+            .versions
+            .get("nvidia_driver")
+            .cloned()
+            .unwrap_or_default();
+        f.library_versions = self.versions.clone();
+        f
+    }
+}
+
 /// A backend instance (one device).
 pub enum Backend {
     /// A CUDA device.
