@@ -199,7 +199,11 @@ pub fn run(args: Args) -> Result<()> {
         Some(p) => ah_core::ops::parse_operations_file(p)?,
         None => Vec::new(),
     };
-    if !(args.autotune_cost >= 0.0) || !(0.0..=1.0).contains(&args.max_harmful) || args.folds < 2 {
+    if args.autotune_cost.is_nan()
+        || args.autotune_cost < 0.0
+        || !(0.0..=1.0).contains(&args.max_harmful)
+        || args.folds < 2
+    {
         bail!("--autotune-cost must be >= 0, --max-harmful in [0, 1] and --folds >= 2");
     }
     let command = std::iter::once("ah-train".to_string())

@@ -158,8 +158,12 @@ impl TrainMatrix {
 
 /// linfa-trees as a backend: fits `linfa_trees::DecisionTree` (same criterion, depth and
 /// minimum leaf weight) and converts it, recovering each leaf's weighted class counts by
-/// routing the training rows. linfa splits left on `x < v`; the converted threshold is the
-/// largest `f64` below `v`, so `x <= threshold` routes identically.
+/// routing the training rows. linfa-trees partitions its training rows with
+/// `x <= split_value` but its own `predict` goes left on `x < split_value`; the two differ
+/// when a split value equals a data value (it takes the midpoint with the next presorted
+/// value, which may be equal). The converted tree keeps the training semantics
+/// (`x <= split_value`), so the recovered leaf distributions are exactly the rows linfa
+/// grew each leaf from.
 pub fn fit_linfa_trees(m: &TrainMatrix, params: CartParams) -> CartTree {
     use linfa_trees::{DecisionTree, SplitQuality};
     let n = m.len();
@@ -205,7 +209,7 @@ pub fn fit_linfa_trees(m: &TrainMatrix, params: CartParams) -> CartTree {
                 let li = conv(l, nodes, k);
                 let ri = conv(r, nodes, k);
                 nodes[id].feature = Some(f);
-                nodes[id].threshold = next_down(v);
+                nodes[id].threshold = v;
                 nodes[id].left = li;
                 nodes[id].right = ri;
             }
@@ -351,7 +355,7 @@ mod tests {
             let a = f64::from(i % 20);
             let b = f64::from((i * 7) % 13);
             x.extend([a, b]);
-            y.push(usize::from(a >= 10.0) + 2 * usize::from(b >= 6.0));
+            y.push(usize::from(a >= 10.0));
         }
         (
             ndarray::Array2::from_shape_vec((200, 2), x).unwrap(),
@@ -375,7 +379,7 @@ mod tests {
             x.iter().copied().collect(),
             2,
             classes,
-            4,
+            2,
             Vec::new(),
             vec![1.0; 200],
         );
@@ -385,6 +389,14 @@ mod tests {
             assert_eq!(argmax(&lt.nodes[lt.apply(&row)].value), y[i]);
             assert_eq!(ours.proba(&row)[y[i]], 1.0);
         }
+        // Leaf distributions recovered by routing: every training row is counted once.
+        let routed: f64 = lt
+            .nodes
+            .iter()
+            .filter(|n| n.feature.is_none())
+            .map(|n| n.weighted_n_samples)
+            .sum();
+        assert_eq!(routed, 200.0);
         assert_eq!(next_down(1.0), 0.9999999999999999);
     }
 }

@@ -1237,13 +1237,13 @@ mod tests {
             (0.2, 0.4, true, true),
         ];
         let (thr, cost) = choose_threshold(&rows, &p);
-        assert_eq!(thr, 0.3);
+        assert_eq!(thr, 0.55);
         assert!((cost - 0.005).abs() < 1e-12);
-        // With a harm limit of zero nothing harmful may be decided.
+        // A harm bound of zero is never met by an upper confidence bound: decide nothing.
         let p0 = CostAwareParams {
             max_harmful: 0.0,
             ..p
         };
-        assert_eq!(choose_threshold(&rows, &p0).0, 0.3);
+        assert_eq!(choose_threshold(&rows, &p0), (1.0, 0.01));
     }
 }
