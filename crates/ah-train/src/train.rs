@@ -1247,3 +1247,124 @@ mod tests {
         assert_eq!(choose_threshold(&rows, &p0), (1.0, 0.01));
     }
 }
+
+#[cfg(test)]
+mod decide_tests {
+    use super::*;
+    use ah_core::model::{Decision, Node};
+    use ah_core::Context;
+
+    fn opts(log: PathBuf, mode: Mode) -> TrainOptions {
+        TrainOptions {
+            log,
+            heuristic_name: "T".into(),
+            data: vec![],
+            learner: Learner::Cart,
+            ranking: None,
+            default_choice: None,
+            seed: 42,
+            split_file: None,
+            mode,
+            cost: CostAwareParams::default(),
+            overrides: Overrides::default(),
+            config_dir: PathBuf::from("."),
+            extra_operations: vec![
+                ah_core::ops::Operation::parse("mk_big", "m * k > 2000", true).unwrap(),
+            ],
+            command: "test".into(),
+        }
+    }
+
+    /// `Model::decide` (what generated code does) on a context built from the log equals the
+    /// training evaluation's decision on the table row of the same input, for every input.
+    fn check(o: &TrainOptions) -> usize {
+        let out = train(o, &|_| {}).unwrap();
+        let p = prepare(o).unwrap();
+        let model = &out.model;
+        let mut row_of: std::collections::HashMap<&[String], usize> = Default::default();
+        for (i, k) in p.full.keys.iter().enumerate() {
+            row_of.insert(k.as_slice(), i);
+        }
+        let md = &p.log.metadata;
+        let cols: Vec<(usize, bool)> = md
+            .features()
+            .map(|f| (p.log.column(f).unwrap(), md.is_categorical(f)))
+            .collect();
+        let names: Vec<String> = md.features().map(str::to_string).collect();
+        let mut checked = 0;
+        let mut seen = std::collections::HashSet::new();
+        for r in &p.log.rows {
+            let key: Vec<String> = cols.iter().map(|&(c, _)| r.values[c].to_string()).collect();
+            let Some(&i) = row_of.get(key.as_slice()) else {
+                continue;
+            };
+            if !seen.insert(i) {
+                continue;
+            }
+            let mut ctx = Context::new();
+            for (j, &(c, cat)) in cols.iter().enumerate() {
+                ctx.add_feature(names[j].clone(), r.values[c].clone(), cat);
+            }
+            let leaf = model.tree.route(p.full.row(i));
+            let want = match &model.tree.nodes[leaf] {
+                Node::Leaf {
+                    unsafe_leaf: true, ..
+                } => None,
+                Node::Leaf { value, .. } => {
+                    let best = ah_core::model::leaf_best_choices(value)[0];
+                    (best.0 > model.threshold).then_some(best.1)
+                }
+                Node::Split { .. } => unreachable!(),
+            };
+            let got = match model.decide(&ctx) {
+                Decision::Choice(c) => Some(c),
+                Decision::Unsure(_) => None,
+            };
+            assert_eq!(got, want, "input {key:?}");
+            checked += 1;
+        }
+        checked
+    }
+
+    #[test]
+    fn model_decide_agrees_with_the_training_evaluation() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("toy.txt");
+        let mut s = String::from(
+            "{\"shared_memory\": 0, \"device_capa\": [0, 0], \"name\": \"toy\", \"numerical_features\": [\"m\", \"k\"], \"categorical_features\": [\"dtype\", \"flag\"]}\nm,k,dtype,flag,choice,feedback\n",
+        );
+        let mut rs = RandomState::new(5);
+        for _ in 0..400 {
+            let m = rs.next_u32() % 100 + 1;
+            let k = rs.next_u32() % 64 + 1;
+            let dtype =
+                ["torch.float16", "torch.float32", "torch.bfloat16"][(rs.next_u32() % 3) as usize];
+            let flag = if rs.next_u32() % 2 == 0 {
+                "True"
+            } else {
+                "not_float_32"
+            };
+            let a_wins = (m * k > 2000) != (rs.next_u32() % 8 == 0);
+            let (ta, tb) = if a_wins { (1.0, 1.5) } else { (1.5, 1.0) };
+            s.push_str(&format!(
+                "{m},{k},{dtype},{flag},a,{ta}\n{m},{k},{dtype},{flag},b,{tb}\n"
+            ));
+        }
+        std::fs::write(&path, s).unwrap();
+        for mode in [Mode::CostAware, Mode::Upstream] {
+            match std::panic::catch_unwind(|| check(&opts(path.clone(), mode))) {
+                Ok(n) => assert!(n > 300, "{n}"),
+                Err(e) => std::panic::resume_unwind(e),
+            }
+        }
+        let log = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../../shared/data/pytorch/pad_mm_a100.txt");
+        if log.exists() {
+            let mut o = opts(log, Mode::Upstream);
+            o.extra_operations.clear();
+            assert!(check(&o) > 9000);
+        } else {
+            eprintln!("skipping pad_mm part: {} not found", log.display());
+        }
+    }
+}
