@@ -12,12 +12,14 @@ DATA=${DATA:-}
 OUT=${OUT:-out/$NAME}
 GENERATED=${GENERATED:-generated/ah-heuristics}
 CARGO=${CARGO:-cargo}
-BIN=target/release
+# PROFILE=dev reuses a test build (CI); the default is an optimised release build.
+PROFILE=${PROFILE:-release}
+if [ "$PROFILE" = release ]; then BIN=target/release; else BIN=target/debug; fi
 
 step() { printf '\n\033[1m== %s\033[0m\n' "$*" >&2; }
 
-step "build (release)"
-$CARGO build --release --workspace --locked
+step "build ($PROFILE)"
+$CARGO build --profile "$PROFILE" --workspace --locked
 
 mkdir -p "$OUT"
 if [ -n "$DATA" ]; then
@@ -29,16 +31,29 @@ else
   $BIN/ah-collect --name "$NAME" --device "$DEVICE" --num-samples "$SAMPLES" --seed "$SEED" --out "$LOG"
 fi
 
-# The heuristic's name says what it decides and where it was trained: PadMM + the device of the log.
+# The heuristic's name says what it decides and where it was trained: PadMM + the device of the
+# log (from its metadata line: A100, H100, Cpu for PyTorch's non-CUDA identity, else Local).
 if [ -z "${HEURISTIC:-}" ]; then
-  HEURISTIC=$($BIN/ah-train suggest-name "$LOG")
+  case "$NAME" in
+    pad_mm) base=PadMM ;; mm) base=MMRanking ;; mixed_mm) base=MixedMM ;;
+    *) base=$(echo "$NAME" | sed -E 's/(^|_)([a-z])/\U\2/g') ;;
+  esac
+  head1=$(if [[ "$LOG" == *.gz ]]; then zcat "$LOG" | head -n 1; else head -n 1 "$LOG"; fi)
+  case "$head1" in
+    *'"shared_memory": 166912'*) dev=A100 ;;
+    *'"shared_memory": 232448'*) dev=H100 ;;
+    *'"shared_memory": 0,'*) dev=Cpu ;;
+    *) dev=Local ;;
+  esac
+  HEURISTIC=$base$dev
 fi
 
 step "train: $LOG -> $OUT/$HEURISTIC.* and the generated crate $GENERATED"
-$BIN/ah-train "$LOG" --heuristic-name "$HEURISTIC" --output-dir "$OUT" --rust "$GENERATED" --python "$OUT/python"
+$BIN/ah-train "$LOG" --heuristic-name "$HEURISTIC" --output-dir "$OUT" --rust-crate "$GENERATED"
+$BIN/ah-codegen "$OUT/$HEURISTIC.model.json" --no-rust --python "$OUT/python"
 
 step "build the generated heuristics and the use step"
-$CARGO build --release --locked -p ah-use
+$CARGO build --profile "$PROFILE" --locked -p ah-use
 
 step "use: AUTOHEURISTIC_USE=$NAME on a fresh workload (seed $((SEED + 1)))"
 AUTOHEURISTIC_USE=$NAME $BIN/ah-use run --name "$NAME" --device "$DEVICE" \
