@@ -274,6 +274,8 @@ struct Builder<'a> {
     info: Vec<NodeInfo>,
     /// Per node id: features known constant in it (for deferred partitions).
     constant_features_at: Vec<Vec<usize>>,
+    /// Two-valued columns (see [`Presorted`]).
+    two_valued: &'a [Option<(f32, f32)>],
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -355,6 +357,110 @@ impl<'a> Builder<'a> {
         ((end - start) as u32, a, b)
     }
 
+    /// The scan of a column with two values `lo < hi`: its only candidate split puts the
+    /// `lo` samples left (what the sorted scan finds, computed by counting).
+    #[allow(clippy::too_many_arguments)]
+    fn scan_two_valued(
+        &self,
+        feature: usize,
+        lo: f32,
+        hi: f32,
+        start: usize,
+        end: usize,
+        totals: &Totals,
+        left_counts: &mut [f64],
+    ) -> FeatResult {
+        let d = self.data;
+        let col = &d.columns[feature];
+        let n = end - start;
+        let constant = FeatResult {
+            constant: true,
+            proxy: f64::NEG_INFINITY,
+            n_left: 0,
+            threshold: 0.0,
+        };
+        let (a, b) = (f64::from(lo), f64::from(hi));
+        if b <= a + FEATURE_THRESHOLD {
+            return constant;
+        }
+        left_counts.iter_mut().for_each(|c| *c = 0.0);
+        let (mut n_left, mut wl, mut suml) = (0usize, 0.0f64, 0.0f64);
+        for &s in &self.sorted[0][start..end] {
+            let s = s as usize;
+            if col[s] == lo {
+                n_left += 1;
+                let w = d.weights[s];
+                wl += w;
+                if self.regression {
+                    suml += w * d.targets[s];
+                } else {
+                    left_counts[d.classes[s] as usize] += w;
+                }
+            }
+        }
+        if n_left == 0 || n_left == n {
+            return constant;
+        }
+        let mut res = FeatResult {
+            constant: false,
+            proxy: f64::NEG_INFINITY,
+            n_left: 0,
+            threshold: 0.0,
+        };
+        let msl = self.min_samples_leaf;
+        if n_left < msl || n - n_left < msl {
+            return res;
+        }
+        let proxy = self.proxy(totals, left_counts, wl, suml);
+        res.proxy = proxy;
+        let mut threshold = a / 2.0 + b / 2.0;
+        if threshold == b || threshold.is_infinite() {
+            threshold = a;
+        }
+        res.threshold = threshold;
+        res.n_left = n_left as u32;
+        res
+    }
+
+    /// scikit-learn's `proxy_impurity_improvement` for a left part with the given sums.
+    #[inline]
+    fn proxy(&self, totals: &Totals, left_counts: &[f64], wl: f64, suml: f64) -> f64 {
+        let (ref tot_counts, tot_w, tot_sum, _) = *totals;
+        let wr = tot_w - wl;
+        match self.criterion {
+            Criterion::SquaredError => {
+                let sumr = tot_sum - suml;
+                suml * suml / wl + sumr * sumr / wr
+            }
+            Criterion::Gini => {
+                let (mut sl, mut sr) = (0.0, 0.0);
+                for (c, &lc) in left_counts.iter().enumerate() {
+                    let rc = tot_counts[c] - lc;
+                    sl += lc * lc;
+                    sr += rc * rc;
+                }
+                let gl = 1.0 - sl / (wl * wl);
+                let gr = 1.0 - sr / (wr * wr);
+                -wr * gr - wl * gl
+            }
+            Criterion::Entropy => {
+                let (mut el, mut er) = (0.0, 0.0);
+                for (c, &lc) in left_counts.iter().enumerate() {
+                    if lc > 0.0 {
+                        let q = lc / wl;
+                        el -= q * log2(q);
+                    }
+                    let rc = tot_counts[c] - lc;
+                    if rc > 0.0 {
+                        let q = rc / wr;
+                        er -= q * log2(q);
+                    }
+                }
+                -wr * er - wl * el
+            }
+        }
+    }
+
     /// scikit-learn's scan of one feature: the first position of the best proxy.
     fn scan_feature(
         &self,
@@ -364,6 +470,9 @@ impl<'a> Builder<'a> {
         totals: &Totals,
         left_counts: &mut [f64],
     ) -> FeatResult {
+        if let Some((lo, hi)) = self.two_valued[feature] {
+            return self.scan_two_valued(feature, lo, hi, start, end, totals, left_counts);
+        }
         let d = self.data;
         let col = &d.columns[feature];
         let order = &self.sorted[feature][start..end];
@@ -381,7 +490,6 @@ impl<'a> Builder<'a> {
             return res;
         }
         let msl = self.min_samples_leaf;
-        let (ref tot_counts, tot_w, tot_sum, _) = *totals;
         left_counts.iter_mut().for_each(|c| *c = 0.0);
         let (mut wl, mut suml) = (0.0f64, 0.0f64);
         let mut p = 0usize;
@@ -419,39 +527,7 @@ impl<'a> Builder<'a> {
                 }
                 added += 1;
             }
-            let wr = tot_w - wl;
-            let proxy = match self.criterion {
-                Criterion::SquaredError => {
-                    let sumr = tot_sum - suml;
-                    suml * suml / wl + sumr * sumr / wr
-                }
-                Criterion::Gini => {
-                    let (mut sl, mut sr) = (0.0, 0.0);
-                    for (c, &lc) in left_counts.iter().enumerate() {
-                        let rc = tot_counts[c] - lc;
-                        sl += lc * lc;
-                        sr += rc * rc;
-                    }
-                    let gl = 1.0 - sl / (wl * wl);
-                    let gr = 1.0 - sr / (wr * wr);
-                    -wr * gr - wl * gl
-                }
-                Criterion::Entropy => {
-                    let (mut el, mut er) = (0.0, 0.0);
-                    for (c, &lc) in left_counts.iter().enumerate() {
-                        if lc > 0.0 {
-                            let q = lc / wl;
-                            el -= q * log2(q);
-                        }
-                        let rc = tot_counts[c] - lc;
-                        if rc > 0.0 {
-                            let q = rc / wr;
-                            er -= q * log2(q);
-                        }
-                    }
-                    -wr * er - wl * el
-                }
-            };
+            let proxy = self.proxy(totals, left_counts, wl, suml);
             if proxy > res.proxy {
                 res.proxy = proxy;
                 let mut threshold = v_prev / 2.0 + v_p / 2.0;
@@ -571,7 +647,7 @@ impl<'a> Builder<'a> {
             skip[f] = true;
         }
         for f in 1..self.sorted.len() {
-            if !skip[f] {
+            if !skip[f] && self.two_valued[f].is_none() {
                 self.partition_feature(f, p.start, p.end);
             }
         }
@@ -751,6 +827,9 @@ impl<'a> Builder<'a> {
 #[derive(Debug, Clone)]
 pub struct Presorted {
     orders: Vec<Vec<u32>>,
+    /// Per column: `Some((lo, hi))` when it takes at most two distinct values (one-hot
+    /// columns); such columns are scanned by counting and never re-sorted.
+    two_valued: Vec<Option<(f32, f32)>>,
 }
 
 impl Presorted {
@@ -763,8 +842,19 @@ impl Presorted {
                 o.sort_by(|&a, &b| col[a as usize].total_cmp(&col[b as usize]).then(a.cmp(&b)));
                 o
             })
+            .collect::<Vec<Vec<u32>>>();
+        let two_valued = columns
+            .iter()
+            .zip(&orders)
+            .map(|(col, o)| {
+                let (Some(&first), Some(&last)) = (o.first(), o.last()) else {
+                    return None;
+                };
+                let (lo, hi) = (col[first as usize], col[last as usize]);
+                col.iter().all(|&v| v == lo || v == hi).then_some((lo, hi))
+            })
             .collect();
-        Self { orders }
+        Self { orders, two_valued }
     }
 }
 
@@ -861,6 +951,7 @@ fn fit_cached(
         w_total: data.weights.iter().sum(),
         info: Vec::new(),
         constant_features_at: Vec::new(),
+        two_valued: &presorted.two_valued,
     };
     builder.build(params.max_depth, cache)
 }

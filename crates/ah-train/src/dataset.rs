@@ -241,10 +241,16 @@ fn kind_of<'v>(values: impl Iterator<Item = &'v Value>) -> ColumnKind {
 }
 
 /// Text of a value as pandas would print it for a column of the given kind.
-fn text_of(v: &Value, kind: ColumnKind) -> String {
+fn text_of(v: &Value, kind: ColumnKind) -> std::borrow::Cow<'_, str> {
+    use std::borrow::Cow;
     match (kind, v) {
-        (ColumnKind::Float, Value::Int(i)) => ah_core::value::python_float_repr(*i as f64),
-        _ => v.to_string(),
+        (ColumnKind::Float, Value::Int(i)) => {
+            Cow::Owned(ah_core::value::python_float_repr(*i as f64))
+        }
+        (_, Value::Bool(true)) => Cow::Borrowed("True"),
+        (_, Value::Bool(false)) => Cow::Borrowed("False"),
+        (_, Value::Str(s)) => Cow::Borrowed(s.as_str()),
+        _ => Cow::Owned(v.to_string()),
     }
 }
 
@@ -316,7 +322,7 @@ pub fn build_table(
         })
         .collect();
     // Group rows by input.
-    let mut index: HashMap<Vec<u8>, usize> = HashMap::new();
+    let mut index: HashMap<Vec<u8>, usize, std::hash::BuildHasherDefault<Fnv>> = HashMap::default();
     let mut raw: Vec<RawInput> = Vec::new();
     let mut key: Vec<u8> = Vec::with_capacity(256);
     for row in &log.rows {
@@ -451,25 +457,29 @@ pub fn build_table(
     for (p, op) in operations.iter().enumerate() {
         slot.insert(op.name.as_str(), features.len() + p);
     }
-    let mut all_values: Vec<Vec<Value>> = Vec::with_capacity(n);
-    for &id in &kept {
-        let r = &raw[id];
-        let mut vals: Vec<Value> = r.values.clone();
-        for op in operations {
-            let lookup = |name: &str| -> Option<Value> {
-                slot.get(name).and_then(|&j| vals.get(j).cloned())
-            };
-            let v = op.eval(&lookup).map_err(|e| TrainError::Input {
-                path: path.to_path_buf(),
-                message: format!(
-                    "augment operation failed on input {}: {e}",
-                    row_text(&features, &r.values)
-                ),
-            })?;
-            vals.push(v);
-        }
-        all_values.push(vals);
-    }
+    let all_values: Vec<Vec<Value>> = {
+        use rayon::prelude::*;
+        kept.par_iter()
+            .map(|&id| {
+                let r = &raw[id];
+                let mut vals: Vec<Value> = r.values.clone();
+                for op in operations {
+                    let lookup = |name: &str| -> Option<Value> {
+                        slot.get(name).and_then(|&j| vals.get(j).cloned())
+                    };
+                    let v = op.eval(&lookup).map_err(|e| TrainError::Input {
+                        path: path.to_path_buf(),
+                        message: format!(
+                            "augment operation failed on input {}: {e}",
+                            row_text(&features, &r.values)
+                        ),
+                    })?;
+                    vals.push(v);
+                }
+                Ok(vals)
+            })
+            .collect::<Result<_>>()?
+    };
     let op_values: Vec<&[Value]> = all_values.iter().map(|v| &v[features.len()..]).collect();
     let keys: Vec<Vec<String>> = kept
         .iter()
@@ -478,7 +488,7 @@ pub fn build_table(
                 .values
                 .iter()
                 .zip(&kinds)
-                .map(|(v, kd)| text_of(v, *kd))
+                .map(|(v, kd)| text_of(v, *kd).into_owned())
                 .collect()
         })
         .collect();
@@ -558,10 +568,8 @@ pub fn build_table(
         col_slots.push((j, cat));
     }
     let mut x = Vec::with_capacity(n * n_cols);
-    let mut texts: Vec<Option<String>> = vec![None; features.len() + operations.len()];
     for (row, &id) in kept.iter().enumerate() {
         let vals = &all_values[row];
-        texts.iter_mut().for_each(|t| *t = None);
         for &(j, cat) in &col_slots {
             match cat {
                 None => {
@@ -577,8 +585,8 @@ pub fn build_table(
                     x.push(num);
                 }
                 Some(c) => {
-                    let t = texts[j].get_or_insert_with(|| text_of(&vals[j], text_kind(j)));
-                    x.push(if t.as_str() == c { 1.0 } else { 0.0 });
+                    let t = text_of(&vals[j], text_kind(j));
+                    x.push(if t == c { 1.0 } else { 0.0 });
                 }
             }
         }
@@ -607,6 +615,28 @@ fn row_text(features: &[String], values: &[Value]) -> String {
         .map(|(f, v)| format!("{f}={v}"))
         .collect();
     parts.join(", ")
+}
+
+/// FNV-1a, for grouping rows by their (short, trusted) key bytes.
+#[derive(Default)]
+struct Fnv(u64);
+
+impl std::hash::Hasher for Fnv {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        let mut h = if self.0 == 0 {
+            0xcbf2_9ce4_8422_2325
+        } else {
+            self.0
+        };
+        for &b in bytes {
+            h ^= u64::from(b);
+            h = h.wrapping_mul(0x100_0000_01b3);
+        }
+        self.0 = h;
+    }
 }
 
 /// sha256 of a file's uncompressed bytes, hex.

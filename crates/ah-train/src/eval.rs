@@ -274,6 +274,7 @@ pub fn evaluate(
         .filter_map(|c| table.choice_index(c))
         .collect();
     let mut order: Vec<usize> = (0..classes.len()).collect();
+    let mut sel: Vec<usize> = Vec::with_capacity(s.top_k);
     for i in 0..n {
         let t_true = table.best_time(i);
         let pc = rp.class_col[rp.pred[i]];
@@ -311,7 +312,7 @@ pub fn evaluate(
         // top-k
         let v = model.leaf_value(rp.leaf[i]);
         order.sort_by(|&a, &b| v[b].total_cmp(&v[a]).then(a.cmp(&b)));
-        let mut sel: Vec<usize> = Vec::with_capacity(s.top_k);
+        sel.clear();
         for &c in &order {
             if sel.len() >= s.top_k {
                 break;

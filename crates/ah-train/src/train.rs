@@ -633,7 +633,8 @@ fn finish_fit(mut tree: CartTree, classes: &[String], ranking: Option<usize>) ->
 /// Runs training. `progress` is called once per fitted grid model (and fold).
 pub fn train(opts: &TrainOptions, progress: &(dyn Fn(u64) + Sync)) -> Result<TrainOutput> {
     let t0 = std::time::Instant::now();
-    let p = prepare(opts)?;
+    let (p, hash) = rayon::join(|| prepare(opts), || dataset_hash(&opts.log));
+    let (p, hash) = (p?, hash?);
     let t_prep = t0.elapsed().as_secs_f64();
     let configs = p.settings.grid.configs();
     let es = eval_settings(&p, opts);
@@ -899,6 +900,7 @@ pub fn train(opts: &TrainOptions, progress: &(dyn Fn(u64) + Sync)) -> Result<Tra
         &fit_table,
         &metrics,
         extra,
+        &hash,
     )?;
     let feats: Vec<String> = p.log.metadata.features().map(str::to_string).collect();
     let split_keys = SplitFile {
@@ -1119,6 +1121,7 @@ fn build_model(
     fit_table: &Table,
     metrics: &BTreeMap<String, Metrics>,
     extra: BTreeMap<String, serde_json::Value>,
+    hash: &str,
 ) -> Result<Model> {
     let nodes = f
         .tree
@@ -1193,7 +1196,7 @@ fn build_model(
         },
         metrics: metrics.clone(),
         provenance: Provenance {
-            dataset_hash: dataset_hash(&opts.log)?,
+            dataset_hash: hash.to_string(),
             dataset: opts.log.file_name().map_or_else(
                 || opts.log.display().to_string(),
                 |n| n.to_string_lossy().into_owned(),

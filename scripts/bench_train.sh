@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# ah-train vs the Python reference of PyTorch's trainer on pad_mm_a100 (full 36-model grid),
+# run side by side on this machine. Prints a markdown table: wall time of the whole process
+# (best of N runs), speed-up, and the best model's validation metrics of both.
+#
+# Needs ../shared (the log and the reference) and the reference's venv in .venv-ref
+# (`make ref-venv`). Usage: scripts/bench_train.sh [RUNS]   (default 3)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+RUNS="${1:-3}"
+LOG=../shared/data/pytorch/pad_mm_a100.txt
+REF=../shared/reference/ah_ref_train.py
+PY=.venv-ref/bin/python
+if [ ! -f "$LOG" ]; then
+    echo "skipping: $LOG not found" >&2
+    exit 0
+fi
+cargo build --release -q -p ah-train
+BIN=target/release/ah-train
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+
+# best wall time (seconds) of RUNS runs of a command
+best_of() {
+    local best="" t
+    for _ in $(seq "$RUNS"); do
+        local s e
+        s=$(date +%s.%N)
+        "$@" >/dev/null 2>&1
+        e=$(date +%s.%N)
+        t=$(python3 -c "print(f'{$e - $s:.3f}')")
+        if [ -z "$best" ] || python3 -c "import sys; sys.exit(0 if $t < $best else 1)"; then best=$t; fi
+    done
+    echo "$best"
+}
+
+ours=$(best_of "$BIN" "$LOG" --heuristic-name PadMMA100 --upstream --no-codegen -q --output-dir "$TMP/up")
+ours1=$(best_of "$BIN" "$LOG" --heuristic-name PadMMA100 --upstream --no-codegen -q --threads 1 --output-dir "$TMP/up1")
+cost=$(best_of "$BIN" "$LOG" --heuristic-name PadMMA100 --no-codegen -q --output-dir "$TMP/ca")
+if [ -x "$PY" ] && [ -f "$REF" ]; then
+    ref=$(best_of "$PY" "$REF" "$LOG" --json-out "$TMP/ref.json")
+else
+    echo "note: no reference venv (.venv-ref) or $REF; run \`make ref-venv\`" >&2
+    ref=""
+fi
+
+python3 - "$TMP" "$ours" "$ours1" "$cost" "$ref" "$(nproc)" <<'PY'
+import json, sys
+tmp, ours, ours1, cost, ref, cores = sys.argv[1:]
+def val(path):
+    m = json.load(open(path))["val"]
+    return f"{m['correct']:.0f} / {m['wrong']:.0f} / {m['unsure']:.0f} of {m['total']:.0f}"
+def model(path):
+    t = json.load(open(path))["training"]
+    return f"{t['criterion']}, depth {t['max_depth']}, msl {t['min_samples_leaf']:g}"
+print(f"pad_mm_a100, full grid, best of runs, {cores} cores\n")
+print("| trainer | wall time (s) | speed-up vs reference | best model | val correct / wrong / unsure |")
+print("|---|---|---|---|---|")
+rows = []
+if ref:
+    r = json.load(open(f"{tmp}/ref.json"))
+    b = r["best"]
+    v = b["results"]["val"]
+    rows.append(("Python reference (pandas + scikit-learn), whole process", ref,
+                 f"{b['criterion']}, depth {b['max_depth']}, msl {b['min_samples_leaf']:g}",
+                 f"{v['correct']} / {v['wrong']} / {v['unsure']} of {v['total']}"))
+rows.append(("ah-train --upstream (release)", ours, model(f"{tmp}/up/PadMMA100.model.json"), val(f"{tmp}/up/PadMMA100.metrics.json")))
+rows.append(("ah-train --upstream --threads 1", ours1, model(f"{tmp}/up1/PadMMA100.model.json"), val(f"{tmp}/up1/PadMMA100.metrics.json")))
+rows.append(("ah-train (default: 5-fold CV, 72 candidates)", cost, model(f"{tmp}/ca/PadMMA100.model.json") + " (refit on train+val)", val(f"{tmp}/ca/PadMMA100.metrics.json") + " (in-sample)"))
+for name, t, m, v in rows:
+    sp = f"{float(ref) / float(t):.1f}x" if ref else "-"
+    print(f"| {name} | {t} | {sp} | {m} | {v} |")
+PY
