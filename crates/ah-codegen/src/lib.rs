@@ -156,6 +156,12 @@ pub fn render(model: &Model, options: &Options) -> Result<Vec<GeneratedFile>, Co
     Ok(files)
 }
 
+/// Module names of the generated heuristics in a crate's `src` folder (files whose header
+/// says ah-codegen made them), sorted.
+pub fn generated_modules(src: &Path) -> Result<BTreeSet<String>, CodegenError> {
+    existing_modules(src)
+}
+
 /// Module names of the generated heuristics already in `src` (files whose header says
 /// ah-codegen made them), so that `lib.rs` registers all of them.
 fn existing_modules(src: &Path) -> Result<BTreeSet<String>, CodegenError> {

@@ -107,6 +107,32 @@ fn run(cli: &Cli) -> anyhow::Result<ExitCode> {
             }
         }
     }
+    // Checking the crate's whole `models/` folder: every generated module must have its model.
+    if mode == Mode::Check
+        && !cli.no_rust
+        && cli
+            .models
+            .iter()
+            .any(|m| same_dir(m, &cli.rust.join("models")))
+    {
+        let expected: Vec<String> = loaded
+            .iter()
+            .map(|(_, m)| ah_codegen::module_name(&m.heuristic_name))
+            .collect();
+        for module in ah_codegen::generated_modules(&cli.rust.join("src"))? {
+            if !expected.contains(&module) {
+                let path = cli.rust.join("src").join(format!("{module}.rs"));
+                eprintln!("Stale: {}", path.display());
+                stale.push(format!(
+                    "{}:
+no model in {} generates this module: delete it, or add its model JSON
+",
+                    path.display(),
+                    cli.rust.join("models").display()
+                ));
+            }
+        }
+    }
     if cli.svg {
         if let (Some(dot), Mode::Write) = (&cli.dot, mode) {
             let svg = dot.with_extension("svg");
@@ -156,6 +182,13 @@ fn expand(paths: &[PathBuf]) -> anyhow::Result<Vec<PathBuf>> {
         }
     }
     Ok(out)
+}
+
+fn same_dir(a: &Path, b: &Path) -> bool {
+    match (a.canonicalize(), b.canonicalize()) {
+        (Ok(x), Ok(y)) => x == y,
+        _ => false,
+    }
 }
 
 fn is_json(p: &Path) -> bool {
