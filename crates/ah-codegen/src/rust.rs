@@ -285,8 +285,14 @@ impl<'p, 'm> Gen<'p, 'm> {
         let model = plan.model;
         let mut s = String::new();
         s.push_str("/// Computes the operations, checks the range guard and reads the columns.\n");
-        s.push_str(
-            "fn columns(ctx: &Context, choice: Option<usize>) -> Result<Columns<'_>, UnsureKind> {\n",
+        let ctx_param = if self.gathered.is_empty() && plan.ops.is_empty() {
+            "_ctx"
+        } else {
+            "ctx"
+        };
+        let _ = writeln!(
+            s,
+            "fn columns({ctx_param}: &Context, choice: Option<usize>) -> Result<Columns<'_>, UnsureKind> {{"
         );
         s.push_str(&self.gather());
         if plan.ops.is_empty() {
@@ -714,6 +720,13 @@ fn slow(ctx: &Context, choice: Option<usize>) -> Result<Columns<'_>, UnsureKind>
         }
         fields.push("_ctx: core::marker::PhantomData".into());
         let _ = writeln!(s, "Ok(Columns {{ {} }})\n}}\n", fields.join(", "));
+        let needs_num = (model.range_guard && !model.feature_ranges.is_empty())
+            || model.columns.iter().any(|c| {
+                matches!(c, Column::Numeric { .. }) && plan.source(feature_of(c)) != Source::Choice
+            });
+        if !needs_num {
+            return s;
+        }
         s.push_str(
             "/// A numeric value (booleans count as 0/1), else unsure naming the feature.
 #[inline]

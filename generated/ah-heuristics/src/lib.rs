@@ -5,6 +5,7 @@
 use ah_core::Registry;
 
 pub mod codegen_ops_self_test;
+pub mod codegen_plain_self_test;
 pub mod codegen_regression_self_test;
 pub mod codegen_self_test;
 pub mod pad_mma100;
@@ -12,6 +13,7 @@ pub mod pad_mma100;
 /// Registers every generated heuristic, in module-name order.
 pub fn register_all(registry: &mut Registry) {
     registry.register(&codegen_ops_self_test::HEURISTIC);
+    registry.register(&codegen_plain_self_test::HEURISTIC);
     registry.register(&codegen_regression_self_test::HEURISTIC);
     registry.register(&codegen_self_test::HEURISTIC);
     registry.register(&pad_mma100::HEURISTIC);
