@@ -86,6 +86,9 @@ impl BuildReport {
     }
 }
 
+/// An input's logged feature text, metadata order.
+pub type Key = std::sync::Arc<[String]>;
+
 /// The feature encoding learned on the training log and reused for `--data` sets.
 #[derive(Debug, Clone)]
 pub struct Encoding {
@@ -123,8 +126,9 @@ pub struct Table {
     pub weight: Vec<f64>,
     /// Second-best time over best time.
     pub speedup: Vec<f64>,
-    /// Logged feature text per row, metadata order (for split files and reports).
-    pub keys: Vec<Vec<String>>,
+    /// Logged feature text per row, metadata order (for split files and reports); shared
+    /// between a table and the sets taken from it.
+    pub keys: Vec<Key>,
     /// Index of the original input (ranking copies share it).
     pub input: Vec<u32>,
 }
@@ -481,7 +485,7 @@ pub fn build_table(
             .collect::<Result<_>>()?
     };
     let op_values: Vec<&[Value]> = all_values.iter().map(|v| &v[features.len()..]).collect();
-    let keys: Vec<Vec<String>> = kept
+    let keys: Vec<Key> = kept
         .iter()
         .map(|&id| {
             raw[id]
@@ -489,7 +493,8 @@ pub fn build_table(
                 .iter()
                 .zip(&kinds)
                 .map(|(v, kd)| text_of(v, *kd).into_owned())
-                .collect()
+                .collect::<Vec<String>>()
+                .into()
         })
         .collect();
     // Columns.
@@ -678,7 +683,7 @@ mod tests {
         assert_eq!(t.len(), 2);
         assert_eq!(t.choices, ["a", "b"]);
         // sorted by m: 2 then 10
-        assert_eq!(t.keys[0], ["2", "y"]);
+        assert_eq!(&t.keys[0][..], ["2", "y"]);
         assert_eq!(t.winner, [1, 0]);
         assert_eq!(t.time(1, 0), 2.0); // median of 1,2,4
         assert_eq!(t.speedup[1], 1.5);

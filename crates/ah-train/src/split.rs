@@ -181,10 +181,10 @@ impl SplitFile {
 
     /// Assigns table rows to sets by their logged feature text. `keys[i]` is row `i`'s key in
     /// the order of [`SplitFile::features`]. Rows keep the file's order within each set.
-    pub fn assign(&self, path: &Path, keys: &[Vec<String>]) -> Result<Split> {
+    pub fn assign(&self, path: &Path, keys: &[crate::dataset::Key]) -> Result<Split> {
         let mut index: BTreeMap<&[String], usize> = BTreeMap::new();
         for (i, k) in keys.iter().enumerate() {
-            index.insert(k.as_slice(), i);
+            index.insert(&k[..], i);
         }
         let mut used = vec![false; keys.len()];
         let mut take = |set: &[Vec<String>], name: &str| -> Result<Vec<usize>> {

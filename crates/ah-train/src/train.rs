@@ -610,14 +610,14 @@ fn eval_settings(p: &Prepared, opts: &TrainOptions) -> EvalSettings {
 }
 
 /// Ranking evaluation keeps the rows whose copy is the true winner.
-fn eval_view(t: &Table, ranking: bool) -> Table {
+fn eval_view(t: &Table, ranking: bool) -> std::borrow::Cow<'_, Table> {
     if !ranking {
-        return t.clone();
+        return std::borrow::Cow::Borrowed(t);
     }
     let pos: Vec<usize> = (0..t.len())
         .filter(|&i| t.winner[i] == t.actual_winner[i])
         .collect();
-    t.take(&pos, &t.name)
+    std::borrow::Cow::Owned(t.take(&pos, &t.name))
 }
 
 fn finish_fit(mut tree: CartTree, classes: &[String], ranking: Option<usize>) -> Fitted {
@@ -639,7 +639,7 @@ pub fn train(opts: &TrainOptions, progress: &(dyn Fn(u64) + Sync)) -> Result<Tra
     let configs = p.settings.grid.configs();
     let es = eval_settings(&p, opts);
     let ranking = opts.ranking.is_some();
-    let views: Vec<(String, Table)> = p
+    let views: Vec<(String, std::borrow::Cow<'_, Table>)> = p
         .sets
         .iter()
         .map(|(n, t)| (n.clone(), eval_view(t, ranking)))
@@ -909,19 +909,19 @@ pub fn train(opts: &TrainOptions, progress: &(dyn Fn(u64) + Sync)) -> Result<Tra
             .split
             .train
             .iter()
-            .map(|&i| p.full.keys[i].clone())
+            .map(|&i| p.full.keys[i].to_vec())
             .collect(),
         val: p
             .split
             .val
             .iter()
-            .map(|&i| p.full.keys[i].clone())
+            .map(|&i| p.full.keys[i].to_vec())
             .collect(),
         test: p
             .split
             .test
             .iter()
-            .map(|&i| p.full.keys[i].clone())
+            .map(|&i| p.full.keys[i].to_vec())
             .collect(),
     };
     let _ = &p.report;
@@ -1286,7 +1286,7 @@ mod decide_tests {
         let model = &out.model;
         let mut row_of: std::collections::HashMap<&[String], usize> = Default::default();
         for (i, k) in p.full.keys.iter().enumerate() {
-            row_of.insert(k.as_slice(), i);
+            row_of.insert(&k[..], i);
         }
         let md = &p.log.metadata;
         let cols: Vec<(usize, bool)> = md
