@@ -65,9 +65,10 @@ collect)
 measure)
     SHAPES=${SHAPES:-data/reduction_h100_fresh.txt}
     say "first-call decisions on $SHAPES"
-    run "$G/reduction_multi_kernel" measure --shapes "$SHAPES" --limit "${LIMIT:-200}" --out "$OUT/measure.jsonl"
+    TRAIN=${TRAIN:-data/reduction_h100.txt}
+    run "$G/reduction_multi_kernel" measure --shapes "$SHAPES" --exclude "$TRAIN" --limit "${LIMIT:-200}" --out "$OUT/measure.jsonl"
     say "heuristic scored on the logged times of $SHAPES (no GPU work)"
-    run "$G/reduction_multi_kernel" eval --shapes "$SHAPES"
+    run "$G/reduction_multi_kernel" eval --shapes "$SHAPES" --exclude "$TRAIN"
     CACHE=/tmp/reduction_picks.json
     rm -f "$CACHE"
     say "pick cache across processes, use mode off"

@@ -64,6 +64,9 @@ enum Command {
         /// Per-shape results, one JSON object a line.
         #[arg(long)]
         out: Option<PathBuf>,
+        /// Leave out shapes that also appear in this log (the training log).
+        #[arg(long)]
+        exclude: Option<PathBuf>,
     },
     /// Pick every shape through the guarded pick cache (benchmark mode).
     Cache {
@@ -88,6 +91,9 @@ enum Command {
         /// A reduction log (e.g. one collected with another seed).
         #[arg(long)]
         shapes: PathBuf,
+        /// Leave out shapes that also appear in this log (the training log).
+        #[arg(long)]
+        exclude: Option<PathBuf>,
     },
 }
 
@@ -108,15 +114,24 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             limit,
             rep_ms,
             out,
-        } => measure(&shapes, limit, rep_ms, out),
+            exclude,
+        } => measure(&read_inputs(&shapes, limit, exclude.as_ref())?, rep_ms, out),
         Command::Cache {
             shapes,
             cache,
             limit,
             edit_source,
             out,
-        } => cache_run(&shapes, &cache, limit, edit_source, out),
-        Command::Eval { shapes } => eval_log(&shapes),
+        } => cache_run(
+            &read_inputs(&shapes, limit, None)?,
+            &cache,
+            edit_source,
+            out,
+        ),
+        Command::Eval { shapes, exclude } => eval_log(
+            &shapes,
+            &read_inputs(&shapes, usize::MAX, exclude.as_ref())?,
+        ),
     }
 }
 
@@ -126,9 +141,29 @@ fn registry() -> Registry {
     r
 }
 
-fn read_inputs(path: &PathBuf, limit: usize) -> anyhow::Result<Vec<InputTimes>> {
+fn read_inputs(
+    path: &PathBuf,
+    limit: usize,
+    exclude: Option<&PathBuf>,
+) -> anyhow::Result<Vec<InputTimes>> {
     let log = Log::read(path, Default::default())?;
     let mut inputs = eval::inputs_from_log(&log).map_err(|e| anyhow!(e))?;
+    if let Some(ex) = exclude {
+        let seen: std::collections::HashSet<String> =
+            eval::inputs_from_log(&Log::read(ex, Default::default())?)
+                .map_err(|e| anyhow!(e))?
+                .iter()
+                .map(describe)
+                .collect();
+        let before = inputs.len();
+        inputs.retain(|i| !seen.contains(&describe(i)));
+        eprintln!(
+            "{}: {} of {before} inputs also in {}, left out",
+            path.display(),
+            before - inputs.len(),
+            ex.display()
+        );
+    }
     inputs.truncate(limit);
     if inputs.is_empty() {
         bail!("{}: no inputs", path.display());
@@ -313,13 +348,7 @@ fn time_decide(h: &dyn LearnedHeuristic, contexts: &[Context]) -> (f64, usize) {
     )
 }
 
-fn measure(
-    shapes: &PathBuf,
-    limit: usize,
-    rep_ms: f64,
-    out: Option<PathBuf>,
-) -> anyhow::Result<()> {
-    let inputs = read_inputs(shapes, limit)?;
+fn measure(inputs: &[InputTimes], rep_ms: f64, out: Option<PathBuf>) -> anyhow::Result<()> {
     let gpu = Gpu::new(rep_ms, REDUCTION_SOURCE.to_string())?;
     let reg = registry();
     let h = heuristic(&reg, gpu.identity());
@@ -337,7 +366,7 @@ fn measure(
     let mut runtime_picks: Vec<Variant> = Vec::new();
     let (mut bench_ms, mut use_us, mut use_bench_ms) = (Vec::new(), Vec::new(), Vec::new());
     let (mut sure, mut same, mut within10, mut over10) = (0, 0, 0, 0);
-    for input in &inputs {
+    for input in inputs {
         let shape = Shape::new(&gpu, input)?;
         // 1. First call, benchmark mode: every variant timed (rep budget each).
         let mut mk = shape.multi_kernel(&gpu)?;
@@ -441,13 +470,11 @@ fn measure(
 }
 
 fn cache_run(
-    shapes: &PathBuf,
+    inputs: &[InputTimes],
     cache_path: &PathBuf,
-    limit: usize,
     edit_source: bool,
     out: Option<PathBuf>,
 ) -> anyhow::Result<()> {
-    let inputs = read_inputs(shapes, limit)?;
     let mut source = REDUCTION_SOURCE.to_string();
     if edit_source {
         source.push_str("\n// edited: any change to the source changes its hash\n");
@@ -459,7 +486,7 @@ fn cache_run(
     let mut lines = Vec::new();
     let mut warnings = Vec::new();
     let t = Instant::now();
-    for input in &inputs {
+    for input in inputs {
         let shape = Shape::new(&gpu, input)?;
         let mut mk = shape.multi_kernel(&gpu)?;
         let key = mk.cache_key().hash;
@@ -482,8 +509,7 @@ fn cache_run(
     Ok(())
 }
 
-fn eval_log(shapes: &PathBuf) -> anyhow::Result<()> {
-    let inputs = read_inputs(shapes, usize::MAX)?;
+fn eval_log(shapes: &PathBuf, inputs: &[InputTimes]) -> anyhow::Result<()> {
     let reg = registry();
     let h = heuristic(&reg, DeviceIdentity::H100)
         .ok_or_else(|| anyhow!("no reduction heuristic for the H100 in ah-heuristics"))?;

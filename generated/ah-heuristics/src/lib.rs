@@ -9,6 +9,7 @@ pub mod codegen_plain_self_test;
 pub mod codegen_regression_self_test;
 pub mod codegen_self_test;
 pub mod pad_mma100;
+pub mod reduction_h100;
 
 /// Registers every generated heuristic, in module-name order.
 pub fn register_all(registry: &mut Registry) {
@@ -17,6 +18,7 @@ pub fn register_all(registry: &mut Registry) {
     registry.register(&codegen_regression_self_test::HEURISTIC);
     registry.register(&codegen_self_test::HEURISTIC);
     registry.register(&pad_mma100::HEURISTIC);
+    registry.register(&reduction_h100::HEURISTIC);
 }
 
 /// A registry holding every generated heuristic.
