@@ -321,10 +321,19 @@ impl MmPrepared {
         self.choices.iter().map(|(c, _)| c.clone()).collect()
     }
 
+    /// The choices named by rank in cuBLASLt's list ([`rank_choice_id`]): `extern_mm`,
+    /// `lt2`, `lt3`, ... (what the re-ranking heuristic chooses among).
+    pub fn rank_choice_ids(&self) -> Vec<String> {
+        (1..self.choices.len()).map(rank_choice_id).collect()
+    }
+
     fn candidate(&self, choice: &str) -> Result<&Candidate, BenchError> {
-        self.choices
-            .iter()
-            .find(|(c, _)| c == choice)
+        // `ltJ` is cuBLASLt's J-th candidate: entry J of the list (entry 0 is extern_mm).
+        let by_rank = parse_rank_choice(choice)
+            .filter(|&j| j >= 2)
+            .and_then(|j| self.choices.get(j));
+        by_rank
+            .or_else(|| self.choices.iter().find(|(c, _)| c == choice))
             .map(|(_, cand)| cand)
             .ok_or_else(|| {
                 BenchError::Other(format!(
@@ -347,6 +356,88 @@ impl MmPrepared {
             cuda.stream().cu_stream(),
         )
     }
+}
+
+/// The id of cuBLASLt's `rank`-th candidate (1-based) in a rank-named log: `extern_mm` for
+/// its first pick, `lt2`, `lt3`, ... for the others. Unlike configuration ids, rank ids mean the
+/// same thing for every input, so a heuristic over them (a re-ranking of cuBLASLt's list)
+/// generalizes to shapes whose configurations it never saw.
+pub fn rank_choice_id(rank: usize) -> String {
+    if rank <= 1 {
+        EXTERN_MM.to_string()
+    } else {
+        format!("lt{rank}")
+    }
+}
+
+/// The rank of a rank id (`extern_mm` is 1, `lt3` is 3); `None` for anything else.
+pub fn parse_rank_choice(id: &str) -> Option<usize> {
+    if id == EXTERN_MM {
+        return Some(1);
+    }
+    let digits = id.strip_prefix("lt")?;
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    digits.parse().ok().filter(|&j| j >= 2)
+}
+
+/// Why a log cannot be renamed by rank.
+#[derive(Debug, thiserror::Error)]
+pub enum RankLogError {
+    /// A sample does not start with `extern_mm` followed by configuration ids.
+    #[error("{path}: row {row}: expected `extern_mm` then cuBLASLt configuration ids per sample, found `{choice}`")]
+    Layout {
+        /// The log.
+        path: String,
+        /// 1-based data row.
+        row: usize,
+        /// The unexpected choice.
+        choice: String,
+    },
+}
+
+/// Renames a configuration-id mm log by rank: per sample (a block of rows starting with
+/// `extern_mm`, as the runner logs them, one repetition after another), `extern_mm` keeps its
+/// name, the next row (the same kernel under its configuration id) is dropped, and the J-th
+/// candidate after it becomes `ltJ`. Returns the lines of the new log (metadata and header
+/// unchanged).
+pub fn rank_log_lines(log: &ah_core::Log) -> Result<Vec<String>, RankLogError> {
+    let mut out = vec![log.metadata_line.clone(), log.header_line()];
+    let mut rank = 0usize;
+    for (i, row) in log.rows.iter().enumerate() {
+        let choice = log.choice_name(row);
+        let bad = || RankLogError::Layout {
+            path: log.path.display().to_string(),
+            row: i + 1,
+            choice: choice.to_string(),
+        };
+        if choice == EXTERN_MM {
+            rank = 1;
+            out.push(log.row_line(row));
+            continue;
+        }
+        if rank == 0 || AlgoConfig::parse(choice).is_none() {
+            return Err(bad());
+        }
+        rank += 1;
+        if rank == 2 {
+            // cuBLASLt's first candidate again, under its configuration id.
+            continue;
+        }
+        let mut line = row
+            .values
+            .iter()
+            .map(ToString::to_string)
+            .collect::<Vec<_>>()
+            .join(",");
+        line.push(',');
+        line.push_str(&rank_choice_id(rank - 1));
+        line.push(',');
+        line.push_str(&ah_core::value::python_float_repr(row.feedback));
+        out.push(line);
+    }
+    Ok(out)
 }
 
 /// Allocates and fills an input's buffers, creates the cuBLASLt plan and asks for candidates.
@@ -699,6 +790,61 @@ mod tests {
         assert!(is_model_shape(11008, 4096, 4096, true, false));
         assert!(!is_model_shape(4096, 4096, 11008, true, true));
         assert!(!is_model_shape(4097, 4096, 11008, false, true));
+    }
+
+    #[test]
+    fn rank_ids_round_trip() {
+        assert_eq!(rank_choice_id(1), EXTERN_MM);
+        assert_eq!(rank_choice_id(7), "lt7");
+        for r in 1..12 {
+            assert_eq!(parse_rank_choice(&rank_choice_id(r)), Some(r));
+        }
+        assert_eq!(parse_rank_choice("lt1"), None);
+        assert_eq!(parse_rank_choice("lt"), None);
+        assert_eq!(parse_rank_choice("algo1-tile1"), None);
+    }
+
+    #[test]
+    fn logs_are_renamed_by_rank_per_sample() {
+        let a = "algo1-tile1-stages1-splitk1-red0-swz0-cus0-in0-cl0";
+        let b = "algo2-tile1-stages1-splitk1-red0-swz0-cus0-in0-cl0";
+        let c = "algo3-tile1-stages1-splitk1-red0-swz0-cus0-in0-cl0";
+        let text = format!(
+            "{{\"shared_memory\": 232448, \"device_capa\": [9, 0], \"name\": \"mm\", \"numerical_features\": [\"m\"], \"categorical_features\": []}}\n\
+             m,choice,feedback\n\
+             8,extern_mm,1.0\n8,{a},1.5\n8,{b},0.5\n8,{c},2.0\n\
+             8,extern_mm,1.25\n8,{c},3.0\n8,{a},0.75\n"
+        );
+        let log = ah_core::Log::from_reader(
+            std::path::Path::new("t.txt"),
+            text.as_bytes(),
+            ah_core::ReadOptions { strict: true },
+        )
+        .unwrap();
+        let lines = rank_log_lines(&log).unwrap();
+        assert_eq!(
+            &lines[1..],
+            [
+                "m,choice,feedback",
+                "8,extern_mm,1.0",
+                "8,lt2,0.5",
+                "8,lt3,2.0",
+                "8,extern_mm,1.25",
+                "8,lt2,0.75"
+            ]
+        );
+        let bad = text.replace("8,extern_mm,1.0\n", "");
+        let log = ah_core::Log::from_reader(
+            std::path::Path::new("t.txt"),
+            bad.as_bytes(),
+            ah_core::ReadOptions { strict: true },
+        )
+        .unwrap();
+        let err = rank_log_lines(&log).unwrap_err().to_string();
+        assert!(
+            err.contains("row 1") && err.contains("expected `extern_mm`"),
+            "{err}"
+        );
     }
 
     #[test]

@@ -139,16 +139,26 @@ impl AlgoConfig {
         let keys = [
             "algo", "tile", "stages", "splitk", "red", "swz", "cus", "in", "cl",
         ];
-        let parts: Vec<&str> = id.split('-').collect();
-        if parts.len() != keys.len() {
-            return None;
-        }
-        for ((part, key), v) in parts.iter().zip(keys).zip(vals.iter_mut()) {
-            let digits = part.strip_prefix(key)?;
-            if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit() || b == b'-') {
+        // Values may be negative (`splitk-1`), so `-` both separates fields and signs values:
+        // read each key, an optional `-`, then digits.
+        let mut rest = id;
+        for (n, (key, v)) in keys.iter().zip(vals.iter_mut()).enumerate() {
+            if n > 0 {
+                rest = rest.strip_prefix('-')?;
+            }
+            rest = rest.strip_prefix(key)?;
+            let neg = rest.starts_with('-');
+            let body = if neg { &rest[1..] } else { rest };
+            let len = body.bytes().take_while(u8::is_ascii_digit).count();
+            if len == 0 {
                 return None;
             }
-            *v = digits.parse().ok()?;
+            let x: i64 = body[..len].parse().ok()?;
+            *v = if neg { -x } else { x };
+            rest = &body[len..];
+        }
+        if !rest.is_empty() {
+            return None;
         }
         Some(AlgoConfig {
             algo: vals[0],
@@ -506,6 +516,13 @@ mod tests {
         assert_eq!(id, "algo66-tile20-stages8-splitk1-red0-swz1-cus2-in3-cl4");
         assert!(!id.contains(',') && !id.contains('_'));
         assert_eq!(AlgoConfig::parse(&id), Some(c));
+        let neg = AlgoConfig { splitk: -1, ..c };
+        assert_eq!(
+            neg.choice_id(),
+            "algo66-tile20-stages8-splitk-1-red0-swz1-cus2-in3-cl4"
+        );
+        assert_eq!(AlgoConfig::parse(&neg.choice_id()), Some(neg));
+        assert_eq!(AlgoConfig::parse(&format!("{id}-x")), None);
         assert_eq!(AlgoConfig::parse("extern_mm"), None);
         assert_eq!(AlgoConfig::parse("algo1-tile2"), None);
         assert_eq!(

@@ -10,14 +10,15 @@
 //! copies counts neither for nor against the heuristic.
 //!
 //! The heuristic's ranking is filtered to the input's choices (PyTorch's
-//! `get_decisions_ranked`); its first choice is the first of that list, `extern_mm` when the
-//! heuristic has no answer (unsure or out of range: the runtime's fallback).
+//! `get_decisions_ranked`, no threshold); its first choice is what the runtime's `get_choice`
+//! returns with `extern_mm` as the fallback: the decision (confidence threshold applied) when
+//! it is one of the input's choices, else `extern_mm`.
 
 use std::collections::BTreeMap;
 
-use ah_core::{Context, Log, Model, ModelEvaluator, Value};
+use ah_core::{Context, Decision, Log, Model, ModelEvaluator, Value};
 
-use super::{is_model_shape, EXTERN_MM};
+use super::{is_model_shape, AlgoConfig, EXTERN_MM};
 
 /// One evaluated input.
 #[derive(Debug, Clone, PartialEq)]
@@ -243,7 +244,7 @@ pub fn evaluate(model: &Model, log: &Log, ks: &[usize]) -> Result<Evaluation, Ev
             .collect();
         // extern_mm and its twin (the next logged choice) are one kernel.
         if let Some(e) = times.iter().position(|(c, _)| c == EXTERN_MM) {
-            if e + 1 < times.len() {
+            if e + 1 < times.len() && AlgoConfig::parse(&times[e + 1].0).is_some() {
                 let t = times[e].1.min(times[e + 1].1);
                 times[e].1 = t;
                 times[e + 1].1 = t;
@@ -283,10 +284,17 @@ pub fn evaluate(model: &Model, log: &Log, ks: &[usize]) -> Result<Evaluation, Ev
         });
         let ranked = ranking.as_ref().is_some_and(|r| !r.is_empty());
         let list = ranking.unwrap_or_default();
-        let first = list
-            .first()
-            .cloned()
-            .unwrap_or_else(|| EXTERN_MM.to_string());
+        // The runtime's `get_choice` with `extern_mm` as the fallback: the decision (threshold
+        // applied) when it names one of this input's choices, else cuBLASLt's pick.
+        let first = match ev.decide(&ctx) {
+            Decision::Choice(i) => model
+                .choices
+                .get(i)
+                .filter(|c| times.iter().any(|(x, _)| x == *c))
+                .cloned(),
+            Decision::Unsure(_) => None,
+        }
+        .unwrap_or_else(|| EXTERN_MM.to_string());
         let all_kernel_ms: f64 = times
             .iter()
             .map(|(_, t)| *t)
@@ -381,13 +389,13 @@ mod tests {
 {\"shared_memory\": 232448, \"device_capa\": [9, 0], \"name\": \"mm\", \"numerical_features\": [\"m\", \"k\", \"n\", \"mat1_stride_0\", \"mat1_stride_1\", \"mat2_stride_0\", \"mat2_stride_1\"], \"categorical_features\": [\"mat1_dtype\"]}
 m,k,n,mat1_dtype,mat1_stride_0,mat1_stride_1,mat2_stride_0,mat2_stride_1,choice,feedback
 64,32,16,torch.float16,32,1,16,1,extern_mm,1.0
-64,32,16,torch.float16,32,1,16,1,algoA,1.1
-64,32,16,torch.float16,32,1,16,1,algoB,0.5
-64,32,16,torch.float16,32,1,16,1,algoC,2.0
+64,32,16,torch.float16,32,1,16,1,algo1-tile1-stages1-splitk1-red0-swz0-cus0-in0-cl0,1.1
+64,32,16,torch.float16,32,1,16,1,algo2-tile1-stages1-splitk1-red0-swz0-cus0-in0-cl0,0.5
+64,32,16,torch.float16,32,1,16,1,algo3-tile1-stages1-splitk1-red0-swz0-cus0-in0-cl0,2.0
 128,32,16,torch.float16,32,1,16,1,extern_mm,1.0
-128,32,16,torch.float16,32,1,16,1,algoB,0.9
-128,32,16,torch.float16,32,1,16,1,algoC,1.2
-128,32,16,torch.float16,32,1,16,1,algoA,0.8
+128,32,16,torch.float16,32,1,16,1,algo2-tile1-stages1-splitk1-red0-swz0-cus0-in0-cl0,0.9
+128,32,16,torch.float16,32,1,16,1,algo3-tile1-stages1-splitk1-red0-swz0-cus0-in0-cl0,1.2
+128,32,16,torch.float16,32,1,16,1,algo1-tile1-stages1-splitk1-red0-swz0-cus0-in0-cl0,0.8
 128,32,16,torch.float16,32,1,16,1,extern_mm,3.0
 ";
         Log::from_reader(
@@ -398,7 +406,7 @@ m,k,n,mat1_dtype,mat1_stride_0,mat1_stride_1,mat2_stride_0,mat2_stride_1,choice,
         .unwrap()
     }
 
-    /// m <= 100: ranks algoB, algoC, extern_mm; else algoC, algoA.
+    /// m <= 100: ranks algo2-tile1-stages1-splitk1-red0-swz0-cus0-in0-cl0, algo3-tile1-stages1-splitk1-red0-swz0-cus0-in0-cl0, extern_mm; else algo3-tile1-stages1-splitk1-red0-swz0-cus0-in0-cl0, algo1-tile1-stages1-splitk1-red0-swz0-cus0-in0-cl0.
     fn model() -> Model {
         Model {
             schema_version: ah_core::model::MODEL_SCHEMA_VERSION,
@@ -407,9 +415,9 @@ m,k,n,mat1_dtype,mat1_stride_0,mat1_stride_1,mat2_stride_0,mat2_stride_1,choice,
             kind: ah_core::model::ModelKind::Decision,
             precondition: DeviceIdentity::H100,
             choices: vec![
-                "algoA".into(),
-                "algoB".into(),
-                "algoC".into(),
+                "algo1-tile1-stages1-splitk1-red0-swz0-cus0-in0-cl0".into(),
+                "algo2-tile1-stages1-splitk1-red0-swz0-cus0-in0-cl0".into(),
+                "algo3-tile1-stages1-splitk1-red0-swz0-cus0-in0-cl0".into(),
                 "extern_mm".into(),
             ],
             default_choice: Some("extern_mm".into()),
@@ -468,16 +476,25 @@ m,k,n,mat1_dtype,mat1_stride_0,mat1_stride_1,mat2_stride_0,mat2_stride_1,choice,
         let e = evaluate(&model(), &log(), &[1, 2]).unwrap();
         assert_eq!(e.inputs.len(), 2);
         let a = &e.inputs[0];
-        // extern_mm (1.0) and its twin algoA (1.1) are one kernel: both 1.0.
+        // extern_mm (1.0) and its twin algo1-tile1-stages1-splitk1-red0-swz0-cus0-in0-cl0 (1.1) are one kernel: both 1.0.
         assert_eq!((a.extern_ms, a.best_ms), (1.0, 0.5));
-        assert_eq!((a.first.as_str(), a.first_ms), ("algoB", 0.5));
+        assert_eq!(
+            (a.first.as_str(), a.first_ms),
+            ("algo2-tile1-stages1-splitk1-red0-swz0-cus0-in0-cl0", 0.5)
+        );
         assert_eq!(a.top_k_ms[&1], 0.5);
-        assert_eq!(a.top_k_count[&1], 2, "algoB + extern_mm");
+        assert_eq!(
+            a.top_k_count[&1], 2,
+            "algo2-tile1-stages1-splitk1-red0-swz0-cus0-in0-cl0 + extern_mm"
+        );
         assert_eq!(a.description, "64x32x16 float16");
         let b = &e.inputs[1];
-        // extern_mm: median(1.0, 3.0) = 2.0, twin algoB 0.9 -> both 0.9.
+        // extern_mm: median(1.0, 3.0) = 2.0, twin algo2-tile1-stages1-splitk1-red0-swz0-cus0-in0-cl0 0.9 -> both 0.9.
         assert_eq!((b.extern_ms, b.best_ms), (0.9, 0.8));
-        assert_eq!((b.first.as_str(), b.first_ms), ("algoC", 1.2));
+        assert_eq!(
+            (b.first.as_str(), b.first_ms),
+            ("algo3-tile1-stages1-splitk1-red0-swz0-cus0-in0-cl0", 1.2)
+        );
         assert_eq!(b.top_k_ms[&1], 1.2);
         assert_eq!((b.top_k_ms[&2], b.top_k_ext_ms[&2]), (0.8, 0.8));
         let s = e.summary(|_| true);
