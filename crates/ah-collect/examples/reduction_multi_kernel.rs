@@ -509,7 +509,7 @@ fn cache_run(
     Ok(())
 }
 
-fn eval_log(shapes: &PathBuf, inputs: &[InputTimes]) -> anyhow::Result<()> {
+fn eval_log(shapes: &std::path::Path, inputs: &[InputTimes]) -> anyhow::Result<()> {
     let reg = registry();
     let h = heuristic(&reg, DeviceIdentity::H100)
         .ok_or_else(|| anyhow!("no reduction heuristic for the H100 in ah-heuristics"))?;
@@ -542,15 +542,15 @@ fn eval_log(shapes: &PathBuf, inputs: &[InputTimes]) -> anyhow::Result<()> {
             table.insert(
                 format!("{name}-{block}"),
                 json!({
-                    "runtime_speedup": eval::geomean_speedup(&inputs, base, runtime),
-                    "heuristic_only_speedup": eval::geomean_speedup(&inputs, base, top),
-                    "share_of_oracle": eval::score(&inputs, base).share_of_oracle,
+                    "runtime_speedup": eval::geomean_speedup(inputs, base, runtime),
+                    "heuristic_only_speedup": eval::geomean_speedup(inputs, base, top),
+                    "share_of_oracle": eval::score(inputs, base).share_of_oracle,
                 }),
             );
         }
     }
-    let s_top = eval::score(&inputs, top);
-    let s_rt = eval::score(&inputs, runtime);
+    let s_top = eval::score(inputs, top);
+    let s_rt = eval::score(inputs, runtime);
     let s_sure = eval::score(&sure, runtime);
     let (ns, n_sure) = time_decide(h, &contexts);
     println!(
