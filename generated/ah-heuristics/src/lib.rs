@@ -8,8 +8,10 @@ pub mod codegen_ops_self_test;
 pub mod codegen_plain_self_test;
 pub mod codegen_regression_self_test;
 pub mod codegen_self_test;
+pub mod mm_ranking_h100;
 pub mod pad_mma100;
 pub mod reduction_h100;
+pub mod tmp_mixed_mma100;
 
 /// Registers every generated heuristic, in module-name order.
 pub fn register_all(registry: &mut Registry) {
@@ -17,8 +19,10 @@ pub fn register_all(registry: &mut Registry) {
     registry.register(&codegen_plain_self_test::HEURISTIC);
     registry.register(&codegen_regression_self_test::HEURISTIC);
     registry.register(&codegen_self_test::HEURISTIC);
+    registry.register(&mm_ranking_h100::HEURISTIC);
     registry.register(&pad_mma100::HEURISTIC);
     registry.register(&reduction_h100::HEURISTIC);
+    registry.register(&tmp_mixed_mma100::HEURISTIC);
 }
 
 /// A registry holding every generated heuristic.
