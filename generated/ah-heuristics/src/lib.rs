@@ -11,7 +11,6 @@ pub mod codegen_self_test;
 pub mod mm_ranking_h100;
 pub mod pad_mma100;
 pub mod reduction_h100;
-pub mod tmp_mixed_mma100;
 
 /// Registers every generated heuristic, in module-name order.
 pub fn register_all(registry: &mut Registry) {
@@ -22,7 +21,6 @@ pub fn register_all(registry: &mut Registry) {
     registry.register(&mm_ranking_h100::HEURISTIC);
     registry.register(&pad_mma100::HEURISTIC);
     registry.register(&reduction_h100::HEURISTIC);
-    registry.register(&tmp_mixed_mma100::HEURISTIC);
 }
 
 /// A registry holding every generated heuristic.
