@@ -58,7 +58,7 @@ pub struct Args {
     )]
     pub ranking: Option<usize>,
     /// The regression variant (spec 7.4).
-    #[arg(long, help = "Regression variant (not available yet)")]
+    #[arg(long, help = "Regression variant (PyTorch's train_regression.py rule)")]
     pub regression: bool,
     /// Default choice (for speedup-over-default metrics).
     #[arg(long, value_name = "CHOICE", help = "Default choice for the metrics")]
@@ -163,9 +163,6 @@ fn write_all(dir: &Path, files: &[(PathBuf, Vec<u8>)]) -> Result<()> {
 
 /// Runs the command.
 pub fn run(args: Args) -> Result<()> {
-    if args.regression {
-        bail!("--regression is not available in this version of ah-train; train a decision heuristic (drop --regression)");
-    }
     if let Some(n) = args.threads {
         rayon::ThreadPoolBuilder::new()
             .num_threads(n)
@@ -254,8 +251,12 @@ pub fn run(args: Args) -> Result<()> {
         .expect("valid template")
         .progress_chars("=> "),
     );
-    let out = train::train(&opts, &|n| bar.inc(n))
-        .with_context(|| format!("training on {}", args.file.display()))?;
+    let out = if args.regression {
+        ah_train::regression::train_regression(&opts, &|n| bar.inc(n))
+    } else {
+        train::train(&opts, &|n| bar.inc(n))
+    }
+    .with_context(|| format!("training on {}", args.file.display()))?;
     bar.finish_and_clear();
     if args.timings {
         let t: Vec<String> = out

@@ -241,7 +241,16 @@ fn min_or_zero(a: &[f64]) -> f64 {
         .unwrap_or(0.0)
 }
 
-/// Every metric for one set.
+/// One row's answer, for [`metrics_from`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RowAnswer {
+    /// Correct, wrong or unsure.
+    pub outcome: Outcome,
+    /// Table column of the predicted choice (`None`: not a choice of this table).
+    pub pred_col: Option<usize>,
+}
+
+/// Every metric for one set of a decision tree.
 pub fn evaluate(
     model: &dyn LeafModel,
     rp: &RowPredictions,
@@ -250,9 +259,43 @@ pub fn evaluate(
     unsafe_leaf: &dyn Fn(usize) -> bool,
     s: &EvalSettings,
 ) -> Metrics {
-    let n = table.len();
     let out = outcomes(rp, table, threshold, unsafe_leaf, s.exempt_certain);
-    let classes = model.classes();
+    let answers: Vec<RowAnswer> = (0..table.len())
+        .map(|i| RowAnswer {
+            outcome: out[i],
+            pred_col: rp.class_col[rp.pred[i]],
+        })
+        .collect();
+    let mut order: Vec<usize> = (0..model.classes().len()).collect();
+    let top_k = |i: usize, sel: &mut Vec<usize>| {
+        // Classes by probability (ties by index), positive and measured, first k.
+        let v = model.leaf_value(rp.leaf[i]);
+        order.sort_by(|&a, &b| v[b].total_cmp(&v[a]).then(a.cmp(&b)));
+        for &c in order.iter() {
+            if sel.len() >= s.top_k {
+                break;
+            }
+            if v[c] > 0.0 {
+                if let Some(col) = rp.class_col[c] {
+                    if !table.time(i, col).is_nan() {
+                        sel.push(col);
+                    }
+                }
+            }
+        }
+    };
+    metrics_from(table, &answers, top_k, s)
+}
+
+/// Every metric from per-row answers; `top_k(i, sel)` pushes row `i`'s top-k table columns
+/// (before the always-included choices).
+pub fn metrics_from(
+    table: &Table,
+    answers: &[RowAnswer],
+    mut top_k: impl FnMut(usize, &mut Vec<usize>),
+    s: &EvalSettings,
+) -> Metrics {
+    let n = table.len();
     let dc = s
         .default_choice
         .as_deref()
@@ -273,13 +316,15 @@ pub fn evaluate(
         .iter()
         .filter_map(|c| table.choice_index(c))
         .collect();
-    let mut order: Vec<usize> = (0..classes.len()).collect();
     let mut sel: Vec<usize> = Vec::with_capacity(s.top_k);
     for i in 0..n {
         let t_true = table.best_time(i);
-        let pc = rp.class_col[rp.pred[i]];
+        let RowAnswer {
+            outcome,
+            pred_col: pc,
+        } = answers[i];
         let t_pred = pc.map_or(f64::NAN, |c| table.time(i, c));
-        match out[i] {
+        match outcome {
             Outcome::Correct => correct += 1,
             Outcome::Wrong => {
                 wrong += 1;
@@ -290,13 +335,11 @@ pub fn evaluate(
             }
             Outcome::Unsure => unsure += 1,
         }
-        if out[i] == Outcome::Unsure {
+        if outcome == Outcome::Unsure {
             sod.push(1.0);
         } else {
-            if let Some(d) = s.default_choice.as_deref() {
-                if classes[rp.pred[i]] != d {
-                    non_default += 1;
-                }
+            if s.default_choice.is_some() && (pc.is_none() || pc != dc) {
+                non_default += 1;
             }
             if let Some(dc) = dc {
                 let td = table.time(i, dc);
@@ -310,21 +353,8 @@ pub fn evaluate(
             }
         }
         // top-k
-        let v = model.leaf_value(rp.leaf[i]);
-        order.sort_by(|&a, &b| v[b].total_cmp(&v[a]).then(a.cmp(&b)));
         sel.clear();
-        for &c in &order {
-            if sel.len() >= s.top_k {
-                break;
-            }
-            if v[c] > 0.0 {
-                if let Some(col) = rp.class_col[c] {
-                    if !table.time(i, col).is_nan() {
-                        sel.push(col);
-                    }
-                }
-            }
-        }
+        top_k(i, &mut sel);
         let win = table.actual_winner[i] as usize;
         if sel.contains(&win) || always.contains(&win) {
             tk_correct += 1;
@@ -350,12 +380,12 @@ pub fn evaluate(
         let ok = td.is_finite() && t_true.is_finite() && t_true > 0.0;
         if ok {
             n_ok += 1;
-            let chosen_default = if out[i] == Outcome::Unsure {
+            let chosen_default = if outcome == Outcome::Unsure {
                 td
             } else {
                 t_pred
             };
-            let chosen_auto = if out[i] == Outcome::Unsure {
+            let chosen_auto = if outcome == Outcome::Unsure {
                 t_true
             } else {
                 t_pred
@@ -366,10 +396,12 @@ pub fn evaluate(
         }
         if t_true.is_finite() {
             best_sum += t_true;
-            if out[i] == Outcome::Wrong && t_pred.is_finite() {
-                lost += t_pred - t_true;
-            } else if out[i] == Outcome::Wrong {
-                lost = f64::INFINITY;
+            if outcome == Outcome::Wrong {
+                lost += if t_pred.is_finite() {
+                    t_pred - t_true
+                } else {
+                    f64::INFINITY
+                };
             }
         }
     }

@@ -30,6 +30,7 @@ pub mod dataset;
 pub mod error;
 pub mod eval;
 pub mod learner;
+pub mod regression;
 pub mod report;
 pub mod split;
 pub mod train;

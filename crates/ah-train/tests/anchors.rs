@@ -166,3 +166,20 @@ fn mixed_mm_a100_matches_the_reference_up_to_tied_winners() {
         );
     }
 }
+
+/// The regression variant on pad_mm_a100 finds the threshold of PyTorch's shipped
+/// `_PadMMA100.py` (`get_confidence_threshold` returns 1.7025303314066).
+#[test]
+fn pad_mm_a100_regression_reproduces_the_shipped_threshold() {
+    let Some(log) = shared("data/pytorch/pad_mm_a100.txt") else {
+        return;
+    };
+    let out = ah_train::regression::train_regression(&options(log, None), &|_| {}).unwrap();
+    assert_eq!(out.grid.len(), 12);
+    assert!(
+        (out.model.threshold - 1.7025303314066).abs() < 1e-12,
+        "{}",
+        out.model.threshold
+    );
+    assert_eq!(out.model.kind, ah_core::model::ModelKind::Regression);
+}

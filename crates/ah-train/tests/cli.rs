@@ -198,6 +198,28 @@ fn upstream_and_linfa_trees_and_split_files() {
     assert!(model.contains("\"learner\": \"linfa-trees\""));
 }
 
+#[test]
+fn regression_variant_writes_a_regression_model() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = toy_log(dir.path(), 300, 9);
+    let out = dir.path().join("out");
+    let o = run(&[
+        log.to_str().unwrap(),
+        "--heuristic-name",
+        "ToyReg",
+        "--output-dir",
+        out.to_str().unwrap(),
+        "-q",
+        "--regression",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let model: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("ToyReg.model.json")).unwrap())
+            .unwrap();
+    assert_eq!(model["kind"], "regression");
+    assert!(out.join("_ToyReg.py").exists());
+}
+
 /// Runs on a bad input; expects exit code 2, a message containing `needle`, and no outputs.
 fn expect_error(log_text: &str, extra: &[&str], needle: &str) {
     let dir = tempfile::tempdir().unwrap();
