@@ -13,6 +13,7 @@
     clippy::approx_constant,
     clippy::excessive_precision,
     clippy::if_same_then_else,
+    clippy::manual_range_contains,
     clippy::match_like_matches_macro,
     clippy::neg_cmp_op_on_partial_ord,
     clippy::nonminimal_bool,
