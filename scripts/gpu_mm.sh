@@ -9,8 +9,8 @@ MODE=${1:-smoke}
 OUT=${OUT:-out/gpu_mm}
 G=${G:-.gpu/mm}
 BUDGET=${BUDGET:-5}
-TRAIN=${TRAIN:-1200}
-EVAL=${EVAL:-300}
+TRAIN=${TRAIN:-1500}
+EVAL=${EVAL:-400}
 TRAIN_LIMIT=${TRAIN_LIMIT:-300}
 EVAL_LIMIT=${EVAL_LIMIT:-100}
 mkdir -p "$OUT"
