@@ -244,16 +244,20 @@ fn committed_models_artifacts_decide_like_the_models_on_their_logs() {
     {
         let model = load_model(path).unwrap();
         let mut contexts = edge_contexts(&model, 2000);
-        let log = manifest()
-            .join("../../../shared/data/pytorch")
-            .join(&model.provenance.dataset);
-        if log.exists() {
-            contexts.extend(log_contexts(&log));
-        } else {
-            eprintln!(
-                "{}: training log {} not found under ../shared/data/pytorch: edge contexts only",
+        let candidates = [
+            manifest()
+                .join("../../../shared/data/pytorch")
+                .join(&model.provenance.dataset),
+            manifest()
+                .join("../../data")
+                .join(&model.provenance.dataset),
+        ];
+        match candidates.iter().find(|p| p.is_file()) {
+            Some(log) => contexts.extend(log_contexts(log)),
+            None => eprintln!(
+                "{}: training log {} not found under ../shared/data/pytorch or data/: edge contexts only",
                 model.heuristic_name, model.provenance.dataset
-            );
+            ),
         }
         let decided = check_python(&model, &contexts);
         eprintln!(
