@@ -105,6 +105,9 @@ impl LearnedHeuristic for ModelHeuristic {
     }
 }
 
+/// One sample: its feature values and `(choice, ms)` in logging order.
+type Sample = (Vec<ah_core::Value>, Vec<(String, f64)>);
+
 #[derive(Default)]
 struct Totals {
     inputs: usize,
@@ -130,7 +133,7 @@ fn main() -> anyhow::Result<()> {
     let config = Config::from_vars(|k| (k == "AUTOHEURISTIC_USE").then(|| "mm".to_string()));
     let device = DeviceInfo::new(log.metadata.device(), "replay");
     // Inputs in log order, each with its choices in logging order and their times.
-    let mut inputs: Vec<(Vec<ah_core::Value>, Vec<(String, f64)>)> = Vec::new();
+    let mut inputs: Vec<Sample> = Vec::new();
     for row in &log.rows {
         let choice = log.choice_name(row).to_string();
         match inputs.last_mut() {

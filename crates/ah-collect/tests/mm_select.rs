@@ -17,9 +17,12 @@ fn eval_log() -> Log {
     Log::read(&path, ReadOptions { strict: true }).expect("the committed evaluation log")
 }
 
-/// Samples in log order: feature values and `(choice, ms)` in logging order.
-fn samples(log: &Log) -> Vec<(Vec<Value>, Vec<(String, f64)>)> {
-    let mut out: Vec<(Vec<Value>, Vec<(String, f64)>)> = Vec::new();
+/// One sample: its feature values and `(choice, ms)` in logging order.
+type Sample = (Vec<Value>, Vec<(String, f64)>);
+
+/// Samples in log order.
+fn samples(log: &Log) -> Vec<Sample> {
+    let mut out: Vec<Sample> = Vec::new();
     for row in &log.rows {
         let choice = log.choice_name(row).to_string();
         if choice == EXTERN_MM || out.is_empty() {
