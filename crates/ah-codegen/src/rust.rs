@@ -282,7 +282,6 @@ impl<'p, 'm> Gen<'p, 'm> {
 
     fn columns_fn(&self, helpers: &mut BTreeSet<&'static str>) -> Result<String, CodegenError> {
         let plan = self.plan;
-        let model = plan.model;
         let mut s = String::new();
         s.push_str("/// Computes the operations, checks the range guard and reads the columns.\n");
         let ctx_param = if self.gathered.is_empty() && plan.ops.is_empty() {
@@ -320,7 +319,6 @@ impl<'p, 'm> Gen<'p, 'm> {
                 return Ok(s);
             }
         }
-        let _ = model;
         Ok(s)
     }
 
@@ -438,24 +436,21 @@ impl<'p, 'm> Gen<'p, 'm> {
             let _ = writeln!(s, "let {var}: {} = {};", code.ty.rust(), code.code);
         }
         // Range guard.
-        let typed = |name: &str, source: Source| -> Option<Code> {
+        let typed = |source: Source| -> Option<Code> {
             match source {
                 Source::Op(j) => Some(Code {
                     code: format!("o{j}"),
                     ty: op_code[j].ty,
                     prec: P_ATOM,
                 }),
-                _ => {
-                    let _ = name;
-                    None
-                }
+                _ => None,
             }
         };
         if model.range_guard {
             for r in &model.feature_ranges {
                 let src = plan.guard_source(&r.name);
                 let name = str_lit(&r.name);
-                let v = match typed(&r.name, src) {
+                let v = match typed(src) {
                     Some(c) => match c.ty {
                         Ty::I => format!("{} as f64", c.code),
                         Ty::F => c.code,
@@ -745,14 +740,12 @@ fn num(v: Option<&Value>, name: &'static str) -> Result<f64, UnsureKind> {
     }
 
     fn walk_fn(&self) -> String {
-        let model = self.plan.model;
         let mut s = String::new();
         let param = if self.used.is_empty() { "_c" } else { "c" };
         let _ = writeln!(s, "/// Walks the tree (`<=` goes left; a one-hot split goes left when the value differs).");
         let _ = writeln!(s, "fn walk({param}: &Columns<'_>) -> Prediction {{");
         self.emit_node(0, &mut s);
         s.push_str("}\n");
-        let _ = model;
         s
     }
 
