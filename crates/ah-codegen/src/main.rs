@@ -194,3 +194,13 @@ fn same_dir(a: &Path, b: &Path) -> bool {
 fn is_json(p: &Path) -> bool {
     p.is_file() && p.extension().is_some_and(|e| e == "json")
 }
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    #[test]
+    fn cli_definition_is_valid() {
+        super::Cli::command().debug_assert();
+    }
+}
