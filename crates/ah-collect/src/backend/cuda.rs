@@ -648,7 +648,7 @@ impl CudaBackend {
         Ok(out)
     }
 
-    /// Copies `n` elements of `elem` bytes from the device to a host byte vector.
+    /// Waits for the stream, then copies `bytes` bytes at `ptr` to a host vector.
     pub fn download(&mut self, ptr: drv::CUdeviceptr, bytes: usize) -> Result<Vec<u8>, BenchError> {
         self.synchronize()?;
         let mut host = vec![0u8; bytes];
