@@ -348,6 +348,40 @@ fn time_decide(h: &dyn LearnedHeuristic, contexts: &[Context]) -> (f64, usize) {
     )
 }
 
+/// The runtime's whole first-call decision in use mode, warm, without a GPU: for each input a
+/// new `MultiKernel` over stand-in sub-kernels (every variant that fits, nothing to run) is
+/// built untimed, then `pick` is timed (registry lookup, precondition, `decide`, mapping the
+/// answer to a sub-kernel). Unsure inputs would benchmark; their times are left out. Repeated
+/// 20 times per input; returns ns per pick.
+fn time_runtime_pick(reg: &Registry, inputs: &[InputTimes]) -> anyhow::Result<Vec<f64>> {
+    let cfg = config(true, false, ah_core::multi_kernel::DEFAULT_REP_MS);
+    let mut out = Vec::new();
+    for _ in 0..20 {
+        for i in inputs {
+            let kernels = Variant::all()
+                .into_iter()
+                .filter(|v| v.fits(i.cols))
+                .map(|v| {
+                    SubKernel::new(
+                        v.name(),
+                        v.name(),
+                        || Ok(()),
+                        |_| Err("stand-in sub-kernel: not benchmarked".into()),
+                    )
+                })
+                .collect();
+            let mut mk = MultiKernel::new("reduction", kernels, i.context(), DeviceIdentity::H100)?;
+            let t = Instant::now();
+            let by = mk.pick(&cfg, Some(reg), None).map(|p| p.by);
+            let dt = t.elapsed().as_nanos() as f64;
+            if matches!(by, Ok(PickedBy::Heuristic)) {
+                out.push(dt);
+            }
+        }
+    }
+    Ok(out)
+}
+
 fn measure(inputs: &[InputTimes], rep_ms: f64, out: Option<PathBuf>) -> anyhow::Result<()> {
     let gpu = Gpu::new(rep_ms, REDUCTION_SOURCE.to_string())?;
     let reg = registry();
@@ -553,6 +587,7 @@ fn eval_log(shapes: &std::path::Path, inputs: &[InputTimes]) -> anyhow::Result<(
     let s_rt = eval::score(inputs, runtime);
     let s_sure = eval::score(&sure, runtime);
     let (ns, n_sure) = time_decide(h, &contexts);
+    let pick_ns = time_runtime_pick(&reg, inputs)?;
     println!(
         "{}",
         json!({
@@ -565,6 +600,8 @@ fn eval_log(shapes: &std::path::Path, inputs: &[InputTimes]) -> anyhow::Result<(
             "sure_only": {"n": s_sure.n, "share_of_oracle": s_sure.share_of_oracle, "exact": s_sure.exact,
                 "over_10pct": s_sure.over_10pct},
             "fixed_baselines": table, "decide_ns": ns,
+            "runtime_pick_ns": {"median": percentile(&pick_ns, 0.5), "p90": percentile(&pick_ns, 0.9),
+                "max": percentile(&pick_ns, 1.0)},
         })
     );
     Ok(())
