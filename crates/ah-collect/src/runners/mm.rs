@@ -328,13 +328,9 @@ impl MmPrepared {
     }
 
     fn candidate(&self, choice: &str) -> Result<&Candidate, BenchError> {
-        // `ltJ` is cuBLASLt's J-th candidate: entry J of the list (entry 0 is extern_mm).
-        let by_rank = parse_rank_choice(choice)
-            .filter(|&j| j >= 2)
-            .and_then(|j| self.choices.get(j));
-        by_rank
-            .or_else(|| self.choices.iter().find(|(c, _)| c == choice))
-            .map(|(_, cand)| cand)
+        let ids: Vec<&str> = self.choices.iter().map(|(c, _)| c.as_str()).collect();
+        choice_index(&ids, choice)
+            .map(|i| &self.choices[i].1)
             .ok_or_else(|| {
                 BenchError::Other(format!(
                     "mm: cuBLASLt offered no algorithm `{choice}` for this input"
@@ -380,6 +376,16 @@ pub fn parse_rank_choice(id: &str) -> Option<usize> {
         return None;
     }
     digits.parse().ok().filter(|&j| j >= 2)
+}
+
+/// Where a choice is in an input's choice list (`extern_mm`, then cuBLASLt's candidates in its
+/// order): a configuration id or `extern_mm` by name, a rank id `ltJ` as cuBLASLt's J-th
+/// candidate (entry J; entry 1 is the first candidate again under its configuration id).
+pub fn choice_index(ids: &[&str], choice: &str) -> Option<usize> {
+    match parse_rank_choice(choice) {
+        Some(j) if j >= 2 => (j < ids.len()).then_some(j),
+        _ => ids.iter().position(|c| *c == choice),
+    }
 }
 
 /// Why a log cannot be renamed by rank.
@@ -802,6 +808,17 @@ mod tests {
         assert_eq!(parse_rank_choice("lt1"), None);
         assert_eq!(parse_rank_choice("lt"), None);
         assert_eq!(parse_rank_choice("algo1-tile1"), None);
+    }
+
+    #[test]
+    fn choices_resolve_by_id_or_rank() {
+        let ids = [EXTERN_MM, "algo1-x", "algo2-x", "algo3-x"];
+        assert_eq!(choice_index(&ids, EXTERN_MM), Some(0));
+        assert_eq!(choice_index(&ids, "algo2-x"), Some(2));
+        assert_eq!(choice_index(&ids, "lt2"), Some(2));
+        assert_eq!(choice_index(&ids, "lt3"), Some(3));
+        assert_eq!(choice_index(&ids, "lt4"), None, "only 3 candidates");
+        assert_eq!(choice_index(&ids, "algo9-x"), None);
     }
 
     #[test]
