@@ -778,7 +778,9 @@ pub fn train(opts: &TrainOptions, progress: &(dyn Fn(u64) + Sync)) -> Result<Tra
                         .collect();
                     let (thr, cost) = choose_threshold(&rows, &opts.cost);
                     let se = cost_standard_error(&rows, thr, opts.cost.autotune_cost);
-                    thresholds.push((thr, cost));
+                    let share = rows.iter().filter(|r| r.3 && r.0 > thr).count() as f64
+                        / rows.len().max(1) as f64;
+                    thresholds.push((thr, cost, share));
                     candidates.push((weighting, c, thr, cost, se));
                 }
                 // Refit every config on the fit set (the grid table shows them all).
@@ -792,8 +794,9 @@ pub fn train(opts: &TrainOptions, progress: &(dyn Fn(u64) + Sync)) -> Result<Tra
                     .map(|(c, (&cfg, tree))| {
                         let f = finish_fit(tree, &classes, opts.ranking);
                         let mut bad = unsafe_leaves(&f, &fit_t, &p.settings.unsafe_rule);
-                        let (thr, cost) = thresholds[c];
+                        let (_, cost, share) = thresholds[c];
                         let scores = leaf_scores(&f, &fit_t, &opts.cost);
+                        let thr = transfer_threshold(&f, &fit_t, &scores, share);
                         for (i, nd) in f.tree.nodes.iter().enumerate() {
                             if nd.feature.is_none() && scores[i] <= thr {
                                 bad[i] = true;
@@ -1059,6 +1062,44 @@ pub fn choose_threshold(rows: &[(f64, f64, bool, bool)], p: &CostAwareParams) ->
         best.0 = 1.0;
     }
     best
+}
+
+/// The refitted model's threshold: the cut between its leaves (ranked by score over the rows
+/// it was fitted on) whose decided share of those rows is closest to `share`, the share the
+/// cross-validated threshold decides, deciding at least the most trusted leaf group when that
+/// share is positive. A share transfers between the fold models and the refitted model where
+/// an absolute score does not (larger leaves have higher scores). Returns a score between two
+/// leaf groups (`1e300`: decide nothing; below every score: all).
+fn transfer_threshold(f: &Fitted, t: &Table, scores: &[f64], share: f64) -> f64 {
+    if share <= 0.0 || t.is_empty() {
+        return 1.0e300;
+    }
+    let mut s: Vec<f64> = (0..t.len())
+        .map(|i| scores[f.tree.apply(t.row(i))])
+        .collect();
+    s.sort_by(|a, b| b.total_cmp(a));
+    let n = s.len() as f64;
+    // At least the most trusted leaf group: cross-validation found deciding worth it.
+    let (mut best_cut, mut best_gap) = (0usize, f64::INFINITY);
+    let mut i = 0;
+    while i < s.len() {
+        let c = s[i];
+        while i < s.len() && s[i] == c {
+            i += 1;
+        }
+        let gap = (i as f64 / n - share).abs();
+        if gap < best_gap {
+            best_gap = gap;
+            best_cut = i;
+        }
+    }
+    if best_cut == 0 {
+        1.0e300
+    } else if best_cut == s.len() {
+        s[s.len() - 1] - 1.0
+    } else {
+        (s[best_cut - 1] + s[best_cut]) / 2.0
+    }
 }
 
 /// Standard error of the mean per-input cost at threshold `thr` (rows as in
