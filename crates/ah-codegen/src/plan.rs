@@ -29,14 +29,10 @@ pub struct Plan<'m> {
     /// Per operation: PyTorch computes it itself (same name and expression as one of
     /// PyTorch's built-in operations for the model's optimization name).
     pub builtin: Vec<bool>,
-    /// Per operation: the tree needs it, directly or through a later operation.
-    pub needed: Vec<bool>,
-    /// Context features the needed operations and the tree read, in first-use order.
-    pub context_features: Vec<String>,
 }
 
 impl<'m> Plan<'m> {
-    /// Parses the model's operations and works out what the tree needs.
+    /// Parses the model's operations and marks those PyTorch computes itself.
     pub fn new(model: &'m Model) -> Result<Self, CodegenError> {
         let mut ops = Vec::with_capacity(model.operations.len());
         for spec in &model.operations {
@@ -56,57 +52,11 @@ impl<'m> Plan<'m> {
                 })
             })
             .collect();
-        let mut plan = Plan {
+        Ok(Plan {
             model,
             ops,
             builtin,
-            needed: Vec::new(),
-            context_features: Vec::new(),
-        };
-        plan.needed = vec![false; plan.ops.len()];
-        // Tree columns, in node order.
-        let mut names: Vec<String> = Vec::new();
-        for node in &model.tree.nodes {
-            if let Node::Split { column, .. } = node {
-                let name = feature_of(&model.columns[*column]).to_string();
-                if !names.contains(&name) {
-                    names.push(name);
-                }
-            }
-        }
-        if model.range_guard {
-            for r in &model.feature_ranges {
-                if !names.contains(&r.name) {
-                    names.push(r.name.clone());
-                }
-            }
-        }
-        let mut ctx_features: Vec<String> = Vec::new();
-        let mut stack: Vec<(String, usize)> = names
-            .into_iter()
-            .rev()
-            .map(|n| (n, plan.ops.len()))
-            .collect();
-        while let Some((name, before)) = stack.pop() {
-            match plan.source_before(&name, before) {
-                Source::Op(i) => {
-                    if !plan.needed[i] {
-                        plan.needed[i] = true;
-                        for input in plan.ops[i].inputs().into_iter().rev() {
-                            stack.push((input.to_string(), i));
-                        }
-                    }
-                }
-                Source::Context => {
-                    if !ctx_features.contains(&name) {
-                        ctx_features.push(name);
-                    }
-                }
-                Source::Choice => {}
-            }
-        }
-        plan.context_features = ctx_features;
-        Ok(plan)
+        })
     }
 
     /// Where `name` comes from when read by the tree (after all operations).
@@ -168,11 +118,6 @@ impl<'m> Plan<'m> {
             }
         }
         out
-    }
-
-    /// Indices of the needed operations, in evaluation order.
-    pub fn needed_ops(&self) -> impl Iterator<Item = usize> + '_ {
-        (0..self.ops.len()).filter(|i| self.needed[*i])
     }
 
     /// Distinct columns the tree splits on, by index.

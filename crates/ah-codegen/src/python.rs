@@ -17,18 +17,25 @@ pub fn render(plan: &Plan<'_>, header: &[String]) -> Result<String, CodegenError
     let model = plan.model;
     let mut preamble = Vec::new();
     let base = "        ";
-    // User-defined operations PyTorch does not know: computed here, in order.
-    for i in plan.needed_ops() {
-        if plan.builtin[i] {
-            continue;
+    // User-defined operations PyTorch does not know: computed here, all of them, in order (as
+    // the model computes every operation); a failing one makes the artifact unsure (`None`),
+    // as the model is.
+    let user: Vec<usize> = (0..plan.ops.len()).filter(|i| !plan.builtin[*i]).collect();
+    if !user.is_empty() {
+        preamble.push(format!("{base}try:"));
+        for &i in &user {
+            let op = &plan.ops[i];
+            let expr = op.expr.to_python(&|n| feature_ref(plan, n, i));
+            preamble.push(format!(
+                "{base}    # augment operation `{}` = {}",
+                op.name, op.source
+            ));
+            preamble.push(format!("{base}    {} = {expr}", op_var(i)));
         }
-        let op = &plan.ops[i];
-        let expr = op.expr.to_python(&|n| feature_ref(plan, n, i));
         preamble.push(format!(
-            "{base}# augment operation `{}` = {}",
-            op.name, op.source
+            "{base}except (ArithmeticError, TypeError, ValueError, KeyError):"
         ));
-        preamble.push(format!("{base}{} = {expr}", op_var(i)));
+        preamble.push(format!("{base}    return None"));
     }
     let guard = range_guard_lines(plan, base);
     let mut body = preamble.clone();

@@ -48,18 +48,27 @@ class CodegenSelfTest(LearnedHeuristicDecision):
         return 'codegen_selftest'
 
     def get_best_choices(self, context: AHContext) -> Optional[list[tuple[float, int]]]:
-        # augment operation `m*n` = m * n
-        _op1 = context.get_value('m') * context.get_value('n')
-        # augment operation `k/(m*n)` = k / (m * n)
-        _op3 = context.get_value('k') / (context.get_value('m') * context.get_value('n'))
-        # augment operation `arith_intensity` = if(m == 0 or k == 0 or n == 0, 0.0, m * k * n / (m * k + k * n + m * n))
-        _op5 = (0.0 if context.get_value('m') == 0 or context.get_value('k') == 0 or context.get_value('n') == 0 else context.get_value('m') * context.get_value('k') * context.get_value('n') / (context.get_value('m') * context.get_value('k') + context.get_value('k') * context.get_value('n') + context.get_value('m') * context.get_value('n')))
-        # augment operation `mat2_innermost_needs_padding` = (mat2_stride_0 == 1 and k_padded_length != 0) or (mat2_stride_1 == 1 and n_padded_length != 0)
-        _op6 = context.get_value('mat2_stride_0') == 1 and context.get_value('k_padded_length') != 0 or context.get_value('mat2_stride_1') == 1 and context.get_value('n_padded_length') != 0
-        # augment operation `n_multiple_32` = n % 32 == 0
-        _op7 = context.get_value('n') % 32 == 0
-        # augment operation `my_ratio` = max(m, n) // min(m, n)
-        _op8 = max(context.get_value('m'), context.get_value('n')) // min(context.get_value('m'), context.get_value('n'))
+        try:
+            # augment operation `m*k` = m * k
+            _op0 = context.get_value('m') * context.get_value('k')
+            # augment operation `m*n` = m * n
+            _op1 = context.get_value('m') * context.get_value('n')
+            # augment operation `k*n` = k * n
+            _op2 = context.get_value('k') * context.get_value('n')
+            # augment operation `k/(m*n)` = k / (m * n)
+            _op3 = context.get_value('k') / (context.get_value('m') * context.get_value('n'))
+            # augment operation `bfloat_perf_hit` = k > m * 1024 and k > n * 1024 and str(mat1_dtype) == 'torch.bfloat16'
+            _op4 = context.get_value('k') > context.get_value('m') * 1024 and context.get_value('k') > context.get_value('n') * 1024 and str(context.get_value('mat1_dtype')) == 'torch.bfloat16'
+            # augment operation `arith_intensity` = if(m == 0 or k == 0 or n == 0, 0.0, m * k * n / (m * k + k * n + m * n))
+            _op5 = (0.0 if context.get_value('m') == 0 or context.get_value('k') == 0 or context.get_value('n') == 0 else context.get_value('m') * context.get_value('k') * context.get_value('n') / (context.get_value('m') * context.get_value('k') + context.get_value('k') * context.get_value('n') + context.get_value('m') * context.get_value('n')))
+            # augment operation `mat2_innermost_needs_padding` = (mat2_stride_0 == 1 and k_padded_length != 0) or (mat2_stride_1 == 1 and n_padded_length != 0)
+            _op6 = context.get_value('mat2_stride_0') == 1 and context.get_value('k_padded_length') != 0 or context.get_value('mat2_stride_1') == 1 and context.get_value('n_padded_length') != 0
+            # augment operation `n_multiple_32` = n % 32 == 0
+            _op7 = context.get_value('n') % 32 == 0
+            # augment operation `my_ratio` = max(m, n) // min(m, n)
+            _op8 = max(context.get_value('m'), context.get_value('n')) // min(context.get_value('m'), context.get_value('n'))
+        except (ArithmeticError, TypeError, ValueError, KeyError):
+            return None
         if not (1.0 <= context.get_value('m') <= 65536.0):
             return None
         if not (1.0 <= _op1 <= 4294967296.0):
