@@ -71,6 +71,35 @@ pub fn check_name(name: &str) -> Result<(), CodegenError> {
             "it contains `{c}`; only ASCII letters and digits are allowed"
         )));
     }
+    // Names the generated module uses itself (imports, its own types, the prelude).
+    const TAKEN: &[&str] = &[
+        "Columns",
+        "Context",
+        "DeviceIdentity",
+        "EvalError",
+        "LearnedHeuristic",
+        "ModelKind",
+        "OnceLock",
+        "Operation",
+        "Prediction",
+        "UnsureKind",
+        "Value",
+        "Option",
+        "Result",
+        "Some",
+        "None",
+        "Ok",
+        "Err",
+        "String",
+        "Vec",
+        "Box",
+        "Self",
+    ];
+    if TAKEN.contains(&name) {
+        return Err(bad(
+            "the generated module already uses this name; pick a more specific one",
+        ));
+    }
     let module = crate::names::module_name(name);
     if crate::names::is_rust_keyword(&module) || module == "lib" {
         return Err(bad(&format!("its module name `{module}` is reserved")));

@@ -253,7 +253,9 @@ fn bad_models_are_errors_with_exit_2_and_no_output() {
     for (name, why) in [
         ("pad_mm", "capital"),
         ("Pad-MM", "contains `-`"),
-        ("Self", "reserved"),
+        ("Self", "already uses"),
+        ("Context", "already uses"),
+        ("Type", "reserved"),
         ("", "empty"),
     ] {
         assert_bad_input(
