@@ -59,7 +59,7 @@ collect)
     run "$G/reduction_multi_kernel" cache --shapes "$OUT/reduction_h100_fresh.txt" --cache "$CACHE" --limit 30 --edit-source
     say "pick cache, process 4 (original source again: still cached)"
     run "$G/reduction_multi_kernel" cache --shapes "$OUT/reduction_h100_fresh.txt" --cache "$CACHE" --limit 30
-    say "benchmark-mode first calls (no heuristic in this build)"
+    say "first calls on 40 fresh shapes (benchmark vs the heuristic this build links, if any)"
     run "$G/reduction_multi_kernel" measure --shapes "$OUT/reduction_h100_fresh.txt" --limit 40
     ;;
 measure)
