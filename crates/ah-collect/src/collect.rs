@@ -211,23 +211,16 @@ pub struct CollectSummary {
     pub out: PathBuf,
 }
 
-/// PyTorch's default log path: `{cache_dir}/autoheuristic/{device_name}/{name}.txt`, with
-/// `cache_dir` = `$TORCHINDUCTOR_CACHE_DIR` or `{tmp}/torchinductor_{user}` and spaces in the
-/// device name replaced by `_` (`non_cuda_device` without CUDA).
-pub fn default_log_path(device_name: Option<&str>, name: &str) -> PathBuf {
-    let cache = std::env::var_os("TORCHINDUCTOR_CACHE_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            let user = std::env::var("USER").unwrap_or_else(|_| "user".into());
-            std::env::temp_dir().join(format!("torchinductor_{user}"))
-        });
-    let dev = device_name
-        .map(|d| d.replace(' ', "_"))
-        .unwrap_or_else(|| "non_cuda_device".into());
-    cache
-        .join("autoheuristic")
-        .join(dev)
-        .join(format!("{name}.txt"))
+/// The runtime's default log path (`ah_core::Config::log_path_for`, PyTorch's layout):
+/// `$AUTOHEURISTIC_LOG_PATH` (or `$TORCHINDUCTOR_AUTOHEURISTIC_LOG_PATH`) when set to a file,
+/// else `{cache_dir}/autoheuristic/{device_name}/{name}.txt` with spaces in the device name
+/// replaced by `_` (`non_cuda_device` without CUDA).
+pub fn default_log_path(device: Option<(&str, ah_core::DeviceIdentity)>, name: &str) -> PathBuf {
+    let info = match device {
+        Some((dev, identity)) => ah_core::DeviceInfo::new(identity, dev),
+        None => ah_core::DeviceInfo::none(),
+    };
+    ah_core::Config::from_env().log_path_for(name, &info)
 }
 
 /// The medians sidecar of a log: `FILE.medians.txt`.
@@ -1222,8 +1215,21 @@ mod tests {
     }
 
     #[test]
-    fn default_path_is_pytorchs() {
-        let p = default_log_path(Some("NVIDIA H100 80GB HBM3"), "pad_mm");
+    fn default_path_is_the_runtimes() {
+        if [
+            "AUTOHEURISTIC_LOG_PATH",
+            "TORCHINDUCTOR_AUTOHEURISTIC_LOG_PATH",
+        ]
+        .iter()
+        .any(|v| std::env::var_os(v).is_some())
+        {
+            eprintln!("skipped: a log path is set in the environment");
+            return;
+        }
+        let p = default_log_path(
+            Some(("NVIDIA H100 80GB HBM3", ah_core::DeviceIdentity::H100)),
+            "pad_mm",
+        );
         assert!(
             p.ends_with("autoheuristic/NVIDIA_H100_80GB_HBM3/pad_mm.txt"),
             "{}",

@@ -186,7 +186,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     let out = match &cli.out {
         Some(p) => p.clone(),
         None => {
-            let dev_name = match &devices {
+            let device = match &devices {
                 Devices::Cpu => None,
                 Devices::Cuda(o) => Some(
                     collect::open_backend(
@@ -194,11 +194,11 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                         0,
                         &config_for(&cli, PathBuf::new(), shard, devices.clone()),
                     )
-                    .map(|b| b.info().device_name.clone())
+                    .map(|b| (b.info().device_name.clone(), b.info().identity))
                     .with_context(|| format!("starting CUDA device {}", o[0]))?,
                 ),
             };
-            collect::default_log_path(dev_name.as_deref(), name)
+            collect::default_log_path(device.as_ref().map(|(n, i)| (n.as_str(), *i)), name)
         }
     };
     let cfg = config_for(&cli, out, shard, devices);

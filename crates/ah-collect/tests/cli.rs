@@ -89,6 +89,25 @@ fn collects_on_the_cpu_and_resumes() {
 }
 
 #[test]
+fn default_output_is_the_runtimes_log_path() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = bin()
+        .args(args(&["--num-samples", "2"]))
+        .env("XDG_CACHE_HOME", dir.path())
+        .env_remove("AUTOHEURISTIC_LOG_PATH")
+        .env_remove("TORCHINDUCTOR_AUTOHEURISTIC_LOG_PATH")
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let want = dir
+        .path()
+        .join("autoheuristic")
+        .join("non_cuda_device")
+        .join("pad_mm.txt");
+    assert_eq!(inputs(&want).len(), 2);
+}
+
+#[test]
 fn a_kill_loses_at_most_the_input_in_flight() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("pad_mm.txt");
