@@ -104,6 +104,17 @@ pub fn render(model: &Model, options: &Options) -> Result<Vec<GeneratedFile>, Co
         let header = header::header_lines(model, &command);
         let module = module_name(name);
         let src = krate.join("src");
+        let module_path = src.join(format!("{module}.rs"));
+        if let Some(other) = module_owner(&module_path)? {
+            if other != *name {
+                return Err(CodegenError::Output {
+                    path: module_path,
+                    message: format!(
+                        "this module holds the heuristic `{other}`, and `{name}` maps to the same module name; rename one of them"
+                    ),
+                });
+            }
+        }
         let raw = rust::render_module(&plan, &header)?;
         files.push(GeneratedFile {
             path: src.join(format!("{module}.rs")),
@@ -186,6 +197,21 @@ fn existing_modules(src: &Path) -> Result<BTreeSet<String>, CodegenError> {
         }
     }
     Ok(out)
+}
+
+/// The heuristic a generated module file was made for (its header's ``Heuristic `NAME` ``).
+fn module_owner(path: &Path) -> Result<Option<String>, CodegenError> {
+    let text = match std::fs::read_to_string(path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(CodegenError::io(path, e)),
+    };
+    Ok(text
+        .lines()
+        .take(10)
+        .find_map(|l| l.strip_prefix("//! Heuristic `"))
+        .and_then(|rest| rest.split('`').next())
+        .map(str::to_string))
 }
 
 fn rustfmt_toml() -> String {

@@ -192,6 +192,24 @@ fn regenerating_one_heuristic_leaves_the_others_untouched() {
             .unwrap(),
         mtime
     );
+    // Another heuristic whose name maps to an existing module is refused, the module kept.
+    let clash = dir.path().join("clash.model.json");
+    std::fs::write(
+        &clash,
+        text.replace("\"CodegenSelfTest\"", "\"OtherSelfTEST\""),
+    )
+    .unwrap();
+    let o = run(&[clash.to_str().unwrap(), "--rust", krate.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("maps to the same module"),
+        "{}",
+        stderr(&o)
+    );
+    assert_eq!(
+        std::fs::read(krate.join("src/other_self_test.rs")).unwrap(),
+        before
+    );
     // A folder of models checks all of them.
     let o = run(&[
         krate.join("models").to_str().unwrap(),
