@@ -274,7 +274,7 @@ fn context_of(model: &Model, table: &Table, i: usize) -> Context {
         .numerical_features
         .iter()
         .chain(&model.categorical_features)
-        .zip(&table.keys[i])
+        .zip(table.keys[i].iter())
     {
         let categorical = model.categorical_features.contains(name);
         ctx.add_feature(name.clone(), Value::parse(text), categorical);
@@ -287,7 +287,7 @@ fn describe(model: &Model, table: &Table, i: usize) -> String {
         .numerical_features
         .iter()
         .chain(&model.categorical_features)
-        .zip(&table.keys[i])
+        .zip(table.keys[i].iter())
         .map(|(n, v)| format!("{n}={v}"))
         .collect::<Vec<_>>()
         .join(" ")
