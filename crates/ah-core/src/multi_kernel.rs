@@ -42,8 +42,10 @@ pub type KernelFailure = Box<dyn std::error::Error + Send + Sync>;
 
 /// Environment variable that forces a sub-kernel: `2` is the first, `3` the second, ...
 /// (`TORCHINDUCTOR_MULTI_KERNEL`'s debug values), or a sub-kernel's name; `0`, `1` or unset
-/// decide normally.
+/// decide normally. When it is unset, [`ENV_FORCE_INDUCTOR`] is read instead.
 pub const ENV_FORCE: &str = "AUTOHEURISTIC_MULTI_KERNEL";
+/// Inductor's own setting, read when [`ENV_FORCE`] is unset (same values).
+pub const ENV_FORCE_INDUCTOR: &str = "TORCHINDUCTOR_MULTI_KERNEL";
 /// Inductor's benchmark budget for sub-kernels, ms (`benchmarker.benchmark(fn, rep=40)`).
 pub const DEFAULT_REP_MS: f64 = 40.0;
 
@@ -64,13 +66,13 @@ pub enum MultiKernelError {
     },
     /// The forced choice names no sub-kernel.
     #[error(
-        "{ENV_FORCE}={value}: multi-kernel `{name}` has {count} sub-kernels ({choices}); \
+        "{value}: multi-kernel `{name}` has {count} sub-kernels ({choices}); \
          use 2..={max} or one of the names"
     )]
     ForcedOutOfRange {
         /// The operation.
         name: String,
-        /// The setting as given.
+        /// The setting as given (`AUTOHEURISTIC_MULTI_KERNEL=4`).
         value: String,
         /// Number of sub-kernels.
         count: usize,
@@ -173,7 +175,7 @@ pub enum Forced {
 pub struct MultiKernelConfig {
     /// Use list and pick cache settings.
     pub runtime: Config,
-    /// A forced sub-kernel, with the setting as given (for messages).
+    /// A forced sub-kernel, with the setting as given, `NAME=value` (for messages).
     pub forced: Option<(Forced, String)>,
     /// Benchmark budget per sub-kernel, ms.
     pub rep_ms: f64,
@@ -194,15 +196,19 @@ impl MultiKernelConfig {
 
     /// The configuration from a variable lookup (tests and embedders pass a map).
     pub fn from_vars(var: impl Fn(&str) -> Option<String>) -> Self {
-        let forced = var(ENV_FORCE).and_then(|v| {
-            let t = v.trim();
-            match t.parse::<usize>() {
-                Ok(0 | 1) => None,
-                Ok(n) => Some((Forced::Index(n - 2), v.clone())),
-                Err(_) if t.is_empty() => None,
-                Err(_) => Some((Forced::Name(t.to_string()), v.clone())),
-            }
-        });
+        let forced = [ENV_FORCE, ENV_FORCE_INDUCTOR]
+            .into_iter()
+            .find_map(|name| var(name).map(|v| (name, v)))
+            .and_then(|(name, v)| {
+                let t = v.trim();
+                let setting = format!("{name}={v}");
+                match t.parse::<usize>() {
+                    Ok(0 | 1) => None,
+                    Ok(n) => Some((Forced::Index(n - 2), setting)),
+                    Err(_) if t.is_empty() => None,
+                    Err(_) => Some((Forced::Name(t.to_string()), setting)),
+                }
+            });
         Self {
             runtime: Config::from_vars(var),
             forced,
@@ -731,6 +737,13 @@ mod tests {
         for v in ["0", "1", ""] {
             assert_eq!(config(&[(ENV_FORCE, v)]).forced, None, "{v}");
         }
+        // Inductor's variable when ours is unset; ours wins when both are set.
+        let inductor = config(&[(ENV_FORCE_INDUCTOR, "3")]);
+        let want = (Forced::Index(1), "TORCHINDUCTOR_MULTI_KERNEL=3".to_string());
+        assert_eq!(inductor.forced, Some(want));
+        let both = config(&[(ENV_FORCE_INDUCTOR, "3"), (ENV_FORCE, "2")]);
+        let want = (Forced::Index(0), "AUTOHEURISTIC_MULTI_KERNEL=2".to_string());
+        assert_eq!(both.forced, Some(want));
         let err = mk(&fake, &[1.0, 2.0], "s", ctx(1, 1))
             .pick(&config(&[(ENV_FORCE, "4")]), None, None)
             .unwrap_err();
