@@ -522,19 +522,23 @@ pub fn collect(
         identity: infos[0].identity,
     };
 
-    // Draw this shard's samples (cheap, host only).
-    let mut drawn: Vec<(u64, DrawnInput)> = Vec::new();
+    // Draw this shard's samples (cheap, host only); keep only their keys: workers draw again.
+    let mut drawn: Vec<(u64, String)> = Vec::new();
+    let mut first: Option<DrawnInput> = None;
     let mut no_precondition = 0;
     for i in (0..cfg.num_samples).filter(|i| cfg.shard.contains(*i)) {
         let mut rng = sample_rng(cfg.seed, i);
         match runner.draw(&mut rng, &target, cfg.max_draws) {
-            Some(d) => drawn.push((i, d)),
+            Some(d) => {
+                drawn.push((i, d.context.feature_values_csv()));
+                first.get_or_insert(d);
+            }
             None => no_precondition += 1,
         }
     }
     let shard_samples = drawn.len() as u64 + no_precondition;
-    let features = match drawn.first() {
-        Some((_, d)) => d.context.clone(),
+    let features = match first {
+        Some(d) => d.context,
         None => {
             let mut rng = sample_rng(cfg.seed, 0);
             match runner.draw(&mut rng, &target, cfg.max_draws.max(1000)) {
@@ -591,16 +595,15 @@ pub fn collect(
     let medians = LogWriter::append(&med_path, &metadata, &header)?;
     log.sync()?;
     let mut done = repair.complete.clone();
-    let mut todo: VecDeque<(u64, DrawnInput)> = VecDeque::new();
+    let mut todo: VecDeque<u64> = VecDeque::new();
     let mut already_done = 0;
-    for (i, d) in drawn {
-        let key = d.context.feature_values_csv();
+    for (i, key) in drawn {
         match done.get_mut(&key) {
             Some(n) if *n > 0 => {
                 *n -= 1;
                 already_done += 1;
             }
-            _ => todo.push_back((i, d)),
+            _ => todo.push_back(i),
         }
     }
 
@@ -645,6 +648,7 @@ pub fn collect(
             let tx = tx.clone();
             let queue = &queue;
             let writers = &writers;
+            let target = &target;
             scope.spawn(move || {
                 let mut backend = match open_backend(&cfg.devices, slot, cfg) {
                     Ok(b) => b,
@@ -656,7 +660,11 @@ pub fn collect(
                 let device = backend.info().ordinal;
                 loop {
                     let next = queue.lock().map(|mut q| q.pop_front()).unwrap_or(None);
-                    let Some((index, d)) = next else { break };
+                    let Some(index) = next else { break };
+                    let mut rng = sample_rng(cfg.seed, index);
+                    let Some(d) = runner.draw(&mut rng, &target, cfg.max_draws) else {
+                        continue; // drawn before, so never reached
+                    };
                     let m = runner.measure(&d, cfg.num_reps, &mut backend);
                     let lost = m.results.iter().flatten().find_map(|r| match r {
                         Err(BenchError::ContextLost(e)) => Some(e.clone()),
