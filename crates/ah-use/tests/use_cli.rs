@@ -1,0 +1,146 @@
+//! Integration tests of `ah-use`: replay agrees with `ah-train`'s metrics on the same rows, and a
+//! CPU workload autotunes once and then hits the pick cache.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn ah_use() -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_ah-use"));
+    c.current_dir(repo());
+    c.env_remove("AUTOHEURISTIC_USE")
+        .env_remove("AUTOHEURISTIC_DISABLE_CACHE");
+    c
+}
+
+/// The committed PadMMA100 model was trained on PyTorch's pad_mm_a100 log with --upstream: its
+/// train + val + test metrics cover every input of that log, so replaying the log must give
+/// their sums, and the generated code linked into ah-use must decide like the model.
+#[test]
+fn replay_agrees_with_training_metrics() {
+    let log = repo().join("../shared/data/pytorch/pad_mm_a100.txt");
+    if !log.exists() {
+        eprintln!(
+            "skipped: {} is absent (../shared not beside the repository)",
+            log.display()
+        );
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("replay.json");
+    let out = ah_use()
+        .args(["replay", "--heuristic", "PadMMA100"])
+        .arg(&log)
+        .arg("--json")
+        .arg(&json)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let model: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(
+            repo().join("generated/ah-heuristics/models/PadMMA100.model.json"),
+        )
+        .unwrap(),
+    )
+    .unwrap();
+    for key in [
+        "correct",
+        "wrong",
+        "unsure",
+        "total",
+        "harmful_wrong",
+        "non_default_predictions",
+    ] {
+        let sum: f64 = ["train", "val", "test"]
+            .iter()
+            .map(|s| model["metrics"][s][key].as_f64().unwrap())
+            .sum();
+        assert_eq!(report["metrics"][key].as_f64().unwrap(), sum, "{key}");
+    }
+    assert_eq!(report["generated_mismatches"], 0);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("decides like the model on every input"),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn replay_refuses_a_log_of_another_optimization() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("mm.txt");
+    std::fs::write(
+        &log,
+        "{\"shared_memory\": 0, \"device_capa\": [0, 0], \"name\": \"mm\", \"numerical_features\": [\"m\"], \"categorical_features\": []}\nm,choice,feedback\n1,a,1.0\n1,b,2.0\n",
+    )
+    .unwrap();
+    let out = ah_use()
+        .args(["replay", "--heuristic", "PadMMA100"])
+        .arg(&log)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("the log is for `mm` but the heuristic decides `pad_mm`"),
+        "{err}"
+    );
+}
+
+/// On the CPU, a workload in use mode: inputs the heuristic is unsure of are benchmarked and
+/// cached; the same workload again takes those picks from the cache.
+#[test]
+fn cpu_workload_autotunes_then_hits_the_cache() {
+    let dir = tempfile::tempdir().unwrap();
+    let cache = dir.path().join("picks.json");
+    let run = |json: &Path| {
+        let out = ah_use()
+            .env("AUTOHEURISTIC_USE", "pad_mm")
+            .args([
+                "run",
+                "--name",
+                "pad_mm",
+                "--device",
+                "cpu",
+                "--num-samples",
+                "6",
+                "--seed",
+                "3",
+                "--max-dim",
+                "256",
+                "-q",
+            ])
+            .arg("--cache")
+            .arg(&cache)
+            .arg("--json")
+            .arg(json)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let v: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(json).unwrap()).unwrap();
+        v["summary"].clone()
+    };
+    let first = run(&dir.path().join("a.json"));
+    let second = run(&dir.path().join("b.json"));
+    assert_eq!(first["inputs"], 6);
+    let tuned = first["autotuned"].as_u64().unwrap();
+    let decided = first["heuristic"].as_u64().unwrap();
+    assert_eq!(tuned + decided, 6, "{first}");
+    assert_eq!(second["cache_hits"].as_u64().unwrap(), tuned, "{second}");
+    assert_eq!(second["autotuned"], 0, "{second}");
+    assert!(cache.exists());
+}
