@@ -127,7 +127,8 @@ pub trait HeuristicConfig: Send + Sync {
     fn extra_training_sets(&self) -> Vec<(String, usize)> {
         Vec::new()
     }
-    /// `filter_df`: keep only inputs whose logged features pass (all by default).
+    /// `filter_df`: keep only inputs whose logged features (name, text as logged) pass; all by
+    /// default. Applied before the split.
     fn keep_input(&self, _features: &[(&str, &str)]) -> bool {
         true
     }
@@ -369,6 +370,28 @@ impl Settings {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A config that keeps only bf16 inputs, to show and test the filter hook.
+    struct OnlyBf16;
+    impl HeuristicConfig for OnlyBf16 {
+        fn name(&self) -> &str {
+            "pad_mm"
+        }
+        fn keep_input(&self, features: &[(&str, &str)]) -> bool {
+            features
+                .iter()
+                .any(|(n, v)| *n == "mat1_dtype" && *v == "torch.bfloat16")
+        }
+    }
+
+    #[test]
+    fn filter_hook_reads_logged_text() {
+        let c = OnlyBf16;
+        assert!(c.keep_input(&[("m", "8"), ("mat1_dtype", "torch.bfloat16")]));
+        assert!(!c.keep_input(&[("m", "8"), ("mat1_dtype", "torch.float16")]));
+        assert!(PadMm.keep_input(&[("m", "8")]));
+        assert_eq!(c.allowed_wrong_pct(), 0.01);
+    }
 
     #[test]
     fn known_configs() {

@@ -343,6 +343,26 @@ fn prepare(opts: &TrainOptions) -> Result<Prepared> {
     };
     let (mut full, encoding, report) = build_table(&log, "all", &settings.operations, None, build)?;
     warnings.extend(report.warnings());
+    // The config's row filter (PyTorch's `filter_df`), on the logged features.
+    let names: Vec<&str> = log.metadata.features().collect();
+    let kept: Vec<usize> = (0..full.len())
+        .filter(|&i| {
+            let pairs: Vec<(&str, &str)> = names
+                .iter()
+                .zip(full.keys[i].iter())
+                .map(|(n, v)| (*n, v.as_str()))
+                .collect();
+            cfg.keep_input(&pairs)
+        })
+        .collect();
+    if kept.len() < full.len() {
+        warnings.push(format!(
+            "{} inputs removed by the `{}` training config's filter",
+            full.len() - kept.len(),
+            cfg.name()
+        ));
+        full = full.take(&kept, "all");
+    }
     if std::env::var_os("AH_TRAIN_DEBUG_TIMING").is_some() {
         eprintln!("table {:.3}", t0.elapsed().as_secs_f64());
     }
