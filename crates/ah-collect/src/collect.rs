@@ -662,7 +662,7 @@ pub fn collect(
                     let next = queue.lock().map(|mut q| q.pop_front()).unwrap_or(None);
                     let Some(index) = next else { break };
                     let mut rng = sample_rng(cfg.seed, index);
-                    let Some(d) = runner.draw(&mut rng, &target, cfg.max_draws) else {
+                    let Some(d) = runner.draw(&mut rng, target, cfg.max_draws) else {
                         continue; // drawn before, so never reached
                     };
                     let m = runner.measure(&d, cfg.num_reps, &mut backend);
