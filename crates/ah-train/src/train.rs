@@ -1277,6 +1277,47 @@ pub fn output_path(dir: &Path, name: &str, ext: &str) -> PathBuf {
 mod tests {
     use super::*;
 
+    fn node(
+        feature: Option<usize>,
+        left: usize,
+        right: usize,
+        counts: Vec<f64>,
+    ) -> crate::cart::CartNode {
+        let w: f64 = counts.iter().sum();
+        crate::cart::CartNode {
+            feature,
+            threshold: 0.5,
+            left,
+            right,
+            value: counts.iter().map(|c| c / w).collect(),
+            n_samples: w as usize,
+            weighted_n_samples: w,
+            counts,
+            impurity: 0.0,
+        }
+    }
+
+    #[test]
+    fn ranking_prune_collapses_nodes_with_too_few_winners_below() {
+        // root -> (leaf with 1 winner, split -> (2 winners, 2 winners))
+        let tree = CartTree {
+            nodes: vec![
+                node(Some(0), 1, 2, vec![4.0, 2.0, 2.0]),
+                node(None, 0, 0, vec![3.0, 0.0, 0.0]),
+                node(Some(1), 3, 4, vec![1.0, 2.0, 2.0]),
+                node(None, 0, 0, vec![1.0, 2.0, 0.0]),
+                node(None, 0, 0, vec![0.0, 0.0, 2.0]),
+            ],
+            n_features: 2,
+        };
+        // k = 1: nothing to prune.
+        assert_eq!(prune(&tree, 1).nodes.len(), 5);
+        // k = 2: the root's left child saw one winner: the root becomes a leaf.
+        let p = prune(&tree, 2);
+        assert_eq!(p.nodes.len(), 1);
+        assert_eq!(p.nodes[0].value, tree.nodes[0].value);
+    }
+
     #[test]
     fn wilson_bounds() {
         assert!((wilson_lower(1.0, 1.0, 1.96) - 0.2065).abs() < 1e-3);

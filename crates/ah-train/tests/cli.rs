@@ -220,6 +220,63 @@ fn regression_variant_writes_a_regression_model() {
     assert!(out.join("_ToyReg.py").exists());
 }
 
+#[test]
+fn ranking_reports_top_k_metrics() {
+    let dir = tempfile::tempdir().unwrap();
+    // Three choices; `c` is always within 1% of the best, so it is a near-best copy too.
+    let mut s = format!("{MD}\nm,k,dtype,choice,feedback\n");
+    for i in 0..200 {
+        let m = i % 100 + 1;
+        let (ta, tb) = if m <= 50 { (1.0, 1.5) } else { (1.5, 1.0) };
+        s.push_str(&format!("{m},{i},torch.float16,a,{ta}\n{m},{i},torch.float16,b,{tb}\n{m},{i},torch.float16,c,1.005\n"));
+    }
+    let log = dir.path().join("rank.txt");
+    std::fs::write(&log, s).unwrap();
+    let out = dir.path().join("out");
+    let o = run(&[
+        log.to_str().unwrap(),
+        "--heuristic-name",
+        "Rank",
+        "--output-dir",
+        out.to_str().unwrap(),
+        "-q",
+        "--no-codegen",
+        "--ranking",
+        "2",
+        "--upstream",
+        "--config",
+        dir.path().join("cfg.json").to_str().unwrap(),
+    ]);
+    // The config file is missing: a clear error first.
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("cfg.json"), "{}", stderr(&o));
+    std::fs::write(dir.path().join("cfg.json"), r#"{"allowed_wrong_pct": 1.0}"#).unwrap();
+    let o = run(&[
+        log.to_str().unwrap(),
+        "--heuristic-name",
+        "Rank",
+        "--output-dir",
+        out.to_str().unwrap(),
+        "-q",
+        "--no-codegen",
+        "--ranking",
+        "2",
+        "--upstream",
+        "--config",
+        dir.path().join("cfg.json").to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let m: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("Rank.metrics.json")).unwrap())
+            .unwrap();
+    // Every input's best is in its top 2 (its winner and `c`).
+    assert_eq!(m["test"]["top_k_correct"], m["test"]["total"]);
+    let model: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("Rank.model.json")).unwrap())
+            .unwrap();
+    assert_eq!(model["ranking"]["top_k"], 2);
+}
+
 /// Runs on a bad input; expects exit code 2, a message containing `needle`, and no outputs.
 fn expect_error(log_text: &str, extra: &[&str], needle: &str) {
     let dir = tempfile::tempdir().unwrap();
