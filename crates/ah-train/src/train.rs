@@ -1444,12 +1444,12 @@ mod decide_tests {
             let k = rs.next_u32() % 64 + 1;
             let dtype =
                 ["torch.float16", "torch.float32", "torch.bfloat16"][(rs.next_u32() % 3) as usize];
-            let flag = if rs.next_u32() % 2 == 0 {
+            let flag = if rs.next_u32() & 1 == 0 {
                 "True"
             } else {
                 "not_float_32"
             };
-            let a_wins = (m * k > 2000) != (rs.next_u32() % 8 == 0);
+            let a_wins = (m * k > 2000) != (rs.next_u32() & 7 == 0);
             let (ta, tb) = if a_wins { (1.0, 1.5) } else { (1.5, 1.0) };
             s.push_str(&format!(
                 "{m},{k},{dtype},{flag},a,{ta}\n{m},{k},{dtype},{flag},b,{tb}\n"
