@@ -454,7 +454,7 @@ pub fn build_table(
     }
     // Augment operations; `slot` maps a name to its place in [logged values..., op values...].
     let n = kept.len();
-    let mut slot: HashMap<&str, usize> = HashMap::new();
+    let mut slot: HashMap<&str, usize, std::hash::BuildHasherDefault<Fnv>> = HashMap::default();
     for (j, f) in features.iter().enumerate() {
         slot.insert(f.as_str(), j);
     }
@@ -587,6 +587,16 @@ pub fn build_table(
                             row_text(&features, &raw[id].values)
                         ),
                     })?;
+                    if !num.is_finite() {
+                        return Err(TrainError::Input {
+                            path: path.to_path_buf(),
+                            message: format!(
+                                "numerical feature `{}` is `{v}` for input {}; trees need finite features (as scikit-learn does): fix or drop those rows",
+                                if j < features.len() { features[j].as_str() } else { operations[j - features.len()].name.as_str() },
+                                row_text(&features, &raw[id].values)
+                            ),
+                        });
+                    }
                     x.push(num);
                 }
                 Some(c) => {
