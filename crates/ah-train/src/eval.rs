@@ -458,6 +458,16 @@ pub fn metrics_from(
             (correct + wrong) as f64 / n as f64
         },
     );
+    // JSON has no inf or NaN (serde_json would write `null`, which the model schema cannot
+    // read back): an infinite ratio (a pick that failed) is written as the largest `f64`, an
+    // undefined one (an input whose every choice failed, kept by --upstream) as 0.
+    for v in m.values_mut() {
+        if v.is_nan() {
+            *v = 0.0;
+        } else if v.is_infinite() {
+            *v = if *v > 0.0 { f64::MAX } else { f64::MIN };
+        }
+    }
     m
 }
 

@@ -367,6 +367,29 @@ fn odd_data_gives_warnings_with_counts() {
         err.contains("no default choice is known for `toy`"),
         "{err}"
     );
+    // --upstream keeps the all-inf input, as PyTorch does; the JSON stays valid (no null).
+    let o = run(&[
+        log.to_str().unwrap(),
+        "--heuristic-name",
+        "Odd",
+        "--output-dir",
+        out.to_str().unwrap(),
+        "-q",
+        "--no-codegen",
+        "--upstream",
+    ]);
+    let err = stderr(&o);
+    if o.status.success() {
+        assert!(err.contains("kept as PyTorch keeps them"), "{err}");
+        let text = std::fs::read_to_string(out.join("Odd.metrics.json")).unwrap();
+        assert!(!text.contains("null"), "{text}");
+        let model: ah_core::model::Model =
+            serde_json::from_str(&std::fs::read_to_string(out.join("Odd.model.json")).unwrap())
+                .unwrap();
+        assert_eq!(model.metrics.len(), 3);
+    } else {
+        assert!(err.contains("too many wrong predictions"), "{err}");
+    }
 }
 
 #[test]
