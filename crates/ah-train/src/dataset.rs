@@ -8,7 +8,7 @@
 //! row positions, and hence the seeded split, are the reference's.
 
 use std::cmp::Ordering;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::path::Path;
 
 use ah_core::model::Column;
@@ -284,8 +284,8 @@ fn median(v: &mut [f64]) -> f64 {
 
 struct RawInput {
     values: Vec<Value>,
-    /// Per choice index of the log: feedbacks.
-    feedback: BTreeMap<u32, Vec<f64>>,
+    /// (choice index of the log, feedback) per row, in file order.
+    feedback: Vec<(u32, f64)>,
 }
 
 /// Options of [`build_table`].
@@ -363,16 +363,12 @@ pub fn build_table(
                 index.insert(key.clone(), id);
                 raw.push(RawInput {
                     values: cols.iter().map(|&c| row.values[c].clone()).collect(),
-                    feedback: BTreeMap::new(),
+                    feedback: Vec::with_capacity(8),
                 });
                 id
             }
         };
-        raw[id]
-            .feedback
-            .entry(row.choice)
-            .or_default()
-            .push(row.feedback);
+        raw[id].feedback.push((row.choice, row.feedback));
     }
     report.inputs = raw.len();
     let kinds: Vec<ColumnKind> = (0..features.len())
@@ -404,19 +400,27 @@ pub fn build_table(
     let mut speedup = Vec::new();
     for &id in &order {
         let r = &raw[id];
-        if r.feedback.len() < 2 {
-            report.single_choice_inputs += 1;
-            continue;
-        }
+        let mut fb = r.feedback.clone();
+        fb.sort_by(|a, b| a.0.cmp(&b.0).then(a.1.total_cmp(&b.1)));
         let mut t = vec![f64::NAN; k];
-        for (c, fb) in &r.feedback {
-            let mut fb = fb.clone();
-            let m = if fb.iter().any(|x| x.is_infinite()) {
+        let mut n_choices = 0;
+        let mut i = 0;
+        while i < fb.len() {
+            let c = fb[i].0;
+            let j = i + fb[i..].iter().take_while(|x| x.0 == c).count();
+            let mut vals: Vec<f64> = fb[i..j].iter().map(|x| x.1).collect();
+            let m = if vals.iter().any(|x| x.is_infinite()) {
                 f64::INFINITY
             } else {
-                median(&mut fb)
+                median(&mut vals)
             };
-            t[choice_col[*c as usize]] = m;
+            t[choice_col[c as usize]] = m;
+            n_choices += 1;
+            i = j;
+        }
+        if n_choices < 2 {
+            report.single_choice_inputs += 1;
+            continue;
         }
         if t.iter().all(|x| x.is_nan() || x.is_infinite()) {
             report.all_inf_inputs += 1;
@@ -516,9 +520,9 @@ pub fn build_table(
                 if op.is_categorical {
                     let mut seen: Vec<String> = Vec::new();
                     for vals in &op_values {
-                        let s = vals[p].to_string();
-                        if !seen.contains(&s) {
-                            seen.push(s);
+                        let s = text_of(&vals[p], ColumnKind::Str);
+                        if !seen.iter().any(|x| *x == s) {
+                            seen.push(s.into_owned());
                         }
                     }
                     categories.push((op.name.clone(), seen));
@@ -632,7 +636,8 @@ fn row_text(features: &[String], values: &[Value]) -> String {
     parts.join(", ")
 }
 
-/// FNV-1a, for grouping rows by their (short, trusted) key bytes.
+/// A fast multiply-rotate hash (FxHash-like, 8 bytes at a time) for grouping rows by their
+/// (short, trusted) key bytes.
 #[derive(Default)]
 struct Fnv(u64);
 
@@ -641,14 +646,15 @@ impl std::hash::Hasher for Fnv {
         self.0
     }
     fn write(&mut self, bytes: &[u8]) {
-        let mut h = if self.0 == 0 {
-            0xcbf2_9ce4_8422_2325
-        } else {
-            self.0
-        };
-        for &b in bytes {
-            h ^= u64::from(b);
-            h = h.wrapping_mul(0x100_0000_01b3);
+        const K: u64 = 0x517c_c1b7_2722_0a95;
+        let mut h = self.0;
+        let mut chunks = bytes.chunks_exact(8);
+        for c in &mut chunks {
+            let w = u64::from_le_bytes(c.try_into().expect("8 bytes"));
+            h = (h.rotate_left(5) ^ w).wrapping_mul(K);
+        }
+        for &b in chunks.remainder() {
+            h = (h.rotate_left(5) ^ u64::from(b)).wrapping_mul(K);
         }
         self.0 = h;
     }
