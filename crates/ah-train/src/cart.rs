@@ -278,6 +278,12 @@ struct Builder<'a> {
     two_valued: &'a [Option<(f32, f32)>],
     /// `c * log2(c)` for `c = 0..=n` when the criterion is entropy and all weights are 1.
     xlx: Option<Vec<f64>>,
+    /// Every sample weight is 1.
+    unit_weights: bool,
+    /// Low-value bitsets of two-valued columns (see [`Presorted`]).
+    lo_bits: &'a [Option<Vec<u64>>],
+    /// Per class, the current node's samples as a bitset (`None`: count by visiting).
+    class_masks: Option<Vec<Vec<u64>>>,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -387,16 +393,26 @@ impl<'a> Builder<'a> {
         }
         left_counts.iter_mut().for_each(|c| *c = 0.0);
         let (mut n_left, mut wl, mut suml) = (0usize, 0.0f64, 0.0f64);
-        for &s in &self.sorted[0][start..end] {
-            let s = s as usize;
-            if col[s] == lo {
-                n_left += 1;
-                let w = d.weights[s];
-                wl += w;
-                if self.regression {
-                    suml += w * d.targets[s];
-                } else {
-                    left_counts[d.classes[s] as usize] += w;
+        if let (Some(masks), Some(bits)) = (&self.class_masks, &self.lo_bits[feature]) {
+            // Unit weights: the counts are popcounts of the class masks and the low bits.
+            for (c, m) in masks.iter().enumerate() {
+                let k: u32 = m.iter().zip(bits).map(|(a, b)| (a & b).count_ones()).sum();
+                left_counts[c] = f64::from(k);
+                n_left += k as usize;
+            }
+            wl = n_left as f64;
+        } else {
+            for &s in &self.sorted[0][start..end] {
+                let s = s as usize;
+                if col[s] == lo {
+                    n_left += 1;
+                    let w = d.weights[s];
+                    wl += w;
+                    if self.regression {
+                        suml += w * d.targets[s];
+                    } else {
+                        left_counts[d.classes[s] as usize] += w;
+                    }
                 }
             }
         }
@@ -463,6 +479,67 @@ impl<'a> Builder<'a> {
         }
     }
 
+    /// [`Builder::scan_feature`] for classification with unit weights: the same positions,
+    /// the same formula at the positions that can win (the class counts are exact integers,
+    /// so the left sums equal scikit-learn's whatever the order they are added in).
+    fn scan_unit(
+        &self,
+        col: &[f32],
+        order: &[u32],
+        totals: &Totals,
+        left_counts: &mut [f64],
+    ) -> FeatResult {
+        let d = self.data;
+        let n = order.len();
+        let msl = self.min_samples_leaf;
+        let tot_counts = &totals.0;
+        let tot_w = totals.1;
+        let mut res = FeatResult {
+            constant: false,
+            proxy: f64::NEG_INFINITY,
+            n_left: 0,
+            threshold: 0.0,
+        };
+        left_counts.iter_mut().for_each(|c| *c = 0.0);
+        let mut cur = f64::from(col[order[0] as usize]);
+        for i in 0..n - 1 {
+            left_counts[d.classes[order[i] as usize] as usize] += 1.0;
+            let next = f64::from(col[order[i + 1] as usize]);
+            if next <= cur + FEATURE_THRESHOLD {
+                cur = next;
+                continue;
+            }
+            let (v_prev, v_p) = (cur, next);
+            cur = next;
+            let p = i + 1;
+            if p < msl || n - p < msl {
+                continue;
+            }
+            let wl = p as f64;
+            if let Some(xlx) = &self.xlx {
+                let wr = tot_w - wl;
+                let mut approx = -xlx[p] - xlx[wr as usize];
+                for (c, &lc) in left_counts.iter().enumerate() {
+                    approx += xlx[lc as usize] + xlx[(tot_counts[c] - lc) as usize];
+                }
+                if approx + 1e-7 * (1.0 + res.proxy.abs()) < res.proxy {
+                    continue;
+                }
+            }
+            let proxy = self.proxy(totals, left_counts, wl, 0.0);
+            if proxy > res.proxy {
+                res.proxy = proxy;
+                let mut threshold = v_prev / 2.0 + v_p / 2.0;
+                if threshold == v_p || threshold.is_infinite() {
+                    threshold = v_prev;
+                }
+                res.threshold = threshold;
+                res.n_left = p as u32;
+            }
+        }
+        res
+    }
+
     /// scikit-learn's scan of one feature: the first position of the best proxy.
     fn scan_feature(
         &self,
@@ -490,6 +567,9 @@ impl<'a> Builder<'a> {
         if last <= first + FEATURE_THRESHOLD {
             res.constant = true;
             return res;
+        }
+        if self.unit_weights && !self.regression {
+            return self.scan_unit(col, order, totals, left_counts);
         }
         let msl = self.min_samples_leaf;
         left_counts.iter_mut().for_each(|c| *c = 0.0);
@@ -628,6 +708,29 @@ impl<'a> Builder<'a> {
         }
     }
 
+    /// Builds the per-class bitsets of the node's samples when counting two-valued columns by
+    /// popcount is cheaper than visiting the samples (unit weights, classification, large node).
+    fn prepare_class_masks(&mut self, start: usize, end: usize) {
+        let n_words = self.data.weights.len().div_ceil(64);
+        let k = self.data.n_classes;
+        let worth = self.unit_weights && !self.regression && (end - start) > 2 * k * n_words;
+        if !worth {
+            self.class_masks = None;
+            return;
+        }
+        let mut masks = self.class_masks.take().unwrap_or_default();
+        masks.resize_with(k, Vec::new);
+        for m in masks.iter_mut() {
+            m.clear();
+            m.resize(n_words, 0);
+        }
+        for &s in &self.sorted[0][start..end] {
+            let s = s as usize;
+            masks[self.data.classes[s] as usize][s / 64] |= 1 << (s % 64);
+        }
+        self.class_masks = Some(masks);
+    }
+
     /// Stable partition of feature `f`'s segment by `goes_left`.
     fn partition_feature(&mut self, f: usize, start: usize, end: usize) {
         let seg = &mut self.sorted[f][start..end];
@@ -725,6 +828,7 @@ impl<'a> Builder<'a> {
                         for &f in &self.constant_features[..rec.n_constant] {
                             known[f] = true;
                         }
+                        self.prepare_class_masks(start, end);
                         let r: Vec<FeatResult> = (0..self.features.len())
                             .map(|f| {
                                 if known[f] {
@@ -846,6 +950,8 @@ pub struct Presorted {
     /// Per column: `Some((lo, hi))` when it takes at most two distinct values (one-hot
     /// columns); such columns are scanned by counting and never re-sorted.
     two_valued: Vec<Option<(f32, f32)>>,
+    /// For two-valued columns: bit `i` set when sample `i` has the low value.
+    lo_bits: Vec<Option<Vec<u64>>>,
 }
 
 impl Presorted {
@@ -870,7 +976,26 @@ impl Presorted {
                 col.iter().all(|&v| v == lo || v == hi).then_some((lo, hi))
             })
             .collect();
-        Self { orders, two_valued }
+        let lo_bits = columns
+            .iter()
+            .zip(&two_valued)
+            .map(|(col, tv): (&Vec<f32>, &Option<(f32, f32)>)| {
+                tv.map(|(lo, _)| {
+                    let mut bits = vec![0u64; col.len().div_ceil(64)];
+                    for (i, &v) in col.iter().enumerate() {
+                        if v == lo {
+                            bits[i / 64] |= 1 << (i % 64);
+                        }
+                    }
+                    bits
+                })
+            })
+            .collect();
+        Self {
+            orders,
+            two_valued,
+            lo_bits,
+        }
     }
 }
 
@@ -968,6 +1093,9 @@ fn fit_cached(
         info: Vec::new(),
         constant_features_at: Vec::new(),
         two_valued: &presorted.two_valued,
+        unit_weights: data.weights.iter().all(|&w| w == 1.0),
+        lo_bits: &presorted.lo_bits,
+        class_masks: None,
         xlx: (params.criterion == Criterion::Entropy && data.weights.iter().all(|&w| w == 1.0))
             .then(|| {
                 (0..=n)
