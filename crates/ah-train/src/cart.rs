@@ -957,25 +957,34 @@ pub struct Presorted {
 impl Presorted {
     /// Sorts every column once.
     pub fn new(columns: &[Vec<f32>]) -> Self {
-        let orders = columns
-            .iter()
+        use rayon::prelude::*;
+        let two_valued: Vec<Option<(f32, f32)>> = columns
+            .par_iter()
             .map(|col| {
-                let mut o: Vec<u32> = (0..col.len() as u32).collect();
-                o.sort_by(|&a, &b| col[a as usize].total_cmp(&col[b as usize]).then(a.cmp(&b)));
-                o
-            })
-            .collect::<Vec<Vec<u32>>>();
-        let two_valued = columns
-            .iter()
-            .zip(&orders)
-            .map(|(col, o)| {
-                let (Some(&first), Some(&last)) = (o.first(), o.last()) else {
-                    return None;
-                };
-                let (lo, hi) = (col[first as usize], col[last as usize]);
+                let (&first, rest) = col.split_first()?;
+                let (mut lo, mut hi) = (first, first);
+                for &v in rest {
+                    if v < lo {
+                        lo = v;
+                    } else if v > hi {
+                        hi = v;
+                    }
+                }
                 col.iter().all(|&v| v == lo || v == hi).then_some((lo, hi))
             })
             .collect();
+        // Two-valued columns are never scanned in order: their "order" is just the samples.
+        let orders = columns
+            .par_iter()
+            .zip(&two_valued)
+            .map(|(col, tv)| {
+                let mut o: Vec<u32> = (0..col.len() as u32).collect();
+                if tv.is_none() {
+                    o.sort_by(|&a, &b| col[a as usize].total_cmp(&col[b as usize]).then(a.cmp(&b)));
+                }
+                o
+            })
+            .collect::<Vec<Vec<u32>>>();
         let lo_bits = columns
             .iter()
             .zip(&two_valued)

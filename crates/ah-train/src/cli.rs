@@ -314,7 +314,7 @@ pub fn run(args: Args) -> Result<()> {
     if let Some(p) = &args.write_split {
         files.push((
             p.clone(),
-            (serde_json::to_string(&out.split_keys)? + "\n").into_bytes(),
+            (serde_json::to_string(&out.split_file())? + "\n").into_bytes(),
         ));
     }
     write_all(dir, &files[..6])?;

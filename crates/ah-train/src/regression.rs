@@ -27,7 +27,7 @@ use crate::dataset::{build_table, dataset_hash, BuildOptions, Table};
 use crate::error::{Result, TrainError};
 use crate::eval::{self, EvalSettings, Metrics, Outcome, RowAnswer};
 use crate::learner::TrainMatrix;
-use crate::split::{upstream_split, SplitFile};
+use crate::split::upstream_split;
 use crate::train::{GridRow, SetRows, TrainOptions, TrainOutput};
 
 /// Minimum repetitions per (input, choice).
@@ -441,12 +441,19 @@ pub fn train_regression(
         },
     };
     let feats: Vec<String> = md.features().map(str::to_string).collect();
-    let split_keys = SplitFile {
-        features: feats,
-        train: split.train.iter().map(|&i| full.keys[i].to_vec()).collect(),
-        val: split.val.iter().map(|&i| full.keys[i].to_vec()).collect(),
-        test: split.test.iter().map(|&i| full.keys[i].to_vec()).collect(),
+    let keys_of = |rows: &[usize]| {
+        rows.iter()
+            .map(|&i| full.keys[i].clone())
+            .collect::<Vec<_>>()
     };
+    let split_sets = (
+        feats,
+        [
+            keys_of(&split.train),
+            keys_of(&split.val),
+            keys_of(&split.test),
+        ],
+    );
     let t_end = t0.elapsed().as_secs_f64();
     Ok(TrainOutput {
         metrics: row.metrics.clone(),
@@ -456,7 +463,7 @@ pub fn train_regression(
         warnings,
         rows,
         sizes,
-        split_keys,
+        split_sets,
         timings: vec![
             ("prepare", t_prep),
             ("grid", t_grid - t_prep),

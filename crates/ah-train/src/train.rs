@@ -164,8 +164,9 @@ pub struct TrainOutput {
     pub rows: BTreeMap<String, SetRows>,
     /// Set sizes.
     pub sizes: BTreeMap<String, usize>,
-    /// The split (row positions in the full table).
-    pub split_keys: SplitFile,
+    /// The split: logged features and each set's inputs (shared keys; see
+    /// [`TrainOutput::split_file`]).
+    pub split_sets: (Vec<String>, [Vec<crate::dataset::Key>; 3]),
     /// Wall time of the phases, seconds (`prepare`, `grid`, `final`); never serialized.
     pub timings: Vec<(&'static str, f64)>,
 }
@@ -926,27 +927,19 @@ pub fn train(opts: &TrainOptions, progress: &(dyn Fn(u64) + Sync)) -> Result<Tra
         &hash,
     )?;
     let feats: Vec<String> = p.log.metadata.features().map(str::to_string).collect();
-    let split_keys = SplitFile {
-        features: feats,
-        train: p
-            .split
-            .train
-            .iter()
-            .map(|&i| p.full.keys[i].to_vec())
-            .collect(),
-        val: p
-            .split
-            .val
-            .iter()
-            .map(|&i| p.full.keys[i].to_vec())
-            .collect(),
-        test: p
-            .split
-            .test
-            .iter()
-            .map(|&i| p.full.keys[i].to_vec())
-            .collect(),
+    let keys_of = |rows: &[usize]| {
+        rows.iter()
+            .map(|&i| p.full.keys[i].clone())
+            .collect::<Vec<_>>()
     };
+    let split_sets = (
+        feats,
+        [
+            keys_of(&p.split.train),
+            keys_of(&p.split.val),
+            keys_of(&p.split.test),
+        ],
+    );
     let _ = &p.report;
     let t_end = t0.elapsed().as_secs_f64();
     let timings = vec![
@@ -962,9 +955,23 @@ pub fn train(opts: &TrainOptions, progress: &(dyn Fn(u64) + Sync)) -> Result<Tra
         warnings: p.warnings.clone(),
         rows,
         sizes,
-        split_keys,
+        split_sets,
         timings,
     })
+}
+
+impl TrainOutput {
+    /// The split as a split file (the `--split` / `--write-split` format).
+    pub fn split_file(&self) -> SplitFile {
+        let (features, sets) = &self.split_sets;
+        let rows = |s: &[crate::dataset::Key]| s.iter().map(|k| k.to_vec()).collect();
+        SplitFile {
+            features: features.clone(),
+            train: rows(&sets[0]),
+            val: rows(&sets[1]),
+            test: rows(&sets[2]),
+        }
+    }
 }
 
 impl Prepared {

@@ -131,9 +131,10 @@ fn pad_mm_a100_split_file_gives_the_same_sets() {
     let ours = train(&options(log.clone(), None), &|_| {}).unwrap();
     let theirs: ah_train::split::SplitFile =
         serde_json::from_str(&std::fs::read_to_string(&split).unwrap()).unwrap();
-    assert_eq!(ours.split_keys.train, theirs.train);
-    assert_eq!(ours.split_keys.val, theirs.val);
-    assert_eq!(ours.split_keys.test, theirs.test);
+    let ours_split = ours.split_file();
+    assert_eq!(ours_split.train, theirs.train);
+    assert_eq!(ours_split.val, theirs.val);
+    assert_eq!(ours_split.test, theirs.test);
     let with_file = train(&options(log, Some(split)), &|_| {}).unwrap();
     assert_eq!(with_file.metrics, ours.metrics);
 }
