@@ -318,11 +318,7 @@ struct Prepared {
 }
 
 fn prepare(opts: &TrainOptions) -> Result<Prepared> {
-    let t0 = std::time::Instant::now();
     let log = Log::read(&opts.log, ReadOptions::default())?;
-    if std::env::var_os("AH_TRAIN_DEBUG_TIMING").is_some() {
-        eprintln!("read {:.3}", t0.elapsed().as_secs_f64());
-    }
     let cfg = config_for(&log.metadata.name);
     let mut settings = Settings::resolve(cfg.as_ref(), &opts.overrides, &opts.config_dir)?;
     if let Some(d) = &opts.default_choice {
@@ -363,9 +359,6 @@ fn prepare(opts: &TrainOptions) -> Result<Prepared> {
             cfg.name()
         ));
         full = full.take(&kept, "all");
-    }
-    if std::env::var_os("AH_TRAIN_DEBUG_TIMING").is_some() {
-        eprintln!("table {:.3}", t0.elapsed().as_secs_f64());
     }
     if full.choices.len() < 2 {
         return Err(TrainError::Input {
