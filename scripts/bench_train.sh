@@ -44,6 +44,10 @@ else
     ref=""
 fi
 
+# Phase timings of one more run each (in-process, excluding start-up and output writing).
+"$BIN" "$LOG" --heuristic-name PadMMA100 --upstream --no-codegen -q --timings --output-dir "$TMP/t" 2>"$TMP/ours.timings" >/dev/null
+if [ -n "$ref" ]; then "$PY" "$REF" "$LOG" >"$TMP/ref.timings" 2>/dev/null; fi
+
 python3 - "$TMP" "$ours" "$ours1" "$cost" "$ref" "$(nproc)" <<'PY'
 import json, sys
 tmp, ours, ours1, cost, ref, cores = sys.argv[1:]
@@ -70,4 +74,17 @@ rows.append(("ah-train (default: 5-fold CV, 72 candidates)", cost, model(f"{tmp}
 for name, t, m, v in rows:
     sp = f"{float(ref) / float(t):.1f}x" if ref else "-"
     print(f"| {name} | {t} | {sp} | {m} | {v} |")
+# Phases: the reference prints "# timing (s): total=.. load+median+winner+features=.. split+matrices=..
+# fit=.. unsafe+safe_proba+val_eval=.. other_set_evals=..", ah-train "timings: prepare Xs, grid Ys, final Zs".
+import re
+ours_t = dict(re.findall(r"(\w+) ([0-9.]+)s", open(f"{tmp}/ours.timings").read().split("timings:")[-1]))
+if ref:
+    line = [l for l in open(f"{tmp}/ref.timings") if l.startswith("# timing")][0]
+    r = {k: float(v) for k, v in re.findall(r"([\w+]+)=([0-9.]+)", line)}
+    r_prep = r["load+median+winner+features"] + r["split+matrices"]
+    r_grid = r["fit"] + r["unsafe+safe_proba+val_eval"] + r["other_set_evals"]
+    o_prep, o_grid = float(ours_t["prepare"]), float(ours_t["grid"]) + float(ours_t["final"])
+    print("\n| phase (in-process) | reference (s) | ah-train --upstream (s) | speed-up |\n|---|---|---|---|")
+    print(f"| log to table and split | {r_prep:.3f} | {o_prep:.3f} | {r_prep / o_prep:.1f}x |")
+    print(f"| 36-model grid: fit, thresholds, every set evaluated, best chosen | {r_grid:.3f} | {o_grid:.3f} | {r_grid / o_grid:.1f}x |")
 PY
