@@ -489,18 +489,20 @@ pub fn build_table(
             .collect::<Result<_>>()?
     };
     let op_values: Vec<&[Value]> = all_values.iter().map(|v| &v[features.len()..]).collect();
-    let keys: Vec<Key> = kept
-        .iter()
-        .map(|&id| {
-            raw[id]
-                .values
-                .iter()
-                .zip(&kinds)
-                .map(|(v, kd)| text_of(v, *kd).into_owned())
-                .collect::<Vec<String>>()
-                .into()
-        })
-        .collect();
+    let keys: Vec<Key> = {
+        use rayon::prelude::*;
+        kept.par_iter()
+            .map(|&id| {
+                raw[id]
+                    .values
+                    .iter()
+                    .zip(&kinds)
+                    .map(|(v, kd)| text_of(v, *kd).into_owned())
+                    .collect::<Vec<String>>()
+                    .into()
+            })
+            .collect()
+    };
     // Columns.
     let encoding = match encoding {
         Some(e) => e.clone(),
@@ -576,40 +578,56 @@ pub fn build_table(
         })?;
         col_slots.push((j, cat));
     }
-    let mut x = Vec::with_capacity(n * n_cols);
-    for (row, &id) in kept.iter().enumerate() {
-        let vals = &all_values[row];
-        for &(j, cat) in &col_slots {
-            match cat {
-                None => {
-                    let v = &vals[j];
-                    let num = v.as_f64().ok_or_else(|| TrainError::Input {
-                        path: path.to_path_buf(),
-                        message: format!(
-                            "numerical feature `{}` has the non-numeric value `{v}` (input {}); list it under categorical_features in the metadata",
-                            if j < features.len() { features[j].as_str() } else { operations[j - features.len()].name.as_str() },
-                            row_text(&features, &raw[id].values)
-                        ),
-                    })?;
-                    if !num.is_finite() {
-                        return Err(TrainError::Input {
-                            path: path.to_path_buf(),
-                            message: format!(
-                                "numerical feature `{}` is `{v}` for input {}; trees need finite features (as scikit-learn does): fix or drop those rows",
-                                if j < features.len() { features[j].as_str() } else { operations[j - features.len()].name.as_str() },
-                                row_text(&features, &raw[id].values)
-                            ),
-                        });
-                    }
-                    x.push(num);
-                }
-                Some(c) => {
-                    let t = text_of(&vals[j], text_kind(j));
-                    x.push(if t == c { 1.0 } else { 0.0 });
-                }
-            }
+    let feature_name = |j: usize| {
+        if j < features.len() {
+            features[j].as_str()
+        } else {
+            operations[j - features.len()].name.as_str()
         }
-    }
+    };
+    let x: Vec<f64> = {
+        use rayon::prelude::*;
+        let rows: Vec<Vec<f64>> = kept
+            .par_iter()
+            .enumerate()
+            .map(|(row, &id)| {
+                let vals = &all_values[row];
+                let mut x = Vec::with_capacity(n_cols);
+                for &(j, cat) in &col_slots {
+                    match cat {
+                        None => {
+                            let v = &vals[j];
+                            let num = v.as_f64().ok_or_else(|| TrainError::Input {
+                                path: path.to_path_buf(),
+                                message: format!(
+                                    "numerical feature `{}` has the non-numeric value `{v}` (input {}); list it under categorical_features in the metadata",
+                                    feature_name(j),
+                                    row_text(&features, &raw[id].values)
+                                ),
+                            })?;
+                            if !num.is_finite() {
+                                return Err(TrainError::Input {
+                                    path: path.to_path_buf(),
+                                    message: format!(
+                                        "numerical feature `{}` is `{v}` for input {}; trees need finite features (as scikit-learn does): fix or drop those rows",
+                                        feature_name(j),
+                                        row_text(&features, &raw[id].values)
+                                    ),
+                                });
+                            }
+                            x.push(num);
+                        }
+                        Some(c) => {
+                            let t = text_of(&vals[j], text_kind(j));
+                            x.push(if t == c { 1.0 } else { 0.0 });
+                        }
+                    }
+                }
+                Ok(x)
+            })
+            .collect::<Result<_>>()?;
+        rows.concat()
+    };
     let input: Vec<u32> = (0..n as u32).collect();
     let table = Table {
         name: name.to_string(),
