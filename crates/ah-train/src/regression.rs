@@ -471,3 +471,126 @@ pub fn train_regression(
         ],
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::Overrides;
+    use crate::learner::Learner;
+    use crate::train::{CostAwareParams, Mode};
+    use ah_core::model::Decision;
+    use ah_core::Context;
+    use std::path::PathBuf;
+
+    /// `Model::decide` on contexts built from the log equals the evaluation's decision
+    /// (highest prediction, unsure when best / second <= threshold) for every input.
+    #[test]
+    fn model_decide_agrees_with_the_regression_evaluation() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("reg.txt");
+        let mut s = String::from(
+            "{\"shared_memory\": 0, \"device_capa\": [0, 0], \"name\": \"toy\", \"numerical_features\": [\"m\"], \"categorical_features\": [\"dtype\"]}\nm,dtype,choice,feedback\n",
+        );
+        let mut rs = crate::split::RandomState::new(3);
+        for _ in 0..300 {
+            let m = rs.next_u32() % 100 + 1;
+            let dtype = if rs.next_u32() & 1 == 0 {
+                "torch.float16"
+            } else {
+                "torch.bfloat16"
+            };
+            let (ta, tb) = if m <= 50 { (1.0, 1.3) } else { (1.3, 1.0) };
+            for rep in 0..3 {
+                let j = f64::from(rep) * 0.001;
+                s.push_str(&format!(
+                    "{m},{dtype},a,{}\n{m},{dtype},b,{}\n",
+                    ta + j,
+                    tb + j
+                ));
+            }
+        }
+        std::fs::write(&path, s).unwrap();
+        let opts = TrainOptions {
+            log: path.clone(),
+            heuristic_name: "R".into(),
+            data: vec![],
+            learner: Learner::Cart,
+            ranking: None,
+            default_choice: None,
+            seed: 42,
+            split_file: None,
+            mode: Mode::Upstream,
+            cost: CostAwareParams::default(),
+            overrides: Overrides::default(),
+            config_dir: PathBuf::from("."),
+            extra_operations: vec![],
+            command: "test".into(),
+        };
+        let out = train_regression(&opts, &|_| {}).unwrap();
+        let model = &out.model;
+        let log = Log::read(&path, ReadOptions::default()).unwrap();
+        let (full, _, _) = build_table(&log, "all", &[], None, BuildOptions::default()).unwrap();
+        let e = expand(&full, &model.choices);
+        let tree = CartTree {
+            nodes: model
+                .tree
+                .nodes
+                .iter()
+                .map(|n| match n {
+                    Node::Split {
+                        column,
+                        threshold,
+                        left,
+                        right,
+                    } => crate::cart::CartNode {
+                        feature: Some(*column),
+                        threshold: *threshold,
+                        left: *left,
+                        right: *right,
+                        value: vec![],
+                        n_samples: 0,
+                        weighted_n_samples: 0.0,
+                        counts: vec![],
+                        impurity: 0.0,
+                    },
+                    Node::Leaf { value, .. } => crate::cart::CartNode {
+                        feature: None,
+                        threshold: 0.0,
+                        left: 0,
+                        right: 0,
+                        value: value.clone(),
+                        n_samples: 0,
+                        weighted_n_samples: 0.0,
+                        counts: vec![],
+                        impurity: 0.0,
+                    },
+                })
+                .collect(),
+            n_features: e.n_cols,
+        };
+        let preds = predict(&tree, &e);
+        let mut checked = 0;
+        for (i, key) in full.keys.iter().enumerate() {
+            let mut ctx = Context::new();
+            ctx.add("m", key[0].parse::<i64>().unwrap());
+            ctx.add_categorical("dtype", key[1].as_str());
+            let want = match &preds[i] {
+                (Some(c), ratio, _) if *ratio > model.threshold => Some(
+                    model
+                        .choices
+                        .iter()
+                        .position(|x| *x == full.choices[*c])
+                        .unwrap(),
+                ),
+                _ => None,
+            };
+            let got = match model.decide(&ctx) {
+                Decision::Choice(c) => Some(c),
+                Decision::Unsure(_) => None,
+            };
+            assert_eq!(got, want, "input {key:?}");
+            checked += 1;
+        }
+        assert!(checked == full.len() && checked > 100, "{checked}");
+    }
+}
