@@ -265,6 +265,12 @@ pub fn markdown(out: &TrainOutput, speedup_svg: &str, regret_svg: &str, dot_file
     let sizes: Vec<String> = out.sizes.iter().map(|(k, v)| format!("{k} {v}")).collect();
     let _ = writeln!(s, "| set sizes | {} |", sizes.join(", "));
     let _ = writeln!(s, "\n## Metrics of the chosen model\n");
+    if t.mode == "cost_aware_cv" {
+        let _ = writeln!(
+            s,
+            "Selection mode `cost_aware_cv`: `train` and `val` were both used to fit and select (5-fold cross-validation, then a refit), so their metrics are in-sample; `test` and `--data` sets are not. Leaves whose confidence is at or below the cross-validated cut are stored unsafe (unsure) and the threshold is 0.\n"
+        );
+    }
     s.push_str(&metrics_table(&out.metrics));
     let _ = writeln!(s, "\n`pct_of_oracle`: unsure inputs take the default choice; `pct_of_oracle_autotune`: unsure inputs are autotuned (take the best). `regret`: time lost to wrong picks over the sum of best times. `harmful_wrong`: wrong picks more than 10% slower than the best.\n");
     let _ = writeln!(s, "## Plots (test set)\n");
