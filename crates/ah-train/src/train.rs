@@ -665,6 +665,7 @@ pub fn train(opts: &TrainOptions, progress: &(dyn Fn(u64) + Sync)) -> Result<Tra
     let final_unsafe: Vec<bool>;
     let final_threshold: f64;
     let mut extra = BTreeMap::new();
+    let mut late_warnings: Vec<String> = Vec::new();
     let fit_table: Table;
     let params_of = |(d, m, c): (Option<usize>, MinSamplesLeaf, Criterion)| CartParams {
         criterion: c,
@@ -729,6 +730,11 @@ pub fn train(opts: &TrainOptions, progress: &(dyn Fn(u64) + Sync)) -> Result<Tra
             best = b;
             let (f, bad, row) = results.into_iter().nth(b).expect("best exists");
             final_threshold = row.threshold;
+            if final_threshold >= 1.0 {
+                late_warnings.push(format!(
+                    "the chosen threshold is {final_threshold}: PyTorch's evaluation (reproduced in the metrics) counts leaves of probability 1.0 as decided, but its runtime rule `probability <= threshold` (and the generated code) answers unsure for every input; consider the default mode"
+                ));
+            }
             final_fit = f;
             final_unsafe = bad;
             extra.insert("allowed_wrong_pct".into(), serde_json::json!(wrong_pct));
@@ -945,7 +951,7 @@ pub fn train(opts: &TrainOptions, progress: &(dyn Fn(u64) + Sync)) -> Result<Tra
         metrics,
         grid,
         best,
-        warnings: p.warnings.clone(),
+        warnings: p.warnings.iter().cloned().chain(late_warnings).collect(),
         rows,
         sizes,
         split_sets,
