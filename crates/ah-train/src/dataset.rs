@@ -695,6 +695,64 @@ pub fn dataset_hash(path: &Path) -> Result<String> {
     Ok(h.finalize().iter().map(|b| format!("{b:02x}")).collect())
 }
 
+/// Reads a log like [`Log::read`] (same result, same messages), parsing the two halves of a
+/// large file in parallel with ah-core's own reader and merging them (choice indices
+/// remapped, line numbers of skipped lines shifted).
+pub fn read_log(path: &Path) -> Result<Log> {
+    use std::io::Read;
+    let options = ah_core::ReadOptions::default();
+    let mut bytes = Vec::new();
+    ah_core::log::open_maybe_gz(path)?
+        .read_to_end(&mut bytes)
+        .map_err(|e| TrainError::io(path, e))?;
+    // Small files, or files without a header: the plain reader (and its messages).
+    let header_end = bytes
+        .iter()
+        .enumerate()
+        .filter(|(_, b)| **b == b'\n')
+        .nth(1)
+        .map(|(i, _)| i + 1);
+    let Some(header_end) = header_end.filter(|_| bytes.len() > 1 << 20) else {
+        return Ok(Log::from_reader(path, &bytes[..], options)?);
+    };
+    let mid = header_end + (bytes.len() - header_end) / 2;
+    let cut = match bytes[mid..].iter().position(|b| *b == b'\n') {
+        Some(p) => mid + p + 1,
+        None => return Ok(Log::from_reader(path, &bytes[..], options)?),
+    };
+    let head = &bytes[..header_end];
+    let second: Vec<u8> = head.iter().chain(&bytes[cut..]).copied().collect();
+    let (a, b) = rayon::join(
+        || Log::from_reader(path, &bytes[..cut], options),
+        || Log::from_reader(path, &second[..], options),
+    );
+    let (mut log, b) = (a?, b?);
+    // Lines before the second part: everything up to `cut`; its own lines 1-2 are the header.
+    let lines_before = bytes[..cut].iter().filter(|c| **c == b'\n').count();
+    let map: Vec<u32> = b
+        .choices
+        .iter()
+        .map(|c| match log.choices.iter().position(|x| x == c) {
+            Some(i) => i as u32,
+            None => {
+                log.choices.push(c.clone());
+                (log.choices.len() - 1) as u32
+            }
+        })
+        .collect();
+    log.rows.reserve(b.rows.len());
+    log.rows.extend(b.rows.into_iter().map(|mut r| {
+        r.choice = map[r.choice as usize];
+        r
+    }));
+    log.malformed.extend(b.malformed.into_iter().map(|mut m| {
+        m.line += lines_before - 2;
+        m
+    }));
+    log.blank_lines += b.blank_lines;
+    Ok(log)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -724,6 +782,36 @@ mod tests {
         // categories in order of appearance in the (sorted) table
         assert_eq!(enc.categories[0].1, ["y", "x"]);
         assert_eq!(t.row(0), [2.0, 1.0, 0.0]);
+    }
+
+    #[test]
+    fn parallel_read_equals_the_plain_reader() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("big.txt");
+        let mut s = format!("{MD}\nm,d,choice,feedback\n");
+        let mut i = 0;
+        while s.len() < (1 << 20) + 5000 {
+            let c = ["a", "b", "c"][i % 3];
+            s.push_str(&format!("{},x,{c},{}\n", i % 1000, i as f64 / 7.0));
+            if i % 9999 == 0 {
+                s.push_str("bad line\n\n");
+            }
+            i += 1;
+        }
+        std::fs::write(&path, &s).unwrap();
+        let plain = Log::read(&path, ReadOptions::default()).unwrap();
+        let fast = read_log(&path).unwrap();
+        assert_eq!(fast.rows.len(), plain.rows.len());
+        assert_eq!(fast.malformed, plain.malformed);
+        assert_eq!(fast.blank_lines, plain.blank_lines);
+        for (a, b) in fast.rows.iter().zip(&plain.rows) {
+            assert_eq!(a.values, b.values);
+            assert_eq!(
+                fast.choices[a.choice as usize],
+                plain.choices[b.choice as usize]
+            );
+            assert_eq!(a.feedback.to_bits(), b.feedback.to_bits());
+        }
     }
 
     #[test]

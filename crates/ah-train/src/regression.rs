@@ -18,7 +18,7 @@ use ah_core::model::{
     self, Column, FeatureRange, Model, ModelKind, Node, Provenance, TrainingInfo, Tree,
 };
 use ah_core::ops::Operation;
-use ah_core::{Log, ReadOptions};
+use ah_core::Log;
 use rayon::prelude::*;
 
 use crate::cart::{CartParams, CartTree};
@@ -187,7 +187,7 @@ pub fn train_regression(
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<TrainOutput> {
     let t0 = std::time::Instant::now();
-    let raw = Log::read(&opts.log, ReadOptions::default())?;
+    let raw = crate::dataset::read_log(&opts.log)?;
     let cfg = config_for(&raw.metadata.name);
     let mut settings = Settings::resolve(cfg.as_ref(), &opts.overrides, &opts.config_dir)?;
     settings
@@ -232,7 +232,7 @@ pub fn train_regression(
         ("test".to_string(), full.take(&split.test, "test")),
     ];
     for (name, path) in &opts.data {
-        let dlog = Log::read(path, ReadOptions::default())?;
+        let dlog = crate::dataset::read_log(path)?;
         let (dlog, _) = filter_log(&dlog);
         let (t, _, _) = build_table(
             &dlog,
@@ -528,7 +528,7 @@ mod tests {
         };
         let out = train_regression(&opts, &|_| {}).unwrap();
         let model = &out.model;
-        let log = Log::read(&path, ReadOptions::default()).unwrap();
+        let log = Log::read(&path, ah_core::ReadOptions::default()).unwrap();
         let (full, _, _) = build_table(&log, "all", &[], None, BuildOptions::default()).unwrap();
         let e = expand(&full, &model.choices);
         let tree = CartTree {

@@ -22,7 +22,7 @@ use ah_core::model::{
     self, Column, FeatureRange, Model, ModelKind, Node, Provenance, RankingSpec, TrainingInfo, Tree,
 };
 use ah_core::ops::Operation;
-use ah_core::{Log, ReadOptions};
+use ah_core::Log;
 use rayon::prelude::*;
 
 use crate::cart::{CartParams, CartTree, Criterion, MinSamplesLeaf};
@@ -318,7 +318,7 @@ struct Prepared {
 }
 
 fn prepare(opts: &TrainOptions) -> Result<Prepared> {
-    let log = Log::read(&opts.log, ReadOptions::default())?;
+    let log = crate::dataset::read_log(&opts.log)?;
     let cfg = config_for(&log.metadata.name);
     let mut settings = Settings::resolve(cfg.as_ref(), &opts.overrides, &opts.config_dir)?;
     if let Some(d) = &opts.default_choice {
@@ -441,7 +441,7 @@ fn prepare(opts: &TrainOptions) -> Result<Prepared> {
                 "--data set name `{name}` is reserved; pick another"
             )));
         }
-        let dlog = Log::read(path, ReadOptions::default())?;
+        let dlog = crate::dataset::read_log(path)?;
         if dlog.metadata.name != log.metadata.name {
             warnings.push(format!(
                 "--data {name}: log name `{}` differs from the training log's `{}`",
