@@ -38,58 +38,91 @@ pub struct Args {
     /// The training log (PyTorch's train.txt format, optionally .gz).
     pub file: PathBuf,
     /// Name of the heuristic (class/module name), e.g. PadMMH100.
-    #[arg(long, help = "Heuristic name, e.g. PadMMH100")]
+    #[arg(long, long_help, help = "Heuristic name, e.g. PadMMH100")]
     pub heuristic_name: String,
     /// Folder for the outputs (created if missing).
-    #[arg(long, default_value = ".", help = "Folder for the outputs")]
+    #[arg(long, default_value = ".", long_help, help = "Folder for the outputs")]
     pub output_dir: PathBuf,
     /// Extra evaluation set: a name and a log (repeatable). mm's `train_timm` and `train_hf`
     /// are also added three times to the training set, as PyTorch does.
-    #[arg(long, num_args = 2, value_names = ["SETNAME", "FILE"], action = clap::ArgAction::Append, help = "Extra evaluation set (repeatable)")]
+    #[arg(long, num_args = 2, value_names = ["SETNAME", "FILE"], action = clap::ArgAction::Append, long_help, help = "Extra evaluation set (repeatable)")]
     pub data: Vec<String>,
     /// Tree learner.
-    #[arg(long, value_enum, default_value = "cart", help = "Tree learner")]
+    #[arg(
+        long,
+        value_enum,
+        default_value = "cart",
+        long_help,
+        help = "Tree learner"
+    )]
     pub learner: LearnerArg,
     /// Ranking: learn from near-best copies and report top-K metrics (PyTorch's --ranking).
     #[arg(
         long,
         value_name = "K",
+        long_help,
         help = "Train a ranking heuristic returning the top K"
     )]
     pub ranking: Option<usize>,
     /// The regression variant (spec 7.4).
-    #[arg(long, help = "Regression variant (PyTorch's train_regression.py rule)")]
+    #[arg(
+        long,
+        long_help,
+        help = "Regression variant (PyTorch's train_regression.py rule)"
+    )]
     pub regression: bool,
     /// Default choice (for speedup-over-default metrics).
-    #[arg(long, value_name = "CHOICE", help = "Default choice for the metrics")]
+    #[arg(
+        long,
+        value_name = "CHOICE",
+        long_help,
+        help = "Default choice for the metrics"
+    )]
     pub default_choice: Option<String>,
     /// Seed of the split (and of the trees' feature order).
-    #[arg(long, default_value_t = 42, help = "Seed of the split and the trees")]
+    #[arg(
+        long,
+        default_value_t = 42,
+        long_help,
+        help = "Seed of the split and the trees"
+    )]
     pub seed: u32,
     /// A split file ({"features", "train", "val", "test"}, as the Python reference's
     /// --write-split writes) naming each input's set.
     #[arg(
         long,
         value_name = "FILE",
+        long_help,
         help = "Take the train/val/test assignment from FILE"
     )]
     pub split: Option<PathBuf>,
     /// Write the split used to FILE (same format as --split).
-    #[arg(long, value_name = "FILE", help = "Write the split used to FILE")]
+    #[arg(
+        long,
+        value_name = "FILE",
+        long_help,
+        help = "Write the split used to FILE"
+    )]
     pub write_split: Option<PathBuf>,
     /// PyTorch's selection rule exactly (safe probability on val, most correct on val).
-    #[arg(long, help = "Use PyTorch's selection rule exactly")]
+    #[arg(long, long_help, help = "Use PyTorch's selection rule exactly")]
     pub upstream: bool,
     /// A JSON training config overriding the name's defaults (see docs/training.md).
-    #[arg(long, value_name = "FILE", help = "JSON training config")]
+    #[arg(long, value_name = "FILE", long_help, help = "JSON training config")]
     pub config: Option<PathBuf>,
     /// Extra augment operations (`NAME = EXPR` per line, `NAME :cat = EXPR` for categorical).
-    #[arg(long, value_name = "FILE", help = "Extra augment operations file")]
+    #[arg(
+        long,
+        value_name = "FILE",
+        long_help,
+        help = "Extra augment operations file"
+    )]
     pub operations: Option<PathBuf>,
     /// Cost of one unsure input (an autotune) in units of ln(t_pick / t_best) (default mode).
     #[arg(
         long,
         default_value_t = 0.01,
+        long_help,
         help = "Cost of an autotune (default mode)"
     )]
     pub autotune_cost: f64,
@@ -99,6 +132,7 @@ pub struct Args {
     #[arg(
         long,
         default_value_t = 0.005,
+        long_help,
         help = "Bound on the share of harmful wrong picks (default mode)"
     )]
     pub max_harmful: f64,
@@ -106,6 +140,7 @@ pub struct Args {
     #[arg(
         long,
         default_value_t = 5,
+        long_help,
         help = "Cross-validation folds (default mode)"
     )]
     pub folds: usize,
@@ -114,29 +149,31 @@ pub struct Args {
         long,
         value_enum,
         default_value = "wilson",
+        long_help,
         help = "Leaf score (default mode)"
     )]
     pub confidence: ConfidenceArg,
     /// Do not generate code after training (by default the PyTorch artifact `_NAME.py` is
     /// written to the output folder, and the Rust module too when --rust-crate is given).
-    #[arg(long, help = "Skip code generation")]
+    #[arg(long, long_help, help = "Skip code generation")]
     pub no_codegen: bool,
     /// Also generate the Rust module into this generated-heuristics crate
     /// (e.g. generated/ah-heuristics).
     #[arg(
         long,
         value_name = "DIR",
+        long_help,
         help = "Generated heuristics crate for the Rust module"
     )]
     pub rust_crate: Option<PathBuf>,
     /// Worker threads for the grid (default: all cores).
-    #[arg(long, help = "Worker threads")]
+    #[arg(long, long_help, help = "Worker threads")]
     pub threads: Option<usize>,
     /// Print the wall time of the training phases on stderr.
-    #[arg(long, help = "Print phase timings on stderr")]
+    #[arg(long, long_help, help = "Print phase timings on stderr")]
     pub timings: bool,
     /// Print no tables.
-    #[arg(long, short, help = "Print nothing but errors")]
+    #[arg(long, short, long_help, help = "Print nothing but errors")]
     pub quiet: bool,
 }
 
@@ -352,4 +389,32 @@ pub fn run(args: Args) -> Result<()> {
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn cli_definition_is_consistent() {
+        Args::command().debug_assert();
+        let a = Args::try_parse_from([
+            "ah-train",
+            "t.txt",
+            "--heuristic-name",
+            "X",
+            "--data",
+            "a",
+            "a.txt",
+            "--data",
+            "b",
+            "b.txt",
+        ])
+        .unwrap();
+        assert_eq!(a.data, ["a", "a.txt", "b", "b.txt"]);
+        assert!(!a.upstream);
+        assert_eq!(a.autotune_cost, 0.01);
+        assert!(Args::try_parse_from(["ah-train", "t.txt"]).is_err());
+    }
 }
