@@ -293,7 +293,8 @@ pub fn run(args: Args) -> Result<()> {
     } else {
         train::train(&opts, &|n| bar.inc(n))
     }
-    .with_context(|| format!("training on {}", args.file.display()))?;
+    // Errors name their file themselves.
+    ?;
     bar.finish_and_clear();
     if args.timings {
         let t: Vec<String> = out
