@@ -288,13 +288,12 @@ pub fn run(args: Args) -> Result<()> {
         .expect("valid template")
         .progress_chars("=> "),
     );
+    // Errors name their file themselves: no extra context.
     let out = if args.regression {
-        ah_train::regression::train_regression(&opts, &|n| bar.inc(n))
+        ah_train::regression::train_regression(&opts, &|n| bar.inc(n))?
     } else {
-        train::train(&opts, &|n| bar.inc(n))
-    }
-    // Errors name their file themselves.
-    ?;
+        train::train(&opts, &|n| bar.inc(n))?
+    };
     bar.finish_and_clear();
     if args.timings {
         let t: Vec<String> = out
