@@ -867,6 +867,18 @@ pub fn train(opts: &TrainOptions, progress: &(dyn Fn(u64) + Sync)) -> Result<Tra
             final_fit = f;
             final_unsafe = bad;
             final_threshold = 0.0;
+            if final_fit
+                .tree
+                .nodes
+                .iter()
+                .enumerate()
+                .all(|(i, n)| n.feature.is_some() || final_unsafe[i])
+            {
+                late_warnings.push(format!(
+                    "no candidate decides any input within the harm bound (cross-validated share of picks more than 10% slower <= {}): the heuristic always answers unsure; collect more inputs, or raise --max-harmful / --autotune-cost",
+                    opts.cost.max_harmful
+                ));
+            }
             extra.insert(
                 "confidence".into(),
                 serde_json::json!(match opts.cost.confidence {
