@@ -6,14 +6,16 @@
 //!   `wrong <= total * wrong_pct`.
 //! - [`Mode::CostAware`] (the default) fixes its two weaknesses (no model on small logs, too
 //!   many unsure answers on large ones): K-fold cross-validation over train+val gives
-//!   out-of-fold predictions for every grid model; each leaf's confidence is the Wilson lower
-//!   bound of its majority share (so small pure leaves are not blindly trusted); the threshold
-//!   on that confidence minimises the expected cost per input, `log(t_pick / t_best)` for a
-//!   decided input plus `autotune_cost` for an unsure one, subject to the share of harmful
-//!   wrong picks (more than 10% slower) staying within `max_harmful`; the grid model with the
-//!   lowest cross-validated cost wins and is refitted on train+val. Leaves at or below the
-//!   confidence threshold are stored as unsafe and the model threshold is 0, so PyTorch's runtime
-//!   rule (`probability <= threshold` is unsure) and `Model::decide` decide exactly as evaluated.
+//!   out-of-fold predictions for every candidate (the grid, with uniform and with regret
+//!   weights); each leaf's confidence is the Wilson lower bound of its majority share (so small
+//!   pure leaves are not blindly trusted); the cut on that confidence minimises the expected
+//!   cost per input, `ln(t_pick / t_best)` for a decided input plus `autotune_cost` for an
+//!   unsure one, subject to an upper confidence bound on the share of harmful wrong picks (more
+//!   than 10% slower) staying within `max_harmful`; the candidate with the lowest
+//!   cross-validated cost wins and is refitted on train+val, where the cut is transferred as
+//!   the share of inputs decided. Leaves at or below the cut are stored as unsafe and the model
+//!   threshold is 0, so PyTorch's runtime rule (`probability <= threshold` is unsure) and
+//!   `Model::decide` decide exactly as evaluated.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
