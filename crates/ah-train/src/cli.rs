@@ -198,6 +198,35 @@ fn write_all(dir: &Path, files: &[(PathBuf, Vec<u8>)]) -> Result<()> {
     Ok(())
 }
 
+/// Number of progress steps of a run (0 when the log's metadata cannot be read; the training
+/// then reports the error).
+fn expected_fits(args: &Args, opts: &TrainOptions) -> u64 {
+    let Ok(mut r) = ah_core::log::open_maybe_gz(&args.file) else {
+        return 0;
+    };
+    let mut line = String::new();
+    if std::io::BufRead::read_line(&mut r, &mut line).is_err() {
+        return 0;
+    }
+    let Ok(md) = ah_core::Metadata::from_json_line(&line) else {
+        return 0;
+    };
+    let cfg = ah_train::config::config_for(&md.name);
+    let Ok(settings) =
+        ah_train::config::Settings::resolve(cfg.as_ref(), &opts.overrides, &opts.config_dir)
+    else {
+        return 0;
+    };
+    let grid = settings.grid.configs().len() as u64;
+    if args.regression {
+        12
+    } else if args.upstream {
+        grid
+    } else {
+        2 * grid * (opts.cost.folds as u64 + 1)
+    }
+}
+
 /// Runs the command.
 pub fn run(args: Args) -> Result<()> {
     if let Some(n) = args.threads {
@@ -277,13 +306,13 @@ pub fn run(args: Args) -> Result<()> {
         command,
     };
     let bar = if std::io::stderr().is_terminal() && !args.quiet {
-        indicatif::ProgressBar::new(0)
+        indicatif::ProgressBar::new(expected_fits(&args, &opts))
     } else {
         indicatif::ProgressBar::hidden()
     };
     bar.set_style(
         indicatif::ProgressStyle::with_template(
-            "{spinner} training [{bar:30}] {pos} fits {elapsed}",
+            "{spinner} training [{bar:30}] {pos}/{len} fits {elapsed}",
         )
         .expect("valid template")
         .progress_chars("=> "),
