@@ -184,3 +184,48 @@ fn pad_mm_a100_regression_reproduces_the_shipped_threshold() {
     );
     assert_eq!(out.model.kind, ah_core::model::ModelKind::Regression);
 }
+
+/// Our extra metrics of the chosen model equal the reference's: `pct_of_oracle` is its
+/// `pct_of_oracle_unsure_default`, `pct_of_oracle_autotune` its `pct_of_oracle_unsure_oracle`,
+/// `regret` its `regret_pct_unsure_oracle / 100`.
+#[test]
+fn pad_mm_a100_extra_metrics_match_the_reference() {
+    let (Some(log), Some(anchor)) = (
+        shared("data/pytorch/pad_mm_a100.txt"),
+        shared("reference/anchors/pad_mm_a100.json"),
+    ) else {
+        return;
+    };
+    let a: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&anchor).unwrap()).unwrap();
+    let out = train(&options(log, None), &|_| {}).unwrap();
+    for set in ["train", "val", "test"] {
+        let r = &a["best"]["results"][set];
+        let m = &out.metrics[set];
+        let pairs = [
+            (
+                "oracle_gmean_speedup_over_default",
+                r["oracle_gmean_speedup_over_default"].as_f64().unwrap(),
+            ),
+            (
+                "pct_of_oracle",
+                r["pct_of_oracle_unsure_default"].as_f64().unwrap(),
+            ),
+            (
+                "pct_of_oracle_autotune",
+                r["pct_of_oracle_unsure_oracle"].as_f64().unwrap(),
+            ),
+            (
+                "regret",
+                r["regret_pct_unsure_oracle"].as_f64().unwrap() / 100.0,
+            ),
+        ];
+        for (k, want) in pairs {
+            assert!(
+                close(m[k], want),
+                "{set}.{k}: ours {} reference {want}",
+                m[k]
+            );
+        }
+    }
+}
