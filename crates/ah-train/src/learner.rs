@@ -91,7 +91,8 @@ impl TrainMatrix {
     /// search between configurations that differ only in depth (same trees as one by one).
     pub fn fit_many(&self, learner: Learner, params: &[CartParams]) -> Vec<CartTree> {
         if learner != Learner::Cart {
-            return params.iter().map(|p| self.fit(learner, *p)).collect();
+            use rayon::prelude::*;
+            return params.par_iter().map(|p| self.fit(learner, *p)).collect();
         }
         let d = CartData {
             columns: &self.columns,
