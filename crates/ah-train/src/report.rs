@@ -47,12 +47,17 @@ pub fn grid_table(grid: &[GridRow], best: usize) -> String {
             let mark = if i == best { "**" } else { "" };
             let _ = write!(
                 s,
-                "| {mark}{set}{mark} | {} | {} | {} | {} | {:.6} | {} | {} |",
+                "| {mark}{set}{mark} | {} | {} | {} | {} | {} | {} | {} |",
                 r.criterion.name(),
                 r.max_depth.map_or("None".into(), |d| d.to_string()),
                 r.min_samples_leaf,
                 r.weighting,
-                r.threshold,
+                // 1e300: the default mode's "decide nothing".
+                if r.threshold >= 1e299 {
+                    "none".to_string()
+                } else {
+                    format!("{:.6}", r.threshold)
+                },
                 r.n_leaves,
                 r.cv_cost.map_or("-".into(), |c| format!("{c:.6}")),
             );
