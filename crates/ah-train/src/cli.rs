@@ -347,14 +347,20 @@ pub fn run(args: Args) -> Result<()> {
         &test_rows.speedup_over_default,
         true,
     );
+    let lost: Vec<f64> = test_rows
+        .regret_ratio
+        .iter()
+        .copied()
+        .filter(|r| *r > 1.0)
+        .collect();
     let regret_svg = report::histogram_svg(
-        "Regret (test inputs; unsure = autotuned)",
+        &format!(
+            "Regret: {} test inputs picked slower than the best ({} lose nothing)",
+            lost.len(),
+            test_rows.regret_ratio.len() - lost.len()
+        ),
         "log2(picked time / best time)",
-        &test_rows
-            .regret_ratio
-            .iter()
-            .map(|r| r.max(1.0))
-            .collect::<Vec<_>>(),
+        &lost,
         true,
     );
     let (sp, rg, dt) = (

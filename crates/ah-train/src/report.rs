@@ -160,7 +160,7 @@ pub fn dot(model: &Model) -> String {
 pub fn histogram_svg(title: &str, x_label: &str, values: &[f64], log_scale: bool) -> String {
     let mut buf = String::new();
     {
-        let root = SVGBackend::with_string(&mut buf, (720, 420)).into_drawing_area();
+        let root = SVGBackend::with_string(&mut buf, (860, 420)).into_drawing_area();
         let _ = root.fill(&WHITE);
         let xs: Vec<f64> = values
             .iter()
