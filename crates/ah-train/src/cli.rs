@@ -144,6 +144,11 @@ pub struct Args {
         help = "Cross-validation folds (default mode)"
     )]
     pub folds: usize,
+    /// Store the range guard in the model: at run time a numeric feature (logged or augmented)
+    /// outside the range seen in training makes the heuristic unsure; the final metrics apply
+    /// it too (the grid table does not).
+    #[arg(long, help = "Unsure outside the feature ranges seen in training")]
+    pub range_guard: bool,
     /// How the default mode scores a leaf before thresholding it.
     #[arg(
         long,
@@ -304,6 +309,7 @@ pub fn run(args: Args) -> Result<()> {
         config_dir,
         extra_operations,
         command,
+        range_guard: args.range_guard,
     };
     let bar = if std::io::stderr().is_terminal() && !args.quiet {
         indicatif::ProgressBar::new(expected_fits(&args, &opts))

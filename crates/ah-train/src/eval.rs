@@ -87,6 +87,8 @@ pub struct RowPredictions {
     pub max_prob: Vec<f64>,
     /// Table choice column of each class (`None`: not a choice of this table).
     pub class_col: Vec<Option<usize>>,
+    /// Rows that are unsure whatever their leaf says (the range guard); empty: none.
+    pub forced_unsure: Vec<bool>,
 }
 
 /// Routes every row.
@@ -119,6 +121,7 @@ pub fn predict_rows(model: &dyn LeafModel, table: &Table) -> RowPredictions {
         pred,
         max_prob,
         class_col,
+        forced_unsure: Vec::new(),
     }
 }
 
@@ -147,7 +150,8 @@ pub fn outcomes(
             let avail = col.is_some_and(|c| !table.time(i, c).is_nan());
             let p = rp.max_prob[i];
             let low = p <= threshold && !(exempt_certain && p == 1.0);
-            if unsafe_leaf(rp.leaf[i]) || !avail || low {
+            let forced = rp.forced_unsure.get(i).copied().unwrap_or(false);
+            if forced || unsafe_leaf(rp.leaf[i]) || !avail || low {
                 Outcome::Unsure
             } else if col == Some(table.actual_winner[i] as usize) {
                 Outcome::Correct

@@ -525,6 +525,7 @@ mod tests {
             config_dir: PathBuf::from("."),
             extra_operations: vec![],
             command: "test".into(),
+            range_guard: false,
         };
         let out = train_regression(&opts, &|_| {}).unwrap();
         let model = &out.model;

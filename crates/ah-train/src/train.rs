@@ -115,6 +115,9 @@ pub struct TrainOptions {
     pub extra_operations: Vec<Operation>,
     /// The command line, recorded in the model.
     pub command: String,
+    /// Store the range guard: at run time (and in the final metrics) a numeric feature outside
+    /// the range seen in training makes the heuristic unsure.
+    pub range_guard: bool,
 }
 
 /// One grid model's results.
@@ -910,11 +913,22 @@ pub fn train(opts: &TrainOptions, progress: &(dyn Fn(u64) + Sync)) -> Result<Tra
     let t_grid = t0.elapsed().as_secs_f64();
     // Final metrics and per-row data.
     let is_bad = |l: usize| final_unsafe[l];
+    let ranges = numeric_ranges(&p.encoding, &fit_table);
     let mut metrics = BTreeMap::new();
     let mut rows = BTreeMap::new();
     let mut sizes = BTreeMap::new();
     for (name, t) in &views {
-        let rp = eval::predict_rows(&final_fit, t);
+        let mut rp = eval::predict_rows(&final_fit, t);
+        if opts.range_guard {
+            // The runtime's range guard: a numeric feature outside the training range is unsure.
+            rp.forced_unsure = (0..t.len())
+                .map(|i| {
+                    ranges
+                        .iter()
+                        .any(|&(c, lo, hi)| !(lo <= t.row(i)[c] && t.row(i)[c] <= hi))
+                })
+                .collect();
+        }
         let thr = final_threshold;
         metrics.insert(
             name.clone(),
@@ -1265,7 +1279,7 @@ fn build_model(
             always_included: p.settings.always_included.clone(),
         }),
         feature_ranges: ranges,
-        range_guard: false,
+        range_guard: opts.range_guard,
         training: TrainingInfo {
             mode: opts.mode.name().into(),
             learner: opts.learner.name().into(),
@@ -1286,6 +1300,25 @@ fn build_model(
             command: opts.command.clone(),
         },
     })
+}
+
+/// `(column, min, max)` of every numeric column over the rows the model was fitted on.
+fn numeric_ranges(encoding: &Encoding, t: &Table) -> Vec<(usize, f64, f64)> {
+    encoding
+        .columns
+        .iter()
+        .enumerate()
+        .filter(|(_, col)| matches!(col, Column::Numeric { .. }))
+        .map(|(c, _)| {
+            let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
+            for i in 0..t.len() {
+                let v = t.row(i)[c];
+                lo = lo.min(v);
+                hi = hi.max(v);
+            }
+            (c, lo, hi)
+        })
+        .collect()
 }
 
 /// Path helper: `DIR/NAME.EXT`.
@@ -1397,12 +1430,13 @@ mod decide_tests {
                 ah_core::ops::Operation::parse("mk_big", "m * k > 2000", true).unwrap(),
             ],
             command: "test".into(),
+            range_guard: false,
         }
     }
 
     /// `Model::decide` (what generated code does) on a context built from the log equals the
     /// training evaluation's decision on the table row of the same input, for every input.
-    fn check(o: &TrainOptions) -> usize {
+    fn check(o: &TrainOptions) -> (usize, usize) {
         let out = train(o, &|_| {}).unwrap();
         let p = prepare(o).unwrap();
         let model = &out.model;
@@ -1417,6 +1451,7 @@ mod decide_tests {
             .collect();
         let names: Vec<String> = md.features().map(str::to_string).collect();
         let mut checked = 0;
+        let mut oob = 0;
         let mut seen = std::collections::HashSet::new();
         for r in &p.log.rows {
             let key: Vec<String> = cols.iter().map(|&(c, _)| r.values[c].to_string()).collect();
@@ -1431,7 +1466,19 @@ mod decide_tests {
                 ctx.add_feature(names[j].clone(), r.values[c].clone(), cat);
             }
             let leaf = model.tree.route(p.full.row(i));
+            let out_of_range = model.range_guard
+                && model.feature_ranges.iter().any(|r| {
+                    let c = model
+                        .columns
+                        .iter()
+                        .position(|c| c.display_name() == r.name)
+                        .unwrap();
+                    let v = p.full.row(i)[c];
+                    !(r.min <= v && v <= r.max)
+                });
+            oob += usize::from(out_of_range);
             let want = match &model.tree.nodes[leaf] {
+                _ if out_of_range => None,
                 Node::Leaf {
                     unsafe_leaf: true, ..
                 } => None,
@@ -1448,7 +1495,7 @@ mod decide_tests {
             assert_eq!(got, want, "input {key:?}");
             checked += 1;
         }
-        checked
+        (checked, oob)
     }
 
     #[test]
@@ -1478,16 +1525,39 @@ mod decide_tests {
         std::fs::write(&path, s).unwrap();
         for mode in [Mode::CostAware, Mode::Upstream] {
             match std::panic::catch_unwind(|| check(&opts(path.clone(), mode))) {
-                Ok(n) => assert!(n > 300, "{n}"),
+                Ok((n, _)) => assert!(n > 300, "{n}"),
                 Err(e) => std::panic::resume_unwind(e),
             }
+        }
+        // With the range guard, inputs outside the training ranges (some test inputs) are
+        // unsure in the evaluation and at run time alike.
+        let mut guarded = opts(path.clone(), Mode::CostAware);
+        guarded.range_guard = true;
+        let (n, _) = check(&guarded);
+        assert!(n > 300, "{n}");
+        // Inputs far outside the training ranges: unsure at run time, as in the evaluation.
+        let out = train(&guarded, &|_| {}).unwrap();
+        assert!(out.model.range_guard);
+        for m in [0i64, 5000] {
+            let mut ctx = Context::new();
+            ctx.add("m", m);
+            ctx.add("k", 8i64);
+            ctx.add_categorical("dtype", "torch.float16");
+            ctx.add_categorical("flag", "True");
+            assert!(
+                matches!(
+                    out.model.decide(&ctx),
+                    Decision::Unsure(ah_core::UnsureReason::OutOfRange { .. })
+                ),
+                "m = {m}"
+            );
         }
         let log = Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("../../../shared/data/pytorch/pad_mm_a100.txt");
         if log.exists() {
             let mut o = opts(log, Mode::Upstream);
             o.extra_operations.clear();
-            assert!(check(&o) > 9000);
+            assert!(check(&o).0 > 9000);
         } else {
             eprintln!("skipping pad_mm part: {} not found", log.display());
         }

@@ -36,6 +36,7 @@ fn options(log: PathBuf, split: Option<PathBuf>) -> TrainOptions {
         config_dir: PathBuf::from("."),
         extra_operations: vec![],
         command: "test".into(),
+        range_guard: false,
     }
 }
 

@@ -64,6 +64,7 @@ fn options(log: PathBuf, rest: PathBuf, mode: Mode) -> TrainOptions {
         config_dir: PathBuf::from("."),
         extra_operations: vec![],
         command: "test".into(),
+        range_guard: false,
     }
 }
 
