@@ -146,9 +146,14 @@ pub struct Args {
     pub folds: usize,
     /// Store the range guard in the model: at run time a numeric feature (logged or augmented)
     /// outside the range seen in training makes the heuristic unsure; the final metrics apply
-    /// it too (the grid table does not).
-    #[arg(long, help = "Unsure outside the feature ranges seen in training")]
+    /// it too (the grid table does not). On by default; off with `--upstream` (PyTorch has no
+    /// range guard) unless asked for.
+    #[arg(long, help = "Unsure outside the feature ranges seen in training (default, but not with --upstream)")]
     pub range_guard: bool,
+    /// Do not store the range guard: the heuristic also decides for inputs unlike any seen in
+    /// training.
+    #[arg(long, conflicts_with = "range_guard", help = "No range guard")]
+    pub no_range_guard: bool,
     /// How the default mode scores a leaf before thresholding it.
     #[arg(
         long,
@@ -309,7 +314,7 @@ pub fn run(args: Args) -> Result<()> {
         config_dir,
         extra_operations,
         command,
-        range_guard: args.range_guard,
+        range_guard: args.range_guard || (!args.upstream && !args.no_range_guard),
     };
     let bar = if std::io::stderr().is_terminal() && !args.quiet {
         indicatif::ProgressBar::new(expected_fits(&args, &opts))
