@@ -148,7 +148,10 @@ pub struct Args {
     /// outside the range seen in training makes the heuristic unsure; the final metrics apply
     /// it too (the grid table does not). On by default; off with `--upstream` (PyTorch has no
     /// range guard) unless asked for.
-    #[arg(long, help = "Unsure outside the feature ranges seen in training (default, but not with --upstream)")]
+    #[arg(
+        long,
+        help = "Unsure outside the feature ranges seen in training (default, but not with --upstream)"
+    )]
     pub range_guard: bool,
     /// Do not store the range guard: the heuristic also decides for inputs unlike any seen in
     /// training.
@@ -230,7 +233,7 @@ fn expected_fits(args: &Args, opts: &TrainOptions) -> u64 {
     let grid = settings.grid.configs().len() as u64;
     if args.regression {
         12
-    } else if args.upstream {
+    } else if args.upstream || args.ranking.is_some() {
         grid
     } else {
         2 * grid * (opts.cost.folds as u64 + 1)
@@ -283,6 +286,9 @@ pub fn run(args: Args) -> Result<()> {
         .chain(std::env::args().skip(1))
         .collect::<Vec<_>>()
         .join(" ");
+    if args.ranking.is_some() && !args.upstream && !args.quiet {
+        eprintln!("note: --ranking trains with PyTorch's selection rule (as --upstream): the cost-aware rule decides single choices");
+    }
     let opts = TrainOptions {
         log: args.file.clone(),
         heuristic_name: args.heuristic_name.clone(),
@@ -295,7 +301,9 @@ pub fn run(args: Args) -> Result<()> {
         default_choice: args.default_choice.clone(),
         seed: args.seed,
         split_file: args.split.clone(),
-        mode: if args.upstream {
+        // Ranking heuristics are PyTorch's: the cost-aware rule gates single decisions by
+        // marking leaves unsafe, which would leave nothing to rank.
+        mode: if args.upstream || args.ranking.is_some() {
             Mode::Upstream
         } else {
             Mode::CostAware
