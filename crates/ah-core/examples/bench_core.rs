@@ -81,7 +81,7 @@ fn model() -> Model {
             nodes.push(Node::Leaf {
                 value: vec![p, 1.0 - p],
                 samples: 10,
-                unsafe_leaf: i % 11 == 0,
+                unsafe_leaf: i.is_multiple_of(11),
             });
             return i;
         }
