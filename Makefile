@@ -6,7 +6,7 @@ CARGO ?= cargo
 # Pipeline knobs: `make pipeline NAME=pad_mm SAMPLES=2000 DEVICE=cuda`, or DATA=data/pad_mm_h100.txt
 # to train on a shipped log instead of collecting.
 NAME ?= pad_mm
-SAMPLES ?= 200
+SAMPLES ?= 400
 DEVICE ?= auto
 SEED ?= 0
 DATA ?=

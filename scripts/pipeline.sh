@@ -5,7 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 NAME=${NAME:-pad_mm}
-SAMPLES=${SAMPLES:-200}
+SAMPLES=${SAMPLES:-400}
 DEVICE=${DEVICE:-auto}
 SEED=${SEED:-0}
 DATA=${DATA:-}

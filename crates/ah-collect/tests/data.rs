@@ -101,6 +101,6 @@ fn cpu_dataset_is_complete_and_reproducible() {
         DeviceIdentity::NONE,
         BackendKind::Cpu,
         None,
-        200,
+        400,
     );
 }
