@@ -9,7 +9,9 @@ pub mod codegen_plain_self_test;
 pub mod codegen_regression_self_test;
 pub mod codegen_self_test;
 pub mod mm_ranking_h100;
+pub mod pad_mm_cpu;
 pub mod pad_mma100;
+pub mod pad_mmh100;
 pub mod reduction_h100;
 
 /// Registers every generated heuristic, in module-name order.
@@ -19,7 +21,9 @@ pub fn register_all(registry: &mut Registry) {
     registry.register(&codegen_regression_self_test::HEURISTIC);
     registry.register(&codegen_self_test::HEURISTIC);
     registry.register(&mm_ranking_h100::HEURISTIC);
+    registry.register(&pad_mm_cpu::HEURISTIC);
     registry.register(&pad_mma100::HEURISTIC);
+    registry.register(&pad_mmh100::HEURISTIC);
     registry.register(&reduction_h100::HEURISTIC);
 }
 
