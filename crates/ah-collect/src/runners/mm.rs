@@ -603,7 +603,7 @@ pub fn check_against_reference(
         dtype: i.dtype,
         tf32: true,
     })?;
-    let want = to_f32(&cuda.download(reference.ptr(), c_bytes)?, i.dtype);
+    let want = crate::dtype::decode(&cuda.download(reference.ptr(), c_bytes)?, i.dtype);
     let scale = want
         .iter()
         .fold(0f64, |s, x| s.max(f64::from(*x).abs()))
@@ -612,7 +612,7 @@ pub fn check_against_reference(
     for choice in p.choice_ids() {
         cuda.zero(p.c.ptr(), c_bytes)?;
         p.enqueue(cuda, &choice)?;
-        let got = to_f32(&cuda.download(p.c.ptr(), c_bytes)?, i.dtype);
+        let got = crate::dtype::decode(&cuda.download(p.c.ptr(), c_bytes)?, i.dtype);
         let mut err = 0f64;
         for (g, w) in got.iter().zip(&want) {
             let d = (f64::from(*g) - f64::from(*w)).abs();
@@ -637,35 +637,6 @@ pub fn check_tolerance(dtype: DType) -> f64 {
         DType::F32 => 1e-2,
         DType::F16 => 1e-2,
         DType::BF16 => 3e-2,
-    }
-}
-
-fn f16_to_f32(h: u16) -> f32 {
-    let sign = if h & 0x8000 != 0 { -1.0f32 } else { 1.0 };
-    let exp = i32::from((h >> 10) & 0x1f);
-    let frac = f32::from(h & 0x3ff);
-    match exp {
-        0 => sign * frac * 2f32.powi(-24),
-        31 if frac == 0.0 => sign * f32::INFINITY,
-        31 => f32::NAN,
-        _ => sign * (1.0 + frac / 1024.0) * 2f32.powi(exp - 15),
-    }
-}
-
-fn to_f32(bytes: &[u8], dtype: DType) -> Vec<f32> {
-    match dtype {
-        DType::F32 => bytes
-            .chunks_exact(4)
-            .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-            .collect(),
-        DType::F16 => bytes
-            .chunks_exact(2)
-            .map(|c| f16_to_f32(u16::from_le_bytes([c[0], c[1]])))
-            .collect(),
-        DType::BF16 => bytes
-            .chunks_exact(2)
-            .map(|c| f32::from_bits(u32::from(u16::from_le_bytes([c[0], c[1]])) << 16))
-            .collect(),
     }
 }
 

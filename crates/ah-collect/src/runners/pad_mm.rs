@@ -633,40 +633,6 @@ pub struct CheckResult {
     pub pad_vs_orig: f64,
 }
 
-fn f16_to_f32(h: u16) -> f32 {
-    let sign = if h & 0x8000 != 0 { -1.0f32 } else { 1.0 };
-    let exp = i32::from((h >> 10) & 0x1f);
-    let frac = f32::from(h & 0x3ff);
-    match exp {
-        0 => sign * frac * 2f32.powi(-24),
-        31 => {
-            if frac == 0.0 {
-                sign * f32::INFINITY
-            } else {
-                f32::NAN
-            }
-        }
-        _ => sign * (1.0 + frac / 1024.0) * 2f32.powi(exp - 15),
-    }
-}
-
-fn to_f32(bytes: &[u8], dtype: DType) -> Vec<f32> {
-    match dtype {
-        DType::F32 => bytes
-            .chunks_exact(4)
-            .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-            .collect(),
-        DType::F16 => bytes
-            .chunks_exact(2)
-            .map(|c| f16_to_f32(u16::from_le_bytes([c[0], c[1]])))
-            .collect(),
-        DType::BF16 => bytes
-            .chunks_exact(2)
-            .map(|c| f32::from_bits(u32::from(u16::from_le_bytes([c[0], c[1]])) << 16))
-            .collect(),
-    }
-}
-
 /// Runs `orig` and `pad` once each on the GPU and compares both with a host f64 reference:
 /// proves the layouts, transposes, padding and slicing are right. Use small shapes.
 pub fn check_pad_equals_orig(
@@ -678,10 +644,10 @@ pub fn check_pad_equals_orig(
     enqueue_pad(cuda, i, &p)?;
     let e = i.dtype.itemsize();
     let s = shapes(i);
-    let a = to_f32(&cuda.download(p.a.ptr(), p.a.bytes())?, i.dtype);
-    let b = to_f32(&cuda.download(p.b.ptr(), p.b.bytes())?, i.dtype);
-    let c = to_f32(&cuda.download(p.c.ptr(), i.m * i.n * e)?, i.dtype);
-    let cp = to_f32(&cuda.download(p.c_pad.ptr(), s.mp * s.np * e)?, i.dtype);
+    let a = crate::dtype::decode(&cuda.download(p.a.ptr(), p.a.bytes())?, i.dtype);
+    let b = crate::dtype::decode(&cuda.download(p.b.ptr(), p.b.bytes())?, i.dtype);
+    let c = crate::dtype::decode(&cuda.download(p.c.ptr(), i.m * i.n * e)?, i.dtype);
+    let cp = crate::dtype::decode(&cuda.download(p.c_pad.ptr(), s.mp * s.np * e)?, i.dtype);
     let (a0, a1) = i.mat1_strides();
     let (b0, b1) = i.mat2_strides();
     let (mut ref_max, mut err_ref, mut orig_max, mut err_pad) = (0f64, 0f64, 0f64, 0f64);
@@ -915,13 +881,5 @@ mod tests {
             }
             assert_eq!(r.context(&i).len(), 17);
         }
-    }
-
-    #[test]
-    fn f16_conversion() {
-        assert_eq!(f16_to_f32(0x3c00), 1.0);
-        assert_eq!(f16_to_f32(0xc000), -2.0);
-        assert_eq!(f16_to_f32(0x3555), 0.333_251_95);
-        assert_eq!(f16_to_f32(0x0001), 2f32.powi(-24));
     }
 }
