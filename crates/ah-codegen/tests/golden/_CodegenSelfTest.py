@@ -76,7 +76,7 @@ class CodegenSelfTest(LearnedHeuristicDecision):
         if str(context.get_value('using_tf32')) != 'False':
             if _op1 <= 4480256.0:
                 if str(_op6) != 'True':
-                    return [(0.9615384615384616, 0), (0.03846153846153843, 1)]
+                    return [(0.9615384615384616, 0), (0.038461538461538436, 1)]
                 else:
                     return None
             else:
