@@ -21,10 +21,16 @@ for f in train.txt train.txt.provenance.json \
          python/_$HEURISTIC.py use.json; do
   if [ -s "$OUT/$f" ]; then echo "ok       $f"; else echo "MISSING  $f"; missing=1; fi
 done
-if grep -q "$HEURISTIC" generated/ah-heuristics/src/lib.rs; then
-  echo "ok       generated/ah-heuristics registers $HEURISTIC"
+if cmp -s "$OUT/$HEURISTIC.model.json" "generated/ah-heuristics/models/$HEURISTIC.model.json"; then
+  echo "ok       generated/ah-heuristics/models/$HEURISTIC.model.json is the model just trained"
 else
-  echo "MISSING  $HEURISTIC in generated/ah-heuristics/src/lib.rs"; missing=1
+  echo "MISSING  the new model in generated/ah-heuristics/models/"; missing=1
+fi
+# The use step ran with the regenerated crate and found the new heuristic for this device.
+if grep -q "\"heuristic\": \"$HEURISTIC\"" "$OUT/use.json"; then
+  echo "ok       the use step asked $HEURISTIC (regenerated crate built and linked)"
+else
+  echo "MISSING  $HEURISTIC in the use step's report"; missing=1
 fi
 grep -q '"inputs"' "$OUT/use.json" || { echo "use.json has no summary"; missing=1; }
 if [ "$missing" -ne 0 ]; then
