@@ -62,7 +62,8 @@ deps: ## optional system packages (graphviz renders the tree to SVG in reports)
 
 gpu-build: ## release binaries into .gpu/ for the lent GPU machine (see docs/gpu.md)
 	$(CARGO) build --release --workspace --locked
-	mkdir -p .gpu && cp target/release/ah-collect target/release/ah-train target/release/ah-codegen .gpu/
+	mkdir -p .gpu && cp target/release/ah-collect target/release/ah-train target/release/ah-codegen target/release/ah-use .gpu/
+	strip .gpu/ah-collect .gpu/ah-train .gpu/ah-codegen .gpu/ah-use   # the device tool carries 64 MiB at most
 	cp scripts/*.py scripts/*.sh .gpu/ 2>/dev/null || true
 
 clean: ## remove build outputs and pipeline outputs
