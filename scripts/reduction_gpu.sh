@@ -2,7 +2,8 @@
 # The reduction work on the GPU machine, in one call each (docs/reduction.md):
 #
 #   bash scripts/reduction_gpu.sh collect   GPU test of every kernel variant, the training log
-#                                           (seed 0), the fresh log (seed 1), the pick cache
+#                                           (seed 0, distinct inputs), the fresh log (seed 1,
+#                                           distinct, none of the training log's), the pick cache
 #                                           across processes and after a source edit
 #   bash scripts/reduction_gpu.sh measure   first-call decisions (benchmark vs heuristic) and
 #                                           the heuristic scored on the fresh shapes
@@ -39,15 +40,16 @@ collect)
         say "GPU test FAILED: stopping before the collection"
         exit 1
     fi
-    say "training log: $SAMPLES inputs, seed 0 (timeout ${TRAIN_TIMEOUT}s; re-run resumes)"
+    say "training log: $SAMPLES distinct inputs, seed 0 (timeout ${TRAIN_TIMEOUT}s; re-run resumes)"
     SECONDS=0
     run timeout "$TRAIN_TIMEOUT" "$G/ah-collect" --name reduction --device cuda \
-        --out "$OUT/reduction_h100.txt" --num-samples "$SAMPLES" --num-reps 1 --seed 0
+        --out "$OUT/reduction_h100.txt" --num-samples "$SAMPLES" --num-reps 1 --seed 0 --distinct
     say "training log done in ${SECONDS}s: $(($(wc -l <"$OUT/reduction_h100.txt") - 2)) rows"
-    say "fresh log: $FRESH_SAMPLES inputs, seed 1"
+    say "fresh log: $FRESH_SAMPLES distinct inputs, seed 1, none of the training log's"
     SECONDS=0
     run timeout "$FRESH_TIMEOUT" "$G/ah-collect" --name reduction --device cuda \
-        --out "$OUT/reduction_h100_fresh.txt" --num-samples "$FRESH_SAMPLES" --num-reps 1 --seed 1
+        --out "$OUT/reduction_h100_fresh.txt" --num-samples "$FRESH_SAMPLES" --num-reps 1 --seed 1 \
+        --distinct --exclude "$OUT/reduction_h100.txt"
     say "fresh log done in ${SECONDS}s: $(($(wc -l <"$OUT/reduction_h100_fresh.txt") - 2)) rows"
     CACHE=/tmp/reduction_picks.json
     rm -f "$CACHE"

@@ -16,14 +16,14 @@
 //! - **Lock.** The log is locked (`File::try_lock`) while a collection writes it; a second
 //!   process is refused.
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::{BTreeMap, HashSet, VecDeque};
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::sync::{mpsc, Mutex};
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
-use ah_core::{LogWriter, Metadata};
+use ah_core::{Log, LogWriter, Metadata, ReadOptions};
 use rand::SeedableRng;
 use serde_json::json;
 
@@ -127,6 +127,108 @@ impl Shard {
     }
 }
 
+/// The samples a collection measures (this shard's), before resume is taken into account.
+struct Selection {
+    /// `(sample index, feature values)` of this shard's samples, in index order.
+    drawn: Vec<(u64, String)>,
+    /// The first drawn input (its context names the log's features).
+    first: Option<DrawnInput>,
+    /// This shard's samples without a draw meeting the precondition.
+    no_precondition: u64,
+    /// Sample indices skipped as repeats or excluded inputs (all shards).
+    skipped: u64,
+}
+
+/// Input keys (feature values as logged, comma-joined) of the logs in `paths`.
+fn excluded_keys(paths: &[PathBuf]) -> Result<HashSet<String>, CollectError> {
+    let mut keys = HashSet::new();
+    for path in paths {
+        let log = Log::read(path, ReadOptions::default())?;
+        for row in &log.rows {
+            let key: Vec<String> = row.values.iter().map(ToString::to_string).collect();
+            keys.insert(key.join(","));
+        }
+    }
+    Ok(keys)
+}
+
+/// Sample indices to measure. Plainly `0..num_samples` (this shard's part). With
+/// `--distinct` or `--exclude`, indices are walked in order over the whole sample space and
+/// those whose input repeats an earlier one or is excluded are skipped, until `num_samples`
+/// were taken: the same indices on every shard, machine and resume.
+fn select_samples(
+    runner: &dyn DynRunner,
+    cfg: &CollectConfig,
+    target: &Target,
+) -> Result<Selection, CollectError> {
+    let mut sel = Selection {
+        drawn: Vec::new(),
+        first: None,
+        no_precondition: 0,
+        skipped: 0,
+    };
+    if !cfg.distinct && cfg.exclude.is_empty() {
+        for i in (0..cfg.num_samples).filter(|i| cfg.shard.contains(*i)) {
+            let mut rng = sample_rng(cfg.seed, i);
+            match runner.draw(&mut rng, target, cfg.max_draws) {
+                Some(d) => {
+                    sel.drawn.push((i, d.context.feature_values_csv()));
+                    sel.first.get_or_insert(d);
+                }
+                None => sel.no_precondition += 1,
+            }
+        }
+        return Ok(sel);
+    }
+    let excluded = excluded_keys(&cfg.exclude)?;
+    let mut seen: HashSet<String> = HashSet::new();
+    // A sample space too small for the request ends the walk instead of looping forever.
+    const MAX_SKIPS_IN_A_ROW: u64 = 100_000;
+    let (mut taken, mut i, mut in_a_row) = (0u64, 0u64, 0u64);
+    while taken < cfg.num_samples {
+        if in_a_row >= MAX_SKIPS_IN_A_ROW {
+            return Err(CollectError::Invalid(format!(
+                "only {taken} of {} distinct{} inputs found ({MAX_SKIPS_IN_A_ROW} draws in a row \
+                 gave nothing new, seed {}): the runner's sample space is too small; ask for \
+                 fewer --num-samples",
+                cfg.num_samples,
+                if excluded.is_empty() {
+                    ""
+                } else {
+                    ", not excluded,"
+                },
+                cfg.seed
+            )));
+        }
+        let mut rng = sample_rng(cfg.seed, i);
+        match runner.draw(&mut rng, target, cfg.max_draws) {
+            Some(d) => {
+                let key = d.context.feature_values_csv();
+                if excluded.contains(&key) || (cfg.distinct && !seen.insert(key.clone())) {
+                    sel.skipped += 1;
+                    in_a_row += 1;
+                } else {
+                    taken += 1;
+                    in_a_row = 0;
+                    if cfg.shard.contains(i) {
+                        sel.drawn.push((i, key));
+                        sel.first.get_or_insert(d);
+                    }
+                }
+            }
+            None => {
+                taken += 1;
+                in_a_row = 0;
+                if cfg.shard.contains(i) {
+                    sel.no_precondition += 1;
+                }
+            }
+        }
+        i += 1;
+    }
+    Ok(sel)
+}
+
 /// A collection request.
 #[derive(Debug, Clone)]
 pub struct CollectConfig {
@@ -148,6 +250,13 @@ pub struct CollectConfig {
     pub cpu_timing: Option<TimingConfig>,
     /// Draws per sample before giving up on the precondition.
     pub max_draws: usize,
+    /// Distinct inputs only: a sample whose input (feature values) repeats an earlier
+    /// sample's is skipped and further sample indices are drawn, so the log holds
+    /// `num_samples` distinct inputs (`--distinct`).
+    pub distinct: bool,
+    /// Logs whose inputs are never drawn (e.g. the training log, for a fresh test set):
+    /// such samples are skipped like repeats (`--exclude`).
+    pub exclude: Vec<PathBuf>,
     /// The command line, for the provenance sidecar.
     pub command_line: String,
 }
@@ -195,6 +304,9 @@ pub struct CollectSummary {
     pub measured: u64,
     /// Samples with no draw satisfying the precondition.
     pub no_precondition: u64,
+    /// Sample indices skipped (all shards) as repeated inputs (`--distinct`) or inputs of an
+    /// `--exclude` log.
+    pub skipped: u64,
     /// Rows written now.
     pub rows: u64,
     /// Measurements that failed (`inf` rows).
@@ -523,19 +635,12 @@ pub fn collect(
     };
 
     // Draw this shard's samples (cheap, host only); keep only their keys: workers draw again.
-    let mut drawn: Vec<(u64, String)> = Vec::new();
-    let mut first: Option<DrawnInput> = None;
-    let mut no_precondition = 0;
-    for i in (0..cfg.num_samples).filter(|i| cfg.shard.contains(*i)) {
-        let mut rng = sample_rng(cfg.seed, i);
-        match runner.draw(&mut rng, &target, cfg.max_draws) {
-            Some(d) => {
-                drawn.push((i, d.context.feature_values_csv()));
-                first.get_or_insert(d);
-            }
-            None => no_precondition += 1,
-        }
-    }
+    let Selection {
+        drawn,
+        first,
+        no_precondition,
+        skipped,
+    } = select_samples(runner, cfg, &target)?;
     let shard_samples = drawn.len() as u64 + no_precondition;
     let features = match first {
         Some(d) => d.context,
@@ -737,6 +842,7 @@ pub fn collect(
         already_done,
         measured,
         no_precondition,
+        skipped,
         rows,
         failures,
         repaired_bytes: repair.removed_bytes,
@@ -798,6 +904,12 @@ fn fill_provenance_head(
     v["seed"] = json!(cfg.seed);
     v["num_samples"] = json!(cfg.num_samples);
     v["num_reps"] = json!(cfg.num_reps);
+    v["distinct"] = json!(cfg.distinct);
+    v["exclude"] = json!(cfg
+        .exclude
+        .iter()
+        .map(|p| p.file_name().map(|n| n.to_string_lossy().to_string()))
+        .collect::<Vec<_>>());
     v["label"] = json!(
         "feedback = min over the timed calls of one benchmark (PyTorch's InductorBenchmarker); \
          FILE.medians.txt holds the median over the same calls"
@@ -934,6 +1046,8 @@ mod tests {
                 memory_warmup: 0,
             }),
             max_draws: 100,
+            distinct: false,
+            exclude: Vec::new(),
             command_line: "test".into(),
         }
     }
@@ -995,6 +1109,99 @@ mod tests {
         assert_eq!(prov["fingerprint"]["name"], "non_cuda_device");
         assert_eq!(prov["fingerprint"]["device_capa"], json!([0, 0]));
         assert_eq!(prov["sessions"][2]["summary"]["measured"], 3);
+    }
+
+    /// Sample keys (feature values) a request selects, without measuring anything.
+    fn selected(c: &CollectConfig) -> Vec<String> {
+        let r = small_runner();
+        let t = Target {
+            kind: BackendKind::Cpu,
+            total_memory: 1 << 34,
+            identity: ah_core::DeviceIdentity::NONE,
+        };
+        select_samples(r.as_ref(), c, &t)
+            .unwrap()
+            .drawn
+            .into_iter()
+            .map(|(_, k)| k)
+            .collect()
+    }
+
+    #[test]
+    fn distinct_draws_skip_repeats_deterministically_on_every_shard() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("x.txt");
+        let plain = selected(&cfg(&out, 300, Shard::ALL));
+        let unique: HashSet<&String> = plain.iter().collect();
+        assert!(unique.len() < 300, "the small space repeats inputs");
+        let mut c = cfg(&out, 300, Shard::ALL);
+        c.distinct = true;
+        let all = selected(&c);
+        assert_eq!(all.len(), 300);
+        assert_eq!(all.iter().collect::<HashSet<_>>().len(), 300);
+        // The plain draw's first occurrences come first, in order.
+        let mut seen = HashSet::new();
+        let firsts: Vec<&String> = plain.iter().filter(|k| seen.insert(*k)).collect();
+        assert_eq!(all[..firsts.len()].iter().collect::<Vec<_>>(), firsts);
+        // Shards split the same selection.
+        let mut parts = Vec::new();
+        for index in 0..3 {
+            let mut c = c.clone();
+            c.shard = Shard { index, count: 3 };
+            parts.extend(selected(&c));
+        }
+        parts.sort();
+        let mut sorted = all.clone();
+        sorted.sort();
+        assert_eq!(parts, sorted);
+    }
+
+    #[test]
+    fn excluded_logs_are_never_drawn_and_a_small_space_is_an_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let train = dir.path().join("train.txt");
+        let r = small_runner();
+        let mut c = cfg(&train, 8, Shard::ALL);
+        c.distinct = true;
+        collect(r.as_ref(), &c, &mut Silent).unwrap();
+        let trained: HashSet<String> = keys(&train).into_iter().collect();
+        assert_eq!(trained.len(), 8);
+        let fresh = dir.path().join("fresh.txt");
+        let mut c = cfg(&fresh, 8, Shard::ALL);
+        c.exclude = vec![train.clone()];
+        let s = collect(r.as_ref(), &c, &mut Silent).unwrap();
+        assert_eq!(s.measured, 8);
+        assert!(
+            s.skipped >= 8,
+            "the same seed draws the training inputs first"
+        );
+        assert!(keys(&fresh).iter().all(|k| !trained.contains(k)));
+        // A missing exclude log is an error naming it.
+        c.exclude = vec![dir.path().join("missing.txt")];
+        let e = collect(r.as_ref(), &c, &mut Silent)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("missing.txt"), "{e}");
+        // More distinct inputs than the space holds: an error, not an endless loop.
+        let mut c = cfg(&dir.path().join("big.txt"), 2_000, Shard::ALL);
+        c.distinct = true;
+        let t = Target {
+            kind: BackendKind::Cpu,
+            total_memory: 1 << 34,
+            identity: ah_core::DeviceIdentity::NONE,
+        };
+        let tiny = find(
+            "pad_mm",
+            &RunnerOptions {
+                max_power2: Some(1),
+            },
+        )
+        .unwrap();
+        let e = select_samples(tiny.as_ref(), &c, &t)
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(e.contains("sample space is too small"), "{e}");
     }
 
     #[test]

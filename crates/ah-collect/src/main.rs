@@ -76,6 +76,19 @@ struct Cli {
         help = "Timed-run budget per GPU benchmark, ms"
     )]
     budget_ms: f64,
+    /// Distinct inputs only: a sample whose input repeats an earlier one is skipped and the
+    /// next sample index drawn, until --num-samples distinct inputs (still deterministic per
+    /// seed, shard and resume).
+    #[arg(long, help = "Only distinct inputs (skip repeated draws)")]
+    distinct: bool,
+    /// Never draw an input of this log (repeatable), e.g. the training log when collecting a
+    /// fresh test set; such samples are skipped like repeats.
+    #[arg(
+        long,
+        value_name = "LOG",
+        help = "Skip inputs found in this log (repeatable)"
+    )]
+    exclude: Vec<PathBuf>,
     /// List the runners and their choices.
     #[arg(long, help = "List runners and their choices")]
     list: bool,
@@ -209,7 +222,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     if !cli.quiet {
         eprintln!(
             "{}: {} inputs measured ({} rows, {} failed measurements logged as inf) in {:.1} s = {:.1} inputs/min; \
-             {} already in the log, {} samples without a draw meeting the precondition{}{}",
+             {} already in the log, {} samples without a draw meeting the precondition{}{}{}",
             cfg.out.display(),
             summary.measured,
             summary.rows,
@@ -218,6 +231,11 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             summary.inputs_per_minute,
             summary.already_done,
             summary.no_precondition,
+            if summary.skipped > 0 {
+                format!(", {} repeated or excluded draws skipped", summary.skipped)
+            } else {
+                String::new()
+            },
             if summary.per_device.len() > 1 {
                 let parts: Vec<String> =
                     summary.per_device.iter().map(|(d, n)| format!("GPU {d}: {n}")).collect();
@@ -249,6 +267,8 @@ fn config_for(cli: &Cli, out: PathBuf, shard: Shard, devices: Devices) -> Collec
         },
         cpu_timing: None,
         max_draws: 10_000,
+        distinct: cli.distinct,
+        exclude: cli.exclude.clone(),
         command_line: std::env::args().collect::<Vec<_>>().join(" "),
     }
 }
