@@ -149,9 +149,16 @@ pub fn regression_decision(scores: &[(f64, usize)], threshold: f64) -> Decision 
 ///
 /// Like PyTorch's `LearnedHeuristicController`, the first heuristic of the right name whose
 /// precondition holds decides, even when it is unsure.
+///
+/// The names are kept beside the heuristics, read once at registration: a lookup scans one
+/// small array of `&str` and makes one virtual call (the precondition) per heuristic of the
+/// right name, not two per registered heuristic. On a first call with cold caches this is
+/// what matters: each virtual call of a heuristic that is not asked is a cache line of its
+/// vtable and one of its code, often on another page.
 #[derive(Default)]
 pub struct Registry {
     heuristics: Vec<&'static dyn LearnedHeuristic>,
+    names: Vec<&'static str>,
 }
 
 impl std::fmt::Debug for Registry {
@@ -171,6 +178,7 @@ impl Registry {
     /// Adds a heuristic.
     pub fn register(&mut self, heuristic: &'static dyn LearnedHeuristic) {
         self.heuristics.push(heuristic);
+        self.names.push(heuristic.name());
     }
 
     /// All heuristics, in registration order.
@@ -184,9 +192,11 @@ impl Registry {
         metadata: &HeuristicMetadata<'_>,
         context: &Context,
     ) -> Option<&'static dyn LearnedHeuristic> {
-        self.heuristics
+        self.names
             .iter()
-            .copied()
-            .find(|h| h.name() == metadata.name && h.check_precondition(metadata, context))
+            .zip(&self.heuristics)
+            .filter(|(name, _)| **name == metadata.name)
+            .map(|(_, h)| *h)
+            .find(|h| h.check_precondition(metadata, context))
     }
 }
