@@ -157,6 +157,20 @@ pub struct Args {
     /// training.
     #[arg(long, conflicts_with = "range_guard", help = "No range guard")]
     pub no_range_guard: bool,
+    /// A choice timed `inf` for an input cannot be offered for it at run time: picking it counts
+    /// as unsure (the runtime falls back to autotuning), not as an infinitely slow pick. For
+    /// multi-kernels that leave out the variants that cannot run an input (reduction:
+    /// persistent variants beyond their row length), whose log records those as `inf`. It
+    /// applies to every metric, the unsafe-leaf rule and the cross-validated threshold, and is
+    /// recorded in the model (`training.extra.inf_unavailable`, read by `ah-use replay`).
+    /// Without it a failed pick is a real failure (PyTorch's semantics; pad_mm, mm). Not with
+    /// --upstream or --regression.
+    #[arg(
+        long,
+        long_help,
+        help = "A choice timed inf for an input is never offered for it: picking it is unsure, not a failure"
+    )]
+    pub inf_unavailable: bool,
     /// How the default mode scores a leaf before thresholding it.
     #[arg(
         long,
@@ -282,6 +296,12 @@ pub fn run(args: Args) -> Result<()> {
     {
         bail!("--autotune-cost must be >= 0, --max-harmful in [0, 1] and --folds >= 2");
     }
+    if args.inf_unavailable && args.upstream {
+        bail!("--inf-unavailable cannot be combined with --upstream: PyTorch's rule, reproduced exactly, counts a pick timed inf as a failed (wrong) pick; drop one of the two");
+    }
+    if args.inf_unavailable && args.regression {
+        bail!("--inf-unavailable cannot be combined with --regression: the regression variant already drops every failed (inf) measurement, so a failed choice is never picked");
+    }
     let command = std::iter::once("ah-train".to_string())
         .chain(std::env::args().skip(1))
         .collect::<Vec<_>>()
@@ -323,6 +343,7 @@ pub fn run(args: Args) -> Result<()> {
         extra_operations,
         command,
         range_guard: args.range_guard || (!args.upstream && !args.no_range_guard),
+        inf_unavailable: args.inf_unavailable,
     };
     let bar = if std::io::stderr().is_terminal() && !args.quiet {
         indicatif::ProgressBar::new(expected_fits(&args, &opts))

@@ -2,7 +2,8 @@
 //! metric names PyTorch prints plus ours.
 //!
 //! Per row: the leaf's class fractions `p`, `pred = argmax p` (first on ties), `max_prob`.
-//! The row is **unsure** when its leaf is unsafe, `pred` was not measured for the input, or
+//! The row is **unsure** when its leaf is unsafe, `pred` was not measured for the input (or,
+//! with [`EvalSettings::inf_unavailable`], failed for it: timed `inf`), or
 //! `max_prob <= threshold` (PyTorch exempts `max_prob == 1.0` in evaluation only; we keep that
 //! in `--upstream` mode and drop it otherwise, where the runtime rule is the truth);
 //! otherwise **correct** when `pred` is the winner, else **wrong**.
@@ -64,6 +65,19 @@ pub struct EvalSettings {
     pub always_included: Vec<String>,
     /// PyTorch's evaluation exemption: `max_prob == 1.0` is never unsure.
     pub exempt_certain: bool,
+    /// A choice timed `inf` for an input cannot be offered for it at run time (a multi-kernel
+    /// leaves out variants that cannot run the input): picking it makes the row unsure (the
+    /// runtime answers "not in choices" and autotunes), as a choice not measured for it does.
+    /// Off (the default, PyTorch's semantics): picking it is a wrong, infinitely slow pick.
+    pub inf_unavailable: bool,
+}
+
+impl EvalSettings {
+    /// Whether a choice timed `t` for an input is not available for it: not measured (`NaN`),
+    /// or failed (`inf`) with [`EvalSettings::inf_unavailable`].
+    pub fn unavailable(&self, t: f64) -> bool {
+        t.is_nan() || (self.inf_unavailable && t == f64::INFINITY)
+    }
 }
 
 /// A tree's view for evaluation: per node, class fractions for leaves.
@@ -136,20 +150,21 @@ pub enum Outcome {
     Unsure,
 }
 
-/// Row outcomes at a threshold.
+/// Row outcomes at a threshold (`s`: [`EvalSettings::exempt_certain`] and
+/// [`EvalSettings::inf_unavailable`]).
 pub fn outcomes(
     rp: &RowPredictions,
     table: &Table,
     threshold: f64,
     unsafe_leaf: &dyn Fn(usize) -> bool,
-    exempt_certain: bool,
+    s: &EvalSettings,
 ) -> Vec<Outcome> {
     (0..table.len())
         .map(|i| {
             let col = rp.class_col[rp.pred[i]];
-            let avail = col.is_some_and(|c| !table.time(i, c).is_nan());
+            let avail = col.is_some_and(|c| !s.unavailable(table.time(i, c)));
             let p = rp.max_prob[i];
-            let low = p <= threshold && !(exempt_certain && p == 1.0);
+            let low = p <= threshold && !(s.exempt_certain && p == 1.0);
             let forced = rp.forced_unsure.get(i).copied().unwrap_or(false);
             if forced || unsafe_leaf(rp.leaf[i]) || !avail || low {
                 Outcome::Unsure
@@ -169,9 +184,9 @@ pub fn safe_proba(
     table: &Table,
     unsafe_leaf: &dyn Fn(usize) -> bool,
     wrong_pct: f64,
-    exempt_certain: bool,
+    s: &EvalSettings,
 ) -> f64 {
-    let out = outcomes(rp, table, 0.0, unsafe_leaf, exempt_certain);
+    let out = outcomes(rp, table, 0.0, unsafe_leaf, s);
     let mut wrong: Vec<f64> = out
         .iter()
         .zip(&rp.max_prob)
@@ -263,7 +278,7 @@ pub fn evaluate(
     unsafe_leaf: &dyn Fn(usize) -> bool,
     s: &EvalSettings,
 ) -> Metrics {
-    let out = outcomes(rp, table, threshold, unsafe_leaf, s.exempt_certain);
+    let out = outcomes(rp, table, threshold, unsafe_leaf, s);
     let answers: Vec<RowAnswer> = (0..table.len())
         .map(|i| RowAnswer {
             outcome: out[i],
@@ -281,7 +296,7 @@ pub fn evaluate(
             }
             if v[c] > 0.0 {
                 if let Some(col) = rp.class_col[c] {
-                    if !table.time(i, col).is_nan() {
+                    if !s.unavailable(table.time(i, col)) {
                         sel.push(col);
                     }
                 }
@@ -367,7 +382,7 @@ pub fn metrics_from(
             let mut has = false;
             for &c in sel.iter().chain(&always) {
                 let t = table.time(i, c);
-                if !t.is_nan() {
+                if !s.unavailable(t) {
                     has = true;
                     min_t = min_t.min(t);
                 }
@@ -485,5 +500,87 @@ mod tests {
         assert_eq!(pairwise_sum(&a), 499_500.0);
         assert_eq!(gmean(&[]), 0.0);
         assert!((gmean(&[2.0, 8.0]) - 4.0).abs() < 1e-12);
+    }
+
+    /// A one-leaf model that always picks class 0 with probability 0.9.
+    struct AlwaysA(Vec<String>);
+
+    impl LeafModel for AlwaysA {
+        fn leaf(&self, _row: &[f64]) -> usize {
+            0
+        }
+        fn leaf_value(&self, _leaf: usize) -> &[f64] {
+            &[0.9, 0.1]
+        }
+        fn classes(&self) -> &[String] {
+            &self.0
+        }
+    }
+
+    /// Three inputs, choices `a` and `b`: `a` wins, `b` wins, `a` failed (`inf`).
+    fn table_with_an_inf_pick() -> Table {
+        let times = vec![1.0, 2.0, 2.0, 1.0, f64::INFINITY, 1.0];
+        Table {
+            name: "t".into(),
+            choices: vec!["a".into(), "b".into()],
+            x: vec![0.0, 1.0, 2.0],
+            n_cols: 1,
+            times,
+            winner: vec![0, 1, 1],
+            actual_winner: vec![0, 1, 1],
+            weight: vec![1.0; 3],
+            speedup: vec![2.0, 2.0, f64::INFINITY],
+            keys: (0..3)
+                .map(|i| std::sync::Arc::from(vec![i.to_string()]))
+                .collect(),
+            input: vec![0, 1, 2],
+        }
+    }
+
+    fn settings(inf_unavailable: bool) -> EvalSettings {
+        EvalSettings {
+            default_choice: Some("b".into()),
+            top_k: 1,
+            always_included: Vec::new(),
+            exempt_certain: false,
+            inf_unavailable,
+        }
+    }
+
+    #[test]
+    fn inf_pick_is_unsure_with_inf_unavailable_and_wrong_without() {
+        let model = AlwaysA(vec!["a".into(), "b".into()]);
+        let t = table_with_an_inf_pick();
+        let rp = predict_rows(&model, &t);
+        let safe = |_: usize| false;
+        use Outcome::*;
+        // Default (PyTorch's semantics): the failed pick is a wrong, infinitely slow one.
+        let off = settings(false);
+        assert_eq!(outcomes(&rp, &t, 0.5, &safe, &off), [Correct, Wrong, Wrong]);
+        let m = evaluate(&model, &rp, &t, 0.5, &safe, &off);
+        assert_eq!((m["correct"], m["wrong"], m["unsure"]), (1.0, 2.0, 0.0));
+        assert_eq!(m["harmful_wrong"], 2.0);
+        assert_eq!(m["regret"], f64::MAX);
+        assert_eq!(m["wrong_max_speedup"], f64::MAX);
+        assert_eq!(m["top_k_correct"], 1.0);
+        // --inf-unavailable: the runtime never offers `a` for input 2 and autotunes.
+        let on = settings(true);
+        assert_eq!(outcomes(&rp, &t, 0.5, &safe, &on), [Correct, Wrong, Unsure]);
+        let m = evaluate(&model, &rp, &t, 0.5, &safe, &on);
+        assert_eq!((m["correct"], m["wrong"], m["unsure"]), (1.0, 1.0, 1.0));
+        assert_eq!(m["harmful_wrong"], 1.0);
+        // Lost 1.0 (input 1) over best times 1 + 1 + 1.
+        assert!((m["regret"] - 1.0 / 3.0).abs() < 1e-12);
+        assert_eq!(m["decided_share"], 2.0 / 3.0);
+        // Top-1 of input 2 skips the unavailable `a` (as a choice not measured): `b`, right.
+        assert_eq!(m["top_k_correct"], 2.0);
+        // The safe probability counts the failed pick as a mistake only without the flag.
+        assert_eq!(safe_proba(&rp, &t, &safe, 0.0, &off), 0.9);
+        assert_eq!(safe_proba(&rp, &t, &safe, 0.34, &on), 0.0);
+        assert_eq!(safe_proba(&rp, &t, &safe, 0.34, &off), 0.9);
+        // A NaN (not measured) time is unavailable either way; a finite one never.
+        assert!(off.unavailable(f64::NAN) && on.unavailable(f64::NAN));
+        assert!(!off.unavailable(f64::INFINITY) && on.unavailable(f64::INFINITY));
+        assert!(!on.unavailable(1.0));
     }
 }

@@ -278,6 +278,9 @@ pub fn train_regression(
         top_k: opts.ranking.unwrap_or(5),
         always_included: settings.always_included.clone(),
         exempt_certain: false,
+        // `filter_log` drops every (input, choice) pair with a failed (`inf`) measurement: a
+        // failed choice is never measured, so never picked, whatever the setting.
+        inf_unavailable: false,
     };
     let t_prep = t0.elapsed().as_secs_f64();
     let trees = m.fit_many(opts.learner, &params);
@@ -526,6 +529,7 @@ mod tests {
             extra_operations: vec![],
             command: "test".into(),
             range_guard: false,
+            inf_unavailable: false,
         };
         let out = train_regression(&opts, &|_| {}).unwrap();
         let model = &out.model;

@@ -118,6 +118,12 @@ pub struct TrainOptions {
     /// Store the range guard: at run time (and in the final metrics) a numeric feature outside
     /// the range seen in training makes the heuristic unsure.
     pub range_guard: bool,
+    /// A choice timed `inf` for an input cannot be offered for it at run time: picking it is
+    /// unsure (the runtime autotunes), not an infinitely slow wrong pick, in every metric, the
+    /// unsafe-leaf rule, the leaf scores and the cross-validated threshold
+    /// ([`EvalSettings::inf_unavailable`]). Recorded in the model as
+    /// `training.extra.inf_unavailable`.
+    pub inf_unavailable: bool,
 }
 
 /// One grid model's results.
@@ -226,7 +232,7 @@ pub const LOSS_PRIOR_WEIGHT: f64 = 4.0;
 
 /// Score of every node (leaves only are meaningful) for the rows of `t` the tree was fitted
 /// on.
-fn leaf_scores(f: &Fitted, t: &Table, p: &CostAwareParams) -> Vec<f64> {
+fn leaf_scores(f: &Fitted, t: &Table, p: &CostAwareParams, es: &EvalSettings) -> Vec<f64> {
     let size = 1.0;
     let n = f.tree.nodes.len();
     match p.confidence {
@@ -255,7 +261,7 @@ fn leaf_scores(f: &Fitted, t: &Table, p: &CostAwareParams) -> Vec<f64> {
                 let Some(c) = pred[leaf] else { continue };
                 let tp = t.time(i, c);
                 let best = t.best_time(i);
-                if tp.is_nan() || !best.is_finite() {
+                if es.unavailable(tp) || !best.is_finite() {
                     continue;
                 }
                 let loss = if tp.is_finite() {
@@ -563,8 +569,9 @@ fn matrix_of(t: &Table, classes: &[String]) -> TrainMatrix {
     )
 }
 
-/// Leaves made unsafe by the config's rule (evaluated on the rows the tree was fitted on).
-fn unsafe_leaves(f: &Fitted, t: &Table, rule: &UnsafeRule) -> Vec<bool> {
+/// Leaves made unsafe by the config's rule (evaluated on the rows the tree was fitted on; a
+/// pick that is unavailable for a row, see [`EvalSettings::unavailable`], is not slower).
+fn unsafe_leaves(f: &Fitted, t: &Table, rule: &UnsafeRule, es: &EvalSettings) -> Vec<bool> {
     let mut bad = vec![false; f.tree.nodes.len()];
     if let UnsafeRule::SlowerThan { choice, factor } = rule {
         let Some(rc) = t.choice_index(choice) else {
@@ -577,7 +584,7 @@ fn unsafe_leaves(f: &Fitted, t: &Table, rule: &UnsafeRule) -> Vec<bool> {
             if let Some(pc) = t.choice_index(&f.classes[pred]) {
                 let tp = t.time(i, pc);
                 let tr = t.time(i, rc);
-                if !tp.is_nan() && factor * tr < tp {
+                if !es.unavailable(tp) && factor * tr < tp {
                     bad[leaf] = true;
                 }
             }
@@ -625,6 +632,7 @@ fn eval_settings(p: &Prepared, opts: &TrainOptions) -> EvalSettings {
         top_k: opts.ranking.unwrap_or(5),
         always_included: p.settings.always_included.clone(),
         exempt_certain: opts.mode == Mode::Upstream,
+        inf_unavailable: opts.inf_unavailable,
     }
 }
 
@@ -689,11 +697,11 @@ pub fn train(opts: &TrainOptions, progress: &(dyn Fn(u64) + Sync)) -> Result<Tra
                 .zip(trees.into_par_iter())
                 .map(|(&cfg, tree)| {
                     let f = finish_fit(tree, &p.classes, opts.ranking);
-                    let bad = unsafe_leaves(&f, train_t, &p.settings.unsafe_rule);
+                    let bad = unsafe_leaves(&f, train_t, &p.settings.unsafe_rule, &es);
                     let is_bad = |l: usize| bad[l];
                     let val = &views[1].1;
                     let rp = eval::predict_rows(&f, val);
-                    let thr = eval::safe_proba(&rp, val, &is_bad, wrong_pct, true);
+                    let thr = eval::safe_proba(&rp, val, &is_bad, wrong_pct, &es);
                     let mut metrics = BTreeMap::new();
                     for (name, t) in &views {
                         let rp = eval::predict_rows(&f, t);
@@ -789,11 +797,11 @@ pub fn train(opts: &TrainOptions, progress: &(dyn Fn(u64) + Sync)) -> Result<Tra
                     .map(|&(c, f)| {
                         let (cl, _) = &fold_mats[f];
                         let fitted = finish_fit(fold_trees[f][c].clone(), cl, opts.ranking);
-                        let bad = unsafe_leaves(&fitted, &folds[f].0, &p.settings.unsafe_rule);
+                        let bad = unsafe_leaves(&fitted, &folds[f].0, &p.settings.unsafe_rule, &es);
                         let te = eval_view(&folds[f].1, ranking);
                         progress(1);
-                        let scores = leaf_scores(&fitted, &folds[f].0, &opts.cost);
-                        oof_rows(&fitted, &bad, &te, &scores)
+                        let scores = leaf_scores(&fitted, &folds[f].0, &opts.cost, &es);
+                        oof_rows(&fitted, &bad, &te, &scores, &es)
                     })
                     .collect();
                 let mut thresholds = Vec::new();
@@ -818,9 +826,9 @@ pub fn train(opts: &TrainOptions, progress: &(dyn Fn(u64) + Sync)) -> Result<Tra
                     .enumerate()
                     .map(|(c, (&cfg, tree))| {
                         let f = finish_fit(tree, &classes, opts.ranking);
-                        let mut bad = unsafe_leaves(&f, &fit_t, &p.settings.unsafe_rule);
+                        let mut bad = unsafe_leaves(&f, &fit_t, &p.settings.unsafe_rule, &es);
                         let (_, cost, share) = thresholds[c];
-                        let scores = leaf_scores(&f, &fit_t, &opts.cost);
+                        let scores = leaf_scores(&f, &fit_t, &opts.cost, &es);
                         let thr = transfer_threshold(&f, &fit_t, &scores, share);
                         for (i, nd) in f.tree.nodes.iter().enumerate() {
                             if nd.feature.is_none() && scores[i] <= thr {
@@ -909,6 +917,10 @@ pub fn train(opts: &TrainOptions, progress: &(dyn Fn(u64) + Sync)) -> Result<Tra
             extra.insert("cv_cost_per_input".into(), serde_json::json!(row.cv_cost));
             fit_table = fit_t;
         }
+    }
+    if opts.inf_unavailable {
+        // Only when set: models trained without it stay byte-identical.
+        extra.insert("inf_unavailable".into(), serde_json::json!(true));
     }
     let t_grid = t0.elapsed().as_secs_f64();
     // Final metrics and per-row data.
@@ -1045,15 +1057,18 @@ impl Weighting {
     }
 }
 
-/// Out-of-fold rows `(confidence, loss, harmful, decidable)` of a fitted fold model.
+/// Out-of-fold rows `(confidence, loss, harmful, decidable)` of a fitted fold model. A row
+/// whose pick is unavailable ([`EvalSettings::unavailable`]: not measured, or `inf` with
+/// `inf_unavailable`) is not decidable: at any threshold it costs an autotune.
 fn oof_rows(
     fitted: &Fitted,
     bad: &[bool],
     te: &Table,
     scores: &[f64],
+    es: &EvalSettings,
 ) -> Vec<(f64, f64, bool, bool)> {
     let rp = eval::predict_rows(fitted, te);
-    let out = eval::outcomes(&rp, te, -1.0, &|l| bad[l], false);
+    let out = eval::outcomes(&rp, te, -1.0, &|l| bad[l], es);
     (0..te.len())
         .map(|i| {
             let conf = scores[rp.leaf[i]];
@@ -1180,7 +1195,7 @@ fn set_rows(
     bad: &dyn Fn(usize) -> bool,
     es: &EvalSettings,
 ) -> SetRows {
-    let out = eval::outcomes(rp, t, thr, bad, es.exempt_certain);
+    let out = eval::outcomes(rp, t, thr, bad, es);
     let dc = es.default_choice.as_deref().and_then(|d| t.choice_index(d));
     let mut s = SetRows::default();
     let _ = f;
@@ -1404,6 +1419,80 @@ mod tests {
         };
         assert_eq!(choose_threshold(&rows, &p0), (1.0, 0.01));
     }
+
+    #[test]
+    fn one_inf_pick_blocks_the_cost_aware_threshold_unless_inf_is_unavailable() {
+        // x <= 0.5 -> `a` (confidence 0.9), else `b` (0.8). Out of fold: 10 inputs with x = 0
+        // where `a` wins, 9 with x = 1 where `b` wins, and one with x = 0 where `a` failed
+        // (`inf`, as a reduction log records a persistent variant that cannot hold the row).
+        let fitted = Fitted {
+            tree: CartTree {
+                nodes: vec![
+                    node(Some(0), 1, 2, vec![10.0, 10.0]),
+                    node(None, 0, 0, vec![10.0, 0.0]),
+                    node(None, 0, 0, vec![0.0, 10.0]),
+                ],
+                n_features: 1,
+            },
+            classes: vec!["a".into(), "b".into()],
+        };
+        let scores = [0.0, 0.9, 0.8];
+        let bad = [false; 3];
+        let mut times = Vec::new();
+        let mut x = Vec::new();
+        let mut winner = Vec::new();
+        for i in 0..20 {
+            let (xi, ta, tb, w) = match i {
+                0..=9 => (0.0, 1.0, 2.0, 0),
+                10..=18 => (1.0, 2.0, 1.0, 1),
+                _ => (0.0, f64::INFINITY, 1.0, 1),
+            };
+            x.push(xi);
+            times.extend([ta, tb]);
+            winner.push(w);
+        }
+        let te = Table {
+            name: "cv_test".into(),
+            choices: vec!["a".into(), "b".into()],
+            x,
+            n_cols: 1,
+            times,
+            actual_winner: winner.clone(),
+            winner,
+            weight: vec![1.0; 20],
+            speedup: vec![2.0; 20],
+            keys: (0..20)
+                .map(|i| std::sync::Arc::from(vec![i.to_string()]))
+                .collect(),
+            input: (0..20).collect(),
+        };
+        let es = |inf_unavailable| EvalSettings {
+            default_choice: Some("a".into()),
+            top_k: 1,
+            always_included: Vec::new(),
+            exempt_certain: false,
+            inf_unavailable,
+        };
+        let p = CostAwareParams {
+            autotune_cost: 0.1,
+            max_harmful: 0.2,
+            folds: 5,
+            wilson_z: 1.96,
+            confidence: Confidence::Wilson,
+        };
+        // Default: the failed pick is an infinite, harmful loss in the most trusted leaf, so
+        // no cut decides it or anything below it: every input stays unsure.
+        let rows = oof_rows(&fitted, &bad, &te, &scores, &es(false));
+        assert_eq!(rows[19], (0.9, f64::INFINITY, true, true));
+        assert_eq!(choose_threshold(&rows, &p), (1.0, 0.1));
+        // --inf-unavailable: the runtime never offers `a` for that input and autotunes it
+        // (costing one autotune whatever the cut), so deciding every other input is best.
+        let rows = oof_rows(&fitted, &bad, &te, &scores, &es(true));
+        assert_eq!(rows[19], (0.9, 0.0, false, false));
+        let (thr, cost) = choose_threshold(&rows, &p);
+        assert!(thr < 0.8, "{thr}");
+        assert!((cost - 0.1 / 20.0).abs() < 1e-12, "{cost}");
+    }
 }
 
 #[cfg(test)]
@@ -1431,6 +1520,7 @@ mod decide_tests {
             ],
             command: "test".into(),
             range_guard: false,
+            inf_unavailable: false,
         }
     }
 

@@ -37,6 +37,7 @@ fn options(log: PathBuf, split: Option<PathBuf>) -> TrainOptions {
         extra_operations: vec![],
         command: "test".into(),
         range_guard: false,
+        inf_unavailable: false,
     }
 }
 

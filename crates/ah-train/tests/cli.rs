@@ -417,3 +417,107 @@ fn one_winner_class_is_a_warning() {
     assert!(o.status.success(), "{err}");
     assert!(err.contains("same winner `a`"), "{err}");
 }
+
+/// A log like the reduction multi-kernel's: `a` wins when m <= 50 and `b` otherwise, but on
+/// about one in eight inputs with m <= 50 `a` cannot run (`inf`, unrelated to the features)
+/// and `b` wins.
+fn log_with_inf_picks(dir: &Path, n: usize) -> PathBuf {
+    let mut s = format!("{MD}\nm,k,dtype,choice,feedback\n");
+    let mut x = 11u64;
+    let mut next = || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x
+    };
+    for i in 0..n {
+        let m = (next() % 100) as i64 + 1;
+        let k = (next() % 64) as i64 * 16 + i as i64 % 7;
+        let failed = next() % 8 == 0;
+        let (ta, tb) = if m > 50 {
+            ("1.4".to_string(), "1.0")
+        } else if failed {
+            ("inf".to_string(), "1.3")
+        } else {
+            ("1.0".to_string(), "1.3")
+        };
+        s.push_str(&format!(
+            "{m},{k},torch.float16,a,{ta}\n{m},{k},torch.float16,b,{tb}\n"
+        ));
+    }
+    let p = dir.join("inf.txt");
+    std::fs::write(&p, s).unwrap();
+    p
+}
+
+#[test]
+fn inf_unavailable_lets_the_cost_aware_rule_decide_past_failed_picks() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = log_with_inf_picks(dir.path(), 600);
+    let train = |flag: &[&str]| {
+        let out = dir.path().join(if flag.is_empty() { "off" } else { "on" });
+        let mut args = vec![
+            log.to_str().unwrap(),
+            "--heuristic-name",
+            "Inf",
+            "--output-dir",
+            out.to_str().unwrap(),
+            "-q",
+            "--no-codegen",
+            "--default-choice",
+            "b",
+            "--autotune-cost",
+            "0.1",
+            "--max-harmful",
+            "0.02",
+        ];
+        args.extend_from_slice(flag);
+        let o = run(&args);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let model: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(out.join("Inf.model.json")).unwrap())
+                .unwrap();
+        model
+    };
+    let off = train(&[]);
+    let on = train(&["--inf-unavailable"]);
+    // Recorded only when set (models trained without it keep their bytes).
+    assert!(off["training"]["extra"].get("inf_unavailable").is_none());
+    assert_eq!(on["training"]["extra"]["inf_unavailable"], true);
+    let share =
+        |m: &serde_json::Value, set: &str| m["metrics"][set]["decided_share"].as_f64().unwrap();
+    // Without the flag an out-of-fold pick of a failed `a` is an infinite loss: no cut at or
+    // below the `a` leaves' confidence is ever taken, so those inputs (about half) stay unsure.
+    // With it, such a pick is an autotune, and the `a` leaves are decided too.
+    for set in ["train", "test"] {
+        assert!(share(&off, set) < 0.6, "{set}: {}", share(&off, set));
+        assert!(share(&on, set) > 0.8, "{set}: {}", share(&on, set));
+    }
+    let test = &on["metrics"]["test"];
+    assert_eq!(test["harmful_wrong"], 0.0);
+    assert!(
+        test["pct_of_oracle_autotune"].as_f64().unwrap() > 99.9,
+        "{test}"
+    );
+}
+
+#[test]
+fn inf_unavailable_is_refused_with_upstream_and_regression() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = std::fs::read_to_string(log_with_inf_picks(dir.path(), 100)).unwrap();
+    expect_error(
+        &text,
+        &["--inf-unavailable", "--upstream"],
+        "--inf-unavailable cannot be combined with --upstream",
+    );
+    expect_error(
+        &text,
+        &["--upstream", "--inf-unavailable"],
+        "counts a pick timed inf as a failed (wrong) pick",
+    );
+    expect_error(
+        &text,
+        &["--inf-unavailable", "--regression"],
+        "--inf-unavailable cannot be combined with --regression",
+    );
+}

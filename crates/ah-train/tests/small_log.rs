@@ -65,6 +65,7 @@ fn options(log: PathBuf, rest: PathBuf, mode: Mode) -> TrainOptions {
         extra_operations: vec![],
         command: "test".into(),
         range_guard: false,
+        inf_unavailable: false,
     }
 }
 

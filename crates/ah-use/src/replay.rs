@@ -200,6 +200,13 @@ pub fn replay(
             .map(|r| r.always_included.clone())
             .unwrap_or_default(),
         exempt_certain: upstream,
+        // The trainer's `--inf-unavailable`: a pick timed inf is unsure, as in its metrics.
+        inf_unavailable: model
+            .training
+            .extra
+            .get("inf_unavailable")
+            .and_then(serde_json::Value::as_bool)
+            .unwrap_or(false),
     };
     let unsafe_leaf = |l: usize| leaves.is_unsafe(l);
     let metrics = evaluate(
@@ -211,7 +218,7 @@ pub fn replay(
         &settings,
     );
     let out_of_range = rp.leaf.iter().filter(|&&l| l == leaves.guard_leaf).count();
-    let outcomes = ah_train::eval::outcomes(&rp, &table, model.threshold, &unsafe_leaf, upstream);
+    let outcomes = ah_train::eval::outcomes(&rp, &table, model.threshold, &unsafe_leaf, &settings);
 
     let generated_mismatches = generated.map(|h| {
         let mut evaluator = ah_core::model::ModelEvaluator::new(model).ok();

@@ -144,3 +144,108 @@ fn cpu_workload_autotunes_then_hits_the_cache() {
     assert_eq!(second["autotuned"], 0, "{second}");
     assert!(cache.exists());
 }
+
+/// A model trained with `--inf-unavailable` (recorded as `training.extra.inf_unavailable`):
+/// replaying its own training log counts a pick of a choice timed `inf` as unsure, as the
+/// trainer did, so the replay gives the sums of the trainer's train + val + test metrics.
+/// Without the setting the same picks would be wrong.
+#[test]
+fn replay_of_an_inf_unavailable_model_agrees_with_training_metrics() {
+    use ah_train::train::{train, CostAwareParams, Mode, TrainOptions};
+    let dir = tempfile::tempdir().unwrap();
+    // `a` wins when m <= 50, `b` otherwise; on about one in eight inputs with m <= 50 `a`
+    // cannot run (`inf`, unrelated to the features) and `b` wins.
+    let mut s = String::from(
+        "{\"shared_memory\": 0, \"device_capa\": [9, 0], \"name\": \"toy_inf\", \"numerical_features\": [\"m\", \"k\"], \"categorical_features\": []}\nm,k,choice,feedback\n",
+    );
+    let mut x = 11u64;
+    let mut next = || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x
+    };
+    for i in 0..600 {
+        let m = next() % 100 + 1;
+        let k = (next() % 64) * 16 + i % 7;
+        let failed = next() % 8 == 0;
+        let (ta, tb) = match (m > 50, failed) {
+            (true, _) => ("1.4", "1.0"),
+            (false, true) => ("inf", "1.3"),
+            (false, false) => ("1.0", "1.3"),
+        };
+        s.push_str(&format!("{m},{k},a,{ta}\n{m},{k},b,{tb}\n"));
+    }
+    let log = dir.path().join("inf.txt");
+    std::fs::write(&log, s).unwrap();
+    let opts = TrainOptions {
+        log: log.clone(),
+        heuristic_name: "ToyInf".into(),
+        data: vec![],
+        learner: ah_train::learner::Learner::Cart,
+        ranking: None,
+        default_choice: Some("b".into()),
+        seed: 42,
+        split_file: None,
+        mode: Mode::CostAware,
+        cost: CostAwareParams {
+            autotune_cost: 0.1,
+            max_harmful: 0.02,
+            ..CostAwareParams::default()
+        },
+        overrides: ah_train::config::Overrides::default(),
+        config_dir: PathBuf::from("."),
+        extra_operations: vec![],
+        command: "test".into(),
+        range_guard: true,
+        inf_unavailable: true,
+    };
+    let model = train(&opts, &|_| {}).unwrap().model;
+    assert_eq!(model.training.extra["inf_unavailable"], true);
+    let replay = |model: &ah_core::model::Model, name: &str| {
+        let path = dir.path().join(format!("{name}.model.json"));
+        std::fs::write(&path, serde_json::to_string_pretty(model).unwrap()).unwrap();
+        let json = dir.path().join(format!("{name}.replay.json"));
+        let out = ah_use()
+            .arg("replay")
+            .arg("--model")
+            .arg(&path)
+            .arg(&log)
+            .arg("--json")
+            .arg(&json)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let v: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+        v["metrics"].clone()
+    };
+    let got = replay(&model, "on");
+    for key in [
+        "correct",
+        "wrong",
+        "unsure",
+        "total",
+        "harmful_wrong",
+        "non_default_predictions",
+    ] {
+        let sum: f64 = ["train", "val", "test"]
+            .iter()
+            .map(|s| model.metrics[*s][key])
+            .sum();
+        assert_eq!(got[key].as_f64().unwrap(), sum, "{key}");
+    }
+    // The same tree read with PyTorch's semantics: the picks of a failed `a` become wrong.
+    let mut plain = model.clone();
+    plain.training.extra.remove("inf_unavailable");
+    let old = replay(&plain, "off");
+    assert!(
+        old["wrong"].as_f64().unwrap() > got["wrong"].as_f64().unwrap(),
+        "{old} vs {got}"
+    );
+    assert_eq!(old["regret"].as_f64().unwrap(), f64::MAX);
+}
