@@ -25,6 +25,7 @@
 //! (corrupt file, stale entry, failed write) never fail a pick: they become
 //! [`KernelPick::warnings`].
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::fmt;
 
@@ -104,7 +105,7 @@ pub enum MultiKernelError {
 
 /// One way to compute the operation, supplied by the caller.
 pub struct SubKernel<'a> {
-    name: String,
+    name: Cow<'static, str>,
     source_hash: String,
     run: Box<dyn FnMut() -> Result<(), KernelFailure> + 'a>,
     benchmark: Box<dyn FnMut(f64) -> Result<f64, KernelFailure> + 'a>,
@@ -123,9 +124,9 @@ impl<'a> SubKernel<'a> {
     /// A sub-kernel: its choice name (as the heuristic names it, e.g. `persistent-256`), a
     /// hash of everything that makes its code (see [`source_hash`]), `run` (one call of the
     /// operation) and `benchmark` (the time of one call in ms, measured within a budget of
-    /// `rep` ms).
+    /// `rep` ms). A `&'static str` name is kept without a copy, so a pick allocates nothing.
     pub fn new(
-        name: impl Into<String>,
+        name: impl Into<Cow<'static, str>>,
         source_hash: impl Into<String>,
         run: impl FnMut() -> Result<(), KernelFailure> + 'a,
         benchmark: impl FnMut(f64) -> Result<f64, KernelFailure> + 'a,
@@ -235,8 +236,8 @@ pub enum PickedBy {
 pub struct KernelPick {
     /// Index of the picked sub-kernel.
     pub index: usize,
-    /// Its name.
-    pub choice: String,
+    /// Its name (borrowed from the sub-kernel's when that is a `&'static str`).
+    pub choice: Cow<'static, str>,
     /// How it was decided.
     pub by: PickedBy,
     /// Per sub-kernel time in ms (`inf` for a failure), when benchmarked.
@@ -284,7 +285,7 @@ impl<'a> MultiKernel<'a> {
             if kernels[..i].iter().any(|o| o.name == k.name) {
                 return Err(MultiKernelError::DuplicateName {
                     name,
-                    choice: k.name.clone(),
+                    choice: k.name.to_string(),
                 });
             }
         }
@@ -299,7 +300,7 @@ impl<'a> MultiKernel<'a> {
 
     /// The sub-kernels' names, in order.
     pub fn choices(&self) -> Vec<String> {
-        self.kernels.iter().map(|k| k.name.clone()).collect()
+        self.kernels.iter().map(|k| k.name.to_string()).collect()
     }
 
     /// The decision's pick-cache key: name `multi_kernel/{name}`, the context (size hints) and
@@ -427,7 +428,7 @@ impl<'a> MultiKernel<'a> {
             let named: BTreeMap<String, f64> = self
                 .kernels
                 .iter()
-                .map(|k| k.name.clone())
+                .map(|k| k.name.to_string())
                 .zip(timings.iter().copied())
                 .collect();
             if let Err(e) = c.put_with_timings(&key, &self.kernels[index].name, named) {
@@ -486,7 +487,7 @@ impl<'a> MultiKernel<'a> {
         let k = &mut self.kernels[index];
         (k.run)().map_err(|source| MultiKernelError::Run {
             name: self.name.clone(),
-            choice: k.name.clone(),
+            choice: k.name.to_string(),
             source,
         })?;
         Ok(self.picked.as_ref().expect("picked above"))
@@ -596,7 +597,7 @@ mod tests {
         let mut cache = open(&path);
         let p = mk1.run(&cfg, None, Some(&mut cache)).unwrap().clone();
         assert_eq!(
-            (p.index, p.choice.as_str(), p.by),
+            (p.index, p.choice.as_ref(), p.by),
             (1, "k1", PickedBy::Benchmark)
         );
         assert_eq!(p.timings_ms, Some(vec![2.0, 1.0, 3.0]));
