@@ -68,7 +68,7 @@ measure)
     SHAPES=${SHAPES:-data/reduction_h100_fresh.txt}
     say "first-call decisions on $SHAPES"
     TRAIN=${TRAIN:-data/reduction_h100.txt}
-    run "$G/reduction_multi_kernel" measure --shapes "$SHAPES" --exclude "$TRAIN" --limit "${LIMIT:-200}" --out "$OUT/measure.jsonl"
+    run "$G/reduction_multi_kernel" measure --shapes "$SHAPES" --exclude "$TRAIN" --limit "${LIMIT:-400}" --out "$OUT/measure.jsonl"
     say "heuristic scored on the logged times of $SHAPES (no GPU work)"
     run "$G/reduction_multi_kernel" eval --shapes "$SHAPES" --exclude "$TRAIN"
     CACHE=/tmp/reduction_picks.json
