@@ -139,11 +139,32 @@ struct Selection {
     skipped: u64,
 }
 
-/// Input keys (feature values as logged, comma-joined) of the logs in `paths`.
-fn excluded_keys(paths: &[PathBuf]) -> Result<HashSet<String>, CollectError> {
+/// Input keys (feature values as logged, comma-joined) of the logs in `paths`, which must be
+/// logs of `runner` with the features `features` (else nothing would ever match).
+fn excluded_keys(
+    paths: &[PathBuf],
+    runner: &str,
+    features: Option<Vec<String>>,
+) -> Result<HashSet<String>, CollectError> {
     let mut keys = HashSet::new();
     for path in paths {
         let log = Log::read(path, ReadOptions::default())?;
+        if log.metadata.name != runner {
+            return Err(CollectError::Invalid(format!(
+                "{}: a `{}` log; --exclude takes logs of the runner being collected (`{runner}`)",
+                path.display(),
+                log.metadata.name
+            )));
+        }
+        if let Some(f) = features.as_ref().filter(|f| **f != log.features) {
+            return Err(CollectError::Invalid(format!(
+                "{}: its features ({}) are not the `{runner}` runner's ({}), so none of its \
+                 inputs could match; give a log this version of the runner wrote",
+                path.display(),
+                log.features.join(", "),
+                f.join(", ")
+            )));
+        }
         for row in &log.rows {
             let key: Vec<String> = row.values.iter().map(ToString::to_string).collect();
             keys.insert(key.join(","));
@@ -180,7 +201,16 @@ fn select_samples(
         }
         return Ok(sel);
     }
-    let excluded = excluded_keys(&cfg.exclude)?;
+    let features = runner
+        .draw(&mut sample_rng(cfg.seed, 0), target, cfg.max_draws)
+        .map(|d| {
+            d.context
+                .features()
+                .iter()
+                .map(|f| f.name.to_string())
+                .collect()
+        });
+    let excluded = excluded_keys(&cfg.exclude, runner.name(), features)?;
     let mut seen: HashSet<String> = HashSet::new();
     // A sample space too small for the request ends the walk instead of looping forever.
     const MAX_SKIPS_IN_A_ROW: u64 = 100_000;

@@ -302,6 +302,55 @@ fn bad_arguments_exit_2_with_a_hint() {
 }
 
 #[test]
+fn distinct_and_exclude_give_a_fresh_set_of_new_inputs() {
+    let dir = tempfile::tempdir().unwrap();
+    let train = dir.path().join("train.txt");
+    let o = run(&args(&["--num-samples", "30", "--distinct", "-q"]), &train);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let trained: Vec<String> = inputs(&train).into_iter().map(|(k, _)| k).collect();
+    assert_eq!(trained.len(), 30);
+    let unique: std::collections::BTreeSet<&String> = trained.iter().collect();
+    assert_eq!(unique.len(), 30, "--distinct logs every input once");
+
+    let fresh = dir.path().join("fresh.txt");
+    let train_arg = train.to_str().unwrap();
+    let o = run(
+        &args(&["--num-samples", "10", "--exclude", train_arg]),
+        &fresh,
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stderr(&o).contains("repeated or excluded draws skipped"));
+    let got = inputs(&fresh);
+    assert_eq!(got.len(), 10);
+    assert!(got.iter().all(|(k, _)| !unique.contains(k)));
+    let prov = std::fs::read_to_string(dir.path().join("fresh.txt.provenance.json")).unwrap();
+    assert!(prov.contains("\"train.txt\""), "{prov}");
+
+    // A log of another runner, or a missing one: exit 2 naming it, nothing written.
+    let other = dir.path().join("mm.txt");
+    std::fs::write(
+        &other,
+        "{\"shared_memory\": 0, \"device_capa\": [0, 0], \"name\": \"mm\", \"numerical_features\": [\"m\"], \"categorical_features\": []}\nm,choice,feedback\n5,a,1.0\n",
+    )
+    .unwrap();
+    let missing = dir.path().join("missing.txt");
+    let out = dir.path().join("never.txt");
+    for (bad, want) in [(&other, "a `mm` log"), (&missing, "missing.txt")] {
+        let o = run(
+            &args(&["--num-samples", "5", "--exclude", bad.to_str().unwrap()]),
+            &out,
+        );
+        assert_eq!(o.status.code(), Some(2));
+        assert!(
+            stderr(&o).starts_with("error: ") && stderr(&o).contains(want),
+            "{}",
+            stderr(&o)
+        );
+        assert!(!out.exists());
+    }
+}
+
+#[test]
 fn auto_falls_back_to_the_cpu_without_a_driver() {
     if ah_collect::backend::CudaBackend::device_count() > 0 {
         eprintln!("skipped: this machine has a GPU");
