@@ -765,6 +765,8 @@ pub fn train(opts: &TrainOptions, progress: &(dyn Fn(u64) + Sync)) -> Result<Tra
             }
             let params: Vec<CartParams> = configs.iter().map(|&c| params_of(c)).collect();
             let mut candidates: Vec<(Weighting, usize, f64, f64, f64)> = Vec::new();
+            // Per candidate: out-of-fold picks of a choice timed `inf` (an infinite loss).
+            let mut inf_picks: Vec<usize> = Vec::new();
             let mut refits: Vec<(Fitted, Vec<bool>, GridRow)> = Vec::new();
             let mut fit_tables = Vec::new();
             for weighting in [Weighting::Uniform, Weighting::Regret] {
@@ -815,6 +817,7 @@ pub fn train(opts: &TrainOptions, progress: &(dyn Fn(u64) + Sync)) -> Result<Tra
                         / rows.len().max(1) as f64;
                     thresholds.push((thr, cost, share));
                     candidates.push((weighting, c, thr, cost, se));
+                    inf_picks.push(rows.iter().filter(|r| r.3 && r.1.is_infinite()).count());
                 }
                 // Refit every config on the fit set (the grid table shows them all).
                 let classes = p.classes_of(&fit_t);
@@ -873,6 +876,12 @@ pub fn train(opts: &TrainOptions, progress: &(dyn Fn(u64) + Sync)) -> Result<Tra
                 }
             }
             best = best_i;
+            if inf_picks[best_i] > 0 && !es.inf_unavailable {
+                late_warnings.push(format!(
+                    "cross-validating the chosen candidate picked a choice timed `inf` (failed) for {} input(s); each such pick is infinitely slow, so no threshold decides the leaves they fall in. If such a choice is never offered at run time for those inputs (like a persistent reduction on a row it cannot hold), train with --inf-unavailable",
+                    inf_picks[best_i]
+                ));
+            }
             let fit_t =
                 fit_tables.swap_remove(usize::from(candidates[best_i].0 == Weighting::Regret));
             grid = refits.iter().map(|r| r.2.clone()).collect();

@@ -477,10 +477,16 @@ fn inf_unavailable_lets_the_cost_aware_rule_decide_past_failed_picks() {
         let model: serde_json::Value =
             serde_json::from_str(&std::fs::read_to_string(out.join("Inf.model.json")).unwrap())
                 .unwrap();
-        model
+        (model, stderr(&o))
     };
-    let off = train(&[]);
-    let on = train(&["--inf-unavailable"]);
+    let (off, off_err) = train(&[]);
+    let (on, on_err) = train(&["--inf-unavailable"]);
+    // Without the flag the trainer says why so much stays unsure, and what to do.
+    assert!(
+        off_err.contains("picked a choice timed `inf`") && off_err.contains("--inf-unavailable"),
+        "{off_err}"
+    );
+    assert!(!on_err.contains("timed `inf`"), "{on_err}");
     // Recorded only when set (models trained without it keep their bytes).
     assert!(off["training"]["extra"].get("inf_unavailable").is_none());
     assert_eq!(on["training"]["extra"]["inf_unavailable"], true);
