@@ -16,7 +16,7 @@ GENERATED ?= generated/ah-heuristics
 
 export NAME SAMPLES DEVICE SEED DATA OUT HEURISTIC GENERATED CARGO
 
-.PHONY: help build pipeline test ci lint fmt check-generated bench bench-train bench-codegen ref-venv deps gpu-build clean
+.PHONY: help build pipeline test ci lint fmt check-generated bench bench-train bench-codegen bench-core bench-runtime ref-venv deps gpu-build clean
 
 help: ## list the targets
 	@grep -E '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*## "}; {printf "  %-18s %s\n", $$1, $$2}'
@@ -44,7 +44,7 @@ fmt: ## format the workspace
 
 ci: lint test ## what .ci/run runs
 
-bench: bench-train bench-codegen ## every benchmark, printed as tables
+bench: bench-train bench-codegen bench-core bench-runtime ## every benchmark, printed as tables
 
 bench-train: ## ah-train vs the Python reference on pad_mm_a100 (needs ../shared)
 	bash scripts/bench_train.sh
@@ -52,6 +52,12 @@ bench-train: ## ah-train vs the Python reference on pad_mm_a100 (needs ../shared
 bench-codegen: ## one generated Rust decision vs the Python artifact
 	$(CARGO) bench -p ah-heuristics
 	python3 scripts/bench_python_artifact.py
+
+bench-core: ## the core's hot paths (log read, augment ops, model evaluation, pick cache)
+	$(CARGO) run --release --quiet -p ah-core --example bench_core
+
+bench-runtime: ## the reduction multi-kernel's first call with the learned heuristic (no GPU)
+	CARGO=$(CARGO) bash scripts/bench_runtime.sh
 
 ref-venv: ## Python reference trainer's venv (.venv-ref), for benchmarks and oracle checks
 	python3 -m venv .venv-ref
