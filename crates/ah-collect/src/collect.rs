@@ -173,10 +173,10 @@ fn excluded_keys(
     Ok(keys)
 }
 
-/// Sample indices to measure. Plainly `0..num_samples` (this shard's part). With
-/// `--distinct` or `--exclude`, indices are walked in order over the whole sample space and
-/// those whose input repeats an earlier one or is excluded are skipped, until `num_samples`
-/// were taken: the same indices on every shard, machine and resume.
+/// Sample indices to measure (this shard's part of them). Indices are walked in order over
+/// the whole sample space (drawing is cheap, host only) until `num_samples` were taken: plainly
+/// `0..num_samples`; with `--distinct` or `--exclude`, indices whose input repeats an earlier
+/// one or is excluded are skipped. The same indices on every shard, machine and resume.
 fn select_samples(
     runner: &dyn DynRunner,
     cfg: &CollectConfig,
@@ -188,29 +188,20 @@ fn select_samples(
         no_precondition: 0,
         skipped: 0,
     };
-    if !cfg.distinct && cfg.exclude.is_empty() {
-        for i in (0..cfg.num_samples).filter(|i| cfg.shard.contains(*i)) {
-            let mut rng = sample_rng(cfg.seed, i);
-            match runner.draw(&mut rng, target, cfg.max_draws) {
-                Some(d) => {
-                    sel.drawn.push((i, d.context.feature_values_csv()));
-                    sel.first.get_or_insert(d);
-                }
-                None => sel.no_precondition += 1,
-            }
-        }
-        return Ok(sel);
-    }
-    let features = runner
-        .draw(&mut sample_rng(cfg.seed, 0), target, cfg.max_draws)
-        .map(|d| {
-            d.context
-                .features()
-                .iter()
-                .map(|f| f.name.to_string())
-                .collect()
-        });
-    let excluded = excluded_keys(&cfg.exclude, runner.name(), features)?;
+    let excluded = if cfg.exclude.is_empty() {
+        HashSet::new()
+    } else {
+        let features = runner
+            .draw(&mut sample_rng(cfg.seed, 0), target, cfg.max_draws)
+            .map(|d| {
+                d.context
+                    .features()
+                    .iter()
+                    .map(|f| f.name.to_string())
+                    .collect()
+            });
+        excluded_keys(&cfg.exclude, runner.name(), features)?
+    };
     let mut seen: HashSet<String> = HashSet::new();
     // A sample space too small for the request ends the walk instead of looping forever.
     const MAX_SKIPS_IN_A_ROW: u64 = 100_000;
