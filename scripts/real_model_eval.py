@@ -464,8 +464,9 @@ def measure_gemm(torch, g, timer):
         gc.collect()
         torch.cuda.empty_cache()
     rec = asdict(g)
+    finite = lambda x: x if x != float("inf") else None  # JSON has no inf: null + the error
     rec.update(
-        orig_ms=res["orig"][0], pad_ms=res["pad"][0],
+        orig_ms=finite(res["orig"][0]), pad_ms=finite(res["pad"][0]),
         pad_applied=pad_applied(res["orig"][2], res["pad"][2], g, pads),
         orig_compile_s=res["orig"][1], pad_compile_s=res["pad"][1],
         orig_error=res["orig"][3], pad_error=res["pad"][3],
@@ -666,7 +667,8 @@ def run(args, gemms):
             t0 = time.monotonic()
             ctx, rec = measure_gemm(torch, g, timer)
             values = ctx.get_feature_values_csv()
-            log_f.write(f"{values},orig,{rec['orig_ms']}\n{values},pad,{rec['pad_ms']}\n")
+            ms = {c: float("inf") if rec[f"{c}_ms"] is None else rec[f"{c}_ms"] for c in ("orig", "pad")}
+            log_f.write(f"{values},orig,{ms['orig']}\n{values},pad,{ms['pad']}\n")
             log_f.flush()
             times.append(time.monotonic() - t0)
             rec["seconds"] = round(times[-1], 2)
@@ -685,15 +687,19 @@ def progress(i, n, g, rec, times, start):
     flag = {True: "padded", False: "NOT padded", None: "no code"}[rec["pad_applied"]]
     err = f" errors: {rec['orig_error']} | {rec['pad_error']}" if rec["orig_error"] or rec["pad_error"] else ""
     log(f"[{i}/{n}] {g.model} {g.layer} {g.kind} {g.m}x{g.k}x{g.n} {g.dtype}{' tf32' if g.tf32 else ''}: "
-        f"orig {rec['orig_ms']:.4f} ms, pad {rec['pad_ms']:.4f} ms ({flag}), {times[-1]:.1f} s; "
+        f"orig {fmt_ms(rec['orig_ms'])}, pad {fmt_ms(rec['pad_ms'])} ({flag}), {times[-1]:.1f} s; "
         f"{rate:.1f} GEMMs/min, ETA {eta / 60:.1f} min{err}")
+
+
+def fmt_ms(x):
+    return "inf" if x is None else f"{x:.4f} ms"
 
 
 def report(done, planned):
     not_padded = sum(1 for d in done if d["pad_applied"] is False)
     unknown = sum(1 for d in done if d["pad_applied"] is None)
     failed = sum(1 for d in done if d["orig_error"] or d["pad_error"])
-    faster = sum(1 for d in done if d["pad_ms"] < d["orig_ms"])
+    faster = sum(1 for d in done if d["pad_ms"] is not None and (d["orig_ms"] is None or d["pad_ms"] < d["orig_ms"]))
     log(f"done {len(done)}/{planned} GEMMs; pad faster on {faster}; pad_applied false on {not_padded}, "
         f"unknown on {unknown}; {failed} with a failed choice (inf)")
 
