@@ -295,6 +295,8 @@ pub struct InputReport {
     pub failures: usize,
     /// First failure message, if any.
     pub first_error: Option<String>,
+    /// Time the device spent running this input's benchmarks (warm-ups and timed runs), ms.
+    pub busy_ms: f64,
 }
 
 /// Receives progress (the binary draws a progress bar with it).
@@ -338,6 +340,12 @@ pub struct CollectSummary {
     pub wall_s: f64,
     /// Inputs measured per minute.
     pub inputs_per_minute: f64,
+    /// Time the devices spent running benchmarks (warm-ups and timed runs; not L2 flushes,
+    /// allocation or data fills), seconds, all devices together.
+    pub device_busy_s: f64,
+    /// `device_busy_s` over the wall time of all workers: how close collection ran to what
+    /// the measurements themselves cost.
+    pub device_busy_share: f64,
     /// Inputs measured per device ordinal.
     pub per_device: BTreeMap<usize, u64>,
     /// The log.
@@ -768,6 +776,7 @@ pub fn collect(
     let mut failures = 0u64;
     let mut measured = 0u64;
     let mut per_device: BTreeMap<usize, u64> = BTreeMap::new();
+    let mut busy_ms = 0.0;
     let mut first_error: Option<CollectError> = None;
     std::thread::scope(|scope| {
         for slot in 0..slots {
@@ -821,12 +830,14 @@ pub fn collect(
                         w.log.sync()?;
                         Ok(())
                     })();
+                    let busy_ms = m.results.iter().flatten().flatten().map(|r| r.busy_ms).sum();
                     let report = written.map(|()| InputReport {
                         index,
                         device,
                         rows: n,
                         failures: fails,
                         first_error,
+                        busy_ms,
                     });
                     let stop = report.is_err();
                     if tx.send(report).is_err() || stop {
@@ -842,6 +853,7 @@ pub fn collect(
                     rows += r.rows as u64;
                     failures += r.failures as u64;
                     measured += 1;
+                    busy_ms += r.busy_ms;
                     *per_device.entry(r.device).or_insert(0) += 1;
                     observer.input_done(&r);
                 }
@@ -871,6 +883,12 @@ pub fn collect(
         per_device,
         inputs_per_minute: if wall_s > 0.0 {
             measured as f64 * 60.0 / wall_s
+        } else {
+            0.0
+        },
+        device_busy_s: busy_ms / 1e3,
+        device_busy_share: if wall_s > 0.0 {
+            busy_ms / 1e3 / (wall_s * slots as f64)
         } else {
             0.0
         },
@@ -1065,6 +1083,7 @@ mod tests {
                 max_runs: 1,
                 budget_ms: 0.0,
                 memory_warmup: 0,
+                long_run_ms: None,
             }),
             max_draws: 100,
             distinct: false,
@@ -1369,6 +1388,7 @@ mod tests {
                     min_ms: 1.0,
                     median_ms: 2.0,
                     runs: 3,
+                    busy_ms: 6.0,
                 }),
             }
         }

@@ -26,6 +26,7 @@ impl CpuBackend {
         max_runs: 20,
         budget_ms: 10.0,
         memory_warmup: 0,
+        long_run_ms: None,
     };
 
     /// A CPU backend with the default CPU timing.
@@ -68,23 +69,15 @@ impl CpuBackend {
         warmup: bool,
         f: &mut dyn FnMut() -> Result<(), BenchError>,
     ) -> Result<Measurement, BenchError> {
-        if warmup {
-            f()?;
-        }
-        let mut samples = Vec::new();
-        for _ in 0..self.timing.estimation_runs.max(1) {
-            let t = Instant::now();
-            f()?;
-            samples.push(t.elapsed().as_secs_f64() * 1e3);
-        }
-        let est = samples.iter().copied().fold(f64::INFINITY, f64::min);
-        for _ in 0..self.timing.runs_for(est) {
-            let t = Instant::now();
-            f()?;
-            samples.push(t.elapsed().as_secs_f64() * 1e3);
-        }
-        Measurement::from_samples(&mut samples)
-            .ok_or_else(|| BenchError::Other("no timed runs".into()))
+        let mut timed = |n: usize| {
+            (0..n)
+                .map(|_| {
+                    let t = Instant::now();
+                    f().map(|()| t.elapsed().as_secs_f64() * 1e3)
+                })
+                .collect()
+        };
+        self.timing.measure(warmup, &mut timed, &mut || Ok(()))
     }
 }
 

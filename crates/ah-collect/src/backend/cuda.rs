@@ -294,7 +294,8 @@ impl CudaBackend {
         // PyTorch flushes with a buffer of the L2 size (256 MiB when unknown).
         let flush_bytes = if l2 > 0 { l2 } else { 256 << 20 };
         let flush = alloc_raw(flush_bytes).map_err(|e| CudaInitError::Cuda(e.to_string()))?;
-        let n_events = (timing.estimation_runs + timing.max_runs) as usize;
+        // One pair per run: the warm-up, the estimation runs and the timed runs.
+        let n_events = (timing.estimation_runs.max(1) + timing.max_runs) as usize + 1;
         let mut events = Vec::with_capacity(n_events);
         for _ in 0..n_events {
             let flags = Some(drv::CUevent_flags::CU_EVENT_DEFAULT);
@@ -604,21 +605,21 @@ impl CudaBackend {
         warmup: bool,
         f: &mut dyn FnMut(&mut CudaBackend) -> Result<(), BenchError>,
     ) -> Result<Measurement, BenchError> {
-        if warmup {
-            f(self)?;
-            self.synchronize()?;
-        }
-        let est_runs = self.timing.estimation_runs.max(1) as usize;
-        let mut samples = self.timed_runs(0, est_runs, f)?;
-        let est = samples.iter().copied().fold(f64::INFINITY, f64::min);
-        let runs = self.timing.runs_for(est) as usize;
-        for _ in 0..self.timing.memory_warmup {
-            self.flush_l2()?;
-        }
-        let more = self.timed_runs(est_runs, runs, f)?;
-        samples.extend(more);
-        Measurement::from_samples(&mut samples)
-            .ok_or_else(|| BenchError::Other("no timed runs".into()))
+        let timing = self.timing;
+        let this = std::cell::RefCell::new(self);
+        let mut used = 0;
+        timing.measure(
+            warmup,
+            &mut |n| {
+                let runs = this.borrow_mut().timed_runs(used, n, f)?;
+                used += runs.len();
+                Ok(runs)
+            },
+            &mut || {
+                let mut b = this.borrow_mut();
+                (0..timing.memory_warmup).try_for_each(|_| b.flush_l2())
+            },
+        )
     }
 
     fn timed_runs(
