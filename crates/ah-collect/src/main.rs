@@ -70,14 +70,17 @@ struct Cli {
     /// Largest matrix dimension (a power of two); pad_mm defaults to PyTorch's 65536 on the
     /// GPU and 2048 on the CPU. pad_mm: PyTorch's generator only (real-model shapes are the
     /// models').
-    #[arg(long, help = "Largest dimension, a power of two (scales the runner)")]
+    #[arg(
+        long,
+        help = "Largest dimension, a power of two (scales the runner; pad_mm: --shapes pytorch draws only)"
+    )]
     max_dim: Option<u64>,
     /// pad_mm's input distribution. Default: `mix` for a new log, the recorded one when
     /// resuming (a log from before --shapes is `pytorch`); resuming with another is refused.
     #[arg(
         long,
         value_enum,
-        help = "pad_mm inputs: pytorch, real or mix [default: mix]"
+        help = "pad_mm inputs [default: the log's recorded one, mix for a new log]"
     )]
     shapes: Option<ShapesArg>,
     /// Real-model catalogue for `--shapes real|mix` (format: docs/collection.md); default: the

@@ -262,6 +262,19 @@ impl PadMmRunner {
         }
     }
 
+    /// The PyTorch branch of `mix`: drawn again until the precondition holds, as the real
+    /// branch is, so the branch (and its 0.6 share of the logged inputs) is fixed per sample.
+    fn pytorch_input_meeting_precondition(
+        &self,
+        rng: &mut SampleRng,
+        target: &Target,
+    ) -> PadMmInput {
+        (0..real_models::ATTEMPTS)
+            .map(|_| self.pytorch_input(rng, target))
+            .find(|i| precondition(target.identity, i.m, i.k, i.n))
+            .unwrap_or(real_models::NOTHING)
+    }
+
     fn random_dim(rng: &mut SampleRng, max_p: u32) -> usize {
         // get_random_dim: aligned w.p. 0.75 -> 2^randint(1, max); else between powers of two.
         if rng.random_bool(0.75) {
@@ -360,7 +373,7 @@ impl BenchmarkRunner for PadMmRunner {
             ShapeDistribution::Mix(c) if rng.random_bool(MIX_REAL) => {
                 real_models::draw(rng, c, target)
             }
-            ShapeDistribution::Mix(_) => self.pytorch_input(rng, target),
+            ShapeDistribution::Mix(_) => self.pytorch_input_meeting_precondition(rng, target),
         }
     }
 
