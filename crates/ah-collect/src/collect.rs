@@ -723,6 +723,7 @@ pub fn collect(
             )));
         }
     }
+    check_distribution(&provenance, runner, &cfg.out, &prov_path)?;
     let repair = repair_log(&cfg.out, cfg.num_reps)?;
     let med_path = medians_path(&cfg.out);
     reconcile_sidecar(&med_path, cfg.num_reps, &repair.complete)?;
@@ -924,6 +925,39 @@ fn read_provenance(path: &Path) -> serde_json::Value {
     v
 }
 
+/// Refuses to resume a log drawn from another input distribution or catalogue; a sidecar
+/// without `shapes` is PyTorch's generator (logs collected before pad_mm's `--shapes`).
+fn check_distribution(
+    provenance: &serde_json::Value,
+    runner: &dyn DynRunner,
+    out: &Path,
+    prov_path: &Path,
+) -> Result<(), CollectError> {
+    let resumed = provenance["sessions"]
+        .as_array()
+        .is_some_and(|s| !s.is_empty());
+    let Some(now) = runner.input_distribution().filter(|_| resumed) else {
+        return Ok(());
+    };
+    let prev = provenance["shapes"].as_str().unwrap_or("pytorch");
+    let prev_sha = provenance["catalogue_sha256"].as_str();
+    let what = if prev != now.shapes {
+        format!("--shapes {prev}; resume with --shapes {prev}")
+    } else if now.catalogue_sha256.is_some() && prev_sha != now.catalogue_sha256.as_deref() {
+        format!(
+            "a catalogue of sha256 {}; resume with that --catalogue",
+            prev_sha.unwrap_or("(none recorded)")
+        )
+    } else {
+        return Ok(());
+    };
+    Err(CollectError::Invalid(format!(
+        "{}: was collected with {what} (see {}), or write to another --out",
+        out.display(),
+        prov_path.display()
+    )))
+}
+
 fn fill_provenance_head(
     v: &mut serde_json::Value,
     runner: &dyn DynRunner,
@@ -944,6 +978,10 @@ fn fill_provenance_head(
     v["num_samples"] = json!(cfg.num_samples);
     v["num_reps"] = json!(cfg.num_reps);
     v["distinct"] = json!(cfg.distinct);
+    if let Some(d) = runner.input_distribution() {
+        v["shapes"] = json!(d.shapes);
+        v["catalogue_sha256"] = json!(d.catalogue_sha256);
+    }
     v["exclude"] = json!(cfg
         .exclude
         .iter()

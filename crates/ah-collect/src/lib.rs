@@ -8,11 +8,13 @@
 //! - [`collect`]: the collection loop: seeded per-sample inputs, repetitions, PyTorch's log
 //!   format through `ah_core::LogWriter`, resume, torn-tail repair, file lock, sharding,
 //!   several devices, the provenance and medians sidecars; [`collect::merge`] joins shards.
+//! - [`catalogue`]: the real-model catalogue pad_mm's `--shapes real|mix` draws GEMMs from.
 //!
 //! This library prints nothing; the `ah-collect` binary reports progress.
 #![deny(missing_docs)]
 
 pub mod backend;
+pub mod catalogue;
 pub mod collect;
 pub mod dtype;
 pub mod runner;

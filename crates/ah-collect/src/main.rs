@@ -1,10 +1,13 @@
 //! `ah-collect`: collect AutoHeuristic training data on a GPU (or the CPU).
 use std::io::IsTerminal;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::Arc;
 
 use ah_collect::backend::{BackendInfo, CudaBackend};
+use ah_collect::catalogue::Catalogue;
 use ah_collect::collect::{self, CollectConfig, Devices, InputReport, Observer, Shard};
+use ah_collect::runners::pad_mm::{PadMmRunner, ShapeDistribution};
 use ah_collect::runners::{self, RunnerOptions};
 use ah_collect::TimingConfig;
 use anyhow::{bail, Context as _};
@@ -65,9 +68,29 @@ struct Cli {
     )]
     devices: Vec<usize>,
     /// Largest matrix dimension (a power of two); pad_mm defaults to PyTorch's 65536 on the
-    /// GPU and 2048 on the CPU.
-    #[arg(long, help = "Largest dimension, a power of two (scales the runner)")]
+    /// GPU and 2048 on the CPU. pad_mm: PyTorch's generator only (real-model shapes are the
+    /// models').
+    #[arg(
+        long,
+        help = "Largest dimension, a power of two (scales the runner; pad_mm: --shapes pytorch draws only)"
+    )]
     max_dim: Option<u64>,
+    /// pad_mm's input distribution. Default: `mix` for a new log, the recorded one when
+    /// resuming (a log from before --shapes is `pytorch`); resuming with another is refused.
+    #[arg(
+        long,
+        value_enum,
+        help = "pad_mm inputs [default: the log's recorded one, mix for a new log]"
+    )]
+    shapes: Option<ShapesArg>,
+    /// Real-model catalogue for `--shapes real|mix` (format: docs/collection.md); default: the
+    /// built-in one (crates/ah-collect/catalogue/models.toml).
+    #[arg(
+        long,
+        value_name = "FILE",
+        help = "Real-model catalogue (default: the built-in one)"
+    )]
+    catalogue: Option<PathBuf>,
     /// Target duration of the timed runs of one benchmark on the GPU, in ms (PyTorch's
     /// InductorBenchmarker: 25). Smaller is faster and less converged.
     #[arg(
@@ -115,6 +138,26 @@ enum DeviceArg {
     Cuda,
     /// The CPU.
     Cpu,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum ShapesArg {
+    /// PyTorch's random generator (gen_data_pad_mm.py), as every log before --shapes.
+    Pytorch,
+    /// GEMMs of real models' linear layers (forward, grad input, grad weight) from the catalogue.
+    Real,
+    /// Per sample: real w.p. 0.6, else PyTorch's generator.
+    Mix,
+}
+
+impl ShapesArg {
+    fn name(self) -> &'static str {
+        match self {
+            ShapesArg::Pytorch => "pytorch",
+            ShapesArg::Real => "real",
+            ShapesArg::Mix => "mix",
+        }
+    }
 }
 
 #[derive(Debug, Subcommand)]
@@ -198,7 +241,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             runner_names(&options)
         );
     };
-    let Some(runner) = runners::find(name, &options) else {
+    let Some(mut runner) = runners::find(name, &options) else {
         bail!("no runner `{name}`; runners: {}", runner_names(&options));
     };
     let devices = pick_devices(cli.device, &cli.devices, cli.quiet)?;
@@ -224,6 +267,18 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             collect::default_log_path(device.as_ref().map(|(n, i)| (n.as_str(), *i)), name)
         }
     };
+    if name == "pad_mm" {
+        runner = Box::new(pad_mm_runner(&cli, &options, &out)?);
+    } else if let Some(s) = cli.shapes.filter(|s| *s != ShapesArg::Mix) {
+        bail!(
+            "--shapes {} is pad_mm's option; `{name}` has one input distribution",
+            s.name()
+        );
+    } else if cli.catalogue.is_some() {
+        bail!(
+            "--catalogue is pad_mm's option (for --shapes real or mix); `{name}` has no catalogue"
+        );
+    }
     let cfg = config_for(&cli, out, shard, devices);
     let mut progress = Progress::new(cli.quiet);
     let summary = collect::collect(runner.as_ref(), &cfg, &mut progress)
@@ -290,6 +345,56 @@ fn non_negative_ms(s: &str) -> Result<f64, String> {
     match s.parse::<f64>() {
         Ok(v) if v.is_finite() && v >= 0.0 => Ok(v),
         _ => Err(format!("`{s}` is not a duration in ms (a number >= 0)")),
+    }
+}
+
+/// The pad_mm runner with `--shapes` and `--catalogue`; without `--shapes`, the distribution
+/// the log's provenance sidecar records (none: `pytorch`), or `mix` for a new log.
+fn pad_mm_runner(cli: &Cli, options: &RunnerOptions, out: &Path) -> anyhow::Result<PadMmRunner> {
+    let shapes = match cli.shapes {
+        Some(s) => s,
+        None => recorded_shapes(out)?.unwrap_or(ShapesArg::Mix),
+    };
+    if shapes == ShapesArg::Pytorch && cli.catalogue.is_some() {
+        bail!("--catalogue is used by --shapes real and mix, not pytorch");
+    }
+    let catalogue = || -> anyhow::Result<Arc<Catalogue>> {
+        Ok(Arc::new(match &cli.catalogue {
+            Some(p) => Catalogue::from_file(p)?,
+            None => Catalogue::builtin()?,
+        }))
+    };
+    let mut r = PadMmRunner::default();
+    if let Some(p) = options.max_power2 {
+        r.max_power2_gpu = p;
+        r.max_power2_cpu = p;
+    }
+    Ok(r.with_shapes(match shapes {
+        ShapesArg::Pytorch => ShapeDistribution::Pytorch,
+        ShapesArg::Real => ShapeDistribution::Real(catalogue()?),
+        ShapesArg::Mix => ShapeDistribution::Mix(catalogue()?),
+    }))
+}
+
+/// The `shapes` of an existing log's provenance sidecar (`pytorch` when absent), `None` for a
+/// new log.
+fn recorded_shapes(out: &Path) -> anyhow::Result<Option<ShapesArg>> {
+    let path = collect::provenance_path(out);
+    let Ok(text) = std::fs::read_to_string(&path) else {
+        return Ok(None);
+    };
+    let v: serde_json::Value = serde_json::from_str(&text).unwrap_or_default();
+    if v["sessions"].as_array().is_none_or(|s| s.is_empty()) {
+        return Ok(None);
+    }
+    match v["shapes"].as_str().unwrap_or("pytorch") {
+        "pytorch" => Ok(Some(ShapesArg::Pytorch)),
+        "real" => Ok(Some(ShapesArg::Real)),
+        "mix" => Ok(Some(ShapesArg::Mix)),
+        other => bail!(
+            "{}: records an unknown `shapes` = `{other}`; give --shapes, or write to another --out",
+            path.display()
+        ),
     }
 }
 

@@ -60,6 +60,12 @@ pub trait BenchmarkRunner: Send + Sync + 'static {
     /// Draws one input. Must depend only on `rng` and `target`.
     fn create_input(&self, rng: &mut SampleRng, target: &Target) -> Self::Input;
 
+    /// The input distribution when the runner has a choice of them (pad_mm's `--shapes`):
+    /// recorded in the provenance sidecar, and resuming a log drawn from another is refused.
+    fn input_distribution(&self) -> Option<InputDistribution> {
+        None
+    }
+
     /// The logged features of an input, in PyTorch's order, kinds and spelling.
     fn context(&self, input: &Self::Input) -> Context;
 
@@ -98,6 +104,15 @@ pub trait BenchmarkRunner: Send + Sync + 'static {
     ) -> Result<Measurement, BenchError>;
 }
 
+/// A runner's choice of input distribution (see [`BenchmarkRunner::input_distribution`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InputDistribution {
+    /// Its name (pad_mm: `pytorch`, `real` or `mix`).
+    pub shapes: &'static str,
+    /// sha256 of the catalogue it draws from, if any.
+    pub catalogue_sha256: Option<String>,
+}
+
 /// A measured input: its features and, per repetition and choice, the measurement
 /// (`Err` when the choice failed).
 #[derive(Debug)]
@@ -122,6 +137,8 @@ pub trait DynRunner: Send + Sync {
     fn choices(&self) -> Vec<String>;
     /// See [`BenchmarkRunner::supports`].
     fn supports(&self, kind: BackendKind) -> bool;
+    /// See [`BenchmarkRunner::input_distribution`].
+    fn input_distribution(&self) -> Option<InputDistribution>;
     /// Draws the input of a sample (redrawing until the precondition holds, at most
     /// `max_draws` times) and returns its context and a description; `None` if no draw
     /// satisfied the precondition.
@@ -161,6 +178,9 @@ impl<R: BenchmarkRunner> DynRunner for R {
     }
     fn supports(&self, kind: BackendKind) -> bool {
         BenchmarkRunner::supports(self, kind)
+    }
+    fn input_distribution(&self) -> Option<InputDistribution> {
+        BenchmarkRunner::input_distribution(self)
     }
 
     fn draw(&self, rng: &mut SampleRng, target: &Target, max_draws: usize) -> Option<DrawnInput> {

@@ -26,6 +26,8 @@ const SMALL: &[&str] = &[
     "64",
     "--num-reps",
     "2",
+    "--shapes",
+    "pytorch",
 ];
 
 fn args<'a>(extra: &[&'a str]) -> Vec<&'a str> {
@@ -118,6 +120,8 @@ fn a_kill_loses_at_most_the_input_in_flight() {
         "cpu",
         "--max-dim",
         "128",
+        "--shapes",
+        "pytorch",
         "--num-reps",
         "2",
         "--num-samples",
@@ -378,4 +382,126 @@ fn auto_falls_back_to_the_cpu_without_a_driver() {
         "{}",
         stderr(&cuda)
     );
+}
+
+fn provenance(out: &Path) -> serde_json::Value {
+    let p = out.with_file_name(format!(
+        "{}.provenance.json",
+        out.file_name().unwrap().to_string_lossy()
+    ));
+    serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
+}
+
+#[test]
+fn real_shapes_are_recorded_and_resuming_with_others_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("real.txt");
+    let real = [
+        "--name",
+        "pad_mm",
+        "--device",
+        "cpu",
+        "--num-reps",
+        "1",
+        "--num-samples",
+        "3",
+    ];
+    let o = run(&[&real[..], &["--shapes", "real"]].concat(), &out);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(inputs(&out).len(), 3);
+    let p = provenance(&out);
+    assert_eq!(p["shapes"], "real");
+    let builtin = ah_collect::catalogue::Catalogue::builtin().unwrap();
+    assert_eq!(p["catalogue_sha256"], builtin.sha256.as_str());
+
+    // Another distribution, or another catalogue: exit 2 naming what to do; log untouched.
+    let before = std::fs::read(&out).unwrap();
+    let other = dir.path().join("other.toml");
+    std::fs::write(&other, format!("{}\n", ah_collect::catalogue::BUILTIN_TEXT)).unwrap();
+    for (extra, want) in [
+        (vec!["--shapes", "pytorch"], "--shapes real"),
+        (vec!["--shapes", "mix"], "--shapes real"),
+        (
+            vec!["--shapes", "real", "--catalogue", other.to_str().unwrap()],
+            "resume with that --catalogue",
+        ),
+    ] {
+        let o = run(&[&real[..], &extra[..]].concat(), &out);
+        assert_eq!(o.status.code(), Some(2), "{extra:?}");
+        assert!(stderr(&o).contains(want), "{extra:?}: {}", stderr(&o));
+    }
+    assert_eq!(std::fs::read(&out).unwrap(), before);
+    // Without --shapes, a resume takes the recorded distribution.
+    let o = run(&real, &out);
+    assert!(
+        stderr(&o).contains("3 already in the log"),
+        "{}",
+        stderr(&o)
+    );
+
+    // A log from before --shapes (no `shapes` in its sidecar) is `pytorch`.
+    let old = dir.path().join("old.txt");
+    let o = run(&args(&["--num-samples", "2"]), &old);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let side = dir.path().join("old.txt.provenance.json");
+    let mut p = provenance(&old);
+    p.as_object_mut().unwrap().remove("shapes");
+    std::fs::write(&side, p.to_string()).unwrap();
+    let no_shapes = [&SMALL[..8], &["--num-samples", "2"][..]].concat();
+    let o = run(&no_shapes, &old);
+    assert!(
+        stderr(&o).contains("2 already in the log"),
+        "{}",
+        stderr(&o)
+    );
+    let o = run(&[&no_shapes[..], &["--shapes", "real"][..]].concat(), &old);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("--shapes pytorch"), "{}", stderr(&o));
+}
+
+#[test]
+fn shapes_errors_exit_2_naming_the_problem() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("x.txt");
+    let bad = dir.path().join("bad.toml");
+    std::fs::write(
+        &bad,
+        ah_collect::catalogue::BUILTIN_TEXT.replacen("qkv = \"fused\"", "qkv = \"fuzed\"", 1),
+    )
+    .unwrap();
+    let bad = bad.to_str().unwrap();
+    for (a, want) in [
+        (
+            vec!["--name", "reduction", "--shapes", "real"],
+            "--shapes real is pad_mm's option",
+        ),
+        (
+            vec![
+                "--name",
+                "pad_mm",
+                "--shapes",
+                "pytorch",
+                "--catalogue",
+                bad,
+            ],
+            "not pytorch",
+        ),
+        (
+            vec!["--name", "pad_mm", "--shapes", "real", "--catalogue", bad],
+            "bad.toml: model #1 (`gpt2`): unknown variant `fuzed`",
+        ),
+        (
+            vec!["--name", "pad_mm", "--catalogue", "/nonexistent.toml"],
+            "/nonexistent.toml",
+        ),
+    ] {
+        let o = run(&[&a[..], &["--device", "cpu"][..]].concat(), &out);
+        assert_eq!(o.status.code(), Some(2), "{a:?}");
+        assert!(
+            stderr(&o).starts_with("error: ") && stderr(&o).contains(want),
+            "{a:?}: {}",
+            stderr(&o)
+        );
+    }
+    assert!(!out.exists());
 }

@@ -8,6 +8,10 @@
 //! again; both operands transposed with probability 0.05, else one of {left, right, none};
 //! each operand "prepadded" (`a + 1` before the mm) with probability 0.2.
 //!
+//! With `--shapes real` inputs are instead the GEMMs of real models' linear layers
+//! ([`real_models`]); `--shapes mix` takes them w.p. [`MIX_REAL`] per sample, else PyTorch's
+//! generator (see [`ShapeDistribution`]).
+//!
 //! Features are those of PyTorch's `pad_mm.get_context`; a transposed operand is never
 //! prepadded (`should_exclude_padding_time` is false for non-contiguous tensors).
 //!
@@ -18,14 +22,19 @@
 //!   operand only the zeroing of its padding (`mat[-p:, -q:].fill_(0)`); then the GEMM on the
 //!   padded shapes; the result is a slice view (no copy), as in PyTorch.
 
+pub mod real_models;
+
+use std::sync::Arc;
+
 use ah_core::{Context, DeviceIdentity};
 use rand::Rng;
 
 use crate::backend::cpu::sgemm;
 use crate::backend::cuda::{DeviceBuffer, GemmArgs};
 use crate::backend::{Backend, BackendKind, BenchError, Measurement};
+use crate::catalogue::Catalogue;
 use crate::dtype::DType;
-use crate::runner::{BenchmarkRunner, SampleRng, Target};
+use crate::runner::{BenchmarkRunner, InputDistribution, SampleRng, Target};
 
 /// One pad_mm input: `mat1 (m x k) @ mat2 (k x n)`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -107,6 +116,10 @@ impl PadMmInput {
         let (s0, s1) = self.mat2_strides();
         self.prepadded_right && is_contiguous(self.k, self.n, s0, s1)
     }
+    /// Some dimension is unaligned for the dtype: PyTorch's pad_mm considers only such inputs.
+    pub fn needs_padding(&self) -> bool {
+        self.padded_lengths() != (0, 0, 0)
+    }
     /// The value of the `using_tf32` feature.
     pub fn using_tf32(&self) -> ah_core::Value {
         if self.dtype == DType::F32 {
@@ -117,13 +130,55 @@ impl PadMmInput {
     }
 }
 
+/// PyTorch's `fits_in_memory`: the three operands take less than a quarter of the device.
+pub fn fits_in_memory(dtype: DType, m: usize, k: usize, n: usize, total_memory: u64) -> bool {
+    let bytes = dtype.itemsize() as f64 * (m * k + k * n + m * n) as f64;
+    bytes < total_memory as f64 / 4.0
+}
+
+/// Probability of the real-model branch per sample under [`ShapeDistribution::Mix`].
+pub const MIX_REAL: f64 = 0.6;
+
+/// The input distribution of the pad_mm runner (`--shapes`).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum ShapeDistribution {
+    /// PyTorch's random generator only (every log collected before `--shapes` existed).
+    #[default]
+    Pytorch,
+    /// GEMMs of the catalogue's real models only.
+    Real(Arc<Catalogue>),
+    /// Per sample: real w.p. [`MIX_REAL`], else PyTorch's generator.
+    Mix(Arc<Catalogue>),
+}
+
+impl ShapeDistribution {
+    /// `pytorch`, `real` or `mix` (the `--shapes` value and the provenance's `shapes`).
+    pub fn name(&self) -> &'static str {
+        match self {
+            ShapeDistribution::Pytorch => "pytorch",
+            ShapeDistribution::Real(_) => "real",
+            ShapeDistribution::Mix(_) => "mix",
+        }
+    }
+    /// The catalogue, for `real` and `mix`.
+    pub fn catalogue(&self) -> Option<&Catalogue> {
+        match self {
+            ShapeDistribution::Pytorch => None,
+            ShapeDistribution::Real(c) | ShapeDistribution::Mix(c) => Some(c),
+        }
+    }
+}
+
 /// The pad_mm runner.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PadMmRunner {
-    /// Largest power of two of a dimension on the GPU (PyTorch: 16, i.e. 65536).
+    /// Largest power of two of a dimension on the GPU (PyTorch: 16, i.e. 65536); PyTorch's
+    /// generator only (real-model shapes are the models').
     pub max_power2_gpu: u32,
     /// Largest power of two on the CPU (default 11: 2048, so 200 inputs take a minute or two on 2 cores).
     pub max_power2_cpu: u32,
+    /// Where inputs come from (default: PyTorch's generator).
+    pub shapes: ShapeDistribution,
 }
 
 impl Default for PadMmRunner {
@@ -131,16 +186,93 @@ impl Default for PadMmRunner {
         Self {
             max_power2_gpu: 16,
             max_power2_cpu: 11,
+            shapes: ShapeDistribution::Pytorch,
         }
     }
 }
 
 impl PadMmRunner {
+    /// The same runner drawing from `shapes`.
+    pub fn with_shapes(self, shapes: ShapeDistribution) -> Self {
+        Self { shapes, ..self }
+    }
+
+    /// PyTorch's generator (the module documentation describes it).
+    fn pytorch_input(&self, rng: &mut SampleRng, target: &Target) -> PadMmInput {
+        let dtype = match target.kind {
+            // Host GEMMs are fp32 only: the CPU dataset keeps PyTorch's columns with fp32.
+            BackendKind::Cpu => DType::F32,
+            BackendKind::Cuda => [DType::F16, DType::BF16, DType::F32][rng.random_range(0..3)],
+        };
+        // set_precision: fp32 "highest" w.p. 0.8, else "high" (TF32); other dtypes "high".
+        let allow_tf32 = match (target.kind, dtype) {
+            (BackendKind::Cpu, _) => false,
+            (_, DType::F32) => !rng.random_bool(0.8),
+            _ => true,
+        };
+        let max_p = self.max_power2(target.kind);
+        let max_dim = 1usize << max_p;
+        let uniform = rng.random_bool(0.5);
+        let align = dtype.align_size();
+        let (m, k, n) = loop {
+            let (m, k, n) = if uniform {
+                (
+                    rng.random_range(1..=max_dim),
+                    rng.random_range(1..=max_dim),
+                    rng.random_range(1..=max_dim),
+                )
+            } else {
+                (
+                    Self::random_dim(rng, max_p),
+                    Self::random_dim(rng, max_p),
+                    Self::random_dim(rng, max_p),
+                )
+            };
+            if [m, k, n].iter().all(|d| d % align == 0) {
+                continue;
+            }
+            if fits_in_memory(dtype, m, k, n, target.total_memory) {
+                break (m, k, n);
+            }
+        };
+        let (transpose_left, transpose_right) = if rng.random_bool(0.05) {
+            (true, true)
+        } else {
+            [(true, false), (false, true), (false, false)][rng.random_range(0..3)]
+        };
+        let prepadded_left = rng.random_bool(0.2);
+        let prepadded_right = rng.random_bool(0.2);
+        PadMmInput {
+            m,
+            k,
+            n,
+            dtype,
+            allow_tf32,
+            transpose_left,
+            transpose_right,
+            prepadded_left,
+            prepadded_right,
+        }
+    }
+
     fn max_power2(&self, kind: BackendKind) -> u32 {
         match kind {
             BackendKind::Cuda => self.max_power2_gpu,
             BackendKind::Cpu => self.max_power2_cpu,
         }
+    }
+
+    /// The PyTorch branch of `mix`: drawn again until the precondition holds, as the real
+    /// branch is, so the branch (and its 0.6 share of the logged inputs) is fixed per sample.
+    fn pytorch_input_meeting_precondition(
+        &self,
+        rng: &mut SampleRng,
+        target: &Target,
+    ) -> PadMmInput {
+        (0..real_models::ATTEMPTS)
+            .map(|_| self.pytorch_input(rng, target))
+            .find(|i| precondition(target.identity, i.m, i.k, i.n))
+            .unwrap_or(real_models::NOTHING)
     }
 
     fn random_dim(rng: &mut SampleRng, max_p: u32) -> usize {
@@ -235,62 +367,21 @@ impl BenchmarkRunner for PadMmRunner {
     }
 
     fn create_input(&self, rng: &mut SampleRng, target: &Target) -> PadMmInput {
-        let dtype = match target.kind {
-            // Host GEMMs are fp32 only: the CPU dataset keeps PyTorch's columns with fp32.
-            BackendKind::Cpu => DType::F32,
-            BackendKind::Cuda => [DType::F16, DType::BF16, DType::F32][rng.random_range(0..3)],
-        };
-        // set_precision: fp32 "highest" w.p. 0.8, else "high" (TF32); other dtypes "high".
-        let allow_tf32 = match (target.kind, dtype) {
-            (BackendKind::Cpu, _) => false,
-            (_, DType::F32) => !rng.random_bool(0.8),
-            _ => true,
-        };
-        let max_p = self.max_power2(target.kind);
-        let max_dim = 1usize << max_p;
-        let uniform = rng.random_bool(0.5);
-        let align = dtype.align_size();
-        let limit = target.total_memory as f64 / 4.0;
-        let (m, k, n) = loop {
-            let (m, k, n) = if uniform {
-                (
-                    rng.random_range(1..=max_dim),
-                    rng.random_range(1..=max_dim),
-                    rng.random_range(1..=max_dim),
-                )
-            } else {
-                (
-                    Self::random_dim(rng, max_p),
-                    Self::random_dim(rng, max_p),
-                    Self::random_dim(rng, max_p),
-                )
-            };
-            if [m, k, n].iter().all(|d| d % align == 0) {
-                continue;
+        match &self.shapes {
+            ShapeDistribution::Pytorch => self.pytorch_input(rng, target),
+            ShapeDistribution::Real(c) => real_models::draw(rng, c, target),
+            ShapeDistribution::Mix(c) if rng.random_bool(MIX_REAL) => {
+                real_models::draw(rng, c, target)
             }
-            let bytes = dtype.itemsize() as f64 * (m * k + k * n + m * n) as f64;
-            if bytes < limit {
-                break (m, k, n);
-            }
-        };
-        let (transpose_left, transpose_right) = if rng.random_bool(0.05) {
-            (true, true)
-        } else {
-            [(true, false), (false, true), (false, false)][rng.random_range(0..3)]
-        };
-        let prepadded_left = rng.random_bool(0.2);
-        let prepadded_right = rng.random_bool(0.2);
-        PadMmInput {
-            m,
-            k,
-            n,
-            dtype,
-            allow_tf32,
-            transpose_left,
-            transpose_right,
-            prepadded_left,
-            prepadded_right,
+            ShapeDistribution::Mix(_) => self.pytorch_input_meeting_precondition(rng, target),
         }
+    }
+
+    fn input_distribution(&self) -> Option<InputDistribution> {
+        Some(InputDistribution {
+            shapes: self.shapes.name(),
+            catalogue_sha256: self.shapes.catalogue().map(|c| c.sha256.clone()),
+        })
     }
 
     fn context(&self, i: &PadMmInput) -> Context {
@@ -315,7 +406,9 @@ impl BenchmarkRunner for PadMmRunner {
     }
 
     fn precondition(&self, device: DeviceIdentity, i: &PadMmInput) -> bool {
-        precondition(device, i.m, i.k, i.n)
+        // PyTorch's pad_mm sees only inputs that need padding; the generators draw no others,
+        // but an exhausted real-model draw may (real_models::ATTEMPTS).
+        precondition(device, i.m, i.k, i.n) && i.needs_padding()
     }
 
     fn prepare(&self, i: &PadMmInput, backend: &mut Backend) -> Result<PadMmPrepared, BenchError> {
