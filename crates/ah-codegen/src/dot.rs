@@ -143,7 +143,6 @@ fn leaf_label(plan: &Plan<'_>, value: &[f64], samples: u64, unsafe_leaf: bool) -
     }
 }
 
-
 /// What [`render_svg`] did.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum SvgOutcome {

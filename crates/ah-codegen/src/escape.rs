@@ -56,7 +56,12 @@ mod tests {
 
     #[test]
     fn harmless_text_is_unchanged() {
-        for s in ["pad_mm_a100.txt", "m*k", "str(x) == 'torch.float16'", "größe µs"] {
+        for s in [
+            "pad_mm_a100.txt",
+            "m*k",
+            "str(x) == 'torch.float16'",
+            "größe µs",
+        ] {
             assert_eq!(comment(s), s);
         }
     }

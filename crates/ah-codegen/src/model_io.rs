@@ -173,5 +173,9 @@ pub fn validate(model: &Model) -> Result<(), CodegenError> {
             )));
         }
     }
-    model.validate().map_err(|e| invalid(e.to_string()))
+    model.validate().map_err(|e| {
+        let message = e.to_string();
+        let own = format!("model `{}`: ", model.heuristic_name);
+        invalid(message.strip_prefix(&own).unwrap_or(&message).to_string())
+    })
 }

@@ -173,7 +173,10 @@ fn emit_table(plan: &Plan<'_>, lines: &mut Vec<String>) {
                     format!("({column}, True, {}, {left}, {right}),", py_str(value))
                 }
                 Column::Numeric { .. } => {
-                    format!("({column}, False, {}, {left}, {right}),", py_float(*threshold))
+                    format!(
+                        "({column}, False, {}, {left}, {right}),",
+                        py_float(*threshold)
+                    )
                 }
             },
             Node::Leaf {

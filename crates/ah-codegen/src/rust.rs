@@ -773,10 +773,15 @@ fn num(v: Option<&Value>, name: &'static str) -> Result<f64, UnsureKind> {
     fn leaf_expr(&self, i: usize) -> String {
         let model = self.plan.model;
         match (&model.tree.nodes[i], model.kind) {
-            (Node::Leaf { unsafe_leaf: true, .. }, ModelKind::Decision) => {
-                "Prediction::Unsure(UnsureKind::UnsafeLeaf)".to_string()
+            (
+                Node::Leaf {
+                    unsafe_leaf: true, ..
+                },
+                ModelKind::Decision,
+            ) => "Prediction::Unsure(UnsureKind::UnsafeLeaf)".to_string(),
+            (Node::Leaf { .. }, ModelKind::Decision) => {
+                format!("Prediction::Distribution(&LEAF_{i})")
             }
-            (Node::Leaf { .. }, ModelKind::Decision) => format!("Prediction::Distribution(&LEAF_{i})"),
             (Node::Leaf { value, .. }, ModelKind::Regression) => {
                 format!("Prediction::Value({})", f64_lit(value[0]))
             }
@@ -819,7 +824,11 @@ fn num(v: Option<&Value>, name: &'static str) -> Result<f64, UnsureKind> {
         s.push_str("/// Walks the tree (`<=` goes left; a one-hot split goes left when the value differs).\n");
         s.push_str("fn walk(c: &Columns<'_>) -> Prediction {\n    let mut n = 0usize;\n    loop {\n        match TREE[n] {\n            TreeNode::Leaf(p) => return p,\n            TreeNode::Split(column, threshold, left, right) => {\n                n = (if split_goes_left(c, column, threshold) { left } else { right }) as usize;\n            }\n        }\n    }\n}\n\n");
         let param = if self.used.is_empty() { "_c" } else { "c" };
-        let thr = if self.used.iter().any(|c| matches!(model.columns[*c], Column::Numeric { .. })) {
+        let thr = if self
+            .used
+            .iter()
+            .any(|c| matches!(model.columns[*c], Column::Numeric { .. }))
+        {
             "threshold"
         } else {
             "_threshold"

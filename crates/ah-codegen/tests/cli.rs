@@ -155,7 +155,11 @@ fn dry_run_prints_and_writes_nothing() {
         out.contains("==> ") && out.contains("impl LearnedHeuristic for CodegenSelfTest"),
         "{out}"
     );
-    assert_eq!(std::fs::read_dir(&krate).unwrap().count(), 1, "only Cargo.toml");
+    assert_eq!(
+        std::fs::read_dir(&krate).unwrap().count(),
+        1,
+        "only Cargo.toml"
+    );
 }
 
 #[test]
@@ -297,7 +301,11 @@ fn bad_models_are_errors_with_exit_2_and_no_output() {
     );
     // A default choice that is not a choice.
     assert_bad_input(
-        &text.replacen("\"default_choice\": \"orig\"", "\"default_choice\": \"gone\"", 1),
+        &text.replacen(
+            "\"default_choice\": \"orig\"",
+            "\"default_choice\": \"gone\"",
+            1,
+        ),
         &["default choice \"gone\" is not among the choices"],
     );
     // An operation that does not parse.
@@ -327,7 +335,10 @@ fn unwritable_output_is_an_error_and_leaves_nothing_behind() {
     let leftovers: Vec<_> = tree(dir.path()).into_iter().map(|(p, _)| p).collect();
     assert_eq!(
         leftovers,
-        [PathBuf::from("crate/Cargo.toml"), PathBuf::from("not_a_folder")],
+        [
+            PathBuf::from("crate/Cargo.toml"),
+            PathBuf::from("not_a_folder")
+        ],
         "no temporary files left"
     );
 }

@@ -67,9 +67,7 @@ fn render_all(model: &Model, dir: &Path) -> Vec<(PathBuf, String)> {
 fn file<'a>(files: &'a [(PathBuf, String)], ext: &str) -> &'a str {
     files
         .iter()
-        .find(|(p, _)| {
-            p.extension().is_some_and(|e| e == ext) && !p.ends_with("lib.rs")
-        })
+        .find(|(p, _)| p.extension().is_some_and(|e| e == ext) && !p.ends_with("lib.rs"))
         .map(|(_, c)| c.as_str())
         .unwrap()
 }
@@ -80,11 +78,18 @@ fn check_python(model: &Model, source: &str, dir: &Path, marker: &Path) {
     let path = dir.join("_artifact_check.py");
     std::fs::write(&path, source).unwrap();
     let o = Command::new("python3")
-        .args(["-c", "import ast,sys; ast.parse(open(sys.argv[1], encoding='utf-8').read())"])
+        .args([
+            "-c",
+            "import ast,sys; ast.parse(open(sys.argv[1], encoding='utf-8').read())",
+        ])
         .arg(&path)
         .output()
         .unwrap();
-    assert!(o.status.success(), "{}\n{source}", String::from_utf8_lossy(&o.stderr));
+    assert!(
+        o.status.success(),
+        "{}\n{source}",
+        String::from_utf8_lossy(&o.stderr)
+    );
     let script = format!(
         "import importlib.util, json, sys\n\
          sys.path.insert(0, sys.argv[2])\n\
@@ -225,7 +230,11 @@ fn hostile_text_in_every_field_is_escaped_for_rust_python_and_dot() {
                 .chars()
                 .filter(|c| *c != '\n' && is_unsafe_in_code(*c))
                 .collect();
-            assert!(bad.is_empty(), "{}: raw {bad:?} for payload {h:?}", path.display());
+            assert!(
+                bad.is_empty(),
+                "{}: raw {bad:?} for payload {h:?}",
+                path.display()
+            );
             for code in ["\nimport pathlib", "\nfn pwned", "\nimport os"] {
                 assert!(!text.contains(code), "{}: {code:?} as code", path.display());
             }
@@ -255,7 +264,12 @@ fn hostile_regression_model_is_escaped_too() {
     }
     check_dot(file(&files, "dot"));
     if python3() {
-        check_python(&model, file(&files, "py"), dir.path(), &dir.path().join("x"));
+        check_python(
+            &model,
+            file(&files, "py"),
+            dir.path(),
+            &dir.path().join("x"),
+        );
     }
 }
 
@@ -315,8 +329,12 @@ fn a_chain_deeper_than_pythons_nesting_limit_gives_valid_table_driven_code() {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let py = std::fs::read_to_string(dir.path().join("py/_CodegenDeepSelfTest.py")).unwrap();
     assert!(py.contains("_tree = ("), "table form expected");
-    let rs = std::fs::read_to_string(dir.path().join("crate/src/codegen_deep_self_test.rs")).unwrap();
-    assert!(rs.contains("static TREE: [TreeNode; 301]"), "table form expected");
+    let rs =
+        std::fs::read_to_string(dir.path().join("crate/src/codegen_deep_self_test.rs")).unwrap();
+    assert!(
+        rs.contains("static TREE: [TreeNode; 301]"),
+        "table form expected"
+    );
     if python3() {
         check_python(&model, &py, dir.path(), &dir.path().join("x"));
     }
@@ -343,7 +361,8 @@ fn a_chain_of_200000_splits_loads_validates_decides_and_generates_without_overfl
     // in python_artifact.rs); parsing 18 MB of Python here would take a minute.
     let py = std::fs::read_to_string(dir.path().join("py/_CodegenDeepSelfTest.py")).unwrap();
     assert!(py.contains("_tree = (") && py.lines().count() > 400_000);
-    let rs = std::fs::read_to_string(dir.path().join("crate/src/codegen_deep_self_test.rs")).unwrap();
+    let rs =
+        std::fs::read_to_string(dir.path().join("crate/src/codegen_deep_self_test.rs")).unwrap();
     assert!(rs.contains("static TREE: [TreeNode; 400001]"));
     check_dot(&std::fs::read_to_string(dir.path().join("tree.dot")).unwrap());
 }
@@ -361,7 +380,10 @@ fn a_rust_folder_that_is_not_a_crate_is_refused_and_left_alone() {
         .unwrap();
     assert_eq!(o.status.code(), Some(2));
     let err = String::from_utf8_lossy(&o.stderr);
-    assert!(err.contains("not a generated heuristics crate") && err.contains("nowhere"), "{err}");
+    assert!(
+        err.contains("not a generated heuristics crate") && err.contains("nowhere"),
+        "{err}"
+    );
     assert!(!nowhere.exists(), "nothing may be created");
     // An existing folder without Cargo.toml is refused too, its files untouched.
     std::fs::create_dir_all(nowhere.join("src")).unwrap();
@@ -373,7 +395,10 @@ fn a_rust_folder_that_is_not_a_crate_is_refused_and_left_alone() {
         .output()
         .unwrap();
     assert_eq!(o.status.code(), Some(2));
-    assert_eq!(std::fs::read_to_string(nowhere.join("src/lib.rs")).unwrap(), "// mine\n");
+    assert_eq!(
+        std::fs::read_to_string(nowhere.join("src/lib.rs")).unwrap(),
+        "// mine\n"
+    );
 }
 
 #[test]
@@ -381,7 +406,10 @@ fn a_default_choice_outside_the_choices_is_refused() {
     let mut model = fixture("selftest.model.json");
     model.default_choice = Some("nope".into());
     let err = ah_codegen::validate(&model).unwrap_err().to_string();
-    assert!(err.contains("default choice \"nope\" is not among the choices"), "{err}");
+    assert!(
+        err.contains("default choice \"nope\" is not among the choices"),
+        "{err}"
+    );
 }
 
 /// Spawns `cmd` with its stdout a pipe whose reader is gone before it writes.
@@ -404,9 +432,17 @@ fn a_closed_stdout_pipe_ends_quietly() {
     let o = with_closed_stdout(cmd);
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(0), "{err}");
-    assert!(!err.contains("Broken pipe") && !err.contains("panicked"), "{err}");
+    assert!(
+        !err.contains("Broken pipe") && !err.contains("panicked"),
+        "{err}"
+    );
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_ah-codegen"));
     cmd.arg("--help");
     let o = with_closed_stdout(cmd);
-    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
 }

@@ -431,7 +431,10 @@ fn check(device: usize) -> anyhow::Result<ExitCode> {
         cuda.info().device_name,
         cuda.info().identity
     )?;
-    writeln!(out, "dtype           tf32  m   k   n   tl tr pl pr  orig_vs_ref  pad_vs_orig  ok")?;
+    writeln!(
+        out,
+        "dtype           tf32  m   k   n   tl tr pl pr  orig_vs_ref  pad_vs_orig  ok"
+    )?;
     let mut bad = 0;
     for dtype in [DType::F16, DType::BF16, DType::F32] {
         for tf32 in [false, true] {

@@ -392,7 +392,10 @@ pub fn check_heuristic_name(name: &str) -> std::result::Result<(), HeuristicName
         name: name.to_string(),
         reason,
     };
-    let first = name.chars().next().ok_or_else(|| bad("it is empty".into()))?;
+    let first = name
+        .chars()
+        .next()
+        .ok_or_else(|| bad("it is empty".into()))?;
     if !first.is_ascii_uppercase() {
         return Err(bad("it must start with an ASCII capital letter".into()));
     }
@@ -1357,7 +1360,10 @@ mod tests {
         model.validate().unwrap();
         model.default_choice = Some("nope".into());
         let err = model.validate().unwrap_err().to_string();
-        assert!(err.contains("default choice \"nope\" is not among"), "{err}");
+        assert!(
+            err.contains("default choice \"nope\" is not among"),
+            "{err}"
+        );
         let mut model = decision_model();
         for (name, why) in [
             ("Pad_MM", "contains `_`"),
@@ -1372,7 +1378,10 @@ mod tests {
             let err = model.validate().unwrap_err().to_string();
             assert!(err.contains("heuristic name") && err.contains(why), "{err}");
         }
-        assert_eq!(heuristic_module_name("PadMMA100Decision"), "pad_mma100_decision");
+        assert_eq!(
+            heuristic_module_name("PadMMA100Decision"),
+            "pad_mma100_decision"
+        );
     }
 
     #[test]
@@ -1392,5 +1401,4 @@ mod tests {
         };
         assert!(cyclic.depth() <= 1);
     }
-
 }

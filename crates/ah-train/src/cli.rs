@@ -503,7 +503,10 @@ mod tests {
             ])
             .unwrap();
             let err = format!("{:#}", run(a).unwrap_err());
-            assert!(err.contains("--heuristic-name") && !err.contains("log.txt"), "{err}");
+            assert!(
+                err.contains("--heuristic-name") && !err.contains("log.txt"),
+                "{err}"
+            );
         }
         let a = Args::try_parse_from([
             "ah-train",
