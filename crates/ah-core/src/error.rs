@@ -111,6 +111,9 @@ fn caret(column: usize) -> String {
     format!("{}^", " ".repeat(column.saturating_sub(1)))
 }
 
+/// Result with the core crate's [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -126,6 +129,3 @@ mod tests {
         assert!(!is_broken_pipe(&Error::Other("pipe".into())));
     }
 }
-
-/// Result with the core crate's [`Error`].
-pub type Result<T, E = Error> = std::result::Result<T, E>;
