@@ -9,6 +9,7 @@ use ah_core::value::python_float_repr;
 use serde::Serialize;
 
 use crate::error::CodegenError;
+use crate::escape::dot_str;
 use crate::plan::Plan;
 
 #[derive(Serialize)]
@@ -48,7 +49,7 @@ pub fn render(plan: &Plan<'_>, header: &[String]) -> Result<String, CodegenError
                 };
                 nodes.push(DotNode {
                     id,
-                    label: escape(&label),
+                    label: dot_str(&label),
                     attrs: String::new(),
                 });
                 let (l, r) = if yes_left {
@@ -86,7 +87,7 @@ pub fn render(plan: &Plan<'_>, header: &[String]) -> Result<String, CodegenError
     let mut ctx = tera::Context::new();
     ctx.insert("header", header);
     ctx.insert("class_name", &model.heuristic_name);
-    ctx.insert("title", &escape(&title));
+    ctx.insert("title", &dot_str(&title));
     ctx.insert("nodes", &nodes);
     ctx.insert("edges", &edges);
     crate::templates::render("graph.dot", &ctx)
@@ -119,7 +120,7 @@ fn leaf_label(plan: &Plan<'_>, value: &[f64], samples: u64, unsafe_leaf: bool) -
             let unsure = lines[0].starts_with("UNSURE");
             let label = lines
                 .iter()
-                .map(|l| escape(l))
+                .map(|l| dot_str(l))
                 .collect::<Vec<_>>()
                 .join("\\n");
             let attrs = if unsure {
@@ -134,19 +135,12 @@ fn leaf_label(plan: &Plan<'_>, value: &[f64], samples: u64, unsafe_leaf: bool) -
             lines.push(format!("samples {samples}"));
             let label = lines
                 .iter()
-                .map(|l| escape(l))
+                .map(|l| dot_str(l))
                 .collect::<Vec<_>>()
                 .join("\\n");
             (label, "fillcolor=\"#dde8f7\"".to_string())
         }
     }
-}
-
-/// Escapes a label for a double-quoted Graphviz string.
-fn escape(s: &str) -> String {
-    s.replace('\\', "\\\\")
-        .replace('"', "\\\"")
-        .replace('\n', "\\n")
 }
 
 /// What [`render_svg`] did.

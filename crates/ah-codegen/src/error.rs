@@ -76,6 +76,12 @@ pub enum CodegenError {
         /// What is wrong and what to do.
         message: String,
     },
+    /// The Rust output folder is not a generated heuristics crate.
+    #[error("{}: not a generated heuristics crate (it has no Cargo.toml)\nhint: point --rust (ah-train: --rust-crate) at the crate, e.g. generated/ah-heuristics; to start a new one, create it with a Cargo.toml depending on ah-core first", path.display())]
+    NotACrate {
+        /// The folder given.
+        path: PathBuf,
+    },
     /// Graphviz `dot` failed on a file.
     #[error("rendering {} with graphviz `dot` failed: {message}", path.display())]
     Graphviz {

@@ -6,7 +6,11 @@ use std::path::Path;
 use ah_core::model::{Model, ModelKind};
 use ah_core::value::python_float_repr;
 
-/// The header's lines, without comment markers (each language adds its own).
+use crate::escape::comment;
+
+/// The header's lines, without comment markers (each language adds its own). Every line is
+/// rendered by [`comment`]: a file name, a command or provenance holding a line break or a
+/// control character cannot end the comment.
 pub fn header_lines(model: &Model, regenerate: &str) -> Vec<String> {
     let kind = match model.kind {
         ModelKind::Decision => "decision",
@@ -46,7 +50,7 @@ pub fn header_lines(model: &Model, regenerate: &str) -> Vec<String> {
     if let Some(line) = metrics_line(model) {
         lines.push(line);
     }
-    lines
+    lines.iter().map(|l| comment(l)).collect()
 }
 
 /// `Test set: 939 correct, 11 wrong, 505 unsure of 1455; pct_of_oracle 98.69` from

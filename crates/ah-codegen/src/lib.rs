@@ -32,6 +32,7 @@
 
 mod dot;
 mod error;
+mod escape;
 mod header;
 mod model_io;
 mod names;
@@ -100,6 +101,7 @@ pub fn render(model: &Model, options: &Options) -> Result<Vec<GeneratedFile>, Co
     let canonical = format!("ah-codegen {DEFAULT_RUST_CRATE}/models/{name}.model.json");
     let mut files = Vec::new();
     if let Some(krate) = &options.rust_crate {
+        check_rust_crate(krate)?;
         let command = options.command.clone().unwrap_or_else(|| canonical.clone());
         let header = header::header_lines(model, &command);
         let module = module_name(name);
@@ -165,6 +167,18 @@ pub fn render(model: &Model, options: &Options) -> Result<Vec<GeneratedFile>, Co
         });
     }
     Ok(files)
+}
+
+/// Checks that `krate` is a crate the Rust module can go into: a folder with a `Cargo.toml`
+/// (the generator writes `src/` itself). `ah-train --rust-crate` calls it before training.
+pub fn check_rust_crate(krate: &Path) -> Result<(), CodegenError> {
+    if krate.join("Cargo.toml").is_file() {
+        Ok(())
+    } else {
+        Err(CodegenError::NotACrate {
+            path: krate.to_path_buf(),
+        })
+    }
 }
 
 /// Module names of the generated heuristics in a crate's `src` folder (files whose header

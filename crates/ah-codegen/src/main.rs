@@ -56,6 +56,8 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     match run(&cli) {
         Ok(code) => code,
+        // A closed stdout pipe (`| head`) ends the output, quietly and successfully.
+        Err(e) if ah_core::error::is_broken_pipe(&*e) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("error: {e:#}");
             ExitCode::from(2)

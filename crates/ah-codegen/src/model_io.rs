@@ -55,60 +55,19 @@ pub fn parse_model(path: &Path, text: &str) -> Result<Model, CodegenError> {
     Ok(model)
 }
 
-/// Checks that a heuristic name is a valid Python class name, Rust type name and module
-/// name: UpperCamelCase ASCII letters and digits, starting with a capital letter.
+/// Checks a heuristic name by the one rule every tool shares,
+/// [`ah_core::model::check_heuristic_name`] (`ah-train` checks it before training).
 pub fn check_name(name: &str) -> Result<(), CodegenError> {
-    let bad = |reason: &str| CodegenError::InvalidName {
-        name: name.to_string(),
-        reason: reason.into(),
-    };
-    let first = name.chars().next().ok_or_else(|| bad("it is empty"))?;
-    if !first.is_ascii_uppercase() {
-        return Err(bad("it must start with an ASCII capital letter"));
-    }
-    if let Some(c) = name.chars().find(|c| !c.is_ascii_alphanumeric()) {
-        return Err(bad(&format!(
-            "it contains `{c}`; only ASCII letters and digits are allowed"
-        )));
-    }
-    // Names the generated module uses itself (imports, its own types, the prelude).
-    const TAKEN: &[&str] = &[
-        "Columns",
-        "Context",
-        "DeviceIdentity",
-        "EvalError",
-        "LearnedHeuristic",
-        "ModelKind",
-        "OnceLock",
-        "Operation",
-        "Prediction",
-        "UnsureKind",
-        "Value",
-        "Option",
-        "Result",
-        "Some",
-        "None",
-        "Ok",
-        "Err",
-        "String",
-        "Vec",
-        "Box",
-        "Self",
-    ];
-    if TAKEN.contains(&name) {
-        return Err(bad(
-            "the generated module already uses this name; pick a more specific one",
-        ));
-    }
-    let module = crate::names::module_name(name);
-    if crate::names::is_rust_keyword(&module) || module == "lib" {
-        return Err(bad(&format!("its module name `{module}` is reserved")));
-    }
-    Ok(())
+    ah_core::model::check_heuristic_name(name).map_err(|e| CodegenError::InvalidName {
+        name: e.name,
+        reason: e.reason,
+    })
 }
 
 /// Checks the model's internal consistency: the name, child and column indices, leaf
-/// lengths, one-hot thresholds and the tree's shape (every node reached once from the root).
+/// lengths, one-hot thresholds and the tree's shape (every node reached once from the root),
+/// then everything [`Model::validate`] checks (operations, columns' features, the default
+/// choice). Iterative: a chain of any depth is fine.
 pub fn validate(model: &Model) -> Result<(), CodegenError> {
     check_name(&model.heuristic_name)?;
     let invalid = |message: String| CodegenError::InvalidModel {
@@ -214,5 +173,9 @@ pub fn validate(model: &Model) -> Result<(), CodegenError> {
             )));
         }
     }
-    Ok(())
+    model.validate().map_err(|e| {
+        let message = e.to_string();
+        let own = format!("model `{}`: ", model.heuristic_name);
+        invalid(message.strip_prefix(&own).unwrap_or(&message).to_string())
+    })
 }

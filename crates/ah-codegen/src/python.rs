@@ -7,10 +7,12 @@
 //! `0.9615384615384616 <= threshold` stays unsure instead of printing as `0.962`).
 
 use ah_core::model::{leaf_best_choices, Column, Model, ModelKind, Node};
-use ah_core::value::python_float_repr;
+use ah_core::value::{python_float_repr, python_str_literal};
 
 use crate::error::CodegenError;
+use crate::escape::comment;
 use crate::plan::{feature_of, Plan, Source};
+use crate::rust::MAX_NESTED_DEPTH;
 
 /// Renders the artifact.
 pub fn render(plan: &Plan<'_>, header: &[String]) -> Result<String, CodegenError> {
@@ -28,7 +30,8 @@ pub fn render(plan: &Plan<'_>, header: &[String]) -> Result<String, CodegenError
             let expr = op.expr.to_python(&|n| feature_ref(plan, n, i));
             preamble.push(format!(
                 "{base}    # augment operation `{}` = {}",
-                op.name, op.source
+                comment(&op.name),
+                comment(&op.source)
             ));
             preamble.push(format!("{base}    {} = {expr}", op_var(i)));
         }
@@ -49,7 +52,11 @@ pub fn render(plan: &Plan<'_>, header: &[String]) -> Result<String, CodegenError
         }
         ModelKind::Regression => {}
     }
-    emit_node(plan, 0, 1, &mut body);
+    if model.tree.depth() > MAX_NESTED_DEPTH {
+        emit_table(plan, &mut body);
+    } else {
+        emit_node(plan, 0, 1, &mut body);
+    }
     let mut ctx = tera::Context::new();
     ctx.insert("header", header);
     ctx.insert("class_name", &model.heuristic_name);
@@ -115,6 +122,90 @@ fn py_float(x: f64) -> String {
     }
 }
 
+/// A leaf's return value: `[(p, i), ...]` or `None` (decision), the value (regression);
+/// `tuple` writes the decision list as a tuple (a constant in the table form).
+fn leaf_value(plan: &Plan<'_>, value: &[f64], unsafe_leaf: bool, tuple: bool) -> String {
+    match plan.model.kind {
+        ModelKind::Decision if unsafe_leaf => "None".into(),
+        ModelKind::Decision => {
+            let items: Vec<String> = leaf_best_choices(value)
+                .iter()
+                .map(|(p, i)| format!("({}, {i})", python_float_repr(*p)))
+                .collect();
+            match (tuple, items.len()) {
+                (false, _) => format!("[{}]", items.join(", ")),
+                (true, 1) => format!("({},)", items[0]),
+                (true, _) => format!("({})", items.join(", ")),
+            }
+        }
+        ModelKind::Regression => py_float(value[0]),
+    }
+}
+
+/// A tree deeper than [`MAX_NESTED_DEPTH`] (Python's nesting limit is 100 blocks): a
+/// constant table of nodes and a loop, deciding exactly like the nested `if`s (each split
+/// reads its feature when the walk reaches it, as they do). Valid at any depth.
+fn emit_table(plan: &Plan<'_>, lines: &mut Vec<String>) {
+    let model = plan.model;
+    let b = "        ";
+    lines.push(format!(
+        "{b}# The tree is deeper than {MAX_NESTED_DEPTH} levels: a table and a loop instead of nested ifs."
+    ));
+    lines.push(format!("{b}_read = {{"));
+    for c in plan.used_columns() {
+        let v = tree_ref(plan, feature_of(&model.columns[c]));
+        lines.push(format!("{b}    {c}: lambda: {v},"));
+    }
+    lines.push(format!("{b}}}"));
+    lines.push(format!(
+        "{b}# (column, one-hot, category or threshold, left, right), or (leaf value,)"
+    ));
+    lines.push(format!("{b}_tree = ("));
+    for node in &model.tree.nodes {
+        let entry = match node {
+            Node::Split {
+                column,
+                threshold,
+                left,
+                right,
+            } => match &model.columns[*column] {
+                Column::OneHot { value, .. } => {
+                    format!("({column}, True, {}, {left}, {right}),", py_str(value))
+                }
+                Column::Numeric { .. } => {
+                    format!(
+                        "({column}, False, {}, {left}, {right}),",
+                        py_float(*threshold)
+                    )
+                }
+            },
+            Node::Leaf {
+                value, unsafe_leaf, ..
+            } => format!("({},),", leaf_value(plan, value, *unsafe_leaf, true)),
+        };
+        lines.push(format!("{b}    {entry}"));
+    }
+    lines.push(format!("{b})"));
+    let leaf = match model.kind {
+        ModelKind::Decision => "None if _e[0] is None else list(_e[0])",
+        ModelKind::Regression => "_e[0]",
+    };
+    for line in [
+        "_n = 0".to_string(),
+        "while True:".into(),
+        "    _e = _tree[_n]".into(),
+        "    if len(_e) == 1:".into(),
+        format!("        return {leaf}"),
+        "    _c, _onehot, _x, _left, _right = _e".into(),
+        "    _v = _read[_c]()".into(),
+        "    _n = _left if ((str(_v) != _x) if _onehot else (_v <= _x)) else _right".into(),
+    ] {
+        lines.push(format!("{b}{line}"));
+    }
+}
+
+/// Nested `if`s; only for trees of at most [`MAX_NESTED_DEPTH`] levels, so the recursion
+/// is bounded.
 fn emit_node(plan: &Plan<'_>, node: usize, depth: usize, lines: &mut Vec<String>) {
     let model = plan.model;
     let indent = "    ".repeat(depth + 1);
@@ -141,41 +232,16 @@ fn emit_node(plan: &Plan<'_>, node: usize, depth: usize, lines: &mut Vec<String>
         }
         Node::Leaf {
             value, unsafe_leaf, ..
-        } => match model.kind {
-            ModelKind::Decision => {
-                if *unsafe_leaf {
-                    lines.push(format!("{indent}return None"));
-                } else {
-                    let items: Vec<String> = leaf_best_choices(value)
-                        .iter()
-                        .map(|(p, i)| format!("({}, {i})", python_float_repr(*p)))
-                        .collect();
-                    lines.push(format!("{indent}return [{}]", items.join(", ")));
-                }
-            }
-            ModelKind::Regression => {
-                lines.push(format!("{indent}return {}", py_float(value[0])));
-            }
-        },
+        } => lines.push(format!(
+            "{indent}return {}",
+            leaf_value(plan, value, *unsafe_leaf, false)
+        )),
     }
 }
 
-/// A Python string literal in PyTorch's style (single quotes).
-pub fn py_str(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push('\'');
-    for c in s.chars() {
-        match c {
-            '\\' => out.push_str("\\\\"),
-            '\'' => out.push_str("\\'"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            c => out.push(c),
-        }
-    }
-    out.push('\'');
-    out
+/// A Python string literal in PyTorch's style (single quotes), safely escaped.
+fn py_str(s: &str) -> String {
+    python_str_literal(s)
 }
 
 /// The artifact's file name.

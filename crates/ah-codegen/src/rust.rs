@@ -13,10 +13,16 @@ use ah_core::model::{leaf_best_choices, Column, ModelKind, Node};
 use ah_core::value::python_float_repr;
 
 use crate::error::CodegenError;
+use crate::escape::comment;
 use crate::plan::{feature_of, Plan, Source};
 use crate::rust_expr::{
     f64_lit, str_lit, typed_str_eq, value_str_eq, Code, Renderer, Ty, HELPERS, P_ATOM,
 };
+
+/// Trees deeper than this are emitted as a table and a loop rather than nested `if`s (in
+/// Rust and Python alike), so the generated code is valid, and its generation iterative, at
+/// any depth.
+pub const MAX_NESTED_DEPTH: usize = 50;
 
 /// Renders the module (unformatted; the caller runs rustfmt).
 pub fn render_module(plan: &Plan<'_>, header: &[String]) -> Result<String, CodegenError> {
@@ -48,7 +54,7 @@ pub fn render_module(plan: &Plan<'_>, header: &[String]) -> Result<String, Codeg
     ctx.insert("uses", &uses);
     ctx.insert("heuristic_name", &model.heuristic_name);
     ctx.insert("heuristic_name_lit", &str_lit(&model.heuristic_name));
-    ctx.insert("name", &model.name);
+    ctx.insert("name", &comment(&model.name));
     ctx.insert("name_lit", &str_lit(&model.name));
     let (kind, kind_doc) = match model.kind {
         ModelKind::Decision => (
@@ -173,7 +179,7 @@ impl<'p, 'm> Gen<'p, 'm> {
             return s;
         }
         for (i, n) in self.gathered.iter().enumerate() {
-            let _ = writeln!(s, "let mut x{i}: Option<&Value> = None; // {n}");
+            let _ = writeln!(s, "let mut x{i}: Option<&Value> = None; // {}", comment(n));
         }
         s.push_str("let features = ctx.features();\n");
         let layout: Vec<&String> = model
@@ -432,7 +438,7 @@ impl<'p, 'm> Gen<'p, 'm> {
             } else {
                 format!("_o{i}")
             };
-            let _ = writeln!(s, "// `{}` = {}", op.name, op.source.replace('\n', " "));
+            let _ = writeln!(s, "// `{}` = {}", comment(&op.name), comment(&op.source));
             let _ = writeln!(s, "let {var}: {} = {};", code.ty.rust(), code.code);
         }
         // Range guard.
@@ -740,6 +746,9 @@ fn num(v: Option<&Value>, name: &'static str) -> Result<f64, UnsureKind> {
     }
 
     fn walk_fn(&self) -> String {
+        if self.plan.model.tree.depth() > MAX_NESTED_DEPTH {
+            return self.table_walk_fn();
+        }
         let mut s = String::new();
         let param = if self.used.is_empty() { "_c" } else { "c" };
         let _ = writeln!(s, "/// Walks the tree (`<=` goes left; a one-hot split goes left when the value differs).");
@@ -749,6 +758,95 @@ fn num(v: Option<&Value>, name: &'static str) -> Result<f64, UnsureKind> {
         s
     }
 
+    /// The condition under which split `column` goes left (`threshold` is a literal or a
+    /// variable name).
+    fn goes_left(&self, column: usize, threshold: &str) -> String {
+        match &self.plan.model.columns[column] {
+            Column::Numeric { .. } => format!("c.c{column} <= {threshold}"),
+            // One-hot values are 0/1 and the threshold lies in [0, 1): left is "not equal".
+            Column::OneHot { .. } if self.lazy(column) => format!("!is_c{column}(c.c{column})"),
+            Column::OneHot { .. } => format!("!c.c{column}"),
+        }
+    }
+
+    /// A leaf's prediction.
+    fn leaf_expr(&self, i: usize) -> String {
+        let model = self.plan.model;
+        match (&model.tree.nodes[i], model.kind) {
+            (
+                Node::Leaf {
+                    unsafe_leaf: true, ..
+                },
+                ModelKind::Decision,
+            ) => "Prediction::Unsure(UnsureKind::UnsafeLeaf)".to_string(),
+            (Node::Leaf { .. }, ModelKind::Decision) => {
+                format!("Prediction::Distribution(&LEAF_{i})")
+            }
+            (Node::Leaf { value, .. }, ModelKind::Regression) => {
+                format!("Prediction::Value({})", f64_lit(value[0]))
+            }
+            (Node::Split { .. }, _) => unreachable!("leaf_expr of a split"),
+        }
+    }
+
+    /// A tree deeper than [`MAX_NESTED_DEPTH`]: a table of nodes and a loop, deciding exactly
+    /// like the nested `if`s (`split_goes_left` is the same condition), valid at any depth.
+    fn table_walk_fn(&self) -> String {
+        let model = self.plan.model;
+        let mut s = String::new();
+        s.push_str("/// A node of the tree: a split (column, threshold, left, right) or a leaf.\n");
+        s.push_str("#[derive(Clone, Copy)]\nenum TreeNode {\n    Split(u16, f64, u32, u32),\n    Leaf(Prediction),\n}\n\n");
+        let _ = writeln!(
+            s,
+            "/// The tree, root first (deeper than {MAX_NESTED_DEPTH} levels, so a table instead of nested `if`s).\nstatic TREE: [TreeNode; {}] = [",
+            model.tree.nodes.len()
+        );
+        for (i, node) in model.tree.nodes.iter().enumerate() {
+            match node {
+                Node::Split {
+                    column,
+                    threshold,
+                    left,
+                    right,
+                } => {
+                    let _ = writeln!(
+                        s,
+                        "TreeNode::Split({column}, {}, {left}, {right}),",
+                        f64_lit(*threshold)
+                    );
+                }
+                Node::Leaf { .. } => {
+                    let _ = writeln!(s, "TreeNode::Leaf({}),", self.leaf_expr(i));
+                }
+            }
+        }
+        s.push_str("];\n\n");
+        s.push_str("/// Walks the tree (`<=` goes left; a one-hot split goes left when the value differs).\n");
+        s.push_str("fn walk(c: &Columns<'_>) -> Prediction {\n    let mut n = 0usize;\n    loop {\n        match TREE[n] {\n            TreeNode::Leaf(p) => return p,\n            TreeNode::Split(column, threshold, left, right) => {\n                n = (if split_goes_left(c, column, threshold) { left } else { right }) as usize;\n            }\n        }\n    }\n}\n\n");
+        let param = if self.used.is_empty() { "_c" } else { "c" };
+        let thr = if self
+            .used
+            .iter()
+            .any(|c| matches!(model.columns[*c], Column::Numeric { .. }))
+        {
+            "threshold"
+        } else {
+            "_threshold"
+        };
+        s.push_str("/// Whether split on `column` at `threshold` goes left.\n");
+        let _ = writeln!(
+            s,
+            "fn split_goes_left({param}: &Columns<'_>, column: u16, {thr}: f64) -> bool {{\nmatch column {{"
+        );
+        for &c in &self.used {
+            let _ = writeln!(s, "{c} => {},", self.goes_left(c, "threshold"));
+        }
+        s.push_str("_ => unreachable!(\"the tree splits only on the columns above\"),\n}\n}\n");
+        s
+    }
+
+    /// Nested `if`s; only for trees of at most [`MAX_NESTED_DEPTH`] levels, so the recursion
+    /// is bounded.
     fn emit_node(&self, i: usize, s: &mut String) {
         let model = self.plan.model;
         match &model.tree.nodes[i] {
@@ -759,14 +857,7 @@ fn num(v: Option<&Value>, name: &'static str) -> Result<f64, UnsureKind> {
                 right,
             } => {
                 let col = &model.columns[*column];
-                let cond = match col {
-                    Column::Numeric { .. } => format!("c.c{column} <= {}", f64_lit(*threshold)),
-                    // One-hot values are 0/1 and the threshold lies in [0, 1): left is "not equal".
-                    Column::OneHot { .. } if self.lazy(*column) => {
-                        format!("!is_c{column}(c.c{column})")
-                    }
-                    Column::OneHot { .. } => format!("!c.c{column}"),
-                };
+                let cond = self.goes_left(*column, &f64_lit(*threshold));
                 let _ = writeln!(s, "if {cond} {{ // {}", split_doc(col, *threshold));
                 self.emit_node(*left, s);
                 s.push_str("} else ");
@@ -778,34 +869,25 @@ fn num(v: Option<&Value>, name: &'static str) -> Result<f64, UnsureKind> {
                     s.push_str("}\n");
                 }
             }
-            Node::Leaf {
-                value, unsafe_leaf, ..
-            } => {
-                let leaf = match (model.kind, unsafe_leaf) {
-                    (ModelKind::Decision, true) => {
-                        "Prediction::Unsure(UnsureKind::UnsafeLeaf)".to_string()
-                    }
-                    (ModelKind::Decision, false) => format!("Prediction::Distribution(&LEAF_{i})"),
-                    (ModelKind::Regression, _) => {
-                        format!("Prediction::Value({})", f64_lit(value[0]))
-                    }
-                };
-                let _ = writeln!(s, "{leaf}");
+            Node::Leaf { .. } => {
+                let _ = writeln!(s, "{}", self.leaf_expr(i));
             }
         }
     }
 }
 
+/// A column as comment text.
 fn doc_name(col: &Column) -> String {
-    match col {
+    comment(&match col {
         Column::Numeric { name } => name.clone(),
         Column::OneHot { feature, value } => format!("str({feature}) == {value:?}"),
-    }
+    })
 }
 
+/// A split as comment text.
 fn split_doc(col: &Column, threshold: f64) -> String {
-    match col {
+    comment(&match col {
         Column::Numeric { name } => format!("{name} <= {}", python_float_repr(threshold)),
         Column::OneHot { feature, value } => format!("str({feature}) != {value:?}"),
-    }
+    })
 }

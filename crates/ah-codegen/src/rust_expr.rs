@@ -136,9 +136,25 @@ pub fn f64_lit(x: f64) -> String {
     }
 }
 
-/// A Rust string literal.
+/// A Rust string literal: `Debug`'s escaping, and any character of
+/// [`ah_core::value::is_unsafe_in_code`] it leaves (bidirectional controls, separators) as a
+/// `\u{..}` escape, so the literal is one line and rustc's deny-by-default
+/// `text_direction_codepoint_in_literal` never fires.
 pub fn str_lit(s: &str) -> String {
-    format!("{s:?}")
+    let debug = format!("{s:?}");
+    if !debug.chars().any(ah_core::value::is_unsafe_in_code) {
+        return debug;
+    }
+    debug
+        .chars()
+        .map(|c| {
+            if ah_core::value::is_unsafe_in_code(c) {
+                format!("\\u{{{:x}}}", c as u32)
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
 }
 
 fn as_f(c: &Code) -> Code {

@@ -41,8 +41,16 @@ fn tree(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
     out
 }
 
-fn generate_all(dir: &Path) -> Output {
+/// `dir/crate` with a `Cargo.toml`: what `--rust` must point at.
+fn new_crate(dir: &Path) -> PathBuf {
     let krate = dir.join("crate");
+    std::fs::create_dir_all(&krate).unwrap();
+    std::fs::write(krate.join("Cargo.toml"), "[package]\nname = \"h\"\n").unwrap();
+    krate
+}
+
+fn generate_all(dir: &Path) -> Output {
+    let krate = new_crate(dir);
     let py = dir.join("py");
     let dot = dir.join("tree.dot");
     run(&[
@@ -72,6 +80,7 @@ fn generates_deterministic_files_and_check_catches_hand_edits() {
     assert_eq!(
         names,
         [
+            "crate/Cargo.toml",
             "crate/models/CodegenSelfTest.model.json",
             "crate/rustfmt.toml",
             "crate/src/codegen_self_test.rs",
@@ -133,7 +142,7 @@ fn generates_deterministic_files_and_check_catches_hand_edits() {
 #[test]
 fn dry_run_prints_and_writes_nothing() {
     let dir = tempfile::tempdir().unwrap();
-    let krate = dir.path().join("crate");
+    let krate = new_crate(dir.path());
     let o = run(&[
         fixture().to_str().unwrap(),
         "--rust",
@@ -146,13 +155,17 @@ fn dry_run_prints_and_writes_nothing() {
         out.contains("==> ") && out.contains("impl LearnedHeuristic for CodegenSelfTest"),
         "{out}"
     );
-    assert!(!krate.exists());
+    assert_eq!(
+        std::fs::read_dir(&krate).unwrap().count(),
+        1,
+        "only Cargo.toml"
+    );
 }
 
 #[test]
 fn regenerating_one_heuristic_leaves_the_others_untouched() {
     let dir = tempfile::tempdir().unwrap();
-    let krate = dir.path().join("crate");
+    let krate = new_crate(dir.path());
     let text = std::fs::read_to_string(fixture()).unwrap();
     let other = dir.path().join("other.model.json");
     std::fs::write(
@@ -286,6 +299,15 @@ fn bad_models_are_errors_with_exit_2_and_no_output() {
         &text.replacen("\"left\": 1", "\"left\": 99", 1),
         &["model `CodegenSelfTest` is invalid", "child 99"],
     );
+    // A default choice that is not a choice.
+    assert_bad_input(
+        &text.replacen(
+            "\"default_choice\": \"orig\"",
+            "\"default_choice\": \"gone\"",
+            1,
+        ),
+        &["default choice \"gone\" is not among the choices"],
+    );
     // An operation that does not parse.
     assert_bad_input(&text.replace("\"m * k\"", "\"m *\""), &["operation `m*k`"]);
 }
@@ -295,7 +317,7 @@ fn unwritable_output_is_an_error_and_leaves_nothing_behind() {
     let dir = tempfile::tempdir().unwrap();
     let blocker = dir.path().join("not_a_folder");
     std::fs::write(&blocker, "a file").unwrap();
-    let krate = dir.path().join("crate");
+    let krate = new_crate(dir.path());
     // The Rust crate is fine, the Python folder cannot be created: nothing at all is written.
     let o = run(&[
         fixture().to_str().unwrap(),
@@ -313,7 +335,10 @@ fn unwritable_output_is_an_error_and_leaves_nothing_behind() {
     let leftovers: Vec<_> = tree(dir.path()).into_iter().map(|(p, _)| p).collect();
     assert_eq!(
         leftovers,
-        [PathBuf::from("not_a_folder")],
+        [
+            PathBuf::from("crate/Cargo.toml"),
+            PathBuf::from("not_a_folder")
+        ],
         "no temporary files left"
     );
 }

@@ -271,6 +271,17 @@ fn self_test_artifact_decides_like_the_model() {
     eprintln!("CodegenSelfTest: python artifact equal to the model, {decided} decided");
 }
 
+/// A chain of depth 150 (past Python's nesting limit): the table-driven artifact decides like
+/// the model, every leaf of the chain reached.
+#[test]
+fn deep_chain_artifact_decides_like_the_model() {
+    let model = load_model(&manifest().join("tests/fixtures/selftest_deep.model.json")).unwrap();
+    assert_eq!(model.tree.depth(), 150);
+    let decided = check_python(&model, &edge_contexts(&model, 3000));
+    assert!(decided > 0);
+    eprintln!("CodegenDeepSelfTest: python artifact equal to the model, {decided} decided");
+}
+
 #[test]
 fn committed_models_artifacts_decide_like_the_models_on_their_logs() {
     let dir = manifest().join("../../generated/ah-heuristics/models");

@@ -1,5 +1,5 @@
 //! `ah-collect`: collect AutoHeuristic training data on a GPU (or the CPU).
-use std::io::IsTerminal;
+use std::io::{IsTerminal, Write as _};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -184,6 +184,8 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     match run(cli) {
         Ok(code) => code,
+        // A closed stdout pipe (`| head`) ends the output, quietly and successfully.
+        Err(e) if ah_core::error::is_broken_pipe(&*e) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("error: {e:#}");
             ExitCode::from(2)
@@ -225,13 +227,15 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         max_power2: max_power2(cli.max_dim)?,
     };
     if cli.list {
+        let mut out = std::io::stdout().lock();
         for r in runners::registry(&options) {
-            println!(
+            writeln!(
+                out,
                 "{}\t{}\t{}",
                 r.name(),
                 r.choices().join(","),
                 r.description()
-            );
+            )?;
         }
         return Ok(ExitCode::SUCCESS);
     }
@@ -545,12 +549,17 @@ fn check(device: usize) -> anyhow::Result<ExitCode> {
     use ah_collect::dtype::DType;
     use ah_collect::runners::pad_mm::{check_pad_equals_orig, check_tolerance, PadMmInput};
     let mut cuda = CudaBackend::new(device, TimingConfig::PYTORCH)?;
-    println!(
+    let mut out = std::io::stdout().lock();
+    writeln!(
+        out,
         "device: {} ({:?})",
         cuda.info().device_name,
         cuda.info().identity
-    );
-    println!("dtype           tf32  m   k   n   tl tr pl pr  orig_vs_ref  pad_vs_orig  ok");
+    )?;
+    writeln!(
+        out,
+        "dtype           tf32  m   k   n   tl tr pl pr  orig_vs_ref  pad_vs_orig  ok"
+    )?;
     let mut bad = 0;
     for dtype in [DType::F16, DType::BF16, DType::F32] {
         for tf32 in [false, true] {
@@ -585,7 +594,8 @@ fn check(device: usize) -> anyhow::Result<ExitCode> {
                     if !ok {
                         bad += 1;
                     }
-                    println!(
+                    writeln!(
+                        out,
                         "{:15} {:5} {m:3} {k:3} {n:3} {} {} {} {}   {:.2e}     {:.2e}     {}",
                         dtype.torch_name(),
                         tf32,
@@ -596,7 +606,7 @@ fn check(device: usize) -> anyhow::Result<ExitCode> {
                         r.orig_vs_reference,
                         r.pad_vs_orig,
                         if ok { "ok" } else { "FAIL" }
-                    );
+                    )?;
                 }
             }
         }
@@ -605,6 +615,6 @@ fn check(device: usize) -> anyhow::Result<ExitCode> {
         eprintln!("error: {bad} case(s) out of tolerance");
         return Ok(ExitCode::from(2));
     }
-    println!("all cases within tolerance");
+    writeln!(out, "all cases within tolerance")?;
     Ok(ExitCode::SUCCESS)
 }

@@ -90,9 +90,42 @@ impl Error {
     }
 }
 
+/// True when `err`, or an error in its `source()` chain, is an I/O error of kind
+/// [`std::io::ErrorKind::BrokenPipe`]: stdout went to a pipe whose reader has gone
+/// (`ah-train ... | head -1`). Every binary treats that as the end of its output and exits
+/// quietly with status 0, as ripgrep does, instead of reporting an error.
+pub fn is_broken_pipe(err: &(dyn std::error::Error + 'static)) -> bool {
+    let mut current = Some(err);
+    while let Some(e) = current {
+        if e.downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+        {
+            return true;
+        }
+        current = e.source();
+    }
+    false
+}
+
 fn caret(column: usize) -> String {
     format!("{}^", " ".repeat(column.saturating_sub(1)))
 }
 
 /// Result with the core crate's [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn broken_pipes_are_found_in_the_chain() {
+        let pipe = std::io::Error::from(std::io::ErrorKind::BrokenPipe);
+        assert!(is_broken_pipe(&pipe));
+        let wrapped = Error::io("stdout", pipe);
+        assert!(is_broken_pipe(&wrapped));
+        let other = Error::io("x", std::io::Error::from(std::io::ErrorKind::NotFound));
+        assert!(!is_broken_pipe(&other));
+        assert!(!is_broken_pipe(&Error::Other("pipe".into())));
+    }
+}

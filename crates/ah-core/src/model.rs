@@ -130,19 +130,27 @@ impl Tree {
         }
     }
 
-    /// Depth of the tree (a single leaf has depth 0).
+    /// Depth of the tree (a single leaf has depth 0). Iterative, so a chain of any depth is
+    /// fine; out-of-range children are skipped and at most `nodes.len()` nodes are visited, so
+    /// an unvalidated graph (a cycle, a shared child) cannot make it loop or overflow.
     pub fn depth(&self) -> usize {
-        fn go(t: &Tree, i: usize) -> usize {
-            match &t.nodes[i] {
-                Node::Split { left, right, .. } => 1 + go(t, *left).max(go(t, *right)),
-                Node::Leaf { .. } => 0,
+        let mut deepest = 0;
+        let mut stack = Vec::new();
+        if !self.nodes.is_empty() {
+            stack.push((0usize, 0usize));
+        }
+        let mut visits = 0;
+        while let Some((i, d)) = stack.pop() {
+            visits += 1;
+            if visits > self.nodes.len() {
+                break;
+            }
+            deepest = deepest.max(d);
+            if let Some(Node::Split { left, right, .. }) = self.nodes.get(i) {
+                stack.extend([(*left, d + 1), (*right, d + 1)]);
             }
         }
-        if self.nodes.is_empty() {
-            0
-        } else {
-            go(self, 0)
-        }
+        deepest
     }
 
     /// Number of leaves.
@@ -317,6 +325,120 @@ pub fn leaf_best_choices(value: &[f64]) -> Vec<(f64, usize)> {
     v
 }
 
+/// Why a heuristic name cannot be used (see [`check_heuristic_name`]).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("heuristic name `{}` is not valid: {reason}", name.escape_debug())]
+pub struct HeuristicNameError {
+    /// The name as given.
+    pub name: String,
+    /// What is wrong with it.
+    pub reason: String,
+}
+
+/// Names the generated code uses itself (the Rust module's imports, types, statics and the
+/// prelude; the Python artifact's imports): a heuristic of one of these names would clash.
+const TAKEN_NAMES: &[&str] = &[
+    "Columns",
+    "Context",
+    "DeviceIdentity",
+    "EvalError",
+    "LearnedHeuristic",
+    "ModelKind",
+    "OnceLock",
+    "Operation",
+    "Prediction",
+    "UnsureKind",
+    "Value",
+    "Option",
+    "Result",
+    "Some",
+    "None",
+    "Ok",
+    "Err",
+    "String",
+    "Vec",
+    "Box",
+    "Self",
+    "TreeNode",
+    "TREE",
+    "HEURISTIC",
+    "CHOICES",
+    "OPERATIONS",
+    // Names the Python artifact imports.
+    "Optional",
+    "AHContext",
+    "AHMetadata",
+    "Choice",
+    "LearnedHeuristicDecision",
+    "LearnedHeuristicRegression",
+];
+
+/// Rust keywords (strict and reserved, all editions), which cannot name a module.
+const RUST_KEYWORDS: &[&str] = &[
+    "as", "break", "const", "continue", "crate", "else", "enum", "extern", "false", "fn", "for",
+    "if", "impl", "in", "let", "loop", "match", "mod", "move", "mut", "pub", "ref", "return",
+    "self", "static", "struct", "super", "trait", "true", "type", "unsafe", "use", "where",
+    "while", "async", "await", "dyn", "abstract", "become", "box", "do", "final", "macro",
+    "override", "priv", "typeof", "unsized", "virtual", "yield", "try", "gen",
+];
+
+/// The one rule for heuristic names, shared by every tool (`ah-train --heuristic-name`
+/// checks it before training, `ah-codegen` and model validation after): the name must be a
+/// Python class name, a Rust type name and, in snake case ([`heuristic_module_name`]), a Rust
+/// module and file name. That is UpperCamelCase ASCII letters and digits, starting with a
+/// capital letter, not a name the generated module uses itself, and not mapping to a keyword.
+pub fn check_heuristic_name(name: &str) -> std::result::Result<(), HeuristicNameError> {
+    let bad = |reason: String| HeuristicNameError {
+        name: name.to_string(),
+        reason,
+    };
+    let first = name
+        .chars()
+        .next()
+        .ok_or_else(|| bad("it is empty".into()))?;
+    if !first.is_ascii_uppercase() {
+        return Err(bad("it must start with an ASCII capital letter".into()));
+    }
+    if let Some(c) = name.chars().find(|c| !c.is_ascii_alphanumeric()) {
+        return Err(bad(format!(
+            "it contains `{}`; only ASCII letters and digits are allowed",
+            c.escape_debug()
+        )));
+    }
+    if TAKEN_NAMES.contains(&name) {
+        return Err(bad(
+            "the generated module already uses this name; pick a more specific one".into(),
+        ));
+    }
+    let module = heuristic_module_name(name);
+    if RUST_KEYWORDS.contains(&module.as_str()) || module == "lib" {
+        return Err(bad(format!("its module name `{module}` is reserved")));
+    }
+    Ok(())
+}
+
+/// The Rust module (and file stem) of a heuristic: snake case of the UpperCamelCase name,
+/// keeping runs of capitals together (`PadMMA100` -> `pad_mma100`,
+/// `PadMMA100Decision` -> `pad_mma100_decision`).
+pub fn heuristic_module_name(heuristic: &str) -> String {
+    let chars: Vec<char> = heuristic.chars().collect();
+    let mut out = String::with_capacity(chars.len() + 4);
+    for (i, &c) in chars.iter().enumerate() {
+        if c.is_ascii_uppercase() && i > 0 {
+            let prev = chars[i - 1];
+            let next_lower = chars.get(i + 1).is_some_and(|n| n.is_ascii_lowercase());
+            if prev.is_ascii_lowercase()
+                || (prev.is_ascii_uppercase() && next_lower)
+                || (prev.is_ascii_digit() && next_lower)
+            {
+                out.push('_');
+            }
+        }
+        out.push(c.to_ascii_lowercase());
+    }
+    out
+}
+
 /// Name of the categorical column through which a regression tree sees the choice.
 pub const CHOICE_FEATURE: &str = "choice";
 
@@ -331,10 +453,15 @@ impl Model {
         metadata.name == self.name && metadata.device == self.precondition
     }
 
-    /// Checks the model's internal consistency: schema version, operations parse and read only
-    /// logged features or earlier operations, columns and child indices are in range, the tree
-    /// is non-empty and leaves have the right number of values.
+    /// Checks the model's internal consistency: the heuristic name ([`check_heuristic_name`]),
+    /// schema version, operations parse and read only logged features or earlier operations,
+    /// columns and child indices are in range (children after their parent, so the tree has no
+    /// cycle), the tree is non-empty, leaves have the right number of values and the default
+    /// choice is one of the choices.
     pub fn validate(&self) -> Result<()> {
+        if let Err(e) = check_heuristic_name(&self.heuristic_name) {
+            return Err(Error::Other(e.to_string()));
+        }
         let bad = |m: String| {
             Err(Error::Other(format!(
                 "model `{}`: {m}",
@@ -411,6 +538,14 @@ impl Model {
                         ));
                     }
                 }
+            }
+        }
+        if let Some(d) = &self.default_choice {
+            if !self.choices.contains(d) {
+                return bad(format!(
+                    "the default choice {:?} is not among the choices {:?}",
+                    d, self.choices
+                ));
             }
         }
         Ok(())
@@ -1217,5 +1352,53 @@ mod tests {
         }
         // Every kind of outcome was exercised.
         assert!(outcomes.len() >= 5, "{outcomes:?}");
+    }
+
+    #[test]
+    fn validation_refuses_a_foreign_default_choice_and_bad_names() {
+        let mut model = decision_model();
+        model.validate().unwrap();
+        model.default_choice = Some("nope".into());
+        let err = model.validate().unwrap_err().to_string();
+        assert!(
+            err.contains("default choice \"nope\" is not among"),
+            "{err}"
+        );
+        let mut model = decision_model();
+        for (name, why) in [
+            ("Pad_MM", "contains `_`"),
+            ("padMM", "capital"),
+            ("Self", "already uses"),
+            ("TreeNode", "already uses"),
+            ("Type", "reserved"),
+            ("Lib", "reserved"),
+            ("Pad\nMM", "contains `\\n`"),
+        ] {
+            model.heuristic_name = name.into();
+            let err = model.validate().unwrap_err().to_string();
+            assert!(err.contains("heuristic name") && err.contains(why), "{err}");
+        }
+        assert_eq!(
+            heuristic_module_name("PadMMA100Decision"),
+            "pad_mma100_decision"
+        );
+    }
+
+    #[test]
+    fn depth_of_a_deep_chain_needs_no_recursion() {
+        let n = 300_000;
+        let mut nodes = Vec::with_capacity(2 * n + 1);
+        for i in 0..n {
+            nodes.push(split(0, 1.0, 2 * i + 1, 2 * i + 2));
+            nodes.push(leaf(vec![1.0], false));
+        }
+        nodes.push(leaf(vec![1.0], false));
+        let tree = Tree { nodes };
+        assert_eq!(tree.depth(), n);
+        // A cycle (never valid) terminates too.
+        let cyclic = Tree {
+            nodes: vec![split(0, 1.0, 0, 0)],
+        };
+        assert!(cyclic.depth() <= 1);
     }
 }

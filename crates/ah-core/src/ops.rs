@@ -785,6 +785,10 @@ fn write_literal(out: &mut String, v: &Value, style: Style<'_>) {
                 out.push_str(&format!("float('{}')", python_float_repr(*f)));
             }
         },
+        // Python: every character that could break the generated artifact is escaped.
+        Value::Str(s) if matches!(style, Style::Python(_)) => {
+            out.push_str(&crate::value::python_str_literal(s));
+        }
         Value::Str(s) => {
             out.push('\'');
             for c in s.chars() {

@@ -140,6 +140,51 @@ pub fn parse_python_float(text: &str) -> Option<f64> {
     }
 }
 
+/// A Python string literal for `s`, single-quoted as PyTorch writes them, safe to put in
+/// generated code: backslash, quote, line breaks, tab, every other control character (NUL
+/// included), Unicode line and paragraph separators, the byte-order mark and bidirectional-text
+/// controls are escaped (`\n`, `\x00`, `\u2028`); other characters, non-ASCII included, are
+/// kept as they are (Python source is UTF-8). `eval` of the result gives `s` back.
+pub fn python_str_literal(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('\'');
+    for c in s.chars() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            '\'' => out.push_str("\\'"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if is_unsafe_in_code(c) && (c as u32) < 0x100 => {
+                out.push_str(&format!("\\x{:02x}", c as u32));
+            }
+            c if is_unsafe_in_code(c) => out.push_str(&format!("\\u{:04x}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out.push('\'');
+    out
+}
+
+/// Characters that must never appear raw in generated source (Rust, Python, Graphviz), even
+/// inside a comment or a string literal: control characters (line breaks, NUL, escape, ...),
+/// Unicode line and paragraph separators, the byte-order mark and the bidirectional-text
+/// controls (rustc rejects those; they can make code read differently from how it runs).
+pub fn is_unsafe_in_code(c: char) -> bool {
+    c.is_control()
+        || matches!(
+            c,
+            '\u{2028}'
+                | '\u{2029}'
+                | '\u{feff}'
+                | '\u{200e}'
+                | '\u{200f}'
+                | '\u{061c}'
+                | '\u{202a}'..='\u{202e}'
+                | '\u{2066}'..='\u{2069}'
+        )
+}
+
 /// Formats a float exactly as Python's `repr(float)` (and `str(float)`) does: the shortest
 /// digits that round-trip, positional notation for exponents in `-4 <= e < 16`, otherwise
 /// scientific with a sign and at least two exponent digits (`1e-05`, `1.5e+16`); integral

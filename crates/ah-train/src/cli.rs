@@ -1,6 +1,6 @@
 //! Command line of `ah-train`.
 
-use std::io::IsTerminal;
+use std::io::{IsTerminal, Write as _};
 use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context as _, Result};
@@ -262,16 +262,12 @@ pub fn run(args: Args) -> Result<()> {
             .build_global()
             .context("setting up threads")?;
     }
-    if !args
-        .heuristic_name
-        .chars()
-        .all(|c| c.is_ascii_alphanumeric() || c == '_')
-        || args.heuristic_name.is_empty()
-    {
-        bail!(
-            "--heuristic-name `{}`: use letters, digits and `_` only (it names a class and files)",
-            args.heuristic_name
-        );
+    // Checked before training: the name must be one every tool (ah-codegen included) accepts.
+    if let Err(e) = ah_core::model::check_heuristic_name(&args.heuristic_name) {
+        bail!("--heuristic-name: {e}\nhint: use UpperCamelCase letters and digits, starting with a capital letter, like `PadMMH100`");
+    }
+    if let (Some(krate), false) = (&args.rust_crate, args.no_codegen) {
+        ah_codegen::check_rust_crate(krate).context("--rust-crate")?;
     }
     let data: Vec<(String, PathBuf)> = args
         .data
@@ -440,8 +436,9 @@ pub fn run(args: Args) -> Result<()> {
         )?;
     }
     if !args.quiet {
-        println!("{}", report::grid_table(&out.grid, out.best));
-        println!("{}", report::metrics_table(&out.metrics));
+        let mut stdout = std::io::stdout().lock();
+        writeln!(stdout, "{}", report::grid_table(&out.grid, out.best))?;
+        writeln!(stdout, "{}", report::metrics_table(&out.metrics))?;
         for (p, _) in &files {
             eprintln!("wrote {}", p.display());
         }
@@ -491,5 +488,36 @@ mod tests {
         assert!(!a.upstream);
         assert_eq!(a.autotune_cost, 0.01);
         assert!(Args::try_parse_from(["ah-train", "t.txt"]).is_err());
+    }
+
+    /// Names ah-codegen would refuse, and a `--rust-crate` that is no crate, stop the run
+    /// before the log is even read (the log here does not exist).
+    #[test]
+    fn names_and_crates_codegen_refuses_are_refused_before_training() {
+        for name in ["Pad_MM", "pad_mm", "Self", "Type", "PadMM\nimport os"] {
+            let a = Args::try_parse_from([
+                "ah-train",
+                "/nonexistent/log.txt",
+                "--heuristic-name",
+                name,
+            ])
+            .unwrap();
+            let err = format!("{:#}", run(a).unwrap_err());
+            assert!(
+                err.contains("--heuristic-name") && !err.contains("log.txt"),
+                "{err}"
+            );
+        }
+        let a = Args::try_parse_from([
+            "ah-train",
+            "/nonexistent/log.txt",
+            "--heuristic-name",
+            "PadMM",
+            "--rust-crate",
+            "/nonexistent/crate",
+        ])
+        .unwrap();
+        let err = format!("{:#}", run(a).unwrap_err());
+        assert!(err.contains("not a generated heuristics crate"), "{err}");
     }
 }

@@ -8,6 +8,8 @@ fn main() -> ExitCode {
     let args = <cli::Args as clap::Parser>::parse();
     match cli::run(args) {
         Ok(()) => ExitCode::SUCCESS,
+        // A closed stdout pipe (`| head`) ends the output, quietly and successfully.
+        Err(e) if ah_core::error::is_broken_pipe(&*e) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("error: {e:#}");
             ExitCode::from(2)

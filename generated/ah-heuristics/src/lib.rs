@@ -4,6 +4,7 @@
 
 use ah_core::Registry;
 
+pub mod codegen_deep_self_test;
 pub mod codegen_ops_self_test;
 pub mod codegen_plain_self_test;
 pub mod codegen_regression_self_test;
@@ -16,6 +17,7 @@ pub mod reduction_h100;
 
 /// Registers every generated heuristic, in module-name order.
 pub fn register_all(registry: &mut Registry) {
+    registry.register(&codegen_deep_self_test::HEURISTIC);
     registry.register(&codegen_ops_self_test::HEURISTIC);
     registry.register(&codegen_plain_self_test::HEURISTIC);
     registry.register(&codegen_regression_self_test::HEURISTIC);
