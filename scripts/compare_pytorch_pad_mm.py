@@ -15,6 +15,8 @@ times both:
 Prints, per labelling, the median |ratio - 1| of our time to PyTorch's for `orig` and `pad`, and
 how often both pick the same winner where PyTorch's two choices differ by more than 10 %.
 Usage: compare_pytorch_pad_mm.py LOG [--samples 120] [--reps 3] [--json OUT.json]
+       [--no-median]        min labelling only (full-range kernels: halves the time)
+       [--time-limit S]     stop re-timing after S seconds and report what was re-timed
 """
 import argparse
 import json
@@ -103,6 +105,8 @@ def main():
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--json")
+    ap.add_argument("--no-median", action="store_true", help="skip the median labelling (do_bench)")
+    ap.add_argument("--time-limit", type=float, default=0, help="seconds; 0 = none")
     args = ap.parse_args()
 
     import triton.testing
@@ -124,12 +128,15 @@ def main():
     t0 = time.time()
     with torch.no_grad():
         for i, key in enumerate(keys):
+            if args.time_limit and time.time() - t0 > args.time_limit:
+                print(f"  time limit: {i} of {len(keys)} inputs re-timed", flush=True)
+                break
             f = dict(zip(names, key))
             orig, pad = make_fns(f)
             r = {"features": f}
             for name, fn in (("orig", orig), ("pad", pad)):
                 pt_min = statistics.median(bench.benchmark_gpu(fn) for _ in range(args.reps))
-                pt_med = triton.testing.do_bench(fn, warmup=5, return_mode="median")
+                pt_med = None if args.no_median else triton.testing.do_bench(fn, warmup=5, return_mode="median")
                 r[name] = {
                     "ours_min": label(ours[key][name]),
                     "ours_median": label(ours_med[key][name]) if key in ours_med else None,
@@ -145,12 +152,17 @@ def main():
     def stats(kind):
         out = {}
         for c in ("orig", "pad"):
-            rs = [r[c][f"ours_{kind}"] / r[c][f"pt_{kind}"] for r in rows if r[c][f"ours_{kind}"] is not None]
+            rs = [
+                r[c][f"ours_{kind}"] / r[c][f"pt_{kind}"]
+                for r in rows
+                if r[c][f"ours_{kind}"] is not None and r[c][f"pt_{kind}"] is not None
+            ]
             out[f"{c}_median_abs_ratio_minus_1"] = statistics.median(abs(x - 1) for x in rs) if rs else None
             out[f"{c}_median_ratio"] = statistics.median(rs) if rs else None
+        rows_k = [r for r in rows if r["orig"][f"pt_{kind}"] is not None]
         decisive = [
             r
-            for r in rows
+            for r in rows_k
             if r["orig"][f"ours_{kind}"] is not None
             and max(r["orig"][f"pt_{kind}"], r["pad"][f"pt_{kind}"]) > 1.1 * min(r["orig"][f"pt_{kind}"], r["pad"][f"pt_{kind}"])
         ]
@@ -163,7 +175,7 @@ def main():
         out["same_winner_pct"] = 100.0 * same / len(decisive) if decisive else None
         allsame = sum(
             (r["orig"][f"ours_{kind}"] < r["pad"][f"ours_{kind}"]) == (r["orig"][f"pt_{kind}"] < r["pad"][f"pt_{kind}"])
-            for r in rows
+            for r in rows_k
             if r["orig"][f"ours_{kind}"] is not None
         )
         out["same_winner_all_inputs"] = allsame
