@@ -145,6 +145,34 @@ fn cpu_workload_autotunes_then_hits_the_cache() {
     assert!(cache.exists());
 }
 
+/// `--cache` pointing at a file that is not a pick cache (here a model JSON): exit 2 before
+/// measuring anything, naming the file and what to do; the file is left as it was.
+#[test]
+fn run_refuses_a_cache_that_is_not_a_pick_cache() {
+    let dir = tempfile::tempdir().unwrap();
+    let cache = dir.path().join("PadMMA100.model.json");
+    std::fs::copy(
+        repo().join("generated/ah-heuristics/models/PadMMA100.model.json"),
+        &cache,
+    )
+    .unwrap();
+    let before = std::fs::read(&cache).unwrap();
+    let out = ah_use()
+        .args(["run", "--device", "cpu", "--num-samples", "2", "-q"])
+        .arg("--cache")
+        .arg(&cache)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains(&format!("{}: not a pick cache", cache.display())),
+        "{err}"
+    );
+    assert!(err.contains("pass another cache file (--cache"), "{err}");
+    assert_eq!(std::fs::read(&cache).unwrap(), before);
+}
+
 /// A model trained with `--inf-unavailable` (recorded as `training.extra.inf_unavailable`):
 /// replaying its own training log counts a pick of a choice timed `inf` as unsure, as the
 /// trainer did, so the replay gives the sums of the trainer's train + val + test metrics.

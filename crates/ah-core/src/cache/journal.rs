@@ -312,7 +312,7 @@ impl Store {
             Some(i) => &bytes[..=i],
             None => return,
         };
-        for line in complete.split(|&b| b == b'\n').filter(|l| !l.is_empty()) {
+        for line in complete[..complete.len() - 1].split(|&b| b == b'\n') {
             self.lines += 1;
             if self.offset == 0 && self.header.is_empty() {
                 self.header = [line, b"\n"].concat();
@@ -390,7 +390,11 @@ impl Store {
         }
         let mut out = Vec::new();
         let len = file.metadata().map_err(|e| self.write_error(e))?.len();
-        if len == 0 {
+        if self.offset == 0 {
+            // Empty, or a torn header (the load refused anything else): start the file.
+            if len > 0 {
+                file.set_len(0).map_err(|e| self.write_error(e))?;
+            }
             out = header_line();
         } else if len > self.offset {
             // We hold the lock, so an unterminated last line is a torn write: end it, so

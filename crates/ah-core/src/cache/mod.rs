@@ -193,8 +193,8 @@ fn shared_store(path: &Path) -> Arc<Mutex<Store>> {
         .lock()
         .unwrap_or_else(PoisonError::into_inner);
     stores
-        .entry(key)
-        .or_insert_with(|| Arc::new(Mutex::new(Store::new(path.to_path_buf()))))
+        .entry(key.clone())
+        .or_insert_with(|| Arc::new(Mutex::new(Store::new(key))))
         .clone()
 }
 

@@ -250,9 +250,15 @@ fn a_torn_last_line_is_dropped_alone_when_the_next_pick_is_appended() {
     assert_eq!(again.warnings().len(), 1);
     assert_eq!(again.get(&key(0)), Some("pad".into()));
     assert_eq!(again.get(&key(5)), Some("orig".into()));
-    // A file cut inside its header is an empty cache being started.
+    // A file cut inside its header is an empty cache being started; the next pick, under
+    // the lock, starts it again.
     std::fs::write(&path, "{\"format\":\"autoheuristic-rs pi").unwrap();
-    assert!(PickCache::open_unshared(&path, fp()).unwrap().is_empty());
+    let mut cache = PickCache::open_unshared(&path, fp()).unwrap();
+    assert!(cache.is_empty());
+    cache.put(&key(1), "pad").unwrap();
+    let again = PickCache::open_unshared(&path, fp()).unwrap();
+    assert!(again.warnings().is_empty(), "{:?}", again.warnings());
+    assert_eq!(again.get(&key(1)), Some("pad".into()));
 }
 
 #[test]
