@@ -97,6 +97,8 @@ fn eight_processes_share_one_pick_cache() {
             }
         }
     }
-    assert!(lost.is_empty(), "{} picks lost: {lost:?}", lost.len());
+    let n = lost.len();
+    lost.truncate(20);
+    assert_eq!(n, 0, "{n} picks lost, the first (worker, input): {lost:?}");
     assert_eq!(cached.len() as u64, WORKERS * INPUTS);
 }
