@@ -109,7 +109,10 @@ fn pick_cache_rows(rows: &mut Vec<Row>) {
     loads.sort_by(f64::total_cmp);
     let fresh = PickCache::open(dir.join("copy0.json"), fp.clone()).expect("open");
     rows.push((
-        format!("PickCache::open, first in the process (100k entries, {:.0} MB)", bytes as f64 / 1e6),
+        format!(
+            "PickCache::open, first in the process (100k entries, {:.0} MB)",
+            bytes as f64 / 1e6
+        ),
         loads[1],
         "ms",
     ));

@@ -672,7 +672,9 @@ mod tests {
             p.warnings
         );
         assert_eq!(
-            PickCache::open(&path, fingerprint("590")).unwrap().get(&again.cache_key()),
+            PickCache::open(&path, fingerprint("590"))
+                .unwrap()
+                .get(&again.cache_key()),
             Some("k1".into())
         );
     }

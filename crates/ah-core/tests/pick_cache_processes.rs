@@ -68,7 +68,11 @@ fn eight_processes_share_one_pick_cache() {
     let children: Vec<_> = (0..WORKERS)
         .map(|w| {
             Command::new(&me)
-                .args(["--exact", "eight_processes_share_one_pick_cache", "--nocapture"])
+                .args([
+                    "--exact",
+                    "eight_processes_share_one_pick_cache",
+                    "--nocapture",
+                ])
                 .env(WORKER_VAR, w.to_string())
                 .env(CACHE_VAR, &cache)
                 .stdout(Stdio::piped())

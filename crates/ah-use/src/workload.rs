@@ -9,9 +9,9 @@
 
 use std::path::PathBuf;
 
+use ah_collect::backend::BackendInfo;
 use ah_collect::collect::sample_rng;
 use ah_collect::runner::{DynRunner, Target};
-use ah_collect::backend::BackendInfo;
 use ah_collect::Backend;
 use ah_core::cache::{CacheError, DeviceFingerprint, PickCache};
 use ah_core::ops::builtin_operations;
@@ -322,7 +322,9 @@ mod tests {
         other.device_name = "another CPU".into();
         assert_ne!(pick_cache_guard(&other), guard);
         let mut other = info;
-        other.versions.insert("cpu_gemm".into(), "matrixmultiply 0.4".into());
+        other
+            .versions
+            .insert("cpu_gemm".into(), "matrixmultiply 0.4".into());
         assert_ne!(pick_cache_guard(&other), guard);
     }
 }

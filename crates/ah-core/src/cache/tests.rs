@@ -56,7 +56,10 @@ fn hit_and_miss() {
 fn stale_guard_is_ignored_and_replaced() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("picks.json");
-    PickCache::open(&path, fp()).unwrap().put(&key(1), "pad").unwrap();
+    PickCache::open(&path, fp())
+        .unwrap()
+        .put(&key(1), "pad")
+        .unwrap();
     for change in 0..3 {
         let mut other = fp();
         match change {
@@ -125,7 +128,9 @@ fn fingerprint_hash_is_stable_and_sensitive() {
 /// and that the file is unchanged.
 fn assert_refused(path: &Path, what: &str) {
     let before = std::fs::read(path).ok();
-    let err = PickCache::open_unshared(path, fp()).unwrap_err().to_string();
+    let err = PickCache::open_unshared(path, fp())
+        .unwrap_err()
+        .to_string();
     assert!(err.contains(&path.display().to_string()), "{err}");
     assert!(err.contains(what), "{err}");
     assert!(err.contains("left untouched"), "{err}");
@@ -175,7 +180,10 @@ fn a_newer_schema_is_refused_and_left_untouched() {
         "{\"format\":\"autoheuristic-rs pick cache\",\"version\":3}\n{\"new\":1}\n",
     )
     .unwrap();
-    assert_refused(&path, "version 3 is newer than this build reads (version 2)");
+    assert_refused(
+        &path,
+        "version 3 is newer than this build reads (version 2)",
+    );
     std::fs::write(
         &path,
         "{\"format\": \"autoheuristic-rs pick cache\", \"version\": 9, \"entries\": {}}",
@@ -191,7 +199,11 @@ fn a_directory_is_refused_and_a_truncated_old_file_too() {
     std::fs::create_dir(&sub).unwrap();
     assert_refused(&sub, "a directory");
     let path = dir.path().join("picks.json");
-    std::fs::write(&path, b"{\"format\": \"autoheuristic-rs pick cache\", \"vers").unwrap();
+    std::fs::write(
+        &path,
+        b"{\"format\": \"autoheuristic-rs pick cache\", \"vers",
+    )
+    .unwrap();
     assert_refused(&path, "not JSON");
 }
 
@@ -221,10 +233,19 @@ fn malformed_entries_are_dropped_alone() {
     let mut cache = PickCache::open_unshared(&path, fp()).unwrap();
     let w = cache.take_warnings();
     assert_eq!(w.len(), 4, "{w:#?}");
-    assert!(w[0].contains("picks.json:4: malformed pick-cache entry dropped"), "{w:?}");
-    assert!(w[1].contains(":5:") && w[1].contains("unknown guard"), "{w:?}");
+    assert!(
+        w[0].contains("picks.json:4: malformed pick-cache entry dropped"),
+        "{w:?}"
+    );
+    assert!(
+        w[1].contains(":5:") && w[1].contains("unknown guard"),
+        "{w:?}"
+    );
     assert!(w[2].contains(":6:") && w[2].contains("neither"), "{w:?}");
-    assert!(w[3].contains(":7:") && w[3].contains("not its fingerprint's hash"), "{w:?}");
+    assert!(
+        w[3].contains(":7:") && w[3].contains("not its fingerprint's hash"),
+        "{w:?}"
+    );
     assert_eq!(cache.len(), 3);
     for i in 0..3 {
         assert_eq!(cache.get(&key(i)), Some("pad".into()), "{i}");
@@ -242,7 +263,10 @@ fn a_torn_last_line_is_dropped_alone_when_the_next_pick_is_appended() {
     let text = written(&path, 2);
     std::fs::write(&path, &text[..text.len() - 20]).unwrap();
     let mut cache = PickCache::open_unshared(&path, fp()).unwrap();
-    assert!(cache.warnings().is_empty(), "a torn line may still be written");
+    assert!(
+        cache.warnings().is_empty(),
+        "a torn line may still be written"
+    );
     assert_eq!(cache.len(), 1);
     cache.put(&key(5), "orig").unwrap();
     assert_eq!(cache.take_warnings().len(), 1, "the torn line, dropped");
@@ -275,7 +299,10 @@ fn a_read_only_file_answers_and_refuses_writes() {
         return;
     }
     let err = cache.put(&key(7), "pad").unwrap_err().to_string();
-    assert!(err.contains("picks.json: cannot write the pick cache"), "{err}");
+    assert!(
+        err.contains("picks.json: cannot write the pick cache"),
+        "{err}"
+    );
     assert_eq!(std::fs::read_to_string(&path).unwrap(), text);
 }
 
@@ -333,7 +360,8 @@ fn other_stores_see_appends_and_survive_compaction() {
     assert_eq!(b.get(&key(1)), Some("pad".into()));
     // Many picks of one key: superseded lines are compacted away.
     for i in 0..600 {
-        a.put(&key(2), if i % 2 == 0 { "pad" } else { "orig" }).unwrap();
+        a.put(&key(2), if i % 2 == 0 { "pad" } else { "orig" })
+            .unwrap();
     }
     let lines = std::fs::read_to_string(&path).unwrap().lines().count();
     assert!(lines < 300, "{lines} lines");
