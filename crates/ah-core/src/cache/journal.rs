@@ -26,7 +26,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use super::{hex, CacheError, DeviceFingerprint};
+use super::{CacheError, DeviceFingerprint};
 
 /// The `format` field of the header.
 pub(super) const FORMAT: &str = "autoheuristic-rs pick cache";
@@ -68,7 +68,7 @@ struct LegacyEntry {
 pub(super) struct Entry {
     pub key: String,
     pub choice: String,
-    pub guard: String,
+    pub guard: GuardId,
     pub timings: BTreeMap<String, f64>,
 }
 
@@ -77,10 +77,10 @@ pub(super) struct Entry {
 #[derive(Debug)]
 pub(super) struct Store {
     path: PathBuf,
-    /// Key hash → pick.
-    pub entries: HashMap<String, Entry>,
+    /// Key id → pick.
+    pub entries: HashMap<KeyId, Entry>,
     /// Guard id → fingerprint.
-    pub guards: HashMap<String, DeviceFingerprint>,
+    pub guards: HashMap<GuardId, DeviceFingerprint>,
     /// Bytes of the file consumed so far (complete lines only).
     offset: u64,
     /// The header line as read, to notice a file replaced in place.
@@ -106,13 +106,31 @@ fn file_id(_: &Metadata) -> FileId {
     (0, 0)
 }
 
-/// The guard id of a fingerprint: the first 16 hex digits of its hash.
-pub(super) fn guard_id(fp: &DeviceFingerprint) -> String {
-    fp.hash()[..16].to_string()
+/// A guard's id: the first 64 bits of its fingerprint's hash (16 hex digits in the file).
+pub(super) type GuardId = u64;
+
+/// A key's id in memory: the first 128 bits of its sha256 (the `CacheKey` hash); the entry
+/// also holds the whole description, compared on every hit.
+pub(super) type KeyId = u128;
+
+/// The guard id of a fingerprint.
+pub(super) fn guard_id(fp: &DeviceFingerprint) -> GuardId {
+    u64::from_str_radix(&fp.hash()[..16], 16).expect("a sha256 in hex")
 }
 
-fn key_hash(description: &str) -> String {
-    hex(&Sha256::digest(description.as_bytes()))
+fn guard_hex(g: GuardId) -> String {
+    format!("{g:016x}")
+}
+
+/// The id of a `CacheKey` hash (hex); `None` when it is not one.
+pub(super) fn key_id(hash: &str) -> Option<KeyId> {
+    hash.get(..32)
+        .and_then(|h| u128::from_str_radix(h, 16).ok())
+}
+
+fn key_hash(description: &str) -> KeyId {
+    let digest = Sha256::digest(description.as_bytes());
+    KeyId::from_be_bytes(digest[..16].try_into().expect("16 bytes"))
 }
 
 fn header_line() -> Vec<u8> {
@@ -278,10 +296,10 @@ impl Store {
         let entries = obj.get("entries").and_then(|e| e.as_object());
         for (hash, value) in entries.into_iter().flatten() {
             match serde_json::from_value::<LegacyEntry>(value.clone()) {
-                Ok(e) if key_hash(&e.key) == *hash => {
+                Ok(e) if key_id(hash) == Some(key_hash(&e.key)) => {
                     let guard = guard_id(&e.fingerprint);
-                    self.guards.entry(guard.clone()).or_insert(e.fingerprint);
-                    self.insert_pick(hash.clone(), e.key, e.choice, guard, e.timings);
+                    self.guards.entry(guard).or_insert(e.fingerprint);
+                    self.insert_pick(key_hash(&e.key), e.key, e.choice, guard, e.timings);
                 }
                 Ok(_) => warnings.push(self.dropped(0, "its key does not match its hash")),
                 Err(err) => warnings.push(self.dropped(0, &err.to_string())),
@@ -330,18 +348,22 @@ impl Store {
             return Ok(());
         }
         let l: Line = serde_json::from_slice(line).map_err(|e| e.to_string())?;
+        let guard = Some(&l.guard)
+            .filter(|g| g.len() == 16)
+            .and_then(|g| u64::from_str_radix(g, 16).ok())
+            .ok_or_else(|| format!("unknown guard {:?}", l.guard))?;
         match (l.fingerprint, l.key, l.choice) {
             (Some(fp), None, None) => {
-                if guard_id(&fp) != l.guard {
+                if guard_id(&fp) != guard {
                     return Err("the guard's id is not its fingerprint's hash".into());
                 }
-                self.guards.insert(l.guard, fp);
+                self.guards.insert(guard, fp);
             }
             (None, Some(key), Some(choice)) => {
-                if !self.guards.contains_key(&l.guard) {
+                if !self.guards.contains_key(&guard) {
                     return Err(format!("unknown guard {:?}", l.guard));
                 }
-                self.insert_pick(key_hash(&key), key, choice, l.guard, l.timings);
+                self.insert_pick(key_hash(&key), key, choice, guard, l.timings);
             }
             _ => return Err("neither a guard nor a pick".into()),
         }
@@ -350,10 +372,10 @@ impl Store {
 
     fn insert_pick(
         &mut self,
-        hash: String,
+        id: KeyId,
         key: String,
         choice: String,
-        guard: String,
+        guard: GuardId,
         timings: BTreeMap<String, f64>,
     ) {
         let entry = Entry {
@@ -362,7 +384,7 @@ impl Store {
             guard,
             timings,
         };
-        self.entries.insert(hash, entry);
+        self.entries.insert(id, entry);
     }
 
     /// Stores a pick: under the file's lock, reads what others appended, appends the pick
@@ -376,7 +398,7 @@ impl Store {
         let mut warnings = self.refresh_from(&mut file)?;
         if self.legacy {
             self.guards
-                .entry(entry.guard.clone())
+                .entry(entry.guard)
                 .or_insert_with(|| fingerprint.clone());
             self.insert_pick(
                 key_hash(&entry.key),
@@ -403,7 +425,7 @@ impl Store {
         }
         if !self.guards.contains_key(&entry.guard) {
             out.extend(line_bytes(&Line {
-                guard: entry.guard.clone(),
+                guard: guard_hex(entry.guard),
                 fingerprint: Some(fingerprint.clone()),
                 key: None,
                 choice: None,
@@ -411,7 +433,7 @@ impl Store {
             }));
         }
         out.extend(line_bytes(&Line {
-            guard: entry.guard,
+            guard: guard_hex(entry.guard),
             fingerprint: None,
             key: Some(entry.key),
             choice: Some(entry.choice),
@@ -473,33 +495,31 @@ impl Store {
 
     fn serialize(&mut self) -> Vec<u8> {
         let mut out = header_line();
-        let mut hashes: Vec<&String> = self.entries.keys().collect();
-        hashes.sort();
-        let mut used: Vec<&String> = self.entries.values().map(|e| &e.guard).collect();
+        let mut ids: Vec<&KeyId> = self.entries.keys().collect();
+        ids.sort();
+        let mut used: Vec<GuardId> = self.entries.values().map(|e| e.guard).collect();
         used.sort();
         used.dedup();
-        for g in used {
+        for g in &used {
             out.extend(line_bytes(&Line {
-                guard: g.clone(),
+                guard: guard_hex(*g),
                 fingerprint: Some(self.guards[g].clone()),
                 key: None,
                 choice: None,
                 timings: BTreeMap::new(),
             }));
         }
-        for h in hashes {
-            let e = &self.entries[h];
+        for id in ids {
+            let e = &self.entries[id];
             out.extend(line_bytes(&Line {
-                guard: e.guard.clone(),
+                guard: guard_hex(e.guard),
                 fingerprint: None,
                 key: Some(e.key.clone()),
                 choice: Some(e.choice.clone()),
                 timings: e.timings.clone(),
             }));
         }
-        let used: std::collections::HashSet<&String> =
-            self.entries.values().map(|e| &e.guard).collect();
-        self.guards.retain(|g, _| used.contains(g));
+        self.guards.retain(|g, _| used.binary_search(g).is_ok());
         out
     }
 }

@@ -165,7 +165,7 @@ pub enum CacheError {
 pub struct PickCache {
     path: PathBuf,
     fingerprint: DeviceFingerprint,
-    guard: String,
+    guard: journal::GuardId,
     store: Arc<Mutex<Store>>,
     warnings: Vec<String>,
 }
@@ -269,14 +269,14 @@ impl PickCache {
     /// memory; the file is not read.
     pub fn lookup(&self, key: &CacheKey) -> Lookup {
         let store = lock(&self.store);
-        let Some(e) = store.entries.get(&key.hash) else {
+        let Some(e) = journal::key_id(&key.hash).and_then(|id| store.entries.get(&id)) else {
             return Lookup::Miss;
         };
         if e.guard != self.guard {
             return Lookup::Stale {
                 reason: match store.guards.get(&e.guard) {
                     Some(old) => guard_difference(old, &self.fingerprint),
-                    None => format!("unknown guard {}", e.guard),
+                    None => format!("unknown guard {:016x}", e.guard),
                 },
             };
         }
@@ -304,7 +304,7 @@ impl PickCache {
         let entry = Entry {
             key: key.description.clone(),
             choice: choice.to_string(),
-            guard: self.guard.clone(),
+            guard: self.guard,
             timings: timings.into_iter().filter(|(_, t)| t.is_finite()).collect(),
         };
         let w = lock(&self.store).put(&self.fingerprint, entry)?;

@@ -223,7 +223,7 @@ fn malformed_entries_are_dropped_alone() {
             lines[1],
             "{\"guard\": tru",
             &bad_guard,
-            "{\"guard\":\"x\"}",
+            "{\"guard\":\"0123456789abcdef\"}",
             &spoofed,
             lines[2],
             lines[3],
