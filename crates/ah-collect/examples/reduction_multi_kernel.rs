@@ -610,7 +610,7 @@ fn cache_run(
     }
     let cfg = config(false, true, ah_core::multi_kernel::DEFAULT_REP_MS);
     let gpu = Gpu::new(cfg.rep_ms, source)?;
-    let mut cache = PickCache::open(cache_path, gpu.fingerprint());
+    let mut cache = PickCache::open(cache_path, gpu.fingerprint())?;
     let mut by: BTreeMap<String, usize> = BTreeMap::new();
     let mut lines = Vec::new();
     let mut warnings = Vec::new();
@@ -632,7 +632,7 @@ fn cache_run(
     println!(
         "{}",
         json!({"command": "cache", "edit_source": edit_source, "shapes": inputs.len(),
-            "picked_by": by, "wall_s": wall, "cache_entries": PickCache::open(cache_path, gpu.fingerprint()).len(),
+            "picked_by": by, "wall_s": wall, "cache_entries": cache.len(),
             "warnings": warnings})
     );
     Ok(())

@@ -588,9 +588,17 @@ impl<'a> AutoHeuristic<'a> {
         let mut cache = if self.config.disable_cache {
             None
         } else {
-            let mut c = PickCache::open(self.config.pick_cache_path(), self.fingerprint.clone());
-            self.warnings.extend(c.take_warnings());
-            Some(c)
+            match PickCache::open(self.config.pick_cache_path(), self.fingerprint.clone()) {
+                Ok(mut c) => {
+                    self.warnings.extend(c.take_warnings());
+                    Some(c)
+                }
+                Err(e) => {
+                    self.warnings
+                        .push(format!("{e}; deciding without the pick cache"));
+                    None
+                }
+            }
         };
         if let Some(c) = &cache {
             match c.lookup(&key) {
@@ -633,6 +641,7 @@ impl<'a> AutoHeuristic<'a> {
             if let Err(e) = c.put_with_timings(&key, &choice, timings) {
                 self.warnings.push(format!("cannot store the pick: {e}"));
             }
+            self.warnings.extend(c.take_warnings());
         }
         Pick {
             choice,
@@ -990,13 +999,17 @@ mod tests {
             PickSource::Autotuned
         );
         assert_eq!(calls.borrow().len(), 9);
-        // A corrupt cache file: a warning, then a fresh pick replaces it.
+        // A file that is not a pick cache: a warning, a pick without the cache, the file
+        // left as it was.
+        let saved = std::fs::read(cfg.pick_cache_path()).unwrap();
         std::fs::write(cfg.pick_cache_path(), "not json").unwrap();
         let mut ah = make(6, cfg.clone());
         assert_eq!(ah.get_choice_or_autotune().source, PickSource::Autotuned);
         let w = ah.take_warnings();
         assert_eq!(w.len(), 1);
-        assert!(w[0].contains("corrupt pick cache"), "{w:?}");
+        assert!(w[0].contains("not a pick cache"), "{w:?}");
+        assert_eq!(std::fs::read(cfg.pick_cache_path()).unwrap(), b"not json");
+        std::fs::write(cfg.pick_cache_path(), saved).unwrap();
         assert_eq!(
             make(6, cfg.clone()).get_choice_or_autotune().source,
             PickSource::Cache

@@ -76,11 +76,15 @@ impl Autotuner {
         if config.disable_cache {
             return Self::without_cache();
         }
-        let mut cache = PickCache::open(config.pick_cache_path(), fingerprint);
-        let warnings = cache.take_warnings();
-        Self {
-            cache: Some(cache),
-            warnings,
+        match PickCache::open(config.pick_cache_path(), fingerprint) {
+            Ok(mut cache) => Self {
+                warnings: cache.take_warnings(),
+                cache: Some(cache),
+            },
+            Err(e) => Self {
+                cache: None,
+                warnings: vec![format!("{e}; autotuning without the pick cache")],
+            },
         }
     }
 
@@ -141,6 +145,7 @@ impl Autotuner {
             if let Err(e) = cache.put_with_timings(&key, c, times) {
                 self.warnings.push(format!("cannot store the pick: {e}"));
             }
+            self.warnings.extend(cache.take_warnings());
         }
         result(choice, Some(timings), PickSource::Autotuned)
     }

@@ -9,10 +9,11 @@
 
 use std::path::PathBuf;
 
+use ah_collect::backend::BackendInfo;
 use ah_collect::collect::sample_rng;
 use ah_collect::runner::{DynRunner, Target};
 use ah_collect::Backend;
-use ah_core::cache::DeviceFingerprint;
+use ah_core::cache::{CacheError, DeviceFingerprint, PickCache};
 use ah_core::ops::builtin_operations;
 use ah_core::runtime::{AutoHeuristic, Config, DeviceInfo, PickSource};
 use ah_core::{HeuristicMetadata, Registry, UnsureReason};
@@ -117,9 +118,21 @@ pub enum UseError {
         /// The runner's choices.
         choices: Vec<String>,
     },
-    /// A core error (log, cache).
+    /// A core error (log).
     #[error(transparent)]
     Core(#[from] ah_core::Error),
+    /// The pick cache file cannot be used (not a pick cache, a newer version, unreadable).
+    #[error(transparent)]
+    Cache(#[from] CacheError),
+}
+
+/// The pick cache's guard for a backend: its fingerprint (driver and library versions, no CPU
+/// count) under the device's own name (the CPU model on the CPU, so that picks made on one
+/// CPU model are not reused on another).
+pub fn pick_cache_guard(info: &BackendInfo) -> DeviceFingerprint {
+    let mut fingerprint = info.fingerprint();
+    fingerprint.name = info.device_name.clone();
+    fingerprint
 }
 
 /// Runs the workload: every input is drawn with `sample_rng(seed, i)`, measured, and decided
@@ -142,9 +155,7 @@ pub fn run_workload(
         ah_collect::BackendKind::Cuda => DeviceInfo::new(info.identity, info.device_name.clone()),
         ah_collect::BackendKind::Cpu => DeviceInfo::none(),
     };
-    let mut fingerprint = DeviceFingerprint::new(info.device_name.clone(), info.identity);
-    fingerprint.driver_version = info.versions.get("driver").cloned().unwrap_or_default();
-    fingerprint.library_versions = info.versions.clone();
+    let fingerprint = pick_cache_guard(&info);
     let mut config = cfg.config.clone();
     if let Some(path) = &cfg.cache {
         config.cache_path = Some(path.clone());
@@ -152,6 +163,12 @@ pub fn run_workload(
     let ops = builtin_operations(runner.name());
     let mut decisions = Vec::new();
     let mut summary = WorkloadSummary::default();
+    if !config.disable_cache {
+        // Refuse a file that is not a pick cache before measuring anything; the process
+        // keeps the file loaded, so the runtime's opens below only look for new lines.
+        let mut cache = PickCache::open(config.pick_cache_path(), fingerprint.clone())?;
+        summary.warnings = cache.take_warnings();
+    }
     let mut heuristic_name = None;
     let mut log_speedup = 0.0;
     for index in 0..cfg.num_samples {
@@ -280,4 +297,34 @@ pub fn run_workload(
         decisions,
         summary,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ah_collect::backend::cpu::CpuBackend;
+
+    /// The same machine under `taskset` (fewer available CPUs) keeps the same guard, so its
+    /// cached picks stay valid; another CPU model or library version does not.
+    #[test]
+    fn the_guard_ignores_the_cpu_count() {
+        let info = CpuBackend::new().info().clone();
+        assert!(info.versions.contains_key("available_parallelism"));
+        let mut pinned = info.clone();
+        pinned
+            .versions
+            .insert("available_parallelism".into(), "1".into());
+        assert_eq!(pick_cache_guard(&pinned), pick_cache_guard(&info));
+        let guard = pick_cache_guard(&info);
+        assert_eq!(guard.name, info.device_name);
+        assert!(!guard.library_versions.contains_key("available_parallelism"));
+        let mut other = info.clone();
+        other.device_name = "another CPU".into();
+        assert_ne!(pick_cache_guard(&other), guard);
+        let mut other = info;
+        other
+            .versions
+            .insert("cpu_gemm".into(), "matrixmultiply 0.4".into());
+        assert_ne!(pick_cache_guard(&other), guard);
+    }
 }

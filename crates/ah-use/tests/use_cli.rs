@@ -9,7 +9,19 @@ fn repo() -> PathBuf {
 }
 
 fn ah_use() -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_ah-use"));
+    ah_use_via(None)
+}
+
+/// `ah-use`, or `launcher ah-use` (e.g. `taskset -c 0`).
+fn ah_use_via(launcher: Option<&[&str]>) -> Command {
+    let mut c = match launcher {
+        Some([program, args @ ..]) => {
+            let mut c = Command::new(program);
+            c.args(args).arg(env!("CARGO_BIN_EXE_ah-use"));
+            c
+        }
+        _ => Command::new(env!("CARGO_BIN_EXE_ah-use")),
+    };
     c.current_dir(repo());
     c.env_remove("AUTOHEURISTIC_USE")
         .env_remove("AUTOHEURISTIC_DISABLE_CACHE");
@@ -97,13 +109,14 @@ fn replay_refuses_a_log_of_another_optimization() {
 }
 
 /// On the CPU, a workload in use mode: inputs the heuristic is unsure of are benchmarked and
-/// cached; the same workload again takes those picks from the cache.
+/// cached; the same workload again takes those picks from the cache, also when pinned to one
+/// CPU with `taskset` (the CPU count is not part of the cache's guard).
 #[test]
 fn cpu_workload_autotunes_then_hits_the_cache() {
     let dir = tempfile::tempdir().unwrap();
     let cache = dir.path().join("picks.json");
-    let run = |json: &Path| {
-        let out = ah_use()
+    let run_via = |json: &Path, launcher: Option<&[&str]>| {
+        let out = ah_use_via(launcher)
             .env("AUTOHEURISTIC_USE", "pad_mm")
             .args([
                 "run",
@@ -134,6 +147,7 @@ fn cpu_workload_autotunes_then_hits_the_cache() {
             serde_json::from_str(&std::fs::read_to_string(json).unwrap()).unwrap();
         v["summary"].clone()
     };
+    let run = |json: &Path| run_via(json, None);
     let first = run(&dir.path().join("a.json"));
     let second = run(&dir.path().join("b.json"));
     assert_eq!(first["inputs"], 6);
@@ -143,6 +157,41 @@ fn cpu_workload_autotunes_then_hits_the_cache() {
     assert_eq!(second["cache_hits"].as_u64().unwrap(), tuned, "{second}");
     assert_eq!(second["autotuned"], 0, "{second}");
     assert!(cache.exists());
+    if Command::new("taskset").arg("-V").output().is_err() {
+        eprintln!("skipped the pinned run: no taskset");
+        return;
+    }
+    let pinned = run_via(&dir.path().join("c.json"), Some(&["taskset", "-c", "0"]));
+    assert_eq!(pinned["cache_hits"].as_u64().unwrap(), tuned, "{pinned}");
+    assert_eq!(pinned["autotuned"], 0, "{pinned}");
+}
+
+/// `--cache` pointing at a file that is not a pick cache (here a model JSON): exit 2 before
+/// measuring anything, naming the file and what to do; the file is left as it was.
+#[test]
+fn run_refuses_a_cache_that_is_not_a_pick_cache() {
+    let dir = tempfile::tempdir().unwrap();
+    let cache = dir.path().join("PadMMA100.model.json");
+    std::fs::copy(
+        repo().join("generated/ah-heuristics/models/PadMMA100.model.json"),
+        &cache,
+    )
+    .unwrap();
+    let before = std::fs::read(&cache).unwrap();
+    let out = ah_use()
+        .args(["run", "--device", "cpu", "--num-samples", "2", "-q"])
+        .arg("--cache")
+        .arg(&cache)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains(&format!("{}: not a pick cache", cache.display())),
+        "{err}"
+    );
+    assert!(err.contains("pass another cache file (--cache"), "{err}");
+    assert_eq!(std::fs::read(&cache).unwrap(), before);
 }
 
 /// A model trained with `--inf-unavailable` (recorded as `training.extra.inf_unavailable`):

@@ -210,7 +210,8 @@ pub struct BackendInfo {
 
 impl BackendInfo {
     /// The runtime's device fingerprint (what a cached pick is guarded by): device name
-    /// (`non_cuda_device` on the CPU, as PyTorch), identity, driver and library versions.
+    /// (`non_cuda_device` on the CPU, as PyTorch), identity, driver and library versions (not
+    /// the number of available CPUs).
     pub fn fingerprint(&self) -> ah_core::DeviceFingerprint {
         let name = match self.kind {
             BackendKind::Cuda => self.device_name.clone(),
@@ -223,6 +224,8 @@ impl BackendInfo {
             .cloned()
             .unwrap_or_default();
         f.library_versions = self.versions.clone();
+        // The CPU count (`taskset`, containers) changes no pick: not part of the guard.
+        f.library_versions.remove("available_parallelism");
         f
     }
 }
