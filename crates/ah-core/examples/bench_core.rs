@@ -3,6 +3,10 @@
 //!
 //! Reads `../shared/data/pytorch/pad_mm_a100.txt` when present (contexts and the read itself),
 //! else uses synthetic pad_mm contexts. Each row is the median of 5 timed passes.
+//!
+//! Then wide logs (one metadata line naming F features, the header, 2 rows of F one-digit
+//! values): the time of one `Log::read` and its peak memory over the file size, for F in
+//! `AH_BENCH_WIDE` (comma-separated, default `100000,1000000`; `0` skips them).
 
 use std::hint::black_box;
 use std::path::Path;
@@ -168,7 +172,65 @@ fn model() -> Model {
     }
 }
 
+/// Writes a log with `features` numerical features and 2 rows of one-digit values.
+fn write_wide_log(path: &Path, features: usize) -> u64 {
+    use std::io::Write;
+    let names: Vec<String> = (0..features).map(|i| format!("f{i}")).collect();
+    let quoted: Vec<String> = names.iter().map(|n| format!("\"{n}\"")).collect();
+    let mut w = std::io::BufWriter::new(std::fs::File::create(path).expect("temp file"));
+    let row = "7,".repeat(features);
+    write!(
+        w,
+        "{{\"shared_memory\": 0, \"device_capa\": [0, 0], \"name\": \"wide\", \"numerical_features\": [{}], \"categorical_features\": []}}\n{},choice,feedback\n{row}a,1.0\n{row}b,2.0\n",
+        quoted.join(", "),
+        names.join(",")
+    )
+    .expect("write");
+    w.flush().expect("write");
+    std::fs::metadata(path).expect("written").len()
+}
+
+/// `VmHWM` (peak resident memory) of this process in KiB, after resetting it when `reset`.
+fn peak_kib(reset: bool) -> Option<u64> {
+    if reset {
+        std::fs::write("/proc/self/clear_refs", "5").ok()?;
+    }
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    line.split_whitespace().nth(1)?.parse().ok()
+}
+
+/// Time and peak memory of reading wide logs, as table rows.
+fn wide_rows(rows: &mut Vec<(String, f64, &'static str)>) {
+    let sizes = std::env::var("AH_BENCH_WIDE").unwrap_or_else(|_| "100000,1000000".into());
+    let dir = std::env::temp_dir().join(format!("ah-core-wide-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    for f in sizes.split(',').filter_map(|s| s.trim().parse::<usize>().ok()) {
+        if f == 0 {
+            continue;
+        }
+        let path = dir.join(format!("wide{f}.txt"));
+        let bytes = write_wide_log(&path, f);
+        let base = peak_kib(true);
+        let t = Instant::now();
+        let log = Log::read(&path, ReadOptions { strict: true }).expect("the wide log reads");
+        let secs = t.elapsed().as_secs_f64();
+        let peak = peak_kib(false);
+        assert_eq!((log.features.len(), log.rows.len()), (f, 2));
+        drop(log);
+        rows.push((format!("Log::read, {f} features ({bytes} bytes)"), secs * 1e3, "ms"));
+        if let (Some(b), Some(p)) = (base, peak) {
+            let ratio = (p.saturating_sub(b) * 1024) as f64 / bytes as f64;
+            rows.push((format!("  peak memory / file size, {f} features"), ratio, "x"));
+        }
+        let _ = std::fs::remove_file(&path);
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 fn main() {
+    let mut wide = Vec::new();
+    wide_rows(&mut wide);
     let shared = Path::new(concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/../../../shared/data/pytorch/pad_mm_a100.txt"
@@ -278,6 +340,7 @@ fn main() {
         "ns/value",
     ));
     let _ = Value::Int(0);
+    rows.extend(wide);
 
     let width = rows.iter().map(|r| r.0.len()).max().unwrap_or(0);
     println!("| {:width$} | {:>12} | unit |", "operation", "time");
