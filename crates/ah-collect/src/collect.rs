@@ -534,7 +534,9 @@ fn common_count(rows: &[(&str, usize)]) -> Option<usize> {
 /// Complete inputs in `rows` (equal inputs drawn in a row share a group): every choice has
 /// the same number of rows, a multiple of `reps`.
 fn complete_inputs(rows: &[(&str, usize)], reps: usize) -> Option<usize> {
-    common_count(rows).filter(|c| c % reps == 0).map(|c| c / reps)
+    common_count(rows)
+        .filter(|c| c % reps == 0)
+        .map(|c| c / reps)
 }
 
 /// The repetitions per input of a log's rows, inferred from the text when no provenance
@@ -997,9 +999,7 @@ pub fn collect(
 fn read_provenance(path: &Path) -> Result<serde_json::Value, CollectError> {
     let bytes = match std::fs::read(path) {
         Ok(b) => b,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            return Ok(json!({ "sessions": [] }))
-        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(json!({ "sessions": [] })),
         Err(e) => return Err(io_err(path)(e)),
     };
     let parsed = serde_json::from_slice::<serde_json::Value>(&bytes).map_err(|e| e.to_string());
@@ -1531,7 +1531,8 @@ mod tests {
         let p = dir.path().join("x.txt");
         // reps 2, choices a, b: input 1 complete, then input 2 twice complete and once cut.
         let whole2 = "2,a,1.0\n2,b,1.0\n2,a,1.0\n2,b,1.0\n";
-        let text = format!("{HEAD}1,a,1.0\n1,b,1.0\n1,a,1.0\n1,b,1.0\n{whole2}{whole2}2,a,1.0\n2,b,1");
+        let text =
+            format!("{HEAD}1,a,1.0\n1,b,1.0\n1,a,1.0\n1,b,1.0\n{whole2}{whole2}2,a,1.0\n2,b,1");
         std::fs::write(&p, &text).unwrap();
         let rep = repair_log(&p, 2).unwrap();
         assert_eq!(
@@ -1539,9 +1540,19 @@ mod tests {
             format!("{HEAD}1,a,1.0\n1,b,1.0\n1,a,1.0\n1,b,1.0\n{whole2}{whole2}")
         );
         assert_eq!(rep.complete.get("1"), Some(&1));
-        assert_eq!(rep.complete.get("2"), Some(&2), "both equal inputs are complete");
+        assert_eq!(
+            rep.complete.get("2"),
+            Some(&2),
+            "both equal inputs are complete"
+        );
         // Nothing to cut: unchanged, and counted the same.
-        assert_eq!(repair_log(&p, 2).unwrap(), Repair { removed_bytes: 0, ..rep });
+        assert_eq!(
+            repair_log(&p, 2).unwrap(),
+            Repair {
+                removed_bytes: 0,
+                ..rep
+            }
+        );
     }
 
     #[test]
@@ -1563,8 +1574,13 @@ mod tests {
         std::fs::remove_file(provenance_path(&out)).unwrap();
         let mut c = cfg(&out, 5, Shard::ALL);
         c.num_reps = 1;
-        let e = collect(r.as_ref(), &c, &mut Silent).unwrap_err().to_string();
-        assert!(e.contains("hold 2 repetition(s) per input, but --num-reps is 1"), "{e}");
+        let e = collect(r.as_ref(), &c, &mut Silent)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("hold 2 repetition(s) per input, but --num-reps is 1"),
+            "{e}"
+        );
         assert_eq!(std::fs::read(&out).unwrap(), before, "no row cut");
         // With the inferred count it resumes: no input measured twice.
         let s = collect(r.as_ref(), &cfg(&out, 5, Shard::ALL), &mut Silent).unwrap();
@@ -1578,13 +1594,25 @@ mod tests {
         let r = small_runner();
         collect(r.as_ref(), &cfg(&out, 2, Shard::ALL), &mut Silent).unwrap();
         let prov = provenance_path(&out);
-        for damaged in ["{\"sessions\": [1, 2", "[1]", "{\"sessions\": 3}", "\u{fffd}"] {
+        for damaged in [
+            "{\"sessions\": [1, 2",
+            "[1]",
+            "{\"sessions\": 3}",
+            "\u{fffd}",
+        ] {
             std::fs::write(&prov, damaged).unwrap();
             let e = collect(r.as_ref(), &cfg(&out, 3, Shard::ALL), &mut Silent)
                 .unwrap_err()
                 .to_string();
-            assert!(e.contains("provenance.json: the provenance sidecar is damaged"), "{e}");
-            assert_eq!(std::fs::read_to_string(&prov).unwrap(), damaged, "kept as it was");
+            assert!(
+                e.contains("provenance.json: the provenance sidecar is damaged"),
+                "{e}"
+            );
+            assert_eq!(
+                std::fs::read_to_string(&prov).unwrap(),
+                damaged,
+                "kept as it was"
+            );
         }
     }
 
@@ -1595,16 +1623,29 @@ mod tests {
         let out = dir.path().join("o.txt");
         std::fs::write(&a, format!("{HEAD}1,a,1.0\n")).unwrap();
         std::fs::write(&out, format!("{HEAD}2,a,1.0\n")).unwrap();
-        let e = merge(std::slice::from_ref(&a), &out).unwrap_err().to_string();
-        assert!(e.contains("o.txt: the output exists and is not one of the inputs"), "{e}");
-        assert_eq!(std::fs::read_to_string(&out).unwrap(), format!("{HEAD}2,a,1.0\n"));
+        let e = merge(std::slice::from_ref(&a), &out)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("o.txt: the output exists and is not one of the inputs"),
+            "{e}"
+        );
+        assert_eq!(
+            std::fs::read_to_string(&out).unwrap(),
+            format!("{HEAD}2,a,1.0\n")
+        );
         // Listed among the inputs, its rows are kept.
         let m = merge(&[out.clone(), a.clone()], &out).unwrap();
         assert_eq!(m.rows, 2);
         // A stale medians sidecar of the output is refused, not left behind.
         std::fs::write(medians_path(&out), format!("{HEAD}2,a,1.0\n")).unwrap();
-        let e = merge(&[out.clone(), a.clone()], &out).unwrap_err().to_string();
-        assert!(e.contains("o.txt.medians.txt: exists, but not every input"), "{e}");
+        let e = merge(&[out.clone(), a.clone()], &out)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("o.txt.medians.txt: exists, but not every input"),
+            "{e}"
+        );
         // Not UTF-8: the file and the line.
         std::fs::write(&a, [HEAD.as_bytes(), b"1,\xff,1.0\n"].concat()).unwrap();
         let e = merge(std::slice::from_ref(&a), &dir.path().join("n.txt"))

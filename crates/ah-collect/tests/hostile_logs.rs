@@ -214,5 +214,9 @@ fn a_log_that_is_not_utf8_is_refused_with_its_line() {
     assert_eq!(std::fs::read(&log).unwrap(), bytes, "left alone");
     let o = merge(&[&log], &dir.path().join("m.txt"));
     assert_eq!(o.status.code(), Some(2));
-    assert!(stderr(&o).contains("log.txt:4: not UTF-8"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("log.txt:4: not UTF-8"),
+        "{}",
+        stderr(&o)
+    );
 }

@@ -205,7 +205,10 @@ fn wide_rows(rows: &mut Vec<(String, f64, &'static str)>) {
     let sizes = std::env::var("AH_BENCH_WIDE").unwrap_or_else(|_| "100000,1000000".into());
     let dir = std::env::temp_dir().join(format!("ah-core-wide-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("temp dir");
-    for f in sizes.split(',').filter_map(|s| s.trim().parse::<usize>().ok()) {
+    for f in sizes
+        .split(',')
+        .filter_map(|s| s.trim().parse::<usize>().ok())
+    {
         if f == 0 {
             continue;
         }
@@ -218,10 +221,18 @@ fn wide_rows(rows: &mut Vec<(String, f64, &'static str)>) {
         let peak = peak_kib(false);
         assert_eq!((log.features.len(), log.rows.len()), (f, 2));
         drop(log);
-        rows.push((format!("Log::read, {f} features ({bytes} bytes)"), secs * 1e3, "ms"));
+        rows.push((
+            format!("Log::read, {f} features ({bytes} bytes)"),
+            secs * 1e3,
+            "ms",
+        ));
         if let (Some(b), Some(p)) = (base, peak) {
             let ratio = (p.saturating_sub(b) * 1024) as f64 / bytes as f64;
-            rows.push((format!("  peak memory / file size, {f} features"), ratio, "x"));
+            rows.push((
+                format!("  peak memory / file size, {f} features"),
+                ratio,
+                "x",
+            ));
         }
         let _ = std::fs::remove_file(&path);
     }

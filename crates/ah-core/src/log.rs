@@ -249,9 +249,11 @@ fn next_line<'b>(
         line: lineno,
         message,
     };
-    let read = reader
-        .read_until(b'\n', buf)
-        .map_err(|e| fmt_err(format!("cannot read this line: {e} (a corrupt or cut gzip file?)")))?;
+    let read = reader.read_until(b'\n', buf).map_err(|e| {
+        fmt_err(format!(
+            "cannot read this line: {e} (a corrupt or cut gzip file?)"
+        ))
+    })?;
     if read == 0 {
         return Ok(None);
     }
@@ -625,8 +627,14 @@ mod tests {
         let cat = |parts: &[&[u8]]| parts.concat();
         let cases: [(Vec<u8>, usize); 4] = [
             (cat(&[b"{\"shared", &[0xff]]), 1),
-            (cat(&[md.as_bytes(), b"\nfa,cho", &[0xe9], b"ice,feedback\n"]), 2),
-            (cat(&[head.as_bytes(), b"5,a,1.0\n5,", &[0xff], b",1.0\n"]), 4),
+            (
+                cat(&[md.as_bytes(), b"\nfa,cho", &[0xe9], b"ice,feedback\n"]),
+                2,
+            ),
+            (
+                cat(&[head.as_bytes(), b"5,a,1.0\n5,", &[0xff], b",1.0\n"]),
+                4,
+            ),
             (cat(&[head.as_bytes(), b"\n5,a,1.", &[0xc3]]), 4),
         ];
         for (bytes, line) in cases {
@@ -651,9 +659,16 @@ mod tests {
         assert!(log.rows[1].feedback.is_infinite());
         let bad: Vec<usize> = log.malformed.iter().map(|m| m.line).collect();
         assert_eq!(bad, [4, 5, 7]);
-        assert!(log.malformed[0].reason.contains("is not a time"), "{:?}", log.malformed);
+        assert!(
+            log.malformed[0].reason.contains("is not a time"),
+            "{:?}",
+            log.malformed
+        );
         let err = read_text(text.as_bytes(), true).unwrap_err().to_string();
-        assert!(err.starts_with("t.txt:4: feedback `0.0` is not a time"), "{err}");
+        assert!(
+            err.starts_with("t.txt:4: feedback `0.0` is not a time"),
+            "{err}"
+        );
     }
 
     #[test]
@@ -668,11 +683,17 @@ mod tests {
             names.join(",")
         );
         let log = read_text(text.as_bytes(), true).unwrap();
-        assert_eq!((log.features.len(), log.rows[0].values.len()), (50_000, 50_000));
+        assert_eq!(
+            (log.features.len(), log.rows[0].values.len()),
+            (50_000, 50_000)
+        );
         let bad = text.replace(",choice,feedback", ",choice,time");
         let err = read_text(bad.as_bytes(), true).unwrap_err().to_string();
         assert!(err.starts_with("t.txt:2: the header must end"), "{err}");
-        assert!(err.len() < 200, "the message quotes only the header's end: {err}");
+        assert!(
+            err.len() < 200,
+            "the message quotes only the header's end: {err}"
+        );
         let missing = text.replacen(",f49999,", ",g,", 1);
         let err = read_text(missing.as_bytes(), true).unwrap_err().to_string();
         assert!(err.contains("feature `f49999`"), "{err}");
@@ -691,8 +712,13 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("t.txt.gz");
         std::fs::write(&path, &bytes).unwrap();
-        let err = Log::read(&path, ReadOptions::default()).unwrap_err().to_string();
-        assert!(err.contains("t.txt.gz:") && err.contains("cannot read this line"), "{err}");
+        let err = Log::read(&path, ReadOptions::default())
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("t.txt.gz:") && err.contains("cannot read this line"),
+            "{err}"
+        );
     }
 
     #[test]

@@ -864,7 +864,8 @@ mod tests {
 
     #[test]
     fn malformed_and_non_positive_rows_are_warned_with_file_and_line() {
-        let text = format!("{MD}\nm,d,choice,feedback\n1,x,a,1.0\n1,x,b,-1.0\n1,x,b,0.0\n1,x,b,2.0\n");
+        let text =
+            format!("{MD}\nm,d,choice,feedback\n1,x,a,1.0\n1,x,b,-1.0\n1,x,b,0.0\n1,x,b,2.0\n");
         let (_, _, rep) =
             build_table(&log_of(&text), "train", &[], None, BuildOptions::default()).unwrap();
         let w = rep.warnings().join("\n");
@@ -876,12 +877,18 @@ mod tests {
     #[test]
     fn data_logs_of_another_device_are_warned() {
         let a = log_of(&format!("{MD}\nm,d,choice,feedback\n1,x,a,1.0\n"));
-        let other = MD.replace("\"shared_memory\": 0, \"device_capa\": [0, 0]", "\"shared_memory\": 232448, \"device_capa\": [9, 0]");
+        let other = MD.replace(
+            "\"shared_memory\": 0, \"device_capa\": [0, 0]",
+            "\"shared_memory\": 232448, \"device_capa\": [9, 0]",
+        );
         let b = log_of(&format!("{other}\nm,d,choice,feedback\n1,x,a,1.0\n"));
         assert!(data_log_warnings(&a, &a).is_empty());
         let w = data_log_warnings(&a, &b).join("\n");
         assert!(w.contains("another device"), "{w}");
-        assert!(w.contains("shared_memory 0 vs 232448, device_capa (0, 0) vs (9, 0)"), "{w}");
+        assert!(
+            w.contains("shared_memory 0 vs 232448, device_capa (0, 0) vs (9, 0)"),
+            "{w}"
+        );
     }
 
     #[test]
