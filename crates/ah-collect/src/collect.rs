@@ -13,12 +13,14 @@
 //!   library versions, tool version, seed, command lines and timing method of every session.
 //! - **Resume.** Re-running with the same output, seed and sample count skips inputs whose rows
 //!   are all in the log; a torn last line, or an incomplete last input, is cut off first.
-//! - **Lock.** The log is locked (`File::try_lock`) while a collection writes it; a second
-//!   process is refused.
+//! - **Lock.** Every writer of a log (a collection, its repair, a merge onto it) holds the
+//!   log's lock, an exclusive `File::try_lock` on the stable sidecar `FILE.lock` (never renamed,
+//!   so a merge that replaces the log by a rename cannot orphan it); a merge holds shared locks
+//!   on its inputs. A second writer is refused.
 
 use std::collections::{BTreeMap, HashSet, VecDeque};
 use std::fs::{File, OpenOptions};
-use std::io::{Read, Seek, SeekFrom, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::{mpsc, Mutex};
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
@@ -37,10 +39,12 @@ use crate::runner::{DrawnInput, DynRunner, MeasuredInput, SampleRng, Target};
 #[derive(Debug, thiserror::Error)]
 pub enum CollectError {
     /// Another process holds the log's lock.
-    #[error("{}: another process is collecting into this file (it is locked); wait for it, or write to another --out", path.display())]
+    #[error("{}: another process is collecting into or merging this file (it holds {}); wait for it to finish, or write to another file", path.display(), lock.display())]
     Locked {
         /// The log.
         path: PathBuf,
+        /// Its lock file.
+        lock: PathBuf,
     },
     /// A file operation failed.
     #[error("{}: {source}", path.display())]
@@ -374,6 +378,77 @@ pub fn provenance_path(out: &Path) -> PathBuf {
     sidecar(out, "provenance.json")
 }
 
+/// The lock sidecar of a log: `FILE.lock` next to the file a symbolic link points to. It is
+/// created empty and never renamed or removed, so every writer locks the same inode.
+pub fn lock_path(log: &Path) -> PathBuf {
+    let resolved = std::fs::canonicalize(log).ok().or_else(|| {
+        let dir = match log.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d,
+            _ => Path::new("."),
+        };
+        Some(std::fs::canonicalize(dir).ok()?.join(log.file_name()?))
+    });
+    sidecar(resolved.as_deref().unwrap_or(log), "lock")
+}
+
+/// A hold on a log's lock (see [`lock_log`]); released when dropped.
+#[derive(Debug)]
+pub struct LogLock {
+    path: PathBuf,
+    _file: File,
+}
+
+impl LogLock {
+    /// The lock file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
+/// Takes the lock of `log` without waiting: exclusive for a writer, shared for a reader that
+/// must not see the log change (a merge's inputs). [`CollectError::Locked`] when another process
+/// holds it in a conflicting mode.
+pub fn lock_log(log: &Path, exclusive: bool) -> Result<LogLock, CollectError> {
+    let path = lock_path(log);
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).map_err(io_err(dir))?;
+    }
+    let file = OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&path)
+        .map_err(io_err(&path))?;
+    let taken = if exclusive {
+        file.try_lock()
+    } else {
+        file.try_lock_shared()
+    };
+    match taken {
+        Ok(()) => Ok(LogLock { path, _file: file }),
+        Err(std::fs::TryLockError::WouldBlock) => Err(CollectError::Locked {
+            path: log.to_path_buf(),
+            lock: path,
+        }),
+        Err(std::fs::TryLockError::Error(e)) => Err(io_err(&path)(e)),
+    }
+}
+
+/// The text of a log or sidecar read as bytes: an error naming the file and the line when it
+/// is not UTF-8 (never a lossy decode, which would shift byte offsets).
+fn log_text<'b>(path: &Path, bytes: &'b [u8]) -> Result<&'b str, CollectError> {
+    std::str::from_utf8(bytes).map_err(|e| {
+        let good = &bytes[..e.valid_up_to()];
+        let line = good.iter().filter(|b| **b == b'\n').count() + 1;
+        CollectError::Core(ah_core::Error::LogFormat {
+            path: path.to_path_buf(),
+            line,
+            message: "not UTF-8 text; is this an AutoHeuristic log (a gzip log must be \
+                      decompressed first)?"
+                .into(),
+        })
+    })
+}
+
 fn sidecar(out: &Path, suffix: &str) -> PathBuf {
     let mut s = out.as_os_str().to_os_string();
     s.push(".");
@@ -420,85 +495,130 @@ fn split_row(line: &str) -> Option<(&str, &str)> {
     Some((values, choice))
 }
 
-/// Repairs a log after a kill and counts its complete inputs: cuts a torn last line (no
-/// trailing newline) and then the last input's rows if that input is incomplete (some choice
-/// has fewer than `reps` rows). Inputs are runs of consecutive rows with the same feature
-/// values. Files with fewer than two lines are left alone.
-pub fn repair_log(path: &Path, reps: usize) -> Result<Repair, CollectError> {
-    // The torn line: the core crate's helper.
-    let torn = ah_core::Log::repair_torn_tail(path)?.map_or(0, |t| t.len() as u64);
-    let mut file = OpenOptions::new()
-        .read(true)
-        .write(true)
-        .open(path)
-        .map_err(io_err(path))?;
-    let mut bytes = Vec::new();
-    file.read_to_end(&mut bytes).map_err(io_err(path))?;
-    let text = String::from_utf8_lossy(&bytes);
-    let mut keep = match text.rfind('\n') {
-        Some(i) => i + 1,
-        None => {
-            return Ok(Repair {
-                removed_bytes: torn,
-                ..Repair::default()
-            })
-        }
-    };
-    // Line starts of complete lines.
-    let mut starts = vec![0usize];
-    for (i, b) in bytes[..keep].iter().enumerate() {
-        if *b == b'\n' && i + 1 < keep {
-            starts.push(i + 1);
-        }
-    }
-    let line = |i: usize| -> &str {
-        let s = starts[i];
-        let e = if i + 1 < starts.len() {
-            starts[i + 1] - 1
-        } else {
-            keep - 1
-        };
-        text.get(s..e).unwrap_or("")
-    };
-    // Group data lines (from line 3) into inputs.
-    let mut groups: Vec<(String, usize, BTreeMap<String, usize>)> = Vec::new();
-    for (li, &start) in starts.iter().enumerate().skip(2) {
-        let Some((values, choice)) = split_row(line(li)) else {
+/// Consecutive data rows with the same feature values: one input, or equal inputs drawn in a
+/// row.
+struct Group<'t> {
+    /// Feature values as logged.
+    key: &'t str,
+    /// Byte offset of the group's first line.
+    start: usize,
+    /// Choice and end offset (after the newline) of each row.
+    rows: Vec<(&'t str, usize)>,
+}
+
+/// The data rows of a log's text (from line 3), grouped into inputs.
+fn groups_of(text: &str) -> Vec<Group<'_>> {
+    let mut groups: Vec<Group<'_>> = Vec::new();
+    let mut offset = 0;
+    for (i, line) in text.split_inclusive('\n').enumerate() {
+        let start = offset;
+        offset += line.len();
+        let Some((key, choice)) = split_row(line.trim_end_matches(['\n', '\r'])).filter(|_| i >= 2)
+        else {
             continue;
         };
         match groups.last_mut() {
-            Some((k, _, counts)) if k == values => {
-                *counts.entry(choice.to_string()).or_insert(0) += 1
-            }
-            _ => {
-                let mut counts = BTreeMap::new();
-                counts.insert(choice.to_string(), 1);
-                groups.push((values.to_string(), start, counts));
-            }
+            Some(g) if g.key == key => g.rows.push((choice, offset)),
+            _ => groups.push(Group {
+                key,
+                start,
+                rows: vec![(choice, offset)],
+            }),
         }
     }
-    let complete = |counts: &BTreeMap<String, usize>| counts.values().all(|&c| c == reps);
-    if let Some((_, start, counts)) = groups.last() {
-        if !complete(counts) {
-            keep = *start;
-            groups.pop();
+    groups
+}
+
+/// Rows per choice when every choice of `rows` has the same count, else `None`.
+fn common_count(rows: &[(&str, usize)]) -> Option<usize> {
+    let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
+    for (choice, _) in rows {
+        *counts.entry(choice).or_insert(0) += 1;
+    }
+    let first = *counts.values().next()?;
+    counts.values().all(|&c| c == first).then_some(first)
+}
+
+/// Complete inputs in `rows` (equal inputs drawn in a row share a group): every choice has
+/// the same number of rows, a multiple of `reps`.
+fn complete_inputs(rows: &[(&str, usize)], reps: usize) -> Option<usize> {
+    common_count(rows)
+        .filter(|c| c % reps == 0)
+        .map(|c| c / reps)
+}
+
+/// The repetitions per input of a log's rows, inferred from the text when no provenance
+/// records them: the greatest common divisor of the rows per choice of its inputs (the last
+/// input, which may be cut, only when it is the only one). `None` without data rows.
+fn infer_reps(text: &str) -> Option<usize> {
+    fn gcd(a: usize, b: usize) -> usize {
+        if b == 0 {
+            a
+        } else {
+            gcd(b, a % b)
         }
     }
-    let removed = bytes.len() as u64 - keep as u64;
+    let groups = groups_of(text);
+    let whole = match groups.len() {
+        0 => return None,
+        1 => &groups[..],
+        n => &groups[..n - 1],
+    };
+    let r = whole
+        .iter()
+        .filter_map(|g| common_count(&g.rows))
+        .fold(0, gcd);
+    (r > 0).then_some(r)
+}
+
+/// Repairs a log after a kill and counts its complete inputs: cuts a torn last line (no
+/// trailing newline) and then the rows of the last input if that input is incomplete (some
+/// choice has fewer than `reps` rows); complete equal inputs before it in the same run of rows
+/// are kept. Inputs are runs of consecutive rows with the same feature values. The caller
+/// holds the log's lock ([`lock_log`]). A log that is not UTF-8 is an error naming the line.
+pub fn repair_log(path: &Path, reps: usize) -> Result<Repair, CollectError> {
+    // The torn line: the core crate's helper.
+    let torn = ah_core::Log::repair_torn_tail(path)?.map_or(0, |t| t.len() as u64);
+    let bytes = std::fs::read(path).map_err(io_err(path))?;
+    let text = log_text(path, &bytes)?;
+    let mut groups = groups_of(text);
+    let mut keep = text.len();
+    if let Some(last) = groups.last_mut() {
+        if complete_inputs(&last.rows, reps).is_none() {
+            // Rows of one input: `reps` rows of each of its `k` choices.
+            let k = last.rows.iter().map(|r| r.0).collect::<HashSet<_>>().len();
+            let per_input = reps * k;
+            let whole = (1..=last.rows.len() / per_input)
+                .rev()
+                .map(|m| m * per_input)
+                .find(|&n| complete_inputs(&last.rows[..n], reps).is_some())
+                .unwrap_or(0);
+            keep = if whole == 0 {
+                last.start
+            } else {
+                last.rows[whole - 1].1
+            };
+            last.rows.truncate(whole);
+        }
+    }
+    let removed = bytes.len() - keep;
     if removed > 0 {
+        let file = OpenOptions::new()
+            .write(true)
+            .open(path)
+            .map_err(io_err(path))?;
         file.set_len(keep as u64).map_err(io_err(path))?;
-        file.seek(SeekFrom::End(0)).map_err(io_err(path))?;
         file.sync_all().map_err(io_err(path))?;
     }
-    let mut out = BTreeMap::new();
-    for (k, _, counts) in &groups {
-        if complete(counts) {
-            *out.entry(k.clone()).or_insert(0) += 1;
+    let mut complete = BTreeMap::new();
+    for g in &groups {
+        if let Some(m) = complete_inputs(&g.rows, reps).filter(|&m| m > 0) {
+            *complete.entry(g.key.to_string()).or_insert(0) += m as u64;
         }
     }
     Ok(Repair {
-        removed_bytes: removed,
-        complete: out,
+        removed_bytes: removed as u64 + torn,
+        complete,
     })
 }
 
@@ -513,7 +633,8 @@ fn reconcile_sidecar(
         return Ok(());
     }
     repair_log(path, reps)?;
-    let text = std::fs::read_to_string(path).map_err(io_err(path))?;
+    let bytes = std::fs::read(path).map_err(io_err(path))?;
+    let text = log_text(path, &bytes)?;
     let mut lines = text.lines();
     let (Some(l1), Some(l2)) = (lines.next(), lines.next()) else {
         return Ok(());
@@ -697,32 +818,11 @@ pub fn collect(
     if let Some(dir) = cfg.out.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir).map_err(io_err(dir))?;
     }
-    let lock = OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(&cfg.out)
-        .map_err(io_err(&cfg.out))?;
-    match lock.try_lock() {
-        Ok(()) => {}
-        Err(std::fs::TryLockError::WouldBlock) => {
-            return Err(CollectError::Locked {
-                path: cfg.out.clone(),
-            })
-        }
-        Err(std::fs::TryLockError::Error(e)) => return Err(io_err(&cfg.out)(e)),
-    }
+    let lock = lock_log(&cfg.out, true)?;
     let mut log = LogWriter::append(&cfg.out, &metadata, &header)?;
     let prov_path = provenance_path(&cfg.out);
-    let mut provenance = read_provenance(&prov_path);
-    if let Some(prev) = provenance["num_reps"].as_u64() {
-        if prev != cfg.num_reps as u64 {
-            return Err(CollectError::Invalid(format!(
-                "{}: was collected with --num-reps {prev} (see {}); resume with the same --num-reps, or write to another --out",
-                cfg.out.display(),
-                prov_path.display()
-            )));
-        }
-    }
+    let mut provenance = read_provenance(&prov_path)?;
+    check_reps(&cfg.out, &prov_path, &provenance, cfg.num_reps)?;
     check_distribution(&provenance, runner, &cfg.out, &prov_path)?;
     let repair = repair_log(&cfg.out, cfg.num_reps)?;
     let med_path = medians_path(&cfg.out);
@@ -745,7 +845,7 @@ pub fn collect(
     let session_index = {
         let sessions = provenance["sessions"]
             .as_array_mut()
-            .expect("sessions is an array");
+            .ok_or_else(|| corrupt_provenance(&prov_path, "`sessions` is not a list"))?;
         sessions.push(json!({
             "started_unix": started_unix,
             "command_line": cfg.command_line,
@@ -913,16 +1013,74 @@ pub fn collect(
     }
 }
 
-fn read_provenance(path: &Path) -> serde_json::Value {
-    let mut v = std::fs::read_to_string(path)
-        .ok()
-        .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
-        .filter(|v| v.is_object())
-        .unwrap_or_else(|| json!({}));
-    if !v["sessions"].is_array() {
+/// The provenance sidecar, or a fresh one when there is none. A sidecar that is not a JSON
+/// object with a `sessions` list is refused, never replaced: it holds the session history.
+fn read_provenance(path: &Path) -> Result<serde_json::Value, CollectError> {
+    let bytes = match std::fs::read(path) {
+        Ok(b) => b,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(json!({ "sessions": [] })),
+        Err(e) => return Err(io_err(path)(e)),
+    };
+    let parsed = serde_json::from_slice::<serde_json::Value>(&bytes).map_err(|e| e.to_string());
+    let mut v = match parsed {
+        Ok(v) if v.is_object() && (v["sessions"].is_array() || v.get("sessions").is_none()) => v,
+        Ok(_) => {
+            return Err(corrupt_provenance(
+                path,
+                "not a JSON object with a `sessions` list",
+            ))
+        }
+        Err(m) => return Err(corrupt_provenance(path, &m)),
+    };
+    if v.get("sessions").is_none() {
         v["sessions"] = json!([]);
     }
-    v
+    Ok(v)
+}
+
+fn corrupt_provenance(path: &Path, why: &str) -> CollectError {
+    CollectError::Invalid(format!(
+        "{}: the provenance sidecar is damaged ({why}); it holds the log's session history, so \
+         it is not replaced: repair it, or move it aside (e.g. `mv {0} {0}.corrupt`) and run \
+         again",
+        path.display()
+    ))
+}
+
+/// Refuses a resume whose `--num-reps` differs from the log's: the one the provenance records,
+/// or without one the count inferred from the rows (a different count would cut valid rows
+/// as "incomplete" and measure every input again).
+fn check_reps(
+    out: &Path,
+    prov_path: &Path,
+    provenance: &serde_json::Value,
+    reps: usize,
+) -> Result<(), CollectError> {
+    if let Some(prev) = provenance["num_reps"].as_u64() {
+        if prev != reps as u64 {
+            return Err(CollectError::Invalid(format!(
+                "{}: was collected with --num-reps {prev} (see {}); resume with the same --num-reps, or write to another --out",
+                out.display(),
+                prov_path.display()
+            )));
+        }
+        return Ok(());
+    }
+    let bytes = std::fs::read(out).map_err(io_err(out))?;
+    let complete = match bytes.iter().rposition(|b| *b == b'\n') {
+        Some(i) => &bytes[..=i],
+        None => return Ok(()),
+    };
+    match infer_reps(log_text(out, complete)?) {
+        Some(r) if r != reps => Err(CollectError::Invalid(format!(
+            "{}: its rows hold {r} repetition(s) per input, but --num-reps is {reps}, and no \
+             provenance sidecar ({}) records the count: resume with --num-reps {r}, or write to \
+             another --out (another count would cut or duplicate inputs)",
+            out.display(),
+            prov_path.display()
+        ))),
+        _ => Ok(()),
+    }
 }
 
 /// Refuses to resume a log drawn from another input distribution or catalogue; a sidecar
@@ -1017,15 +1175,48 @@ pub struct MergeSummary {
 /// PyTorch's `merge_data.py` requires): the first file's head, then every file's rows in
 /// order. Written through a temporary file and a rename. When every input has a
 /// `.medians.txt` sidecar, those are merged into `OUT.medians.txt` too.
+///
+/// Safe next to collections: the output's lock is taken exclusively and every input's lock
+/// shared, so a merge onto or from a log being collected is refused ([`CollectError::Locked`])
+/// and a collection cannot start on the output while it is written. An existing output that
+/// is not one of the inputs, or whose medians sidecar would be left stale, is refused rather
+/// than replaced (its rows would be lost).
 pub fn merge(inputs: &[PathBuf], out: &Path) -> Result<MergeSummary, CollectError> {
     if inputs.is_empty() {
         return Err(CollectError::Invalid(
             "merge: give at least one log to merge".into(),
         ));
     }
+    let out_lock = lock_log(out, true)?;
+    let mut held: Vec<LogLock> = Vec::new();
+    let mut out_is_input = false;
+    for input in inputs {
+        if lock_path(input) == out_lock.path() {
+            out_is_input = true;
+        } else if !held.iter().any(|l| l.path() == lock_path(input)) {
+            held.push(lock_log(input, false)?);
+        }
+    }
+    let out_has_rows = std::fs::metadata(out).is_ok_and(|m| m.len() > 0);
+    if out_has_rows && !out_is_input {
+        return Err(CollectError::Invalid(format!(
+            "{}: the output exists and is not one of the inputs; merging would replace its rows: \
+             list it among the inputs to keep them, or write to a new file",
+            out.display()
+        )));
+    }
     let (text, rows, torn) = merge_texts(inputs)?;
     let med_inputs: Vec<PathBuf> = inputs.iter().map(|p| medians_path(p)).collect();
     let medians = med_inputs.iter().all(|p| p.exists());
+    let out_medians = medians_path(out);
+    if !medians && out_medians.exists() {
+        return Err(CollectError::Invalid(format!(
+            "{}: exists, but not every input has a medians sidecar, so it would no longer match \
+             the merged {}: give inputs that all have one, or move it aside",
+            out_medians.display(),
+            out.display()
+        )));
+    }
     let med = if medians {
         Some(merge_texts(&med_inputs)?)
     } else {
@@ -1047,7 +1238,8 @@ fn merge_texts(inputs: &[PathBuf]) -> Result<(String, u64, u64), CollectError> {
     let mut head: Option<(String, String)> = None;
     let (mut rows, mut torn) = (0u64, 0u64);
     for path in inputs {
-        let text = std::fs::read_to_string(path).map_err(io_err(path))?;
+        let bytes = std::fs::read(path).map_err(io_err(path))?;
+        let text = log_text(path, &bytes)?;
         let complete = match text.rfind('\n') {
             Some(i) => &text[..=i],
             None => "",
@@ -1366,18 +1558,157 @@ mod tests {
     fn a_second_writer_is_refused() {
         let dir = tempfile::tempdir().unwrap();
         let out = dir.path().join("pad_mm.txt");
-        let held = OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(&out)
-            .unwrap();
-        held.try_lock().unwrap();
+        let held = lock_log(&out, true).unwrap();
         let r = small_runner();
         let err = collect(r.as_ref(), &cfg(&out, 2, Shard::ALL), &mut Silent).unwrap_err();
         assert!(matches!(err, CollectError::Locked { .. }), "{err}");
         assert!(err.to_string().contains("another process is collecting"));
+        assert!(err.to_string().contains("pad_mm.txt.lock"), "{err}");
+        // A merge onto it, or from it, is refused too, and leaves it alone.
+        let other = dir.path().join("other.txt");
+        let e = merge(std::slice::from_ref(&out), &out).unwrap_err();
+        assert!(matches!(e, CollectError::Locked { .. }), "{e}");
+        let e = merge(std::slice::from_ref(&out), &other).unwrap_err();
+        assert!(matches!(e, CollectError::Locked { .. }), "{e}");
+        assert!(!other.exists());
         drop(held);
         collect(r.as_ref(), &cfg(&out, 2, Shard::ALL), &mut Silent).unwrap();
+        // After a merge onto itself (a rename), the lock still protects the log.
+        merge(std::slice::from_ref(&out), &out).unwrap();
+        let _held = lock_log(&out, true).unwrap();
+        let err = collect(r.as_ref(), &cfg(&out, 3, Shard::ALL), &mut Silent).unwrap_err();
+        assert!(matches!(err, CollectError::Locked { .. }), "{err}");
+    }
+
+    const HEAD: &str = "{\"name\": \"x\"}\nm,choice,feedback\n";
+
+    #[test]
+    fn repair_keeps_equal_inputs_drawn_in_a_row_and_cuts_only_the_partial_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("x.txt");
+        // reps 2, choices a, b: input 1 complete, then input 2 twice complete and once cut.
+        let whole2 = "2,a,1.0\n2,b,1.0\n2,a,1.0\n2,b,1.0\n";
+        let text =
+            format!("{HEAD}1,a,1.0\n1,b,1.0\n1,a,1.0\n1,b,1.0\n{whole2}{whole2}2,a,1.0\n2,b,1");
+        std::fs::write(&p, &text).unwrap();
+        let rep = repair_log(&p, 2).unwrap();
+        assert_eq!(
+            std::fs::read_to_string(&p).unwrap(),
+            format!("{HEAD}1,a,1.0\n1,b,1.0\n1,a,1.0\n1,b,1.0\n{whole2}{whole2}")
+        );
+        assert_eq!(rep.complete.get("1"), Some(&1));
+        assert_eq!(
+            rep.complete.get("2"),
+            Some(&2),
+            "both equal inputs are complete"
+        );
+        // Nothing to cut: unchanged, and counted the same.
+        assert_eq!(
+            repair_log(&p, 2).unwrap(),
+            Repair {
+                removed_bytes: 0,
+                ..rep
+            }
+        );
+    }
+
+    #[test]
+    fn reps_are_inferred_from_the_rows() {
+        let three = format!("{HEAD}1,a,1.0\n1,b,1.0\n1,a,1.0\n1,b,1.0\n1,a,1.0\n1,b,1.0\n");
+        assert_eq!(infer_reps(&three), Some(3));
+        let cut = format!("{three}2,a,1.0\n2,b,1.0\n");
+        assert_eq!(infer_reps(&cut), Some(3), "the last input may be cut");
+        assert_eq!(infer_reps(HEAD), None);
+    }
+
+    #[test]
+    fn a_resume_without_provenance_and_other_reps_is_refused_without_cutting() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("pad_mm.txt");
+        let r = small_runner();
+        collect(r.as_ref(), &cfg(&out, 3, Shard::ALL), &mut Silent).unwrap();
+        let before = std::fs::read(&out).unwrap();
+        std::fs::remove_file(provenance_path(&out)).unwrap();
+        let mut c = cfg(&out, 5, Shard::ALL);
+        c.num_reps = 1;
+        let e = collect(r.as_ref(), &c, &mut Silent)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("hold 2 repetition(s) per input, but --num-reps is 1"),
+            "{e}"
+        );
+        assert_eq!(std::fs::read(&out).unwrap(), before, "no row cut");
+        // With the inferred count it resumes: no input measured twice.
+        let s = collect(r.as_ref(), &cfg(&out, 5, Shard::ALL), &mut Silent).unwrap();
+        assert_eq!((s.already_done, s.measured), (3, 2));
+    }
+
+    #[test]
+    fn a_damaged_provenance_sidecar_is_refused_and_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("pad_mm.txt");
+        let r = small_runner();
+        collect(r.as_ref(), &cfg(&out, 2, Shard::ALL), &mut Silent).unwrap();
+        let prov = provenance_path(&out);
+        for damaged in [
+            "{\"sessions\": [1, 2",
+            "[1]",
+            "{\"sessions\": 3}",
+            "\u{fffd}",
+        ] {
+            std::fs::write(&prov, damaged).unwrap();
+            let e = collect(r.as_ref(), &cfg(&out, 3, Shard::ALL), &mut Silent)
+                .unwrap_err()
+                .to_string();
+            assert!(
+                e.contains("provenance.json: the provenance sidecar is damaged"),
+                "{e}"
+            );
+            assert_eq!(
+                std::fs::read_to_string(&prov).unwrap(),
+                damaged,
+                "kept as it was"
+            );
+        }
+    }
+
+    #[test]
+    fn merge_never_replaces_rows_it_does_not_merge() {
+        let dir = tempfile::tempdir().unwrap();
+        let a = dir.path().join("a.txt");
+        let out = dir.path().join("o.txt");
+        std::fs::write(&a, format!("{HEAD}1,a,1.0\n")).unwrap();
+        std::fs::write(&out, format!("{HEAD}2,a,1.0\n")).unwrap();
+        let e = merge(std::slice::from_ref(&a), &out)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("o.txt: the output exists and is not one of the inputs"),
+            "{e}"
+        );
+        assert_eq!(
+            std::fs::read_to_string(&out).unwrap(),
+            format!("{HEAD}2,a,1.0\n")
+        );
+        // Listed among the inputs, its rows are kept.
+        let m = merge(&[out.clone(), a.clone()], &out).unwrap();
+        assert_eq!(m.rows, 2);
+        // A stale medians sidecar of the output is refused, not left behind.
+        std::fs::write(medians_path(&out), format!("{HEAD}2,a,1.0\n")).unwrap();
+        let e = merge(&[out.clone(), a.clone()], &out)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("o.txt.medians.txt: exists, but not every input"),
+            "{e}"
+        );
+        // Not UTF-8: the file and the line.
+        std::fs::write(&a, [HEAD.as_bytes(), b"1,\xff,1.0\n"].concat()).unwrap();
+        let e = merge(std::slice::from_ref(&a), &dir.path().join("n.txt"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("a.txt:3: not UTF-8"), "{e}");
     }
 
     /// A runner whose measurements fail with a lost context on one input.

@@ -240,16 +240,11 @@ fn merge_refuses_logs_of_another_device() {
 fn a_locked_log_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("pad_mm.txt");
-    let held = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(&out)
-        .unwrap();
-    held.try_lock().unwrap();
+    let _held = ah_collect::collect::lock_log(&out, true).unwrap();
     let o = run(&args(&["--num-samples", "2"]), &out);
     assert_eq!(o.status.code(), Some(2));
     assert!(
-        stderr(&o).contains("another process is collecting into this file"),
+        stderr(&o).contains("another process is collecting into or merging this file"),
         "{}",
         stderr(&o)
     );

@@ -3,9 +3,16 @@
 //!
 //! Reads `../shared/data/pytorch/pad_mm_a100.txt` when present (contexts and the read itself),
 //! else uses synthetic pad_mm contexts. Each row is the median of 5 timed passes.
+//!
+//! Then wide logs (one metadata line naming F features, the header, R rows of F one-digit
+//! values) and a malformed row of N commas: the time of one `Log::read` and its peak heap (a
+//! counting allocator) over the file size. Shapes in `AH_BENCH_WIDE`, comma-separated: `F`
+//! (R = 2), `FxR` or `cN`; default `100000,1000000,1000x2000,c10000000`; `0` skips them.
 
+use std::alloc::{GlobalAlloc, Layout, System};
 use std::hint::black_box;
 use std::path::Path;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
 use ah_core::cache::{CacheKey, DeviceFingerprint, PickCache};
@@ -275,7 +282,125 @@ fn model() -> Model {
     }
 }
 
+/// Writes a log of one feature whose only row is `commas` commas (a malformed row).
+fn write_comma_log(path: &Path, commas: usize) -> u64 {
+    let text = format!(
+        "{{\"shared_memory\": 0, \"device_capa\": [0, 0], \"name\": \"wide\", \"numerical_features\": [\"f\"], \"categorical_features\": []}}\nf,choice,feedback\n{}\n",
+        ",".repeat(commas)
+    );
+    std::fs::write(path, &text).expect("temp file");
+    text.len() as u64
+}
+
+/// Writes a log with `features` numerical features and `rows` rows of one-digit values.
+fn write_wide_log(path: &Path, features: usize, rows: usize) -> u64 {
+    use std::io::Write;
+    let names: Vec<String> = (0..features).map(|i| format!("f{i}")).collect();
+    let quoted: Vec<String> = names.iter().map(|n| format!("\"{n}\"")).collect();
+    let mut w = std::io::BufWriter::new(std::fs::File::create(path).expect("temp file"));
+    let row = "7,".repeat(features);
+    write!(
+        w,
+        "{{\"shared_memory\": 0, \"device_capa\": [0, 0], \"name\": \"wide\", \"numerical_features\": [{}], \"categorical_features\": []}}\n{},choice,feedback\n",
+        quoted.join(", "),
+        names.join(",")
+    )
+    .expect("write");
+    for r in 0..rows {
+        writeln!(w, "{row}{},1.0", if r % 2 == 0 { "a" } else { "b" }).expect("write");
+    }
+    w.flush().expect("write");
+    std::fs::metadata(path).expect("written").len()
+}
+
+/// The system allocator, counting the bytes allocated now and their peak (for the wide logs).
+struct Counting;
+
+static HEAP_NOW: AtomicUsize = AtomicUsize::new(0);
+static HEAP_PEAK: AtomicUsize = AtomicUsize::new(0);
+
+// SAFETY: forwards every call to `System` unchanged; only counts the sizes.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        let now = HEAP_NOW.fetch_add(layout.size(), Ordering::Relaxed) + layout.size();
+        HEAP_PEAK.fetch_max(now, Ordering::Relaxed);
+        // SAFETY: the caller's contract is `System`'s.
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        HEAP_NOW.fetch_sub(layout.size(), Ordering::Relaxed);
+        // SAFETY: the caller's contract is `System`'s.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+}
+
+#[global_allocator]
+static ALLOCATOR: Counting = Counting;
+
+/// Heap bytes allocated now; resets the peak to it.
+fn reset_peak() -> usize {
+    let now = HEAP_NOW.load(Ordering::Relaxed);
+    HEAP_PEAK.store(now, Ordering::Relaxed);
+    now
+}
+
+/// Time and peak memory of reading wide logs, as table rows.
+fn wide_rows(rows: &mut Vec<(String, f64, &'static str)>) {
+    let sizes = std::env::var("AH_BENCH_WIDE")
+        .unwrap_or_else(|_| "100000,1000000,1000x2000,c10000000".into());
+    let dir = std::env::temp_dir().join(format!("ah-core-wide-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let shapes = sizes.split(',').filter_map(|s| {
+        let (f, r) = s.trim().split_once('x').unwrap_or((s.trim(), "2"));
+        Some((f.parse::<usize>().ok()?, r.parse::<usize>().ok()?))
+    });
+    for commas in sizes
+        .split(',')
+        .filter_map(|s| s.trim().strip_prefix('c')?.parse().ok())
+    {
+        let path = dir.join(format!("commas{commas}.txt"));
+        let bytes = write_comma_log(&path, commas);
+        let base = reset_peak();
+        let t = Instant::now();
+        let log = Log::read(&path, ReadOptions::default()).expect("the log reads");
+        let secs = t.elapsed().as_secs_f64();
+        let peak = HEAP_PEAK.load(Ordering::Relaxed);
+        assert_eq!(log.malformed.len(), 1);
+        let shape = format!("a malformed row of {commas} commas");
+        rows.push((format!("Log::read, {shape}"), secs * 1e3, "ms"));
+        let ratio = (peak - base) as f64 / bytes as f64;
+        rows.push((format!("  peak heap / file size, {shape}"), ratio, "x"));
+        let _ = std::fs::remove_file(&path);
+    }
+    for (f, r) in shapes {
+        if f == 0 {
+            continue;
+        }
+        let path = dir.join(format!("wide{f}x{r}.txt"));
+        let bytes = write_wide_log(&path, f, r);
+        let base = reset_peak();
+        let t = Instant::now();
+        let log = Log::read(&path, ReadOptions { strict: true }).expect("the wide log reads");
+        let secs = t.elapsed().as_secs_f64();
+        let peak = HEAP_PEAK.load(Ordering::Relaxed);
+        assert_eq!((log.features.len(), log.rows.len()), (f, r));
+        let shape = format!("{f} features x {r} rows");
+        drop(log);
+        rows.push((
+            format!("Log::read, {shape} ({bytes} bytes)"),
+            secs * 1e3,
+            "ms",
+        ));
+        let ratio = (peak - base) as f64 / bytes as f64;
+        rows.push((format!("  peak heap / file size, {shape}"), ratio, "x"));
+        let _ = std::fs::remove_file(&path);
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 fn main() {
+    let mut wide = Vec::new();
+    wide_rows(&mut wide);
     let shared = Path::new(concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/../../../shared/data/pytorch/pad_mm_a100.txt"
@@ -359,6 +484,7 @@ fn main() {
         "ns/value",
     ));
     let _ = Value::Int(0);
+    rows.extend(wide);
 
     let width = rows.iter().map(|r| r.0.len()).max().unwrap_or(0);
     println!("| {:width$} | {:>12} | unit |", "operation", "time");

@@ -71,54 +71,34 @@ impl Log {
     }
 
     /// Reads a log from any buffered reader; `path` is used in messages only.
+    ///
+    /// Linear in the size of the input: each line is read once into one reused buffer, and a
+    /// row's cells are parsed straight into a vector of exactly the header's width. Every error
+    /// names the file and the line.
     pub fn from_reader(path: &Path, mut reader: impl BufRead, options: ReadOptions) -> Result<Log> {
-        let io = |e| Error::io(path, e);
-        let mut line = String::new();
         let fmt_err = |line: usize, message: String| Error::LogFormat {
             path: path.to_path_buf(),
             line,
             message,
         };
-        if reader.read_line(&mut line).map_err(io)? == 0 {
+        let mut buf = Vec::new();
+        let Some(first) = next_line(&mut reader, &mut buf, path, 1)? else {
             return Err(fmt_err(
                 1,
                 "the file is empty; an AutoHeuristic log starts with a JSON metadata line".into(),
             ));
-        }
-        let metadata_line = line.trim_end_matches(['\n', '\r']).to_string();
+        };
+        let metadata_line = first.to_string();
         let metadata = Metadata::from_json_line(&metadata_line)
             .map_err(|e| fmt_err(1, format!("{e}; is this an AutoHeuristic log (train.txt)?")))?;
-        line.clear();
-        if reader.read_line(&mut line).map_err(io)? == 0 {
+        let Some(header) = next_line(&mut reader, &mut buf, path, 2)? else {
             return Err(fmt_err(
                 2,
                 "missing CSV header line after the metadata".into(),
             ));
-        }
-        let header: Vec<String> = line
-            .trim_end_matches(['\n', '\r'])
-            .split(',')
-            .map(str::to_string)
-            .collect();
-        let n = header.len();
-        if n < 2 || header[n - 2] != "choice" || header[n - 1] != "feedback" {
-            return Err(fmt_err(
-                2,
-                format!(
-                    "the header must end with `choice,feedback`, found `{}`",
-                    header.join(",")
-                ),
-            ));
-        }
-        let features: Vec<String> = header[..n - 2].to_vec();
-        for f in metadata.features() {
-            if !features.iter().any(|h| h == f) {
-                return Err(fmt_err(
-                    2,
-                    format!("feature `{f}` of the metadata line is not a column of the header"),
-                ));
-            }
-        }
+        };
+        let features = parse_header(header, &metadata).map_err(|m| fmt_err(2, m))?;
+        let n = features.len() + 2;
         let mut log = Log {
             path: path.to_path_buf(),
             metadata,
@@ -132,30 +112,25 @@ impl Log {
         let mut choice_index: std::collections::HashMap<String, u32> = Default::default();
         let mut lineno = 2;
         loop {
-            line.clear();
-            let read = match reader.read_line(&mut line) {
-                Ok(r) => r,
-                Err(e) if e.kind() == std::io::ErrorKind::InvalidData => {
-                    return Err(fmt_err(lineno + 1, format!("not UTF-8 text: {e}")))
-                }
-                Err(e) => return Err(io(e)),
-            };
-            if read == 0 {
-                break;
-            }
             lineno += 1;
-            let text = line.trim_end_matches(['\n', '\r']);
+            let Some(text) = next_line(&mut reader, &mut buf, path, lineno)? else {
+                break;
+            };
             if text.is_empty() {
                 log.blank_lines += 1;
                 continue;
             }
             match parse_row(text, n) {
                 Ok((values, choice, feedback)) => {
-                    let next = choice_index.len() as u32;
-                    let idx = *choice_index.entry(choice.to_string()).or_insert_with(|| {
-                        log.choices.push(choice.to_string());
-                        next
-                    });
+                    let idx = match choice_index.get(choice) {
+                        Some(&i) => i,
+                        None => {
+                            let i = log.choices.len() as u32;
+                            choice_index.insert(choice.to_string(), i);
+                            log.choices.push(choice.to_string());
+                            i
+                        }
+                    };
                     log.rows.push(LogRow {
                         values,
                         choice: idx,
@@ -259,23 +234,125 @@ impl Log {
     }
 }
 
-fn parse_row(text: &str, n: usize) -> std::result::Result<(Vec<Value>, &str, f64), String> {
-    let fields: Vec<&str> = text.split(',').collect();
-    if fields.len() != n {
+/// Reads line `lineno` (1-based) into `buf` and returns it as text without its line end
+/// (`\n`, `\r\n`); `None` at the end of the input. Bytes that are not UTF-8 and read errors
+/// (a corrupt gzip stream) are errors naming the file and the line.
+fn next_line<'b>(
+    reader: &mut impl BufRead,
+    buf: &'b mut Vec<u8>,
+    path: &Path,
+    lineno: usize,
+) -> Result<Option<&'b str>> {
+    buf.clear();
+    let fmt_err = |message: String| Error::LogFormat {
+        path: path.to_path_buf(),
+        line: lineno,
+        message,
+    };
+    let read = reader.read_until(b'\n', buf).map_err(|e| {
+        fmt_err(format!(
+            "cannot read this line: {e} (a corrupt or cut gzip file?)"
+        ))
+    })?;
+    if read == 0 {
+        return Ok(None);
+    }
+    while matches!(buf.last(), Some(b'\n' | b'\r')) {
+        buf.pop();
+    }
+    match std::str::from_utf8(buf) {
+        Ok(text) => Ok(Some(text)),
+        Err(e) => Err(fmt_err(format!(
+            "not UTF-8 text (byte 0x{:02x} at column {}); logs are UTF-8: is this a log, or was it \
+             damaged?",
+            buf[e.valid_up_to()],
+            e.valid_up_to() + 1
+        ))),
+    }
+}
+
+/// The feature columns of a header line (it must end with `choice,feedback` and hold every
+/// metadata feature). Linear in the number of columns.
+fn parse_header(header: &str, metadata: &Metadata) -> std::result::Result<Vec<String>, String> {
+    let mut features: Vec<String> = header.split(',').map(str::to_string).collect();
+    let n = features.len();
+    if n < 2 || features[n - 2] != "choice" || features[n - 1] != "feedback" {
         return Err(format!(
-            "expected {n} fields, found {} (the row is cut or has extra commas)",
-            fields.len()
+            "the header must end with `choice,feedback`, found `{}`",
+            tail_of(header, 80)
         ));
     }
-    let feedback_text = fields[n - 1];
+    features.truncate(n - 2);
+    let columns: std::collections::HashSet<&str> = features.iter().map(String::as_str).collect();
+    if let Some(f) = metadata.features().find(|f| !columns.contains(f)) {
+        return Err(format!(
+            "feature `{f}` of the metadata line is not a column of the header"
+        ));
+    }
+    Ok(features)
+}
+
+/// At most the last `max` bytes of `text` (on a character boundary), with `...` before when cut.
+fn tail_of(text: &str, max: usize) -> String {
+    if text.len() <= max {
+        return text.to_string();
+    }
+    let mut start = text.len() - max;
+    while !text.is_char_boundary(start) {
+        start += 1;
+    }
+    format!("...{}", &text[start..])
+}
+
+/// Parses a data row of `n` fields (features, choice, feedback) without splitting it into an
+/// intermediate list: the commas are counted first, then the cells parsed in place.
+fn parse_row(text: &str, n: usize) -> std::result::Result<(Vec<Value>, &str, f64), String> {
+    let found = text.bytes().filter(|&b| b == b',').count() + 1;
+    if found != n {
+        return Err(format!(
+            "expected {n} fields, found {found} (the row is cut or has extra commas)"
+        ));
+    }
+    let mut back = text.rsplitn(3, ',');
+    let feedback_text = back.next().unwrap_or_default();
+    let choice = back.next().unwrap_or_default();
     let feedback = parse_python_float(feedback_text)
-        .ok_or_else(|| format!("feedback `{feedback_text}` is not a number"))?;
-    let choice = fields[n - 2];
+        .ok_or_else(|| format!("feedback `{}` is not a number", tail_of(feedback_text, 40)))?;
+    if feedback <= 0.0 {
+        return Err(format!(
+            "feedback `{feedback_text}` is not a time: times (ms) are positive, `inf` for a failed \
+             choice"
+        ));
+    }
     if choice.is_empty() {
         return Err("empty choice".into());
     }
-    let values = fields[..n - 2].iter().map(|f| Value::parse(f)).collect();
+    let mut values = Vec::with_capacity(n - 2);
+    if let Some(cells) = back.next() {
+        values.extend(cells.split(',').map(Value::parse));
+    }
     Ok((values, choice, feedback))
+}
+
+/// Differences of device identity (`shared_memory`, `device_capa`) between two logs' metadata,
+/// one line, or `None` when they were collected on the same kind of device. Tools that combine
+/// logs (training with `--data`, replay) warn with it: a heuristic learned on one device is
+/// matched on that device's identity.
+pub fn device_difference(reference: &Metadata, other: &Metadata) -> Option<String> {
+    let mut diffs = Vec::new();
+    if reference.shared_memory != other.shared_memory {
+        diffs.push(format!(
+            "shared_memory {} vs {}",
+            reference.shared_memory, other.shared_memory
+        ));
+    }
+    if reference.device_capa != other.device_capa {
+        diffs.push(format!(
+            "device_capa {:?} vs {:?}",
+            reference.device_capa, other.device_capa
+        ));
+    }
+    (!diffs.is_empty()).then(|| diffs.join(", "))
 }
 
 /// Opens a file for reading, transparently decompressing gzip.
@@ -384,9 +461,10 @@ impl LogWriter {
 
 fn first_line(path: &Path) -> Result<String> {
     let mut r = open_maybe_gz(path)?;
-    let mut s = String::new();
-    r.read_line(&mut s).map_err(|e| Error::io(path, e))?;
-    Ok(s.trim_end_matches(['\n', '\r']).to_string())
+    let mut buf = Vec::new();
+    Ok(next_line(&mut r, &mut buf, path, 1)?
+        .unwrap_or_default()
+        .to_string())
 }
 
 fn metadata_difference(existing: &str, given: &Metadata) -> String {
@@ -536,5 +614,123 @@ mod tests {
         );
         assert_eq!(std::fs::read_to_string(&path).unwrap(), head);
         assert!(Log::repair_torn_tail(dir.path().join("missing.txt")).is_err());
+    }
+
+    fn read_text(bytes: &[u8], strict: bool) -> Result<Log> {
+        Log::from_reader(Path::new("t.txt"), bytes, ReadOptions { strict })
+    }
+
+    #[test]
+    fn not_utf8_names_the_line_on_every_line() {
+        let md = fa_metadata().to_json_line();
+        let head = format!("{md}\nfa,choice,feedback\n");
+        let cat = |parts: &[&[u8]]| parts.concat();
+        let cases: [(Vec<u8>, usize); 4] = [
+            (cat(&[b"{\"shared", &[0xff]]), 1),
+            (
+                cat(&[md.as_bytes(), b"\nfa,cho", &[0xe9], b"ice,feedback\n"]),
+                2,
+            ),
+            (
+                cat(&[head.as_bytes(), b"5,a,1.0\n5,", &[0xff], b",1.0\n"]),
+                4,
+            ),
+            (cat(&[head.as_bytes(), b"\n5,a,1.", &[0xc3]]), 4),
+        ];
+        for (bytes, line) in cases {
+            for strict in [false, true] {
+                let err = read_text(&bytes, strict).unwrap_err().to_string();
+                assert!(
+                    err.starts_with(&format!("t.txt:{line}: not UTF-8")),
+                    "{err}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn non_positive_times_are_malformed_and_inf_is_a_failure() {
+        let text = format!(
+            "{}\nfa,choice,feedback\n5,a,1.0\n5,b,0.0\n5,c,-2.5\n5,d,inf\n5,e,-inf\n5,f,nan\n",
+            fa_metadata().to_json_line()
+        );
+        let log = read_text(text.as_bytes(), false).unwrap();
+        assert_eq!(log.rows.len(), 3, "1.0, inf and nan stay rows");
+        assert!(log.rows[1].feedback.is_infinite());
+        let bad: Vec<usize> = log.malformed.iter().map(|m| m.line).collect();
+        assert_eq!(bad, [4, 5, 7]);
+        assert!(
+            log.malformed[0].reason.contains("is not a time"),
+            "{:?}",
+            log.malformed
+        );
+        let err = read_text(text.as_bytes(), true).unwrap_err().to_string();
+        assert!(
+            err.starts_with("t.txt:4: feedback `0.0` is not a time"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn wide_headers_are_checked_in_linear_time_with_short_messages() {
+        let names: Vec<String> = (0..50_000).map(|i| format!("f{i}")).collect();
+        let mut md = fa_metadata();
+        md.numerical_features = names.clone();
+        let row = "1,".repeat(names.len());
+        let text = format!(
+            "{}\n{},choice,feedback\n{row}a,1.0\n",
+            md.to_json_line(),
+            names.join(",")
+        );
+        let log = read_text(text.as_bytes(), true).unwrap();
+        assert_eq!(
+            (log.features.len(), log.rows[0].values.len()),
+            (50_000, 50_000)
+        );
+        let bad = text.replace(",choice,feedback", ",choice,time");
+        let err = read_text(bad.as_bytes(), true).unwrap_err().to_string();
+        assert!(err.starts_with("t.txt:2: the header must end"), "{err}");
+        assert!(
+            err.len() < 200,
+            "the message quotes only the header's end: {err}"
+        );
+        let missing = text.replacen(",f49999,", ",g,", 1);
+        let err = read_text(missing.as_bytes(), true).unwrap_err().to_string();
+        assert!(err.contains("feature `f49999`"), "{err}");
+    }
+
+    #[test]
+    fn a_corrupt_gzip_names_the_line() {
+        use std::io::Write as _;
+        let text = format!("{}\nfa,choice,feedback\n", fa_metadata().to_json_line())
+            + &"5,a,1.0\n".repeat(10_000);
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        gz.write_all(text.as_bytes()).unwrap();
+        let mut bytes = gz.finish().unwrap();
+        let cut = bytes.len() / 2;
+        bytes.truncate(cut);
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.txt.gz");
+        std::fs::write(&path, &bytes).unwrap();
+        let err = Log::read(&path, ReadOptions::default())
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("t.txt.gz:") && err.contains("cannot read this line"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn device_difference_names_both_identities() {
+        let a = fa_metadata();
+        let mut b = fa_metadata();
+        assert_eq!(device_difference(&a, &b), None);
+        b.device_capa = (9, 0);
+        b.shared_memory = 232448;
+        assert_eq!(
+            device_difference(&a, &b).unwrap(),
+            "shared_memory 166912 vs 232448, device_capa (8, 0) vs (9, 0)"
+        );
     }
 }

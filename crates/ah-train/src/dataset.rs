@@ -33,6 +33,8 @@ pub struct BuildReport {
     pub rows: usize,
     /// Malformed lines skipped by the log reader.
     pub malformed_lines: usize,
+    /// The first malformed lines (`file:line: reason`), for the warning.
+    pub malformed_examples: Vec<String>,
     /// Rows whose feedback is NaN (ignored for the median).
     pub nan_feedback_rows: usize,
     /// Rows whose feedback is `±inf` (a failed choice).
@@ -53,8 +55,14 @@ impl BuildReport {
         let mut w = Vec::new();
         if self.malformed_lines > 0 {
             w.push(format!(
-                "{} malformed lines skipped (as pandas' on_bad_lines=\"skip\")",
-                self.malformed_lines
+                "{} malformed lines skipped (as pandas' on_bad_lines=\"skip\"){}{}",
+                self.malformed_lines,
+                if self.malformed_examples.is_empty() {
+                    ""
+                } else {
+                    ": "
+                },
+                self.malformed_examples.join("; ")
             ));
         }
         if self.nan_feedback_rows > 0 {
@@ -288,6 +296,30 @@ struct RawInput {
     feedback: Vec<(u32, f64)>,
 }
 
+/// Malformed lines named in [`BuildReport::warnings`] (the count names them all).
+const MALFORMED_EXAMPLES: usize = 5;
+
+/// Warnings about a `--data` log next to the training log: another runner name, or another
+/// device identity (a heuristic learned on one device is matched on that device's identity, so
+/// rows of another device mislabel it).
+pub fn data_log_warnings(train: &Log, data: &Log) -> Vec<String> {
+    let mut w = Vec::new();
+    if data.metadata.name != train.metadata.name {
+        w.push(format!(
+            "log name `{}` differs from the training log's `{}`",
+            data.metadata.name, train.metadata.name
+        ));
+    }
+    if let Some(d) = ah_core::log::device_difference(&train.metadata, &data.metadata) {
+        w.push(format!(
+            "{} was collected on another device than the training log {} ({d})",
+            data.path.display(),
+            train.path.display()
+        ));
+    }
+    w
+}
+
 /// Options of [`build_table`].
 #[derive(Debug, Clone, Copy, Default)]
 pub struct BuildOptions {
@@ -310,6 +342,12 @@ pub fn build_table(
     let mut report = BuildReport {
         rows: log.rows.len(),
         malformed_lines: log.malformed.len(),
+        malformed_examples: log
+            .malformed
+            .iter()
+            .take(MALFORMED_EXAMPLES)
+            .map(|m| format!("{}:{}: {}", path.display(), m.line, m.reason))
+            .collect(),
         ..Default::default()
     };
     if log.rows.is_empty() {
@@ -318,10 +356,18 @@ pub fn build_table(
             message: "the log has no data rows (only the metadata and header lines); collect some measurements first".into(),
         });
     }
+    // Column of each metadata feature (one pass over the header: linear in the features).
+    let header: HashMap<&str, usize> = log
+        .features
+        .iter()
+        .enumerate()
+        .map(|(i, f)| (f.as_str(), i))
+        .collect();
     let cols: Vec<usize> = features
         .iter()
         .map(|f| {
-            log.column(f)
+            *header
+                .get(f.as_str())
                 .expect("the log reader checks metadata features against the header")
         })
         .collect();
@@ -726,18 +772,35 @@ pub fn read_log(path: &Path) -> Result<Log> {
         || Log::from_reader(path, &bytes[..cut], options),
         || Log::from_reader(path, &second[..], options),
     );
-    let (mut log, b) = (a?, b?);
     // Lines before the second part: everything up to `cut`; its own lines 1-2 are the header.
     let lines_before = bytes[..cut].iter().filter(|c| **c == b'\n').count();
+    let mut log = a?;
+    let b = b.map_err(|e| match e {
+        ah_core::Error::LogFormat {
+            path,
+            line,
+            message,
+        } if line > 2 => ah_core::Error::LogFormat {
+            path,
+            line: line + lines_before - 2,
+            message,
+        },
+        e => e,
+    })?;
+    let mut known: HashMap<String, u32> = log
+        .choices
+        .iter()
+        .enumerate()
+        .map(|(i, c)| (c.clone(), i as u32))
+        .collect();
     let map: Vec<u32> = b
         .choices
         .iter()
-        .map(|c| match log.choices.iter().position(|x| x == c) {
-            Some(i) => i as u32,
-            None => {
+        .map(|c| {
+            *known.entry(c.clone()).or_insert_with(|| {
                 log.choices.push(c.clone());
                 (log.choices.len() - 1) as u32
-            }
+            })
         })
         .collect();
     log.rows.reserve(b.rows.len());
@@ -782,6 +845,50 @@ mod tests {
         // categories in order of appearance in the (sorted) table
         assert_eq!(enc.categories[0].1, ["y", "x"]);
         assert_eq!(t.row(0), [2.0, 1.0, 0.0]);
+    }
+
+    #[test]
+    fn errors_of_the_parallel_reader_name_the_line_of_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("big.txt");
+        let mut bytes = format!("{MD}\nm,d,choice,feedback\n").into_bytes();
+        for i in 0..120_000 {
+            bytes.extend_from_slice(format!("{},x,a,1.5\n", i % 7).as_bytes());
+        }
+        // Line 120,003: not UTF-8, in the second half that is read in parallel.
+        bytes.extend_from_slice(b"1,\xff,a,1.0\n");
+        std::fs::write(&path, &bytes).unwrap();
+        let e = read_log(&path).unwrap_err().to_string();
+        assert!(e.contains("big.txt:120003: not UTF-8"), "{e}");
+    }
+
+    #[test]
+    fn malformed_and_non_positive_rows_are_warned_with_file_and_line() {
+        let text =
+            format!("{MD}\nm,d,choice,feedback\n1,x,a,1.0\n1,x,b,-1.0\n1,x,b,0.0\n1,x,b,2.0\n");
+        let (_, _, rep) =
+            build_table(&log_of(&text), "train", &[], None, BuildOptions::default()).unwrap();
+        let w = rep.warnings().join("\n");
+        assert!(w.contains("2 malformed lines skipped"), "{w}");
+        assert!(w.contains("t.txt:4: feedback `-1.0` is not a time"), "{w}");
+        assert!(w.contains("t.txt:5: feedback `0.0`"), "{w}");
+    }
+
+    #[test]
+    fn data_logs_of_another_device_are_warned() {
+        let a = log_of(&format!("{MD}\nm,d,choice,feedback\n1,x,a,1.0\n"));
+        let other = MD.replace(
+            "\"shared_memory\": 0, \"device_capa\": [0, 0]",
+            "\"shared_memory\": 232448, \"device_capa\": [9, 0]",
+        );
+        let b = log_of(&format!("{other}\nm,d,choice,feedback\n1,x,a,1.0\n"));
+        assert!(data_log_warnings(&a, &a).is_empty());
+        let w = data_log_warnings(&a, &b).join("\n");
+        assert!(w.contains("another device"), "{w}");
+        assert!(
+            w.contains("shared_memory 0 vs 232448, device_capa (0, 0) vs (9, 0)"),
+            "{w}"
+        );
     }
 
     #[test]

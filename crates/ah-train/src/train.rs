@@ -453,11 +453,8 @@ fn prepare(opts: &TrainOptions) -> Result<Prepared> {
             )));
         }
         let dlog = crate::dataset::read_log(path)?;
-        if dlog.metadata.name != log.metadata.name {
-            warnings.push(format!(
-                "--data {name}: log name `{}` differs from the training log's `{}`",
-                dlog.metadata.name, log.metadata.name
-            ));
+        for w in crate::dataset::data_log_warnings(&log, &dlog) {
+            warnings.push(format!("--data {name}: {w}"));
         }
         let (t, _, rep) = build_table(&dlog, name, &settings.operations, Some(&encoding), build)?;
         for w in rep.warnings() {

@@ -393,6 +393,48 @@ fn odd_data_gives_warnings_with_counts() {
 }
 
 #[test]
+fn non_positive_times_and_data_of_another_device_are_warned_with_file_and_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let train = toy_log(dir.path(), 300, 5);
+    let mut text = std::fs::read_to_string(&train).unwrap();
+    let line = text.lines().count() + 1;
+    text.push_str("7,16,torch.float16,a,-1.0\n7,16,torch.float16,b,0.0\n");
+    std::fs::write(&train, &text).unwrap();
+    let other = dir.path().join("a100.txt");
+    let md_a100 = MD.replace(
+        "\"shared_memory\": 232448, \"device_capa\": [9, 0]",
+        "\"shared_memory\": 166912, \"device_capa\": [8, 0]",
+    );
+    std::fs::write(&other, text.replacen(MD, &md_a100, 1)).unwrap();
+    let out = dir.path().join("out");
+    let o = run(&[
+        train.to_str().unwrap(),
+        "--heuristic-name",
+        "Toy",
+        "--output-dir",
+        out.to_str().unwrap(),
+        "--data",
+        "a100",
+        other.to_str().unwrap(),
+        "-q",
+        "--no-codegen",
+    ]);
+    let err = stderr(&o);
+    assert!(o.status.success(), "{err}");
+    assert!(err.contains("2 malformed lines skipped"), "{err}");
+    assert!(
+        err.contains(&format!("toy.txt:{line}: feedback `-1.0` is not a time")),
+        "{err}"
+    );
+    assert!(
+        err.contains("--data a100:")
+            && err.contains("another device")
+            && err.contains("shared_memory 232448 vs 166912"),
+        "{err}"
+    );
+}
+
+#[test]
 fn one_winner_class_is_a_warning() {
     let dir = tempfile::tempdir().unwrap();
     let mut s = format!("{MD}\nm,k,dtype,choice,feedback\n");
