@@ -3,6 +3,7 @@
 use std::io::{IsTerminal, Write as _};
 use std::path::{Path, PathBuf};
 
+use ah_train::guard::GuardPolicy;
 use anyhow::{bail, Context as _, Result};
 use clap::{Parser, ValueEnum};
 
@@ -157,6 +158,18 @@ pub struct Args {
     /// training.
     #[arg(long, conflicts_with = "range_guard", help = "No range guard")]
     pub no_range_guard: bool,
+    /// Which numeric features the range guard checks, with an optional log-space margin `:F`
+    /// (a range widens to [min / F, max * F]): `box`, every feature (logged and augmented,
+    /// strides included); `tested`, only the features the tree tests; `logged`, only the logged
+    /// ones. docs/training.md compares them.
+    #[arg(
+        long,
+        value_name = "POLICY",
+        default_value = "box",
+        value_parser = clap::value_parser!(GuardPolicy),
+        help = "Guarded features: box, tested or logged, with an optional margin (tested:2)"
+    )]
+    pub guard: GuardPolicy,
     /// A choice timed `inf` for an input cannot be offered for it at run time: picking it counts
     /// as unsure (the runtime falls back to autotuning), not as an infinitely slow pick. For
     /// multi-kernels that leave out the variants that cannot run an input (reduction:
@@ -339,6 +352,7 @@ pub fn run(args: Args) -> Result<()> {
         extra_operations,
         command,
         range_guard: args.range_guard || (!args.upstream && !args.no_range_guard),
+        guard: args.guard,
         inf_unavailable: args.inf_unavailable,
     };
     let bar = if std::io::stderr().is_terminal() && !args.quiet {

@@ -29,6 +29,7 @@ pub mod config;
 pub mod dataset;
 pub mod error;
 pub mod eval;
+pub mod guard;
 pub mod learner;
 pub mod regression;
 pub mod report;

@@ -530,6 +530,7 @@ mod tests {
             command: "test".into(),
             range_guard: false,
             inf_unavailable: false,
+            guard: crate::guard::GuardPolicy::BOX,
         };
         let out = train_regression(&opts, &|_| {}).unwrap();
         let model = &out.model;

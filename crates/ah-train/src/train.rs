@@ -21,7 +21,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use ah_core::model::{
-    self, Column, FeatureRange, Model, ModelKind, Node, Provenance, RankingSpec, TrainingInfo, Tree,
+    self, FeatureRange, Model, ModelKind, Node, Provenance, RankingSpec, TrainingInfo, Tree,
 };
 use ah_core::ops::Operation;
 use ah_core::Log;
@@ -32,6 +32,7 @@ use crate::config::{config_for, Overrides, Settings, UnsafeRule};
 use crate::dataset::{build_table, dataset_hash, BuildOptions, BuildReport, Encoding, Table};
 use crate::error::{Result, TrainError};
 use crate::eval::{self, EvalSettings, LeafModel, Metrics, Outcome};
+use crate::guard::GuardPolicy;
 use crate::learner::{Learner, TrainMatrix};
 use crate::split::{upstream_split, RandomState, Split, SplitFile};
 
@@ -118,6 +119,9 @@ pub struct TrainOptions {
     /// Store the range guard: at run time (and in the final metrics) a numeric feature outside
     /// the range seen in training makes the heuristic unsure.
     pub range_guard: bool,
+    /// Which features the guard checks and with what margin (the stored ranges follow it even
+    /// when the guard is off). Recorded as `training.extra.guard` unless it is `box`.
+    pub guard: GuardPolicy,
     /// A choice timed `inf` for an input cannot be offered for it at run time: picking it is
     /// unsure (the runtime autotunes), not an infinitely slow wrong pick, in every metric, the
     /// unsafe-leaf rule, the leaf scores and the cross-validated threshold
@@ -931,7 +935,12 @@ pub fn train(opts: &TrainOptions, progress: &(dyn Fn(u64) + Sync)) -> Result<Tra
     let t_grid = t0.elapsed().as_secs_f64();
     // Final metrics and per-row data.
     let is_bad = |l: usize| final_unsafe[l];
-    let ranges = numeric_ranges(&p.encoding, &fit_table);
+    let tested = final_fit.tree.nodes.iter().filter_map(|n| n.feature);
+    let ranges = opts.guard.ranges(&p.encoding, &fit_table, tested);
+    if opts.guard != GuardPolicy::BOX {
+        // Only when set: models trained with the default stay byte-identical.
+        extra.insert("guard".into(), serde_json::json!(opts.guard.to_string()));
+    }
     let mut metrics = BTreeMap::new();
     let mut rows = BTreeMap::new();
     let mut sizes = BTreeMap::new();
@@ -943,7 +952,7 @@ pub fn train(opts: &TrainOptions, progress: &(dyn Fn(u64) + Sync)) -> Result<Tra
                 .map(|i| {
                     ranges
                         .iter()
-                        .any(|&(c, lo, hi)| !(lo <= t.row(i)[c] && t.row(i)[c] <= hi))
+                        .any(|(c, r)| !(r.min <= t.row(i)[*c] && t.row(i)[*c] <= r.max))
                 })
                 .collect();
         }
@@ -966,7 +975,7 @@ pub fn train(opts: &TrainOptions, progress: &(dyn Fn(u64) + Sync)) -> Result<Tra
         &final_unsafe,
         final_threshold,
         row,
-        &fit_table,
+        &ranges,
         &metrics,
         extra,
         &hash,
@@ -1234,7 +1243,7 @@ fn build_model(
     unsafe_leaf: &[bool],
     threshold: f64,
     row: &GridRow,
-    fit_table: &Table,
+    ranges: &[(usize, FeatureRange)],
     metrics: &BTreeMap<String, Metrics>,
     extra: BTreeMap<String, serde_json::Value>,
     hash: &str,
@@ -1258,22 +1267,6 @@ fn build_model(
             },
         })
         .collect();
-    let mut ranges = Vec::new();
-    for (c, col) in p.encoding.columns.iter().enumerate() {
-        if let Column::Numeric { name } = col {
-            let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
-            for i in 0..fit_table.len() {
-                let v = fit_table.row(i)[c];
-                lo = lo.min(v);
-                hi = hi.max(v);
-            }
-            ranges.push(FeatureRange {
-                name: name.clone(),
-                min: lo,
-                max: hi,
-            });
-        }
-    }
     let md = &p.log.metadata;
     let mut extra = extra;
     extra.insert(
@@ -1299,7 +1292,7 @@ fn build_model(
             top_k: k,
             always_included: p.settings.always_included.clone(),
         }),
-        feature_ranges: ranges,
+        feature_ranges: ranges.iter().map(|(_, r)| r.clone()).collect(),
         range_guard: opts.range_guard,
         training: TrainingInfo {
             mode: opts.mode.name().into(),
@@ -1321,25 +1314,6 @@ fn build_model(
             command: opts.command.clone(),
         },
     })
-}
-
-/// `(column, min, max)` of every numeric column over the rows the model was fitted on.
-fn numeric_ranges(encoding: &Encoding, t: &Table) -> Vec<(usize, f64, f64)> {
-    encoding
-        .columns
-        .iter()
-        .enumerate()
-        .filter(|(_, col)| matches!(col, Column::Numeric { .. }))
-        .map(|(c, _)| {
-            let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
-            for i in 0..t.len() {
-                let v = t.row(i)[c];
-                lo = lo.min(v);
-                hi = hi.max(v);
-            }
-            (c, lo, hi)
-        })
-        .collect()
 }
 
 /// Path helper: `DIR/NAME.EXT`.
@@ -1527,6 +1501,7 @@ mod decide_tests {
             command: "test".into(),
             range_guard: false,
             inf_unavailable: false,
+            guard: crate::guard::GuardPolicy::BOX,
         }
     }
 

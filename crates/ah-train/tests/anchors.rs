@@ -38,6 +38,7 @@ fn options(log: PathBuf, split: Option<PathBuf>) -> TrainOptions {
         command: "test".into(),
         range_guard: false,
         inf_unavailable: false,
+        guard: ah_train::guard::GuardPolicy::BOX,
     }
 }
 

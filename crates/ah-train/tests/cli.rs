@@ -569,3 +569,82 @@ fn inf_unavailable_is_refused_with_upstream_and_regression() {
         "--inf-unavailable cannot be combined with --regression",
     );
 }
+
+/// The guard policy chooses the stored ranges: `tested` keeps only the numeric columns the
+/// tree splits on, a margin widens them in log space, and the model records the policy.
+#[test]
+fn guard_policies_choose_the_stored_ranges() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = toy_log(dir.path(), 400, 7);
+    let model = |policy: &str| -> serde_json::Value {
+        let out = dir.path().join(policy.replace(':', "_"));
+        let o = run(&[
+            "--heuristic-name",
+            "Toy",
+            "--output-dir",
+            out.to_str().unwrap(),
+            "--no-codegen",
+            "-q",
+            "--guard",
+            policy,
+            log.to_str().unwrap(),
+        ]);
+        assert!(o.status.success(), "{policy}: {}", stderr(&o));
+        let text = std::fs::read_to_string(out.join("Toy.model.json")).unwrap();
+        serde_json::from_str(&text).unwrap()
+    };
+    let boxed = model("box");
+    assert!(
+        boxed["training"]["extra"].get("guard").is_none(),
+        "box stays byte-identical"
+    );
+    let tested = model("tested:2");
+    assert_eq!(tested["training"]["extra"]["guard"], "tested:2");
+    let columns = tested["columns"].as_array().unwrap();
+    let split_names: std::collections::BTreeSet<&str> = tested["tree"]["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|n| n["type"] == "split")
+        .filter_map(|n| n["column"].as_u64())
+        .filter(|&c| columns[c as usize]["kind"] == "numeric")
+        .filter_map(|c| columns[c as usize]["name"].as_str())
+        .collect();
+    let ranges = |m: &serde_json::Value| -> Vec<(String, f64, f64)> {
+        m["feature_ranges"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| {
+                (
+                    r["name"].as_str().unwrap().to_string(),
+                    r["min"].as_f64().unwrap(),
+                    r["max"].as_f64().unwrap(),
+                )
+            })
+            .collect()
+    };
+    let (all, guarded) = (ranges(&boxed), ranges(&tested));
+    assert!(
+        !guarded.is_empty() && guarded.len() < all.len(),
+        "{guarded:?} of {all:?}"
+    );
+    for (name, lo, hi) in &guarded {
+        assert!(
+            split_names.contains(name.as_str()),
+            "{name} is not tested: {split_names:?}"
+        );
+        let (_, blo, bhi) = all.iter().find(|(n, _, _)| n == name).unwrap();
+        assert_eq!(*hi, bhi * 2.0, "{name}");
+        assert!(*lo == blo / 2.0 || (*blo <= 0.0 && lo == blo), "{name}");
+    }
+    let o = run(&[
+        "--guard",
+        "tested:0.5",
+        "--heuristic-name",
+        "Toy",
+        log.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("margin"), "{}", stderr(&o));
+}

@@ -66,6 +66,7 @@ fn options(log: PathBuf, rest: PathBuf, mode: Mode) -> TrainOptions {
         command: "test".into(),
         range_guard: false,
         inf_unavailable: false,
+        guard: ah_train::guard::GuardPolicy::BOX,
     }
 }
 
