@@ -32,7 +32,7 @@
 
 mod dot;
 mod error;
-mod escape;
+pub mod escape;
 mod header;
 mod model_io;
 mod names;

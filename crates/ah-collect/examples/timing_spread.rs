@@ -13,10 +13,10 @@
 use std::io::Write;
 use std::time::Instant;
 
+use ah_collect::backend::CudaBackend;
 use ah_collect::collect::sample_rng;
 use ah_collect::runner::Target;
 use ah_collect::runners::{registry, RunnerOptions};
-use ah_collect::backend::CudaBackend;
 use ah_collect::{Backend, TimingConfig};
 use anyhow::{bail, Context};
 
@@ -45,7 +45,9 @@ fn parse_args() -> anyhow::Result<Args> {
             "--runs" => a.runs = value.parse()?,
             "--out" => a.out = value.into(),
             "--time-limit" => a.time_limit_s = value.parse()?,
-            _ => bail!("unknown flag {flag} (--samples N --seed S --runs R --out FILE --time-limit S)"),
+            _ => bail!(
+                "unknown flag {flag} (--samples N --seed S --runs R --out FILE --time-limit S)"
+            ),
         }
     }
     if a.runs < 2 {
@@ -87,7 +89,10 @@ fn main() -> anyhow::Result<()> {
     let info = cuda.info().clone();
     let mut backend = Backend::Cuda(Box::new(cuda));
     let runners = registry(&RunnerOptions::default());
-    let runner = runners.iter().find(|r| r.name() == "pad_mm").expect("pad_mm runner");
+    let runner = runners
+        .iter()
+        .find(|r| r.name() == "pad_mm")
+        .expect("pad_mm runner");
     let target = Target {
         kind: info.kind,
         total_memory: info.total_memory,
@@ -118,7 +123,12 @@ fn main() -> anyhow::Result<()> {
             samples.push(Sample { first_ms, runs_ms });
         }
         out.flush()?;
-        eprintln!("{}/{} inputs, {:.0} s", index + 1, args.samples, started.elapsed().as_secs_f64());
+        eprintln!(
+            "{}/{} inputs, {:.0} s",
+            index + 1,
+            args.samples,
+            started.elapsed().as_secs_f64()
+        );
     }
     print_table(&mut samples);
     Ok(())
@@ -129,7 +139,13 @@ fn main() -> anyhow::Result<()> {
 fn print_table(samples: &mut [Sample]) {
     println!("| kernel median | n | one run vs median: median | p95 | max | min of 3 vs min of all: p95 | first call / median - 1: median | max |");
     println!("|---|---|---|---|---|---|---|---|");
-    let buckets = [(0.0, 1.0), (1.0, 5.0), (5.0, 20.0), (20.0, 100.0), (100.0, f64::INFINITY)];
+    let buckets = [
+        (0.0, 1.0),
+        (1.0, 5.0),
+        (5.0, 20.0),
+        (20.0, 100.0),
+        (100.0, f64::INFINITY),
+    ];
     for (lo, hi) in buckets {
         let (mut dev, mut min3, mut first) = (Vec::new(), Vec::new(), Vec::new());
         for s in samples.iter_mut() {

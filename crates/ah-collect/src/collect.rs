@@ -931,7 +931,13 @@ pub fn collect(
                         w.log.sync()?;
                         Ok(())
                     })();
-                    let busy_ms = m.results.iter().flatten().flatten().map(|r| r.busy_ms).sum();
+                    let busy_ms = m
+                        .results
+                        .iter()
+                        .flatten()
+                        .flatten()
+                        .map(|r| r.busy_ms)
+                        .sum();
                     let report = written.map(|()| InputReport {
                         index,
                         device,
@@ -1099,8 +1105,14 @@ fn check_distribution(
     };
     let prev = provenance["shapes"].as_str().unwrap_or("pytorch");
     let prev_sha = provenance["catalogue_sha256"].as_str();
+    let prev_version = provenance["distribution_version"].as_u64().unwrap_or(1);
     let what = if prev != now.shapes {
         format!("--shapes {prev}; resume with --shapes {prev}")
+    } else if prev_version != now.version {
+        format!(
+            "version {prev_version} of the --shapes {prev} draws, which this build times differently (version {}); collect anew",
+            now.version
+        )
     } else if now.catalogue_sha256.is_some() && prev_sha != now.catalogue_sha256.as_deref() {
         format!(
             "a catalogue of sha256 {}; resume with that --catalogue",
@@ -1139,6 +1151,7 @@ fn fill_provenance_head(
     if let Some(d) = runner.input_distribution() {
         v["shapes"] = json!(d.shapes);
         v["catalogue_sha256"] = json!(d.catalogue_sha256);
+        v["distribution_version"] = json!(d.version);
     }
     v["exclude"] = json!(cfg
         .exclude

@@ -587,6 +587,7 @@ fn check(device: usize) -> anyhow::Result<ExitCode> {
                         transpose_right: tr,
                         prepadded_left: pl,
                         prepadded_right: pr,
+                        fuse_mat1_pad: false,
                     };
                     let r = check_pad_equals_orig(&i, &mut cuda)?;
                     let tol = check_tolerance(&i);

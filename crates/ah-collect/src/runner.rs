@@ -111,6 +111,9 @@ pub struct InputDistribution {
     pub shapes: &'static str,
     /// sha256 of the catalogue it draws from, if any.
     pub catalogue_sha256: Option<String>,
+    /// Version of what its draws and their timing mean; a log is resumed only with the same
+    /// version (absent from a provenance sidecar: 1).
+    pub version: u64,
 }
 
 /// A measured input: its features and, per repetition and choice, the measurement

@@ -39,6 +39,7 @@ fn pad_equals_orig_on_the_gpu() {
                         transpose_right: tr,
                         prepadded_left: pl,
                         prepadded_right: pr,
+                        fuse_mat1_pad: false,
                     };
                     let r = check_pad_equals_orig(&i, &mut cuda).unwrap();
                     let tol = check_tolerance(&i);

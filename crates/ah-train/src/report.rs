@@ -4,6 +4,7 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
+use ah_codegen::escape::dot_str;
 use ah_core::model::{leaf_best_choices, Column, Model, Node};
 use plotters::prelude::*;
 
@@ -34,7 +35,7 @@ pub fn grid_table(grid: &[GridRow], best: usize) -> String {
     let mut s = String::new();
     let _ = write!(
         s,
-        "| set | crit | max_depth | min_samples_leaf | threshold | leaves | cv_cost |"
+        "| set | crit | max_depth | min_samples_leaf | weights | threshold | leaves | cv_cost |"
     );
     for k in keys {
         let _ = write!(s, " {k} |");
@@ -117,7 +118,7 @@ pub fn dot(model: &Model) -> String {
                     Column::Numeric { name } => format!("{name} <= {threshold}"),
                     Column::OneHot { feature, value } => format!("{feature} != {value}"),
                 };
-                let _ = writeln!(s, "{i} [label=\"{}\"] ;", label.replace('"', "\\\""));
+                let _ = writeln!(s, "{i} [label=\"{}\"] ;", dot_str(&label));
                 let _ = writeln!(
                     s,
                     "{i} -> {left} [labeldistance=2.5, labelangle=45, headlabel=\"True\"] ;"
@@ -136,7 +137,7 @@ pub fn dot(model: &Model) -> String {
                 let top: Vec<String> = best
                     .iter()
                     .take(3)
-                    .map(|(p, c)| format!("{} {:.3}", model.choices[*c], p))
+                    .map(|(p, c)| format!("{} {:.3}", dot_str(&model.choices[*c]), p))
                     .collect();
                 let status = if *unsafe_leaf {
                     "unsure (unsafe)\\n"
@@ -146,7 +147,7 @@ pub fn dot(model: &Model) -> String {
                 let _ = writeln!(
                     s,
                     "{i} [label=\"{status}samples = {samples}\\n{}\", style=filled, fillcolor=\"{}\"] ;",
-                    top.join("\\n").replace('"', "\\\""),
+                    top.join("\\n"),
                     if *unsafe_leaf { "#dddddd" } else { "#e5f5e0" }
                 );
             }
@@ -295,4 +296,37 @@ pub fn markdown(out: &TrainOutput, speedup_svg: &str, regret_svg: &str, dot_file
     let _ = writeln!(s, "## Grid (chosen model in bold)\n");
     s.push_str(&grid_table(&out.grid, out.best));
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Hostile choice and feature names stay inside their Graphviz strings.
+    #[test]
+    fn dot_labels_are_escaped() {
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../generated/ah-heuristics/models/CodegenPlainSelfTest.model.json"
+        );
+        let mut model: Model =
+            serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+        for c in &mut model.choices {
+            c.push_str("\" ] ; x -> y [\\\n");
+        }
+        for col in &mut model.columns {
+            if let Column::Numeric { name } = col {
+                name.push_str("\"\n}");
+            }
+        }
+        let text = dot(&model);
+        // One statement a line, each label's quotes balanced once escapes are removed.
+        for line in text.lines().filter(|l| l.contains("label=")) {
+            let unescaped = line.replace("\\\\", "").replace("\\\"", "");
+            assert_eq!(unescaped.matches('"').count() % 2, 0, "{line}");
+            assert!(line.ends_with(" ;"), "{line}");
+        }
+        assert_eq!(text.matches("digraph").count(), 1);
+        assert!(text.ends_with("}\n"));
+    }
 }

@@ -62,8 +62,8 @@ pub struct CostAwareParams {
     /// Cost of one unsure input (an autotune), in the unit of a wrong pick's loss
     /// `ln(t_pick / t_best)`.
     pub autotune_cost: f64,
-    /// Bound on the share of inputs with a harmful wrong pick: the one-sided 95% Wilson upper
-    /// bound of the cross-validated share must not exceed it.
+    /// Bound on the share of inputs with a harmful wrong pick: the one-sided 84 % Wilson upper
+    /// bound (z = [`HARM_Z`] = 1.0) of the cross-validated share must not exceed it.
     pub max_harmful: f64,
     /// Number of folds.
     pub folds: usize,
@@ -765,7 +765,7 @@ pub fn train(opts: &TrainOptions, progress: &(dyn Fn(u64) + Sync)) -> Result<Tra
                 fold[i] = pos % k;
             }
             let params: Vec<CartParams> = configs.iter().map(|&c| params_of(c)).collect();
-            let mut candidates: Vec<(Weighting, usize, f64, f64, f64)> = Vec::new();
+            let mut candidates: Vec<Candidate> = Vec::new();
             // Per candidate: out-of-fold picks of a choice timed `inf` (an infinite loss).
             let mut inf_picks: Vec<usize> = Vec::new();
             let mut refits: Vec<(Fitted, Vec<bool>, GridRow)> = Vec::new();
@@ -813,11 +813,10 @@ pub fn train(opts: &TrainOptions, progress: &(dyn Fn(u64) + Sync)) -> Result<Tra
                         .flat_map(|f| oof[c * k + f].iter().copied())
                         .collect();
                     let (thr, cost) = choose_threshold(&rows, &opts.cost);
-                    let se = cost_standard_error(&rows, thr, opts.cost.autotune_cost);
                     let share = rows.iter().filter(|r| r.3 && r.0 > thr).count() as f64
                         / rows.len().max(1) as f64;
                     thresholds.push((thr, cost, share));
-                    candidates.push((weighting, c, thr, cost, se));
+                    candidates.push(Candidate { weighting, cost });
                     inf_picks.push(rows.iter().filter(|r| r.3 && r.1.is_infinite()).count());
                 }
                 // Refit every config on the fit set (the grid table shows them all).
@@ -872,7 +871,7 @@ pub fn train(opts: &TrainOptions, progress: &(dyn Fn(u64) + Sync)) -> Result<Tra
             // Lowest cross-validated cost; ties go to the earlier candidate.
             let mut best_i = 0;
             for (i, c) in candidates.iter().enumerate() {
-                if c.3 < candidates[best_i].3 {
+                if c.cost < candidates[best_i].cost {
                     best_i = i;
                 }
             }
@@ -884,7 +883,7 @@ pub fn train(opts: &TrainOptions, progress: &(dyn Fn(u64) + Sync)) -> Result<Tra
                 ));
             }
             let fit_t =
-                fit_tables.swap_remove(usize::from(candidates[best_i].0 == Weighting::Regret));
+                fit_tables.swap_remove(usize::from(candidates[best_i].weighting == Weighting::Regret));
             grid = refits.iter().map(|r| r.2.clone()).collect();
             let (f, bad, row) = refits.into_iter().nth(best).expect("best exists");
             final_fit = f;
@@ -1041,6 +1040,15 @@ impl Prepared {
     }
 }
 
+/// One candidate of the cost-aware mode: a (weighting, grid config) pair, in grid order.
+#[derive(Debug, Clone, Copy)]
+struct Candidate {
+    /// Its sample weighting.
+    weighting: Weighting,
+    /// Cross-validated cost per input at its chosen threshold.
+    cost: f64,
+}
+
 /// Sample weighting of the cost-aware mode's candidates.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Weighting {
@@ -1184,22 +1192,6 @@ fn transfer_threshold(f: &Fitted, t: &Table, scores: &[f64], share: f64) -> f64 
     } else {
         (s[best_cut - 1] + s[best_cut]) / 2.0
     }
-}
-
-/// Standard error of the mean per-input cost at threshold `thr` (rows as in
-/// [`choose_threshold`]), for the one-standard-error rule.
-pub fn cost_standard_error(rows: &[(f64, f64, bool, bool)], thr: f64, autotune_cost: f64) -> f64 {
-    let n = rows.len() as f64;
-    if rows.len() < 2 {
-        return 0.0;
-    }
-    let costs: Vec<f64> = rows
-        .iter()
-        .map(|r| if r.3 && r.0 > thr { r.1 } else { autotune_cost })
-        .collect();
-    let mean = costs.iter().sum::<f64>() / n;
-    let var = costs.iter().map(|c| (c - mean) * (c - mean)).sum::<f64>() / (n - 1.0);
-    (var / n).sqrt()
 }
 
 fn set_rows(

@@ -648,3 +648,40 @@ fn guard_policies_choose_the_stored_ranges() {
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(stderr(&o).contains("margin"), "{}", stderr(&o));
 }
+
+/// Every markdown table of the report has as many cells in each row as in its header (the grid
+/// table once lacked its `weights` header, shifting every label after it by one column).
+#[test]
+fn report_tables_have_one_label_per_column() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = toy_log(dir.path(), 400, 7);
+    let out = dir.path().join("out");
+    let o = run(&[
+        "--heuristic-name",
+        "Toy",
+        "--output-dir",
+        out.to_str().unwrap(),
+        "--no-codegen",
+        "-q",
+        log.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let report = std::fs::read_to_string(out.join("Toy.report.md")).unwrap();
+    let mut header: Option<usize> = None;
+    let mut tables = 0;
+    for line in report.lines() {
+        if !line.starts_with('|') {
+            header = None;
+            continue;
+        }
+        let cells = line.matches('|').count();
+        match header {
+            None => {
+                header = Some(cells);
+                tables += 1;
+            }
+            Some(h) => assert_eq!(cells, h, "row and header differ:\n{line}"),
+        }
+    }
+    assert!(tables >= 2, "{report}");
+}

@@ -254,6 +254,16 @@ pub fn replay(
             .then(a.input.cmp(&b.input))
     });
     wrong.truncate(worst);
+    let mut warnings = build.warnings();
+    if model.precondition != log.metadata.device() {
+        // The tree is evaluated all the same; at run time its precondition refuses this device.
+        warnings.push(format!(
+            "collected on another device than the model's ({:?} vs the model's {:?}): at run time `{}` does not decide on it",
+            log.metadata.device(),
+            model.precondition,
+            model.heuristic_name
+        ));
+    }
     Ok(ReplayReport {
         heuristic: model.heuristic_name.clone(),
         log: log.path.display().to_string(),
@@ -262,7 +272,7 @@ pub fn replay(
         metrics,
         generated_mismatches,
         worst: wrong,
-        warnings: build.warnings(),
+        warnings,
     })
 }
 

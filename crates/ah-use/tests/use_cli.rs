@@ -108,6 +108,23 @@ fn replay_refuses_a_log_of_another_optimization() {
     );
 }
 
+/// Replaying a heuristic on a log of another device works (the tree is evaluated) but warns:
+/// at run time the heuristic's precondition would refuse that device.
+#[test]
+fn replay_on_a_log_of_another_device_warns() {
+    let out = ah_use()
+        .args(["replay", "--heuristic", "PadMMA100"])
+        .arg(repo().join("data/pad_mm_h100_fresh.txt"))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(
+        err.contains("collected on another device than the model's"),
+        "{err}"
+    );
+}
+
 /// On the CPU, a workload in use mode: inputs the heuristic is unsure of are benchmarked and
 /// cached; the same workload again takes those picks from the cache, also when pinned to one
 /// CPU with `taskset` (the CPU count is not part of the cache's guard).

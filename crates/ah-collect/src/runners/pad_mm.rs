@@ -57,6 +57,11 @@ pub struct PadMmInput {
     pub prepadded_left: bool,
     /// Same for mat2.
     pub prepadded_right: bool,
+    /// mat1 is produced in the compiled graph even when it is a transposed view (the gradient
+    /// `dy.t()` of a weight's backward GEMM): Inductor fuses its padding into the producer, so
+    /// `pad` is timed without mat1's padding copy, as for a pre-padded operand. Not a feature:
+    /// PyTorch logs such an operand as not prepadded. Only the real-model sampler sets it.
+    pub fuse_mat1_pad: bool,
 }
 
 /// PyTorch's `get_padded_length`.
@@ -110,6 +115,11 @@ impl PadMmInput {
     pub fn mat1_pre_padded(&self) -> bool {
         let (s0, s1) = self.mat1_strides();
         self.prepadded_left && is_contiguous(self.m, self.k, s0, s1)
+    }
+    /// mat1's padding is outside the timed `pad` choice: pre-padded (PyTorch's flag) or fused
+    /// into its producer ([`Self::fuse_mat1_pad`]).
+    pub fn mat1_padding_excluded(&self) -> bool {
+        self.mat1_pre_padded() || self.fuse_mat1_pad
     }
     /// PyTorch's `mat2_pre_padded`.
     pub fn mat2_pre_padded(&self) -> bool {
@@ -252,6 +262,7 @@ impl PadMmRunner {
             transpose_right,
             prepadded_left,
             prepadded_right,
+            fuse_mat1_pad: false,
         }
     }
 
@@ -381,6 +392,13 @@ impl BenchmarkRunner for PadMmRunner {
         Some(InputDistribution {
             shapes: self.shapes.name(),
             catalogue_sha256: self.shapes.catalogue().map(|c| c.sha256.clone()),
+            // 2: real-model grad-weight GEMMs time `pad` with mat1's padding fused
+            // (`PadMmInput::fuse_mat1_pad`); version-1 logs timed its copy.
+            version: if self.shapes.catalogue().is_some() {
+                2
+            } else {
+                1
+            },
         })
     }
 
@@ -491,7 +509,7 @@ fn prepare_cuda(
     };
     let c_pad = cuda.alloc(s.mp * s.np * e)?;
     // Prepadded operands exist padded before the timed region (PyTorch pads them up front).
-    if let (true, Some(ap)) = (i.mat1_pre_padded(), &a_pad) {
+    if let (true, Some(ap)) = (i.mat1_padding_excluded(), &a_pad) {
         let (s0, s1) = i.mat1_strides();
         cuda.zero(ap.ptr(), ap.bytes())?;
         cuda.copy2d(ap.ptr(), a.ptr(), i.m, i.k, s0, s1, s.kp, e)?;
@@ -548,7 +566,7 @@ fn enqueue_pad(
     let (mpad, kpad, npad) = i.padded_lengths();
     let mut g = orig_gemm(i, p);
     if let Some(ap) = &p.a_pad {
-        if i.mat1_pre_padded() {
+        if i.mat1_padding_excluded() {
             let (r0, c0, nr, nc) = write_pad_rect(s.mp, s.kp, mpad, kpad);
             cuda.zero_rect(
                 ap.ptr() + ((r0 * s.kp + c0) * e) as u64,
@@ -623,7 +641,7 @@ fn prepare_cpu(i: &PadMmInput) -> Result<CpuPrepared, BenchError> {
         b_pad: s.pad2.then(|| vec![0f32; s.kp * s.np]),
         c_pad: vec![0f32; s.mp * s.np],
     };
-    if i.mat1_pre_padded() {
+    if i.mat1_padding_excluded() {
         if let Some(ap) = p.a_pad.as_mut() {
             host_pad_copy(ap, &p.a, i.m, i.k, i.mat1_strides(), s.kp);
         }
@@ -676,7 +694,7 @@ fn cpu_pad(i: &PadMmInput, p: &mut CpuPrepared) {
     let s = shapes(i);
     let (mpad, kpad, npad) = i.padded_lengths();
     if let Some(ap) = p.a_pad.as_mut() {
-        if i.mat1_pre_padded() {
+        if i.mat1_padding_excluded() {
             let (r0, c0, nr, nc) = write_pad_rect(s.mp, s.kp, mpad, kpad);
             for r in r0..r0 + nr {
                 ap[r * s.kp + c0..r * s.kp + c0 + nc].fill(0.0);
@@ -816,6 +834,7 @@ mod tests {
             transpose_right: false,
             prepadded_left: false,
             prepadded_right: true,
+            fuse_mat1_pad: false,
         };
         let c = PadMmRunner::default().context(&i);
         assert_eq!(
@@ -861,6 +880,7 @@ mod tests {
             transpose_right: true,
             prepadded_left: true,
             prepadded_right: true,
+            fuse_mat1_pad: false,
         };
         assert!(!i.mat1_pre_padded() && !i.mat2_pre_padded());
         let j = PadMmInput {
@@ -950,6 +970,7 @@ mod tests {
                 transpose_right: tr,
                 prepadded_left: pl,
                 prepadded_right: pr,
+                fuse_mat1_pad: false,
             };
             let mut p = prepare_cpu(&i).unwrap();
             cpu_orig(&i, &mut p);

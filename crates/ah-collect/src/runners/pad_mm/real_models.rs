@@ -58,6 +58,7 @@ pub const NOTHING: PadMmInput = PadMmInput {
     transpose_right: false,
     prepadded_left: false,
     prepadded_right: false,
+    fuse_mat1_pad: false,
 };
 
 /// Which GEMM of a linear layer's training step.
@@ -159,6 +160,10 @@ pub fn gemm_input(
     prepadded_mat1: bool,
 ) -> PadMmInput {
     let (t, kf, nf) = (tokens, layer.in_features, layer.out_features);
+    // The gradient `dy` of a backward graph is computed in it: under torch.compile Inductor
+    // writes dy.t() padded straight from its producer, so padding it costs nothing more
+    // (measured: docs/real-models.md). PyTorch still logs it as not prepadded (not contiguous).
+    let fuse_mat1_pad = kind == GemmKind::GradWeight;
     let (m, k, n, transpose_left, transpose_right, prepadded_left) = match kind {
         GemmKind::Forward => (t, kf, nf, false, true, prepadded_mat1),
         GemmKind::GradInput => (t, nf, kf, false, false, prepadded_mat1),
@@ -174,6 +179,7 @@ pub fn gemm_input(
         transpose_right,
         prepadded_left,
         prepadded_right: false,
+        fuse_mat1_pad,
     }
 }
 
@@ -278,6 +284,18 @@ mod tests {
         assert_eq!(get(&gw, "prepadded_mat1"), false.into());
         assert_eq!(get(&gw, "prepadded_mat2"), false.into());
         assert_eq!(get(&gw, "using_tf32"), false.into());
+
+        // Only the gradient dy.t() of grad weight is padded by its producer: `pad` is timed
+        // without mat1's copy, while the logged feature stays PyTorch's.
+        for (kind, fused) in [
+            (GemmKind::Forward, false),
+            (GemmKind::GradInput, false),
+            (GemmKind::GradWeight, true),
+        ] {
+            let i = gemm_input(&l, kind, 1001, DType::F32, false, false);
+            assert_eq!(i.fuse_mat1_pad, fused, "{kind:?}");
+            assert_eq!(i.mat1_padding_excluded(), fused, "{kind:?}");
+        }
     }
 
     #[test]
