@@ -18,6 +18,7 @@
 //!   so a merge that replaces the log by a rename cannot orphan it); a merge holds shared locks
 //!   on its inputs. A second writer is refused.
 
+pub use ah_core::log::{lock_log, lock_path, LogLock};
 use std::collections::{BTreeMap, HashSet, VecDeque};
 use std::fs::{File, OpenOptions};
 use std::io::Write;
@@ -38,14 +39,6 @@ use crate::runner::{DrawnInput, DynRunner, MeasuredInput, SampleRng, Target};
 /// Errors of a collection or a merge.
 #[derive(Debug, thiserror::Error)]
 pub enum CollectError {
-    /// Another process holds the log's lock.
-    #[error("{}: another process is collecting into or merging this file (it holds {}); wait for it to finish, or write to another file", path.display(), lock.display())]
-    Locked {
-        /// The log.
-        path: PathBuf,
-        /// Its lock file.
-        lock: PathBuf,
-    },
     /// A file operation failed.
     #[error("{}: {source}", path.display())]
     Io {
@@ -376,61 +369,6 @@ pub fn medians_path(out: &Path) -> PathBuf {
 /// The provenance sidecar of a log: `FILE.provenance.json`.
 pub fn provenance_path(out: &Path) -> PathBuf {
     sidecar(out, "provenance.json")
-}
-
-/// The lock sidecar of a log: `FILE.lock` next to the file a symbolic link points to. It is
-/// created empty and never renamed or removed, so every writer locks the same inode.
-pub fn lock_path(log: &Path) -> PathBuf {
-    let resolved = std::fs::canonicalize(log).ok().or_else(|| {
-        let dir = match log.parent() {
-            Some(d) if !d.as_os_str().is_empty() => d,
-            _ => Path::new("."),
-        };
-        Some(std::fs::canonicalize(dir).ok()?.join(log.file_name()?))
-    });
-    sidecar(resolved.as_deref().unwrap_or(log), "lock")
-}
-
-/// A hold on a log's lock (see [`lock_log`]); released when dropped.
-#[derive(Debug)]
-pub struct LogLock {
-    path: PathBuf,
-    _file: File,
-}
-
-impl LogLock {
-    /// The lock file.
-    pub fn path(&self) -> &Path {
-        &self.path
-    }
-}
-
-/// Takes the lock of `log` without waiting: exclusive for a writer, shared for a reader that
-/// must not see the log change (a merge's inputs). [`CollectError::Locked`] when another process
-/// holds it in a conflicting mode.
-pub fn lock_log(log: &Path, exclusive: bool) -> Result<LogLock, CollectError> {
-    let path = lock_path(log);
-    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir).map_err(io_err(dir))?;
-    }
-    let file = OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(&path)
-        .map_err(io_err(&path))?;
-    let taken = if exclusive {
-        file.try_lock()
-    } else {
-        file.try_lock_shared()
-    };
-    match taken {
-        Ok(()) => Ok(LogLock { path, _file: file }),
-        Err(std::fs::TryLockError::WouldBlock) => Err(CollectError::Locked {
-            path: log.to_path_buf(),
-            lock: path,
-        }),
-        Err(std::fs::TryLockError::Error(e)) => Err(io_err(&path)(e)),
-    }
 }
 
 /// The text of a log or sidecar read as bytes: an error naming the file and the line when it
@@ -1190,7 +1128,7 @@ pub struct MergeSummary {
 /// `.medians.txt` sidecar, those are merged into `OUT.medians.txt` too.
 ///
 /// Safe next to collections: the output's lock is taken exclusively and every input's lock
-/// shared, so a merge onto or from a log being collected is refused ([`CollectError::Locked`])
+/// shared, so a merge onto or from a log being collected is refused (`ah_core::Error::Locked`)
 /// and a collection cannot start on the output while it is written. An existing output that
 /// is not one of the inputs, or whose medians sidecar would be left stale, is refused rather
 /// than replaced (its rows would be lost).
@@ -1574,15 +1512,24 @@ mod tests {
         let held = lock_log(&out, true).unwrap();
         let r = small_runner();
         let err = collect(r.as_ref(), &cfg(&out, 2, Shard::ALL), &mut Silent).unwrap_err();
-        assert!(matches!(err, CollectError::Locked { .. }), "{err}");
+        assert!(
+            matches!(err, CollectError::Core(ah_core::Error::Locked { .. })),
+            "{err}"
+        );
         assert!(err.to_string().contains("another process is collecting"));
         assert!(err.to_string().contains("pad_mm.txt.lock"), "{err}");
         // A merge onto it, or from it, is refused too, and leaves it alone.
         let other = dir.path().join("other.txt");
         let e = merge(std::slice::from_ref(&out), &out).unwrap_err();
-        assert!(matches!(e, CollectError::Locked { .. }), "{e}");
+        assert!(
+            matches!(e, CollectError::Core(ah_core::Error::Locked { .. })),
+            "{e}"
+        );
         let e = merge(std::slice::from_ref(&out), &other).unwrap_err();
-        assert!(matches!(e, CollectError::Locked { .. }), "{e}");
+        assert!(
+            matches!(e, CollectError::Core(ah_core::Error::Locked { .. })),
+            "{e}"
+        );
         assert!(!other.exists());
         drop(held);
         collect(r.as_ref(), &cfg(&out, 2, Shard::ALL), &mut Silent).unwrap();
@@ -1590,7 +1537,10 @@ mod tests {
         merge(std::slice::from_ref(&out), &out).unwrap();
         let _held = lock_log(&out, true).unwrap();
         let err = collect(r.as_ref(), &cfg(&out, 3, Shard::ALL), &mut Silent).unwrap_err();
-        assert!(matches!(err, CollectError::Locked { .. }), "{err}");
+        assert!(
+            matches!(err, CollectError::Core(ah_core::Error::Locked { .. })),
+            "{err}"
+        );
     }
 
     const HEAD: &str = "{\"name\": \"x\"}\nm,choice,feedback\n";

@@ -7,6 +7,14 @@ use std::path::PathBuf;
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
+    /// Another process holds the log's lock ([`crate::log::lock_log`]).
+    #[error("{}: another process is collecting into or merging this file (it holds {}); wait for it to finish, or write to another file", path.display(), lock.display())]
+    Locked {
+        /// The log.
+        path: PathBuf,
+        /// Its lock file.
+        lock: PathBuf,
+    },
     /// Reading or writing a file failed.
     #[error("{}: {source}", path.display())]
     Io {

@@ -28,6 +28,8 @@ pub mod multi_kernel;
 pub mod ops;
 pub mod runtime;
 pub mod select;
+#[doc(hidden)]
+pub mod test_support;
 pub mod value;
 
 pub use cache::{CacheKey, DeviceFingerprint, PickCache};

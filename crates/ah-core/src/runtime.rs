@@ -331,6 +331,9 @@ impl<'a> AutoHeuristicBuilder<'a> {
                 .iter()
                 .map(|f| f.name.to_string())
                 .collect();
+            // The same lock as every other writer of the log: a collector writing to this file
+            // makes this an error (Error::Locked), never interleaved rows.
+            let _lock = crate::log::lock_log(&log_path, true)?;
             let mut writer = LogWriter::append(&log_path, &ah.metadata, &features)?;
             for choice in &ah.choices {
                 let t = feedback(choice);
@@ -479,6 +482,7 @@ impl<'a> AutoHeuristic<'a> {
             .iter()
             .map(|f| f.name.to_string())
             .collect();
+        let _lock = crate::log::lock_log(&path, true)?;
         LogWriter::append(&path, &self.metadata, &features)?.write_row(
             &self.context,
             choice,
@@ -803,6 +807,23 @@ mod tests {
             .build()
             .unwrap_err();
         assert!(err.to_string().contains("InconsistentMetadata"), "{err}");
+        // While another writer (a collector, a merge) holds the log's lock, collecting is an
+        // error naming the file, and the log is left as it was.
+        let held = crate::log::lock_log(&path, true).unwrap();
+        let err = AutoHeuristic::builder("test", choices(&["a"]), || "f".into())
+            .feedback(|_| 4.0)
+            .context(fa_context())
+            .config(config(dir.path(), "test", ""))
+            .device(DeviceInfo::new(
+                DeviceIdentity::A100,
+                "NVIDIA A100-SXM4-80GB",
+            ))
+            .build()
+            .unwrap_err();
+        assert!(matches!(err, crate::Error::Locked { .. }), "{err}");
+        drop(held);
+        let log = Log::read(&path, ReadOptions { strict: true }).unwrap();
+        assert_eq!(log.rows.len(), 4);
     }
 
     #[test]

@@ -15,15 +15,7 @@ fn data_dir() -> Option<PathBuf> {
         env!("CARGO_MANIFEST_DIR"),
         "/../../../shared/data/pytorch"
     ));
-    if dir.is_dir() {
-        Some(dir.to_path_buf())
-    } else {
-        eprintln!(
-            "skipped: {} is absent (clone ../shared beside the repository)",
-            dir.display()
-        );
-        None
-    }
+    (!ah_core::test_support::skip_without(dir)).then(|| dir.to_path_buf())
 }
 
 struct Expect {

@@ -882,8 +882,9 @@ pub fn train(opts: &TrainOptions, progress: &(dyn Fn(u64) + Sync)) -> Result<Tra
                     inf_picks[best_i]
                 ));
             }
-            let fit_t =
-                fit_tables.swap_remove(usize::from(candidates[best_i].weighting == Weighting::Regret));
+            let fit_t = fit_tables.swap_remove(usize::from(
+                candidates[best_i].weighting == Weighting::Regret,
+            ));
             grid = refits.iter().map(|r| r.2.clone()).collect();
             let (f, bad, row) = refits.into_iter().nth(best).expect("best exists");
             final_fit = f;

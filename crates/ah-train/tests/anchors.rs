@@ -12,12 +12,7 @@ fn shared(rel: &str) -> Option<PathBuf> {
     let p = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../../../shared")
         .join(rel);
-    if p.exists() {
-        Some(p)
-    } else {
-        eprintln!("skipping: {} not found", p.display());
-        None
-    }
+    (!ah_core::test_support::skip_without(&p)).then_some(p)
 }
 
 fn options(log: PathBuf, split: Option<PathBuf>) -> TrainOptions {

@@ -575,7 +575,22 @@ fn inf_unavailable_is_refused_with_upstream_and_regression() {
 #[test]
 fn guard_policies_choose_the_stored_ranges() {
     let dir = tempfile::tempdir().unwrap();
-    let log = toy_log(dir.path(), 400, 7);
+    // The toy log plus a constant numeric feature `z`, which no tree can split on.
+    let toy = std::fs::read_to_string(toy_log(dir.path(), 400, 7)).unwrap();
+    let mut lines = toy.lines();
+    let md = lines
+        .next()
+        .unwrap()
+        .replace(r#"["m", "k"]"#, r#"["m", "k", "z"]"#);
+    assert!(md.contains(r#""z""#), "{md}");
+    let mut text = format!("{md}\n");
+    for line in lines {
+        let (mk, rest) = line.split_at(line.match_indices(',').nth(1).unwrap().0);
+        let z = if mk == "m,k" { "z" } else { "7" };
+        text.push_str(&format!("{mk},{z}{rest}\n"));
+    }
+    let log = dir.path().join("toy_z.txt");
+    std::fs::write(&log, text).unwrap();
     let model = |policy: &str| -> serde_json::Value {
         let out = dir.path().join(policy.replace(':', "_"));
         let o = run(&[

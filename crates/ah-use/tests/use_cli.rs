@@ -34,11 +34,7 @@ fn ah_use_via(launcher: Option<&[&str]>) -> Command {
 #[test]
 fn replay_agrees_with_training_metrics() {
     let log = repo().join("../shared/data/pytorch/pad_mm_a100.txt");
-    if !log.exists() {
-        eprintln!(
-            "skipped: {} is absent (../shared not beside the repository)",
-            log.display()
-        );
+    if ah_core::test_support::skip_without(&log) {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -265,6 +261,7 @@ fn replay_of_an_inf_unavailable_model_agrees_with_training_metrics() {
         command: "test".into(),
         range_guard: true,
         inf_unavailable: true,
+        guard: ah_train::guard::GuardPolicy::BOX,
     };
     let model = train(&opts, &|_| {}).unwrap().model;
     assert_eq!(model.training.extra["inf_unavailable"], true);
