@@ -9,7 +9,7 @@ set -euo pipefail
 
 CARGO=${CARGO:-cargo}
 SHAPES=${SHAPES:-data/reduction_h100_fresh.txt}
-"$CARGO" build --release --quiet -p ah-collect --example reduction_multi_kernel
+"$CARGO" build --release --quiet -p ah-cases --example reduction_multi_kernel
 json=$(target/release/examples/reduction_multi_kernel eval --shapes "$SHAPES")
 python3 - "$json" <<'PY'
 import json, sys

@@ -2,7 +2,7 @@
 # Trains the mm ranking heuristics from the H100 logs, generates the shipped one into the
 # heuristics crate and evaluates both on the evaluation log (docs/mm-ranking.md). Needs no GPU:
 #
-#   cargo build --release -p ah-train -p ah-codegen -p ah-collect --examples && bash scripts/mm_train.sh
+#   cargo build --release -p ah-train -p ah-codegen -p ah-cases --examples && bash scripts/mm_train.sh
 #
 # - MMRankingH100 (shipped): a re-ranking of cuBLASLt's candidate list. Choices are ranks in
 #   that list (extern_mm = its first pick, lt2, lt3, ...: data/mm_h100_rank.txt, renamed from

@@ -29,7 +29,6 @@
 //! drawn again: the cap keeps a collection of thousands of inputs within minutes.
 
 pub mod cublaslt;
-pub mod eval;
 
 use ah_core::Context;
 use rand::Rng;

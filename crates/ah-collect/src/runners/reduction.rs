@@ -15,7 +15,6 @@
 //! probability 0.6 and otherwise log-uniform in between (so most rows are not multiples of the
 //! block); `rows` is redrawn until the tensor fits in `min(256 MiB, memory / 8)`.
 
-pub mod eval;
 pub mod kernels;
 pub mod reference;
 

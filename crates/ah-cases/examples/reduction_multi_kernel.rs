@@ -23,9 +23,9 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Instant;
 
+use ah_cases::reduction_eval::{self as eval, InputTimes};
 use ah_collect::backend::{CudaBackend, TimingConfig};
 use ah_collect::dtype::DType;
-use ah_collect::runners::reduction::eval::{self, InputTimes};
 use ah_collect::runners::reduction::kernels::{
     Family, ReductionKernels, Variant, BLOCK_SIZES, REDUCTION_SOURCE,
 };

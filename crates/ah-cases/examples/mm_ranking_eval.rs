@@ -2,12 +2,12 @@
 //! not trained on and prints the results as Markdown (docs/mm-ranking.md).
 //!
 //! ```text
-//! cargo run --release -p ah-collect --example mm_ranking_eval -- \
+//! cargo run --release -p ah-cases --example mm_ranking_eval -- \
 //!     out/mm/MMRankingH100.json data/mm_h100_eval.txt [--worst 10]
 //! ```
 use std::path::PathBuf;
 
-use ah_collect::runners::mm::eval::{evaluate, Evaluation, Summary};
+use ah_cases::mm_eval::{evaluate, Evaluation, Summary};
 use ah_core::{Log, Model, ReadOptions};
 use anyhow::Context as _;
 use clap::Parser;

@@ -2,7 +2,7 @@
 //! `lt3`, ...), the label space of the re-ranking heuristic (docs/mm-ranking.md).
 //!
 //! ```text
-//! cargo run --release -p ah-collect --example mm_rank_log -- data/mm_h100.txt data/mm_h100_rank.txt
+//! cargo run --release -p ah-cases --example mm_rank_log -- data/mm_h100.txt data/mm_h100_rank.txt
 //! ```
 use std::path::PathBuf;
 

@@ -5,11 +5,10 @@
 
 use std::collections::BTreeMap;
 
+use ah_collect::dtype::DType;
+use ah_collect::runners::reduction::kernels::{Family, Op, Variant};
+use ah_collect::runners::reduction::reduction_context;
 use ah_core::{Context, Log, Value};
-
-use super::kernels::{Family, Op, Variant};
-use super::reduction_context;
-use crate::dtype::DType;
 
 /// One input of a reduction log with the time of every variant.
 #[derive(Debug, Clone, PartialEq)]

@@ -16,9 +16,8 @@
 
 use std::collections::BTreeMap;
 
+use ah_collect::runners::mm::{is_model_shape, AlgoConfig, EXTERN_MM};
 use ah_core::{Context, Decision, Log, Model, ModelEvaluator, Value};
-
-use super::{is_model_shape, AlgoConfig, EXTERN_MM};
 
 /// One evaluated input.
 #[derive(Debug, Clone, PartialEq)]

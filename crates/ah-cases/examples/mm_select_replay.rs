@@ -9,7 +9,7 @@
 //! program linking the generated crate takes.
 //!
 //! ```text
-//! cargo run --release -p ah-collect --example mm_select_replay -- MODEL.json data/mm_h100_eval.txt
+//! cargo run --release -p ah-cases --example mm_select_replay -- MODEL.json data/mm_h100_eval.txt
 //! ```
 use std::collections::BTreeMap;
 use std::path::PathBuf;
