@@ -1138,6 +1138,12 @@ pub fn merge(inputs: &[PathBuf], out: &Path) -> Result<MergeSummary, CollectErro
             "merge: give at least one log to merge".into(),
         ));
     }
+    if out.extension().is_some_and(|e| e == "gz") {
+        return Err(CollectError::Invalid(format!(
+            "{}: merge writes a plain log; give an output without .gz and compress it afterwards (gzip OUT): the inputs may be .gz",
+            out.display()
+        )));
+    }
     let out_lock = lock_log(out, true)?;
     let mut held: Vec<LogLock> = Vec::new();
     let mut out_is_input = false;
@@ -1189,7 +1195,10 @@ fn merge_texts(inputs: &[PathBuf]) -> Result<(String, u64, u64), CollectError> {
     let mut head: Option<(String, String)> = None;
     let (mut rows, mut torn) = (0u64, 0u64);
     for path in inputs {
-        let bytes = std::fs::read(path).map_err(io_err(path))?;
+        // Plain or gzip-compressed, like every reader of logs (ah-train reads both).
+        let mut bytes = Vec::new();
+        std::io::Read::read_to_end(&mut ah_core::log::open_maybe_gz(path)?, &mut bytes)
+            .map_err(io_err(path))?;
         let text = log_text(path, &bytes)?;
         let complete = match text.rfind('\n') {
             Some(i) => &text[..=i],
@@ -1503,6 +1512,33 @@ mod tests {
         let err = merge(&[a, b], &out).unwrap_err().to_string();
         assert!(err.contains("b.txt: metadata line differs from"), "{err}");
         assert!(!out.exists(), "no half-written output");
+    }
+
+    #[test]
+    fn merge_reads_gzip_logs_and_writes_plain_text_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let text_a = "{\"name\": \"x\"}\nm,choice,feedback\n1,a,1.0\n1,b,2.0\n";
+        let a = dir.path().join("a.txt.gz");
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+        std::io::Write::write_all(&mut gz, text_a.as_bytes()).unwrap();
+        std::fs::write(&a, gz.finish().unwrap()).unwrap();
+        let b = dir.path().join("b.txt");
+        std::fs::write(
+            &b,
+            "{\"name\": \"x\"}\nm,choice,feedback\n2,a,3.0\n2,b,4.0\n",
+        )
+        .unwrap();
+        let out = dir.path().join("o.txt");
+        let summary = merge(&[a.clone(), b.clone()], &out).unwrap();
+        assert_eq!(summary.rows, 4);
+        assert_eq!(
+            std::fs::read_to_string(&out).unwrap(),
+            "{\"name\": \"x\"}\nm,choice,feedback\n1,a,1.0\n1,b,2.0\n2,a,3.0\n2,b,4.0\n"
+        );
+        let gz_out = dir.path().join("o2.txt.gz");
+        let err = merge(&[a, b], &gz_out).unwrap_err().to_string();
+        assert!(err.contains("merge writes a plain log"), "{err}");
+        assert!(!gz_out.exists());
     }
 
     #[test]
