@@ -39,17 +39,29 @@ pub struct Args {
     /// The training log (PyTorch's train.txt format, optionally .gz).
     pub file: PathBuf,
     /// Name of the heuristic (class/module name), e.g. PadMMH100.
-    #[arg(long, long_help, help = "Heuristic name, e.g. PadMMH100")]
+    #[arg(
+        help_heading = "Inputs and outputs",
+        long,
+        long_help,
+        help = "Heuristic name, e.g. PadMMH100"
+    )]
     pub heuristic_name: String,
     /// Folder for the outputs (created if missing).
-    #[arg(long, default_value = ".", long_help, help = "Folder for the outputs")]
+    #[arg(
+        help_heading = "Inputs and outputs",
+        long,
+        default_value = ".",
+        long_help,
+        help = "Folder for the outputs"
+    )]
     pub output_dir: PathBuf,
     /// Extra evaluation set: a name and a log (repeatable). mm's `train_timm` and `train_hf`
     /// are also added three times to the training set, as PyTorch does.
-    #[arg(long, num_args = 2, value_names = ["SETNAME", "FILE"], action = clap::ArgAction::Append, long_help, help = "Extra evaluation set (repeatable)")]
+    #[arg(help_heading = "Inputs and outputs", long, num_args = 2, value_names = ["SETNAME", "FILE"], action = clap::ArgAction::Append, long_help, help = "Extra evaluation set (repeatable)")]
     pub data: Vec<String>,
     /// Tree learner.
     #[arg(
+        help_heading = "Model",
         long,
         value_enum,
         default_value = "cart",
@@ -59,14 +71,16 @@ pub struct Args {
     pub learner: LearnerArg,
     /// Ranking: learn from near-best copies and report top-K metrics (PyTorch's --ranking).
     #[arg(
+        help_heading = "Model",
         long,
         value_name = "K",
         long_help,
         help = "Train a ranking heuristic returning the top K"
     )]
     pub ranking: Option<usize>,
-    /// The regression variant (spec 7.4).
+    /// The regression variant: learn each choice's time and pick the fastest (docs/training.md).
     #[arg(
+        help_heading = "Model",
         long,
         long_help,
         help = "Regression variant (PyTorch's train_regression.py rule)"
@@ -74,6 +88,7 @@ pub struct Args {
     pub regression: bool,
     /// Default choice (for speedup-over-default metrics).
     #[arg(
+        help_heading = "Model",
         long,
         value_name = "CHOICE",
         long_help,
@@ -82,6 +97,7 @@ pub struct Args {
     pub default_choice: Option<String>,
     /// Seed of the split (and of the trees' feature order).
     #[arg(
+        help_heading = "Model",
         long,
         default_value_t = 42,
         long_help,
@@ -91,6 +107,7 @@ pub struct Args {
     /// A split file ({"features", "train", "val", "test"}, as the Python reference's
     /// --write-split writes) naming each input's set.
     #[arg(
+        help_heading = "Inputs and outputs",
         long,
         value_name = "FILE",
         long_help,
@@ -99,6 +116,7 @@ pub struct Args {
     pub split: Option<PathBuf>,
     /// Write the split used to FILE (same format as --split).
     #[arg(
+        help_heading = "Inputs and outputs",
         long,
         value_name = "FILE",
         long_help,
@@ -106,13 +124,25 @@ pub struct Args {
     )]
     pub write_split: Option<PathBuf>,
     /// PyTorch's selection rule exactly (safe probability on val, most correct on val).
-    #[arg(long, long_help, help = "Use PyTorch's selection rule exactly")]
+    #[arg(
+        help_heading = "Selection",
+        long,
+        long_help,
+        help = "Use PyTorch's selection rule exactly"
+    )]
     pub upstream: bool,
     /// A JSON training config overriding the name's defaults (see docs/training.md).
-    #[arg(long, value_name = "FILE", long_help, help = "JSON training config")]
+    #[arg(
+        help_heading = "Inputs and outputs",
+        long,
+        value_name = "FILE",
+        long_help,
+        help = "JSON training config"
+    )]
     pub config: Option<PathBuf>,
     /// Extra augment operations (`NAME = EXPR` per line, `NAME :cat = EXPR` for categorical).
     #[arg(
+        help_heading = "Inputs and outputs",
         long,
         value_name = "FILE",
         long_help,
@@ -121,6 +151,7 @@ pub struct Args {
     pub operations: Option<PathBuf>,
     /// Cost of one unsure input (an autotune) in units of ln(t_pick / t_best) (default mode).
     #[arg(
+        help_heading = "Selection",
         long,
         default_value_t = 0.01,
         long_help,
@@ -131,6 +162,7 @@ pub struct Args {
     /// one-sided 84% (z = 1) upper confidence bound of the cross-validated share must not exceed it
     /// (default mode).
     #[arg(
+        help_heading = "Selection",
         long,
         default_value_t = 0.005,
         long_help,
@@ -139,6 +171,7 @@ pub struct Args {
     pub max_harmful: f64,
     /// Cross-validation folds (default mode).
     #[arg(
+        help_heading = "Selection",
         long,
         default_value_t = 5,
         long_help,
@@ -150,19 +183,26 @@ pub struct Args {
     /// it too (the grid table does not). On by default; off with `--upstream` (PyTorch has no
     /// range guard) unless asked for.
     #[arg(
+        help_heading = "Range guard",
         long,
         help = "Unsure outside the feature ranges seen in training (default, but not with --upstream)"
     )]
     pub range_guard: bool,
     /// Do not store the range guard: the heuristic also decides for inputs unlike any seen in
     /// training.
-    #[arg(long, conflicts_with = "range_guard", help = "No range guard")]
+    #[arg(
+        help_heading = "Range guard",
+        long,
+        conflicts_with = "range_guard",
+        help = "No range guard"
+    )]
     pub no_range_guard: bool,
     /// Which numeric features the range guard checks, with an optional log-space margin `:F`
     /// (a range widens to [min / F, max * F]): `box`, every feature (logged and augmented,
     /// strides included); `tested`, only the features the tree tests; `logged`, only the logged
     /// ones. docs/training.md compares them.
     #[arg(
+        help_heading = "Range guard",
         long,
         value_name = "POLICY",
         default_value = "box",
@@ -179,6 +219,7 @@ pub struct Args {
     /// Without it a failed pick is a real failure (PyTorch's semantics; pad_mm, mm). Not with
     /// --upstream or --regression.
     #[arg(
+        help_heading = "Selection",
         long,
         long_help,
         help = "A choice timed inf for an input is never offered for it: picking it is unsure, not a failure"
@@ -186,6 +227,7 @@ pub struct Args {
     pub inf_unavailable: bool,
     /// How the default mode scores a leaf before thresholding it.
     #[arg(
+        help_heading = "Selection",
         long,
         value_enum,
         default_value = "wilson",
@@ -195,11 +237,17 @@ pub struct Args {
     pub confidence: ConfidenceArg,
     /// Do not generate code after training (by default the PyTorch artifact `_NAME.py` is
     /// written to the output folder, and the Rust module too when --rust-crate is given).
-    #[arg(long, long_help, help = "Skip code generation")]
+    #[arg(
+        help_heading = "Code generation",
+        long,
+        long_help,
+        help = "Skip code generation"
+    )]
     pub no_codegen: bool,
     /// Also generate the Rust module into this generated-heuristics crate
     /// (e.g. generated/ah-heuristics).
     #[arg(
+        help_heading = "Code generation",
         long,
         value_name = "DIR",
         long_help,
@@ -207,13 +255,24 @@ pub struct Args {
     )]
     pub rust_crate: Option<PathBuf>,
     /// Worker threads for the grid (default: all cores).
-    #[arg(long, long_help, help = "Worker threads")]
+    #[arg(help_heading = "Run", long, long_help, help = "Worker threads")]
     pub threads: Option<usize>,
     /// Print the wall time of the training phases on stderr.
-    #[arg(long, long_help, help = "Print phase timings on stderr")]
+    #[arg(
+        help_heading = "Run",
+        long,
+        long_help,
+        help = "Print phase timings on stderr"
+    )]
     pub timings: bool,
     /// Print no tables.
-    #[arg(long, short, long_help, help = "Print nothing but errors")]
+    #[arg(
+        help_heading = "Run",
+        long,
+        short,
+        long_help,
+        help = "Print nothing but errors"
+    )]
     pub quiet: bool,
 }
 
