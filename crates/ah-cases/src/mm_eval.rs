@@ -14,6 +14,7 @@
 //! returns with `extern_mm` as the fallback: the decision (confidence threshold applied) when
 //! it is one of the input's choices, else `extern_mm`.
 
+use ah_core::stats::median;
 use std::collections::BTreeMap;
 
 use ah_collect::runners::mm::{is_model_shape, AlgoConfig, EXTERN_MM};
@@ -114,16 +115,6 @@ fn geomean(v: impl Iterator<Item = f64>) -> f64 {
         f64::NAN
     } else {
         (s / n as f64).exp()
-    }
-}
-
-fn median(v: &mut [f64]) -> f64 {
-    v.sort_by(f64::total_cmp);
-    let n = v.len();
-    if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        0.5 * (v[n / 2 - 1] + v[n / 2])
     }
 }
 

@@ -3,6 +3,7 @@
 //! and the metrics `docs/reduction.md` reports (geomean speedup, share of the oracle, picks
 //! more than 10% slower than the best).
 
+use ah_core::stats::median;
 use std::collections::BTreeMap;
 
 use ah_collect::dtype::DType;
@@ -54,16 +55,6 @@ pub fn parse_dtype(s: &str) -> Option<DType> {
     [DType::F32, DType::F16, DType::BF16]
         .into_iter()
         .find(|d| d.torch_name() == s)
-}
-
-fn median(v: &mut [f64]) -> f64 {
-    v.sort_by(f64::total_cmp);
-    let n = v.len();
-    if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        0.5 * (v[n / 2 - 1] + v[n / 2])
-    }
 }
 
 /// Groups a reduction log into inputs (in order of first appearance) with the median time of

@@ -10,6 +10,7 @@
 //! cargo run --release -p ah-collect --example timing_spread -- --samples 60 --out spread.jsonl
 //! ```
 
+use ah_core::stats::median;
 use std::io::Write;
 use std::time::Instant;
 
@@ -60,16 +61,6 @@ fn parse_args() -> anyhow::Result<Args> {
 struct Sample {
     first_ms: f64,
     runs_ms: Vec<f64>,
-}
-
-fn median(v: &mut [f64]) -> f64 {
-    v.sort_by(f64::total_cmp);
-    let n = v.len();
-    if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        0.5 * (v[n / 2 - 1] + v[n / 2])
-    }
 }
 
 fn quantile(v: &mut [f64], q: f64) -> f64 {

@@ -28,6 +28,7 @@ pub mod multi_kernel;
 pub mod ops;
 pub mod runtime;
 pub mod select;
+pub mod stats;
 #[doc(hidden)]
 pub mod test_support;
 pub mod value;

@@ -7,6 +7,7 @@
 //! appearance. Inputs are ordered as pandas' `groupby(features, sort=True)` orders them, so that
 //! row positions, and hence the seeded split, are the reference's.
 
+use ah_core::stats::median;
 use std::cmp::Ordering;
 use std::collections::HashMap;
 use std::path::Path;
@@ -277,16 +278,6 @@ fn cmp_values(a: &Value, b: &Value, kind: ColumnKind) -> Ordering {
                 _ => x.total_cmp(&y),
             }
         }
-    }
-}
-
-fn median(v: &mut [f64]) -> f64 {
-    v.sort_by(f64::total_cmp);
-    let n = v.len();
-    if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        (v[n / 2 - 1] + v[n / 2]) / 2.0
     }
 }
 

@@ -85,13 +85,8 @@ impl Measurement {
             return None;
         }
         let busy_ms = samples.iter().sum();
-        samples.sort_by(f64::total_cmp);
+        let median = ah_core::stats::median(samples);
         let n = samples.len();
-        let median = if n % 2 == 1 {
-            samples[n / 2]
-        } else {
-            0.5 * (samples[n / 2 - 1] + samples[n / 2])
-        };
         Some(Measurement {
             min_ms: samples[0],
             median_ms: median,
