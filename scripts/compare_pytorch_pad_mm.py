@@ -14,6 +14,10 @@ times both:
 
 Prints, per labelling, the median |ratio - 1| of our time to PyTorch's for `orig` and `pad`, and
 how often both pick the same winner where PyTorch's two choices differ by more than 10 %.
+With `--pad-copy compiled` (the default) `pad` is Inductor's compiled code for the same function,
+replayed from a CUDA graph, as ah-collect times it since it copies a transposed operand with a
+tiled kernel; `--pad-copy eager` is `_should_pad`'s eager function, for logs collected with
+AH_PAD_COPY=vector16 (distribution version 1 of --shapes pytorch).
 Usage: compare_pytorch_pad_mm.py LOG [--samples 120] [--reps 3] [--json OUT.json]
        [--no-median]        min labelling only (full-range kernels: halves the time)
        [--time-limit S]     stop re-timing after S seconds and report what was re-timed
@@ -47,7 +51,44 @@ def label(times):
     return statistics.median(times)
 
 
-def make_fns(f):
+def compiled_pad_mm(mp, kp, np_, pre1, pre2):
+    """Inductor's own code for `_should_pad`'s pad function (pad_mm's pad_mat1 / pad_mat2 / mm /
+    slice, written out: dynamo does not trace into torch._inductor), so the padding copies are
+    the Triton kernels a compiled program runs: a transposed operand is copied by a tiled
+    kernel, where eager `constant_pad_nd` gathers it through its strides, several times slower."""
+    import torch.nn.functional as F
+
+    def pad_mm(x, y):
+        if not pre1 and (mp or kp):
+            x = F.pad(x, (0, kp, 0, mp))
+        if not pre2 and (kp or np_):
+            y = F.pad(y, (0, np_, 0, kp))
+        r = torch.mm(x, y)
+        if mp:
+            r = r[:-mp, :]
+        if np_:
+            r = r[:, :-np_]
+        return r
+
+    return torch.compile(pad_mm, dynamic=False, fullgraph=True)
+
+
+def as_graph(fn):
+    """`fn` captured in a CUDA graph: one launch per call, so a compiled wrapper's Python
+    overhead does not leak into the GPU time of small kernels."""
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        for _ in range(2):
+            fn()
+    torch.cuda.current_stream().wait_stream(side)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        fn()
+    return graph.replay
+
+
+def make_fns(f, pad_copy="compiled"):
     from torch._inductor.fx_passes import pad_mm as P
 
     m, k, n = int(f["m"]), int(f["k"]), int(f["n"])
@@ -87,9 +128,16 @@ def make_fns(f):
             mat2_pad[-kp:, -np_:].fill_(0)
 
         fns.append(write_pad2)
-    fns.append(
-        lambda: P.pad_mm(mat1_pad, mat2_pad, mp, kp, np_, mat1_pre_padded=pre1, mat2_pre_padded=pre2)
-    )
+    if pad_copy == "compiled":
+        import torch._inductor.config as ic
+
+        cpad = compiled_pad_mm(mp, kp, np_, pre1, pre2)
+        with ic.patch(shape_padding=False):  # compiled here; its mm is aligned: never re-decided
+            fns.append(as_graph(lambda: cpad(mat1_pad, mat2_pad)))
+    else:
+        fns.append(
+            lambda: P.pad_mm(mat1_pad, mat2_pad, mp, kp, np_, mat1_pre_padded=pre1, mat2_pre_padded=pre2)
+        )
 
     def pad():
         for fn in fns:
@@ -107,6 +155,9 @@ def main():
     ap.add_argument("--json")
     ap.add_argument("--no-median", action="store_true", help="skip the median labelling (do_bench)")
     ap.add_argument("--time-limit", type=float, default=0, help="seconds; 0 = none")
+    ap.add_argument("--pad-copy", choices=("compiled", "eager"), default="compiled",
+                    help="how pad copies an operand: Inductor's compiled kernels (as ah-collect's "
+                         "default, AH_PAD_COPY unset) or eager constant_pad_nd (AH_PAD_COPY=vector16)")
     args = ap.parse_args()
 
     import triton.testing
@@ -132,7 +183,7 @@ def main():
                 print(f"  time limit: {i} of {len(keys)} inputs re-timed", flush=True)
                 break
             f = dict(zip(names, key))
-            orig, pad = make_fns(f)
+            orig, pad = make_fns(f, args.pad_copy)
             r = {"features": f}
             for name, fn in (("orig", orig), ("pad", pad)):
                 pt_min = statistics.median(bench.benchmark_gpu(fn) for _ in range(args.reps))
@@ -188,6 +239,7 @@ def main():
         "torch": torch.__version__,
         "device": torch.cuda.get_device_name(),
         "min_benchmarker": type(bench).__name__,
+        "pad_copy": args.pad_copy,
         "min_labelling": stats("min"),
         "median_labelling": stats("median"),
         "seconds": time.time() - t0,

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The H100 pad_mm training mix (issue 12) and a candidate PadMMH100 trained on it, without a GPU:
 #   1300 real-model inputs   data/pad_mm_h100_real.txt       (--shapes real, seed 5)
-#    600 full-range inputs   data/pad_mm_h100_fullrange.txt  (--shapes pytorch, dims <= 65536, seed 3)
+#    600 full-range inputs   data/pad_mm_h100_fullrange.txt  (--shapes pytorch, dims <= 65536, seed 3, 2 reps)
 #   1100 earlier inputs      the first 1100 of data/pad_mm_h100.txt (dims <= 8192, seed 0)
 # Then every guard policy is trained and replayed on the three held-out logs (real models with
 # compiled truth, fresh full range, fresh dims <= 8192); the table goes to stdout.
@@ -20,9 +20,9 @@ printf '| policy | set | decided | wrong | > 10 %% slower | %% of oracle | %% of
 for policy in box tested logged tested:2 logged:2 none; do
   d="$OUT/guard-${policy/:/_}"
   if [ "$policy" = none ]; then g=(--no-range-guard); else g=(--guard "$policy"); fi
-  "$B/ah-train" "$OUT/pad_mm_h100_mix.txt" --heuristic-name PadMMH100 --output-dir "$d" --no-codegen -q "${g[@]}"
+  "$B/ah-train" "$OUT/pad_mm_h100_mix.txt" --heuristic-name PadMMH100Candidate --output-dir "$d" --no-codegen -q "${g[@]}"
   for set in realmodels fullrange_fresh fresh; do
-    "$B/ah-use" replay --model "$d/PadMMH100.model.json" "data/pad_mm_h100_$set.txt" --json "$d/$set.json" >/dev/null 2>&1
+    "$B/ah-use" replay --model "$d/PadMMH100Candidate.model.json" "data/pad_mm_h100_$set.txt" --json "$d/$set.json" >/dev/null 2>&1
     python3 - "$policy" "$set" "$d/$set.json" <<'PY'
 import json, sys
 m = json.load(open(sys.argv[3]))["metrics"]

@@ -28,7 +28,10 @@ if [ -n "$DATA" ]; then
 else
   LOG=$OUT/train.txt
   step "collect: $NAME, $SAMPLES inputs, device $DEVICE, seed $SEED -> $LOG"
-  $BIN/ah-collect --name "$NAME" --device "$DEVICE" --num-samples "$SAMPLES" --seed "$SEED" --out "$LOG"
+  # Three repetitions (PyTorch's count): timings on a shared CPU spread more than on a GPU, where
+  # ah-collect's default of two was measured to be enough (docs/collection.md).
+  $BIN/ah-collect --name "$NAME" --device "$DEVICE" --num-samples "$SAMPLES" --num-reps 3 --seed "$SEED" \
+    --out "$LOG"
 fi
 
 # The heuristic's name says what it decides and where it was trained: PadMM + the device of the

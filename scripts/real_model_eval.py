@@ -20,7 +20,8 @@ that PyTorch's pad_mm would consider are kept (some dim unaligned for the dtype,
 Measurement (needs torch + CUDA): for each GEMM and choice in (orig, pad), inside
 `torch._inductor.config.patch(shape_padding=pad, force_shape_pad=pad)`: dynamo reset, compile the
 function with `torch.compile(dynamic=False)`, run it once (capturing Inductor's output code), and
-benchmark it in the same block (median of `triton.testing.do_bench`, ms). The feedback is the time
+benchmark it in the same block (median of CUDA-graph replays, each after an L2 flush, ms; see
+`make_timer` for why not `triton.testing.do_bench`). The feedback is the GPU time
 of the whole compiled program (the pointwise producer + padding + mm), i.e. what the pad decision
 costs or saves in a real graph, not PyTorch's isolated microbenchmark. `pad_applied` records
 whether the pad program really holds a padded buffer.
@@ -404,7 +405,17 @@ def pad_applied(codes_orig, codes_pad, g, pads):
     return any(int(a) in padded or int(b) in padded for a, b in new)
 
 
-def make_timer(torch, warmup_ms, rep_ms):
+def make_timer(torch, warmup_ms, rep_ms, kind):
+    """(timer, name): `timer(f)` is the median time of `f()` in ms.
+
+    `cudagraph` (default): `f` is captured once in a CUDA graph and each timed call replays it
+    after an L2 flush, so the time is what the GPU spends on the program. `do_bench` times the
+    Python call itself: on GEMMs of tens of microseconds the compiled wrapper's launch overhead
+    (guards, several kernel launches) exceeds the GPU time, the GPU waits on the CPU, and two
+    runs of the same GEMM disagreed by up to 6x on the H100 (docs/real-models.md)."""
+    if kind == "cudagraph":
+        return (lambda f: graph_time(torch, f, warmup_ms, rep_ms)), \
+            "CUDA-graph replay median (L2 flushed before each replay)"
     try:
         import triton.testing
 
@@ -416,6 +427,37 @@ def make_timer(torch, warmup_ms, rep_ms):
         from torch._inductor.runtime.benchmarking import benchmarker
 
         return (lambda f: float(benchmarker.benchmark_gpu(f))), "InductorBenchmarker.benchmark_gpu"
+
+
+def graph_time(torch, f, warmup_ms, rep_ms):
+    """Median ms of replays of `f` captured in a CUDA graph, each after a 256 MiB L2 flush."""
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):  # capture needs the lazy work (allocations, autotuning) done
+        for _ in range(2):
+            f()
+    torch.cuda.current_stream().wait_stream(side)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        f()
+    flush = torch.empty(256 * 1024 * 1024, dtype=torch.int8, device="cuda")
+
+    def timed(n):
+        events = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in range(n)]
+        for start, end in events:
+            flush.zero_()
+            start.record()
+            graph.replay()
+            end.record()
+        torch.cuda.synchronize()
+        return [s.elapsed_time(e) for s, e in events]
+
+    estimate = statistics.median(timed(5))
+    timed(max(1, min(100, int(warmup_ms / max(estimate, 1e-3)))))
+    n = max(10, min(1000, int(rep_ms / max(estimate, 1e-3))))
+    ms = statistics.median(timed(n))
+    del graph
+    return ms
 
 
 def measure_choice(torch, fn, inputs, choice, timer):
@@ -599,6 +641,8 @@ def parse_args():
     p.add_argument("--time-limit", type=float, default=0, help="seconds; 0 = none")
     p.add_argument("--warmup-ms", type=int, default=25)
     p.add_argument("--rep-ms", type=int, default=100)
+    p.add_argument("--timer", choices=("cudagraph", "do_bench"), default="cudagraph",
+                   help="how a compiled program is timed (see make_timer)")
     p.add_argument("--allow-other-metadata", action="store_true",
                    help="do not require the metadata line of data/pad_mm_h100.txt (another GPU)")
     a = p.parse_args()
@@ -607,6 +651,19 @@ def parse_args():
     if a.count < 1 or a.max_tokens < MIN_DIM:
         p.error(f"--count must be >= 1 and --max-tokens >= {MIN_DIM}")
     return a
+
+
+def check_same_timer(prov_path, timer_name, resume):
+    """A resumed set keeps one timer: refuse to mix labels of two timing methods."""
+    if not resume or not os.path.exists(prov_path):
+        return
+    with open(prov_path) as f:
+        sessions = json.load(f).get("sessions", [])
+    used = {s.get("timer") for s in sessions} - {None}
+    if used and used != {timer_name}:
+        log(f"error: {prov_path}: earlier sessions timed with {sorted(used)}, this one with "
+            f"'{timer_name}'; resume with the same --timer or write to another --out")
+        sys.exit(EXIT_BAD_INPUT)
 
 
 def check_metadata(meta, allow_other):
@@ -647,7 +704,8 @@ def run(args, gemms):
     align_log_to_done(args.out, len(done))
     done_ids = {d["id"] for d in done}
     todo = [g for g in gemms if g.id not in done_ids]
-    timer, timer_name = make_timer(torch, args.warmup_ms, args.rep_ms)
+    timer, timer_name = make_timer(torch, args.warmup_ms, args.rep_ms, args.timer)
+    check_same_timer(prov, timer_name, args.resume)
     if not todo:
         report(done, len(gemms))
         return

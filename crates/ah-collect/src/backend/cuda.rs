@@ -109,6 +109,38 @@ extern "C" __global__ void ah_copy2d_vec_u32(unsigned int* dst, const unsigned i
                                              long long cols, long long s0, long long s1, long long dst_cols) {
     ah_copy2d_vec<unsigned int, 4>(dst, src, rows, cols, s0, s1, dst_cols);
 }
+// Transposed source (strides (1, s1): a column of the source is contiguous): a 32 x 32 tile is
+// read along source columns and written along destination rows through shared memory, so both
+// sides are coalesced, as the tiled copy Inductor generates in a compiled program. The gather
+// kernels above read such a source with a stride of s1 elements per thread and ran at a fraction
+// of the bandwidth (eager PyTorch's constant_pad_nd is as slow: docs/collection.md).
+template <typename T>
+__device__ __forceinline__ void ah_copy2d_t(T* dst, const T* src, long long rows, long long cols,
+                                            long long s1, long long dst_cols) {
+    __shared__ T tile[32][33];
+    for (long long tc = blockIdx.y * 32LL; tc < cols; tc += gridDim.y * 32LL) {
+        for (long long tr = blockIdx.x * 32LL; tr < rows; tr += gridDim.x * 32LL) {
+            for (int j = threadIdx.y; j < 32; j += blockDim.y) {
+                long long r = tr + threadIdx.x, c = tc + j;
+                if (r < rows && c < cols) tile[j][threadIdx.x] = src[c * s1 + r];
+            }
+            __syncthreads();
+            for (int j = threadIdx.y; j < 32; j += blockDim.y) {
+                long long r = tr + j, c = tc + threadIdx.x;
+                if (r < rows && c < cols) dst[r * dst_cols + c] = tile[threadIdx.x][j];
+            }
+            __syncthreads();
+        }
+    }
+}
+extern "C" __global__ void ah_copy2d_t_u16(unsigned short* dst, const unsigned short* src, long long rows,
+                                           long long cols, long long s1, long long dst_cols) {
+    ah_copy2d_t(dst, src, rows, cols, s1, dst_cols);
+}
+extern "C" __global__ void ah_copy2d_t_u32(unsigned int* dst, const unsigned int* src, long long rows,
+                                           long long cols, long long s1, long long dst_cols) {
+    ah_copy2d_t(dst, src, rows, cols, s1, dst_cols);
+}
 extern "C" __global__ void ah_copy2d_u16(unsigned short* dst, const unsigned short* src, long long rows,
                                          long long cols, long long s0, long long s1, long long dst_cols) {
     ah_copy2d(dst, src, rows, cols, s0, s1, dst_cols);
@@ -193,7 +225,39 @@ pub struct CudaBackend {
     timing: TimingConfig,
     info: BackendInfo,
     fill_seed: u64,
-    vector_copy: bool,
+    pad_copy: PadCopy,
+}
+
+/// Which kernels copy an operand into its padded buffer (`AH_PAD_COPY`, recorded in the
+/// provenance as `pad_copy_kernel`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum PadCopy {
+    /// One element per thread, gathered through the strides (`AH_PAD_COPY=scalar`).
+    Scalar,
+    /// 16-byte stores, gathered through the strides (`AH_PAD_COPY=vector16`): what eager
+    /// PyTorch pays; slow for a transposed source.
+    Vector16,
+    /// The default: `Vector16` for a row-major source, a tiled transpose through shared memory
+    /// for a transposed one, as a compiled program's Triton copy pays.
+    Tiled,
+}
+
+impl PadCopy {
+    fn from_env() -> PadCopy {
+        match std::env::var("AH_PAD_COPY").as_deref() {
+            Ok("scalar") => PadCopy::Scalar,
+            Ok("vector16") => PadCopy::Vector16,
+            _ => PadCopy::Tiled,
+        }
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            PadCopy::Scalar => "scalar",
+            PadCopy::Vector16 => "vector16",
+            PadCopy::Tiled => "vector16+tiled_transpose",
+        }
+    }
 }
 
 fn drv_err(e: cudarc::driver::DriverError) -> BenchError {
@@ -281,6 +345,8 @@ impl CudaBackend {
             "ah_copy2d_u32",
             "ah_copy2d_vec_u16",
             "ah_copy2d_vec_u32",
+            "ah_copy2d_t_u16",
+            "ah_copy2d_t_u32",
         ] {
             kernels.insert(name, module.load_function(name).map_err(cu)?);
         }
@@ -344,14 +410,8 @@ impl CudaBackend {
             }
         }
         versions.insert("cudarc".into(), "0.19".into());
-        // AH_PAD_COPY=scalar selects the one-element-per-thread copy kernel (for comparisons).
-        let vector_copy = std::env::var("AH_PAD_COPY")
-            .map(|v| v != "scalar")
-            .unwrap_or(true);
-        versions.insert(
-            "pad_copy_kernel".into(),
-            if vector_copy { "vector16" } else { "scalar" }.into(),
-        );
+        let pad_copy = PadCopy::from_env();
+        versions.insert("pad_copy_kernel".into(), pad_copy.name().into());
         let info = BackendInfo {
             kind: BackendKind::Cuda,
             device_name: name,
@@ -375,7 +435,7 @@ impl CudaBackend {
             timing,
             info,
             fill_seed: 0,
-            vector_copy,
+            pad_copy,
         })
     }
 
@@ -489,7 +549,10 @@ impl CudaBackend {
         if rows == 0 || cols == 0 {
             return Ok(());
         }
-        let vec = self.vector_copy && (dst_cols * elem).is_multiple_of(16);
+        if self.pad_copy == PadCopy::Tiled && s0 == 1 && s1 != 1 {
+            return self.copy2d_transposed(dst, src, rows, cols, s1, dst_cols, elem);
+        }
+        let vec = self.pad_copy != PadCopy::Scalar && (dst_cols * elem).is_multiple_of(16);
         let name = match (elem, vec) {
             (2, false) => "ah_copy2d_u16",
             (4, false) => "ah_copy2d_u32",
@@ -519,6 +582,47 @@ impl CudaBackend {
             .arg(&rows)
             .arg(&cols)
             .arg(&s0)
+            .arg(&s1)
+            .arg(&dst_cols);
+        // SAFETY: the caller guarantees both buffers cover the addressed elements.
+        unsafe { b.launch(cfg) }.map_err(drv_err)?;
+        Ok(())
+    }
+
+    /// [`Self::copy2d`] of a transposed source (`src[r + c * s1]`): 32 x 32 tiles, 32 x 8
+    /// threads a block.
+    #[allow(clippy::too_many_arguments)]
+    fn copy2d_transposed(
+        &mut self,
+        dst: drv::CUdeviceptr,
+        src: drv::CUdeviceptr,
+        rows: usize,
+        cols: usize,
+        s1: usize,
+        dst_cols: usize,
+        elem: usize,
+    ) -> Result<(), BenchError> {
+        let name = match elem {
+            2 => "ah_copy2d_t_u16",
+            4 => "ah_copy2d_t_u32",
+            _ => return Err(BenchError::Other(format!("copy2d: element size {elem}"))),
+        };
+        let f = &self.kernels[name];
+        let cfg = LaunchConfig {
+            grid_dim: (
+                rows.div_ceil(32).clamp(1, 1 << 20) as u32,
+                cols.div_ceil(32).clamp(1, 65_535) as u32,
+                1,
+            ),
+            block_dim: (32, 8, 1),
+            shared_mem_bytes: 0,
+        };
+        let (rows, cols, s1, dst_cols) = (rows as i64, cols as i64, s1 as i64, dst_cols as i64);
+        let mut b = self.stream.launch_builder(f);
+        b.arg(&dst)
+            .arg(&src)
+            .arg(&rows)
+            .arg(&cols)
             .arg(&s1)
             .arg(&dst_cols);
         // SAFETY: the caller guarantees both buffers cover the addressed elements.
