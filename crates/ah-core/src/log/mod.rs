@@ -34,7 +34,7 @@ use std::path::PathBuf;
 
 pub use lock::{lock_log, lock_path, LogLock};
 pub use merge::{join_logs, Joined};
-pub use read::{log_text, open_maybe_gz, read_bytes};
+pub use read::{log_text, metadata_line, open_maybe_gz, read_bytes};
 pub use repair::{infer_reps, keep_inputs, repair_inputs, InputRepair};
 pub use rows::{row_spans, RowSpan};
 pub use write::{push_row, LogWriter};

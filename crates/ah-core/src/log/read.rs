@@ -396,7 +396,7 @@ fn parse_row(
 }
 
 /// The metadata line of a log (its first line, without the line end; empty for an empty file).
-pub(crate) fn metadata_line(path: &Path) -> Result<String> {
+pub fn metadata_line(path: &Path) -> Result<String> {
     let mut lines = Lines::new(path, open_maybe_gz(path)?);
     match lines.next_line()? {
         Some(line) => lines.text(line),

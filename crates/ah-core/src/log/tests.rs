@@ -229,3 +229,52 @@ fn device_difference_names_both_identities() {
         "shared_memory 166912 vs 232448, device_capa (8, 0) vs (9, 0)"
     );
 }
+
+const MD: &str = r#"{"shared_memory": 0, "device_capa": [0, 0], "name": "t", "numerical_features": ["m"], "categorical_features": ["d"]}"#;
+
+#[test]
+fn errors_of_the_parallel_reader_name_the_line_of_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("big.txt");
+    let mut bytes = format!("{MD}\nm,d,choice,feedback\n").into_bytes();
+    for i in 0..120_000 {
+        bytes.extend_from_slice(format!("{},x,a,1.5\n", i % 7).as_bytes());
+    }
+    // Line 120,003: not UTF-8, in the second half that is read in parallel.
+    bytes.extend_from_slice(b"1,\xff,a,1.0\n");
+    std::fs::write(&path, &bytes).unwrap();
+    let e = Log::read_parallel(&path, ReadOptions::default())
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("big.txt:120003: not UTF-8"), "{e}");
+}
+
+#[test]
+fn parallel_read_equals_the_plain_reader() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("big.txt");
+    let mut s = format!("{MD}\nm,d,choice,feedback\n");
+    let mut i = 0;
+    while s.len() < (1 << 20) + 5000 {
+        let c = ["a", "b", "c"][i % 3];
+        s.push_str(&format!("{},x,{c},{}\n", i % 1000, i as f64 / 7.0));
+        if i % 9999 == 0 {
+            s.push_str("bad line\n\n");
+        }
+        i += 1;
+    }
+    std::fs::write(&path, &s).unwrap();
+    let plain = Log::read(&path, ReadOptions::default()).unwrap();
+    let fast = Log::read_parallel(&path, ReadOptions::default()).unwrap();
+    assert_eq!(fast.rows.len(), plain.rows.len());
+    assert_eq!(fast.malformed, plain.malformed);
+    assert_eq!(fast.blank_lines, plain.blank_lines);
+    for (a, b) in fast.rows.iter().zip(&plain.rows) {
+        assert_eq!(a.values, b.values);
+        assert_eq!(
+            fast.choices[a.choice as usize],
+            plain.choices[b.choice as usize]
+        );
+        assert_eq!(a.feedback.to_bits(), b.feedback.to_bits());
+    }
+}
