@@ -52,6 +52,20 @@ pub enum Error {
         /// A one-line summary of what differs.
         difference: String,
     },
+    /// Logs to join ([`crate::log::join_logs`]) differ in their first two lines.
+    #[error("{}: {what} differs from {}'s; merge only logs of the same runner, device and features\n  {}: {first}\n  {}: {other}", path.display(), first_path.display(), first_path.display(), path.display())]
+    LogMismatch {
+        /// The differing file.
+        path: PathBuf,
+        /// The reference file (the first one).
+        first_path: PathBuf,
+        /// `metadata line` or `header`.
+        what: &'static str,
+        /// The reference line.
+        first: String,
+        /// The differing line.
+        other: String,
+    },
     /// An augment operation's expression does not parse.
     #[error("operation `{name}`: column {column}: {message}\n    {source_text}\n    {caret}", caret = caret(*.column))]
     Expression {

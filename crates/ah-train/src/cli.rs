@@ -300,13 +300,9 @@ fn write_all(dir: &Path, files: &[(PathBuf, Vec<u8>)]) -> Result<()> {
 /// Number of progress steps of a run (0 when the log's metadata cannot be read; the training
 /// then reports the error).
 fn expected_fits(args: &Args, opts: &TrainOptions) -> u64 {
-    let Ok(mut r) = ah_core::log::open_maybe_gz(&args.file) else {
+    let Ok(line) = ah_core::log::metadata_line(&args.file) else {
         return 0;
     };
-    let mut line = String::new();
-    if std::io::BufRead::read_line(&mut r, &mut line).is_err() {
-        return 0;
-    }
     let Ok(md) = ah_core::Metadata::from_json_line(&line) else {
         return 0;
     };

@@ -1,0 +1,88 @@
+//! `ah-collect merge`: shards (and their medians sidecars) joined into one log, under the logs'
+//! locks; the joining itself is `ah_core::log::join_logs`.
+
+use std::path::{Path, PathBuf};
+
+use ah_core::cache::write_atomic;
+use ah_core::log::join_logs;
+
+use super::{lock_log, lock_path, medians_path, CollectError, LogLock};
+
+/// Totals of a merge.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MergeSummary {
+    /// Data rows written.
+    pub rows: u64,
+    /// Torn (incomplete) last lines dropped from inputs.
+    pub torn_lines_dropped: u64,
+    /// True when the medians sidecars were merged too.
+    pub medians: bool,
+}
+
+/// Joins logs of the same runner, device and features (identical first two lines, as
+/// PyTorch's `merge_data.py` requires): the first file's head, then every file's rows in
+/// order. Written through a temporary file and a rename. When every input has a
+/// `.medians.txt` sidecar, those are merged into `OUT.medians.txt` too.
+///
+/// Safe next to collections: the output's lock is taken exclusively and every input's lock
+/// shared, so a merge onto or from a log being collected is refused (`ah_core::Error::Locked`)
+/// and a collection cannot start on the output while it is written. An existing output that
+/// is not one of the inputs, or whose medians sidecar would be left stale, is refused rather
+/// than replaced (its rows would be lost).
+pub fn merge(inputs: &[PathBuf], out: &Path) -> Result<MergeSummary, CollectError> {
+    if inputs.is_empty() {
+        return Err(CollectError::Invalid(
+            "merge: give at least one log to merge".into(),
+        ));
+    }
+    if out.extension().is_some_and(|e| e == "gz") {
+        return Err(CollectError::Invalid(format!(
+            "{}: merge writes a plain log; give an output without .gz and compress it afterwards (gzip OUT): the inputs may be .gz",
+            out.display()
+        )));
+    }
+    let out_lock = lock_log(out, true)?;
+    let mut held: Vec<LogLock> = Vec::new();
+    let mut out_is_input = false;
+    for input in inputs {
+        if lock_path(input) == out_lock.path() {
+            out_is_input = true;
+        } else if !held.iter().any(|l| l.path() == lock_path(input)) {
+            held.push(lock_log(input, false)?);
+        }
+    }
+    let out_has_rows = std::fs::metadata(out).is_ok_and(|m| m.len() > 0);
+    if out_has_rows && !out_is_input {
+        return Err(CollectError::Invalid(format!(
+            "{}: the output exists and is not one of the inputs; merging would replace its rows: \
+             list it among the inputs to keep them, or write to a new file",
+            out.display()
+        )));
+    }
+    let joined = join_logs(inputs)?;
+    let med_inputs: Vec<PathBuf> = inputs.iter().map(|p| medians_path(p)).collect();
+    let medians = med_inputs.iter().all(|p| p.exists());
+    let out_medians = medians_path(out);
+    if !medians && out_medians.exists() {
+        return Err(CollectError::Invalid(format!(
+            "{}: exists, but not every input has a medians sidecar, so it would no longer match \
+             the merged {}: give inputs that all have one, or move it aside",
+            out_medians.display(),
+            out.display()
+        )));
+    }
+    let med = if medians {
+        Some(join_logs(&med_inputs)?)
+    } else {
+        None
+    };
+    write_atomic(out, joined.text.as_bytes())?;
+    if let Some(m) = med {
+        write_atomic(&medians_path(out), m.text.as_bytes())?;
+    }
+    Ok(MergeSummary {
+        rows: joined.rows,
+        torn_lines_dropped: joined.torn,
+        medians,
+    })
+}

@@ -1,0 +1,32 @@
+//! Where a collection writes: the runtime's default log path and the sidecars of a log.
+
+use std::path::{Path, PathBuf};
+
+/// The runtime's default log path (`ah_core::Config::log_path_for`, PyTorch's layout):
+/// `$AUTOHEURISTIC_LOG_PATH` (or `$TORCHINDUCTOR_AUTOHEURISTIC_LOG_PATH`) when set to a file,
+/// else `{cache_dir}/autoheuristic/{device_name}/{name}.txt` with spaces in the device name
+/// replaced by `_` (`non_cuda_device` without CUDA).
+pub fn default_log_path(device: Option<(&str, ah_core::DeviceIdentity)>, name: &str) -> PathBuf {
+    let info = match device {
+        Some((dev, identity)) => ah_core::DeviceInfo::new(identity, dev),
+        None => ah_core::DeviceInfo::none(),
+    };
+    ah_core::Config::from_env().log_path_for(name, &info)
+}
+
+/// The medians sidecar of a log: `FILE.medians.txt`.
+pub fn medians_path(out: &Path) -> PathBuf {
+    sidecar(out, "medians.txt")
+}
+
+/// The provenance sidecar of a log: `FILE.provenance.json`.
+pub fn provenance_path(out: &Path) -> PathBuf {
+    sidecar(out, "provenance.json")
+}
+
+fn sidecar(out: &Path, suffix: &str) -> PathBuf {
+    let mut s = out.as_os_str().to_os_string();
+    s.push(".");
+    s.push(suffix);
+    PathBuf::from(s)
+}

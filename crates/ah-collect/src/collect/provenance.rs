@@ -1,0 +1,177 @@
+//! The provenance sidecar (`FILE.provenance.json`): its reading, the checks a resume must pass
+//! against it, and what a session records in it.
+
+use std::path::Path;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use ah_core::log::{infer_reps, log_text};
+use ah_core::Metadata;
+use serde_json::json;
+
+use super::{io_err, CollectConfig, CollectError};
+use crate::backend::{BackendInfo, BackendKind};
+use crate::runner::DynRunner;
+
+/// The provenance sidecar, or a fresh one when there is none. A sidecar that is not a JSON
+/// object with a `sessions` list is refused, never replaced: it holds the session history.
+pub(super) fn read_provenance(path: &Path) -> Result<serde_json::Value, CollectError> {
+    let bytes = match std::fs::read(path) {
+        Ok(b) => b,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(json!({ "sessions": [] })),
+        Err(e) => return Err(io_err(path)(e)),
+    };
+    let parsed = serde_json::from_slice::<serde_json::Value>(&bytes).map_err(|e| e.to_string());
+    let mut v = match parsed {
+        Ok(v) if v.is_object() && (v["sessions"].is_array() || v.get("sessions").is_none()) => v,
+        Ok(_) => {
+            return Err(corrupt_provenance(
+                path,
+                "not a JSON object with a `sessions` list",
+            ))
+        }
+        Err(m) => return Err(corrupt_provenance(path, &m)),
+    };
+    if v.get("sessions").is_none() {
+        v["sessions"] = json!([]);
+    }
+    Ok(v)
+}
+
+pub(super) fn corrupt_provenance(path: &Path, why: &str) -> CollectError {
+    CollectError::Invalid(format!(
+        "{}: the provenance sidecar is damaged ({why}); it holds the log's session history, so \
+         it is not replaced: repair it, or move it aside (e.g. `mv {0} {0}.corrupt`) and run \
+         again",
+        path.display()
+    ))
+}
+
+/// Refuses a resume whose `--num-reps` differs from the log's: the one the provenance records,
+/// or without one the count inferred from the rows (a different count would cut valid rows
+/// as "incomplete" and measure every input again).
+pub(super) fn check_reps(
+    out: &Path,
+    prov_path: &Path,
+    provenance: &serde_json::Value,
+    reps: usize,
+) -> Result<(), CollectError> {
+    if let Some(prev) = provenance["num_reps"].as_u64() {
+        if prev != reps as u64 {
+            return Err(CollectError::Invalid(format!(
+                "{}: was collected with --num-reps {prev} (see {}); resume with the same --num-reps, or write to another --out",
+                out.display(),
+                prov_path.display()
+            )));
+        }
+        return Ok(());
+    }
+    let bytes = std::fs::read(out).map_err(io_err(out))?;
+    let complete = match bytes.iter().rposition(|b| *b == b'\n') {
+        Some(i) => &bytes[..=i],
+        None => return Ok(()),
+    };
+    match infer_reps(log_text(out, complete)?) {
+        Some(r) if r != reps => Err(CollectError::Invalid(format!(
+            "{}: its rows hold {r} repetition(s) per input, but --num-reps is {reps}, and no \
+             provenance sidecar ({}) records the count: resume with --num-reps {r}, or write to \
+             another --out (another count would cut or duplicate inputs)",
+            out.display(),
+            prov_path.display()
+        ))),
+        _ => Ok(()),
+    }
+}
+
+/// Refuses to resume a log drawn from another input distribution or catalogue; a sidecar
+/// without `shapes` is PyTorch's generator (logs collected before pad_mm's `--shapes`).
+pub(super) fn check_distribution(
+    provenance: &serde_json::Value,
+    runner: &dyn DynRunner,
+    out: &Path,
+    prov_path: &Path,
+) -> Result<(), CollectError> {
+    let resumed = provenance["sessions"]
+        .as_array()
+        .is_some_and(|s| !s.is_empty());
+    let Some(now) = runner.input_distribution().filter(|_| resumed) else {
+        return Ok(());
+    };
+    let prev = provenance["shapes"].as_str().unwrap_or("pytorch");
+    let prev_sha = provenance["catalogue_sha256"].as_str();
+    let prev_version = provenance["distribution_version"].as_u64().unwrap_or(1);
+    let what = if prev != now.shapes {
+        format!("--shapes {prev}; resume with --shapes {prev}")
+    } else if prev_version != now.version {
+        format!(
+            "version {prev_version} of the --shapes {prev} draws, which this build times differently (version {}); collect anew",
+            now.version
+        )
+    } else if now.catalogue_sha256.is_some() && prev_sha != now.catalogue_sha256.as_deref() {
+        format!(
+            "a catalogue of sha256 {}; resume with that --catalogue",
+            prev_sha.unwrap_or("(none recorded)")
+        )
+    } else {
+        return Ok(());
+    };
+    Err(CollectError::Invalid(format!(
+        "{}: was collected with {what} (see {}), or write to another --out",
+        out.display(),
+        prov_path.display()
+    )))
+}
+
+/// Records in the sidecar what every session shares: the tool, the runner, the device, the
+/// request and how it times.
+pub(super) fn fill_provenance_head(
+    v: &mut serde_json::Value,
+    runner: &dyn DynRunner,
+    cfg: &CollectConfig,
+    metadata: &Metadata,
+    infos: &[BackendInfo],
+) {
+    v["tool"] = json!("ah-collect");
+    v["tool_version"] = json!(ah_core::TOOL_VERSION);
+    v["runner"] = json!(runner.name());
+    v["log"] = json!(cfg.out.file_name().map(|n| n.to_string_lossy().to_string()));
+    v["metadata_line"] = json!(metadata.to_json_line());
+    v["device_name"] = json!(infos[0].device_name);
+    v["capability"] = json!(infos[0].capability);
+    v["versions"] = json!(infos[0].versions);
+    v["fingerprint"] = json!(infos[0].fingerprint());
+    v["seed"] = json!(cfg.seed);
+    v["num_samples"] = json!(cfg.num_samples);
+    v["num_reps"] = json!(cfg.num_reps);
+    v["distinct"] = json!(cfg.distinct);
+    if let Some(d) = runner.input_distribution() {
+        v["shapes"] = json!(d.shapes);
+        v["catalogue_sha256"] = json!(d.catalogue_sha256);
+        v["distribution_version"] = json!(d.version);
+    }
+    v["exclude"] = json!(cfg
+        .exclude
+        .iter()
+        .map(|p| p.file_name().map(|n| n.to_string_lossy().to_string()))
+        .collect::<Vec<_>>());
+    v["label"] = json!(
+        "feedback = min over the timed calls of one benchmark (PyTorch's InductorBenchmarker); \
+         FILE.medians.txt holds the median over the same calls"
+    );
+    v["timing_method"] = json!(match infos[0].kind {
+        BackendKind::Cuda =>
+            "CUDA events around each call on one stream; 1 warm-up call per choice (first repetition); \
+             L2 flush (memset of an L2-sized buffer) before every timed call; 5 estimation runs, \
+             100 flushes, then max(min(100, 25 ms // estimate), 1) timed runs; min and median over all timed runs",
+        BackendKind::Cpu =>
+            "wall clock (std::time::Instant) around each call; 1 warm-up call per choice; 3 estimation runs, \
+             then max(min(20, 10 ms // estimate), 1) timed runs; no cache flush; min and median over all timed runs",
+    });
+}
+
+/// Seconds since the Unix epoch (0 if the clock is before it).
+pub(super) fn now_unix() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0)
+}

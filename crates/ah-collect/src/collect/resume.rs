@@ -1,0 +1,33 @@
+//! Resuming a collection: the log is repaired after a kill (its format is `ah_core::log`'s),
+//! and its medians sidecar made to hold the same inputs.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use super::CollectError;
+
+/// Result of [`repair_log`]: bytes removed and the complete inputs.
+pub use ah_core::log::InputRepair as Repair;
+
+/// Repairs a log after a kill and counts its complete inputs: cuts a torn last line (no
+/// trailing newline) and then the rows of the last input if that input is incomplete (some
+/// choice has fewer than `reps` rows); complete equal inputs before it in the same run of rows
+/// are kept. Inputs are runs of consecutive rows with the same feature values. The caller
+/// holds the log's lock ([`super::lock_log`]). A log that is not UTF-8 is an error naming the
+/// line.
+pub fn repair_log(path: &Path, reps: usize) -> Result<Repair, CollectError> {
+    Ok(ah_core::log::repair_inputs(path, reps)?)
+}
+
+/// Keeps in a sidecar log only the inputs that the main log has (after a kill between the two
+/// writes the sidecar may hold one more).
+pub(super) fn reconcile_sidecar(
+    path: &Path,
+    reps: usize,
+    main: &BTreeMap<String, u64>,
+) -> Result<(), CollectError> {
+    if !path.exists() {
+        return Ok(());
+    }
+    Ok(ah_core::log::keep_inputs(path, reps, main)?)
+}

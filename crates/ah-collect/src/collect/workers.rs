@@ -1,0 +1,190 @@
+//! The measuring threads of a collection: one per device, taking sample indices from a shared
+//! queue, measuring each input and appending its rows (medians sidecar first, then the log,
+//! synced), reporting to the collecting thread, which tells the [`Observer`].
+
+use std::collections::{BTreeMap, VecDeque};
+use std::sync::{mpsc, Mutex};
+
+use ah_core::log::push_row;
+use ah_core::LogWriter;
+
+use super::run::open_backend;
+use super::select::sample_rng;
+use super::{CollectConfig, CollectError, InputReport, Observer};
+use crate::backend::{Backend, BenchError};
+use crate::runner::{DynRunner, MeasuredInput, Target};
+
+/// The log and its medians sidecar, written under one mutex.
+pub(super) struct Writers {
+    pub(super) log: LogWriter,
+    pub(super) medians: LogWriter,
+}
+
+/// What the workers did.
+#[derive(Debug, Default)]
+pub(super) struct Totals {
+    pub(super) rows: u64,
+    pub(super) failures: u64,
+    pub(super) measured: u64,
+    pub(super) per_device: BTreeMap<usize, u64>,
+    pub(super) busy_ms: f64,
+}
+
+/// Measures the samples of `todo` on `slots` devices; returns the totals and the first error
+/// (after which the queue is emptied so that every worker stops).
+pub(super) fn run_workers(
+    runner: &dyn DynRunner,
+    cfg: &CollectConfig,
+    slots: usize,
+    target: &Target,
+    todo: VecDeque<u64>,
+    writers: Writers,
+    observer: &mut dyn Observer,
+) -> (Totals, Option<CollectError>) {
+    let queue = Mutex::new(todo);
+    let writers = Mutex::new(writers);
+    let (tx, rx) = mpsc::channel::<Result<InputReport, CollectError>>();
+    let mut totals = Totals::default();
+    let mut first_error: Option<CollectError> = None;
+    std::thread::scope(|scope| {
+        for slot in 0..slots {
+            let tx = tx.clone();
+            let (queue, writers) = (&queue, &writers);
+            scope.spawn(move || worker(runner, cfg, slot, target, queue, writers, tx));
+        }
+        drop(tx);
+        for msg in rx {
+            match msg {
+                Ok(r) => {
+                    totals.rows += r.rows as u64;
+                    totals.failures += r.failures as u64;
+                    totals.measured += 1;
+                    totals.busy_ms += r.busy_ms;
+                    *totals.per_device.entry(r.device).or_insert(0) += 1;
+                    observer.input_done(&r);
+                }
+                Err(e) => {
+                    if first_error.is_none() {
+                        first_error = Some(e);
+                    }
+                    // Stop the other workers: empty the queue.
+                    if let Ok(mut q) = queue.lock() {
+                        q.clear();
+                    }
+                }
+            }
+        }
+    });
+    (totals, first_error)
+}
+
+/// One device's thread: measures queued samples until the queue is empty or something fails.
+fn worker(
+    runner: &dyn DynRunner,
+    cfg: &CollectConfig,
+    slot: usize,
+    target: &Target,
+    queue: &Mutex<VecDeque<u64>>,
+    writers: &Mutex<Writers>,
+    tx: mpsc::Sender<Result<InputReport, CollectError>>,
+) {
+    let mut backend = match open_backend(&cfg.devices, slot, cfg) {
+        Ok(b) => b,
+        Err(e) => {
+            let _ = tx.send(Err(e));
+            return;
+        }
+    };
+    loop {
+        let next = queue.lock().map(|mut q| q.pop_front()).unwrap_or(None);
+        let Some(index) = next else { break };
+        let mut rng = sample_rng(cfg.seed, index);
+        let Some(d) = runner.draw(&mut rng, target, cfg.max_draws) else {
+            continue; // drawn before, so never reached
+        };
+        let m = runner.measure(&d, cfg.num_reps, &mut backend);
+        let report = write_input(&m, index, &backend, writers);
+        let stop = report.is_err();
+        if tx.send(report).is_err() || stop {
+            break;
+        }
+    }
+}
+
+/// Appends the rows of one measured input (medians sidecar first: the main log decides what
+/// is complete on resume) and reports it. A lost CUDA context is an error and nothing is
+/// logged: a fresh process measures the input on resume.
+fn write_input(
+    m: &MeasuredInput,
+    index: u64,
+    backend: &Backend,
+    writers: &Mutex<Writers>,
+) -> Result<InputReport, CollectError> {
+    let device = backend.info().ordinal;
+    let lost = m.results.iter().flatten().find_map(|r| match r {
+        Err(BenchError::ContextLost(e)) => Some(e.clone()),
+        _ => None,
+    });
+    if let Some(e) = lost {
+        return Err(CollectError::Invalid(format!(
+            "sample {index} on device {device}: CUDA context lost ({e}); \
+             run the same command again to resume"
+        )));
+    }
+    let (main_rows, n, fails) = render_rows(m, false);
+    let (med_rows, _, _) = render_rows(m, true);
+    let first_error = m
+        .results
+        .iter()
+        .flatten()
+        .find_map(|r| r.as_ref().err().map(|e| e.to_string()));
+    {
+        let mut w = writers
+            .lock()
+            .map_err(|_| CollectError::Invalid("writer poisoned".into()))?;
+        w.medians.write_line(&med_rows)?;
+        w.log.write_line(&main_rows)?;
+        w.log.sync()?;
+    }
+    let busy_ms = m
+        .results
+        .iter()
+        .flatten()
+        .flatten()
+        .map(|r| r.busy_ms)
+        .sum();
+    Ok(InputReport {
+        index,
+        device,
+        rows: n,
+        failures: fails,
+        first_error,
+        busy_ms,
+    })
+}
+
+/// Renders the rows of one measured input: feedback = min (`median == false`) or median.
+/// Returns the lines (joined by `\n`, without the last one's), the row count and the failures.
+fn render_rows(m: &MeasuredInput, median: bool) -> (String, usize, usize) {
+    let values = m.context.feature_values_csv();
+    let mut s = String::new();
+    let (mut rows, mut failures) = (0, 0);
+    for rep in &m.results {
+        for (choice, r) in m.choices.iter().zip(rep) {
+            let v = match r {
+                Ok(x) if median => x.median_ms,
+                Ok(x) => x.min_ms,
+                Err(_) => {
+                    failures += 1;
+                    f64::INFINITY
+                }
+            };
+            if !s.is_empty() {
+                s.push('\n');
+            }
+            push_row(&mut s, &values, choice, v);
+            rows += 1;
+        }
+    }
+    (s, rows, failures)
+}

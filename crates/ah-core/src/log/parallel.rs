@@ -1,0 +1,92 @@
+//! [`Log::read_parallel`]: the reader's result, with the two halves of a large file parsed at
+//! once (the trainer reads logs of millions of rows).
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use super::read::read_bytes;
+use super::{Log, ReadOptions};
+use crate::error::{Error, Result};
+
+/// Files at most this large are read by one thread.
+const PARALLEL_FROM_BYTES: usize = 1 << 20;
+
+impl Log {
+    /// Reads a log like [`Log::read`] (same result, same messages), parsing the two halves of a
+    /// large file on two threads and merging them (choice indices remapped, line numbers of
+    /// skipped lines and of errors shifted to the whole file's). Holds the uncompressed file in
+    /// memory while it reads.
+    pub fn read_parallel(path: impl AsRef<Path>, options: ReadOptions) -> Result<Log> {
+        let path = path.as_ref();
+        let bytes = read_bytes(path)?;
+        // Small files, or files without a header: the plain reader (and its messages).
+        let header_end = bytes
+            .iter()
+            .enumerate()
+            .filter(|(_, b)| **b == b'\n')
+            .nth(1)
+            .map(|(i, _)| i + 1);
+        let Some(header_end) = header_end.filter(|_| bytes.len() > PARALLEL_FROM_BYTES) else {
+            return Log::from_reader(path, &bytes[..], options);
+        };
+        let mid = header_end + (bytes.len() - header_end) / 2;
+        let cut = match bytes[mid..].iter().position(|b| *b == b'\n') {
+            Some(p) => mid + p + 1,
+            None => return Log::from_reader(path, &bytes[..], options),
+        };
+        let head = &bytes[..header_end];
+        let second: Vec<u8> = head.iter().chain(&bytes[cut..]).copied().collect();
+        let (a, b) = std::thread::scope(|s| {
+            let b = s.spawn(|| Log::from_reader(path, &second[..], options));
+            let a = Log::from_reader(path, &bytes[..cut], options);
+            (a, b.join().expect("the reader thread does not panic"))
+        });
+        // Lines before the second part: everything up to `cut`; its own lines 1-2 are the header.
+        let lines_before = bytes[..cut].iter().filter(|c| **c == b'\n').count();
+        let log = a?;
+        let b = b.map_err(|e| match e {
+            Error::LogFormat {
+                path,
+                line,
+                message,
+            } if line > 2 => Error::LogFormat {
+                path,
+                line: line + lines_before - 2,
+                message,
+            },
+            e => e,
+        })?;
+        Ok(append(log, b, lines_before - 2))
+    }
+}
+
+/// `log` followed by the rows of `b`, whose lines are `shift` lines later in the file.
+fn append(mut log: Log, b: Log, shift: usize) -> Log {
+    let mut known: HashMap<String, u32> = log
+        .choices
+        .iter()
+        .enumerate()
+        .map(|(i, c)| (c.clone(), i as u32))
+        .collect();
+    let map: Vec<u32> = b
+        .choices
+        .iter()
+        .map(|c| {
+            *known.entry(c.clone()).or_insert_with(|| {
+                log.choices.push(c.clone());
+                (log.choices.len() - 1) as u32
+            })
+        })
+        .collect();
+    log.rows.reserve(b.rows.len());
+    log.rows.extend(b.rows.into_iter().map(|mut r| {
+        r.choice = map[r.choice as usize];
+        r
+    }));
+    log.malformed.extend(b.malformed.into_iter().map(|mut m| {
+        m.line += shift;
+        m
+    }));
+    log.blank_lines += b.blank_lines;
+    log
+}

@@ -1,0 +1,255 @@
+//! Repairing logs after a kill: [`Log::repair_torn_tail`] cuts a torn last line, and
+//! [`repair_inputs`] also the rows of an incomplete last input (a collector's resume);
+//! [`keep_inputs`] keeps in a sidecar log only the inputs its main log has.
+//!
+//! An input is a run of consecutive rows with the same feature values: a collector writes
+//! `reps` rows for each of an input's choices.
+
+use std::collections::{BTreeMap, HashSet};
+use std::fs::OpenOptions;
+use std::io::{Read, Seek, SeekFrom};
+use std::path::Path;
+
+use super::read::log_text;
+use super::rows::{row_spans, RowSpan};
+use super::Log;
+use crate::error::{Error, Result};
+
+impl Log {
+    /// Repairs a log whose last line was torn (a collector killed mid-write): when the file does
+    /// not end with `\n`, truncates it after the last `\n` and returns the bytes cut off (lossy
+    /// UTF-8). Returns `None` when the file is empty or already ends with a newline. Plain
+    /// (uncompressed) files only.
+    pub fn repair_torn_tail(path: impl AsRef<Path>) -> Result<Option<String>> {
+        let path = path.as_ref();
+        let io = |e| Error::io(path, e);
+        let mut file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(path)
+            .map_err(io)?;
+        let len = file.metadata().map_err(io)?.len();
+        if len == 0 {
+            return Ok(None);
+        }
+        let mut magic = [0u8; 2];
+        if len >= 2 {
+            file.read_exact(&mut magic).map_err(io)?;
+            if magic == [0x1f, 0x8b] {
+                return Err(Error::Other(format!(
+                    "{}: cannot repair a gzip-compressed log; decompress it first",
+                    path.display()
+                )));
+            }
+        }
+        // Scan backwards in chunks for the last newline.
+        let mut end = len;
+        let mut keep = 0u64;
+        let mut buf = vec![0u8; 64 * 1024];
+        'scan: while end > 0 {
+            let start = end.saturating_sub(buf.len() as u64);
+            let chunk = &mut buf[..(end - start) as usize];
+            file.seek(SeekFrom::Start(start)).map_err(io)?;
+            file.read_exact(chunk).map_err(io)?;
+            if end == len && chunk.last() == Some(&b'\n') {
+                return Ok(None);
+            }
+            if let Some(i) = chunk.iter().rposition(|&b| b == b'\n') {
+                keep = start + i as u64 + 1;
+                break 'scan;
+            }
+            end = start;
+        }
+        let mut cut = Vec::with_capacity((len - keep) as usize);
+        file.seek(SeekFrom::Start(keep)).map_err(io)?;
+        file.read_to_end(&mut cut).map_err(io)?;
+        file.set_len(keep).map_err(io)?;
+        file.sync_data().map_err(io)?;
+        Ok(Some(String::from_utf8_lossy(&cut).into_owned()))
+    }
+}
+
+/// Result of [`repair_inputs`].
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct InputRepair {
+    /// Bytes removed at the end of the file.
+    pub removed_bytes: u64,
+    /// Complete inputs in the log: feature-values CSV -> how many times.
+    pub complete: BTreeMap<String, u64>,
+}
+
+/// Consecutive data rows with the same feature values: one input, or equal inputs drawn in a
+/// row.
+struct Group<'t> {
+    /// Feature values as logged.
+    key: &'t str,
+    /// Byte offset of the group's first line.
+    start: usize,
+    /// Choice and end offset (after the newline) of each row.
+    rows: Vec<(&'t str, usize)>,
+}
+
+/// The data rows of a log's text (from line 3), grouped into inputs.
+fn groups_of<'t>(spans: &[RowSpan<'t>]) -> Vec<Group<'t>> {
+    let mut groups: Vec<Group<'t>> = Vec::new();
+    for s in spans {
+        match groups.last_mut() {
+            Some(g) if g.key == s.key => g.rows.push((s.choice, s.end)),
+            _ => groups.push(Group {
+                key: s.key,
+                start: s.start,
+                rows: vec![(s.choice, s.end)],
+            }),
+        }
+    }
+    groups
+}
+
+/// Rows per choice when every choice of `rows` has the same count, else `None`.
+fn common_count(rows: &[(&str, usize)]) -> Option<usize> {
+    let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
+    for (choice, _) in rows {
+        *counts.entry(choice).or_insert(0) += 1;
+    }
+    let first = *counts.values().next()?;
+    counts.values().all(|&c| c == first).then_some(first)
+}
+
+/// Complete inputs in `rows` (equal inputs drawn in a row share a group): every choice has
+/// the same number of rows, a multiple of `reps`.
+fn complete_inputs(rows: &[(&str, usize)], reps: usize) -> Option<usize> {
+    common_count(rows)
+        .filter(|c| c % reps == 0)
+        .map(|c| c / reps)
+}
+
+/// The repetitions per input of a log's rows, inferred from its text when nothing records
+/// them: the greatest common divisor of the rows per choice of its inputs (the last input,
+/// which may be cut, only when it is the only one). `None` without data rows.
+pub fn infer_reps(text: &str) -> Option<usize> {
+    fn gcd(a: usize, b: usize) -> usize {
+        if b == 0 {
+            a
+        } else {
+            gcd(b, a % b)
+        }
+    }
+    let groups = groups_of(&row_spans(text));
+    let whole = match groups.len() {
+        0 => return None,
+        1 => &groups[..],
+        n => &groups[..n - 1],
+    };
+    let r = whole
+        .iter()
+        .filter_map(|g| common_count(&g.rows))
+        .fold(0, gcd);
+    (r > 0).then_some(r)
+}
+
+/// Repairs a plain log after a kill and counts its complete inputs: cuts a torn last line (no
+/// trailing newline) and then the rows of the last input if that input is incomplete (some
+/// choice has fewer than `reps` rows); complete equal inputs before it in the same run of rows
+/// are kept. The caller holds the log's lock ([`super::lock_log`]). A log that is not UTF-8 is
+/// an error naming the line.
+pub fn repair_inputs(path: &Path, reps: usize) -> Result<InputRepair> {
+    let torn = Log::repair_torn_tail(path)?.map_or(0, |t| t.len() as u64);
+    let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
+    let text = log_text(path, &bytes)?;
+    let spans = row_spans(text);
+    let mut groups = groups_of(&spans);
+    let mut keep = text.len();
+    if let Some(last) = groups.last_mut() {
+        if complete_inputs(&last.rows, reps).is_none() {
+            keep = cut_incomplete(last, reps);
+        }
+    }
+    let removed = bytes.len() - keep;
+    if removed > 0 {
+        let io = |e| Error::io(path, e);
+        let file = OpenOptions::new().write(true).open(path).map_err(io)?;
+        file.set_len(keep as u64).map_err(io)?;
+        file.sync_all().map_err(io)?;
+    }
+    let mut complete = BTreeMap::new();
+    for g in &groups {
+        if let Some(m) = complete_inputs(&g.rows, reps).filter(|&m| m > 0) {
+            *complete.entry(g.key.to_string()).or_insert(0) += m as u64;
+        }
+    }
+    Ok(InputRepair {
+        removed_bytes: removed as u64 + torn,
+        complete,
+    })
+}
+
+/// Keeps the complete inputs of the last group: returns the offset to cut the file at and
+/// drops the cut rows from the group.
+fn cut_incomplete(last: &mut Group<'_>, reps: usize) -> usize {
+    // Rows of one input: `reps` rows of each of its `k` choices.
+    let k = last.rows.iter().map(|r| r.0).collect::<HashSet<_>>().len();
+    let per_input = reps * k;
+    let whole = (1..=last.rows.len() / per_input)
+        .rev()
+        .map(|m| m * per_input)
+        .find(|&n| complete_inputs(&last.rows[..n], reps).is_some())
+        .unwrap_or(0);
+    let keep = if whole == 0 {
+        last.start
+    } else {
+        last.rows[whole - 1].1
+    };
+    last.rows.truncate(whole);
+    keep
+}
+
+/// Keeps in a sidecar log only the inputs that its main log has, `main` (complete inputs ->
+/// how many times, from [`repair_inputs`] of the main log): after a kill between the two
+/// writes the sidecar may hold one more. Repairs the sidecar first; rewrites it (through a
+/// temporary file and a rename) only when something is dropped.
+pub fn keep_inputs(path: &Path, reps: usize, main: &BTreeMap<String, u64>) -> Result<()> {
+    repair_inputs(path, reps)?;
+    let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
+    let text = log_text(path, &bytes)?;
+    let mut lines = text.lines();
+    let (Some(l1), Some(l2)) = (lines.next(), lines.next()) else {
+        return Ok(());
+    };
+    let mut budget = main.clone();
+    let mut out = format!("{l1}\n{l2}\n");
+    let mut current: Option<(&str, bool)> = None;
+    let mut changed = false;
+    let spans = row_spans(text);
+    for s in &spans {
+        let keep = match current {
+            Some((k, keep)) if k == s.key => keep,
+            _ => {
+                let keep = match budget.get_mut(s.key) {
+                    Some(n) if *n > 0 => {
+                        *n -= 1;
+                        true
+                    }
+                    _ => false,
+                };
+                current = Some((s.key, keep));
+                keep
+            }
+        };
+        if keep {
+            // As `str::lines` gives it: without the `\r` of a `\r\n`.
+            let closed = text.as_bytes()[..s.end].last() == Some(&b'\n');
+            let line = match s.line.strip_suffix('\r') {
+                Some(l) if closed => l,
+                _ => s.line,
+            };
+            out.push_str(line);
+            out.push('\n');
+        } else {
+            changed = true;
+        }
+    }
+    if changed {
+        crate::cache::write_atomic(path, out.as_bytes())?;
+    }
+    Ok(())
+}
