@@ -180,12 +180,12 @@ pub struct Args {
     pub folds: usize,
     /// Store the range guard in the model: at run time a numeric feature (logged or augmented)
     /// outside the range seen in training makes the heuristic unsure; the final metrics apply
-    /// it too (the grid table does not). On by default; off with `--upstream` (PyTorch has no
-    /// range guard) unless asked for.
+    /// it too (the grid table does not). On by default; off with `--upstream` and
+    /// `--regression` (PyTorch has no range guard) unless asked for.
     #[arg(
         help_heading = "Range guard",
         long,
-        help = "Unsure outside the feature ranges seen in training (default, but not with --upstream)"
+        help = "Unsure outside the ranges seen in training (default, not with --upstream or --regression)"
     )]
     pub range_guard: bool,
     /// Do not store the range guard: the heuristic also decides for inputs unlike any seen in
@@ -410,7 +410,8 @@ pub fn run(args: Args) -> Result<()> {
         config_dir,
         extra_operations,
         command,
-        range_guard: args.range_guard || (!args.upstream && !args.no_range_guard),
+        range_guard: args.range_guard
+            || (!args.upstream && !args.regression && !args.no_range_guard),
         guard: args.guard,
         inf_unavailable: args.inf_unavailable,
     };
