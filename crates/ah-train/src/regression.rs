@@ -548,5 +548,39 @@ mod tests {
             checked += 1;
         }
         assert!(checked == full.len() && checked > 100, "{checked}");
+        // With the range guard, inputs outside the training ranges are unsure at run time and
+        // in the final metrics alike.
+        let guarded = TrainOptions {
+            range_guard: true,
+            ..opts
+        };
+        let out = train_regression(&guarded, &|_| {}).unwrap();
+        assert!(out.model.range_guard && !out.model.feature_ranges.is_empty());
+        for m in [0i64, 5000] {
+            let mut ctx = Context::new();
+            ctx.add("m", m);
+            ctx.add_categorical("dtype", "torch.float16");
+            assert!(
+                matches!(
+                    out.model.decide(&ctx),
+                    Decision::Unsure(ah_core::UnsureReason::OutOfRange { .. })
+                ),
+                "m = {m}"
+            );
+        }
+        let unguarded: f64 = ["train", "val", "test"]
+            .iter()
+            .map(|s| model.metrics[*s]["unsure"])
+            .sum();
+        let with_guard: f64 = ["train", "val", "test"]
+            .iter()
+            .map(|s| out.model.metrics[*s]["unsure"])
+            .sum();
+        assert!(with_guard >= unguarded, "{with_guard} < {unguarded}");
+        // Training inputs lie inside the ranges: the guard leaves the training set alone.
+        assert_eq!(
+            out.model.metrics["train"], model.metrics["train"],
+            "training set"
+        );
     }
 }
