@@ -431,12 +431,10 @@ mod tests {
     use ah_core::Context;
     use std::path::PathBuf;
 
-    /// `Model::decide` on contexts built from the log equals the evaluation's decision
-    /// (highest prediction, unsure when best / second <= threshold) for every input.
-    #[test]
-    fn model_decide_agrees_with_the_regression_evaluation() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("reg.txt");
+    /// A toy log (`a` wins for m <= 50, 3 consistent repetitions) in `dir`, and options
+    /// training on it.
+    fn toy(dir: &std::path::Path) -> TrainOptions {
+        let path = dir.join("reg.txt");
         let mut s = String::from(
             "{\"shared_memory\": 0, \"device_capa\": [0, 0], \"name\": \"toy\", \"numerical_features\": [\"m\"], \"categorical_features\": [\"dtype\"]}\nm,dtype,choice,feedback\n",
         );
@@ -459,8 +457,8 @@ mod tests {
             }
         }
         std::fs::write(&path, s).unwrap();
-        let opts = TrainOptions {
-            log: path.clone(),
+        TrainOptions {
+            log: path,
             heuristic_name: "R".into(),
             data: vec![],
             learner: Learner::Cart,
@@ -477,7 +475,16 @@ mod tests {
             range_guard: false,
             inf_unavailable: false,
             guard: crate::guard::GuardPolicy::BOX,
-        };
+        }
+    }
+
+    /// `Model::decide` on contexts built from the log equals the evaluation's decision
+    /// (highest prediction, unsure when best / second <= threshold) for every input.
+    #[test]
+    fn model_decide_agrees_with_the_regression_evaluation() {
+        let dir = tempfile::tempdir().unwrap();
+        let opts = toy(dir.path());
+        let path = opts.log.clone();
         let out = train_regression(&opts, &|_| {}).unwrap();
         let model = &out.model;
         let log = Log::read(&path, ah_core::ReadOptions::default()).unwrap();
@@ -548,8 +555,15 @@ mod tests {
             checked += 1;
         }
         assert!(checked == full.len() && checked > 100, "{checked}");
-        // With the range guard, inputs outside the training ranges are unsure at run time and
-        // in the final metrics alike.
+    }
+
+    /// With the range guard, inputs outside the training ranges are unsure at run time and in
+    /// the final metrics alike.
+    #[test]
+    fn the_range_guard_makes_a_regression_model_unsure_outside_the_training_ranges() {
+        let dir = tempfile::tempdir().unwrap();
+        let opts = toy(dir.path());
+        let model = train_regression(&opts, &|_| {}).unwrap().model;
         let guarded = TrainOptions {
             range_guard: true,
             ..opts

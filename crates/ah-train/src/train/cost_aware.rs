@@ -222,7 +222,7 @@ fn refit_one(
             bad[i] = true;
         }
     }
-    let metrics = g.metrics(&f, 0.0, &bad);
+    let metrics = g.metrics(&f, &g.predictions(&f), 0.0, &bad);
     (g.progress)(1);
     let n_unsafe = (0..bad.len())
         .filter(|&i| bad[i] && f.tree.nodes[i].feature.is_none())

@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use crate::cart::CartParams;
 use crate::config::GridConfig;
 use crate::dataset::Table;
-use crate::eval::{self, EvalSettings, Metrics};
+use crate::eval::{self, EvalSettings, Metrics, RowPredictions};
 
 use super::fit::{eval_settings, eval_view};
 use super::prepare::Prepared;
@@ -64,13 +64,28 @@ impl<'a> GridInput<'a> {
         &self.views[1].1
     }
 
-    /// Metrics of `f` on every set at threshold `thr` with unsafe leaves `bad`.
-    pub(super) fn metrics(&self, f: &Fitted, thr: f64, bad: &[bool]) -> BTreeMap<String, Metrics> {
+    /// The predictions of `f` on every set, in the order of `views`.
+    pub(super) fn predictions(&self, f: &Fitted) -> Vec<RowPredictions> {
         self.views
             .iter()
-            .map(|(name, t)| {
-                let rp = eval::predict_rows(f, t);
-                let m = eval::evaluate(f, &rp, t, thr, &|l| bad[l], &self.es);
+            .map(|(_, t)| eval::predict_rows(f, t))
+            .collect()
+    }
+
+    /// Metrics of `f` on every set at threshold `thr` with unsafe leaves `bad`, from its
+    /// predictions `rps` ([`GridInput::predictions`]).
+    pub(super) fn metrics(
+        &self,
+        f: &Fitted,
+        rps: &[RowPredictions],
+        thr: f64,
+        bad: &[bool],
+    ) -> BTreeMap<String, Metrics> {
+        self.views
+            .iter()
+            .zip(rps)
+            .map(|((name, t), rp)| {
+                let m = eval::evaluate(f, rp, t, thr, &|l| bad[l], &self.es);
                 (name.clone(), m)
             })
             .collect()

@@ -72,10 +72,9 @@ fn fit_one(g: &GridInput<'_>, cfg: GridConfig, tree: CartTree, wrong_pct: f64) -
     let train_t = &g.p.sets[0].1;
     let f = finish_fit(tree, &g.p.classes, g.opts.ranking);
     let bad = unsafe_leaves(&f, train_t, &g.p.settings.unsafe_rule, &g.es);
-    let val = g.val();
-    let rp = eval::predict_rows(&f, val);
-    let thr = eval::safe_proba(&rp, val, &|l| bad[l], wrong_pct, &g.es);
-    let metrics = g.metrics(&f, thr, &bad);
+    let rps = g.predictions(&f);
+    let thr = eval::safe_proba(&rps[1], g.val(), &|l| bad[l], wrong_pct, &g.es);
+    let metrics = g.metrics(&f, &rps, thr, &bad);
     (g.progress)(1);
     let row = GridRow {
         criterion: cfg.criterion,
