@@ -773,6 +773,101 @@ impl<'a> Builder<'a> {
         self.info[parent].partitioned = true;
     }
 
+    /// Every feature's best split of the node `[start, end)` (id `id`), from the cache of
+    /// nodes with the same samples when another depth of the group computed it.
+    fn feature_results(
+        &mut self,
+        id: usize,
+        (start, end): (usize, usize),
+        n_constant: usize,
+        totals: &Totals,
+        left_counts: &mut [f64],
+        cache: &mut NodeCache,
+    ) -> Rc<Vec<FeatResult>> {
+        let key = self.node_key(start, end);
+        if let Some(r) = cache.get(&key) {
+            return r.clone();
+        }
+        self.materialize(id);
+        let mut known = vec![false; self.features.len()];
+        for &f in &self.constant_features[..n_constant] {
+            known[f] = true;
+        }
+        self.prepare_class_masks(start, end);
+        let r: Vec<FeatResult> = (0..self.features.len())
+            .map(|f| {
+                if known[f] {
+                    FeatResult {
+                        constant: true,
+                        proxy: f64::NEG_INFINITY,
+                        n_left: 0,
+                        threshold: 0.0,
+                    }
+                } else {
+                    self.scan_feature(f, start, end, totals, left_counts)
+                }
+            })
+            .collect();
+        let r = Rc::new(r);
+        cache.insert(key, r.clone());
+        r
+    }
+
+    /// Impurities of the children of a split of `[start, end)` (over the node's samples, in
+    /// feature-0 order) and the left child's weight: `(left, right, left weight)`.
+    fn children_impurities(
+        &self,
+        start: usize,
+        end: usize,
+        best: &Best,
+        totals: &Totals,
+    ) -> (f64, f64, f64) {
+        let (counts, wn, sum, sq) = totals;
+        let d = self.data;
+        let col = &d.columns[best.feature];
+        let mut lc = vec![0.0; counts.len()];
+        let (mut wl, mut sl, mut ql) = (0.0, 0.0, 0.0);
+        for &s in &self.sorted[0][start..end] {
+            let s = s as usize;
+            if f64::from(col[s]) > best.threshold {
+                continue;
+            }
+            let w = d.weights[s];
+            wl += w;
+            if self.regression {
+                sl += w * d.targets[s];
+                ql += w * d.targets[s] * d.targets[s];
+            } else {
+                lc[d.classes[s] as usize] += w;
+            }
+        }
+        let rc: Vec<f64> = counts.iter().zip(&lc).map(|(t, l)| t - l).collect();
+        let imp_l = self.impurity_of(&lc, wl, sl, ql);
+        let imp_r = self.impurity_of(&rc, wn - wl, sum - sl, sq - ql);
+        (imp_l, imp_r, wl)
+    }
+
+    /// A node of `n_node` samples with sums `totals`, as a leaf (a split sets its feature).
+    fn leaf_node(&self, totals: &Totals, n_node: usize, impurity: f64) -> CartNode {
+        let (counts, wn, sum, _) = totals;
+        let value = if self.regression {
+            vec![sum / wn]
+        } else {
+            counts.iter().map(|c| c / wn).collect()
+        };
+        CartNode {
+            feature: None,
+            threshold: -2.0,
+            left: 0,
+            right: 0,
+            value,
+            n_samples: n_node,
+            weighted_n_samples: *wn,
+            counts: counts.clone(),
+            impurity,
+        }
+    }
+
     fn build(mut self, max_depth: Option<usize>, cache: &mut NodeCache) -> CartTree {
         let n = self.data.weights.len();
         let mut stack = vec![StackRecord {
@@ -819,35 +914,14 @@ impl<'a> Builder<'a> {
             });
             self.constant_features_at.push(Vec::new());
             if !is_leaf {
-                let key = self.node_key(start, end);
-                let results = match cache.get(&key) {
-                    Some(r) => r.clone(),
-                    None => {
-                        self.materialize(id);
-                        let mut known = vec![false; self.features.len()];
-                        for &f in &self.constant_features[..rec.n_constant] {
-                            known[f] = true;
-                        }
-                        self.prepare_class_masks(start, end);
-                        let r: Vec<FeatResult> = (0..self.features.len())
-                            .map(|f| {
-                                if known[f] {
-                                    FeatResult {
-                                        constant: true,
-                                        proxy: f64::NEG_INFINITY,
-                                        n_left: 0,
-                                        threshold: 0.0,
-                                    }
-                                } else {
-                                    self.scan_feature(f, start, end, &totals, &mut left_counts)
-                                }
-                            })
-                            .collect();
-                        let r = Rc::new(r);
-                        cache.insert(key, r.clone());
-                        r
-                    }
-                };
+                let results = self.feature_results(
+                    id,
+                    (start, end),
+                    rec.n_constant,
+                    &totals,
+                    &mut left_counts,
+                    cache,
+                );
                 split = self.node_split(start, end, &mut n_constant, &results);
                 match &split {
                     None => is_leaf = true,
@@ -855,23 +929,8 @@ impl<'a> Builder<'a> {
                     _ => {}
                 }
             }
-            let (counts, wn, sum, _) = &totals;
-            let value = if self.regression {
-                vec![sum / wn]
-            } else {
-                counts.iter().map(|c| c / wn).collect()
-            };
-            self.nodes.push(CartNode {
-                feature: None,
-                threshold: -2.0,
-                left: 0,
-                right: 0,
-                value,
-                n_samples: n_node,
-                weighted_n_samples: *wn,
-                counts: counts.clone(),
-                impurity,
-            });
+            let node = self.leaf_node(&totals, n_node, impurity);
+            self.nodes.push(node);
             if let Some((parent, is_left)) = rec.parent {
                 if is_left {
                     self.nodes[parent].left = id;
@@ -883,28 +942,8 @@ impl<'a> Builder<'a> {
                 continue;
             }
             let best = split.expect("not a leaf");
-            // Children impurities (over the node's samples, in feature-0 order).
-            let d = self.data;
-            let col = &d.columns[best.feature];
-            let mut lc = vec![0.0; counts.len()];
-            let (mut wl, mut sl, mut ql) = (0.0, 0.0, 0.0);
-            for &s in &self.sorted[0][start..end] {
-                let s = s as usize;
-                if f64::from(col[s]) > best.threshold {
-                    continue;
-                }
-                let w = d.weights[s];
-                wl += w;
-                if self.regression {
-                    sl += w * d.targets[s];
-                    ql += w * d.targets[s] * d.targets[s];
-                } else {
-                    lc[d.classes[s] as usize] += w;
-                }
-            }
-            let rc: Vec<f64> = counts.iter().zip(&lc).map(|(t, l)| t - l).collect();
-            let imp_l = self.impurity_of(&lc, wl, sl, ql);
-            let imp_r = self.impurity_of(&rc, wn - wl, sum - sl, totals.3 - ql);
+            let (imp_l, imp_r, wl) = self.children_impurities(start, end, &best, &totals);
+            let wn = totals.1;
             let improvement =
                 (wn / self.w_total) * (impurity - (wn - wl) / wn * imp_r - wl / wn * imp_l);
             if improvement + EPSILON < 0.0 {

@@ -10,7 +10,7 @@ use clap::{Parser, ValueEnum};
 use ah_train::config::Overrides;
 use ah_train::learner::Learner;
 use ah_train::report;
-use ah_train::train::{self, CostAwareParams, Mode, TrainOptions};
+use ah_train::train::{self, CostAwareParams, Mode, TrainOptions, TrainOutput};
 
 /// Learner choice on the command line.
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -180,12 +180,12 @@ pub struct Args {
     pub folds: usize,
     /// Store the range guard in the model: at run time a numeric feature (logged or augmented)
     /// outside the range seen in training makes the heuristic unsure; the final metrics apply
-    /// it too (the grid table does not). On by default; off with `--upstream` (PyTorch has no
-    /// range guard) unless asked for.
+    /// it too (the grid table does not). On by default; off with `--upstream` and
+    /// `--regression` (PyTorch has no range guard) unless asked for.
     #[arg(
         help_heading = "Range guard",
         long,
-        help = "Unsure outside the feature ranges seen in training (default, but not with --upstream)"
+        help = "Unsure outside the ranges seen in training (default, not with --upstream or --regression)"
     )]
     pub range_guard: bool,
     /// Do not store the range guard: the heuristic also decides for inputs unlike any seen in
@@ -337,6 +337,63 @@ pub fn run(args: Args) -> Result<()> {
     if let (Some(krate), false) = (&args.rust_crate, args.no_codegen) {
         ah_codegen::check_rust_crate(krate).context("--rust-crate")?;
     }
+    let opts = options(&args)?;
+    let bar = if std::io::stderr().is_terminal() && !args.quiet {
+        indicatif::ProgressBar::new(expected_fits(&args, &opts))
+    } else {
+        indicatif::ProgressBar::hidden()
+    };
+    bar.set_style(
+        indicatif::ProgressStyle::with_template(
+            "{spinner} training [{bar:30}] {pos}/{len} fits {elapsed}",
+        )
+        .expect("valid template")
+        .progress_chars("=> "),
+    );
+    // Errors name their file themselves: no extra context.
+    let out = if args.regression {
+        ah_train::regression::train_regression(&opts, &|n| bar.inc(n))?
+    } else {
+        train::train(&opts, &|n| bar.inc(n))?
+    };
+    bar.finish_and_clear();
+    if args.timings {
+        let t: Vec<String> = out
+            .timings
+            .iter()
+            .map(|(k, v)| format!("{k} {v:.3}s"))
+            .collect();
+        eprintln!("timings: {}", t.join(", "));
+    }
+    for w in &out.warnings {
+        eprintln!("warning: {w}");
+    }
+    write_outputs(&args, &out)?;
+    if !args.no_codegen {
+        let options = ah_codegen::Options {
+            rust_crate: args.rust_crate.clone(),
+            python_dir: Some(args.output_dir.clone()),
+            dot_file: None,
+            mode: ah_codegen::Mode::Write,
+            command: None,
+        };
+        let outcome = ah_codegen::generate(&out.model, &options).with_context(|| {
+            format!(
+                "generating code for {} (the model is written; retry with ah-codegen)",
+                args.heuristic_name
+            )
+        })?;
+        if !args.quiet {
+            for f in &outcome.files {
+                eprintln!("generated {}", f.path.display());
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The training options of the command line (checked).
+fn options(args: &Args) -> Result<TrainOptions> {
     let data: Vec<(String, PathBuf)> = args
         .data
         .chunks(2)
@@ -373,7 +430,7 @@ pub fn run(args: Args) -> Result<()> {
     if args.ranking.is_some() && !args.upstream && !args.quiet {
         eprintln!("note: --ranking trains with PyTorch's selection rule (as --upstream): the cost-aware rule decides single choices");
     }
-    let opts = TrainOptions {
+    Ok(TrainOptions {
         log: args.file.clone(),
         heuristic_name: args.heuristic_name.clone(),
         data,
@@ -406,40 +463,16 @@ pub fn run(args: Args) -> Result<()> {
         config_dir,
         extra_operations,
         command,
-        range_guard: args.range_guard || (!args.upstream && !args.no_range_guard),
+        range_guard: args.range_guard
+            || (!args.upstream && !args.regression && !args.no_range_guard),
         guard: args.guard,
         inf_unavailable: args.inf_unavailable,
-    };
-    let bar = if std::io::stderr().is_terminal() && !args.quiet {
-        indicatif::ProgressBar::new(expected_fits(&args, &opts))
-    } else {
-        indicatif::ProgressBar::hidden()
-    };
-    bar.set_style(
-        indicatif::ProgressStyle::with_template(
-            "{spinner} training [{bar:30}] {pos}/{len} fits {elapsed}",
-        )
-        .expect("valid template")
-        .progress_chars("=> "),
-    );
-    // Errors name their file themselves: no extra context.
-    let out = if args.regression {
-        ah_train::regression::train_regression(&opts, &|n| bar.inc(n))?
-    } else {
-        train::train(&opts, &|n| bar.inc(n))?
-    };
-    bar.finish_and_clear();
-    if args.timings {
-        let t: Vec<String> = out
-            .timings
-            .iter()
-            .map(|(k, v)| format!("{k} {v:.3}s"))
-            .collect();
-        eprintln!("timings: {}", t.join(", "));
-    }
-    for w in &out.warnings {
-        eprintln!("warning: {w}");
-    }
+    })
+}
+
+/// Writes the model, metrics, tree, plots, report (and the split when asked), and prints the
+/// tables unless quiet.
+fn write_outputs(args: &Args, out: &TrainOutput) -> Result<()> {
     let name = &args.heuristic_name;
     let dir = &args.output_dir;
     let model_json = serde_json::to_string_pretty(&out.model)? + "\n";
@@ -473,7 +506,7 @@ pub fn run(args: Args) -> Result<()> {
         format!("{name}.regret.svg"),
         format!("{name}.dot"),
     );
-    let md = report::markdown(&out, &sp, &rg, &dt);
+    let md = report::markdown(out, &sp, &rg, &dt);
     let mut files = vec![
         (
             dir.join(format!("{name}.model.json")),
@@ -510,23 +543,6 @@ pub fn run(args: Args) -> Result<()> {
         writeln!(stdout, "{}", report::metrics_table(&out.metrics))?;
         for (p, _) in &files {
             eprintln!("wrote {}", p.display());
-        }
-    }
-    if !args.no_codegen {
-        let options = ah_codegen::Options {
-            rust_crate: args.rust_crate.clone(),
-            python_dir: Some(dir.clone()),
-            dot_file: None,
-            mode: ah_codegen::Mode::Write,
-            command: None,
-        };
-        let outcome = ah_codegen::generate(&out.model, &options).with_context(|| {
-            format!("generating code for {name} (the model is written; retry with ah-codegen)")
-        })?;
-        if !args.quiet {
-            for f in &outcome.files {
-                eprintln!("generated {}", f.path.display());
-            }
         }
     }
     Ok(())

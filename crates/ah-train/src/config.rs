@@ -11,7 +11,7 @@ use std::path::Path;
 use ah_core::ops::{builtin_operations, Operation};
 use serde::Deserialize;
 
-use crate::cart::{Criterion, MinSamplesLeaf};
+use crate::cart::{CartParams, Criterion, MinSamplesLeaf};
 use crate::error::{Result, TrainError};
 
 /// The hyper-parameter grid, searched in `itertools.product(max_depth, min_samples_leaf,
@@ -64,16 +64,43 @@ impl Grid {
     }
 
     /// All configurations in product order.
-    pub fn configs(&self) -> Vec<(Option<usize>, MinSamplesLeaf, Criterion)> {
+    pub fn configs(&self) -> Vec<GridConfig> {
         let mut v = Vec::new();
-        for &d in &self.max_depth {
-            for &m in &self.min_samples_leaf {
-                for &c in &self.criterion {
-                    v.push((d, m, c));
+        for &max_depth in &self.max_depth {
+            for &min_samples_leaf in &self.min_samples_leaf {
+                for &criterion in &self.criterion {
+                    v.push(GridConfig {
+                        max_depth,
+                        min_samples_leaf,
+                        criterion,
+                    });
                 }
             }
         }
         v
+    }
+}
+
+/// One configuration of a [`Grid`].
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct GridConfig {
+    /// Depth (`None`: unlimited).
+    pub max_depth: Option<usize>,
+    /// Minimum samples per leaf.
+    pub min_samples_leaf: MinSamplesLeaf,
+    /// Split criterion.
+    pub criterion: Criterion,
+}
+
+impl GridConfig {
+    /// The tree's hyper-parameters with this configuration and `seed`.
+    pub fn params(self, seed: u32) -> CartParams {
+        CartParams {
+            criterion: self.criterion,
+            max_depth: self.max_depth,
+            min_samples_leaf: self.min_samples_leaf,
+            seed,
+        }
     }
 }
 
@@ -399,7 +426,11 @@ mod tests {
         let c = Grid::upstream_default().configs();
         assert_eq!(
             c[1],
-            (Some(5), MinSamplesLeaf::Count(1), Criterion::Entropy)
+            GridConfig {
+                max_depth: Some(5),
+                min_samples_leaf: MinSamplesLeaf::Count(1),
+                criterion: Criterion::Entropy
+            }
         );
         let s = Settings::resolve(&MixedMm, &Overrides::default(), Path::new(".")).unwrap();
         assert_eq!(s.operations.len(), 19);

@@ -14,21 +14,21 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use ah_core::model::{
-    self, Column, FeatureRange, Model, ModelKind, Node, Provenance, TrainingInfo, Tree,
-};
+use ah_core::model::{self, Column, FeatureRange, Model, ModelKind, TrainingInfo, Tree};
 use ah_core::ops::Operation;
 use ah_core::Log;
 use rayon::prelude::*;
 
 use crate::cart::{CartParams, CartTree};
-use crate::config::{config_for, Grid, Settings};
-use crate::dataset::{build_table, dataset_hash, BuildOptions, Table};
+use crate::config::Grid;
+use crate::dataset::{dataset_hash, Table};
 use crate::error::{Result, TrainError};
 use crate::eval::{self, EvalSettings, Metrics, Outcome, RowAnswer};
+use crate::guard::GuardPolicy;
 use crate::learner::TrainMatrix;
-use crate::split::upstream_split;
-use crate::train::{GridRow, SetRows, TrainOptions, TrainOutput};
+use crate::train::output::{model_nodes, out_of_range, provenance, set_rows, split_sets};
+use crate::train::prepare::{prepare, Prepared, Variant};
+use crate::train::{GridRow, TrainOptions, TrainOutput};
 
 /// Minimum repetitions per (input, choice).
 pub const MIN_COUNT: usize = 3;
@@ -38,7 +38,7 @@ pub const MAX_REL_STD: f64 = 5.0;
 /// Drops the rows of (input, choice) pairs measured fewer than [`MIN_COUNT`] times or with a
 /// relative standard deviation above [`MAX_REL_STD`]%. Returns the filtered log and the
 /// number of pairs dropped.
-fn filter_log(log: &Log) -> (Log, usize) {
+pub(crate) fn filter_log(log: &Log) -> (Log, usize) {
     let md = &log.metadata;
     let cols: Vec<usize> = md
         .features()
@@ -122,8 +122,18 @@ fn expand(t: &Table, choices: &[String]) -> Expanded {
     e
 }
 
-/// Per input: (predicted table column, ratio best/second, ranked table columns).
-fn predict(tree: &CartTree, e: &Expanded) -> Vec<(Option<usize>, f64, Vec<usize>)> {
+/// One input's regression decision.
+struct Prediction {
+    /// Table column of the choice predicted fastest (`None`: no measured choice).
+    pick: Option<usize>,
+    /// Predicted value of the best over the second best (infinite with one choice).
+    ratio: f64,
+    /// Table columns, best first.
+    ranked: Vec<usize>,
+}
+
+/// Per input of `e`, its decision by `tree`.
+fn predict(tree: &CartTree, e: &Expanded) -> Vec<Prediction> {
     e.inputs
         .iter()
         .map(|(first, cols)| {
@@ -139,111 +149,159 @@ fn predict(tree: &CartTree, e: &Expanded) -> Vec<(Option<usize>, f64, Vec<usize>
             // Ascending and stable, as the runtime sorts: the last is the best.
             scores.sort_by(|a, b| a.0.total_cmp(&b.0));
             let ranked: Vec<usize> = scores.iter().rev().map(|s| s.1).collect();
-            match scores.len() {
-                0 => (None, 0.0, ranked),
-                1 => (Some(scores[0].1), f64::INFINITY, ranked),
-                n => (
-                    Some(scores[n - 1].1),
-                    scores[n - 1].0 / scores[n - 2].0,
-                    ranked,
-                ),
+            let (pick, ratio) = match scores.len() {
+                0 => (None, 0.0),
+                1 => (Some(scores[0].1), f64::INFINITY),
+                n => (Some(scores[n - 1].1), scores[n - 1].0 / scores[n - 2].0),
+            };
+            Prediction {
+                pick,
+                ratio,
+                ranked,
             }
         })
         .collect()
 }
 
+/// Metrics of one set's predictions at `threshold`; `forced[i]` (the range guard) makes row `i`
+/// unsure.
 fn evaluate(
     t: &Table,
-    preds: &[(Option<usize>, f64, Vec<usize>)],
+    preds: &[Prediction],
     threshold: f64,
+    forced: &[bool],
     s: &EvalSettings,
 ) -> Metrics {
     let answers: Vec<RowAnswer> = (0..t.len())
         .map(|i| {
-            let (pc, ratio, _) = &preds[i];
-            let outcome = match pc {
+            let p = &preds[i];
+            let outcome = match p.pick {
+                _ if forced.get(i).copied().unwrap_or(false) => Outcome::Unsure,
                 None => Outcome::Unsure,
-                Some(_) if *ratio <= threshold => Outcome::Unsure,
-                Some(c) if *c == t.actual_winner[i] as usize => Outcome::Correct,
+                Some(_) if p.ratio <= threshold => Outcome::Unsure,
+                Some(c) if c == t.actual_winner[i] as usize => Outcome::Correct,
                 Some(_) => Outcome::Wrong,
             };
             RowAnswer {
                 outcome,
-                pred_col: *pc,
+                pred_col: p.pick,
             }
         })
         .collect();
     eval::metrics_from(
         t,
         &answers,
-        |i, sel| sel.extend(preds[i].2.iter().take(s.top_k)),
+        |i, sel| sel.extend(preds[i].ranked.iter().take(s.top_k)),
         s,
     )
 }
 
-/// Trains the regression variant with PyTorch's rule.
+/// One grid model of the regression variant.
+struct RegressionFit {
+    tree: CartTree,
+    row: GridRow,
+}
+
+/// Trains the regression variant with PyTorch's rule. Preparation is the classification
+/// trainer's ([`crate::train`]): `--split`, `--data`, the config's row filter and extra
+/// training sets, `--default-choice` and the range guard (`--range-guard`, `--guard`) apply
+/// alike; `--ranking` is refused.
 pub fn train_regression(
     opts: &TrainOptions,
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<TrainOutput> {
     let t0 = std::time::Instant::now();
-    let raw = crate::dataset::read_log(&opts.log)?;
-    let cfg = config_for(&raw.metadata.name);
-    let mut settings = Settings::resolve(cfg.as_ref(), &opts.overrides, &opts.config_dir)?;
-    settings
-        .operations
-        .extend(opts.extra_operations.iter().cloned());
-    if let Some(d) = &opts.default_choice {
-        settings.default_choice = Some(d.clone());
+    let (p, hash) = rayon::join(
+        || prepare(opts, Variant::Regression),
+        || dataset_hash(&opts.log),
+    );
+    let (p, hash) = (p?, hash?);
+    let choices = p.full.choices.clone();
+    let expanded: Vec<Expanded> = p.sets.iter().map(|(_, t)| expand(t, &choices)).collect();
+    let es = EvalSettings {
+        default_choice: p.settings.default_choice.clone(),
+        top_k: 5,
+        always_included: p.settings.always_included.clone(),
+        exempt_certain: false,
+        // `filter_log` drops every (input, choice) pair with a failed (`inf`) measurement: a
+        // failed choice is never measured, so never picked, whatever the setting.
+        inf_unavailable: false,
+    };
+    let t_prep = t0.elapsed().as_secs_f64();
+    let results = fit_grid(opts, &p, &expanded, &es, progress);
+    let t_grid = t0.elapsed().as_secs_f64();
+    let mut best = None;
+    let mut best_correct = 0.0;
+    for (i, r) in results.iter().enumerate() {
+        if r.row.metrics["val"]["correct"] > best_correct {
+            best = Some(i);
+            best_correct = r.row.metrics["val"]["correct"];
+        }
     }
-    let (log, dropped) = filter_log(&raw);
-    let mut warnings = Vec::new();
-    if dropped > 0 {
-        warnings.push(format!(
-            "{dropped} (input, choice) pairs dropped: fewer than {MIN_COUNT} measurements or relative std above {MAX_REL_STD}% (the regression trainer's filters)"
+    let Some(best) = best else {
+        return Err(TrainError::NoModel(
+            "no regression model predicts any validation input correctly".into(),
         ));
+    };
+    let RegressionFit { tree, row } = &results[best];
+    let tested = tree
+        .nodes
+        .iter()
+        .filter_map(|n| n.feature)
+        .filter(|&c| c < p.encoding.columns.len());
+    let ranges = opts.guard.ranges(&p.encoding, &p.sets[0].1, tested);
+    let mut rows = BTreeMap::new();
+    let mut sizes = BTreeMap::new();
+    let mut metrics = BTreeMap::new();
+    for (j, (name, t)) in p.sets.iter().enumerate() {
+        let preds = predict(tree, &expanded[j]);
+        let forced = if opts.range_guard {
+            out_of_range(t, &ranges)
+        } else {
+            Vec::new()
+        };
+        let picks: Vec<Option<usize>> = (0..t.len())
+            .map(|i| {
+                preds[i].pick.filter(|_| {
+                    preds[i].ratio > row.threshold && !forced.get(i).copied().unwrap_or(false)
+                })
+            })
+            .collect();
+        rows.insert(name.clone(), set_rows(t, &picks, &es));
+        sizes.insert(name.clone(), t.len());
+        metrics.insert(
+            name.clone(),
+            evaluate(t, &preds, row.threshold, &forced, &es),
+        );
     }
-    if log.rows.is_empty() {
-        return Err(TrainError::Input {
-            path: opts.log.clone(),
-            message: format!("no (input, choice) pair has {MIN_COUNT} or more consistent measurements; the regression variant needs repetitions (collect with --num-reps 3)"),
-        });
-    }
-    let (full, encoding, report) = build_table(
-        &log,
-        "all",
-        &settings.operations,
-        None,
-        BuildOptions::default(),
-    )?;
-    warnings.extend(report.warnings());
-    let choices = full.choices.clone();
-    if settings.default_choice.is_none() {
-        settings.default_choice = Some(choices[0].clone());
-        warnings.push(format!(
-            "no default choice is known for `{}`; using `{}` for the metrics",
-            raw.metadata.name, choices[0]
-        ));
-    }
-    let split = upstream_split(full.len(), 0.2, 0.2, opts.seed);
-    let mut sets = vec![
-        ("train".to_string(), full.take(&split.train, "train")),
-        ("val".to_string(), full.take(&split.val, "val")),
-        ("test".to_string(), full.take(&split.test, "test")),
-    ];
-    for (name, path) in &opts.data {
-        let dlog = crate::dataset::read_log(path)?;
-        let (dlog, _) = filter_log(&dlog);
-        let (t, _, _) = build_table(
-            &dlog,
-            name,
-            &settings.operations,
-            Some(&encoding),
-            BuildOptions::default(),
-        )?;
-        sets.push((name.clone(), t));
-    }
-    let expanded: Vec<Expanded> = sets.iter().map(|(_, t)| expand(t, &choices)).collect();
+    let model = build_model(opts, &p, tree, row, &ranges, &metrics, &hash);
+    let t_end = t0.elapsed().as_secs_f64();
+    Ok(TrainOutput {
+        metrics,
+        model,
+        grid: results.iter().map(|r| r.row.clone()).collect(),
+        best,
+        warnings: p.warnings.clone(),
+        rows,
+        sizes,
+        split_sets: split_sets(&p),
+        timings: vec![
+            ("prepare", t_prep),
+            ("grid", t_grid - t_prep),
+            ("final", t_end - t_grid),
+        ],
+    })
+}
+
+/// Fits and evaluates the regression grid; each model's threshold is the largest ratio among
+/// its wrong validation predictions (at least 0.99).
+fn fit_grid(
+    opts: &TrainOptions,
+    p: &Prepared,
+    expanded: &[Expanded],
+    es: &EvalSettings,
+    progress: &(dyn Fn(u64) + Sync),
+) -> Vec<RegressionFit> {
     let tr = &expanded[0];
     let n_rows = tr.target.len();
     let m = TrainMatrix::new(
@@ -254,62 +312,41 @@ pub fn train_regression(
         tr.target.clone(),
         vec![1.0; n_rows],
     );
-    let grid_cfg =
-        if opts.overrides.max_depth.is_some() || opts.overrides.min_samples_leaf.is_some() {
-            Grid {
-                criterion: vec![crate::cart::Criterion::SquaredError],
-                ..settings.grid.clone()
-            }
-        } else {
-            Grid::regression()
-        };
-    let configs = grid_cfg.configs();
-    let params: Vec<CartParams> = configs
-        .iter()
-        .map(|&(d, msl, c)| CartParams {
-            criterion: c,
-            max_depth: d,
-            min_samples_leaf: msl,
-            seed: opts.seed,
-        })
-        .collect();
-    let es = EvalSettings {
-        default_choice: settings.default_choice.clone(),
-        top_k: opts.ranking.unwrap_or(5),
-        always_included: settings.always_included.clone(),
-        exempt_certain: false,
-        // `filter_log` drops every (input, choice) pair with a failed (`inf`) measurement: a
-        // failed choice is never measured, so never picked, whatever the setting.
-        inf_unavailable: false,
+    let grid = if opts.overrides.max_depth.is_some() || opts.overrides.min_samples_leaf.is_some() {
+        Grid {
+            criterion: vec![crate::cart::Criterion::SquaredError],
+            ..p.settings.grid.clone()
+        }
+    } else {
+        Grid::regression()
     };
-    let t_prep = t0.elapsed().as_secs_f64();
+    let configs = grid.configs();
+    let params: Vec<CartParams> = configs.iter().map(|c| c.params(opts.seed)).collect();
     let trees = m.fit_many(opts.learner, &params);
-    let results: Vec<(CartTree, GridRow)> = configs
+    configs
         .par_iter()
         .zip(trees.into_par_iter())
         .map(|(&cfg, tree)| {
-            let val_preds = predict(&tree, &expanded[1]);
-            let val = &sets[1].1;
+            let val = &p.sets[1].1;
             let mut thr = 0.99;
-            for (i, (pc, ratio, _)) in val_preds.iter().enumerate() {
-                if let Some(c) = pc {
-                    if *c != val.actual_winner[i] as usize && ratio.is_finite() && *ratio > thr {
-                        thr = *ratio;
+            for (i, pr) in predict(&tree, &expanded[1]).iter().enumerate() {
+                if let Some(c) = pr.pick {
+                    if c != val.actual_winner[i] as usize && pr.ratio.is_finite() && pr.ratio > thr
+                    {
+                        thr = pr.ratio;
                     }
                 }
             }
             let mut metrics = BTreeMap::new();
-            for (j, (name, t)) in sets.iter().enumerate() {
-                metrics.insert(
-                    name.clone(),
-                    evaluate(t, &predict(&tree, &expanded[j]), thr, &es),
-                );
+            for (j, (name, t)) in p.sets.iter().enumerate() {
+                let preds = predict(&tree, &expanded[j]);
+                metrics.insert(name.clone(), evaluate(t, &preds, thr, &[], es));
             }
             progress(1);
             let row = GridRow {
-                criterion: cfg.2,
-                max_depth: cfg.0,
-                min_samples_leaf: cfg.1,
+                criterion: cfg.criterion,
+                max_depth: cfg.max_depth,
+                min_samples_leaf: cfg.min_samples_leaf,
                 weighting: "uniform",
                 threshold: thr,
                 n_leaves: tree.n_leaves(),
@@ -317,112 +354,57 @@ pub fn train_regression(
                 cv_cost: None,
                 metrics,
             };
-            (tree, row)
+            RegressionFit { tree, row }
         })
-        .collect();
-    let t_grid = t0.elapsed().as_secs_f64();
-    let mut best = None;
-    let mut best_correct = 0.0;
-    for (i, (_, r)) in results.iter().enumerate() {
-        if r.metrics["val"]["correct"] > best_correct {
-            best = Some(i);
-            best_correct = r.metrics["val"]["correct"];
-        }
-    }
-    let Some(best) = best else {
-        return Err(TrainError::NoModel(
-            "no regression model predicts any validation input correctly".into(),
-        ));
-    };
-    let (tree, row) = &results[best];
-    let mut columns = encoding.columns.clone();
+        .collect()
+}
+
+/// The regression model: the input columns plus one one-hot column per choice.
+fn build_model(
+    opts: &TrainOptions,
+    p: &Prepared,
+    tree: &CartTree,
+    row: &GridRow,
+    ranges: &[(usize, FeatureRange)],
+    metrics: &BTreeMap<String, Metrics>,
+    hash: &str,
+) -> Model {
+    let choices = &p.full.choices;
+    let mut columns = p.encoding.columns.clone();
     columns.extend(choices.iter().map(|c| Column::OneHot {
         feature: model::CHOICE_FEATURE.into(),
         value: c.clone(),
     }));
-    let nodes = tree
-        .nodes
-        .iter()
-        .map(|n| match n.feature {
-            Some(c) => Node::Split {
-                column: c,
-                threshold: n.threshold,
-                left: n.left,
-                right: n.right,
-            },
-            None => Node::Leaf {
-                value: n.value.clone(),
-                samples: n.n_samples as u64,
-                unsafe_leaf: false,
-            },
-        })
-        .collect();
-    let mut ranges = Vec::new();
-    for (c, col) in encoding.columns.iter().enumerate() {
-        if let Column::Numeric { name } = col {
-            let t = &sets[0].1;
-            let (lo, hi) = (0..t.len()).fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), i| {
-                let v = t.row(i)[c];
-                (a.min(v), b.max(v))
-            });
-            ranges.push(FeatureRange {
-                name: name.clone(),
-                min: lo,
-                max: hi,
-            });
-        }
-    }
-    let mut rows = BTreeMap::new();
-    let mut sizes = BTreeMap::new();
-    for (j, (name, t)) in sets.iter().enumerate() {
-        let preds = predict(tree, &expanded[j]);
-        let dc = es.default_choice.as_deref().and_then(|d| t.choice_index(d));
-        let mut s = SetRows::default();
-        for (i, (pc, ratio, _)) in preds.iter().enumerate() {
-            let best_t = t.best_time(i);
-            let decided = pc.is_some() && *ratio > row.threshold;
-            let picked = if decided {
-                t.time(i, pc.expect("decided"))
-            } else {
-                best_t
-            };
-            if best_t.is_finite() && best_t > 0.0 {
-                s.regret_ratio.push(picked / best_t);
-            }
-            if let (true, Some(dc)) = (decided, dc) {
-                let td = t.time(i, dc);
-                if td.is_finite() {
-                    s.speedup_over_default.push(td / picked);
-                }
-            }
-        }
-        rows.insert(name.clone(), s);
-        sizes.insert(name.clone(), t.len());
-    }
-    let md = &raw.metadata;
+    let md = &p.log.metadata;
     let mut extra = BTreeMap::new();
     extra.insert("variant".into(), serde_json::json!("regression"));
     extra.insert(
         "pairs_dropped_by_filters".into(),
-        serde_json::json!(dropped),
+        serde_json::json!(p.pairs_dropped),
     );
-    let model = Model {
+    if opts.guard != GuardPolicy::BOX {
+        // Only when set: models trained with the default stay byte-identical.
+        extra.insert("guard".into(), serde_json::json!(opts.guard.to_string()));
+    }
+    Model {
         schema_version: model::MODEL_SCHEMA_VERSION,
         heuristic_name: opts.heuristic_name.clone(),
         name: md.name.clone(),
         kind: ModelKind::Regression,
         precondition: md.device(),
         choices: choices.clone(),
-        default_choice: settings.default_choice.clone(),
+        default_choice: p.settings.default_choice.clone(),
         numerical_features: md.numerical_features.clone(),
         categorical_features: md.categorical_features.clone(),
-        operations: settings.operations.iter().map(Operation::spec).collect(),
+        operations: p.settings.operations.iter().map(Operation::spec).collect(),
         columns,
-        tree: Tree { nodes },
+        tree: Tree {
+            nodes: model_nodes(tree, &vec![false; tree.nodes.len()]),
+        },
         threshold: row.threshold,
         ranking: None,
-        feature_ranges: ranges,
-        range_guard: false,
+        feature_ranges: ranges.iter().map(|(_, r)| r.clone()).collect(),
+        range_guard: opts.range_guard,
         training: TrainingInfo {
             mode: "upstream_regression".into(),
             learner: opts.learner.name().into(),
@@ -432,65 +414,27 @@ pub fn train_regression(
             seed: u64::from(opts.seed),
             extra,
         },
-        metrics: row.metrics.clone(),
-        provenance: Provenance {
-            dataset_hash: dataset_hash(&opts.log)?,
-            dataset: opts.log.file_name().map_or_else(
-                || opts.log.display().to_string(),
-                |n| n.to_string_lossy().into_owned(),
-            ),
-            tool_version: ah_core::TOOL_VERSION.into(),
-            command: opts.command.clone(),
-        },
-    };
-    let feats: Vec<String> = md.features().map(str::to_string).collect();
-    let keys_of = |rows: &[usize]| {
-        rows.iter()
-            .map(|&i| full.keys[i].clone())
-            .collect::<Vec<_>>()
-    };
-    let split_sets = (
-        feats,
-        [
-            keys_of(&split.train),
-            keys_of(&split.val),
-            keys_of(&split.test),
-        ],
-    );
-    let t_end = t0.elapsed().as_secs_f64();
-    Ok(TrainOutput {
-        metrics: row.metrics.clone(),
-        model,
-        grid: results.iter().map(|r| r.1.clone()).collect(),
-        best,
-        warnings,
-        rows,
-        sizes,
-        split_sets,
-        timings: vec![
-            ("prepare", t_prep),
-            ("grid", t_grid - t_prep),
-            ("final", t_end - t_grid),
-        ],
-    })
+        metrics: metrics.clone(),
+        provenance: provenance(opts, hash),
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::config::Overrides;
+    use crate::dataset::{build_table, BuildOptions};
     use crate::learner::Learner;
     use crate::train::{CostAwareParams, Mode};
     use ah_core::model::Decision;
+    use ah_core::model::Node;
     use ah_core::Context;
     use std::path::PathBuf;
 
-    /// `Model::decide` on contexts built from the log equals the evaluation's decision
-    /// (highest prediction, unsure when best / second <= threshold) for every input.
-    #[test]
-    fn model_decide_agrees_with_the_regression_evaluation() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("reg.txt");
+    /// A toy log (`a` wins for m <= 50, 3 consistent repetitions) in `dir`, and options
+    /// training on it.
+    fn toy(dir: &std::path::Path) -> TrainOptions {
+        let path = dir.join("reg.txt");
         let mut s = String::from(
             "{\"shared_memory\": 0, \"device_capa\": [0, 0], \"name\": \"toy\", \"numerical_features\": [\"m\"], \"categorical_features\": [\"dtype\"]}\nm,dtype,choice,feedback\n",
         );
@@ -513,8 +457,8 @@ mod tests {
             }
         }
         std::fs::write(&path, s).unwrap();
-        let opts = TrainOptions {
-            log: path.clone(),
+        TrainOptions {
+            log: path,
             heuristic_name: "R".into(),
             data: vec![],
             learner: Learner::Cart,
@@ -531,7 +475,16 @@ mod tests {
             range_guard: false,
             inf_unavailable: false,
             guard: crate::guard::GuardPolicy::BOX,
-        };
+        }
+    }
+
+    /// `Model::decide` on contexts built from the log equals the evaluation's decision
+    /// (highest prediction, unsure when best / second <= threshold) for every input.
+    #[test]
+    fn model_decide_agrees_with_the_regression_evaluation() {
+        let dir = tempfile::tempdir().unwrap();
+        let opts = toy(dir.path());
+        let path = opts.log.clone();
         let out = train_regression(&opts, &|_| {}).unwrap();
         let model = &out.model;
         let log = Log::read(&path, ah_core::ReadOptions::default()).unwrap();
@@ -581,7 +534,11 @@ mod tests {
             ctx.add("m", key[0].parse::<i64>().unwrap());
             ctx.add_categorical("dtype", key[1].as_str());
             let want = match &preds[i] {
-                (Some(c), ratio, _) if *ratio > model.threshold => Some(
+                Prediction {
+                    pick: Some(c),
+                    ratio,
+                    ..
+                } if *ratio > model.threshold => Some(
                     model
                         .choices
                         .iter()
@@ -598,5 +555,46 @@ mod tests {
             checked += 1;
         }
         assert!(checked == full.len() && checked > 100, "{checked}");
+    }
+
+    /// With the range guard, inputs outside the training ranges are unsure at run time and in
+    /// the final metrics alike.
+    #[test]
+    fn the_range_guard_makes_a_regression_model_unsure_outside_the_training_ranges() {
+        let dir = tempfile::tempdir().unwrap();
+        let opts = toy(dir.path());
+        let model = train_regression(&opts, &|_| {}).unwrap().model;
+        let guarded = TrainOptions {
+            range_guard: true,
+            ..opts
+        };
+        let out = train_regression(&guarded, &|_| {}).unwrap();
+        assert!(out.model.range_guard && !out.model.feature_ranges.is_empty());
+        for m in [0i64, 5000] {
+            let mut ctx = Context::new();
+            ctx.add("m", m);
+            ctx.add_categorical("dtype", "torch.float16");
+            assert!(
+                matches!(
+                    out.model.decide(&ctx),
+                    Decision::Unsure(ah_core::UnsureReason::OutOfRange { .. })
+                ),
+                "m = {m}"
+            );
+        }
+        let unguarded: f64 = ["train", "val", "test"]
+            .iter()
+            .map(|s| model.metrics[*s]["unsure"])
+            .sum();
+        let with_guard: f64 = ["train", "val", "test"]
+            .iter()
+            .map(|s| out.model.metrics[*s]["unsure"])
+            .sum();
+        assert!(with_guard >= unguarded, "{with_guard} < {unguarded}");
+        // Training inputs lie inside the ranges: the guard leaves the training set alone.
+        assert_eq!(
+            out.model.metrics["train"], model.metrics["train"],
+            "training set"
+        );
     }
 }

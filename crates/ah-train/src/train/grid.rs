@@ -1,0 +1,121 @@
+//! What both selection rules share: the grid's configurations and evaluation views
+//! ([`GridInput`]), a grid model fitted with its grid-table row ([`GridFit`]), and the chosen
+//! model handed to the output step ([`Selection`]).
+
+use std::borrow::Cow;
+use std::collections::BTreeMap;
+
+use crate::cart::CartParams;
+use crate::config::GridConfig;
+use crate::dataset::Table;
+use crate::eval::{self, EvalSettings, Metrics, RowPredictions};
+
+use super::fit::{eval_settings, eval_view};
+use super::prepare::Prepared;
+use super::{Fitted, GridRow, TrainOptions};
+
+/// The inputs of a selection rule.
+pub(super) struct GridInput<'a> {
+    /// The run's options.
+    pub(super) opts: &'a TrainOptions,
+    /// The prepared sets.
+    pub(super) p: &'a Prepared,
+    /// Evaluation settings.
+    pub(super) es: EvalSettings,
+    /// Each set as evaluated (ranking: the rows whose copy is the true winner).
+    pub(super) views: Vec<(String, Cow<'a, Table>)>,
+    /// The grid, in order.
+    pub(super) configs: Vec<GridConfig>,
+    /// Called once per fitted grid model (and fold).
+    pub(super) progress: &'a (dyn Fn(u64) + Sync),
+}
+
+impl<'a> GridInput<'a> {
+    pub(super) fn new(
+        opts: &'a TrainOptions,
+        p: &'a Prepared,
+        progress: &'a (dyn Fn(u64) + Sync),
+    ) -> Self {
+        let ranking = opts.ranking.is_some();
+        GridInput {
+            opts,
+            p,
+            es: eval_settings(p, opts),
+            views: p
+                .sets
+                .iter()
+                .map(|(n, t)| (n.clone(), eval_view(t, ranking)))
+                .collect(),
+            configs: p.settings.grid.configs(),
+            progress,
+        }
+    }
+
+    /// The tree parameters of every configuration.
+    pub(super) fn params(&self) -> Vec<CartParams> {
+        self.configs
+            .iter()
+            .map(|c| c.params(self.opts.seed))
+            .collect()
+    }
+
+    /// The validation set's view.
+    pub(super) fn val(&self) -> &Table {
+        &self.views[1].1
+    }
+
+    /// The predictions of `f` on every set, in the order of `views`.
+    pub(super) fn predictions(&self, f: &Fitted) -> Vec<RowPredictions> {
+        self.views
+            .iter()
+            .map(|(_, t)| eval::predict_rows(f, t))
+            .collect()
+    }
+
+    /// Metrics of `f` on every set at threshold `thr` with unsafe leaves `bad`, from its
+    /// predictions `rps` ([`GridInput::predictions`]).
+    pub(super) fn metrics(
+        &self,
+        f: &Fitted,
+        rps: &[RowPredictions],
+        thr: f64,
+        bad: &[bool],
+    ) -> BTreeMap<String, Metrics> {
+        self.views
+            .iter()
+            .zip(rps)
+            .map(|((name, t), rp)| {
+                let m = eval::evaluate(f, rp, t, thr, &|l| bad[l], &self.es);
+                (name.clone(), m)
+            })
+            .collect()
+    }
+}
+
+/// A grid model fitted on the fit set, with its unsafe leaves and grid-table row.
+pub(super) struct GridFit {
+    /// The tree.
+    pub(super) fitted: Fitted,
+    /// Unsafe leaves, by node.
+    pub(super) unsafe_leaf: Vec<bool>,
+    /// Its row of the grid table.
+    pub(super) row: GridRow,
+}
+
+/// The chosen model, as a selection rule hands it to the output step.
+pub(super) struct Selection {
+    /// Every grid model's row.
+    pub(super) grid: Vec<GridRow>,
+    /// Index of the chosen one.
+    pub(super) best: usize,
+    /// The chosen model.
+    pub(super) chosen: GridFit,
+    /// The model's threshold (cost-aware: 0, its cut is in the unsafe leaves).
+    pub(super) threshold: f64,
+    /// The rows the chosen model was fitted on (its guarded ranges come from them).
+    pub(super) fit_table: Table,
+    /// Rule-specific `training.extra` entries.
+    pub(super) extra: BTreeMap<String, serde_json::Value>,
+    /// Warnings about the choice.
+    pub(super) warnings: Vec<String>,
+}
