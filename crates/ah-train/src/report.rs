@@ -309,8 +309,7 @@ mod tests {
             env!("CARGO_MANIFEST_DIR"),
             "/../../generated/ah-heuristics/models/CodegenPlainSelfTest.model.json"
         );
-        let mut model: Model =
-            serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+        let mut model = Model::load(path.as_ref()).unwrap();
         for c in &mut model.choices {
             c.push_str("\" ] ; x -> y [\\\n");
         }

@@ -316,7 +316,7 @@ fn replay_cmd(args: ReplayArgs) -> anyhow::Result<ExitCode> {
         (None, Some(h)) => args.models.join(format!("{h}.model.json")),
         (None, None) => bail!("give --model FILE or --heuristic NAME"),
     };
-    let model = ah_codegen::load_model(&model_path)?;
+    let model = ah_core::Model::load(&model_path)?;
     let log = ah_core::Log::read(&args.log, ah_core::ReadOptions::default())
         .with_context(|| format!("cannot read the log {}", args.log.display()))?;
     let registry = ah_use::generated_registry();
