@@ -23,12 +23,13 @@ use rayon::prelude::*;
 
 use crate::cart::{CartParams, CartTree};
 use crate::config::{config_for, Grid, Settings};
-use crate::dataset::{build_table, dataset_hash, BuildOptions, Table};
+use crate::dataset::dataset_hash;
 use crate::error::{Result, TrainError};
-use crate::eval::{self, EvalSettings, Metrics, Outcome, RowAnswer};
 use crate::learner::TrainMatrix;
 use crate::split::upstream_split;
 use crate::train::{GridRow, SetRows, TrainOptions, TrainOutput};
+use ah_eval::metrics::{self as eval, EvalSettings, Metrics, Outcome, RowAnswer};
+use ah_eval::table::{build_table, BuildOptions, Table};
 
 /// Minimum repetitions per (input, choice).
 pub const MIN_COUNT: usize = 3;
@@ -322,11 +323,11 @@ pub fn train_regression(
         .collect();
     let t_grid = t0.elapsed().as_secs_f64();
     let mut best = None;
-    let mut best_correct = 0.0;
+    let mut best_correct = 0;
     for (i, (_, r)) in results.iter().enumerate() {
-        if r.metrics["val"]["correct"] > best_correct {
+        if r.metrics["val"].correct > best_correct {
             best = Some(i);
-            best_correct = r.metrics["val"]["correct"];
+            best_correct = r.metrics["val"].correct;
         }
     }
     let Some(best) = best else {
@@ -432,7 +433,7 @@ pub fn train_regression(
             seed: u64::from(opts.seed),
             extra,
         },
-        metrics: row.metrics.clone(),
+        metrics: eval::model_metrics(&row.metrics),
         provenance: Provenance {
             dataset_hash: dataset_hash(&opts.log)?,
             dataset: opts.log.file_name().map_or_else(

@@ -29,12 +29,13 @@ use rayon::prelude::*;
 
 use crate::cart::{CartParams, CartTree, Criterion, MinSamplesLeaf};
 use crate::config::{config_for, Overrides, Settings, UnsafeRule};
-use crate::dataset::{build_table, dataset_hash, BuildOptions, BuildReport, Encoding, Table};
+use crate::dataset::dataset_hash;
 use crate::error::{Result, TrainError};
-use crate::eval::{self, EvalSettings, LeafModel, Metrics, Outcome};
 use crate::guard::GuardPolicy;
 use crate::learner::{Learner, TrainMatrix};
 use crate::split::{upstream_split, RandomState, Split, SplitFile};
+use ah_eval::metrics::{self as eval, EvalSettings, LeafModel, Metrics, Outcome};
+use ah_eval::table::{build_table, BuildOptions, BuildReport, Encoding, Key, Table};
 
 /// How the model and threshold are selected.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -181,7 +182,7 @@ pub struct TrainOutput {
     pub sizes: BTreeMap<String, usize>,
     /// The split: logged features and each set's inputs (shared keys; see
     /// [`TrainOutput::split_file`]).
-    pub split_sets: (Vec<String>, [Vec<crate::dataset::Key>; 3]),
+    pub split_sets: (Vec<String>, [Vec<Key>; 3]),
     /// Wall time of the phases, seconds (`prepare`, `grid`, `final`); never serialized.
     pub timings: Vec<(&'static str, f64)>,
 }
@@ -724,12 +725,12 @@ pub fn train(opts: &TrainOptions, progress: &(dyn Fn(u64) + Sync)) -> Result<Tra
                 })
                 .collect();
             let mut best_i = None;
-            let mut best_correct = 0.0;
+            let mut best_correct = 0;
             for (i, (_, _, row)) in results.iter().enumerate() {
                 let v = &row.metrics["val"];
-                if v["wrong"] <= v["total"] * wrong_pct && v["correct"] > best_correct {
+                if v.wrong as f64 <= v.total as f64 * wrong_pct && v.correct > best_correct {
                     best_i = Some(i);
-                    best_correct = v["correct"];
+                    best_correct = v.correct;
                 }
             }
             grid = results.iter().map(|r| r.2.clone()).collect();
@@ -1018,7 +1019,7 @@ impl TrainOutput {
     /// The split as a split file (the `--split` / `--write-split` format).
     pub fn split_file(&self) -> SplitFile {
         let (features, sets) = &self.split_sets;
-        let rows = |s: &[crate::dataset::Key]| s.iter().map(|k| k.to_vec()).collect();
+        let rows = |s: &[Key]| s.iter().map(|k| k.to_vec()).collect();
         SplitFile {
             features: features.clone(),
             train: rows(&sets[0]),
@@ -1296,7 +1297,7 @@ fn build_model(
             seed: u64::from(opts.seed),
             extra,
         },
-        metrics: metrics.clone(),
+        metrics: eval::model_metrics(metrics),
         provenance: Provenance {
             dataset_hash: hash.to_string(),
             dataset: opts.log.file_name().map_or_else(
