@@ -50,10 +50,7 @@ fn summary_rows(e: &Evaluation) -> Vec<(&'static str, Summary)> {
 
 fn main() -> anyhow::Result<()> {
     let args = Args::parse();
-    let text = std::fs::read_to_string(&args.model)
-        .with_context(|| format!("reading {}", args.model.display()))?;
-    let model: Model = serde_json::from_str(&text)
-        .with_context(|| format!("parsing the model {}", args.model.display()))?;
+    let model = Model::load(&args.model)?;
     let log = Log::read(&args.log, ReadOptions { strict: false })
         .with_context(|| format!("reading {}", args.log.display()))?;
     let e = evaluate(&model, &log, &args.ks)?;

@@ -120,11 +120,7 @@ struct Totals {
 
 fn main() -> anyhow::Result<()> {
     let args = Args::parse();
-    let text = std::fs::read_to_string(&args.model)
-        .with_context(|| format!("reading {}", args.model.display()))?;
-    let model: &'static Model = Box::leak(Box::new(
-        serde_json::from_str(&text).with_context(|| format!("parsing {}", args.model.display()))?,
-    ));
+    let model: &'static Model = Box::leak(Box::new(Model::load(&args.model)?));
     let heuristic: &'static ModelHeuristic = Box::leak(Box::new(ModelHeuristic::new(model)?));
     let mut registry = Registry::new();
     registry.register(heuristic);

@@ -15,34 +15,11 @@ pub enum CodegenError {
         #[source]
         source: std::io::Error,
     },
-    /// The model JSON is not valid JSON or lacks a field.
-    #[error("{}: {message}\nhint: the model JSON is written by `ah-train`; regenerate it rather than editing it by hand", path.display())]
-    ModelJson {
-        /// The model file.
-        path: PathBuf,
-        /// serde's message, with the line and column.
-        message: String,
-    },
-    /// The model JSON has another schema version than this tool reads.
-    #[error("{}: model schema_version {found} is not supported (this ah-codegen reads version {expected})\nhint: retrain with the matching ah-train, or use the ah-codegen of the same release", path.display())]
-    SchemaVersion {
-        /// The model file.
-        path: PathBuf,
-        /// The version in the file.
-        found: u64,
-        /// The version this crate reads.
-        expected: u32,
-    },
-    /// The heuristic name cannot be a Python class name, a Rust type name and a module name.
-    #[error("heuristic name `{name}` is not valid: {reason}\nhint: use UpperCamelCase letters and digits, starting with a capital letter, like `PadMMH100` (ah-train --heuristic-name)")]
-    InvalidName {
-        /// The name.
-        name: String,
-        /// What is wrong with it.
-        reason: String,
-    },
-    /// The model is inconsistent (a child or column index out of range, a leaf of the wrong
-    /// length, ...).
+    /// The model file cannot be read, or the model is inconsistent ([`ah_core::Model::load`],
+    /// [`ah_core::Model::check`]).
+    #[error(transparent)]
+    Model(#[from] ah_core::ModelFileError),
+    /// The model cannot be serialized (a bug in ah-codegen or serde).
     #[error("model `{heuristic}` is invalid: {message}")]
     InvalidModel {
         /// The heuristic name.

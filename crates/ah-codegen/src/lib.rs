@@ -16,7 +16,7 @@
 //!
 //! ```no_run
 //! use std::path::PathBuf;
-//! let model = ah_codegen::load_model("out/pad_mm/model.json".as_ref())?;
+//! let model = ah_core::Model::load("out/pad_mm/model.json".as_ref())?;
 //! let options = ah_codegen::Options {
 //!     rust_crate: Some(PathBuf::from("generated/ah-heuristics")),
 //!     python_dir: Some(PathBuf::from("out/pad_mm")),
@@ -34,7 +34,6 @@ mod dot;
 mod error;
 pub mod escape;
 mod header;
-mod model_io;
 mod names;
 mod output;
 mod plan;
@@ -52,7 +51,6 @@ use ah_core::model::Model;
 
 pub use dot::{render_svg, SvgOutcome};
 pub use error::CodegenError;
-pub use model_io::{check_name, load_model, parse_model, validate};
 pub use names::{module_name, python_file_name};
 pub use output::{diff_summary, FileOutcome, FileStatus, GeneratedFile, Mode, Outcome};
 
@@ -95,7 +93,7 @@ pub fn generate(model: &Model, options: &Options) -> Result<Outcome, CodegenErro
 /// Renders the files [`generate`] would write, without touching the disk (except to list
 /// the modules already in the Rust crate).
 pub fn render(model: &Model, options: &Options) -> Result<Vec<GeneratedFile>, CodegenError> {
-    validate(model)?;
+    model.check()?;
     let plan = plan::Plan::new(model)?;
     let name = &model.heuristic_name;
     let canonical = format!("ah-codegen {DEFAULT_RUST_CRATE}/models/{name}.model.json");

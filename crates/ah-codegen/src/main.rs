@@ -80,7 +80,7 @@ fn run(cli: &Cli) -> anyhow::Result<ExitCode> {
     // Load and validate everything first: a bad model means no file is written at all.
     let mut loaded = Vec::new();
     for path in &models {
-        loaded.push((path, ah_codegen::load_model(path)?));
+        loaded.push((path, ah_core::Model::load(path)?));
     }
     let mut stale = Vec::new();
     for (path, model) in &loaded {

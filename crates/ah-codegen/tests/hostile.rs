@@ -16,7 +16,7 @@ fn manifest() -> &'static Path {
 }
 
 fn fixture(name: &str) -> Model {
-    ah_codegen::load_model(&manifest().join("tests/fixtures").join(name)).unwrap()
+    Model::load(&manifest().join("tests/fixtures").join(name)).unwrap()
 }
 
 fn python3() -> bool {
@@ -344,7 +344,7 @@ fn a_chain_deeper_than_pythons_nesting_limit_gives_valid_table_driven_code() {
 fn a_chain_of_200000_splits_loads_validates_decides_and_generates_without_overflow() {
     let model = chain(200_000);
     assert_eq!(model.tree.depth(), 200_000);
-    ah_codegen::validate(&model).unwrap();
+    model.check().unwrap();
     // Evaluation walks the whole chain: large values of every feature go right every time.
     let mut ctx = ah_core::Context::new();
     for f in &model.numerical_features {
@@ -405,7 +405,7 @@ fn a_rust_folder_that_is_not_a_crate_is_refused_and_left_alone() {
 fn a_default_choice_outside_the_choices_is_refused() {
     let mut model = fixture("selftest.model.json");
     model.default_choice = Some("nope".into());
-    let err = ah_codegen::validate(&model).unwrap_err().to_string();
+    let err = model.check().unwrap_err().to_string();
     assert!(
         err.contains("default choice \"nope\" is not among the choices"),
         "{err}"

@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use ah_codegen::{generate, load_model, Mode, Options};
+use ah_codegen::{generate, Mode, Options};
 use ah_core::log::{Log, ReadOptions};
 use ah_core::model::{Model, ModelEvaluator, ModelKind};
 use ah_core::ops::{apply_operations, builtin_operations};
@@ -266,7 +266,7 @@ fn edge_contexts(model: &Model, n: usize) -> Vec<Context> {
 
 #[test]
 fn self_test_artifact_decides_like_the_model() {
-    let model = load_model(&manifest().join("tests/fixtures/selftest.model.json")).unwrap();
+    let model = Model::load(&manifest().join("tests/fixtures/selftest.model.json")).unwrap();
     let decided = check_python(&model, &edge_contexts(&model, 3000));
     eprintln!("CodegenSelfTest: python artifact equal to the model, {decided} decided");
 }
@@ -275,7 +275,7 @@ fn self_test_artifact_decides_like_the_model() {
 /// the model, every leaf of the chain reached.
 #[test]
 fn deep_chain_artifact_decides_like_the_model() {
-    let model = load_model(&manifest().join("tests/fixtures/selftest_deep.model.json")).unwrap();
+    let model = Model::load(&manifest().join("tests/fixtures/selftest_deep.model.json")).unwrap();
     assert_eq!(model.tree.depth(), 150);
     let decided = check_python(&model, &edge_contexts(&model, 3000));
     assert!(decided > 0);
@@ -294,7 +294,7 @@ fn committed_models_artifacts_decide_like_the_models_on_their_logs() {
         .iter()
         .filter(|p| p.extension().is_some_and(|e| e == "json"))
     {
-        let model = load_model(path).unwrap();
+        let model = Model::load(path).unwrap();
         let mut contexts = edge_contexts(&model, 2000);
         let candidates = [
             manifest()
@@ -369,7 +369,7 @@ fn artifact_has_the_shape_of_pytorchs_own() {
         return;
     };
     let model =
-        load_model(&manifest().join("../../generated/ah-heuristics/models/PadMMA100.model.json"))
+        Model::load(&manifest().join("../../generated/ah-heuristics/models/PadMMA100.model.json"))
             .unwrap();
     let dir = tempfile::tempdir().unwrap();
     let options = Options {

@@ -6,7 +6,8 @@
 //! - PyTorch's AutoHeuristic [`log`] format, reader and writer, byte for byte;
 //! - augment operations ([`ops`]): a small expression language with Python's semantics,
 //!   PyTorch's built-in operations and user operation files;
-//! - the [`model`] schema that `ah-train` writes and `ah-codegen` reads, and its in-memory
+//! - the [`model`] schema that `ah-train` writes and `ah-codegen` reads, its one loader and
+//!   consistency check ([`model_file`]: [`Model::load`], [`Model::check`]), and its in-memory
 //!   evaluation ([`ModelEvaluator`]), which decides exactly as generated code does;
 //! - the [`LearnedHeuristic`] interface that generated code implements and the [`Registry`]
 //!   it registers into;
@@ -24,6 +25,7 @@ pub mod heuristic;
 pub mod log;
 pub mod metadata;
 pub mod model;
+pub mod model_file;
 pub mod multi_kernel;
 pub mod ops;
 pub mod runtime;
@@ -40,6 +42,7 @@ pub use heuristic::{HeuristicMetadata, LearnedHeuristic, Prediction, Registry, U
 pub use log::{Log, LogRow, LogWriter, ReadOptions};
 pub use metadata::{DeviceIdentity, Metadata};
 pub use model::{Decision, Model, ModelEvaluator, UnsureReason};
+pub use model_file::ModelFileError;
 pub use ops::{apply_operations, builtin_operations, check_operations, Operation};
 pub use runtime::{AutoHeuristic, Config, DeviceInfo, Pick, PickSource};
 pub use value::Value;

@@ -913,7 +913,7 @@ impl<'m> ModelEvaluator<'m> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::heuristic::{LearnedHeuristic, Prediction, UnsureKind};
 

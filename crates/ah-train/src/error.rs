@@ -10,6 +10,9 @@ pub enum TrainError {
     /// An error of the core crate (log format, operations).
     #[error(transparent)]
     Core(#[from] ah_core::Error),
+    /// An error of the evaluation layer (building a table from a log).
+    #[error(transparent)]
+    Eval(#[from] ah_eval::EvalError),
     /// Reading or writing a file failed.
     #[error("{}: {source}", path.display())]
     Io {

@@ -22,7 +22,7 @@ use std::str::FromStr;
 
 use ah_core::model::{Column, FeatureRange};
 
-use crate::dataset::{Encoding, Table};
+use ah_eval::table::{Encoding, Table};
 
 /// Which numeric features the guard checks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -1,13 +1,14 @@
 //! Train AutoHeuristic decision trees from autotuning logs.
 //!
 //! The pipeline ([`train::train`]) reads a log in PyTorch's format, builds the classification
-//! table exactly as PyTorch's `torchgen/_autoheuristic` does ([`dataset`]: median over
-//! repetitions, winners, augment operations, one-hot categories), splits it with scikit-learn's
+//! table exactly as PyTorch's `torchgen/_autoheuristic` does (the evaluation layer
+//! [`ah_eval::table`]: median over repetitions, winners, augment operations, one-hot
+//! categories; [`dataset`] reads the logs), splits it with scikit-learn's
 //! `train_test_split` reproduced bit for bit ([`split`]), grows a grid of CART trees that are
 //! scikit-learn's trees split for split ([`cart`], behind linfa's traits in [`learner`], with
 //! linfa-trees as a second backend), and selects a model and threshold either by PyTorch's rule
 //! (`Mode::Upstream`) or by a cross-validated, cost-aware rule (`Mode::CostAware`, the
-//! default). [`eval`] computes PyTorch's metrics plus ours; [`report`] renders the markdown
+//! default). [`ah_eval::metrics`] computes PyTorch's metrics plus ours; [`report`] renders the markdown
 //! report, SVG plots and the Graphviz tree. [`config`] is the customisation seam (one
 //! [`config::HeuristicConfig`] per heuristic name).
 //!
@@ -28,7 +29,6 @@ pub mod cart;
 pub mod config;
 pub mod dataset;
 pub mod error;
-pub mod eval;
 pub mod guard;
 pub mod learner;
 pub mod regression;

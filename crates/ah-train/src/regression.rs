@@ -21,9 +21,10 @@ use rayon::prelude::*;
 
 use crate::cart::{CartParams, CartTree};
 use crate::config::Grid;
-use crate::dataset::{dataset_hash, Table};
+use crate::dataset::dataset_hash;
 use crate::error::{Result, TrainError};
-use crate::eval::{self, EvalSettings, Metrics, Outcome, RowAnswer};
+use ah_eval::metrics::{self as eval, EvalSettings, Metrics, Outcome, RowAnswer};
+use ah_eval::table::Table;
 use crate::guard::GuardPolicy;
 use crate::learner::TrainMatrix;
 use crate::train::output::{model_nodes, out_of_range, provenance, set_rows, split_sets};
@@ -231,11 +232,11 @@ pub fn train_regression(
     let results = fit_grid(opts, &p, &expanded, &es, progress);
     let t_grid = t0.elapsed().as_secs_f64();
     let mut best = None;
-    let mut best_correct = 0.0;
+    let mut best_correct = 0;
     for (i, r) in results.iter().enumerate() {
-        if r.row.metrics["val"]["correct"] > best_correct {
+        if r.row.metrics["val"].correct > best_correct {
             best = Some(i);
-            best_correct = r.row.metrics["val"]["correct"];
+            best_correct = r.row.metrics["val"].correct;
         }
     }
     let Some(best) = best else {
@@ -414,7 +415,7 @@ fn build_model(
             seed: u64::from(opts.seed),
             extra,
         },
-        metrics: metrics.clone(),
+        metrics: eval::model_metrics(metrics),
         provenance: provenance(opts, hash),
     }
 }
@@ -423,7 +424,7 @@ fn build_model(
 mod tests {
     use super::*;
     use crate::config::Overrides;
-    use crate::dataset::{build_table, BuildOptions};
+    use ah_eval::table::{build_table, BuildOptions};
     use crate::learner::Learner;
     use crate::train::{CostAwareParams, Mode};
     use ah_core::model::Decision;

@@ -8,8 +8,8 @@ use ah_codegen::escape::dot_str;
 use ah_core::model::{leaf_best_choices, Column, Model, Node};
 use plotters::prelude::*;
 
-use crate::eval::{Metrics, EXTRA_METRICS, UPSTREAM_METRICS};
 use crate::train::{GridRow, TrainOutput};
+use ah_eval::metrics::{Metrics, EXTRA_METRICS, UPSTREAM_METRICS};
 
 fn fmt_v(v: f64) -> String {
     if v.fract() == 0.0 && v.abs() < 1e15 {
@@ -63,7 +63,7 @@ pub fn grid_table(grid: &[GridRow], best: usize) -> String {
                 r.cv_cost.map_or("-".into(), |c| format!("{c:.6}")),
             );
             for k in keys {
-                let _ = write!(s, " {} |", m.get(k).map_or("-".into(), |v| fmt_v(*v)));
+                let _ = write!(s, " {} |", m.get(k).map_or("-".into(), fmt_v));
             }
             s.push('\n');
         }
@@ -92,11 +92,7 @@ pub fn metrics_table(metrics: &BTreeMap<String, Metrics>) -> String {
     for k in UPSTREAM_METRICS.iter().chain(EXTRA_METRICS.iter()) {
         let _ = write!(s, "| {k} |");
         for n in &order {
-            let _ = write!(
-                s,
-                " {} |",
-                metrics[*n].get(*k).map_or("-".into(), |v| fmt_v(*v))
-            );
+            let _ = write!(s, " {} |", metrics[*n].get(k).map_or("-".into(), fmt_v));
         }
         s.push('\n');
     }
@@ -309,8 +305,7 @@ mod tests {
             env!("CARGO_MANIFEST_DIR"),
             "/../../generated/ah-heuristics/models/CodegenPlainSelfTest.model.json"
         );
-        let mut model: Model =
-            serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+        let mut model = Model::load(path.as_ref()).unwrap();
         for c in &mut model.choices {
             c.push_str("\" ] ; x -> y [\\\n");
         }

@@ -181,7 +181,7 @@ impl SplitFile {
 
     /// Assigns table rows to sets by their logged feature text. `keys[i]` is row `i`'s key in
     /// the order of [`SplitFile::features`]. Rows keep the file's order within each set.
-    pub fn assign(&self, path: &Path, keys: &[crate::dataset::Key]) -> Result<Split> {
+    pub fn assign(&self, path: &Path, keys: &[ah_eval::table::Key]) -> Result<Split> {
         let mut index: BTreeMap<&[String], usize> = BTreeMap::new();
         for (i, k) in keys.iter().enumerate() {
             index.insert(&k[..], i);

@@ -95,9 +95,9 @@ fn trains_writes_every_output_and_is_deterministic() {
         serde_json::from_str(&std::fs::read_to_string(out.join("Toy.metrics.json")).unwrap())
             .unwrap();
     for set in ["train", "val", "test"] {
-        for k in ah_train::eval::UPSTREAM_METRICS
+        for k in ah_eval::metrics::UPSTREAM_METRICS
             .iter()
-            .chain(ah_train::eval::EXTRA_METRICS.iter())
+            .chain(ah_eval::metrics::EXTRA_METRICS.iter())
         {
             assert!(metrics[set][k].is_number(), "{set}.{k} missing");
         }

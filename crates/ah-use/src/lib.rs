@@ -5,8 +5,9 @@
 //!   and cache when unsure, and account for the time of each pick against always-default and
 //!   the oracle.
 //!
-//! - [`replay`]: evaluate a trained heuristic on any log, with `ah-train`'s metrics, and check
-//!   that the linked generated code decides like the model.
+//! - [`replay`]: evaluate a trained heuristic on any log, with the trainer's metrics (the
+//!   evaluation layer, `ah-eval`), and check that the linked generated code decides like the
+//!   model.
 //!
 //! This library prints nothing; the `ah-use` binary does.
 #![deny(missing_docs)]

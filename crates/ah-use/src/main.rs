@@ -316,7 +316,7 @@ fn replay_cmd(args: ReplayArgs) -> anyhow::Result<ExitCode> {
         (None, Some(h)) => args.models.join(format!("{h}.model.json")),
         (None, None) => bail!("give --model FILE or --heuristic NAME"),
     };
-    let model = ah_codegen::load_model(&model_path)?;
+    let model = ah_core::Model::load(&model_path)?;
     let log = ah_core::Log::read(&args.log, ah_core::ReadOptions::default())
         .with_context(|| format!("cannot read the log {}", args.log.display()))?;
     let registry = ah_use::generated_registry();
@@ -337,8 +337,8 @@ fn replay_cmd(args: ReplayArgs) -> anyhow::Result<ExitCode> {
     }
     let mut out = std::io::stdout().lock();
     let m = &report.metrics;
-    let get = |k: &str| m.get(k).copied().unwrap_or(f64::NAN);
-    let total = get("total").max(1.0);
+    let decided = m.correct + m.wrong;
+    let total = (m.total as f64).max(1.0);
     writeln!(
         out,
         "replay of {} on {} ({} inputs)",
@@ -347,39 +347,36 @@ fn replay_cmd(args: ReplayArgs) -> anyhow::Result<ExitCode> {
     writeln!(
         out,
         "  decided          {:>6} ({:.1}%)",
-        get("correct") + get("wrong"),
-        100.0 * (get("correct") + get("wrong")) / total
+        decided,
+        100.0 * decided as f64 / total
     )?;
-    writeln!(out, "    correct        {:>6}", get("correct"))?;
+    writeln!(out, "    correct        {:>6}", m.correct)?;
     writeln!(
         out,
         "    wrong          {:>6} ({} lose more than 10%)",
-        get("wrong"),
-        get("harmful_wrong")
+        m.wrong, m.harmful_wrong
     )?;
     writeln!(
         out,
         "  unsure           {:>6} ({:.1}%; {} outside the training range)",
-        get("unsure"),
-        100.0 * get("unsure") / total,
+        m.unsure,
+        100.0 * m.unsure as f64 / total,
         report.out_of_range
     )?;
     writeln!(
         out,
         "  gmean speedup over default  {:.4} (oracle {:.4})",
-        get("gmean_speedup_over_default"),
-        get("oracle_gmean_speedup_over_default")
+        m.gmean_speedup_over_default, m.oracle_gmean_speedup_over_default
     )?;
     writeln!(
         out,
         "  share of oracle  {:.2}% unsure as default, {:.2}% unsure autotuned",
-        get("pct_of_oracle"),
-        get("pct_of_oracle_autotune")
+        m.pct_of_oracle, m.pct_of_oracle_autotune
     )?;
     writeln!(
         out,
         "  regret           {:.4}% of the best time",
-        100.0 * get("regret")
+        100.0 * m.regret
     )?;
     match report.generated_mismatches {
         Some(0) => writeln!(

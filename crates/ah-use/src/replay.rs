@@ -1,19 +1,23 @@
 //! Replay: evaluate a trained heuristic against any log (ours or PyTorch's) without a GPU.
 //!
-//! The log is turned into one row per input exactly as `ah-train` builds an extra `--data`
-//! set (median over repetitions, inputs with at least two measured choices, the model's
-//! categorical encoding), and the model is evaluated with `ah-train`'s own evaluator, so the
-//! numbers are the ones `ah-train --data NAME LOG` reports for the same rows. On top:
+//! The log is turned into one row per input by the evaluation layer ([`ah_eval::table`]), as
+//! `ah-train` builds an extra `--data` set (median over repetitions, inputs with at least two
+//! measured choices, the model's categorical encoding), and the model is evaluated with the
+//! trainer's metrics ([`ah_eval::metrics`]), so the numbers are the ones
+//! `ah-train --data NAME LOG` reports for the same rows. On top:
 //! - the range guard of the model (a numeric feature outside the training range is unsure),
 //!   which training metrics do not see;
 //! - when the heuristic is linked into this build (the generated crate), its decision on
-//!   every input is compared with the model's: a mismatch means stale generated code.
+//!   every input is compared with the model's ([`ah_core::ModelEvaluator`], which decides as
+//!   generated code does): a mismatch means stale generated code.
 //! - the worst inputs: the wrong picks that lose the most time.
 
 use ah_core::model::{Column, Node};
 use ah_core::{Context, Decision, LearnedHeuristic, Log, Model, Value};
-use ah_train::dataset::{build_table, BuildOptions, Encoding, Table};
-use ah_train::eval::{evaluate, predict_rows, EvalSettings, LeafModel, Metrics, Outcome};
+use ah_eval::metrics::{
+    evaluate, outcomes, predict_rows, EvalSettings, LeafModel, Metrics, Outcome,
+};
+use ah_eval::table::{build_table, BuildOptions, Encoding, Table};
 use serde::Serialize;
 
 /// A replay's result.
@@ -27,7 +31,7 @@ pub struct ReplayReport {
     pub inputs: usize,
     /// Inputs made unsure by the range guard.
     pub out_of_range: usize,
-    /// `ah-train`'s metrics for these rows.
+    /// The trainer's metrics for these rows.
     pub metrics: Metrics,
     /// Inputs where the linked generated code decided differently from the model (`None` when
     /// the heuristic is not linked into this build).
@@ -62,15 +66,15 @@ pub enum ReplayError {
         /// The model's name.
         model: String,
     },
-    /// Building the table or evaluating failed.
+    /// Building the table failed.
     #[error(transparent)]
-    Train(#[from] ah_train::error::TrainError),
+    Eval(#[from] ah_eval::EvalError),
     /// A core error.
     #[error(transparent)]
     Core(#[from] ah_core::Error),
 }
 
-/// The model's tree as `ah-train`'s evaluator sees it, with one extra leaf for inputs the
+/// The model's tree as the evaluation layer sees it, with one extra leaf for inputs the
 /// range guard rejects (treated as an unsafe leaf: unsure).
 struct ModelLeaves<'a> {
     model: &'a Model,
@@ -218,7 +222,7 @@ pub fn replay(
         &settings,
     );
     let out_of_range = rp.leaf.iter().filter(|&&l| l == leaves.guard_leaf).count();
-    let outcomes = ah_train::eval::outcomes(&rp, &table, model.threshold, &unsafe_leaf, &settings);
+    let outcomes = outcomes(&rp, &table, model.threshold, &unsafe_leaf, &settings);
 
     let generated_mismatches = generated.map(|h| {
         let mut evaluator = ah_core::model::ModelEvaluator::new(model).ok();

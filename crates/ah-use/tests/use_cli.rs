@@ -211,9 +211,12 @@ fn run_refuses_a_cache_that_is_not_a_pick_cache() {
 /// replaying its own training log counts a pick of a choice timed `inf` as unsure, as the
 /// trainer did, so the replay gives the sums of the trainer's train + val + test metrics.
 /// Without the setting the same picks would be wrong.
+///
+/// The model is `tests/fixtures/ToyInf.model.json`, trained by `ah-train` on the log below
+/// (ah-use does not depend on the trainer): `ah-train inf.txt --heuristic-name ToyInf
+/// --default-choice b --autotune-cost 0.1 --max-harmful 0.02 --inf-unavailable --no-codegen`.
 #[test]
 fn replay_of_an_inf_unavailable_model_agrees_with_training_metrics() {
-    use ah_train::train::{train, CostAwareParams, Mode, TrainOptions};
     let dir = tempfile::tempdir().unwrap();
     // `a` wins when m <= 50, `b` otherwise; on about one in eight inputs with m <= 50 `a`
     // cannot run (`inf`, unrelated to the features) and `b` wins.
@@ -240,30 +243,10 @@ fn replay_of_an_inf_unavailable_model_agrees_with_training_metrics() {
     }
     let log = dir.path().join("inf.txt");
     std::fs::write(&log, s).unwrap();
-    let opts = TrainOptions {
-        log: log.clone(),
-        heuristic_name: "ToyInf".into(),
-        data: vec![],
-        learner: ah_train::learner::Learner::Cart,
-        ranking: None,
-        default_choice: Some("b".into()),
-        seed: 42,
-        split_file: None,
-        mode: Mode::CostAware,
-        cost: CostAwareParams {
-            autotune_cost: 0.1,
-            max_harmful: 0.02,
-            ..CostAwareParams::default()
-        },
-        overrides: ah_train::config::Overrides::default(),
-        config_dir: PathBuf::from("."),
-        extra_operations: vec![],
-        command: "test".into(),
-        range_guard: true,
-        inf_unavailable: true,
-        guard: ah_train::guard::GuardPolicy::BOX,
-    };
-    let model = train(&opts, &|_| {}).unwrap().model;
+    let model = ah_core::Model::load(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/ToyInf.model.json"),
+    )
+    .unwrap();
     assert_eq!(model.training.extra["inf_unavailable"], true);
     let replay = |model: &ah_core::model::Model, name: &str| {
         let path = dir.path().join(format!("{name}.model.json"));

@@ -11,7 +11,7 @@ use rayon::prelude::*;
 
 use crate::cart::CartTree;
 use crate::config::GridConfig;
-use crate::dataset::Table;
+use ah_eval::table::Table;
 use crate::error::Result;
 use crate::learner::TrainMatrix;
 use crate::split::RandomState;

@@ -4,8 +4,8 @@
 
 use crate::cart::{CartNode, CartTree};
 use crate::config::UnsafeRule;
-use crate::dataset::Table;
-use crate::eval::EvalSettings;
+use ah_eval::table::Table;
+use ah_eval::metrics::EvalSettings;
 use crate::learner::TrainMatrix;
 
 use super::prepare::Prepared;

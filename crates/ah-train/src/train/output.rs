@@ -10,9 +10,9 @@ use ah_core::model::{
 use ah_core::ops::Operation;
 
 use crate::cart::CartTree;
-use crate::dataset::Table;
+use ah_eval::table::Table;
 use crate::error::Result;
-use crate::eval::{self, EvalSettings, Metrics, Outcome};
+use ah_eval::metrics::{self as eval, EvalSettings, Metrics, Outcome};
 use crate::guard::GuardPolicy;
 
 use super::grid::{GridInput, Selection};
@@ -165,7 +165,7 @@ pub(super) fn build_model(
             seed: u64::from(opts.seed),
             extra,
         },
-        metrics: metrics.clone(),
+        metrics: eval::model_metrics(metrics),
         provenance: provenance(opts, hash),
     })
 }

@@ -9,7 +9,7 @@
 use ah_core::Log;
 
 use crate::config::{config_for, HeuristicConfig, Settings};
-use crate::dataset::{build_table, BuildOptions, Encoding, Table};
+use ah_eval::table::{build_table, BuildOptions, Encoding, Table};
 use crate::error::{Result, TrainError};
 use crate::split::{upstream_split, Split, SplitFile};
 

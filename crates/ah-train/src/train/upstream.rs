@@ -10,7 +10,7 @@ use rayon::prelude::*;
 use crate::cart::CartTree;
 use crate::config::GridConfig;
 use crate::error::{Result, TrainError};
-use crate::eval;
+use ah_eval::metrics as eval;
 
 use super::fit::{finish_fit, matrix_of, unsafe_leaves};
 use super::grid::{GridFit, GridInput, Selection};
@@ -28,12 +28,12 @@ pub(super) fn select(g: &GridInput<'_>) -> Result<Selection> {
         .map(|(&cfg, tree)| fit_one(g, cfg, tree, wrong_pct))
         .collect();
     let mut best = None;
-    let mut best_correct = 0.0;
+    let mut best_correct = 0;
     for (i, r) in results.iter().enumerate() {
         let v = &r.row.metrics["val"];
-        if v["wrong"] <= v["total"] * wrong_pct && v["correct"] > best_correct {
+        if v.wrong as f64 <= v.total as f64 * wrong_pct && v.correct > best_correct {
             best = Some(i);
-            best_correct = v["correct"];
+            best_correct = v.correct;
         }
     }
     let grid: Vec<GridRow> = results.iter().map(|r| r.row.clone()).collect();

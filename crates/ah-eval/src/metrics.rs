@@ -1,5 +1,5 @@
-//! Evaluation of a fitted tree on a table (spec 7.2, PyTorch's `DecisionEvaluator`), with the
-//! metric names PyTorch prints plus ours.
+//! Evaluation of a heuristic on a table (spec 7.2, PyTorch's `DecisionEvaluator`), with the
+//! metric names PyTorch prints plus ours, as one typed [`Metrics`] per set.
 //!
 //! Per row: the leaf's class fractions `p`, `pred = argmax p` (first on ties), `max_prob`.
 //! The row is **unsure** when its leaf is unsafe, `pred` was not measured for the input (or,
@@ -16,10 +16,129 @@
 
 use std::collections::BTreeMap;
 
-use crate::dataset::Table;
+use serde::ser::{Serialize, SerializeMap, Serializer};
 
-/// Metric values by name.
-pub type Metrics = BTreeMap<String, f64>;
+use crate::table::Table;
+
+/// A metric's value as the metric files write it: counts and ratios are all JSON numbers of
+/// type `f64`.
+trait MetricValue: Copy {
+    fn as_f64(self) -> f64;
+}
+
+impl MetricValue for usize {
+    fn as_f64(self) -> f64 {
+        self as f64
+    }
+}
+
+impl MetricValue for f64 {
+    fn as_f64(self) -> f64 {
+        self
+    }
+}
+
+/// Declares [`Metrics`] and its by-name view from one list, so that a field and its name in
+/// the files can never disagree.
+macro_rules! metrics_struct {
+    ($( $(#[doc = $doc:literal])* $field:ident: $ty:ty, )*) => {
+        /// Every metric of one heuristic on one set, named as in `NAME.metrics.json` and the
+        /// model's `metrics`: PyTorch's ([`UPSTREAM_METRICS`], in its order) and ours
+        /// ([`EXTRA_METRICS`]). Counts are numbers of rows; ratios are finite (see
+        /// [`metrics_from`]). Serialized as an object of `f64`s with keys sorted by name.
+        #[derive(Debug, Clone, Copy, PartialEq, Default)]
+        pub struct Metrics {
+            $( $(#[doc = $doc])* pub $field: $ty, )*
+        }
+
+        impl Metrics {
+            /// Every metric as `(name, value)`, PyTorch's first, in [`UPSTREAM_METRICS`] then
+            /// [`EXTRA_METRICS`] order.
+            pub fn iter(&self) -> impl Iterator<Item = (&'static str, f64)> {
+                [$( (stringify!($field), MetricValue::as_f64(self.$field)) ),*].into_iter()
+            }
+        }
+    };
+}
+
+metrics_struct! {
+    /// Rows where the heuristic picked the winner.
+    correct: usize,
+    /// Rows where it picked another choice.
+    wrong: usize,
+    /// Rows where it gave no answer.
+    unsure: usize,
+    /// Rows of the set.
+    total: usize,
+    /// Largest `time(pick) / time(best)` of a wrong pick (0: none).
+    wrong_max_speedup: f64,
+    /// Geomean of `time(pick) / time(best)` over wrong picks (0: none).
+    wrong_gmean_speedup: f64,
+    /// Rows whose winner is in the top-k list (or always included).
+    top_k_correct: usize,
+    /// Rows whose top-k list misses the winner but holds a measured choice.
+    top_k_wrong: usize,
+    /// Largest `time(best of the list) / time(best)` of a top-k miss.
+    wrong_max_speedup_k: f64,
+    /// Geomean of `time(best of the list) / time(best)` over top-k misses.
+    wrong_gmean_speedup_k: f64,
+    /// Rows whose top-k list holds no measured choice.
+    top_k_unsure: usize,
+    /// Largest speedup over the default (unsure rows count 1).
+    max_speedup_over_default: f64,
+    /// Geomean speedup over the default (unsure rows count 1).
+    gmean_speedup_over_default: f64,
+    /// Smallest speedup over the default: how much the default beats the heuristic at worst.
+    max_speedup_default_over_heuristic: f64,
+    /// Decided rows whose pick is not the default.
+    non_default_predictions: usize,
+    /// Decided rows where the default is faster than the pick.
+    default_better: usize,
+    /// Geomean speedup over the default of always picking the best (1: no comparable row).
+    oracle_gmean_speedup_over_default: f64,
+    /// Geomean speedup over the default, unsure rows taking the default, in % of the oracle's.
+    pct_of_oracle: f64,
+    /// The same with unsure rows autotuned (taking the best).
+    pct_of_oracle_autotune: f64,
+    /// Time lost to wrong picks over the sum of best times.
+    regret: f64,
+    /// Wrong picks more than [`HARM_FACTOR`] slower than the best.
+    harmful_wrong: usize,
+    /// Share of rows decided (correct or wrong).
+    decided_share: f64,
+}
+
+impl Metrics {
+    /// One metric by its name in the files (`None`: no metric of that name).
+    pub fn get(&self, name: &str) -> Option<f64> {
+        self.iter().find(|(n, _)| *n == name).map(|(_, v)| v)
+    }
+
+    /// The metrics as the name-to-value map the model schema stores
+    /// (`ah_core::model::Model::metrics`).
+    pub fn to_map(&self) -> BTreeMap<String, f64> {
+        self.iter().map(|(n, v)| (n.to_string(), v)).collect()
+    }
+}
+
+/// Metrics per set (`train`, `val`, `test`, extra sets) as the model schema stores them
+/// (`ah_core::model::Model::metrics`): name-to-value maps, the same numbers as the metrics file.
+pub fn model_metrics(sets: &BTreeMap<String, Metrics>) -> BTreeMap<String, BTreeMap<String, f64>> {
+    sets.iter()
+        .map(|(set, m)| (set.clone(), m.to_map()))
+        .collect()
+}
+
+impl Serialize for Metrics {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let sorted: BTreeMap<&str, f64> = self.iter().collect();
+        let mut map = serializer.serialize_map(Some(sorted.len()))?;
+        for (k, v) in sorted {
+            map.serialize_entry(k, &v)?;
+        }
+        map.end()
+    }
+}
 
 /// PyTorch's metric names, in its order.
 pub const UPSTREAM_METRICS: [&str; 16] = [
@@ -319,7 +438,6 @@ pub fn metrics_from(
         .default_choice
         .as_deref()
         .and_then(|d| table.choice_index(d));
-    let mut m = Metrics::new();
     let (mut correct, mut wrong, mut unsure) = (0usize, 0usize, 0usize);
     let mut speedups_wrong = Vec::new();
     let mut sod = Vec::with_capacity(n);
@@ -424,29 +542,6 @@ pub fn metrics_from(
             }
         }
     }
-    let put = |m: &mut Metrics, k: &str, v: f64| {
-        m.insert(k.to_string(), v);
-    };
-    put(&mut m, "correct", correct as f64);
-    put(&mut m, "wrong", wrong as f64);
-    put(&mut m, "unsure", unsure as f64);
-    put(&mut m, "total", n as f64);
-    put(&mut m, "wrong_max_speedup", max_or_zero(&speedups_wrong));
-    put(&mut m, "wrong_gmean_speedup", gmean(&speedups_wrong));
-    put(&mut m, "top_k_correct", tk_correct as f64);
-    put(&mut m, "top_k_wrong", tk_wrong as f64);
-    put(&mut m, "wrong_max_speedup_k", max_or_zero(&wrong_k));
-    put(&mut m, "wrong_gmean_speedup_k", gmean(&wrong_k));
-    put(&mut m, "top_k_unsure", tk_unsure as f64);
-    put(&mut m, "max_speedup_over_default", max_or_zero(&sod));
-    put(&mut m, "gmean_speedup_over_default", gmean(&sod));
-    put(
-        &mut m,
-        "max_speedup_default_over_heuristic",
-        min_or_zero(&sod),
-    );
-    put(&mut m, "non_default_predictions", non_default as f64);
-    put(&mut m, "default_better", default_better as f64);
     let oracle = gmean(&lsum_best);
     let pct = |a: &[f64]| {
         if n_ok == 0 {
@@ -455,44 +550,84 @@ pub fn metrics_from(
             100.0 * gmean(a) / oracle
         }
     };
-    put(
-        &mut m,
-        "oracle_gmean_speedup_over_default",
-        if n_ok == 0 { 1.0 } else { oracle },
-    );
-    put(&mut m, "pct_of_oracle", pct(&lsum_def));
-    put(&mut m, "pct_of_oracle_autotune", pct(&lsum_auto));
-    put(
-        &mut m,
-        "regret",
-        if best_sum > 0.0 { lost / best_sum } else { 0.0 },
-    );
-    put(&mut m, "harmful_wrong", harmful as f64);
-    put(
-        &mut m,
-        "decided_share",
-        if n == 0 {
-            0.0
-        } else {
-            (correct + wrong) as f64 / n as f64
-        },
-    );
     // JSON has no inf or NaN (serde_json would write `null`, which the model schema cannot
     // read back): an infinite ratio (a pick that failed) is written as the largest `f64`, an
     // undefined one (an input whose every choice failed, kept by --upstream) as 0.
-    for v in m.values_mut() {
+    let finite = |v: f64| {
         if v.is_nan() {
-            *v = 0.0;
+            0.0
         } else if v.is_infinite() {
-            *v = if *v > 0.0 { f64::MAX } else { f64::MIN };
+            if v > 0.0 {
+                f64::MAX
+            } else {
+                f64::MIN
+            }
+        } else {
+            v
         }
+    };
+    Metrics {
+        correct,
+        wrong,
+        unsure,
+        total: n,
+        wrong_max_speedup: finite(max_or_zero(&speedups_wrong)),
+        wrong_gmean_speedup: finite(gmean(&speedups_wrong)),
+        top_k_correct: tk_correct,
+        top_k_wrong: tk_wrong,
+        wrong_max_speedup_k: finite(max_or_zero(&wrong_k)),
+        wrong_gmean_speedup_k: finite(gmean(&wrong_k)),
+        top_k_unsure: tk_unsure,
+        max_speedup_over_default: finite(max_or_zero(&sod)),
+        gmean_speedup_over_default: finite(gmean(&sod)),
+        max_speedup_default_over_heuristic: finite(min_or_zero(&sod)),
+        non_default_predictions: non_default,
+        default_better,
+        oracle_gmean_speedup_over_default: finite(if n_ok == 0 { 1.0 } else { oracle }),
+        pct_of_oracle: finite(pct(&lsum_def)),
+        pct_of_oracle_autotune: finite(pct(&lsum_auto)),
+        regret: finite(if best_sum > 0.0 { lost / best_sum } else { 0.0 }),
+        harmful_wrong: harmful,
+        decided_share: finite(if n == 0 {
+            0.0
+        } else {
+            (correct + wrong) as f64 / n as f64
+        }),
     }
-    m
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn metric_names_follow_the_upstream_then_extra_lists_and_serialize_sorted() {
+        let names: Vec<&str> = Metrics::default().iter().map(|(n, _)| n).collect();
+        let listed: Vec<&str> = UPSTREAM_METRICS
+            .iter()
+            .chain(&EXTRA_METRICS)
+            .copied()
+            .collect();
+        assert_eq!(names, listed);
+        let m = Metrics {
+            correct: 3,
+            regret: 0.25,
+            ..Metrics::default()
+        };
+        assert_eq!(m.get("correct"), Some(3.0));
+        assert_eq!(m.get("nope"), None);
+        let json = serde_json::to_string(&m).unwrap();
+        let mut sorted = listed.clone();
+        sorted.sort_unstable();
+        let keys: Vec<&str> = json
+            .trim_matches(|c| c == '{' || c == '}')
+            .split(',')
+            .map(|kv| kv.split(':').next().unwrap().trim_matches('"'))
+            .collect();
+        assert_eq!(keys, sorted);
+        assert!(json.starts_with("{\"correct\":3.0,"), "{json}");
+        assert_eq!(serde_json::to_string(&m.to_map()).unwrap(), json);
+    }
 
     #[test]
     fn pairwise_sum_matches_plain_sum_on_exact_values() {
@@ -558,22 +693,22 @@ mod tests {
         let off = settings(false);
         assert_eq!(outcomes(&rp, &t, 0.5, &safe, &off), [Correct, Wrong, Wrong]);
         let m = evaluate(&model, &rp, &t, 0.5, &safe, &off);
-        assert_eq!((m["correct"], m["wrong"], m["unsure"]), (1.0, 2.0, 0.0));
-        assert_eq!(m["harmful_wrong"], 2.0);
-        assert_eq!(m["regret"], f64::MAX);
-        assert_eq!(m["wrong_max_speedup"], f64::MAX);
-        assert_eq!(m["top_k_correct"], 1.0);
+        assert_eq!((m.correct, m.wrong, m.unsure), (1, 2, 0));
+        assert_eq!(m.harmful_wrong, 2);
+        assert_eq!(m.regret, f64::MAX);
+        assert_eq!(m.wrong_max_speedup, f64::MAX);
+        assert_eq!(m.top_k_correct, 1);
         // --inf-unavailable: the runtime never offers `a` for input 2 and autotunes.
         let on = settings(true);
         assert_eq!(outcomes(&rp, &t, 0.5, &safe, &on), [Correct, Wrong, Unsure]);
         let m = evaluate(&model, &rp, &t, 0.5, &safe, &on);
-        assert_eq!((m["correct"], m["wrong"], m["unsure"]), (1.0, 1.0, 1.0));
-        assert_eq!(m["harmful_wrong"], 1.0);
+        assert_eq!((m.correct, m.wrong, m.unsure), (1, 1, 1));
+        assert_eq!(m.harmful_wrong, 1);
         // Lost 1.0 (input 1) over best times 1 + 1 + 1.
-        assert!((m["regret"] - 1.0 / 3.0).abs() < 1e-12);
-        assert_eq!(m["decided_share"], 2.0 / 3.0);
+        assert!((m.regret - 1.0 / 3.0).abs() < 1e-12);
+        assert_eq!(m.decided_share, 2.0 / 3.0);
         // Top-1 of input 2 skips the unavailable `a` (as a choice not measured): `b`, right.
-        assert_eq!(m["top_k_correct"], 2.0);
+        assert_eq!(m.top_k_correct, 2);
         // The safe probability counts the failed pick as a mistake only without the flag.
         assert_eq!(safe_proba(&rp, &t, &safe, 0.0, &off), 0.9);
         assert_eq!(safe_proba(&rp, &t, &safe, 0.34, &on), 0.0);
