@@ -40,6 +40,8 @@ mod plan;
 mod python;
 mod rust;
 mod rust_expr;
+mod rust_fast;
+mod rust_tree;
 mod templates;
 
 use std::collections::BTreeSet;
@@ -158,13 +160,23 @@ pub fn render(model: &Model, options: &Options) -> Result<Vec<GeneratedFile>, Co
             .command
             .clone()
             .unwrap_or_else(|| format!("{canonical} --dot {name}.dot"));
-        let header = header::header_lines(model, &command);
         files.push(GeneratedFile {
             path: path.clone(),
-            contents: dot::render(&plan, &header)?,
+            contents: dot::render(&plan, &header::header_lines(model, &command))?,
         });
     }
     Ok(files)
+}
+
+/// The Graphviz `.dot` of `model`'s tree, exactly as `ah-codegen --dot NAME.dot` writes it:
+/// the one tree renderer of the workspace (`ah-train` writes its `NAME.dot` with it).
+pub fn render_dot(model: &Model) -> Result<String, CodegenError> {
+    model.check()?;
+    let plan = plan::Plan::new(model)?;
+    let name = &model.heuristic_name;
+    let command =
+        format!("ah-codegen {DEFAULT_RUST_CRATE}/models/{name}.model.json --dot {name}.dot");
+    dot::render(&plan, &header::header_lines(model, &command))
 }
 
 /// Checks that `krate` is a crate the Rust module can go into: a folder with a `Cargo.toml`

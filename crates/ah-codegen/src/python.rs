@@ -12,7 +12,7 @@ use ah_core::value::{python_float_repr, python_str_literal};
 use crate::error::CodegenError;
 use crate::escape::comment;
 use crate::plan::{feature_of, Plan, Source};
-use crate::rust::MAX_NESTED_DEPTH;
+use crate::rust_tree::MAX_NESTED_DEPTH;
 
 /// Renders the artifact.
 pub fn render(plan: &Plan<'_>, header: &[String]) -> Result<String, CodegenError> {

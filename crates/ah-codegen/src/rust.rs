@@ -1,73 +1,142 @@
 //! The Rust module of one heuristic in the generated heuristics crate, and the crate's
-//! `lib.rs`.
+//! `lib.rs`. The generator prepares data (names, typed expressions, column steps, the tree);
+//! `templates/rust_module.rs.tera` lays the module out.
 //!
-//! Decision semantics are `ah_core::model::ModelEvaluator`'s, step for step: every
-//! operation is computed in order (a failure is unsure, naming the missing input or the
-//! operation), then the range guard, then every column in order (a missing or non-numeric
-//! value is unsure), then the tree. Only the values the tree reads are kept.
+//! Decision semantics are `ah_core::model::ModelEvaluator`'s, step for step: the operations in
+//! order (a failure is unsure, naming the missing input or the operation), then the range
+//! guard, then every column in order (a missing or non-numeric value is unsure), then the
+//! tree. Each check is emitted once (a value known to be present or numeric is not checked
+//! again), an operation that no later step reads and that cannot fail is not computed, and
+//! only the values the tree reads are kept. Shared helpers are `ah_core::generated`'s and
+//! `ah_core::ops::scalar`'s.
 
-use std::collections::BTreeSet;
-use std::fmt::Write as _;
+use std::collections::{BTreeMap, BTreeSet};
 
 use ah_core::model::{leaf_best_choices, Column, ModelKind, Node};
-use ah_core::value::python_float_repr;
+use serde::Serialize;
 
 use crate::error::CodegenError;
 use crate::escape::comment;
 use crate::plan::{feature_of, Plan, Source};
-use crate::rust_expr::{
-    f64_lit, str_lit, typed_str_eq, value_str_eq, Code, Renderer, Ty, HELPERS, P_ATOM,
-};
+use crate::rust_expr::{category_fields, f64_lit, str_lit, Ty};
+use crate::rust_fast::fast_path;
 
-/// Trees deeper than this are emitted as a table and a loop rather than nested `if`s (in
-/// Rust and Python alike), so the generated code is valid, and its generation iterative, at
-/// any depth.
-pub const MAX_NESTED_DEPTH: usize = 50;
+/// A decision leaf's distribution: `(probability, choice)` literals.
+#[derive(Serialize)]
+struct Leaf {
+    index: usize,
+    items: Vec<(String, usize)>,
+}
+
+/// A field of `Columns`.
+#[derive(Serialize)]
+struct Field {
+    name: String,
+    ty: &'static str,
+    doc: String,
+}
+
+/// A category constant (`ah_core::generated::Category`).
+#[derive(Serialize)]
+struct Category {
+    doc: String,
+    text: String,
+    int: String,
+    float_bits: String,
+    nan: bool,
+}
+
+/// A range guard entry.
+#[derive(Serialize)]
+struct Range {
+    name: String,
+    min: String,
+    max: String,
+}
+
+/// A statement of the column reading: `let field = expr;`, or `expr;` without a field.
+#[derive(Serialize, Clone)]
+pub struct Step {
+    /// The local it binds, if any.
+    pub field: Option<String>,
+    /// The expression.
+    pub expr: String,
+}
+
+/// Range guard, columns and the result of one path (fast or generic).
+#[derive(Serialize, Default)]
+pub struct Finish {
+    /// Values given to `range_guard`, in `RANGES` order (empty: no guard).
+    pub guard: Vec<String>,
+    /// Typed locals (`v{k}`, `o{j}`) the steps read.
+    #[serde(skip)]
+    pub typed_reads: BTreeSet<String>,
+    /// A column reads the guard's checked values (`g[k]`).
+    pub guard_read: bool,
+    /// Column statements, in column order.
+    pub steps: Vec<Step>,
+    /// The `Columns` fields, in order.
+    pub fields: Vec<String>,
+    /// A column that can never be read (a numeric column of the choice or of a string): the
+    /// path ends unsure, naming it (a string literal).
+    pub fail: Option<String>,
+}
+
+/// A gathered context feature: `x{index}`.
+#[derive(Serialize)]
+struct Slot {
+    var: String,
+    doc: String,
+    lit: String,
+}
+
+/// The logged layout, checked by position before the scan.
+#[derive(Serialize)]
+struct Layout {
+    len: usize,
+    names: Vec<(usize, String)>,
+    assigns: Vec<(String, usize)>,
+}
+
+/// Everything the template lays out.
+#[derive(Serialize)]
+struct Module {
+    uses: Vec<String>,
+    leaves: Vec<Leaf>,
+    fields: Vec<Field>,
+    categories: Vec<Category>,
+    ranges: Vec<Range>,
+    slots: Vec<Slot>,
+    layout: Option<Layout>,
+    /// `direct` (no operations), `fast` (typed fast path, then generic) or `generic`.
+    path: &'static str,
+    direct_args: (Vec<String>, Vec<String>),
+    fast: Option<crate::rust_fast::Fast>,
+    operations: Vec<(String, String, bool)>,
+    operation_inputs: Vec<String>,
+    slow_args: (Vec<String>, Vec<String>),
+    finish: Finish,
+    finish_len: (usize, usize),
+    finish_reads_choice: bool,
+    tree: crate::rust_tree::Tree,
+}
 
 /// Renders the module (unformatted; the caller runs rustfmt).
 pub fn render_module(plan: &Plan<'_>, header: &[String]) -> Result<String, CodegenError> {
     let model = plan.model;
     let g = Gen::new(plan);
-    let mut uses = vec![
-        "ah_core::heuristic::{LearnedHeuristic, Prediction, UnsureKind}".to_string(),
-        "ah_core::model::ModelKind".to_string(),
-        "ah_core::{Context, DeviceIdentity, Value}".to_string(),
-    ];
-    if !plan.ops.is_empty() {
-        uses.push("ah_core::ops::{EvalError, Operation}".into());
-        uses.push("std::sync::OnceLock".into());
-    }
-    let (body, helpers) = g.body()?;
-    let mut body = body;
-    for (name, src) in HELPERS {
-        if helpers.contains(name) {
-            body.push('\n');
-            body.push_str(src);
-        }
-    }
-    let predict_body = match model.kind {
-        ModelKind::Decision => "match columns(context, None) { Ok(c) => walk(&c), Err(k) => Prediction::Unsure(k) }".to_string(),
-        ModelKind::Regression => "let Some(choice) = choice else { return Prediction::Unsure(UnsureKind::MissingFeature(\"choice\")); };\nmatch columns(context, Some(choice)) { Ok(c) => walk(&c), Err(k) => Prediction::Unsure(k) }".to_string(),
-    };
     let mut ctx = tera::Context::new();
     ctx.insert("header", header);
-    ctx.insert("uses", &uses);
     ctx.insert("heuristic_name", &model.heuristic_name);
     ctx.insert("heuristic_name_lit", &str_lit(&model.heuristic_name));
     ctx.insert("name", &comment(&model.name));
     ctx.insert("name_lit", &str_lit(&model.name));
-    let (kind, kind_doc) = match model.kind {
-        ModelKind::Decision => (
-            "Decision",
-            format!("decision over {} choices", model.choices.len()),
-        ),
-        ModelKind::Regression => (
-            "Regression",
-            format!("regression over {} choices", model.choices.len()),
-        ),
+    let kind = match model.kind {
+        ModelKind::Decision => "Decision",
+        ModelKind::Regression => "Regression",
     };
     ctx.insert("kind", kind);
-    ctx.insert("kind_doc", &kind_doc);
+    ctx.insert("n_choices", &model.choices.len());
     ctx.insert(
         "choices",
         &model.choices.iter().map(|c| str_lit(c)).collect::<Vec<_>>(),
@@ -76,16 +145,7 @@ pub fn render_module(plan: &Plan<'_>, header: &[String]) -> Result<String, Codeg
     ctx.insert("capa0", &model.precondition.device_capa.0);
     ctx.insert("capa1", &model.precondition.device_capa.1);
     ctx.insert("threshold", &f64_lit(model.threshold));
-    ctx.insert("predict_body", &predict_body);
-    ctx.insert(
-        "choice_param",
-        if model.kind == ModelKind::Decision {
-            "_choice"
-        } else {
-            "choice"
-        },
-    );
-    ctx.insert("body", &body);
+    ctx.insert("m", &g.module()?);
     crate::templates::render("rust_module.rs", &ctx)
 }
 
@@ -98,25 +158,62 @@ pub fn render_lib(modules: &BTreeSet<String>, command: &str) -> Result<String, C
     crate::templates::render("rust_lib.rs", &ctx)
 }
 
-struct Gen<'p, 'm> {
-    plan: &'p Plan<'m>,
+/// Where the column steps find a feature's value.
+pub trait ValueSource {
+    /// An `Option<&Value>` expression for context-or-operation feature `name`.
+    fn value(&self, name: &str) -> String;
+    /// What is statically known about `name` on this path: `Some(code)` when it is a typed
+    /// number (`code` is its `f64`), or a typed string/boolean (`code` is its typed local
+    /// and kind); `None` when it is an untyped `Option<&Value>`.
+    fn typed(&self, name: &str) -> Option<(String, Ty)>;
+}
+
+pub(crate) struct Gen<'p, 'm> {
+    pub(crate) plan: &'p Plan<'m>,
     /// Context features gathered from the context (`x{i}`).
-    gathered: Vec<String>,
+    pub(crate) gathered: Vec<String>,
     /// Columns the tree splits on.
-    used: BTreeSet<usize>,
+    pub(crate) used: BTreeSet<usize>,
+    /// Category constant of each used one-hot column (over a value of any kind).
+    pub(crate) categories: BTreeMap<usize, usize>,
+    /// Used one-hot columns over a context feature: `Columns` holds the `&Value` and the tree
+    /// compares it on its path.
+    pub(crate) lazy: BTreeSet<usize>,
+    category_texts: Vec<String>,
 }
 
 impl<'p, 'm> Gen<'p, 'm> {
     fn new(plan: &'p Plan<'m>) -> Self {
-        let gathered = plan.all_context_features();
-        Gen {
+        let mut g = Gen {
             plan,
-            gathered,
+            gathered: plan.all_context_features(),
             used: plan.used_columns(),
+            categories: BTreeMap::new(),
+            lazy: BTreeSet::new(),
+            category_texts: Vec::new(),
+        };
+        for (c, col) in plan.model.columns.iter().enumerate() {
+            if let Column::OneHot { value, .. } = col {
+                let source = plan.source(feature_of(col));
+                if g.used.contains(&c) && source != Source::Choice {
+                    let k = match g.category_texts.iter().position(|t| t == value) {
+                        Some(k) => k,
+                        None => {
+                            g.category_texts.push(value.clone());
+                            g.category_texts.len() - 1
+                        }
+                    };
+                    g.categories.insert(c, k);
+                    if source == Source::Context {
+                        g.lazy.insert(c);
+                    }
+                }
+            }
         }
+        g
     }
 
-    fn x(&self, name: &str) -> String {
+    pub(crate) fn x(&self, name: &str) -> String {
         let i = self
             .gathered
             .iter()
@@ -129,59 +226,242 @@ impl<'p, 'm> Gen<'p, 'm> {
     fn finish_names(&self) -> Vec<String> {
         let model = self.plan.model;
         let mut out: Vec<String> = Vec::new();
-        let mut add = |n: &str| {
+        let guarded = model.feature_ranges.iter().map(|r| r.name.as_str());
+        // An operation's value is always present: a one-hot column over it is read only when
+        // the tree uses it.
+        let columns = model
+            .columns
+            .iter()
+            .enumerate()
+            .filter(|(c, col)| match self.plan.source(feature_of(col)) {
+                Source::Choice => false,
+                Source::Op(_) => matches!(col, Column::Numeric { .. }) || self.used.contains(c),
+                Source::Context => true,
+            })
+            .map(|(_, col)| feature_of(col));
+        for n in guarded.filter(|_| model.range_guard).chain(columns) {
             if !out.iter().any(|o| o == n) {
                 out.push(n.to_string());
-            }
-        };
-        if model.range_guard {
-            for r in &model.feature_ranges {
-                add(&r.name);
-            }
-        }
-        for col in &model.columns {
-            let f = feature_of(col);
-            if self.plan.source(f) != Source::Choice {
-                add(f);
             }
         }
         out
     }
 
     /// A used one-hot column over a context feature: the tree compares lazily, on its path.
-    fn lazy(&self, c: usize) -> bool {
-        let col = &self.plan.model.columns[c];
-        self.used.contains(&c)
-            && matches!(col, Column::OneHot { .. })
-            && self.plan.source(feature_of(col)) == Source::Context
+    pub(crate) fn lazy(&self, c: usize) -> bool {
+        self.lazy.contains(&c)
     }
 
     /// Context features of the lazy columns, in column order.
     fn lazy_names(&self) -> Vec<String> {
         let mut out: Vec<String> = Vec::new();
-        for c in 0..self.plan.model.columns.len() {
-            if self.lazy(c) {
-                let f = feature_of(&self.plan.model.columns[c]);
-                if !out.iter().any(|o| o == f) {
-                    out.push(f.to_string());
-                }
+        for &c in &self.lazy {
+            let f = feature_of(&self.plan.model.columns[c]);
+            if !out.iter().any(|o| o == f) {
+                out.push(f.to_string());
             }
         }
         out
     }
 
-    /// Reads the context features into `x{i}`: by position when the context has exactly the
-    /// logged layout (what PyTorch builds), else by one scan (a later feature of a name wins).
-    fn gather(&self) -> String {
+    fn module(&self) -> Result<Module, CodegenError> {
+        let plan = self.plan;
+        let model = plan.model;
+        let fast = if plan.ops.is_empty() {
+            None
+        } else {
+            fast_path(self)?
+        };
+        let mut uses = vec![
+            "ah_core::heuristic::{LearnedHeuristic, Prediction, UnsureKind}".to_string(),
+            "ah_core::model::ModelKind".to_string(),
+            "ah_core::{Context, DeviceIdentity, Value}".to_string(),
+        ];
+        let mut generated: BTreeSet<&str> = BTreeSet::new();
+        let names = self.finish_names();
+        let finish = self.finish(&names);
+        for fin in std::iter::once(&finish).chain(fast.as_ref().map(|f| &f.finish)) {
+            if !fin.guard.is_empty() {
+                generated.extend(["range_guard", "FeatureRange"]);
+            }
+            for s in &fin.steps {
+                for f in ["num", "number", "present"] {
+                    if s.expr.starts_with(&format!("{f}(")) || s.expr.contains(&format!("({f}(")) {
+                        generated.insert(f);
+                    }
+                }
+            }
+            for g in &fin.guard {
+                if g.starts_with("number(") {
+                    generated.insert("number");
+                }
+            }
+        }
+        if !self.categories.is_empty() {
+            generated.insert("Category");
+        }
+        if !plan.ops.is_empty() {
+            generated.insert("Operations");
+        }
+        if !generated.is_empty() {
+            let list: Vec<&str> = generated.into_iter().collect();
+            uses.push(format!("ah_core::generated::{{{}}}", list.join(", ")));
+        }
+        if let Some(f) = &fast {
+            if !f.scalar.is_empty() {
+                let list: Vec<&str> = f.scalar.iter().copied().collect();
+                uses.push(format!("ah_core::ops::scalar::{{{}}}", list.join(", ")));
+            }
+        }
+        let mut inputs: Vec<&str> = Vec::new();
+        for op in &plan.ops {
+            for i in op.inputs() {
+                if !inputs.contains(&i) {
+                    inputs.push(i);
+                }
+            }
+        }
+        let lazy = self.lazy_names();
+        let direct = |get: &dyn Fn(&str) -> String| -> (Vec<String>, Vec<String>) {
+            (
+                names.iter().map(|n| get(n)).collect(),
+                lazy.iter().map(|n| get(n)).collect(),
+            )
+        };
+        Ok(Module {
+            uses,
+            leaves: self.leaves(),
+            fields: self.fields(),
+            categories: self.category_consts(),
+            ranges: self.ranges(),
+            slots: self
+                .gathered
+                .iter()
+                .enumerate()
+                .map(|(i, n)| Slot {
+                    var: format!("x{i}"),
+                    doc: comment(n),
+                    lit: str_lit(n),
+                })
+                .collect(),
+            layout: self.layout(),
+            path: match (&fast, plan.ops.is_empty()) {
+                (_, true) => "direct",
+                (Some(_), false) => "fast",
+                (None, false) => "generic",
+            },
+            direct_args: if plan.ops.is_empty() {
+                direct(&|n| self.x(n))
+            } else {
+                Default::default()
+            },
+            fast,
+            operations: plan
+                .ops
+                .iter()
+                .map(|op| (str_lit(&op.name), str_lit(&op.source), op.is_categorical))
+                .collect(),
+            operation_inputs: inputs.iter().map(|n| str_lit(n)).collect(),
+            slow_args: (
+                names
+                    .iter()
+                    .map(|n| format!("s.get({})", str_lit(n)))
+                    .collect(),
+                lazy.iter()
+                    .map(|n| format!("ctx.get({})", str_lit(n)))
+                    .collect(),
+            ),
+            finish_len: (names.len(), lazy.len()),
+            finish_reads_choice: model
+                .columns
+                .iter()
+                .any(|c| plan.source(feature_of(c)) == Source::Choice),
+            finish,
+            tree: crate::rust_tree::tree(plan, &|c| {
+                self.categories.get(&c).copied().filter(|_| self.lazy(c))
+            }),
+        })
+    }
+
+    fn leaves(&self) -> Vec<Leaf> {
         let model = self.plan.model;
-        let mut s = String::new();
-        if self.gathered.is_empty() {
-            return s;
+        if model.kind != ModelKind::Decision {
+            return Vec::new();
         }
-        for (i, n) in self.gathered.iter().enumerate() {
-            let _ = writeln!(s, "let mut x{i}: Option<&Value> = None; // {}", comment(n));
+        let mut out = Vec::new();
+        for (i, node) in model.tree.nodes.iter().enumerate() {
+            if let Node::Leaf {
+                value,
+                unsafe_leaf: false,
+                ..
+            } = node
+            {
+                out.push(Leaf {
+                    index: i,
+                    items: leaf_best_choices(value)
+                        .iter()
+                        .map(|(p, c)| (f64_lit(*p), *c))
+                        .collect(),
+                });
+            }
         }
-        s.push_str("let features = ctx.features();\n");
+        out
+    }
+
+    fn fields(&self) -> Vec<Field> {
+        let model = self.plan.model;
+        self.used
+            .iter()
+            .map(|&c| {
+                let col = &model.columns[c];
+                Field {
+                    name: format!("c{c}"),
+                    ty: match col {
+                        Column::Numeric { .. } => "f64",
+                        Column::OneHot { .. } if self.lazy(c) => "&'a Value",
+                        Column::OneHot { .. } => "bool",
+                    },
+                    doc: doc_name(col),
+                }
+            })
+            .collect()
+    }
+
+    fn category_consts(&self) -> Vec<Category> {
+        self.category_texts
+            .iter()
+            .map(|text| {
+                let (int, float_bits, nan) = category_fields(text);
+                Category {
+                    doc: comment(&format!("{text:?}")),
+                    text: str_lit(text),
+                    int,
+                    float_bits,
+                    nan,
+                }
+            })
+            .collect()
+    }
+
+    fn ranges(&self) -> Vec<Range> {
+        let model = self.plan.model;
+        if !model.range_guard {
+            return Vec::new();
+        }
+        model
+            .feature_ranges
+            .iter()
+            .map(|r| Range {
+                name: str_lit(&r.name),
+                min: f64_lit(r.min),
+                max: f64_lit(r.max),
+            })
+            .collect()
+    }
+
+    /// The logged layout (numerical then categorical features), when its names are distinct.
+    fn layout(&self) -> Option<Layout> {
+        let model = self.plan.model;
         let layout: Vec<&String> = model
             .numerical_features
             .iter()
@@ -191,688 +471,173 @@ impl<'p, 'm> Gen<'p, 'm> {
             .iter()
             .enumerate()
             .all(|(i, n)| !layout[..i].contains(n));
-        if distinct && !layout.is_empty() {
-            let checks: Vec<String> = layout
+        if !distinct || layout.is_empty() || self.gathered.is_empty() {
+            return None;
+        }
+        Some(Layout {
+            len: layout.len(),
+            names: layout
                 .iter()
                 .enumerate()
-                .map(|(p, n)| format!("features[{p}].name == {}", str_lit(n)))
-                .collect();
-            let _ = writeln!(
-                s,
-                "if features.len() == {} && {} {{",
-                layout.len(),
-                checks.join(" && ")
-            );
-            for (i, n) in self.gathered.iter().enumerate() {
-                if let Some(p) = layout.iter().position(|l| *l == n) {
-                    let _ = writeln!(s, "x{i} = Some(&features[{p}].value);");
-                }
-            }
-            s.push_str("} else {\n");
-        }
-        s.push_str("for f in features {\nmatch f.name.as_ref() {\n");
-        for (i, n) in self.gathered.iter().enumerate() {
-            let _ = writeln!(s, "{} => x{i} = Some(&f.value),", str_lit(n));
-        }
-        s.push_str("_ => {}\n}\n}\n");
-        if distinct && !layout.is_empty() {
-            s.push_str("}\n");
-        }
-        s
-    }
-
-    fn body(&self) -> Result<(String, BTreeSet<&'static str>), CodegenError> {
-        let model = self.plan.model;
-        let mut out = String::new();
-        let mut helpers = BTreeSet::new();
-        helpers.insert("num");
-        // Leaves.
-        if model.kind == ModelKind::Decision {
-            for (i, node) in model.tree.nodes.iter().enumerate() {
-                if let Node::Leaf {
-                    value,
-                    unsafe_leaf: false,
-                    ..
-                } = node
-                {
-                    let best = leaf_best_choices(value);
-                    let items: Vec<String> = best
-                        .iter()
-                        .map(|(p, c)| format!("({}, {c})", f64_lit(*p)))
-                        .collect();
-                    let _ = writeln!(
-                        out,
-                        "static LEAF_{i}: [(f64, u16); {}] = [{}];",
-                        items.len(),
-                        items.join(", ")
-                    );
-                }
-            }
-            out.push('\n');
-        }
-        // Columns struct.
-        out.push_str("/// The tree's inputs: numeric columns as `f64`, one-hot columns as \"equals the category\".\n");
-        out.push_str("struct Columns<'a> {\n");
-        for &c in &self.used {
-            let col = &model.columns[c];
-            let ty = match col {
-                Column::Numeric { .. } => "f64",
-                Column::OneHot { .. } if self.lazy(c) => "&'a Value",
-                Column::OneHot { .. } => "bool",
-            };
-            let _ = writeln!(out, "    /// `{}`\n    c{c}: {ty},", doc_name(col));
-        }
-        out.push_str("/// Keeps the lifetime when no column borrows the context.\n_ctx: core::marker::PhantomData<&'a Value>,\n");
-        out.push_str("}\n\n");
-        for &c in &self.used {
-            if let Column::OneHot { value, .. } = &model.columns[c] {
-                if self.lazy(c) {
-                    let _ = writeln!(
-                        out,
-                        "/// `{}`, without formatting.\n#[inline]\nfn is_c{c}(v: &Value) -> bool {{\n{}\n}}\n",
-                        doc_name(&model.columns[c]),
-                        value_str_eq("v", value)
-                    );
-                }
-            }
-        }
-        // columns().
-        out.push_str(&self.columns_fn(&mut helpers)?);
-        if !self.plan.ops.is_empty() {
-            out.push_str(&self.slow_fn());
-        }
-        out.push_str(&self.finish_fn());
-        out.push_str(&self.walk_fn());
-        Ok((out, helpers))
-    }
-
-    fn columns_fn(&self, helpers: &mut BTreeSet<&'static str>) -> Result<String, CodegenError> {
-        let plan = self.plan;
-        let mut s = String::new();
-        s.push_str("/// Computes the operations, checks the range guard and reads the columns.\n");
-        let ctx_param = if self.gathered.is_empty() && plan.ops.is_empty() {
-            "_ctx"
-        } else {
-            "ctx"
-        };
-        let _ = writeln!(
-            s,
-            "fn columns({ctx_param}: &Context, choice: Option<usize>) -> Result<Columns<'_>, UnsureKind> {{"
-        );
-        s.push_str(&self.gather());
-        if plan.ops.is_empty() {
-            let v: Vec<String> = self.finish_names().iter().map(|n| self.x(n)).collect();
-            let w: Vec<String> = self.lazy_names().iter().map(|n| self.x(n)).collect();
-            let _ = writeln!(
-                s,
-                "finish([{}], [{}], choice)\n}}\n",
-                v.join(", "),
-                w.join(", ")
-            );
-            return Ok(s);
-        }
-        match self.fast_path(helpers)? {
-            Some(fast) => {
-                s.push_str(&fast);
-                s.push_str("slow(ctx, choice)\n}\n\n");
-            }
-            None => {
-                // No typed fast path: every context goes through `ah_core::ops`.
-                let mut s = String::new();
-                s.push_str("/// Computes the operations (generic path only: they cannot be typed statically).\n");
-                s.push_str("fn columns(ctx: &Context, choice: Option<usize>) -> Result<Columns<'_>, UnsureKind> {\n");
-                s.push_str("slow(ctx, choice)\n}\n\n");
-                return Ok(s);
-            }
-        }
-        Ok(s)
-    }
-
-    /// The typed fast path: `if let (Some(Value::Int(..)), ..) = (..) { ...; return ... }`, or
-    /// `None` when an operation cannot be typed.
-    fn fast_path(
-        &self,
-        helpers: &mut BTreeSet<&'static str>,
-    ) -> Result<Option<String>, CodegenError> {
-        let plan = self.plan;
-        let model = plan.model;
-        // Typed context inputs of the operations.
-        let mut inputs: Vec<(String, Ty)> = Vec::new();
-        for (i, op) in plan.ops.iter().enumerate() {
-            for input in op.inputs() {
-                if plan.source_before(input, i) == Source::Context
-                    && !inputs.iter().any(|(n, _)| n == input)
-                {
-                    let ty = if model.categorical_features.iter().any(|c| c == input) {
-                        Ty::S
-                    } else {
-                        Ty::I
-                    };
-                    inputs.push((input.to_string(), ty));
-                }
-            }
-        }
-        let mut op_code: Vec<Code> = Vec::new();
-        let mut local_helpers = BTreeSet::new();
-        for (i, op) in plan.ops.iter().enumerate() {
-            let lookup = |n: &str| -> Option<(String, Ty)> {
-                match plan.source_before(n, i) {
-                    Source::Op(j) => Some((format!("o{j}"), op_code[j].ty)),
-                    _ => {
-                        let k = inputs.iter().position(|(m, _)| m == n)?;
-                        Some((format!("v{k}"), inputs[k].1))
-                    }
-                }
-            };
-            let mut r = Renderer {
-                lookup: &lookup,
-                fail: format!("UnsureKind::MissingFeature({})", str_lit(&op.name)),
-                helpers: BTreeSet::new(),
-            };
-            match r.render(&op.expr) {
-                Ok(c) => {
-                    local_helpers.extend(r.helpers);
-                    op_code.push(c);
-                }
-                Err(_) => return Ok(None),
-            }
-        }
-        helpers.extend(local_helpers);
-        let mut s = String::new();
-        s.push_str("// Fast path: the kinds PyTorch logs, typed operations.\n");
-        let pats: Vec<String> = inputs
-            .iter()
-            .enumerate()
-            .map(|(k, (_, ty))| match ty {
-                Ty::S => format!("Some(Value::Str(v{k}))"),
-                _ => format!("Some(Value::Int(v{k}))"),
-            })
-            .collect();
-        let scrut: Vec<String> = inputs.iter().map(|(n, _)| self.x(n)).collect();
-        if inputs.len() == 1 {
-            let _ = writeln!(s, "if let {} = {} {{", pats[0], scrut[0]);
-        } else if inputs.is_empty() {
-            s.push_str("{\n");
-        } else {
-            let _ = writeln!(
-                s,
-                "if let ({}) = ({}) {{",
-                pats.join(", "),
-                scrut.join(", ")
-            );
-        }
-        for (k, (_, ty)) in inputs.iter().enumerate() {
-            match ty {
-                Ty::S => {
-                    let _ = writeln!(s, "let v{k} = v{k}.as_str();");
-                }
-                _ => {
-                    let _ = writeln!(s, "let v{k} = *v{k};");
-                }
-            }
-        }
-        // Which operation values are read later (by an operation, the guard or a used column)?
-        let mut read = vec![false; plan.ops.len()];
-        for (i, op) in plan.ops.iter().enumerate() {
-            for input in op.inputs() {
-                if let Source::Op(j) = plan.source_before(input, i) {
-                    read[j] = true;
-                }
-            }
-        }
-        if model.range_guard {
-            for r in &model.feature_ranges {
-                if let Source::Op(j) = plan.guard_source(&r.name) {
-                    read[j] = true;
-                }
-            }
-        }
-        for &c in &self.used {
-            if let Source::Op(j) = plan.source(feature_of(&model.columns[c])) {
-                read[j] = true;
-            }
-        }
-        for (i, (op, code)) in plan.ops.iter().zip(&op_code).enumerate() {
-            let var = if read[i] {
-                format!("o{i}")
-            } else {
-                format!("_o{i}")
-            };
-            let _ = writeln!(s, "// `{}` = {}", comment(&op.name), comment(&op.source));
-            let _ = writeln!(s, "let {var}: {} = {};", code.ty.rust(), code.code);
-        }
-        // Range guard.
-        let typed = |source: Source| -> Option<Code> {
-            match source {
-                Source::Op(j) => Some(Code {
-                    code: format!("o{j}"),
-                    ty: op_code[j].ty,
-                    prec: P_ATOM,
-                }),
-                _ => None,
-            }
-        };
-        if model.range_guard {
-            for r in &model.feature_ranges {
-                let src = plan.guard_source(&r.name);
-                let name = str_lit(&r.name);
-                let v = match typed(src) {
-                    Some(c) => match c.ty {
-                        Ty::I => format!("{} as f64", c.code),
-                        Ty::F => c.code,
-                        Ty::B => format!("f64::from(u8::from({}))", c.code),
-                        Ty::S => {
-                            let _ =
-                                writeln!(s, "return Err(UnsureKind::MissingFeature({name}));\n}}");
-                            return Ok(Some(s));
-                        }
-                    },
-                    None => format!("num({}, {name})?", self.x(&r.name)),
-                };
-                let v = if v.contains(" as ") {
-                    format!("({v})")
-                } else {
-                    v
-                };
-                let _ = writeln!(
-                    s,
-                    "if !({}..={}).contains(&{v}) {{ return Err(UnsureKind::OutOfRange({name})); }}",
-                    f64_lit(r.min),
-                    f64_lit(r.max)
-                );
-            }
-        }
-        // Columns, in order.
-        let mut fields = Vec::new();
-        for (c, col) in model.columns.iter().enumerate() {
-            let f = feature_of(col);
-            let src = plan.source(f);
-            let used = self.used.contains(&c);
-            let value = match (col, src) {
-                (Column::Numeric { .. }, Source::Choice) => {
-                    let _ = writeln!(
-                        s,
-                        "return Err(UnsureKind::MissingFeature({}));\n}}",
-                        str_lit(f)
-                    );
-                    return Ok(Some(s));
-                }
-                (Column::OneHot { value, .. }, Source::Choice) => self.choice_eq(value),
-                (Column::Numeric { .. }, Source::Op(j)) => match op_code[j].ty {
-                    Ty::I => format!("o{j} as f64"),
-                    Ty::F => format!("o{j}"),
-                    Ty::B => format!("f64::from(u8::from(o{j}))"),
-                    Ty::S => {
-                        let _ = writeln!(
-                            s,
-                            "return Err(UnsureKind::MissingFeature({}));\n}}",
-                            str_lit(f)
-                        );
-                        return Ok(Some(s));
-                    }
-                },
-                (Column::OneHot { value, .. }, Source::Op(j)) => {
-                    typed_str_eq(&format!("o{j}"), op_code[j].ty, value)
-                }
-                (Column::Numeric { .. }, Source::Context) => {
-                    format!("num({}, {})?", self.x(f), str_lit(f))
-                }
-                (Column::OneHot { .. }, Source::Context) => {
-                    format!("match {} {{ Some(v) => v, None => return Err(UnsureKind::MissingFeature({})) }}", self.x(f), str_lit(f))
-                }
-            };
-            if used {
-                let _ = writeln!(s, "let c{c} = {value};");
-                fields.push(format!("c{c}"));
-            } else if matches!((col, src), (_, Source::Context)) {
-                match col {
-                    Column::Numeric { .. } => {
-                        let _ = writeln!(s, "num({}, {})?;", self.x(f), str_lit(f));
-                    }
-                    Column::OneHot { .. } => {
-                        let _ = writeln!(
-                            s,
-                            "if {}.is_none() {{ return Err(UnsureKind::MissingFeature({})); }}",
-                            self.x(f),
-                            str_lit(f)
-                        );
-                    }
-                }
-            }
-        }
-        fields.push("_ctx: core::marker::PhantomData".into());
-        let _ = writeln!(s, "return Ok(Columns {{ {} }});\n}}", fields.join(", "));
-        Ok(Some(s))
-    }
-
-    fn choice_eq(&self, value: &str) -> String {
-        match self.plan.model.choices.iter().position(|c| c == value) {
-            Some(j) => format!("choice == Some({j})"),
-            None => "false".into(),
-        }
-    }
-
-    /// The generic path: the operations evaluated by `ah_core::ops` on a copy of the context.
-    fn slow_fn(&self) -> String {
-        let plan = self.plan;
-        let mut s = String::new();
-        let n = plan.ops.len();
-        let _ = writeln!(
-            s,
-            "/// The model's operations: (name, expression, categorical)."
-        );
-        let _ = writeln!(s, "const OPERATIONS: [(&str, &str, bool); {n}] = [");
-        for op in &plan.ops {
-            let _ = writeln!(
-                s,
-                "    ({}, {}, {}),",
-                str_lit(&op.name),
-                str_lit(&op.source),
-                op.is_categorical
-            );
-        }
-        s.push_str("];\n\n");
-        let mut names: Vec<&str> = Vec::new();
-        for op in &plan.ops {
-            for i in op.inputs() {
-                if !names.contains(&i) {
-                    names.push(i);
-                }
-            }
-        }
-        let _ = writeln!(
-            s,
-            "/// Every name the operations read (for allocation-free unsure reasons)."
-        );
-        let _ = writeln!(
-            s,
-            "const OPERATION_INPUTS: [&str; {}] = [{}];\n",
-            names.len(),
-            names
+                .map(|(p, n)| (p, str_lit(n)))
+                .collect(),
+            assigns: self
+                .gathered
                 .iter()
-                .map(|n| str_lit(n))
-                .collect::<Vec<_>>()
-                .join(", ")
-        );
-        s.push_str(
-            "/// The operations, parsed once.
-fn operations() -> &'static [Operation] {
-    static OPS: OnceLock<Vec<Operation>> = OnceLock::new();
-    OPS.get_or_init(|| {
-        OPERATIONS
+                .enumerate()
+                .filter_map(|(i, n)| Some((format!("x{i}"), layout.iter().position(|l| *l == n)?)))
+                .collect(),
+        })
+    }
+
+    /// The generic path's guard and columns, over `v` (values of `names`) and `w` (the lazy
+    /// columns' context values).
+    fn finish(&self, names: &[String]) -> Finish {
+        struct Generic<'a> {
+            names: &'a [String],
+            lazy: Vec<String>,
+        }
+        impl ValueSource for Generic<'_> {
+            fn value(&self, name: &str) -> String {
+                let i = self.names.iter().position(|m| m == name).expect("name");
+                format!("v[{i}]")
+            }
+            fn typed(&self, _: &str) -> Option<(String, Ty)> {
+                None
+            }
+        }
+        let src = Generic {
+            names,
+            lazy: self.lazy_names(),
+        };
+        let guard = self.guard_values(&|n| format!("number({})", src.value(n)));
+        let lazy = |f: &str| {
+            let i = src.lazy.iter().position(|n| n == f)?;
+            Some(format!("w[{i}]"))
+        };
+        self.columns(&src, guard, &lazy, &|_| None)
+    }
+
+    /// The range guard's values, in `RANGES` order, by `value(name)`.
+    pub(crate) fn guard_values(&self, value: &dyn Fn(&str) -> String) -> Vec<String> {
+        let model = self.plan.model;
+        if !model.range_guard {
+            return Vec::new();
+        }
+        model
+            .feature_ranges
             .iter()
-            .map(|(name, expr, categorical)| {
-                Operation::parse(name, expr, *categorical).expect(\"generated operations parse\")
-            })
+            .map(|r| value(&r.name))
             .collect()
-    })
-}
-
-/// The generic path (any value kinds): `ah_core::ops` evaluates the operations on a copy of
-/// the context, exactly as `ah_core::model::ModelEvaluator` does.
-#[cold]
-fn slow(ctx: &Context, choice: Option<usize>) -> Result<Columns<'_>, UnsureKind> {
-    let mut s = ctx.clone();
-    for (op, (name, _, _)) in operations().iter().zip(OPERATIONS) {
-        let v = op.expr.eval(&|n| s.get(n).cloned()).map_err(|e| match e {
-            EvalError::UnknownFeature(f) => UnsureKind::MissingFeature(
-                OPERATION_INPUTS.iter().copied().find(|n| *n == f).unwrap_or(name),
-            ),
-            _ => UnsureKind::MissingFeature(name),
-        })?;
-        s.set(op.name.clone(), v, op.is_categorical);
-    }
-",
-        );
-        let args: Vec<String> = self
-            .finish_names()
-            .iter()
-            .map(|n| format!("s.get({})", str_lit(n)))
-            .collect();
-        let w: Vec<String> = self
-            .lazy_names()
-            .iter()
-            .map(|n| format!("ctx.get({})", str_lit(n)))
-            .collect();
-        let _ = writeln!(
-            s,
-            "finish([{}], [{}], choice)\n}}\n",
-            args.join(", "),
-            w.join(", ")
-        );
-        s
     }
 
-    /// Range guard and columns over values of any kind.
-    fn finish_fn(&self) -> String {
+    /// The column steps after the guard. `lazy(f)` is where a lazy column over `f` reads its
+    /// `Option<&'a Value>` when that differs from `src.value(f)`; `op(j)` is operation `j`'s
+    /// typed local, on the fast path.
+    pub(crate) fn columns(
+        &self,
+        src: &dyn ValueSource,
+        guard: Vec<String>,
+        lazy: &dyn Fn(&str) -> Option<String>,
+        op: &dyn Fn(usize) -> Option<(String, Ty)>,
+    ) -> Finish {
         let plan = self.plan;
         let model = plan.model;
-        let names = self.finish_names();
-        let idx = |n: &str| names.iter().position(|m| m == n).expect("finish name");
-        let mut s = String::new();
-        let _ = writeln!(s, "/// The range guard and the columns, from values of any kind (in `finish_names` order).");
-        let choice_used = model
-            .columns
-            .iter()
-            .any(|c| plan.source(feature_of(c)) == Source::Choice);
-        let choice_param = if choice_used { "choice" } else { "_choice" };
-        let v_param = if names.is_empty() { "_v" } else { "v" };
-        let lazy = self.lazy_names();
-        let w_param = if lazy.is_empty() { "_w" } else { "w" };
-        let _ = writeln!(
-            s,
-            "fn finish<'a>({v_param}: [Option<&Value>; {}], {w_param}: [Option<&'a Value>; {}], {choice_param}: Option<usize>) -> Result<Columns<'a>, UnsureKind> {{",
-            names.len(),
-            lazy.len()
-        );
-        if model.range_guard {
-            for r in &model.feature_ranges {
-                let name = str_lit(&r.name);
-                let _ = writeln!(
-                    s,
-                    "if !({}..={}).contains(&num(v[{}], {name})?) {{ return Err(UnsureKind::OutOfRange({name})); }}",
-                    f64_lit(r.min),
-                    f64_lit(r.max),
-                    idx(&r.name)
-                );
-            }
-        }
-        let mut fields = Vec::new();
+        // Features whose presence was checked on this path, in order (`p{i}` holds the value).
+        let mut present: Vec<&str> = Vec::new();
+        let mut out = Finish::default();
         for (c, col) in model.columns.iter().enumerate() {
             let f = feature_of(col);
+            let lit = str_lit(f);
             let used = self.used.contains(&c);
+            let typed = match plan.source(f) {
+                Source::Op(j) => op(j),
+                // A lazy column holds the context's `&Value`, typed or not.
+                Source::Context if self.lazy(c) => None,
+                Source::Context => src.typed(f),
+                Source::Choice => None,
+            };
             let value = match (col, plan.source(f)) {
-                (Column::Numeric { .. }, Source::Choice) => {
-                    let _ = writeln!(s, "Err(UnsureKind::MissingFeature({}))\n}}\n", str_lit(f));
-                    return s;
+                // Never numeric on this path: unsure at this column.
+                (Column::Numeric { .. }, source)
+                    if source == Source::Choice || matches!(typed, Some((_, Ty::S))) =>
+                {
+                    out.fail = Some(lit);
+                    break;
                 }
-                (Column::OneHot { value, .. }, Source::Choice) => self.choice_eq(value),
-                (Column::Numeric { .. }, _) => format!("num(v[{}], {})?", idx(f), str_lit(f)),
-                (Column::OneHot { .. }, _) if self.lazy(c) => format!(
-                    "match w[{}] {{ Some(v) => v, None => return Err(UnsureKind::MissingFeature({})) }}",
-                    lazy.iter().position(|n| n == f).expect("lazy name"),
-                    str_lit(f)
-                ),
-                (Column::OneHot { value, .. }, _) => format!(
-                    "match v[{}] {{ Some(v) => {}, None => return Err(UnsureKind::MissingFeature({})) }}",
-                    idx(f),
-                    value_str_eq("v", value),
-                    str_lit(f)
-                ),
+                (Column::OneHot { value, .. }, Source::Choice) => {
+                    match model.choices.iter().position(|c| c == value) {
+                        Some(j) => format!("choice == Some({j})"),
+                        None => "false".into(),
+                    }
+                }
+                (Column::Numeric { .. }, _) => {
+                    let guarded = model.feature_ranges.iter().position(|r| r.name == f);
+                    match (&typed, guarded.filter(|_| !guard.is_empty())) {
+                        (Some((code, ty)), _) => as_f64(code, *ty),
+                        (None, Some(k)) => {
+                            out.guard_read |= used;
+                            format!("g[{k}]")
+                        }
+                        (None, None) => format!("num({}, {lit})?", src.value(f)),
+                    }
+                }
+                (Column::OneHot { value, .. }, _) => match &typed {
+                    Some((code, ty)) => crate::rust_expr::typed_str_eq(code, *ty, value),
+                    None if !used && matches!(plan.source(f), Source::Op(_)) => String::new(),
+                    None => {
+                        let i = match present.iter().position(|p| *p == f) {
+                            Some(i) => i,
+                            None => {
+                                present.push(f);
+                                let reads = self.used.iter().any(|&u| {
+                                    feature_of(&model.columns[u]) == f
+                                        && plan.source(f) != Source::Choice
+                                });
+                                let from = lazy(f).unwrap_or_else(|| src.value(f));
+                                out.steps.push(Step {
+                                    field: reads.then(|| format!("p{}", present.len() - 1)),
+                                    expr: format!("present({from}, {lit})?"),
+                                });
+                                present.len() - 1
+                            }
+                        };
+                        match (self.lazy(c), self.categories.get(&c)) {
+                            (true, _) => format!("p{i}"),
+                            (false, Some(k)) => format!("CATEGORY_{k}.matches(p{i})"),
+                            (false, None) => String::new(),
+                        }
+                    }
+                },
             };
             if used {
-                let _ = writeln!(s, "let c{c} = {value};");
-                fields.push(format!("c{c}"));
-            } else if plan.source(f) != Source::Choice {
-                match col {
-                    Column::Numeric { .. } => {
-                        let _ = writeln!(s, "num(v[{}], {})?;", idx(f), str_lit(f));
-                    }
-                    Column::OneHot { .. } => {
-                        let _ = writeln!(
-                            s,
-                            "if v[{}].is_none() {{ return Err(UnsureKind::MissingFeature({})); }}",
-                            idx(f),
-                            str_lit(f)
-                        );
-                    }
+                if let Some((code, _)) = &typed {
+                    out.typed_reads.insert(code.clone());
                 }
+                out.steps.push(Step {
+                    field: Some(format!("c{c}")),
+                    expr: value,
+                });
+                out.fields.push(format!("c{c}"));
+            } else if value.starts_with("num(") {
+                out.steps.push(Step {
+                    field: None,
+                    expr: value,
+                });
             }
         }
-        fields.push("_ctx: core::marker::PhantomData".into());
-        let _ = writeln!(s, "Ok(Columns {{ {} }})\n}}\n", fields.join(", "));
-        let needs_num = (model.range_guard && !model.feature_ranges.is_empty())
-            || model.columns.iter().any(|c| {
-                matches!(c, Column::Numeric { .. }) && plan.source(feature_of(c)) != Source::Choice
-            });
-        if !needs_num {
-            return s;
-        }
-        s.push_str(
-            "/// A numeric value (booleans count as 0/1), else unsure naming the feature.
-#[inline]
-fn num(v: Option<&Value>, name: &'static str) -> Result<f64, UnsureKind> {
-    match v {
-        Some(Value::Int(i)) => Ok(*i as f64),
-        Some(Value::Float(f)) => Ok(*f),
-        Some(Value::Bool(b)) => Ok(f64::from(u8::from(*b))),
-        _ => Err(UnsureKind::MissingFeature(name)),
+        out.guard = guard;
+        out
     }
 }
 
-",
-        );
-        s
-    }
-
-    fn walk_fn(&self) -> String {
-        if self.plan.model.tree.depth() > MAX_NESTED_DEPTH {
-            return self.table_walk_fn();
-        }
-        let mut s = String::new();
-        let param = if self.used.is_empty() { "_c" } else { "c" };
-        let _ = writeln!(s, "/// Walks the tree (`<=` goes left; a one-hot split goes left when the value differs).");
-        let _ = writeln!(s, "fn walk({param}: &Columns<'_>) -> Prediction {{");
-        self.emit_node(0, &mut s);
-        s.push_str("}\n");
-        s
-    }
-
-    /// The condition under which split `column` goes left (`threshold` is a literal or a
-    /// variable name).
-    fn goes_left(&self, column: usize, threshold: &str) -> String {
-        match &self.plan.model.columns[column] {
-            Column::Numeric { .. } => format!("c.c{column} <= {threshold}"),
-            // One-hot values are 0/1 and the threshold lies in [0, 1): left is "not equal".
-            Column::OneHot { .. } if self.lazy(column) => format!("!is_c{column}(c.c{column})"),
-            Column::OneHot { .. } => format!("!c.c{column}"),
-        }
-    }
-
-    /// A leaf's prediction.
-    fn leaf_expr(&self, i: usize) -> String {
-        let model = self.plan.model;
-        match (&model.tree.nodes[i], model.kind) {
-            (
-                Node::Leaf {
-                    unsafe_leaf: true, ..
-                },
-                ModelKind::Decision,
-            ) => "Prediction::Unsure(UnsureKind::UnsafeLeaf)".to_string(),
-            (Node::Leaf { .. }, ModelKind::Decision) => {
-                format!("Prediction::Distribution(&LEAF_{i})")
-            }
-            (Node::Leaf { value, .. }, ModelKind::Regression) => {
-                format!("Prediction::Value({})", f64_lit(value[0]))
-            }
-            (Node::Split { .. }, _) => unreachable!("leaf_expr of a split"),
-        }
-    }
-
-    /// A tree deeper than [`MAX_NESTED_DEPTH`]: a table of nodes and a loop, deciding exactly
-    /// like the nested `if`s (`split_goes_left` is the same condition), valid at any depth.
-    fn table_walk_fn(&self) -> String {
-        let model = self.plan.model;
-        let mut s = String::new();
-        s.push_str("/// A node of the tree: a split (column, threshold, left, right) or a leaf.\n");
-        s.push_str("#[derive(Clone, Copy)]\nenum TreeNode {\n    Split(u16, f64, u32, u32),\n    Leaf(Prediction),\n}\n\n");
-        let _ = writeln!(
-            s,
-            "/// The tree, root first (deeper than {MAX_NESTED_DEPTH} levels, so a table instead of nested `if`s).\nstatic TREE: [TreeNode; {}] = [",
-            model.tree.nodes.len()
-        );
-        for (i, node) in model.tree.nodes.iter().enumerate() {
-            match node {
-                Node::Split {
-                    column,
-                    threshold,
-                    left,
-                    right,
-                } => {
-                    let _ = writeln!(
-                        s,
-                        "TreeNode::Split({column}, {}, {left}, {right}),",
-                        f64_lit(*threshold)
-                    );
-                }
-                Node::Leaf { .. } => {
-                    let _ = writeln!(s, "TreeNode::Leaf({}),", self.leaf_expr(i));
-                }
-            }
-        }
-        s.push_str("];\n\n");
-        s.push_str("/// Walks the tree (`<=` goes left; a one-hot split goes left when the value differs).\n");
-        s.push_str("fn walk(c: &Columns<'_>) -> Prediction {\n    let mut n = 0usize;\n    loop {\n        match TREE[n] {\n            TreeNode::Leaf(p) => return p,\n            TreeNode::Split(column, threshold, left, right) => {\n                n = (if split_goes_left(c, column, threshold) { left } else { right }) as usize;\n            }\n        }\n    }\n}\n\n");
-        let param = if self.used.is_empty() { "_c" } else { "c" };
-        let thr = if self
-            .used
-            .iter()
-            .any(|c| matches!(model.columns[*c], Column::Numeric { .. }))
-        {
-            "threshold"
-        } else {
-            "_threshold"
-        };
-        s.push_str("/// Whether split on `column` at `threshold` goes left.\n");
-        let _ = writeln!(
-            s,
-            "fn split_goes_left({param}: &Columns<'_>, column: u16, {thr}: f64) -> bool {{\nmatch column {{"
-        );
-        for &c in &self.used {
-            let _ = writeln!(s, "{c} => {},", self.goes_left(c, "threshold"));
-        }
-        s.push_str("_ => unreachable!(\"the tree splits only on the columns above\"),\n}\n}\n");
-        s
-    }
-
-    /// Nested `if`s; only for trees of at most [`MAX_NESTED_DEPTH`] levels, so the recursion
-    /// is bounded.
-    fn emit_node(&self, i: usize, s: &mut String) {
-        let model = self.plan.model;
-        match &model.tree.nodes[i] {
-            Node::Split {
-                column,
-                threshold,
-                left,
-                right,
-            } => {
-                let col = &model.columns[*column];
-                let cond = self.goes_left(*column, &f64_lit(*threshold));
-                let _ = writeln!(s, "if {cond} {{ // {}", split_doc(col, *threshold));
-                self.emit_node(*left, s);
-                s.push_str("} else ");
-                if matches!(model.tree.nodes[*right], Node::Split { .. }) {
-                    self.emit_node(*right, s);
-                } else {
-                    s.push_str("{\n");
-                    self.emit_node(*right, s);
-                    s.push_str("}\n");
-                }
-            }
-            Node::Leaf { .. } => {
-                let _ = writeln!(s, "{}", self.leaf_expr(i));
-            }
-        }
+/// A typed value as `f64`.
+pub(crate) fn as_f64(code: &str, ty: Ty) -> String {
+    match ty {
+        Ty::I => format!("{code} as f64"),
+        Ty::F => code.to_string(),
+        Ty::B => format!("f64::from(u8::from({code}))"),
+        Ty::S => unreachable!("strings are not numbers"),
     }
 }
 
@@ -881,13 +646,5 @@ fn doc_name(col: &Column) -> String {
     comment(&match col {
         Column::Numeric { name } => name.clone(),
         Column::OneHot { feature, value } => format!("str({feature}) == {value:?}"),
-    })
-}
-
-/// A split as comment text.
-fn split_doc(col: &Column, threshold: f64) -> String {
-    comment(&match col {
-        Column::Numeric { name } => format!("{name} <= {}", python_float_repr(threshold)),
-        Column::OneHot { feature, value } => format!("str({feature}) != {value:?}"),
     })
 }

@@ -38,34 +38,6 @@ impl Ty {
     }
 }
 
-/// Helper functions a rendered expression calls; emitted once per module when used.
-pub const HELPERS: &[(&str, &str)] = &[
-    (
-        "fdiv",
-        "/// Python's `/` on floats: division by zero fails.\n#[inline]\nfn fdiv(x: f64, y: f64) -> Option<f64> {\n    if y == 0.0 {\n        None\n    } else {\n        Some(x / y)\n    }\n}\n",
-    ),
-    (
-        "ifloordiv",
-        "/// Python's `//` on integers: floors; division by zero or overflow fails.\n#[inline]\nfn ifloordiv(x: i64, y: i64) -> Option<i64> {\n    if y == 0 {\n        return None;\n    }\n    let q = x.checked_div(y)?;\n    if x % y != 0 && ((x < 0) != (y < 0)) {\n        Some(q - 1)\n    } else {\n        Some(q)\n    }\n}\n",
-    ),
-    (
-        "imod",
-        "/// Python's `%` on integers: the result has the divisor's sign; modulo by zero fails.\n#[inline]\nfn imod(x: i64, y: i64) -> Option<i64> {\n    if y == 0 {\n        return None;\n    }\n    let r = x.checked_rem(y)?;\n    if r != 0 && ((r < 0) != (y < 0)) {\n        Some(r + y)\n    } else {\n        Some(r)\n    }\n}\n",
-    ),
-    (
-        "cmp_if",
-        "/// Exact comparison of an integer with a float, as Python does it.\n#[inline]\nfn cmp_if(i: i64, f: f64) -> Option<core::cmp::Ordering> {\n    use core::cmp::Ordering;\n    if f.is_nan() {\n        return None;\n    }\n    if f >= 9_223_372_036_854_775_808.0 {\n        return Some(Ordering::Less);\n    }\n    if f < -9_223_372_036_854_775_808.0 {\n        return Some(Ordering::Greater);\n    }\n    let t = f.trunc();\n    match i.cmp(&(t as i64)) {\n        Ordering::Equal => Some(if f - t > 0.0 {\n            Ordering::Less\n        } else if f - t < 0.0 {\n            Ordering::Greater\n        } else {\n            Ordering::Equal\n        }),\n        o => Some(o),\n    }\n}\n",
-    ),
-    (
-        "fmin",
-        "/// Python's `min` of two floats: the first of equals, NaN never replaces.\n#[inline]\nfn fmin(a: f64, b: f64) -> f64 {\n    if b < a {\n        b\n    } else {\n        a\n    }\n}\n",
-    ),
-    (
-        "fmax",
-        "/// Python's `max` of two floats: the first of equals, NaN never replaces.\n#[inline]\nfn fmax(a: f64, b: f64) -> f64 {\n    if b > a {\n        b\n    } else {\n        a\n    }\n}\n",
-    ),
-];
-
 /// Renders expressions of one model; collects the helpers they need.
 pub struct Renderer<'a> {
     /// Typed local for a feature name: (Rust expression, kind), or `None` when the name
@@ -73,8 +45,10 @@ pub struct Renderer<'a> {
     pub lookup: &'a dyn Fn(&str) -> Option<(String, Ty)>,
     /// `UnsureKind` expression for a failure of the current operation.
     pub fail: String,
-    /// Helpers used so far.
+    /// Functions of `ah_core::ops::scalar` used so far (the module imports them).
     pub helpers: BTreeSet<&'static str>,
+    /// Whether an expression rendered so far can fail (holds a `?`).
+    pub fallible: bool,
 }
 
 /// The expression cannot be typed statically.
@@ -207,7 +181,8 @@ fn cmp(a: &Code, op: &str, b: &Code) -> Code {
 }
 
 impl Renderer<'_> {
-    fn checked(&self, code: String) -> String {
+    fn checked(&mut self, code: String) -> String {
+        self.fallible = true;
         format!("{code}.ok_or({})?", self.fail)
     }
 
@@ -279,6 +254,17 @@ impl Renderer<'_> {
                         bin(&as_f(&a), op.symbol(), &as_f(&b), P_ADD, Ty::F)
                     }
                     (BinaryOp::Mul, false) => bin(&as_f(&a), "*", &as_f(&b), P_MUL, Ty::F),
+                    // By a positive literal, Python's `//` and `%` are Euclid's: they
+                    // cannot fail.
+                    (BinaryOp::FloorDiv | BinaryOp::Mod, true) if positive_literal(right) => {
+                        let m = if *op == BinaryOp::Mod {
+                            "rem_euclid"
+                        } else {
+                            "div_euclid"
+                        };
+                        let call = format!("{}.{m}({})", as_i(&a).at(P_ATOM), b.code);
+                        Code::new(call, Ty::I, P_ATOM)
+                    }
                     (BinaryOp::FloorDiv, true) => {
                         self.helpers.insert("ifloordiv");
                         let call = format!("ifloordiv({}, {})", as_i(&a).code, as_i(&b).code);
@@ -453,6 +439,11 @@ impl Renderer<'_> {
     }
 }
 
+/// An integer literal greater than zero (a divisor that can neither be zero nor overflow).
+fn positive_literal(e: &Expr) -> bool {
+    matches!(e, Expr::Literal(Value::Int(d)) if *d > 0)
+}
+
 /// Rust expression for Python's `str(v) == lit` over a typed value.
 pub fn typed_str_eq(code: &str, ty: Ty, lit: &str) -> String {
     match ty {
@@ -474,31 +465,19 @@ pub fn typed_str_eq(code: &str, ty: Ty, lit: &str) -> String {
     }
 }
 
-/// Rust expression for Python's `str(v) == lit` over a `&Value`, allocation-free.
-pub fn value_str_eq(code: &str, lit: &str) -> String {
-    let mut arms = vec![format!("Value::Str(s) => s == {}", str_lit(lit))];
-    match lit {
-        "True" => arms.push("Value::Bool(b) => *b".into()),
-        "False" => arms.push("Value::Bool(b) => !*b".into()),
-        _ => {}
-    }
-    if let Some(i) = canonical_int(lit) {
-        arms.push(format!("Value::Int(i) => *i == {i}"));
-    }
-    if let Some(f) = canonical_float(lit) {
-        if f.is_nan() {
-            arms.push("Value::Float(f) => f.is_nan()".into());
-        } else {
-            arms.push(format!(
-                "Value::Float(f) => f.to_bits() == {:#x}",
-                f.to_bits()
-            ));
-        }
-    }
-    if arms.len() < 4 {
-        arms.push("_ => false".into());
-    }
-    format!("match {code} {{ {} }}", arms.join(", "))
+/// The fields of an `ah_core::generated::Category` for `lit` (Python's `str(v) == lit`
+/// decided without formatting): `(int, float_bits, nan)` as Rust expressions.
+pub fn category_fields(lit: &str) -> (String, String, bool) {
+    let int = match canonical_int(lit) {
+        Some(i) => format!("Some({i})"),
+        None => "None".into(),
+    };
+    let (float, nan) = match canonical_float(lit) {
+        Some(f) if f.is_nan() => ("None".into(), true),
+        Some(f) => (format!("Some({:#x})", f.to_bits()), false),
+        None => ("None".into(), false),
+    };
+    (int, float, nan)
 }
 
 /// `lit` when Python's `str()` of some `int` prints exactly it.

@@ -21,6 +21,7 @@
 pub mod cache;
 pub mod context;
 pub mod error;
+pub mod generated;
 pub mod heuristic;
 pub mod log;
 pub mod metadata;

@@ -30,6 +30,8 @@
 //! ([`EvalError::Overflow`], Python has big integers). At run time a failed operation makes the
 //! heuristic unsure ([`crate::UnsureReason::MissingFeature`] naming the operation).
 
+pub mod scalar;
+
 use std::cmp::Ordering;
 use std::fmt;
 use std::path::Path;
@@ -384,30 +386,11 @@ pub fn binary(op: BinaryOp, a: &Value, b: &Value) -> EvalResult<Value> {
                 BinaryOp::Add => x.checked_add(y),
                 BinaryOp::Sub => x.checked_sub(y),
                 BinaryOp::Mul => x.checked_mul(y),
-                BinaryOp::FloorDiv => {
-                    if y == 0 {
-                        return Err(EvalError::DivisionByZero);
-                    }
-                    x.checked_div(y).map(|q| {
-                        if x % y != 0 && ((x < 0) != (y < 0)) {
-                            q - 1
-                        } else {
-                            q
-                        }
-                    })
+                BinaryOp::FloorDiv | BinaryOp::Mod if y == 0 => {
+                    return Err(EvalError::DivisionByZero);
                 }
-                BinaryOp::Mod => {
-                    if y == 0 {
-                        return Err(EvalError::DivisionByZero);
-                    }
-                    x.checked_rem(y).map(|r| {
-                        if r != 0 && ((r < 0) != (y < 0)) {
-                            r + y
-                        } else {
-                            r
-                        }
-                    })
-                }
+                BinaryOp::FloorDiv => scalar::ifloordiv(x, y),
+                BinaryOp::Mod => scalar::imod(x, y),
                 BinaryOp::Div => unreachable!("handled above"),
             };
             r.map(Value::Int).ok_or(EvalError::Overflow)
@@ -436,40 +419,12 @@ pub fn binary(op: BinaryOp, a: &Value, b: &Value) -> EvalResult<Value> {
     }
 }
 
-/// Exact comparison of an integer with a float, as Python does it (no rounding of the integer).
-fn cmp_int_float(i: i64, f: f64) -> Option<Ordering> {
-    if f.is_nan() {
-        return None;
-    }
-    if f >= 9_223_372_036_854_775_808.0 {
-        return Some(Ordering::Less);
-    }
-    if f < -9_223_372_036_854_775_808.0 {
-        return Some(Ordering::Greater);
-    }
-    let t = f.trunc();
-    let ti = t as i64;
-    match i.cmp(&ti) {
-        Ordering::Equal => {
-            let frac = f - t;
-            Some(if frac > 0.0 {
-                Ordering::Less
-            } else if frac < 0.0 {
-                Ordering::Greater
-            } else {
-                Ordering::Equal
-            })
-        }
-        o => Some(o),
-    }
-}
-
 fn cmp_num(a: &Num, b: &Num) -> Option<Ordering> {
     match (a, b) {
         (Num::I(x), Num::I(y)) => Some(x.cmp(y)),
         (Num::F(x), Num::F(y)) => x.partial_cmp(y),
-        (Num::I(x), Num::F(y)) => cmp_int_float(*x, *y),
-        (Num::F(x), Num::I(y)) => cmp_int_float(*y, *x).map(Ordering::reverse),
+        (Num::I(x), Num::F(y)) => scalar::cmp_if(*x, *y),
+        (Num::F(x), Num::I(y)) => scalar::cmp_if(*y, *x).map(Ordering::reverse),
     }
 }
 

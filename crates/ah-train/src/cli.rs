@@ -477,7 +477,7 @@ fn write_outputs(args: &Args, out: &TrainOutput) -> Result<()> {
     let dir = &args.output_dir;
     let model_json = serde_json::to_string_pretty(&out.model)? + "\n";
     let metrics_json = serde_json::to_string_pretty(&out.metrics)? + "\n";
-    let dot = report::dot(&out.model);
+    let dot = ah_codegen::render_dot(&out.model)?;
     let test_rows = out.rows.get("test").cloned().unwrap_or_default();
     let speedup_svg = report::histogram_svg(
         "Speedup over the default choice (decided test inputs)",

@@ -1,11 +1,10 @@
-//! The human-facing outputs: the grid table, the markdown report with SVG plots, and the
-//! Graphviz `.dot` of the tree.
+//! The human-facing outputs: the grid table and the markdown report with SVG plots (the
+//! Graphviz `.dot` of the tree is `ah_codegen::render_dot`'s).
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-use ah_codegen::escape::dot_str;
-use ah_core::model::{leaf_best_choices, Column, Model, Node};
+use ah_core::model::Node;
 use plotters::prelude::*;
 
 use crate::train::{GridRow, TrainOutput};
@@ -96,60 +95,6 @@ pub fn metrics_table(metrics: &BTreeMap<String, Metrics>) -> String {
         }
         s.push('\n');
     }
-    s
-}
-
-/// Graphviz text of the model's tree (`LEQ` instead of `<=`, as PyTorch names features).
-pub fn dot(model: &Model) -> String {
-    let mut s = String::from("digraph Tree {\nnode [shape=box, fontname=\"helvetica\"] ;\nedge [fontname=\"helvetica\"] ;\n");
-    for (i, n) in model.tree.nodes.iter().enumerate() {
-        match n {
-            Node::Split {
-                column,
-                threshold,
-                left,
-                right,
-            } => {
-                let label = match &model.columns[*column] {
-                    Column::Numeric { name } => format!("{name} <= {threshold}"),
-                    Column::OneHot { feature, value } => format!("{feature} != {value}"),
-                };
-                let _ = writeln!(s, "{i} [label=\"{}\"] ;", dot_str(&label));
-                let _ = writeln!(
-                    s,
-                    "{i} -> {left} [labeldistance=2.5, labelangle=45, headlabel=\"True\"] ;"
-                );
-                let _ = writeln!(
-                    s,
-                    "{i} -> {right} [labeldistance=2.5, labelangle=-45, headlabel=\"False\"] ;"
-                );
-            }
-            Node::Leaf {
-                value,
-                samples,
-                unsafe_leaf,
-            } => {
-                let best = leaf_best_choices(value);
-                let top: Vec<String> = best
-                    .iter()
-                    .take(3)
-                    .map(|(p, c)| format!("{} {:.3}", dot_str(&model.choices[*c]), p))
-                    .collect();
-                let status = if *unsafe_leaf {
-                    "unsure (unsafe)\\n"
-                } else {
-                    ""
-                };
-                let _ = writeln!(
-                    s,
-                    "{i} [label=\"{status}samples = {samples}\\n{}\", style=filled, fillcolor=\"{}\"] ;",
-                    top.join("\\n"),
-                    if *unsafe_leaf { "#dddddd" } else { "#e5f5e0" }
-                );
-            }
-        }
-    }
-    s.push_str("}\n");
     s
 }
 
@@ -292,36 +237,4 @@ pub fn markdown(out: &TrainOutput, speedup_svg: &str, regret_svg: &str, dot_file
     let _ = writeln!(s, "## Grid (chosen model in bold)\n");
     s.push_str(&grid_table(&out.grid, out.best));
     s
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// Hostile choice and feature names stay inside their Graphviz strings.
-    #[test]
-    fn dot_labels_are_escaped() {
-        let path = concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/../../generated/ah-heuristics/models/CodegenPlainSelfTest.model.json"
-        );
-        let mut model = Model::load(path.as_ref()).unwrap();
-        for c in &mut model.choices {
-            c.push_str("\" ] ; x -> y [\\\n");
-        }
-        for col in &mut model.columns {
-            if let Column::Numeric { name } = col {
-                name.push_str("\"\n}");
-            }
-        }
-        let text = dot(&model);
-        // One statement a line, each label's quotes balanced once escapes are removed.
-        for line in text.lines().filter(|l| l.contains("label=")) {
-            let unescaped = line.replace("\\\\", "").replace("\\\"", "");
-            assert_eq!(unescaped.matches('"').count() % 2, 0, "{line}");
-            assert!(line.ends_with(" ;"), "{line}");
-        }
-        assert_eq!(text.matches("digraph").count(), 1);
-        assert!(text.ends_with("}\n"));
-    }
 }

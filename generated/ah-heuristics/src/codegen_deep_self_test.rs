@@ -24,6 +24,7 @@
     clippy::needless_bool
 )]
 
+use ah_core::generated::{num, present, Category};
 use ah_core::heuristic::{LearnedHeuristic, Prediction, UnsureKind};
 use ah_core::model::ModelKind;
 use ah_core::{Context, DeviceIdentity, Value};
@@ -230,35 +231,31 @@ struct Columns<'a> {
     _ctx: core::marker::PhantomData<&'a Value>,
 }
 
-/// `str(mat1_dtype) == "torch.float16"`, without formatting.
-#[inline]
-fn is_c2(v: &Value) -> bool {
-    match v {
-        Value::Str(s) => s == "torch.float16",
-        _ => false,
-    }
-}
+/// The category `str(value) == "torch.float16"`.
+const CATEGORY_0: Category = Category {
+    text: "torch.float16",
+    int: None,
+    float_bits: None,
+    nan: false,
+};
 
-/// `str(using_tf32) == "True"`, without formatting.
-#[inline]
-fn is_c3(v: &Value) -> bool {
-    match v {
-        Value::Str(s) => s == "True",
-        Value::Bool(b) => *b,
-        _ => false,
-    }
-}
+/// The category `str(value) == "True"`.
+const CATEGORY_1: Category = Category {
+    text: "True",
+    int: None,
+    float_bits: None,
+    nan: false,
+};
 
-/// `str(mat1_dtype) == "torch.bfloat16"`, without formatting.
-#[inline]
-fn is_c5(v: &Value) -> bool {
-    match v {
-        Value::Str(s) => s == "torch.bfloat16",
-        _ => false,
-    }
-}
+/// The category `str(value) == "torch.bfloat16"`.
+const CATEGORY_2: Category = Category {
+    text: "torch.bfloat16",
+    int: None,
+    float_bits: None,
+    nan: false,
+};
 
-/// Computes the operations, checks the range guard and reads the columns.
+/// Reads the context, checks the range guard and reads the columns.
 fn columns(ctx: &Context, choice: Option<usize>) -> Result<Columns<'_>, UnsureKind> {
     let mut x0: Option<&Value> = None; // m
     let mut x1: Option<&Value> = None; // k
@@ -293,7 +290,7 @@ fn columns(ctx: &Context, choice: Option<usize>) -> Result<Columns<'_>, UnsureKi
     finish([x0, x1, x2, x3, x4], [x2, x3], choice)
 }
 
-/// The range guard and the columns, from values of any kind (in `finish_names` order).
+/// The range guard and the columns, from values of any kind.
 fn finish<'a>(
     v: [Option<&Value>; 5],
     w: [Option<&'a Value>; 2],
@@ -301,19 +298,12 @@ fn finish<'a>(
 ) -> Result<Columns<'a>, UnsureKind> {
     let c0 = num(v[0], "m")?;
     let c1 = num(v[1], "k")?;
-    let c2 = match w[0] {
-        Some(v) => v,
-        None => return Err(UnsureKind::MissingFeature("mat1_dtype")),
-    };
-    let c3 = match w[1] {
-        Some(v) => v,
-        None => return Err(UnsureKind::MissingFeature("using_tf32")),
-    };
+    let p0 = present(w[0], "mat1_dtype")?;
+    let c2 = p0;
+    let p1 = present(w[1], "using_tf32")?;
+    let c3 = p1;
     let c4 = num(v[4], "n")?;
-    let c5 = match w[0] {
-        Some(v) => v,
-        None => return Err(UnsureKind::MissingFeature("mat1_dtype")),
-    };
+    let c5 = p0;
     Ok(Columns {
         c0,
         c1,
@@ -323,17 +313,6 @@ fn finish<'a>(
         c5,
         _ctx: core::marker::PhantomData,
     })
-}
-
-/// A numeric value (booleans count as 0/1), else unsure naming the feature.
-#[inline]
-fn num(v: Option<&Value>, name: &'static str) -> Result<f64, UnsureKind> {
-    match v {
-        Some(Value::Int(i)) => Ok(*i as f64),
-        Some(Value::Float(f)) => Ok(*f),
-        Some(Value::Bool(b)) => Ok(f64::from(u8::from(*b))),
-        _ => Err(UnsureKind::MissingFeature(name)),
-    }
 }
 
 /// A node of the tree: a split (column, threshold, left, right) or a leaf.
@@ -670,10 +649,10 @@ fn split_goes_left(c: &Columns<'_>, column: u16, threshold: f64) -> bool {
     match column {
         0 => c.c0 <= threshold,
         1 => c.c1 <= threshold,
-        2 => !is_c2(c.c2),
-        3 => !is_c3(c.c3),
+        2 => !CATEGORY_0.matches(c.c2),
+        3 => !CATEGORY_1.matches(c.c3),
         4 => c.c4 <= threshold,
-        5 => !is_c5(c.c5),
+        5 => !CATEGORY_2.matches(c.c5),
         _ => unreachable!("the tree splits only on the columns above"),
     }
 }

@@ -25,11 +25,11 @@
     clippy::needless_bool
 )]
 
+use ah_core::generated::{num, present, Category, Operations};
 use ah_core::heuristic::{LearnedHeuristic, Prediction, UnsureKind};
 use ah_core::model::ModelKind;
-use ah_core::ops::{EvalError, Operation};
+use ah_core::ops::scalar::{cmp_if, fdiv, fmax, fmin, imod};
 use ah_core::{Context, DeviceIdentity, Value};
-use std::sync::OnceLock;
 
 /// `CodegenOpsSelfTest`: learned `codegen_selftest_ops` heuristic (decision over 2 choices).
 #[derive(Debug, Clone, Copy, Default)]
@@ -614,7 +614,15 @@ struct Columns<'a> {
     _ctx: core::marker::PhantomData<&'a Value>,
 }
 
-/// Computes the operations, checks the range guard and reads the columns.
+/// The category `str(value) == "True"`.
+const CATEGORY_0: Category = Category {
+    text: "True",
+    int: None,
+    float_bits: None,
+    nan: false,
+};
+
+/// Reads the context, computes the operations, checks the range guard and reads the columns.
 fn columns(ctx: &Context, choice: Option<usize>) -> Result<Columns<'_>, UnsureKind> {
     let mut x0: Option<&Value> = None; // m
     let mut x1: Option<&Value> = None; // n
@@ -692,13 +700,11 @@ fn columns(ctx: &Context, choice: Option<usize>) -> Result<Columns<'_>, UnsureKi
         // `not_big` = not (k >= 1024)
         let o4: bool = !(v2 >= 1024_i64);
         // `fmod_like` = (m // 3) % 7 - (n % -5)
-        let o5: i64 = imod(
-            ifloordiv(v0, 3_i64).ok_or(UnsureKind::MissingFeature("fmod_like"))?,
-            7_i64,
-        )
-        .ok_or(UnsureKind::MissingFeature("fmod_like"))?
-        .checked_sub(imod(v1, -5_i64).ok_or(UnsureKind::MissingFeature("fmod_like"))?)
-        .ok_or(UnsureKind::MissingFeature("fmod_like"))?;
+        let o5: i64 = v0
+            .div_euclid(3_i64)
+            .rem_euclid(7_i64)
+            .checked_sub(imod(v1, -5_i64).ok_or(UnsureKind::MissingFeature("fmod_like"))?)
+            .ok_or(UnsureKind::MissingFeature("fmod_like"))?;
         // `scaled` = m * 1.5 - n / 3
         let o6: f64 = v0 as f64 * 1.5_f64
             - fdiv(v1 as f64, 3_i64 as f64).ok_or(UnsureKind::MissingFeature("scaled"))?;
@@ -733,61 +739,35 @@ fn columns(ctx: &Context, choice: Option<usize>) -> Result<Columns<'_>, UnsureKi
     slow(ctx, choice)
 }
 
-/// The model's operations: (name, expression, categorical).
-const OPERATIONS: [(&str, &str, bool); 9] = [
-    ("abs_diff", "abs(m - n)", false),
-    ("neg_k_plus", "-k + 2 * n", false),
-    (
-        "fratio",
-        "min(k / (m * n), 0.001) + max(0.5, float(m) / 4096)",
-        false,
-    ),
-    ("cmp_mixed", "m > 1000.5 and n <= 2048.0", true),
-    ("not_big", "not (k >= 1024)", true),
-    ("fmod_like", "(m // 3) % 7 - (n % -5)", false),
-    ("scaled", "m * 1.5 - n / 3", false),
-    ("pick", "if(k > 2048, m, n) * if(n > 0, 1, 0)", false),
-    (
-        "dtype_or",
-        "str(mat1_dtype) == 'torch.float16' or m > 4096",
-        true,
-    ),
-];
-
-/// Every name the operations read (for allocation-free unsure reasons).
-const OPERATION_INPUTS: [&str; 4] = ["m", "n", "k", "mat1_dtype"];
-
-/// The operations, parsed once.
-fn operations() -> &'static [Operation] {
-    static OPS: OnceLock<Vec<Operation>> = OnceLock::new();
-    OPS.get_or_init(|| {
-        OPERATIONS
-            .iter()
-            .map(|(name, expr, categorical)| {
-                Operation::parse(name, expr, *categorical).expect("generated operations parse")
-            })
-            .collect()
-    })
-}
+/// The model's operations: (name, expression, categorical), and every name they read.
+static OPERATIONS: Operations = Operations::new(
+    &[
+        ("abs_diff", "abs(m - n)", false),
+        ("neg_k_plus", "-k + 2 * n", false),
+        (
+            "fratio",
+            "min(k / (m * n), 0.001) + max(0.5, float(m) / 4096)",
+            false,
+        ),
+        ("cmp_mixed", "m > 1000.5 and n <= 2048.0", true),
+        ("not_big", "not (k >= 1024)", true),
+        ("fmod_like", "(m // 3) % 7 - (n % -5)", false),
+        ("scaled", "m * 1.5 - n / 3", false),
+        ("pick", "if(k > 2048, m, n) * if(n > 0, 1, 0)", false),
+        (
+            "dtype_or",
+            "str(mat1_dtype) == 'torch.float16' or m > 4096",
+            true,
+        ),
+    ],
+    &["m", "n", "k", "mat1_dtype"],
+);
 
 /// The generic path (any value kinds): `ah_core::ops` evaluates the operations on a copy of
 /// the context, exactly as `ah_core::model::ModelEvaluator` does.
 #[cold]
 fn slow(ctx: &Context, choice: Option<usize>) -> Result<Columns<'_>, UnsureKind> {
-    let mut s = ctx.clone();
-    for (op, (name, _, _)) in operations().iter().zip(OPERATIONS) {
-        let v = op.expr.eval(&|n| s.get(n).cloned()).map_err(|e| match e {
-            EvalError::UnknownFeature(f) => UnsureKind::MissingFeature(
-                OPERATION_INPUTS
-                    .iter()
-                    .copied()
-                    .find(|n| *n == f)
-                    .unwrap_or(name),
-            ),
-            _ => UnsureKind::MissingFeature(name),
-        })?;
-        s.set(op.name.clone(), v, op.is_categorical);
-    }
+    let s = OPERATIONS.apply(ctx)?;
     finish(
         [
             s.get("abs_diff"),
@@ -805,7 +785,7 @@ fn slow(ctx: &Context, choice: Option<usize>) -> Result<Columns<'_>, UnsureKind>
     )
 }
 
-/// The range guard and the columns, from values of any kind (in `finish_names` order).
+/// The range guard and the columns, from values of any kind.
 fn finish<'a>(
     v: [Option<&Value>; 9],
     _w: [Option<&'a Value>; 0],
@@ -814,33 +794,15 @@ fn finish<'a>(
     let c0 = num(v[0], "abs_diff")?;
     let c1 = num(v[1], "neg_k_plus")?;
     let c2 = num(v[2], "fratio")?;
-    let c3 = match v[3] {
-        Some(v) => match v {
-            Value::Str(s) => s == "True",
-            Value::Bool(b) => *b,
-            _ => false,
-        },
-        None => return Err(UnsureKind::MissingFeature("cmp_mixed")),
-    };
-    let c4 = match v[4] {
-        Some(v) => match v {
-            Value::Str(s) => s == "True",
-            Value::Bool(b) => *b,
-            _ => false,
-        },
-        None => return Err(UnsureKind::MissingFeature("not_big")),
-    };
+    let p0 = present(v[3], "cmp_mixed")?;
+    let c3 = CATEGORY_0.matches(p0);
+    let p1 = present(v[4], "not_big")?;
+    let c4 = CATEGORY_0.matches(p1);
     let c5 = num(v[5], "fmod_like")?;
     let c6 = num(v[6], "scaled")?;
     let c7 = num(v[7], "pick")?;
-    let c8 = match v[8] {
-        Some(v) => match v {
-            Value::Str(s) => s == "True",
-            Value::Bool(b) => *b,
-            _ => false,
-        },
-        None => return Err(UnsureKind::MissingFeature("dtype_or")),
-    };
+    let p2 = present(v[8], "dtype_or")?;
+    let c8 = CATEGORY_0.matches(p2);
     Ok(Columns {
         c0,
         c1,
@@ -853,17 +815,6 @@ fn finish<'a>(
         c8,
         _ctx: core::marker::PhantomData,
     })
-}
-
-/// A numeric value (booleans count as 0/1), else unsure naming the feature.
-#[inline]
-fn num(v: Option<&Value>, name: &'static str) -> Result<f64, UnsureKind> {
-    match v {
-        Some(Value::Int(i)) => Ok(*i as f64),
-        Some(Value::Float(f)) => Ok(*f),
-        Some(Value::Bool(b)) => Ok(f64::from(u8::from(*b))),
-        _ => Err(UnsureKind::MissingFeature(name)),
-    }
 }
 
 /// Walks the tree (`<=` goes left; a one-hot split goes left when the value differs).
@@ -2913,89 +2864,5 @@ fn walk(c: &Columns<'_>) -> Prediction {
         Prediction::Distribution(&LEAF_1021)
     } else {
         Prediction::Distribution(&LEAF_1022)
-    }
-}
-
-/// Python's `/` on floats: division by zero fails.
-#[inline]
-fn fdiv(x: f64, y: f64) -> Option<f64> {
-    if y == 0.0 {
-        None
-    } else {
-        Some(x / y)
-    }
-}
-
-/// Python's `//` on integers: floors; division by zero or overflow fails.
-#[inline]
-fn ifloordiv(x: i64, y: i64) -> Option<i64> {
-    if y == 0 {
-        return None;
-    }
-    let q = x.checked_div(y)?;
-    if x % y != 0 && ((x < 0) != (y < 0)) {
-        Some(q - 1)
-    } else {
-        Some(q)
-    }
-}
-
-/// Python's `%` on integers: the result has the divisor's sign; modulo by zero fails.
-#[inline]
-fn imod(x: i64, y: i64) -> Option<i64> {
-    if y == 0 {
-        return None;
-    }
-    let r = x.checked_rem(y)?;
-    if r != 0 && ((r < 0) != (y < 0)) {
-        Some(r + y)
-    } else {
-        Some(r)
-    }
-}
-
-/// Exact comparison of an integer with a float, as Python does it.
-#[inline]
-fn cmp_if(i: i64, f: f64) -> Option<core::cmp::Ordering> {
-    use core::cmp::Ordering;
-    if f.is_nan() {
-        return None;
-    }
-    if f >= 9_223_372_036_854_775_808.0 {
-        return Some(Ordering::Less);
-    }
-    if f < -9_223_372_036_854_775_808.0 {
-        return Some(Ordering::Greater);
-    }
-    let t = f.trunc();
-    match i.cmp(&(t as i64)) {
-        Ordering::Equal => Some(if f - t > 0.0 {
-            Ordering::Less
-        } else if f - t < 0.0 {
-            Ordering::Greater
-        } else {
-            Ordering::Equal
-        }),
-        o => Some(o),
-    }
-}
-
-/// Python's `min` of two floats: the first of equals, NaN never replaces.
-#[inline]
-fn fmin(a: f64, b: f64) -> f64 {
-    if b < a {
-        b
-    } else {
-        a
-    }
-}
-
-/// Python's `max` of two floats: the first of equals, NaN never replaces.
-#[inline]
-fn fmax(a: f64, b: f64) -> f64 {
-    if b > a {
-        b
-    } else {
-        a
     }
 }

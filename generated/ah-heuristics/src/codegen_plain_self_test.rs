@@ -25,6 +25,7 @@
     clippy::needless_bool
 )]
 
+use ah_core::generated::{num, number, present, range_guard, Category, FeatureRange};
 use ah_core::heuristic::{LearnedHeuristic, Prediction, UnsureKind};
 use ah_core::model::ModelKind;
 use ah_core::{Context, DeviceIdentity, Value};
@@ -94,26 +95,30 @@ struct Columns<'a> {
     _ctx: core::marker::PhantomData<&'a Value>,
 }
 
-/// `str(mat1_dtype) == "torch.float16"`, without formatting.
-#[inline]
-fn is_c2(v: &Value) -> bool {
-    match v {
-        Value::Str(s) => s == "torch.float16",
-        _ => false,
-    }
-}
+/// The category `str(value) == "torch.float16"`.
+const CATEGORY_0: Category = Category {
+    text: "torch.float16",
+    int: None,
+    float_bits: None,
+    nan: false,
+};
 
-/// `str(using_tf32) == "True"`, without formatting.
-#[inline]
-fn is_c3(v: &Value) -> bool {
-    match v {
-        Value::Str(s) => s == "True",
-        Value::Bool(b) => *b,
-        _ => false,
-    }
-}
+/// The category `str(value) == "True"`.
+const CATEGORY_1: Category = Category {
+    text: "True",
+    int: None,
+    float_bits: None,
+    nan: false,
+};
 
-/// Computes the operations, checks the range guard and reads the columns.
+/// The range guard: each feature's range in the training data.
+const RANGES: [FeatureRange; 1] = [FeatureRange {
+    name: "k",
+    min: 16.0,
+    max: 65536.0,
+}];
+
+/// Reads the context, checks the range guard and reads the columns.
 fn columns(ctx: &Context, choice: Option<usize>) -> Result<Columns<'_>, UnsureKind> {
     let mut x0: Option<&Value> = None; // m
     let mut x1: Option<&Value> = None; // k
@@ -148,29 +153,20 @@ fn columns(ctx: &Context, choice: Option<usize>) -> Result<Columns<'_>, UnsureKi
     finish([x1, x0, x2, x3, x4], [x2, x3], choice)
 }
 
-/// The range guard and the columns, from values of any kind (in `finish_names` order).
+/// The range guard and the columns, from values of any kind.
 fn finish<'a>(
     v: [Option<&Value>; 5],
     w: [Option<&'a Value>; 2],
     _choice: Option<usize>,
 ) -> Result<Columns<'a>, UnsureKind> {
-    if !(16.0..=65536.0).contains(&num(v[0], "k")?) {
-        return Err(UnsureKind::OutOfRange("k"));
-    }
+    let g = range_guard(&RANGES, [number(v[0])])?;
     let c0 = num(v[1], "m")?;
-    let c1 = num(v[0], "k")?;
-    let c2 = match w[0] {
-        Some(v) => v,
-        None => return Err(UnsureKind::MissingFeature("mat1_dtype")),
-    };
-    let c3 = match w[1] {
-        Some(v) => v,
-        None => return Err(UnsureKind::MissingFeature("using_tf32")),
-    };
+    let c1 = g[0];
+    let p0 = present(w[0], "mat1_dtype")?;
+    let c2 = p0;
+    let p1 = present(w[1], "using_tf32")?;
+    let c3 = p1;
     num(v[4], "n")?;
-    if v[2].is_none() {
-        return Err(UnsureKind::MissingFeature("mat1_dtype"));
-    }
     Ok(Columns {
         c0,
         c1,
@@ -180,28 +176,17 @@ fn finish<'a>(
     })
 }
 
-/// A numeric value (booleans count as 0/1), else unsure naming the feature.
-#[inline]
-fn num(v: Option<&Value>, name: &'static str) -> Result<f64, UnsureKind> {
-    match v {
-        Some(Value::Int(i)) => Ok(*i as f64),
-        Some(Value::Float(f)) => Ok(*f),
-        Some(Value::Bool(b)) => Ok(f64::from(u8::from(*b))),
-        _ => Err(UnsureKind::MissingFeature(name)),
-    }
-}
-
 /// Walks the tree (`<=` goes left; a one-hot split goes left when the value differs).
 fn walk(c: &Columns<'_>) -> Prediction {
     if c.c0 <= 1024.5 {
         // m <= 1024.5
-        if !is_c2(c.c2) {
+        if !CATEGORY_0.matches(c.c2) {
             // str(mat1_dtype) != "torch.float16"
             Prediction::Distribution(&LEAF_3)
         } else {
             Prediction::Distribution(&LEAF_4)
         }
-    } else if !is_c3(c.c3) {
+    } else if !CATEGORY_1.matches(c.c3) {
         // str(using_tf32) != "True"
         Prediction::Distribution(&LEAF_5)
     } else if c.c1 <= 4096.0 {

@@ -24,11 +24,11 @@
     clippy::needless_bool
 )]
 
+use ah_core::generated::{num, number, present, range_guard, Category, FeatureRange, Operations};
 use ah_core::heuristic::{LearnedHeuristic, Prediction, UnsureKind};
 use ah_core::model::ModelKind;
-use ah_core::ops::{EvalError, Operation};
+use ah_core::ops::scalar::{fdiv, ifloordiv};
 use ah_core::{Context, DeviceIdentity, Value};
-use std::sync::OnceLock;
 
 /// `CodegenRegressionSelfTest`: learned `codegen_selftest_regression` heuristic (regression over 2 choices).
 #[derive(Debug, Clone, Copy, Default)]
@@ -95,17 +95,29 @@ struct Columns<'a> {
     _ctx: core::marker::PhantomData<&'a Value>,
 }
 
-/// `str(using_tf32) == "False"`, without formatting.
-#[inline]
-fn is_c4(v: &Value) -> bool {
-    match v {
-        Value::Str(s) => s == "False",
-        Value::Bool(b) => !*b,
-        _ => false,
-    }
-}
+/// The category `str(value) == "False"`.
+const CATEGORY_0: Category = Category {
+    text: "False",
+    int: None,
+    float_bits: None,
+    nan: false,
+};
 
-/// Computes the operations, checks the range guard and reads the columns.
+/// The range guard: each feature's range in the training data.
+const RANGES: [FeatureRange; 2] = [
+    FeatureRange {
+        name: "m",
+        min: 1.0,
+        max: 65536.0,
+    },
+    FeatureRange {
+        name: "m*n",
+        min: 1.0,
+        max: 4294967296.0,
+    },
+];
+
+/// Reads the context, computes the operations, checks the range guard and reads the columns.
 fn columns(ctx: &Context, choice: Option<usize>) -> Result<Columns<'_>, UnsureKind> {
     let mut x0: Option<&Value> = None; // m
     let mut x1: Option<&Value> = None; // k
@@ -170,20 +182,16 @@ fn columns(ctx: &Context, choice: Option<usize>) -> Result<Columns<'_>, UnsureKi
         Some(Value::Int(v1)),
         Some(Value::Int(v2)),
         Some(Value::Str(v3)),
-        Some(Value::Int(v4)),
-        Some(Value::Int(v5)),
-        Some(Value::Int(v6)),
-        Some(Value::Int(v7)),
+        Some(Value::Int(_)),
+        Some(Value::Int(_)),
+        Some(Value::Int(_)),
+        Some(Value::Int(_)),
     ) = (x0, x1, x2, x3, x4, x5, x6, x7)
     {
         let v0 = *v0;
         let v1 = *v1;
         let v2 = *v2;
         let v3 = v3.as_str();
-        let v4 = *v4;
-        let v5 = *v5;
-        let v6 = *v6;
-        let v7 = *v7;
         // `m*k` = m * k
         let _o0: i64 = v0
             .checked_mul(v1)
@@ -235,11 +243,6 @@ fn columns(ctx: &Context, choice: Option<usize>) -> Result<Columns<'_>, UnsureKi
             )
             .ok_or(UnsureKind::MissingFeature("arith_intensity"))?
         };
-        // `mat2_innermost_needs_padding` = (mat2_stride_0 == 1 and k_padded_length != 0) or (mat2_stride_1 == 1 and n_padded_length != 0)
-        let _o6: bool = v4 == 1_i64 && v5 != 0_i64 || v6 == 1_i64 && v7 != 0_i64;
-        // `n_multiple_32` = n % 32 == 0
-        let _o7: bool =
-            imod(v2, 32_i64).ok_or(UnsureKind::MissingFeature("n_multiple_32"))? == 0_i64;
         // `my_ratio` = max(m, n) // min(m, n)
         let o8: i64 = ifloordiv(
             {
@@ -260,26 +263,13 @@ fn columns(ctx: &Context, choice: Option<usize>) -> Result<Columns<'_>, UnsureKi
             },
         )
         .ok_or(UnsureKind::MissingFeature("my_ratio"))?;
-        if !(1.0..=65536.0).contains(&num(x0, "m")?) {
-            return Err(UnsureKind::OutOfRange("m"));
-        }
-        if !(1.0..=4294967296.0).contains(&(o1 as f64)) {
-            return Err(UnsureKind::OutOfRange("m*n"));
-        }
-        num(x0, "m")?;
+        range_guard(&RANGES, [Some(v0 as f64), Some(o1 as f64)])?;
         let c1 = o1 as f64;
         let c3 = o5;
-        let c4 = match x8 {
-            Some(v) => v,
-            None => return Err(UnsureKind::MissingFeature("using_tf32")),
-        };
-        if x3.is_none() {
-            return Err(UnsureKind::MissingFeature("mat1_dtype"));
-        }
+        let p0 = present(x8, "using_tf32")?;
+        let c4 = p0;
         let c8 = o8 as f64;
-        if x9.is_none() {
-            return Err(UnsureKind::MissingFeature("prepadded_mat1"));
-        }
+        present(x9, "prepadded_mat1")?;
         let c10 = choice == Some(1);
         return Ok(Columns {
             c1,
@@ -293,62 +283,27 @@ fn columns(ctx: &Context, choice: Option<usize>) -> Result<Columns<'_>, UnsureKi
     slow(ctx, choice)
 }
 
-/// The model's operations: (name, expression, categorical).
-const OPERATIONS: [(&str, &str, bool); 9] = [
-    ("m*k", "m * k", false),
-    ("m*n", "m * n", false),
-    ("k*n", "k * n", false),
-    ("k/(m*n)", "k / (m * n)", false),
-    ("bfloat_perf_hit", "k > m * 1024 and k > n * 1024 and str(mat1_dtype) == 'torch.bfloat16'", true),
-    ("arith_intensity", "if(m == 0 or k == 0 or n == 0, 0.0, m * k * n / (m * k + k * n + m * n))", false),
-    ("mat2_innermost_needs_padding", "(mat2_stride_0 == 1 and k_padded_length != 0) or (mat2_stride_1 == 1 and n_padded_length != 0)", true),
-    ("n_multiple_32", "n % 32 == 0", true),
-    ("my_ratio", "max(m, n) // min(m, n)", false),
-];
-
-/// Every name the operations read (for allocation-free unsure reasons).
-const OPERATION_INPUTS: [&str; 8] = [
-    "m",
-    "k",
-    "n",
-    "mat1_dtype",
-    "mat2_stride_0",
-    "k_padded_length",
-    "mat2_stride_1",
-    "n_padded_length",
-];
-
-/// The operations, parsed once.
-fn operations() -> &'static [Operation] {
-    static OPS: OnceLock<Vec<Operation>> = OnceLock::new();
-    OPS.get_or_init(|| {
-        OPERATIONS
-            .iter()
-            .map(|(name, expr, categorical)| {
-                Operation::parse(name, expr, *categorical).expect("generated operations parse")
-            })
-            .collect()
-    })
-}
+/// The model's operations: (name, expression, categorical), and every name they read.
+static OPERATIONS: Operations = Operations::new(
+    &[
+        ("m*k", "m * k", false),
+        ("m*n", "m * n", false),
+        ("k*n", "k * n", false),
+        ("k/(m*n)", "k / (m * n)", false),
+        ("bfloat_perf_hit", "k > m * 1024 and k > n * 1024 and str(mat1_dtype) == 'torch.bfloat16'", true),
+        ("arith_intensity", "if(m == 0 or k == 0 or n == 0, 0.0, m * k * n / (m * k + k * n + m * n))", false),
+        ("mat2_innermost_needs_padding", "(mat2_stride_0 == 1 and k_padded_length != 0) or (mat2_stride_1 == 1 and n_padded_length != 0)", true),
+        ("n_multiple_32", "n % 32 == 0", true),
+        ("my_ratio", "max(m, n) // min(m, n)", false),
+    ],
+    &["m", "k", "n", "mat1_dtype", "mat2_stride_0", "k_padded_length", "mat2_stride_1", "n_padded_length"],
+);
 
 /// The generic path (any value kinds): `ah_core::ops` evaluates the operations on a copy of
 /// the context, exactly as `ah_core::model::ModelEvaluator` does.
 #[cold]
 fn slow(ctx: &Context, choice: Option<usize>) -> Result<Columns<'_>, UnsureKind> {
-    let mut s = ctx.clone();
-    for (op, (name, _, _)) in operations().iter().zip(OPERATIONS) {
-        let v = op.expr.eval(&|n| s.get(n).cloned()).map_err(|e| match e {
-            EvalError::UnknownFeature(f) => UnsureKind::MissingFeature(
-                OPERATION_INPUTS
-                    .iter()
-                    .copied()
-                    .find(|n| *n == f)
-                    .unwrap_or(name),
-            ),
-            _ => UnsureKind::MissingFeature(name),
-        })?;
-        s.set(op.name.clone(), v, op.is_categorical);
-    }
+    let s = OPERATIONS.apply(ctx)?;
     finish(
         [
             s.get("m"),
@@ -356,9 +311,7 @@ fn slow(ctx: &Context, choice: Option<usize>) -> Result<Columns<'_>, UnsureKind>
             s.get("k/(m*n)"),
             s.get("arith_intensity"),
             s.get("using_tf32"),
-            s.get("mat2_innermost_needs_padding"),
             s.get("mat1_dtype"),
-            s.get("n_multiple_32"),
             s.get("my_ratio"),
             s.get("prepadded_mat1"),
         ],
@@ -367,39 +320,21 @@ fn slow(ctx: &Context, choice: Option<usize>) -> Result<Columns<'_>, UnsureKind>
     )
 }
 
-/// The range guard and the columns, from values of any kind (in `finish_names` order).
+/// The range guard and the columns, from values of any kind.
 fn finish<'a>(
-    v: [Option<&Value>; 10],
+    v: [Option<&Value>; 8],
     w: [Option<&'a Value>; 1],
     choice: Option<usize>,
 ) -> Result<Columns<'a>, UnsureKind> {
-    if !(1.0..=65536.0).contains(&num(v[0], "m")?) {
-        return Err(UnsureKind::OutOfRange("m"));
-    }
-    if !(1.0..=4294967296.0).contains(&num(v[1], "m*n")?) {
-        return Err(UnsureKind::OutOfRange("m*n"));
-    }
-    num(v[0], "m")?;
-    let c1 = num(v[1], "m*n")?;
+    let g = range_guard(&RANGES, [number(v[0]), number(v[1])])?;
+    let c1 = g[1];
     num(v[2], "k/(m*n)")?;
     let c3 = num(v[3], "arith_intensity")?;
-    let c4 = match w[0] {
-        Some(v) => v,
-        None => return Err(UnsureKind::MissingFeature("using_tf32")),
-    };
-    if v[5].is_none() {
-        return Err(UnsureKind::MissingFeature("mat2_innermost_needs_padding"));
-    }
-    if v[6].is_none() {
-        return Err(UnsureKind::MissingFeature("mat1_dtype"));
-    }
-    if v[7].is_none() {
-        return Err(UnsureKind::MissingFeature("n_multiple_32"));
-    }
-    let c8 = num(v[8], "my_ratio")?;
-    if v[9].is_none() {
-        return Err(UnsureKind::MissingFeature("prepadded_mat1"));
-    }
+    let p0 = present(w[0], "using_tf32")?;
+    let c4 = p0;
+    present(v[5], "mat1_dtype")?;
+    let c8 = num(v[6], "my_ratio")?;
+    present(v[7], "prepadded_mat1")?;
     let c10 = choice == Some(1);
     Ok(Columns {
         c1,
@@ -409,17 +344,6 @@ fn finish<'a>(
         c10,
         _ctx: core::marker::PhantomData,
     })
-}
-
-/// A numeric value (booleans count as 0/1), else unsure naming the feature.
-#[inline]
-fn num(v: Option<&Value>, name: &'static str) -> Result<f64, UnsureKind> {
-    match v {
-        Some(Value::Int(i)) => Ok(*i as f64),
-        Some(Value::Float(f)) => Ok(*f),
-        Some(Value::Bool(b)) => Ok(f64::from(u8::from(*b))),
-        _ => Err(UnsureKind::MissingFeature(name)),
-    }
 }
 
 /// Walks the tree (`<=` goes left; a one-hot split goes left when the value differs).
@@ -435,7 +359,7 @@ fn walk(c: &Columns<'_>) -> Prediction {
         } else {
             Prediction::Value(0.8)
         }
-    } else if !is_c4(c.c4) {
+    } else if !CATEGORY_0.matches(c.c4) {
         // str(using_tf32) != "False"
         if c.c8 <= 3.5 {
             // my_ratio <= 3.5
@@ -445,43 +369,5 @@ fn walk(c: &Columns<'_>) -> Prediction {
         }
     } else {
         Prediction::Value(0.9)
-    }
-}
-
-/// Python's `/` on floats: division by zero fails.
-#[inline]
-fn fdiv(x: f64, y: f64) -> Option<f64> {
-    if y == 0.0 {
-        None
-    } else {
-        Some(x / y)
-    }
-}
-
-/// Python's `//` on integers: floors; division by zero or overflow fails.
-#[inline]
-fn ifloordiv(x: i64, y: i64) -> Option<i64> {
-    if y == 0 {
-        return None;
-    }
-    let q = x.checked_div(y)?;
-    if x % y != 0 && ((x < 0) != (y < 0)) {
-        Some(q - 1)
-    } else {
-        Some(q)
-    }
-}
-
-/// Python's `%` on integers: the result has the divisor's sign; modulo by zero fails.
-#[inline]
-fn imod(x: i64, y: i64) -> Option<i64> {
-    if y == 0 {
-        return None;
-    }
-    let r = x.checked_rem(y)?;
-    if r != 0 && ((r < 0) != (y < 0)) {
-        Some(r + y)
-    } else {
-        Some(r)
     }
 }

@@ -25,11 +25,11 @@
     clippy::needless_bool
 )]
 
+use ah_core::generated::{num, number, present, range_guard, Category, FeatureRange, Operations};
 use ah_core::heuristic::{LearnedHeuristic, Prediction, UnsureKind};
 use ah_core::model::ModelKind;
-use ah_core::ops::{EvalError, Operation};
+use ah_core::ops::scalar::{fdiv, ifloordiv};
 use ah_core::{Context, DeviceIdentity, Value};
-use std::sync::OnceLock;
 
 /// `CodegenSelfTest`: learned `codegen_selftest` heuristic (decision over 2 choices).
 #[derive(Debug, Clone, Copy, Default)]
@@ -114,36 +114,45 @@ struct Columns<'a> {
     _ctx: core::marker::PhantomData<&'a Value>,
 }
 
-/// `str(using_tf32) == "False"`, without formatting.
-#[inline]
-fn is_c4(v: &Value) -> bool {
-    match v {
-        Value::Str(s) => s == "False",
-        Value::Bool(b) => !*b,
-        _ => false,
-    }
-}
+/// The category `str(value) == "False"`.
+const CATEGORY_0: Category = Category {
+    text: "False",
+    int: None,
+    float_bits: None,
+    nan: false,
+};
 
-/// `str(mat1_dtype) == "torch.float16"`, without formatting.
-#[inline]
-fn is_c6(v: &Value) -> bool {
-    match v {
-        Value::Str(s) => s == "torch.float16",
-        _ => false,
-    }
-}
+/// The category `str(value) == "True"`.
+const CATEGORY_1: Category = Category {
+    text: "True",
+    int: None,
+    float_bits: None,
+    nan: false,
+};
 
-/// `str(prepadded_mat1) == "True"`, without formatting.
-#[inline]
-fn is_c9(v: &Value) -> bool {
-    match v {
-        Value::Str(s) => s == "True",
-        Value::Bool(b) => *b,
-        _ => false,
-    }
-}
+/// The category `str(value) == "torch.float16"`.
+const CATEGORY_2: Category = Category {
+    text: "torch.float16",
+    int: None,
+    float_bits: None,
+    nan: false,
+};
 
-/// Computes the operations, checks the range guard and reads the columns.
+/// The range guard: each feature's range in the training data.
+const RANGES: [FeatureRange; 2] = [
+    FeatureRange {
+        name: "m",
+        min: 1.0,
+        max: 65536.0,
+    },
+    FeatureRange {
+        name: "m*n",
+        min: 1.0,
+        max: 4294967296.0,
+    },
+];
+
+/// Reads the context, computes the operations, checks the range guard and reads the columns.
 fn columns(ctx: &Context, choice: Option<usize>) -> Result<Columns<'_>, UnsureKind> {
     let mut x0: Option<&Value> = None; // m
     let mut x1: Option<&Value> = None; // k
@@ -276,8 +285,7 @@ fn columns(ctx: &Context, choice: Option<usize>) -> Result<Columns<'_>, UnsureKi
         // `mat2_innermost_needs_padding` = (mat2_stride_0 == 1 and k_padded_length != 0) or (mat2_stride_1 == 1 and n_padded_length != 0)
         let o6: bool = v4 == 1_i64 && v5 != 0_i64 || v6 == 1_i64 && v7 != 0_i64;
         // `n_multiple_32` = n % 32 == 0
-        let o7: bool =
-            imod(v2, 32_i64).ok_or(UnsureKind::MissingFeature("n_multiple_32"))? == 0_i64;
+        let o7: bool = v2.rem_euclid(32_i64) == 0_i64;
         // `my_ratio` = max(m, n) // min(m, n)
         let o8: i64 = ifloordiv(
             {
@@ -298,31 +306,20 @@ fn columns(ctx: &Context, choice: Option<usize>) -> Result<Columns<'_>, UnsureKi
             },
         )
         .ok_or(UnsureKind::MissingFeature("my_ratio"))?;
-        if !(1.0..=65536.0).contains(&num(x0, "m")?) {
-            return Err(UnsureKind::OutOfRange("m"));
-        }
-        if !(1.0..=4294967296.0).contains(&(o1 as f64)) {
-            return Err(UnsureKind::OutOfRange("m*n"));
-        }
-        let c0 = num(x0, "m")?;
+        range_guard(&RANGES, [Some(v0 as f64), Some(o1 as f64)])?;
+        let c0 = v0 as f64;
         let c1 = o1 as f64;
         let c2 = o3;
         let c3 = o5;
-        let c4 = match x8 {
-            Some(v) => v,
-            None => return Err(UnsureKind::MissingFeature("using_tf32")),
-        };
+        let p0 = present(x8, "using_tf32")?;
+        let c4 = p0;
         let c5 = o6;
-        let c6 = match x3 {
-            Some(v) => v,
-            None => return Err(UnsureKind::MissingFeature("mat1_dtype")),
-        };
+        let p1 = present(x3, "mat1_dtype")?;
+        let c6 = p1;
         let c7 = o7;
         let c8 = o8 as f64;
-        let c9 = match x9 {
-            Some(v) => v,
-            None => return Err(UnsureKind::MissingFeature("prepadded_mat1")),
-        };
+        let p2 = present(x9, "prepadded_mat1")?;
+        let c9 = p2;
         return Ok(Columns {
             c0,
             c1,
@@ -340,62 +337,27 @@ fn columns(ctx: &Context, choice: Option<usize>) -> Result<Columns<'_>, UnsureKi
     slow(ctx, choice)
 }
 
-/// The model's operations: (name, expression, categorical).
-const OPERATIONS: [(&str, &str, bool); 9] = [
-    ("m*k", "m * k", false),
-    ("m*n", "m * n", false),
-    ("k*n", "k * n", false),
-    ("k/(m*n)", "k / (m * n)", false),
-    ("bfloat_perf_hit", "k > m * 1024 and k > n * 1024 and str(mat1_dtype) == 'torch.bfloat16'", true),
-    ("arith_intensity", "if(m == 0 or k == 0 or n == 0, 0.0, m * k * n / (m * k + k * n + m * n))", false),
-    ("mat2_innermost_needs_padding", "(mat2_stride_0 == 1 and k_padded_length != 0) or (mat2_stride_1 == 1 and n_padded_length != 0)", true),
-    ("n_multiple_32", "n % 32 == 0", true),
-    ("my_ratio", "max(m, n) // min(m, n)", false),
-];
-
-/// Every name the operations read (for allocation-free unsure reasons).
-const OPERATION_INPUTS: [&str; 8] = [
-    "m",
-    "k",
-    "n",
-    "mat1_dtype",
-    "mat2_stride_0",
-    "k_padded_length",
-    "mat2_stride_1",
-    "n_padded_length",
-];
-
-/// The operations, parsed once.
-fn operations() -> &'static [Operation] {
-    static OPS: OnceLock<Vec<Operation>> = OnceLock::new();
-    OPS.get_or_init(|| {
-        OPERATIONS
-            .iter()
-            .map(|(name, expr, categorical)| {
-                Operation::parse(name, expr, *categorical).expect("generated operations parse")
-            })
-            .collect()
-    })
-}
+/// The model's operations: (name, expression, categorical), and every name they read.
+static OPERATIONS: Operations = Operations::new(
+    &[
+        ("m*k", "m * k", false),
+        ("m*n", "m * n", false),
+        ("k*n", "k * n", false),
+        ("k/(m*n)", "k / (m * n)", false),
+        ("bfloat_perf_hit", "k > m * 1024 and k > n * 1024 and str(mat1_dtype) == 'torch.bfloat16'", true),
+        ("arith_intensity", "if(m == 0 or k == 0 or n == 0, 0.0, m * k * n / (m * k + k * n + m * n))", false),
+        ("mat2_innermost_needs_padding", "(mat2_stride_0 == 1 and k_padded_length != 0) or (mat2_stride_1 == 1 and n_padded_length != 0)", true),
+        ("n_multiple_32", "n % 32 == 0", true),
+        ("my_ratio", "max(m, n) // min(m, n)", false),
+    ],
+    &["m", "k", "n", "mat1_dtype", "mat2_stride_0", "k_padded_length", "mat2_stride_1", "n_padded_length"],
+);
 
 /// The generic path (any value kinds): `ah_core::ops` evaluates the operations on a copy of
 /// the context, exactly as `ah_core::model::ModelEvaluator` does.
 #[cold]
 fn slow(ctx: &Context, choice: Option<usize>) -> Result<Columns<'_>, UnsureKind> {
-    let mut s = ctx.clone();
-    for (op, (name, _, _)) in operations().iter().zip(OPERATIONS) {
-        let v = op.expr.eval(&|n| s.get(n).cloned()).map_err(|e| match e {
-            EvalError::UnknownFeature(f) => UnsureKind::MissingFeature(
-                OPERATION_INPUTS
-                    .iter()
-                    .copied()
-                    .find(|n| *n == f)
-                    .unwrap_or(name),
-            ),
-            _ => UnsureKind::MissingFeature(name),
-        })?;
-        s.set(op.name.clone(), v, op.is_categorical);
-    }
+    let s = OPERATIONS.apply(ctx)?;
     finish(
         [
             s.get("m"),
@@ -418,51 +380,28 @@ fn slow(ctx: &Context, choice: Option<usize>) -> Result<Columns<'_>, UnsureKind>
     )
 }
 
-/// The range guard and the columns, from values of any kind (in `finish_names` order).
+/// The range guard and the columns, from values of any kind.
 fn finish<'a>(
     v: [Option<&Value>; 10],
     w: [Option<&'a Value>; 3],
     _choice: Option<usize>,
 ) -> Result<Columns<'a>, UnsureKind> {
-    if !(1.0..=65536.0).contains(&num(v[0], "m")?) {
-        return Err(UnsureKind::OutOfRange("m"));
-    }
-    if !(1.0..=4294967296.0).contains(&num(v[1], "m*n")?) {
-        return Err(UnsureKind::OutOfRange("m*n"));
-    }
-    let c0 = num(v[0], "m")?;
-    let c1 = num(v[1], "m*n")?;
+    let g = range_guard(&RANGES, [number(v[0]), number(v[1])])?;
+    let c0 = g[0];
+    let c1 = g[1];
     let c2 = num(v[2], "k/(m*n)")?;
     let c3 = num(v[3], "arith_intensity")?;
-    let c4 = match w[0] {
-        Some(v) => v,
-        None => return Err(UnsureKind::MissingFeature("using_tf32")),
-    };
-    let c5 = match v[5] {
-        Some(v) => match v {
-            Value::Str(s) => s == "True",
-            Value::Bool(b) => *b,
-            _ => false,
-        },
-        None => return Err(UnsureKind::MissingFeature("mat2_innermost_needs_padding")),
-    };
-    let c6 = match w[1] {
-        Some(v) => v,
-        None => return Err(UnsureKind::MissingFeature("mat1_dtype")),
-    };
-    let c7 = match v[7] {
-        Some(v) => match v {
-            Value::Str(s) => s == "True",
-            Value::Bool(b) => *b,
-            _ => false,
-        },
-        None => return Err(UnsureKind::MissingFeature("n_multiple_32")),
-    };
+    let p0 = present(w[0], "using_tf32")?;
+    let c4 = p0;
+    let p1 = present(v[5], "mat2_innermost_needs_padding")?;
+    let c5 = CATEGORY_1.matches(p1);
+    let p2 = present(w[1], "mat1_dtype")?;
+    let c6 = p2;
+    let p3 = present(v[7], "n_multiple_32")?;
+    let c7 = CATEGORY_1.matches(p3);
     let c8 = num(v[8], "my_ratio")?;
-    let c9 = match w[2] {
-        Some(v) => v,
-        None => return Err(UnsureKind::MissingFeature("prepadded_mat1")),
-    };
+    let p4 = present(w[2], "prepadded_mat1")?;
+    let c9 = p4;
     Ok(Columns {
         c0,
         c1,
@@ -478,20 +417,9 @@ fn finish<'a>(
     })
 }
 
-/// A numeric value (booleans count as 0/1), else unsure naming the feature.
-#[inline]
-fn num(v: Option<&Value>, name: &'static str) -> Result<f64, UnsureKind> {
-    match v {
-        Some(Value::Int(i)) => Ok(*i as f64),
-        Some(Value::Float(f)) => Ok(*f),
-        Some(Value::Bool(b)) => Ok(f64::from(u8::from(*b))),
-        _ => Err(UnsureKind::MissingFeature(name)),
-    }
-}
-
 /// Walks the tree (`<=` goes left; a one-hot split goes left when the value differs).
 fn walk(c: &Columns<'_>) -> Prediction {
-    if !is_c4(c.c4) {
+    if !CATEGORY_0.matches(c.c4) {
         // str(using_tf32) != "False"
         if c.c1 <= 4480256.0 {
             // m*n <= 4480256.0
@@ -514,7 +442,7 @@ fn walk(c: &Columns<'_>) -> Prediction {
             if c.c0 <= 45368.0 {
                 // m <= 45368.0
                 Prediction::Distribution(&LEAF_17)
-            } else if !is_c9(c.c9) {
+            } else if !CATEGORY_1.matches(c.c9) {
                 // str(prepadded_mat1) != "True"
                 Prediction::Distribution(&LEAF_19)
             } else {
@@ -523,7 +451,7 @@ fn walk(c: &Columns<'_>) -> Prediction {
         } else {
             Prediction::Distribution(&LEAF_16)
         }
-    } else if !is_c6(c.c6) {
+    } else if !CATEGORY_2.matches(c.c6) {
         // str(mat1_dtype) != "torch.float16"
         Prediction::Distribution(&LEAF_5)
     } else if c.c8 <= 3.5 {
@@ -531,43 +459,5 @@ fn walk(c: &Columns<'_>) -> Prediction {
         Prediction::Distribution(&LEAF_11)
     } else {
         Prediction::Distribution(&LEAF_12)
-    }
-}
-
-/// Python's `/` on floats: division by zero fails.
-#[inline]
-fn fdiv(x: f64, y: f64) -> Option<f64> {
-    if y == 0.0 {
-        None
-    } else {
-        Some(x / y)
-    }
-}
-
-/// Python's `//` on integers: floors; division by zero or overflow fails.
-#[inline]
-fn ifloordiv(x: i64, y: i64) -> Option<i64> {
-    if y == 0 {
-        return None;
-    }
-    let q = x.checked_div(y)?;
-    if x % y != 0 && ((x < 0) != (y < 0)) {
-        Some(q - 1)
-    } else {
-        Some(q)
-    }
-}
-
-/// Python's `%` on integers: the result has the divisor's sign; modulo by zero fails.
-#[inline]
-fn imod(x: i64, y: i64) -> Option<i64> {
-    if y == 0 {
-        return None;
-    }
-    let r = x.checked_rem(y)?;
-    if r != 0 && ((r < 0) != (y < 0)) {
-        Some(r + y)
-    } else {
-        Some(r)
     }
 }

@@ -25,11 +25,11 @@
     clippy::needless_bool
 )]
 
+use ah_core::generated::{num, present, Category, Operations};
 use ah_core::heuristic::{LearnedHeuristic, Prediction, UnsureKind};
 use ah_core::model::ModelKind;
-use ah_core::ops::{EvalError, Operation};
+use ah_core::ops::scalar::fdiv;
 use ah_core::{Context, DeviceIdentity, Value};
-use std::sync::OnceLock;
 
 /// `MMRankingH100`: learned `mm` heuristic (decision over 8 choices).
 #[derive(Debug, Clone, Copy, Default)]
@@ -225,25 +225,23 @@ struct Columns<'a> {
     _ctx: core::marker::PhantomData<&'a Value>,
 }
 
-/// `str(mat1_dtype) == "torch.float32"`, without formatting.
-#[inline]
-fn is_c11(v: &Value) -> bool {
-    match v {
-        Value::Str(s) => s == "torch.float32",
-        _ => false,
-    }
-}
+/// The category `str(value) == "torch.float32"`.
+const CATEGORY_0: Category = Category {
+    text: "torch.float32",
+    int: None,
+    float_bits: None,
+    nan: false,
+};
 
-/// `str(mat1_dtype) == "torch.bfloat16"`, without formatting.
-#[inline]
-fn is_c13(v: &Value) -> bool {
-    match v {
-        Value::Str(s) => s == "torch.bfloat16",
-        _ => false,
-    }
-}
+/// The category `str(value) == "torch.bfloat16"`.
+const CATEGORY_1: Category = Category {
+    text: "torch.bfloat16",
+    int: None,
+    float_bits: None,
+    nan: false,
+};
 
-/// Computes the operations, checks the range guard and reads the columns.
+/// Reads the context, computes the operations, checks the range guard and reads the columns.
 fn columns(ctx: &Context, choice: Option<usize>) -> Result<Columns<'_>, UnsureKind> {
     let mut x0: Option<&Value> = None; // m
     let mut x1: Option<&Value> = None; // k
@@ -344,9 +342,7 @@ fn columns(ctx: &Context, choice: Option<usize>) -> Result<Columns<'_>, UnsureKi
             )
             .ok_or(UnsureKind::MissingFeature("arith_intensity"))?
         };
-        num(x0, "m")?;
-        let c1 = num(x1, "k")?;
-        num(x2, "n")?;
+        let c1 = v1 as f64;
         let c3 = num(x3, "mat1_stride_0")?;
         let c4 = num(x4, "mat1_stride_1")?;
         num(x5, "mat2_stride_0")?;
@@ -354,44 +350,13 @@ fn columns(ctx: &Context, choice: Option<usize>) -> Result<Columns<'_>, UnsureKi
         let c7 = o0 as f64;
         let c8 = o1 as f64;
         let c10 = o3;
-        let c11 = match x7 {
-            Some(v) => v,
-            None => return Err(UnsureKind::MissingFeature("mat1_dtype")),
-        };
-        if x7.is_none() {
-            return Err(UnsureKind::MissingFeature("mat1_dtype"));
-        }
-        let c13 = match x7 {
-            Some(v) => v,
-            None => return Err(UnsureKind::MissingFeature("mat1_dtype")),
-        };
-        if x8.is_none() {
-            return Err(UnsureKind::MissingFeature("mat2_dtype"));
-        }
-        if x8.is_none() {
-            return Err(UnsureKind::MissingFeature("mat2_dtype"));
-        }
-        if x8.is_none() {
-            return Err(UnsureKind::MissingFeature("mat2_dtype"));
-        }
-        if x9.is_none() {
-            return Err(UnsureKind::MissingFeature("mat1_iscontig"));
-        }
-        if x9.is_none() {
-            return Err(UnsureKind::MissingFeature("mat1_iscontig"));
-        }
-        if x10.is_none() {
-            return Err(UnsureKind::MissingFeature("mat2_iscontig"));
-        }
-        if x10.is_none() {
-            return Err(UnsureKind::MissingFeature("mat2_iscontig"));
-        }
-        if x11.is_none() {
-            return Err(UnsureKind::MissingFeature("using_tf32"));
-        }
-        if x11.is_none() {
-            return Err(UnsureKind::MissingFeature("using_tf32"));
-        }
+        let p0 = present(x7, "mat1_dtype")?;
+        let c11 = p0;
+        let c13 = p0;
+        present(x8, "mat2_dtype")?;
+        present(x9, "mat1_iscontig")?;
+        present(x10, "mat2_iscontig")?;
+        present(x11, "using_tf32")?;
         return Ok(Columns {
             c1,
             c3,
@@ -408,52 +373,26 @@ fn columns(ctx: &Context, choice: Option<usize>) -> Result<Columns<'_>, UnsureKi
     slow(ctx, choice)
 }
 
-/// The model's operations: (name, expression, categorical).
-const OPERATIONS: [(&str, &str, bool); 4] = [
-    ("m*k", "m * k", false),
-    ("m*n", "m * n", false),
-    ("k*n", "k * n", false),
-    (
-        "arith_intensity",
-        "if(m == 0 or k == 0 or n == 0, 0.0, m * k * n / (m * k + k * n + m * n))",
-        false,
-    ),
-];
-
-/// Every name the operations read (for allocation-free unsure reasons).
-const OPERATION_INPUTS: [&str; 3] = ["m", "k", "n"];
-
-/// The operations, parsed once.
-fn operations() -> &'static [Operation] {
-    static OPS: OnceLock<Vec<Operation>> = OnceLock::new();
-    OPS.get_or_init(|| {
-        OPERATIONS
-            .iter()
-            .map(|(name, expr, categorical)| {
-                Operation::parse(name, expr, *categorical).expect("generated operations parse")
-            })
-            .collect()
-    })
-}
+/// The model's operations: (name, expression, categorical), and every name they read.
+static OPERATIONS: Operations = Operations::new(
+    &[
+        ("m*k", "m * k", false),
+        ("m*n", "m * n", false),
+        ("k*n", "k * n", false),
+        (
+            "arith_intensity",
+            "if(m == 0 or k == 0 or n == 0, 0.0, m * k * n / (m * k + k * n + m * n))",
+            false,
+        ),
+    ],
+    &["m", "k", "n"],
+);
 
 /// The generic path (any value kinds): `ah_core::ops` evaluates the operations on a copy of
 /// the context, exactly as `ah_core::model::ModelEvaluator` does.
 #[cold]
 fn slow(ctx: &Context, choice: Option<usize>) -> Result<Columns<'_>, UnsureKind> {
-    let mut s = ctx.clone();
-    for (op, (name, _, _)) in operations().iter().zip(OPERATIONS) {
-        let v = op.expr.eval(&|n| s.get(n).cloned()).map_err(|e| match e {
-            EvalError::UnknownFeature(f) => UnsureKind::MissingFeature(
-                OPERATION_INPUTS
-                    .iter()
-                    .copied()
-                    .find(|n| *n == f)
-                    .unwrap_or(name),
-            ),
-            _ => UnsureKind::MissingFeature(name),
-        })?;
-        s.set(op.name.clone(), v, op.is_categorical);
-    }
+    let s = OPERATIONS.apply(ctx)?;
     finish(
         [
             s.get("m"),
@@ -478,7 +417,7 @@ fn slow(ctx: &Context, choice: Option<usize>) -> Result<Columns<'_>, UnsureKind>
     )
 }
 
-/// The range guard and the columns, from values of any kind (in `finish_names` order).
+/// The range guard and the columns, from values of any kind.
 fn finish<'a>(
     v: [Option<&Value>; 16],
     w: [Option<&'a Value>; 1],
@@ -495,44 +434,13 @@ fn finish<'a>(
     let c8 = num(v[8], "m*n")?;
     num(v[9], "k*n")?;
     let c10 = num(v[10], "arith_intensity")?;
-    let c11 = match w[0] {
-        Some(v) => v,
-        None => return Err(UnsureKind::MissingFeature("mat1_dtype")),
-    };
-    if v[11].is_none() {
-        return Err(UnsureKind::MissingFeature("mat1_dtype"));
-    }
-    let c13 = match w[0] {
-        Some(v) => v,
-        None => return Err(UnsureKind::MissingFeature("mat1_dtype")),
-    };
-    if v[12].is_none() {
-        return Err(UnsureKind::MissingFeature("mat2_dtype"));
-    }
-    if v[12].is_none() {
-        return Err(UnsureKind::MissingFeature("mat2_dtype"));
-    }
-    if v[12].is_none() {
-        return Err(UnsureKind::MissingFeature("mat2_dtype"));
-    }
-    if v[13].is_none() {
-        return Err(UnsureKind::MissingFeature("mat1_iscontig"));
-    }
-    if v[13].is_none() {
-        return Err(UnsureKind::MissingFeature("mat1_iscontig"));
-    }
-    if v[14].is_none() {
-        return Err(UnsureKind::MissingFeature("mat2_iscontig"));
-    }
-    if v[14].is_none() {
-        return Err(UnsureKind::MissingFeature("mat2_iscontig"));
-    }
-    if v[15].is_none() {
-        return Err(UnsureKind::MissingFeature("using_tf32"));
-    }
-    if v[15].is_none() {
-        return Err(UnsureKind::MissingFeature("using_tf32"));
-    }
+    let p0 = present(w[0], "mat1_dtype")?;
+    let c11 = p0;
+    let c13 = p0;
+    present(v[12], "mat2_dtype")?;
+    present(v[13], "mat1_iscontig")?;
+    present(v[14], "mat2_iscontig")?;
+    present(v[15], "using_tf32")?;
     Ok(Columns {
         c1,
         c3,
@@ -547,24 +455,13 @@ fn finish<'a>(
     })
 }
 
-/// A numeric value (booleans count as 0/1), else unsure naming the feature.
-#[inline]
-fn num(v: Option<&Value>, name: &'static str) -> Result<f64, UnsureKind> {
-    match v {
-        Some(Value::Int(i)) => Ok(*i as f64),
-        Some(Value::Float(f)) => Ok(*f),
-        Some(Value::Bool(b)) => Ok(f64::from(u8::from(*b))),
-        _ => Err(UnsureKind::MissingFeature(name)),
-    }
-}
-
 /// Walks the tree (`<=` goes left; a one-hot split goes left when the value differs).
 fn walk(c: &Columns<'_>) -> Prediction {
     if c.c10 <= 236.23877716064453 {
         // arith_intensity <= 236.23877716064453
         if c.c8 <= 5823360.0 {
             // m*n <= 5823360.0
-            if !is_c11(c.c11) {
+            if !CATEGORY_0.matches(c.c11) {
                 // str(mat1_dtype) != "torch.float32"
                 if c.c8 <= 3648.0 {
                     // m*n <= 3648.0
@@ -593,7 +490,7 @@ fn walk(c: &Columns<'_>) -> Prediction {
             // arith_intensity <= 7.989747524261475
             if c.c3 <= 1.5 {
                 // mat1_stride_0 <= 1.5
-                if !is_c13(c.c13) {
+                if !CATEGORY_1.matches(c.c13) {
                     // str(mat1_dtype) != "torch.bfloat16"
                     Prediction::Unsure(UnsureKind::UnsafeLeaf)
                 } else {
@@ -629,7 +526,7 @@ fn walk(c: &Columns<'_>) -> Prediction {
         }
     } else if c.c1 <= 5440.0 {
         // k <= 5440.0
-        if !is_c11(c.c11) {
+        if !CATEGORY_0.matches(c.c11) {
             // str(mat1_dtype) != "torch.float32"
             if c.c1 <= 1713.0 {
                 // k <= 1713.0
@@ -645,15 +542,5 @@ fn walk(c: &Columns<'_>) -> Prediction {
         }
     } else {
         Prediction::Distribution(&LEAF_42)
-    }
-}
-
-/// Python's `/` on floats: division by zero fails.
-#[inline]
-fn fdiv(x: f64, y: f64) -> Option<f64> {
-    if y == 0.0 {
-        None
-    } else {
-        Some(x / y)
     }
 }

@@ -25,11 +25,11 @@
     clippy::needless_bool
 )]
 
+use ah_core::generated::{num, present, Category, Operations};
 use ah_core::heuristic::{LearnedHeuristic, Prediction, UnsureKind};
 use ah_core::model::ModelKind;
-use ah_core::ops::{EvalError, Operation};
+use ah_core::ops::scalar::fdiv;
 use ah_core::{Context, DeviceIdentity, Value};
-use std::sync::OnceLock;
 
 /// `PadMMA100`: learned `pad_mm` heuristic (decision over 2 choices).
 #[derive(Debug, Clone, Copy, Default)]
@@ -213,65 +213,31 @@ struct Columns<'a> {
     _ctx: core::marker::PhantomData<&'a Value>,
 }
 
-/// `str(mat1_dtype) == "torch.float16"`, without formatting.
-#[inline]
-fn is_c20(v: &Value) -> bool {
-    match v {
-        Value::Str(s) => s == "torch.float16",
-        _ => false,
-    }
-}
+/// The category `str(value) == "torch.float16"`.
+const CATEGORY_0: Category = Category {
+    text: "torch.float16",
+    int: None,
+    float_bits: None,
+    nan: false,
+};
 
-/// `str(mat2_dtype) == "torch.float16"`, without formatting.
-#[inline]
-fn is_c23(v: &Value) -> bool {
-    match v {
-        Value::Str(s) => s == "torch.float16",
-        _ => false,
-    }
-}
+/// The category `str(value) == "False"`.
+const CATEGORY_1: Category = Category {
+    text: "False",
+    int: None,
+    float_bits: None,
+    nan: false,
+};
 
-/// `str(prepadded_mat1) == "False"`, without formatting.
-#[inline]
-fn is_c24(v: &Value) -> bool {
-    match v {
-        Value::Str(s) => s == "False",
-        Value::Bool(b) => !*b,
-        _ => false,
-    }
-}
+/// The category `str(value) == "True"`.
+const CATEGORY_2: Category = Category {
+    text: "True",
+    int: None,
+    float_bits: None,
+    nan: false,
+};
 
-/// `str(prepadded_mat2) == "False"`, without formatting.
-#[inline]
-fn is_c26(v: &Value) -> bool {
-    match v {
-        Value::Str(s) => s == "False",
-        Value::Bool(b) => !*b,
-        _ => false,
-    }
-}
-
-/// `str(prepadded_mat2) == "True"`, without formatting.
-#[inline]
-fn is_c27(v: &Value) -> bool {
-    match v {
-        Value::Str(s) => s == "True",
-        Value::Bool(b) => *b,
-        _ => false,
-    }
-}
-
-/// `str(using_tf32) == "False"`, without formatting.
-#[inline]
-fn is_c28(v: &Value) -> bool {
-    match v {
-        Value::Str(s) => s == "False",
-        Value::Bool(b) => !*b,
-        _ => false,
-    }
-}
-
-/// Computes the operations, checks the range guard and reads the columns.
+/// Reads the context, computes the operations, checks the range guard and reads the columns.
 fn columns(ctx: &Context, choice: Option<usize>) -> Result<Columns<'_>, UnsureKind> {
     let mut x0: Option<&Value> = None; // m
     let mut x1: Option<&Value> = None; // k
@@ -428,8 +394,6 @@ fn columns(ctx: &Context, choice: Option<usize>) -> Result<Columns<'_>, UnsureKi
             )
             .ok_or(UnsureKind::MissingFeature("arith_intensity"))?
         };
-        // `mat1_innermost_needs_padding` = (mat1_stride_0 == 1 and m_padded_length != 0) or (mat1_stride_1 == 1 and k_padded_length != 0)
-        let _o6: bool = v4 == 1_i64 && v5 != 0_i64 || v6 == 1_i64 && v7 != 0_i64;
         // `mat2_innermost_needs_padding` = (mat2_stride_0 == 1 and k_padded_length != 0) or (mat2_stride_1 == 1 and n_padded_length != 0)
         let o7: bool = v8 == 1_i64 && v7 != 0_i64 || v9 == 1_i64 && v10 != 0_i64;
         // `num_dims_needs_padding` = if(m_padded_length != 0, 1, 0) + if(k_padded_length != 0, 1, 0) + if(n_padded_length != 0, 1, 0)
@@ -438,60 +402,30 @@ fn columns(ctx: &Context, choice: Option<usize>) -> Result<Columns<'_>, UnsureKi
             .ok_or(UnsureKind::MissingFeature("num_dims_needs_padding"))?
             .checked_add(if v10 != 0_i64 { 1_i64 } else { 0_i64 })
             .ok_or(UnsureKind::MissingFeature("num_dims_needs_padding"))?;
-        // `m_multiple_2` = m % 2 == 0
-        let _o9: bool = imod(v0, 2_i64).ok_or(UnsureKind::MissingFeature("m_multiple_2"))? == 0_i64;
-        // `m_multiple_4` = m % 4 == 0
-        let _o10: bool =
-            imod(v0, 4_i64).ok_or(UnsureKind::MissingFeature("m_multiple_4"))? == 0_i64;
-        // `m_multiple_8` = m % 8 == 0
-        let _o11: bool =
-            imod(v0, 8_i64).ok_or(UnsureKind::MissingFeature("m_multiple_8"))? == 0_i64;
-        // `m_multiple_16` = m % 16 == 0
-        let _o12: bool =
-            imod(v0, 16_i64).ok_or(UnsureKind::MissingFeature("m_multiple_16"))? == 0_i64;
-        // `m_multiple_32` = m % 32 == 0
-        let _o13: bool =
-            imod(v0, 32_i64).ok_or(UnsureKind::MissingFeature("m_multiple_32"))? == 0_i64;
         // `k_multiple_2` = k % 2 == 0
-        let o14: bool = imod(v1, 2_i64).ok_or(UnsureKind::MissingFeature("k_multiple_2"))? == 0_i64;
-        // `k_multiple_4` = k % 4 == 0
-        let _o15: bool =
-            imod(v1, 4_i64).ok_or(UnsureKind::MissingFeature("k_multiple_4"))? == 0_i64;
+        let o14: bool = v1.rem_euclid(2_i64) == 0_i64;
         // `k_multiple_8` = k % 8 == 0
-        let o16: bool = imod(v1, 8_i64).ok_or(UnsureKind::MissingFeature("k_multiple_8"))? == 0_i64;
-        // `k_multiple_16` = k % 16 == 0
-        let _o17: bool =
-            imod(v1, 16_i64).ok_or(UnsureKind::MissingFeature("k_multiple_16"))? == 0_i64;
-        // `k_multiple_32` = k % 32 == 0
-        let _o18: bool =
-            imod(v1, 32_i64).ok_or(UnsureKind::MissingFeature("k_multiple_32"))? == 0_i64;
+        let o16: bool = v1.rem_euclid(8_i64) == 0_i64;
         // `n_multiple_2` = n % 2 == 0
-        let o19: bool = imod(v2, 2_i64).ok_or(UnsureKind::MissingFeature("n_multiple_2"))? == 0_i64;
+        let o19: bool = v2.rem_euclid(2_i64) == 0_i64;
         // `n_multiple_4` = n % 4 == 0
-        let o20: bool = imod(v2, 4_i64).ok_or(UnsureKind::MissingFeature("n_multiple_4"))? == 0_i64;
-        // `n_multiple_8` = n % 8 == 0
-        let _o21: bool =
-            imod(v2, 8_i64).ok_or(UnsureKind::MissingFeature("n_multiple_8"))? == 0_i64;
+        let o20: bool = v2.rem_euclid(4_i64) == 0_i64;
         // `n_multiple_16` = n % 16 == 0
-        let o22: bool =
-            imod(v2, 16_i64).ok_or(UnsureKind::MissingFeature("n_multiple_16"))? == 0_i64;
+        let o22: bool = v2.rem_euclid(16_i64) == 0_i64;
         // `n_multiple_32` = n % 32 == 0
-        let o23: bool =
-            imod(v2, 32_i64).ok_or(UnsureKind::MissingFeature("n_multiple_32"))? == 0_i64;
+        let o23: bool = v2.rem_euclid(32_i64) == 0_i64;
         // `mat1_iscontig` = mat1_stride_0 == k and mat1_stride_1 == 1
         let o24: bool = v4 == v1 && v6 == 1_i64;
-        // `mat2_iscontig` = mat2_stride_0 == n and mat2_stride_1 == 1
-        let _o25: bool = v8 == v2 && v9 == 1_i64;
-        let c0 = num(x0, "m")?;
-        let c1 = num(x1, "k")?;
-        let c2 = num(x2, "n")?;
-        let c3 = num(x4, "mat1_stride_0")?;
-        let c4 = num(x6, "mat1_stride_1")?;
-        let c5 = num(x8, "mat2_stride_0")?;
-        let c6 = num(x9, "mat2_stride_1")?;
-        let c7 = num(x5, "m_padded_length")?;
-        let c8 = num(x7, "k_padded_length")?;
-        let c9 = num(x10, "n_padded_length")?;
+        let c0 = v0 as f64;
+        let c1 = v1 as f64;
+        let c2 = v2 as f64;
+        let c3 = v4 as f64;
+        let c4 = v6 as f64;
+        let c5 = v8 as f64;
+        let c6 = v9 as f64;
+        let c7 = v5 as f64;
+        let c8 = v7 as f64;
+        let c9 = v10 as f64;
         num(x11, "mat1_align_size")?;
         num(x12, "mat2_align_size")?;
         let c12 = o0 as f64;
@@ -500,51 +434,17 @@ fn columns(ctx: &Context, choice: Option<usize>) -> Result<Columns<'_>, UnsureKi
         let c15 = o3;
         let c16 = o5;
         let c17 = o8 as f64;
-        if x3.is_none() {
-            return Err(UnsureKind::MissingFeature("mat1_dtype"));
-        }
-        if x3.is_none() {
-            return Err(UnsureKind::MissingFeature("mat1_dtype"));
-        }
-        let c20 = match x3 {
-            Some(v) => v,
-            None => return Err(UnsureKind::MissingFeature("mat1_dtype")),
-        };
-        if x13.is_none() {
-            return Err(UnsureKind::MissingFeature("mat2_dtype"));
-        }
-        if x13.is_none() {
-            return Err(UnsureKind::MissingFeature("mat2_dtype"));
-        }
-        let c23 = match x13 {
-            Some(v) => v,
-            None => return Err(UnsureKind::MissingFeature("mat2_dtype")),
-        };
-        let c24 = match x14 {
-            Some(v) => v,
-            None => return Err(UnsureKind::MissingFeature("prepadded_mat1")),
-        };
-        if x14.is_none() {
-            return Err(UnsureKind::MissingFeature("prepadded_mat1"));
-        }
-        let c26 = match x15 {
-            Some(v) => v,
-            None => return Err(UnsureKind::MissingFeature("prepadded_mat2")),
-        };
-        let c27 = match x15 {
-            Some(v) => v,
-            None => return Err(UnsureKind::MissingFeature("prepadded_mat2")),
-        };
-        let c28 = match x16 {
-            Some(v) => v,
-            None => return Err(UnsureKind::MissingFeature("using_tf32")),
-        };
-        if x16.is_none() {
-            return Err(UnsureKind::MissingFeature("using_tf32"));
-        }
-        if x16.is_none() {
-            return Err(UnsureKind::MissingFeature("using_tf32"));
-        }
+        let p0 = present(x3, "mat1_dtype")?;
+        let c20 = p0;
+        let p1 = present(x13, "mat2_dtype")?;
+        let c23 = p1;
+        let p2 = present(x14, "prepadded_mat1")?;
+        let c24 = p2;
+        let p3 = present(x15, "prepadded_mat2")?;
+        let c26 = p3;
+        let c27 = p3;
+        let p4 = present(x16, "using_tf32")?;
+        let c28 = p4;
         let c35 = !o7;
         let c46 = o14;
         let c51 = !o16;
@@ -590,82 +490,44 @@ fn columns(ctx: &Context, choice: Option<usize>) -> Result<Columns<'_>, UnsureKi
     slow(ctx, choice)
 }
 
-/// The model's operations: (name, expression, categorical).
-const OPERATIONS: [(&str, &str, bool); 26] = [
-    ("m*k", "m * k", false),
-    ("m*n", "m * n", false),
-    ("k*n", "k * n", false),
-    ("k/(m*n)", "k / (m * n)", false),
-    ("bfloat_perf_hit", "k > m * 1024 and k > n * 1024 and str(mat1_dtype) == 'torch.bfloat16'", true),
-    ("arith_intensity", "if(m == 0 or k == 0 or n == 0, 0.0, m * k * n / (m * k + k * n + m * n))", false),
-    ("mat1_innermost_needs_padding", "(mat1_stride_0 == 1 and m_padded_length != 0) or (mat1_stride_1 == 1 and k_padded_length != 0)", true),
-    ("mat2_innermost_needs_padding", "(mat2_stride_0 == 1 and k_padded_length != 0) or (mat2_stride_1 == 1 and n_padded_length != 0)", true),
-    ("num_dims_needs_padding", "if(m_padded_length != 0, 1, 0) + if(k_padded_length != 0, 1, 0) + if(n_padded_length != 0, 1, 0)", false),
-    ("m_multiple_2", "m % 2 == 0", true),
-    ("m_multiple_4", "m % 4 == 0", true),
-    ("m_multiple_8", "m % 8 == 0", true),
-    ("m_multiple_16", "m % 16 == 0", true),
-    ("m_multiple_32", "m % 32 == 0", true),
-    ("k_multiple_2", "k % 2 == 0", true),
-    ("k_multiple_4", "k % 4 == 0", true),
-    ("k_multiple_8", "k % 8 == 0", true),
-    ("k_multiple_16", "k % 16 == 0", true),
-    ("k_multiple_32", "k % 32 == 0", true),
-    ("n_multiple_2", "n % 2 == 0", true),
-    ("n_multiple_4", "n % 4 == 0", true),
-    ("n_multiple_8", "n % 8 == 0", true),
-    ("n_multiple_16", "n % 16 == 0", true),
-    ("n_multiple_32", "n % 32 == 0", true),
-    ("mat1_iscontig", "mat1_stride_0 == k and mat1_stride_1 == 1", true),
-    ("mat2_iscontig", "mat2_stride_0 == n and mat2_stride_1 == 1", true),
-];
-
-/// Every name the operations read (for allocation-free unsure reasons).
-const OPERATION_INPUTS: [&str; 11] = [
-    "m",
-    "k",
-    "n",
-    "mat1_dtype",
-    "mat1_stride_0",
-    "m_padded_length",
-    "mat1_stride_1",
-    "k_padded_length",
-    "mat2_stride_0",
-    "mat2_stride_1",
-    "n_padded_length",
-];
-
-/// The operations, parsed once.
-fn operations() -> &'static [Operation] {
-    static OPS: OnceLock<Vec<Operation>> = OnceLock::new();
-    OPS.get_or_init(|| {
-        OPERATIONS
-            .iter()
-            .map(|(name, expr, categorical)| {
-                Operation::parse(name, expr, *categorical).expect("generated operations parse")
-            })
-            .collect()
-    })
-}
+/// The model's operations: (name, expression, categorical), and every name they read.
+static OPERATIONS: Operations = Operations::new(
+    &[
+        ("m*k", "m * k", false),
+        ("m*n", "m * n", false),
+        ("k*n", "k * n", false),
+        ("k/(m*n)", "k / (m * n)", false),
+        ("bfloat_perf_hit", "k > m * 1024 and k > n * 1024 and str(mat1_dtype) == 'torch.bfloat16'", true),
+        ("arith_intensity", "if(m == 0 or k == 0 or n == 0, 0.0, m * k * n / (m * k + k * n + m * n))", false),
+        ("mat1_innermost_needs_padding", "(mat1_stride_0 == 1 and m_padded_length != 0) or (mat1_stride_1 == 1 and k_padded_length != 0)", true),
+        ("mat2_innermost_needs_padding", "(mat2_stride_0 == 1 and k_padded_length != 0) or (mat2_stride_1 == 1 and n_padded_length != 0)", true),
+        ("num_dims_needs_padding", "if(m_padded_length != 0, 1, 0) + if(k_padded_length != 0, 1, 0) + if(n_padded_length != 0, 1, 0)", false),
+        ("m_multiple_2", "m % 2 == 0", true),
+        ("m_multiple_4", "m % 4 == 0", true),
+        ("m_multiple_8", "m % 8 == 0", true),
+        ("m_multiple_16", "m % 16 == 0", true),
+        ("m_multiple_32", "m % 32 == 0", true),
+        ("k_multiple_2", "k % 2 == 0", true),
+        ("k_multiple_4", "k % 4 == 0", true),
+        ("k_multiple_8", "k % 8 == 0", true),
+        ("k_multiple_16", "k % 16 == 0", true),
+        ("k_multiple_32", "k % 32 == 0", true),
+        ("n_multiple_2", "n % 2 == 0", true),
+        ("n_multiple_4", "n % 4 == 0", true),
+        ("n_multiple_8", "n % 8 == 0", true),
+        ("n_multiple_16", "n % 16 == 0", true),
+        ("n_multiple_32", "n % 32 == 0", true),
+        ("mat1_iscontig", "mat1_stride_0 == k and mat1_stride_1 == 1", true),
+        ("mat2_iscontig", "mat2_stride_0 == n and mat2_stride_1 == 1", true),
+    ],
+    &["m", "k", "n", "mat1_dtype", "mat1_stride_0", "m_padded_length", "mat1_stride_1", "k_padded_length", "mat2_stride_0", "mat2_stride_1", "n_padded_length"],
+);
 
 /// The generic path (any value kinds): `ah_core::ops` evaluates the operations on a copy of
 /// the context, exactly as `ah_core::model::ModelEvaluator` does.
 #[cold]
 fn slow(ctx: &Context, choice: Option<usize>) -> Result<Columns<'_>, UnsureKind> {
-    let mut s = ctx.clone();
-    for (op, (name, _, _)) in operations().iter().zip(OPERATIONS) {
-        let v = op.expr.eval(&|n| s.get(n).cloned()).map_err(|e| match e {
-            EvalError::UnknownFeature(f) => UnsureKind::MissingFeature(
-                OPERATION_INPUTS
-                    .iter()
-                    .copied()
-                    .find(|n| *n == f)
-                    .unwrap_or(name),
-            ),
-            _ => UnsureKind::MissingFeature(name),
-        })?;
-        s.set(op.name.clone(), v, op.is_categorical);
-    }
+    let s = OPERATIONS.apply(ctx)?;
     finish(
         [
             s.get("m"),
@@ -691,26 +553,14 @@ fn slow(ctx: &Context, choice: Option<usize>) -> Result<Columns<'_>, UnsureKind>
             s.get("prepadded_mat1"),
             s.get("prepadded_mat2"),
             s.get("using_tf32"),
-            s.get("bfloat_perf_hit"),
-            s.get("mat1_innermost_needs_padding"),
             s.get("mat2_innermost_needs_padding"),
-            s.get("m_multiple_2"),
-            s.get("m_multiple_4"),
-            s.get("m_multiple_8"),
-            s.get("m_multiple_16"),
-            s.get("m_multiple_32"),
             s.get("k_multiple_2"),
-            s.get("k_multiple_4"),
             s.get("k_multiple_8"),
-            s.get("k_multiple_16"),
-            s.get("k_multiple_32"),
             s.get("n_multiple_2"),
             s.get("n_multiple_4"),
-            s.get("n_multiple_8"),
             s.get("n_multiple_16"),
             s.get("n_multiple_32"),
             s.get("mat1_iscontig"),
-            s.get("mat2_iscontig"),
         ],
         [
             ctx.get("mat1_dtype"),
@@ -723,9 +573,9 @@ fn slow(ctx: &Context, choice: Option<usize>) -> Result<Columns<'_>, UnsureKind>
     )
 }
 
-/// The range guard and the columns, from values of any kind (in `finish_names` order).
+/// The range guard and the columns, from values of any kind.
 fn finish<'a>(
-    v: [Option<&Value>; 43],
+    v: [Option<&Value>; 31],
     w: [Option<&'a Value>; 5],
     _choice: Option<usize>,
 ) -> Result<Columns<'a>, UnsureKind> {
@@ -747,208 +597,33 @@ fn finish<'a>(
     let c15 = num(v[15], "k/(m*n)")?;
     let c16 = num(v[16], "arith_intensity")?;
     let c17 = num(v[17], "num_dims_needs_padding")?;
-    if v[18].is_none() {
-        return Err(UnsureKind::MissingFeature("mat1_dtype"));
-    }
-    if v[18].is_none() {
-        return Err(UnsureKind::MissingFeature("mat1_dtype"));
-    }
-    let c20 = match w[0] {
-        Some(v) => v,
-        None => return Err(UnsureKind::MissingFeature("mat1_dtype")),
-    };
-    if v[19].is_none() {
-        return Err(UnsureKind::MissingFeature("mat2_dtype"));
-    }
-    if v[19].is_none() {
-        return Err(UnsureKind::MissingFeature("mat2_dtype"));
-    }
-    let c23 = match w[1] {
-        Some(v) => v,
-        None => return Err(UnsureKind::MissingFeature("mat2_dtype")),
-    };
-    let c24 = match w[2] {
-        Some(v) => v,
-        None => return Err(UnsureKind::MissingFeature("prepadded_mat1")),
-    };
-    if v[20].is_none() {
-        return Err(UnsureKind::MissingFeature("prepadded_mat1"));
-    }
-    let c26 = match w[3] {
-        Some(v) => v,
-        None => return Err(UnsureKind::MissingFeature("prepadded_mat2")),
-    };
-    let c27 = match w[3] {
-        Some(v) => v,
-        None => return Err(UnsureKind::MissingFeature("prepadded_mat2")),
-    };
-    let c28 = match w[4] {
-        Some(v) => v,
-        None => return Err(UnsureKind::MissingFeature("using_tf32")),
-    };
-    if v[22].is_none() {
-        return Err(UnsureKind::MissingFeature("using_tf32"));
-    }
-    if v[22].is_none() {
-        return Err(UnsureKind::MissingFeature("using_tf32"));
-    }
-    if v[23].is_none() {
-        return Err(UnsureKind::MissingFeature("bfloat_perf_hit"));
-    }
-    if v[24].is_none() {
-        return Err(UnsureKind::MissingFeature("mat1_innermost_needs_padding"));
-    }
-    if v[24].is_none() {
-        return Err(UnsureKind::MissingFeature("mat1_innermost_needs_padding"));
-    }
-    if v[25].is_none() {
-        return Err(UnsureKind::MissingFeature("mat2_innermost_needs_padding"));
-    }
-    let c35 = match v[25] {
-        Some(v) => match v {
-            Value::Str(s) => s == "False",
-            Value::Bool(b) => !*b,
-            _ => false,
-        },
-        None => return Err(UnsureKind::MissingFeature("mat2_innermost_needs_padding")),
-    };
-    if v[26].is_none() {
-        return Err(UnsureKind::MissingFeature("m_multiple_2"));
-    }
-    if v[26].is_none() {
-        return Err(UnsureKind::MissingFeature("m_multiple_2"));
-    }
-    if v[27].is_none() {
-        return Err(UnsureKind::MissingFeature("m_multiple_4"));
-    }
-    if v[27].is_none() {
-        return Err(UnsureKind::MissingFeature("m_multiple_4"));
-    }
-    if v[28].is_none() {
-        return Err(UnsureKind::MissingFeature("m_multiple_8"));
-    }
-    if v[28].is_none() {
-        return Err(UnsureKind::MissingFeature("m_multiple_8"));
-    }
-    if v[29].is_none() {
-        return Err(UnsureKind::MissingFeature("m_multiple_16"));
-    }
-    if v[29].is_none() {
-        return Err(UnsureKind::MissingFeature("m_multiple_16"));
-    }
-    if v[30].is_none() {
-        return Err(UnsureKind::MissingFeature("m_multiple_32"));
-    }
-    if v[30].is_none() {
-        return Err(UnsureKind::MissingFeature("m_multiple_32"));
-    }
-    let c46 = match v[31] {
-        Some(v) => match v {
-            Value::Str(s) => s == "True",
-            Value::Bool(b) => *b,
-            _ => false,
-        },
-        None => return Err(UnsureKind::MissingFeature("k_multiple_2")),
-    };
-    if v[31].is_none() {
-        return Err(UnsureKind::MissingFeature("k_multiple_2"));
-    }
-    if v[32].is_none() {
-        return Err(UnsureKind::MissingFeature("k_multiple_4"));
-    }
-    if v[32].is_none() {
-        return Err(UnsureKind::MissingFeature("k_multiple_4"));
-    }
-    if v[33].is_none() {
-        return Err(UnsureKind::MissingFeature("k_multiple_8"));
-    }
-    let c51 = match v[33] {
-        Some(v) => match v {
-            Value::Str(s) => s == "False",
-            Value::Bool(b) => !*b,
-            _ => false,
-        },
-        None => return Err(UnsureKind::MissingFeature("k_multiple_8")),
-    };
-    if v[34].is_none() {
-        return Err(UnsureKind::MissingFeature("k_multiple_16"));
-    }
-    if v[34].is_none() {
-        return Err(UnsureKind::MissingFeature("k_multiple_16"));
-    }
-    if v[35].is_none() {
-        return Err(UnsureKind::MissingFeature("k_multiple_32"));
-    }
-    if v[35].is_none() {
-        return Err(UnsureKind::MissingFeature("k_multiple_32"));
-    }
-    if v[36].is_none() {
-        return Err(UnsureKind::MissingFeature("n_multiple_2"));
-    }
-    let c57 = match v[36] {
-        Some(v) => match v {
-            Value::Str(s) => s == "True",
-            Value::Bool(b) => *b,
-            _ => false,
-        },
-        None => return Err(UnsureKind::MissingFeature("n_multiple_2")),
-    };
-    let c58 = match v[37] {
-        Some(v) => match v {
-            Value::Str(s) => s == "False",
-            Value::Bool(b) => !*b,
-            _ => false,
-        },
-        None => return Err(UnsureKind::MissingFeature("n_multiple_4")),
-    };
-    if v[37].is_none() {
-        return Err(UnsureKind::MissingFeature("n_multiple_4"));
-    }
-    if v[38].is_none() {
-        return Err(UnsureKind::MissingFeature("n_multiple_8"));
-    }
-    if v[38].is_none() {
-        return Err(UnsureKind::MissingFeature("n_multiple_8"));
-    }
-    if v[39].is_none() {
-        return Err(UnsureKind::MissingFeature("n_multiple_16"));
-    }
-    let c63 = match v[39] {
-        Some(v) => match v {
-            Value::Str(s) => s == "True",
-            Value::Bool(b) => *b,
-            _ => false,
-        },
-        None => return Err(UnsureKind::MissingFeature("n_multiple_16")),
-    };
-    let c64 = match v[40] {
-        Some(v) => match v {
-            Value::Str(s) => s == "False",
-            Value::Bool(b) => !*b,
-            _ => false,
-        },
-        None => return Err(UnsureKind::MissingFeature("n_multiple_32")),
-    };
-    if v[40].is_none() {
-        return Err(UnsureKind::MissingFeature("n_multiple_32"));
-    }
-    if v[41].is_none() {
-        return Err(UnsureKind::MissingFeature("mat1_iscontig"));
-    }
-    let c67 = match v[41] {
-        Some(v) => match v {
-            Value::Str(s) => s == "False",
-            Value::Bool(b) => !*b,
-            _ => false,
-        },
-        None => return Err(UnsureKind::MissingFeature("mat1_iscontig")),
-    };
-    if v[42].is_none() {
-        return Err(UnsureKind::MissingFeature("mat2_iscontig"));
-    }
-    if v[42].is_none() {
-        return Err(UnsureKind::MissingFeature("mat2_iscontig"));
-    }
+    let p0 = present(w[0], "mat1_dtype")?;
+    let c20 = p0;
+    let p1 = present(w[1], "mat2_dtype")?;
+    let c23 = p1;
+    let p2 = present(w[2], "prepadded_mat1")?;
+    let c24 = p2;
+    let p3 = present(w[3], "prepadded_mat2")?;
+    let c26 = p3;
+    let c27 = p3;
+    let p4 = present(w[4], "using_tf32")?;
+    let c28 = p4;
+    let p5 = present(v[23], "mat2_innermost_needs_padding")?;
+    let c35 = CATEGORY_1.matches(p5);
+    let p6 = present(v[24], "k_multiple_2")?;
+    let c46 = CATEGORY_2.matches(p6);
+    let p7 = present(v[25], "k_multiple_8")?;
+    let c51 = CATEGORY_1.matches(p7);
+    let p8 = present(v[26], "n_multiple_2")?;
+    let c57 = CATEGORY_2.matches(p8);
+    let p9 = present(v[27], "n_multiple_4")?;
+    let c58 = CATEGORY_1.matches(p9);
+    let p10 = present(v[28], "n_multiple_16")?;
+    let c63 = CATEGORY_2.matches(p10);
+    let p11 = present(v[29], "n_multiple_32")?;
+    let c64 = CATEGORY_1.matches(p11);
+    let p12 = present(v[30], "mat1_iscontig")?;
+    let c67 = CATEGORY_1.matches(p12);
     Ok(Columns {
         c0,
         c1,
@@ -984,20 +659,9 @@ fn finish<'a>(
     })
 }
 
-/// A numeric value (booleans count as 0/1), else unsure naming the feature.
-#[inline]
-fn num(v: Option<&Value>, name: &'static str) -> Result<f64, UnsureKind> {
-    match v {
-        Some(Value::Int(i)) => Ok(*i as f64),
-        Some(Value::Float(f)) => Ok(*f),
-        Some(Value::Bool(b)) => Ok(f64::from(u8::from(*b))),
-        _ => Err(UnsureKind::MissingFeature(name)),
-    }
-}
-
 /// Walks the tree (`<=` goes left; a one-hot split goes left when the value differs).
 fn walk(c: &Columns<'_>) -> Prediction {
-    if !is_c28(c.c28) {
+    if !CATEGORY_1.matches(c.c28) {
         // str(using_tf32) != "False"
         if c.c17 <= 1.5 {
             // num_dims_needs_padding <= 1.5
@@ -1044,7 +708,7 @@ fn walk(c: &Columns<'_>) -> Prediction {
                 Prediction::Distribution(&LEAF_23)
             } else if c.c0 <= 47529.5 {
                 // m <= 47529.5
-                if !is_c24(c.c24) {
+                if !CATEGORY_1.matches(c.c24) {
                     // str(prepadded_mat1) != "False"
                     Prediction::Distribution(&LEAF_26)
                 } else {
@@ -1082,13 +746,13 @@ fn walk(c: &Columns<'_>) -> Prediction {
             } else if c.c15 <= 2.8099530027247965e-05 {
                 // k/(m*n) <= 2.8099530027247965e-05
                 Prediction::Distribution(&LEAF_43)
-            } else if !is_c20(c.c20) {
+            } else if !CATEGORY_0.matches(c.c20) {
                 // str(mat1_dtype) != "torch.float16"
                 Prediction::Distribution(&LEAF_45)
             } else {
                 Prediction::Distribution(&LEAF_46)
             }
-        } else if !is_c23(c.c23) {
+        } else if !CATEGORY_0.matches(c.c23) {
             // str(mat2_dtype) != "torch.float16"
             if c.c16 <= 1157.3968505859375 {
                 // arith_intensity <= 1157.3968505859375
@@ -1122,7 +786,7 @@ fn walk(c: &Columns<'_>) -> Prediction {
         // arith_intensity <= 6672.683837890625
         if c.c5 <= 7692.5 {
             // mat2_stride_0 <= 7692.5
-            if !is_c24(c.c24) {
+            if !CATEGORY_1.matches(c.c24) {
                 // str(prepadded_mat1) != "False"
                 if c.c0 <= 33339.0 {
                     // m <= 33339.0
@@ -1156,7 +820,7 @@ fn walk(c: &Columns<'_>) -> Prediction {
             }
         } else if c.c4 <= 2015.5 {
             // mat1_stride_1 <= 2015.5
-            if !is_c26(c.c26) {
+            if !CATEGORY_1.matches(c.c26) {
                 // str(prepadded_mat2) != "False"
                 if c.c14 <= 1020792704.0 {
                     // k*n <= 1020792704.0
@@ -1238,7 +902,7 @@ fn walk(c: &Columns<'_>) -> Prediction {
         }
     } else if c.c13 <= 1196749120.0 {
         // m*n <= 1196749120.0
-        if !is_c27(c.c27) {
+        if !CATEGORY_2.matches(c.c27) {
             // str(prepadded_mat2) != "True"
             if c.c6 <= 53417.5 {
                 // mat2_stride_1 <= 53417.5
@@ -1275,29 +939,5 @@ fn walk(c: &Columns<'_>) -> Prediction {
         }
     } else {
         Prediction::Distribution(&LEAF_136)
-    }
-}
-
-/// Python's `/` on floats: division by zero fails.
-#[inline]
-fn fdiv(x: f64, y: f64) -> Option<f64> {
-    if y == 0.0 {
-        None
-    } else {
-        Some(x / y)
-    }
-}
-
-/// Python's `%` on integers: the result has the divisor's sign; modulo by zero fails.
-#[inline]
-fn imod(x: i64, y: i64) -> Option<i64> {
-    if y == 0 {
-        return None;
-    }
-    let r = x.checked_rem(y)?;
-    if r != 0 && ((r < 0) != (y < 0)) {
-        Some(r + y)
-    } else {
-        Some(r)
     }
 }

@@ -25,11 +25,11 @@
     clippy::needless_bool
 )]
 
+use ah_core::generated::{number, present, range_guard, Category, FeatureRange, Operations};
 use ah_core::heuristic::{LearnedHeuristic, Prediction, UnsureKind};
 use ah_core::model::ModelKind;
-use ah_core::ops::{EvalError, Operation};
+use ah_core::ops::scalar::fdiv;
 use ah_core::{Context, DeviceIdentity, Value};
-use std::sync::OnceLock;
 
 /// `PadMMH100`: learned `pad_mm` heuristic (decision over 2 choices).
 #[derive(Debug, Clone, Copy, Default)]
@@ -129,27 +129,117 @@ struct Columns<'a> {
     _ctx: core::marker::PhantomData<&'a Value>,
 }
 
-/// `str(prepadded_mat2) == "False"`, without formatting.
-#[inline]
-fn is_c26(v: &Value) -> bool {
-    match v {
-        Value::Str(s) => s == "False",
-        Value::Bool(b) => !*b,
-        _ => false,
-    }
-}
+/// The category `str(value) == "False"`.
+const CATEGORY_0: Category = Category {
+    text: "False",
+    int: None,
+    float_bits: None,
+    nan: false,
+};
 
-/// `str(using_tf32) == "False"`, without formatting.
-#[inline]
-fn is_c30(v: &Value) -> bool {
-    match v {
-        Value::Str(s) => s == "False",
-        Value::Bool(b) => !*b,
-        _ => false,
-    }
-}
+/// The category `str(value) == "True"`.
+const CATEGORY_1: Category = Category {
+    text: "True",
+    int: None,
+    float_bits: None,
+    nan: false,
+};
 
-/// Computes the operations, checks the range guard and reads the columns.
+/// The range guard: each feature's range in the training data.
+const RANGES: [FeatureRange; 18] = [
+    FeatureRange {
+        name: "m",
+        min: 768.0,
+        max: 8192.0,
+    },
+    FeatureRange {
+        name: "k",
+        min: 776.0,
+        max: 8192.0,
+    },
+    FeatureRange {
+        name: "n",
+        min: 768.0,
+        max: 8192.0,
+    },
+    FeatureRange {
+        name: "mat1_stride_0",
+        min: 1.0,
+        max: 8192.0,
+    },
+    FeatureRange {
+        name: "mat1_stride_1",
+        min: 1.0,
+        max: 8192.0,
+    },
+    FeatureRange {
+        name: "mat2_stride_0",
+        min: 1.0,
+        max: 8192.0,
+    },
+    FeatureRange {
+        name: "mat2_stride_1",
+        min: 1.0,
+        max: 8192.0,
+    },
+    FeatureRange {
+        name: "m_padded_length",
+        min: 0.0,
+        max: 7.0,
+    },
+    FeatureRange {
+        name: "k_padded_length",
+        min: 0.0,
+        max: 7.0,
+    },
+    FeatureRange {
+        name: "n_padded_length",
+        min: 0.0,
+        max: 7.0,
+    },
+    FeatureRange {
+        name: "mat1_align_size",
+        min: 4.0,
+        max: 8.0,
+    },
+    FeatureRange {
+        name: "mat2_align_size",
+        min: 4.0,
+        max: 8.0,
+    },
+    FeatureRange {
+        name: "m*k",
+        min: 662150.0,
+        max: 67108864.0,
+    },
+    FeatureRange {
+        name: "m*n",
+        min: 780084.0,
+        max: 67108864.0,
+    },
+    FeatureRange {
+        name: "k*n",
+        min: 819912.0,
+        max: 67108864.0,
+    },
+    FeatureRange {
+        name: "k/(m*n)",
+        min: 1.4349818229675293e-05,
+        max: 0.006182734142431876,
+    },
+    FeatureRange {
+        name: "arith_intensity",
+        min: 340.9418414081057,
+        max: 2604.084163674014,
+    },
+    FeatureRange {
+        name: "num_dims_needs_padding",
+        min: 1.0,
+        max: 3.0,
+    },
+];
+
+/// Reads the context, computes the operations, checks the range guard and reads the columns.
 fn columns(ctx: &Context, choice: Option<usize>) -> Result<Columns<'_>, UnsureKind> {
     let mut x0: Option<&Value> = None; // m
     let mut x1: Option<&Value> = None; // k
@@ -308,172 +398,56 @@ fn columns(ctx: &Context, choice: Option<usize>) -> Result<Columns<'_>, UnsureKi
         };
         // `mat1_innermost_needs_padding` = (mat1_stride_0 == 1 and m_padded_length != 0) or (mat1_stride_1 == 1 and k_padded_length != 0)
         let o6: bool = v4 == 1_i64 && v5 != 0_i64 || v6 == 1_i64 && v7 != 0_i64;
-        // `mat2_innermost_needs_padding` = (mat2_stride_0 == 1 and k_padded_length != 0) or (mat2_stride_1 == 1 and n_padded_length != 0)
-        let _o7: bool = v8 == 1_i64 && v7 != 0_i64 || v9 == 1_i64 && v10 != 0_i64;
         // `num_dims_needs_padding` = if(m_padded_length != 0, 1, 0) + if(k_padded_length != 0, 1, 0) + if(n_padded_length != 0, 1, 0)
         let o8: i64 = (if v5 != 0_i64 { 1_i64 } else { 0_i64 })
             .checked_add(if v7 != 0_i64 { 1_i64 } else { 0_i64 })
             .ok_or(UnsureKind::MissingFeature("num_dims_needs_padding"))?
             .checked_add(if v10 != 0_i64 { 1_i64 } else { 0_i64 })
             .ok_or(UnsureKind::MissingFeature("num_dims_needs_padding"))?;
-        // `m_multiple_2` = m % 2 == 0
-        let _o9: bool = imod(v0, 2_i64).ok_or(UnsureKind::MissingFeature("m_multiple_2"))? == 0_i64;
-        // `m_multiple_4` = m % 4 == 0
-        let _o10: bool =
-            imod(v0, 4_i64).ok_or(UnsureKind::MissingFeature("m_multiple_4"))? == 0_i64;
-        // `m_multiple_8` = m % 8 == 0
-        let _o11: bool =
-            imod(v0, 8_i64).ok_or(UnsureKind::MissingFeature("m_multiple_8"))? == 0_i64;
-        // `m_multiple_16` = m % 16 == 0
-        let _o12: bool =
-            imod(v0, 16_i64).ok_or(UnsureKind::MissingFeature("m_multiple_16"))? == 0_i64;
-        // `m_multiple_32` = m % 32 == 0
-        let _o13: bool =
-            imod(v0, 32_i64).ok_or(UnsureKind::MissingFeature("m_multiple_32"))? == 0_i64;
-        // `k_multiple_2` = k % 2 == 0
-        let _o14: bool =
-            imod(v1, 2_i64).ok_or(UnsureKind::MissingFeature("k_multiple_2"))? == 0_i64;
-        // `k_multiple_4` = k % 4 == 0
-        let _o15: bool =
-            imod(v1, 4_i64).ok_or(UnsureKind::MissingFeature("k_multiple_4"))? == 0_i64;
         // `k_multiple_8` = k % 8 == 0
-        let o16: bool = imod(v1, 8_i64).ok_or(UnsureKind::MissingFeature("k_multiple_8"))? == 0_i64;
-        // `k_multiple_16` = k % 16 == 0
-        let _o17: bool =
-            imod(v1, 16_i64).ok_or(UnsureKind::MissingFeature("k_multiple_16"))? == 0_i64;
-        // `k_multiple_32` = k % 32 == 0
-        let _o18: bool =
-            imod(v1, 32_i64).ok_or(UnsureKind::MissingFeature("k_multiple_32"))? == 0_i64;
-        // `n_multiple_2` = n % 2 == 0
-        let _o19: bool =
-            imod(v2, 2_i64).ok_or(UnsureKind::MissingFeature("n_multiple_2"))? == 0_i64;
-        // `n_multiple_4` = n % 4 == 0
-        let _o20: bool =
-            imod(v2, 4_i64).ok_or(UnsureKind::MissingFeature("n_multiple_4"))? == 0_i64;
+        let o16: bool = v1.rem_euclid(8_i64) == 0_i64;
         // `n_multiple_8` = n % 8 == 0
-        let o21: bool = imod(v2, 8_i64).ok_or(UnsureKind::MissingFeature("n_multiple_8"))? == 0_i64;
-        // `n_multiple_16` = n % 16 == 0
-        let _o22: bool =
-            imod(v2, 16_i64).ok_or(UnsureKind::MissingFeature("n_multiple_16"))? == 0_i64;
-        // `n_multiple_32` = n % 32 == 0
-        let _o23: bool =
-            imod(v2, 32_i64).ok_or(UnsureKind::MissingFeature("n_multiple_32"))? == 0_i64;
-        // `mat1_iscontig` = mat1_stride_0 == k and mat1_stride_1 == 1
-        let _o24: bool = v4 == v1 && v6 == 1_i64;
-        // `mat2_iscontig` = mat2_stride_0 == n and mat2_stride_1 == 1
-        let _o25: bool = v8 == v2 && v9 == 1_i64;
-        if !(768.0..=8192.0).contains(&num(x0, "m")?) {
-            return Err(UnsureKind::OutOfRange("m"));
-        }
-        if !(776.0..=8192.0).contains(&num(x1, "k")?) {
-            return Err(UnsureKind::OutOfRange("k"));
-        }
-        if !(768.0..=8192.0).contains(&num(x2, "n")?) {
-            return Err(UnsureKind::OutOfRange("n"));
-        }
-        if !(1.0..=8192.0).contains(&num(x4, "mat1_stride_0")?) {
-            return Err(UnsureKind::OutOfRange("mat1_stride_0"));
-        }
-        if !(1.0..=8192.0).contains(&num(x6, "mat1_stride_1")?) {
-            return Err(UnsureKind::OutOfRange("mat1_stride_1"));
-        }
-        if !(1.0..=8192.0).contains(&num(x8, "mat2_stride_0")?) {
-            return Err(UnsureKind::OutOfRange("mat2_stride_0"));
-        }
-        if !(1.0..=8192.0).contains(&num(x9, "mat2_stride_1")?) {
-            return Err(UnsureKind::OutOfRange("mat2_stride_1"));
-        }
-        if !(0.0..=7.0).contains(&num(x5, "m_padded_length")?) {
-            return Err(UnsureKind::OutOfRange("m_padded_length"));
-        }
-        if !(0.0..=7.0).contains(&num(x7, "k_padded_length")?) {
-            return Err(UnsureKind::OutOfRange("k_padded_length"));
-        }
-        if !(0.0..=7.0).contains(&num(x10, "n_padded_length")?) {
-            return Err(UnsureKind::OutOfRange("n_padded_length"));
-        }
-        if !(4.0..=8.0).contains(&num(x11, "mat1_align_size")?) {
-            return Err(UnsureKind::OutOfRange("mat1_align_size"));
-        }
-        if !(4.0..=8.0).contains(&num(x12, "mat2_align_size")?) {
-            return Err(UnsureKind::OutOfRange("mat2_align_size"));
-        }
-        if !(662150.0..=67108864.0).contains(&(o0 as f64)) {
-            return Err(UnsureKind::OutOfRange("m*k"));
-        }
-        if !(780084.0..=67108864.0).contains(&(o1 as f64)) {
-            return Err(UnsureKind::OutOfRange("m*n"));
-        }
-        if !(819912.0..=67108864.0).contains(&(o2 as f64)) {
-            return Err(UnsureKind::OutOfRange("k*n"));
-        }
-        if !(1.4349818229675293e-05..=0.006182734142431876).contains(&o3) {
-            return Err(UnsureKind::OutOfRange("k/(m*n)"));
-        }
-        if !(340.9418414081057..=2604.084163674014).contains(&o5) {
-            return Err(UnsureKind::OutOfRange("arith_intensity"));
-        }
-        if !(1.0..=3.0).contains(&(o8 as f64)) {
-            return Err(UnsureKind::OutOfRange("num_dims_needs_padding"));
-        }
-        let c0 = num(x0, "m")?;
-        num(x1, "k")?;
-        let c2 = num(x2, "n")?;
-        let c3 = num(x4, "mat1_stride_0")?;
-        let c4 = num(x6, "mat1_stride_1")?;
-        let c5 = num(x8, "mat2_stride_0")?;
-        num(x9, "mat2_stride_1")?;
-        let c7 = num(x5, "m_padded_length")?;
-        num(x7, "k_padded_length")?;
-        num(x10, "n_padded_length")?;
-        num(x11, "mat1_align_size")?;
-        num(x12, "mat2_align_size")?;
+        let o21: bool = v2.rem_euclid(8_i64) == 0_i64;
+        range_guard(
+            &RANGES,
+            [
+                Some(v0 as f64),
+                Some(v1 as f64),
+                Some(v2 as f64),
+                Some(v4 as f64),
+                Some(v6 as f64),
+                Some(v8 as f64),
+                Some(v9 as f64),
+                Some(v5 as f64),
+                Some(v7 as f64),
+                Some(v10 as f64),
+                number(x11),
+                number(x12),
+                Some(o0 as f64),
+                Some(o1 as f64),
+                Some(o2 as f64),
+                Some(o3),
+                Some(o5),
+                Some(o8 as f64),
+            ],
+        )?;
+        let c0 = v0 as f64;
+        let c2 = v2 as f64;
+        let c3 = v4 as f64;
+        let c4 = v6 as f64;
+        let c5 = v8 as f64;
+        let c7 = v5 as f64;
         let c12 = o0 as f64;
         let c13 = o1 as f64;
         let c15 = o3;
         let c16 = o5;
         let c17 = o8 as f64;
-        if x3.is_none() {
-            return Err(UnsureKind::MissingFeature("mat1_dtype"));
-        }
-        if x3.is_none() {
-            return Err(UnsureKind::MissingFeature("mat1_dtype"));
-        }
-        if x3.is_none() {
-            return Err(UnsureKind::MissingFeature("mat1_dtype"));
-        }
-        if x13.is_none() {
-            return Err(UnsureKind::MissingFeature("mat2_dtype"));
-        }
-        if x13.is_none() {
-            return Err(UnsureKind::MissingFeature("mat2_dtype"));
-        }
-        if x13.is_none() {
-            return Err(UnsureKind::MissingFeature("mat2_dtype"));
-        }
-        if x14.is_none() {
-            return Err(UnsureKind::MissingFeature("prepadded_mat1"));
-        }
-        if x14.is_none() {
-            return Err(UnsureKind::MissingFeature("prepadded_mat1"));
-        }
-        let c26 = match x15 {
-            Some(v) => v,
-            None => return Err(UnsureKind::MissingFeature("prepadded_mat2")),
-        };
-        if x15.is_none() {
-            return Err(UnsureKind::MissingFeature("prepadded_mat2"));
-        }
-        if x16.is_none() {
-            return Err(UnsureKind::MissingFeature("using_tf32"));
-        }
-        if x16.is_none() {
-            return Err(UnsureKind::MissingFeature("using_tf32"));
-        }
-        let c30 = match x16 {
-            Some(v) => v,
-            None => return Err(UnsureKind::MissingFeature("using_tf32")),
-        };
+        present(x13, "mat2_dtype")?;
+        present(x14, "prepadded_mat1")?;
+        let p2 = present(x15, "prepadded_mat2")?;
+        let c26 = p2;
+        let p3 = present(x16, "using_tf32")?;
+        let c30 = p3;
         let c32 = !o6;
         let c50 = !o16;
         let c61 = o21;
@@ -500,82 +474,44 @@ fn columns(ctx: &Context, choice: Option<usize>) -> Result<Columns<'_>, UnsureKi
     slow(ctx, choice)
 }
 
-/// The model's operations: (name, expression, categorical).
-const OPERATIONS: [(&str, &str, bool); 26] = [
-    ("m*k", "m * k", false),
-    ("m*n", "m * n", false),
-    ("k*n", "k * n", false),
-    ("k/(m*n)", "k / (m * n)", false),
-    ("bfloat_perf_hit", "k > m * 1024 and k > n * 1024 and str(mat1_dtype) == 'torch.bfloat16'", true),
-    ("arith_intensity", "if(m == 0 or k == 0 or n == 0, 0.0, m * k * n / (m * k + k * n + m * n))", false),
-    ("mat1_innermost_needs_padding", "(mat1_stride_0 == 1 and m_padded_length != 0) or (mat1_stride_1 == 1 and k_padded_length != 0)", true),
-    ("mat2_innermost_needs_padding", "(mat2_stride_0 == 1 and k_padded_length != 0) or (mat2_stride_1 == 1 and n_padded_length != 0)", true),
-    ("num_dims_needs_padding", "if(m_padded_length != 0, 1, 0) + if(k_padded_length != 0, 1, 0) + if(n_padded_length != 0, 1, 0)", false),
-    ("m_multiple_2", "m % 2 == 0", true),
-    ("m_multiple_4", "m % 4 == 0", true),
-    ("m_multiple_8", "m % 8 == 0", true),
-    ("m_multiple_16", "m % 16 == 0", true),
-    ("m_multiple_32", "m % 32 == 0", true),
-    ("k_multiple_2", "k % 2 == 0", true),
-    ("k_multiple_4", "k % 4 == 0", true),
-    ("k_multiple_8", "k % 8 == 0", true),
-    ("k_multiple_16", "k % 16 == 0", true),
-    ("k_multiple_32", "k % 32 == 0", true),
-    ("n_multiple_2", "n % 2 == 0", true),
-    ("n_multiple_4", "n % 4 == 0", true),
-    ("n_multiple_8", "n % 8 == 0", true),
-    ("n_multiple_16", "n % 16 == 0", true),
-    ("n_multiple_32", "n % 32 == 0", true),
-    ("mat1_iscontig", "mat1_stride_0 == k and mat1_stride_1 == 1", true),
-    ("mat2_iscontig", "mat2_stride_0 == n and mat2_stride_1 == 1", true),
-];
-
-/// Every name the operations read (for allocation-free unsure reasons).
-const OPERATION_INPUTS: [&str; 11] = [
-    "m",
-    "k",
-    "n",
-    "mat1_dtype",
-    "mat1_stride_0",
-    "m_padded_length",
-    "mat1_stride_1",
-    "k_padded_length",
-    "mat2_stride_0",
-    "mat2_stride_1",
-    "n_padded_length",
-];
-
-/// The operations, parsed once.
-fn operations() -> &'static [Operation] {
-    static OPS: OnceLock<Vec<Operation>> = OnceLock::new();
-    OPS.get_or_init(|| {
-        OPERATIONS
-            .iter()
-            .map(|(name, expr, categorical)| {
-                Operation::parse(name, expr, *categorical).expect("generated operations parse")
-            })
-            .collect()
-    })
-}
+/// The model's operations: (name, expression, categorical), and every name they read.
+static OPERATIONS: Operations = Operations::new(
+    &[
+        ("m*k", "m * k", false),
+        ("m*n", "m * n", false),
+        ("k*n", "k * n", false),
+        ("k/(m*n)", "k / (m * n)", false),
+        ("bfloat_perf_hit", "k > m * 1024 and k > n * 1024 and str(mat1_dtype) == 'torch.bfloat16'", true),
+        ("arith_intensity", "if(m == 0 or k == 0 or n == 0, 0.0, m * k * n / (m * k + k * n + m * n))", false),
+        ("mat1_innermost_needs_padding", "(mat1_stride_0 == 1 and m_padded_length != 0) or (mat1_stride_1 == 1 and k_padded_length != 0)", true),
+        ("mat2_innermost_needs_padding", "(mat2_stride_0 == 1 and k_padded_length != 0) or (mat2_stride_1 == 1 and n_padded_length != 0)", true),
+        ("num_dims_needs_padding", "if(m_padded_length != 0, 1, 0) + if(k_padded_length != 0, 1, 0) + if(n_padded_length != 0, 1, 0)", false),
+        ("m_multiple_2", "m % 2 == 0", true),
+        ("m_multiple_4", "m % 4 == 0", true),
+        ("m_multiple_8", "m % 8 == 0", true),
+        ("m_multiple_16", "m % 16 == 0", true),
+        ("m_multiple_32", "m % 32 == 0", true),
+        ("k_multiple_2", "k % 2 == 0", true),
+        ("k_multiple_4", "k % 4 == 0", true),
+        ("k_multiple_8", "k % 8 == 0", true),
+        ("k_multiple_16", "k % 16 == 0", true),
+        ("k_multiple_32", "k % 32 == 0", true),
+        ("n_multiple_2", "n % 2 == 0", true),
+        ("n_multiple_4", "n % 4 == 0", true),
+        ("n_multiple_8", "n % 8 == 0", true),
+        ("n_multiple_16", "n % 16 == 0", true),
+        ("n_multiple_32", "n % 32 == 0", true),
+        ("mat1_iscontig", "mat1_stride_0 == k and mat1_stride_1 == 1", true),
+        ("mat2_iscontig", "mat2_stride_0 == n and mat2_stride_1 == 1", true),
+    ],
+    &["m", "k", "n", "mat1_dtype", "mat1_stride_0", "m_padded_length", "mat1_stride_1", "k_padded_length", "mat2_stride_0", "mat2_stride_1", "n_padded_length"],
+);
 
 /// The generic path (any value kinds): `ah_core::ops` evaluates the operations on a copy of
 /// the context, exactly as `ah_core::model::ModelEvaluator` does.
 #[cold]
 fn slow(ctx: &Context, choice: Option<usize>) -> Result<Columns<'_>, UnsureKind> {
-    let mut s = ctx.clone();
-    for (op, (name, _, _)) in operations().iter().zip(OPERATIONS) {
-        let v = op.expr.eval(&|n| s.get(n).cloned()).map_err(|e| match e {
-            EvalError::UnknownFeature(f) => UnsureKind::MissingFeature(
-                OPERATION_INPUTS
-                    .iter()
-                    .copied()
-                    .find(|n| *n == f)
-                    .unwrap_or(name),
-            ),
-            _ => UnsureKind::MissingFeature(name),
-        })?;
-        s.set(op.name.clone(), v, op.is_categorical);
-    }
+    let s = OPERATIONS.apply(ctx)?;
     finish(
         [
             s.get("m"),
@@ -601,283 +537,68 @@ fn slow(ctx: &Context, choice: Option<usize>) -> Result<Columns<'_>, UnsureKind>
             s.get("prepadded_mat1"),
             s.get("prepadded_mat2"),
             s.get("using_tf32"),
-            s.get("bfloat_perf_hit"),
             s.get("mat1_innermost_needs_padding"),
-            s.get("mat2_innermost_needs_padding"),
-            s.get("m_multiple_2"),
-            s.get("m_multiple_4"),
-            s.get("m_multiple_8"),
-            s.get("m_multiple_16"),
-            s.get("m_multiple_32"),
-            s.get("k_multiple_2"),
-            s.get("k_multiple_4"),
             s.get("k_multiple_8"),
-            s.get("k_multiple_16"),
-            s.get("k_multiple_32"),
-            s.get("n_multiple_2"),
-            s.get("n_multiple_4"),
             s.get("n_multiple_8"),
-            s.get("n_multiple_16"),
-            s.get("n_multiple_32"),
-            s.get("mat1_iscontig"),
-            s.get("mat2_iscontig"),
         ],
         [ctx.get("prepadded_mat2"), ctx.get("using_tf32")],
         choice,
     )
 }
 
-/// The range guard and the columns, from values of any kind (in `finish_names` order).
+/// The range guard and the columns, from values of any kind.
 fn finish<'a>(
-    v: [Option<&Value>; 43],
+    v: [Option<&Value>; 26],
     w: [Option<&'a Value>; 2],
     _choice: Option<usize>,
 ) -> Result<Columns<'a>, UnsureKind> {
-    if !(768.0..=8192.0).contains(&num(v[0], "m")?) {
-        return Err(UnsureKind::OutOfRange("m"));
-    }
-    if !(776.0..=8192.0).contains(&num(v[1], "k")?) {
-        return Err(UnsureKind::OutOfRange("k"));
-    }
-    if !(768.0..=8192.0).contains(&num(v[2], "n")?) {
-        return Err(UnsureKind::OutOfRange("n"));
-    }
-    if !(1.0..=8192.0).contains(&num(v[3], "mat1_stride_0")?) {
-        return Err(UnsureKind::OutOfRange("mat1_stride_0"));
-    }
-    if !(1.0..=8192.0).contains(&num(v[4], "mat1_stride_1")?) {
-        return Err(UnsureKind::OutOfRange("mat1_stride_1"));
-    }
-    if !(1.0..=8192.0).contains(&num(v[5], "mat2_stride_0")?) {
-        return Err(UnsureKind::OutOfRange("mat2_stride_0"));
-    }
-    if !(1.0..=8192.0).contains(&num(v[6], "mat2_stride_1")?) {
-        return Err(UnsureKind::OutOfRange("mat2_stride_1"));
-    }
-    if !(0.0..=7.0).contains(&num(v[7], "m_padded_length")?) {
-        return Err(UnsureKind::OutOfRange("m_padded_length"));
-    }
-    if !(0.0..=7.0).contains(&num(v[8], "k_padded_length")?) {
-        return Err(UnsureKind::OutOfRange("k_padded_length"));
-    }
-    if !(0.0..=7.0).contains(&num(v[9], "n_padded_length")?) {
-        return Err(UnsureKind::OutOfRange("n_padded_length"));
-    }
-    if !(4.0..=8.0).contains(&num(v[10], "mat1_align_size")?) {
-        return Err(UnsureKind::OutOfRange("mat1_align_size"));
-    }
-    if !(4.0..=8.0).contains(&num(v[11], "mat2_align_size")?) {
-        return Err(UnsureKind::OutOfRange("mat2_align_size"));
-    }
-    if !(662150.0..=67108864.0).contains(&num(v[12], "m*k")?) {
-        return Err(UnsureKind::OutOfRange("m*k"));
-    }
-    if !(780084.0..=67108864.0).contains(&num(v[13], "m*n")?) {
-        return Err(UnsureKind::OutOfRange("m*n"));
-    }
-    if !(819912.0..=67108864.0).contains(&num(v[14], "k*n")?) {
-        return Err(UnsureKind::OutOfRange("k*n"));
-    }
-    if !(1.4349818229675293e-05..=0.006182734142431876).contains(&num(v[15], "k/(m*n)")?) {
-        return Err(UnsureKind::OutOfRange("k/(m*n)"));
-    }
-    if !(340.9418414081057..=2604.084163674014).contains(&num(v[16], "arith_intensity")?) {
-        return Err(UnsureKind::OutOfRange("arith_intensity"));
-    }
-    if !(1.0..=3.0).contains(&num(v[17], "num_dims_needs_padding")?) {
-        return Err(UnsureKind::OutOfRange("num_dims_needs_padding"));
-    }
-    let c0 = num(v[0], "m")?;
-    num(v[1], "k")?;
-    let c2 = num(v[2], "n")?;
-    let c3 = num(v[3], "mat1_stride_0")?;
-    let c4 = num(v[4], "mat1_stride_1")?;
-    let c5 = num(v[5], "mat2_stride_0")?;
-    num(v[6], "mat2_stride_1")?;
-    let c7 = num(v[7], "m_padded_length")?;
-    num(v[8], "k_padded_length")?;
-    num(v[9], "n_padded_length")?;
-    num(v[10], "mat1_align_size")?;
-    num(v[11], "mat2_align_size")?;
-    let c12 = num(v[12], "m*k")?;
-    let c13 = num(v[13], "m*n")?;
-    num(v[14], "k*n")?;
-    let c15 = num(v[15], "k/(m*n)")?;
-    let c16 = num(v[16], "arith_intensity")?;
-    let c17 = num(v[17], "num_dims_needs_padding")?;
-    if v[18].is_none() {
-        return Err(UnsureKind::MissingFeature("mat1_dtype"));
-    }
-    if v[18].is_none() {
-        return Err(UnsureKind::MissingFeature("mat1_dtype"));
-    }
-    if v[18].is_none() {
-        return Err(UnsureKind::MissingFeature("mat1_dtype"));
-    }
-    if v[19].is_none() {
-        return Err(UnsureKind::MissingFeature("mat2_dtype"));
-    }
-    if v[19].is_none() {
-        return Err(UnsureKind::MissingFeature("mat2_dtype"));
-    }
-    if v[19].is_none() {
-        return Err(UnsureKind::MissingFeature("mat2_dtype"));
-    }
-    if v[20].is_none() {
-        return Err(UnsureKind::MissingFeature("prepadded_mat1"));
-    }
-    if v[20].is_none() {
-        return Err(UnsureKind::MissingFeature("prepadded_mat1"));
-    }
-    let c26 = match w[0] {
-        Some(v) => v,
-        None => return Err(UnsureKind::MissingFeature("prepadded_mat2")),
-    };
-    if v[21].is_none() {
-        return Err(UnsureKind::MissingFeature("prepadded_mat2"));
-    }
-    if v[22].is_none() {
-        return Err(UnsureKind::MissingFeature("using_tf32"));
-    }
-    if v[22].is_none() {
-        return Err(UnsureKind::MissingFeature("using_tf32"));
-    }
-    let c30 = match w[1] {
-        Some(v) => v,
-        None => return Err(UnsureKind::MissingFeature("using_tf32")),
-    };
-    if v[23].is_none() {
-        return Err(UnsureKind::MissingFeature("bfloat_perf_hit"));
-    }
-    let c32 = match v[24] {
-        Some(v) => match v {
-            Value::Str(s) => s == "False",
-            Value::Bool(b) => !*b,
-            _ => false,
-        },
-        None => return Err(UnsureKind::MissingFeature("mat1_innermost_needs_padding")),
-    };
-    if v[24].is_none() {
-        return Err(UnsureKind::MissingFeature("mat1_innermost_needs_padding"));
-    }
-    if v[25].is_none() {
-        return Err(UnsureKind::MissingFeature("mat2_innermost_needs_padding"));
-    }
-    if v[25].is_none() {
-        return Err(UnsureKind::MissingFeature("mat2_innermost_needs_padding"));
-    }
-    if v[26].is_none() {
-        return Err(UnsureKind::MissingFeature("m_multiple_2"));
-    }
-    if v[26].is_none() {
-        return Err(UnsureKind::MissingFeature("m_multiple_2"));
-    }
-    if v[27].is_none() {
-        return Err(UnsureKind::MissingFeature("m_multiple_4"));
-    }
-    if v[27].is_none() {
-        return Err(UnsureKind::MissingFeature("m_multiple_4"));
-    }
-    if v[28].is_none() {
-        return Err(UnsureKind::MissingFeature("m_multiple_8"));
-    }
-    if v[28].is_none() {
-        return Err(UnsureKind::MissingFeature("m_multiple_8"));
-    }
-    if v[29].is_none() {
-        return Err(UnsureKind::MissingFeature("m_multiple_16"));
-    }
-    if v[29].is_none() {
-        return Err(UnsureKind::MissingFeature("m_multiple_16"));
-    }
-    if v[30].is_none() {
-        return Err(UnsureKind::MissingFeature("m_multiple_32"));
-    }
-    if v[30].is_none() {
-        return Err(UnsureKind::MissingFeature("m_multiple_32"));
-    }
-    if v[31].is_none() {
-        return Err(UnsureKind::MissingFeature("k_multiple_2"));
-    }
-    if v[31].is_none() {
-        return Err(UnsureKind::MissingFeature("k_multiple_2"));
-    }
-    if v[32].is_none() {
-        return Err(UnsureKind::MissingFeature("k_multiple_4"));
-    }
-    if v[32].is_none() {
-        return Err(UnsureKind::MissingFeature("k_multiple_4"));
-    }
-    let c50 = match v[33] {
-        Some(v) => match v {
-            Value::Str(s) => s == "False",
-            Value::Bool(b) => !*b,
-            _ => false,
-        },
-        None => return Err(UnsureKind::MissingFeature("k_multiple_8")),
-    };
-    if v[33].is_none() {
-        return Err(UnsureKind::MissingFeature("k_multiple_8"));
-    }
-    if v[34].is_none() {
-        return Err(UnsureKind::MissingFeature("k_multiple_16"));
-    }
-    if v[34].is_none() {
-        return Err(UnsureKind::MissingFeature("k_multiple_16"));
-    }
-    if v[35].is_none() {
-        return Err(UnsureKind::MissingFeature("k_multiple_32"));
-    }
-    if v[35].is_none() {
-        return Err(UnsureKind::MissingFeature("k_multiple_32"));
-    }
-    if v[36].is_none() {
-        return Err(UnsureKind::MissingFeature("n_multiple_2"));
-    }
-    if v[36].is_none() {
-        return Err(UnsureKind::MissingFeature("n_multiple_2"));
-    }
-    if v[37].is_none() {
-        return Err(UnsureKind::MissingFeature("n_multiple_4"));
-    }
-    if v[37].is_none() {
-        return Err(UnsureKind::MissingFeature("n_multiple_4"));
-    }
-    if v[38].is_none() {
-        return Err(UnsureKind::MissingFeature("n_multiple_8"));
-    }
-    let c61 = match v[38] {
-        Some(v) => match v {
-            Value::Str(s) => s == "True",
-            Value::Bool(b) => *b,
-            _ => false,
-        },
-        None => return Err(UnsureKind::MissingFeature("n_multiple_8")),
-    };
-    if v[39].is_none() {
-        return Err(UnsureKind::MissingFeature("n_multiple_16"));
-    }
-    if v[39].is_none() {
-        return Err(UnsureKind::MissingFeature("n_multiple_16"));
-    }
-    if v[40].is_none() {
-        return Err(UnsureKind::MissingFeature("n_multiple_32"));
-    }
-    if v[40].is_none() {
-        return Err(UnsureKind::MissingFeature("n_multiple_32"));
-    }
-    if v[41].is_none() {
-        return Err(UnsureKind::MissingFeature("mat1_iscontig"));
-    }
-    if v[41].is_none() {
-        return Err(UnsureKind::MissingFeature("mat1_iscontig"));
-    }
-    if v[42].is_none() {
-        return Err(UnsureKind::MissingFeature("mat2_iscontig"));
-    }
-    if v[42].is_none() {
-        return Err(UnsureKind::MissingFeature("mat2_iscontig"));
-    }
+    let g = range_guard(
+        &RANGES,
+        [
+            number(v[0]),
+            number(v[1]),
+            number(v[2]),
+            number(v[3]),
+            number(v[4]),
+            number(v[5]),
+            number(v[6]),
+            number(v[7]),
+            number(v[8]),
+            number(v[9]),
+            number(v[10]),
+            number(v[11]),
+            number(v[12]),
+            number(v[13]),
+            number(v[14]),
+            number(v[15]),
+            number(v[16]),
+            number(v[17]),
+        ],
+    )?;
+    let c0 = g[0];
+    let c2 = g[2];
+    let c3 = g[3];
+    let c4 = g[4];
+    let c5 = g[5];
+    let c7 = g[7];
+    let c12 = g[12];
+    let c13 = g[13];
+    let c15 = g[15];
+    let c16 = g[16];
+    let c17 = g[17];
+    present(v[18], "mat1_dtype")?;
+    present(v[19], "mat2_dtype")?;
+    present(v[20], "prepadded_mat1")?;
+    let p3 = present(w[0], "prepadded_mat2")?;
+    let c26 = p3;
+    let p4 = present(w[1], "using_tf32")?;
+    let c30 = p4;
+    let p5 = present(v[23], "mat1_innermost_needs_padding")?;
+    let c32 = CATEGORY_0.matches(p5);
+    let p6 = present(v[24], "k_multiple_8")?;
+    let c50 = CATEGORY_0.matches(p6);
+    let p7 = present(v[25], "n_multiple_8")?;
+    let c61 = CATEGORY_1.matches(p7);
     Ok(Columns {
         c0,
         c2,
@@ -899,20 +620,9 @@ fn finish<'a>(
     })
 }
 
-/// A numeric value (booleans count as 0/1), else unsure naming the feature.
-#[inline]
-fn num(v: Option<&Value>, name: &'static str) -> Result<f64, UnsureKind> {
-    match v {
-        Some(Value::Int(i)) => Ok(*i as f64),
-        Some(Value::Float(f)) => Ok(*f),
-        Some(Value::Bool(b)) => Ok(f64::from(u8::from(*b))),
-        _ => Err(UnsureKind::MissingFeature(name)),
-    }
-}
-
 /// Walks the tree (`<=` goes left; a one-hot split goes left when the value differs).
 fn walk(c: &Columns<'_>) -> Prediction {
-    if !is_c30(c.c30) {
+    if !CATEGORY_0.matches(c.c30) {
         // str(using_tf32) != "False"
         if c.c17 <= 1.5 {
             // num_dims_needs_padding <= 1.5
@@ -981,7 +691,7 @@ fn walk(c: &Columns<'_>) -> Prediction {
             } else {
                 Prediction::Distribution(&LEAF_34)
             }
-        } else if !is_c26(c.c26) {
+        } else if !CATEGORY_0.matches(c.c26) {
             // str(prepadded_mat2) != "False"
             if c.c16 <= 1315.7291870117188 {
                 // arith_intensity <= 1315.7291870117188
@@ -1000,29 +710,5 @@ fn walk(c: &Columns<'_>) -> Prediction {
         }
     } else {
         Prediction::Unsure(UnsureKind::UnsafeLeaf)
-    }
-}
-
-/// Python's `/` on floats: division by zero fails.
-#[inline]
-fn fdiv(x: f64, y: f64) -> Option<f64> {
-    if y == 0.0 {
-        None
-    } else {
-        Some(x / y)
-    }
-}
-
-/// Python's `%` on integers: the result has the divisor's sign; modulo by zero fails.
-#[inline]
-fn imod(x: i64, y: i64) -> Option<i64> {
-    if y == 0 {
-        return None;
-    }
-    let r = x.checked_rem(y)?;
-    if r != 0 && ((r < 0) != (y < 0)) {
-        Some(r + y)
-    } else {
-        Some(r)
     }
 }

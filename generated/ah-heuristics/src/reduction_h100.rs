@@ -25,6 +25,7 @@
     clippy::needless_bool
 )]
 
+use ah_core::generated::{number, present, range_guard, Category, FeatureRange};
 use ah_core::heuristic::{LearnedHeuristic, Prediction, UnsureKind};
 use ah_core::model::ModelKind;
 use ah_core::{Context, DeviceIdentity, Value};
@@ -288,43 +289,63 @@ struct Columns<'a> {
     _ctx: core::marker::PhantomData<&'a Value>,
 }
 
-/// `str(dtype) == "torch.float16"`, without formatting.
-#[inline]
-fn is_c4(v: &Value) -> bool {
-    match v {
-        Value::Str(s) => s == "torch.float16",
-        _ => false,
-    }
-}
+/// The category `str(value) == "torch.float16"`.
+const CATEGORY_0: Category = Category {
+    text: "torch.float16",
+    int: None,
+    float_bits: None,
+    nan: false,
+};
 
-/// `str(dtype) == "torch.float32"`, without formatting.
-#[inline]
-fn is_c5(v: &Value) -> bool {
-    match v {
-        Value::Str(s) => s == "torch.float32",
-        _ => false,
-    }
-}
+/// The category `str(value) == "torch.float32"`.
+const CATEGORY_1: Category = Category {
+    text: "torch.float32",
+    int: None,
+    float_bits: None,
+    nan: false,
+};
 
-/// `str(op) == "softmax"`, without formatting.
-#[inline]
-fn is_c7(v: &Value) -> bool {
-    match v {
-        Value::Str(s) => s == "softmax",
-        _ => false,
-    }
-}
+/// The category `str(value) == "softmax"`.
+const CATEGORY_2: Category = Category {
+    text: "softmax",
+    int: None,
+    float_bits: None,
+    nan: false,
+};
 
-/// `str(op) == "sum"`, without formatting.
-#[inline]
-fn is_c8(v: &Value) -> bool {
-    match v {
-        Value::Str(s) => s == "sum",
-        _ => false,
-    }
-}
+/// The category `str(value) == "sum"`.
+const CATEGORY_3: Category = Category {
+    text: "sum",
+    int: None,
+    float_bits: None,
+    nan: false,
+};
 
-/// Computes the operations, checks the range guard and reads the columns.
+/// The range guard: each feature's range in the training data.
+const RANGES: [FeatureRange; 4] = [
+    FeatureRange {
+        name: "rows",
+        min: 1.0,
+        max: 65536.0,
+    },
+    FeatureRange {
+        name: "cols",
+        min: 32.0,
+        max: 131072.0,
+    },
+    FeatureRange {
+        name: "row_bytes",
+        min: 64.0,
+        max: 524288.0,
+    },
+    FeatureRange {
+        name: "total_bytes",
+        min: 64.0,
+        max: 268435456.0,
+    },
+];
+
+/// Reads the context, checks the range guard and reads the columns.
 fn columns(ctx: &Context, choice: Option<usize>) -> Result<Columns<'_>, UnsureKind> {
     let mut x0: Option<&Value> = None; // rows
     let mut x1: Option<&Value> = None; // cols
@@ -363,47 +384,26 @@ fn columns(ctx: &Context, choice: Option<usize>) -> Result<Columns<'_>, UnsureKi
     finish([x0, x1, x2, x3, x4, x5], [x4, x5], choice)
 }
 
-/// The range guard and the columns, from values of any kind (in `finish_names` order).
+/// The range guard and the columns, from values of any kind.
 fn finish<'a>(
     v: [Option<&Value>; 6],
     w: [Option<&'a Value>; 2],
     _choice: Option<usize>,
 ) -> Result<Columns<'a>, UnsureKind> {
-    if !(1.0..=65536.0).contains(&num(v[0], "rows")?) {
-        return Err(UnsureKind::OutOfRange("rows"));
-    }
-    if !(32.0..=131072.0).contains(&num(v[1], "cols")?) {
-        return Err(UnsureKind::OutOfRange("cols"));
-    }
-    if !(64.0..=524288.0).contains(&num(v[2], "row_bytes")?) {
-        return Err(UnsureKind::OutOfRange("row_bytes"));
-    }
-    if !(64.0..=268435456.0).contains(&num(v[3], "total_bytes")?) {
-        return Err(UnsureKind::OutOfRange("total_bytes"));
-    }
-    let c0 = num(v[0], "rows")?;
-    let c1 = num(v[1], "cols")?;
-    let c2 = num(v[2], "row_bytes")?;
-    let c3 = num(v[3], "total_bytes")?;
-    let c4 = match w[0] {
-        Some(v) => v,
-        None => return Err(UnsureKind::MissingFeature("dtype")),
-    };
-    let c5 = match w[0] {
-        Some(v) => v,
-        None => return Err(UnsureKind::MissingFeature("dtype")),
-    };
-    if v[4].is_none() {
-        return Err(UnsureKind::MissingFeature("dtype"));
-    }
-    let c7 = match w[1] {
-        Some(v) => v,
-        None => return Err(UnsureKind::MissingFeature("op")),
-    };
-    let c8 = match w[1] {
-        Some(v) => v,
-        None => return Err(UnsureKind::MissingFeature("op")),
-    };
+    let g = range_guard(
+        &RANGES,
+        [number(v[0]), number(v[1]), number(v[2]), number(v[3])],
+    )?;
+    let c0 = g[0];
+    let c1 = g[1];
+    let c2 = g[2];
+    let c3 = g[3];
+    let p0 = present(w[0], "dtype")?;
+    let c4 = p0;
+    let c5 = p0;
+    let p1 = present(w[1], "op")?;
+    let c7 = p1;
+    let c8 = p1;
     Ok(Columns {
         c0,
         c1,
@@ -417,17 +417,6 @@ fn finish<'a>(
     })
 }
 
-/// A numeric value (booleans count as 0/1), else unsure naming the feature.
-#[inline]
-fn num(v: Option<&Value>, name: &'static str) -> Result<f64, UnsureKind> {
-    match v {
-        Some(Value::Int(i)) => Ok(*i as f64),
-        Some(Value::Float(f)) => Ok(*f),
-        Some(Value::Bool(b)) => Ok(f64::from(u8::from(*b))),
-        _ => Err(UnsureKind::MissingFeature(name)),
-    }
-}
-
 /// Walks the tree (`<=` goes left; a one-hot split goes left when the value differs).
 fn walk(c: &Columns<'_>) -> Prediction {
     if c.c1 <= 16387.0 {
@@ -438,7 +427,7 @@ fn walk(c: &Columns<'_>) -> Prediction {
                 // rows <= 743.5
                 if c.c1 <= 516.5 {
                     // cols <= 516.5
-                    if !is_c8(c.c8) {
+                    if !CATEGORY_3.matches(c.c8) {
                         // str(op) != "sum"
                         if c.c3 <= 482.0 {
                             // total_bytes <= 482.0
@@ -456,7 +445,7 @@ fn walk(c: &Columns<'_>) -> Prediction {
                         }
                     } else if c.c1 <= 129.0 {
                         // cols <= 129.0
-                        if !is_c4(c.c4) {
+                        if !CATEGORY_0.matches(c.c4) {
                             // str(dtype) != "torch.float16"
                             Prediction::Distribution(&LEAF_14)
                         } else {
@@ -468,9 +457,9 @@ fn walk(c: &Columns<'_>) -> Prediction {
                     } else {
                         Prediction::Distribution(&LEAF_18)
                     }
-                } else if !is_c5(c.c5) {
+                } else if !CATEGORY_1.matches(c.c5) {
                     // str(dtype) != "torch.float32"
-                    if !is_c7(c.c7) {
+                    if !CATEGORY_2.matches(c.c7) {
                         // str(op) != "softmax"
                         if c.c2 <= 2132.0 {
                             // row_bytes <= 2132.0
@@ -498,7 +487,7 @@ fn walk(c: &Columns<'_>) -> Prediction {
                 } else {
                     Prediction::Distribution(&LEAF_33)
                 }
-            } else if !is_c8(c.c8) {
+            } else if !CATEGORY_3.matches(c.c8) {
                 // str(op) != "sum"
                 if c.c2 <= 2718.0 {
                     // row_bytes <= 2718.0
@@ -525,7 +514,7 @@ fn walk(c: &Columns<'_>) -> Prediction {
                 } else {
                     Prediction::Distribution(&LEAF_47)
                 }
-            } else if !is_c5(c.c5) {
+            } else if !CATEGORY_1.matches(c.c5) {
                 // str(dtype) != "torch.float32"
                 if c.c0 <= 4349.0 {
                     // rows <= 4349.0
@@ -541,9 +530,9 @@ fn walk(c: &Columns<'_>) -> Prediction {
             }
         } else if c.c0 <= 261.5 {
             // rows <= 261.5
-            if !is_c5(c.c5) {
+            if !CATEGORY_1.matches(c.c5) {
                 // str(dtype) != "torch.float32"
-                if !is_c8(c.c8) {
+                if !CATEGORY_3.matches(c.c8) {
                     // str(op) != "sum"
                     if c.c0 <= 119.5 {
                         // rows <= 119.5
@@ -570,7 +559,7 @@ fn walk(c: &Columns<'_>) -> Prediction {
                 }
             } else if c.c2 <= 16428.0 {
                 // row_bytes <= 16428.0
-                if !is_c7(c.c7) {
+                if !CATEGORY_2.matches(c.c7) {
                     // str(op) != "softmax"
                     if c.c3 <= 1681408.0 {
                         // total_bytes <= 1681408.0
@@ -584,7 +573,7 @@ fn walk(c: &Columns<'_>) -> Prediction {
                 } else {
                     Prediction::Distribution(&LEAF_77)
                 }
-            } else if !is_c8(c.c8) {
+            } else if !CATEGORY_3.matches(c.c8) {
                 // str(op) != "sum"
                 if c.c3 <= 500832.0 {
                     // total_bytes <= 500832.0
@@ -600,9 +589,9 @@ fn walk(c: &Columns<'_>) -> Prediction {
             }
         } else if c.c1 <= 8498.0 {
             // cols <= 8498.0
-            if !is_c7(c.c7) {
+            if !CATEGORY_2.matches(c.c7) {
                 // str(op) != "softmax"
-                if !is_c5(c.c5) {
+                if !CATEGORY_1.matches(c.c5) {
                     // str(dtype) != "torch.float32"
                     if c.c0 <= 1178.5 {
                         // rows <= 1178.5
@@ -630,7 +619,7 @@ fn walk(c: &Columns<'_>) -> Prediction {
             } else {
                 Prediction::Distribution(&LEAF_100)
             }
-        } else if !is_c7(c.c7) {
+        } else if !CATEGORY_2.matches(c.c7) {
             // str(op) != "softmax"
             if c.c0 <= 768.0 {
                 // rows <= 768.0
@@ -671,7 +660,7 @@ fn walk(c: &Columns<'_>) -> Prediction {
         Prediction::Distribution(&LEAF_121)
     } else if c.c2 <= 114142.0 {
         // row_bytes <= 114142.0
-        if !is_c8(c.c8) {
+        if !CATEGORY_3.matches(c.c8) {
             // str(op) != "sum"
             Prediction::Distribution(&LEAF_124)
         } else if c.c3 <= 81818624.0 {

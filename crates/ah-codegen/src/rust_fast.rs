@@ -1,0 +1,208 @@
+//! The typed fast path of a generated Rust module: when the context holds the kinds PyTorch
+//! logs (integers for numerical features, strings for categorical ones), the operations are
+//! computed as typed Rust (`crate::rust_expr`), allocation-free.
+
+use std::cell::RefCell;
+use std::collections::BTreeSet;
+
+use serde::Serialize;
+
+use crate::error::CodegenError;
+use crate::escape::comment;
+use crate::plan::{feature_of, Source};
+use crate::rust::{as_f64, Finish, Gen, ValueSource};
+use crate::rust_expr::{str_lit, Code, Renderer, Ty};
+
+/// An operation computed on the fast path.
+#[derive(Serialize)]
+pub struct OpLine {
+    doc: String,
+    var: String,
+    ty: &'static str,
+    code: String,
+}
+
+/// A typed context input: matched as `pattern`, bound as `var` when read.
+#[derive(Serialize)]
+pub struct Input {
+    pattern: String,
+    scrutinee: String,
+    /// `let {binding};` after the match (`None`: not read, matched only).
+    binding: Option<String>,
+}
+
+/// The fast path, ready for the template.
+#[derive(Serialize)]
+pub struct Fast {
+    inputs: Vec<Input>,
+    ops: Vec<OpLine>,
+    /// Guard and columns.
+    pub finish: Finish,
+    /// Functions of `ah_core::ops::scalar` the operations call.
+    #[serde(skip)]
+    pub scalar: BTreeSet<&'static str>,
+}
+
+/// The fast path of `g`'s model, or `None` when an operation cannot be typed (every context
+/// then goes through the generic path).
+pub fn fast_path(g: &Gen<'_, '_>) -> Result<Option<Fast>, CodegenError> {
+    let plan = g.plan;
+    let model = plan.model;
+    // Typed context inputs of the operations.
+    let mut inputs: Vec<(String, Ty)> = Vec::new();
+    for (i, op) in plan.ops.iter().enumerate() {
+        for input in op.inputs() {
+            if plan.source_before(input, i) == Source::Context
+                && !inputs.iter().any(|(n, _)| n == input)
+            {
+                let categorical = model.categorical_features.iter().any(|c| c == input);
+                inputs.push((input.to_string(), if categorical { Ty::S } else { Ty::I }));
+            }
+        }
+    }
+    let read_inputs: RefCell<BTreeSet<usize>> = RefCell::new(BTreeSet::new());
+    // Rendered operations, and whether each can fail.
+    let mut op_code: Vec<(Code, bool)> = Vec::new();
+    let mut scalar = BTreeSet::new();
+    let mut op_reads: Vec<BTreeSet<usize>> = Vec::new();
+    let mut op_input_reads: Vec<BTreeSet<usize>> = Vec::new();
+    for (i, op) in plan.ops.iter().enumerate() {
+        let reads: RefCell<BTreeSet<usize>> = RefCell::new(BTreeSet::new());
+        let input_reads: RefCell<BTreeSet<usize>> = RefCell::new(BTreeSet::new());
+        let rendered = {
+            let lookup = |n: &str| -> Option<(String, Ty)> {
+                match plan.source_before(n, i) {
+                    Source::Op(j) => {
+                        reads.borrow_mut().insert(j);
+                        Some((format!("o{j}"), op_code[j].0.ty))
+                    }
+                    _ => {
+                        let k = inputs.iter().position(|(m, _)| m == n)?;
+                        input_reads.borrow_mut().insert(k);
+                        Some((format!("v{k}"), inputs[k].1))
+                    }
+                }
+            };
+            let mut r = Renderer {
+                lookup: &lookup,
+                fail: format!("UnsureKind::MissingFeature({})", str_lit(&op.name)),
+                helpers: BTreeSet::new(),
+                fallible: false,
+            };
+            match r.render(&op.expr) {
+                Ok(c) => {
+                    scalar.extend(r.helpers);
+                    (c, r.fallible)
+                }
+                Err(_) => return Ok(None),
+            }
+        };
+        op_code.push(rendered);
+        op_reads.push(reads.into_inner());
+        op_input_reads.push(input_reads.into_inner());
+    }
+    // Which operations are read by the guard, a used column, or a computed operation? An
+    // operation nobody reads is computed only when it can fail (the model is unsure then).
+    let mut read = vec![false; plan.ops.len()];
+    if model.range_guard {
+        for r in &model.feature_ranges {
+            if let Source::Op(j) = plan.guard_source(&r.name) {
+                read[j] = true;
+            }
+        }
+    }
+    for &c in &g.used {
+        if let Source::Op(j) = plan.source(feature_of(&model.columns[c])) {
+            read[j] = true;
+        }
+    }
+    let mut computed = vec![false; plan.ops.len()];
+    for i in (0..plan.ops.len()).rev() {
+        computed[i] = read[i] || op_code[i].1;
+        if computed[i] {
+            for &j in &op_reads[i] {
+                read[j] = true;
+            }
+        }
+    }
+    let mut ops = Vec::new();
+    for (i, (op, (code, _))) in plan.ops.iter().zip(&op_code).enumerate() {
+        if !computed[i] {
+            continue;
+        }
+        read_inputs.borrow_mut().extend(&op_input_reads[i]);
+        ops.push(OpLine {
+            doc: format!("`{}` = {}", comment(&op.name), comment(&op.source)),
+            var: if read[i] {
+                format!("o{i}")
+            } else {
+                format!("_o{i}")
+            },
+            ty: code.ty.rust(),
+            code: code.code.clone(),
+        });
+    }
+    // Guard and columns over typed values where known.
+    struct Typed<'a> {
+        g: &'a Gen<'a, 'a>,
+        inputs: &'a [(String, Ty)],
+    }
+    impl ValueSource for Typed<'_> {
+        fn value(&self, name: &str) -> String {
+            self.g.x(name)
+        }
+        fn typed(&self, name: &str) -> Option<(String, Ty)> {
+            let k = self.inputs.iter().position(|(n, _)| n == name)?;
+            Some((format!("v{k}"), self.inputs[k].1))
+        }
+    }
+    let src = Typed { g, inputs: &inputs };
+    let op_typed = |j: usize| Some((format!("o{j}"), op_code[j].0.ty));
+    let guard_reads: RefCell<BTreeSet<String>> = RefCell::new(BTreeSet::new());
+    let guard = g.guard_values(&|n| match plan.guard_source(n) {
+        Source::Op(j) => match op_code[j].0.ty {
+            Ty::S => "None".to_string(),
+            ty => format!("Some({})", as_f64(&format!("o{j}"), ty)),
+        },
+        _ => match src.typed(n) {
+            Some((code, Ty::I)) => {
+                guard_reads.borrow_mut().insert(code.clone());
+                format!("Some({})", as_f64(&code, Ty::I))
+            }
+            Some(_) => "None".to_string(),
+            None => format!("number({})", g.x(n)),
+        },
+    });
+    let finish = g.columns(&src, guard, &|_| None, &op_typed);
+    let mut read_inputs = read_inputs.into_inner();
+    for code in guard_reads.into_inner().iter().chain(&finish.typed_reads) {
+        if let Some(k) = code.strip_prefix('v').and_then(|k| k.parse().ok()) {
+            read_inputs.insert(k);
+        }
+    }
+    let inputs = inputs
+        .iter()
+        .enumerate()
+        .map(|(k, (name, ty))| {
+            let bound = read_inputs.contains(&k);
+            let var = if bound { format!("v{k}") } else { "_".into() };
+            Input {
+                pattern: match ty {
+                    Ty::S => format!("Some(Value::Str({var}))"),
+                    _ => format!("Some(Value::Int({var}))"),
+                },
+                scrutinee: g.x(name),
+                binding: bound.then(|| match ty {
+                    Ty::S => format!("v{k} = v{k}.as_str()"),
+                    _ => format!("v{k} = *v{k}"),
+                }),
+            }
+        })
+        .collect();
+    Ok(Some(Fast {
+        inputs,
+        ops,
+        finish,
+        scalar,
+    }))
+}

@@ -1,0 +1,179 @@
+//! The tree of a generated Rust module, as data for the template: nested `if`s, or for trees
+//! deeper than [`MAX_NESTED_DEPTH`] a table of nodes walked by a loop.
+
+use ah_core::model::{Column, ModelKind, Node};
+use ah_core::value::python_float_repr;
+use serde::Serialize;
+
+use crate::escape::comment;
+use crate::plan::Plan;
+use crate::rust_expr::f64_lit;
+
+/// Trees deeper than this are emitted as a table and a loop rather than nested `if`s (in
+/// Rust and Python alike), so the generated code is valid, and its generation iterative, at
+/// any depth.
+pub const MAX_NESTED_DEPTH: usize = 50;
+
+/// One line of the nested `if`s.
+#[derive(Serialize)]
+pub struct TreeLine {
+    /// `if`, `else_if`, `else`, `end` or `leaf`.
+    kind: &'static str,
+    /// The condition (`if`, `else_if`) or the prediction (`leaf`).
+    code: String,
+    /// The split as the model states it (`if`, `else_if`).
+    doc: String,
+}
+
+/// A node of the table form.
+#[derive(Serialize)]
+pub struct TableNode {
+    /// `TreeNode::Split(..)` or `TreeNode::Leaf(..)` arguments, as Rust.
+    split: bool,
+    /// Split: `column, threshold, left, right`; leaf: the prediction.
+    code: String,
+}
+
+/// An arm of `split_goes_left` (table form).
+#[derive(Serialize)]
+pub struct SplitArm {
+    column: usize,
+    cond: String,
+}
+
+/// The tree, ready for the template.
+#[derive(Serialize)]
+pub struct Tree {
+    /// Nested `if`s (empty in the table form).
+    lines: Vec<TreeLine>,
+    /// Table form: the nodes, root first (empty when nested).
+    table: Vec<TableNode>,
+    /// Table form: one arm per column the tree splits on.
+    arms: Vec<SplitArm>,
+    /// Table form: some split is numeric (the threshold is read).
+    numeric: bool,
+    /// The columns parameter is read.
+    reads_columns: bool,
+    /// Depth beyond which the table form is used.
+    max_nested_depth: usize,
+}
+
+/// The tree of `plan`'s model; `lazy(c)` says whether one-hot column `c` holds the context's
+/// `&Value` (compared with its category `CATEGORY_{category(c)}`) rather than a `bool`.
+pub fn tree(plan: &Plan<'_>, lazy: &dyn Fn(usize) -> Option<usize>) -> Tree {
+    let model = plan.model;
+    let used = plan.used_columns();
+    let goes_left = |column: usize, threshold: &str| match &model.columns[column] {
+        Column::Numeric { .. } => format!("c.c{column} <= {threshold}"),
+        // One-hot values are 0/1 and the threshold lies in [0, 1): left is "not equal".
+        Column::OneHot { .. } => match lazy(column) {
+            Some(k) => format!("!CATEGORY_{k}.matches(c.c{column})"),
+            None => format!("!c.c{column}"),
+        },
+    };
+    let mut out = Tree {
+        lines: Vec::new(),
+        table: Vec::new(),
+        arms: Vec::new(),
+        numeric: used
+            .iter()
+            .any(|c| matches!(model.columns[*c], Column::Numeric { .. })),
+        reads_columns: !used.is_empty(),
+        max_nested_depth: MAX_NESTED_DEPTH,
+    };
+    if model.tree.depth() <= MAX_NESTED_DEPTH {
+        nested(plan, &goes_left, 0, "if", &mut out.lines);
+        return out;
+    }
+    for (i, node) in model.tree.nodes.iter().enumerate() {
+        out.table.push(match node {
+            Node::Split {
+                column,
+                threshold,
+                left,
+                right,
+            } => TableNode {
+                split: true,
+                code: format!("{column}, {}, {left}, {right}", f64_lit(*threshold)),
+            },
+            Node::Leaf { .. } => TableNode {
+                split: false,
+                code: leaf_expr(plan, i),
+            },
+        });
+    }
+    out.arms = used
+        .iter()
+        .map(|&c| SplitArm {
+            column: c,
+            cond: goes_left(c, "threshold"),
+        })
+        .collect();
+    out
+}
+
+/// Nested `if`s from node `i` (`kind` is `if`, or `else_if` for a right child that splits);
+/// only for trees of at most [`MAX_NESTED_DEPTH`] levels, so the recursion is bounded.
+fn nested(
+    plan: &Plan<'_>,
+    goes_left: &dyn Fn(usize, &str) -> String,
+    i: usize,
+    kind: &'static str,
+    lines: &mut Vec<TreeLine>,
+) {
+    let model = plan.model;
+    let line = |kind, code| TreeLine {
+        kind,
+        code,
+        doc: String::new(),
+    };
+    match &model.tree.nodes[i] {
+        Node::Split {
+            column,
+            threshold,
+            left,
+            right,
+        } => {
+            lines.push(TreeLine {
+                kind,
+                code: goes_left(*column, &f64_lit(*threshold)),
+                doc: split_doc(&model.columns[*column], *threshold),
+            });
+            nested(plan, goes_left, *left, "if", lines);
+            if matches!(model.tree.nodes[*right], Node::Split { .. }) {
+                nested(plan, goes_left, *right, "else_if", lines);
+            } else {
+                lines.push(line("else", String::new()));
+                nested(plan, goes_left, *right, "if", lines);
+                lines.push(line("end", String::new()));
+            }
+        }
+        Node::Leaf { .. } => lines.push(line("leaf", leaf_expr(plan, i))),
+    }
+}
+
+/// A leaf's prediction.
+fn leaf_expr(plan: &Plan<'_>, i: usize) -> String {
+    let model = plan.model;
+    match (&model.tree.nodes[i], model.kind) {
+        (
+            Node::Leaf {
+                unsafe_leaf: true, ..
+            },
+            ModelKind::Decision,
+        ) => "Prediction::Unsure(UnsureKind::UnsafeLeaf)".to_string(),
+        (Node::Leaf { .. }, ModelKind::Decision) => format!("Prediction::Distribution(&LEAF_{i})"),
+        (Node::Leaf { value, .. }, ModelKind::Regression) => {
+            format!("Prediction::Value({})", f64_lit(value[0]))
+        }
+        (Node::Split { .. }, _) => unreachable!("leaf_expr of a split"),
+    }
+}
+
+/// A split as comment text.
+fn split_doc(col: &Column, threshold: f64) -> String {
+    comment(&match col {
+        Column::Numeric { name } => format!("{name} <= {}", python_float_repr(threshold)),
+        Column::OneHot { feature, value } => format!("str({feature}) != {value:?}"),
+    })
+}

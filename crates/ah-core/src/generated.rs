@@ -1,0 +1,233 @@
+//! What generated heuristics call (`ah-codegen`'s Rust modules): reading a value as a number,
+//! the range guard over a table of training ranges, `str(value) == category` without
+//! formatting, and the generic path that evaluates a model's operations with [`crate::ops`].
+//!
+//! It lives in the core, next to the semantics it mirrors ([`crate::model::ModelEvaluator`]),
+//! so that every crate ah-codegen writes into has it without copying it into each module, and
+//! so that one test suite pins it. Python's arithmetic on typed scalars is
+//! [`crate::ops::scalar`]'s.
+
+use std::sync::OnceLock;
+
+use crate::heuristic::UnsureKind;
+use crate::ops::{EvalError, Operation};
+use crate::{Context, Value};
+
+/// A numeric value (booleans count as 0/1); `None` when missing or a string.
+#[inline]
+pub fn number(v: Option<&Value>) -> Option<f64> {
+    match v {
+        Some(Value::Int(i)) => Some(*i as f64),
+        Some(Value::Float(f)) => Some(*f),
+        Some(Value::Bool(b)) => Some(f64::from(u8::from(*b))),
+        _ => None,
+    }
+}
+
+/// [`number`], else unsure naming the feature.
+#[inline]
+pub fn num(v: Option<&Value>, name: &'static str) -> Result<f64, UnsureKind> {
+    number(v).ok_or(UnsureKind::MissingFeature(name))
+}
+
+/// A value that must be present, else unsure naming the feature.
+#[inline]
+pub fn present<'a>(v: Option<&'a Value>, name: &'static str) -> Result<&'a Value, UnsureKind> {
+    v.ok_or(UnsureKind::MissingFeature(name))
+}
+
+/// A feature's range in the training data (both ends included).
+#[derive(Debug, Clone, Copy)]
+pub struct FeatureRange {
+    /// The feature.
+    pub name: &'static str,
+    /// Smallest value seen in training.
+    pub min: f64,
+    /// Largest value seen in training.
+    pub max: f64,
+}
+
+/// The range guard: in table order, a feature whose value is not numeric (`None`) is missing,
+/// one outside its range is out of range; the first failure wins. Gives the checked values.
+#[inline]
+pub fn range_guard<const N: usize>(
+    ranges: &[FeatureRange; N],
+    values: [Option<f64>; N],
+) -> Result<[f64; N], UnsureKind> {
+    let mut out = [0.0; N];
+    for ((r, v), o) in ranges.iter().zip(values).zip(&mut out) {
+        let v = v.ok_or(UnsureKind::MissingFeature(r.name))?;
+        if !(r.min..=r.max).contains(&v) {
+            return Err(UnsureKind::OutOfRange(r.name));
+        }
+        *o = v;
+    }
+    Ok(out)
+}
+
+/// A one-hot column's category: Python's `str(value) == text`, decided without formatting
+/// (the generator works out which integer, float or boolean prints as `text`).
+#[derive(Debug, Clone, Copy)]
+pub struct Category {
+    /// The category as logged.
+    pub text: &'static str,
+    /// The integer whose `str()` is `text`, if any.
+    pub int: Option<i64>,
+    /// The bits of the float whose `str()` is `text`, if any (`nan` is [`Category::nan`]).
+    pub float_bits: Option<u64>,
+    /// `text` is `nan`.
+    pub nan: bool,
+}
+
+impl Category {
+    /// Whether `str(v) == self.text`.
+    #[inline]
+    pub fn matches(&self, v: &Value) -> bool {
+        match v {
+            Value::Str(s) => s == self.text,
+            Value::Bool(b) => self.text == if *b { "True" } else { "False" },
+            Value::Int(i) => self.int == Some(*i),
+            Value::Float(f) if f.is_nan() => self.nan,
+            Value::Float(f) => self.float_bits == Some(f.to_bits()),
+        }
+    }
+}
+
+/// A model's operations for the generic path: parsed once, evaluated with [`crate::ops`] on a
+/// copy of the context, as [`crate::model::ModelEvaluator`] does.
+#[derive(Debug)]
+pub struct Operations {
+    /// (name, expression, categorical), in order.
+    specs: &'static [(&'static str, &'static str, bool)],
+    /// Every name the operations read (for allocation-free unsure reasons).
+    inputs: &'static [&'static str],
+    parsed: OnceLock<Vec<Operation>>,
+}
+
+impl Operations {
+    /// The operations of a generated module.
+    pub const fn new(
+        specs: &'static [(&'static str, &'static str, bool)],
+        inputs: &'static [&'static str],
+    ) -> Self {
+        Operations {
+            specs,
+            inputs,
+            parsed: OnceLock::new(),
+        }
+    }
+
+    fn parsed(&self) -> &[Operation] {
+        self.parsed.get_or_init(|| {
+            self.specs
+                .iter()
+                .map(|(name, expr, categorical)| {
+                    Operation::parse(name, expr, *categorical).expect("generated operations parse")
+                })
+                .collect()
+        })
+    }
+
+    /// The context with every operation's value set; a failure is unsure, naming the
+    /// missing input or the operation.
+    pub fn apply(&self, ctx: &Context) -> Result<Context, UnsureKind> {
+        let mut s = ctx.clone();
+        for (op, (name, _, _)) in self.parsed().iter().zip(self.specs) {
+            let v = op.expr.eval(&|n| s.get(n).cloned()).map_err(|e| match e {
+                EvalError::UnknownFeature(f) => UnsureKind::MissingFeature(
+                    self.inputs
+                        .iter()
+                        .copied()
+                        .find(|n| *n == f)
+                        .unwrap_or(name),
+                ),
+                _ => UnsureKind::MissingFeature(name),
+            })?;
+            s.set(op.name.clone(), v, op.is_categorical);
+        }
+        Ok(s)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn range_guard_reports_the_first_failure() {
+        let ranges = [
+            FeatureRange {
+                name: "a",
+                min: 0.0,
+                max: 1.0,
+            },
+            FeatureRange {
+                name: "b",
+                min: 0.0,
+                max: 1.0,
+            },
+        ];
+        assert_eq!(range_guard(&ranges, [Some(0.5), Some(1.0)]), Ok([0.5, 1.0]));
+        assert_eq!(
+            range_guard(&ranges, [Some(2.0), None]),
+            Err(UnsureKind::OutOfRange("a"))
+        );
+        assert_eq!(
+            range_guard(&ranges, [None, Some(2.0)]),
+            Err(UnsureKind::MissingFeature("a"))
+        );
+        assert_eq!(
+            range_guard(&ranges, [Some(f64::NAN), Some(0.0)]),
+            Err(UnsureKind::OutOfRange("a"))
+        );
+    }
+
+    #[test]
+    fn category_matches_like_python_str() {
+        let one = Category {
+            text: "1",
+            int: Some(1),
+            float_bits: None,
+            nan: false,
+        };
+        assert!(one.matches(&Value::Int(1)));
+        assert!(one.matches(&Value::Str("1".into())));
+        assert!(!one.matches(&Value::Bool(true)));
+        let f = Category {
+            text: "False",
+            int: None,
+            float_bits: None,
+            nan: false,
+        };
+        assert!(f.matches(&Value::Bool(false)));
+        assert!(!f.matches(&Value::Int(0)));
+        let nan = Category {
+            text: "nan",
+            int: None,
+            float_bits: None,
+            nan: true,
+        };
+        assert!(nan.matches(&Value::Float(f64::NAN)));
+        let half = Category {
+            text: "0.5",
+            int: None,
+            float_bits: Some(0.5f64.to_bits()),
+            nan: false,
+        };
+        assert!(half.matches(&Value::Float(0.5)));
+        assert_eq!(number(Some(&Value::Bool(true))), Some(1.0));
+        assert_eq!(num(None, "x"), Err(UnsureKind::MissingFeature("x")));
+    }
+
+    #[test]
+    fn operations_fail_like_the_evaluator() {
+        static OPS: Operations = Operations::new(&[("q", "a / b", false)], &["a", "b"]);
+        let mut ctx = Context::new();
+        ctx.add("a", Value::Int(1));
+        assert_eq!(OPS.apply(&ctx).err(), Some(UnsureKind::MissingFeature("b")));
+        ctx.add("b", Value::Int(0));
+        assert_eq!(OPS.apply(&ctx).err(), Some(UnsureKind::MissingFeature("q")));
+        ctx.set("b".to_string(), Value::Int(4), false);
+        assert_eq!(OPS.apply(&ctx).unwrap().get("q"), Some(&Value::Float(0.25)));
+    }
+}
