@@ -52,7 +52,7 @@ struct Cli {
     num_samples: u64,
     /// Repetitions of each input; each repetition logs one row per choice (training takes the
     /// median over repetitions). Default: the recorded count when resuming, else 2 (PyTorch's
-    /// runner uses 3; on 5,200 H100 inputs the label from 2 repetitions was the label from 3 on
+    /// runner uses 3; on 4,200 H100 inputs the label from 2 repetitions was the label from 3 on
     /// 99.9 % of the inputs whose choices differ by more than 10 %: docs/collection.md).
     #[arg(
         long,
@@ -417,7 +417,10 @@ const DEFAULT_REPS: usize = 2;
 fn recorded_provenance(out: &Path) -> Option<serde_json::Value> {
     let text = std::fs::read_to_string(collect::provenance_path(out)).ok()?;
     let v: serde_json::Value = serde_json::from_str(&text).ok()?;
-    v["sessions"].as_array().is_some_and(|s| !s.is_empty()).then_some(v)
+    v["sessions"]
+        .as_array()
+        .is_some_and(|s| !s.is_empty())
+        .then_some(v)
 }
 
 fn runner_names(options: &RunnerOptions) -> String {

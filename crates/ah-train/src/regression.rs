@@ -23,13 +23,13 @@ use crate::cart::{CartParams, CartTree};
 use crate::config::Grid;
 use crate::dataset::dataset_hash;
 use crate::error::{Result, TrainError};
-use ah_eval::metrics::{self as eval, EvalSettings, Metrics, Outcome, RowAnswer};
-use ah_eval::table::Table;
 use crate::guard::GuardPolicy;
 use crate::learner::TrainMatrix;
 use crate::train::output::{model_nodes, out_of_range, provenance, set_rows, split_sets};
 use crate::train::prepare::{prepare, Prepared, Variant};
 use crate::train::{GridRow, TrainOptions, TrainOutput};
+use ah_eval::metrics::{self as eval, EvalSettings, Metrics, Outcome, RowAnswer};
+use ah_eval::table::Table;
 
 /// Minimum repetitions per (input, choice).
 pub const MIN_COUNT: usize = 3;
@@ -424,12 +424,12 @@ fn build_model(
 mod tests {
     use super::*;
     use crate::config::Overrides;
-    use ah_eval::table::{build_table, BuildOptions};
     use crate::learner::Learner;
     use crate::train::{CostAwareParams, Mode};
     use ah_core::model::Decision;
     use ah_core::model::Node;
     use ah_core::Context;
+    use ah_eval::table::{build_table, BuildOptions};
     use std::path::PathBuf;
 
     /// A toy log (`a` wins for m <= 50, 3 consistent repetitions) in `dir`, and options

@@ -5,8 +5,8 @@
 //! ([`transfer_threshold`]).
 
 use crate::cart::CartTree;
-use ah_eval::table::Table;
 use ah_eval::metrics::{self as eval, EvalSettings, Outcome};
+use ah_eval::table::Table;
 
 use super::{CostAwareParams, Fitted};
 

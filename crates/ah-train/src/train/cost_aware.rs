@@ -11,10 +11,10 @@ use rayon::prelude::*;
 
 use crate::cart::CartTree;
 use crate::config::GridConfig;
-use ah_eval::table::Table;
 use crate::error::Result;
 use crate::learner::TrainMatrix;
 use crate::split::RandomState;
+use ah_eval::table::Table;
 
 use super::confidence::{
     choose_threshold, leaf_scores, oof_rows, transfer_threshold, CvThreshold, OofRow,

@@ -4,9 +4,9 @@
 
 use crate::cart::{CartNode, CartTree};
 use crate::config::UnsafeRule;
-use ah_eval::table::Table;
-use ah_eval::metrics::EvalSettings;
 use crate::learner::TrainMatrix;
+use ah_eval::metrics::EvalSettings;
+use ah_eval::table::Table;
 
 use super::prepare::Prepared;
 use super::{Fitted, Mode, TrainOptions};

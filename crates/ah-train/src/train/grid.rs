@@ -7,8 +7,8 @@ use std::collections::BTreeMap;
 
 use crate::cart::CartParams;
 use crate::config::GridConfig;
-use ah_eval::table::Table;
 use ah_eval::metrics::{self as eval, EvalSettings, Metrics, RowPredictions};
+use ah_eval::table::Table;
 
 use super::fit::{eval_settings, eval_view};
 use super::prepare::Prepared;

@@ -26,12 +26,12 @@ use ah_core::ops::Operation;
 use crate::cart::{CartTree, Criterion, MinSamplesLeaf};
 use crate::config::Overrides;
 use crate::dataset::dataset_hash;
-use ah_eval::table::Key;
 use crate::error::Result;
-use ah_eval::metrics::{LeafModel, Metrics};
 use crate::guard::GuardPolicy;
 use crate::learner::Learner;
 use crate::split::SplitFile;
+use ah_eval::metrics::{LeafModel, Metrics};
+use ah_eval::table::Key;
 
 mod confidence;
 mod cost_aware;

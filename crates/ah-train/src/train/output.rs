@@ -10,10 +10,10 @@ use ah_core::model::{
 use ah_core::ops::Operation;
 
 use crate::cart::CartTree;
-use ah_eval::table::Table;
 use crate::error::Result;
-use ah_eval::metrics::{self as eval, EvalSettings, Metrics, Outcome};
 use crate::guard::GuardPolicy;
+use ah_eval::metrics::{self as eval, EvalSettings, Metrics, Outcome};
+use ah_eval::table::Table;
 
 use super::grid::{GridInput, Selection};
 use super::prepare::Prepared;

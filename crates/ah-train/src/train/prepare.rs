@@ -9,9 +9,9 @@
 use ah_core::Log;
 
 use crate::config::{config_for, HeuristicConfig, Settings};
-use ah_eval::table::{build_table, BuildOptions, Encoding, Table};
 use crate::error::{Result, TrainError};
 use crate::split::{upstream_split, Split, SplitFile};
+use ah_eval::table::{build_table, BuildOptions, Encoding, Table};
 
 use super::{Mode, TrainOptions};
 
