@@ -70,6 +70,9 @@ def compiled_pad_mm(mp, kp, np_, pre1, pre2):
             r = r[:, :-np_]
         return r
 
+    # One compiled function per input: without a reset dynamo counts every input (new shapes,
+    # new TF32 state) as a recompilation of the same code and stops at its recompile limit.
+    torch._dynamo.reset()
     return torch.compile(pad_mm, dynamic=False, fullgraph=True)
 
 
