@@ -1,0 +1,114 @@
+//! [`Operation`]: a named, parsed expression; applying operations to a context in order and
+//! checking that each reads only known features.
+
+use super::ast::Expr;
+use super::parse::parse_expr;
+use crate::context::Context;
+use crate::error::{Error, Result};
+use crate::model::OperationSpec;
+use crate::value::Value;
+
+/// One augment operation: `name = expr`, numerical or categorical.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Operation {
+    /// The feature the operation defines (`m*k`, `arith_intensity`, ...).
+    pub name: String,
+    /// The expression source as given.
+    pub source: String,
+    /// Categorical results are one-hot encoded (compared as strings).
+    pub is_categorical: bool,
+    /// The parsed expression.
+    pub expr: Expr,
+}
+
+impl Operation {
+    /// Parses an operation. Errors name the operation, the column and what was expected.
+    pub fn parse(name: &str, source: &str, is_categorical: bool) -> Result<Operation> {
+        if name.is_empty() || name.contains([',', '\n', '\r', '`']) || name.trim() != name {
+            return Err(Error::Other(format!(
+                "invalid operation name {name:?}: a name must be non-empty, without commas, backticks, line breaks or surrounding spaces (it becomes a CSV column)"
+            )));
+        }
+        let expr = parse_expr(source).map_err(|(column, message)| Error::Expression {
+            name: name.to_string(),
+            source_text: source.to_string(),
+            column,
+            message,
+        })?;
+        Ok(Operation {
+            name: name.to_string(),
+            source: source.to_string(),
+            is_categorical,
+            expr,
+        })
+    }
+
+    /// Parses an operation recorded in a model.
+    pub fn from_spec(spec: &OperationSpec) -> Result<Operation> {
+        Self::parse(&spec.name, &spec.expr, spec.categorical)
+    }
+
+    /// The operation as recorded in a model.
+    pub fn spec(&self) -> OperationSpec {
+        OperationSpec {
+            name: self.name.clone(),
+            expr: self.source.clone(),
+            categorical: self.is_categorical,
+        }
+    }
+
+    /// Referenced feature names, in order of first use, without duplicates.
+    pub fn inputs(&self) -> Vec<&str> {
+        self.expr.inputs()
+    }
+
+    /// Evaluates the operation; an unknown feature name is an error naming it.
+    pub fn eval(&self, lookup: &dyn Fn(&str) -> Option<Value>) -> Result<Value> {
+        self.expr.eval(lookup).map_err(|source| Error::Operation {
+            name: self.name.clone(),
+            source,
+        })
+    }
+
+    /// Evaluates the operation on a context.
+    pub fn eval_context(&self, ctx: &Context) -> Result<Value> {
+        self.eval(&|n| ctx.get(n).cloned())
+    }
+}
+
+/// Applies operations to a context in order (each result is set on the context, so later
+/// operations see earlier ones), as PyTorch's `AHContext.apply_operations` does.
+///
+/// Unlike PyTorch (which only updates `context_dict`), the results become features of `ctx`,
+/// so apply them to a copy when the context is logged afterwards.
+pub fn apply_operations(ops: &[Operation], ctx: &mut Context) -> Result<()> {
+    for op in ops {
+        let v = op.eval_context(ctx)?;
+        ctx.set(op.name.clone(), v, op.is_categorical);
+    }
+    Ok(())
+}
+
+/// Checks that every operation reads only `available` features or results of earlier
+/// operations. The error names the operation and the unknown feature.
+pub fn check_operations(ops: &[Operation], available: &[String]) -> Result<()> {
+    let mut known: Vec<&str> = available.iter().map(String::as_str).collect();
+    for op in ops {
+        for input in op.inputs() {
+            if !known.contains(&input) {
+                let later = ops.iter().any(|o| o.name == input);
+                let hint = if later {
+                    " (it is defined by a later operation: move that one up)".to_string()
+                } else {
+                    format!("; known features: {}", known.join(", "))
+                };
+                return Err(Error::Other(format!(
+                    "operation `{}` reads unknown feature `{input}`{hint}",
+                    op.name
+                )));
+            }
+        }
+        known.push(&op.name);
+    }
+    Ok(())
+}
