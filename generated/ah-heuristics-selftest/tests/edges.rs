@@ -7,7 +7,7 @@
 use std::path::Path;
 
 use ah_core::model::Model;
-use ah_core::{Context, Decision, LearnedHeuristic, Value};
+use ah_core::{Context, Decision, Value};
 
 fn pad_ctx(pairs: &[(&str, Value)], model: &Model) -> Context {
     let mut c = Context::new();
