@@ -31,7 +31,7 @@ test: ## run the whole test suite (no GPU needed; GPU tests skip with a message)
 	$(CARGO) test --workspace --locked
 	$(MAKE) --no-print-directory check-generated
 
-check-generated: ## fail if the committed generated heuristics or docs/cli.md are stale
+check-generated: ## fail if the committed generated crates (heuristics, self-test fixtures) or docs/cli.md are stale
 	bash scripts/check_generated.sh
 	bash scripts/cli_docs.sh --check
 

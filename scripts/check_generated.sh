@@ -1,8 +1,12 @@
 #!/usr/bin/env bash
 # Fails when the committed generated heuristics differ from what ah-codegen makes of the
-# committed models (someone edited generated code by hand, or changed the templates).
+# committed models (someone edited generated code by hand, or changed the templates): the
+# production crate generated/ah-heuristics and the test-only crate of hand-written fixtures,
+# generated/ah-heuristics-selftest.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 CARGO=${CARGO:-cargo}
-$CARGO run --quiet --locked -p ah-codegen -- generated/ah-heuristics/models --rust generated/ah-heuristics --check
+for krate in generated/ah-heuristics generated/ah-heuristics-selftest; do
+  $CARGO run --quiet --locked -p ah-codegen -- "$krate/models" --rust "$krate" --check
+done
 echo "generated heuristics are up to date"

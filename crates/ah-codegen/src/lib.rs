@@ -79,8 +79,10 @@ pub struct Options {
     /// Write, check or dry run.
     pub mode: Mode,
     /// The regenerate command for the headers. `None`: the canonical
-    /// `ah-codegen generated/ah-heuristics/models/NAME.model.json` (plus `--python`/`--dot`
-    /// for those files), so that files made by `ah-train` and by `ah-codegen` are identical.
+    /// `ah-codegen CRATE/models/NAME.model.json` (plus `--rust CRATE` when the crate is not
+    /// [`DEFAULT_RUST_CRATE`], and `--python`/`--dot` for those files), CRATE being the Rust
+    /// crate's path in its workspace, so that files made by `ah-train` and by `ah-codegen` are
+    /// identical.
     pub command: Option<String>,
 }
 
@@ -98,10 +100,21 @@ pub fn render(model: &Model, options: &Options) -> Result<Vec<GeneratedFile>, Co
     model.check()?;
     let plan = plan::Plan::new(model)?;
     let name = &model.heuristic_name;
-    let canonical = format!("ah-codegen {DEFAULT_RUST_CRATE}/models/{name}.model.json");
+    let crate_label = match &options.rust_crate {
+        Some(krate) => {
+            check_rust_crate(krate)?;
+            crate_label(krate)?
+        }
+        None => DEFAULT_RUST_CRATE.to_string(),
+    };
+    let rust_flag = if crate_label == DEFAULT_RUST_CRATE {
+        String::new()
+    } else {
+        format!(" --rust {crate_label}")
+    };
+    let canonical = format!("ah-codegen {crate_label}/models/{name}.model.json{rust_flag}");
     let mut files = Vec::new();
     if let Some(krate) = &options.rust_crate {
-        check_rust_crate(krate)?;
         let command = options.command.clone().unwrap_or_else(|| canonical.clone());
         let header = header::header_lines(model, &command);
         let module = module_name(name);
@@ -124,7 +137,7 @@ pub fn render(model: &Model, options: &Options) -> Result<Vec<GeneratedFile>, Co
         });
         let mut modules = existing_modules(&src)?;
         modules.insert(module);
-        let lib_command = format!("ah-codegen {DEFAULT_RUST_CRATE}/models/");
+        let lib_command = format!("ah-codegen {crate_label}/models/{rust_flag}");
         files.push(GeneratedFile {
             path: src.join("lib.rs"),
             contents: rustfmt(&rust::render_lib(&modules, &lib_command)?)?,
@@ -189,6 +202,34 @@ pub fn check_rust_crate(krate: &Path) -> Result<(), CodegenError> {
             path: krate.to_path_buf(),
         })
     }
+}
+
+/// The crate path the headers' regenerate commands name: `krate` relative to the root of the
+/// Cargo workspace holding it (the nearest ancestor folder whose `Cargo.toml` has a
+/// `[workspace]` table), with `/` separators, so that the headers do not depend on the working
+/// directory or on how the path was spelled. [`DEFAULT_RUST_CRATE`] when `krate` is in no
+/// workspace (a crate in a temporary folder).
+fn crate_label(krate: &Path) -> Result<String, CodegenError> {
+    let canonical = krate
+        .canonicalize()
+        .map_err(|e| CodegenError::io(krate, e))?;
+    for root in canonical.ancestors().skip(1) {
+        let manifest = root.join("Cargo.toml");
+        let text = match std::fs::read_to_string(&manifest) {
+            Ok(t) => t,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+            Err(e) => return Err(CodegenError::io(&manifest, e)),
+        };
+        if text.lines().any(|l| l.trim() == "[workspace]") {
+            let relative = canonical.strip_prefix(root).unwrap_or(&canonical);
+            let parts: Vec<String> = relative
+                .components()
+                .map(|c| c.as_os_str().to_string_lossy().into_owned())
+                .collect();
+            return Ok(parts.join("/"));
+        }
+    }
+    Ok(DEFAULT_RUST_CRATE.to_string())
 }
 
 /// Module names of the generated heuristics in a crate's `src` folder (files whose header

@@ -148,11 +148,15 @@ no model in {} generates this module: delete it, or add its model JSON
         }
     }
     if !stale.is_empty() {
-        let models: Vec<String> = cli.models.iter().map(|p| p.display().to_string()).collect();
+        let mut args: Vec<String> = cli.models.iter().map(|p| p.display().to_string()).collect();
+        // The suggested command must write into the crate that was checked.
+        if !cli.no_rust && cli.rust != Path::new(ah_codegen::DEFAULT_RUST_CRATE) {
+            args.push(format!("--rust {}", cli.rust.display()));
+        }
         eprintln!(
             "error: {} generated file(s) are stale, run `ah-codegen {}` to regenerate:\n{}",
             stale.len(),
-            models.join(" "),
+            args.join(" "),
             stale.join("\n")
         );
         return Ok(ExitCode::from(1));

@@ -383,3 +383,66 @@ fn golden_files() {
         );
     }
 }
+
+/// The headers' regenerate command names the crate by its path in its Cargo workspace (with
+/// `--rust` unless it is the default crate), whatever the working directory and spelling.
+#[test]
+fn headers_name_the_crate_path_in_its_workspace() {
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path().join("ws");
+    std::fs::create_dir_all(&ws).unwrap();
+    std::fs::write(ws.join("Cargo.toml"), "[workspace]\nresolver = \"2\"\n").unwrap();
+    let generate = |krate: &Path, cwd: &Path, spelled: &Path| {
+        std::fs::create_dir_all(krate).unwrap();
+        std::fs::write(krate.join("Cargo.toml"), "[package]\nname = \"h\"\n").unwrap();
+        let o = bin()
+            .current_dir(cwd)
+            .arg(fixture())
+            .arg("--rust")
+            .arg(spelled)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", stderr(&o));
+        let module = std::fs::read_to_string(krate.join("src/codegen_self_test.rs")).unwrap();
+        let lib = std::fs::read_to_string(krate.join("src/lib.rs")).unwrap();
+        (module, lib)
+    };
+    let fixtures = ws.join("gen/fixtures");
+    let (module, lib) = generate(&fixtures, dir.path(), &fixtures);
+    assert!(
+        module.lines().nth(1)
+            == Some("//! Regenerate: ah-codegen gen/fixtures/models/CodegenSelfTest.model.json --rust gen/fixtures"),
+        "{module}"
+    );
+    assert!(
+        lib.contains("regenerate with `ah-codegen gen/fixtures/models/ --rust gen/fixtures`"),
+        "{lib}"
+    );
+    // Relative, from inside the workspace, with a trailing separator: the same bytes.
+    let again = generate(&fixtures, &ws.join("gen"), Path::new("./fixtures/"));
+    assert_eq!(again, (module, lib));
+    // A stale file: the suggested command writes into the crate that was checked.
+    let edited = format!("{}// hand edit\n", again.0);
+    std::fs::write(fixtures.join("src/codegen_self_test.rs"), edited).unwrap();
+    let o = bin()
+        .current_dir(ws.join("gen"))
+        .arg(fixture())
+        .args(["--rust", "./fixtures/", "--check"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stderr(&o).contains("selftest.model.json --rust ./fixtures/` to regenerate"),
+        "{}",
+        stderr(&o)
+    );
+    // The default crate's path needs no `--rust`.
+    let default = ws.join("generated/ah-heuristics");
+    let (module, lib) = generate(&default, &ws, Path::new("generated/ah-heuristics"));
+    assert!(
+        module.lines().nth(1)
+            == Some("//! Regenerate: ah-codegen generated/ah-heuristics/models/CodegenSelfTest.model.json"),
+        "{module}"
+    );
+    assert!(lib.contains("regenerate with `ah-codegen generated/ah-heuristics/models/`."));
+}

@@ -284,12 +284,20 @@ fn deep_chain_artifact_decides_like_the_model() {
 
 #[test]
 fn committed_models_artifacts_decide_like_the_models_on_their_logs() {
-    let dir = manifest().join("../../generated/ah-heuristics/models");
-    let mut paths: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .collect();
-    paths.sort();
+    // The production crate's models and the self-test crate's hand-written fixtures.
+    let mut paths: Vec<PathBuf> = Vec::new();
+    for krate in ["ah-heuristics", "ah-heuristics-selftest"] {
+        let dir = manifest()
+            .join("../../generated")
+            .join(krate)
+            .join("models");
+        let mut found: Vec<PathBuf> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .collect();
+        found.sort();
+        paths.extend(found);
+    }
     for path in paths
         .iter()
         .filter(|p| p.extension().is_some_and(|e| e == "json"))

@@ -4,11 +4,6 @@
 
 use ah_core::Registry;
 
-pub mod codegen_deep_self_test;
-pub mod codegen_ops_self_test;
-pub mod codegen_plain_self_test;
-pub mod codegen_regression_self_test;
-pub mod codegen_self_test;
 pub mod mm_ranking_h100;
 pub mod pad_mm_cpu;
 pub mod pad_mma100;
@@ -17,11 +12,6 @@ pub mod reduction_h100;
 
 /// Registers every generated heuristic, in module-name order.
 pub fn register_all(registry: &mut Registry) {
-    registry.register(&codegen_deep_self_test::HEURISTIC);
-    registry.register(&codegen_ops_self_test::HEURISTIC);
-    registry.register(&codegen_plain_self_test::HEURISTIC);
-    registry.register(&codegen_regression_self_test::HEURISTIC);
-    registry.register(&codegen_self_test::HEURISTIC);
     registry.register(&mm_ranking_h100::HEURISTIC);
     registry.register(&pad_mm_cpu::HEURISTIC);
     registry.register(&pad_mma100::HEURISTIC);

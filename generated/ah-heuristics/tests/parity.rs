@@ -1,7 +1,9 @@
 //! The generated code decides exactly like the in-memory model it was made from
 //! (`ah_core::model::ModelEvaluator`, the reference), on every row of the training log and on
 //! contexts built to hit the edges: ties at the threshold, unseen categories, out-of-range
-//! values, missing features, unusual value kinds (the generic path).
+//! values, missing features, unusual value kinds (the generic path). Covers this crate and the
+//! test-only crate of hand-written fixtures (`generated/ah-heuristics-selftest`, a
+//! dev-dependency), whose heuristics production `register_all` must not register.
 
 use std::path::{Path, PathBuf};
 
@@ -9,10 +11,15 @@ use ah_core::log::{Log, ReadOptions};
 use ah_core::model::{Model, ModelEvaluator};
 use ah_core::{Context, Decision, LearnedHeuristic, Value};
 
-fn models() -> Vec<(PathBuf, Model)> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("models");
+/// The models folder of the self-test crate.
+fn self_test_models_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../ah-heuristics-selftest/models")
+}
+
+/// The models of one crate's `models/` folder, sorted by path.
+fn models_in(dir: &Path) -> Vec<(PathBuf, Model)> {
     let mut out = Vec::new();
-    for entry in std::fs::read_dir(&dir).unwrap() {
+    for entry in std::fs::read_dir(dir).unwrap() {
         let path = entry.unwrap().path();
         if path.extension().is_some_and(|e| e == "json") {
             let text = std::fs::read_to_string(&path).unwrap();
@@ -26,14 +33,57 @@ fn models() -> Vec<(PathBuf, Model)> {
     out
 }
 
+/// The models of this crate, then those of the self-test crate.
+fn models() -> Vec<(PathBuf, Model)> {
+    let mut out = models_in(&Path::new(env!("CARGO_MANIFEST_DIR")).join("models"));
+    out.extend(models_in(&self_test_models_dir()));
+    out
+}
+
 fn heuristic(name: &str) -> &'static dyn LearnedHeuristic {
-    let registry = ah_heuristics::registry();
-    let found = registry
-        .heuristics()
+    let registries = [
+        ah_heuristics::registry(),
+        ah_heuristics_selftest::registry(),
+    ];
+    let found = registries
         .iter()
-        .copied()
+        .flat_map(|r| r.heuristics().iter().copied())
         .find(|h| h.heuristic_name() == name);
     found.unwrap_or_else(|| panic!("heuristic {name} is not registered: regenerate the crate"))
+}
+
+/// Production `register_all` registers exactly the trained models of this crate; the
+/// hand-written fixtures (dataset `none`) are only in the self-test crate.
+#[test]
+fn production_registry_holds_the_trained_models_and_no_fixture() {
+    let production = ah_heuristics::registry();
+    let mut registered: Vec<&str> = production
+        .heuristics()
+        .iter()
+        .map(|h| h.heuristic_name())
+        .collect();
+    registered.sort_unstable();
+    let own = models_in(&Path::new(env!("CARGO_MANIFEST_DIR")).join("models"));
+    let mut trained: Vec<&str> = own.iter().map(|(_, m)| m.heuristic_name.as_str()).collect();
+    trained.sort_unstable();
+    assert_eq!(registered, trained);
+    for (path, model) in &own {
+        assert_ne!(
+            model.provenance.dataset,
+            "none",
+            "{}: a hand-written model belongs in generated/ah-heuristics-selftest",
+            path.display()
+        );
+    }
+    let fixtures = ah_heuristics_selftest::registry();
+    assert!(!fixtures.heuristics().is_empty());
+    for h in fixtures.heuristics() {
+        assert!(
+            !registered.contains(&h.heuristic_name()),
+            "{} is registered by production register_all",
+            h.heuristic_name()
+        );
+    }
 }
 
 /// Compares the generated heuristic with the model on `contexts`; returns how many decided.
@@ -251,124 +301,4 @@ fn every_model_decides_like_the_generated_code_on_edge_contexts() {
             contexts.len()
         );
     }
-}
-
-fn pad_ctx(pairs: &[(&str, Value)], model: &Model) -> Context {
-    let mut c = Context::new();
-    for (n, v) in pairs {
-        c.add_feature(
-            n.to_string(),
-            v.clone(),
-            model.categorical_features.iter().any(|x| x == n),
-        );
-    }
-    c
-}
-
-/// The self-test model's edges, one by one, with the answers written out.
-#[test]
-fn self_test_heuristic_edges() {
-    let (_, model) = models()
-        .into_iter()
-        .find(|(_, m)| m.heuristic_name == "CodegenSelfTest")
-        .unwrap();
-    let h = heuristic("CodegenSelfTest");
-    let base = |m: i64, n: i64, tf32: Value, dtype: &str| -> Vec<(&'static str, Value)> {
-        vec![
-            ("m", Value::Int(m)),
-            ("k", Value::Int(64)),
-            ("n", Value::Int(n)),
-            ("mat1_stride_0", Value::Int(64)),
-            ("mat1_stride_1", Value::Int(1)),
-            ("mat2_stride_0", Value::Int(1)),
-            ("mat2_stride_1", Value::Int(64)),
-            ("m_padded_length", Value::Int(0)),
-            ("k_padded_length", Value::Int(0)),
-            ("n_padded_length", Value::Int(0)),
-            ("mat1_align_size", Value::Int(8)),
-            ("mat2_align_size", Value::Int(8)),
-            ("mat1_dtype", Value::Str(dtype.into())),
-            ("mat2_dtype", Value::Str(dtype.into())),
-            ("prepadded_mat1", Value::Bool(false)),
-            ("prepadded_mat2", Value::Bool(false)),
-            ("using_tf32", tf32),
-        ]
-    };
-    use ah_core::UnsureReason as U;
-    // using_tf32 != False, m*n small, mat2 needs no padding: the leaf sits exactly at the
-    // threshold (0.9615384615384616 <= threshold): unsure, not a decision.
-    let c = pad_ctx(
-        &base(64, 64, Value::Str("not_float_32".into()), "torch.float16"),
-        &model,
-    );
-    assert_eq!(
-        h.decide(&c),
-        Decision::Unsure(U::LowConfidence {
-            confidence: model.threshold
-        })
-    );
-    // Same with a category never seen in training: `str(v) != 'False'` still holds.
-    let c = pad_ctx(
-        &base(64, 64, Value::Str("something_new".into()), "torch.float16"),
-        &model,
-    );
-    assert_eq!(
-        h.decide(&c),
-        Decision::Unsure(U::LowConfidence {
-            confidence: model.threshold
-        })
-    );
-    // using_tf32 == False (a bool), fp16, m/n ratio 1 <= 3.5: leaf [1.0, 0.0] -> orig.
-    let c = pad_ctx(&base(64, 64, Value::Bool(false), "torch.float16"), &model);
-    assert_eq!(h.decide(&c), Decision::Choice(0));
-    // The string "False" prints like the bool: same answer.
-    let c = pad_ctx(
-        &base(64, 64, Value::Str("False".into()), "torch.float16"),
-        &model,
-    );
-    assert_eq!(h.decide(&c), Decision::Choice(0));
-    // Ratio 16 > 3.5: a 0.5/0.5 tie: unsure at any threshold >= 0.5.
-    let c = pad_ctx(&base(1024, 64, Value::Bool(false), "torch.float16"), &model);
-    assert_eq!(
-        h.decide(&c),
-        Decision::Unsure(U::LowConfidence { confidence: 0.5 })
-    );
-    // Range guard: m outside [1, 65536].
-    let c = pad_ctx(
-        &base(70000, 64, Value::Bool(false), "torch.float16"),
-        &model,
-    );
-    assert_eq!(
-        h.decide(&c),
-        Decision::Unsure(U::OutOfRange {
-            feature: "m".into()
-        })
-    );
-    // Division by zero in `k/(m*n)` (m = 0): unsure naming the operation (Python raises).
-    let c = pad_ctx(&base(0, 64, Value::Bool(false), "torch.float16"), &model);
-    assert_eq!(
-        h.decide(&c),
-        Decision::Unsure(U::MissingFeature {
-            feature: "k/(m*n)".into()
-        })
-    );
-    // Unsafe leaf: mat2 innermost needs padding.
-    let mut v = base(64, 63, Value::Str("not_float_32".into()), "torch.float16");
-    v[9] = ("n_padded_length", Value::Int(1));
-    v[6] = ("mat2_stride_1", Value::Int(1));
-    let c = pad_ctx(&v, &model);
-    assert_eq!(h.decide(&c), Decision::Unsure(U::UnsafeLeaf));
-    // A missing feature.
-    let mut v = base(64, 64, Value::Bool(false), "torch.float16");
-    v.retain(|(n, _)| *n != "using_tf32");
-    assert_eq!(
-        h.decide(&pad_ctx(&v, &model)),
-        Decision::Unsure(U::MissingFeature {
-            feature: "using_tf32".into()
-        })
-    );
-    // Floats where integers are logged take the generic path and agree.
-    let mut v = base(64, 64, Value::Bool(false), "torch.float16");
-    v[0] = ("m", Value::Float(64.0));
-    assert_eq!(h.decide(&pad_ctx(&v, &model)), Decision::Choice(0));
 }
