@@ -276,27 +276,6 @@ pub struct Args {
     pub quiet: bool,
 }
 
-/// Writes files atomically: all to temporary files first, then renamed into place.
-fn write_all(dir: &Path, files: &[(PathBuf, Vec<u8>)]) -> Result<()> {
-    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
-    let mut temps = Vec::new();
-    for (path, bytes) in files {
-        let mut tmp = tempfile::Builder::new()
-            .prefix(".ah-train-")
-            .suffix(".tmp")
-            .tempfile_in(dir)
-            .with_context(|| format!("creating a temporary file in {}", dir.display()))?;
-        std::io::Write::write_all(&mut tmp, bytes)
-            .with_context(|| format!("writing {}", path.display()))?;
-        temps.push((tmp, path.clone()));
-    }
-    for (tmp, path) in temps {
-        tmp.persist(&path)
-            .with_context(|| format!("writing {}", path.display()))?;
-    }
-    Ok(())
-}
-
 /// Number of progress steps of a run (0 when the log's metadata cannot be read; the training
 /// then reports the error).
 fn expected_fits(args: &Args, opts: &TrainOptions) -> u64 {
@@ -527,16 +506,9 @@ fn write_outputs(args: &Args, out: &TrainOutput) -> Result<()> {
             (serde_json::to_string(&out.split_file())? + "\n").into_bytes(),
         ));
     }
-    write_all(dir, &files[..6])?;
-    if files.len() > 6 {
-        let p = &files[6].0;
-        write_all(
-            p.parent()
-                .filter(|d| !d.as_os_str().is_empty())
-                .unwrap_or(Path::new(".")),
-            &files[6..],
-        )?;
-    }
+    // All or nothing: a failure leaves the previous outputs as they were.
+    ah_core::fs::write_all_atomic(&files)
+        .with_context(|| format!("writing the outputs to {}", dir.display()))?;
     if !args.quiet {
         let mut stdout = std::io::stdout().lock();
         writeln!(stdout, "{}", report::grid_table(&out.grid, out.best))?;

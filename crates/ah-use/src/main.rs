@@ -299,14 +299,7 @@ fn print_summary(r: &WorkloadReport) -> anyhow::Result<()> {
 
 fn write_json(path: &std::path::Path, report: &impl serde::Serialize) -> anyhow::Result<()> {
     let text = serde_json::to_string_pretty(report)? + "\n";
-    let dir = path
-        .parent()
-        .filter(|d| !d.as_os_str().is_empty())
-        .unwrap_or(std::path::Path::new("."));
-    std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
-    let tmp = path.with_extension("json.tmp");
-    std::fs::write(&tmp, text).with_context(|| format!("cannot write {}", tmp.display()))?;
-    std::fs::rename(&tmp, path).with_context(|| format!("cannot write {}", path.display()))?;
+    ah_core::fs::write_atomic(path, text.as_bytes()).context("cannot write the JSON report")?;
     Ok(())
 }
 
