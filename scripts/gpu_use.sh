@@ -15,5 +15,5 @@ time $G/ah-collect --name pad_mm --device cuda --num-samples "${FRESH:-300}" --n
   --seed 1 --out "$OUT/pad_mm_h100_fresh.txt" 2>&1 | tail -2
 for run in 1 2; do
   AUTOHEURISTIC_USE=pad_mm $G/ah-use run --name pad_mm --device cuda --num-samples "${USE:-200}" --seed 21 \
-    --max-dim 8192 --reps 3 --cache "$OUT/pick-cache.json" --json "$OUT/use_h100_run$run.json" -q 2>&1
+    --max-dim 8192 --reps 3 --cache "$OUT/pick-cache.json" --json "$OUT/use_h100_run$run.json" | sed -n '/^use step:/,$p'
 done

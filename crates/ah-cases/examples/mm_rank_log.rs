@@ -26,7 +26,7 @@ fn main() -> anyhow::Result<()> {
         .with_context(|| format!("reading {}", args.input.display()))?;
     let mut text = rank_log_lines(&log)?.join("\n");
     text.push('\n');
-    ah_core::cache::write_atomic(&args.output, text.as_bytes())
+    ah_core::fs::write_atomic(&args.output, text.as_bytes())
         .with_context(|| format!("writing {}", args.output.display()))?;
     eprintln!(
         "{}: {} rows -> {}: {} rows",

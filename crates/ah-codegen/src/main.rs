@@ -50,6 +50,15 @@ struct Cli {
     /// Write nothing; print the generated files to stdout.
     #[arg(long)]
     dry_run: bool,
+
+    /// No list of the files updated, up to date or stale; warnings, errors and --dry-run's
+    /// files are still printed (docs/cli.md).
+    #[arg(
+        long,
+        short,
+        help = "No progress, summaries or notes; warnings and errors still"
+    )]
+    quiet: bool,
 }
 
 fn main() -> ExitCode {
@@ -95,10 +104,15 @@ fn run(cli: &Cli) -> anyhow::Result<ExitCode> {
             .with_context(|| format!("generating from {}", path.display()))?;
         for f in &outcome.files {
             match &f.status {
-                FileStatus::Written => eprintln!("Updated: {}", f.path.display()),
-                FileStatus::UpToDate => eprintln!("Up-to-date: {}", f.path.display()),
+                FileStatus::Written if !cli.quiet => eprintln!("Updated: {}", f.path.display()),
+                FileStatus::UpToDate if !cli.quiet => {
+                    eprintln!("Up-to-date: {}", f.path.display())
+                }
+                FileStatus::Written | FileStatus::UpToDate => {}
                 FileStatus::Stale { diff } => {
-                    eprintln!("Stale: {}", f.path.display());
+                    if !cli.quiet {
+                        eprintln!("Stale: {}", f.path.display());
+                    }
                     stale.push(format!("{}:\n{diff}", f.path.display()));
                 }
                 FileStatus::DryRun => {
@@ -124,7 +138,9 @@ fn run(cli: &Cli) -> anyhow::Result<ExitCode> {
         for module in ah_codegen::generated_modules(&cli.rust.join("src"))? {
             if !expected.contains(&module) {
                 let path = cli.rust.join("src").join(format!("{module}.rs"));
-                eprintln!("Stale: {}", path.display());
+                if !cli.quiet {
+                    eprintln!("Stale: {}", path.display());
+                }
                 stale.push(format!(
                     "{}:
 no model in {} generates this module: delete it, or add its model JSON
@@ -139,6 +155,7 @@ no model in {} generates this module: delete it, or add its model JSON
         if let (Some(dot), Mode::Write) = (&cli.dot, mode) {
             let svg = dot.with_extension("svg");
             match ah_codegen::render_svg(dot, &svg)? {
+                SvgOutcome::Written if cli.quiet => {}
                 SvgOutcome::Written => eprintln!("Rendered: {}", svg.display()),
                 SvgOutcome::DotNotFound => eprintln!(
                     "note: Graphviz `dot` is not installed; skipped {} (install graphviz, e.g. `make deps`)",

@@ -73,9 +73,8 @@ impl Outcome {
     }
 }
 
-/// Applies `mode` to `files`. In write mode every changed file is first written to a
-/// temporary file in its own folder and, only when all of them were written, renamed into
-/// place, so that a failure leaves no half-written output behind.
+/// Applies `mode` to `files`. In write mode the changed files are written all or nothing
+/// ([`ah_core::fs::write_all_atomic`]), so that a failure leaves no half-written output behind.
 pub fn apply(files: Vec<GeneratedFile>, mode: Mode) -> Result<Outcome, CodegenError> {
     let mut outcome = Outcome::default();
     match mode {
@@ -107,36 +106,34 @@ pub fn apply(files: Vec<GeneratedFile>, mode: Mode) -> Result<Outcome, CodegenEr
             }
         }
         Mode::Write => {
-            let mut pending = Vec::new();
             for f in files {
                 let unchanged = read_existing(&f.path)?.is_some_and(|old| old == f.contents);
-                if unchanged {
-                    outcome.files.push(FileOutcome {
-                        path: f.path,
-                        status: FileStatus::UpToDate,
-                        contents: f.contents,
-                    });
-                } else {
-                    let tmp = write_temp(&f.path, &f.contents)?;
-                    pending.push(tmp);
-                    outcome.files.push(FileOutcome {
-                        path: f.path,
-                        status: FileStatus::Written,
-                        contents: f.contents,
-                    });
-                }
+                outcome.files.push(FileOutcome {
+                    path: f.path,
+                    status: if unchanged {
+                        FileStatus::UpToDate
+                    } else {
+                        FileStatus::Written
+                    },
+                    contents: f.contents,
+                });
             }
-            // Every temporary file is complete: move them into place.
-            let targets: Vec<PathBuf> = outcome
+            let changed: Vec<(&Path, &[u8])> = outcome
                 .files
                 .iter()
                 .filter(|f| f.status == FileStatus::Written)
-                .map(|f| f.path.clone())
+                .map(|f| (f.path.as_path(), f.contents.as_bytes()))
                 .collect();
-            for (tmp, target) in pending.into_iter().zip(targets) {
-                tmp.persist(&target)
-                    .map_err(|e| CodegenError::io(&target, e.error))?;
-            }
+            ah_core::fs::write_all_atomic(&changed).map_err(|e| {
+                if changed.iter().any(|(p, _)| *p == e.path) {
+                    CodegenError::io(e.path, e.source)
+                } else {
+                    CodegenError::Output {
+                        message: format!("cannot create the output folder: {}", e.source),
+                        path: e.path,
+                    }
+                }
+            })?;
         }
     }
     Ok(outcome)
@@ -148,54 +145,6 @@ fn read_existing(path: &Path) -> Result<Option<String>, CodegenError> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
         Err(e) => Err(CodegenError::io(path, e)),
     }
-}
-
-fn write_temp(path: &Path, contents: &str) -> Result<tempfile::NamedTempFile, CodegenError> {
-    use std::io::Write;
-    let dir = match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
-    std::fs::create_dir_all(&dir).map_err(|e| CodegenError::Output {
-        path: dir.clone(),
-        message: format!("cannot create the output folder: {e}"),
-    })?;
-    let mut tmp = tempfile::Builder::new()
-        .prefix(".ah-codegen-")
-        .suffix(".tmp")
-        .tempfile_in(&dir)
-        .map_err(|e| CodegenError::Output {
-            path: dir.clone(),
-            message: format!("cannot write in the output folder: {e}"),
-        })?;
-    tmp.write_all(contents.as_bytes())
-        .map_err(|e| CodegenError::io(tmp.path(), e))?;
-    // Temporary files are private (0600); generated files get the file's current mode, or
-    // the usual 0644 for a new file (a Python artifact must be readable by every user).
-    let perms = match std::fs::metadata(path) {
-        Ok(m) => m.permissions(),
-        Err(_) => {
-            default_permissions(tmp.as_file()).map_err(|e| CodegenError::io(tmp.path(), e))?
-        }
-    };
-    tmp.as_file()
-        .set_permissions(perms)
-        .map_err(|e| CodegenError::io(tmp.path(), e))?;
-    tmp.as_file()
-        .sync_all()
-        .map_err(|e| CodegenError::io(tmp.path(), e))?;
-    Ok(tmp)
-}
-
-#[cfg(unix)]
-fn default_permissions(_file: &std::fs::File) -> std::io::Result<std::fs::Permissions> {
-    use std::os::unix::fs::PermissionsExt;
-    Ok(std::fs::Permissions::from_mode(0o644))
-}
-
-#[cfg(not(unix))]
-fn default_permissions(file: &std::fs::File) -> std::io::Result<std::fs::Permissions> {
-    Ok(file.metadata()?.permissions())
 }
 
 /// A short diff: the changed line ranges, old lines prefixed `-`, new lines `+`, at most

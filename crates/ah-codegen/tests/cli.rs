@@ -139,6 +139,49 @@ fn generates_deterministic_files_and_check_catches_hand_edits() {
     assert!(stderr(&o).contains("missing"), "{}", stderr(&o));
 }
 
+/// `-q`: the same files, no list of them on stderr; `--dry-run -q` still prints the files.
+#[test]
+fn quiet_writes_the_same_files_silently() {
+    let loud = tempfile::tempdir().unwrap();
+    let quiet = tempfile::tempdir().unwrap();
+    assert!(generate_all(loud.path()).status.success());
+    let krate = new_crate(quiet.path());
+    let args = |extra: &str| {
+        run(&[
+            fixture().to_str().unwrap(),
+            "--rust",
+            krate.to_str().unwrap(),
+            "--python",
+            quiet.path().join("py").to_str().unwrap(),
+            "--dot",
+            quiet.path().join("tree.dot").to_str().unwrap(),
+            "-q",
+            extra,
+        ])
+    };
+    let o = args("--check");
+    assert_eq!(o.status.code(), Some(1));
+    assert!(!stderr(&o).contains("Stale: "), "{}", stderr(&o));
+    assert!(stderr(&o).starts_with("error: "), "{}", stderr(&o));
+    let o = run(&[
+        fixture().to_str().unwrap(),
+        "--rust",
+        krate.to_str().unwrap(),
+        "--python",
+        quiet.path().join("py").to_str().unwrap(),
+        "--dot",
+        quiet.path().join("tree.dot").to_str().unwrap(),
+        "--quiet",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(stderr(&o), "");
+    assert_eq!(tree(loud.path()), tree(quiet.path()));
+    let o = args("--dry-run");
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(stderr(&o), "");
+    assert!(String::from_utf8_lossy(&o.stdout).contains("==> "));
+}
+
 #[test]
 fn dry_run_prints_and_writes_nothing() {
     let dir = tempfile::tempdir().unwrap();

@@ -78,9 +78,10 @@ struct Cli {
     /// models').
     #[arg(
         long,
+        value_parser = runners::parse_max_dim,
         help = "Largest dimension, a power of two (scales the runner; pad_mm: --shapes pytorch draws only)"
     )]
-    max_dim: Option<u64>,
+    max_dim: Option<u32>,
     /// pad_mm's input distribution. Default: `mix` for a new log, the recorded one when
     /// resuming (a log from before --shapes is `pytorch`); resuming with another is refused.
     #[arg(
@@ -131,8 +132,12 @@ struct Cli {
     /// List the runners and their choices.
     #[arg(long, help = "List runners and their choices")]
     list: bool,
-    /// No progress bar and no summary.
-    #[arg(long, short = 'q', help = "Print nothing but errors")]
+    /// No progress, summary or notes; warnings and errors are still printed (docs/cli.md).
+    #[arg(
+        long,
+        short = 'q',
+        help = "No progress, summaries or notes; warnings and errors still"
+    )]
     quiet: bool,
 }
 
@@ -176,6 +181,13 @@ enum Command {
         /// The merged log (written through a temporary file).
         #[arg(long, short = 'o')]
         out: PathBuf,
+        /// No summary; warnings and errors are still printed (docs/cli.md).
+        #[arg(
+            long,
+            short = 'q',
+            help = "No progress, summaries or notes; warnings and errors still"
+        )]
+        quiet: bool,
     },
     /// On the GPU: run pad_mm's `orig` and `pad` once for every dtype, layout and padding case
     /// and compare both with a host reference.
@@ -204,9 +216,10 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Some(Command::Merge {
             ref inputs,
             ref out,
+            quiet,
         }) => {
             let s = collect::merge(inputs, out)?;
-            if !cli.quiet {
+            if !quiet {
                 eprintln!(
                     "merged {} logs: {} rows into {}{}{}",
                     inputs.len(),
@@ -230,7 +243,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         None => {}
     }
     let options = RunnerOptions {
-        max_power2: max_power2(cli.max_dim)?,
+        max_power2: cli.max_dim,
     };
     if cli.list {
         let mut out = std::io::stdout().lock();
@@ -429,16 +442,6 @@ fn runner_names(options: &RunnerOptions) -> String {
         .map(|r| r.name())
         .collect::<Vec<_>>()
         .join(", ")
-}
-
-fn max_power2(max_dim: Option<u64>) -> anyhow::Result<Option<u32>> {
-    match max_dim {
-        None => Ok(None),
-        Some(d) if d >= 4 && d.is_power_of_two() && d <= 1 << 20 => Ok(Some(d.trailing_zeros())),
-        Some(d) => {
-            bail!("--max-dim {d}: give a power of two between 4 and 1048576, e.g. --max-dim 8192")
-        }
-    }
 }
 
 fn pick_devices(device: DeviceArg, ordinals: &[usize], quiet: bool) -> anyhow::Result<Devices> {

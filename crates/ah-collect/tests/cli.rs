@@ -204,6 +204,22 @@ fn shards_merge_into_the_whole() {
     };
     assert_eq!(count(&merged), count(&whole));
     assert!(dir.path().join("merged.txt.medians.txt").exists());
+    assert!(stderr(&o).starts_with("merged 2 logs"), "{}", stderr(&o));
+    // -q: the same log, no summary.
+    let quiet = dir.path().join("quiet.txt");
+    let o = bin()
+        .args(["merge", "-q"])
+        .args(&parts)
+        .arg("-o")
+        .arg(&quiet)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(stderr(&o), "");
+    assert_eq!(
+        std::fs::read(&quiet).unwrap(),
+        std::fs::read(&merged).unwrap()
+    );
 }
 
 #[test]
@@ -277,7 +293,7 @@ fn bad_arguments_exit_2_with_a_hint() {
         ),
         (
             vec!["--name", "pad_mm", "--device", "cpu", "--max-dim", "1000"],
-            "--max-dim 1000",
+            "invalid value '1000' for '--max-dim <MAX_DIM>': give a power of two",
         ),
         (
             vec!["--name", "nope", "--device", "cpu"],

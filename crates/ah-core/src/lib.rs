@@ -13,7 +13,8 @@
 //!   it registers into;
 //! - the [`runtime`] ([`AutoHeuristic`], [`Config`] from `AUTOHEURISTIC_*` variables), the
 //!   select-algorithm flavour ([`select`]), the multi-kernel runtime ([`multi_kernel`]) and the
-//!   guarded pick [`cache`].
+//!   guarded pick [`cache`];
+//! - atomic file writes ([`fs::write_atomic`]), the one way the tools write their outputs.
 //!
 //! This crate prints nothing and has no GPU code; errors are typed ([`Error`]).
 #![deny(missing_docs)]
@@ -21,6 +22,7 @@
 pub mod cache;
 pub mod context;
 pub mod error;
+pub mod fs;
 pub mod generated;
 pub mod heuristic;
 pub mod log;

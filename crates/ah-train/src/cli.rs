@@ -83,6 +83,7 @@ pub struct Args {
         help_heading = "Model",
         long,
         long_help,
+        conflicts_with = "ranking",
         help = "Regression variant (PyTorch's train_regression.py rule)"
     )]
     pub regression: bool,
@@ -154,6 +155,7 @@ pub struct Args {
         help_heading = "Selection",
         long,
         default_value_t = 0.01,
+        value_parser = non_negative,
         long_help,
         help = "Cost of an autotune (default mode)"
     )]
@@ -165,6 +167,7 @@ pub struct Args {
         help_heading = "Selection",
         long,
         default_value_t = 0.005,
+        value_parser = share,
         long_help,
         help = "Bound on the share of harmful wrong picks (default mode)"
     )]
@@ -174,10 +177,11 @@ pub struct Args {
         help_heading = "Selection",
         long,
         default_value_t = 5,
+        value_parser = clap::value_parser!(u16).range(2..),
         long_help,
         help = "Cross-validation folds (default mode)"
     )]
-    pub folds: usize,
+    pub folds: u16,
     /// Store the range guard in the model: at run time a numeric feature (logged or augmented)
     /// outside the range seen in training makes the heuristic unsure; the final metrics apply
     /// it too (the grid table does not). On by default; off with `--upstream` and
@@ -217,11 +221,14 @@ pub struct Args {
     /// applies to every metric, the unsafe-leaf rule and the cross-validated threshold, and is
     /// recorded in the model (`training.extra.inf_unavailable`, read by `ah-use replay`).
     /// Without it a failed pick is a real failure (PyTorch's semantics; pad_mm, mm). Not with
-    /// --upstream or --regression.
+    /// --upstream (PyTorch's rule, reproduced exactly, counts a pick timed inf as a failed,
+    /// wrong pick) or --regression (which already drops every failed measurement, so a failed
+    /// choice is never picked).
     #[arg(
         help_heading = "Selection",
         long,
         long_help,
+        conflicts_with_all = ["upstream", "regression"],
         help = "A choice timed inf for an input is never offered for it: picking it is unsure, not a failure"
     )]
     pub inf_unavailable: bool,
@@ -265,36 +272,32 @@ pub struct Args {
         help = "Print phase timings on stderr"
     )]
     pub timings: bool,
-    /// Print no tables.
+    /// No progress bar, tables, list of the files written or notes; warnings, errors and what
+    /// a flag asks for (--timings) are still printed (docs/cli.md).
     #[arg(
         help_heading = "Run",
         long,
         short,
         long_help,
-        help = "Print nothing but errors"
+        help = "No progress, tables or notes; warnings and errors still"
     )]
     pub quiet: bool,
 }
 
-/// Writes files atomically: all to temporary files first, then renamed into place.
-fn write_all(dir: &Path, files: &[(PathBuf, Vec<u8>)]) -> Result<()> {
-    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
-    let mut temps = Vec::new();
-    for (path, bytes) in files {
-        let mut tmp = tempfile::Builder::new()
-            .prefix(".ah-train-")
-            .suffix(".tmp")
-            .tempfile_in(dir)
-            .with_context(|| format!("creating a temporary file in {}", dir.display()))?;
-        std::io::Write::write_all(&mut tmp, bytes)
-            .with_context(|| format!("writing {}", path.display()))?;
-        temps.push((tmp, path.clone()));
+/// A cost: a number >= 0.
+fn non_negative(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(v) if v >= 0.0 => Ok(v),
+        _ => Err("give a number >= 0".into()),
     }
-    for (tmp, path) in temps {
-        tmp.persist(&path)
-            .with_context(|| format!("writing {}", path.display()))?;
+}
+
+/// A share: a number in [0, 1].
+fn share(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(v) if (0.0..=1.0).contains(&v) => Ok(v),
+        _ => Err("give a number between 0 and 1".into()),
     }
-    Ok(())
 }
 
 /// Number of progress steps of a run (0 when the log's metadata cannot be read; the training
@@ -410,19 +413,6 @@ fn options(args: &Args) -> Result<TrainOptions> {
         Some(p) => ah_core::ops::parse_operations_file(p)?,
         None => Vec::new(),
     };
-    if args.autotune_cost.is_nan()
-        || args.autotune_cost < 0.0
-        || !(0.0..=1.0).contains(&args.max_harmful)
-        || args.folds < 2
-    {
-        bail!("--autotune-cost must be >= 0, --max-harmful in [0, 1] and --folds >= 2");
-    }
-    if args.inf_unavailable && args.upstream {
-        bail!("--inf-unavailable cannot be combined with --upstream: PyTorch's rule, reproduced exactly, counts a pick timed inf as a failed (wrong) pick; drop one of the two");
-    }
-    if args.inf_unavailable && args.regression {
-        bail!("--inf-unavailable cannot be combined with --regression: the regression variant already drops every failed (inf) measurement, so a failed choice is never picked");
-    }
     let command = std::iter::once("ah-train".to_string())
         .chain(std::env::args().skip(1))
         .collect::<Vec<_>>()
@@ -452,7 +442,7 @@ fn options(args: &Args) -> Result<TrainOptions> {
         cost: CostAwareParams {
             autotune_cost: args.autotune_cost,
             max_harmful: args.max_harmful,
-            folds: args.folds,
+            folds: usize::from(args.folds),
             wilson_z: 1.96,
             confidence: match args.confidence {
                 ConfidenceArg::Loss => train::Confidence::Loss,
@@ -527,16 +517,9 @@ fn write_outputs(args: &Args, out: &TrainOutput) -> Result<()> {
             (serde_json::to_string(&out.split_file())? + "\n").into_bytes(),
         ));
     }
-    write_all(dir, &files[..6])?;
-    if files.len() > 6 {
-        let p = &files[6].0;
-        write_all(
-            p.parent()
-                .filter(|d| !d.as_os_str().is_empty())
-                .unwrap_or(Path::new(".")),
-            &files[6..],
-        )?;
-    }
+    // All or nothing: a failure leaves the previous outputs as they were.
+    ah_core::fs::write_all_atomic(&files)
+        .with_context(|| format!("writing the outputs to {}", dir.display()))?;
     if !args.quiet {
         let mut stdout = std::io::stdout().lock();
         writeln!(stdout, "{}", report::grid_table(&out.grid, out.best))?;

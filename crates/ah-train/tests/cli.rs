@@ -289,7 +289,8 @@ fn regression_honours_split_and_range_guard_and_refuses_ranking() {
     let o = train(&["--regression", "--ranking", "2"]);
     assert_eq!(o.status.code(), Some(2));
     assert!(
-        stderr(&o).contains("--ranking cannot be combined with --regression"),
+        stderr(&o).contains("'--ranking <K>' cannot be used with '--regression'")
+            || stderr(&o).contains("'--regression' cannot be used with '--ranking <K>'"),
         "{}",
         stderr(&o)
     );
@@ -645,24 +646,42 @@ fn inf_unavailable_lets_the_cost_aware_rule_decide_past_failed_picks() {
     );
 }
 
+/// Conflicts and value ranges are clap's (usage errors, exit 2, before the log is read); the
+/// reasons for the conflicts are in `--help`.
 #[test]
-fn inf_unavailable_is_refused_with_upstream_and_regression() {
+fn conflicting_flags_and_values_out_of_range_are_usage_errors() {
     let dir = tempfile::tempdir().unwrap();
     let text = std::fs::read_to_string(log_with_inf_picks(dir.path(), 100)).unwrap();
-    expect_error(
-        &text,
-        &["--inf-unavailable", "--upstream"],
-        "--inf-unavailable cannot be combined with --upstream",
-    );
-    expect_error(
-        &text,
-        &["--upstream", "--inf-unavailable"],
-        "counts a pick timed inf as a failed (wrong) pick",
-    );
-    expect_error(
-        &text,
-        &["--inf-unavailable", "--regression"],
-        "--inf-unavailable cannot be combined with --regression",
+    for (extra, needle) in [
+        (
+            &["--inf-unavailable", "--upstream"][..],
+            "'--inf-unavailable' cannot be used with '--upstream'",
+        ),
+        (
+            &["--upstream", "--inf-unavailable"],
+            "'--upstream' cannot be used with '--inf-unavailable'",
+        ),
+        (
+            &["--inf-unavailable", "--regression"],
+            "'--inf-unavailable' cannot be used with '--regression'",
+        ),
+        (&["--folds", "1"], "invalid value '1' for '--folds <FOLDS>'"),
+        (
+            &["--max-harmful", "1.5"],
+            "'--max-harmful <MAX_HARMFUL>': give a number between 0 and 1",
+        ),
+        (
+            &["--autotune-cost", "nan"],
+            "'--autotune-cost <AUTOTUNE_COST>': give a number >= 0",
+        ),
+    ] {
+        expect_error(&text, extra, needle);
+    }
+    let help = String::from_utf8_lossy(&run(&["--help"]).stdout).into_owned();
+    let help = help.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        help.contains("counts a pick timed inf as a failed, wrong pick"),
+        "{help}"
     );
 }
 

@@ -55,6 +55,14 @@ struct ReplayArgs {
     /// Write the report as JSON.
     #[arg(long)]
     json: Option<PathBuf>,
+    /// No report, progress or notes; warnings and errors are still printed and --json is
+    /// still written (docs/cli.md).
+    #[arg(
+        long,
+        short,
+        help = "No progress, summaries or notes; warnings and errors still"
+    )]
+    quiet: bool,
 }
 
 #[derive(Parser, Debug)]
@@ -87,13 +95,18 @@ struct RunArgs {
     #[arg(long)]
     force_use: bool,
     /// Largest dimension (a power of two) for the runner's shapes.
-    #[arg(long)]
-    max_dim: Option<u64>,
+    #[arg(long, value_parser = runners::parse_max_dim)]
+    max_dim: Option<u32>,
     /// Write the whole report (every decision and the totals) as JSON.
     #[arg(long)]
     json: Option<PathBuf>,
-    /// Print only the summary, not one line per decision.
-    #[arg(long, short)]
+    /// No report, progress or notes; warnings and errors are still printed and --json is
+    /// still written (docs/cli.md).
+    #[arg(
+        long,
+        short,
+        help = "No progress, summaries or notes; warnings and errors still"
+    )]
     quiet: bool,
 }
 
@@ -127,13 +140,13 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     }
 }
 
-fn open_backend(device: DeviceArg) -> anyhow::Result<Backend> {
+fn open_backend(device: DeviceArg, quiet: bool) -> anyhow::Result<Backend> {
     let cuda = match device {
         DeviceArg::Cpu => false,
         DeviceArg::Cuda => true,
         DeviceArg::Auto => {
             let found = CudaBackend::driver_present() && CudaBackend::device_count() > 0;
-            if !found {
+            if !found && !quiet {
                 eprintln!("no CUDA device found: running the workload on the CPU");
             }
             found
@@ -149,12 +162,9 @@ fn open_backend(device: DeviceArg) -> anyhow::Result<Backend> {
 }
 
 fn run_cmd(args: RunArgs) -> anyhow::Result<ExitCode> {
-    let max_power2 = match args.max_dim {
-        None => None,
-        Some(d) if d >= 4 && d.is_power_of_two() => Some(d.trailing_zeros()),
-        Some(d) => bail!("--max-dim {d}: give a power of two of at least 4, e.g. --max-dim 1024"),
+    let options = RunnerOptions {
+        max_power2: args.max_dim,
     };
-    let options = RunnerOptions { max_power2 };
     let Some(runner) = runners::find(&args.name, &options) else {
         let names: Vec<_> = runners::registry(&options)
             .iter()
@@ -184,13 +194,13 @@ fn run_cmd(args: RunArgs) -> anyhow::Result<ExitCode> {
     if args.no_cache {
         config.disable_cache = true;
     }
-    if !config.use_enabled(&args.name) {
+    if !config.use_enabled(&args.name) && !args.quiet {
         eprintln!(
             "note: AUTOHEURISTIC_USE does not list `{}`: every input is autotuned (set AUTOHEURISTIC_USE={} or pass --force-use)",
             args.name, args.name
         );
     }
-    let mut backend = open_backend(args.device)?;
+    let mut backend = open_backend(args.device, args.quiet)?;
     let registry = ah_use::generated_registry();
     let cfg = WorkloadConfig {
         num_samples: args.num_samples,
@@ -219,7 +229,12 @@ fn run_cmd(args: RunArgs) -> anyhow::Result<ExitCode> {
         }
     };
     let report = run_workload(runner.as_ref(), &mut backend, &registry, &cfg, &mut print)?;
-    print_summary(&report)?;
+    if !args.quiet {
+        print_summary(&report)?;
+    }
+    for w in &report.summary.warnings {
+        eprintln!("warning: {w}");
+    }
     if let Some(path) = &args.json {
         write_json(path, &report)?;
     }
@@ -291,22 +306,12 @@ fn print_summary(r: &WorkloadReport) -> anyhow::Result<()> {
         "  share of oracle       {:.2}%",
         100.0 * s.share_of_oracle
     )?;
-    for w in &s.warnings {
-        eprintln!("warning: {w}");
-    }
     Ok(())
 }
 
 fn write_json(path: &std::path::Path, report: &impl serde::Serialize) -> anyhow::Result<()> {
     let text = serde_json::to_string_pretty(report)? + "\n";
-    let dir = path
-        .parent()
-        .filter(|d| !d.as_os_str().is_empty())
-        .unwrap_or(std::path::Path::new("."));
-    std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
-    let tmp = path.with_extension("json.tmp");
-    std::fs::write(&tmp, text).with_context(|| format!("cannot write {}", tmp.display()))?;
-    std::fs::rename(&tmp, path).with_context(|| format!("cannot write {}", path.display()))?;
+    ah_core::fs::write_atomic(path, text.as_bytes()).context("cannot write the JSON report")?;
     Ok(())
 }
 
@@ -335,14 +340,28 @@ fn replay_cmd(args: ReplayArgs) -> anyhow::Result<ExitCode> {
     for w in &report.warnings {
         eprintln!("warning: {}: {w}", args.log.display());
     }
+    if !args.quiet {
+        print_replay(&report)?;
+    }
+    if let Some(path) = &args.json {
+        write_json(path, &report)?;
+    }
+    Ok(if report.generated_mismatches.unwrap_or(0) > 0 {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+fn print_replay(r: &ah_use::replay::ReplayReport) -> anyhow::Result<()> {
     let mut out = std::io::stdout().lock();
-    let m = &report.metrics;
+    let m = &r.metrics;
     let decided = m.correct + m.wrong;
     let total = (m.total as f64).max(1.0);
     writeln!(
         out,
         "replay of {} on {} ({} inputs)",
-        report.heuristic, report.log, report.inputs
+        r.heuristic, r.log, r.inputs
     )?;
     writeln!(
         out,
@@ -361,7 +380,7 @@ fn replay_cmd(args: ReplayArgs) -> anyhow::Result<ExitCode> {
         "  unsure           {:>6} ({:.1}%; {} outside the training range)",
         m.unsure,
         100.0 * m.unsure as f64 / total,
-        report.out_of_range
+        r.out_of_range
     )?;
     writeln!(
         out,
@@ -378,7 +397,7 @@ fn replay_cmd(args: ReplayArgs) -> anyhow::Result<ExitCode> {
         "  regret           {:.4}% of the best time",
         100.0 * m.regret
     )?;
-    match report.generated_mismatches {
+    match r.generated_mismatches {
         Some(0) => writeln!(
             out,
             "  generated code   decides like the model on every input"
@@ -392,9 +411,9 @@ fn replay_cmd(args: ReplayArgs) -> anyhow::Result<ExitCode> {
             "  generated code   not linked into this build (model only)"
         )?,
     }
-    if !report.worst.is_empty() {
+    if !r.worst.is_empty() {
         writeln!(out, "  worst wrong picks:")?;
-        for w in &report.worst {
+        for w in &r.worst {
             writeln!(
                 out,
                 "    {:>7.3}x  {} instead of {}  {}",
@@ -402,12 +421,5 @@ fn replay_cmd(args: ReplayArgs) -> anyhow::Result<ExitCode> {
             )?;
         }
     }
-    if let Some(path) = &args.json {
-        write_json(path, &report)?;
-    }
-    Ok(if report.generated_mismatches.unwrap_or(0) > 0 {
-        ExitCode::from(1)
-    } else {
-        ExitCode::SUCCESS
-    })
+    Ok(())
 }

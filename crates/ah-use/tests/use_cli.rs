@@ -156,6 +156,12 @@ fn cpu_workload_autotunes_then_hits_the_cache() {
             "{}",
             String::from_utf8_lossy(&out.stderr)
         );
+        // -q: no decisions and no summary (the report is in --json).
+        assert!(
+            out.stdout.is_empty(),
+            "{}",
+            String::from_utf8_lossy(&out.stdout)
+        );
         let v: serde_json::Value =
             serde_json::from_str(&std::fs::read_to_string(json).unwrap()).unwrap();
         v["summary"].clone()
@@ -271,6 +277,30 @@ fn replay_of_an_inf_unavailable_model_agrees_with_training_metrics() {
         v["metrics"].clone()
     };
     let got = replay(&model, "on");
+    // -q: no report on stdout, the same JSON.
+    let quiet_json = dir.path().join("quiet.replay.json");
+    let out = ah_use()
+        .args(["replay", "-q", "--model"])
+        .arg(dir.path().join("on.model.json"))
+        .arg(&log)
+        .arg("--json")
+        .arg(&quiet_json)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        out.stdout.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    assert_eq!(
+        std::fs::read(&quiet_json).unwrap(),
+        std::fs::read(dir.path().join("on.replay.json")).unwrap()
+    );
     for key in [
         "correct",
         "wrong",

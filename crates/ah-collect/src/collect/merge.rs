@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use ah_core::cache::write_atomic;
+use ah_core::fs::write_atomic;
 use ah_core::log::join_logs;
 
 use super::{lock_log, lock_path, medians_path, CollectError, LogLock};

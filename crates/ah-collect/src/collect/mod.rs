@@ -70,6 +70,15 @@ pub enum CollectError {
     Invalid(String),
 }
 
+impl From<ah_core::fs::WriteError> for CollectError {
+    fn from(e: ah_core::fs::WriteError) -> Self {
+        CollectError::Io {
+            path: e.path,
+            source: e.source,
+        }
+    }
+}
+
 fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> CollectError + '_ {
     move |source| CollectError::Io {
         path: path.to_path_buf(),

@@ -6,7 +6,7 @@ use std::collections::VecDeque;
 use std::path::PathBuf;
 use std::time::Instant;
 
-use ah_core::cache::write_atomic;
+use ah_core::fs::write_atomic;
 use ah_core::{LogWriter, Metadata};
 use serde_json::json;
 

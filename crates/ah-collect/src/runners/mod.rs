@@ -15,6 +15,15 @@ pub struct RunnerOptions {
     pub max_power2: Option<u32>,
 }
 
+/// Parses a `--max-dim` value (a clap value parser of `ah-collect` and `ah-use`): a power of
+/// two between 4 and 2^20, as its exponent ([`RunnerOptions::max_power2`]).
+pub fn parse_max_dim(s: &str) -> Result<u32, String> {
+    match s.parse::<u64>() {
+        Ok(d) if (4..=1 << 20).contains(&d) && d.is_power_of_two() => Ok(d.trailing_zeros()),
+        _ => Err("give a power of two between 4 and 1048576, e.g. --max-dim 8192".into()),
+    }
+}
+
 /// Every runner, in `--list` order.
 pub fn registry(options: &RunnerOptions) -> Vec<Box<dyn DynRunner>> {
     let mut pad_mm = pad_mm::PadMmRunner::default();
