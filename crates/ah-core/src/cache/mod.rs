@@ -378,9 +378,5 @@ fn guard_difference(old: &DeviceFingerprint, new: &DeviceFingerprint) -> String 
     d.join("; ")
 }
 
-/// Moved to [`crate::fs::write_atomic`], its owner; re-exported here for `log::repair`, the
-/// one caller left (to switch when that module is next touched).
-pub use crate::fs::write_atomic;
-
 #[cfg(test)]
 mod tests;

@@ -249,7 +249,7 @@ pub fn keep_inputs(path: &Path, reps: usize, main: &BTreeMap<String, u64>) -> Re
         }
     }
     if changed {
-        crate::cache::write_atomic(path, out.as_bytes())?;
+        crate::fs::write_atomic(path, out.as_bytes())?;
     }
     Ok(())
 }
