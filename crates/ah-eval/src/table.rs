@@ -272,7 +272,7 @@ fn text_of(v: &Value, kind: ColumnKind) -> std::borrow::Cow<'_, str> {
 
 fn cmp_values(a: &Value, b: &Value, kind: ColumnKind) -> Ordering {
     match kind {
-        ColumnKind::Str => a.to_string().cmp(&b.to_string()),
+        ColumnKind::Str => display_text(a).cmp(&display_text(b)),
         _ => {
             let x = a.as_f64().unwrap_or(f64::NAN);
             let y = b.as_f64().unwrap_or(f64::NAN);
@@ -281,6 +281,14 @@ fn cmp_values(a: &Value, b: &Value, kind: ColumnKind) -> Ordering {
                 _ => x.total_cmp(&y),
             }
         }
+    }
+}
+
+/// A value's `Display` text, borrowed when it is a string.
+fn display_text(v: &Value) -> std::borrow::Cow<'_, str> {
+    match v {
+        Value::Str(s) => std::borrow::Cow::Borrowed(s.as_str()),
+        _ => std::borrow::Cow::Owned(v.to_string()),
     }
 }
 
@@ -499,15 +507,21 @@ fn label_inputs(
         winner: Vec::new(),
         speedup: Vec::new(),
     };
+    let mut buf = MedianBuffers::default();
     for &id in order {
-        let (t, n_choices) = median_times(&raw[id].feedback, &choice_col, k);
+        let at = labels.times.len();
+        labels.times.resize(at + k, f64::NAN);
+        let t = &mut labels.times[at..];
+        let n_choices = buf.median_times(&raw[id].feedback, &choice_col, t);
         if n_choices < 2 {
             report.single_choice_inputs += 1;
+            labels.times.truncate(at);
             continue;
         }
         if t.iter().all(|x| x.is_nan() || x.is_infinite()) {
             report.all_inf_inputs += 1;
             if !options.keep_all_inf {
+                labels.times.truncate(at);
                 continue;
             }
         }
@@ -521,38 +535,57 @@ fn label_inputs(
                 best = c;
             }
         }
-        let mut sorted: Vec<f64> = t.iter().copied().filter(|x| !x.is_nan()).collect();
+        let sorted = &mut buf.sorted;
+        sorted.clear();
+        sorted.extend(t.iter().copied().filter(|x| !x.is_nan()));
         sorted.sort_by(f64::total_cmp);
         labels.speedup.push(sorted[1] / sorted[0]);
         labels.winner.push(best as u32);
-        labels.times.extend_from_slice(&t);
         labels.kept.push(id);
     }
     labels
 }
 
-/// Per choice column the median feedback of an input (`inf` if any repetition is `inf`, `NaN`
-/// where not measured), and the number of choices measured.
-fn median_times(feedback: &[(u32, f64)], choice_col: &[usize], k: usize) -> (Vec<f64>, usize) {
-    let mut fb = feedback.to_vec();
-    fb.sort_by(|a, b| a.0.cmp(&b.0).then(a.1.total_cmp(&b.1)));
-    let mut t = vec![f64::NAN; k];
-    let mut n_choices = 0;
-    let mut i = 0;
-    while i < fb.len() {
-        let c = fb[i].0;
-        let j = i + fb[i..].iter().take_while(|x| x.0 == c).count();
-        let mut vals: Vec<f64> = fb[i..j].iter().map(|x| x.1).collect();
-        let m = if vals.iter().any(|x| x.is_infinite()) {
-            f64::INFINITY
-        } else {
-            median(&mut vals)
-        };
-        t[choice_col[c as usize]] = m;
-        n_choices += 1;
-        i = j;
+/// Buffers reused from input to input by [`label_inputs`].
+#[derive(Default)]
+struct MedianBuffers {
+    feedback: Vec<(u32, f64)>,
+    values: Vec<f64>,
+    sorted: Vec<f64>,
+}
+
+impl MedianBuffers {
+    /// Fills `t` (one slot per choice column, `NaN` on entry) with an input's median feedback
+    /// per choice (`inf` if any repetition is `inf`); returns the number of choices measured.
+    fn median_times(
+        &mut self,
+        feedback: &[(u32, f64)],
+        choice_col: &[usize],
+        t: &mut [f64],
+    ) -> usize {
+        let fb = &mut self.feedback;
+        fb.clear();
+        fb.extend_from_slice(feedback);
+        fb.sort_by(|a, b| a.0.cmp(&b.0).then(a.1.total_cmp(&b.1)));
+        let mut n_choices = 0;
+        let mut i = 0;
+        while i < fb.len() {
+            let c = fb[i].0;
+            let j = i + fb[i..].iter().take_while(|x| x.0 == c).count();
+            let vals = &mut self.values;
+            vals.clear();
+            vals.extend(fb[i..j].iter().map(|x| x.1));
+            let m = if vals.iter().any(|x| x.is_infinite()) {
+                f64::INFINITY
+            } else {
+                median(vals)
+            };
+            t[choice_col[c as usize]] = m;
+            n_choices += 1;
+            i = j;
+        }
+        n_choices
     }
-    (t, n_choices)
 }
 
 /// The encoding learned from a training table: categories in order of appearance (logged
@@ -659,7 +692,9 @@ impl<'a> Slots<'a> {
         use rayon::prelude::*;
         kept.par_iter()
             .map(|r| {
-                let mut vals: Vec<Value> = r.values.clone();
+                let mut vals: Vec<Value> =
+                    Vec::with_capacity(r.values.len() + self.operations.len());
+                vals.extend_from_slice(&r.values);
                 for op in self.operations {
                     let lookup = |name: &str| -> Option<Value> {
                         self.slot.get(name).and_then(|&j| vals.get(j).cloned())
@@ -714,28 +749,38 @@ impl<'a> Slots<'a> {
             })?;
             col_slots.push((j, cat));
         }
-        let rows: Vec<Vec<f64>> = kept
-            .par_iter()
-            .zip(all_values)
-            .map(|(r, vals)| {
-                let mut x = Vec::with_capacity(col_slots.len());
-                for &(j, cat) in &col_slots {
-                    x.push(match cat {
-                        None => self.numeric(&vals[j], j, r)?,
-                        Some(c) => {
-                            let t = text_of(&vals[j], self.text_kind(j));
-                            if t == c {
-                                1.0
-                            } else {
-                                0.0
-                            }
+        let n_cols = col_slots.len();
+        let mut x = vec![0.0; kept.len() * n_cols];
+        let fill = |(row, (r, vals)): (&mut [f64], (&&RawInput, &Vec<Value>))| -> Result<()> {
+            for (out, &(j, cat)) in row.iter_mut().zip(&col_slots) {
+                *out = match cat {
+                    None => self.numeric(&vals[j], j, r)?,
+                    Some(c) => {
+                        if text_of(&vals[j], self.text_kind(j)) == c {
+                            1.0
+                        } else {
+                            0.0
                         }
-                    });
-                }
-                Ok(x)
-            })
-            .collect::<Result<_>>()?;
-        Ok(rows.concat())
+                    }
+                };
+            }
+            Ok(())
+        };
+        if n_cols == 0 {
+            return Ok(x);
+        }
+        let filled = x
+            .par_chunks_mut(n_cols)
+            .zip(kept.par_iter().zip(all_values))
+            .try_for_each(fill);
+        if filled.is_err() {
+            // The first bad input in table order names the error (the parallel pass may stop
+            // at any of them).
+            x.chunks_mut(n_cols)
+                .zip(kept.iter().zip(all_values))
+                .try_for_each(fill)?;
+        }
+        Ok(x)
     }
 
     /// A numerical column's value: finite and numeric, or an error naming the input.
