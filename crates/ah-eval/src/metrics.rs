@@ -433,108 +433,168 @@ pub fn metrics_from(
     mut top_k: impl FnMut(usize, &mut Vec<usize>),
     s: &EvalSettings,
 ) -> Metrics {
-    let n = table.len();
     let dc = s
         .default_choice
         .as_deref()
         .and_then(|d| table.choice_index(d));
-    let (mut correct, mut wrong, mut unsure) = (0usize, 0usize, 0usize);
-    let mut speedups_wrong = Vec::new();
-    let mut sod = Vec::with_capacity(n);
-    let (mut non_default, mut default_better, mut harmful) = (0usize, 0usize, 0usize);
-    let (mut tk_correct, mut tk_wrong, mut tk_unsure) = (0usize, 0usize, 0usize);
-    let mut wrong_k = Vec::new();
-    // Oracle comparison.
-    let (mut lsum_best, mut lsum_def, mut lsum_auto, mut n_ok) =
-        (Vec::new(), Vec::new(), Vec::new(), 0usize);
-    let (mut lost, mut best_sum) = (0.0f64, 0.0f64);
     let always: Vec<usize> = s
         .always_included
         .iter()
         .filter_map(|c| table.choice_index(c))
         .collect();
+    let mut tally = Tally::new(table.len());
     let mut sel: Vec<usize> = Vec::with_capacity(s.top_k);
-    for i in 0..n {
-        let t_true = table.best_time(i);
-        let RowAnswer {
-            outcome,
-            pred_col: pc,
-        } = answers[i];
-        let t_pred = pc.map_or(f64::NAN, |c| table.time(i, c));
-        match outcome {
-            Outcome::Correct => correct += 1,
-            Outcome::Wrong => {
-                wrong += 1;
-                speedups_wrong.push(t_pred / t_true);
-                if t_pred > HARM_FACTOR * t_true {
-                    harmful += 1;
-                }
-            }
-            Outcome::Unsure => unsure += 1,
-        }
-        if outcome == Outcome::Unsure {
-            sod.push(1.0);
-        } else {
-            if s.default_choice.is_some() && (pc.is_none() || pc != dc) {
-                non_default += 1;
-            }
-            if let Some(dc) = dc {
-                let td = table.time(i, dc);
-                if !td.is_nan() && !td.is_infinite() {
-                    let sp = td / t_pred;
-                    sod.push(sp);
-                    if sp < 1.0 {
-                        default_better += 1;
-                    }
-                }
-            }
-        }
-        // top-k
+    for i in 0..table.len() {
+        let row = RowTimes::of(table, i, answers[i], dc);
+        tally.outcome(&row, s.default_choice.is_some(), dc);
         sel.clear();
         top_k(i, &mut sel);
-        let win = table.actual_winner[i] as usize;
-        if sel.contains(&win) || always.contains(&win) {
-            tk_correct += 1;
-        } else {
-            let mut min_t = f64::INFINITY;
-            let mut has = false;
-            for &c in sel.iter().chain(&always) {
-                let t = table.time(i, c);
-                if !s.unavailable(t) {
-                    has = true;
-                    min_t = min_t.min(t);
+        tally.top_k(table, i, &row, &sel, &always, s);
+        tally.oracle(&row);
+    }
+    tally.finish(table.len())
+}
+
+/// One row's times as [`metrics_from`] compares them.
+struct RowTimes {
+    outcome: Outcome,
+    /// Table column of the pick.
+    pick: Option<usize>,
+    /// Best time.
+    best: f64,
+    /// Time of the pick (`NaN`: no pick of this table).
+    picked: f64,
+    /// Time of the default (`NaN`: no default, or not measured).
+    default: f64,
+}
+
+impl RowTimes {
+    fn of(table: &Table, i: usize, answer: RowAnswer, dc: Option<usize>) -> Self {
+        RowTimes {
+            outcome: answer.outcome,
+            pick: answer.pred_col,
+            best: table.best_time(i),
+            picked: answer.pred_col.map_or(f64::NAN, |c| table.time(i, c)),
+            default: dc.map_or(f64::NAN, |d| table.time(i, d)),
+        }
+    }
+}
+
+/// The running sums and lists of [`metrics_from`], one row at a time.
+#[derive(Default)]
+struct Tally {
+    correct: usize,
+    wrong: usize,
+    unsure: usize,
+    speedups_wrong: Vec<f64>,
+    /// Speedup over the default per comparable row (unsure rows count 1).
+    sod: Vec<f64>,
+    non_default: usize,
+    default_better: usize,
+    harmful: usize,
+    tk_correct: usize,
+    tk_wrong: usize,
+    tk_unsure: usize,
+    wrong_k: Vec<f64>,
+    /// Oracle comparison: default over best, over the pick (unsure: default), over the pick
+    /// (unsure: best), on rows whose default and best are finite (`n_ok` of them).
+    lsum_best: Vec<f64>,
+    lsum_def: Vec<f64>,
+    lsum_auto: Vec<f64>,
+    n_ok: usize,
+    /// Time lost to wrong picks and the sum of best times.
+    lost: f64,
+    best_sum: f64,
+}
+
+impl Tally {
+    fn new(n: usize) -> Self {
+        Tally {
+            sod: Vec::with_capacity(n),
+            ..Tally::default()
+        }
+    }
+
+    /// Correct / wrong / unsure and the speedup over the default.
+    fn outcome(&mut self, r: &RowTimes, has_default: bool, dc: Option<usize>) {
+        match r.outcome {
+            Outcome::Correct => self.correct += 1,
+            Outcome::Wrong => {
+                self.wrong += 1;
+                self.speedups_wrong.push(r.picked / r.best);
+                if r.picked > HARM_FACTOR * r.best {
+                    self.harmful += 1;
                 }
             }
-            if has {
-                tk_wrong += 1;
-                wrong_k.push(min_t / t_true);
-            } else {
-                tk_unsure += 1;
+            Outcome::Unsure => self.unsure += 1,
+        }
+        if r.outcome == Outcome::Unsure {
+            self.sod.push(1.0);
+            return;
+        }
+        if has_default && (r.pick.is_none() || r.pick != dc) {
+            self.non_default += 1;
+        }
+        if dc.is_some() {
+            let td = r.default;
+            if !td.is_nan() && !td.is_infinite() {
+                let sp = td / r.picked;
+                self.sod.push(sp);
+                if sp < 1.0 {
+                    self.default_better += 1;
+                }
             }
         }
-        // oracle rows: default and best finite
-        let td = dc.map_or(f64::NAN, |d| table.time(i, d));
-        let ok = td.is_finite() && t_true.is_finite() && t_true > 0.0;
-        if ok {
-            n_ok += 1;
-            let chosen_default = if outcome == Outcome::Unsure {
-                td
-            } else {
-                t_pred
-            };
-            let chosen_auto = if outcome == Outcome::Unsure {
-                t_true
-            } else {
-                t_pred
-            };
-            lsum_best.push(td / t_true);
-            lsum_def.push(td / chosen_default);
-            lsum_auto.push(td / chosen_auto);
+    }
+
+    /// Whether the top-k list `sel` (plus `always`) holds the winner.
+    fn top_k(
+        &mut self,
+        table: &Table,
+        i: usize,
+        r: &RowTimes,
+        sel: &[usize],
+        always: &[usize],
+        s: &EvalSettings,
+    ) {
+        let win = table.actual_winner[i] as usize;
+        if sel.contains(&win) || always.contains(&win) {
+            self.tk_correct += 1;
+            return;
+        }
+        let mut min_t = f64::INFINITY;
+        let mut has = false;
+        for &c in sel.iter().chain(always) {
+            let t = table.time(i, c);
+            if !s.unavailable(t) {
+                has = true;
+                min_t = min_t.min(t);
+            }
+        }
+        if has {
+            self.tk_wrong += 1;
+            self.wrong_k.push(min_t / r.best);
+        } else {
+            self.tk_unsure += 1;
+        }
+    }
+
+    /// Oracle rows (default and best finite) and the regret's sums.
+    fn oracle(&mut self, r: &RowTimes) {
+        let (td, t_true, t_pred) = (r.default, r.best, r.picked);
+        let unsure = r.outcome == Outcome::Unsure;
+        if td.is_finite() && t_true.is_finite() && t_true > 0.0 {
+            self.n_ok += 1;
+            let chosen_default = if unsure { td } else { t_pred };
+            let chosen_auto = if unsure { t_true } else { t_pred };
+            self.lsum_best.push(td / t_true);
+            self.lsum_def.push(td / chosen_default);
+            self.lsum_auto.push(td / chosen_auto);
         }
         if t_true.is_finite() {
-            best_sum += t_true;
-            if outcome == Outcome::Wrong {
-                lost += if t_pred.is_finite() {
+            self.best_sum += t_true;
+            if r.outcome == Outcome::Wrong {
+                self.lost += if t_pred.is_finite() {
                     t_pred - t_true
                 } else {
                     f64::INFINITY
@@ -542,57 +602,68 @@ pub fn metrics_from(
             }
         }
     }
-    let oracle = gmean(&lsum_best);
-    let pct = |a: &[f64]| {
-        if n_ok == 0 {
-            100.0
-        } else {
-            100.0 * gmean(a) / oracle
-        }
-    };
-    // JSON has no inf or NaN (serde_json would write `null`, which the model schema cannot
-    // read back): an infinite ratio (a pick that failed) is written as the largest `f64`, an
-    // undefined one (an input whose every choice failed, kept by --upstream) as 0.
-    let finite = |v: f64| {
-        if v.is_nan() {
-            0.0
-        } else if v.is_infinite() {
-            if v > 0.0 {
-                f64::MAX
+
+    /// The metrics of the `n` rows tallied.
+    fn finish(self, n: usize) -> Metrics {
+        let oracle = gmean(&self.lsum_best);
+        let n_ok = self.n_ok;
+        let pct = |a: &[f64]| {
+            if n_ok == 0 {
+                100.0
             } else {
-                f64::MIN
+                100.0 * gmean(a) / oracle
             }
-        } else {
-            v
+        };
+        let (correct, wrong) = (self.correct, self.wrong);
+        Metrics {
+            correct,
+            wrong,
+            unsure: self.unsure,
+            total: n,
+            wrong_max_speedup: finite(max_or_zero(&self.speedups_wrong)),
+            wrong_gmean_speedup: finite(gmean(&self.speedups_wrong)),
+            top_k_correct: self.tk_correct,
+            top_k_wrong: self.tk_wrong,
+            wrong_max_speedup_k: finite(max_or_zero(&self.wrong_k)),
+            wrong_gmean_speedup_k: finite(gmean(&self.wrong_k)),
+            top_k_unsure: self.tk_unsure,
+            max_speedup_over_default: finite(max_or_zero(&self.sod)),
+            gmean_speedup_over_default: finite(gmean(&self.sod)),
+            max_speedup_default_over_heuristic: finite(min_or_zero(&self.sod)),
+            non_default_predictions: self.non_default,
+            default_better: self.default_better,
+            oracle_gmean_speedup_over_default: finite(if n_ok == 0 { 1.0 } else { oracle }),
+            pct_of_oracle: finite(pct(&self.lsum_def)),
+            pct_of_oracle_autotune: finite(pct(&self.lsum_auto)),
+            regret: finite(if self.best_sum > 0.0 {
+                self.lost / self.best_sum
+            } else {
+                0.0
+            }),
+            harmful_wrong: self.harmful,
+            decided_share: finite(if n == 0 {
+                0.0
+            } else {
+                (correct + wrong) as f64 / n as f64
+            }),
         }
-    };
-    Metrics {
-        correct,
-        wrong,
-        unsure,
-        total: n,
-        wrong_max_speedup: finite(max_or_zero(&speedups_wrong)),
-        wrong_gmean_speedup: finite(gmean(&speedups_wrong)),
-        top_k_correct: tk_correct,
-        top_k_wrong: tk_wrong,
-        wrong_max_speedup_k: finite(max_or_zero(&wrong_k)),
-        wrong_gmean_speedup_k: finite(gmean(&wrong_k)),
-        top_k_unsure: tk_unsure,
-        max_speedup_over_default: finite(max_or_zero(&sod)),
-        gmean_speedup_over_default: finite(gmean(&sod)),
-        max_speedup_default_over_heuristic: finite(min_or_zero(&sod)),
-        non_default_predictions: non_default,
-        default_better,
-        oracle_gmean_speedup_over_default: finite(if n_ok == 0 { 1.0 } else { oracle }),
-        pct_of_oracle: finite(pct(&lsum_def)),
-        pct_of_oracle_autotune: finite(pct(&lsum_auto)),
-        regret: finite(if best_sum > 0.0 { lost / best_sum } else { 0.0 }),
-        harmful_wrong: harmful,
-        decided_share: finite(if n == 0 {
-            0.0
+    }
+}
+
+/// JSON has no inf or NaN (serde_json would write `null`, which the model schema cannot read
+/// back): an infinite ratio (a pick that failed) is written as the largest `f64`, an undefined
+/// one (an input whose every choice failed, kept by --upstream) as 0.
+fn finite(v: f64) -> f64 {
+    if v.is_nan() {
+        0.0
+    } else if v.is_infinite() {
+        if v > 0.0 {
+            f64::MAX
         } else {
-            (correct + wrong) as f64 / n as f64
-        }),
+            f64::MIN
+        }
+    } else {
+        v
     }
 }
 

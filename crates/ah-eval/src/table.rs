@@ -12,6 +12,7 @@
 
 use std::cmp::Ordering;
 use std::collections::HashMap;
+use std::path::Path;
 
 use ah_core::model::Column;
 use ah_core::ops::Operation;
@@ -271,7 +272,7 @@ fn text_of(v: &Value, kind: ColumnKind) -> std::borrow::Cow<'_, str> {
 
 fn cmp_values(a: &Value, b: &Value, kind: ColumnKind) -> Ordering {
     match kind {
-        ColumnKind::Str => a.to_string().cmp(&b.to_string()),
+        ColumnKind::Str => display_text(a).cmp(&display_text(b)),
         _ => {
             let x = a.as_f64().unwrap_or(f64::NAN);
             let y = b.as_f64().unwrap_or(f64::NAN);
@@ -280,6 +281,14 @@ fn cmp_values(a: &Value, b: &Value, kind: ColumnKind) -> Ordering {
                 _ => x.total_cmp(&y),
             }
         }
+    }
+}
+
+/// A value's `Display` text, borrowed when it is a string.
+fn display_text(v: &Value) -> std::borrow::Cow<'_, str> {
+    match v {
+        Value::Str(s) => std::borrow::Cow::Borrowed(s.as_str()),
+        _ => std::borrow::Cow::Owned(v.to_string()),
     }
 }
 
@@ -309,8 +318,7 @@ pub fn build_table(
     options: BuildOptions,
 ) -> Result<(Table, Encoding, BuildReport)> {
     let path = log.path.as_path();
-    let md: &Metadata = &log.metadata;
-    let features: Vec<String> = md.features().map(str::to_string).collect();
+    let features: Vec<String> = log.metadata.features().map(str::to_string).collect();
     let mut report = BuildReport {
         rows: log.rows.len(),
         malformed_lines: log.malformed.len(),
@@ -328,6 +336,59 @@ pub fn build_table(
             message: "the log has no data rows (only the metadata and header lines); collect some measurements first".into(),
         });
     }
+    let raw = group_inputs(log, &features, &mut report);
+    report.inputs = raw.len();
+    let kinds: Vec<ColumnKind> = (0..features.len())
+        .map(|j| kind_of(raw.iter().map(|r| &r.values[j])))
+        .collect();
+    let order = groupby_order(&raw, &kinds);
+    let labels = label_inputs(log, &raw, &order, options, &mut report);
+    report.all_inf_kept = options.keep_all_inf;
+    if labels.kept.is_empty() {
+        return Err(EvalError::Input {
+            path: path.to_path_buf(),
+            message: format!(
+                "no input has two or more measured choices ({} inputs, choices seen: {}); a heuristic needs at least two choices per input",
+                report.inputs,
+                log.choices.join(", ")
+            ),
+        });
+    }
+    let cx = Slots::new(path, &features, &kinds, operations);
+    let kept: Vec<&RawInput> = labels.kept.iter().map(|&id| &raw[id]).collect();
+    let all_values = cx.augment(&kept)?;
+    let keys = cx.keys(&kept);
+    let encoding = match encoding {
+        Some(e) => e.clone(),
+        None => learn_encoding(
+            &log.metadata,
+            operations,
+            &keys,
+            &all_values,
+            features.len(),
+        ),
+    };
+    let x = cx.column_values(&encoding.columns, &kept, &all_values)?;
+    let n = kept.len();
+    let table = Table {
+        name: name.to_string(),
+        choices: labels.choices,
+        x,
+        n_cols: encoding.columns.len(),
+        times: labels.times,
+        actual_winner: labels.winner.clone(),
+        winner: labels.winner,
+        weight: vec![1.0; n],
+        speedup: labels.speedup,
+        keys,
+        input: (0..n as u32).collect(),
+    };
+    Ok((table, encoding, report))
+}
+
+/// The log's rows grouped by input (the metadata features' values), in order of first
+/// appearance; NaN feedback rows are counted and left out.
+fn group_inputs(log: &Log, features: &[String], report: &mut BuildReport) -> Vec<RawInput> {
     // Column of each metadata feature (one pass over the header: linear in the features).
     let header: HashMap<&str, usize> = log
         .features
@@ -343,7 +404,6 @@ pub fn build_table(
                 .expect("the log reader checks metadata features against the header")
         })
         .collect();
-    // Group rows by input.
     let mut index: HashMap<Vec<u8>, usize, std::hash::BuildHasherDefault<Fnv>> = HashMap::default();
     let mut raw: Vec<RawInput> = Vec::new();
     let mut key: Vec<u8> = Vec::with_capacity(256);
@@ -357,22 +417,7 @@ pub fn build_table(
         }
         key.clear();
         for &c in &cols {
-            match &row.values[c] {
-                Value::Bool(b) => key.extend_from_slice(&[0, u8::from(*b)]),
-                Value::Int(i) => {
-                    key.push(1);
-                    key.extend_from_slice(&i.to_le_bytes());
-                }
-                Value::Float(f) => {
-                    key.push(2);
-                    key.extend_from_slice(&f.to_bits().to_le_bytes());
-                }
-                Value::Str(s) => {
-                    key.push(3);
-                    key.extend_from_slice(&(s.len() as u64).to_le_bytes());
-                    key.extend_from_slice(s.as_bytes());
-                }
-            }
+            push_key(&mut key, &row.values[c]);
         }
         let id = match index.get(key.as_slice()) {
             Some(&id) => id,
@@ -388,22 +433,65 @@ pub fn build_table(
         };
         raw[id].feedback.push((row.choice, row.feedback));
     }
-    report.inputs = raw.len();
-    let kinds: Vec<ColumnKind> = (0..features.len())
-        .map(|j| kind_of(raw.iter().map(|r| &r.values[j])))
-        .collect();
-    // pandas' groupby(sort=True) order.
+    raw
+}
+
+/// Appends a value's grouping key bytes (kind tag, then its bits or text).
+fn push_key(key: &mut Vec<u8>, v: &Value) {
+    match v {
+        Value::Bool(b) => key.extend_from_slice(&[0, u8::from(*b)]),
+        Value::Int(i) => {
+            key.push(1);
+            key.extend_from_slice(&i.to_le_bytes());
+        }
+        Value::Float(f) => {
+            key.push(2);
+            key.extend_from_slice(&f.to_bits().to_le_bytes());
+        }
+        Value::Str(s) => {
+            key.push(3);
+            key.extend_from_slice(&(s.len() as u64).to_le_bytes());
+            key.extend_from_slice(s.as_bytes());
+        }
+    }
+}
+
+/// Input ids in pandas' `groupby(sort=True)` order.
+fn groupby_order(raw: &[RawInput], kinds: &[ColumnKind]) -> Vec<usize> {
     let mut order: Vec<usize> = (0..raw.len()).collect();
     order.sort_by(|&a, &b| {
-        for j in 0..features.len() {
-            let o = cmp_values(&raw[a].values[j], &raw[b].values[j], kinds[j]);
+        for (j, &kind) in kinds.iter().enumerate() {
+            let o = cmp_values(&raw[a].values[j], &raw[b].values[j], kind);
             if o != Ordering::Equal {
                 return o;
             }
         }
         Ordering::Equal
     });
-    // Choices sorted by name.
+    order
+}
+
+/// The labelled inputs of a table: per kept input its median times, winner and speedup.
+struct Labels {
+    /// Choices sorted by name.
+    choices: Vec<String>,
+    /// Ids of the kept inputs, in table order.
+    kept: Vec<usize>,
+    /// Median time per kept input and choice (`kept x choices`).
+    times: Vec<f64>,
+    winner: Vec<u32>,
+    speedup: Vec<f64>,
+}
+
+/// Median times, winner and speedup of each input in `order`; inputs with fewer than two
+/// choices, and all-`inf` inputs unless kept, are counted in `report` and dropped.
+fn label_inputs(
+    log: &Log,
+    raw: &[RawInput],
+    order: &[usize],
+    options: BuildOptions,
+    report: &mut BuildReport,
+) -> Labels {
     let mut choices: Vec<String> = log.choices.clone();
     choices.sort();
     let choice_col: Vec<usize> = log
@@ -412,37 +500,28 @@ pub fn build_table(
         .map(|c| choices.binary_search(c).expect("present"))
         .collect();
     let k = choices.len();
-    let mut kept: Vec<usize> = Vec::new();
-    let mut times: Vec<f64> = Vec::new();
-    let mut winner = Vec::new();
-    let mut speedup = Vec::new();
-    for &id in &order {
-        let r = &raw[id];
-        let mut fb = r.feedback.clone();
-        fb.sort_by(|a, b| a.0.cmp(&b.0).then(a.1.total_cmp(&b.1)));
-        let mut t = vec![f64::NAN; k];
-        let mut n_choices = 0;
-        let mut i = 0;
-        while i < fb.len() {
-            let c = fb[i].0;
-            let j = i + fb[i..].iter().take_while(|x| x.0 == c).count();
-            let mut vals: Vec<f64> = fb[i..j].iter().map(|x| x.1).collect();
-            let m = if vals.iter().any(|x| x.is_infinite()) {
-                f64::INFINITY
-            } else {
-                median(&mut vals)
-            };
-            t[choice_col[c as usize]] = m;
-            n_choices += 1;
-            i = j;
-        }
+    let mut labels = Labels {
+        choices,
+        kept: Vec::new(),
+        times: Vec::new(),
+        winner: Vec::new(),
+        speedup: Vec::new(),
+    };
+    let mut buf = MedianBuffers::default();
+    for &id in order {
+        let at = labels.times.len();
+        labels.times.resize(at + k, f64::NAN);
+        let t = &mut labels.times[at..];
+        let n_choices = buf.median_times(&raw[id].feedback, &choice_col, t);
         if n_choices < 2 {
             report.single_choice_inputs += 1;
+            labels.times.truncate(at);
             continue;
         }
         if t.iter().all(|x| x.is_nan() || x.is_infinite()) {
             report.all_inf_inputs += 1;
             if !options.keep_all_inf {
+                labels.times.truncate(at);
                 continue;
             }
         }
@@ -456,211 +535,290 @@ pub fn build_table(
                 best = c;
             }
         }
-        let mut sorted: Vec<f64> = t.iter().copied().filter(|x| !x.is_nan()).collect();
+        let sorted = &mut buf.sorted;
+        sorted.clear();
+        sorted.extend(t.iter().copied().filter(|x| !x.is_nan()));
         sorted.sort_by(f64::total_cmp);
-        speedup.push(sorted[1] / sorted[0]);
-        winner.push(best as u32);
-        times.extend_from_slice(&t);
-        kept.push(id);
+        labels.speedup.push(sorted[1] / sorted[0]);
+        labels.winner.push(best as u32);
+        labels.kept.push(id);
     }
-    report.all_inf_kept = options.keep_all_inf;
-    if kept.is_empty() {
-        return Err(EvalError::Input {
-            path: path.to_path_buf(),
-            message: format!(
-                "no input has two or more measured choices ({} inputs, choices seen: {}); a heuristic needs at least two choices per input",
-                report.inputs,
-                log.choices.join(", ")
-            ),
-        });
+    labels
+}
+
+/// Buffers reused from input to input by [`label_inputs`].
+#[derive(Default)]
+struct MedianBuffers {
+    feedback: Vec<(u32, f64)>,
+    values: Vec<f64>,
+    sorted: Vec<f64>,
+}
+
+impl MedianBuffers {
+    /// Fills `t` (one slot per choice column, `NaN` on entry) with an input's median feedback
+    /// per choice (`inf` if any repetition is `inf`); returns the number of choices measured.
+    fn median_times(
+        &mut self,
+        feedback: &[(u32, f64)],
+        choice_col: &[usize],
+        t: &mut [f64],
+    ) -> usize {
+        let fb = &mut self.feedback;
+        fb.clear();
+        fb.extend_from_slice(feedback);
+        fb.sort_by(|a, b| a.0.cmp(&b.0).then(a.1.total_cmp(&b.1)));
+        let mut n_choices = 0;
+        let mut i = 0;
+        while i < fb.len() {
+            let c = fb[i].0;
+            let j = i + fb[i..].iter().take_while(|x| x.0 == c).count();
+            let vals = &mut self.values;
+            vals.clear();
+            vals.extend(fb[i..j].iter().map(|x| x.1));
+            let m = if vals.iter().any(|x| x.is_infinite()) {
+                f64::INFINITY
+            } else {
+                median(vals)
+            };
+            t[choice_col[c as usize]] = m;
+            n_choices += 1;
+            i = j;
+        }
+        n_choices
     }
-    // Augment operations; `slot` maps a name to its place in [logged values..., op values...].
-    let n = kept.len();
-    let mut slot: HashMap<&str, usize, std::hash::BuildHasherDefault<Fnv>> = HashMap::default();
-    for (j, f) in features.iter().enumerate() {
-        slot.insert(f.as_str(), j);
+}
+
+/// The encoding learned from a training table: categories in order of appearance (logged
+/// categorical features, then categorical operations), then the columns.
+fn learn_encoding(
+    md: &Metadata,
+    operations: &[Operation],
+    keys: &[Key],
+    all_values: &[Vec<Value>],
+    n_features: usize,
+) -> Encoding {
+    let mut categories = Vec::new();
+    for (j, f) in md.categorical_features.iter().enumerate() {
+        let fj = md.numerical_features.len() + j;
+        let mut seen: Vec<String> = Vec::new();
+        for key in keys {
+            if !seen.contains(&key[fj]) {
+                seen.push(key[fj].clone());
+            }
+        }
+        categories.push((f.clone(), seen));
     }
     for (p, op) in operations.iter().enumerate() {
-        slot.insert(op.name.as_str(), features.len() + p);
+        if op.is_categorical {
+            let mut seen: Vec<String> = Vec::new();
+            for vals in all_values {
+                let s = text_of(&vals[n_features + p], ColumnKind::Str);
+                if !seen.iter().any(|x| *x == s) {
+                    seen.push(s.into_owned());
+                }
+            }
+            categories.push((op.name.clone(), seen));
+        }
     }
-    let all_values: Vec<Vec<Value>> = {
+    let mut columns: Vec<Column> = md
+        .numerical_features
+        .iter()
+        .map(|n| Column::Numeric { name: n.clone() })
+        .collect();
+    for op in operations.iter().filter(|o| !o.is_categorical) {
+        columns.push(Column::Numeric {
+            name: op.name.clone(),
+        });
+    }
+    for (f, cats) in &categories {
+        for c in cats {
+            columns.push(Column::OneHot {
+                feature: f.clone(),
+                value: c.clone(),
+            });
+        }
+    }
+    Encoding {
+        numerical: md.numerical_features.clone(),
+        categorical: md.categorical_features.clone(),
+        operations: operations.to_vec(),
+        categories,
+        columns,
+    }
+}
+
+/// The values of an input by slot: logged features (metadata order), then operations.
+struct Slots<'a> {
+    path: &'a Path,
+    features: &'a [String],
+    kinds: &'a [ColumnKind],
+    operations: &'a [Operation],
+    /// A name's slot.
+    slot: HashMap<&'a str, usize, std::hash::BuildHasherDefault<Fnv>>,
+}
+
+impl<'a> Slots<'a> {
+    fn new(
+        path: &'a Path,
+        features: &'a [String],
+        kinds: &'a [ColumnKind],
+        operations: &'a [Operation],
+    ) -> Self {
+        let mut slot: HashMap<&str, usize, std::hash::BuildHasherDefault<Fnv>> = HashMap::default();
+        for (j, f) in features.iter().enumerate() {
+            slot.insert(f.as_str(), j);
+        }
+        for (p, op) in operations.iter().enumerate() {
+            slot.insert(op.name.as_str(), features.len() + p);
+        }
+        Slots {
+            path,
+            features,
+            kinds,
+            operations,
+            slot,
+        }
+    }
+
+    fn error(&self, message: String) -> EvalError {
+        EvalError::Input {
+            path: self.path.to_path_buf(),
+            message,
+        }
+    }
+
+    /// Each input's values by slot (the augment operations evaluated).
+    fn augment(&self, kept: &[&RawInput]) -> Result<Vec<Vec<Value>>> {
         use rayon::prelude::*;
         kept.par_iter()
-            .map(|&id| {
-                let r = &raw[id];
-                let mut vals: Vec<Value> = r.values.clone();
-                for op in operations {
+            .map(|r| {
+                let mut vals: Vec<Value> =
+                    Vec::with_capacity(r.values.len() + self.operations.len());
+                vals.extend_from_slice(&r.values);
+                for op in self.operations {
                     let lookup = |name: &str| -> Option<Value> {
-                        slot.get(name).and_then(|&j| vals.get(j).cloned())
+                        self.slot.get(name).and_then(|&j| vals.get(j).cloned())
                     };
-                    let v = op.eval(&lookup).map_err(|e| EvalError::Input {
-                        path: path.to_path_buf(),
-                        message: format!(
+                    let v = op.eval(&lookup).map_err(|e| {
+                        self.error(format!(
                             "augment operation failed on input {}: {e}",
-                            row_text(&features, &r.values)
-                        ),
+                            row_text(self.features, &r.values)
+                        ))
                     })?;
                     vals.push(v);
                 }
                 Ok(vals)
             })
-            .collect::<Result<_>>()?
-    };
-    let op_values: Vec<&[Value]> = all_values.iter().map(|v| &v[features.len()..]).collect();
-    let keys: Vec<Key> = {
+            .collect()
+    }
+
+    /// Each input's logged feature text.
+    fn keys(&self, kept: &[&RawInput]) -> Vec<Key> {
         use rayon::prelude::*;
         kept.par_iter()
-            .map(|&id| {
-                raw[id]
-                    .values
+            .map(|r| {
+                r.values
                     .iter()
-                    .zip(&kinds)
+                    .zip(self.kinds)
                     .map(|(v, kd)| text_of(v, *kd).into_owned())
                     .collect::<Vec<String>>()
                     .into()
             })
             .collect()
-    };
-    // Columns.
-    let encoding = match encoding {
-        Some(e) => e.clone(),
-        None => {
-            let mut categories = Vec::new();
-            for (j, f) in md.categorical_features.iter().enumerate() {
-                let fj = md.numerical_features.len() + j;
-                let mut seen: Vec<String> = Vec::new();
-                for key in &keys {
-                    if !seen.contains(&key[fj]) {
-                        seen.push(key[fj].clone());
-                    }
-                }
-                categories.push((f.clone(), seen));
-            }
-            for (p, op) in operations.iter().enumerate() {
-                if op.is_categorical {
-                    let mut seen: Vec<String> = Vec::new();
-                    for vals in &op_values {
-                        let s = text_of(&vals[p], ColumnKind::Str);
-                        if !seen.iter().any(|x| *x == s) {
-                            seen.push(s.into_owned());
+    }
+
+    /// The row-major column values of the inputs under an encoding's columns.
+    fn column_values(
+        &self,
+        columns: &[Column],
+        kept: &[&RawInput],
+        all_values: &[Vec<Value>],
+    ) -> Result<Vec<f64>> {
+        use rayon::prelude::*;
+        // Per column: the slot it reads, and for one-hot columns the category.
+        let mut col_slots: Vec<(usize, Option<&str>)> = Vec::with_capacity(columns.len());
+        for col in columns {
+            let (name, cat) = match col {
+                Column::Numeric { name } => (name, None),
+                Column::OneHot { feature, value } => (feature, Some(value.as_str())),
+            };
+            let j = *self.slot.get(name.as_str()).ok_or_else(|| {
+                self.error(format!(
+                    "feature `{name}` of the training encoding is missing from this log"
+                ))
+            })?;
+            col_slots.push((j, cat));
+        }
+        let n_cols = col_slots.len();
+        let mut x = vec![0.0; kept.len() * n_cols];
+        let fill = |(row, (r, vals)): (&mut [f64], (&&RawInput, &Vec<Value>))| -> Result<()> {
+            for (out, &(j, cat)) in row.iter_mut().zip(&col_slots) {
+                *out = match cat {
+                    None => self.numeric(&vals[j], j, r)?,
+                    Some(c) => {
+                        if text_of(&vals[j], self.text_kind(j)) == c {
+                            1.0
+                        } else {
+                            0.0
                         }
                     }
-                    categories.push((op.name.clone(), seen));
-                }
+                };
             }
-            let mut columns: Vec<Column> = md
-                .numerical_features
-                .iter()
-                .map(|n| Column::Numeric { name: n.clone() })
-                .collect();
-            for op in operations.iter().filter(|o| !o.is_categorical) {
-                columns.push(Column::Numeric {
-                    name: op.name.clone(),
-                });
-            }
-            for (f, cats) in &categories {
-                for c in cats {
-                    columns.push(Column::OneHot {
-                        feature: f.clone(),
-                        value: c.clone(),
-                    });
-                }
-            }
-            Encoding {
-                numerical: md.numerical_features.clone(),
-                categorical: md.categorical_features.clone(),
-                operations: operations.to_vec(),
-                categories,
-                columns,
-            }
+            Ok(())
+        };
+        if n_cols == 0 {
+            return Ok(x);
         }
-    };
-    let n_cols = encoding.columns.len();
-    // Per column: the slot it reads, and for one-hot columns the category.
-    let text_kind = |j: usize| {
-        if j < features.len() {
-            kinds[j]
+        let filled = x
+            .par_chunks_mut(n_cols)
+            .zip(kept.par_iter().zip(all_values))
+            .try_for_each(fill);
+        if filled.is_err() {
+            // The first bad input in table order names the error (the parallel pass may stop
+            // at any of them).
+            x.chunks_mut(n_cols)
+                .zip(kept.iter().zip(all_values))
+                .try_for_each(fill)?;
+        }
+        Ok(x)
+    }
+
+    /// A numerical column's value: finite and numeric, or an error naming the input.
+    fn numeric(&self, v: &Value, j: usize, r: &RawInput) -> Result<f64> {
+        let num = v.as_f64().ok_or_else(|| {
+            self.error(format!(
+                "numerical feature `{}` has the non-numeric value `{v}` (input {}); list it under categorical_features in the metadata",
+                self.name(j),
+                row_text(self.features, &r.values)
+            ))
+        })?;
+        if !num.is_finite() {
+            return Err(self.error(format!(
+                "numerical feature `{}` is `{v}` for input {}; trees need finite features (as scikit-learn does): fix or drop those rows",
+                self.name(j),
+                row_text(self.features, &r.values)
+            )));
+        }
+        Ok(num)
+    }
+
+    /// How a slot's values print: logged features by their column kind, operations as text.
+    fn text_kind(&self, j: usize) -> ColumnKind {
+        if j < self.features.len() {
+            self.kinds[j]
         } else {
             ColumnKind::Str
         }
-    };
-    let mut col_slots: Vec<(usize, Option<&str>)> = Vec::with_capacity(n_cols);
-    for col in &encoding.columns {
-        let (name, cat) = match col {
-            Column::Numeric { name } => (name, None),
-            Column::OneHot { feature, value } => (feature, Some(value.as_str())),
-        };
-        let j = *slot.get(name.as_str()).ok_or_else(|| EvalError::Input {
-            path: path.to_path_buf(),
-            message: format!("feature `{name}` of the training encoding is missing from this log"),
-        })?;
-        col_slots.push((j, cat));
     }
-    let feature_name = |j: usize| {
-        if j < features.len() {
-            features[j].as_str()
+
+    /// The name of a slot.
+    fn name(&self, j: usize) -> &str {
+        if j < self.features.len() {
+            self.features[j].as_str()
         } else {
-            operations[j - features.len()].name.as_str()
+            self.operations[j - self.features.len()].name.as_str()
         }
-    };
-    let x: Vec<f64> = {
-        use rayon::prelude::*;
-        let rows: Vec<Vec<f64>> = kept
-            .par_iter()
-            .enumerate()
-            .map(|(row, &id)| {
-                let vals = &all_values[row];
-                let mut x = Vec::with_capacity(n_cols);
-                for &(j, cat) in &col_slots {
-                    match cat {
-                        None => {
-                            let v = &vals[j];
-                            let num = v.as_f64().ok_or_else(|| EvalError::Input {
-                                path: path.to_path_buf(),
-                                message: format!(
-                                    "numerical feature `{}` has the non-numeric value `{v}` (input {}); list it under categorical_features in the metadata",
-                                    feature_name(j),
-                                    row_text(&features, &raw[id].values)
-                                ),
-                            })?;
-                            if !num.is_finite() {
-                                return Err(EvalError::Input {
-                                    path: path.to_path_buf(),
-                                    message: format!(
-                                        "numerical feature `{}` is `{v}` for input {}; trees need finite features (as scikit-learn does): fix or drop those rows",
-                                        feature_name(j),
-                                        row_text(&features, &raw[id].values)
-                                    ),
-                                });
-                            }
-                            x.push(num);
-                        }
-                        Some(c) => {
-                            let t = text_of(&vals[j], text_kind(j));
-                            x.push(if t == c { 1.0 } else { 0.0 });
-                        }
-                    }
-                }
-                Ok(x)
-            })
-            .collect::<Result<_>>()?;
-        rows.concat()
-    };
-    let input: Vec<u32> = (0..n as u32).collect();
-    let table = Table {
-        name: name.to_string(),
-        choices,
-        x,
-        n_cols,
-        times,
-        actual_winner: winner.clone(),
-        winner,
-        weight: vec![1.0; n],
-        speedup,
-        keys,
-        input,
-    };
-    Ok((table, encoding, report))
+    }
 }
 
 fn row_text(features: &[String], values: &[Value]) -> String {
