@@ -226,6 +226,48 @@ pub struct CudaBackend {
     info: BackendInfo,
     fill_seed: u64,
     pad_copy: PadCopy,
+    pad_stride: PadStride,
+}
+
+/// The row stride of a padded buffer (`AH_PAD_STRIDE`, recorded in the provenance as
+/// `pad_row_stride`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum PadStride {
+    /// Rows packed: the stride is the padded column count (`AH_PAD_STRIDE=contiguous`), as
+    /// eager PyTorch's `constant_pad_nd` allocates (distribution versions before 3 / 4).
+    Contiguous,
+    /// The default: Inductor's comprehensive padding (`ir.Layout._pad_strides`), as a compiled
+    /// program allocates the padded operands: a row of more than 1024 elements whose stride is
+    /// not a multiple of 128 bytes gets its stride rounded up to one. cuBLAS runs up to 1.7x
+    /// faster on such rows (measured on the H100: docs/collection.md).
+    Inductor,
+}
+
+impl PadStride {
+    fn from_env() -> PadStride {
+        match std::env::var("AH_PAD_STRIDE").as_deref() {
+            Ok("contiguous") => PadStride::Contiguous,
+            _ => PadStride::Inductor,
+        }
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            PadStride::Contiguous => "contiguous",
+            PadStride::Inductor => "inductor_128_bytes_above_1024",
+        }
+    }
+
+    /// The row stride, in elements, of a row-major buffer of `cols` columns of `elem` bytes.
+    fn row_stride(self, cols: usize, elem: usize) -> usize {
+        let align = 128 / elem;
+        match self {
+            PadStride::Inductor if cols > 1024 && !cols.is_multiple_of(align) => {
+                cols.next_multiple_of(align)
+            }
+            _ => cols,
+        }
+    }
 }
 
 /// Which kernels copy an operand into its padded buffer (`AH_PAD_COPY`, recorded in the
@@ -412,6 +454,8 @@ impl CudaBackend {
         versions.insert("cudarc".into(), "0.19".into());
         let pad_copy = PadCopy::from_env();
         versions.insert("pad_copy_kernel".into(), pad_copy.name().into());
+        let pad_stride = PadStride::from_env();
+        versions.insert("pad_row_stride".into(), pad_stride.name().into());
         let info = BackendInfo {
             kind: BackendKind::Cuda,
             device_name: name,
@@ -436,6 +480,7 @@ impl CudaBackend {
             info,
             fill_seed: 0,
             pad_copy,
+            pad_stride,
         })
     }
 
@@ -457,6 +502,12 @@ impl CudaBackend {
     /// The cuBLAS handle (bound to [`Self::stream`]).
     pub fn cublas_handle(&self) -> blas_sys::cublasHandle_t {
         *self.blas.handle()
+    }
+
+    /// The row stride, in elements, of a padded operand of `cols` columns of `elem` bytes, as
+    /// the program the collection stands for allocates it ([`PadStride`]).
+    pub fn padded_row_stride(&self, cols: usize, elem: usize) -> usize {
+        self.pad_stride.row_stride(cols, elem)
     }
 
     /// Allocates `bytes` of device memory.
@@ -786,5 +837,27 @@ mod tests {
         assert!(matches!(err, CudaInitError::NoDriver), "{err}");
         assert!(err.to_string().contains("--device cpu"));
         assert_eq!(CudaBackend::device_count(), 0);
+    }
+
+    #[test]
+    fn padded_row_strides_are_the_ones_inductor_allocated() {
+        // Buffers of Inductor's compiled pad function on the H100 (PyTorch 2.11,
+        // scripts/probe_pad_strides.py): (columns, element size) -> row stride.
+        for (cols, elem, stride) in [
+            (62552, 2, 62592),
+            (45240, 2, 45248),
+            (30664, 2, 30720),
+            (6088, 2, 6144),
+            (2056, 2, 2112),
+            (5376, 2, 5376),
+            (41864, 2, 41920),
+            (1024, 2, 1024),
+            (1000, 2, 1000),
+            (4082, 4, 4096),
+            (4096, 4, 4096),
+        ] {
+            assert_eq!(PadStride::Inductor.row_stride(cols, elem), stride, "{cols} x {elem} B");
+            assert_eq!(PadStride::Contiguous.row_stride(cols, elem), cols);
+        }
     }
 }
