@@ -856,7 +856,11 @@ mod tests {
             (4082, 4, 4096),
             (4096, 4, 4096),
         ] {
-            assert_eq!(PadStride::Inductor.row_stride(cols, elem), stride, "{cols} x {elem} B");
+            assert_eq!(
+                PadStride::Inductor.row_stride(cols, elem),
+                stride,
+                "{cols} x {elem} B"
+            );
             assert_eq!(PadStride::Contiguous.row_stride(cols, elem), cols);
         }
     }
