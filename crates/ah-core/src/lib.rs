@@ -6,6 +6,8 @@
 //! - PyTorch's AutoHeuristic [`log`] format, reader and writer, byte for byte;
 //! - augment operations ([`ops`]): a small expression language with Python's semantics,
 //!   PyTorch's built-in operations and user operation files;
+//! - the registry of optimisations ([`optimization`]): per name (`pad_mm`, `mm`, `mixed_mm`,
+//!   a generic fallback) the default choice, the training defaults and the built-in operations;
 //! - the [`model`] schema that `ah-train` writes and `ah-codegen` reads, its one loader and
 //!   consistency check ([`model_file`]: [`Model::load`], [`Model::check`]), and its in-memory
 //!   evaluation ([`ModelEvaluator`]), which decides exactly as generated code does;
@@ -31,6 +33,7 @@ pub mod model;
 pub mod model_file;
 pub mod multi_kernel;
 pub mod ops;
+pub mod optimization;
 pub mod runtime;
 pub mod select;
 pub mod stats;

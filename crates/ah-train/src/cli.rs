@@ -309,9 +309,8 @@ fn expected_fits(args: &Args, opts: &TrainOptions) -> u64 {
     let Ok(md) = ah_core::Metadata::from_json_line(&line) else {
         return 0;
     };
-    let cfg = ah_train::config::config_for(&md.name);
     let Ok(settings) =
-        ah_train::config::Settings::resolve(cfg.as_ref(), &opts.overrides, &opts.config_dir)
+        ah_train::config::Settings::resolve(&md.name, &opts.overrides, &opts.config_dir)
     else {
         return 0;
     };

@@ -1,14 +1,16 @@
-//! The customisation seam: what PyTorch users get by subclassing `AHTrainDecision`.
+//! Training settings: what PyTorch users get by subclassing `AHTrainDecision`.
 //!
-//! [`HeuristicConfig`] has one method per hook with PyTorch's defaults; [`PadMm`], [`Mm`],
-//! [`MixedMm`] and [`Generic`] implement it for the known names. [`Settings`] is the resolved
-//! result, after the overrides of the command line or a JSON config file ([`Overrides`]).
-//! To add a heuristic, implement the trait (override only what differs) and return it from
-//! [`config_for`]; see `docs/training.md`.
+//! The defaults per optimisation name (default choice, allowed wrong share, split sizes, grid
+//! kind, always-included choices, unsafe-leaf rule, extra training sets, input filter, built-in
+//! operations) are the registry's, [`ah_core::optimization`]; this module maps them onto the
+//! trainer's types ([`Grid`], [`UnsafeRule`]) and applies the overrides of a JSON config file
+//! ([`Overrides`]). [`Settings`] is the resolved result. To add an optimisation, add it to the
+//! registry; see `docs/adding-a-heuristic.md`.
 
 use std::path::Path;
 
-use ah_core::ops::{builtin_operations, Operation};
+use ah_core::ops::Operation;
+use ah_core::optimization::{self, GridKind, InputFilter};
 use serde::Deserialize;
 
 use crate::cart::{CartParams, Criterion, MinSamplesLeaf};
@@ -60,6 +62,14 @@ impl Grid {
             max_depth: vec![Some(5), Some(6), Some(7)],
             min_samples_leaf: vec![Count(1), Count(2), Count(5), Count(10)],
             criterion: vec![Criterion::SquaredError],
+        }
+    }
+
+    /// The grid of a registry [`GridKind`].
+    pub fn of(kind: GridKind) -> Self {
+        match kind {
+            GridKind::Upstream => Grid::upstream_default(),
+            GridKind::SingleModel => Grid::single_mm(),
         }
     }
 
@@ -118,136 +128,15 @@ pub enum UnsafeRule {
     },
 }
 
-/// One training hook per method, with PyTorch's defaults.
-pub trait HeuristicConfig: Send + Sync {
-    /// The optimization name this config is for.
-    fn name(&self) -> &str;
-    /// `get_default_config`: the choice used when no heuristic exists (speedup metrics).
-    fn default_choice(&self) -> Option<String> {
-        None
-    }
-    /// `is_unsafe_leaf`.
-    fn unsafe_rule(&self) -> UnsafeRule {
-        UnsafeRule::Never
-    }
-    /// `get_allowed_wrong_prediction_pct`.
-    fn allowed_wrong_pct(&self) -> f64 {
-        0.01
-    }
-    /// `get_test_and_val_size`.
-    fn test_and_val_size(&self) -> (f64, f64) {
-        (0.15, 0.15)
-    }
-    /// `get_grid_search_values`.
-    fn grid(&self) -> Grid {
-        Grid::upstream_default()
-    }
-    /// `add_new_features`: the augment operations.
-    fn operations(&self) -> Vec<Operation> {
-        builtin_operations(self.name())
-    }
-    /// `ranking_always_included_choices`.
-    fn always_included(&self) -> Vec<String> {
-        Vec::new()
-    }
-    /// `add_training_data`: `--data` sets appended to the training set, with a repeat count.
-    fn extra_training_sets(&self) -> Vec<(String, usize)> {
-        Vec::new()
-    }
-    /// `filter_df`: keep only inputs whose logged features (name, text as logged) pass; all by
-    /// default. Applied before the split.
-    fn keep_input(&self, _features: &[(&str, &str)]) -> bool {
-        true
-    }
-}
-
-/// pad_mm: PyTorch's defaults; `orig` as the default choice (for metrics only).
-#[derive(Debug, Clone, Copy, Default)]
-pub struct PadMm;
-impl HeuristicConfig for PadMm {
-    fn name(&self) -> &str {
-        "pad_mm"
-    }
-    fn default_choice(&self) -> Option<String> {
-        Some("orig".into())
-    }
-}
-
-/// mm (ranking): single model, 1/19 split, `extern_mm` always included, every wrong allowed.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct Mm;
-impl HeuristicConfig for Mm {
-    fn name(&self) -> &str {
-        "mm"
-    }
-    fn default_choice(&self) -> Option<String> {
-        Some("extern_mm".into())
-    }
-    fn allowed_wrong_pct(&self) -> f64 {
-        1.0
-    }
-    fn test_and_val_size(&self) -> (f64, f64) {
-        (0.01, 0.19)
-    }
-    fn grid(&self) -> Grid {
-        Grid::single_mm()
-    }
-    fn always_included(&self) -> Vec<String> {
-        vec!["extern_mm".into()]
-    }
-    fn extra_training_sets(&self) -> Vec<(String, usize)> {
-        vec![("train_timm".into(), 3), ("train_hf".into(), 3)]
-    }
-}
-
-/// mixed_mm: single model, 1/19 split, unsafe when 5% slower than the fallback.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct MixedMm;
-impl HeuristicConfig for MixedMm {
-    fn name(&self) -> &str {
-        "mixed_mm"
-    }
-    fn default_choice(&self) -> Option<String> {
-        Some("extern_fallback_mixed_mm".into())
-    }
-    fn unsafe_rule(&self) -> UnsafeRule {
-        UnsafeRule::SlowerThan {
-            choice: "extern_fallback_mixed_mm".into(),
-            factor: 1.05,
+impl From<optimization::UnsafeRule> for UnsafeRule {
+    fn from(rule: optimization::UnsafeRule) -> Self {
+        match rule {
+            optimization::UnsafeRule::Never => UnsafeRule::Never,
+            optimization::UnsafeRule::SlowerThan { choice, factor } => UnsafeRule::SlowerThan {
+                choice: choice.to_string(),
+                factor,
+            },
         }
-    }
-    fn allowed_wrong_pct(&self) -> f64 {
-        1.0
-    }
-    fn test_and_val_size(&self) -> (f64, f64) {
-        (0.01, 0.19)
-    }
-    fn grid(&self) -> Grid {
-        Grid::single_mm()
-    }
-}
-
-/// Any other name: PyTorch's defaults, no operations, no default choice.
-#[derive(Debug, Clone, Default)]
-pub struct Generic {
-    /// The optimization name.
-    pub name: String,
-}
-impl HeuristicConfig for Generic {
-    fn name(&self) -> &str {
-        &self.name
-    }
-}
-
-/// The config for a log's name.
-pub fn config_for(name: &str) -> Box<dyn HeuristicConfig> {
-    match name {
-        "pad_mm" => Box::new(PadMm),
-        "mm" => Box::new(Mm),
-        "mixed_mm" => Box::new(MixedMm),
-        other => Box::new(Generic {
-            name: other.to_string(),
-        }),
     }
 }
 
@@ -318,44 +207,19 @@ pub struct Settings {
     pub always_included: Vec<String>,
     /// Extra training sets and repeat counts.
     pub extra_training_sets: Vec<(String, usize)>,
+    /// Which inputs training keeps (`filter_df`), applied before the split.
+    pub input_filter: InputFilter,
 }
 
 impl Settings {
-    /// Resolves a config with overrides (`base_dir` resolves `operations_file`).
-    pub fn resolve(cfg: &dyn HeuristicConfig, o: &Overrides, base_dir: &Path) -> Result<Self> {
-        let mut grid = cfg.grid();
-        if let Some(d) = &o.max_depth {
-            grid.max_depth = d.clone();
-        }
-        if let Some(m) = &o.min_samples_leaf {
-            grid.min_samples_leaf = m
-                .iter()
-                .map(|t| {
-                    MinSamplesLeaf::parse(t).ok_or_else(|| {
-                        TrainError::Config(format!("min_samples_leaf `{t}` is neither a count >= 1 nor a fraction in (0, 1)"))
-                    })
-                })
-                .collect::<Result<_>>()?;
-        }
-        if let Some(c) = &o.criterion {
-            grid.criterion = c
-                .iter()
-                .map(|t| match t.as_str() {
-                    "gini" => Ok(Criterion::Gini),
-                    "entropy" => Ok(Criterion::Entropy),
-                    other => Err(TrainError::Config(format!(
-                        "criterion `{other}`: use gini or entropy"
-                    ))),
-                })
-                .collect::<Result<_>>()?;
-        }
-        if grid.configs().is_empty() {
-            return Err(TrainError::Config(
-                "the grid is empty: give at least one value per parameter".into(),
-            ));
-        }
+    /// The registry's settings for the optimisation `name` with the overrides `o`
+    /// (`base_dir` resolves `operations_file`).
+    pub fn resolve(name: &str, o: &Overrides, base_dir: &Path) -> Result<Self> {
+        let opt = optimization::lookup(name);
+        let defaults = &opt.training;
+        let grid = grid_with(Grid::of(defaults.grid), o)?;
         let mut operations = if o.builtin_operations.unwrap_or(true) {
-            cfg.operations()
+            opt.operations()
         } else {
             Vec::new()
         };
@@ -363,8 +227,8 @@ impl Settings {
             operations.extend(ah_core::ops::parse_operations_file(base_dir.join(f))?);
         }
         let (t, v) = (
-            o.test_size.unwrap_or(cfg.test_and_val_size().0),
-            o.val_size.unwrap_or(cfg.test_and_val_size().1),
+            o.test_size.unwrap_or(defaults.test_size),
+            o.val_size.unwrap_or(defaults.val_size),
         );
         if !(t > 0.0 && v > 0.0 && t + v < 1.0) {
             return Err(TrainError::Config(format!(
@@ -372,53 +236,80 @@ impl Settings {
             )));
         }
         Ok(Settings {
-            name: cfg.name().to_string(),
-            default_choice: o.default_choice.clone().or_else(|| cfg.default_choice()),
+            name: name.to_string(),
+            default_choice: o
+                .default_choice
+                .clone()
+                .or_else(|| opt.default_choice.map(str::to_string)),
             unsafe_rule: match &o.unsafe_slower_than {
                 Some((c, f)) => UnsafeRule::SlowerThan {
                     choice: c.clone(),
                     factor: *f,
                 },
-                None => cfg.unsafe_rule(),
+                None => defaults.unsafe_rule.into(),
             },
-            allowed_wrong_pct: o.allowed_wrong_pct.unwrap_or(cfg.allowed_wrong_pct()),
+            allowed_wrong_pct: o.allowed_wrong_pct.unwrap_or(defaults.allowed_wrong_pct),
             test_and_val: (t, v),
             grid,
             operations,
-            always_included: o
-                .always_included
-                .clone()
-                .unwrap_or_else(|| cfg.always_included()),
-            extra_training_sets: cfg.extra_training_sets(),
+            always_included: o.always_included.clone().unwrap_or_else(|| {
+                defaults
+                    .always_included
+                    .iter()
+                    .map(|c| c.to_string())
+                    .collect()
+            }),
+            extra_training_sets: defaults
+                .extra_training_sets
+                .iter()
+                .map(|&(n, times)| (n.to_string(), times))
+                .collect(),
+            input_filter: defaults.input_filter,
         })
     }
+}
+
+/// `grid` with the overrides' depths, leaf sizes and criteria; an error when one is invalid
+/// or the grid is empty.
+fn grid_with(mut grid: Grid, o: &Overrides) -> Result<Grid> {
+    if let Some(d) = &o.max_depth {
+        grid.max_depth = d.clone();
+    }
+    if let Some(m) = &o.min_samples_leaf {
+        grid.min_samples_leaf = m
+            .iter()
+            .map(|t| {
+                MinSamplesLeaf::parse(t).ok_or_else(|| {
+                    TrainError::Config(format!(
+                        "min_samples_leaf `{t}` is neither a count >= 1 nor a fraction in (0, 1)"
+                    ))
+                })
+            })
+            .collect::<Result<_>>()?;
+    }
+    if let Some(c) = &o.criterion {
+        grid.criterion = c
+            .iter()
+            .map(|t| match t.as_str() {
+                "gini" => Ok(Criterion::Gini),
+                "entropy" => Ok(Criterion::Entropy),
+                other => Err(TrainError::Config(format!(
+                    "criterion `{other}`: use gini or entropy"
+                ))),
+            })
+            .collect::<Result<_>>()?;
+    }
+    if grid.configs().is_empty() {
+        return Err(TrainError::Config(
+            "the grid is empty: give at least one value per parameter".into(),
+        ));
+    }
+    Ok(grid)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// A config that keeps only bf16 inputs, to show and test the filter hook.
-    struct OnlyBf16;
-    impl HeuristicConfig for OnlyBf16 {
-        fn name(&self) -> &str {
-            "pad_mm"
-        }
-        fn keep_input(&self, features: &[(&str, &str)]) -> bool {
-            features
-                .iter()
-                .any(|(n, v)| *n == "mat1_dtype" && *v == "torch.bfloat16")
-        }
-    }
-
-    #[test]
-    fn filter_hook_reads_logged_text() {
-        let c = OnlyBf16;
-        assert!(c.keep_input(&[("m", "8"), ("mat1_dtype", "torch.bfloat16")]));
-        assert!(!c.keep_input(&[("m", "8"), ("mat1_dtype", "torch.float16")]));
-        assert!(PadMm.keep_input(&[("m", "8")]));
-        assert_eq!(c.allowed_wrong_pct(), 0.01);
-    }
 
     #[test]
     fn known_configs() {
@@ -432,11 +323,60 @@ mod tests {
                 criterion: Criterion::Entropy
             }
         );
-        let s = Settings::resolve(&MixedMm, &Overrides::default(), Path::new(".")).unwrap();
+        let s = Settings::resolve("mixed_mm", &Overrides::default(), Path::new(".")).unwrap();
         assert_eq!(s.operations.len(), 19);
         assert_eq!(s.test_and_val, (0.01, 0.19));
-        let s = Settings::resolve(&PadMm, &Overrides::default(), Path::new(".")).unwrap();
+        assert_eq!(s.grid, Grid::single_mm());
+        assert_eq!(s.allowed_wrong_pct, 1.0);
+        assert_eq!(
+            s.unsafe_rule,
+            UnsafeRule::SlowerThan {
+                choice: "extern_fallback_mixed_mm".into(),
+                factor: 1.05
+            }
+        );
+        let s = Settings::resolve("pad_mm", &Overrides::default(), Path::new(".")).unwrap();
         assert_eq!(s.operations.len(), 26);
         assert_eq!(s.default_choice.as_deref(), Some("orig"));
+        assert_eq!(s.grid, Grid::upstream_default());
+        assert_eq!(s.input_filter, InputFilter::All);
+        let s = Settings::resolve("mm", &Overrides::default(), Path::new(".")).unwrap();
+        assert_eq!(s.always_included, ["extern_mm"]);
+        assert_eq!(
+            s.extra_training_sets,
+            [("train_timm".to_string(), 3), ("train_hf".to_string(), 3)]
+        );
+        let s = Settings::resolve("my_opt", &Overrides::default(), Path::new(".")).unwrap();
+        assert_eq!(s.name, "my_opt");
+        assert!(s.operations.is_empty() && s.default_choice.is_none());
+        assert_eq!((s.allowed_wrong_pct, s.test_and_val), (0.01, (0.15, 0.15)));
+        assert_eq!(s.unsafe_rule, UnsafeRule::Never);
+    }
+
+    #[test]
+    fn overrides_replace_the_registry_defaults() {
+        let o: Overrides = serde_json::from_str(
+            r#"{"default_choice": "pad", "allowed_wrong_pct": 0.02, "test_size": 0.1,
+                "max_depth": [4, null], "criterion": ["gini"], "always_included": ["orig"],
+                "unsafe_slower_than": ["orig", 1.1], "builtin_operations": false}"#,
+        )
+        .unwrap();
+        let s = Settings::resolve("pad_mm", &o, Path::new(".")).unwrap();
+        assert_eq!(s.default_choice.as_deref(), Some("pad"));
+        assert_eq!((s.allowed_wrong_pct, s.test_and_val), (0.02, (0.1, 0.15)));
+        assert_eq!(s.grid.max_depth, [Some(4), None]);
+        assert_eq!(s.grid.criterion, [Criterion::Gini]);
+        assert_eq!(s.grid.min_samples_leaf.len(), 6);
+        assert_eq!(s.always_included, ["orig"]);
+        assert_eq!(
+            s.unsafe_rule,
+            UnsafeRule::SlowerThan {
+                choice: "orig".into(),
+                factor: 1.1
+            }
+        );
+        assert!(s.operations.is_empty());
+        let bad: Overrides = serde_json::from_str(r#"{"criterion": []}"#).unwrap();
+        assert!(Settings::resolve("pad_mm", &bad, Path::new(".")).is_err());
     }
 }

@@ -9,8 +9,8 @@
 //! linfa-trees as a second backend), and selects a model and threshold either by PyTorch's rule
 //! (`Mode::Upstream`) or by a cross-validated, cost-aware rule (`Mode::CostAware`, the
 //! default). [`ah_eval::metrics`] computes PyTorch's metrics plus ours; [`report`] renders the markdown
-//! report, SVG plots and the Graphviz tree. [`config`] is the customisation seam (one
-//! [`config::HeuristicConfig`] per heuristic name).
+//! report, SVG plots and the Graphviz tree. [`config`] resolves the training settings: the
+//! defaults of the optimisation registry ([`ah_core::optimization`]) with `--config` overrides.
 //!
 //! ```no_run
 //! use ah_train::train::{train, TrainOptions};

@@ -21,14 +21,3 @@ pub fn generated_registry() -> ah_core::Registry {
     ah_heuristics::register_all(&mut registry);
     registry
 }
-
-/// PyTorch's default choice for an optimization name, when it has one (`pad_mm`: `orig`, i.e.
-/// do not pad; `mm`: `extern_mm`; `mixed_mm`: `extern_fallback_mixed_mm`).
-pub fn default_choice(name: &str) -> Option<&'static str> {
-    match name {
-        "pad_mm" => Some("orig"),
-        "mm" => Some("extern_mm"),
-        "mixed_mm" => Some("extern_fallback_mixed_mm"),
-        _ => None,
-    }
-}

@@ -176,11 +176,11 @@ fn run_cmd(args: RunArgs) -> anyhow::Result<ExitCode> {
             names.join(", ")
         );
     };
-    let default_choice = match args
-        .default_choice
-        .clone()
-        .or_else(|| ah_use::default_choice(&args.name).map(str::to_string))
-    {
+    let default_choice = match args.default_choice.clone().or_else(|| {
+        ah_core::optimization::lookup(&args.name)
+            .default_choice
+            .map(str::to_string)
+    }) {
         Some(d) => d,
         None => bail!(
             "`{}` has no known default choice; pass --default-choice",

@@ -53,6 +53,7 @@ mod tests;
 
 pub use ast::{BinaryOp, BoolOp, CmpOp, Expr, Func, UnaryOp};
 pub use builtin::builtin_operations;
+pub(crate) use builtin::{mixed_mm_operations, mm_operations, pad_mm_operations};
 pub use compiled::CompiledOps;
 pub use file::{parse_operations_file, parse_operations_str};
 pub use operation::{apply_operations, check_operations, Operation};

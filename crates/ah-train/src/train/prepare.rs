@@ -8,7 +8,7 @@
 
 use ah_core::Log;
 
-use crate::config::{config_for, HeuristicConfig, Settings};
+use crate::config::Settings;
 use crate::error::{Result, TrainError};
 use crate::split::{upstream_split, Split, SplitFile};
 use ah_eval::table::{build_table, BuildOptions, Encoding, Table};
@@ -77,12 +77,11 @@ pub(crate) fn prepare(opts: &TrainOptions, variant: Variant) -> Result<Prepared>
     }
     let mut warnings = Vec::new();
     let (log, pairs_dropped) = read_training_log(opts, variant, &mut warnings)?;
-    let cfg = config_for(&log.metadata.name);
-    let mut settings = resolve_settings(opts, cfg.as_ref(), &log)?;
+    let mut settings = resolve_settings(opts, &log)?;
     let build = build_options(opts, variant);
     let (full, encoding, report) = build_table(&log, "all", &settings.operations, None, build)?;
     warnings.extend(report.warnings());
-    let mut full = filter_rows(full, &log, cfg.as_ref(), &mut warnings);
+    let mut full = filter_rows(full, &log, &settings, &mut warnings);
     if full.choices.len() < 2 {
         return Err(TrainError::Input {
             path: opts.log.clone(),
@@ -174,10 +173,10 @@ fn read_training_log(
     Ok((log, dropped))
 }
 
-/// The config's settings with the command line's default choice and operations, checked
-/// against the log's features.
-fn resolve_settings(opts: &TrainOptions, cfg: &dyn HeuristicConfig, log: &Log) -> Result<Settings> {
-    let mut settings = Settings::resolve(cfg, &opts.overrides, &opts.config_dir)?;
+/// The log's settings with the command line's default choice and operations, checked against
+/// the log's features.
+fn resolve_settings(opts: &TrainOptions, log: &Log) -> Result<Settings> {
+    let mut settings = Settings::resolve(&log.metadata.name, &opts.overrides, &opts.config_dir)?;
     if let Some(d) = &opts.default_choice {
         settings.default_choice = Some(d.clone());
     }
@@ -202,13 +201,8 @@ fn build_options(opts: &TrainOptions, variant: Variant) -> BuildOptions {
     }
 }
 
-/// The config's row filter (PyTorch's `filter_df`), on the logged features.
-fn filter_rows(
-    full: Table,
-    log: &Log,
-    cfg: &dyn HeuristicConfig,
-    warnings: &mut Vec<String>,
-) -> Table {
+/// The settings' input filter (PyTorch's `filter_df`), on the logged features.
+fn filter_rows(full: Table, log: &Log, settings: &Settings, warnings: &mut Vec<String>) -> Table {
     let names: Vec<&str> = log.metadata.features().collect();
     let kept: Vec<usize> = (0..full.len())
         .filter(|&i| {
@@ -217,7 +211,7 @@ fn filter_rows(
                 .zip(full.keys[i].iter())
                 .map(|(n, v)| (*n, v.as_str()))
                 .collect();
-            cfg.keep_input(&pairs)
+            settings.input_filter.keeps(&pairs)
         })
         .collect();
     if kept.len() == full.len() {
@@ -226,7 +220,7 @@ fn filter_rows(
     warnings.push(format!(
         "{} inputs removed by the `{}` training config's filter",
         full.len() - kept.len(),
-        cfg.name()
+        settings.name
     ));
     full.take(&kept, "all")
 }
