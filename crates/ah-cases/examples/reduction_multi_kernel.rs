@@ -428,81 +428,11 @@ fn measure(inputs: &[InputTimes], rep_ms: f64, out: Option<PathBuf>) -> anyhow::
     let mut lines = Vec::new();
     let mut live: Vec<InputTimes> = Vec::new();
     let mut runtime_picks: Vec<Variant> = Vec::new();
-    let (mut bench_ms, mut use_us, mut use_bench_ms) = (Vec::new(), Vec::new(), Vec::new());
-    let (mut sure, mut same, mut within10, mut over10) = (0, 0, 0, 0);
-    let mut over10_rechecked = 0;
+    let mut tally = Tally::default();
     for input in inputs {
-        let shape = Shape::new(&gpu, input)?;
-        // 1. First call, benchmark mode: every variant timed (rep budget each).
-        let mut mk = shape.multi_kernel(&gpu)?;
-        let t = Instant::now();
-        let bench = mk.run(&bench_cfg, None, None)?.clone();
-        bench_ms.push(t.elapsed().as_secs_f64() * 1e3);
-        let timings = bench.timings_ms.clone().unwrap_or_default();
-        let names = mk.choices();
-        let mut times = BTreeMap::new();
-        for (n, t) in names.iter().zip(&timings) {
-            times.insert(Variant::parse(n).expect("our names"), *t);
-        }
-        let measured = InputTimes {
-            times,
-            ..input.clone()
-        };
-        // 2. First call, use mode: the heuristic (a benchmark when it is unsure).
-        let mut mk = shape.multi_kernel(&gpu)?;
-        let t = Instant::now();
-        let learned: KernelPick = mk.pick(&use_cfg, Some(&reg), None)?.clone();
-        let dt = t.elapsed().as_secs_f64();
-        let picked = Variant::parse(&learned.choice).expect("our names");
-        let (best, best_t) = measured.best();
-        let mut recheck: Option<f64> = None;
-        let ratio = measured.time(picked) / best_t;
-        if learned.by == PickedBy::Heuristic {
-            use_us.push(dt * 1e6);
-            sure += 1;
-            if picked == best {
-                same += 1;
-            } else if ratio <= 1.1 {
-                within10 += 1;
-            } else {
-                over10 += 1;
-                // A benchmark is one noisy sample: measure every variant twice more and keep
-                // each one's best, to tell a wrong pick from a mis-measured variant.
-                let mut again = shape.multi_kernel(&gpu)?;
-                let mut best_of = timings.clone();
-                for _ in 0..2 {
-                    let (_, t2) = again.benchmark_all(rep_ms)?;
-                    for (b, t) in best_of.iter_mut().zip(t2) {
-                        *b = b.min(t);
-                    }
-                }
-                let at = |name: &str| names.iter().position(|n| n == name).map(|i| best_of[i]);
-                let min = best_of.iter().copied().fold(f64::INFINITY, f64::min);
-                let r = at(&learned.choice).unwrap_or(f64::NAN) / min;
-                recheck = Some(r);
-                if r > 1.1 {
-                    over10_rechecked += 1;
-                }
-                eprintln!(
-                    "  {}: learned {picked} is {ratio:.2}x the benchmark's {best}; best of 3 \
-                     benchmarks: {r:.2}x the fastest",
-                    describe(input)
-                );
-            }
-        } else {
-            use_bench_ms.push(dt * 1e3);
-        }
-        lines.push(json!({
-            "rows": input.rows, "cols": input.cols, "dtype": input.dtype.torch_name(),
-            "op": input.op.name(), "timings_ms": names.iter().zip(&timings)
-                .map(|(n, t)| (n.clone(), if t.is_finite() { json!(t) } else { json!(null) }))
-                .collect::<serde_json::Map<_, _>>(),
-            "benchmark_pick": bench.choice, "first_call_benchmark_ms": bench_ms.last(),
-            "learned_pick": learned.choice, "learned_by": format!("{:?}", learned.by),
-            "learned_unsure": learned.unsure.map(|u| format!("{u:?}")),
-            "first_call_learned_us": dt * 1e6, "learned_over_best": ratio,
-            "learned_over_best_of_3": recheck,
-        }));
+        let (line, measured, picked) =
+            measure_shape(&gpu, &reg, input, &bench_cfg, &use_cfg, rep_ms, &mut tally)?;
+        lines.push(line);
         runtime_picks.push(picked);
         live.push(measured);
     }
@@ -515,25 +445,21 @@ fn measure(inputs: &[InputTimes], rep_ms: f64, out: Option<PathBuf>) -> anyhow::
         k += 1;
         runtime_picks[k - 1]
     });
-    let mut baselines = serde_json::Map::new();
-    for family in [Family::Persistent, Family::Looped] {
-        for block in BLOCK_SIZES {
-            let mut k = 0;
-            let s = eval::geomean_speedup(
-                &live,
-                |i| eval::fixed_pick(family, block, i.cols),
-                |_| {
-                    k += 1;
-                    runtime_picks[k - 1]
-                },
-            );
-            baselines.insert(format!("{}-{block}", family.name()), json!(s));
-        }
-    }
+    let baselines = speedups_over_fixed(&live, &runtime_picks);
     let decide = h.map(|h| {
         let contexts: Vec<Context> = inputs.iter().map(InputTimes::context).collect();
         time_decide(h, &contexts)
     });
+    let Tally {
+        bench_ms,
+        use_us,
+        use_bench_ms,
+        sure,
+        same,
+        within10,
+        over10,
+        over10_rechecked,
+    } = tally;
     let summary = json!({
         "command": "measure", "device": gpu.cuda.borrow().info().device_name, "shapes": live.len(),
         "rep_ms": rep_ms,
@@ -554,6 +480,141 @@ fn measure(inputs: &[InputTimes], rep_ms: f64, out: Option<PathBuf>) -> anyhow::
     });
     println!("{summary}");
     Ok(())
+}
+
+/// What `measure` gathers over the shapes for its summary: first-call times and how the
+/// heuristic's picks compare with the benchmark's.
+#[derive(Default)]
+struct Tally {
+    bench_ms: Vec<f64>,
+    use_us: Vec<f64>,
+    use_bench_ms: Vec<f64>,
+    sure: usize,
+    same: usize,
+    within10: usize,
+    over10: usize,
+    over10_rechecked: usize,
+}
+
+/// One shape of `measure`: its first call in benchmark mode (every variant timed), then in use
+/// mode (the heuristic, a benchmark when it is unsure), counted in `tally`. Returns the shape's
+/// JSON line, its measured times and the runtime's pick.
+fn measure_shape(
+    gpu: &Gpu,
+    reg: &Registry,
+    input: &InputTimes,
+    bench_cfg: &MultiKernelConfig,
+    use_cfg: &MultiKernelConfig,
+    rep_ms: f64,
+    tally: &mut Tally,
+) -> anyhow::Result<(serde_json::Value, InputTimes, Variant)> {
+    let shape = Shape::new(gpu, input)?;
+    // 1. First call, benchmark mode: every variant timed (rep budget each).
+    let mut mk = shape.multi_kernel(gpu)?;
+    let t = Instant::now();
+    let bench = mk.run(bench_cfg, None, None)?.clone();
+    tally.bench_ms.push(t.elapsed().as_secs_f64() * 1e3);
+    let timings = bench.timings_ms.clone().unwrap_or_default();
+    let names = mk.choices();
+    let mut times = BTreeMap::new();
+    for (n, t) in names.iter().zip(&timings) {
+        times.insert(Variant::parse(n).expect("our names"), *t);
+    }
+    let measured = InputTimes {
+        times,
+        ..input.clone()
+    };
+    // 2. First call, use mode: the heuristic (a benchmark when it is unsure).
+    let mut mk = shape.multi_kernel(gpu)?;
+    let t = Instant::now();
+    let learned: KernelPick = mk.pick(use_cfg, Some(reg), None)?.clone();
+    let dt = t.elapsed().as_secs_f64();
+    let picked = Variant::parse(&learned.choice).expect("our names");
+    let (best, best_t) = measured.best();
+    let mut recheck: Option<f64> = None;
+    let ratio = measured.time(picked) / best_t;
+    if learned.by == PickedBy::Heuristic {
+        tally.use_us.push(dt * 1e6);
+        tally.sure += 1;
+        if picked == best {
+            tally.same += 1;
+        } else if ratio <= 1.1 {
+            tally.within10 += 1;
+        } else {
+            tally.over10 += 1;
+            let r = best_of_3_ratio(&shape, gpu, &timings, &names, &learned.choice, rep_ms)?;
+            recheck = Some(r);
+            if r > 1.1 {
+                tally.over10_rechecked += 1;
+            }
+            eprintln!(
+                "  {}: learned {picked} is {ratio:.2}x the benchmark's {best}; best of 3 \
+                 benchmarks: {r:.2}x the fastest",
+                describe(input)
+            );
+        }
+    } else {
+        tally.use_bench_ms.push(dt * 1e3);
+    }
+    let line = json!({
+        "rows": input.rows, "cols": input.cols, "dtype": input.dtype.torch_name(),
+        "op": input.op.name(), "timings_ms": names.iter().zip(&timings)
+            .map(|(n, t)| (n.clone(), if t.is_finite() { json!(t) } else { json!(null) }))
+            .collect::<serde_json::Map<_, _>>(),
+        "benchmark_pick": bench.choice, "first_call_benchmark_ms": tally.bench_ms.last(),
+        "learned_pick": learned.choice, "learned_by": format!("{:?}", learned.by),
+        "learned_unsure": learned.unsure.map(|u| format!("{u:?}")),
+        "first_call_learned_us": dt * 1e6, "learned_over_best": ratio,
+        "learned_over_best_of_3": recheck,
+    });
+    Ok((line, measured, picked))
+}
+
+/// A benchmark is one noisy sample: measures every variant twice more and keeps each one's
+/// best (of `timings` and the two), to tell a wrong pick from a mis-measured variant. Returns
+/// `choice`'s best time over the fastest.
+fn best_of_3_ratio(
+    shape: &Shape,
+    gpu: &Gpu,
+    timings: &[f64],
+    names: &[String],
+    choice: &str,
+    rep_ms: f64,
+) -> anyhow::Result<f64> {
+    let mut again = shape.multi_kernel(gpu)?;
+    let mut best_of = timings.to_vec();
+    for _ in 0..2 {
+        let (_, t2) = again.benchmark_all(rep_ms)?;
+        for (b, t) in best_of.iter_mut().zip(t2) {
+            *b = b.min(t);
+        }
+    }
+    let at = |name: &str| names.iter().position(|n| n == name).map(|i| best_of[i]);
+    let min = best_of.iter().copied().fold(f64::INFINITY, f64::min);
+    Ok(at(choice).unwrap_or(f64::NAN) / min)
+}
+
+/// The runtime's geomean speedup over each fixed variant (family and block size).
+fn speedups_over_fixed(
+    live: &[InputTimes],
+    runtime_picks: &[Variant],
+) -> serde_json::Map<String, serde_json::Value> {
+    let mut baselines = serde_json::Map::new();
+    for family in [Family::Persistent, Family::Looped] {
+        for block in BLOCK_SIZES {
+            let mut k = 0;
+            let s = eval::geomean_speedup(
+                live,
+                |i| eval::fixed_pick(family, block, i.cols),
+                |_| {
+                    k += 1;
+                    runtime_picks[k - 1]
+                },
+            );
+            baselines.insert(format!("{}-{block}", family.name()), json!(s));
+        }
+    }
+    baselines
 }
 
 /// First calls as a program makes them (Inductor's first forward pass): one new multi-kernel

@@ -204,7 +204,24 @@ pub fn evaluate(model: &Model, log: &Log, ks: &[usize]) -> Result<Evaluation, Ev
         });
     }
     let mut ev = ModelEvaluator::new(model)?;
-    // Group rows by feature values, keeping the first-appearance order of inputs and choices.
+    let mut out = Evaluation {
+        inputs: Vec::new(),
+        skipped: 0,
+        ks: ks.to_vec(),
+    };
+    for (values, choices) in group_inputs(log) {
+        let times = choice_times(choices);
+        match evaluate_input(model, &mut ev, log, &values, &times, ks) {
+            Some(e) => out.inputs.push(e),
+            None => out.skipped += 1,
+        }
+    }
+    Ok(out)
+}
+
+/// The log's inputs in first-appearance order: each one's feature values and, per choice in
+/// logging order, its times.
+fn group_inputs(log: &Log) -> Vec<(Vec<Value>, ChoiceTimes)> {
     let mut order: Vec<Vec<Value>> = Vec::new();
     let mut groups: BTreeMap<String, Group> = BTreeMap::new();
     for row in &log.rows {
@@ -225,142 +242,162 @@ pub fn evaluate(model: &Model, log: &Log, ks: &[usize]) -> Result<Evaluation, Ev
             None => g.1.push((choice.to_string(), vec![row.feedback])),
         }
     }
-    let mut by_index: Vec<&Group> = groups.values().collect();
+    let mut by_index: Vec<Group> = groups.into_values().collect();
     by_index.sort_by_key(|g| g.0);
+    by_index
+        .into_iter()
+        .map(|(idx, choices)| (std::mem::take(&mut order[idx]), choices))
+        .collect()
+}
+
+/// Each choice's median time; `extern_mm` and its twin (the next logged choice) are one
+/// kernel, both given the faster of the two.
+fn choice_times(choices: ChoiceTimes) -> Vec<(String, f64)> {
+    let mut times: Vec<(String, f64)> = choices
+        .into_iter()
+        .map(|(c, mut v)| {
+            let t = median(&mut v);
+            (c, t)
+        })
+        .collect();
+    if let Some(e) = times.iter().position(|(c, _)| c == EXTERN_MM) {
+        if e + 1 < times.len() && AlgoConfig::parse(&times[e + 1].0).is_some() {
+            let t = times[e].1.min(times[e + 1].1);
+            times[e].1 = t;
+            times[e + 1].1 = t;
+        }
+    }
+    times
+}
+
+/// One input's evaluation; `None` (skipped) when `extern_mm` failed or fewer than two choices
+/// ran.
+fn evaluate_input(
+    model: &Model,
+    ev: &mut ModelEvaluator<'_>,
+    log: &Log,
+    values: &[Value],
+    times: &[(String, f64)],
+    ks: &[usize],
+) -> Option<InputEval> {
+    let finite = times.iter().filter(|(_, t)| t.is_finite()).count();
+    let extern_ms = times
+        .iter()
+        .find(|(c, _)| c == EXTERN_MM)
+        .map(|(_, t)| *t)
+        .filter(|t| t.is_finite())?;
+    if finite < 2 {
+        return None;
+    }
+    let time_of = |c: &str| {
+        times
+            .iter()
+            .find(|(x, _)| x == c)
+            .map_or(f64::INFINITY, |(_, t)| *t)
+    };
     let cat = &log.metadata.categorical_features;
     let col = |name: &str| log.features.iter().position(|f| f == name);
-    let mut out = Evaluation {
-        inputs: Vec::new(),
-        skipped: 0,
-        ks: ks.to_vec(),
-    };
-    for (idx, choices) in by_index {
-        let values = &order[*idx];
-        let mut times: Vec<(String, f64)> = choices
-            .iter()
-            .map(|(c, v)| (c.clone(), median(&mut v.clone())))
-            .collect();
-        // extern_mm and its twin (the next logged choice) are one kernel.
-        if let Some(e) = times.iter().position(|(c, _)| c == EXTERN_MM) {
-            if e + 1 < times.len() && AlgoConfig::parse(&times[e + 1].0).is_some() {
-                let t = times[e].1.min(times[e + 1].1);
-                times[e].1 = t;
-                times[e + 1].1 = t;
-            }
-        }
-        let finite = times.iter().filter(|(_, t)| t.is_finite()).count();
-        let Some(extern_ms) = times
-            .iter()
-            .find(|(c, _)| c == EXTERN_MM)
-            .map(|(_, t)| *t)
-            .filter(|t| t.is_finite())
-        else {
-            out.skipped += 1;
-            continue;
-        };
-        if finite < 2 {
-            out.skipped += 1;
-            continue;
-        }
-        let time_of = |c: &str| {
-            times
-                .iter()
-                .find(|(x, _)| x == c)
-                .map_or(f64::INFINITY, |(_, t)| *t)
-        };
-        let best_ms = times.iter().map(|(_, t)| *t).fold(f64::INFINITY, f64::min);
-        let mut ctx = Context::with_capacity(values.len());
-        for (name, v) in log.features.iter().zip(values) {
-            ctx.add_feature(name.clone(), v.clone(), cat.contains(name));
-        }
-        let ranking: Option<Vec<String>> = ev.ranked(&ctx).map(|r| {
-            r.into_iter()
-                .filter_map(|i| model.choices.get(i))
-                .filter(|c| times.iter().any(|(x, _)| x == *c))
-                .cloned()
-                .collect()
-        });
-        let ranked = ranking.as_ref().is_some_and(|r| !r.is_empty());
-        let list = ranking.unwrap_or_default();
-        // The runtime's `get_choice` with `extern_mm` as the fallback: the decision (threshold
-        // applied) when it names one of this input's choices, else cuBLASLt's pick.
-        let first = match ev.decide(&ctx) {
-            Decision::Choice(i) => model
-                .choices
-                .get(i)
-                .filter(|c| times.iter().any(|(x, _)| x == *c))
-                .cloned(),
-            Decision::Unsure(_) => None,
-        }
-        .unwrap_or_else(|| EXTERN_MM.to_string());
-        let all_kernel_ms: f64 = times
-            .iter()
-            .map(|(_, t)| *t)
-            .filter(|t| t.is_finite())
-            .sum();
-        let mut e = InputEval {
-            description: describe(values, &col),
-            model_shape: shape_of(values, &col)
-                .is_some_and(|(m, k, n, ta, tb)| is_model_shape(m, k, n, ta, tb)),
-            choices: times.len(),
-            extern_ms,
-            best_ms,
-            first_ms: time_of(&first),
-            first,
-            ranked,
-            top_k_ms: BTreeMap::new(),
-            top_k_ext_ms: BTreeMap::new(),
-            top_k_count: BTreeMap::new(),
-            top_k_kernel_ms: BTreeMap::new(),
-            all_kernel_ms,
-            cublaslt_top_k_ms: BTreeMap::new(),
-        };
-        // cuBLASLt's order is the logging order; a configuration-id log repeats its first pick
-        // right after extern_mm (the twin), which is skipped.
-        let twin = times.len() > 1 && AlgoConfig::parse(&times[1].0).is_some();
-        let order: Vec<f64> = times
-            .iter()
-            .enumerate()
-            .filter(|(j, _)| !(twin && *j == 1))
-            .map(|(_, (_, t))| *t)
-            .collect();
-        for &k in ks {
-            // Unranked: the runtime benchmarks every choice (PyTorch keeps all of them).
-            let top: Vec<&str> = if ranked {
-                list.iter().take(k).map(String::as_str).collect()
-            } else {
-                times.iter().map(|(c, _)| c.as_str()).collect()
-            };
-            let mut with_ext = top.clone();
-            if !with_ext.contains(&EXTERN_MM) {
-                with_ext.push(EXTERN_MM);
-            }
-            let min_of = |cs: &[&str]| cs.iter().map(|c| time_of(c)).fold(f64::INFINITY, f64::min);
-            e.top_k_ms.insert(k, min_of(&top));
-            e.top_k_ext_ms.insert(k, min_of(&with_ext));
-            e.top_k_count.insert(k, with_ext.len());
-            e.cublaslt_top_k_ms.insert(
-                k,
-                order.iter().take(k).copied().fold(f64::INFINITY, f64::min),
-            );
-            e.top_k_kernel_ms.insert(
-                k,
-                with_ext
-                    .iter()
-                    .map(|c| time_of(c))
-                    .filter(|t| t.is_finite())
-                    .sum(),
-            );
-        }
-        out.inputs.push(e);
+    let best_ms = times.iter().map(|(_, t)| *t).fold(f64::INFINITY, f64::min);
+    let mut ctx = Context::with_capacity(values.len());
+    for (name, v) in log.features.iter().zip(values) {
+        ctx.add_feature(name.clone(), v.clone(), cat.contains(name));
     }
-    Ok(out)
+    let logged = |c: &String| times.iter().any(|(x, _)| x == c);
+    let ranking: Option<Vec<String>> = ev.ranked(&ctx).map(|r| {
+        r.into_iter()
+            .filter_map(|i| model.choices.get(i))
+            .filter(|c| logged(c))
+            .cloned()
+            .collect()
+    });
+    let ranked = ranking.as_ref().is_some_and(|r| !r.is_empty());
+    // The runtime's `get_choice` with `extern_mm` as the fallback: the decision (threshold
+    // applied) when it names one of this input's choices, else cuBLASLt's pick.
+    let first = match ev.decide(&ctx) {
+        Decision::Choice(i) => model.choices.get(i).filter(|c| logged(c)).cloned(),
+        Decision::Unsure(_) => None,
+    }
+    .unwrap_or_else(|| EXTERN_MM.to_string());
+    let mut e = InputEval {
+        description: describe(values, &col),
+        model_shape: shape_of(values, &col)
+            .is_some_and(|(m, k, n, ta, tb)| is_model_shape(m, k, n, ta, tb)),
+        choices: times.len(),
+        extern_ms,
+        best_ms,
+        first_ms: time_of(&first),
+        first,
+        ranked,
+        top_k_ms: BTreeMap::new(),
+        top_k_ext_ms: BTreeMap::new(),
+        top_k_count: BTreeMap::new(),
+        top_k_kernel_ms: BTreeMap::new(),
+        all_kernel_ms: times
+            .iter()
+            .map(|(_, t)| *t)
+            .filter(|t| t.is_finite())
+            .sum(),
+        cublaslt_top_k_ms: BTreeMap::new(),
+    };
+    let list = if ranked { ranking } else { None };
+    add_top_k(&mut e, times, list.as_deref(), ks);
+    Some(e)
+}
+
+/// The top-k columns of `e` for each k: the model's `ranking` cut at k (every choice when the
+/// input is unranked, as the runtime benchmarks them all), with `extern_mm` added, and
+/// cuBLASLt's own top k.
+fn add_top_k(e: &mut InputEval, times: &[(String, f64)], ranking: Option<&[String]>, ks: &[usize]) {
+    let time_of = |c: &str| {
+        times
+            .iter()
+            .find(|(x, _)| x == c)
+            .map_or(f64::INFINITY, |(_, t)| *t)
+    };
+    // cuBLASLt's order is the logging order; a configuration-id log repeats its first pick
+    // right after extern_mm (the twin), which is skipped.
+    let twin = times.len() > 1 && AlgoConfig::parse(&times[1].0).is_some();
+    let order: Vec<f64> = times
+        .iter()
+        .enumerate()
+        .filter(|(j, _)| !(twin && *j == 1))
+        .map(|(_, (_, t))| *t)
+        .collect();
+    for &k in ks {
+        let top: Vec<&str> = match ranking {
+            Some(list) => list.iter().take(k).map(String::as_str).collect(),
+            None => times.iter().map(|(c, _)| c.as_str()).collect(),
+        };
+        let mut with_ext = top.clone();
+        if !with_ext.contains(&EXTERN_MM) {
+            with_ext.push(EXTERN_MM);
+        }
+        let min_of = |cs: &[&str]| cs.iter().map(|c| time_of(c)).fold(f64::INFINITY, f64::min);
+        e.top_k_ms.insert(k, min_of(&top));
+        e.top_k_ext_ms.insert(k, min_of(&with_ext));
+        e.top_k_count.insert(k, with_ext.len());
+        e.cublaslt_top_k_ms.insert(
+            k,
+            order.iter().take(k).copied().fold(f64::INFINITY, f64::min),
+        );
+        e.top_k_kernel_ms.insert(
+            k,
+            with_ext
+                .iter()
+                .map(|c| time_of(c))
+                .filter(|t| t.is_finite())
+                .sum(),
+        );
+    }
 }
 
 type Shape = (usize, usize, usize, bool, bool);
 
-/// One input's rows: its first-appearance index and, per choice in logging order, the times.
-type Group = (usize, Vec<(String, Vec<f64>)>);
+/// Per choice in logging order, the times of one input.
+type ChoiceTimes = Vec<(String, Vec<f64>)>;
+
+/// One input's rows: its first-appearance index and its [`ChoiceTimes`].
+type Group = (usize, ChoiceTimes);
 
 fn shape_of(values: &[Value], col: &dyn Fn(&str) -> Option<usize>) -> Option<Shape> {
     let get = |name: &str| -> Option<usize> {

@@ -1,5 +1,5 @@
 //! The `ah-codegen` binary on real files in temporary folders: outputs, determinism,
-//! `--check`, `--dry-run`, bad input (exit 2, nothing written) and golden files.
+//! `--check`, `--dry-run`, bad input (exit 2, nothing written) and snapshots of files and messages.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -49,6 +49,15 @@ fn new_crate(dir: &Path) -> PathBuf {
     krate
 }
 
+/// Snapshot settings that replace the temporary folders and the fixtures' folder, whose
+/// absolute paths differ between machines and runs.
+fn redacted() -> insta::Settings {
+    let mut settings = insta::Settings::clone_current();
+    settings.add_filter(r"\S*/\.tmp[0-9A-Za-z]{6}", "[TMP]");
+    settings.add_filter(r"\S*/tests/fixtures/", "[FIXTURES]/");
+    settings
+}
+
 fn generate_all(dir: &Path) -> Output {
     let krate = new_crate(dir);
     let py = dir.join("py");
@@ -70,7 +79,7 @@ fn generates_deterministic_files_and_check_catches_hand_edits() {
     let b = tempfile::tempdir().unwrap();
     let o = generate_all(a.path());
     assert!(o.status.success(), "{}", stderr(&o));
-    assert!(stderr(&o).contains("Updated:"), "{}", stderr(&o));
+    redacted().bind(|| insta::assert_snapshot!("generate_messages", stderr(&o)));
     let o = generate_all(b.path());
     assert!(o.status.success(), "{}", stderr(&o));
     // Same model, same bytes.
@@ -117,19 +126,8 @@ fn generates_deterministic_files_and_check_catches_hand_edits() {
     std::fs::write(&module, edited).unwrap();
     let o = check(&[]);
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
-    let err = stderr(&o);
-    assert!(
-        err.contains("Stale:") && err.contains("codegen_self_test.rs"),
-        "{err}"
-    );
-    assert!(
-        err.contains("-        0.95") && err.contains("+        0.9615384615384616"),
-        "{err}"
-    );
-    assert!(
-        err.contains("is stale") || err.contains("are stale"),
-        "{err}"
-    );
+    // The stale file named, the others up to date, and the lines that differ.
+    redacted().bind(|| insta::assert_snapshot!("check_stale_messages", stderr(&o)));
     // --check wrote nothing.
     assert!(std::fs::read_to_string(&module).unwrap().contains("0.95"));
     // A missing file is stale too.
@@ -397,33 +395,26 @@ fn missing_model_file_is_an_error() {
     );
 }
 
-/// Golden files: the self-test model's Python artifact, Graphviz file and Rust module.
-/// `UPDATE_GOLDEN=1 cargo test -p ah-codegen --test cli` rewrites them after a reviewed change.
+/// Snapshots of the self-test model's Python artifact, Graphviz file and Rust module, under
+/// `tests/snapshots/`. After a reviewed change, `cargo insta review` (or
+/// `INSTA_UPDATE=always cargo test -p ah-codegen --test cli`) updates them.
 #[test]
-fn golden_files() {
+fn generated_files_match_their_snapshots() {
     let dir = tempfile::tempdir().unwrap();
     let o = generate_all(dir.path());
     assert!(o.status.success(), "{}", stderr(&o));
-    let golden = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden");
     for (got, name) in [
-        ("py/_CodegenSelfTest.py", "_CodegenSelfTest.py"),
-        ("tree.dot", "CodegenSelfTest.dot"),
-        ("crate/src/codegen_self_test.rs", "codegen_self_test.rs.txt"),
+        ("py/_CodegenSelfTest.py", "python_artifact"),
+        ("tree.dot", "graphviz"),
+        ("crate/src/codegen_self_test.rs", "rust_module"),
     ] {
         let got = std::fs::read_to_string(dir.path().join(got)).unwrap();
-        let path = golden.join(name);
-        if std::env::var_os("UPDATE_GOLDEN").is_some() {
-            std::fs::create_dir_all(&golden).unwrap();
-            std::fs::write(&path, &got).unwrap();
-        }
-        let want = std::fs::read_to_string(&path)
-            .unwrap_or_else(|_| panic!("{} missing: run with UPDATE_GOLDEN=1", path.display()));
+        // insta compares without trailing whitespace: pin the final newline here.
         assert!(
-            got == want,
-            "{} differs from the golden file:\n{}",
-            name,
-            ah_codegen::diff_summary(&want, &got)
+            got.ends_with("\n") && !got.ends_with("\n\n"),
+            "{name}: not one final newline"
         );
+        insta::assert_snapshot!(name, got);
     }
 }
 

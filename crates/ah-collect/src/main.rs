@@ -217,28 +217,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             ref inputs,
             ref out,
             quiet,
-        }) => {
-            let s = collect::merge(inputs, out)?;
-            if !quiet {
-                eprintln!(
-                    "merged {} logs: {} rows into {}{}{}",
-                    inputs.len(),
-                    s.rows,
-                    out.display(),
-                    if s.medians {
-                        " (and the medians sidecars)"
-                    } else {
-                        ""
-                    },
-                    if s.torn_lines_dropped > 0 {
-                        format!("; {} torn last line(s) dropped", s.torn_lines_dropped)
-                    } else {
-                        String::new()
-                    }
-                );
-            }
-            return Ok(ExitCode::SUCCESS);
-        }
+        }) => return merge(inputs, out, quiet),
         Some(Command::Check { device }) => return check(device),
         None => {}
     }
@@ -246,17 +225,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         max_power2: cli.max_dim,
     };
     if cli.list {
-        let mut out = std::io::stdout().lock();
-        for r in runners::registry(&options) {
-            writeln!(
-                out,
-                "{}\t{}\t{}",
-                r.name(),
-                r.choices().join(","),
-                r.description()
-            )?;
-        }
-        return Ok(ExitCode::SUCCESS);
+        return list(&options);
     }
     let Some(name) = cli.name.as_deref() else {
         bail!(
@@ -274,21 +243,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     };
     let out = match &cli.out {
         Some(p) => p.clone(),
-        None => {
-            let device = match &devices {
-                Devices::Cpu => None,
-                Devices::Cuda(o) => Some(
-                    collect::open_backend(
-                        &devices,
-                        0,
-                        &config_for(&cli, PathBuf::new(), shard, devices.clone()),
-                    )
-                    .map(|b| (b.info().device_name.clone(), b.info().identity))
-                    .with_context(|| format!("starting CUDA device {}", o[0]))?,
-                ),
-            };
-            collect::default_log_path(device.as_ref().map(|(n, i)| (n.as_str(), *i)), name)
-        }
+        None => default_out(&cli, name, &devices, shard)?,
     };
     if name == "pad_mm" {
         runner = Box::new(pad_mm_runner(&cli, &options, &out)?);
@@ -308,39 +263,103 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         .with_context(|| format!("collecting {name} into {}", cfg.out.display()))?;
     progress.finish();
     if !cli.quiet {
+        eprintln!("{}", summary_line(&cfg.out, &summary));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `ah-collect merge`: the logs into `out`, with a line saying what was merged.
+fn merge(inputs: &[PathBuf], out: &Path, quiet: bool) -> anyhow::Result<ExitCode> {
+    let s = collect::merge(inputs, out)?;
+    if !quiet {
         eprintln!(
-            "{}: {} inputs measured ({} rows, {} failed measurements logged as inf) in {:.1} s = {:.1} inputs/min, \
-             the device busy {:.0} % of the wall time; \
-             {} already in the log, {} samples without a draw meeting the precondition{}{}{}",
-            cfg.out.display(),
-            summary.measured,
-            summary.rows,
-            summary.failures,
-            summary.wall_s,
-            summary.inputs_per_minute,
-            100.0 * summary.device_busy_share,
-            summary.already_done,
-            summary.no_precondition,
-            if summary.skipped > 0 {
-                format!(", {} repeated or excluded draws skipped", summary.skipped)
+            "merged {} logs: {} rows into {}{}{}",
+            inputs.len(),
+            s.rows,
+            out.display(),
+            if s.medians {
+                " (and the medians sidecars)"
             } else {
-                String::new()
+                ""
             },
-            if summary.per_device.len() > 1 {
-                let parts: Vec<String> =
-                    summary.per_device.iter().map(|(d, n)| format!("GPU {d}: {n}")).collect();
-                format!("; per device: {}", parts.join(", "))
-            } else {
-                String::new()
-            },
-            if summary.repaired_bytes > 0 {
-                format!("; repaired: {} bytes of an interrupted input cut", summary.repaired_bytes)
+            if s.torn_lines_dropped > 0 {
+                format!("; {} torn last line(s) dropped", s.torn_lines_dropped)
             } else {
                 String::new()
             }
         );
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `ah-collect --list`: one line per runner, its name, choices and description.
+fn list(options: &RunnerOptions) -> anyhow::Result<ExitCode> {
+    let mut out = std::io::stdout().lock();
+    for r in runners::registry(options) {
+        writeln!(
+            out,
+            "{}\t{}\t{}",
+            r.name(),
+            r.choices().join(","),
+            r.description()
+        )?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The runtime's log path for `name` on the first device (when `--out` is not given).
+fn default_out(cli: &Cli, name: &str, devices: &Devices, shard: Shard) -> anyhow::Result<PathBuf> {
+    let device = match devices {
+        Devices::Cpu => None,
+        Devices::Cuda(o) => Some(
+            collect::open_backend(
+                devices,
+                0,
+                &config_for(cli, PathBuf::new(), shard, devices.clone()),
+            )
+            .map(|b| (b.info().device_name.clone(), b.info().identity))
+            .with_context(|| format!("starting CUDA device {}", o[0]))?,
+        ),
+    };
+    Ok(collect::default_log_path(
+        device.as_ref().map(|(n, i)| (n.as_str(), *i)),
+        name,
+    ))
+}
+
+/// The line that closes a collection: counts, speed, and what was skipped or repaired.
+fn summary_line(out: &Path, summary: &collect::CollectSummary) -> String {
+    format!(
+        "{}: {} inputs measured ({} rows, {} failed measurements logged as inf) in {:.1} s = {:.1} inputs/min, \
+         the device busy {:.0} % of the wall time; \
+         {} already in the log, {} samples without a draw meeting the precondition{}{}{}",
+        out.display(),
+        summary.measured,
+        summary.rows,
+        summary.failures,
+        summary.wall_s,
+        summary.inputs_per_minute,
+        100.0 * summary.device_busy_share,
+        summary.already_done,
+        summary.no_precondition,
+        if summary.skipped > 0 {
+            format!(", {} repeated or excluded draws skipped", summary.skipped)
+        } else {
+            String::new()
+        },
+        if summary.per_device.len() > 1 {
+            let parts: Vec<String> =
+                summary.per_device.iter().map(|(d, n)| format!("GPU {d}: {n}")).collect();
+            format!("; per device: {}", parts.join(", "))
+        } else {
+            String::new()
+        },
+        if summary.repaired_bytes > 0 {
+            format!("; repaired: {} bytes of an interrupted input cut", summary.repaired_bytes)
+        } else {
+            String::new()
+        }
+    )
 }
 
 fn config_for(cli: &Cli, out: PathBuf, shard: Shard, devices: Devices) -> CollectConfig {

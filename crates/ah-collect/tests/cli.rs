@@ -56,10 +56,7 @@ fn list_shows_runners_and_choices() {
     let o = bin().arg("--list").output().unwrap();
     assert!(o.status.success());
     let text = String::from_utf8(o.stdout).unwrap();
-    assert!(
-        text.lines().any(|l| l.starts_with("pad_mm\torig,pad\t")),
-        "{text}"
-    );
+    insta::assert_snapshot!("list", text);
 }
 
 #[test]
@@ -68,11 +65,19 @@ fn collects_on_the_cpu_and_resumes() {
     let out = dir.path().join("pad_mm.txt");
     let o = run(&args(&["--num-samples", "5"]), &out);
     assert!(o.status.success(), "{}", stderr(&o));
-    assert!(
-        stderr(&o).contains("5 inputs measured (20 rows, 0 failed"),
-        "{}",
-        stderr(&o)
+    // The device's name, the paths and the times vary; the counts and the wording do not.
+    let mut settings = insta::Settings::clone_current();
+    settings.add_filter(r" on .+ #0 \(cpu\)", " on [CPU] #0 (cpu)");
+    settings.add_filter(r"\S*/\.tmp[0-9A-Za-z]{6}", "[TMP]");
+    settings.add_filter(
+        r"(\d+/\d+ inputs), \d+ s, [\d.]+ inputs/min, ETA \d+ s",
+        "$1, [S] s, [RATE] inputs/min, ETA [S] s",
     );
+    settings.add_filter(
+        r"in [\d.]+ s = [\d.]+ inputs/min, the device busy \d+ %",
+        "in [S] s = [RATE] inputs/min, the device busy [BUSY] %",
+    );
+    settings.bind(|| insta::assert_snapshot!("collect_summary", stderr(&o)));
     let log = ah_core::Log::read(&out, ah_core::ReadOptions { strict: true }).unwrap();
     assert_eq!(log.rows.len(), 20);
     assert_eq!(log.metadata.device(), ah_core::DeviceIdentity::NONE);

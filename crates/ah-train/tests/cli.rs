@@ -815,3 +815,25 @@ fn report_tables_have_one_label_per_column() {
     }
     assert!(tables >= 2, "{report}");
 }
+
+/// Without `-q` the grid and metrics tables go to stdout and the written files to stderr; both
+/// are deterministic (the temporary folder aside) and pinned by snapshots.
+#[test]
+fn tables_and_written_files_match_their_snapshots() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = toy_log(dir.path(), 400, 7);
+    let out = dir.path().join("out");
+    let o = run(&[
+        "--heuristic-name",
+        "Toy",
+        "--output-dir",
+        out.to_str().unwrap(),
+        "--no-codegen",
+        log.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    insta::assert_snapshot!("tables", String::from_utf8_lossy(&o.stdout));
+    let mut settings = insta::Settings::clone_current();
+    settings.add_filter(r"\S*/\.tmp[0-9A-Za-z]{6}", "[TMP]");
+    settings.bind(|| insta::assert_snapshot!("written_files", stderr(&o)));
+}

@@ -11,7 +11,7 @@ use std::path::PathBuf;
 
 use ah_collect::backend::BackendInfo;
 use ah_collect::collect::sample_rng;
-use ah_collect::runner::{DynRunner, Target};
+use ah_collect::runner::{DrawnInput, DynRunner, MeasuredInput, Target};
 use ah_collect::Backend;
 use ah_core::cache::{CacheError, DeviceFingerprint, PickCache};
 use ah_core::ops::builtin_operations;
@@ -151,22 +151,16 @@ pub fn run_workload(
         total_memory: info.total_memory,
         identity: info.identity,
     };
-    let device = match backend.kind() {
-        ah_collect::BackendKind::Cuda => DeviceInfo::new(info.identity, info.device_name.clone()),
-        ah_collect::BackendKind::Cpu => DeviceInfo::none(),
-    };
-    let fingerprint = pick_cache_guard(&info);
-    let mut config = cfg.config.clone();
-    if let Some(path) = &cfg.cache {
-        config.cache_path = Some(path.clone());
-    }
-    let ops = builtin_operations(runner.name());
+    let session = Session::new(runner, registry, cfg, backend.kind(), &info);
     let mut decisions = Vec::new();
     let mut summary = WorkloadSummary::default();
-    if !config.disable_cache {
+    if !session.config.disable_cache {
         // Refuse a file that is not a pick cache before measuring anything; the process
         // keeps the file loaded, so the runtime's opens below only look for new lines.
-        let mut cache = PickCache::open(config.pick_cache_path(), fingerprint.clone())?;
+        let mut cache = PickCache::open(
+            session.config.pick_cache_path(),
+            session.fingerprint.clone(),
+        )?;
         summary.warnings = cache.take_warnings();
     }
     let mut heuristic_name = None;
@@ -178,104 +172,11 @@ pub fn run_workload(
             continue;
         };
         let measured = runner.measure(&drawn, cfg.reps.max(1), backend);
-        let times: Vec<f64> = (0..measured.choices.len())
-            .map(|c| {
-                let mut t: Vec<f64> = measured
-                    .results
-                    .iter()
-                    .map(|rep| rep[c].as_ref().map_or(f64::INFINITY, |m| m.min_ms))
-                    .collect();
-                t.sort_by(f64::total_cmp);
-                t[t.len() / 2]
-            })
-            .collect();
-        let choices = measured.choices.clone();
-        let Some(default_idx) = choices.iter().position(|c| *c == cfg.default_choice) else {
-            return Err(UseError::UnknownDefault {
-                default: cfg.default_choice.clone(),
-                choices,
-            });
-        };
-        let (best_idx, best_ms) = times
-            .iter()
-            .copied()
-            .enumerate()
-            .filter(|(_, t)| t.is_finite())
-            .min_by(|a, b| a.1.total_cmp(&b.1))
-            .unwrap_or((default_idx, f64::INFINITY));
-        if !best_ms.is_finite() {
+        let Some(record) =
+            session.decide(index, &drawn, &measured, &mut summary, &mut heuristic_name)?
+        else {
             summary.skipped += 1;
             continue;
-        }
-        let time_of = |choice: &str| {
-            choices
-                .iter()
-                .position(|c| c == choice)
-                .map_or(f64::INFINITY, |i| times[i])
-        };
-        let mut ah = AutoHeuristic::builder(runner.name(), choices.clone(), || "autotune".into())
-            .context(drawn.context.clone())
-            .augment(ops.clone())
-            .feedback(time_of)
-            .config(config.clone())
-            .device(device.clone())
-            .fingerprint(fingerprint.clone())
-            .registry(registry)
-            .build()?;
-        if heuristic_name.is_none() {
-            let md = HeuristicMetadata {
-                device: device.identity,
-                name: runner.name(),
-                choices: &choices,
-            };
-            heuristic_name = registry
-                .find(&md, &drawn.context)
-                .map(|h| h.heuristic_name().to_string());
-        }
-        let pick = ah.get_choice_or_autotune();
-        for w in ah.take_warnings() {
-            if !summary.warnings.contains(&w) {
-                summary.warnings.push(w);
-            }
-        }
-        let source = match pick.source {
-            PickSource::Heuristic => {
-                summary.heuristic += 1;
-                "heuristic"
-            }
-            PickSource::Cache => {
-                summary.cache_hits += 1;
-                "cache"
-            }
-            PickSource::Autotuned => {
-                summary.autotuned += 1;
-                "autotuned"
-            }
-            PickSource::Fallback => {
-                summary.fallback += 1;
-                "fallback"
-            }
-        };
-        // The fallback "autotune" of pad_mm is not a choice: a program would benchmark, so
-        // it gets the best time; any other unknown pick runs the default.
-        let time_ms = match choices.iter().position(|c| *c == pick.choice) {
-            Some(i) => times[i],
-            None if pick.choice == "autotune" => best_ms,
-            None => times[default_idx],
-        };
-        if source == "heuristic" && time_ms <= best_ms {
-            summary.heuristic_correct += 1;
-        }
-        let record = DecisionRecord {
-            index,
-            input: drawn.description.clone(),
-            source,
-            unsure: pick.unsure,
-            choice: pick.choice,
-            time_ms,
-            default_ms: times[default_idx],
-            best_ms,
-            best: choices[best_idx].clone(),
         };
         summary.inputs += 1;
         summary.total_ms += record.time_ms;
@@ -297,6 +198,172 @@ pub fn run_workload(
         decisions,
         summary,
     })
+}
+
+/// What every input of a workload is decided with: the runner, the registry, the runtime's
+/// configuration and the device with its pick cache guard.
+struct Session<'a> {
+    runner: &'a dyn DynRunner,
+    registry: &'a Registry,
+    default_choice: &'a str,
+    config: Config,
+    device: DeviceInfo,
+    fingerprint: DeviceFingerprint,
+    ops: Vec<ah_core::ops::Operation>,
+}
+
+impl<'a> Session<'a> {
+    fn new(
+        runner: &'a dyn DynRunner,
+        registry: &'a Registry,
+        cfg: &'a WorkloadConfig,
+        kind: ah_collect::BackendKind,
+        info: &BackendInfo,
+    ) -> Self {
+        let device = match kind {
+            ah_collect::BackendKind::Cuda => {
+                DeviceInfo::new(info.identity, info.device_name.clone())
+            }
+            ah_collect::BackendKind::Cpu => DeviceInfo::none(),
+        };
+        let mut config = cfg.config.clone();
+        if let Some(path) = &cfg.cache {
+            config.cache_path = Some(path.clone());
+        }
+        Self {
+            runner,
+            registry,
+            default_choice: &cfg.default_choice,
+            config,
+            device,
+            fingerprint: pick_cache_guard(info),
+            ops: builtin_operations(runner.name()),
+        }
+    }
+
+    /// Decides one measured input through the runtime and counts its source and warnings in
+    /// `summary`; `None` when every choice failed. Names the matching heuristic in
+    /// `heuristic_name` on the first input.
+    fn decide(
+        &self,
+        index: u64,
+        drawn: &DrawnInput,
+        measured: &MeasuredInput,
+        summary: &mut WorkloadSummary,
+        heuristic_name: &mut Option<String>,
+    ) -> Result<Option<DecisionRecord>, UseError> {
+        let times = median_times(measured);
+        let choices = measured.choices.clone();
+        let Some(default_idx) = choices.iter().position(|c| c == self.default_choice) else {
+            return Err(UseError::UnknownDefault {
+                default: self.default_choice.to_string(),
+                choices,
+            });
+        };
+        let (best_idx, best_ms) = times
+            .iter()
+            .copied()
+            .enumerate()
+            .filter(|(_, t)| t.is_finite())
+            .min_by(|a, b| a.1.total_cmp(&b.1))
+            .unwrap_or((default_idx, f64::INFINITY));
+        if !best_ms.is_finite() {
+            return Ok(None);
+        }
+        let time_of = |choice: &str| {
+            choices
+                .iter()
+                .position(|c| c == choice)
+                .map_or(f64::INFINITY, |i| times[i])
+        };
+        let name = self.runner.name();
+        let mut ah = AutoHeuristic::builder(name, choices.clone(), || "autotune".into())
+            .context(drawn.context.clone())
+            .augment(self.ops.clone())
+            .feedback(time_of)
+            .config(self.config.clone())
+            .device(self.device.clone())
+            .fingerprint(self.fingerprint.clone())
+            .registry(self.registry)
+            .build()?;
+        if heuristic_name.is_none() {
+            let md = HeuristicMetadata {
+                device: self.device.identity,
+                name,
+                choices: &choices,
+            };
+            *heuristic_name = self
+                .registry
+                .find(&md, &drawn.context)
+                .map(|h| h.heuristic_name().to_string());
+        }
+        let pick = ah.get_choice_or_autotune();
+        for w in ah.take_warnings() {
+            if !summary.warnings.contains(&w) {
+                summary.warnings.push(w);
+            }
+        }
+        let source = count_source(summary, pick.source);
+        // The fallback "autotune" of pad_mm is not a choice: a program would benchmark, so
+        // it gets the best time; any other unknown pick runs the default.
+        let time_ms = match choices.iter().position(|c| *c == pick.choice) {
+            Some(i) => times[i],
+            None if pick.choice == "autotune" => best_ms,
+            None => times[default_idx],
+        };
+        if source == "heuristic" && time_ms <= best_ms {
+            summary.heuristic_correct += 1;
+        }
+        Ok(Some(DecisionRecord {
+            index,
+            input: drawn.description.clone(),
+            source,
+            unsure: pick.unsure,
+            choice: pick.choice,
+            time_ms,
+            default_ms: times[default_idx],
+            best_ms,
+            best: choices[best_idx].clone(),
+        }))
+    }
+}
+
+/// Each choice's time: the median over repetitions of the per-repetition minimum (`inf` where
+/// a repetition failed).
+fn median_times(measured: &MeasuredInput) -> Vec<f64> {
+    (0..measured.choices.len())
+        .map(|c| {
+            let mut t: Vec<f64> = measured
+                .results
+                .iter()
+                .map(|rep| rep[c].as_ref().map_or(f64::INFINITY, |m| m.min_ms))
+                .collect();
+            t.sort_by(f64::total_cmp);
+            t[t.len() / 2]
+        })
+        .collect()
+}
+
+/// Counts a pick's source in `summary`; its name in the decision record.
+fn count_source(summary: &mut WorkloadSummary, source: PickSource) -> &'static str {
+    match source {
+        PickSource::Heuristic => {
+            summary.heuristic += 1;
+            "heuristic"
+        }
+        PickSource::Cache => {
+            summary.cache_hits += 1;
+            "cache"
+        }
+        PickSource::Autotuned => {
+            summary.autotuned += 1;
+            "autotuned"
+        }
+        PickSource::Fallback => {
+            summary.fallback += 1;
+            "fallback"
+        }
+    }
 }
 
 #[cfg(test)]

@@ -75,11 +75,11 @@ fn replay_agrees_with_training_metrics() {
         assert_eq!(report["metrics"][key].as_f64().unwrap(), sum, "{key}");
     }
     assert_eq!(report["generated_mismatches"], 0);
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        stdout.contains("decides like the model on every input"),
-        "{stdout}"
-    );
+    let mut settings = insta::Settings::clone_current();
+    settings.add_filter(r"\S*/shared/data/pytorch/", "[DATA]/");
+    settings.bind(|| {
+        insta::assert_snapshot!("replay_pad_mm_a100", String::from_utf8_lossy(&out.stdout))
+    });
 }
 
 #[test]
@@ -272,6 +272,15 @@ fn replay_of_an_inf_unavailable_model_agrees_with_training_metrics() {
             "{}",
             String::from_utf8_lossy(&out.stderr)
         );
+        // The report on stdout, its temporary folder replaced.
+        let mut settings = insta::Settings::clone_current();
+        settings.add_filter(r"\S*/\.tmp[0-9A-Za-z]{6}", "[TMP]");
+        settings.bind(|| {
+            insta::assert_snapshot!(
+                format!("replay_toy_inf_{name}"),
+                String::from_utf8_lossy(&out.stdout)
+            )
+        });
         let v: serde_json::Value =
             serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
         v["metrics"].clone()
