@@ -1,0 +1,66 @@
+//! A fitted tree: nodes in scikit-learn's order, and routing a row to its leaf.
+
+/// A node of a fitted tree, in scikit-learn's node order (depth-first, left first).
+#[derive(Debug, Clone, PartialEq)]
+pub struct CartNode {
+    /// Split feature (`None` for a leaf).
+    pub feature: Option<usize>,
+    /// Threshold: left when `x <= threshold`.
+    pub threshold: f64,
+    /// Left child.
+    pub left: usize,
+    /// Right child.
+    pub right: usize,
+    /// Class fractions (classification) or `[mean]` (regression).
+    pub value: Vec<f64>,
+    /// Training samples in the node.
+    pub n_samples: usize,
+    /// Weighted training samples in the node.
+    pub weighted_n_samples: f64,
+    /// Weighted class counts (classification), for confidence estimates.
+    pub counts: Vec<f64>,
+    /// Impurity.
+    pub impurity: f64,
+}
+
+/// A fitted tree.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CartTree {
+    /// Nodes, root first.
+    pub nodes: Vec<CartNode>,
+    /// Number of features it was fitted on.
+    pub n_features: usize,
+}
+
+impl CartTree {
+    /// The leaf a row (exact `f64` values) reaches.
+    #[inline]
+    pub fn apply(&self, row: &[f64]) -> usize {
+        let mut i = 0;
+        while let Some(f) = self.nodes[i].feature {
+            let n = &self.nodes[i];
+            i = if row[f] <= n.threshold {
+                n.left
+            } else {
+                n.right
+            };
+        }
+        i
+    }
+
+    /// Number of leaves.
+    pub fn n_leaves(&self) -> usize {
+        self.nodes.iter().filter(|n| n.feature.is_none()).count()
+    }
+
+    /// Depth (a single leaf is 0).
+    pub fn depth(&self) -> usize {
+        fn go(t: &CartTree, i: usize) -> usize {
+            match t.nodes[i].feature {
+                Some(_) => 1 + go(t, t.nodes[i].left).max(go(t, t.nodes[i].right)),
+                None => 0,
+            }
+        }
+        go(self, 0)
+    }
+}
