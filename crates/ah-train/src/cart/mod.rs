@@ -43,7 +43,7 @@ mod tree;
 pub use fit::{fit, fit_group};
 pub use params::{CartParams, Criterion, MinSamplesLeaf};
 pub use presort::Presorted;
-pub use tree::{CartNode, CartTree};
+pub use tree::{CartNode, CartTree, Router};
 
 /// Two feature values closer than this are one value (scikit-learn's `FEATURE_THRESHOLD`).
 const FEATURE_THRESHOLD: f64 = 1e-7;

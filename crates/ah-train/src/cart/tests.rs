@@ -111,3 +111,33 @@ fn deterministic_bit_for_bit() {
         assert!(a.n_leaves() > 4);
     }
 }
+
+#[test]
+fn router_reaches_the_leaves_apply_reaches() {
+    // A deeper tree: y depends on both columns; rows on and around every threshold.
+    let n = 60;
+    let cols = vec![
+        (0..n).map(|i| (i % 7) as f32).collect::<Vec<f32>>(),
+        (0..n).map(|i| (i % 5) as f32 * 0.5).collect::<Vec<f32>>(),
+    ];
+    let y: Vec<u32> = (0..n)
+        .map(|i| u32::from((i % 7) * 2 + (i % 5) > 7))
+        .collect();
+    let w = vec![1.0; n];
+    let d = data(&cols, &y, &w, 2);
+    let t = fit(&d, &Presorted::new(&cols), CartParams::default());
+    assert!(t.depth() >= 2, "{}", t.depth());
+    let router = t.router();
+    let mut rows = vec![[f64::NAN, 0.0], [0.0, f64::NAN]];
+    for node in t.nodes.iter().filter(|n| n.feature.is_some()) {
+        for v in [node.threshold - 1e-9, node.threshold, node.threshold + 1e-9] {
+            for other in [-1.0, 0.75, 1.0, 3.0, 10.0] {
+                rows.push([v, other]);
+                rows.push([other, v]);
+            }
+        }
+    }
+    for row in &rows {
+        assert_eq!(router.apply(row), t.apply(row), "{row:?}");
+    }
+}

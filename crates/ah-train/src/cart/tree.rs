@@ -1,4 +1,5 @@
-//! A fitted tree: nodes in scikit-learn's order, and routing a row to its leaf.
+//! A fitted tree: nodes in scikit-learn's order, and routing a row to its leaf (one row, or
+//! many through the packed [`Router`]).
 
 /// A node of a fitted tree, in scikit-learn's node order (depth-first, left first).
 #[derive(Debug, Clone, PartialEq)]
@@ -48,6 +49,23 @@ impl CartTree {
         i
     }
 
+    /// The tree's splits packed for routing many rows (24 bytes a node instead of a whole
+    /// [`CartNode`]); [`Router::apply`] gives [`CartTree::apply`]'s leaf.
+    pub fn router(&self) -> Router {
+        Router {
+            nodes: self
+                .nodes
+                .iter()
+                .map(|n| RouteNode {
+                    threshold: n.threshold,
+                    feature: n.feature.map_or(LEAF, |f| f as u32),
+                    left: n.left as u32,
+                    right: n.right as u32,
+                })
+                .collect(),
+        }
+    }
+
     /// Number of leaves.
     pub fn n_leaves(&self) -> usize {
         self.nodes.iter().filter(|n| n.feature.is_none()).count()
@@ -62,5 +80,41 @@ impl CartTree {
             }
         }
         go(self, 0)
+    }
+}
+
+/// [`RouteNode::feature`] of a leaf.
+const LEAF: u32 = u32::MAX;
+
+/// A node of a [`Router`].
+#[derive(Debug, Clone, Copy)]
+struct RouteNode {
+    threshold: f64,
+    feature: u32,
+    left: u32,
+    right: u32,
+}
+
+/// A tree's splits, packed for routing many rows ([`CartTree::router`]).
+#[derive(Debug, Clone)]
+pub struct Router {
+    nodes: Vec<RouteNode>,
+}
+
+impl Router {
+    /// The leaf a row (exact `f64` values) reaches: [`CartTree::apply`]'s.
+    #[inline]
+    pub fn apply(&self, row: &[f64]) -> usize {
+        let mut n = self.nodes[0];
+        let mut i = 0;
+        while n.feature != LEAF {
+            i = if row[n.feature as usize] <= n.threshold {
+                n.left
+            } else {
+                n.right
+            } as usize;
+            n = self.nodes[i];
+        }
+        i
     }
 }
