@@ -4,6 +4,11 @@ use std::process::ExitCode;
 
 mod cli;
 
+/// mimalloc instead of glibc's malloc: reading a log and building its table make millions of
+/// small allocations (docs/training.md, "Training speed", has the measurement).
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() -> ExitCode {
     let args = <cli::Args as clap::Parser>::parse();
     match cli::run(args) {

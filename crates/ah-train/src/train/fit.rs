@@ -5,7 +5,7 @@
 use crate::cart::{CartNode, CartTree};
 use crate::config::UnsafeRule;
 use crate::learner::TrainMatrix;
-use ah_eval::metrics::EvalSettings;
+use ah_eval::metrics::{EvalSettings, LeafModel};
 use ah_eval::table::Table;
 
 use super::prepare::Prepared;
@@ -44,8 +44,7 @@ pub(super) fn unsafe_leaves(
         let Some(rc) = t.choice_index(choice) else {
             return bad;
         };
-        for i in 0..t.len() {
-            let leaf = f.tree.apply(t.row(i));
+        for (i, leaf) in f.leaves(t).into_iter().enumerate() {
             let v = &f.tree.nodes[leaf].value;
             let pred = (0..v.len()).fold(0, |b, c| if v[c] > v[b] { c } else { b });
             if let Some(pc) = t.choice_index(&f.classes[pred]) {

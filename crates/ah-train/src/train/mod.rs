@@ -31,7 +31,7 @@ use crate::guard::GuardPolicy;
 use crate::learner::Learner;
 use crate::split::SplitFile;
 use ah_eval::metrics::{LeafModel, Metrics};
-use ah_eval::table::Key;
+use ah_eval::table::{Key, Table};
 
 mod confidence;
 mod cost_aware;
@@ -227,6 +227,12 @@ impl LeafModel for Fitted {
     }
     fn classes(&self) -> &[String] {
         &self.classes
+    }
+    fn leaves(&self, table: &Table) -> Vec<usize> {
+        let router = self.tree.router();
+        (0..table.len())
+            .map(|i| router.apply(table.row(i)))
+            .collect()
     }
 }
 

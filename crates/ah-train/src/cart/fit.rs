@@ -1,0 +1,84 @@
+//! The entry points: one tree, or a group of trees that differ only in depth.
+
+use super::builder::{Builder, NodeCache};
+use super::params::{CartParams, Criterion};
+use super::presort::Presorted;
+use super::tree::{CartNode, CartTree};
+use super::CartData;
+
+/// Fits a tree. `presorted` must come from the same `data.columns`.
+pub fn fit(data: &CartData<'_>, presorted: &Presorted, params: CartParams) -> CartTree {
+    fit_group(data, presorted, &[params])
+        .pop()
+        .expect("one tree")
+}
+
+/// Fits several trees that differ only in `max_depth` (same criterion, leaf size and seed),
+/// sharing the split search of the nodes they have in common. Each tree equals [`fit`]'s.
+pub fn fit_group(
+    data: &CartData<'_>,
+    presorted: &Presorted,
+    params: &[CartParams],
+) -> Vec<CartTree> {
+    let mut cache = NodeCache::new();
+    let mut out = Vec::with_capacity(params.len());
+    for p in params {
+        assert!(
+            p.criterion == params[0].criterion
+                && p.min_samples_leaf == params[0].min_samples_leaf
+                && p.seed == params[0].seed,
+            "a group shares criterion, min_samples_leaf and seed"
+        );
+        out.push(fit_cached(data, presorted, *p, &mut cache));
+    }
+    out
+}
+
+fn fit_cached(
+    data: &CartData<'_>,
+    presorted: &Presorted,
+    params: CartParams,
+    cache: &mut NodeCache,
+) -> CartTree {
+    let n = data.weights.len();
+    let regression = params.criterion == Criterion::SquaredError;
+    let n_features = data.columns.len();
+    if n == 0 || n_features == 0 {
+        // A single leaf.
+        let mut counts = vec![0.0; data.n_classes];
+        let mut wn = 0.0;
+        for i in 0..n {
+            wn += data.weights[i];
+            if !regression {
+                counts[data.classes[i] as usize] += data.weights[i];
+            }
+        }
+        let value = if regression {
+            vec![
+                data.targets
+                    .iter()
+                    .zip(data.weights)
+                    .map(|(y, w)| y * w)
+                    .sum::<f64>()
+                    / wn,
+            ]
+        } else {
+            counts.iter().map(|c| c / wn).collect()
+        };
+        return CartTree {
+            nodes: vec![CartNode {
+                feature: None,
+                threshold: -2.0,
+                left: 0,
+                right: 0,
+                value,
+                n_samples: n,
+                weighted_n_samples: wn,
+                counts,
+                impurity: 0.0,
+            }],
+            n_features,
+        };
+    }
+    Builder::new(data, presorted, params).build(params.max_depth, cache)
+}
