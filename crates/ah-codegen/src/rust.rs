@@ -21,11 +21,20 @@ use crate::plan::{feature_of, Plan, Source};
 use crate::rust_expr::{category_fields, f64_lit, str_lit, Ty};
 use crate::rust_fast::fast_path;
 
-/// A decision leaf's distribution: `(probability, choice)` literals.
+/// A distinct leaf distribution of a decision tree: `(probability, choice)` literals. Leaves
+/// that predict the same distribution share one table (`DIST_{index}`).
 #[derive(Serialize)]
 struct Leaf {
     index: usize,
     items: Vec<(String, usize)>,
+}
+
+/// The decision leaves' tables: the distinct distributions, in the order the nodes first
+/// predict them, and each safe leaf's table.
+#[derive(Default)]
+struct LeafTables {
+    tables: Vec<Leaf>,
+    of_node: BTreeMap<usize, usize>,
 }
 
 /// A field of `Columns`.
@@ -61,6 +70,21 @@ pub struct Step {
     pub field: Option<String>,
     /// The expression.
     pub expr: String,
+    /// It binds a `Columns` field (not a helper local such as `p{i}`).
+    #[serde(skip)]
+    pub column: bool,
+    /// It can return early (ends in `?`).
+    #[serde(skip)]
+    pub fallible: bool,
+}
+
+/// A field of the `Columns` literal: `name` (bound by a step), or `name: expr`.
+#[derive(Serialize, Clone)]
+pub struct FieldInit {
+    /// The field (`c{column}`).
+    pub name: String,
+    /// Its expression, when it is written in the literal rather than bound by a step.
+    pub expr: Option<String>,
 }
 
 /// Range guard, columns and the result of one path (fast or generic).
@@ -76,10 +100,47 @@ pub struct Finish {
     /// Column statements, in column order.
     pub steps: Vec<Step>,
     /// The `Columns` fields, in order.
-    pub fields: Vec<String>,
+    pub fields: Vec<FieldInit>,
     /// A column that can never be read (a numeric column of the choice or of a string): the
     /// path ends unsure, naming it (a string literal).
     pub fail: Option<String>,
+}
+
+impl Finish {
+    /// Every expression of the steps and of the literal.
+    pub fn exprs(&self) -> impl Iterator<Item = &str> {
+        let steps = self.steps.iter().map(|s| s.expr.as_str());
+        steps.chain(self.fields.iter().filter_map(|f| f.expr.as_deref()))
+    }
+
+    /// Writes the fields' expressions in the `Columns` literal (`c0: v0 as f64`) rather than
+    /// binding them first, wherever that keeps the order of the checks: an expression that
+    /// cannot fail, or one that no other fallible statement follows (the literal is evaluated
+    /// last, in field order, which is step order).
+    pub fn inline_fields(&mut self) {
+        if self.fail.is_some() {
+            return;
+        }
+        let last_check = self
+            .steps
+            .iter()
+            .rposition(|s| s.fallible && !s.column)
+            .map_or(0, |i| i + 1);
+        let mut kept = Vec::with_capacity(self.steps.len());
+        for (i, step) in std::mem::take(&mut self.steps).into_iter().enumerate() {
+            if !step.column || (step.fallible && i < last_check) {
+                kept.push(step);
+                continue;
+            }
+            let name = step
+                .field
+                .as_deref()
+                .expect("a column step binds its field");
+            let field = self.fields.iter_mut().find(|f| f.name == name);
+            field.expect("a column step's field is in the literal").expr = Some(step.expr);
+        }
+        self.steps = kept;
+    }
 }
 
 /// A gathered context feature: `x{index}`.
@@ -100,9 +161,9 @@ struct Layout {
 
 /// Everything the template lays out.
 #[derive(Serialize)]
-struct Module {
+struct Module<'g> {
     uses: Vec<String>,
-    leaves: Vec<Leaf>,
+    leaves: &'g [Leaf],
     fields: Vec<Field>,
     categories: Vec<Category>,
     ranges: Vec<Range>,
@@ -172,8 +233,10 @@ pub(crate) struct Gen<'p, 'm> {
     pub(crate) plan: &'p Plan<'m>,
     /// Context features gathered from the context (`x{i}`).
     pub(crate) gathered: Vec<String>,
-    /// Columns the tree splits on.
+    /// Columns the emitted tree splits on.
     pub(crate) used: BTreeSet<usize>,
+    /// The decision leaves' tables.
+    leaves: LeafTables,
     /// Category constant of each used one-hot column (over a value of any kind).
     pub(crate) categories: BTreeMap<usize, usize>,
     /// Used one-hot columns over a context feature: `Columns` holds the `&Value` and the tree
@@ -184,10 +247,13 @@ pub(crate) struct Gen<'p, 'm> {
 
 impl<'p, 'm> Gen<'p, 'm> {
     fn new(plan: &'p Plan<'m>) -> Self {
+        let leaves = leaf_tables(plan);
+        let settled = crate::rust_tree::settled(plan, &leaves.of_node);
         let mut g = Gen {
             plan,
             gathered: plan.all_context_features(),
-            used: plan.used_columns(),
+            used: crate::rust_tree::read_columns(plan, &settled),
+            leaves,
             categories: BTreeMap::new(),
             lazy: BTreeSet::new(),
             category_texts: Vec::new(),
@@ -264,29 +330,22 @@ impl<'p, 'm> Gen<'p, 'm> {
         out
     }
 
-    fn module(&self) -> Result<Module, CodegenError> {
-        let plan = self.plan;
-        let model = plan.model;
-        let fast = if plan.ops.is_empty() {
-            None
-        } else {
-            fast_path(self)?
-        };
+    /// The module's `use` lines: the trait and value types, then the `ah_core::generated`
+    /// helpers and the `ah_core::ops::scalar` functions the paths call.
+    fn uses(&self, finish: &Finish, fast: Option<&crate::rust_fast::Fast>) -> Vec<String> {
         let mut uses = vec![
             "ah_core::heuristic::{LearnedHeuristic, Prediction, UnsureKind}".to_string(),
             "ah_core::model::ModelKind".to_string(),
             "ah_core::{Context, DeviceIdentity, Value}".to_string(),
         ];
         let mut generated: BTreeSet<&str> = BTreeSet::new();
-        let names = self.finish_names();
-        let finish = self.finish(&names);
-        for fin in std::iter::once(&finish).chain(fast.as_ref().map(|f| &f.finish)) {
+        for fin in std::iter::once(finish).chain(fast.map(|f| &f.finish)) {
             if !fin.guard.is_empty() {
                 generated.extend(["range_guard", "FeatureRange"]);
             }
-            for s in &fin.steps {
+            for e in fin.exprs() {
                 for f in ["num", "number", "present"] {
-                    if s.expr.starts_with(&format!("{f}(")) || s.expr.contains(&format!("({f}(")) {
+                    if e.starts_with(&format!("{f}(")) || e.contains(&format!("({f}(")) {
                         generated.insert(f);
                     }
                 }
@@ -300,19 +359,33 @@ impl<'p, 'm> Gen<'p, 'm> {
         if !self.categories.is_empty() {
             generated.insert("Category");
         }
-        if !plan.ops.is_empty() {
+        if !self.plan.ops.is_empty() {
             generated.insert("Operations");
         }
         if !generated.is_empty() {
             let list: Vec<&str> = generated.into_iter().collect();
             uses.push(format!("ah_core::generated::{{{}}}", list.join(", ")));
         }
-        if let Some(f) = &fast {
+        if let Some(f) = fast {
             if !f.scalar.is_empty() {
                 let list: Vec<&str> = f.scalar.iter().copied().collect();
                 uses.push(format!("ah_core::ops::scalar::{{{}}}", list.join(", ")));
             }
         }
+        uses
+    }
+
+    fn module(&self) -> Result<Module<'_>, CodegenError> {
+        let plan = self.plan;
+        let model = plan.model;
+        let fast = if plan.ops.is_empty() {
+            None
+        } else {
+            fast_path(self)?
+        };
+        let names = self.finish_names();
+        let finish = self.finish(&names);
+        let uses = self.uses(&finish, fast.as_ref());
         let mut inputs: Vec<&str> = Vec::new();
         for op in &plan.ops {
             for i in op.inputs() {
@@ -330,7 +403,7 @@ impl<'p, 'm> Gen<'p, 'm> {
         };
         Ok(Module {
             uses,
-            leaves: self.leaves(),
+            leaves: &self.leaves.tables,
             fields: self.fields(),
             categories: self.category_consts(),
             ranges: self.ranges(),
@@ -377,35 +450,12 @@ impl<'p, 'm> Gen<'p, 'm> {
                 .iter()
                 .any(|c| plan.source(feature_of(c)) == Source::Choice),
             finish,
-            tree: crate::rust_tree::tree(plan, &|c| {
-                self.categories.get(&c).copied().filter(|_| self.lazy(c))
-            }),
+            tree: crate::rust_tree::tree(
+                plan,
+                &|c| self.categories.get(&c).copied().filter(|_| self.lazy(c)),
+                &self.leaves.of_node,
+            ),
         })
-    }
-
-    fn leaves(&self) -> Vec<Leaf> {
-        let model = self.plan.model;
-        if model.kind != ModelKind::Decision {
-            return Vec::new();
-        }
-        let mut out = Vec::new();
-        for (i, node) in model.tree.nodes.iter().enumerate() {
-            if let Node::Leaf {
-                value,
-                unsafe_leaf: false,
-                ..
-            } = node
-            {
-                out.push(Leaf {
-                    index: i,
-                    items: leaf_best_choices(value)
-                        .iter()
-                        .map(|(p, c)| (f64_lit(*p), *c))
-                        .collect(),
-                });
-            }
-        }
-        out
     }
 
     fn fields(&self) -> Vec<Field> {
@@ -598,6 +648,8 @@ impl<'p, 'm> Gen<'p, 'm> {
                                 out.steps.push(Step {
                                     field: reads.then(|| format!("p{}", present.len() - 1)),
                                     expr: format!("present({from}, {lit})?"),
+                                    column: false,
+                                    fallible: true,
                                 });
                                 present.len() - 1
                             }
@@ -610,6 +662,7 @@ impl<'p, 'm> Gen<'p, 'm> {
                     }
                 },
             };
+            let fallible = value.starts_with("num(");
             if used {
                 if let Some((code, _)) = &typed {
                     out.typed_reads.insert(code.clone());
@@ -617,18 +670,57 @@ impl<'p, 'm> Gen<'p, 'm> {
                 out.steps.push(Step {
                     field: Some(format!("c{c}")),
                     expr: value,
+                    column: true,
+                    fallible,
                 });
-                out.fields.push(format!("c{c}"));
-            } else if value.starts_with("num(") {
+                out.fields.push(FieldInit {
+                    name: format!("c{c}"),
+                    expr: None,
+                });
+            } else if fallible {
                 out.steps.push(Step {
                     field: None,
                     expr: value,
+                    column: false,
+                    fallible,
                 });
             }
         }
         out.guard = guard;
         out
     }
+}
+
+/// The distinct distributions of `plan`'s decision leaves, and each safe leaf's table.
+fn leaf_tables(plan: &Plan<'_>) -> LeafTables {
+    let model = plan.model;
+    let mut out = LeafTables::default();
+    if model.kind != ModelKind::Decision {
+        return out;
+    }
+    let mut seen: BTreeMap<Vec<(String, usize)>, usize> = BTreeMap::new();
+    for (i, node) in model.tree.nodes.iter().enumerate() {
+        if let Node::Leaf {
+            value,
+            unsafe_leaf: false,
+            ..
+        } = node
+        {
+            let items: Vec<(String, usize)> = leaf_best_choices(value)
+                .iter()
+                .map(|(p, c)| (f64_lit(*p), *c))
+                .collect();
+            let k = *seen.entry(items).or_insert_with_key(|items| {
+                out.tables.push(Leaf {
+                    index: out.tables.len(),
+                    items: items.clone(),
+                });
+                out.tables.len() - 1
+            });
+            out.of_node.insert(i, k);
+        }
+    }
+    out
 }
 
 /// A typed value as `f64`.

@@ -189,253 +189,278 @@ impl Renderer<'_> {
     /// Renders `e` as a Rust expression; `?` propagates failures as `self.fail`.
     pub fn render(&mut self, e: &Expr) -> R {
         match e {
-            Expr::Literal(v) => Ok(match v {
-                Value::Int(i) if *i < 0 => Code::new(format!("{i}_i64"), Ty::I, P_UNARY),
-                Value::Int(i) => Code::new(format!("{i}_i64"), Ty::I, P_ATOM),
-                Value::Float(f) if !f.is_finite() => Code::new(f64_lit(*f), Ty::F, P_ATOM),
-                Value::Float(f) if f.is_sign_negative() => {
-                    Code::new(format!("{}_f64", f64_lit(*f)), Ty::F, P_UNARY)
-                }
-                Value::Float(f) => Code::new(format!("{}_f64", f64_lit(*f)), Ty::F, P_ATOM),
-                Value::Bool(b) => Code::new(b.to_string(), Ty::B, P_ATOM),
-                Value::Str(s) => Code::new(str_lit(s), Ty::S, P_ATOM),
-            }),
+            Expr::Literal(v) => Ok(literal(v)),
             Expr::Feature(n) => {
                 let (code, ty) = (self.lookup)(n).ok_or(Untyped)?;
                 Ok(Code::new(code, ty, P_ATOM))
             }
-            Expr::Unary { op, operand } => {
-                let c = self.render(operand)?;
-                match (op, c.ty) {
-                    (UnaryOp::Not, _) => Ok(Code::new(
-                        format!("!{}", truthy(&c).at(P_UNARY)),
-                        Ty::B,
-                        P_UNARY,
-                    )),
-                    (UnaryOp::Neg, Ty::I) => Ok(Code::new(
-                        self.checked(format!("{}.checked_neg()", c.at(P_ATOM))),
-                        Ty::I,
-                        P_ATOM,
-                    )),
-                    (UnaryOp::Neg, Ty::F) => {
-                        Ok(Code::new(format!("-{}", c.at(P_UNARY)), Ty::F, P_UNARY))
-                    }
-                    (UnaryOp::Neg, Ty::B) => {
-                        Ok(Code::new(format!("-i64::from({})", c.code), Ty::I, P_UNARY))
-                    }
-                    (UnaryOp::Pos, Ty::I | Ty::F) => Ok(c),
-                    (UnaryOp::Pos, Ty::B) => Ok(as_i(&c)),
-                    _ => Err(Untyped),
-                }
-            }
-            Expr::Binary { op, left, right } => {
-                let a = self.render(left)?;
-                let b = self.render(right)?;
-                if !is_num(a.ty) || !is_num(b.ty) {
-                    return Err(Untyped);
-                }
-                let ints = a.ty != Ty::F && b.ty != Ty::F;
-                Ok(match (op, ints) {
-                    (BinaryOp::Div, _) => {
-                        self.helpers.insert("fdiv");
-                        let call = format!("fdiv({}, {})", as_f(&a).code, as_f(&b).code);
-                        Code::new(self.checked(call), Ty::F, P_ATOM)
-                    }
-                    (BinaryOp::Add | BinaryOp::Sub | BinaryOp::Mul, true) => {
-                        let m = match op {
-                            BinaryOp::Add => "checked_add",
-                            BinaryOp::Sub => "checked_sub",
-                            _ => "checked_mul",
-                        };
-                        let call = format!("{}.{m}({})", as_i(&a).at(P_ATOM), as_i(&b).code);
-                        Code::new(self.checked(call), Ty::I, P_ATOM)
-                    }
-                    (BinaryOp::Add | BinaryOp::Sub, false) => {
-                        bin(&as_f(&a), op.symbol(), &as_f(&b), P_ADD, Ty::F)
-                    }
-                    (BinaryOp::Mul, false) => bin(&as_f(&a), "*", &as_f(&b), P_MUL, Ty::F),
-                    // By a positive literal, Python's `//` and `%` are Euclid's: they
-                    // cannot fail.
-                    (BinaryOp::FloorDiv | BinaryOp::Mod, true) if positive_literal(right) => {
-                        let m = if *op == BinaryOp::Mod {
-                            "rem_euclid"
-                        } else {
-                            "div_euclid"
-                        };
-                        let call = format!("{}.{m}({})", as_i(&a).at(P_ATOM), b.code);
-                        Code::new(call, Ty::I, P_ATOM)
-                    }
-                    (BinaryOp::FloorDiv, true) => {
-                        self.helpers.insert("ifloordiv");
-                        let call = format!("ifloordiv({}, {})", as_i(&a).code, as_i(&b).code);
-                        Code::new(self.checked(call), Ty::I, P_ATOM)
-                    }
-                    (BinaryOp::Mod, true) => {
-                        self.helpers.insert("imod");
-                        let call = format!("imod({}, {})", as_i(&a).code, as_i(&b).code);
-                        Code::new(self.checked(call), Ty::I, P_ATOM)
-                    }
-                    // Float floor division and modulo: the generic path.
-                    _ => return Err(Untyped),
-                })
-            }
-            Expr::Compare { op, left, right } => {
-                let a = self.render(left)?;
-                let b = self.render(right)?;
-                let sym = op.symbol();
-                Ok(match (a.ty, b.ty) {
-                    (Ty::S, Ty::S) | (Ty::F, Ty::F) | (Ty::B, Ty::B) => cmp(&a, sym, &b),
-                    (Ty::S, _) | (_, Ty::S) => return Err(Untyped),
-                    (Ty::F, _) | (_, Ty::F) => {
-                        self.helpers.insert("cmp_if");
-                        let ord = if a.ty == Ty::F {
-                            format!(
-                                "cmp_if({}, {}).map(core::cmp::Ordering::reverse)",
-                                as_i(&b).code,
-                                a.code
-                            )
-                        } else {
-                            format!("cmp_if({}, {})", as_i(&a).code, b.code)
-                        };
-                        let code = match op {
-                            CmpOp::Eq => format!("{ord} == Some(core::cmp::Ordering::Equal)"),
-                            CmpOp::Ne => format!("{ord} != Some(core::cmp::Ordering::Equal)"),
-                            CmpOp::Lt => format!("{ord} == Some(core::cmp::Ordering::Less)"),
-                            CmpOp::Gt => format!("{ord} == Some(core::cmp::Ordering::Greater)"),
-                            CmpOp::Le => {
-                                return Ok(Code::new(
-                                    format!("matches!({ord}, Some(core::cmp::Ordering::Less | core::cmp::Ordering::Equal))"),
-                                    Ty::B,
-                                    P_ATOM,
-                                ))
-                            }
-                            CmpOp::Ge => {
-                                return Ok(Code::new(
-                                    format!("matches!({ord}, Some(core::cmp::Ordering::Greater | core::cmp::Ordering::Equal))"),
-                                    Ty::B,
-                                    P_ATOM,
-                                ))
-                            }
-                        };
-                        Code::new(code, Ty::B, P_CMP)
-                    }
-                    _ => cmp(&as_i(&a), sym, &as_i(&b)),
-                })
-            }
-            Expr::Bool { op, left, right } => {
-                let a = self.render(left)?;
-                let b = self.render(right)?;
-                if a.ty != b.ty {
-                    return Err(Untyped);
-                }
-                if a.ty == Ty::B {
-                    return Ok(match op {
-                        BoolOp::And => bin(&a, "&&", &b, P_AND, Ty::B),
-                        BoolOp::Or => bin(&a, "||", &b, P_OR, Ty::B),
-                    });
-                }
-                // Returns an operand: evaluate the left one once.
-                let l = Code::new("l".into(), a.ty, P_ATOM);
-                let t = truthy(&l).code;
-                let code = match op {
-                    BoolOp::And => format!(
-                        "{{ let l = {}; if {t} {{ {} }} else {{ l }} }}",
-                        a.code, b.code
-                    ),
-                    BoolOp::Or => format!(
-                        "{{ let l = {}; if {t} {{ l }} else {{ {} }} }}",
-                        a.code, b.code
-                    ),
-                };
-                Ok(Code::new(code, a.ty, P_BLOCK))
-            }
+            Expr::Unary { op, operand } => self.unary(*op, operand),
+            Expr::Binary { op, left, right } => self.binary(*op, left, right),
+            Expr::Compare { op, left, right } => self.compare(*op, left, right),
+            Expr::Bool { op, left, right } => self.bool_op(*op, left, right),
             Expr::If {
                 cond,
                 then,
                 otherwise,
-            } => {
-                let c = self.render(cond)?;
-                let a = self.render(then)?;
-                let b = self.render(otherwise)?;
-                if a.ty != b.ty {
-                    return Err(Untyped);
-                }
-                let code = format!(
-                    "if {} {{ {} }} else {{ {} }}",
-                    truthy(&c).code,
-                    a.code,
-                    b.code
-                );
-                Ok(Code::new(code, a.ty, P_BLOCK))
-            }
-            Expr::Call { func, args } => {
-                let mut r = Vec::with_capacity(args.len());
-                for a in args {
-                    r.push(self.render(a)?);
-                }
-                let x = r[0].clone();
-                match func {
-                    Func::Abs => match x.ty {
-                        Ty::I => Ok(Code::new(
-                            self.checked(format!("{}.checked_abs()", x.at(P_ATOM))),
-                            Ty::I,
-                            P_ATOM,
-                        )),
-                        Ty::F => Ok(Code::new(format!("{}.abs()", x.at(P_ATOM)), Ty::F, P_ATOM)),
-                        Ty::B => Ok(as_i(&x)),
-                        Ty::S => Err(Untyped),
-                    },
-                    Func::Min | Func::Max => {
-                        if r.iter().any(|c| c.ty != x.ty) || x.ty == Ty::B {
-                            return Err(Untyped);
-                        }
-                        let mut acc = x.clone();
-                        for y in &r[1..] {
-                            let code = match (func, x.ty) {
-                                (Func::Min, Ty::F) => {
-                                    self.helpers.insert("fmin");
-                                    format!("fmin({}, {})", acc.code, y.code)
-                                }
-                                (Func::Max, Ty::F) => {
-                                    self.helpers.insert("fmax");
-                                    format!("fmax({}, {})", acc.code, y.code)
-                                }
-                                (f, _) => {
-                                    let o = if *f == Func::Min { "<" } else { ">" };
-                                    let block = format!(
-                                        "{{ let (a, b) = ({}, {}); if b {o} a {{ b }} else {{ a }} }}",
-                                        acc.code, y.code
-                                    );
-                                    acc = Code::new(block, x.ty, P_BLOCK);
-                                    continue;
-                                }
-                            };
-                            acc = Code::new(code, x.ty, P_ATOM);
-                        }
-                        Ok(acc)
-                    }
-                    Func::Str => match x.ty {
-                        Ty::S => Ok(x),
-                        Ty::B => Ok(Code::new(
-                            format!("if {} {{ \"True\" }} else {{ \"False\" }}", x.code),
-                            Ty::S,
-                            P_BLOCK,
-                        )),
-                        _ => Err(Untyped),
-                    },
-                    Func::Int => match x.ty {
-                        Ty::I => Ok(x),
-                        Ty::B => Ok(as_i(&x)),
-                        _ => Err(Untyped),
-                    },
-                    Func::Float => match x.ty {
-                        Ty::S => Err(Untyped),
-                        _ => Ok(as_f(&x)),
-                    },
-                    Func::Bool => Ok(truthy(&x)),
-                }
-            }
+            } => self.if_else(cond, then, otherwise),
+            Expr::Call { func, args } => self.call(*func, args),
         }
+    }
+
+    /// A unary operator.
+    fn unary(&mut self, op: UnaryOp, operand: &Expr) -> R {
+        let c = self.render(operand)?;
+        match (op, c.ty) {
+            (UnaryOp::Not, _) => Ok(Code::new(
+                format!("!{}", truthy(&c).at(P_UNARY)),
+                Ty::B,
+                P_UNARY,
+            )),
+            (UnaryOp::Neg, Ty::I) => Ok(Code::new(
+                self.checked(format!("{}.checked_neg()", c.at(P_ATOM))),
+                Ty::I,
+                P_ATOM,
+            )),
+            (UnaryOp::Neg, Ty::F) => Ok(Code::new(format!("-{}", c.at(P_UNARY)), Ty::F, P_UNARY)),
+            (UnaryOp::Neg, Ty::B) => {
+                Ok(Code::new(format!("-i64::from({})", c.code), Ty::I, P_UNARY))
+            }
+            (UnaryOp::Pos, Ty::I | Ty::F) => Ok(c),
+            (UnaryOp::Pos, Ty::B) => Ok(as_i(&c)),
+            _ => Err(Untyped),
+        }
+    }
+
+    /// An arithmetic operator (Python's semantics over integers and floats).
+    fn binary(&mut self, op: BinaryOp, left: &Expr, right: &Expr) -> R {
+        let a = self.render(left)?;
+        let b = self.render(right)?;
+        if !is_num(a.ty) || !is_num(b.ty) {
+            return Err(Untyped);
+        }
+        let ints = a.ty != Ty::F && b.ty != Ty::F;
+        Ok(match (op, ints) {
+            (BinaryOp::Div, _) => {
+                self.helpers.insert("fdiv");
+                let call = format!("fdiv({}, {})", as_f(&a).code, as_f(&b).code);
+                Code::new(self.checked(call), Ty::F, P_ATOM)
+            }
+            (BinaryOp::Add | BinaryOp::Sub | BinaryOp::Mul, true) => {
+                let m = match op {
+                    BinaryOp::Add => "checked_add",
+                    BinaryOp::Sub => "checked_sub",
+                    _ => "checked_mul",
+                };
+                let call = format!("{}.{m}({})", as_i(&a).at(P_ATOM), as_i(&b).code);
+                Code::new(self.checked(call), Ty::I, P_ATOM)
+            }
+            (BinaryOp::Add | BinaryOp::Sub, false) => {
+                bin(&as_f(&a), op.symbol(), &as_f(&b), P_ADD, Ty::F)
+            }
+            (BinaryOp::Mul, false) => bin(&as_f(&a), "*", &as_f(&b), P_MUL, Ty::F),
+            // By a positive literal, Python's `//` and `%` are Euclid's: they
+            // cannot fail.
+            (BinaryOp::FloorDiv | BinaryOp::Mod, true) if positive_literal(right) => {
+                let m = if op == BinaryOp::Mod {
+                    "rem_euclid"
+                } else {
+                    "div_euclid"
+                };
+                let call = format!("{}.{m}({})", as_i(&a).at(P_ATOM), b.code);
+                Code::new(call, Ty::I, P_ATOM)
+            }
+            (BinaryOp::FloorDiv, true) => {
+                self.helpers.insert("ifloordiv");
+                let call = format!("ifloordiv({}, {})", as_i(&a).code, as_i(&b).code);
+                Code::new(self.checked(call), Ty::I, P_ATOM)
+            }
+            (BinaryOp::Mod, true) => {
+                self.helpers.insert("imod");
+                let call = format!("imod({}, {})", as_i(&a).code, as_i(&b).code);
+                Code::new(self.checked(call), Ty::I, P_ATOM)
+            }
+            // Float floor division and modulo: the generic path.
+            _ => return Err(Untyped),
+        })
+    }
+
+    /// A comparison (exact between integers and floats).
+    fn compare(&mut self, op: CmpOp, left: &Expr, right: &Expr) -> R {
+        let a = self.render(left)?;
+        let b = self.render(right)?;
+        let sym = op.symbol();
+        Ok(match (a.ty, b.ty) {
+            (Ty::S, Ty::S) | (Ty::F, Ty::F) | (Ty::B, Ty::B) => cmp(&a, sym, &b),
+            (Ty::S, _) | (_, Ty::S) => return Err(Untyped),
+            (Ty::F, _) | (_, Ty::F) => {
+                self.helpers.insert("cmp_if");
+                let ord = if a.ty == Ty::F {
+                    format!(
+                        "cmp_if({}, {}).map(core::cmp::Ordering::reverse)",
+                        as_i(&b).code,
+                        a.code
+                    )
+                } else {
+                    format!("cmp_if({}, {})", as_i(&a).code, b.code)
+                };
+                let code = match op {
+                    CmpOp::Eq => format!("{ord} == Some(core::cmp::Ordering::Equal)"),
+                    CmpOp::Ne => format!("{ord} != Some(core::cmp::Ordering::Equal)"),
+                    CmpOp::Lt => format!("{ord} == Some(core::cmp::Ordering::Less)"),
+                    CmpOp::Gt => format!("{ord} == Some(core::cmp::Ordering::Greater)"),
+                    CmpOp::Le => {
+                        return Ok(Code::new(
+                            format!("matches!({ord}, Some(core::cmp::Ordering::Less | core::cmp::Ordering::Equal))"),
+                            Ty::B,
+                            P_ATOM,
+                        ))
+                    }
+                    CmpOp::Ge => {
+                        return Ok(Code::new(
+                            format!("matches!({ord}, Some(core::cmp::Ordering::Greater | core::cmp::Ordering::Equal))"),
+                            Ty::B,
+                            P_ATOM,
+                        ))
+                    }
+                };
+                Code::new(code, Ty::B, P_CMP)
+            }
+            _ => cmp(&as_i(&a), sym, &as_i(&b)),
+        })
+    }
+
+    /// `and` / `or`: Python returns an operand.
+    fn bool_op(&mut self, op: BoolOp, left: &Expr, right: &Expr) -> R {
+        let a = self.render(left)?;
+        let b = self.render(right)?;
+        if a.ty != b.ty {
+            return Err(Untyped);
+        }
+        if a.ty == Ty::B {
+            return Ok(match op {
+                BoolOp::And => bin(&a, "&&", &b, P_AND, Ty::B),
+                BoolOp::Or => bin(&a, "||", &b, P_OR, Ty::B),
+            });
+        }
+        // Returns an operand: evaluate the left one once.
+        let l = Code::new("l".into(), a.ty, P_ATOM);
+        let t = truthy(&l).code;
+        let code = match op {
+            BoolOp::And => format!(
+                "{{ let l = {}; if {t} {{ {} }} else {{ l }} }}",
+                a.code, b.code
+            ),
+            BoolOp::Or => format!(
+                "{{ let l = {}; if {t} {{ l }} else {{ {} }} }}",
+                a.code, b.code
+            ),
+        };
+        Ok(Code::new(code, a.ty, P_BLOCK))
+    }
+
+    /// `a if cond else b`.
+    fn if_else(&mut self, cond: &Expr, then: &Expr, otherwise: &Expr) -> R {
+        let c = self.render(cond)?;
+        let a = self.render(then)?;
+        let b = self.render(otherwise)?;
+        if a.ty != b.ty {
+            return Err(Untyped);
+        }
+        let code = format!(
+            "if {} {{ {} }} else {{ {} }}",
+            truthy(&c).code,
+            a.code,
+            b.code
+        );
+        Ok(Code::new(code, a.ty, P_BLOCK))
+    }
+
+    /// A call of a built-in function.
+    fn call(&mut self, func: Func, args: &[Expr]) -> R {
+        let mut r = Vec::with_capacity(args.len());
+        for a in args {
+            r.push(self.render(a)?);
+        }
+        let x = r[0].clone();
+        match func {
+            Func::Abs => match x.ty {
+                Ty::I => Ok(Code::new(
+                    self.checked(format!("{}.checked_abs()", x.at(P_ATOM))),
+                    Ty::I,
+                    P_ATOM,
+                )),
+                Ty::F => Ok(Code::new(format!("{}.abs()", x.at(P_ATOM)), Ty::F, P_ATOM)),
+                Ty::B => Ok(as_i(&x)),
+                Ty::S => Err(Untyped),
+            },
+            Func::Min | Func::Max => self.min_max(func, &r),
+            Func::Str => match x.ty {
+                Ty::S => Ok(x),
+                Ty::B => Ok(Code::new(
+                    format!("if {} {{ \"True\" }} else {{ \"False\" }}", x.code),
+                    Ty::S,
+                    P_BLOCK,
+                )),
+                _ => Err(Untyped),
+            },
+            Func::Int => match x.ty {
+                Ty::I => Ok(x),
+                Ty::B => Ok(as_i(&x)),
+                _ => Err(Untyped),
+            },
+            Func::Float => match x.ty {
+                Ty::S => Err(Untyped),
+                _ => Ok(as_f(&x)),
+            },
+            Func::Bool => Ok(truthy(&x)),
+        }
+    }
+
+    /// `min` / `max` over operands of one kind, folded left to right.
+    fn min_max(&mut self, func: Func, r: &[Code]) -> R {
+        let x = &r[0];
+        if r.iter().any(|c| c.ty != x.ty) || x.ty == Ty::B {
+            return Err(Untyped);
+        }
+        let mut acc = x.clone();
+        for y in &r[1..] {
+            let code = match (func, x.ty) {
+                (Func::Min, Ty::F) => {
+                    self.helpers.insert("fmin");
+                    format!("fmin({}, {})", acc.code, y.code)
+                }
+                (Func::Max, Ty::F) => {
+                    self.helpers.insert("fmax");
+                    format!("fmax({}, {})", acc.code, y.code)
+                }
+                (f, _) => {
+                    let o = if f == Func::Min { "<" } else { ">" };
+                    let block = format!(
+                        "{{ let (a, b) = ({}, {}); if b {o} a {{ b }} else {{ a }} }}",
+                        acc.code, y.code
+                    );
+                    acc = Code::new(block, x.ty, P_BLOCK);
+                    continue;
+                }
+            };
+            acc = Code::new(code, x.ty, P_ATOM);
+        }
+        Ok(acc)
+    }
+}
+
+/// A literal.
+fn literal(v: &Value) -> Code {
+    match v {
+        Value::Int(i) if *i < 0 => Code::new(format!("{i}_i64"), Ty::I, P_UNARY),
+        Value::Int(i) => Code::new(format!("{i}_i64"), Ty::I, P_ATOM),
+        Value::Float(f) if !f.is_finite() => Code::new(f64_lit(*f), Ty::F, P_ATOM),
+        Value::Float(f) if f.is_sign_negative() => {
+            Code::new(format!("{}_f64", f64_lit(*f)), Ty::F, P_UNARY)
+        }
+        Value::Float(f) => Code::new(format!("{}_f64", f64_lit(*f)), Ty::F, P_ATOM),
+        Value::Bool(b) => Code::new(b.to_string(), Ty::B, P_ATOM),
+        Value::Str(s) => Code::new(str_lit(s), Ty::S, P_ATOM),
     }
 }
 

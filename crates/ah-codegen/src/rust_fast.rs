@@ -173,7 +173,10 @@ pub fn fast_path(g: &Gen<'_, '_>) -> Result<Option<Fast>, CodegenError> {
             None => format!("number({})", g.x(n)),
         },
     });
-    let finish = g.columns(&src, guard, &|_| None, &op_typed);
+    let mut finish = g.columns(&src, guard, &|_| None, &op_typed);
+    // The generic path binds every field first; the fast path writes what it can in the
+    // literal, so the two do not repeat one block.
+    finish.inline_fields();
     let mut read_inputs = read_inputs.into_inner();
     for code in guard_reads.into_inner().iter().chain(&finish.typed_reads) {
         if let Some(k) = code.strip_prefix('v').and_then(|k| k.parse().ok()) {

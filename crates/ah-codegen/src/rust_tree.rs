@@ -1,6 +1,8 @@
 //! The tree of a generated Rust module, as data for the template: nested `if`s, or for trees
 //! deeper than [`MAX_NESTED_DEPTH`] a table of nodes walked by a loop.
 
+use std::collections::{BTreeMap, BTreeSet};
+
 use ah_core::model::{Column, ModelKind, Node};
 use ah_core::value::python_float_repr;
 use serde::Serialize;
@@ -59,10 +61,16 @@ pub struct Tree {
 }
 
 /// The tree of `plan`'s model; `lazy(c)` says whether one-hot column `c` holds the context's
-/// `&Value` (compared with its category `CATEGORY_{category(c)}`) rather than a `bool`.
-pub fn tree(plan: &Plan<'_>, lazy: &dyn Fn(usize) -> Option<usize>) -> Tree {
+/// `&Value` (compared with its category `CATEGORY_{category(c)}`) rather than a `bool`;
+/// `tables` maps each safe decision leaf to its distribution's table (`DIST_{k}`).
+pub fn tree(
+    plan: &Plan<'_>,
+    lazy: &dyn Fn(usize) -> Option<usize>,
+    tables: &BTreeMap<usize, usize>,
+) -> Tree {
     let model = plan.model;
-    let used = plan.used_columns();
+    let settled = settled(plan, tables);
+    let used = read_columns(plan, &settled);
     let goes_left = |column: usize, threshold: &str| match &model.columns[column] {
         Column::Numeric { .. } => format!("c.c{column} <= {threshold}"),
         // One-hot values are 0/1 and the threshold lies in [0, 1): left is "not equal".
@@ -82,7 +90,7 @@ pub fn tree(plan: &Plan<'_>, lazy: &dyn Fn(usize) -> Option<usize>) -> Tree {
         max_nested_depth: MAX_NESTED_DEPTH,
     };
     if model.tree.depth() <= MAX_NESTED_DEPTH {
-        nested(plan, &goes_left, 0, "if", &mut out.lines);
+        nested(plan, &settled, &goes_left, 0, "if", &mut out.lines);
         return out;
     }
     for (i, node) in model.tree.nodes.iter().enumerate() {
@@ -98,7 +106,7 @@ pub fn tree(plan: &Plan<'_>, lazy: &dyn Fn(usize) -> Option<usize>) -> Tree {
             },
             Node::Leaf { .. } => TableNode {
                 split: false,
-                code: leaf_expr(plan, i),
+                code: leaf_expr(plan, tables, i),
             },
         });
     }
@@ -112,10 +120,68 @@ pub fn tree(plan: &Plan<'_>, lazy: &dyn Fn(usize) -> Option<usize>) -> Tree {
     out
 }
 
+/// Per node, the prediction of its whole subtree when every leaf below it predicts the same
+/// (the splits there decide nothing, and the subtree is written as that one leaf); `None`
+/// otherwise, and for every node of a tree emitted as a table.
+pub fn settled(plan: &Plan<'_>, tables: &BTreeMap<usize, usize>) -> Vec<Option<String>> {
+    let mut out = vec![None; plan.model.tree.nodes.len()];
+    if plan.model.tree.depth() <= MAX_NESTED_DEPTH {
+        settle(plan, tables, 0, &mut out);
+    }
+    out
+}
+
+/// [`settled`] below node `i` (at most [`MAX_NESTED_DEPTH`] levels of recursion).
+fn settle(
+    plan: &Plan<'_>,
+    tables: &BTreeMap<usize, usize>,
+    i: usize,
+    out: &mut [Option<String>],
+) -> Option<String> {
+    let one = match &plan.model.tree.nodes[i] {
+        Node::Leaf { .. } => Some(leaf_expr(plan, tables, i)),
+        Node::Split { left, right, .. } => {
+            let left = settle(plan, tables, *left, out);
+            let right = settle(plan, tables, *right, out);
+            left.filter(|l| right.as_ref() == Some(l))
+        }
+    };
+    out[i].clone_from(&one);
+    one
+}
+
+/// The columns the emitted tree splits on: every split's in the table form; in the nested
+/// form those above the settled subtrees (see [`settled`]).
+pub fn read_columns(plan: &Plan<'_>, settled: &[Option<String>]) -> BTreeSet<usize> {
+    let nodes = &plan.model.tree.nodes;
+    if plan.model.tree.depth() > MAX_NESTED_DEPTH {
+        return plan.used_columns();
+    }
+    let mut out = BTreeSet::new();
+    let mut todo = vec![0];
+    while let Some(i) = todo.pop() {
+        if let (
+            Node::Split {
+                column,
+                left,
+                right,
+                ..
+            },
+            None,
+        ) = (&nodes[i], &settled[i])
+        {
+            out.insert(*column);
+            todo.extend([*left, *right]);
+        }
+    }
+    out
+}
+
 /// Nested `if`s from node `i` (`kind` is `if`, or `else_if` for a right child that splits);
 /// only for trees of at most [`MAX_NESTED_DEPTH`] levels, so the recursion is bounded.
 fn nested(
     plan: &Plan<'_>,
+    settled: &[Option<String>],
     goes_left: &dyn Fn(usize, &str) -> String,
     i: usize,
     kind: &'static str,
@@ -127,6 +193,10 @@ fn nested(
         code,
         doc: String::new(),
     };
+    if let Some(leaf) = &settled[i] {
+        lines.push(line("leaf", leaf.clone()));
+        return;
+    }
     match &model.tree.nodes[i] {
         Node::Split {
             column,
@@ -139,21 +209,21 @@ fn nested(
                 code: goes_left(*column, &f64_lit(*threshold)),
                 doc: split_doc(&model.columns[*column], *threshold),
             });
-            nested(plan, goes_left, *left, "if", lines);
-            if matches!(model.tree.nodes[*right], Node::Split { .. }) {
-                nested(plan, goes_left, *right, "else_if", lines);
+            nested(plan, settled, goes_left, *left, "if", lines);
+            if settled[*right].is_none() {
+                nested(plan, settled, goes_left, *right, "else_if", lines);
             } else {
                 lines.push(line("else", String::new()));
-                nested(plan, goes_left, *right, "if", lines);
+                nested(plan, settled, goes_left, *right, "if", lines);
                 lines.push(line("end", String::new()));
             }
         }
-        Node::Leaf { .. } => lines.push(line("leaf", leaf_expr(plan, i))),
+        Node::Leaf { .. } => unreachable!("every leaf of the nested form is settled"),
     }
 }
 
 /// A leaf's prediction.
-fn leaf_expr(plan: &Plan<'_>, i: usize) -> String {
+fn leaf_expr(plan: &Plan<'_>, tables: &BTreeMap<usize, usize>, i: usize) -> String {
     let model = plan.model;
     match (&model.tree.nodes[i], model.kind) {
         (
@@ -162,7 +232,9 @@ fn leaf_expr(plan: &Plan<'_>, i: usize) -> String {
             },
             ModelKind::Decision,
         ) => "Prediction::Unsure(UnsureKind::UnsafeLeaf)".to_string(),
-        (Node::Leaf { .. }, ModelKind::Decision) => format!("Prediction::Distribution(&LEAF_{i})"),
+        (Node::Leaf { .. }, ModelKind::Decision) => {
+            format!("Prediction::Distribution(&DIST_{})", tables[&i])
+        }
         (Node::Leaf { value, .. }, ModelKind::Regression) => {
             format!("Prediction::Value({})", f64_lit(value[0]))
         }

@@ -75,143 +75,28 @@ impl LearnedHeuristic for CodegenDeepSelfTest {
     }
 }
 
-static LEAF_1: [(f64, u16); 2] = [(0.5, 0), (0.5, 1)];
-static LEAF_3: [(f64, u16); 2] = [(0.6, 0), (0.4, 2)];
-static LEAF_5: [(f64, u16); 2] = [(0.7, 0), (0.30000000000000004, 1)];
-static LEAF_7: [(f64, u16); 2] = [(0.8, 1), (0.19999999999999996, 2)];
-static LEAF_9: [(f64, u16); 2] = [(0.9, 0), (0.09999999999999998, 1)];
-static LEAF_13: [(f64, u16); 2] = [(0.6, 1), (0.4, 0)];
-static LEAF_15: [(f64, u16); 2] = [(0.7, 0), (0.30000000000000004, 2)];
-static LEAF_17: [(f64, u16); 2] = [(0.8, 0), (0.19999999999999996, 1)];
-static LEAF_19: [(f64, u16); 2] = [(0.9, 1), (0.09999999999999998, 2)];
-static LEAF_21: [(f64, u16); 2] = [(0.5, 0), (0.5, 1)];
-static LEAF_23: [(f64, u16); 2] = [(0.6, 0), (0.4, 2)];
-static LEAF_25: [(f64, u16); 2] = [(0.7, 1), (0.30000000000000004, 0)];
-static LEAF_27: [(f64, u16); 2] = [(0.8, 0), (0.19999999999999996, 2)];
-static LEAF_29: [(f64, u16); 2] = [(0.9, 0), (0.09999999999999998, 1)];
-static LEAF_31: [(f64, u16); 2] = [(0.5, 1), (0.5, 2)];
-static LEAF_35: [(f64, u16); 2] = [(0.7, 0), (0.30000000000000004, 2)];
-static LEAF_37: [(f64, u16); 2] = [(0.8, 1), (0.19999999999999996, 0)];
-static LEAF_39: [(f64, u16); 2] = [(0.9, 0), (0.09999999999999998, 2)];
-static LEAF_41: [(f64, u16); 2] = [(0.5, 0), (0.5, 1)];
-static LEAF_43: [(f64, u16); 2] = [(0.6, 1), (0.4, 2)];
-static LEAF_45: [(f64, u16); 2] = [(0.7, 0), (0.30000000000000004, 1)];
-static LEAF_47: [(f64, u16); 2] = [(0.8, 0), (0.19999999999999996, 2)];
-static LEAF_49: [(f64, u16); 2] = [(0.9, 1), (0.09999999999999998, 0)];
-static LEAF_51: [(f64, u16); 2] = [(0.5, 0), (0.5, 2)];
-static LEAF_53: [(f64, u16); 2] = [(0.6, 0), (0.4, 1)];
-static LEAF_57: [(f64, u16); 2] = [(0.8, 0), (0.19999999999999996, 1)];
-static LEAF_59: [(f64, u16); 2] = [(0.9, 0), (0.09999999999999998, 2)];
-static LEAF_61: [(f64, u16); 2] = [(0.5, 0), (0.5, 1)];
-static LEAF_63: [(f64, u16); 2] = [(0.6, 0), (0.4, 2)];
-static LEAF_65: [(f64, u16); 2] = [(0.7, 0), (0.30000000000000004, 1)];
-static LEAF_67: [(f64, u16); 2] = [(0.8, 1), (0.19999999999999996, 2)];
-static LEAF_69: [(f64, u16); 2] = [(0.9, 0), (0.09999999999999998, 1)];
-static LEAF_71: [(f64, u16); 2] = [(0.5, 0), (0.5, 2)];
-static LEAF_73: [(f64, u16); 2] = [(0.6, 1), (0.4, 0)];
-static LEAF_75: [(f64, u16); 2] = [(0.7, 0), (0.30000000000000004, 2)];
-static LEAF_79: [(f64, u16); 2] = [(0.9, 1), (0.09999999999999998, 2)];
-static LEAF_81: [(f64, u16); 2] = [(0.5, 0), (0.5, 1)];
-static LEAF_83: [(f64, u16); 2] = [(0.6, 0), (0.4, 2)];
-static LEAF_85: [(f64, u16); 2] = [(0.7, 1), (0.30000000000000004, 0)];
-static LEAF_87: [(f64, u16); 2] = [(0.8, 0), (0.19999999999999996, 2)];
-static LEAF_89: [(f64, u16); 2] = [(0.9, 0), (0.09999999999999998, 1)];
-static LEAF_91: [(f64, u16); 2] = [(0.5, 1), (0.5, 2)];
-static LEAF_93: [(f64, u16); 2] = [(0.6, 0), (0.4, 1)];
-static LEAF_95: [(f64, u16); 2] = [(0.7, 0), (0.30000000000000004, 2)];
-static LEAF_97: [(f64, u16); 2] = [(0.8, 1), (0.19999999999999996, 0)];
-static LEAF_101: [(f64, u16); 2] = [(0.5, 0), (0.5, 1)];
-static LEAF_103: [(f64, u16); 2] = [(0.6, 1), (0.4, 2)];
-static LEAF_105: [(f64, u16); 2] = [(0.7, 0), (0.30000000000000004, 1)];
-static LEAF_107: [(f64, u16); 2] = [(0.8, 0), (0.19999999999999996, 2)];
-static LEAF_109: [(f64, u16); 2] = [(0.9, 1), (0.09999999999999998, 0)];
-static LEAF_111: [(f64, u16); 2] = [(0.5, 0), (0.5, 2)];
-static LEAF_113: [(f64, u16); 2] = [(0.6, 0), (0.4, 1)];
-static LEAF_115: [(f64, u16); 2] = [(0.7, 1), (0.30000000000000004, 2)];
-static LEAF_117: [(f64, u16); 2] = [(0.8, 0), (0.19999999999999996, 1)];
-static LEAF_119: [(f64, u16); 2] = [(0.9, 0), (0.09999999999999998, 2)];
-static LEAF_123: [(f64, u16); 2] = [(0.6, 0), (0.4, 2)];
-static LEAF_125: [(f64, u16); 2] = [(0.7, 0), (0.30000000000000004, 1)];
-static LEAF_127: [(f64, u16); 2] = [(0.8, 1), (0.19999999999999996, 2)];
-static LEAF_129: [(f64, u16); 2] = [(0.9, 0), (0.09999999999999998, 1)];
-static LEAF_131: [(f64, u16); 2] = [(0.5, 0), (0.5, 2)];
-static LEAF_133: [(f64, u16); 2] = [(0.6, 1), (0.4, 0)];
-static LEAF_135: [(f64, u16); 2] = [(0.7, 0), (0.30000000000000004, 2)];
-static LEAF_137: [(f64, u16); 2] = [(0.8, 0), (0.19999999999999996, 1)];
-static LEAF_139: [(f64, u16); 2] = [(0.9, 1), (0.09999999999999998, 2)];
-static LEAF_141: [(f64, u16); 2] = [(0.5, 0), (0.5, 1)];
-static LEAF_145: [(f64, u16); 2] = [(0.7, 1), (0.30000000000000004, 0)];
-static LEAF_147: [(f64, u16); 2] = [(0.8, 0), (0.19999999999999996, 2)];
-static LEAF_149: [(f64, u16); 2] = [(0.9, 0), (0.09999999999999998, 1)];
-static LEAF_151: [(f64, u16); 2] = [(0.5, 1), (0.5, 2)];
-static LEAF_153: [(f64, u16); 2] = [(0.6, 0), (0.4, 1)];
-static LEAF_155: [(f64, u16); 2] = [(0.7, 0), (0.30000000000000004, 2)];
-static LEAF_157: [(f64, u16); 2] = [(0.8, 1), (0.19999999999999996, 0)];
-static LEAF_159: [(f64, u16); 2] = [(0.9, 0), (0.09999999999999998, 2)];
-static LEAF_161: [(f64, u16); 2] = [(0.5, 0), (0.5, 1)];
-static LEAF_163: [(f64, u16); 2] = [(0.6, 1), (0.4, 2)];
-static LEAF_167: [(f64, u16); 2] = [(0.8, 0), (0.19999999999999996, 2)];
-static LEAF_169: [(f64, u16); 2] = [(0.9, 1), (0.09999999999999998, 0)];
-static LEAF_171: [(f64, u16); 2] = [(0.5, 0), (0.5, 2)];
-static LEAF_173: [(f64, u16); 2] = [(0.6, 0), (0.4, 1)];
-static LEAF_175: [(f64, u16); 2] = [(0.7, 1), (0.30000000000000004, 2)];
-static LEAF_177: [(f64, u16); 2] = [(0.8, 0), (0.19999999999999996, 1)];
-static LEAF_179: [(f64, u16); 2] = [(0.9, 0), (0.09999999999999998, 2)];
-static LEAF_181: [(f64, u16); 2] = [(0.5, 0), (0.5, 1)];
-static LEAF_183: [(f64, u16); 2] = [(0.6, 0), (0.4, 2)];
-static LEAF_185: [(f64, u16); 2] = [(0.7, 0), (0.30000000000000004, 1)];
-static LEAF_189: [(f64, u16); 2] = [(0.9, 0), (0.09999999999999998, 1)];
-static LEAF_191: [(f64, u16); 2] = [(0.5, 0), (0.5, 2)];
-static LEAF_193: [(f64, u16); 2] = [(0.6, 1), (0.4, 0)];
-static LEAF_195: [(f64, u16); 2] = [(0.7, 0), (0.30000000000000004, 2)];
-static LEAF_197: [(f64, u16); 2] = [(0.8, 0), (0.19999999999999996, 1)];
-static LEAF_199: [(f64, u16); 2] = [(0.9, 1), (0.09999999999999998, 2)];
-static LEAF_201: [(f64, u16); 2] = [(0.5, 0), (0.5, 1)];
-static LEAF_203: [(f64, u16); 2] = [(0.6, 0), (0.4, 2)];
-static LEAF_205: [(f64, u16); 2] = [(0.7, 1), (0.30000000000000004, 0)];
-static LEAF_207: [(f64, u16); 2] = [(0.8, 0), (0.19999999999999996, 2)];
-static LEAF_211: [(f64, u16); 2] = [(0.5, 1), (0.5, 2)];
-static LEAF_213: [(f64, u16); 2] = [(0.6, 0), (0.4, 1)];
-static LEAF_215: [(f64, u16); 2] = [(0.7, 0), (0.30000000000000004, 2)];
-static LEAF_217: [(f64, u16); 2] = [(0.8, 1), (0.19999999999999996, 0)];
-static LEAF_219: [(f64, u16); 2] = [(0.9, 0), (0.09999999999999998, 2)];
-static LEAF_221: [(f64, u16); 2] = [(0.5, 0), (0.5, 1)];
-static LEAF_223: [(f64, u16); 2] = [(0.6, 1), (0.4, 2)];
-static LEAF_225: [(f64, u16); 2] = [(0.7, 0), (0.30000000000000004, 1)];
-static LEAF_227: [(f64, u16); 2] = [(0.8, 0), (0.19999999999999996, 2)];
-static LEAF_229: [(f64, u16); 2] = [(0.9, 1), (0.09999999999999998, 0)];
-static LEAF_233: [(f64, u16); 2] = [(0.6, 0), (0.4, 1)];
-static LEAF_235: [(f64, u16); 2] = [(0.7, 1), (0.30000000000000004, 2)];
-static LEAF_237: [(f64, u16); 2] = [(0.8, 0), (0.19999999999999996, 1)];
-static LEAF_239: [(f64, u16); 2] = [(0.9, 0), (0.09999999999999998, 2)];
-static LEAF_241: [(f64, u16); 2] = [(0.5, 0), (0.5, 1)];
-static LEAF_243: [(f64, u16); 2] = [(0.6, 0), (0.4, 2)];
-static LEAF_245: [(f64, u16); 2] = [(0.7, 0), (0.30000000000000004, 1)];
-static LEAF_247: [(f64, u16); 2] = [(0.8, 1), (0.19999999999999996, 2)];
-static LEAF_249: [(f64, u16); 2] = [(0.9, 0), (0.09999999999999998, 1)];
-static LEAF_251: [(f64, u16); 2] = [(0.5, 0), (0.5, 2)];
-static LEAF_255: [(f64, u16); 2] = [(0.7, 0), (0.30000000000000004, 2)];
-static LEAF_257: [(f64, u16); 2] = [(0.8, 0), (0.19999999999999996, 1)];
-static LEAF_259: [(f64, u16); 2] = [(0.9, 1), (0.09999999999999998, 2)];
-static LEAF_261: [(f64, u16); 2] = [(0.5, 0), (0.5, 1)];
-static LEAF_263: [(f64, u16); 2] = [(0.6, 0), (0.4, 2)];
-static LEAF_265: [(f64, u16); 2] = [(0.7, 1), (0.30000000000000004, 0)];
-static LEAF_267: [(f64, u16); 2] = [(0.8, 0), (0.19999999999999996, 2)];
-static LEAF_269: [(f64, u16); 2] = [(0.9, 0), (0.09999999999999998, 1)];
-static LEAF_271: [(f64, u16); 2] = [(0.5, 1), (0.5, 2)];
-static LEAF_273: [(f64, u16); 2] = [(0.6, 0), (0.4, 1)];
-static LEAF_277: [(f64, u16); 2] = [(0.8, 1), (0.19999999999999996, 0)];
-static LEAF_279: [(f64, u16); 2] = [(0.9, 0), (0.09999999999999998, 2)];
-static LEAF_281: [(f64, u16); 2] = [(0.5, 0), (0.5, 1)];
-static LEAF_283: [(f64, u16); 2] = [(0.6, 1), (0.4, 2)];
-static LEAF_285: [(f64, u16); 2] = [(0.7, 0), (0.30000000000000004, 1)];
-static LEAF_287: [(f64, u16); 2] = [(0.8, 0), (0.19999999999999996, 2)];
-static LEAF_289: [(f64, u16); 2] = [(0.9, 1), (0.09999999999999998, 0)];
-static LEAF_291: [(f64, u16); 2] = [(0.5, 0), (0.5, 2)];
-static LEAF_293: [(f64, u16); 2] = [(0.6, 0), (0.4, 1)];
-static LEAF_295: [(f64, u16); 2] = [(0.7, 1), (0.30000000000000004, 2)];
-static LEAF_299: [(f64, u16); 2] = [(0.9, 0), (0.09999999999999998, 2)];
-static LEAF_300: [(f64, u16); 2] = [(0.75, 2), (0.25, 1)];
+// The distributions the leaves predict, `(probability, choice)` best first; leaves that agree
+// share one.
+static DIST_0: [(f64, u16); 2] = [(0.5, 0), (0.5, 1)];
+static DIST_1: [(f64, u16); 2] = [(0.6, 0), (0.4, 2)];
+static DIST_2: [(f64, u16); 2] = [(0.7, 0), (0.30000000000000004, 1)];
+static DIST_3: [(f64, u16); 2] = [(0.8, 1), (0.19999999999999996, 2)];
+static DIST_4: [(f64, u16); 2] = [(0.9, 0), (0.09999999999999998, 1)];
+static DIST_5: [(f64, u16); 2] = [(0.6, 1), (0.4, 0)];
+static DIST_6: [(f64, u16); 2] = [(0.7, 0), (0.30000000000000004, 2)];
+static DIST_7: [(f64, u16); 2] = [(0.8, 0), (0.19999999999999996, 1)];
+static DIST_8: [(f64, u16); 2] = [(0.9, 1), (0.09999999999999998, 2)];
+static DIST_9: [(f64, u16); 2] = [(0.7, 1), (0.30000000000000004, 0)];
+static DIST_10: [(f64, u16); 2] = [(0.8, 0), (0.19999999999999996, 2)];
+static DIST_11: [(f64, u16); 2] = [(0.5, 1), (0.5, 2)];
+static DIST_12: [(f64, u16); 2] = [(0.8, 1), (0.19999999999999996, 0)];
+static DIST_13: [(f64, u16); 2] = [(0.9, 0), (0.09999999999999998, 2)];
+static DIST_14: [(f64, u16); 2] = [(0.6, 1), (0.4, 2)];
+static DIST_15: [(f64, u16); 2] = [(0.9, 1), (0.09999999999999998, 0)];
+static DIST_16: [(f64, u16); 2] = [(0.5, 0), (0.5, 2)];
+static DIST_17: [(f64, u16); 2] = [(0.6, 0), (0.4, 1)];
+static DIST_18: [(f64, u16); 2] = [(0.7, 1), (0.30000000000000004, 2)];
+static DIST_19: [(f64, u16); 2] = [(0.75, 2), (0.25, 1)];
 
 /// The tree's inputs: numeric columns as `f64`, one-hot columns as "equals the category".
 struct Columns<'a> {
@@ -325,306 +210,306 @@ enum TreeNode {
 /// The tree, root first (deeper than 50 levels, so a table instead of nested `if`s).
 static TREE: [TreeNode; 301] = [
     TreeNode::Split(0, 64.0, 1, 2),
-    TreeNode::Leaf(Prediction::Distribution(&LEAF_1)),
+    TreeNode::Leaf(Prediction::Distribution(&DIST_0)),
     TreeNode::Split(1, 128.5, 3, 4),
-    TreeNode::Leaf(Prediction::Distribution(&LEAF_3)),
+    TreeNode::Leaf(Prediction::Distribution(&DIST_1)),
     TreeNode::Split(4, 192.0, 5, 6),
-    TreeNode::Leaf(Prediction::Distribution(&LEAF_5)),
+    TreeNode::Leaf(Prediction::Distribution(&DIST_2)),
     TreeNode::Split(2, 0.5, 7, 8),
-    TreeNode::Leaf(Prediction::Distribution(&LEAF_7)),
+    TreeNode::Leaf(Prediction::Distribution(&DIST_3)),
     TreeNode::Split(1, 320.0, 9, 10),
-    TreeNode::Leaf(Prediction::Distribution(&LEAF_9)),
+    TreeNode::Leaf(Prediction::Distribution(&DIST_4)),
     TreeNode::Split(4, 384.5, 11, 12),
     TreeNode::Leaf(Prediction::Unsure(UnsureKind::UnsafeLeaf)),
     TreeNode::Split(0, 448.0, 13, 14),
-    TreeNode::Leaf(Prediction::Distribution(&LEAF_13)),
+    TreeNode::Leaf(Prediction::Distribution(&DIST_5)),
     TreeNode::Split(1, 512.5, 15, 16),
-    TreeNode::Leaf(Prediction::Distribution(&LEAF_15)),
+    TreeNode::Leaf(Prediction::Distribution(&DIST_6)),
     TreeNode::Split(4, 576.0, 17, 18),
-    TreeNode::Leaf(Prediction::Distribution(&LEAF_17)),
+    TreeNode::Leaf(Prediction::Distribution(&DIST_7)),
     TreeNode::Split(0, 640.5, 19, 20),
-    TreeNode::Leaf(Prediction::Distribution(&LEAF_19)),
+    TreeNode::Leaf(Prediction::Distribution(&DIST_8)),
     TreeNode::Split(3, 0.5, 21, 22),
-    TreeNode::Leaf(Prediction::Distribution(&LEAF_21)),
+    TreeNode::Leaf(Prediction::Distribution(&DIST_0)),
     TreeNode::Split(4, 768.5, 23, 24),
-    TreeNode::Leaf(Prediction::Distribution(&LEAF_23)),
+    TreeNode::Leaf(Prediction::Distribution(&DIST_1)),
     TreeNode::Split(0, 832.0, 25, 26),
-    TreeNode::Leaf(Prediction::Distribution(&LEAF_25)),
+    TreeNode::Leaf(Prediction::Distribution(&DIST_9)),
     TreeNode::Split(1, 896.5, 27, 28),
-    TreeNode::Leaf(Prediction::Distribution(&LEAF_27)),
+    TreeNode::Leaf(Prediction::Distribution(&DIST_10)),
     TreeNode::Split(4, 960.0, 29, 30),
-    TreeNode::Leaf(Prediction::Distribution(&LEAF_29)),
+    TreeNode::Leaf(Prediction::Distribution(&DIST_4)),
     TreeNode::Split(0, 1024.5, 31, 32),
-    TreeNode::Leaf(Prediction::Distribution(&LEAF_31)),
+    TreeNode::Leaf(Prediction::Distribution(&DIST_11)),
     TreeNode::Split(1, 1088.0, 33, 34),
     TreeNode::Leaf(Prediction::Unsure(UnsureKind::UnsafeLeaf)),
     TreeNode::Split(5, 0.5, 35, 36),
-    TreeNode::Leaf(Prediction::Distribution(&LEAF_35)),
+    TreeNode::Leaf(Prediction::Distribution(&DIST_6)),
     TreeNode::Split(0, 1216.0, 37, 38),
-    TreeNode::Leaf(Prediction::Distribution(&LEAF_37)),
+    TreeNode::Leaf(Prediction::Distribution(&DIST_12)),
     TreeNode::Split(1, 1280.5, 39, 40),
-    TreeNode::Leaf(Prediction::Distribution(&LEAF_39)),
+    TreeNode::Leaf(Prediction::Distribution(&DIST_13)),
     TreeNode::Split(4, 1344.0, 41, 42),
-    TreeNode::Leaf(Prediction::Distribution(&LEAF_41)),
+    TreeNode::Leaf(Prediction::Distribution(&DIST_0)),
     TreeNode::Split(0, 1408.5, 43, 44),
-    TreeNode::Leaf(Prediction::Distribution(&LEAF_43)),
+    TreeNode::Leaf(Prediction::Distribution(&DIST_14)),
     TreeNode::Split(1, 1472.0, 45, 46),
-    TreeNode::Leaf(Prediction::Distribution(&LEAF_45)),
+    TreeNode::Leaf(Prediction::Distribution(&DIST_2)),
     TreeNode::Split(4, 1536.5, 47, 48),
-    TreeNode::Leaf(Prediction::Distribution(&LEAF_47)),
+    TreeNode::Leaf(Prediction::Distribution(&DIST_10)),
     TreeNode::Split(2, 0.5, 49, 50),
-    TreeNode::Leaf(Prediction::Distribution(&LEAF_49)),
+    TreeNode::Leaf(Prediction::Distribution(&DIST_15)),
     TreeNode::Split(1, 1664.5, 51, 52),
-    TreeNode::Leaf(Prediction::Distribution(&LEAF_51)),
+    TreeNode::Leaf(Prediction::Distribution(&DIST_16)),
     TreeNode::Split(4, 1728.0, 53, 54),
-    TreeNode::Leaf(Prediction::Distribution(&LEAF_53)),
+    TreeNode::Leaf(Prediction::Distribution(&DIST_17)),
     TreeNode::Split(0, 1792.5, 55, 56),
     TreeNode::Leaf(Prediction::Unsure(UnsureKind::UnsafeLeaf)),
     TreeNode::Split(1, 1856.0, 57, 58),
-    TreeNode::Leaf(Prediction::Distribution(&LEAF_57)),
+    TreeNode::Leaf(Prediction::Distribution(&DIST_7)),
     TreeNode::Split(4, 1920.5, 59, 60),
-    TreeNode::Leaf(Prediction::Distribution(&LEAF_59)),
+    TreeNode::Leaf(Prediction::Distribution(&DIST_13)),
     TreeNode::Split(0, 1984.0, 61, 62),
-    TreeNode::Leaf(Prediction::Distribution(&LEAF_61)),
+    TreeNode::Leaf(Prediction::Distribution(&DIST_0)),
     TreeNode::Split(3, 0.5, 63, 64),
-    TreeNode::Leaf(Prediction::Distribution(&LEAF_63)),
+    TreeNode::Leaf(Prediction::Distribution(&DIST_1)),
     TreeNode::Split(4, 2112.0, 65, 66),
-    TreeNode::Leaf(Prediction::Distribution(&LEAF_65)),
+    TreeNode::Leaf(Prediction::Distribution(&DIST_2)),
     TreeNode::Split(0, 2176.5, 67, 68),
-    TreeNode::Leaf(Prediction::Distribution(&LEAF_67)),
+    TreeNode::Leaf(Prediction::Distribution(&DIST_3)),
     TreeNode::Split(1, 2240.0, 69, 70),
-    TreeNode::Leaf(Prediction::Distribution(&LEAF_69)),
+    TreeNode::Leaf(Prediction::Distribution(&DIST_4)),
     TreeNode::Split(4, 2304.5, 71, 72),
-    TreeNode::Leaf(Prediction::Distribution(&LEAF_71)),
+    TreeNode::Leaf(Prediction::Distribution(&DIST_16)),
     TreeNode::Split(0, 2368.0, 73, 74),
-    TreeNode::Leaf(Prediction::Distribution(&LEAF_73)),
+    TreeNode::Leaf(Prediction::Distribution(&DIST_5)),
     TreeNode::Split(1, 2432.5, 75, 76),
-    TreeNode::Leaf(Prediction::Distribution(&LEAF_75)),
+    TreeNode::Leaf(Prediction::Distribution(&DIST_6)),
     TreeNode::Split(5, 0.5, 77, 78),
     TreeNode::Leaf(Prediction::Unsure(UnsureKind::UnsafeLeaf)),
     TreeNode::Split(0, 2560.5, 79, 80),
-    TreeNode::Leaf(Prediction::Distribution(&LEAF_79)),
+    TreeNode::Leaf(Prediction::Distribution(&DIST_8)),
     TreeNode::Split(1, 2624.0, 81, 82),
-    TreeNode::Leaf(Prediction::Distribution(&LEAF_81)),
+    TreeNode::Leaf(Prediction::Distribution(&DIST_0)),
     TreeNode::Split(4, 2688.5, 83, 84),
-    TreeNode::Leaf(Prediction::Distribution(&LEAF_83)),
+    TreeNode::Leaf(Prediction::Distribution(&DIST_1)),
     TreeNode::Split(0, 2752.0, 85, 86),
-    TreeNode::Leaf(Prediction::Distribution(&LEAF_85)),
+    TreeNode::Leaf(Prediction::Distribution(&DIST_9)),
     TreeNode::Split(1, 2816.5, 87, 88),
-    TreeNode::Leaf(Prediction::Distribution(&LEAF_87)),
+    TreeNode::Leaf(Prediction::Distribution(&DIST_10)),
     TreeNode::Split(4, 2880.0, 89, 90),
-    TreeNode::Leaf(Prediction::Distribution(&LEAF_89)),
+    TreeNode::Leaf(Prediction::Distribution(&DIST_4)),
     TreeNode::Split(2, 0.5, 91, 92),
-    TreeNode::Leaf(Prediction::Distribution(&LEAF_91)),
+    TreeNode::Leaf(Prediction::Distribution(&DIST_11)),
     TreeNode::Split(1, 3008.0, 93, 94),
-    TreeNode::Leaf(Prediction::Distribution(&LEAF_93)),
+    TreeNode::Leaf(Prediction::Distribution(&DIST_17)),
     TreeNode::Split(4, 3072.5, 95, 96),
-    TreeNode::Leaf(Prediction::Distribution(&LEAF_95)),
+    TreeNode::Leaf(Prediction::Distribution(&DIST_6)),
     TreeNode::Split(0, 3136.0, 97, 98),
-    TreeNode::Leaf(Prediction::Distribution(&LEAF_97)),
+    TreeNode::Leaf(Prediction::Distribution(&DIST_12)),
     TreeNode::Split(1, 3200.5, 99, 100),
     TreeNode::Leaf(Prediction::Unsure(UnsureKind::UnsafeLeaf)),
     TreeNode::Split(4, 3264.0, 101, 102),
-    TreeNode::Leaf(Prediction::Distribution(&LEAF_101)),
+    TreeNode::Leaf(Prediction::Distribution(&DIST_0)),
     TreeNode::Split(0, 3328.5, 103, 104),
-    TreeNode::Leaf(Prediction::Distribution(&LEAF_103)),
+    TreeNode::Leaf(Prediction::Distribution(&DIST_14)),
     TreeNode::Split(3, 0.5, 105, 106),
-    TreeNode::Leaf(Prediction::Distribution(&LEAF_105)),
+    TreeNode::Leaf(Prediction::Distribution(&DIST_2)),
     TreeNode::Split(4, 3456.5, 107, 108),
-    TreeNode::Leaf(Prediction::Distribution(&LEAF_107)),
+    TreeNode::Leaf(Prediction::Distribution(&DIST_10)),
     TreeNode::Split(0, 3520.0, 109, 110),
-    TreeNode::Leaf(Prediction::Distribution(&LEAF_109)),
+    TreeNode::Leaf(Prediction::Distribution(&DIST_15)),
     TreeNode::Split(1, 3584.5, 111, 112),
-    TreeNode::Leaf(Prediction::Distribution(&LEAF_111)),
+    TreeNode::Leaf(Prediction::Distribution(&DIST_16)),
     TreeNode::Split(4, 3648.0, 113, 114),
-    TreeNode::Leaf(Prediction::Distribution(&LEAF_113)),
+    TreeNode::Leaf(Prediction::Distribution(&DIST_17)),
     TreeNode::Split(0, 3712.5, 115, 116),
-    TreeNode::Leaf(Prediction::Distribution(&LEAF_115)),
+    TreeNode::Leaf(Prediction::Distribution(&DIST_18)),
     TreeNode::Split(1, 3776.0, 117, 118),
-    TreeNode::Leaf(Prediction::Distribution(&LEAF_117)),
+    TreeNode::Leaf(Prediction::Distribution(&DIST_7)),
     TreeNode::Split(5, 0.5, 119, 120),
-    TreeNode::Leaf(Prediction::Distribution(&LEAF_119)),
+    TreeNode::Leaf(Prediction::Distribution(&DIST_13)),
     TreeNode::Split(0, 3904.0, 121, 122),
     TreeNode::Leaf(Prediction::Unsure(UnsureKind::UnsafeLeaf)),
     TreeNode::Split(1, 3968.5, 123, 124),
-    TreeNode::Leaf(Prediction::Distribution(&LEAF_123)),
+    TreeNode::Leaf(Prediction::Distribution(&DIST_1)),
     TreeNode::Split(4, 4032.0, 125, 126),
-    TreeNode::Leaf(Prediction::Distribution(&LEAF_125)),
+    TreeNode::Leaf(Prediction::Distribution(&DIST_2)),
     TreeNode::Split(0, 4096.5, 127, 128),
-    TreeNode::Leaf(Prediction::Distribution(&LEAF_127)),
+    TreeNode::Leaf(Prediction::Distribution(&DIST_3)),
     TreeNode::Split(1, 4160.0, 129, 130),
-    TreeNode::Leaf(Prediction::Distribution(&LEAF_129)),
+    TreeNode::Leaf(Prediction::Distribution(&DIST_4)),
     TreeNode::Split(4, 4224.5, 131, 132),
-    TreeNode::Leaf(Prediction::Distribution(&LEAF_131)),
+    TreeNode::Leaf(Prediction::Distribution(&DIST_16)),
     TreeNode::Split(2, 0.5, 133, 134),
-    TreeNode::Leaf(Prediction::Distribution(&LEAF_133)),
+    TreeNode::Leaf(Prediction::Distribution(&DIST_5)),
     TreeNode::Split(1, 4352.5, 135, 136),
-    TreeNode::Leaf(Prediction::Distribution(&LEAF_135)),
+    TreeNode::Leaf(Prediction::Distribution(&DIST_6)),
     TreeNode::Split(4, 4416.0, 137, 138),
-    TreeNode::Leaf(Prediction::Distribution(&LEAF_137)),
+    TreeNode::Leaf(Prediction::Distribution(&DIST_7)),
     TreeNode::Split(0, 4480.5, 139, 140),
-    TreeNode::Leaf(Prediction::Distribution(&LEAF_139)),
+    TreeNode::Leaf(Prediction::Distribution(&DIST_8)),
     TreeNode::Split(1, 4544.0, 141, 142),
-    TreeNode::Leaf(Prediction::Distribution(&LEAF_141)),
+    TreeNode::Leaf(Prediction::Distribution(&DIST_0)),
     TreeNode::Split(4, 4608.5, 143, 144),
     TreeNode::Leaf(Prediction::Unsure(UnsureKind::UnsafeLeaf)),
     TreeNode::Split(0, 4672.0, 145, 146),
-    TreeNode::Leaf(Prediction::Distribution(&LEAF_145)),
+    TreeNode::Leaf(Prediction::Distribution(&DIST_9)),
     TreeNode::Split(3, 0.5, 147, 148),
-    TreeNode::Leaf(Prediction::Distribution(&LEAF_147)),
+    TreeNode::Leaf(Prediction::Distribution(&DIST_10)),
     TreeNode::Split(4, 4800.0, 149, 150),
-    TreeNode::Leaf(Prediction::Distribution(&LEAF_149)),
+    TreeNode::Leaf(Prediction::Distribution(&DIST_4)),
     TreeNode::Split(0, 4864.5, 151, 152),
-    TreeNode::Leaf(Prediction::Distribution(&LEAF_151)),
+    TreeNode::Leaf(Prediction::Distribution(&DIST_11)),
     TreeNode::Split(1, 4928.0, 153, 154),
-    TreeNode::Leaf(Prediction::Distribution(&LEAF_153)),
+    TreeNode::Leaf(Prediction::Distribution(&DIST_17)),
     TreeNode::Split(4, 4992.5, 155, 156),
-    TreeNode::Leaf(Prediction::Distribution(&LEAF_155)),
+    TreeNode::Leaf(Prediction::Distribution(&DIST_6)),
     TreeNode::Split(0, 5056.0, 157, 158),
-    TreeNode::Leaf(Prediction::Distribution(&LEAF_157)),
+    TreeNode::Leaf(Prediction::Distribution(&DIST_12)),
     TreeNode::Split(1, 5120.5, 159, 160),
-    TreeNode::Leaf(Prediction::Distribution(&LEAF_159)),
+    TreeNode::Leaf(Prediction::Distribution(&DIST_13)),
     TreeNode::Split(5, 0.5, 161, 162),
-    TreeNode::Leaf(Prediction::Distribution(&LEAF_161)),
+    TreeNode::Leaf(Prediction::Distribution(&DIST_0)),
     TreeNode::Split(0, 5248.5, 163, 164),
-    TreeNode::Leaf(Prediction::Distribution(&LEAF_163)),
+    TreeNode::Leaf(Prediction::Distribution(&DIST_14)),
     TreeNode::Split(1, 5312.0, 165, 166),
     TreeNode::Leaf(Prediction::Unsure(UnsureKind::UnsafeLeaf)),
     TreeNode::Split(4, 5376.5, 167, 168),
-    TreeNode::Leaf(Prediction::Distribution(&LEAF_167)),
+    TreeNode::Leaf(Prediction::Distribution(&DIST_10)),
     TreeNode::Split(0, 5440.0, 169, 170),
-    TreeNode::Leaf(Prediction::Distribution(&LEAF_169)),
+    TreeNode::Leaf(Prediction::Distribution(&DIST_15)),
     TreeNode::Split(1, 5504.5, 171, 172),
-    TreeNode::Leaf(Prediction::Distribution(&LEAF_171)),
+    TreeNode::Leaf(Prediction::Distribution(&DIST_16)),
     TreeNode::Split(4, 5568.0, 173, 174),
-    TreeNode::Leaf(Prediction::Distribution(&LEAF_173)),
+    TreeNode::Leaf(Prediction::Distribution(&DIST_17)),
     TreeNode::Split(2, 0.5, 175, 176),
-    TreeNode::Leaf(Prediction::Distribution(&LEAF_175)),
+    TreeNode::Leaf(Prediction::Distribution(&DIST_18)),
     TreeNode::Split(1, 5696.0, 177, 178),
-    TreeNode::Leaf(Prediction::Distribution(&LEAF_177)),
+    TreeNode::Leaf(Prediction::Distribution(&DIST_7)),
     TreeNode::Split(4, 5760.5, 179, 180),
-    TreeNode::Leaf(Prediction::Distribution(&LEAF_179)),
+    TreeNode::Leaf(Prediction::Distribution(&DIST_13)),
     TreeNode::Split(0, 5824.0, 181, 182),
-    TreeNode::Leaf(Prediction::Distribution(&LEAF_181)),
+    TreeNode::Leaf(Prediction::Distribution(&DIST_0)),
     TreeNode::Split(1, 5888.5, 183, 184),
-    TreeNode::Leaf(Prediction::Distribution(&LEAF_183)),
+    TreeNode::Leaf(Prediction::Distribution(&DIST_1)),
     TreeNode::Split(4, 5952.0, 185, 186),
-    TreeNode::Leaf(Prediction::Distribution(&LEAF_185)),
+    TreeNode::Leaf(Prediction::Distribution(&DIST_2)),
     TreeNode::Split(0, 6016.5, 187, 188),
     TreeNode::Leaf(Prediction::Unsure(UnsureKind::UnsafeLeaf)),
     TreeNode::Split(3, 0.5, 189, 190),
-    TreeNode::Leaf(Prediction::Distribution(&LEAF_189)),
+    TreeNode::Leaf(Prediction::Distribution(&DIST_4)),
     TreeNode::Split(4, 6144.5, 191, 192),
-    TreeNode::Leaf(Prediction::Distribution(&LEAF_191)),
+    TreeNode::Leaf(Prediction::Distribution(&DIST_16)),
     TreeNode::Split(0, 6208.0, 193, 194),
-    TreeNode::Leaf(Prediction::Distribution(&LEAF_193)),
+    TreeNode::Leaf(Prediction::Distribution(&DIST_5)),
     TreeNode::Split(1, 6272.5, 195, 196),
-    TreeNode::Leaf(Prediction::Distribution(&LEAF_195)),
+    TreeNode::Leaf(Prediction::Distribution(&DIST_6)),
     TreeNode::Split(4, 6336.0, 197, 198),
-    TreeNode::Leaf(Prediction::Distribution(&LEAF_197)),
+    TreeNode::Leaf(Prediction::Distribution(&DIST_7)),
     TreeNode::Split(0, 6400.5, 199, 200),
-    TreeNode::Leaf(Prediction::Distribution(&LEAF_199)),
+    TreeNode::Leaf(Prediction::Distribution(&DIST_8)),
     TreeNode::Split(1, 6464.0, 201, 202),
-    TreeNode::Leaf(Prediction::Distribution(&LEAF_201)),
+    TreeNode::Leaf(Prediction::Distribution(&DIST_0)),
     TreeNode::Split(5, 0.5, 203, 204),
-    TreeNode::Leaf(Prediction::Distribution(&LEAF_203)),
+    TreeNode::Leaf(Prediction::Distribution(&DIST_1)),
     TreeNode::Split(0, 6592.0, 205, 206),
-    TreeNode::Leaf(Prediction::Distribution(&LEAF_205)),
+    TreeNode::Leaf(Prediction::Distribution(&DIST_9)),
     TreeNode::Split(1, 6656.5, 207, 208),
-    TreeNode::Leaf(Prediction::Distribution(&LEAF_207)),
+    TreeNode::Leaf(Prediction::Distribution(&DIST_10)),
     TreeNode::Split(4, 6720.0, 209, 210),
     TreeNode::Leaf(Prediction::Unsure(UnsureKind::UnsafeLeaf)),
     TreeNode::Split(0, 6784.5, 211, 212),
-    TreeNode::Leaf(Prediction::Distribution(&LEAF_211)),
+    TreeNode::Leaf(Prediction::Distribution(&DIST_11)),
     TreeNode::Split(1, 6848.0, 213, 214),
-    TreeNode::Leaf(Prediction::Distribution(&LEAF_213)),
+    TreeNode::Leaf(Prediction::Distribution(&DIST_17)),
     TreeNode::Split(4, 6912.5, 215, 216),
-    TreeNode::Leaf(Prediction::Distribution(&LEAF_215)),
+    TreeNode::Leaf(Prediction::Distribution(&DIST_6)),
     TreeNode::Split(2, 0.5, 217, 218),
-    TreeNode::Leaf(Prediction::Distribution(&LEAF_217)),
+    TreeNode::Leaf(Prediction::Distribution(&DIST_12)),
     TreeNode::Split(1, 7040.5, 219, 220),
-    TreeNode::Leaf(Prediction::Distribution(&LEAF_219)),
+    TreeNode::Leaf(Prediction::Distribution(&DIST_13)),
     TreeNode::Split(4, 7104.0, 221, 222),
-    TreeNode::Leaf(Prediction::Distribution(&LEAF_221)),
+    TreeNode::Leaf(Prediction::Distribution(&DIST_0)),
     TreeNode::Split(0, 7168.5, 223, 224),
-    TreeNode::Leaf(Prediction::Distribution(&LEAF_223)),
+    TreeNode::Leaf(Prediction::Distribution(&DIST_14)),
     TreeNode::Split(1, 7232.0, 225, 226),
-    TreeNode::Leaf(Prediction::Distribution(&LEAF_225)),
+    TreeNode::Leaf(Prediction::Distribution(&DIST_2)),
     TreeNode::Split(4, 7296.5, 227, 228),
-    TreeNode::Leaf(Prediction::Distribution(&LEAF_227)),
+    TreeNode::Leaf(Prediction::Distribution(&DIST_10)),
     TreeNode::Split(0, 7360.0, 229, 230),
-    TreeNode::Leaf(Prediction::Distribution(&LEAF_229)),
+    TreeNode::Leaf(Prediction::Distribution(&DIST_15)),
     TreeNode::Split(3, 0.5, 231, 232),
     TreeNode::Leaf(Prediction::Unsure(UnsureKind::UnsafeLeaf)),
     TreeNode::Split(4, 7488.0, 233, 234),
-    TreeNode::Leaf(Prediction::Distribution(&LEAF_233)),
+    TreeNode::Leaf(Prediction::Distribution(&DIST_17)),
     TreeNode::Split(0, 7552.5, 235, 236),
-    TreeNode::Leaf(Prediction::Distribution(&LEAF_235)),
+    TreeNode::Leaf(Prediction::Distribution(&DIST_18)),
     TreeNode::Split(1, 7616.0, 237, 238),
-    TreeNode::Leaf(Prediction::Distribution(&LEAF_237)),
+    TreeNode::Leaf(Prediction::Distribution(&DIST_7)),
     TreeNode::Split(4, 7680.5, 239, 240),
-    TreeNode::Leaf(Prediction::Distribution(&LEAF_239)),
+    TreeNode::Leaf(Prediction::Distribution(&DIST_13)),
     TreeNode::Split(0, 7744.0, 241, 242),
-    TreeNode::Leaf(Prediction::Distribution(&LEAF_241)),
+    TreeNode::Leaf(Prediction::Distribution(&DIST_0)),
     TreeNode::Split(1, 7808.5, 243, 244),
-    TreeNode::Leaf(Prediction::Distribution(&LEAF_243)),
+    TreeNode::Leaf(Prediction::Distribution(&DIST_1)),
     TreeNode::Split(5, 0.5, 245, 246),
-    TreeNode::Leaf(Prediction::Distribution(&LEAF_245)),
+    TreeNode::Leaf(Prediction::Distribution(&DIST_2)),
     TreeNode::Split(0, 7936.5, 247, 248),
-    TreeNode::Leaf(Prediction::Distribution(&LEAF_247)),
+    TreeNode::Leaf(Prediction::Distribution(&DIST_3)),
     TreeNode::Split(1, 8000.0, 249, 250),
-    TreeNode::Leaf(Prediction::Distribution(&LEAF_249)),
+    TreeNode::Leaf(Prediction::Distribution(&DIST_4)),
     TreeNode::Split(4, 8064.5, 251, 252),
-    TreeNode::Leaf(Prediction::Distribution(&LEAF_251)),
+    TreeNode::Leaf(Prediction::Distribution(&DIST_16)),
     TreeNode::Split(0, 8128.0, 253, 254),
     TreeNode::Leaf(Prediction::Unsure(UnsureKind::UnsafeLeaf)),
     TreeNode::Split(1, 8192.5, 255, 256),
-    TreeNode::Leaf(Prediction::Distribution(&LEAF_255)),
+    TreeNode::Leaf(Prediction::Distribution(&DIST_6)),
     TreeNode::Split(4, 8256.0, 257, 258),
-    TreeNode::Leaf(Prediction::Distribution(&LEAF_257)),
+    TreeNode::Leaf(Prediction::Distribution(&DIST_7)),
     TreeNode::Split(2, 0.5, 259, 260),
-    TreeNode::Leaf(Prediction::Distribution(&LEAF_259)),
+    TreeNode::Leaf(Prediction::Distribution(&DIST_8)),
     TreeNode::Split(1, 8384.0, 261, 262),
-    TreeNode::Leaf(Prediction::Distribution(&LEAF_261)),
+    TreeNode::Leaf(Prediction::Distribution(&DIST_0)),
     TreeNode::Split(4, 8448.5, 263, 264),
-    TreeNode::Leaf(Prediction::Distribution(&LEAF_263)),
+    TreeNode::Leaf(Prediction::Distribution(&DIST_1)),
     TreeNode::Split(0, 8512.0, 265, 266),
-    TreeNode::Leaf(Prediction::Distribution(&LEAF_265)),
+    TreeNode::Leaf(Prediction::Distribution(&DIST_9)),
     TreeNode::Split(1, 8576.5, 267, 268),
-    TreeNode::Leaf(Prediction::Distribution(&LEAF_267)),
+    TreeNode::Leaf(Prediction::Distribution(&DIST_10)),
     TreeNode::Split(4, 8640.0, 269, 270),
-    TreeNode::Leaf(Prediction::Distribution(&LEAF_269)),
+    TreeNode::Leaf(Prediction::Distribution(&DIST_4)),
     TreeNode::Split(0, 8704.5, 271, 272),
-    TreeNode::Leaf(Prediction::Distribution(&LEAF_271)),
+    TreeNode::Leaf(Prediction::Distribution(&DIST_11)),
     TreeNode::Split(3, 0.5, 273, 274),
-    TreeNode::Leaf(Prediction::Distribution(&LEAF_273)),
+    TreeNode::Leaf(Prediction::Distribution(&DIST_17)),
     TreeNode::Split(4, 8832.5, 275, 276),
     TreeNode::Leaf(Prediction::Unsure(UnsureKind::UnsafeLeaf)),
     TreeNode::Split(0, 8896.0, 277, 278),
-    TreeNode::Leaf(Prediction::Distribution(&LEAF_277)),
+    TreeNode::Leaf(Prediction::Distribution(&DIST_12)),
     TreeNode::Split(1, 8960.5, 279, 280),
-    TreeNode::Leaf(Prediction::Distribution(&LEAF_279)),
+    TreeNode::Leaf(Prediction::Distribution(&DIST_13)),
     TreeNode::Split(4, 9024.0, 281, 282),
-    TreeNode::Leaf(Prediction::Distribution(&LEAF_281)),
+    TreeNode::Leaf(Prediction::Distribution(&DIST_0)),
     TreeNode::Split(0, 9088.5, 283, 284),
-    TreeNode::Leaf(Prediction::Distribution(&LEAF_283)),
+    TreeNode::Leaf(Prediction::Distribution(&DIST_14)),
     TreeNode::Split(1, 9152.0, 285, 286),
-    TreeNode::Leaf(Prediction::Distribution(&LEAF_285)),
+    TreeNode::Leaf(Prediction::Distribution(&DIST_2)),
     TreeNode::Split(5, 0.5, 287, 288),
-    TreeNode::Leaf(Prediction::Distribution(&LEAF_287)),
+    TreeNode::Leaf(Prediction::Distribution(&DIST_10)),
     TreeNode::Split(0, 9280.0, 289, 290),
-    TreeNode::Leaf(Prediction::Distribution(&LEAF_289)),
+    TreeNode::Leaf(Prediction::Distribution(&DIST_15)),
     TreeNode::Split(1, 9344.5, 291, 292),
-    TreeNode::Leaf(Prediction::Distribution(&LEAF_291)),
+    TreeNode::Leaf(Prediction::Distribution(&DIST_16)),
     TreeNode::Split(4, 9408.0, 293, 294),
-    TreeNode::Leaf(Prediction::Distribution(&LEAF_293)),
+    TreeNode::Leaf(Prediction::Distribution(&DIST_17)),
     TreeNode::Split(0, 9472.5, 295, 296),
-    TreeNode::Leaf(Prediction::Distribution(&LEAF_295)),
+    TreeNode::Leaf(Prediction::Distribution(&DIST_18)),
     TreeNode::Split(1, 9536.0, 297, 298),
     TreeNode::Leaf(Prediction::Unsure(UnsureKind::UnsafeLeaf)),
     TreeNode::Split(4, 9600.5, 299, 300),
-    TreeNode::Leaf(Prediction::Distribution(&LEAF_299)),
-    TreeNode::Leaf(Prediction::Distribution(&LEAF_300)),
+    TreeNode::Leaf(Prediction::Distribution(&DIST_13)),
+    TreeNode::Leaf(Prediction::Distribution(&DIST_19)),
 ];
 
 /// Walks the tree (`<=` goes left; a one-hot split goes left when the value differs).

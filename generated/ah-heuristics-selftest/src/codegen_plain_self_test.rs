@@ -76,10 +76,12 @@ impl LearnedHeuristic for CodegenPlainSelfTest {
     }
 }
 
-static LEAF_3: [(f64, u16); 3] = [(0.7, 0), (0.2, 1), (0.1, 2)];
-static LEAF_4: [(f64, u16); 3] = [(0.8, 2), (0.1, 0), (0.1, 1)];
-static LEAF_5: [(f64, u16); 3] = [(0.4, 2), (0.3, 0), (0.3, 1)];
-static LEAF_7: [(f64, u16); 2] = [(0.9, 1), (0.1, 2)];
+// The distributions the leaves predict, `(probability, choice)` best first; leaves that agree
+// share one.
+static DIST_0: [(f64, u16); 3] = [(0.7, 0), (0.2, 1), (0.1, 2)];
+static DIST_1: [(f64, u16); 3] = [(0.8, 2), (0.1, 0), (0.1, 1)];
+static DIST_2: [(f64, u16); 3] = [(0.4, 2), (0.3, 0), (0.3, 1)];
+static DIST_3: [(f64, u16); 2] = [(0.9, 1), (0.1, 2)];
 
 /// The tree's inputs: numeric columns as `f64`, one-hot columns as "equals the category".
 struct Columns<'a> {
@@ -182,16 +184,16 @@ fn walk(c: &Columns<'_>) -> Prediction {
         // m <= 1024.5
         if !CATEGORY_0.matches(c.c2) {
             // str(mat1_dtype) != "torch.float16"
-            Prediction::Distribution(&LEAF_3)
+            Prediction::Distribution(&DIST_0)
         } else {
-            Prediction::Distribution(&LEAF_4)
+            Prediction::Distribution(&DIST_1)
         }
     } else if !CATEGORY_1.matches(c.c3) {
         // str(using_tf32) != "True"
-        Prediction::Distribution(&LEAF_5)
+        Prediction::Distribution(&DIST_2)
     } else if c.c1 <= 4096.0 {
         // k <= 4096.0
-        Prediction::Distribution(&LEAF_7)
+        Prediction::Distribution(&DIST_3)
     } else {
         Prediction::Unsure(UnsureKind::UnsafeLeaf)
     }

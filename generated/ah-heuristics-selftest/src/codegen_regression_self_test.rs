@@ -264,19 +264,14 @@ fn columns(ctx: &Context, choice: Option<usize>) -> Result<Columns<'_>, UnsureKi
         )
         .ok_or(UnsureKind::MissingFeature("my_ratio"))?;
         range_guard(&RANGES, [Some(v0 as f64), Some(o1 as f64)])?;
-        let c1 = o1 as f64;
-        let c3 = o5;
         let p0 = present(x8, "using_tf32")?;
-        let c4 = p0;
-        let c8 = o8 as f64;
         present(x9, "prepadded_mat1")?;
-        let c10 = choice == Some(1);
         return Ok(Columns {
-            c1,
-            c3,
-            c4,
-            c8,
-            c10,
+            c1: o1 as f64,
+            c3: o5,
+            c4: p0,
+            c8: o8 as f64,
+            c10: choice == Some(1),
             _ctx: core::marker::PhantomData,
         });
     }

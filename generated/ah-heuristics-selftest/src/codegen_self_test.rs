@@ -77,16 +77,17 @@ impl LearnedHeuristic for CodegenSelfTest {
     }
 }
 
-static LEAF_5: [(f64, u16); 2] = [(0.8, 1), (0.2, 0)];
-static LEAF_7: [(f64, u16); 2] = [(0.9615384615384616, 0), (0.03846153846153843, 1)];
-static LEAF_11: [(f64, u16); 1] = [(1.0, 0)];
-static LEAF_12: [(f64, u16); 2] = [(0.5, 0), (0.5, 1)];
-static LEAF_13: [(f64, u16); 2] = [(0.97, 1), (0.03, 0)];
-static LEAF_14: [(f64, u16); 2] = [(0.97, 0), (0.03, 1)];
-static LEAF_16: [(f64, u16); 2] = [(0.9, 1), (0.1, 0)];
-static LEAF_17: [(f64, u16); 2] = [(0.99, 0), (0.01, 1)];
-static LEAF_19: [(f64, u16); 1] = [(1.0, 1)];
-static LEAF_20: [(f64, u16); 1] = [(1.0, 0)];
+// The distributions the leaves predict, `(probability, choice)` best first; leaves that agree
+// share one.
+static DIST_0: [(f64, u16); 2] = [(0.8, 1), (0.2, 0)];
+static DIST_1: [(f64, u16); 2] = [(0.9615384615384616, 0), (0.03846153846153843, 1)];
+static DIST_2: [(f64, u16); 1] = [(1.0, 0)];
+static DIST_3: [(f64, u16); 2] = [(0.5, 0), (0.5, 1)];
+static DIST_4: [(f64, u16); 2] = [(0.97, 1), (0.03, 0)];
+static DIST_5: [(f64, u16); 2] = [(0.97, 0), (0.03, 1)];
+static DIST_6: [(f64, u16); 2] = [(0.9, 1), (0.1, 0)];
+static DIST_7: [(f64, u16); 2] = [(0.99, 0), (0.01, 1)];
+static DIST_8: [(f64, u16); 1] = [(1.0, 1)];
 
 /// The tree's inputs: numeric columns as `f64`, one-hot columns as "equals the category".
 struct Columns<'a> {
@@ -307,30 +308,20 @@ fn columns(ctx: &Context, choice: Option<usize>) -> Result<Columns<'_>, UnsureKi
         )
         .ok_or(UnsureKind::MissingFeature("my_ratio"))?;
         range_guard(&RANGES, [Some(v0 as f64), Some(o1 as f64)])?;
-        let c0 = v0 as f64;
-        let c1 = o1 as f64;
-        let c2 = o3;
-        let c3 = o5;
         let p0 = present(x8, "using_tf32")?;
-        let c4 = p0;
-        let c5 = o6;
         let p1 = present(x3, "mat1_dtype")?;
-        let c6 = p1;
-        let c7 = o7;
-        let c8 = o8 as f64;
         let p2 = present(x9, "prepadded_mat1")?;
-        let c9 = p2;
         return Ok(Columns {
-            c0,
-            c1,
-            c2,
-            c3,
-            c4,
-            c5,
-            c6,
-            c7,
-            c8,
-            c9,
+            c0: v0 as f64,
+            c1: o1 as f64,
+            c2: o3,
+            c3: o5,
+            c4: p0,
+            c5: o6,
+            c6: p1,
+            c7: o7,
+            c8: o8 as f64,
+            c9: p2,
             _ctx: core::marker::PhantomData,
         });
     }
@@ -425,7 +416,7 @@ fn walk(c: &Columns<'_>) -> Prediction {
             // m*n <= 4480256.0
             if !c.c5 {
                 // str(mat2_innermost_needs_padding) != "True"
-                Prediction::Distribution(&LEAF_7)
+                Prediction::Distribution(&DIST_1)
             } else {
                 Prediction::Unsure(UnsureKind::UnsafeLeaf)
             }
@@ -433,31 +424,31 @@ fn walk(c: &Columns<'_>) -> Prediction {
             // k/(m*n) <= 0.000423206205596216
             if c.c3 <= 983.0806579589844 {
                 // arith_intensity <= 983.0806579589844
-                Prediction::Distribution(&LEAF_13)
+                Prediction::Distribution(&DIST_4)
             } else {
-                Prediction::Distribution(&LEAF_14)
+                Prediction::Distribution(&DIST_5)
             }
         } else if !c.c7 {
             // str(n_multiple_32) != "True"
             if c.c0 <= 45368.0 {
                 // m <= 45368.0
-                Prediction::Distribution(&LEAF_17)
+                Prediction::Distribution(&DIST_7)
             } else if !CATEGORY_1.matches(c.c9) {
                 // str(prepadded_mat1) != "True"
-                Prediction::Distribution(&LEAF_19)
+                Prediction::Distribution(&DIST_8)
             } else {
-                Prediction::Distribution(&LEAF_20)
+                Prediction::Distribution(&DIST_2)
             }
         } else {
-            Prediction::Distribution(&LEAF_16)
+            Prediction::Distribution(&DIST_6)
         }
     } else if !CATEGORY_2.matches(c.c6) {
         // str(mat1_dtype) != "torch.float16"
-        Prediction::Distribution(&LEAF_5)
+        Prediction::Distribution(&DIST_0)
     } else if c.c8 <= 3.5 {
         // my_ratio <= 3.5
-        Prediction::Distribution(&LEAF_11)
+        Prediction::Distribution(&DIST_2)
     } else {
-        Prediction::Distribution(&LEAF_12)
+        Prediction::Distribution(&DIST_3)
     }
 }

@@ -77,7 +77,9 @@ impl LearnedHeuristic for MMRankingH100 {
     }
 }
 
-static LEAF_4: [(f64, u16); 7] = [
+// The distributions the leaves predict, `(probability, choice)` best first; leaves that agree
+// share one.
+static DIST_0: [(f64, u16); 7] = [
     (0.4435094610525676, 0),
     (0.21296787562749617, 1),
     (0.13124563600986805, 3),
@@ -86,7 +88,7 @@ static LEAF_4: [(f64, u16); 7] = [
     (0.06483196127194411, 6),
     (0.01635494223024962, 7),
 ];
-static LEAF_6: [(f64, u16); 8] = [
+static DIST_1: [(f64, u16); 8] = [
     (0.21750146826477068, 0),
     (0.17531074315885156, 1),
     (0.13818138482310038, 2),
@@ -96,7 +98,7 @@ static LEAF_6: [(f64, u16); 8] = [
     (0.06977144494382444, 6),
     (0.05788361038365539, 7),
 ];
-static LEAF_7: [(f64, u16); 7] = [
+static DIST_2: [(f64, u16); 7] = [
     (0.24893778629358895, 0),
     (0.21408150396692868, 1),
     (0.1513430951305616, 4),
@@ -105,7 +107,7 @@ static LEAF_7: [(f64, u16); 7] = [
     (0.062024460236870776, 5),
     (0.048415588689640174, 6),
 ];
-static LEAF_13: [(f64, u16); 6] = [
+static DIST_3: [(f64, u16); 6] = [
     (0.3267758866569332, 0),
     (0.252990113732845, 1),
     (0.16831402491485709, 2),
@@ -113,14 +115,14 @@ static LEAF_13: [(f64, u16); 6] = [
     (0.10499884484540278, 3),
     (0.03124730026479306, 6),
 ];
-static LEAF_14: [(f64, u16); 5] = [
+static DIST_4: [(f64, u16); 5] = [
     (0.40282666603531186, 0),
     (0.3151158147607646, 1),
     (0.22785653377366555, 2),
     (0.0433429205480301, 3),
     (0.010858064882228168, 5),
 ];
-static LEAF_19: [(f64, u16); 8] = [
+static DIST_5: [(f64, u16); 8] = [
     (0.3254068579227758, 1),
     (0.27508825406302184, 2),
     (0.17500836902968078, 3),
@@ -130,7 +132,7 @@ static LEAF_19: [(f64, u16); 8] = [
     (0.025075249157414083, 6),
     (0.02459804157925751, 7),
 ];
-static LEAF_25: [(f64, u16); 8] = [
+static DIST_6: [(f64, u16); 8] = [
     (0.21142279246457008, 0),
     (0.18304709981843656, 1),
     (0.16348184727506437, 2),
@@ -140,7 +142,7 @@ static LEAF_25: [(f64, u16); 8] = [
     (0.07701028816358235, 7),
     (0.05777897924742126, 3),
 ];
-static LEAF_29: [(f64, u16); 7] = [
+static DIST_7: [(f64, u16); 7] = [
     (0.25941746473518473, 2),
     (0.18609162444671504, 1),
     (0.1484805150861938, 0),
@@ -149,7 +151,7 @@ static LEAF_29: [(f64, u16); 7] = [
     (0.07334395490554173, 6),
     (0.036971206374691576, 5),
 ];
-static LEAF_32: [(f64, u16); 7] = [
+static DIST_8: [(f64, u16); 7] = [
     (0.4525414175350328, 0),
     (0.2769399437360694, 1),
     (0.14170078305169023, 2),
@@ -158,14 +160,14 @@ static LEAF_32: [(f64, u16); 7] = [
     (0.01295951726138673, 5),
     (0.012739567760461885, 6),
 ];
-static LEAF_33: [(f64, u16); 5] = [
+static DIST_9: [(f64, u16); 5] = [
     (0.4584298493155074, 0),
     (0.3585848557824007, 1),
     (0.16190572506794065, 2),
     (0.014009825320622478, 3),
     (0.00706974451352885, 4),
 ];
-static LEAF_38: [(f64, u16); 8] = [
+static DIST_10: [(f64, u16); 8] = [
     (0.28608948414876517, 0),
     (0.2706113807868716, 1),
     (0.11251430798941596, 2),
@@ -175,7 +177,7 @@ static LEAF_38: [(f64, u16); 8] = [
     (0.05244691413799436, 7),
     (0.044974856572773336, 6),
 ];
-static LEAF_40: [(f64, u16); 6] = [
+static DIST_11: [(f64, u16); 6] = [
     (0.4586837894719388, 0),
     (0.24996876917679992, 1),
     (0.12500935328445767, 2),
@@ -183,7 +185,7 @@ static LEAF_40: [(f64, u16); 6] = [
     (0.020903521911721963, 4),
     (0.020903521911721963, 5),
 ];
-static LEAF_41: [(f64, u16); 7] = [
+static DIST_12: [(f64, u16); 7] = [
     (0.34609636919482545, 0),
     (0.23049987268572705, 2),
     (0.1926935859843503, 5),
@@ -192,7 +194,7 @@ static LEAF_41: [(f64, u16); 7] = [
     (0.03856588241889921, 7),
     (0.03853601691797145, 4),
 ];
-static LEAF_42: [(f64, u16); 6] = [
+static DIST_13: [(f64, u16); 6] = [
     (0.4624330646792957, 0),
     (0.3077924944841956, 1),
     (0.12779223146179475, 2),
@@ -342,31 +344,25 @@ fn columns(ctx: &Context, choice: Option<usize>) -> Result<Columns<'_>, UnsureKi
             )
             .ok_or(UnsureKind::MissingFeature("arith_intensity"))?
         };
-        let c1 = v1 as f64;
         let c3 = num(x3, "mat1_stride_0")?;
         let c4 = num(x4, "mat1_stride_1")?;
         num(x5, "mat2_stride_0")?;
         let c6 = num(x6, "mat2_stride_1")?;
-        let c7 = o0 as f64;
-        let c8 = o1 as f64;
-        let c10 = o3;
         let p0 = present(x7, "mat1_dtype")?;
-        let c11 = p0;
-        let c13 = p0;
         present(x8, "mat2_dtype")?;
         present(x9, "mat1_iscontig")?;
         present(x10, "mat2_iscontig")?;
         present(x11, "using_tf32")?;
         return Ok(Columns {
-            c1,
+            c1: v1 as f64,
             c3,
             c4,
             c6,
-            c7,
-            c8,
-            c10,
-            c11,
-            c13,
+            c7: o0 as f64,
+            c8: o1 as f64,
+            c10: o3,
+            c11: p0,
+            c13: p0,
             _ctx: core::marker::PhantomData,
         });
     }
@@ -465,26 +461,21 @@ fn walk(c: &Columns<'_>) -> Prediction {
                 // str(mat1_dtype) != "torch.float32"
                 if c.c8 <= 3648.0 {
                     // m*n <= 3648.0
-                    Prediction::Distribution(&LEAF_4)
+                    Prediction::Distribution(&DIST_0)
                 } else if c.c4 <= 2560.0 {
                     // mat1_stride_1 <= 2560.0
-                    Prediction::Distribution(&LEAF_6)
+                    Prediction::Distribution(&DIST_1)
                 } else {
-                    Prediction::Distribution(&LEAF_7)
+                    Prediction::Distribution(&DIST_2)
                 }
             } else if c.c10 <= 1.9970058798789976 {
                 // arith_intensity <= 1.9970058798789976
-                if c.c8 <= 37632.0 {
-                    // m*n <= 37632.0
-                    Prediction::Unsure(UnsureKind::UnsafeLeaf)
-                } else {
-                    Prediction::Unsure(UnsureKind::UnsafeLeaf)
-                }
+                Prediction::Unsure(UnsureKind::UnsafeLeaf)
             } else if c.c8 <= 324608.0 {
                 // m*n <= 324608.0
-                Prediction::Distribution(&LEAF_13)
+                Prediction::Distribution(&DIST_3)
             } else {
-                Prediction::Distribution(&LEAF_14)
+                Prediction::Distribution(&DIST_4)
             }
         } else if c.c10 <= 7.989747524261475 {
             // arith_intensity <= 7.989747524261475
@@ -494,7 +485,7 @@ fn walk(c: &Columns<'_>) -> Prediction {
                     // str(mat1_dtype) != "torch.bfloat16"
                     Prediction::Unsure(UnsureKind::UnsafeLeaf)
                 } else {
-                    Prediction::Distribution(&LEAF_19)
+                    Prediction::Distribution(&DIST_5)
                 }
             } else {
                 Prediction::Unsure(UnsureKind::UnsafeLeaf)
@@ -506,7 +497,7 @@ fn walk(c: &Columns<'_>) -> Prediction {
             // mat2_stride_1 <= 12.0
             Prediction::Unsure(UnsureKind::UnsafeLeaf)
         } else {
-            Prediction::Distribution(&LEAF_25)
+            Prediction::Distribution(&DIST_6)
         }
     } else if c.c8 <= 10878976.0 {
         // m*n <= 10878976.0
@@ -514,15 +505,15 @@ fn walk(c: &Columns<'_>) -> Prediction {
             // arith_intensity <= 594.1174621582031
             if c.c1 <= 896.0 {
                 // k <= 896.0
-                Prediction::Distribution(&LEAF_29)
+                Prediction::Distribution(&DIST_7)
             } else if c.c8 <= 1227520.0 {
                 // m*n <= 1227520.0
                 Prediction::Unsure(UnsureKind::UnsafeLeaf)
             } else {
-                Prediction::Distribution(&LEAF_32)
+                Prediction::Distribution(&DIST_8)
             }
         } else {
-            Prediction::Distribution(&LEAF_33)
+            Prediction::Distribution(&DIST_9)
         }
     } else if c.c1 <= 5440.0 {
         // k <= 5440.0
@@ -532,15 +523,15 @@ fn walk(c: &Columns<'_>) -> Prediction {
                 // k <= 1713.0
                 Prediction::Unsure(UnsureKind::UnsafeLeaf)
             } else {
-                Prediction::Distribution(&LEAF_38)
+                Prediction::Distribution(&DIST_10)
             }
         } else if c.c3 <= 1696.0 {
             // mat1_stride_0 <= 1696.0
-            Prediction::Distribution(&LEAF_40)
+            Prediction::Distribution(&DIST_11)
         } else {
-            Prediction::Distribution(&LEAF_41)
+            Prediction::Distribution(&DIST_12)
         }
     } else {
-        Prediction::Distribution(&LEAF_42)
+        Prediction::Distribution(&DIST_13)
     }
 }

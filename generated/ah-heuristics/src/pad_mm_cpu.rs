@@ -77,56 +77,28 @@ impl LearnedHeuristic for PadMMCpu {
     }
 }
 
-static LEAF_37: [(f64, u16); 2] = [(0.9990881520550908, 0), (0.0009118479449091972, 1)];
+// The distributions the leaves predict, `(probability, choice)` best first; leaves that agree
+// share one.
+static DIST_0: [(f64, u16); 2] = [(0.9990881520550908, 0), (0.0009118479449091972, 1)];
 
 /// The tree's inputs: numeric columns as `f64`, one-hot columns as "equals the category".
 struct Columns<'a> {
-    /// `k`
-    c1: f64,
     /// `n`
     c2: f64,
     /// `mat1_stride_0`
     c3: f64,
-    /// `mat1_stride_1`
-    c4: f64,
-    /// `mat2_stride_0`
-    c5: f64,
-    /// `m_padded_length`
-    c7: f64,
-    /// `k_padded_length`
-    c8: f64,
     /// `n_padded_length`
     c9: f64,
-    /// `m*k`
-    c12: f64,
     /// `m*n`
     c13: f64,
-    /// `k*n`
-    c14: f64,
-    /// `k/(m*n)`
-    c15: f64,
-    /// `arith_intensity`
-    c16: f64,
-    /// `str(prepadded_mat1) == "True"`
-    c21: &'a Value,
     /// `str(prepadded_mat2) == "False"`
     c22: &'a Value,
-    /// `str(n_multiple_2) == "True"`
-    c50: bool,
     /// Keeps the lifetime when no column borrows the context.
     _ctx: core::marker::PhantomData<&'a Value>,
 }
 
-/// The category `str(value) == "True"`.
-const CATEGORY_0: Category = Category {
-    text: "True",
-    int: None,
-    float_bits: None,
-    nan: false,
-};
-
 /// The category `str(value) == "False"`.
-const CATEGORY_1: Category = Category {
+const CATEGORY_0: Category = Category {
     text: "False",
     int: None,
     float_bits: None,
@@ -390,8 +362,6 @@ fn columns(ctx: &Context, choice: Option<usize>) -> Result<Columns<'_>, UnsureKi
             .ok_or(UnsureKind::MissingFeature("num_dims_needs_padding"))?
             .checked_add(if v10 != 0_i64 { 1_i64 } else { 0_i64 })
             .ok_or(UnsureKind::MissingFeature("num_dims_needs_padding"))?;
-        // `n_multiple_2` = n % 2 == 0
-        let o19: bool = v2.rem_euclid(2_i64) == 0_i64;
         range_guard(
             &RANGES,
             [
@@ -415,43 +385,16 @@ fn columns(ctx: &Context, choice: Option<usize>) -> Result<Columns<'_>, UnsureKi
                 Some(o8 as f64),
             ],
         )?;
-        let c1 = v1 as f64;
-        let c2 = v2 as f64;
-        let c3 = v4 as f64;
-        let c4 = v6 as f64;
-        let c5 = v8 as f64;
-        let c7 = v5 as f64;
-        let c8 = v7 as f64;
-        let c9 = v10 as f64;
-        let c12 = o0 as f64;
-        let c13 = o1 as f64;
-        let c14 = o2 as f64;
-        let c15 = o3;
-        let c16 = o5;
         present(x13, "mat2_dtype")?;
-        let p1 = present(x14, "prepadded_mat1")?;
-        let c21 = p1;
+        present(x14, "prepadded_mat1")?;
         let p2 = present(x15, "prepadded_mat2")?;
-        let c22 = p2;
         present(x16, "using_tf32")?;
-        let c50 = o19;
         return Ok(Columns {
-            c1,
-            c2,
-            c3,
-            c4,
-            c5,
-            c7,
-            c8,
-            c9,
-            c12,
-            c13,
-            c14,
-            c15,
-            c16,
-            c21,
-            c22,
-            c50,
+            c2: v2 as f64,
+            c3: v4 as f64,
+            c9: v10 as f64,
+            c13: o1 as f64,
+            c22: p2,
             _ctx: core::marker::PhantomData,
         });
     }
@@ -521,17 +464,16 @@ fn slow(ctx: &Context, choice: Option<usize>) -> Result<Columns<'_>, UnsureKind>
             s.get("prepadded_mat1"),
             s.get("prepadded_mat2"),
             s.get("using_tf32"),
-            s.get("n_multiple_2"),
         ],
-        [ctx.get("prepadded_mat1"), ctx.get("prepadded_mat2")],
+        [ctx.get("prepadded_mat2")],
         choice,
     )
 }
 
 /// The range guard and the columns, from values of any kind.
 fn finish<'a>(
-    v: [Option<&Value>; 24],
-    w: [Option<&'a Value>; 2],
+    v: [Option<&Value>; 23],
+    w: [Option<&'a Value>; 1],
     _choice: Option<usize>,
 ) -> Result<Columns<'a>, UnsureKind> {
     let g = range_guard(
@@ -557,45 +499,22 @@ fn finish<'a>(
             number(v[17]),
         ],
     )?;
-    let c1 = g[1];
     let c2 = g[2];
     let c3 = g[3];
-    let c4 = g[4];
-    let c5 = g[5];
-    let c7 = g[7];
-    let c8 = g[8];
     let c9 = g[9];
-    let c12 = g[12];
     let c13 = g[13];
-    let c14 = g[14];
-    let c15 = g[15];
-    let c16 = g[16];
     present(v[18], "mat1_dtype")?;
     present(v[19], "mat2_dtype")?;
-    let p2 = present(w[0], "prepadded_mat1")?;
-    let c21 = p2;
-    let p3 = present(w[1], "prepadded_mat2")?;
+    present(v[20], "prepadded_mat1")?;
+    let p3 = present(w[0], "prepadded_mat2")?;
     let c22 = p3;
     present(v[22], "using_tf32")?;
-    let p5 = present(v[23], "n_multiple_2")?;
-    let c50 = CATEGORY_0.matches(p5);
     Ok(Columns {
-        c1,
         c2,
         c3,
-        c4,
-        c5,
-        c7,
-        c8,
         c9,
-        c12,
         c13,
-        c14,
-        c15,
-        c16,
-        c21,
         c22,
-        c50,
         _ctx: core::marker::PhantomData,
     })
 }
@@ -604,100 +523,23 @@ fn finish<'a>(
 fn walk(c: &Columns<'_>) -> Prediction {
     if c.c13 <= 7570.0 {
         // m*n <= 7570.0
-        if c.c9 <= 1.5 {
-            // n_padded_length <= 1.5
-            if c.c14 <= 786432.0 {
-                // k*n <= 786432.0
-                if c.c3 <= 51.5 {
-                    // mat1_stride_0 <= 51.5
-                    Prediction::Unsure(UnsureKind::UnsafeLeaf)
-                } else if c.c7 <= 1.5 {
-                    // m_padded_length <= 1.5
-                    Prediction::Unsure(UnsureKind::UnsafeLeaf)
-                } else {
-                    Prediction::Unsure(UnsureKind::UnsafeLeaf)
-                }
-            } else if c.c1 <= 1536.0 {
-                // k <= 1536.0
-                Prediction::Unsure(UnsureKind::UnsafeLeaf)
-            } else {
-                Prediction::Unsure(UnsureKind::UnsafeLeaf)
-            }
-        } else if c.c15 <= 0.025829081423580647 {
-            // k/(m*n) <= 0.025829081423580647
-            if c.c4 <= 8.5 {
-                // mat1_stride_1 <= 8.5
-                if c.c13 <= 212.0 {
-                    // m*n <= 212.0
-                    Prediction::Unsure(UnsureKind::UnsafeLeaf)
-                } else {
-                    Prediction::Unsure(UnsureKind::UnsafeLeaf)
-                }
-            } else {
-                Prediction::Unsure(UnsureKind::UnsafeLeaf)
-            }
-        } else if !CATEGORY_0.matches(c.c21) {
-            // str(prepadded_mat1) != "True"
-            if c.c5 <= 11.0 {
-                // mat2_stride_0 <= 11.0
-                Prediction::Unsure(UnsureKind::UnsafeLeaf)
-            } else {
-                Prediction::Unsure(UnsureKind::UnsafeLeaf)
-            }
-        } else {
-            Prediction::Unsure(UnsureKind::UnsafeLeaf)
-        }
-    } else if !CATEGORY_1.matches(c.c22) {
+        Prediction::Unsure(UnsureKind::UnsafeLeaf)
+    } else if !CATEGORY_0.matches(c.c22) {
         // str(prepadded_mat2) != "False"
-        if !c.c50 {
-            // str(n_multiple_2) != "True"
-            if c.c16 <= 259.5783386230469 {
-                // arith_intensity <= 259.5783386230469
-                if c.c12 <= 45320.0 {
-                    // m*k <= 45320.0
-                    Prediction::Unsure(UnsureKind::UnsafeLeaf)
-                } else {
-                    Prediction::Unsure(UnsureKind::UnsafeLeaf)
-                }
-            } else {
-                Prediction::Unsure(UnsureKind::UnsafeLeaf)
-            }
-        } else if c.c1 <= 340.5 {
-            // k <= 340.5
-            Prediction::Unsure(UnsureKind::UnsafeLeaf)
-        } else if c.c15 <= 0.0011251619143877178 {
-            // k/(m*n) <= 0.0011251619143877178
-            Prediction::Unsure(UnsureKind::UnsafeLeaf)
-        } else {
-            Prediction::Unsure(UnsureKind::UnsafeLeaf)
-        }
+        Prediction::Unsure(UnsureKind::UnsafeLeaf)
     } else if c.c3 <= 1347.5 {
         // mat1_stride_0 <= 1347.5
         if c.c2 <= 838.5 {
             // n <= 838.5
             if c.c9 <= 2.5 {
                 // n_padded_length <= 2.5
-                Prediction::Distribution(&LEAF_37)
+                Prediction::Distribution(&DIST_0)
             } else {
                 Prediction::Unsure(UnsureKind::UnsafeLeaf)
             }
-        } else if c.c2 <= 1029.0 {
-            // n <= 1029.0
-            Prediction::Unsure(UnsureKind::UnsafeLeaf)
         } else {
             Prediction::Unsure(UnsureKind::UnsafeLeaf)
         }
-    } else if c.c8 <= 2.5 {
-        // k_padded_length <= 2.5
-        if c.c15 <= 0.002003489760681987 {
-            // k/(m*n) <= 0.002003489760681987
-            Prediction::Unsure(UnsureKind::UnsafeLeaf)
-        } else {
-            Prediction::Unsure(UnsureKind::UnsafeLeaf)
-        }
-    } else if c.c7 <= 1.5 {
-        // m_padded_length <= 1.5
-        Prediction::Unsure(UnsureKind::UnsafeLeaf)
     } else {
         Prediction::Unsure(UnsureKind::UnsafeLeaf)
     }

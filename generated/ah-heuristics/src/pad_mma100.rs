@@ -77,75 +77,50 @@ impl LearnedHeuristic for PadMMA100 {
     }
 }
 
-static LEAF_5: [(f64, u16); 2] = [(0.6428571428571429, 1), (0.35714285714285715, 0)];
-static LEAF_6: [(f64, u16); 2] = [(0.7894736842105263, 0), (0.21052631578947367, 1)];
-static LEAF_10: [(f64, u16); 1] = [(1.0, 1)];
-static LEAF_11: [(f64, u16); 2] = [(0.9692307692307692, 1), (0.03076923076923077, 0)];
-static LEAF_13: [(f64, u16); 2] = [(0.6, 1), (0.4, 0)];
-static LEAF_14: [(f64, u16); 2] = [(0.9473684210526316, 1), (0.05263157894736842, 0)];
-static LEAF_16: [(f64, u16); 1] = [(1.0, 0)];
-static LEAF_18: [(f64, u16); 2] = [(0.6, 1), (0.4, 0)];
-static LEAF_19: [(f64, u16); 1] = [(1.0, 1)];
-static LEAF_21: [(f64, u16); 2] = [(0.8333333333333334, 1), (0.16666666666666666, 0)];
-static LEAF_23: [(f64, u16); 1] = [(1.0, 0)];
-static LEAF_26: [(f64, u16); 2] = [(0.5714285714285714, 0), (0.42857142857142855, 1)];
-static LEAF_27: [(f64, u16); 2] = [(0.8513513513513513, 0), (0.14864864864864866, 1)];
-static LEAF_28: [(f64, u16); 1] = [(1.0, 0)];
-static LEAF_33: [(f64, u16); 2] = [(0.7, 0), (0.3, 1)];
-static LEAF_35: [(f64, u16); 2] = [(0.7, 1), (0.3, 0)];
-static LEAF_36: [(f64, u16); 1] = [(1.0, 1)];
-static LEAF_37: [(f64, u16); 1] = [(1.0, 1)];
-static LEAF_38: [(f64, u16); 1] = [(1.0, 1)];
-static LEAF_41: [(f64, u16); 1] = [(1.0, 1)];
-static LEAF_43: [(f64, u16); 1] = [(1.0, 1)];
-static LEAF_45: [(f64, u16); 1] = [(1.0, 1)];
-static LEAF_46: [(f64, u16); 2] = [(0.6551724137931034, 1), (0.3448275862068966, 0)];
-static LEAF_50: [(f64, u16); 2] = [(0.7, 0), (0.3, 1)];
-static LEAF_51: [(f64, u16); 2] = [(0.8888888888888888, 1), (0.1111111111111111, 0)];
-static LEAF_53: [(f64, u16); 1] = [(1.0, 1)];
-static LEAF_54: [(f64, u16); 2] = [(0.951219512195122, 1), (0.04878048780487805, 0)];
-static LEAF_57: [(f64, u16); 2] = [(0.9842105263157894, 1), (0.015789473684210527, 0)];
-static LEAF_58: [(f64, u16); 2] = [(0.832, 1), (0.168, 0)];
-static LEAF_60: [(f64, u16); 2] = [(0.7735849056603774, 1), (0.22641509433962265, 0)];
-static LEAF_61: [(f64, u16); 2] = [(0.6938775510204082, 0), (0.30612244897959184, 1)];
-static LEAF_67: [(f64, u16); 1] = [(1.0, 0)];
-static LEAF_68: [(f64, u16); 2] = [(0.7142857142857143, 0), (0.2857142857142857, 1)];
-static LEAF_70: [(f64, u16); 2] = [(0.6875, 1), (0.3125, 0)];
-static LEAF_71: [(f64, u16); 2] = [(0.6666666666666666, 0), (0.3333333333333333, 1)];
-static LEAF_75: [(f64, u16); 2] = [(0.75, 0), (0.25, 1)];
-static LEAF_76: [(f64, u16); 2] = [(0.9214659685863874, 0), (0.07853403141361257, 1)];
-static LEAF_77: [(f64, u16); 1] = [(1.0, 0)];
-static LEAF_78: [(f64, u16); 1] = [(1.0, 0)];
-static LEAF_83: [(f64, u16); 2] = [(0.5344827586206896, 0), (0.46551724137931033, 1)];
-static LEAF_84: [(f64, u16); 2] = [(0.8157894736842105, 0), (0.18421052631578944, 1)];
-static LEAF_85: [(f64, u16); 2] = [(0.8333333333333334, 1), (0.16666666666666666, 0)];
-static LEAF_88: [(f64, u16); 2] = [(0.6938775510204082, 0), (0.30612244897959184, 1)];
-static LEAF_89: [(f64, u16); 2] = [(0.9186602870813396, 0), (0.08133971291866028, 1)];
-static LEAF_91: [(f64, u16); 2] = [(0.75177304964539, 0), (0.24822695035460993, 1)];
-static LEAF_92: [(f64, u16); 2] = [(0.5357142857142857, 1), (0.4642857142857143, 0)];
-static LEAF_96: [(f64, u16); 2] = [(0.8, 0), (0.2, 1)];
-static LEAF_97: [(f64, u16); 2] = [(0.7, 1), (0.3, 0)];
-static LEAF_99: [(f64, u16); 1] = [(1.0, 1)];
-static LEAF_100: [(f64, u16); 2] = [(0.9, 1), (0.1, 0)];
-static LEAF_101: [(f64, u16); 2] = [(0.9, 0), (0.1, 1)];
-static LEAF_107: [(f64, u16); 2] = [(0.5806451612903226, 0), (0.41935483870967744, 1)];
-static LEAF_108: [(f64, u16); 2] = [(0.8461538461538461, 0), (0.15384615384615383, 1)];
-static LEAF_110: [(f64, u16); 2] = [(0.9615384615384616, 0), (0.038461538461538464, 1)];
-static LEAF_111: [(f64, u16); 2] = [(0.7346938775510204, 0), (0.2653061224489796, 1)];
-static LEAF_112: [(f64, u16); 1] = [(1.0, 0)];
-static LEAF_115: [(f64, u16); 2] = [(0.7, 1), (0.3, 0)];
-static LEAF_116: [(f64, u16); 1] = [(1.0, 1)];
-static LEAF_117: [(f64, u16); 2] = [(0.7, 0), (0.3, 1)];
-static LEAF_122: [(f64, u16); 2] = [(0.5792349726775956, 0), (0.4207650273224044, 1)];
-static LEAF_123: [(f64, u16); 2] = [(0.5932203389830508, 1), (0.4067796610169492, 0)];
-static LEAF_124: [(f64, u16); 2] = [(0.7894736842105263, 0), (0.21052631578947367, 1)];
-static LEAF_126: [(f64, u16); 1] = [(1.0, 1)];
-static LEAF_128: [(f64, u16); 2] = [(0.5625, 0), (0.4375, 1)];
-static LEAF_129: [(f64, u16); 2] = [(0.7878787878787878, 1), (0.21212121212121213, 0)];
-static LEAF_133: [(f64, u16); 2] = [(0.52, 0), (0.48, 1)];
-static LEAF_134: [(f64, u16); 2] = [(0.75, 1), (0.25, 0)];
-static LEAF_135: [(f64, u16); 2] = [(0.75, 0), (0.25, 1)];
-static LEAF_136: [(f64, u16); 1] = [(1.0, 1)];
+// The distributions the leaves predict, `(probability, choice)` best first; leaves that agree
+// share one.
+static DIST_0: [(f64, u16); 2] = [(0.6428571428571429, 1), (0.35714285714285715, 0)];
+static DIST_1: [(f64, u16); 2] = [(0.7894736842105263, 0), (0.21052631578947367, 1)];
+static DIST_2: [(f64, u16); 1] = [(1.0, 1)];
+static DIST_3: [(f64, u16); 2] = [(0.9692307692307692, 1), (0.03076923076923077, 0)];
+static DIST_4: [(f64, u16); 2] = [(0.6, 1), (0.4, 0)];
+static DIST_5: [(f64, u16); 2] = [(0.9473684210526316, 1), (0.05263157894736842, 0)];
+static DIST_6: [(f64, u16); 1] = [(1.0, 0)];
+static DIST_7: [(f64, u16); 2] = [(0.8333333333333334, 1), (0.16666666666666666, 0)];
+static DIST_8: [(f64, u16); 2] = [(0.5714285714285714, 0), (0.42857142857142855, 1)];
+static DIST_9: [(f64, u16); 2] = [(0.8513513513513513, 0), (0.14864864864864866, 1)];
+static DIST_10: [(f64, u16); 2] = [(0.7, 0), (0.3, 1)];
+static DIST_11: [(f64, u16); 2] = [(0.7, 1), (0.3, 0)];
+static DIST_12: [(f64, u16); 2] = [(0.6551724137931034, 1), (0.3448275862068966, 0)];
+static DIST_13: [(f64, u16); 2] = [(0.8888888888888888, 1), (0.1111111111111111, 0)];
+static DIST_14: [(f64, u16); 2] = [(0.951219512195122, 1), (0.04878048780487805, 0)];
+static DIST_15: [(f64, u16); 2] = [(0.9842105263157894, 1), (0.015789473684210527, 0)];
+static DIST_16: [(f64, u16); 2] = [(0.832, 1), (0.168, 0)];
+static DIST_17: [(f64, u16); 2] = [(0.7735849056603774, 1), (0.22641509433962265, 0)];
+static DIST_18: [(f64, u16); 2] = [(0.6938775510204082, 0), (0.30612244897959184, 1)];
+static DIST_19: [(f64, u16); 2] = [(0.7142857142857143, 0), (0.2857142857142857, 1)];
+static DIST_20: [(f64, u16); 2] = [(0.6875, 1), (0.3125, 0)];
+static DIST_21: [(f64, u16); 2] = [(0.6666666666666666, 0), (0.3333333333333333, 1)];
+static DIST_22: [(f64, u16); 2] = [(0.75, 0), (0.25, 1)];
+static DIST_23: [(f64, u16); 2] = [(0.9214659685863874, 0), (0.07853403141361257, 1)];
+static DIST_24: [(f64, u16); 2] = [(0.5344827586206896, 0), (0.46551724137931033, 1)];
+static DIST_25: [(f64, u16); 2] = [(0.8157894736842105, 0), (0.18421052631578944, 1)];
+static DIST_26: [(f64, u16); 2] = [(0.9186602870813396, 0), (0.08133971291866028, 1)];
+static DIST_27: [(f64, u16); 2] = [(0.75177304964539, 0), (0.24822695035460993, 1)];
+static DIST_28: [(f64, u16); 2] = [(0.5357142857142857, 1), (0.4642857142857143, 0)];
+static DIST_29: [(f64, u16); 2] = [(0.8, 0), (0.2, 1)];
+static DIST_30: [(f64, u16); 2] = [(0.9, 1), (0.1, 0)];
+static DIST_31: [(f64, u16); 2] = [(0.9, 0), (0.1, 1)];
+static DIST_32: [(f64, u16); 2] = [(0.5806451612903226, 0), (0.41935483870967744, 1)];
+static DIST_33: [(f64, u16); 2] = [(0.8461538461538461, 0), (0.15384615384615383, 1)];
+static DIST_34: [(f64, u16); 2] = [(0.9615384615384616, 0), (0.038461538461538464, 1)];
+static DIST_35: [(f64, u16); 2] = [(0.7346938775510204, 0), (0.2653061224489796, 1)];
+static DIST_36: [(f64, u16); 2] = [(0.5792349726775956, 0), (0.4207650273224044, 1)];
+static DIST_37: [(f64, u16); 2] = [(0.5932203389830508, 1), (0.4067796610169492, 0)];
+static DIST_38: [(f64, u16); 2] = [(0.5625, 0), (0.4375, 1)];
+static DIST_39: [(f64, u16); 2] = [(0.7878787878787878, 1), (0.21212121212121213, 0)];
+static DIST_40: [(f64, u16); 2] = [(0.52, 0), (0.48, 1)];
+static DIST_41: [(f64, u16); 2] = [(0.75, 1), (0.25, 0)];
 
 /// The tree's inputs: numeric columns as `f64`, one-hot columns as "equals the category".
 struct Columns<'a> {
@@ -416,74 +391,44 @@ fn columns(ctx: &Context, choice: Option<usize>) -> Result<Columns<'_>, UnsureKi
         let o23: bool = v2.rem_euclid(32_i64) == 0_i64;
         // `mat1_iscontig` = mat1_stride_0 == k and mat1_stride_1 == 1
         let o24: bool = v4 == v1 && v6 == 1_i64;
-        let c0 = v0 as f64;
-        let c1 = v1 as f64;
-        let c2 = v2 as f64;
-        let c3 = v4 as f64;
-        let c4 = v6 as f64;
-        let c5 = v8 as f64;
-        let c6 = v9 as f64;
-        let c7 = v5 as f64;
-        let c8 = v7 as f64;
-        let c9 = v10 as f64;
         num(x11, "mat1_align_size")?;
         num(x12, "mat2_align_size")?;
-        let c12 = o0 as f64;
-        let c13 = o1 as f64;
-        let c14 = o2 as f64;
-        let c15 = o3;
-        let c16 = o5;
-        let c17 = o8 as f64;
         let p0 = present(x3, "mat1_dtype")?;
-        let c20 = p0;
         let p1 = present(x13, "mat2_dtype")?;
-        let c23 = p1;
         let p2 = present(x14, "prepadded_mat1")?;
-        let c24 = p2;
         let p3 = present(x15, "prepadded_mat2")?;
-        let c26 = p3;
-        let c27 = p3;
         let p4 = present(x16, "using_tf32")?;
-        let c28 = p4;
-        let c35 = !o7;
-        let c46 = o14;
-        let c51 = !o16;
-        let c57 = o19;
-        let c58 = !o20;
-        let c63 = o22;
-        let c64 = !o23;
-        let c67 = !o24;
         return Ok(Columns {
-            c0,
-            c1,
-            c2,
-            c3,
-            c4,
-            c5,
-            c6,
-            c7,
-            c8,
-            c9,
-            c12,
-            c13,
-            c14,
-            c15,
-            c16,
-            c17,
-            c20,
-            c23,
-            c24,
-            c26,
-            c27,
-            c28,
-            c35,
-            c46,
-            c51,
-            c57,
-            c58,
-            c63,
-            c64,
-            c67,
+            c0: v0 as f64,
+            c1: v1 as f64,
+            c2: v2 as f64,
+            c3: v4 as f64,
+            c4: v6 as f64,
+            c5: v8 as f64,
+            c6: v9 as f64,
+            c7: v5 as f64,
+            c8: v7 as f64,
+            c9: v10 as f64,
+            c12: o0 as f64,
+            c13: o1 as f64,
+            c14: o2 as f64,
+            c15: o3,
+            c16: o5,
+            c17: o8 as f64,
+            c20: p0,
+            c23: p1,
+            c24: p2,
+            c26: p3,
+            c27: p3,
+            c28: p4,
+            c35: !o7,
+            c46: o14,
+            c51: !o16,
+            c57: o19,
+            c58: !o20,
+            c63: o22,
+            c64: !o23,
+            c67: !o24,
             _ctx: core::marker::PhantomData,
         });
     }
@@ -671,9 +616,9 @@ fn walk(c: &Columns<'_>) -> Prediction {
                     // m*n <= 4480256.0
                     if !c.c35 {
                         // str(mat2_innermost_needs_padding) != "False"
-                        Prediction::Distribution(&LEAF_5)
+                        Prediction::Distribution(&DIST_0)
                     } else {
-                        Prediction::Distribution(&LEAF_6)
+                        Prediction::Distribution(&DIST_1)
                     }
                 } else if !c.c67 {
                     // str(mat1_iscontig) != "False"
@@ -681,41 +626,41 @@ fn walk(c: &Columns<'_>) -> Prediction {
                         // k/(m*n) <= 0.000423206205596216
                         if c.c0 <= 45368.0 {
                             // m <= 45368.0
-                            Prediction::Distribution(&LEAF_10)
+                            Prediction::Distribution(&DIST_2)
                         } else {
-                            Prediction::Distribution(&LEAF_11)
+                            Prediction::Distribution(&DIST_3)
                         }
                     } else if c.c16 <= 983.0806579589844 {
                         // arith_intensity <= 983.0806579589844
-                        Prediction::Distribution(&LEAF_13)
+                        Prediction::Distribution(&DIST_4)
                     } else {
-                        Prediction::Distribution(&LEAF_14)
+                        Prediction::Distribution(&DIST_5)
                     }
                 } else if !c.c64 {
                     // str(n_multiple_32) != "False"
-                    Prediction::Distribution(&LEAF_16)
+                    Prediction::Distribution(&DIST_6)
                 } else if c.c9 <= 2.5 {
                     // n_padded_length <= 2.5
-                    Prediction::Distribution(&LEAF_18)
+                    Prediction::Distribution(&DIST_4)
                 } else {
-                    Prediction::Distribution(&LEAF_19)
+                    Prediction::Distribution(&DIST_2)
                 }
             } else if c.c3 <= 256.5 {
                 // mat1_stride_0 <= 256.5
-                Prediction::Distribution(&LEAF_21)
+                Prediction::Distribution(&DIST_7)
             } else if c.c14 <= 31317984.0 {
                 // k*n <= 31317984.0
-                Prediction::Distribution(&LEAF_23)
+                Prediction::Distribution(&DIST_6)
             } else if c.c0 <= 47529.5 {
                 // m <= 47529.5
                 if !CATEGORY_1.matches(c.c24) {
                     // str(prepadded_mat1) != "False"
-                    Prediction::Distribution(&LEAF_26)
+                    Prediction::Distribution(&DIST_8)
                 } else {
-                    Prediction::Distribution(&LEAF_27)
+                    Prediction::Distribution(&DIST_9)
                 }
             } else {
-                Prediction::Distribution(&LEAF_28)
+                Prediction::Distribution(&DIST_6)
             }
         } else if !c.c57 {
             // str(n_multiple_2) != "True"
@@ -725,32 +670,32 @@ fn walk(c: &Columns<'_>) -> Prediction {
                     // mat2_stride_0 <= 3101.0
                     if c.c0 <= 3009.0 {
                         // m <= 3009.0
-                        Prediction::Distribution(&LEAF_33)
+                        Prediction::Distribution(&DIST_10)
                     } else if c.c3 <= 2952.0 {
                         // mat1_stride_0 <= 2952.0
-                        Prediction::Distribution(&LEAF_35)
+                        Prediction::Distribution(&DIST_11)
                     } else {
-                        Prediction::Distribution(&LEAF_36)
+                        Prediction::Distribution(&DIST_2)
                     }
                 } else {
-                    Prediction::Distribution(&LEAF_37)
+                    Prediction::Distribution(&DIST_2)
                 }
             } else {
-                Prediction::Distribution(&LEAF_38)
+                Prediction::Distribution(&DIST_2)
             }
         } else if !c.c46 {
             // str(k_multiple_2) != "True"
             if c.c4 <= 10391.0 {
                 // mat1_stride_1 <= 10391.0
-                Prediction::Distribution(&LEAF_41)
+                Prediction::Distribution(&DIST_2)
             } else if c.c15 <= 2.8099530027247965e-05 {
                 // k/(m*n) <= 2.8099530027247965e-05
-                Prediction::Distribution(&LEAF_43)
+                Prediction::Distribution(&DIST_2)
             } else if !CATEGORY_0.matches(c.c20) {
                 // str(mat1_dtype) != "torch.float16"
-                Prediction::Distribution(&LEAF_45)
+                Prediction::Distribution(&DIST_2)
             } else {
-                Prediction::Distribution(&LEAF_46)
+                Prediction::Distribution(&DIST_12)
             }
         } else if !CATEGORY_0.matches(c.c23) {
             // str(mat2_dtype) != "torch.float16"
@@ -758,29 +703,29 @@ fn walk(c: &Columns<'_>) -> Prediction {
                 // arith_intensity <= 1157.3968505859375
                 if c.c13 <= 21324347.0 {
                     // m*n <= 21324347.0
-                    Prediction::Distribution(&LEAF_50)
+                    Prediction::Distribution(&DIST_10)
                 } else {
-                    Prediction::Distribution(&LEAF_51)
+                    Prediction::Distribution(&DIST_13)
                 }
             } else if c.c15 <= 0.00037161013460718095 {
                 // k/(m*n) <= 0.00037161013460718095
-                Prediction::Distribution(&LEAF_53)
+                Prediction::Distribution(&DIST_2)
             } else {
-                Prediction::Distribution(&LEAF_54)
+                Prediction::Distribution(&DIST_14)
             }
         } else if c.c1 <= 44881.0 {
             // k <= 44881.0
             if c.c1 <= 26205.0 {
                 // k <= 26205.0
-                Prediction::Distribution(&LEAF_57)
+                Prediction::Distribution(&DIST_15)
             } else {
-                Prediction::Distribution(&LEAF_58)
+                Prediction::Distribution(&DIST_16)
             }
         } else if c.c2 <= 28703.0 {
             // n <= 28703.0
-            Prediction::Distribution(&LEAF_60)
+            Prediction::Distribution(&DIST_17)
         } else {
-            Prediction::Distribution(&LEAF_61)
+            Prediction::Distribution(&DIST_18)
         }
     } else if c.c16 <= 6672.683837890625 {
         // arith_intensity <= 6672.683837890625
@@ -792,15 +737,15 @@ fn walk(c: &Columns<'_>) -> Prediction {
                     // m <= 33339.0
                     if c.c1 <= 31825.0 {
                         // k <= 31825.0
-                        Prediction::Distribution(&LEAF_67)
+                        Prediction::Distribution(&DIST_6)
                     } else {
-                        Prediction::Distribution(&LEAF_68)
+                        Prediction::Distribution(&DIST_19)
                     }
                 } else if c.c8 <= 1.5 {
                     // k_padded_length <= 1.5
-                    Prediction::Distribution(&LEAF_70)
+                    Prediction::Distribution(&DIST_20)
                 } else {
-                    Prediction::Distribution(&LEAF_71)
+                    Prediction::Distribution(&DIST_21)
                 }
             } else if c.c12 <= 1609628480.0 {
                 // m*k <= 1609628480.0
@@ -808,15 +753,15 @@ fn walk(c: &Columns<'_>) -> Prediction {
                     // str(n_multiple_16) != "True"
                     if c.c3 <= 2116.0 {
                         // mat1_stride_0 <= 2116.0
-                        Prediction::Distribution(&LEAF_75)
+                        Prediction::Distribution(&DIST_22)
                     } else {
-                        Prediction::Distribution(&LEAF_76)
+                        Prediction::Distribution(&DIST_23)
                     }
                 } else {
-                    Prediction::Distribution(&LEAF_77)
+                    Prediction::Distribution(&DIST_6)
                 }
             } else {
-                Prediction::Distribution(&LEAF_78)
+                Prediction::Distribution(&DIST_6)
             }
         } else if c.c4 <= 2015.5 {
             // mat1_stride_1 <= 2015.5
@@ -826,26 +771,26 @@ fn walk(c: &Columns<'_>) -> Prediction {
                     // k*n <= 1020792704.0
                     if c.c15 <= 5.185910595173482e-05 {
                         // k/(m*n) <= 5.185910595173482e-05
-                        Prediction::Distribution(&LEAF_83)
+                        Prediction::Distribution(&DIST_24)
                     } else {
-                        Prediction::Distribution(&LEAF_84)
+                        Prediction::Distribution(&DIST_25)
                     }
                 } else {
-                    Prediction::Distribution(&LEAF_85)
+                    Prediction::Distribution(&DIST_7)
                 }
             } else if c.c16 <= 4817.969970703125 {
                 // arith_intensity <= 4817.969970703125
                 if c.c14 <= 92529816.0 {
                     // k*n <= 92529816.0
-                    Prediction::Distribution(&LEAF_88)
+                    Prediction::Distribution(&DIST_18)
                 } else {
-                    Prediction::Distribution(&LEAF_89)
+                    Prediction::Distribution(&DIST_26)
                 }
             } else if c.c15 <= 0.00021244504023343325 {
                 // k/(m*n) <= 0.00021244504023343325
-                Prediction::Distribution(&LEAF_91)
+                Prediction::Distribution(&DIST_27)
             } else {
-                Prediction::Distribution(&LEAF_92)
+                Prediction::Distribution(&DIST_28)
             }
         } else if c.c1 <= 43411.0 {
             // k <= 43411.0
@@ -853,18 +798,18 @@ fn walk(c: &Columns<'_>) -> Prediction {
                 // k/(m*n) <= 1.301475549553288e-05
                 if c.c0 <= 42289.0 {
                     // m <= 42289.0
-                    Prediction::Distribution(&LEAF_96)
+                    Prediction::Distribution(&DIST_29)
                 } else {
-                    Prediction::Distribution(&LEAF_97)
+                    Prediction::Distribution(&DIST_11)
                 }
             } else if c.c13 <= 343010528.0 {
                 // m*n <= 343010528.0
-                Prediction::Distribution(&LEAF_99)
+                Prediction::Distribution(&DIST_2)
             } else {
-                Prediction::Distribution(&LEAF_100)
+                Prediction::Distribution(&DIST_30)
             }
         } else {
-            Prediction::Distribution(&LEAF_101)
+            Prediction::Distribution(&DIST_31)
         }
     } else if !c.c58 {
         // str(n_multiple_4) != "False"
@@ -876,29 +821,29 @@ fn walk(c: &Columns<'_>) -> Prediction {
                     // k <= 38984.0
                     if c.c13 <= 1723816960.0 {
                         // m*n <= 1723816960.0
-                        Prediction::Distribution(&LEAF_107)
+                        Prediction::Distribution(&DIST_32)
                     } else {
-                        Prediction::Distribution(&LEAF_108)
+                        Prediction::Distribution(&DIST_33)
                     }
                 } else if c.c12 <= 1325184832.0 {
                     // m*k <= 1325184832.0
-                    Prediction::Distribution(&LEAF_110)
+                    Prediction::Distribution(&DIST_34)
                 } else {
-                    Prediction::Distribution(&LEAF_111)
+                    Prediction::Distribution(&DIST_35)
                 }
             } else {
-                Prediction::Distribution(&LEAF_112)
+                Prediction::Distribution(&DIST_6)
             }
         } else if c.c15 <= 2.1203694814175833e-05 {
             // k/(m*n) <= 2.1203694814175833e-05
             if c.c16 <= 8768.93701171875 {
                 // arith_intensity <= 8768.93701171875
-                Prediction::Distribution(&LEAF_115)
+                Prediction::Distribution(&DIST_11)
             } else {
-                Prediction::Distribution(&LEAF_116)
+                Prediction::Distribution(&DIST_2)
             }
         } else {
-            Prediction::Distribution(&LEAF_117)
+            Prediction::Distribution(&DIST_10)
         }
     } else if c.c13 <= 1196749120.0 {
         // m*n <= 1196749120.0
@@ -908,21 +853,21 @@ fn walk(c: &Columns<'_>) -> Prediction {
                 // mat2_stride_1 <= 53417.5
                 if c.c3 <= 45261.5 {
                     // mat1_stride_0 <= 45261.5
-                    Prediction::Distribution(&LEAF_122)
+                    Prediction::Distribution(&DIST_36)
                 } else {
-                    Prediction::Distribution(&LEAF_123)
+                    Prediction::Distribution(&DIST_37)
                 }
             } else {
-                Prediction::Distribution(&LEAF_124)
+                Prediction::Distribution(&DIST_1)
             }
         } else if c.c0 <= 16380.0 {
             // m <= 16380.0
-            Prediction::Distribution(&LEAF_126)
+            Prediction::Distribution(&DIST_2)
         } else if c.c13 <= 592036480.0 {
             // m*n <= 592036480.0
-            Prediction::Distribution(&LEAF_128)
+            Prediction::Distribution(&DIST_38)
         } else {
-            Prediction::Distribution(&LEAF_129)
+            Prediction::Distribution(&DIST_39)
         }
     } else if c.c2 <= 61234.5 {
         // n <= 61234.5
@@ -930,14 +875,14 @@ fn walk(c: &Columns<'_>) -> Prediction {
             // mat2_stride_1 <= 28293.5
             if !c.c51 {
                 // str(k_multiple_8) != "False"
-                Prediction::Distribution(&LEAF_133)
+                Prediction::Distribution(&DIST_40)
             } else {
-                Prediction::Distribution(&LEAF_134)
+                Prediction::Distribution(&DIST_41)
             }
         } else {
-            Prediction::Distribution(&LEAF_135)
+            Prediction::Distribution(&DIST_22)
         }
     } else {
-        Prediction::Distribution(&LEAF_136)
+        Prediction::Distribution(&DIST_2)
     }
 }

@@ -77,33 +77,18 @@ impl LearnedHeuristic for PadMMH100 {
     }
 }
 
-static LEAF_6: [(f64, u16); 1] = [(1.0, 0)];
-static LEAF_8: [(f64, u16); 1] = [(1.0, 0)];
-static LEAF_9: [(f64, u16); 2] = [(0.9868547258185946, 0), (0.013145274181405412, 1)];
-static LEAF_12: [(f64, u16); 2] = [(0.9371565400141719, 0), (0.06284345998582783, 1)];
-static LEAF_14: [(f64, u16); 1] = [(1.0, 0)];
-static LEAF_19: [(f64, u16); 2] = [(0.9607993866394953, 0), (0.039200613360504746, 1)];
-static LEAF_21: [(f64, u16); 1] = [(1.0, 0)];
-static LEAF_33: [(f64, u16); 1] = [(1.0, 0)];
-static LEAF_38: [(f64, u16); 1] = [(1.0, 1)];
-static LEAF_44: [(f64, u16); 1] = [(1.0, 1)];
-static LEAF_51: [(f64, u16); 1] = [(1.0, 0)];
-static LEAF_57: [(f64, u16); 1] = [(1.0, 0)];
-static LEAF_67: [(f64, u16); 1] = [(1.0, 1)];
-static LEAF_71: [(f64, u16); 1] = [(1.0, 1)];
-static LEAF_73: [(f64, u16); 1] = [(1.0, 1)];
-static LEAF_82: [(f64, u16); 1] = [(1.0, 0)];
-static LEAF_85: [(f64, u16); 1] = [(1.0, 0)];
-static LEAF_90: [(f64, u16); 1] = [(1.0, 0)];
-static LEAF_98: [(f64, u16); 1] = [(1.0, 0)];
-static LEAF_107: [(f64, u16); 1] = [(1.0, 1)];
+// The distributions the leaves predict, `(probability, choice)` best first; leaves that agree
+// share one.
+static DIST_0: [(f64, u16); 1] = [(1.0, 0)];
+static DIST_1: [(f64, u16); 2] = [(0.9868547258185946, 0), (0.013145274181405412, 1)];
+static DIST_2: [(f64, u16); 2] = [(0.9371565400141719, 0), (0.06284345998582783, 1)];
+static DIST_3: [(f64, u16); 2] = [(0.9607993866394953, 0), (0.039200613360504746, 1)];
+static DIST_4: [(f64, u16); 1] = [(1.0, 1)];
 
 /// The tree's inputs: numeric columns as `f64`, one-hot columns as "equals the category".
 struct Columns<'a> {
     /// `m`
     c0: f64,
-    /// `n`
-    c2: f64,
     /// `mat1_stride_0`
     c3: f64,
     /// `mat1_stride_1`
@@ -130,8 +115,6 @@ struct Columns<'a> {
     c22: &'a Value,
     /// `str(prepadded_mat1) == "True"`
     c24: &'a Value,
-    /// `str(prepadded_mat1) == "False"`
-    c25: &'a Value,
     /// `str(prepadded_mat2) == "True"`
     c27: &'a Value,
     /// `str(using_tf32) == "False"`
@@ -140,12 +123,6 @@ struct Columns<'a> {
     c30: &'a Value,
     /// `str(mat1_innermost_needs_padding) == "True"`
     c33: bool,
-    /// `str(mat2_innermost_needs_padding) == "False"`
-    c34: bool,
-    /// `str(m_multiple_2) == "True"`
-    c36: bool,
-    /// `str(m_multiple_2) == "False"`
-    c37: bool,
     /// `str(k_multiple_2) == "True"`
     c46: bool,
     /// `str(k_multiple_4) == "False"`
@@ -401,16 +378,12 @@ fn columns(ctx: &Context, choice: Option<usize>) -> Result<Columns<'_>, UnsureKi
         };
         // `mat1_innermost_needs_padding` = (mat1_stride_0 == 1 and m_padded_length != 0) or (mat1_stride_1 == 1 and k_padded_length != 0)
         let o6: bool = v4 == 1_i64 && v5 != 0_i64 || v6 == 1_i64 && v7 != 0_i64;
-        // `mat2_innermost_needs_padding` = (mat2_stride_0 == 1 and k_padded_length != 0) or (mat2_stride_1 == 1 and n_padded_length != 0)
-        let o7: bool = v8 == 1_i64 && v7 != 0_i64 || v9 == 1_i64 && v10 != 0_i64;
         // `num_dims_needs_padding` = if(m_padded_length != 0, 1, 0) + if(k_padded_length != 0, 1, 0) + if(n_padded_length != 0, 1, 0)
         let _o8: i64 = (if v5 != 0_i64 { 1_i64 } else { 0_i64 })
             .checked_add(if v7 != 0_i64 { 1_i64 } else { 0_i64 })
             .ok_or(UnsureKind::MissingFeature("num_dims_needs_padding"))?
             .checked_add(if v10 != 0_i64 { 1_i64 } else { 0_i64 })
             .ok_or(UnsureKind::MissingFeature("num_dims_needs_padding"))?;
-        // `m_multiple_2` = m % 2 == 0
-        let o9: bool = v0.rem_euclid(2_i64) == 0_i64;
         // `k_multiple_2` = k % 2 == 0
         let o14: bool = v1.rem_euclid(2_i64) == 0_i64;
         // `k_multiple_4` = k % 4 == 0
@@ -432,61 +405,31 @@ fn columns(ctx: &Context, choice: Option<usize>) -> Result<Columns<'_>, UnsureKi
                 number(x12),
             ],
         )?;
-        let c0 = v0 as f64;
-        let c2 = v2 as f64;
-        let c3 = v4 as f64;
-        let c4 = v6 as f64;
-        let c5 = v8 as f64;
-        let c6 = v9 as f64;
-        let c8 = v7 as f64;
-        let c9 = v10 as f64;
-        let c12 = o0 as f64;
-        let c13 = o1 as f64;
-        let c14 = o2 as f64;
-        let c15 = o3;
-        let c16 = o5;
         let p0 = present(x13, "mat2_dtype")?;
-        let c22 = p0;
         let p1 = present(x14, "prepadded_mat1")?;
-        let c24 = p1;
-        let c25 = p1;
         let p2 = present(x15, "prepadded_mat2")?;
-        let c27 = p2;
         let p3 = present(x16, "using_tf32")?;
-        let c29 = p3;
-        let c30 = p3;
-        let c33 = o6;
-        let c34 = !o7;
-        let c36 = o9;
-        let c37 = !o9;
-        let c46 = o14;
-        let c49 = !o15;
         return Ok(Columns {
-            c0,
-            c2,
-            c3,
-            c4,
-            c5,
-            c6,
-            c8,
-            c9,
-            c12,
-            c13,
-            c14,
-            c15,
-            c16,
-            c22,
-            c24,
-            c25,
-            c27,
-            c29,
-            c30,
-            c33,
-            c34,
-            c36,
-            c37,
-            c46,
-            c49,
+            c0: v0 as f64,
+            c3: v4 as f64,
+            c4: v6 as f64,
+            c5: v8 as f64,
+            c6: v9 as f64,
+            c8: v7 as f64,
+            c9: v10 as f64,
+            c12: o0 as f64,
+            c13: o1 as f64,
+            c14: o2 as f64,
+            c15: o3,
+            c16: o5,
+            c22: p0,
+            c24: p1,
+            c27: p2,
+            c29: p3,
+            c30: p3,
+            c33: o6,
+            c46: o14,
+            c49: !o15,
             _ctx: core::marker::PhantomData,
         });
     }
@@ -557,8 +500,6 @@ fn slow(ctx: &Context, choice: Option<usize>) -> Result<Columns<'_>, UnsureKind>
             s.get("prepadded_mat2"),
             s.get("using_tf32"),
             s.get("mat1_innermost_needs_padding"),
-            s.get("mat2_innermost_needs_padding"),
-            s.get("m_multiple_2"),
             s.get("k_multiple_2"),
             s.get("k_multiple_4"),
         ],
@@ -574,7 +515,7 @@ fn slow(ctx: &Context, choice: Option<usize>) -> Result<Columns<'_>, UnsureKind>
 
 /// The range guard and the columns, from values of any kind.
 fn finish<'a>(
-    v: [Option<&Value>; 28],
+    v: [Option<&Value>; 26],
     w: [Option<&'a Value>; 4],
     _choice: Option<usize>,
 ) -> Result<Columns<'a>, UnsureKind> {
@@ -596,7 +537,6 @@ fn finish<'a>(
         ],
     )?;
     let c0 = g[0];
-    let c2 = g[2];
     let c3 = g[3];
     let c4 = g[4];
     let c5 = g[5];
@@ -614,7 +554,6 @@ fn finish<'a>(
     let c22 = p1;
     let p2 = present(w[1], "prepadded_mat1")?;
     let c24 = p2;
-    let c25 = p2;
     let p3 = present(w[2], "prepadded_mat2")?;
     let c27 = p3;
     let p4 = present(w[3], "using_tf32")?;
@@ -622,18 +561,12 @@ fn finish<'a>(
     let c30 = p4;
     let p5 = present(v[23], "mat1_innermost_needs_padding")?;
     let c33 = CATEGORY_1.matches(p5);
-    let p6 = present(v[24], "mat2_innermost_needs_padding")?;
-    let c34 = CATEGORY_2.matches(p6);
-    let p7 = present(v[25], "m_multiple_2")?;
-    let c36 = CATEGORY_1.matches(p7);
-    let c37 = CATEGORY_2.matches(p7);
-    let p8 = present(v[26], "k_multiple_2")?;
-    let c46 = CATEGORY_1.matches(p8);
-    let p9 = present(v[27], "k_multiple_4")?;
-    let c49 = CATEGORY_2.matches(p9);
+    let p6 = present(v[24], "k_multiple_2")?;
+    let c46 = CATEGORY_1.matches(p6);
+    let p7 = present(v[25], "k_multiple_4")?;
+    let c49 = CATEGORY_2.matches(p7);
     Ok(Columns {
         c0,
-        c2,
         c3,
         c4,
         c5,
@@ -647,14 +580,10 @@ fn finish<'a>(
         c16,
         c22,
         c24,
-        c25,
         c27,
         c29,
         c30,
         c33,
-        c34,
-        c36,
-        c37,
         c46,
         c49,
         _ctx: core::marker::PhantomData,
@@ -675,23 +604,23 @@ fn walk(c: &Columns<'_>) -> Prediction {
                         // m*n <= 37739904.0
                         if c.c3 <= 1440.0 {
                             // mat1_stride_0 <= 1440.0
-                            Prediction::Distribution(&LEAF_6)
+                            Prediction::Distribution(&DIST_0)
                         } else if !CATEGORY_1.matches(c.c24) {
                             // str(prepadded_mat1) != "True"
-                            Prediction::Distribution(&LEAF_8)
+                            Prediction::Distribution(&DIST_0)
                         } else {
-                            Prediction::Distribution(&LEAF_9)
+                            Prediction::Distribution(&DIST_1)
                         }
                     } else if c.c5 <= 6656.0 {
                         // mat2_stride_0 <= 6656.0
                         if c.c16 <= 3079.458251953125 {
                             // arith_intensity <= 3079.458251953125
-                            Prediction::Distribution(&LEAF_12)
+                            Prediction::Distribution(&DIST_2)
                         } else {
                             Prediction::Unsure(UnsureKind::UnsafeLeaf)
                         }
                     } else {
-                        Prediction::Distribution(&LEAF_14)
+                        Prediction::Distribution(&DIST_0)
                     }
                 } else if c.c14 <= 20968448.0 {
                     // k*n <= 20968448.0
@@ -701,25 +630,14 @@ fn walk(c: &Columns<'_>) -> Prediction {
                             // arith_intensity <= 518.3707122802734
                             Prediction::Unsure(UnsureKind::UnsafeLeaf)
                         } else {
-                            Prediction::Distribution(&LEAF_19)
+                            Prediction::Distribution(&DIST_3)
                         }
                     } else if c.c15 <= 0.002733196481131017 {
                         // k/(m*n) <= 0.002733196481131017
-                        Prediction::Distribution(&LEAF_21)
+                        Prediction::Distribution(&DIST_0)
                     } else {
                         Prediction::Unsure(UnsureKind::UnsafeLeaf)
                     }
-                } else if c.c15 <= 0.0001978943619178608 {
-                    // k/(m*n) <= 0.0001978943619178608
-                    if c.c5 <= 4608.0 {
-                        // mat2_stride_0 <= 4608.0
-                        Prediction::Unsure(UnsureKind::UnsafeLeaf)
-                    } else {
-                        Prediction::Unsure(UnsureKind::UnsafeLeaf)
-                    }
-                } else if !CATEGORY_1.matches(c.c24) {
-                    // str(prepadded_mat1) != "True"
-                    Prediction::Unsure(UnsureKind::UnsafeLeaf)
                 } else {
                     Prediction::Unsure(UnsureKind::UnsafeLeaf)
                 }
@@ -729,10 +647,7 @@ fn walk(c: &Columns<'_>) -> Prediction {
                     // arith_intensity <= 6200.39697265625
                     if c.c16 <= 1988.0130004882812 {
                         // arith_intensity <= 1988.0130004882812
-                        Prediction::Distribution(&LEAF_33)
-                    } else if c.c8 <= 3.5 {
-                        // k_padded_length <= 3.5
-                        Prediction::Unsure(UnsureKind::UnsafeLeaf)
+                        Prediction::Distribution(&DIST_0)
                     } else {
                         Prediction::Unsure(UnsureKind::UnsafeLeaf)
                     }
@@ -740,7 +655,7 @@ fn walk(c: &Columns<'_>) -> Prediction {
                     Prediction::Unsure(UnsureKind::UnsafeLeaf)
                 }
             } else {
-                Prediction::Distribution(&LEAF_38)
+                Prediction::Distribution(&DIST_4)
             }
         } else if !CATEGORY_2.matches(c.c29) {
             // str(using_tf32) != "False"
@@ -751,7 +666,7 @@ fn walk(c: &Columns<'_>) -> Prediction {
                 // m <= 806.0
                 Prediction::Unsure(UnsureKind::UnsafeLeaf)
             } else {
-                Prediction::Distribution(&LEAF_44)
+                Prediction::Distribution(&DIST_4)
             }
         } else if c.c16 <= 1946.4017944335938 {
             // arith_intensity <= 1946.4017944335938
@@ -764,7 +679,7 @@ fn walk(c: &Columns<'_>) -> Prediction {
                     // str(k_multiple_2) != "True"
                     Prediction::Unsure(UnsureKind::UnsafeLeaf)
                 } else {
-                    Prediction::Distribution(&LEAF_51)
+                    Prediction::Distribution(&DIST_0)
                 }
             } else {
                 Prediction::Unsure(UnsureKind::UnsafeLeaf)
@@ -776,7 +691,7 @@ fn walk(c: &Columns<'_>) -> Prediction {
                 Prediction::Unsure(UnsureKind::UnsafeLeaf)
             } else if c.c3 <= 10884.0 {
                 // mat1_stride_0 <= 10884.0
-                Prediction::Distribution(&LEAF_57)
+                Prediction::Distribution(&DIST_0)
             } else {
                 Prediction::Unsure(UnsureKind::UnsafeLeaf)
             }
@@ -791,26 +706,21 @@ fn walk(c: &Columns<'_>) -> Prediction {
                 // mat1_stride_1 <= 2040.5
                 if c.c12 <= 1657929.0 {
                     // m*k <= 1657929.0
-                    if c.c14 <= 6708817.0 {
-                        // k*n <= 6708817.0
-                        Prediction::Unsure(UnsureKind::UnsafeLeaf)
-                    } else {
-                        Prediction::Unsure(UnsureKind::UnsafeLeaf)
-                    }
+                    Prediction::Unsure(UnsureKind::UnsafeLeaf)
                 } else {
-                    Prediction::Distribution(&LEAF_67)
+                    Prediction::Distribution(&DIST_4)
                 }
             } else if !c.c49 {
                 // str(k_multiple_4) != "False"
                 Prediction::Unsure(UnsureKind::UnsafeLeaf)
             } else if c.c4 <= 5511.5 {
                 // mat1_stride_1 <= 5511.5
-                Prediction::Distribution(&LEAF_71)
+                Prediction::Distribution(&DIST_4)
             } else {
                 Prediction::Unsure(UnsureKind::UnsafeLeaf)
             }
         } else {
-            Prediction::Distribution(&LEAF_73)
+            Prediction::Distribution(&DIST_4)
         }
     } else if c.c3 <= 13139.5 {
         // mat1_stride_0 <= 13139.5
@@ -818,37 +728,21 @@ fn walk(c: &Columns<'_>) -> Prediction {
             // k/(m*n) <= 5.14384973939741e-05
             if c.c12 <= 76835888.0 {
                 // m*k <= 76835888.0
-                if c.c2 <= 7849.0 {
-                    // n <= 7849.0
-                    if c.c5 <= 3064.0 {
-                        // mat2_stride_0 <= 3064.0
-                        Prediction::Unsure(UnsureKind::UnsafeLeaf)
-                    } else {
-                        Prediction::Unsure(UnsureKind::UnsafeLeaf)
-                    }
-                } else {
-                    Prediction::Unsure(UnsureKind::UnsafeLeaf)
-                }
+                Prediction::Unsure(UnsureKind::UnsafeLeaf)
             } else {
-                Prediction::Distribution(&LEAF_82)
+                Prediction::Distribution(&DIST_0)
             }
         } else if !CATEGORY_1.matches(c.c27) {
             // str(prepadded_mat2) != "True"
             if !CATEGORY_1.matches(c.c24) {
                 // str(prepadded_mat1) != "True"
-                Prediction::Distribution(&LEAF_85)
-            } else if !c.c34 {
-                // str(mat2_innermost_needs_padding) != "False"
-                Prediction::Unsure(UnsureKind::UnsafeLeaf)
+                Prediction::Distribution(&DIST_0)
             } else {
                 Prediction::Unsure(UnsureKind::UnsafeLeaf)
             }
         } else if c.c3 <= 1202.5 {
             // mat1_stride_0 <= 1202.5
-            Prediction::Distribution(&LEAF_90)
-        } else if !c.c37 {
-            // str(m_multiple_2) != "False"
-            Prediction::Unsure(UnsureKind::UnsafeLeaf)
+            Prediction::Distribution(&DIST_0)
         } else {
             Prediction::Unsure(UnsureKind::UnsafeLeaf)
         }
@@ -860,28 +754,17 @@ fn walk(c: &Columns<'_>) -> Prediction {
                 // k*n <= 34925952.0
                 Prediction::Unsure(UnsureKind::UnsafeLeaf)
             } else {
-                Prediction::Distribution(&LEAF_98)
+                Prediction::Distribution(&DIST_0)
             }
         } else {
             Prediction::Unsure(UnsureKind::UnsafeLeaf)
         }
     } else if c.c14 <= 273686144.0 {
         // k*n <= 273686144.0
-        if !CATEGORY_2.matches(c.c25) {
-            // str(prepadded_mat1) != "False"
-            Prediction::Unsure(UnsureKind::UnsafeLeaf)
-        } else if !c.c46 {
-            // str(k_multiple_2) != "True"
-            Prediction::Unsure(UnsureKind::UnsafeLeaf)
-        } else {
-            Prediction::Unsure(UnsureKind::UnsafeLeaf)
-        }
+        Prediction::Unsure(UnsureKind::UnsafeLeaf)
     } else if c.c8 <= 1.5 {
         // k_padded_length <= 1.5
-        Prediction::Distribution(&LEAF_107)
-    } else if !c.c36 {
-        // str(m_multiple_2) != "True"
-        Prediction::Unsure(UnsureKind::UnsafeLeaf)
+        Prediction::Distribution(&DIST_4)
     } else {
         Prediction::Unsure(UnsureKind::UnsafeLeaf)
     }

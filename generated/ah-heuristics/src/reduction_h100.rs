@@ -85,24 +85,26 @@ impl LearnedHeuristic for ReductionH100 {
     }
 }
 
-static LEAF_7: [(f64, u16); 1] = [(1.0, 5)];
-static LEAF_8: [(f64, u16); 3] = [
+// The distributions the leaves predict, `(probability, choice)` best first; leaves that agree
+// share one.
+static DIST_0: [(f64, u16); 1] = [(1.0, 5)];
+static DIST_1: [(f64, u16); 3] = [
     (0.7506359520026645, 6),
     (0.22115229882360446, 5),
     (0.028211749173730916, 4),
 ];
-static LEAF_10: [(f64, u16); 4] = [
+static DIST_2: [(f64, u16); 4] = [
     (0.711996996661853, 5),
     (0.2403753021440455, 6),
     (0.0383318350305033, 7),
     (0.00929586616359879, 4),
 ];
-static LEAF_11: [(f64, u16); 3] = [
+static DIST_3: [(f64, u16); 3] = [
     (0.5428058728877487, 6),
     (0.32903867034105866, 5),
     (0.12815545677119242, 7),
 ];
-static LEAF_14: [(f64, u16); 6] = [
+static DIST_4: [(f64, u16); 6] = [
     (0.5609923186199006, 5),
     (0.18089499291766437, 6),
     (0.1424254152933125, 1),
@@ -110,13 +112,13 @@ static LEAF_14: [(f64, u16); 6] = [
     (0.010517024833556555, 2),
     (0.010517024833556555, 4),
 ];
-static LEAF_15: [(f64, u16); 4] = [
+static DIST_5: [(f64, u16); 4] = [
     (0.47743015255340215, 6),
     (0.4223965410255851, 5),
     (0.0667822042806751, 1),
     (0.03339110214033755, 2),
 ];
-static LEAF_17: [(f64, u16); 6] = [
+static DIST_6: [(f64, u16); 6] = [
     (0.2915683509800499, 6),
     (0.2584469741888736, 7),
     (0.23774783832721808, 1),
@@ -124,148 +126,138 @@ static LEAF_17: [(f64, u16); 6] = [
     (0.08289197844695047, 2),
     (0.017245981074254367, 3),
 ];
-static LEAF_18: [(f64, u16); 3] = [
+static DIST_7: [(f64, u16); 3] = [
     (0.5042630549277493, 5),
     (0.41169310258429276, 6),
     (0.08404384248795821, 1),
 ];
-static LEAF_22: [(f64, u16); 4] = [
+static DIST_8: [(f64, u16); 4] = [
     (0.36130079933558185, 2),
     (0.3571384347977335, 6),
     (0.2502480313262988, 7),
     (0.031312734540385544, 3),
 ];
-static LEAF_23: [(f64, u16); 3] = [
+static DIST_9: [(f64, u16); 3] = [
     (0.4932783739339198, 7),
     (0.3661514913554537, 3),
     (0.1405701347106263, 4),
 ];
-static LEAF_25: [(f64, u16); 3] = [
+static DIST_10: [(f64, u16); 3] = [
     (0.4887126612297055, 7),
     (0.3310785971035861, 6),
     (0.18020874166670822, 4),
 ];
-static LEAF_26: [(f64, u16); 1] = [(1.0, 6)];
-static LEAF_30: [(f64, u16); 2] = [(0.9145374294473056, 6), (0.08546257055269443, 2)];
-static LEAF_32: [(f64, u16); 5] = [
+static DIST_11: [(f64, u16); 1] = [(1.0, 6)];
+static DIST_12: [(f64, u16); 2] = [(0.9145374294473056, 6), (0.08546257055269443, 2)];
+static DIST_13: [(f64, u16); 5] = [
     (0.41672224179381795, 6),
     (0.25795361369023123, 5),
     (0.13942463336397887, 3),
     (0.09294975557598592, 4),
     (0.09294975557598592, 7),
 ];
-static LEAF_33: [(f64, u16); 3] = [
+static DIST_14: [(f64, u16); 3] = [
     (0.6031474362541439, 5),
     (0.2984951126581546, 6),
     (0.0983574510877014, 7),
 ];
-static LEAF_36: [(f64, u16); 1] = [(1.0, 5)];
-static LEAF_38: [(f64, u16); 2] = [(0.6941872602069485, 6), (0.3058127397930514, 5)];
-static LEAF_40: [(f64, u16); 1] = [(1.0, 5)];
-static LEAF_41: [(f64, u16); 2] = [(0.9618145966795442, 5), (0.03818540332045578, 6)];
-static LEAF_45: [(f64, u16); 2] = [(0.9600067020593481, 5), (0.039993297940651866, 1)];
-static LEAF_46: [(f64, u16); 2] = [(0.6145247010858339, 5), (0.38547529891416604, 1)];
-static LEAF_47: [(f64, u16); 1] = [(1.0, 5)];
-static LEAF_50: [(f64, u16); 3] = [
+static DIST_15: [(f64, u16); 2] = [(0.6941872602069485, 6), (0.3058127397930514, 5)];
+static DIST_16: [(f64, u16); 2] = [(0.9618145966795442, 5), (0.03818540332045578, 6)];
+static DIST_17: [(f64, u16); 2] = [(0.9600067020593481, 5), (0.039993297940651866, 1)];
+static DIST_18: [(f64, u16); 2] = [(0.6145247010858339, 5), (0.38547529891416604, 1)];
+static DIST_19: [(f64, u16); 3] = [
     (0.5209337854810135, 5),
     (0.2701714581356475, 1),
     (0.20889475638333885, 6),
 ];
-static LEAF_51: [(f64, u16); 2] = [(0.7813996431124033, 1), (0.2186003568875967, 5)];
-static LEAF_53: [(f64, u16); 3] = [
+static DIST_20: [(f64, u16); 2] = [(0.7813996431124033, 1), (0.2186003568875967, 5)];
+static DIST_21: [(f64, u16); 3] = [
     (0.925347910088197, 5),
     (0.05972167192944239, 1),
     (0.014930417982360597, 6),
 ];
-static LEAF_54: [(f64, u16); 1] = [(1.0, 6)];
-static LEAF_59: [(f64, u16); 1] = [(1.0, 4)];
-static LEAF_62: [(f64, u16); 1] = [(1.0, 4)];
-static LEAF_65: [(f64, u16); 2] = [(0.6466755151562453, 0), (0.35332448484375467, 4)];
-static LEAF_66: [(f64, u16); 2] = [(0.8093592678283347, 4), (0.19064073217166522, 0)];
-static LEAF_68: [(f64, u16); 2] = [(0.9822302479616095, 4), (0.017769752038390475, 0)];
-static LEAF_69: [(f64, u16); 2] = [(0.8662745007803505, 4), (0.1337254992196494, 0)];
-static LEAF_73: [(f64, u16); 4] = [
+static DIST_22: [(f64, u16); 1] = [(1.0, 4)];
+static DIST_23: [(f64, u16); 2] = [(0.6466755151562453, 0), (0.35332448484375467, 4)];
+static DIST_24: [(f64, u16); 2] = [(0.8093592678283347, 4), (0.19064073217166522, 0)];
+static DIST_25: [(f64, u16); 2] = [(0.9822302479616095, 4), (0.017769752038390475, 0)];
+static DIST_26: [(f64, u16); 2] = [(0.8662745007803505, 4), (0.1337254992196494, 0)];
+static DIST_27: [(f64, u16); 4] = [
     (0.4465536663813937, 7),
     (0.2550192358135828, 6),
     (0.17905625868301409, 0),
     (0.1193708391220094, 4),
 ];
-static LEAF_74: [(f64, u16); 3] = [
+static DIST_28: [(f64, u16); 3] = [
     (0.6501015562787139, 6),
     (0.23248282991176897, 4),
     (0.11741561380951727, 7),
 ];
-static LEAF_76: [(f64, u16); 2] = [(0.7197055776777924, 6), (0.2802944223222077, 7)];
-static LEAF_77: [(f64, u16); 3] = [
+static DIST_29: [(f64, u16); 2] = [(0.7197055776777924, 6), (0.2802944223222077, 7)];
+static DIST_30: [(f64, u16); 3] = [
     (0.8243608020276545, 6),
     (0.09923120161153443, 7),
     (0.07640799636081111, 4),
 ];
-static LEAF_80: [(f64, u16); 2] = [(0.9183462462987028, 7), (0.08165375370129721, 4)];
-static LEAF_81: [(f64, u16); 3] = [
+static DIST_31: [(f64, u16); 2] = [(0.9183462462987028, 7), (0.08165375370129721, 4)];
+static DIST_32: [(f64, u16); 3] = [
     (0.5176517918372756, 7),
     (0.4475000001244343, 4),
     (0.034848208038290064, 6),
 ];
-static LEAF_83: [(f64, u16); 2] = [(0.7774844745562898, 4), (0.22251552544371006, 7)];
-static LEAF_84: [(f64, u16); 4] = [
+static DIST_33: [(f64, u16); 2] = [(0.7774844745562898, 4), (0.22251552544371006, 7)];
+static DIST_34: [(f64, u16); 4] = [
     (0.5747017901865892, 7),
     (0.16210467049974842, 4),
     (0.1551237589804968, 0),
     (0.10806978033316561, 6),
 ];
-static LEAF_89: [(f64, u16); 3] = [
+static DIST_35: [(f64, u16); 3] = [
     (0.7654364159164989, 2),
     (0.1967060653192458, 7),
     (0.03785751876425518, 3),
 ];
-static LEAF_90: [(f64, u16); 3] = [
+static DIST_36: [(f64, u16); 3] = [
     (0.8745295780297592, 1),
     (0.0868464165723669, 2),
     (0.03862400539787392, 6),
 ];
-static LEAF_92: [(f64, u16); 2] = [(0.7719879253758489, 7), (0.2280120746241511, 6)];
-static LEAF_93: [(f64, u16); 1] = [(1.0, 4)];
-static LEAF_96: [(f64, u16); 2] = [(0.73003571157936, 7), (0.2699642884206401, 6)];
-static LEAF_97: [(f64, u16); 3] = [
+static DIST_37: [(f64, u16); 2] = [(0.7719879253758489, 7), (0.2280120746241511, 6)];
+static DIST_38: [(f64, u16); 2] = [(0.73003571157936, 7), (0.2699642884206401, 6)];
+static DIST_39: [(f64, u16); 3] = [
     (0.8803507236310715, 6),
     (0.10262294219692045, 5),
     (0.017026334172008037, 7),
 ];
-static LEAF_99: [(f64, u16); 1] = [(1.0, 7)];
-static LEAF_100: [(f64, u16); 3] = [
+static DIST_40: [(f64, u16); 1] = [(1.0, 7)];
+static DIST_41: [(f64, u16); 3] = [
     (0.5591481043392311, 6),
     (0.28243601754256425, 7),
     (0.15841587811820448, 4),
 ];
-static LEAF_103: [(f64, u16); 2] = [(0.8089089584057514, 3), (0.19109104159424864, 4)];
-static LEAF_105: [(f64, u16); 1] = [(1.0, 2)];
-static LEAF_106: [(f64, u16); 4] = [
+static DIST_42: [(f64, u16); 2] = [(0.8089089584057514, 3), (0.19109104159424864, 4)];
+static DIST_43: [(f64, u16); 1] = [(1.0, 2)];
+static DIST_44: [(f64, u16); 4] = [
     (0.5013571723180325, 2),
     (0.3035082716372099, 4),
     (0.12415370292766675, 3),
     (0.070980853117091, 1),
 ];
-static LEAF_108: [(f64, u16); 2] = [(0.975498332471806, 4), (0.024501667528194063, 6)];
-static LEAF_109: [(f64, u16); 1] = [(1.0, 4)];
-static LEAF_113: [(f64, u16); 1] = [(1.0, 0)];
-static LEAF_114: [(f64, u16); 2] = [(0.9589298051554568, 0), (0.0410701948445432, 2)];
-static LEAF_116: [(f64, u16); 1] = [(1.0, 0)];
-static LEAF_118: [(f64, u16); 2] = [(0.9796837378007429, 0), (0.020316262199257123, 3)];
-static LEAF_119: [(f64, u16); 1] = [(1.0, 0)];
-static LEAF_121: [(f64, u16); 3] = [
+static DIST_45: [(f64, u16); 2] = [(0.975498332471806, 4), (0.024501667528194063, 6)];
+static DIST_46: [(f64, u16); 1] = [(1.0, 0)];
+static DIST_47: [(f64, u16); 2] = [(0.9589298051554568, 0), (0.0410701948445432, 2)];
+static DIST_48: [(f64, u16); 2] = [(0.9796837378007429, 0), (0.020316262199257123, 3)];
+static DIST_49: [(f64, u16); 3] = [
     (0.7757741889787808, 3),
     (0.2028219167581258, 2),
     (0.021403894263093384, 1),
 ];
-static LEAF_124: [(f64, u16); 1] = [(1.0, 0)];
-static LEAF_126: [(f64, u16); 2] = [(0.9301810284621038, 3), (0.06981897153789618, 2)];
-static LEAF_127: [(f64, u16); 2] = [(0.5936517377909796, 3), (0.4063482622090204, 0)];
-static LEAF_131: [(f64, u16); 2] = [(0.5776502520081962, 3), (0.42234974799180386, 0)];
-static LEAF_132: [(f64, u16); 2] = [(0.8901010054664696, 0), (0.10989899453353037, 3)];
-static LEAF_133: [(f64, u16); 2] = [(0.9007282505352606, 3), (0.09927174946473931, 0)];
-static LEAF_136: [(f64, u16); 2] = [(0.9102409456760181, 0), (0.08975905432398192, 2)];
-static LEAF_138: [(f64, u16); 2] = [(0.8662341223442985, 3), (0.13376587765570155, 2)];
+static DIST_50: [(f64, u16); 2] = [(0.9301810284621038, 3), (0.06981897153789618, 2)];
+static DIST_51: [(f64, u16); 2] = [(0.5936517377909796, 3), (0.4063482622090204, 0)];
+static DIST_52: [(f64, u16); 2] = [(0.5776502520081962, 3), (0.42234974799180386, 0)];
+static DIST_53: [(f64, u16); 2] = [(0.8901010054664696, 0), (0.10989899453353037, 3)];
+static DIST_54: [(f64, u16); 2] = [(0.9007282505352606, 3), (0.09927174946473931, 0)];
+static DIST_55: [(f64, u16); 2] = [(0.9102409456760181, 0), (0.08975905432398192, 2)];
+static DIST_56: [(f64, u16); 2] = [(0.8662341223442985, 3), (0.13376587765570155, 2)];
 
 /// The tree's inputs: numeric columns as `f64`, one-hot columns as "equals the category".
 struct Columns<'a> {
@@ -433,29 +425,29 @@ fn walk(c: &Columns<'_>) -> Prediction {
                             // total_bytes <= 482.0
                             if c.c1 <= 33.5 {
                                 // cols <= 33.5
-                                Prediction::Distribution(&LEAF_7)
+                                Prediction::Distribution(&DIST_0)
                             } else {
-                                Prediction::Distribution(&LEAF_8)
+                                Prediction::Distribution(&DIST_1)
                             }
                         } else if c.c1 <= 499.5 {
                             // cols <= 499.5
-                            Prediction::Distribution(&LEAF_10)
+                            Prediction::Distribution(&DIST_2)
                         } else {
-                            Prediction::Distribution(&LEAF_11)
+                            Prediction::Distribution(&DIST_3)
                         }
                     } else if c.c1 <= 129.0 {
                         // cols <= 129.0
                         if !CATEGORY_0.matches(c.c4) {
                             // str(dtype) != "torch.float16"
-                            Prediction::Distribution(&LEAF_14)
+                            Prediction::Distribution(&DIST_4)
                         } else {
-                            Prediction::Distribution(&LEAF_15)
+                            Prediction::Distribution(&DIST_5)
                         }
                     } else if c.c0 <= 388.5 {
                         // rows <= 388.5
-                        Prediction::Distribution(&LEAF_17)
+                        Prediction::Distribution(&DIST_6)
                     } else {
-                        Prediction::Distribution(&LEAF_18)
+                        Prediction::Distribution(&DIST_7)
                     }
                 } else if !CATEGORY_1.matches(c.c5) {
                     // str(dtype) != "torch.float32"
@@ -463,15 +455,15 @@ fn walk(c: &Columns<'_>) -> Prediction {
                         // str(op) != "softmax"
                         if c.c2 <= 2132.0 {
                             // row_bytes <= 2132.0
-                            Prediction::Distribution(&LEAF_22)
+                            Prediction::Distribution(&DIST_8)
                         } else {
-                            Prediction::Distribution(&LEAF_23)
+                            Prediction::Distribution(&DIST_9)
                         }
                     } else if c.c0 <= 302.0 {
                         // rows <= 302.0
-                        Prediction::Distribution(&LEAF_25)
+                        Prediction::Distribution(&DIST_10)
                     } else {
-                        Prediction::Distribution(&LEAF_26)
+                        Prediction::Distribution(&DIST_11)
                     }
                 } else if c.c3 <= 40832.0 {
                     // total_bytes <= 40832.0
@@ -479,27 +471,27 @@ fn walk(c: &Columns<'_>) -> Prediction {
                         // total_bytes <= 17984.0
                         Prediction::Unsure(UnsureKind::UnsafeLeaf)
                     } else {
-                        Prediction::Distribution(&LEAF_30)
+                        Prediction::Distribution(&DIST_12)
                     }
                 } else if c.c3 <= 517888.0 {
                     // total_bytes <= 517888.0
-                    Prediction::Distribution(&LEAF_32)
+                    Prediction::Distribution(&DIST_13)
                 } else {
-                    Prediction::Distribution(&LEAF_33)
+                    Prediction::Distribution(&DIST_14)
                 }
             } else if !CATEGORY_3.matches(c.c8) {
                 // str(op) != "sum"
                 if c.c2 <= 2718.0 {
                     // row_bytes <= 2718.0
-                    Prediction::Distribution(&LEAF_36)
+                    Prediction::Distribution(&DIST_0)
                 } else if c.c2 <= 3496.0 {
                     // row_bytes <= 3496.0
-                    Prediction::Distribution(&LEAF_38)
+                    Prediction::Distribution(&DIST_15)
                 } else if c.c1 <= 1961.0 {
                     // cols <= 1961.0
-                    Prediction::Distribution(&LEAF_40)
+                    Prediction::Distribution(&DIST_0)
                 } else {
-                    Prediction::Distribution(&LEAF_41)
+                    Prediction::Distribution(&DIST_16)
                 }
             } else if c.c1 <= 136.5 {
                 // cols <= 136.5
@@ -507,26 +499,26 @@ fn walk(c: &Columns<'_>) -> Prediction {
                     // cols <= 115.5
                     if c.c1 <= 84.5 {
                         // cols <= 84.5
-                        Prediction::Distribution(&LEAF_45)
+                        Prediction::Distribution(&DIST_17)
                     } else {
-                        Prediction::Distribution(&LEAF_46)
+                        Prediction::Distribution(&DIST_18)
                     }
                 } else {
-                    Prediction::Distribution(&LEAF_47)
+                    Prediction::Distribution(&DIST_0)
                 }
             } else if !CATEGORY_1.matches(c.c5) {
                 // str(dtype) != "torch.float32"
                 if c.c0 <= 4349.0 {
                     // rows <= 4349.0
-                    Prediction::Distribution(&LEAF_50)
+                    Prediction::Distribution(&DIST_19)
                 } else {
-                    Prediction::Distribution(&LEAF_51)
+                    Prediction::Distribution(&DIST_20)
                 }
             } else if c.c2 <= 4844.0 {
                 // row_bytes <= 4844.0
-                Prediction::Distribution(&LEAF_53)
+                Prediction::Distribution(&DIST_21)
             } else {
-                Prediction::Distribution(&LEAF_54)
+                Prediction::Distribution(&DIST_11)
             }
         } else if c.c0 <= 261.5 {
             // rows <= 261.5
@@ -536,26 +528,26 @@ fn walk(c: &Columns<'_>) -> Prediction {
                     // str(op) != "sum"
                     if c.c0 <= 119.5 {
                         // rows <= 119.5
-                        Prediction::Distribution(&LEAF_59)
+                        Prediction::Distribution(&DIST_22)
                     } else if c.c1 <= 5284.5 {
                         // cols <= 5284.5
                         Prediction::Unsure(UnsureKind::UnsafeLeaf)
                     } else {
-                        Prediction::Distribution(&LEAF_62)
+                        Prediction::Distribution(&DIST_22)
                     }
                 } else if c.c1 <= 4597.0 {
                     // cols <= 4597.0
                     if c.c0 <= 20.0 {
                         // rows <= 20.0
-                        Prediction::Distribution(&LEAF_65)
+                        Prediction::Distribution(&DIST_23)
                     } else {
-                        Prediction::Distribution(&LEAF_66)
+                        Prediction::Distribution(&DIST_24)
                     }
                 } else if c.c2 <= 19819.0 {
                     // row_bytes <= 19819.0
-                    Prediction::Distribution(&LEAF_68)
+                    Prediction::Distribution(&DIST_25)
                 } else {
-                    Prediction::Distribution(&LEAF_69)
+                    Prediction::Distribution(&DIST_26)
                 }
             } else if c.c2 <= 16428.0 {
                 // row_bytes <= 16428.0
@@ -563,29 +555,29 @@ fn walk(c: &Columns<'_>) -> Prediction {
                     // str(op) != "softmax"
                     if c.c3 <= 1681408.0 {
                         // total_bytes <= 1681408.0
-                        Prediction::Distribution(&LEAF_73)
+                        Prediction::Distribution(&DIST_27)
                     } else {
-                        Prediction::Distribution(&LEAF_74)
+                        Prediction::Distribution(&DIST_28)
                     }
                 } else if c.c3 <= 147072.0 {
                     // total_bytes <= 147072.0
-                    Prediction::Distribution(&LEAF_76)
+                    Prediction::Distribution(&DIST_29)
                 } else {
-                    Prediction::Distribution(&LEAF_77)
+                    Prediction::Distribution(&DIST_30)
                 }
             } else if !CATEGORY_3.matches(c.c8) {
                 // str(op) != "sum"
                 if c.c3 <= 500832.0 {
                     // total_bytes <= 500832.0
-                    Prediction::Distribution(&LEAF_80)
+                    Prediction::Distribution(&DIST_31)
                 } else {
-                    Prediction::Distribution(&LEAF_81)
+                    Prediction::Distribution(&DIST_32)
                 }
             } else if c.c3 <= 2869760.0 {
                 // total_bytes <= 2869760.0
-                Prediction::Distribution(&LEAF_83)
+                Prediction::Distribution(&DIST_33)
             } else {
-                Prediction::Distribution(&LEAF_84)
+                Prediction::Distribution(&DIST_34)
             }
         } else if c.c1 <= 8498.0 {
             // cols <= 8498.0
@@ -595,46 +587,46 @@ fn walk(c: &Columns<'_>) -> Prediction {
                     // str(dtype) != "torch.float32"
                     if c.c0 <= 1178.5 {
                         // rows <= 1178.5
-                        Prediction::Distribution(&LEAF_89)
+                        Prediction::Distribution(&DIST_35)
                     } else {
-                        Prediction::Distribution(&LEAF_90)
+                        Prediction::Distribution(&DIST_36)
                     }
                 } else if c.c2 <= 24916.0 {
                     // row_bytes <= 24916.0
-                    Prediction::Distribution(&LEAF_92)
+                    Prediction::Distribution(&DIST_37)
                 } else {
-                    Prediction::Distribution(&LEAF_93)
+                    Prediction::Distribution(&DIST_22)
                 }
             } else if c.c1 <= 5653.5 {
                 // cols <= 5653.5
                 if c.c0 <= 627.5 {
                     // rows <= 627.5
-                    Prediction::Distribution(&LEAF_96)
+                    Prediction::Distribution(&DIST_38)
                 } else {
-                    Prediction::Distribution(&LEAF_97)
+                    Prediction::Distribution(&DIST_39)
                 }
             } else if c.c2 <= 28686.0 {
                 // row_bytes <= 28686.0
-                Prediction::Distribution(&LEAF_99)
+                Prediction::Distribution(&DIST_40)
             } else {
-                Prediction::Distribution(&LEAF_100)
+                Prediction::Distribution(&DIST_41)
             }
         } else if !CATEGORY_2.matches(c.c7) {
             // str(op) != "softmax"
             if c.c0 <= 768.0 {
                 // rows <= 768.0
-                Prediction::Distribution(&LEAF_103)
+                Prediction::Distribution(&DIST_42)
             } else if c.c2 <= 31423.0 {
                 // row_bytes <= 31423.0
-                Prediction::Distribution(&LEAF_105)
+                Prediction::Distribution(&DIST_43)
             } else {
-                Prediction::Distribution(&LEAF_106)
+                Prediction::Distribution(&DIST_44)
             }
         } else if c.c3 <= 41043968.0 {
             // total_bytes <= 41043968.0
-            Prediction::Distribution(&LEAF_108)
+            Prediction::Distribution(&DIST_45)
         } else {
-            Prediction::Distribution(&LEAF_109)
+            Prediction::Distribution(&DIST_22)
         }
     } else if c.c0 <= 280.5 {
         // rows <= 280.5
@@ -642,32 +634,32 @@ fn walk(c: &Columns<'_>) -> Prediction {
             // total_bytes <= 655684.0
             if c.c3 <= 586316.0 {
                 // total_bytes <= 586316.0
-                Prediction::Distribution(&LEAF_113)
+                Prediction::Distribution(&DIST_46)
             } else {
-                Prediction::Distribution(&LEAF_114)
+                Prediction::Distribution(&DIST_47)
             }
         } else if c.c3 <= 63514624.0 {
             // total_bytes <= 63514624.0
-            Prediction::Distribution(&LEAF_116)
+            Prediction::Distribution(&DIST_46)
         } else if c.c1 <= 130809.5 {
             // cols <= 130809.5
-            Prediction::Distribution(&LEAF_118)
+            Prediction::Distribution(&DIST_48)
         } else {
-            Prediction::Distribution(&LEAF_119)
+            Prediction::Distribution(&DIST_46)
         }
     } else if c.c2 <= 51256.0 {
         // row_bytes <= 51256.0
-        Prediction::Distribution(&LEAF_121)
+        Prediction::Distribution(&DIST_49)
     } else if c.c2 <= 114142.0 {
         // row_bytes <= 114142.0
         if !CATEGORY_3.matches(c.c8) {
             // str(op) != "sum"
-            Prediction::Distribution(&LEAF_124)
+            Prediction::Distribution(&DIST_46)
         } else if c.c3 <= 81818624.0 {
             // total_bytes <= 81818624.0
-            Prediction::Distribution(&LEAF_126)
+            Prediction::Distribution(&DIST_50)
         } else {
-            Prediction::Distribution(&LEAF_127)
+            Prediction::Distribution(&DIST_51)
         }
     } else if c.c0 <= 532.0 {
         // rows <= 532.0
@@ -675,22 +667,22 @@ fn walk(c: &Columns<'_>) -> Prediction {
             // cols <= 105480.5
             if c.c3 <= 96633464.0 {
                 // total_bytes <= 96633464.0
-                Prediction::Distribution(&LEAF_131)
+                Prediction::Distribution(&DIST_52)
             } else {
-                Prediction::Distribution(&LEAF_132)
+                Prediction::Distribution(&DIST_53)
             }
         } else {
-            Prediction::Distribution(&LEAF_133)
+            Prediction::Distribution(&DIST_54)
         }
     } else if c.c0 <= 1132.0 {
         // rows <= 1132.0
         if c.c3 <= 216212480.0 {
             // total_bytes <= 216212480.0
-            Prediction::Distribution(&LEAF_136)
+            Prediction::Distribution(&DIST_55)
         } else {
             Prediction::Unsure(UnsureKind::UnsafeLeaf)
         }
     } else {
-        Prediction::Distribution(&LEAF_138)
+        Prediction::Distribution(&DIST_56)
     }
 }

@@ -3,7 +3,9 @@
 
 use super::ast::{BinaryOp, BoolOp, CmpOp, Expr, Func, UnaryOp};
 use super::operation::Operation;
-use super::semantics::{binary, call, compare, truthy, unary, EvalError, EvalResult};
+use super::semantics::{
+    binary, bool_takes_left, call, compare, truthy, unary, EvalError, EvalResult,
+};
 use crate::context::Context;
 use crate::value::Value;
 
@@ -58,11 +60,7 @@ impl SlotExpr {
             }
             SlotExpr::Bool(op, a, b) => {
                 let l = a.eval(slots)?;
-                let take_left = match op {
-                    BoolOp::And => !truthy(&l),
-                    BoolOp::Or => truthy(&l),
-                };
-                if take_left {
+                if bool_takes_left(*op, &l) {
                     Ok(l)
                 } else {
                     b.eval(slots)

@@ -1,8 +1,10 @@
 //! The interpreter: [`Expr::eval`] on feature values looked up by name, and the feature names an
 //! expression reads.
 
-use super::ast::{BoolOp, Expr};
-use super::semantics::{binary, call, compare, truthy, unary, EvalError, EvalResult};
+use super::ast::Expr;
+use super::semantics::{
+    binary, bool_takes_left, call, compare, truthy, unary, EvalError, EvalResult,
+};
 use crate::value::Value;
 
 impl Expr {
@@ -22,11 +24,7 @@ impl Expr {
             }
             Expr::Bool { op, left, right } => {
                 let l = left.eval(lookup)?;
-                let take_left = match op {
-                    BoolOp::And => !truthy(&l),
-                    BoolOp::Or => truthy(&l),
-                };
-                if take_left {
+                if bool_takes_left(*op, &l) {
                     Ok(l)
                 } else {
                     right.eval(lookup)

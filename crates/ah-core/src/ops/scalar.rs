@@ -30,13 +30,15 @@ pub fn ifloordiv(x: i64, y: i64) -> Option<i64> {
     }
 }
 
-/// Python's `%` on integers: the result has the divisor's sign; modulo by zero fails.
+/// Python's `%` on integers: the result has the divisor's sign; modulo by zero fails. The
+/// remainder always fits: `i64::MIN % -1` is 0, as every `x % -1` (only the quotient
+/// overflows, see [`ifloordiv`]).
 #[inline]
 pub fn imod(x: i64, y: i64) -> Option<i64> {
     if y == 0 {
         return None;
     }
-    let r = x.checked_rem(y)?;
+    let r = x.wrapping_rem(y);
     if r != 0 && ((r < 0) != (y < 0)) {
         Some(r + y)
     } else {
@@ -104,6 +106,11 @@ mod tests {
         assert_eq!(imod(-7, 2), Some(1));
         assert_eq!(imod(7, -2), Some(-1));
         assert_eq!(imod(7, 0), None);
+        assert_eq!(imod(i64::MIN, -1), Some(0));
+        assert_eq!(imod(i64::MIN, 1), Some(0));
+        assert_eq!(imod(i64::MAX, -1), Some(0));
+        assert_eq!(imod(i64::MIN, i64::MIN), Some(0));
+        assert_eq!(imod(i64::MAX, i64::MIN), Some(-1));
         assert_eq!(fdiv(1.0, 0.0), None);
         assert_eq!(fdiv(1.0, 4.0), Some(0.25));
     }

@@ -4,7 +4,7 @@
 
 use std::cmp::Ordering;
 
-use super::ast::{BinaryOp, CmpOp, Func, UnaryOp};
+use super::ast::{BinaryOp, BoolOp, CmpOp, Func, UnaryOp};
 use super::scalar;
 use crate::value::Value;
 
@@ -36,6 +36,16 @@ pub fn truthy(v: &Value) -> bool {
         Value::Int(i) => *i != 0,
         Value::Float(f) => *f != 0.0,
         Value::Str(s) => !s.is_empty(),
+    }
+}
+
+/// Whether Python's `left and right` / `left or right` is `left` itself: `and` stops at a
+/// falsy left operand, `or` at a truthy one (otherwise the result is `right`, evaluated only
+/// then).
+pub(super) fn bool_takes_left(op: BoolOp, left: &Value) -> bool {
+    match op {
+        BoolOp::And => !truthy(left),
+        BoolOp::Or => truthy(left),
     }
 }
 
