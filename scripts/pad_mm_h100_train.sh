@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
 # The H100 pad_mm training mix (issue 12), data/pad_mm_h100_mix.txt with its provenance sidecar,
 # built without a GPU from committed logs:
-#   1300 real-model inputs   data/pad_mm_h100_real.txt       (--shapes real, seed 5, version 3)
+#   1300 real-model inputs   data/pad_mm_h100_real.txt       (--shapes real, seed 5, version 4)
 #    600 full-range inputs   data/pad_mm_h100_fullrange.txt  (--shapes pytorch, dims <= 65536,
-#                                                             seed 3, 2 reps, version 2)
-#   1100 earlier inputs      the first 1100 of data/pad_mm_h100.txt (dims <= 8192, seed 0; timed
-#                            before the tiled copy of transposed operands: docs/real-models.md)
+#                                                             seed 3, version 3)
+#   1100 mid-size inputs     data/pad_mm_h100_mid.txt        (--shapes pytorch, dims <= 8192,
+#                                                             seed 0, version 3)
+# All three at the default 2 repetitions, with the padded operands laid out as a compiled program
+# lays them out (docs/collection.md).
 # Then a candidate of every guard policy is trained and replayed on the three held-out logs (real
-# models with compiled truth, fresh full range, fresh dims <= 8192); the table goes to stdout.
+# models with compiled truth, fresh full range, fresh dims <= 8192: data/pad_mm_h100_mid_fresh.txt);
+# the table goes to stdout.
 # The shipped PadMMH100 is `ah-train data/pad_mm_h100_mix.txt --heuristic-name PadMMH100
 # --output-dir out/h100 --rust-crate generated/ah-heuristics -q` (docs/real-models.md).
 # Usage: bash scripts/pad_mm_h100_train.sh [OUT_DIR]   (default out/h100mix)
@@ -17,18 +20,16 @@ OUT=${1:-out/h100mix}
 B=${BIN:-target/release}
 [ -x "$B/ah-train" ] || cargo build --release --locked -q
 mkdir -p "$OUT"
-head -n $((2 + 1100 * 6)) data/pad_mm_h100.txt >"$OUT/old1100.txt"
 MIX=data/pad_mm_h100_mix.txt
 rm -f "$MIX"
-"$B/ah-collect" merge data/pad_mm_h100_real.txt data/pad_mm_h100_fullrange.txt "$OUT/old1100.txt" \
-  -o "$MIX"
+SOURCES=(data/pad_mm_h100_real.txt data/pad_mm_h100_fullrange.txt data/pad_mm_h100_mid.txt)
+"$B/ah-collect" merge "${SOURCES[@]}" -o "$MIX"
 rm -f "$MIX.lock"
-python3 - "$MIX" <<'PY'
+python3 - "$MIX" "${SOURCES[@]}" <<'PY'
 import hashlib, json, sys
 mix = sys.argv[1]
 sha = lambda p: hashlib.sha256(open(p, "rb").read()).hexdigest()
-parts = [("data/pad_mm_h100_real.txt", "all"), ("data/pad_mm_h100_fullrange.txt", "all"),
-         ("data/pad_mm_h100.txt", "the first 1100 inputs (lines 1 to 6602)")]
+parts = [(p, "all") for p in sys.argv[2:]]
 prov = {
     "log": mix.split("/")[-1],
     "made_by": "scripts/pad_mm_h100_train.sh (ah-collect merge of the sources, in this order)",
@@ -44,7 +45,7 @@ for policy in box tested logged tested:2 logged:2 none; do
   d="$OUT/guard-${policy/:/_}"
   if [ "$policy" = none ]; then g=(--no-range-guard); else g=(--guard "$policy"); fi
   "$B/ah-train" "$MIX" --heuristic-name PadMMH100Candidate --output-dir "$d" --no-codegen -q "${g[@]}"
-  for set in realmodels fullrange_fresh fresh; do
+  for set in realmodels fullrange_fresh mid_fresh; do
     "$B/ah-use" replay --model "$d/PadMMH100Candidate.model.json" "data/pad_mm_h100_$set.txt" --json "$d/$set.json" >/dev/null 2>&1
     python3 - "$policy" "$set" "$d/$set.json" <<'PY'
 import json, sys

@@ -612,7 +612,10 @@ def write_provenance(path, args, torch, meta, timer_name, n_planned):
               "pad: shape_padding=True + force_shape_pad=True",
     )
     prov.setdefault("sessions", []).append({
-        "argv": sys.argv, "args": vars(args),
+        "argv": sys.argv,
+        # Paths inside the repository are recorded relative to it, never as this machine's paths.
+        "args": {k: os.path.relpath(v, ROOT) if isinstance(v, str) and v.startswith(ROOT + os.sep) else v
+                 for k, v in vars(args).items()},
         "date_utc": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         "device_name": torch.cuda.get_device_name(), "capability": list(torch.cuda.get_device_capability()),
         "versions": versions(torch), "timer": timer_name,
