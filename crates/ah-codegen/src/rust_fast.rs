@@ -9,7 +9,7 @@ use serde::Serialize;
 
 use crate::error::CodegenError;
 use crate::escape::comment;
-use crate::plan::{feature_of, Source};
+use crate::plan::{feature_of, Plan, Source};
 use crate::rust::{as_f64, Finish, Gen, ValueSource};
 use crate::rust_expr::{str_lit, Code, Renderer, Ty};
 
@@ -47,66 +47,106 @@ pub struct Fast {
 /// then goes through the generic path).
 pub fn fast_path(g: &Gen<'_, '_>) -> Result<Option<Fast>, CodegenError> {
     let plan = g.plan;
-    let model = plan.model;
-    // Typed context inputs of the operations.
+    let inputs = typed_inputs(plan);
+    let Some(rendered) = render_ops(plan, &inputs) else {
+        return Ok(None);
+    };
+    let (read, computed) = liveness(g, &rendered);
+    let mut read_inputs = BTreeSet::new();
+    let ops = op_lines(plan, &rendered, &read, &computed, &mut read_inputs);
+    let (finish, typed_reads) = finish(g, &inputs, &rendered);
+    for code in &typed_reads {
+        if let Some(k) = code.strip_prefix('v').and_then(|k| k.parse().ok()) {
+            read_inputs.insert(k);
+        }
+    }
+    Ok(Some(Fast {
+        inputs: input_lines(g, &inputs, &read_inputs),
+        ops,
+        finish,
+        scalar: rendered.scalar,
+    }))
+}
+
+/// The context inputs of the operations, typed: categorical features as strings, the others
+/// as integers, in order of first use.
+fn typed_inputs(plan: &Plan<'_>) -> Vec<(String, Ty)> {
     let mut inputs: Vec<(String, Ty)> = Vec::new();
     for (i, op) in plan.ops.iter().enumerate() {
         for input in op.inputs() {
             if plan.source_before(input, i) == Source::Context
                 && !inputs.iter().any(|(n, _)| n == input)
             {
-                let categorical = model.categorical_features.iter().any(|c| c == input);
+                let categorical = plan.model.categorical_features.iter().any(|c| c == input);
                 inputs.push((input.to_string(), if categorical { Ty::S } else { Ty::I }));
             }
         }
     }
-    let read_inputs: RefCell<BTreeSet<usize>> = RefCell::new(BTreeSet::new());
-    // Rendered operations, and whether each can fail.
-    let mut op_code: Vec<(Code, bool)> = Vec::new();
-    let mut scalar = BTreeSet::new();
-    let mut op_reads: Vec<BTreeSet<usize>> = Vec::new();
-    let mut op_input_reads: Vec<BTreeSet<usize>> = Vec::new();
+    inputs
+}
+
+/// Every operation rendered over typed values, with what each one reads.
+struct Rendered {
+    /// Each operation's code and whether it can fail.
+    code: Vec<(Code, bool)>,
+    /// The earlier operations each one reads.
+    reads: Vec<BTreeSet<usize>>,
+    /// The typed inputs each one reads.
+    input_reads: Vec<BTreeSet<usize>>,
+    /// Functions of `ah_core::ops::scalar` the operations call.
+    scalar: BTreeSet<&'static str>,
+}
+
+/// Renders the operations, or `None` when one cannot be typed.
+fn render_ops(plan: &Plan<'_>, inputs: &[(String, Ty)]) -> Option<Rendered> {
+    let mut out = Rendered {
+        code: Vec::new(),
+        reads: Vec::new(),
+        input_reads: Vec::new(),
+        scalar: BTreeSet::new(),
+    };
     for (i, op) in plan.ops.iter().enumerate() {
         let reads: RefCell<BTreeSet<usize>> = RefCell::new(BTreeSet::new());
         let input_reads: RefCell<BTreeSet<usize>> = RefCell::new(BTreeSet::new());
-        let rendered = {
-            let lookup = |n: &str| -> Option<(String, Ty)> {
-                match plan.source_before(n, i) {
-                    Source::Op(j) => {
-                        reads.borrow_mut().insert(j);
-                        Some((format!("o{j}"), op_code[j].0.ty))
-                    }
-                    _ => {
-                        let k = inputs.iter().position(|(m, _)| m == n)?;
-                        input_reads.borrow_mut().insert(k);
-                        Some((format!("v{k}"), inputs[k].1))
-                    }
+        let code = &out.code;
+        let lookup = |n: &str| -> Option<(String, Ty)> {
+            match plan.source_before(n, i) {
+                Source::Op(j) => {
+                    reads.borrow_mut().insert(j);
+                    Some((format!("o{j}"), code[j].0.ty))
                 }
-            };
-            let mut r = Renderer {
-                lookup: &lookup,
-                fail: format!("UnsureKind::MissingFeature({})", str_lit(&op.name)),
-                helpers: BTreeSet::new(),
-                fallible: false,
-            };
-            match r.render(&op.expr) {
-                Ok(c) => {
-                    scalar.extend(r.helpers);
-                    (c, r.fallible)
+                _ => {
+                    let k = inputs.iter().position(|(m, _)| m == n)?;
+                    input_reads.borrow_mut().insert(k);
+                    Some((format!("v{k}"), inputs[k].1))
                 }
-                Err(_) => return Ok(None),
             }
         };
-        op_code.push(rendered);
-        op_reads.push(reads.into_inner());
-        op_input_reads.push(input_reads.into_inner());
+        let mut r = Renderer {
+            lookup: &lookup,
+            fail: format!("UnsureKind::MissingFeature({})", str_lit(&op.name)),
+            helpers: BTreeSet::new(),
+            fallible: false,
+        };
+        let rendered = r.render(&op.expr).ok()?;
+        let (helpers, fallible) = (r.helpers, r.fallible);
+        out.scalar.extend(helpers);
+        out.code.push((rendered, fallible));
+        out.reads.push(reads.into_inner());
+        out.input_reads.push(input_reads.into_inner());
     }
-    // Which operations are read by the guard, a used column, or a computed operation? An
-    // operation nobody reads is computed only when it can fail (the model is unsure then).
+    Some(out)
+}
+
+/// Which operations are read (by the guard, a used column, or a computed operation) and which
+/// are computed: an operation nobody reads is computed only when it can fail (the model is
+/// unsure then).
+fn liveness(g: &Gen<'_, '_>, r: &Rendered) -> (Vec<bool>, Vec<bool>) {
+    let (plan, model) = (g.plan, g.plan.model);
     let mut read = vec![false; plan.ops.len()];
     if model.range_guard {
-        for r in &model.feature_ranges {
-            if let Source::Op(j) = plan.guard_source(&r.name) {
+        for range in &model.feature_ranges {
+            if let Source::Op(j) = plan.guard_source(&range.name) {
                 read[j] = true;
             }
         }
@@ -118,19 +158,30 @@ pub fn fast_path(g: &Gen<'_, '_>) -> Result<Option<Fast>, CodegenError> {
     }
     let mut computed = vec![false; plan.ops.len()];
     for i in (0..plan.ops.len()).rev() {
-        computed[i] = read[i] || op_code[i].1;
+        computed[i] = read[i] || r.code[i].1;
         if computed[i] {
-            for &j in &op_reads[i] {
+            for &j in &r.reads[i] {
                 read[j] = true;
             }
         }
     }
+    (read, computed)
+}
+
+/// The lines of the computed operations; adds the inputs they read to `read_inputs`.
+fn op_lines(
+    plan: &Plan<'_>,
+    r: &Rendered,
+    read: &[bool],
+    computed: &[bool],
+    read_inputs: &mut BTreeSet<usize>,
+) -> Vec<OpLine> {
     let mut ops = Vec::new();
-    for (i, (op, (code, _))) in plan.ops.iter().zip(&op_code).enumerate() {
+    for (i, (op, (code, _))) in plan.ops.iter().zip(&r.code).enumerate() {
         if !computed[i] {
             continue;
         }
-        read_inputs.borrow_mut().extend(&op_input_reads[i]);
+        read_inputs.extend(&r.input_reads[i]);
         ops.push(OpLine {
             doc: format!("`{}` = {}", comment(&op.name), comment(&op.source)),
             var: if read[i] {
@@ -142,7 +193,11 @@ pub fn fast_path(g: &Gen<'_, '_>) -> Result<Option<Fast>, CodegenError> {
             code: code.code.clone(),
         });
     }
-    // Guard and columns over typed values where known.
+    ops
+}
+
+/// Guard and columns over typed values where known; also returns the typed inputs they read.
+fn finish(g: &Gen<'_, '_>, inputs: &[(String, Ty)], r: &Rendered) -> (Finish, Vec<String>) {
     struct Typed<'a> {
         g: &'a Gen<'a, 'a>,
         inputs: &'a [(String, Ty)],
@@ -156,11 +211,12 @@ pub fn fast_path(g: &Gen<'_, '_>) -> Result<Option<Fast>, CodegenError> {
             Some((format!("v{k}"), self.inputs[k].1))
         }
     }
-    let src = Typed { g, inputs: &inputs };
-    let op_typed = |j: usize| Some((format!("o{j}"), op_code[j].0.ty));
+    let plan = g.plan;
+    let src = Typed { g, inputs };
+    let op_typed = |j: usize| Some((format!("o{j}"), r.code[j].0.ty));
     let guard_reads: RefCell<BTreeSet<String>> = RefCell::new(BTreeSet::new());
     let guard = g.guard_values(&|n| match plan.guard_source(n) {
-        Source::Op(j) => match op_code[j].0.ty {
+        Source::Op(j) => match r.code[j].0.ty {
             Ty::S => "None".to_string(),
             ty => format!("Some({})", as_f64(&format!("o{j}"), ty)),
         },
@@ -177,13 +233,18 @@ pub fn fast_path(g: &Gen<'_, '_>) -> Result<Option<Fast>, CodegenError> {
     // The generic path binds every field first; the fast path writes what it can in the
     // literal, so the two do not repeat one block.
     finish.inline_fields();
-    let mut read_inputs = read_inputs.into_inner();
-    for code in guard_reads.into_inner().iter().chain(&finish.typed_reads) {
-        if let Some(k) = code.strip_prefix('v').and_then(|k| k.parse().ok()) {
-            read_inputs.insert(k);
-        }
-    }
-    let inputs = inputs
+    let mut typed_reads: Vec<String> = guard_reads.into_inner().into_iter().collect();
+    typed_reads.extend(finish.typed_reads.iter().cloned());
+    (finish, typed_reads)
+}
+
+/// The match arms that read the typed inputs from the context (`_` for one nothing reads).
+fn input_lines(
+    g: &Gen<'_, '_>,
+    inputs: &[(String, Ty)],
+    read_inputs: &BTreeSet<usize>,
+) -> Vec<Input> {
+    inputs
         .iter()
         .enumerate()
         .map(|(k, (name, ty))| {
@@ -201,11 +262,5 @@ pub fn fast_path(g: &Gen<'_, '_>) -> Result<Option<Fast>, CodegenError> {
                 }),
             }
         })
-        .collect();
-    Ok(Some(Fast {
-        inputs,
-        ops,
-        finish,
-        scalar,
-    }))
+        .collect()
 }
