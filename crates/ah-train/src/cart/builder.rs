@@ -78,12 +78,39 @@ struct StackRecord {
 
 pub(super) type Totals = (Vec<f64>, f64, f64, f64);
 
+/// Buffers a builder hands to the next tree of its group (same data), so that consecutive
+/// fits reuse their memory instead of allocating (and the OS zeroing) fresh pages.
+#[derive(Debug, Default)]
+pub(super) struct Scratch {
+    sorted: Vec<Vec<u32>>,
+    goes_left: Vec<bool>,
+    buf: Vec<u32>,
+    class_masks: Option<Vec<Vec<u64>>>,
+    /// The `c * log2(c)` table of the previous tree (it depends only on the sample count).
+    xlx: Option<Vec<f64>>,
+}
+
+/// `c * log2(c)` for `c = 0..=n`.
+fn xlx_table(n: usize) -> Vec<f64> {
+    (0..=n)
+        .map(|c| {
+            if c == 0 {
+                0.0
+            } else {
+                c as f64 * log2(c as f64)
+            }
+        })
+        .collect()
+}
+
 impl<'a> Builder<'a> {
-    /// A builder for one tree of `params` on `data` (`presorted` from the same columns).
+    /// A builder for one tree of `params` on `data` (`presorted` from the same columns), with
+    /// the buffers of the previous tree fitted on the same data (or empty ones).
     pub(super) fn new(
         data: &'a CartData<'a>,
         presorted: &'a Presorted,
         params: CartParams,
+        scratch: Scratch,
     ) -> Self {
         let n = data.weights.len();
         let n_features = data.columns.len();
@@ -91,38 +118,44 @@ impl<'a> Builder<'a> {
         let min_samples_leaf = params.min_samples_leaf.resolve(n);
         let mut rs = crate::split::RandomState::new(params.seed);
         let rand_state = rs.randint(0, i64::from(RAND_R_MAX)) as u32;
+        let Scratch {
+            mut sorted,
+            mut goes_left,
+            mut buf,
+            class_masks,
+            xlx,
+        } = scratch;
+        sorted.clone_from(&presorted.orders);
+        goes_left.clear();
+        goes_left.resize(n, false);
+        buf.clear();
+        buf.reserve(n);
+        let unit_weights = data.weights.iter().all(|&w| w == 1.0);
+        let xlx = (params.criterion == Criterion::Entropy && unit_weights).then(|| match xlx {
+            Some(t) if t.len() == n + 1 => t,
+            _ => xlx_table(n),
+        });
         Builder {
             data,
             criterion: params.criterion,
             regression,
-            sorted: presorted.orders.clone(),
+            sorted,
             features: (0..n_features).collect(),
             constant_features: (0..n_features).collect(),
             rand_state,
             min_samples_leaf,
             min_samples_split: 2usize.max(2 * min_samples_leaf),
-            goes_left: vec![false; n],
-            buf: Vec::with_capacity(n),
+            goes_left,
+            buf,
             nodes: Vec::new(),
             w_total: data.weights.iter().sum(),
             info: Vec::new(),
             constant_features_at: Vec::new(),
             two_valued: &presorted.two_valued,
-            unit_weights: data.weights.iter().all(|&w| w == 1.0),
+            unit_weights,
             lo_bits: &presorted.lo_bits,
-            class_masks: None,
-            xlx: (params.criterion == Criterion::Entropy && data.weights.iter().all(|&w| w == 1.0))
-                .then(|| {
-                    (0..=n)
-                        .map(|c| {
-                            if c == 0 {
-                                0.0
-                            } else {
-                                c as f64 * log2(c as f64)
-                            }
-                        })
-                        .collect()
-                }),
+            class_masks,
+            xlx,
         }
     }
 
@@ -323,7 +356,12 @@ impl<'a> Builder<'a> {
         }
     }
 
-    pub(super) fn build(mut self, max_depth: Option<usize>, cache: &mut NodeCache) -> CartTree {
+    /// Grows the tree; returns it with the buffers for the next tree of the group.
+    pub(super) fn build(
+        mut self,
+        max_depth: Option<usize>,
+        cache: &mut NodeCache,
+    ) -> (CartTree, Scratch) {
         let n = self.data.weights.len();
         let mut stack = vec![StackRecord {
             start: 0,
@@ -430,9 +468,17 @@ impl<'a> Builder<'a> {
                 n_constant,
             });
         }
-        CartTree {
+        let tree = CartTree {
             nodes: self.nodes,
             n_features: self.data.columns.len(),
-        }
+        };
+        let scratch = Scratch {
+            sorted: self.sorted,
+            goes_left: self.goes_left,
+            buf: self.buf,
+            class_masks: self.class_masks,
+            xlx: self.xlx,
+        };
+        (tree, scratch)
     }
 }

@@ -1,6 +1,6 @@
 //! The entry points: one tree, or a group of trees that differ only in depth.
 
-use super::builder::{Builder, NodeCache};
+use super::builder::{Builder, NodeCache, Scratch};
 use super::params::{CartParams, Criterion};
 use super::presort::Presorted;
 use super::tree::{CartNode, CartTree};
@@ -21,6 +21,7 @@ pub fn fit_group(
     params: &[CartParams],
 ) -> Vec<CartTree> {
     let mut cache = NodeCache::new();
+    let mut scratch = Scratch::default();
     let mut out = Vec::with_capacity(params.len());
     for p in params {
         assert!(
@@ -29,7 +30,7 @@ pub fn fit_group(
                 && p.seed == params[0].seed,
             "a group shares criterion, min_samples_leaf and seed"
         );
-        out.push(fit_cached(data, presorted, *p, &mut cache));
+        out.push(fit_cached(data, presorted, *p, &mut cache, &mut scratch));
     }
     out
 }
@@ -39,6 +40,7 @@ fn fit_cached(
     presorted: &Presorted,
     params: CartParams,
     cache: &mut NodeCache,
+    scratch: &mut Scratch,
 ) -> CartTree {
     let n = data.weights.len();
     let regression = params.criterion == Criterion::SquaredError;
@@ -80,5 +82,8 @@ fn fit_cached(
             n_features,
         };
     }
-    Builder::new(data, presorted, params).build(params.max_depth, cache)
+    let (tree, rest) = Builder::new(data, presorted, params, std::mem::take(scratch))
+        .build(params.max_depth, cache);
+    *scratch = rest;
+    tree
 }

@@ -39,12 +39,33 @@ pub(super) fn unsafe_leaves(
     rule: &UnsafeRule,
     es: &EvalSettings,
 ) -> Vec<bool> {
+    unsafe_leaves_with(f, t, rule, es, None)
+}
+
+/// [`unsafe_leaves`] with the leaf of every row of `t` when the caller has routed them
+/// already (`None`: route here).
+pub(super) fn unsafe_leaves_with(
+    f: &Fitted,
+    t: &Table,
+    rule: &UnsafeRule,
+    es: &EvalSettings,
+    leaves: Option<&[usize]>,
+) -> Vec<bool> {
     let mut bad = vec![false; f.tree.nodes.len()];
     if let UnsafeRule::SlowerThan { choice, factor } = rule {
         let Some(rc) = t.choice_index(choice) else {
             return bad;
         };
-        for (i, leaf) in f.leaves(t).into_iter().enumerate() {
+        let routed;
+        let leaves = match leaves {
+            Some(l) => l,
+            None => {
+                routed = f.leaves(t);
+                &routed
+            }
+        };
+        debug_assert_eq!(leaves.len(), t.len());
+        for (i, &leaf) in leaves.iter().enumerate() {
             let v = &f.tree.nodes[leaf].value;
             let pred = (0..v.len()).fold(0, |b, c| if v[c] > v[b] { c } else { b });
             if let Some(pc) = t.choice_index(&f.classes[pred]) {

@@ -12,7 +12,7 @@ use crate::config::GridConfig;
 use crate::error::{Result, TrainError};
 use ah_eval::metrics as eval;
 
-use super::fit::{finish_fit, matrix_of, unsafe_leaves};
+use super::fit::{finish_fit, matrix_of, unsafe_leaves_with};
 use super::grid::{GridFit, GridInput, Selection};
 use super::GridRow;
 
@@ -71,8 +71,14 @@ pub(super) fn select(g: &GridInput<'_>) -> Result<Selection> {
 fn fit_one(g: &GridInput<'_>, cfg: GridConfig, tree: CartTree, wrong_pct: f64) -> GridFit {
     let train_t = &g.p.sets[0].1;
     let f = finish_fit(tree, &g.p.classes, g.opts.ranking);
-    let bad = unsafe_leaves(&f, train_t, &g.p.settings.unsafe_rule, &g.es);
     let rps = g.predictions(&f);
+    // The training view is the training table itself unless ranking filtered it: reuse its
+    // routing.
+    let train_leaves = match &g.views[0].1 {
+        std::borrow::Cow::Borrowed(t) if std::ptr::eq(*t, train_t) => Some(&rps[0].leaf[..]),
+        _ => None,
+    };
+    let bad = unsafe_leaves_with(&f, train_t, &g.p.settings.unsafe_rule, &g.es, train_leaves);
     let thr = eval::safe_proba(&rps[1], g.val(), &|l| bad[l], wrong_pct, &g.es);
     let metrics = g.metrics(&f, &rps, thr, &bad);
     (g.progress)(1);
