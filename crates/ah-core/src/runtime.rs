@@ -221,8 +221,10 @@ pub struct Pick {
 /// Builder of an [`AutoHeuristic`].
 pub struct AutoHeuristicBuilder<'a> {
     name: String,
-    choices: Vec<String>,
-    fallback: Fallback<'a>,
+    /// Set again by [`crate::select::SelectAlgorithmBuilder::build`] (deduplicated ids).
+    pub(crate) choices: Vec<String>,
+    /// Set again by [`crate::select::SelectAlgorithmBuilder::build`] (the fallback choice).
+    pub(crate) fallback: Fallback<'a>,
     feedback: Option<Feedback<'a>>,
     context: Context,
     augment: Vec<Operation>,

@@ -25,7 +25,7 @@ use crate::error::{Error, Result};
 use crate::heuristic::{HeuristicMetadata, Registry};
 use crate::model::UnsureReason;
 use crate::ops::Operation;
-use crate::runtime::{AutoHeuristic, Config, DeviceInfo, PickSource};
+use crate::runtime::{AutoHeuristic, AutoHeuristicBuilder, Config, DeviceInfo, PickSource};
 
 /// PyTorch's fallback string when the select-algorithm call has no fallback choice.
 pub const UNSURE: &str = "unsure";
@@ -156,20 +156,12 @@ impl Autotuner {
     }
 }
 
-type Precondition<'a> = Box<dyn Fn(&HeuristicMetadata<'_>, &Context) -> bool + 'a>;
-
-/// Builder of a [`SelectAlgorithm`].
+/// Builder of a [`SelectAlgorithm`]: the [`AutoHeuristicBuilder`] of the inner decision plus the
+/// inputs key and the fallback choice.
 pub struct SelectAlgorithmBuilder<'a> {
-    name: String,
-    choices: Vec<String>,
+    inner: AutoHeuristicBuilder<'a>,
     inputs_key: String,
     fallback: Option<String>,
-    context: Context,
-    augment: Vec<Operation>,
-    precondition: Option<Precondition<'a>>,
-    config: Option<Config>,
-    device: DeviceInfo,
-    registry: Option<&'a Registry>,
 }
 
 impl<'a> SelectAlgorithmBuilder<'a> {
@@ -181,50 +173,50 @@ impl<'a> SelectAlgorithmBuilder<'a> {
     }
 
     /// The decision's context (raw, logged features).
-    pub fn context(mut self, context: Context) -> Self {
-        self.context = context;
-        self
+    pub fn context(self, context: Context) -> Self {
+        self.with_inner(|b| b.context(context))
     }
 
     /// Augment operations applied before asking the heuristic.
-    pub fn augment(mut self, ops: Vec<Operation>) -> Self {
-        self.augment = ops;
-        self
+    pub fn augment(self, ops: Vec<Operation>) -> Self {
+        self.with_inner(|b| b.augment(ops))
     }
 
     /// The precondition on metadata and raw context.
-    pub fn precondition(
-        mut self,
-        p: impl Fn(&HeuristicMetadata<'_>, &Context) -> bool + 'a,
-    ) -> Self {
-        self.precondition = Some(Box::new(p));
-        self
+    pub fn precondition(self, p: impl Fn(&HeuristicMetadata<'_>, &Context) -> bool + 'a) -> Self {
+        self.with_inner(|b| b.precondition(p))
     }
 
     /// The configuration (default: [`Config::from_env`]).
-    pub fn config(mut self, config: Config) -> Self {
-        self.config = Some(config);
-        self
+    pub fn config(self, config: Config) -> Self {
+        self.with_inner(|b| b.config(config))
     }
 
     /// The device (default: [`DeviceInfo::none`]).
-    pub fn device(mut self, device: DeviceInfo) -> Self {
-        self.device = device;
-        self
+    pub fn device(self, device: DeviceInfo) -> Self {
+        self.with_inner(|b| b.device(device))
     }
 
     /// The registry to ask (default: the global registry, else none).
-    pub fn registry(mut self, registry: &'a Registry) -> Self {
-        self.registry = Some(registry);
+    pub fn registry(self, registry: &'a Registry) -> Self {
+        self.with_inner(|b| b.registry(registry))
+    }
+
+    fn with_inner(
+        mut self,
+        f: impl FnOnce(AutoHeuristicBuilder<'a>) -> AutoHeuristicBuilder<'a>,
+    ) -> Self {
+        self.inner = f(self.inner);
         self
     }
 
     /// Builds it. Duplicate choice ids collapse (first position kept, the last original index
     /// wins, as PyTorch's `choicestr2choice` dict). Nothing is benchmarked here.
     pub fn build(self) -> Result<SelectAlgorithm<'a>> {
+        let mut inner = self.inner;
         let mut ids: Vec<String> = Vec::new();
         let mut last_index: Vec<usize> = Vec::new();
-        for (i, c) in self.choices.iter().enumerate() {
+        for (i, c) in inner.choices.iter().enumerate() {
             match ids.iter().position(|x| x == c) {
                 Some(j) => last_index[j] = i,
                 None => {
@@ -235,19 +227,10 @@ impl<'a> SelectAlgorithmBuilder<'a> {
         }
         let fallback = self.fallback.unwrap_or_else(|| UNSURE.to_string());
         let fb = fallback.clone();
-        let mut builder = AutoHeuristic::builder(self.name, ids.clone(), move || fb.clone())
-            .context(self.context)
-            .augment(self.augment)
-            .config(self.config.unwrap_or_else(Config::from_env))
-            .device(self.device);
-        if let Some(p) = self.precondition {
-            builder = builder.precondition(p);
-        }
-        if let Some(r) = self.registry {
-            builder = builder.registry(r);
-        }
+        inner.choices = ids;
+        inner.fallback = Box::new(move || fb.clone());
         Ok(SelectAlgorithm {
-            inner: builder.build()?,
+            inner: inner.build()?,
             inputs_key: self.inputs_key,
             last_index,
             fallback,
@@ -283,16 +266,9 @@ impl<'a> SelectAlgorithm<'a> {
         inputs_key: impl Into<String>,
     ) -> SelectAlgorithmBuilder<'a> {
         SelectAlgorithmBuilder {
-            name: name.into(),
-            choices,
+            inner: AutoHeuristic::builder(name, choices, || UNSURE.to_string()),
             inputs_key: inputs_key.into(),
             fallback: None,
-            context: Context::new(),
-            augment: Vec::new(),
-            precondition: None,
-            config: None,
-            device: DeviceInfo::none(),
-            registry: None,
         }
     }
 

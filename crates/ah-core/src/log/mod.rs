@@ -135,6 +135,12 @@ impl Log {
 /// logs (training with `--data`, replay) warn with it: a heuristic learned on one device is
 /// matched on that device's identity.
 pub fn device_difference(reference: &Metadata, other: &Metadata) -> Option<String> {
+    let diffs = device_differences(reference, other);
+    (!diffs.is_empty()).then(|| diffs.join(", "))
+}
+
+/// The device identity fields (`shared_memory`, `device_capa`) that differ, one phrase each.
+fn device_differences(reference: &Metadata, other: &Metadata) -> Vec<String> {
     let mut diffs = Vec::new();
     if reference.shared_memory != other.shared_memory {
         diffs.push(format!(
@@ -148,5 +154,5 @@ pub fn device_difference(reference: &Metadata, other: &Metadata) -> Option<Strin
             reference.device_capa, other.device_capa
         ));
     }
-    (!diffs.is_empty()).then(|| diffs.join(", "))
+    diffs
 }

@@ -108,19 +108,7 @@ fn metadata_difference(existing: &str, given: &Metadata) -> String {
     let Ok(old) = Metadata::from_json_line(existing) else {
         return "the existing first line is not AutoHeuristic metadata".into();
     };
-    let mut diffs = Vec::new();
-    if old.shared_memory != given.shared_memory {
-        diffs.push(format!(
-            "shared_memory {} vs {}",
-            old.shared_memory, given.shared_memory
-        ));
-    }
-    if old.device_capa != given.device_capa {
-        diffs.push(format!(
-            "device_capa {:?} vs {:?}",
-            old.device_capa, given.device_capa
-        ));
-    }
+    let mut diffs = super::device_differences(&old, given);
     if old.name != given.name {
         diffs.push(format!("name {:?} vs {:?}", old.name, given.name));
     }
