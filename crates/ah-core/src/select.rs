@@ -17,15 +17,16 @@
 //! result is for the same name, inputs key and choice list and refuses a mismatch with an error
 //! that says what differs.
 
-use std::collections::BTreeMap;
-
-use crate::cache::{CacheKey, DeviceFingerprint, Lookup, PickCache};
+use crate::cache::{CacheKey, DeviceFingerprint, PickCache};
 use crate::context::Context;
 use crate::error::{Error, Result};
 use crate::heuristic::{HeuristicMetadata, Registry};
 use crate::model::UnsureReason;
 use crate::ops::Operation;
-use crate::runtime::{AutoHeuristic, AutoHeuristicBuilder, Config, DeviceInfo, PickSource};
+use crate::runtime::{
+    cached_pick, fastest, open_pick_cache, store_pick, AutoHeuristic, AutoHeuristicBuilder, Config,
+    DeviceInfo, PickSource,
+};
 
 /// PyTorch's fallback string when the select-algorithm call has no fallback choice.
 pub const UNSURE: &str = "unsure";
@@ -73,19 +74,9 @@ pub struct Autotuner {
 impl Autotuner {
     /// An autotuner with the pick cache of `config` (none when `config.disable_cache`).
     pub fn new(config: &Config, fingerprint: DeviceFingerprint) -> Self {
-        if config.disable_cache {
-            return Self::without_cache();
-        }
-        match PickCache::open(config.pick_cache_path(), fingerprint) {
-            Ok(mut cache) => Self {
-                warnings: cache.take_warnings(),
-                cache: Some(cache),
-            },
-            Err(e) => Self {
-                cache: None,
-                warnings: vec![format!("{e}; autotuning without the pick cache")],
-            },
-        }
+        let mut warnings = Vec::new();
+        let cache = open_pick_cache(config, fingerprint, "autotuning", &mut warnings);
+        Self { cache, warnings }
     }
 
     /// An autotuner that always benchmarks.
@@ -114,38 +105,28 @@ impl Autotuner {
         };
         if request.use_cache {
             if let Some(cache) = &self.cache {
-                match cache.lookup(&key) {
-                    Lookup::Hit(c) if request.choices.contains(&c) => {
-                        return result(Some(c), None, PickSource::Cache)
-                    }
-                    Lookup::Stale { reason } => self.warnings.push(format!(
-                        "{}: ignoring a cached pick for `{}` made under another guard ({reason})",
-                        cache.path().display(),
-                        request.name
-                    )),
-                    _ => {}
+                let hit = cached_pick(
+                    cache,
+                    &key,
+                    &request.name,
+                    &request.choices,
+                    &mut self.warnings,
+                );
+                if hit.is_some() {
+                    return result(hit, None, PickSource::Cache);
                 }
             }
         }
         let timings: Vec<f64> = request.choices.iter().map(|c| bench(c)).collect();
-        let mut best: Option<(f64, usize)> = None;
-        for (i, &t) in timings.iter().enumerate() {
-            if t.is_finite() && best.is_none_or(|(b, _)| t < b) {
-                best = Some((t, i));
-            }
-        }
-        let choice = best.map(|(_, i)| request.choices[i].clone());
+        let choice = fastest(&timings).map(|i| request.choices[i].clone());
         if let (Some(c), Some(cache)) = (&choice, self.cache.as_mut()) {
-            let times: BTreeMap<String, f64> = request
+            let times = request
                 .choices
                 .iter()
                 .cloned()
                 .zip(timings.iter().copied())
                 .collect();
-            if let Err(e) = cache.put_with_timings(&key, c, times) {
-                self.warnings.push(format!("cannot store the pick: {e}"));
-            }
-            self.warnings.extend(cache.take_warnings());
+            store_pick(cache, &key, c, times, &mut self.warnings);
         }
         result(choice, Some(timings), PickSource::Autotuned)
     }
