@@ -109,21 +109,19 @@ fn metadata_difference(existing: &str, given: &Metadata) -> String {
         return "the existing first line is not AutoHeuristic metadata".into();
     };
     let mut diffs = super::device_differences(&old, given);
-    if old.name != given.name {
-        diffs.push(format!("name {:?} vs {:?}", old.name, given.name));
-    }
-    if old.numerical_features != given.numerical_features {
-        diffs.push(format!(
-            "numerical_features {:?} vs {:?}",
-            old.numerical_features, given.numerical_features
-        ));
-    }
-    if old.categorical_features != given.categorical_features {
-        diffs.push(format!(
-            "categorical_features {:?} vs {:?}",
-            old.categorical_features, given.categorical_features
-        ));
-    }
+    super::push_difference(&mut diffs, "name", &old.name, &given.name);
+    super::push_difference(
+        &mut diffs,
+        "numerical_features",
+        &old.numerical_features,
+        &given.numerical_features,
+    );
+    super::push_difference(
+        &mut diffs,
+        "categorical_features",
+        &old.categorical_features,
+        &given.categorical_features,
+    );
     if diffs.is_empty() {
         "same content, different layout (an older serializer's key order or `choices` key)".into()
     } else {
