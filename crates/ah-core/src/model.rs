@@ -182,6 +182,22 @@ pub struct FeatureRange {
     pub max: f64,
 }
 
+impl FeatureRange {
+    /// The range guard for one feature's value: missing (or not numeric) and outside the range
+    /// (NaN is outside every range) are the two reasons to be unsure.
+    fn check(&self, value: Option<f64>) -> std::result::Result<(), UnsureReason> {
+        let v = value.ok_or_else(|| UnsureReason::MissingFeature {
+            feature: self.name.clone(),
+        })?;
+        if !(self.min <= v && v <= self.max) {
+            return Err(UnsureReason::OutOfRange {
+                feature: self.name.clone(),
+            });
+        }
+        Ok(())
+    }
+}
+
 /// How the model was chosen.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TrainingInfo {
@@ -587,17 +603,7 @@ impl Model {
             return Ok(());
         }
         for r in &self.feature_ranges {
-            let v = ctx.get(&r.name).and_then(Value::as_f64).ok_or_else(|| {
-                UnsureReason::MissingFeature {
-                    feature: r.name.clone(),
-                }
-            })?;
-            // NaN is outside every range.
-            if !(r.min <= v && v <= r.max) {
-                return Err(UnsureReason::OutOfRange {
-                    feature: r.name.clone(),
-                });
-            }
+            r.check(ctx.get(&r.name).and_then(Value::as_f64))?;
         }
         Ok(())
     }
@@ -787,17 +793,7 @@ impl<'m> ModelEvaluator<'m> {
         }
         if self.model.range_guard {
             for (r, slot) in self.model.feature_ranges.iter().zip(&plan.ranges) {
-                let v = slot.and_then(|s| self.slots[s].as_f64()).ok_or_else(|| {
-                    UnsureReason::MissingFeature {
-                        feature: r.name.clone(),
-                    }
-                })?;
-                // NaN is outside every range.
-                if !(r.min <= v && v <= r.max) {
-                    return Err(UnsureReason::OutOfRange {
-                        feature: r.name.clone(),
-                    });
-                }
+                r.check(slot.and_then(|s| self.slots[s].as_f64()))?;
             }
         }
         Ok(())

@@ -221,8 +221,10 @@ pub struct Pick {
 /// Builder of an [`AutoHeuristic`].
 pub struct AutoHeuristicBuilder<'a> {
     name: String,
-    choices: Vec<String>,
-    fallback: Fallback<'a>,
+    /// Set again by [`crate::select::SelectAlgorithmBuilder::build`] (deduplicated ids).
+    pub(crate) choices: Vec<String>,
+    /// Set again by [`crate::select::SelectAlgorithmBuilder::build`] (the fallback choice).
+    pub(crate) fallback: Fallback<'a>,
     feedback: Option<Feedback<'a>>,
     context: Context,
     augment: Vec<Operation>,
@@ -589,63 +591,42 @@ impl<'a> AutoHeuristic<'a> {
             };
         }
         let key = CacheKey::new(&self.name, &self.context, &self.choices);
-        let mut cache = if self.config.disable_cache {
-            None
-        } else {
-            match PickCache::open(self.config.pick_cache_path(), self.fingerprint.clone()) {
-                Ok(mut c) => {
-                    self.warnings.extend(c.take_warnings());
-                    Some(c)
-                }
-                Err(e) => {
-                    self.warnings
-                        .push(format!("{e}; deciding without the pick cache"));
-                    None
-                }
-            }
-        };
+        let mut cache = open_pick_cache(
+            &self.config,
+            self.fingerprint.clone(),
+            "deciding",
+            &mut self.warnings,
+        );
         if let Some(c) = &cache {
-            match c.lookup(&key) {
-                Lookup::Hit(choice) if self.choices.contains(&choice) => {
-                    return Pick {
-                        choice,
-                        source: PickSource::Cache,
-                        unsure: Some(unsure),
-                    };
-                }
-                Lookup::Stale { reason } => self.warnings.push(format!(
-                    "{}: ignoring a cached pick for `{}` made under another guard ({reason})",
-                    c.path().display(),
-                    self.name
-                )),
-                _ => {}
+            if let Some(choice) =
+                cached_pick(c, &key, &self.name, &self.choices, &mut self.warnings)
+            {
+                return Pick {
+                    choice,
+                    source: PickSource::Cache,
+                    unsure: Some(unsure),
+                };
             }
         }
-        let mut timings = BTreeMap::new();
-        let mut best: Option<(f64, &String)> = None;
-        for choice in &self.choices {
-            let t = match self.collected_feedback.get(choice) {
+        let times: Vec<f64> = self
+            .choices
+            .iter()
+            .map(|choice| match self.collected_feedback.get(choice) {
                 Some(t) => *t,
                 None => (self.feedback.as_mut().expect("checked"))(choice),
-            };
-            timings.insert(choice.clone(), t);
-            if t.is_finite() && best.is_none_or(|(b, _)| t < b) {
-                best = Some((t, choice));
-            }
-        }
-        let Some((_, choice)) = best else {
+            })
+            .collect();
+        let Some(best) = fastest(&times) else {
             return Pick {
                 choice: (self.fallback)(),
                 source: PickSource::Fallback,
                 unsure: Some(unsure),
             };
         };
-        let choice = choice.clone();
+        let choice = self.choices[best].clone();
         if let Some(c) = cache.as_mut() {
-            if let Err(e) = c.put_with_timings(&key, &choice, timings) {
-                self.warnings.push(format!("cannot store the pick: {e}"));
-            }
-            self.warnings.extend(c.take_warnings());
+            let timings = self.choices.iter().cloned().zip(times).collect();
+            store_pick(c, &key, &choice, timings, &mut self.warnings);
         }
         Pick {
             choice,
@@ -658,6 +639,76 @@ impl<'a> AutoHeuristic<'a> {
     pub fn take_warnings(&mut self) -> Vec<String> {
         std::mem::take(&mut self.warnings)
     }
+}
+
+/// The pick cache of `config` (none when `config.disable_cache`), its warnings moved to
+/// `warnings`; one that cannot be opened is a warning that `what` goes on without it.
+pub(crate) fn open_pick_cache(
+    config: &Config,
+    fingerprint: DeviceFingerprint,
+    what: &str,
+    warnings: &mut Vec<String>,
+) -> Option<PickCache> {
+    if config.disable_cache {
+        return None;
+    }
+    match PickCache::open(config.pick_cache_path(), fingerprint) {
+        Ok(mut cache) => {
+            warnings.extend(cache.take_warnings());
+            Some(cache)
+        }
+        Err(e) => {
+            warnings.push(format!("{e}; {what} without the pick cache"));
+            None
+        }
+    }
+}
+
+/// The cached pick of `key` when it was made under the current guard and is one of `choices`;
+/// a pick made under another guard is a warning.
+pub(crate) fn cached_pick(
+    cache: &PickCache,
+    key: &CacheKey,
+    name: &str,
+    choices: &[String],
+    warnings: &mut Vec<String>,
+) -> Option<String> {
+    match cache.lookup(key) {
+        Lookup::Hit(choice) if choices.contains(&choice) => Some(choice),
+        Lookup::Stale { reason } => {
+            warnings.push(format!(
+                "{}: ignoring a cached pick for `{name}` made under another guard ({reason})",
+                cache.path().display(),
+            ));
+            None
+        }
+        _ => None,
+    }
+}
+
+/// Index of the fastest finite time (ties: the first); `None` when every time is `inf` or NaN.
+pub(crate) fn fastest(times: &[f64]) -> Option<usize> {
+    let mut best: Option<(f64, usize)> = None;
+    for (i, &t) in times.iter().enumerate() {
+        if t.is_finite() && best.is_none_or(|(b, _)| t < b) {
+            best = Some((t, i));
+        }
+    }
+    best.map(|(_, i)| i)
+}
+
+/// Stores a pick with its times; a failed write and the cache's warnings go to `warnings`.
+pub(crate) fn store_pick(
+    cache: &mut PickCache,
+    key: &CacheKey,
+    choice: &str,
+    timings: BTreeMap<String, f64>,
+    warnings: &mut Vec<String>,
+) {
+    if let Err(e) = cache.put_with_timings(key, choice, timings) {
+        warnings.push(format!("cannot store the pick: {e}"));
+    }
+    warnings.extend(cache.take_warnings());
 }
 
 #[cfg(test)]

@@ -17,15 +17,16 @@
 //! result is for the same name, inputs key and choice list and refuses a mismatch with an error
 //! that says what differs.
 
-use std::collections::BTreeMap;
-
-use crate::cache::{CacheKey, DeviceFingerprint, Lookup, PickCache};
+use crate::cache::{CacheKey, DeviceFingerprint, PickCache};
 use crate::context::Context;
 use crate::error::{Error, Result};
 use crate::heuristic::{HeuristicMetadata, Registry};
 use crate::model::UnsureReason;
 use crate::ops::Operation;
-use crate::runtime::{AutoHeuristic, Config, DeviceInfo, PickSource};
+use crate::runtime::{
+    cached_pick, fastest, open_pick_cache, store_pick, AutoHeuristic, AutoHeuristicBuilder, Config,
+    DeviceInfo, PickSource,
+};
 
 /// PyTorch's fallback string when the select-algorithm call has no fallback choice.
 pub const UNSURE: &str = "unsure";
@@ -73,19 +74,9 @@ pub struct Autotuner {
 impl Autotuner {
     /// An autotuner with the pick cache of `config` (none when `config.disable_cache`).
     pub fn new(config: &Config, fingerprint: DeviceFingerprint) -> Self {
-        if config.disable_cache {
-            return Self::without_cache();
-        }
-        match PickCache::open(config.pick_cache_path(), fingerprint) {
-            Ok(mut cache) => Self {
-                warnings: cache.take_warnings(),
-                cache: Some(cache),
-            },
-            Err(e) => Self {
-                cache: None,
-                warnings: vec![format!("{e}; autotuning without the pick cache")],
-            },
-        }
+        let mut warnings = Vec::new();
+        let cache = open_pick_cache(config, fingerprint, "autotuning", &mut warnings);
+        Self { cache, warnings }
     }
 
     /// An autotuner that always benchmarks.
@@ -114,38 +105,28 @@ impl Autotuner {
         };
         if request.use_cache {
             if let Some(cache) = &self.cache {
-                match cache.lookup(&key) {
-                    Lookup::Hit(c) if request.choices.contains(&c) => {
-                        return result(Some(c), None, PickSource::Cache)
-                    }
-                    Lookup::Stale { reason } => self.warnings.push(format!(
-                        "{}: ignoring a cached pick for `{}` made under another guard ({reason})",
-                        cache.path().display(),
-                        request.name
-                    )),
-                    _ => {}
+                let hit = cached_pick(
+                    cache,
+                    &key,
+                    &request.name,
+                    &request.choices,
+                    &mut self.warnings,
+                );
+                if hit.is_some() {
+                    return result(hit, None, PickSource::Cache);
                 }
             }
         }
         let timings: Vec<f64> = request.choices.iter().map(|c| bench(c)).collect();
-        let mut best: Option<(f64, usize)> = None;
-        for (i, &t) in timings.iter().enumerate() {
-            if t.is_finite() && best.is_none_or(|(b, _)| t < b) {
-                best = Some((t, i));
-            }
-        }
-        let choice = best.map(|(_, i)| request.choices[i].clone());
+        let choice = fastest(&timings).map(|i| request.choices[i].clone());
         if let (Some(c), Some(cache)) = (&choice, self.cache.as_mut()) {
-            let times: BTreeMap<String, f64> = request
+            let times = request
                 .choices
                 .iter()
                 .cloned()
                 .zip(timings.iter().copied())
                 .collect();
-            if let Err(e) = cache.put_with_timings(&key, c, times) {
-                self.warnings.push(format!("cannot store the pick: {e}"));
-            }
-            self.warnings.extend(cache.take_warnings());
+            store_pick(cache, &key, c, times, &mut self.warnings);
         }
         result(choice, Some(timings), PickSource::Autotuned)
     }
@@ -156,20 +137,12 @@ impl Autotuner {
     }
 }
 
-type Precondition<'a> = Box<dyn Fn(&HeuristicMetadata<'_>, &Context) -> bool + 'a>;
-
-/// Builder of a [`SelectAlgorithm`].
+/// Builder of a [`SelectAlgorithm`]: the [`AutoHeuristicBuilder`] of the inner decision plus the
+/// inputs key and the fallback choice.
 pub struct SelectAlgorithmBuilder<'a> {
-    name: String,
-    choices: Vec<String>,
+    inner: AutoHeuristicBuilder<'a>,
     inputs_key: String,
     fallback: Option<String>,
-    context: Context,
-    augment: Vec<Operation>,
-    precondition: Option<Precondition<'a>>,
-    config: Option<Config>,
-    device: DeviceInfo,
-    registry: Option<&'a Registry>,
 }
 
 impl<'a> SelectAlgorithmBuilder<'a> {
@@ -181,50 +154,50 @@ impl<'a> SelectAlgorithmBuilder<'a> {
     }
 
     /// The decision's context (raw, logged features).
-    pub fn context(mut self, context: Context) -> Self {
-        self.context = context;
-        self
+    pub fn context(self, context: Context) -> Self {
+        self.with_inner(|b| b.context(context))
     }
 
     /// Augment operations applied before asking the heuristic.
-    pub fn augment(mut self, ops: Vec<Operation>) -> Self {
-        self.augment = ops;
-        self
+    pub fn augment(self, ops: Vec<Operation>) -> Self {
+        self.with_inner(|b| b.augment(ops))
     }
 
     /// The precondition on metadata and raw context.
-    pub fn precondition(
-        mut self,
-        p: impl Fn(&HeuristicMetadata<'_>, &Context) -> bool + 'a,
-    ) -> Self {
-        self.precondition = Some(Box::new(p));
-        self
+    pub fn precondition(self, p: impl Fn(&HeuristicMetadata<'_>, &Context) -> bool + 'a) -> Self {
+        self.with_inner(|b| b.precondition(p))
     }
 
     /// The configuration (default: [`Config::from_env`]).
-    pub fn config(mut self, config: Config) -> Self {
-        self.config = Some(config);
-        self
+    pub fn config(self, config: Config) -> Self {
+        self.with_inner(|b| b.config(config))
     }
 
     /// The device (default: [`DeviceInfo::none`]).
-    pub fn device(mut self, device: DeviceInfo) -> Self {
-        self.device = device;
-        self
+    pub fn device(self, device: DeviceInfo) -> Self {
+        self.with_inner(|b| b.device(device))
     }
 
     /// The registry to ask (default: the global registry, else none).
-    pub fn registry(mut self, registry: &'a Registry) -> Self {
-        self.registry = Some(registry);
+    pub fn registry(self, registry: &'a Registry) -> Self {
+        self.with_inner(|b| b.registry(registry))
+    }
+
+    fn with_inner(
+        mut self,
+        f: impl FnOnce(AutoHeuristicBuilder<'a>) -> AutoHeuristicBuilder<'a>,
+    ) -> Self {
+        self.inner = f(self.inner);
         self
     }
 
     /// Builds it. Duplicate choice ids collapse (first position kept, the last original index
     /// wins, as PyTorch's `choicestr2choice` dict). Nothing is benchmarked here.
     pub fn build(self) -> Result<SelectAlgorithm<'a>> {
+        let mut inner = self.inner;
         let mut ids: Vec<String> = Vec::new();
         let mut last_index: Vec<usize> = Vec::new();
-        for (i, c) in self.choices.iter().enumerate() {
+        for (i, c) in inner.choices.iter().enumerate() {
             match ids.iter().position(|x| x == c) {
                 Some(j) => last_index[j] = i,
                 None => {
@@ -235,19 +208,10 @@ impl<'a> SelectAlgorithmBuilder<'a> {
         }
         let fallback = self.fallback.unwrap_or_else(|| UNSURE.to_string());
         let fb = fallback.clone();
-        let mut builder = AutoHeuristic::builder(self.name, ids.clone(), move || fb.clone())
-            .context(self.context)
-            .augment(self.augment)
-            .config(self.config.unwrap_or_else(Config::from_env))
-            .device(self.device);
-        if let Some(p) = self.precondition {
-            builder = builder.precondition(p);
-        }
-        if let Some(r) = self.registry {
-            builder = builder.registry(r);
-        }
+        inner.choices = ids;
+        inner.fallback = Box::new(move || fb.clone());
         Ok(SelectAlgorithm {
-            inner: builder.build()?,
+            inner: inner.build()?,
             inputs_key: self.inputs_key,
             last_index,
             fallback,
@@ -283,16 +247,9 @@ impl<'a> SelectAlgorithm<'a> {
         inputs_key: impl Into<String>,
     ) -> SelectAlgorithmBuilder<'a> {
         SelectAlgorithmBuilder {
-            name: name.into(),
-            choices,
+            inner: AutoHeuristic::builder(name, choices, || UNSURE.to_string()),
             inputs_key: inputs_key.into(),
             fallback: None,
-            context: Context::new(),
-            augment: Vec::new(),
-            precondition: None,
-            config: None,
-            device: DeviceInfo::none(),
-            registry: None,
         }
     }
 

@@ -664,11 +664,7 @@ mod tests {
     use rand::SeedableRng;
 
     fn target() -> Target {
-        Target {
-            kind: BackendKind::Cuda,
-            total_memory: 80 << 30,
-            identity: DeviceIdentity::H100,
-        }
+        crate::runners::test_target(BackendKind::Cuda, DeviceIdentity::H100)
     }
 
     #[test]

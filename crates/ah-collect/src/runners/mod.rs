@@ -43,3 +43,16 @@ pub fn registry(options: &RunnerOptions) -> Vec<Box<dyn DynRunner>> {
 pub fn find(name: &str, options: &RunnerOptions) -> Option<Box<dyn DynRunner>> {
     registry(options).into_iter().find(|r| r.name() == name)
 }
+
+/// The target of the runners' unit tests: a device of 80 GiB of `kind` and `identity`.
+#[cfg(test)]
+pub(crate) fn test_target(
+    kind: crate::backend::BackendKind,
+    identity: ah_core::DeviceIdentity,
+) -> crate::runner::Target {
+    crate::runner::Target {
+        kind,
+        total_memory: 80 << 30,
+        identity,
+    }
+}

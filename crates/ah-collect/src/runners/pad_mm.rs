@@ -818,13 +818,7 @@ mod tests {
     use super::*;
     use rand::SeedableRng;
 
-    fn target(kind: BackendKind, identity: DeviceIdentity) -> Target {
-        Target {
-            kind,
-            total_memory: 80 << 30,
-            identity,
-        }
-    }
+    use crate::runners::test_target as target;
 
     #[test]
     fn padded_length_is_pytorchs() {

@@ -235,11 +235,7 @@ mod tests {
     use super::*;
 
     fn target() -> Target {
-        Target {
-            kind: BackendKind::Cuda,
-            total_memory: 80 << 30,
-            identity: DeviceIdentity::H100,
-        }
+        crate::runners::test_target(BackendKind::Cuda, DeviceIdentity::H100)
     }
 
     #[test]

@@ -52,6 +52,26 @@ fn append_with_other_metadata_is_refused() {
 }
 
 #[test]
+fn the_difference_names_every_field_that_differs_in_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("train.txt");
+    LogWriter::append(&path, &fa_metadata(), &["fa".to_string()]).unwrap();
+    let other = Metadata::new(DeviceIdentity::H100, "other", vec![], vec!["fb".into()]);
+    let err = LogWriter::append(&path, &other, &["fb".to_string()]).unwrap_err();
+    let msg = err.to_string();
+    assert!(
+        msg.contains(
+            "difference: shared_memory 166912 vs 232448; device_capa (8, 0) vs (9, 0); \
+             name \"test\" vs \"other\"; numerical_features [\"fa\"] vs []; \
+             categorical_features [] vs [\"fb\"]\n"
+        ),
+        "{msg}"
+    );
+    let same = Metadata::new(DeviceIdentity::A100, "test", vec!["fa".into()], vec![]);
+    assert!(LogWriter::append(&path, &same, &["fa".to_string()]).is_ok());
+}
+
+#[test]
 fn malformed_rows_are_counted_or_refused() {
     let text = format!(
         "{}\nfa,choice,feedback\n5,a,1.0\n5,a\n\n5,b,x\n6,b,inf\n",

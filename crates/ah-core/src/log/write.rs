@@ -108,34 +108,20 @@ fn metadata_difference(existing: &str, given: &Metadata) -> String {
     let Ok(old) = Metadata::from_json_line(existing) else {
         return "the existing first line is not AutoHeuristic metadata".into();
     };
-    let mut diffs = Vec::new();
-    if old.shared_memory != given.shared_memory {
-        diffs.push(format!(
-            "shared_memory {} vs {}",
-            old.shared_memory, given.shared_memory
-        ));
-    }
-    if old.device_capa != given.device_capa {
-        diffs.push(format!(
-            "device_capa {:?} vs {:?}",
-            old.device_capa, given.device_capa
-        ));
-    }
-    if old.name != given.name {
-        diffs.push(format!("name {:?} vs {:?}", old.name, given.name));
-    }
-    if old.numerical_features != given.numerical_features {
-        diffs.push(format!(
-            "numerical_features {:?} vs {:?}",
-            old.numerical_features, given.numerical_features
-        ));
-    }
-    if old.categorical_features != given.categorical_features {
-        diffs.push(format!(
-            "categorical_features {:?} vs {:?}",
-            old.categorical_features, given.categorical_features
-        ));
-    }
+    let mut diffs = super::device_differences(&old, given);
+    super::push_difference(&mut diffs, "name", &old.name, &given.name);
+    super::push_difference(
+        &mut diffs,
+        "numerical_features",
+        &old.numerical_features,
+        &given.numerical_features,
+    );
+    super::push_difference(
+        &mut diffs,
+        "categorical_features",
+        &old.categorical_features,
+        &given.categorical_features,
+    );
     if diffs.is_empty() {
         "same content, different layout (an older serializer's key order or `choices` key)".into()
     } else {

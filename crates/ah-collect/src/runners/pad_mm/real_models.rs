@@ -192,13 +192,7 @@ mod tests {
     use ah_core::{DeviceIdentity, Value};
     use std::sync::Arc;
 
-    fn target(kind: BackendKind, identity: DeviceIdentity) -> Target {
-        Target {
-            kind,
-            total_memory: 80 << 30,
-            identity,
-        }
-    }
+    use crate::runners::test_target as target;
 
     fn get(c: &ah_core::Context, name: &str) -> Value {
         c.get(name).cloned().unwrap()
