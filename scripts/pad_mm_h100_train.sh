@@ -12,7 +12,7 @@
 # models with compiled truth, fresh full range, fresh dims <= 8192: data/pad_mm_h100_mid_fresh.txt);
 # the table goes to stdout.
 # The shipped PadMMH100 is `ah-train data/pad_mm_h100_mix.txt --heuristic-name PadMMH100
-# --output-dir out/h100 --rust-crate generated/ah-heuristics -q` (docs/real-models.md).
+# --output-dir out/h100 --rust-crate generated/ah-heuristics -q --guard logged` (docs/real-models.md).
 # Usage: bash scripts/pad_mm_h100_train.sh [OUT_DIR]   (default out/h100mix)
 set -euo pipefail
 cd "$(dirname "$0")/.."
