@@ -91,9 +91,9 @@ def as_graph(fn):
     return graph.replay
 
 
-def make_fns(f, pad_copy="compiled"):
-    from torch._inductor.fx_passes import pad_mm as P
-
+def operands(f):
+    """The two operands of a logged input, with its shapes, strides and dtype, and PyTorch's TF32
+    setting as the input was timed."""
     m, k, n = int(f["m"]), int(f["k"]), int(f["n"])
     dtype = getattr(torch, f["mat1_dtype"].split(".")[1])
     tl = (int(f["mat1_stride_0"]), int(f["mat1_stride_1"])) == (1, m) and (m, k) != (1, 1) and not (
@@ -110,6 +110,13 @@ def make_fns(f, pad_copy="compiled"):
     b = torch.randn(n, k, dtype=dtype, device="cuda").t() if tr else torch.randn(k, n, dtype=dtype, device="cuda")
     assert tuple(a.stride()) == (int(f["mat1_stride_0"]), int(f["mat1_stride_1"])), (a.stride(), f)
     assert tuple(b.stride()) == (int(f["mat2_stride_0"]), int(f["mat2_stride_1"])), (b.stride(), f)
+    return a, b
+
+
+def make_fns(f, pad_copy="compiled"):
+    from torch._inductor.fx_passes import pad_mm as P
+
+    a, b = operands(f)
     mp, kp, np_ = int(f["m_padded_length"]), int(f["k_padded_length"]), int(f["n_padded_length"])
     pre1, pre2 = f["prepadded_mat1"] == "True", f["prepadded_mat2"] == "True"
 

@@ -116,6 +116,15 @@ struct Cli {
         help = "One timed run for GPU kernels at least this long, ms (0: PyTorch's protocol)"
     )]
     long_run_ms: f64,
+    /// The H100 slows the runs right after heavy work by up to 1.5x for 100 to 200 ms; a long
+    /// kernel timed by one run must meet an idle device (docs/collection.md).
+    #[arg(
+        long,
+        default_value_t = 150.0,
+        value_parser = non_negative_ms,
+        help = "Idle time before a long kernel's one timed run when heavy work came before, ms (0: none)"
+    )]
+    rest_ms: f64,
     /// Distinct inputs only: a sample whose input repeats an earlier one is skipped and the
     /// next sample index drawn, until --num-samples distinct inputs (still deterministic per
     /// seed, shard and resume).
@@ -378,6 +387,7 @@ fn config_for(cli: &Cli, out: PathBuf, shard: Shard, devices: Devices) -> Collec
         gpu_timing: TimingConfig {
             budget_ms: cli.budget_ms,
             long_run_ms: (cli.long_run_ms > 0.0).then_some(cli.long_run_ms),
+            rest_ms: (cli.rest_ms > 0.0).then_some(cli.rest_ms),
             ..TimingConfig::PYTORCH
         },
         cpu_timing: None,

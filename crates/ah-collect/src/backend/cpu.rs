@@ -10,7 +10,7 @@ use std::time::Instant;
 
 use ah_core::DeviceIdentity;
 
-use super::{BackendInfo, BackendKind, BenchError, Measurement, TimingConfig};
+use super::{BackendInfo, BackendKind, BenchCalls, BenchError, Measurement, TimingConfig};
 
 /// The CPU backend.
 #[derive(Debug)]
@@ -27,6 +27,7 @@ impl CpuBackend {
         budget_ms: 10.0,
         memory_warmup: 0,
         long_run_ms: None,
+        rest_ms: None,
     };
 
     /// A CPU backend with the default CPU timing.
@@ -69,15 +70,30 @@ impl CpuBackend {
         warmup: bool,
         f: &mut dyn FnMut() -> Result<(), BenchError>,
     ) -> Result<Measurement, BenchError> {
-        let mut timed = |n: usize| {
-            (0..n)
-                .map(|_| {
-                    let t = Instant::now();
-                    f().map(|()| t.elapsed().as_secs_f64() * 1e3)
-                })
-                .collect()
-        };
-        self.timing.measure(warmup, &mut timed, &mut || Ok(()))
+        let mut after_long = false;
+        self.timing
+            .measure(warmup, &mut after_long, &mut CpuCalls(f))
+    }
+}
+
+/// One CPU benchmark's calls: wall-clock timed, nothing to settle, no rest (a CPU's clocks
+/// are not what [`TimingConfig::rest_ms`] is about).
+struct CpuCalls<'a>(&'a mut dyn FnMut() -> Result<(), BenchError>);
+
+impl BenchCalls for CpuCalls<'_> {
+    fn timed(&mut self, n: usize) -> Result<Vec<f64>, BenchError> {
+        (0..n)
+            .map(|_| {
+                let t = Instant::now();
+                (self.0)().map(|()| t.elapsed().as_secs_f64() * 1e3)
+            })
+            .collect()
+    }
+    fn settle(&mut self) -> Result<(), BenchError> {
+        Ok(())
+    }
+    fn rest(&mut self, _ms: f64) -> Result<(), BenchError> {
+        Ok(())
     }
 }
 

@@ -18,7 +18,7 @@ use cudarc::driver::{
     CudaContext, CudaEvent, CudaFunction, CudaStream, LaunchConfig, PushKernelArg,
 };
 
-use super::{BackendInfo, BackendKind, BenchError, Measurement, TimingConfig};
+use super::{BackendInfo, BackendKind, BenchCalls, BenchError, Measurement, TimingConfig};
 use crate::dtype::DType;
 
 /// Why the CUDA backend could not start.
@@ -227,6 +227,36 @@ pub struct CudaBackend {
     fill_seed: u64,
     pad_copy: PadCopy,
     pad_stride: PadStride,
+    /// Whether the last benchmark ended with a long call ([`TimingConfig::rest_ms`]).
+    after_long: bool,
+}
+
+/// One GPU benchmark's calls, for [`TimingConfig::measure`]: each timed call brackets `f`
+/// with its own pair of events.
+struct CudaCalls<'a, 'f> {
+    backend: &'a mut CudaBackend,
+    f: &'f mut dyn FnMut(&mut CudaBackend) -> Result<(), BenchError>,
+    /// Events used so far.
+    used: usize,
+}
+
+impl BenchCalls for CudaCalls<'_, '_> {
+    fn timed(&mut self, n: usize) -> Result<Vec<f64>, BenchError> {
+        let runs = self.backend.timed_runs(self.used, n, self.f)?;
+        self.used += runs.len();
+        Ok(runs)
+    }
+
+    fn settle(&mut self) -> Result<(), BenchError> {
+        let warmups = self.backend.timing.memory_warmup;
+        (0..warmups).try_for_each(|_| self.backend.flush_l2())
+    }
+
+    fn rest(&mut self, ms: f64) -> Result<(), BenchError> {
+        self.backend.synchronize()?;
+        std::thread::sleep(std::time::Duration::from_secs_f64(ms / 1e3));
+        Ok(())
+    }
 }
 
 /// The row stride of a padded buffer (`AH_PAD_STRIDE`, recorded in the provenance as
@@ -481,6 +511,7 @@ impl CudaBackend {
             fill_seed: 0,
             pad_copy,
             pad_stride,
+            after_long: false,
         })
     }
 
@@ -761,20 +792,15 @@ impl CudaBackend {
         f: &mut dyn FnMut(&mut CudaBackend) -> Result<(), BenchError>,
     ) -> Result<Measurement, BenchError> {
         let timing = self.timing;
-        let this = std::cell::RefCell::new(self);
-        let mut used = 0;
-        timing.measure(
-            warmup,
-            &mut |n| {
-                let runs = this.borrow_mut().timed_runs(used, n, f)?;
-                used += runs.len();
-                Ok(runs)
-            },
-            &mut || {
-                let mut b = this.borrow_mut();
-                (0..timing.memory_warmup).try_for_each(|_| b.flush_l2())
-            },
-        )
+        let mut after_long = self.after_long;
+        let mut calls = CudaCalls {
+            backend: self,
+            f,
+            used: 0,
+        };
+        let m = timing.measure(warmup, &mut after_long, &mut calls);
+        self.after_long = after_long;
+        m
     }
 
     fn timed_runs(

@@ -11,6 +11,13 @@
 //! timer's resolution and launch noise; a kernel of tens of milliseconds is timed to about
 //! 0.5 % by one run, and its first call costs what later calls cost (one-time work is
 //! microseconds): the spread measured on the H100 is in docs/collection.md.
+//!
+//! That one run must not follow heavy work: the H100's power management slows the runs right
+//! after a burst of heavy kernels by up to 1.5x and recovers within 100 to 200 ms of idleness
+//! (docs/collection.md, `scripts/probe_run_spread.py`). PyTorch's minimum over 6 runs hides
+//! this; one run does not. So a benchmark that follows a long call starts after
+//! [`TimingConfig::rest_ms`] of idleness, and a long call that was not preceded by a rest
+//! rests and runs once more, keeping the faster run.
 
 pub mod cpu;
 pub mod cuda;
@@ -110,6 +117,19 @@ pub struct TimingConfig {
     /// A call whose first timed run takes at least this many ms is measured by that run alone
     /// (no further estimation or timed runs); `None`: PyTorch's protocol for every call.
     pub long_run_ms: Option<f64>,
+    /// Idleness before the one run of a long call, ms (see the module docs); `None`: none.
+    /// Only used with [`Self::long_run_ms`].
+    pub rest_ms: Option<f64>,
+}
+
+/// The device side of one benchmark, as [`TimingConfig::measure`] drives it.
+pub trait BenchCalls {
+    /// Makes `n` timed runs, each after an L2 flush, and returns their durations in ms.
+    fn timed(&mut self, n: usize) -> Result<Vec<f64>, BenchError>;
+    /// Runs between the estimation and the timed runs (PyTorch's memory warm-up).
+    fn settle(&mut self) -> Result<(), BenchError>;
+    /// Leaves the device idle for `ms` once its queued work is done.
+    fn rest(&mut self, ms: f64) -> Result<(), BenchError>;
 }
 
 impl TimingConfig {
@@ -121,12 +141,15 @@ impl TimingConfig {
         budget_ms: 25.0,
         memory_warmup: 100,
         long_run_ms: None,
+        rest_ms: None,
     };
 
     /// The collector's default on the GPU: PyTorch's protocol, except that a call whose first
-    /// timed run takes 20 ms or more is measured by that run alone (see the module docs).
+    /// timed run takes 20 ms or more is measured by that run alone, after 150 ms of rest when
+    /// heavy work came before (see the module docs).
     pub const ADAPTIVE: TimingConfig = TimingConfig {
         long_run_ms: Some(20.0),
+        rest_ms: Some(150.0),
         ..Self::PYTORCH
     };
 
@@ -135,35 +158,57 @@ impl TimingConfig {
         self.long_run_ms.is_some_and(|t| first_ms >= t)
     }
 
-    /// Times one benchmark with this protocol. `timed(n)` makes `n` timed runs, each after an
-    /// L2 flush, and returns their durations in ms; `settle` runs between the estimation and
-    /// the timed runs (PyTorch's memory warm-up).
+    /// Times one benchmark with this protocol. `after_long` says whether the device's previous
+    /// benchmark ended with a long call (the device may be slowed by it); it is updated for the
+    /// next benchmark.
     pub fn measure(
         &self,
         warmup: bool,
-        timed: &mut dyn FnMut(usize) -> Result<Vec<f64>, BenchError>,
-        settle: &mut dyn FnMut() -> Result<(), BenchError>,
+        after_long: &mut bool,
+        dev: &mut dyn BenchCalls,
     ) -> Result<Measurement, BenchError> {
-        let no_runs = || BenchError::Other("no timed runs".into());
+        let mut warmup_ms = 0.0;
         if warmup {
-            let mut first = timed(1)?;
-            let warmup_ms = *first.first().ok_or_else(no_runs)?;
-            if self.is_long(warmup_ms) {
-                return Measurement::from_samples(&mut first).ok_or_else(no_runs);
+            let (mut runs, long) = self.first_run(after_long, dev)?;
+            if long {
+                return Measurement::from_samples(&mut runs).ok_or_else(no_runs);
             }
-            let mut m = self.measure(false, timed, settle)?;
-            m.busy_ms += warmup_ms;
-            return Ok(m);
+            warmup_ms = runs.iter().sum();
         }
-        let mut samples = timed(1)?;
-        if !self.is_long(*samples.first().ok_or_else(no_runs)?) {
+        let (mut samples, long) = self.first_run(after_long, dev)?;
+        if !long {
             let est_runs = self.estimation_runs.max(1) as usize;
-            samples.extend(timed(est_runs - 1)?);
+            samples.extend(dev.timed(est_runs - 1)?);
             let est = samples.iter().copied().fold(f64::INFINITY, f64::min);
-            settle()?;
-            samples.extend(timed(self.runs_for(est) as usize)?);
+            dev.settle()?;
+            samples.extend(dev.timed(self.runs_for(est) as usize)?);
         }
-        Measurement::from_samples(&mut samples).ok_or_else(no_runs)
+        let mut m = Measurement::from_samples(&mut samples).ok_or_else(no_runs)?;
+        m.busy_ms += warmup_ms;
+        Ok(m)
+    }
+
+    /// The first run of a benchmark (the warm-up, or the first timed run), and whether it is
+    /// long. It follows a rest when the previous call was long; a long run that followed
+    /// none is run again after one, so that one of its runs meets an idle device.
+    fn first_run(
+        &self,
+        after_long: &mut bool,
+        dev: &mut dyn BenchCalls,
+    ) -> Result<(Vec<f64>, bool), BenchError> {
+        let rest = self.long_run_ms.and(self.rest_ms);
+        let rested = match rest {
+            Some(ms) if *after_long => dev.rest(ms).map(|()| true)?,
+            _ => false,
+        };
+        let mut runs = dev.timed(1)?;
+        let long = self.is_long(*runs.first().ok_or_else(no_runs)?);
+        if let Some(ms) = rest.filter(|_| long && !rested) {
+            dev.rest(ms)?;
+            runs.extend(dev.timed(1)?);
+        }
+        *after_long = long;
+        Ok((runs, long))
     }
 
     /// Number of timed runs after the estimation: `max(min(max_runs, budget // est), 1)`.
@@ -174,6 +219,10 @@ impl TimingConfig {
         let n = (self.budget_ms / estimate_ms).floor();
         (n.min(f64::from(self.max_runs)) as u32).max(1)
     }
+}
+
+fn no_runs() -> BenchError {
+    BenchError::Other("no timed runs".into())
 }
 
 impl Default for TimingConfig {
@@ -296,22 +345,60 @@ mod tests {
         assert!(Measurement::from_samples(&mut []).is_none());
     }
 
-    /// Runs `measure` over fake calls that take `ms(i)` for the i-th call; returns the
-    /// measurement and the number of calls made.
+    /// Fake device calls: the i-th run takes `ms(i, rested)` where `rested` says whether a
+    /// rest came since the previous run; records runs and rests.
+    struct Fake<F: Fn(usize, bool) -> f64> {
+        ms: F,
+        calls: usize,
+        rests: Vec<f64>,
+        rested: bool,
+    }
+
+    impl<F: Fn(usize, bool) -> f64> BenchCalls for Fake<F> {
+        fn timed(&mut self, n: usize) -> Result<Vec<f64>, BenchError> {
+            let out = (self.calls..self.calls + n)
+                .map(|i| {
+                    let ms = (self.ms)(i, self.rested);
+                    self.rested = false;
+                    ms
+                })
+                .collect();
+            self.calls += n;
+            Ok(out)
+        }
+        fn settle(&mut self) -> Result<(), BenchError> {
+            Ok(())
+        }
+        fn rest(&mut self, ms: f64) -> Result<(), BenchError> {
+            self.rests.push(ms);
+            self.rested = true;
+            Ok(())
+        }
+    }
+
+    /// Runs `measure` (no long call before) over fake calls that take `ms(i)` for the i-th
+    /// call; returns the measurement and the number of calls made.
     fn fake(t: TimingConfig, warmup: bool, ms: impl Fn(usize) -> f64) -> (Measurement, usize) {
-        let mut calls = 0;
-        let m = t
-            .measure(
-                warmup,
-                &mut |n| {
-                    let out = (calls..calls + n).map(&ms).collect();
-                    calls += n;
-                    Ok(out)
-                },
-                &mut || Ok(()),
-            )
-            .unwrap();
+        let (m, calls, _) = fake_rest(t, warmup, false, move |i, _| ms(i));
         (m, calls)
+    }
+
+    /// [`fake`] with the rest state before the benchmark, and run times that may depend on a
+    /// rest; also returns the rests taken.
+    fn fake_rest(
+        t: TimingConfig,
+        warmup: bool,
+        mut after_long: bool,
+        ms: impl Fn(usize, bool) -> f64,
+    ) -> (Measurement, usize, Vec<f64>) {
+        let mut dev = Fake {
+            ms,
+            calls: 0,
+            rests: vec![],
+            rested: false,
+        };
+        let m = t.measure(warmup, &mut after_long, &mut dev).unwrap();
+        (m, dev.calls, dev.rests)
     }
 
     #[test]
@@ -327,7 +414,11 @@ mod tests {
 
     #[test]
     fn long_kernels_are_one_run_and_the_warmup_counts() {
-        let t = TimingConfig::ADAPTIVE;
+        // Rests are tested below; here the device never needs one.
+        let t = TimingConfig {
+            rest_ms: None,
+            ..TimingConfig::ADAPTIVE
+        };
         // Warm-up of 300 ms: that call is the measurement.
         let (m, calls) = fake(t, true, |i| 300.0 + i as f64);
         assert_eq!((calls, m.runs, m.min_ms, m.busy_ms), (1, 1, 300.0, 300.0));
@@ -343,5 +434,29 @@ mod tests {
         // The warm-up is short but the first timed run is long (a slow first call): one run.
         let (m, calls) = fake(t, true, |i| if i == 0 { 5.0 } else { 25.0 });
         assert_eq!((calls, m.runs, m.min_ms, m.busy_ms), (2, 1, 25.0, 30.0));
+    }
+
+    #[test]
+    fn long_calls_run_once_after_a_rest() {
+        let t = TimingConfig::ADAPTIVE;
+        // A rested device runs a 100 ms call in 100 ms, a busy one in 140 ms.
+        let run = |_: usize, rested: bool| if rested { 100.0 } else { 140.0 };
+        // After a long call: rest first, then the warm-up is the measurement.
+        let (m, calls, rests) = fake_rest(t, true, true, run);
+        assert_eq!((calls, m.min_ms, rests), (1, 100.0, vec![150.0]));
+        // After a short call: the warm-up is long and followed no rest, so the device rests
+        // and runs again; the faster run is kept and both count as busy.
+        let (m, calls, rests) = fake_rest(t, true, false, run);
+        assert_eq!((calls, m.min_ms, m.busy_ms, rests), (2, 100.0, 240.0, vec![150.0]));
+        // A short call after a long one rests once, then follows PyTorch's protocol.
+        let (m, calls, rests) = fake_rest(t, true, true, |_, _| 1.0);
+        assert_eq!((calls, m.runs, rests), (31, 30, vec![150.0]));
+        // No rest configured: one run, whatever came before.
+        let no_rest = TimingConfig {
+            rest_ms: None,
+            ..t
+        };
+        let (m, calls, rests) = fake_rest(no_rest, true, true, run);
+        assert_eq!((calls, m.min_ms, rests.len()), (1, 140.0, 0));
     }
 }

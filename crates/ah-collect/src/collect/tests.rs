@@ -27,6 +27,7 @@ fn cfg(out: &Path, n: u64, shard: Shard) -> CollectConfig {
             budget_ms: 0.0,
             memory_warmup: 0,
             long_run_ms: None,
+            rest_ms: None,
         }),
         max_draws: 100,
         distinct: false,
