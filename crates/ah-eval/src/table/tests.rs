@@ -4,8 +4,11 @@ use super::*;
 use ah_core::{Log, ReadOptions};
 use std::path::Path;
 
-fn log_of(text: &str) -> Log {
-    Log::from_reader(Path::new("t.txt"), text.as_bytes(), ReadOptions::default()).unwrap()
+/// The training table of a log read from `text` (named `t.txt`), default options.
+fn build(text: &str) -> (Table, Encoding, BuildReport) {
+    let log =
+        Log::from_reader(Path::new("t.txt"), text.as_bytes(), ReadOptions::default()).unwrap();
+    build_table(&log, "train", &[], None, BuildOptions::default()).unwrap()
 }
 
 const MD: &str = r#"{"shared_memory": 0, "device_capa": [0, 0], "name": "t", "numerical_features": ["m"], "categorical_features": ["d"]}"#;
@@ -15,8 +18,7 @@ fn median_winner_speedup_and_order() {
     let text = format!(
         "{MD}\nm,d,choice,feedback\n10,x,b,3.0\n10,x,a,2.0\n10,x,a,4.0\n10,x,a,1.0\n2,y,a,1.0\n2,y,b,0.5\n5,x,a,1.0\n"
     );
-    let (t, enc, rep) =
-        build_table(&log_of(&text), "train", &[], None, BuildOptions::default()).unwrap();
+    let (t, enc, rep) = build(&text);
     assert_eq!(rep.single_choice_inputs, 1);
     assert_eq!(t.len(), 2);
     assert_eq!(t.choices, ["a", "b"]);
@@ -33,8 +35,7 @@ fn median_winner_speedup_and_order() {
 #[test]
 fn malformed_and_non_positive_rows_are_warned_with_file_and_line() {
     let text = format!("{MD}\nm,d,choice,feedback\n1,x,a,1.0\n1,x,b,-1.0\n1,x,b,0.0\n1,x,b,2.0\n");
-    let (_, _, rep) =
-        build_table(&log_of(&text), "train", &[], None, BuildOptions::default()).unwrap();
+    let (_, _, rep) = build(&text);
     let w = rep.warnings().join("\n");
     assert!(w.contains("2 malformed lines skipped"), "{w}");
     assert!(w.contains("t.txt:4: feedback `-1.0` is not a time"), "{w}");
@@ -46,8 +47,7 @@ fn inf_and_nan_feedback() {
     let text = format!(
         "{MD}\nm,d,choice,feedback\n1,x,a,inf\n1,x,b,inf\n2,x,a,nan\n2,x,a,1.0\n2,x,b,inf\n"
     );
-    let (t, _, rep) =
-        build_table(&log_of(&text), "train", &[], None, BuildOptions::default()).unwrap();
+    let (t, _, rep) = build(&text);
     assert_eq!(rep.all_inf_inputs, 1);
     assert_eq!(rep.nan_feedback_rows, 1);
     assert_eq!(t.len(), 1);
