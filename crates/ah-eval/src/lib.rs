@@ -3,7 +3,7 @@
 //! - [`table`]: from a log to the evaluation table (PyTorch's `get_df`: median over
 //!   repetitions, winners, augment operations, one-hot categories), one row per input;
 //! - [`metrics`]: per-row outcomes (correct, wrong, unsure) and PyTorch's metrics plus ours,
-//!   as a typed [`Metrics`](metrics::Metrics).
+//!   as a typed [`Metrics`].
 //!
 //! `ah-train` trains and selects on these tables and reports these metrics; `ah-use replay`
 //! evaluates a trained model on any log with the same code, so both print the same numbers

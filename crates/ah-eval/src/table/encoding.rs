@@ -1,0 +1,68 @@
+//! The encoding learned from a training table (categories in order of appearance, then the
+//! tree's columns); `--data` sets reuse it.
+
+use ah_core::model::Column;
+use ah_core::ops::Operation;
+use ah_core::{Metadata, Value};
+
+use super::values::{text_of, ColumnKind};
+use super::{Encoding, Key};
+
+/// The encoding learned from a training table: categories in order of appearance (logged
+/// categorical features, then categorical operations), then the columns.
+pub(super) fn learn_encoding(
+    md: &Metadata,
+    operations: &[Operation],
+    keys: &[Key],
+    all_values: &[Vec<Value>],
+    n_features: usize,
+) -> Encoding {
+    let mut categories = Vec::new();
+    for (j, f) in md.categorical_features.iter().enumerate() {
+        let fj = md.numerical_features.len() + j;
+        let mut seen: Vec<String> = Vec::new();
+        for key in keys {
+            if !seen.contains(&key[fj]) {
+                seen.push(key[fj].clone());
+            }
+        }
+        categories.push((f.clone(), seen));
+    }
+    for (p, op) in operations.iter().enumerate() {
+        if op.is_categorical {
+            let mut seen: Vec<String> = Vec::new();
+            for vals in all_values {
+                let s = text_of(&vals[n_features + p], ColumnKind::Str);
+                if !seen.iter().any(|x| *x == s) {
+                    seen.push(s.into_owned());
+                }
+            }
+            categories.push((op.name.clone(), seen));
+        }
+    }
+    let mut columns: Vec<Column> = md
+        .numerical_features
+        .iter()
+        .map(|n| Column::Numeric { name: n.clone() })
+        .collect();
+    for op in operations.iter().filter(|o| !o.is_categorical) {
+        columns.push(Column::Numeric {
+            name: op.name.clone(),
+        });
+    }
+    for (f, cats) in &categories {
+        for c in cats {
+            columns.push(Column::OneHot {
+                feature: f.clone(),
+                value: c.clone(),
+            });
+        }
+    }
+    Encoding {
+        numerical: md.numerical_features.clone(),
+        categorical: md.categorical_features.clone(),
+        operations: operations.to_vec(),
+        categories,
+        columns,
+    }
+}

@@ -1,0 +1,188 @@
+//! An input's values by slot (logged features, then augment operations): the operations
+//! evaluated, the feature text, and the row-major column values under an encoding.
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use ah_core::model::Column;
+use ah_core::ops::Operation;
+use ah_core::Value;
+
+use super::group::{Fnv, RawInput};
+use super::values::{row_text, text_of, ColumnKind};
+use super::Key;
+use crate::error::{EvalError, Result};
+
+/// The values of an input by slot: logged features (metadata order), then operations.
+pub(super) struct Slots<'a> {
+    path: &'a Path,
+    features: &'a [String],
+    kinds: &'a [ColumnKind],
+    operations: &'a [Operation],
+    /// A name's slot.
+    slot: HashMap<&'a str, usize, std::hash::BuildHasherDefault<Fnv>>,
+}
+
+impl<'a> Slots<'a> {
+    pub(super) fn new(
+        path: &'a Path,
+        features: &'a [String],
+        kinds: &'a [ColumnKind],
+        operations: &'a [Operation],
+    ) -> Self {
+        let mut slot: HashMap<&str, usize, std::hash::BuildHasherDefault<Fnv>> = HashMap::default();
+        for (j, f) in features.iter().enumerate() {
+            slot.insert(f.as_str(), j);
+        }
+        for (p, op) in operations.iter().enumerate() {
+            slot.insert(op.name.as_str(), features.len() + p);
+        }
+        Slots {
+            path,
+            features,
+            kinds,
+            operations,
+            slot,
+        }
+    }
+
+    fn error(&self, message: String) -> EvalError {
+        EvalError::Input {
+            path: self.path.to_path_buf(),
+            message,
+        }
+    }
+
+    /// Each input's values by slot (the augment operations evaluated).
+    pub(super) fn augment(&self, kept: &[&RawInput]) -> Result<Vec<Vec<Value>>> {
+        use rayon::prelude::*;
+        kept.par_iter()
+            .map(|r| {
+                let mut vals: Vec<Value> =
+                    Vec::with_capacity(r.values.len() + self.operations.len());
+                vals.extend_from_slice(&r.values);
+                for op in self.operations {
+                    let lookup = |name: &str| -> Option<Value> {
+                        self.slot.get(name).and_then(|&j| vals.get(j).cloned())
+                    };
+                    let v = op.eval(&lookup).map_err(|e| {
+                        self.error(format!(
+                            "augment operation failed on input {}: {e}",
+                            row_text(self.features, &r.values)
+                        ))
+                    })?;
+                    vals.push(v);
+                }
+                Ok(vals)
+            })
+            .collect()
+    }
+
+    /// Each input's logged feature text.
+    pub(super) fn keys(&self, kept: &[&RawInput]) -> Vec<Key> {
+        use rayon::prelude::*;
+        kept.par_iter()
+            .map(|r| {
+                r.values
+                    .iter()
+                    .zip(self.kinds)
+                    .map(|(v, kd)| text_of(v, *kd).into_owned())
+                    .collect::<Vec<String>>()
+                    .into()
+            })
+            .collect()
+    }
+
+    /// The row-major column values of the inputs under an encoding's columns.
+    pub(super) fn column_values(
+        &self,
+        columns: &[Column],
+        kept: &[&RawInput],
+        all_values: &[Vec<Value>],
+    ) -> Result<Vec<f64>> {
+        use rayon::prelude::*;
+        // Per column: the slot it reads, and for one-hot columns the category.
+        let mut col_slots: Vec<(usize, Option<&str>)> = Vec::with_capacity(columns.len());
+        for col in columns {
+            let (name, cat) = match col {
+                Column::Numeric { name } => (name, None),
+                Column::OneHot { feature, value } => (feature, Some(value.as_str())),
+            };
+            let j = *self.slot.get(name.as_str()).ok_or_else(|| {
+                self.error(format!(
+                    "feature `{name}` of the training encoding is missing from this log"
+                ))
+            })?;
+            col_slots.push((j, cat));
+        }
+        let n_cols = col_slots.len();
+        let mut x = vec![0.0; kept.len() * n_cols];
+        let fill = |(row, (r, vals)): (&mut [f64], (&&RawInput, &Vec<Value>))| -> Result<()> {
+            for (out, &(j, cat)) in row.iter_mut().zip(&col_slots) {
+                *out = match cat {
+                    None => self.numeric(&vals[j], j, r)?,
+                    Some(c) => {
+                        if text_of(&vals[j], self.text_kind(j)) == c {
+                            1.0
+                        } else {
+                            0.0
+                        }
+                    }
+                };
+            }
+            Ok(())
+        };
+        if n_cols == 0 {
+            return Ok(x);
+        }
+        let filled = x
+            .par_chunks_mut(n_cols)
+            .zip(kept.par_iter().zip(all_values))
+            .try_for_each(fill);
+        if filled.is_err() {
+            // The first bad input in table order names the error (the parallel pass may stop
+            // at any of them).
+            x.chunks_mut(n_cols)
+                .zip(kept.iter().zip(all_values))
+                .try_for_each(fill)?;
+        }
+        Ok(x)
+    }
+
+    /// A numerical column's value: finite and numeric, or an error naming the input.
+    fn numeric(&self, v: &Value, j: usize, r: &RawInput) -> Result<f64> {
+        let num = v.as_f64().ok_or_else(|| {
+            self.error(format!(
+                "numerical feature `{}` has the non-numeric value `{v}` (input {}); list it under categorical_features in the metadata",
+                self.name(j),
+                row_text(self.features, &r.values)
+            ))
+        })?;
+        if !num.is_finite() {
+            return Err(self.error(format!(
+                "numerical feature `{}` is `{v}` for input {}; trees need finite features (as scikit-learn does): fix or drop those rows",
+                self.name(j),
+                row_text(self.features, &r.values)
+            )));
+        }
+        Ok(num)
+    }
+
+    /// How a slot's values print: logged features by their column kind, operations as text.
+    fn text_kind(&self, j: usize) -> ColumnKind {
+        if j < self.features.len() {
+            self.kinds[j]
+        } else {
+            ColumnKind::Str
+        }
+    }
+
+    /// The name of a slot.
+    fn name(&self, j: usize) -> &str {
+        if j < self.features.len() {
+            self.features[j].as_str()
+        } else {
+            self.operations[j - self.features.len()].name.as_str()
+        }
+    }
+}
