@@ -447,15 +447,15 @@ mod tests {
         // After a short call: the warm-up is long and followed no rest, so the device rests
         // and runs again; the faster run is kept and both count as busy.
         let (m, calls, rests) = fake_rest(t, true, false, run);
-        assert_eq!((calls, m.min_ms, m.busy_ms, rests), (2, 100.0, 240.0, vec![150.0]));
+        assert_eq!(
+            (calls, m.min_ms, m.busy_ms, rests),
+            (2, 100.0, 240.0, vec![150.0])
+        );
         // A short call after a long one rests once, then follows PyTorch's protocol.
         let (m, calls, rests) = fake_rest(t, true, true, |_, _| 1.0);
         assert_eq!((calls, m.runs, rests), (31, 30, vec![150.0]));
         // No rest configured: one run, whatever came before.
-        let no_rest = TimingConfig {
-            rest_ms: None,
-            ..t
-        };
+        let no_rest = TimingConfig { rest_ms: None, ..t };
         let (m, calls, rests) = fake_rest(no_rest, true, true, run);
         assert_eq!((calls, m.min_ms, rests.len()), (1, 140.0, 0));
     }
