@@ -1,0 +1,86 @@
+//! How padded operands are laid out and copied: the row stride of a padded buffer
+//! (`AH_PAD_STRIDE`) and the copy kernels that fill it (`AH_PAD_COPY`), both recorded in the
+//! provenance.
+
+use super::CudaBackend;
+
+/// The row stride of a padded buffer (`AH_PAD_STRIDE`, recorded in the provenance as
+/// `pad_row_stride`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum PadStride {
+    /// Rows packed: the stride is the padded column count (`AH_PAD_STRIDE=contiguous`), as
+    /// eager PyTorch's `constant_pad_nd` allocates (distribution versions before 3 / 4).
+    Contiguous,
+    /// The default: Inductor's comprehensive padding (`ir.Layout._pad_strides`), as a compiled
+    /// program allocates the padded operands: a row of more than 1024 elements whose stride is
+    /// not a multiple of 128 bytes gets its stride rounded up to one. cuBLAS runs up to 1.7x
+    /// faster on such rows (measured on the H100: docs/collection.md).
+    Inductor,
+}
+
+impl PadStride {
+    pub(super) fn from_env() -> PadStride {
+        match std::env::var("AH_PAD_STRIDE").as_deref() {
+            Ok("contiguous") => PadStride::Contiguous,
+            _ => PadStride::Inductor,
+        }
+    }
+
+    pub(super) fn name(self) -> &'static str {
+        match self {
+            PadStride::Contiguous => "contiguous",
+            PadStride::Inductor => "inductor_128_bytes_above_1024",
+        }
+    }
+
+    /// The row stride, in elements, of a row-major buffer of `cols` columns of `elem` bytes.
+    pub(super) fn row_stride(self, cols: usize, elem: usize) -> usize {
+        let align = 128 / elem;
+        match self {
+            PadStride::Inductor if cols > 1024 && !cols.is_multiple_of(align) => {
+                cols.next_multiple_of(align)
+            }
+            _ => cols,
+        }
+    }
+}
+
+/// Which kernels copy an operand into its padded buffer (`AH_PAD_COPY`, recorded in the
+/// provenance as `pad_copy_kernel`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum PadCopy {
+    /// One element per thread, gathered through the strides (`AH_PAD_COPY=scalar`).
+    Scalar,
+    /// 16-byte stores, gathered through the strides (`AH_PAD_COPY=vector16`): what eager
+    /// PyTorch pays; slow for a transposed source.
+    Vector16,
+    /// The default: `Vector16` for a row-major source, a tiled transpose through shared memory
+    /// for a transposed one, as a compiled program's Triton copy pays.
+    Tiled,
+}
+
+impl PadCopy {
+    pub(super) fn from_env() -> PadCopy {
+        match std::env::var("AH_PAD_COPY").as_deref() {
+            Ok("scalar") => PadCopy::Scalar,
+            Ok("vector16") => PadCopy::Vector16,
+            _ => PadCopy::Tiled,
+        }
+    }
+
+    pub(super) fn name(self) -> &'static str {
+        match self {
+            PadCopy::Scalar => "scalar",
+            PadCopy::Vector16 => "vector16",
+            PadCopy::Tiled => "vector16+tiled_transpose",
+        }
+    }
+}
+
+impl CudaBackend {
+    /// The row stride, in elements, of a padded operand of `cols` columns of `elem` bytes, as
+    /// the program the collection stands for allocates it (`AH_PAD_STRIDE`).
+    pub fn padded_row_stride(&self, cols: usize, elem: usize) -> usize {
+        self.pad_stride.row_stride(cols, elem)
+    }
+}
