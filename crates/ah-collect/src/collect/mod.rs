@@ -145,7 +145,7 @@ pub struct CollectConfig {
     pub shard: Shard,
     /// Devices.
     pub devices: Devices,
-    /// Timing on the GPU (the CPU uses [`CpuBackend::TIMING`] unless `cpu_timing` is set).
+    /// Timing on the GPU (the CPU uses [`CpuBackend::TIMING`](crate::backend::CpuBackend::TIMING) unless `cpu_timing` is set).
     pub gpu_timing: TimingConfig,
     /// Timing override for the CPU.
     pub cpu_timing: Option<TimingConfig>,
