@@ -599,13 +599,13 @@ def write_provenance(path, args, torch, meta, timer_name, n_planned):
     if os.path.exists(path):
         with open(path) as f:
             prov = json.load(f)
-    with open(CATALOGUE, "rb") as f:
+    with open(args.catalogue, "rb") as f:
         cat_sha = hashlib.sha256(f.read()).hexdigest()
     prov.update(
         script="scripts/real_model_eval.py",
         log=os.path.basename(args.out),
         seed=args.seed, count=args.count, planned=n_planned, max_tokens=args.max_tokens,
-        catalogue="crates/ah-collect/catalogue/models.toml", catalogue_sha256=cat_sha,
+        catalogue=os.path.relpath(os.path.abspath(args.catalogue), ROOT), catalogue_sha256=cat_sha,
         metadata_line=meta,
         label=f"feedback = {timer_name} (ms) of the whole torch.compile'd program "
               "(producer + [padding] + mm), choice orig: shape_padding=False, "

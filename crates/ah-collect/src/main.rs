@@ -611,7 +611,7 @@ fn check(device: usize) -> anyhow::Result<ExitCode> {
     )?;
     writeln!(
         out,
-        "dtype           tf32  m   k   n   tl tr pl pr  orig_vs_ref  pad_vs_orig  ok"
+        "dtype           tf32  m    k    n    tl tr pl pr  orig_vs_ref  pad_vs_orig  ok"
     )?;
     let mut bad = 0;
     for dtype in [DType::F16, DType::BF16, DType::F32] {
@@ -629,7 +629,13 @@ fn check(device: usize) -> anyhow::Result<ExitCode> {
                 (false, false, true, true),
                 (true, false, false, true),
             ] {
-                for (m, k, n) in [(37, 45, 29), (64, 45, 32), (40, 48, 33), (129, 96, 96)] {
+                for (m, k, n) in [
+                    (37, 45, 29),
+                    (64, 45, 32),
+                    (40, 48, 33),
+                    (129, 96, 96),
+                    (40, 1030, 1027),
+                ] {
                     let i = PadMmInput {
                         m,
                         k,
@@ -650,7 +656,7 @@ fn check(device: usize) -> anyhow::Result<ExitCode> {
                     }
                     writeln!(
                         out,
-                        "{:15} {:5} {m:3} {k:3} {n:3} {} {} {} {}   {:.2e}     {:.2e}     {}",
+                        "{:15} {:5} {m:4} {k:4} {n:4} {} {} {} {}   {:.2e}     {:.2e}     {}",
                         dtype.torch_name(),
                         tf32,
                         tl as u8,

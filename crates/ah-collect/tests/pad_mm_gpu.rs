@@ -54,6 +54,36 @@ fn pad_equals_orig_on_the_gpu() {
 }
 
 #[test]
+fn pad_equals_orig_with_padded_row_strides() {
+    // Over 1024 columns the padded buffers' rows are 128-byte aligned (Inductor's strides):
+    // the one-pass copy writes the padding's zeros inside a wider pitch.
+    let Some(mut cuda) = gpu() else { return };
+    for (tl, tr, pl, pr) in [
+        (false, false, false, false),
+        (true, true, false, false),
+        (true, false, false, true),
+        (false, true, true, false),
+    ] {
+        let i = PadMmInput {
+            m: 40,
+            k: 1030,
+            n: 1027,
+            dtype: DType::F16,
+            allow_tf32: false,
+            transpose_left: tl,
+            transpose_right: tr,
+            prepadded_left: pl,
+            prepadded_right: pr,
+            fuse_mat1_pad: false,
+        };
+        let r = check_pad_equals_orig(&i, &mut cuda).unwrap();
+        let tol = check_tolerance(&i);
+        assert!(r.orig_vs_reference <= tol, "{i:?}: orig vs reference {r:?}");
+        assert!(r.pad_vs_orig <= tol, "{i:?}: pad vs orig {r:?}");
+    }
+}
+
+#[test]
 fn short_gpu_collection_writes_a_pytorch_log() {
     if CudaBackend::device_count() == 0 {
         eprintln!("skipped: no CUDA driver or GPU on this machine");

@@ -76,101 +76,117 @@ impl CudaBackend {
         })
     }
 
-    /// Copies a `rows` x `cols` strided matrix (`src[r * s0 + c * s1]`) into the top-left of
-    /// a row-major buffer with `dst_cols` columns. Element size 2 or 4 bytes.
-    #[allow(clippy::too_many_arguments)]
-    pub fn copy2d(
+    /// Fills a padded operand: the strided source at the top left of its padded buffer, zeros
+    /// in the padding, with the kernels `AH_PAD_COPY` selects ([`PadCopy`]): one pass by
+    /// default, as a compiled program's pad kernel; a whole-buffer zero fill and then the copy
+    /// for the eager modes, as eager PyTorch's `constant_pad_nd`.
+    pub fn pad_copy(&mut self, a: &PadCopyArgs) -> Result<(), BenchError> {
+        if a.rows == 0 || a.cols == 0 {
+            return self.zero(a.dst, a.dst_bytes);
+        }
+        if self.pad_copy == PadCopy::OnePass {
+            return self.copy2d(a, a.dst_rows, a.dst_cols);
+        }
+        self.zero(a.dst, a.dst_bytes)?;
+        self.copy2d(a, a.rows, a.cols)
+    }
+
+    /// Writes the `out_rows` x `out_cols` top-left block of `a.dst`: the source where it
+    /// lies, zeros elsewhere (rounded up to whole 16-byte stores by the vector kernel).
+    fn copy2d(
         &mut self,
-        dst: drv::CUdeviceptr,
-        src: drv::CUdeviceptr,
-        rows: usize,
-        cols: usize,
-        s0: usize,
-        s1: usize,
-        dst_cols: usize,
-        elem: usize,
+        a: &PadCopyArgs,
+        out_rows: usize,
+        out_cols: usize,
     ) -> Result<(), BenchError> {
-        if rows == 0 || cols == 0 {
-            return Ok(());
-        }
-        if self.pad_copy == PadCopy::Tiled && s0 == 1 && s1 != 1 {
-            return self.copy2d_transposed(dst, src, rows, cols, s1, dst_cols, elem);
-        }
-        let vec = self.pad_copy != PadCopy::Scalar && (dst_cols * elem).is_multiple_of(16);
-        let name = match (elem, vec) {
-            (2, false) => "ah_copy2d_u16",
-            (4, false) => "ah_copy2d_u32",
-            (2, true) => "ah_copy2d_vec_u16",
-            (4, true) => "ah_copy2d_vec_u32",
-            _ => return Err(BenchError::Other(format!("copy2d: element size {elem}"))),
+        let transposed = a.s0 == 1 && a.s1 != 1;
+        let vec = (a.dst_pitch * a.elem).is_multiple_of(16);
+        let (kind, cfg) = match self.pad_copy {
+            PadCopy::Tiled | PadCopy::OnePass if transposed => {
+                ("t", tiled_config(out_rows, out_cols))
+            }
+            PadCopy::Scalar => ("", row_config(out_rows, out_cols, 1)),
+            _ if vec => ("vec", row_config(out_rows, out_cols, 16 / a.elem)),
+            _ => ("", row_config(out_rows, out_cols, 1)),
+        };
+        let name = match (kind, a.elem) {
+            ("t", 2) => "ah_copy2d_t_u16",
+            ("t", 4) => "ah_copy2d_t_u32",
+            ("vec", 2) => "ah_copy2d_vec_u16",
+            ("vec", 4) => "ah_copy2d_vec_u32",
+            (_, 2) => "ah_copy2d_u16",
+            (_, 4) => "ah_copy2d_u32",
+            _ => {
+                return Err(BenchError::Other(format!(
+                    "copy2d: element size {}",
+                    a.elem
+                )))
+            }
         };
         let f = &self.kernels[name];
-        let per_thread = if vec { 16 / elem } else { 1 };
-        let gx = cols.div_ceil(per_thread).div_ceil(256).clamp(1, 1024) as u32;
-        let gy = rows.clamp(1, 65_535) as u32;
-        let cfg = LaunchConfig {
-            grid_dim: (gx, gy, 1),
-            block_dim: (256, 1, 1),
-            shared_mem_bytes: 0,
-        };
-        let (rows, cols, s0, s1, dst_cols) = (
-            rows as i64,
-            cols as i64,
-            s0 as i64,
-            s1 as i64,
-            dst_cols as i64,
-        );
+        let args: [i64; 7] =
+            [a.rows, a.cols, a.s0, a.s1, a.dst_pitch, out_rows, out_cols].map(|v| v as i64);
         let mut b = self.stream.launch_builder(f);
-        b.arg(&dst)
-            .arg(&src)
-            .arg(&rows)
-            .arg(&cols)
-            .arg(&s0)
-            .arg(&s1)
-            .arg(&dst_cols);
-        // SAFETY: the caller guarantees both buffers cover the addressed elements.
+        b.arg(&a.dst).arg(&a.src);
+        for v in &args {
+            b.arg(v);
+        }
+        // SAFETY: the caller guarantees the source covers `rows` x `cols` through its strides
+        // and the destination `dst_rows` rows of `dst_pitch` elements.
         unsafe { b.launch(cfg) }.map_err(drv_err)?;
         Ok(())
     }
+}
 
-    /// [`Self::copy2d`] of a transposed source (`src[r + c * s1]`): 32 x 32 tiles, 32 x 8
-    /// threads a block.
-    #[allow(clippy::too_many_arguments)]
-    fn copy2d_transposed(
-        &mut self,
-        dst: drv::CUdeviceptr,
-        src: drv::CUdeviceptr,
-        rows: usize,
-        cols: usize,
-        s1: usize,
-        dst_cols: usize,
-        elem: usize,
-    ) -> Result<(), BenchError> {
-        let name = match elem {
-            2 => "ah_copy2d_t_u16",
-            4 => "ah_copy2d_t_u32",
-            _ => return Err(BenchError::Other(format!("copy2d: element size {elem}"))),
-        };
-        let f = &self.kernels[name];
-        let cfg = LaunchConfig {
-            grid_dim: (
-                rows.div_ceil(32).clamp(1, 1 << 20) as u32,
-                cols.div_ceil(32).clamp(1, 65_535) as u32,
-                1,
-            ),
-            block_dim: (32, 8, 1),
-            shared_mem_bytes: 0,
-        };
-        let (rows, cols, s1, dst_cols) = (rows as i64, cols as i64, s1 as i64, dst_cols as i64);
-        let mut b = self.stream.launch_builder(f);
-        b.arg(&dst)
-            .arg(&src)
-            .arg(&rows)
-            .arg(&cols)
-            .arg(&s1)
-            .arg(&dst_cols);
-        // SAFETY: the caller guarantees both buffers cover the addressed elements.
-        unsafe { b.launch(cfg) }.map_err(drv_err)?;
-        Ok(())
+/// A padded operand to fill ([`CudaBackend::pad_copy`]).
+#[derive(Debug, Clone, Copy)]
+pub struct PadCopyArgs {
+    /// The padded buffer: row-major, rows `dst_pitch` elements apart.
+    pub dst: drv::CUdeviceptr,
+    /// Its allocation's size (the eager modes zero all of it).
+    pub dst_bytes: usize,
+    /// Padded rows.
+    pub dst_rows: usize,
+    /// Padded columns.
+    pub dst_cols: usize,
+    /// Row stride of the padded buffer, in elements (`CudaBackend::padded_row_stride`).
+    pub dst_pitch: usize,
+    /// The source: element `(r, c)` at `src[r * s0 + c * s1]`.
+    pub src: drv::CUdeviceptr,
+    /// Source rows.
+    pub rows: usize,
+    /// Source columns.
+    pub cols: usize,
+    /// Source row stride, in elements.
+    pub s0: usize,
+    /// Source column stride, in elements.
+    pub s1: usize,
+    /// Element size in bytes (2 or 4).
+    pub elem: usize,
+}
+
+/// One row of blocks per row, 256 threads of `per_thread` elements along it.
+fn row_config(rows: usize, cols: usize, per_thread: usize) -> LaunchConfig {
+    LaunchConfig {
+        grid_dim: (
+            cols.div_ceil(per_thread).div_ceil(256).clamp(1, 1024) as u32,
+            rows.clamp(1, 65_535) as u32,
+            1,
+        ),
+        block_dim: (256, 1, 1),
+        shared_mem_bytes: 0,
+    }
+}
+
+/// 32 x 32 tiles, 32 x 8 threads a block (the transposing kernel).
+fn tiled_config(rows: usize, cols: usize) -> LaunchConfig {
+    LaunchConfig {
+        grid_dim: (
+            rows.div_ceil(32).clamp(1, 1 << 20) as u32,
+            cols.div_ceil(32).clamp(1, 65_535) as u32,
+            1,
+        ),
+        block_dim: (32, 8, 1),
+        shared_mem_bytes: 0,
     }
 }

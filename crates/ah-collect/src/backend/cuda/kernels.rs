@@ -36,13 +36,23 @@ extern "C" __global__ void ah_fill_bf16(unsigned short* out, unsigned long long 
         out[i] = (unsigned short)(__float_as_uint(ah_uniform(i, seed)) >> 16);
     }
 }
+// The zero-padding copies. Each writes the `out_rows` x `out_cols` top-left block of a row-major
+// destination of row pitch `dst_cols`: the strided `rows` x `cols` source where it lies, zeros
+// elsewhere, so one pass fills a padded operand as Inductor's generated pad kernel does (eager
+// PyTorch's constant_pad_nd fills with zeros first and then copies: out = the source's shape).
+template <typename T>
+__device__ __forceinline__ T ah_src_or_zero(const T* src, long long r, long long c, long long rows,
+                                            long long cols, long long s0, long long s1) {
+    return r < rows && c < cols ? src[r * s0 + c * s1] : (T)0;
+}
 template <typename T>
 __device__ __forceinline__ void ah_copy2d(T* dst, const T* src, long long rows, long long cols,
-                                          long long s0, long long s1, long long dst_cols) {
-    for (long long r = blockIdx.y; r < rows; r += gridDim.y) {
-        for (long long c = blockIdx.x * (long long)blockDim.x + threadIdx.x; c < cols;
+                                          long long s0, long long s1, long long dst_cols,
+                                          long long out_rows, long long out_cols) {
+    for (long long r = blockIdx.y; r < out_rows; r += gridDim.y) {
+        for (long long c = blockIdx.x * (long long)blockDim.x + threadIdx.x; c < out_cols;
              c += (long long)gridDim.x * blockDim.x) {
-            dst[r * dst_cols + c] = src[r * s0 + c * s1];
+            dst[r * dst_cols + c] = ah_src_or_zero(src, r, c, rows, cols, s0, s1);
         }
     }
 }
@@ -50,29 +60,19 @@ __device__ __forceinline__ void ah_copy2d(T* dst, const T* src, long long rows, 
 // the destination's row pitch is a multiple of 16 bytes (padded rows are aligned).
 template <typename T, int V>
 __device__ __forceinline__ void ah_copy2d_vec(T* dst, const T* src, long long rows, long long cols,
-                                              long long s0, long long s1, long long dst_cols) {
-    long long vcols = (cols + V - 1) / V;
-    for (long long r = blockIdx.y; r < rows; r += gridDim.y) {
+                                              long long s0, long long s1, long long dst_cols,
+                                              long long out_rows, long long out_cols) {
+    long long vcols = (out_cols + V - 1) / V;
+    for (long long r = blockIdx.y; r < out_rows; r += gridDim.y) {
         for (long long vc = blockIdx.x * (long long)blockDim.x + threadIdx.x; vc < vcols;
              vc += (long long)gridDim.x * blockDim.x) {
             long long c0 = vc * V;
             union { uint4 v; T e[V]; } u;
 #pragma unroll
-            for (int j = 0; j < V; ++j) {
-                long long c = c0 + j;
-                u.e[j] = c < cols ? src[r * s0 + c * s1] : (T)0;
-            }
+            for (int j = 0; j < V; ++j) u.e[j] = ah_src_or_zero(src, r, c0 + j, rows, cols, s0, s1);
             *reinterpret_cast<uint4*>(dst + r * dst_cols + c0) = u.v;
         }
     }
-}
-extern "C" __global__ void ah_copy2d_vec_u16(unsigned short* dst, const unsigned short* src, long long rows,
-                                             long long cols, long long s0, long long s1, long long dst_cols) {
-    ah_copy2d_vec<unsigned short, 8>(dst, src, rows, cols, s0, s1, dst_cols);
-}
-extern "C" __global__ void ah_copy2d_vec_u32(unsigned int* dst, const unsigned int* src, long long rows,
-                                             long long cols, long long s0, long long s1, long long dst_cols) {
-    ah_copy2d_vec<unsigned int, 4>(dst, src, rows, cols, s0, s1, dst_cols);
 }
 // Transposed source (strides (1, s1): a column of the source is contiguous): a 32 x 32 tile is
 // read along source columns and written along destination rows through shared memory, so both
@@ -81,38 +81,42 @@ extern "C" __global__ void ah_copy2d_vec_u32(unsigned int* dst, const unsigned i
 // of the bandwidth (eager PyTorch's constant_pad_nd is as slow: docs/collection.md).
 template <typename T>
 __device__ __forceinline__ void ah_copy2d_t(T* dst, const T* src, long long rows, long long cols,
-                                            long long s1, long long dst_cols) {
+                                            long long s1, long long dst_cols, long long out_rows,
+                                            long long out_cols) {
     __shared__ T tile[32][33];
-    for (long long tc = blockIdx.y * 32LL; tc < cols; tc += gridDim.y * 32LL) {
-        for (long long tr = blockIdx.x * 32LL; tr < rows; tr += gridDim.x * 32LL) {
+    for (long long tc = blockIdx.y * 32LL; tc < out_cols; tc += gridDim.y * 32LL) {
+        for (long long tr = blockIdx.x * 32LL; tr < out_rows; tr += gridDim.x * 32LL) {
             for (int j = threadIdx.y; j < 32; j += blockDim.y) {
-                long long r = tr + threadIdx.x, c = tc + j;
-                if (r < rows && c < cols) tile[j][threadIdx.x] = src[c * s1 + r];
+                tile[j][threadIdx.x] = ah_src_or_zero(src, tr + threadIdx.x, tc + j, rows, cols, 1LL, s1);
             }
             __syncthreads();
             for (int j = threadIdx.y; j < 32; j += blockDim.y) {
                 long long r = tr + j, c = tc + threadIdx.x;
-                if (r < rows && c < cols) dst[r * dst_cols + c] = tile[threadIdx.x][j];
+                if (r < out_rows && c < out_cols) dst[r * dst_cols + c] = tile[threadIdx.x][j];
             }
             __syncthreads();
         }
     }
 }
-extern "C" __global__ void ah_copy2d_t_u16(unsigned short* dst, const unsigned short* src, long long rows,
-                                           long long cols, long long s1, long long dst_cols) {
-    ah_copy2d_t(dst, src, rows, cols, s1, dst_cols);
+#define AH_COPY_ARGS(T) T* dst, const T* src, long long rows, long long cols, long long s0, \
+    long long s1, long long dst_cols, long long out_rows, long long out_cols
+extern "C" __global__ void ah_copy2d_u16(AH_COPY_ARGS(unsigned short)) {
+    ah_copy2d(dst, src, rows, cols, s0, s1, dst_cols, out_rows, out_cols);
 }
-extern "C" __global__ void ah_copy2d_t_u32(unsigned int* dst, const unsigned int* src, long long rows,
-                                           long long cols, long long s1, long long dst_cols) {
-    ah_copy2d_t(dst, src, rows, cols, s1, dst_cols);
+extern "C" __global__ void ah_copy2d_u32(AH_COPY_ARGS(unsigned int)) {
+    ah_copy2d(dst, src, rows, cols, s0, s1, dst_cols, out_rows, out_cols);
 }
-extern "C" __global__ void ah_copy2d_u16(unsigned short* dst, const unsigned short* src, long long rows,
-                                         long long cols, long long s0, long long s1, long long dst_cols) {
-    ah_copy2d(dst, src, rows, cols, s0, s1, dst_cols);
+extern "C" __global__ void ah_copy2d_vec_u16(AH_COPY_ARGS(unsigned short)) {
+    ah_copy2d_vec<unsigned short, 8>(dst, src, rows, cols, s0, s1, dst_cols, out_rows, out_cols);
 }
-extern "C" __global__ void ah_copy2d_u32(unsigned int* dst, const unsigned int* src, long long rows,
-                                         long long cols, long long s0, long long s1, long long dst_cols) {
-    ah_copy2d(dst, src, rows, cols, s0, s1, dst_cols);
+extern "C" __global__ void ah_copy2d_vec_u32(AH_COPY_ARGS(unsigned int)) {
+    ah_copy2d_vec<unsigned int, 4>(dst, src, rows, cols, s0, s1, dst_cols, out_rows, out_cols);
+}
+extern "C" __global__ void ah_copy2d_t_u16(AH_COPY_ARGS(unsigned short)) {
+    ah_copy2d_t(dst, src, rows, cols, s1, dst_cols, out_rows, out_cols);
+}
+extern "C" __global__ void ah_copy2d_t_u32(AH_COPY_ARGS(unsigned int)) {
+    ah_copy2d_t(dst, src, rows, cols, s1, dst_cols, out_rows, out_cols);
 }
 "#;
 

@@ -54,9 +54,14 @@ pub(super) enum PadCopy {
     /// 16-byte stores, gathered through the strides (`AH_PAD_COPY=vector16`): what eager
     /// PyTorch pays; slow for a transposed source.
     Vector16,
-    /// The default: `Vector16` for a row-major source, a tiled transpose through shared memory
-    /// for a transposed one, as a compiled program's Triton copy pays.
+    /// `Vector16` for a row-major source, a tiled transpose through shared memory for a
+    /// transposed one, after a whole-buffer zero fill (`AH_PAD_COPY=tiled`: distribution
+    /// versions 2 / 3 to 3 / 4).
     Tiled,
+    /// The default: the kernels of `Tiled` writing the zeros of the padding themselves, one
+    /// pass over the padded buffer, as a compiled program's Triton pad kernel (a masked load
+    /// with zero as the other value).
+    OnePass,
 }
 
 impl PadCopy {
@@ -64,7 +69,8 @@ impl PadCopy {
         match std::env::var("AH_PAD_COPY").as_deref() {
             Ok("scalar") => PadCopy::Scalar,
             Ok("vector16") => PadCopy::Vector16,
-            _ => PadCopy::Tiled,
+            Ok("tiled") => PadCopy::Tiled,
+            _ => PadCopy::OnePass,
         }
     }
 
@@ -73,6 +79,7 @@ impl PadCopy {
             PadCopy::Scalar => "scalar",
             PadCopy::Vector16 => "vector16",
             PadCopy::Tiled => "vector16+tiled_transpose",
+            PadCopy::OnePass => "one_pass_vector16+tiled_transpose",
         }
     }
 }

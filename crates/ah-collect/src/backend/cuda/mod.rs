@@ -28,6 +28,7 @@ use cudarc::driver::{CudaContext, CudaEvent, CudaFunction, CudaStream};
 
 pub use blas::GemmArgs;
 pub use buffer::DeviceBuffer;
+pub use copy::PadCopyArgs;
 pub use error::CudaInitError;
 
 use super::{BackendInfo, BenchError, TimingConfig};

@@ -22,6 +22,15 @@ pub fn check_pad_equals_orig(
     cuda: &mut crate::backend::CudaBackend,
 ) -> Result<CheckResult, BenchError> {
     let p = prepare_cuda(i, cuda)?;
+    // Garbage where `pad` copies an operand: its copy must write the padding's zeros itself.
+    for (copied, buf) in [
+        (!i.mat1_padding_excluded(), &p.a_pad),
+        (!i.mat2_pre_padded(), &p.b_pad),
+    ] {
+        if let (true, Some(buf)) = (copied, buf) {
+            cuda.fill_random(buf.ptr(), buf.bytes() / i.dtype.itemsize(), i.dtype)?;
+        }
+    }
     enqueue_orig(cuda, i, &p)?;
     enqueue_pad(cuda, i, &p)?;
     let e = i.dtype.itemsize();

@@ -2,7 +2,7 @@
 //! on the backend's stream.
 
 use super::{shapes, write_pad_rect, PadMmInput};
-use crate::backend::cuda::{DeviceBuffer, GemmArgs};
+use crate::backend::cuda::{DeviceBuffer, GemmArgs, PadCopyArgs};
 use crate::backend::BenchError;
 
 /// Device buffers of one input on the GPU.
@@ -45,19 +45,7 @@ pub(super) fn prepare_cuda(
         None
     };
     let c_pad = cuda.alloc(s.mp * s.np * e)?;
-    // Prepadded operands exist padded before the timed region (PyTorch pads them up front).
-    if let (true, Some(ap)) = (i.mat1_padding_excluded(), &a_pad) {
-        let (s0, s1) = i.mat1_strides();
-        cuda.zero(ap.ptr(), ap.bytes())?;
-        cuda.copy2d(ap.ptr(), a.ptr(), i.m, i.k, s0, s1, lda_pad, e)?;
-    }
-    if let (true, Some(bp)) = (i.mat2_pre_padded(), &b_pad) {
-        let (s0, s1) = i.mat2_strides();
-        cuda.zero(bp.ptr(), bp.bytes())?;
-        cuda.copy2d(bp.ptr(), b.ptr(), i.k, i.n, s0, s1, ldb_pad, e)?;
-    }
-    cuda.synchronize()?;
-    Ok(CudaPrepared {
+    let p = CudaPrepared {
         a,
         b,
         c,
@@ -66,6 +54,55 @@ pub(super) fn prepare_cuda(
         c_pad,
         lda_pad,
         ldb_pad,
+    };
+    // Prepadded operands exist padded before the timed region (PyTorch pads them up front).
+    if let (true, Some(args)) = (i.mat1_padding_excluded(), mat1_pad_copy(i, &p)) {
+        cuda.pad_copy(&args)?;
+    }
+    if let (true, Some(args)) = (i.mat2_pre_padded(), mat2_pad_copy(i, &p)) {
+        cuda.pad_copy(&args)?;
+    }
+    cuda.synchronize()?;
+    Ok(p)
+}
+
+/// Copying mat1 into its padded buffer, if it has one.
+pub(super) fn mat1_pad_copy(i: &PadMmInput, p: &CudaPrepared) -> Option<PadCopyArgs> {
+    let s = shapes(i);
+    let (s0, s1) = i.mat1_strides();
+    let ap = p.a_pad.as_ref()?;
+    Some(PadCopyArgs {
+        dst: ap.ptr(),
+        dst_bytes: ap.bytes(),
+        dst_rows: s.mp,
+        dst_cols: s.kp,
+        dst_pitch: p.lda_pad,
+        src: p.a.ptr(),
+        rows: i.m,
+        cols: i.k,
+        s0,
+        s1,
+        elem: i.dtype.itemsize(),
+    })
+}
+
+/// Copying mat2 into its padded buffer, if it has one.
+pub(super) fn mat2_pad_copy(i: &PadMmInput, p: &CudaPrepared) -> Option<PadCopyArgs> {
+    let s = shapes(i);
+    let (s0, s1) = i.mat2_strides();
+    let bp = p.b_pad.as_ref()?;
+    Some(PadCopyArgs {
+        dst: bp.ptr(),
+        dst_bytes: bp.bytes(),
+        dst_rows: s.kp,
+        dst_cols: s.np,
+        dst_pitch: p.ldb_pad,
+        src: p.b.ptr(),
+        rows: i.k,
+        cols: i.n,
+        s0,
+        s1,
+        elem: i.dtype.itemsize(),
     })
 }
 
@@ -114,10 +151,8 @@ pub(super) fn enqueue_pad(
                 nc,
                 nr,
             )?;
-        } else {
-            let (s0, s1) = i.mat1_strides();
-            cuda.zero(ap.ptr(), ap.bytes())?;
-            cuda.copy2d(ap.ptr(), p.a.ptr(), i.m, i.k, s0, s1, p.lda_pad, e)?;
+        } else if let Some(args) = mat1_pad_copy(i, p) {
+            cuda.pad_copy(&args)?;
         }
         g.a = ap.ptr();
         g.trans_a = false;
@@ -133,10 +168,8 @@ pub(super) fn enqueue_pad(
                 nc,
                 nr,
             )?;
-        } else {
-            let (s0, s1) = i.mat2_strides();
-            cuda.zero(bp.ptr(), bp.bytes())?;
-            cuda.copy2d(bp.ptr(), p.b.ptr(), i.k, i.n, s0, s1, p.ldb_pad, e)?;
+        } else if let Some(args) = mat2_pad_copy(i, p) {
+            cuda.pad_copy(&args)?;
         }
         g.b = bp.ptr();
         g.trans_b = false;

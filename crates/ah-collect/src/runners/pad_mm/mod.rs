@@ -122,6 +122,9 @@ impl BenchmarkRunner for PadMmRunner {
             shapes: self.shapes.name(),
             catalogue_sha256: self.shapes.catalogue().map(|c| c.sha256.clone()),
             // Versions of the draws' timing (a resume across versions is refused):
+            // - pytorch 4, real and mix 5: a padded operand is filled in one pass, the copy
+            //   writing the padding's zeros (`PadCopy::OnePass`), as a compiled program's pad
+            //   kernel; before, a zero fill of the whole buffer and then the copy;
             // - pytorch 3, real and mix 4: padded operands get Inductor's row strides
             //   (`CudaBackend::padded_row_stride`), as a compiled program allocates them; cuBLAS
             //   ran up to 1.7x faster on them than on packed rows;
@@ -131,9 +134,9 @@ impl BenchmarkRunner for PadMmRunner {
             // - real and mix 2: grad-weight GEMMs time `pad` with mat1's padding fused
             //   (`PadMmInput::fuse_mat1_pad`); version 1 timed its copy.
             version: if self.shapes.catalogue().is_some() {
-                4
+                5
             } else {
-                3
+                4
             },
         })
     }
