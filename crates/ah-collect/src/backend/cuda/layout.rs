@@ -58,9 +58,11 @@ pub(super) enum PadCopy {
     /// transposed one, after a whole-buffer zero fill (`AH_PAD_COPY=tiled`: distribution
     /// versions 2 / 3 to 3 / 4).
     Tiled,
-    /// The default: the kernels of `Tiled` writing the zeros of the padding themselves, one
-    /// pass over the padded buffer, as a compiled program's Triton pad kernel (a masked load
-    /// with zero as the other value).
+    /// The default, as a compiled program's Triton pad kernel (a masked load with zero as the
+    /// other value): one pass over the padded buffer, the copy writing the padding's zeros,
+    /// and a transposed source padded into a transposed buffer (Inductor keeps the stride
+    /// order: `empty_strided_cuda((18776, 8832), (1, 18816))` for a `(1, 18770)` operand), so
+    /// the copy is a plain row copy and cuBLAS reads the padded operand transposed.
     OnePass,
 }
 
@@ -79,12 +81,18 @@ impl PadCopy {
             PadCopy::Scalar => "scalar",
             PadCopy::Vector16 => "vector16",
             PadCopy::Tiled => "vector16+tiled_transpose",
-            PadCopy::OnePass => "one_pass_vector16+tiled_transpose",
+            PadCopy::OnePass => "one_pass_vector16_layout_kept",
         }
     }
 }
 
 impl CudaBackend {
+    /// Whether a transposed operand is padded into a transposed buffer (`AH_PAD_COPY`
+    /// default) rather than copied into a row-major one.
+    pub fn pad_keeps_layout(&self) -> bool {
+        self.pad_copy == PadCopy::OnePass
+    }
+
     /// The row stride, in elements, of a padded operand of `cols` columns of `elem` bytes, as
     /// the program the collection stands for allocates it (`AH_PAD_STRIDE`).
     pub fn padded_row_stride(&self, cols: usize, elem: usize) -> usize {

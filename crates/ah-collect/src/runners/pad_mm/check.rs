@@ -27,8 +27,9 @@ pub fn check_pad_equals_orig(
         (!i.mat1_padding_excluded(), &p.a_pad),
         (!i.mat2_pre_padded(), &p.b_pad),
     ] {
-        if let (true, Some(buf)) = (copied, buf) {
-            cuda.fill_random(buf.ptr(), buf.bytes() / i.dtype.itemsize(), i.dtype)?;
+        if let (true, Some(pad)) = (copied, buf) {
+            let bytes = pad.buf.bytes();
+            cuda.fill_random(pad.buf.ptr(), bytes / i.dtype.itemsize(), i.dtype)?;
         }
     }
     enqueue_orig(cuda, i, &p)?;

@@ -3,7 +3,7 @@
 
 use super::{shapes, write_pad_rect, PadMmInput};
 use crate::backend::cuda::{DeviceBuffer, GemmArgs, PadCopyArgs};
-use crate::backend::BenchError;
+use crate::backend::{BenchError, CudaBackend};
 
 /// Device buffers of one input on the GPU.
 #[derive(Debug)]
@@ -11,17 +11,117 @@ pub struct CudaPrepared {
     pub(super) a: DeviceBuffer,
     pub(super) b: DeviceBuffer,
     pub(super) c: DeviceBuffer,
-    pub(super) a_pad: Option<DeviceBuffer>,
-    pub(super) b_pad: Option<DeviceBuffer>,
+    pub(super) a_pad: Option<Padded>,
+    pub(super) b_pad: Option<Padded>,
     pub(super) c_pad: DeviceBuffer,
-    /// Row strides (elements) of `a_pad` and `b_pad`: `CudaBackend::padded_row_stride`.
-    pub(super) lda_pad: usize,
-    pub(super) ldb_pad: usize,
+}
+
+/// A padded operand's buffer and layout.
+#[derive(Debug)]
+pub(super) struct Padded {
+    pub(super) buf: DeviceBuffer,
+    /// Column-major (the padded transpose is stored row-major), as the source: a compiled
+    /// program's pad keeps a transposed operand's stride order.
+    pub(super) transposed: bool,
+    /// Row stride of the stored matrix, in elements (`CudaBackend::padded_row_stride`).
+    pub(super) ld: usize,
+}
+
+/// The padded operand's geometry: a `rows` x `cols` operand padded to `rows_p` x `cols_p`,
+/// with the source's strides.
+struct Geometry {
+    rows: usize,
+    cols: usize,
+    rows_p: usize,
+    cols_p: usize,
+    strides: (usize, usize),
+}
+
+impl Geometry {
+    fn mat1(i: &PadMmInput) -> Geometry {
+        let s = shapes(i);
+        Geometry {
+            rows: i.m,
+            cols: i.k,
+            rows_p: s.mp,
+            cols_p: s.kp,
+            strides: i.mat1_strides(),
+        }
+    }
+
+    fn mat2(i: &PadMmInput) -> Geometry {
+        let s = shapes(i);
+        Geometry {
+            rows: i.k,
+            cols: i.n,
+            rows_p: s.kp,
+            cols_p: s.np,
+            strides: i.mat2_strides(),
+        }
+    }
+
+    /// The stored matrix: the operand, or its transpose when the padded copy keeps a
+    /// transposed source's layout: (rows, cols, padded rows, padded cols, source strides).
+    fn stored(&self, transposed: bool) -> (usize, usize, usize, usize, (usize, usize)) {
+        let (s0, s1) = self.strides;
+        if transposed {
+            (self.cols, self.rows, self.cols_p, self.rows_p, (s1, s0))
+        } else {
+            (self.rows, self.cols, self.rows_p, self.cols_p, (s0, s1))
+        }
+    }
+
+    fn alloc(&self, cuda: &mut CudaBackend, elem: usize) -> Result<Padded, BenchError> {
+        let transposed = self.strides.0 == 1 && self.strides.1 != 1 && cuda.pad_keeps_layout();
+        let (_, _, rows_p, cols_p, _) = self.stored(transposed);
+        let ld = cuda.padded_row_stride(cols_p, elem);
+        Ok(Padded {
+            buf: cuda.alloc(rows_p * ld * elem)?,
+            transposed,
+            ld,
+        })
+    }
+
+    /// Filling `dst` from the source at `src`.
+    fn copy(&self, dst: &Padded, src: &DeviceBuffer, elem: usize) -> PadCopyArgs {
+        let (rows, cols, dst_rows, dst_cols, (s0, s1)) = self.stored(dst.transposed);
+        PadCopyArgs {
+            dst: dst.buf.ptr(),
+            dst_bytes: dst.buf.bytes(),
+            dst_rows,
+            dst_cols,
+            dst_pitch: dst.ld,
+            src: src.ptr(),
+            rows,
+            cols,
+            s0,
+            s1,
+            elem,
+        }
+    }
+
+    /// PyTorch's `write_pad` of a pre-padded operand: zeroes `mat[-rp:, -cp:]`.
+    fn write_pad(
+        &self,
+        cuda: &mut CudaBackend,
+        dst: &Padded,
+        (rp, cp): (usize, usize),
+        elem: usize,
+    ) -> Result<(), BenchError> {
+        let (r0, c0, nr, nc) = write_pad_rect(self.rows_p, self.cols_p, rp, cp);
+        let (r0, c0, nr, nc) = if dst.transposed {
+            (c0, r0, nc, nr)
+        } else {
+            (r0, c0, nr, nc)
+        };
+        let at = dst.buf.ptr() + ((r0 * dst.ld + c0) * elem) as u64;
+        cuda.zero_rect(at, dst.ld * elem, elem, nc, nr)
+    }
 }
 
 pub(super) fn prepare_cuda(
     i: &PadMmInput,
-    cuda: &mut crate::backend::CudaBackend,
+    cuda: &mut CudaBackend,
 ) -> Result<CudaPrepared, BenchError> {
     let e = i.dtype.itemsize();
     let s = shapes(i);
@@ -30,79 +130,25 @@ pub(super) fn prepare_cuda(
     let c = cuda.alloc(i.m * i.n * e)?;
     cuda.fill_random(a.ptr(), i.m * i.k, i.dtype)?;
     cuda.fill_random(b.ptr(), i.k * i.n, i.dtype)?;
-    let (lda_pad, ldb_pad) = (
-        cuda.padded_row_stride(s.kp, e),
-        cuda.padded_row_stride(s.np, e),
-    );
-    let a_pad = if s.pad1 {
-        Some(cuda.alloc(s.mp * lda_pad * e)?)
-    } else {
-        None
-    };
-    let b_pad = if s.pad2 {
-        Some(cuda.alloc(s.kp * ldb_pad * e)?)
-    } else {
-        None
-    };
+    let (g1, g2) = (Geometry::mat1(i), Geometry::mat2(i));
+    let a_pad = s.pad1.then(|| g1.alloc(cuda, e)).transpose()?;
+    let b_pad = s.pad2.then(|| g2.alloc(cuda, e)).transpose()?;
     let c_pad = cuda.alloc(s.mp * s.np * e)?;
-    let p = CudaPrepared {
+    // Prepadded operands exist padded before the timed region (PyTorch pads them up front).
+    if let (true, Some(ap)) = (i.mat1_padding_excluded(), &a_pad) {
+        cuda.pad_copy(&g1.copy(ap, &a, e))?;
+    }
+    if let (true, Some(bp)) = (i.mat2_pre_padded(), &b_pad) {
+        cuda.pad_copy(&g2.copy(bp, &b, e))?;
+    }
+    cuda.synchronize()?;
+    Ok(CudaPrepared {
         a,
         b,
         c,
         a_pad,
         b_pad,
         c_pad,
-        lda_pad,
-        ldb_pad,
-    };
-    // Prepadded operands exist padded before the timed region (PyTorch pads them up front).
-    if let (true, Some(args)) = (i.mat1_padding_excluded(), mat1_pad_copy(i, &p)) {
-        cuda.pad_copy(&args)?;
-    }
-    if let (true, Some(args)) = (i.mat2_pre_padded(), mat2_pad_copy(i, &p)) {
-        cuda.pad_copy(&args)?;
-    }
-    cuda.synchronize()?;
-    Ok(p)
-}
-
-/// Copying mat1 into its padded buffer, if it has one.
-pub(super) fn mat1_pad_copy(i: &PadMmInput, p: &CudaPrepared) -> Option<PadCopyArgs> {
-    let s = shapes(i);
-    let (s0, s1) = i.mat1_strides();
-    let ap = p.a_pad.as_ref()?;
-    Some(PadCopyArgs {
-        dst: ap.ptr(),
-        dst_bytes: ap.bytes(),
-        dst_rows: s.mp,
-        dst_cols: s.kp,
-        dst_pitch: p.lda_pad,
-        src: p.a.ptr(),
-        rows: i.m,
-        cols: i.k,
-        s0,
-        s1,
-        elem: i.dtype.itemsize(),
-    })
-}
-
-/// Copying mat2 into its padded buffer, if it has one.
-pub(super) fn mat2_pad_copy(i: &PadMmInput, p: &CudaPrepared) -> Option<PadCopyArgs> {
-    let s = shapes(i);
-    let (s0, s1) = i.mat2_strides();
-    let bp = p.b_pad.as_ref()?;
-    Some(PadCopyArgs {
-        dst: bp.ptr(),
-        dst_bytes: bp.bytes(),
-        dst_rows: s.kp,
-        dst_cols: s.np,
-        dst_pitch: p.ldb_pad,
-        src: p.b.ptr(),
-        rows: i.k,
-        cols: i.n,
-        s0,
-        s1,
-        elem: i.dtype.itemsize(),
     })
 }
 
@@ -125,7 +171,7 @@ fn orig_gemm(i: &PadMmInput, p: &CudaPrepared) -> GemmArgs {
 }
 
 pub(super) fn enqueue_orig(
-    cuda: &mut crate::backend::CudaBackend,
+    cuda: &mut CudaBackend,
     i: &PadMmInput,
     p: &CudaPrepared,
 ) -> Result<(), BenchError> {
@@ -133,7 +179,7 @@ pub(super) fn enqueue_orig(
 }
 
 pub(super) fn enqueue_pad(
-    cuda: &mut crate::backend::CudaBackend,
+    cuda: &mut CudaBackend,
     i: &PadMmInput,
     p: &CudaPrepared,
 ) -> Result<(), BenchError> {
@@ -142,38 +188,22 @@ pub(super) fn enqueue_pad(
     let (mpad, kpad, npad) = i.padded_lengths();
     let mut g = orig_gemm(i, p);
     if let Some(ap) = &p.a_pad {
+        let geo = Geometry::mat1(i);
         if i.mat1_padding_excluded() {
-            let (r0, c0, nr, nc) = write_pad_rect(s.mp, s.kp, mpad, kpad);
-            cuda.zero_rect(
-                ap.ptr() + ((r0 * p.lda_pad + c0) * e) as u64,
-                p.lda_pad * e,
-                e,
-                nc,
-                nr,
-            )?;
-        } else if let Some(args) = mat1_pad_copy(i, p) {
-            cuda.pad_copy(&args)?;
+            geo.write_pad(cuda, ap, (mpad, kpad), e)?;
+        } else {
+            cuda.pad_copy(&geo.copy(ap, &p.a, e))?;
         }
-        g.a = ap.ptr();
-        g.trans_a = false;
-        g.lda = p.lda_pad;
+        (g.a, g.trans_a, g.lda) = (ap.buf.ptr(), ap.transposed, ap.ld);
     }
     if let Some(bp) = &p.b_pad {
+        let geo = Geometry::mat2(i);
         if i.mat2_pre_padded() {
-            let (r0, c0, nr, nc) = write_pad_rect(s.kp, s.np, kpad, npad);
-            cuda.zero_rect(
-                bp.ptr() + ((r0 * p.ldb_pad + c0) * e) as u64,
-                p.ldb_pad * e,
-                e,
-                nc,
-                nr,
-            )?;
-        } else if let Some(args) = mat2_pad_copy(i, p) {
-            cuda.pad_copy(&args)?;
+            geo.write_pad(cuda, bp, (kpad, npad), e)?;
+        } else {
+            cuda.pad_copy(&geo.copy(bp, &p.b, e))?;
         }
-        g.b = bp.ptr();
-        g.trans_b = false;
-        g.ldb = p.ldb_pad;
+        (g.b, g.trans_b, g.ldb) = (bp.buf.ptr(), bp.transposed, bp.ld);
     }
     g.m = s.mp;
     g.k = if s.pad1 || s.pad2 { s.kp } else { i.k };

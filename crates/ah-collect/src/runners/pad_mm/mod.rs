@@ -123,8 +123,9 @@ impl BenchmarkRunner for PadMmRunner {
             catalogue_sha256: self.shapes.catalogue().map(|c| c.sha256.clone()),
             // Versions of the draws' timing (a resume across versions is refused):
             // - pytorch 4, real and mix 5: a padded operand is filled in one pass, the copy
-            //   writing the padding's zeros (`PadCopy::OnePass`), as a compiled program's pad
-            //   kernel; before, a zero fill of the whole buffer and then the copy;
+            //   writing the padding's zeros, and a transposed operand stays transposed
+            //   (`PadCopy::OnePass`), as a compiled program's pad kernel and buffers; before,
+            //   a zero fill of the whole buffer, then a tiled transpose into a row-major one;
             // - pytorch 3, real and mix 4: padded operands get Inductor's row strides
             //   (`CudaBackend::padded_row_stride`), as a compiled program allocates them; cuBLAS
             //   ran up to 1.7x faster on them than on packed rows;
