@@ -21,6 +21,8 @@ AH_PAD_COPY=vector16 (distribution version 1 of --shapes pytorch).
 Usage: compare_pytorch_pad_mm.py LOG [--samples 120] [--reps 3] [--json OUT.json]
        [--no-median]        min labelling only (full-range kernels: halves the time)
        [--time-limit S]     stop re-timing after S seconds and report what was re-timed
+       [--resume JSON]      keep the rows of an earlier --json of the same sample and re-time
+                            only the inputs it lacks (a run cut by --time-limit, resumed)
 """
 import argparse
 import json
@@ -165,6 +167,7 @@ def main():
     ap.add_argument("--json")
     ap.add_argument("--no-median", action="store_true", help="skip the median labelling (do_bench)")
     ap.add_argument("--time-limit", type=float, default=0, help="seconds; 0 = none")
+    ap.add_argument("--resume", help="an earlier --json whose rows are kept")
     ap.add_argument("--pad-copy", choices=("compiled", "eager"), default="compiled",
                     help="how pad copies an operand: Inductor's compiled kernels (as ah-collect's "
                          "default, AH_PAD_COPY unset) or eager constant_pad_nd (AH_PAD_COPY=vector16)")
@@ -185,7 +188,14 @@ def main():
     keys = [key for key, v in ours.items() if set(v) >= {"orig", "pad"}]
     random.Random(args.seed).shuffle(keys)
     keys = keys[: args.samples]
-    rows = []
+    rows, seconds_before = [], 0.0
+    if args.resume:
+        with open(args.resume) as fh:
+            before = json.load(fh)
+        rows, seconds_before = before["rows"], before["seconds"]
+        done = {tuple(r["features"][n] for n in names) for r in rows}
+        keys = [key for key in keys if key not in done]
+        print(f"resumed: {len(rows)} inputs re-timed before, {len(keys)} to go", flush=True)
     t0 = time.time()
     with torch.no_grad():
         for i, key in enumerate(keys):
@@ -252,7 +262,7 @@ def main():
         "pad_copy": args.pad_copy,
         "min_labelling": stats("min"),
         "median_labelling": stats("median"),
-        "seconds": time.time() - t0,
+        "seconds": seconds_before + time.time() - t0,
     }
     print(json.dumps({k: v for k, v in result.items()}, indent=1))
     print("labelling  choice  median|ratio-1|  median ratio   same winner on decisive (>10%)")
