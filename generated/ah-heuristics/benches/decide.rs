@@ -105,9 +105,10 @@ fn schema_contexts(ctxs: &[Context]) -> Vec<Context> {
 fn bench(c: &mut Criterion) {
     let h: &dyn LearnedHeuristic = &ah_heuristics::pad_mma100::HEURISTIC;
     let ctxs = contexts();
-    for (what, ctxs) in [("Schema", schema_contexts(&ctxs)), ("add", ctxs.clone())] {
+    // The `add` line keeps its earlier name (scripts/bench_python_artifact.py reads it).
+    for (what, ctxs) in [(", Schema", schema_contexts(&ctxs)), ("", ctxs.clone())] {
         let mut i = 0;
-        let name = format!("pad_mma100 generated decide (one context, {what})");
+        let name = format!("pad_mma100 generated decide (one context{what})");
         c.bench_function(&name, |b| {
             b.iter(|| {
                 i = (i + 1) % ctxs.len();
