@@ -151,11 +151,12 @@ struct Slot {
     lit: String,
 }
 
-/// The logged layout, checked by position before the scan.
+/// The logged layout, checked before the scan (`ah_core::generated::VerifiedSchema`, once per
+/// schema) and then read by position.
 #[derive(Serialize)]
 struct Layout {
     len: usize,
-    names: Vec<(usize, String)>,
+    names: Vec<String>,
     assigns: Vec<(String, usize)>,
 }
 
@@ -332,7 +333,12 @@ impl<'p, 'm> Gen<'p, 'm> {
 
     /// The module's `use` lines: the trait and value types, then the `ah_core::generated`
     /// helpers and the `ah_core::ops::scalar` functions the paths call.
-    fn uses(&self, finish: &Finish, fast: Option<&crate::rust_fast::Fast>) -> Vec<String> {
+    fn uses(
+        &self,
+        finish: &Finish,
+        fast: Option<&crate::rust_fast::Fast>,
+        layout: bool,
+    ) -> Vec<String> {
         let mut uses = vec![
             "ah_core::heuristic::{LearnedHeuristic, Prediction, UnsureKind}".to_string(),
             "ah_core::model::ModelKind".to_string(),
@@ -362,6 +368,9 @@ impl<'p, 'm> Gen<'p, 'm> {
         if !self.plan.ops.is_empty() {
             generated.insert("Operations");
         }
+        if layout {
+            generated.insert("VerifiedSchema");
+        }
         if !generated.is_empty() {
             let list: Vec<&str> = generated.into_iter().collect();
             uses.push(format!("ah_core::generated::{{{}}}", list.join(", ")));
@@ -385,7 +394,8 @@ impl<'p, 'm> Gen<'p, 'm> {
         };
         let names = self.finish_names();
         let finish = self.finish(&names);
-        let uses = self.uses(&finish, fast.as_ref());
+        let layout = self.layout();
+        let uses = self.uses(&finish, fast.as_ref(), layout.is_some());
         let mut inputs: Vec<&str> = Vec::new();
         for op in &plan.ops {
             for i in op.inputs() {
@@ -417,7 +427,7 @@ impl<'p, 'm> Gen<'p, 'm> {
                     lit: str_lit(n),
                 })
                 .collect(),
-            layout: self.layout(),
+            layout,
             path: match (&fast, plan.ops.is_empty()) {
                 (_, true) => "direct",
                 (Some(_), false) => "fast",
@@ -526,11 +536,7 @@ impl<'p, 'm> Gen<'p, 'm> {
         }
         Some(Layout {
             len: layout.len(),
-            names: layout
-                .iter()
-                .enumerate()
-                .map(|(p, n)| (p, str_lit(n)))
-                .collect(),
+            names: layout.iter().map(|n| str_lit(n)).collect(),
             assigns: self
                 .gathered
                 .iter()

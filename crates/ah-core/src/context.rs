@@ -1,7 +1,14 @@
 //! The context of one decision: an ordered list of named features.
+//!
+//! A context built with [`Context::from_schema`] also carries its [`Schema`]'s id, so that
+//! generated heuristics check its layout once per schema rather than once per decision (see
+//! [`crate::schema`]). Every mutation clears the id: a context that carries one holds exactly
+//! that schema's names, in that order.
 
 use std::borrow::Cow;
+use std::num::NonZeroU64;
 
+use crate::schema::{Schema, SchemaError};
 use crate::value::Value;
 
 /// One logged feature (PyTorch's `AHFeature`).
@@ -18,10 +25,19 @@ pub struct Feature {
 /// Ordered features of one decision (PyTorch's `AHContext`).
 ///
 /// Insertion order is the log's column order. Lookup by name is a linear scan over a handful
-/// of features and allocates nothing, so it may sit on the decision path.
-#[derive(Debug, Clone, Default, PartialEq)]
+/// of features and allocates nothing, so it may sit on the decision path. Equality compares
+/// the features only, not the schema id.
+#[derive(Debug, Clone, Default)]
 pub struct Context {
     features: Vec<Feature>,
+    /// The schema whose names (in order) `features` holds; `None` after any mutation.
+    schema_id: Option<NonZeroU64>,
+}
+
+impl PartialEq for Context {
+    fn eq(&self, other: &Self) -> bool {
+        self.features == other.features
+    }
 }
 
 impl Context {
@@ -34,7 +50,41 @@ impl Context {
     pub fn with_capacity(n: usize) -> Self {
         Self {
             features: Vec::with_capacity(n),
+            schema_id: None,
         }
+    }
+
+    /// A context of `schema`'s features (names and categorical flags, in order) with these
+    /// values; it carries the schema's id until it is mutated. A number of values other than
+    /// the schema's number of features is an error.
+    pub fn from_schema(schema: &Schema, values: Vec<Value>) -> Result<Self, SchemaError> {
+        if values.len() != schema.len() {
+            return Err(SchemaError::ValueCount {
+                expected: schema.len(),
+                given: values.len(),
+            });
+        }
+        let features = schema
+            .features()
+            .iter()
+            .zip(values)
+            .map(|((name, is_categorical), value)| Feature {
+                name: name.clone(),
+                value,
+                is_categorical: *is_categorical,
+            })
+            .collect();
+        Ok(Self {
+            features,
+            schema_id: Some(schema.id()),
+        })
+    }
+
+    /// The id of the [`Schema`] this context was built from, while it holds exactly that
+    /// schema's names in order (any mutation clears it).
+    #[inline]
+    pub fn schema_id(&self) -> Option<NonZeroU64> {
+        self.schema_id
     }
 
     /// Appends a numerical feature. A later feature of the same name shadows an earlier one in
@@ -63,6 +113,7 @@ impl Context {
         value: impl Into<Value>,
         is_categorical: bool,
     ) -> &mut Self {
+        self.schema_id = None;
         self.features.push(Feature {
             name: name.into(),
             value: value.into(),
@@ -73,6 +124,7 @@ impl Context {
 
     /// Sets `name` to `value`: replaces the existing feature's value, or appends a new one.
     pub fn set(&mut self, name: impl Into<Cow<'static, str>>, value: Value, is_categorical: bool) {
+        self.schema_id = None;
         let name = name.into();
         if let Some(f) = self.features.iter_mut().rev().find(|f| f.name == name) {
             f.value = value;

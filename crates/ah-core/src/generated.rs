@@ -1,5 +1,6 @@
-//! What generated heuristics call (`ah-codegen`'s Rust modules): reading a value as a number,
-//! the range guard over a table of training ranges, `str(value) == category` without
+//! What generated heuristics call (`ah-codegen`'s Rust modules): the check that a context
+//! holds the logged layout, once per [`crate::Schema`] ([`VerifiedSchema`]), reading a value as
+//! a number, the range guard over a table of training ranges, `str(value) == category` without
 //! formatting, and the generic path that evaluates a model's operations with [`crate::ops`].
 //!
 //! It lives in the core, next to the semantics it mirrors ([`crate::model::ModelEvaluator`]),
@@ -7,11 +8,54 @@
 //! so that one test suite pins it. Python's arithmetic on typed scalars is
 //! [`crate::ops::scalar`]'s.
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::OnceLock;
 
 use crate::heuristic::UnsureKind;
 use crate::ops::{EvalError, Operation};
-use crate::{Context, Value};
+use crate::{Context, Feature, Value};
+
+/// The id of the last [`crate::Schema`] whose contexts a generated module found to hold its
+/// logged layout (0: none yet), so that the names are compared once per schema.
+///
+/// Exact: schema ids are never reused and a context carries an id only while it holds that
+/// schema's names in order ([`Context::schema_id`]), so a context with the stored id holds
+/// the layout. Threads deciding with different schemas each fall back to the comparison (the
+/// last one stored wins), never to a wrong answer.
+#[derive(Debug, Default)]
+pub struct VerifiedSchema(AtomicU64);
+
+impl VerifiedSchema {
+    /// No schema verified yet.
+    pub const fn new() -> Self {
+        VerifiedSchema(AtomicU64::new(0))
+    }
+
+    /// `ctx`'s features when they are named `layout`, exactly and in order, else `None`:
+    /// without comparing names when its schema was verified before; else comparing them, and
+    /// remembering its schema (if any) when they match.
+    #[inline]
+    pub fn laid_out<'c, const N: usize>(
+        &self,
+        ctx: &'c Context,
+        layout: &[&str; N],
+    ) -> Option<&'c [Feature; N]> {
+        let features: &[Feature; N] = ctx.features().try_into().ok()?;
+        let id = ctx.schema_id();
+        if let Some(id) = id {
+            if self.0.load(Ordering::Relaxed) == id.get() {
+                return Some(features);
+            }
+        }
+        if features.iter().zip(layout).any(|(f, n)| f.name != *n) {
+            return None;
+        }
+        if let Some(id) = id {
+            self.0.store(id.get(), Ordering::Relaxed);
+        }
+        Some(features)
+    }
+}
 
 /// A numeric value (booleans count as 0/1); `None` when missing or a string.
 #[inline]
@@ -152,6 +196,32 @@ impl Operations {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn verified_schema_compares_names_once_per_schema_and_exactly() {
+        use crate::Schema;
+        static VERIFIED: VerifiedSchema = VerifiedSchema::new();
+        let values = || vec![Value::Int(1), Value::Int(2)];
+        let ab = Schema::new([("a", false), ("b", false)]);
+        let ba = Schema::new([("b", false), ("a", false)]);
+        let c = Context::from_schema(&ab, values()).unwrap();
+        assert!(VERIFIED.laid_out(&c, &["a", "b"]).is_some());
+        assert_eq!(VERIFIED.0.load(Ordering::Relaxed), ab.id().get());
+        // Verified: held without comparing names (a layout it does not hold shows it).
+        assert!(VERIFIED.laid_out(&c, &["x", "y"]).is_some());
+        // Another schema with other names is compared, and does not replace the verified one.
+        let swapped = Context::from_schema(&ba, values()).unwrap();
+        assert!(VERIFIED.laid_out(&swapped, &["a", "b"]).is_none());
+        assert_eq!(VERIFIED.0.load(Ordering::Relaxed), ab.id().get());
+        // A mutated context has no id: compared by name.
+        let mut grown = c.clone();
+        grown.add("z", 3i64);
+        assert!(VERIFIED.laid_out(&grown, &["a", "b"]).is_none());
+        let mut added = Context::new();
+        added.add("a", 1i64).add("b", 2i64);
+        assert!(VERIFIED.laid_out(&added, &["a", "b"]).is_some());
+        assert!(VERIFIED.laid_out(&added, &["a", "c"]).is_none());
+    }
 
     #[test]
     fn range_guard_reports_the_first_failure() {

@@ -1,8 +1,8 @@
 //! Core types of autoheuristic-rs.
 //!
 //! Everything the tools and the generated heuristics share:
-//! - feature [`Value`]s that print as Python does, the decision [`Context`], log [`Metadata`]
-//!   and the [`DeviceIdentity`];
+//! - feature [`Value`]s that print as Python does, the decision [`Context`] and its shared
+//!   layout [`Schema`], log [`Metadata`] and the [`DeviceIdentity`];
 //! - PyTorch's AutoHeuristic [`log`] format, reader and writer, byte for byte;
 //! - augment operations ([`ops`]): a small expression language with Python's semantics,
 //!   PyTorch's built-in operations and user operation files;
@@ -35,6 +35,7 @@ pub mod multi_kernel;
 pub mod ops;
 pub mod optimization;
 pub mod runtime;
+pub mod schema;
 pub mod select;
 pub mod stats;
 #[doc(hidden)]
@@ -51,6 +52,7 @@ pub use model::{Decision, Model, ModelEvaluator, UnsureReason};
 pub use model_file::ModelFileError;
 pub use ops::{apply_operations, builtin_operations, check_operations, Operation};
 pub use runtime::{AutoHeuristic, Config, DeviceInfo, Pick, PickSource};
+pub use schema::{Schema, SchemaError};
 pub use value::Value;
 
 /// Version of the autoheuristic-rs tools, recorded in models, logs' sidecars and generated code.

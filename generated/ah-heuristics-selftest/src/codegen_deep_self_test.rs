@@ -24,7 +24,7 @@
     clippy::needless_bool
 )]
 
-use ah_core::generated::{num, present, Category};
+use ah_core::generated::{num, present, Category, VerifiedSchema};
 use ah_core::heuristic::{LearnedHeuristic, Prediction, UnsureKind};
 use ah_core::model::ModelKind;
 use ah_core::{Context, DeviceIdentity, Value};
@@ -140,6 +140,14 @@ const CATEGORY_2: Category = Category {
     nan: false,
 };
 
+/// The logged layout: a context with exactly these features, in this order, is read by
+/// position instead of by name.
+const LAYOUT: [&str; 5] = ["m", "k", "n", "mat1_dtype", "using_tf32"];
+
+/// The last schema whose contexts were found to hold `LAYOUT`: their names are compared once
+/// per schema, not once per decision.
+static VERIFIED_SCHEMA: VerifiedSchema = VerifiedSchema::new();
+
 /// Reads the context, checks the range guard and reads the columns.
 fn columns(ctx: &Context, choice: Option<usize>) -> Result<Columns<'_>, UnsureKind> {
     let mut x0: Option<&Value> = None; // m
@@ -148,18 +156,12 @@ fn columns(ctx: &Context, choice: Option<usize>) -> Result<Columns<'_>, UnsureKi
     let mut x3: Option<&Value> = None; // using_tf32
     let mut x4: Option<&Value> = None; // n
     let features = ctx.features();
-    if features.len() == 5
-        && features[0].name == "m"
-        && features[1].name == "k"
-        && features[2].name == "n"
-        && features[3].name == "mat1_dtype"
-        && features[4].name == "using_tf32"
-    {
-        x0 = Some(&features[0].value);
-        x1 = Some(&features[1].value);
-        x2 = Some(&features[3].value);
-        x3 = Some(&features[4].value);
-        x4 = Some(&features[2].value);
+    if let Some(laid_out) = VERIFIED_SCHEMA.laid_out(ctx, &LAYOUT) {
+        x0 = Some(&laid_out[0].value);
+        x1 = Some(&laid_out[1].value);
+        x2 = Some(&laid_out[3].value);
+        x3 = Some(&laid_out[4].value);
+        x4 = Some(&laid_out[2].value);
     } else {
         for f in features {
             match f.name.as_ref() {

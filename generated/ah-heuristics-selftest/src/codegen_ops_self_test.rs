@@ -25,7 +25,7 @@
     clippy::needless_bool
 )]
 
-use ah_core::generated::{num, present, Category, Operations};
+use ah_core::generated::{num, present, Category, Operations, VerifiedSchema};
 use ah_core::heuristic::{LearnedHeuristic, Prediction, UnsureKind};
 use ah_core::model::ModelKind;
 use ah_core::ops::scalar::{cmp_if, fdiv, fmax, fmin, imod};
@@ -624,6 +624,14 @@ const CATEGORY_0: Category = Category {
     nan: false,
 };
 
+/// The logged layout: a context with exactly these features, in this order, is read by
+/// position instead of by name.
+const LAYOUT: [&str; 4] = ["m", "k", "n", "mat1_dtype"];
+
+/// The last schema whose contexts were found to hold `LAYOUT`: their names are compared once
+/// per schema, not once per decision.
+static VERIFIED_SCHEMA: VerifiedSchema = VerifiedSchema::new();
+
 /// Reads the context, computes the operations, checks the range guard and reads the columns.
 fn columns(ctx: &Context, choice: Option<usize>) -> Result<Columns<'_>, UnsureKind> {
     let mut x0: Option<&Value> = None; // m
@@ -631,16 +639,11 @@ fn columns(ctx: &Context, choice: Option<usize>) -> Result<Columns<'_>, UnsureKi
     let mut x2: Option<&Value> = None; // k
     let mut x3: Option<&Value> = None; // mat1_dtype
     let features = ctx.features();
-    if features.len() == 4
-        && features[0].name == "m"
-        && features[1].name == "k"
-        && features[2].name == "n"
-        && features[3].name == "mat1_dtype"
-    {
-        x0 = Some(&features[0].value);
-        x1 = Some(&features[2].value);
-        x2 = Some(&features[1].value);
-        x3 = Some(&features[3].value);
+    if let Some(laid_out) = VERIFIED_SCHEMA.laid_out(ctx, &LAYOUT) {
+        x0 = Some(&laid_out[0].value);
+        x1 = Some(&laid_out[2].value);
+        x2 = Some(&laid_out[1].value);
+        x3 = Some(&laid_out[3].value);
     } else {
         for f in features {
             match f.name.as_ref() {

@@ -25,7 +25,7 @@
     clippy::needless_bool
 )]
 
-use ah_core::generated::{num, present, Category, Operations};
+use ah_core::generated::{num, present, Category, Operations, VerifiedSchema};
 use ah_core::heuristic::{LearnedHeuristic, Prediction, UnsureKind};
 use ah_core::model::ModelKind;
 use ah_core::ops::scalar::fdiv;
@@ -243,6 +243,27 @@ const CATEGORY_1: Category = Category {
     nan: false,
 };
 
+/// The logged layout: a context with exactly these features, in this order, is read by
+/// position instead of by name.
+const LAYOUT: [&str; 12] = [
+    "m",
+    "k",
+    "n",
+    "mat1_stride_0",
+    "mat1_stride_1",
+    "mat2_stride_0",
+    "mat2_stride_1",
+    "mat1_dtype",
+    "mat2_dtype",
+    "mat1_iscontig",
+    "mat2_iscontig",
+    "using_tf32",
+];
+
+/// The last schema whose contexts were found to hold `LAYOUT`: their names are compared once
+/// per schema, not once per decision.
+static VERIFIED_SCHEMA: VerifiedSchema = VerifiedSchema::new();
+
 /// Reads the context, computes the operations, checks the range guard and reads the columns.
 fn columns(ctx: &Context, choice: Option<usize>) -> Result<Columns<'_>, UnsureKind> {
     let mut x0: Option<&Value> = None; // m
@@ -258,32 +279,19 @@ fn columns(ctx: &Context, choice: Option<usize>) -> Result<Columns<'_>, UnsureKi
     let mut x10: Option<&Value> = None; // mat2_iscontig
     let mut x11: Option<&Value> = None; // using_tf32
     let features = ctx.features();
-    if features.len() == 12
-        && features[0].name == "m"
-        && features[1].name == "k"
-        && features[2].name == "n"
-        && features[3].name == "mat1_stride_0"
-        && features[4].name == "mat1_stride_1"
-        && features[5].name == "mat2_stride_0"
-        && features[6].name == "mat2_stride_1"
-        && features[7].name == "mat1_dtype"
-        && features[8].name == "mat2_dtype"
-        && features[9].name == "mat1_iscontig"
-        && features[10].name == "mat2_iscontig"
-        && features[11].name == "using_tf32"
-    {
-        x0 = Some(&features[0].value);
-        x1 = Some(&features[1].value);
-        x2 = Some(&features[2].value);
-        x3 = Some(&features[3].value);
-        x4 = Some(&features[4].value);
-        x5 = Some(&features[5].value);
-        x6 = Some(&features[6].value);
-        x7 = Some(&features[7].value);
-        x8 = Some(&features[8].value);
-        x9 = Some(&features[9].value);
-        x10 = Some(&features[10].value);
-        x11 = Some(&features[11].value);
+    if let Some(laid_out) = VERIFIED_SCHEMA.laid_out(ctx, &LAYOUT) {
+        x0 = Some(&laid_out[0].value);
+        x1 = Some(&laid_out[1].value);
+        x2 = Some(&laid_out[2].value);
+        x3 = Some(&laid_out[3].value);
+        x4 = Some(&laid_out[4].value);
+        x5 = Some(&laid_out[5].value);
+        x6 = Some(&laid_out[6].value);
+        x7 = Some(&laid_out[7].value);
+        x8 = Some(&laid_out[8].value);
+        x9 = Some(&laid_out[9].value);
+        x10 = Some(&laid_out[10].value);
+        x11 = Some(&laid_out[11].value);
     } else {
         for f in features {
             match f.name.as_ref() {

@@ -25,7 +25,9 @@
     clippy::needless_bool
 )]
 
-use ah_core::generated::{num, number, present, range_guard, Category, FeatureRange, Operations};
+use ah_core::generated::{
+    num, number, present, range_guard, Category, FeatureRange, Operations, VerifiedSchema,
+};
 use ah_core::heuristic::{LearnedHeuristic, Prediction, UnsureKind};
 use ah_core::model::ModelKind;
 use ah_core::ops::scalar::fdiv;
@@ -210,6 +212,32 @@ const RANGES: [FeatureRange; 12] = [
     },
 ];
 
+/// The logged layout: a context with exactly these features, in this order, is read by
+/// position instead of by name.
+const LAYOUT: [&str; 17] = [
+    "m",
+    "k",
+    "n",
+    "mat1_stride_0",
+    "mat1_stride_1",
+    "mat2_stride_0",
+    "mat2_stride_1",
+    "m_padded_length",
+    "k_padded_length",
+    "n_padded_length",
+    "mat1_align_size",
+    "mat2_align_size",
+    "mat1_dtype",
+    "mat2_dtype",
+    "prepadded_mat1",
+    "prepadded_mat2",
+    "using_tf32",
+];
+
+/// The last schema whose contexts were found to hold `LAYOUT`: their names are compared once
+/// per schema, not once per decision.
+static VERIFIED_SCHEMA: VerifiedSchema = VerifiedSchema::new();
+
 /// Reads the context, computes the operations, checks the range guard and reads the columns.
 fn columns(ctx: &Context, choice: Option<usize>) -> Result<Columns<'_>, UnsureKind> {
     let mut x0: Option<&Value> = None; // m
@@ -230,42 +258,24 @@ fn columns(ctx: &Context, choice: Option<usize>) -> Result<Columns<'_>, UnsureKi
     let mut x15: Option<&Value> = None; // prepadded_mat2
     let mut x16: Option<&Value> = None; // using_tf32
     let features = ctx.features();
-    if features.len() == 17
-        && features[0].name == "m"
-        && features[1].name == "k"
-        && features[2].name == "n"
-        && features[3].name == "mat1_stride_0"
-        && features[4].name == "mat1_stride_1"
-        && features[5].name == "mat2_stride_0"
-        && features[6].name == "mat2_stride_1"
-        && features[7].name == "m_padded_length"
-        && features[8].name == "k_padded_length"
-        && features[9].name == "n_padded_length"
-        && features[10].name == "mat1_align_size"
-        && features[11].name == "mat2_align_size"
-        && features[12].name == "mat1_dtype"
-        && features[13].name == "mat2_dtype"
-        && features[14].name == "prepadded_mat1"
-        && features[15].name == "prepadded_mat2"
-        && features[16].name == "using_tf32"
-    {
-        x0 = Some(&features[0].value);
-        x1 = Some(&features[1].value);
-        x2 = Some(&features[2].value);
-        x3 = Some(&features[12].value);
-        x4 = Some(&features[3].value);
-        x5 = Some(&features[7].value);
-        x6 = Some(&features[4].value);
-        x7 = Some(&features[8].value);
-        x8 = Some(&features[5].value);
-        x9 = Some(&features[6].value);
-        x10 = Some(&features[9].value);
-        x11 = Some(&features[10].value);
-        x12 = Some(&features[11].value);
-        x13 = Some(&features[13].value);
-        x14 = Some(&features[14].value);
-        x15 = Some(&features[15].value);
-        x16 = Some(&features[16].value);
+    if let Some(laid_out) = VERIFIED_SCHEMA.laid_out(ctx, &LAYOUT) {
+        x0 = Some(&laid_out[0].value);
+        x1 = Some(&laid_out[1].value);
+        x2 = Some(&laid_out[2].value);
+        x3 = Some(&laid_out[12].value);
+        x4 = Some(&laid_out[3].value);
+        x5 = Some(&laid_out[7].value);
+        x6 = Some(&laid_out[4].value);
+        x7 = Some(&laid_out[8].value);
+        x8 = Some(&laid_out[5].value);
+        x9 = Some(&laid_out[6].value);
+        x10 = Some(&laid_out[9].value);
+        x11 = Some(&laid_out[10].value);
+        x12 = Some(&laid_out[11].value);
+        x13 = Some(&laid_out[13].value);
+        x14 = Some(&laid_out[14].value);
+        x15 = Some(&laid_out[15].value);
+        x16 = Some(&laid_out[16].value);
     } else {
         for f in features {
             match f.name.as_ref() {

@@ -25,7 +25,7 @@
     clippy::needless_bool
 )]
 
-use ah_core::generated::{number, present, range_guard, Category, FeatureRange};
+use ah_core::generated::{number, present, range_guard, Category, FeatureRange, VerifiedSchema};
 use ah_core::heuristic::{LearnedHeuristic, Prediction, UnsureKind};
 use ah_core::model::ModelKind;
 use ah_core::{Context, DeviceIdentity, Value};
@@ -337,6 +337,14 @@ const RANGES: [FeatureRange; 4] = [
     },
 ];
 
+/// The logged layout: a context with exactly these features, in this order, is read by
+/// position instead of by name.
+const LAYOUT: [&str; 6] = ["rows", "cols", "row_bytes", "total_bytes", "dtype", "op"];
+
+/// The last schema whose contexts were found to hold `LAYOUT`: their names are compared once
+/// per schema, not once per decision.
+static VERIFIED_SCHEMA: VerifiedSchema = VerifiedSchema::new();
+
 /// Reads the context, checks the range guard and reads the columns.
 fn columns(ctx: &Context, choice: Option<usize>) -> Result<Columns<'_>, UnsureKind> {
     let mut x0: Option<&Value> = None; // rows
@@ -346,20 +354,13 @@ fn columns(ctx: &Context, choice: Option<usize>) -> Result<Columns<'_>, UnsureKi
     let mut x4: Option<&Value> = None; // dtype
     let mut x5: Option<&Value> = None; // op
     let features = ctx.features();
-    if features.len() == 6
-        && features[0].name == "rows"
-        && features[1].name == "cols"
-        && features[2].name == "row_bytes"
-        && features[3].name == "total_bytes"
-        && features[4].name == "dtype"
-        && features[5].name == "op"
-    {
-        x0 = Some(&features[0].value);
-        x1 = Some(&features[1].value);
-        x2 = Some(&features[2].value);
-        x3 = Some(&features[3].value);
-        x4 = Some(&features[4].value);
-        x5 = Some(&features[5].value);
+    if let Some(laid_out) = VERIFIED_SCHEMA.laid_out(ctx, &LAYOUT) {
+        x0 = Some(&laid_out[0].value);
+        x1 = Some(&laid_out[1].value);
+        x2 = Some(&laid_out[2].value);
+        x3 = Some(&laid_out[3].value);
+        x4 = Some(&laid_out[4].value);
+        x5 = Some(&laid_out[5].value);
     } else {
         for f in features {
             match f.name.as_ref() {
