@@ -7,8 +7,8 @@ Two steps:
              generates the artifact of MODEL (default generated/ah-heuristics/models/PadMMH100.model.json)
              with ah-codegen. A model whose precondition is not the H100/H200 identity (232448, (9, 0))
              is retargeted to it and renamed `<Name>Check`, so that the lent GPU matches it.
-             Writes DIR/cases.json: every distinct input of the LOGs (default: the real-model set and
-             the fresh full-range set of data/) with the artifact's decision under the stub (equal to
+             Writes DIR/cases.json: every distinct input of the LOGs (default: the two real-model
+             sets and the two fresh full-range sets of data/) with the artifact's decision under the stub (equal to
              the model: tests/python_artifact.rs).
   check DIR  (on the machine with torch) copies the artifact into torch/_inductor/autoheuristic/artifacts/,
              1) asks LearnedHeuristicController on every case (PyTorch's own pad_mm_operations computed
@@ -30,7 +30,12 @@ import traceback
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 H100 = {"shared_memory": 232448, "device_capa": [9, 0]}
 DEFAULT_MODEL = "generated/ah-heuristics/models/PadMMH100.model.json"
-DEFAULT_LOGS = ["data/pad_mm_h100_realmodels.txt", "data/pad_mm_h100_fullrange_fresh.txt"]
+DEFAULT_LOGS = [
+    "data/pad_mm_h100_realmodels.txt",
+    "data/pad_mm_h100_realmodels_holdout.txt",
+    "data/pad_mm_h100_fullrange_fresh.txt",
+    "data/pad_mm_h100_fullrange_seed6.txt",
+]
 # Real-model GEMMs compiled in step 2: tokens x hidden @ hidden x vocabulary (LM heads) and an MLP.
 COMPILED = [
     (4095, 768, 50257, "float16"),  # GPT-2 LM head

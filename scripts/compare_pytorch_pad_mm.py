@@ -23,6 +23,8 @@ Usage: compare_pytorch_pad_mm.py LOG [--samples 120] [--reps 3] [--json OUT.json
        [--time-limit S]     stop re-timing after S seconds and report what was re-timed
        [--resume JSON]      keep the rows of an earlier --json of the same sample and re-time
                             only the inputs it lacks (a run cut by --time-limit, resumed)
+       [--rescore JSON]     no GPU: PyTorch's times of an earlier --json against LOG's times of
+                            the same inputs (a re-collection of the same seed by another build)
 """
 import argparse
 import json
@@ -32,7 +34,10 @@ import sys
 import time
 from collections import OrderedDict
 
-import torch
+try:
+    import torch
+except ImportError:  # --rescore needs neither torch nor a GPU
+    torch = None
 
 
 def read_log(path):
@@ -158,6 +163,57 @@ def make_fns(f, pad_copy="compiled"):
     return orig, pad
 
 
+def stats(rows, kind):
+    out = {}
+    for c in ("orig", "pad"):
+        rs = [
+            r[c][f"ours_{kind}"] / r[c][f"pt_{kind}"]
+            for r in rows
+            if r[c][f"ours_{kind}"] is not None and r[c][f"pt_{kind}"] is not None
+        ]
+        out[f"{c}_median_abs_ratio_minus_1"] = statistics.median(abs(x - 1) for x in rs) if rs else None
+        out[f"{c}_median_ratio"] = statistics.median(rs) if rs else None
+    rows_k = [r for r in rows if r["orig"][f"pt_{kind}"] is not None]
+    decisive = [
+        r
+        for r in rows_k
+        if r["orig"][f"ours_{kind}"] is not None
+        and max(r["orig"][f"pt_{kind}"], r["pad"][f"pt_{kind}"]) > 1.1 * min(r["orig"][f"pt_{kind}"], r["pad"][f"pt_{kind}"])
+    ]
+    same = sum(
+        (r["orig"][f"ours_{kind}"] < r["pad"][f"ours_{kind}"]) == (r["orig"][f"pt_{kind}"] < r["pad"][f"pt_{kind}"])
+        for r in decisive
+    )
+    out["decisive_inputs"] = len(decisive)
+    out["same_winner_on_decisive"] = same
+    out["same_winner_pct"] = 100.0 * same / len(decisive) if decisive else None
+    allsame = sum(
+        (r["orig"][f"ours_{kind}"] < r["pad"][f"ours_{kind}"]) == (r["orig"][f"pt_{kind}"] < r["pad"][f"pt_{kind}"])
+        for r in rows_k
+        if r["orig"][f"ours_{kind}"] is not None
+    )
+    out["same_winner_all_inputs"] = allsame
+    return out
+
+
+def rescore(args, names, ours, ours_med):
+    """The rows of an earlier --json, our times replaced by the log's."""
+    with open(args.rescore) as fh:
+        before = json.load(fh)
+    rows = []
+    for r in before["rows"]:
+        key = tuple(r["features"][n] for n in names)
+        if key not in ours:
+            continue
+        for c in ("orig", "pad"):
+            r[c]["ours_min"] = label(ours[key][c])
+            r[c]["ours_median"] = label(ours_med[key][c]) if key in ours_med else None
+        rows.append(r)
+    print(f"rescored: {len(rows)} of the {len(before['rows'])} inputs of {args.rescore} are in {args.log}")
+    meta = {k: before[k] for k in ("reps", "torch", "device", "min_benchmarker", "pad_copy", "seconds")}
+    return rows, dict(meta, rescored_from=args.rescore)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("log")
@@ -168,11 +224,32 @@ def main():
     ap.add_argument("--no-median", action="store_true", help="skip the median labelling (do_bench)")
     ap.add_argument("--time-limit", type=float, default=0, help="seconds; 0 = none")
     ap.add_argument("--resume", help="an earlier --json whose rows are kept")
+    ap.add_argument("--rescore", help="an earlier --json whose PyTorch times are compared (no GPU)")
     ap.add_argument("--pad-copy", choices=("compiled", "eager"), default="compiled",
                     help="how pad copies an operand: Inductor's compiled kernels (as ah-collect's "
                          "default, AH_PAD_COPY unset) or eager constant_pad_nd (AH_PAD_COPY=vector16)")
     args = ap.parse_args()
+    names, ours = read_log(args.log)
+    try:
+        _, ours_med = read_log(args.log + ".medians.txt")
+    except FileNotFoundError:
+        ours_med = {}
+    if args.rescore:
+        rows, meta = rescore(args, names, ours, ours_med)
+    else:
+        rows, meta = retime(args, names, ours, ours_med)
+    result = dict(log=args.log, inputs=len(rows), **meta)
+    result.update(min_labelling=stats(rows, "min"), median_labelling=stats(rows, "median"))
+    report(result)
+    if args.json:
+        result["rows"] = rows
+        with open(args.json, "w") as fh:
+            json.dump(result, fh, indent=1)
+    return 0
 
+
+def retime(args, names, ours, ours_med):
+    """Re-times the sample with PyTorch's benchmarkers: the rows, and what the result records."""
     import triton.testing
     from torch._inductor.runtime import benchmarking
 
@@ -180,11 +257,6 @@ def main():
     bench = bench_cls() if bench_cls is not None else benchmarking.benchmarker
     print(f"torch {torch.__version__}, device {torch.cuda.get_device_name()}, min benchmarker {type(bench).__name__}")
 
-    names, ours = read_log(args.log)
-    try:
-        _, ours_med = read_log(args.log + ".medians.txt")
-    except FileNotFoundError:
-        ours_med = {}
     keys = [key for key, v in ours.items() if set(v) >= {"orig", "pad"}]
     random.Random(args.seed).shuffle(keys)
     keys = keys[: args.samples]
@@ -220,50 +292,17 @@ def main():
                 print(f"  {i + 1}/{len(keys)} inputs re-timed, {time.time() - t0:.0f} s", flush=True)
             torch.cuda.empty_cache()
 
-    def stats(kind):
-        out = {}
-        for c in ("orig", "pad"):
-            rs = [
-                r[c][f"ours_{kind}"] / r[c][f"pt_{kind}"]
-                for r in rows
-                if r[c][f"ours_{kind}"] is not None and r[c][f"pt_{kind}"] is not None
-            ]
-            out[f"{c}_median_abs_ratio_minus_1"] = statistics.median(abs(x - 1) for x in rs) if rs else None
-            out[f"{c}_median_ratio"] = statistics.median(rs) if rs else None
-        rows_k = [r for r in rows if r["orig"][f"pt_{kind}"] is not None]
-        decisive = [
-            r
-            for r in rows_k
-            if r["orig"][f"ours_{kind}"] is not None
-            and max(r["orig"][f"pt_{kind}"], r["pad"][f"pt_{kind}"]) > 1.1 * min(r["orig"][f"pt_{kind}"], r["pad"][f"pt_{kind}"])
-        ]
-        same = sum(
-            (r["orig"][f"ours_{kind}"] < r["pad"][f"ours_{kind}"]) == (r["orig"][f"pt_{kind}"] < r["pad"][f"pt_{kind}"])
-            for r in decisive
-        )
-        out["decisive_inputs"] = len(decisive)
-        out["same_winner_on_decisive"] = same
-        out["same_winner_pct"] = 100.0 * same / len(decisive) if decisive else None
-        allsame = sum(
-            (r["orig"][f"ours_{kind}"] < r["pad"][f"ours_{kind}"]) == (r["orig"][f"pt_{kind}"] < r["pad"][f"pt_{kind}"])
-            for r in rows_k
-            if r["orig"][f"ours_{kind}"] is not None
-        )
-        out["same_winner_all_inputs"] = allsame
-        return out
-
-    result = {
-        "log": args.log,
-        "inputs": len(rows),
+    return rows, {
         "reps": args.reps,
         "torch": torch.__version__,
         "device": torch.cuda.get_device_name(),
         "min_benchmarker": type(bench).__name__,
         "pad_copy": args.pad_copy,
-        "min_labelling": stats("min"),
-        "median_labelling": stats("median"),
         "seconds": seconds_before + time.time() - t0,
     }
+
+
+def report(result):
     print(json.dumps({k: v for k, v in result.items()}, indent=1))
     print("labelling  choice  median|ratio-1|  median ratio   same winner on decisive (>10%)")
     for kind in ("min", "median"):
@@ -275,12 +314,6 @@ def main():
                 f"{kind:9}  {c:6}  {100 * v if v is not None else float('nan'):14.1f}%  {mr if mr else float('nan'):12.3f}   "
                 f"{s['same_winner_on_decisive']}/{s['decisive_inputs']}"
             )
-    if args.json:
-        result["rows"] = rows
-        with open(args.json, "w") as fh:
-            json.dump(result, fh, indent=1)
-    return 0
-
 
 if __name__ == "__main__":
     sys.exit(main())
