@@ -74,11 +74,12 @@ __device__ __forceinline__ void ah_copy2d_vec(T* dst, const T* src, long long ro
         }
     }
 }
-// Transposed source (strides (1, s1): a column of the source is contiguous): a 32 x 32 tile is
-// read along source columns and written along destination rows through shared memory, so both
-// sides are coalesced, as the tiled copy Inductor generates in a compiled program. The gather
-// kernels above read such a source with a stride of s1 elements per thread and ran at a fraction
-// of the bandwidth (eager PyTorch's constant_pad_nd is as slow: docs/collection.md).
+// Transposed source (strides (1, s1): a column of the source is contiguous) into a row-major
+// buffer (AH_PAD_COPY=tiled, distribution versions 2-3): a 32 x 32 tile is read along source
+// columns and written along destination rows through shared memory, so both sides are
+// coalesced. The gather kernels above read such a source with a stride of s1 elements per thread
+// and ran at a fraction of the bandwidth (eager PyTorch's constant_pad_nd is as slow). The default
+// pads a transposed operand into a transposed buffer instead, as Inductor does: a row copy.
 template <typename T>
 __device__ __forceinline__ void ah_copy2d_t(T* dst, const T* src, long long rows, long long cols,
                                             long long s1, long long dst_cols, long long out_rows,
