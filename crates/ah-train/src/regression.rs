@@ -14,7 +14,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use ah_core::model::{self, Column, FeatureRange, Model, ModelKind, TrainingInfo, Tree};
+use ah_core::model::{self, Column, FeatureRange, Model, ModelKind, Tree};
 use ah_core::ops::Operation;
 use ah_core::Log;
 use rayon::prelude::*;
@@ -25,7 +25,9 @@ use crate::dataset::dataset_hash;
 use crate::error::{Result, TrainError};
 use crate::guard::GuardPolicy;
 use crate::learner::TrainMatrix;
-use crate::train::output::{model_nodes, out_of_range, provenance, set_rows, split_sets};
+use crate::train::output::{
+    model_nodes, out_of_range, provenance, set_rows, split_sets, training_info,
+};
 use crate::train::prepare::{prepare, Prepared, Variant};
 use crate::train::{GridRow, TrainOptions, TrainOutput};
 use ah_eval::metrics::{self as eval, EvalSettings, Metrics, Outcome, RowAnswer};
@@ -406,15 +408,7 @@ fn build_model(
         ranking: None,
         feature_ranges: ranges.iter().map(|(_, r)| r.clone()).collect(),
         range_guard: opts.range_guard,
-        training: TrainingInfo {
-            mode: "upstream_regression".into(),
-            learner: opts.learner.name().into(),
-            criterion: row.criterion.name().into(),
-            max_depth: row.max_depth,
-            min_samples_leaf: row.min_samples_leaf.as_f64(),
-            seed: u64::from(opts.seed),
-            extra,
-        },
+        training: training_info("upstream_regression", opts, row, extra),
         metrics: eval::model_metrics(metrics),
         provenance: provenance(opts, hash),
     }

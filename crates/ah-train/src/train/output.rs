@@ -17,7 +17,7 @@ use ah_eval::table::Table;
 
 use super::grid::{GridInput, Selection};
 use super::prepare::Prepared;
-use super::{SetRows, SplitSets, TrainOptions};
+use super::{GridRow, SetRows, SplitSets, TrainOptions};
 
 /// The chosen model's results on every set.
 pub(super) struct FinalResults {
@@ -156,18 +156,29 @@ pub(super) fn build_model(
         }),
         feature_ranges: ranges.iter().map(|(_, r)| r.clone()).collect(),
         range_guard: opts.range_guard,
-        training: TrainingInfo {
-            mode: opts.mode.name().into(),
-            learner: opts.learner.name().into(),
-            criterion: row.criterion.name().into(),
-            max_depth: row.max_depth,
-            min_samples_leaf: row.min_samples_leaf.as_f64(),
-            seed: u64::from(opts.seed),
-            extra,
-        },
+        training: training_info(opts.mode.name(), opts, row, extra),
         metrics: eval::model_metrics(metrics),
         provenance: provenance(opts, hash),
     })
+}
+
+/// How a model was trained: the mode, the learner, the chosen grid row and the seed, with
+/// the mode's `extra` facts.
+pub(crate) fn training_info(
+    mode: &str,
+    opts: &TrainOptions,
+    row: &GridRow,
+    extra: BTreeMap<String, serde_json::Value>,
+) -> TrainingInfo {
+    TrainingInfo {
+        mode: mode.into(),
+        learner: opts.learner.name().into(),
+        criterion: row.criterion.name().into(),
+        max_depth: row.max_depth,
+        min_samples_leaf: row.min_samples_leaf.as_f64(),
+        seed: u64::from(opts.seed),
+        extra,
+    }
 }
 
 /// A fitted tree's nodes as the model stores them.
