@@ -15,6 +15,14 @@ fn gpu() -> Option<CudaBackend> {
     Some(CudaBackend::new(0, TimingConfig::PYTORCH).expect("the GPU starts"))
 }
 
+/// `orig` and `pad` of `i` on the GPU both match the host reference within the dtype's tolerance.
+fn assert_pad_equals_orig(cuda: &mut CudaBackend, i: &PadMmInput) {
+    let r = check_pad_equals_orig(i, cuda).unwrap();
+    let tol = check_tolerance(i);
+    assert!(r.orig_vs_reference <= tol, "{i:?}: orig vs reference {r:?}");
+    assert!(r.pad_vs_orig <= tol, "{i:?}: pad vs orig {r:?}");
+}
+
 #[test]
 fn pad_equals_orig_on_the_gpu() {
     let Some(mut cuda) = gpu() else { return };
@@ -41,10 +49,7 @@ fn pad_equals_orig_on_the_gpu() {
                         prepadded_right: pr,
                         fuse_mat1_pad: false,
                     };
-                    let r = check_pad_equals_orig(&i, &mut cuda).unwrap();
-                    let tol = check_tolerance(&i);
-                    assert!(r.orig_vs_reference <= tol, "{i:?}: orig vs reference {r:?}");
-                    assert!(r.pad_vs_orig <= tol, "{i:?}: pad vs orig {r:?}");
+                    assert_pad_equals_orig(&mut cuda, &i);
                     cases += 1;
                 }
             }
@@ -76,10 +81,7 @@ fn pad_equals_orig_with_padded_row_strides() {
             prepadded_right: pr,
             fuse_mat1_pad: false,
         };
-        let r = check_pad_equals_orig(&i, &mut cuda).unwrap();
-        let tol = check_tolerance(&i);
-        assert!(r.orig_vs_reference <= tol, "{i:?}: orig vs reference {r:?}");
-        assert!(r.pad_vs_orig <= tol, "{i:?}: pad vs orig {r:?}");
+        assert_pad_equals_orig(&mut cuda, &i);
     }
 }
 
