@@ -198,7 +198,10 @@ impl TimingConfig {
     ) -> Result<(Vec<f64>, bool), BenchError> {
         let rest = self.long_run_ms.and(self.rest_ms);
         let rested = match rest {
-            Some(ms) if *after_long => dev.rest(ms).map(|()| true)?,
+            Some(ms) if *after_long => {
+                dev.rest(ms)?;
+                true
+            }
             _ => false,
         };
         let mut runs = dev.timed(1)?;
