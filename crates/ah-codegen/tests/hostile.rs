@@ -240,7 +240,10 @@ fn hostile_text_in_every_field_is_escaped_for_rust_python_and_dot() {
             }
         }
         // The hostile feature name also reaches the logged layout's string table.
-        assert!(file(&files, "rs").contains("const LAYOUT"), "no layout for {h:?}");
+        assert!(
+            file(&files, "rs").contains("const LAYOUT"),
+            "no layout for {h:?}"
+        );
         // The Rust module went through rustfmt: `render` fails when rustfmt rejects it.
         check_dot(file(&files, "dot"));
         if python {
