@@ -16,7 +16,7 @@ use std::time::Instant;
 
 use ah_collect::backend::CudaBackend;
 use ah_collect::collect::sample_rng;
-use ah_collect::runner::Target;
+use ah_collect::runner::{Repetitions, Target};
 use ah_collect::runners::{registry, RunnerOptions};
 use ah_collect::{Backend, TimingConfig};
 use anyhow::{bail, Context};
@@ -100,7 +100,7 @@ fn main() -> anyhow::Result<()> {
         let Some(d) = runner.draw(&mut sample_rng(args.seed, index), &target, 10_000) else {
             continue;
         };
-        let m = runner.measure(&d, args.runs + 1, &mut backend);
+        let m = runner.measure(&d, Repetitions::fixed(args.runs + 1), &mut backend);
         for (c, choice) in m.choices.iter().enumerate() {
             let runs: Result<Vec<_>, _> = m.results.iter().map(|rep| rep[c].clone()).collect();
             let Ok(runs) = runs else { continue };

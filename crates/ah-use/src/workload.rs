@@ -11,7 +11,7 @@ use std::path::PathBuf;
 
 use ah_collect::backend::BackendInfo;
 use ah_collect::collect::sample_rng;
-use ah_collect::runner::{DrawnInput, DynRunner, MeasuredInput, Target};
+use ah_collect::runner::{DrawnInput, DynRunner, MeasuredInput, Repetitions, Target};
 use ah_collect::Backend;
 use ah_core::cache::{CacheError, DeviceFingerprint, PickCache};
 use ah_core::ops::builtin_operations;
@@ -171,7 +171,7 @@ pub fn run_workload(
             summary.skipped += 1;
             continue;
         };
-        let measured = runner.measure(&drawn, cfg.reps.max(1), backend);
+        let measured = runner.measure(&drawn, Repetitions::fixed(cfg.reps.max(1)), backend);
         let Some(record) =
             session.decide(index, &drawn, &measured, &mut summary, &mut heuristic_name)?
         else {

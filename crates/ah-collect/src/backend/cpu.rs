@@ -64,6 +64,11 @@ impl CpuBackend {
         &self.info
     }
 
+    /// How this backend times a benchmark.
+    pub fn timing(&self) -> &TimingConfig {
+        &self.timing
+    }
+
     /// Times `f`: optional warm-up call, estimation runs, then timed runs within the budget.
     pub fn bench(
         &mut self,

@@ -308,6 +308,15 @@ impl Backend {
         }
     }
 
+    /// How this device times a benchmark (its [`TimingConfig::long_run_ms`] decides which
+    /// measurements are long).
+    pub fn timing(&self) -> &TimingConfig {
+        match self {
+            Backend::Cuda(b) => b.timing(),
+            Backend::Cpu(b) => b.timing(),
+        }
+    }
+
     /// The CUDA backend, or an [`BenchError::Unsupported`].
     pub fn cuda(&mut self) -> Result<&mut CudaBackend, BenchError> {
         match self {

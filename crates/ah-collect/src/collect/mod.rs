@@ -5,7 +5,8 @@
 //!   it is the same input whatever shard, device or resume produced it. `--shard I/N` takes the
 //!   samples with `i % N == I`.
 //! - **Rows.** Each input gives `reps x choices` rows, repetition-major (PyTorch's
-//!   `--num-reps`: for each repetition, every choice), feedback = the minimum of the timed
+//!   `--num-reps`: for each repetition, every choice); an input whose choices were all long in
+//!   the first repetition gets `--long-reps` repetitions instead ([`Repetitions`]); feedback = the minimum of the timed
 //!   calls in ms (`inf` when the choice failed). All rows of one input are written with one
 //!   `write` and then `fsync`ed, so a kill loses at most the input in flight.
 //! - **Sidecars.** `FILE.medians.txt` is the same log with the median of the timed calls as
@@ -46,6 +47,7 @@ pub use select::sample_rng;
 
 use crate::backend::cuda::CudaInitError;
 use crate::backend::{BackendInfo, TimingConfig};
+use crate::runner::Repetitions;
 
 /// Errors of a collection or a merge.
 #[derive(Debug, thiserror::Error)]
@@ -137,8 +139,11 @@ pub struct CollectConfig {
     pub out: PathBuf,
     /// Samples in the whole sample space (all shards).
     pub num_samples: u64,
-    /// Repetitions per input (PyTorch's `--num-reps`).
+    /// Repetitions per input (PyTorch's `--num-reps`): the most an input gets.
     pub num_reps: usize,
+    /// Repetitions of an input whose choices were all long in its first repetition
+    /// (`--long-reps`, `1..=num_reps`; `num_reps`: every input the same).
+    pub long_reps: usize,
     /// Seed of the sample space.
     pub seed: u64,
     /// This process's shard.
@@ -162,6 +167,16 @@ pub struct CollectConfig {
     pub command_line: String,
 }
 
+impl CollectConfig {
+    /// The repetition policy of `num_reps` and `long_reps`.
+    pub fn repetitions(&self) -> Repetitions {
+        Repetitions {
+            max: self.num_reps,
+            long: self.long_reps,
+        }
+    }
+}
+
 /// What happened to one sample, reported to the [`Observer`] as it finishes.
 #[derive(Debug, Clone, PartialEq)]
 pub struct InputReport {
@@ -171,6 +186,8 @@ pub struct InputReport {
     pub device: usize,
     /// Rows written.
     pub rows: usize,
+    /// Repetitions measured (fewer than `num_reps` when every choice was long).
+    pub reps: usize,
     /// Measurements that failed (logged as `inf`).
     pub failures: usize,
     /// First failure message, if any.
@@ -205,6 +222,9 @@ pub struct CollectSummary {
     pub already_done: u64,
     /// Inputs measured now.
     pub measured: u64,
+    /// Of these, the inputs measured with fewer repetitions (`--long-reps`: every choice
+    /// long in the first repetition).
+    pub fewer_reps: u64,
     /// Samples with no draw satisfying the precondition.
     pub no_precondition: u64,
     /// Sample indices skipped (all shards) as repeated inputs (`--distinct`) or inputs of an

@@ -10,7 +10,7 @@ use serde_json::json;
 
 use super::{io_err, CollectConfig, CollectError};
 use crate::backend::{BackendInfo, BackendKind};
-use crate::runner::DynRunner;
+use crate::runner::{DynRunner, Repetitions};
 
 /// The provenance sidecar, or a fresh one when there is none. A sidecar that is not a JSON
 /// object with a `sessions` list is refused, never replaced: it holds the session history.
@@ -46,25 +46,42 @@ pub(super) fn corrupt_provenance(path: &Path, why: &str) -> CollectError {
     ))
 }
 
-/// Refuses a resume whose `--num-reps` differs from the log's: the one the provenance records,
-/// or without one the count inferred from the rows (a different count would cut valid rows
-/// as "incomplete" and measure every input again).
+/// Refuses a resume whose `--num-reps` or `--long-reps` differs from the log's: the ones the
+/// provenance records (a log recorded before `--long-reps` measured every input `num_reps`
+/// times), or without a record the count inferred from the rows (a different count would cut
+/// valid rows as "incomplete" and measure every input again, or mix two protocols).
 pub(super) fn check_reps(
     out: &Path,
     prov_path: &Path,
     provenance: &serde_json::Value,
-    reps: usize,
+    reps: Repetitions,
 ) -> Result<(), CollectError> {
     if let Some(prev) = provenance["num_reps"].as_u64() {
-        if prev != reps as u64 {
+        if prev != reps.max as u64 {
             return Err(CollectError::Invalid(format!(
                 "{}: was collected with --num-reps {prev} (see {}); resume with the same --num-reps, or write to another --out",
                 out.display(),
                 prov_path.display()
             )));
         }
+        let recorded = provenance["long_reps"].as_u64();
+        let prev_long = recorded.unwrap_or(prev);
+        if prev_long != reps.long as u64 {
+            let why = if recorded.is_none() {
+                " (recorded before --long-reps: every input measured --num-reps times)"
+            } else {
+                ""
+            };
+            return Err(CollectError::Invalid(format!(
+                "{}: was collected with --long-reps {prev_long}{why} (see {}); resume without \
+                 --long-reps or with --long-reps {prev_long}, or write to another --out",
+                out.display(),
+                prov_path.display()
+            )));
+        }
         return Ok(());
     }
+    let reps = reps.max;
     let bytes = std::fs::read(out).map_err(io_err(out))?;
     let complete = match bytes.iter().rposition(|b| *b == b'\n') {
         Some(i) => &bytes[..=i],
@@ -142,6 +159,7 @@ pub(super) fn fill_provenance_head(
     v["seed"] = json!(cfg.seed);
     v["num_samples"] = json!(cfg.num_samples);
     v["num_reps"] = json!(cfg.num_reps);
+    v["long_reps"] = json!(cfg.long_reps);
     v["distinct"] = json!(cfg.distinct);
     if let Some(d) = runner.input_distribution() {
         v["shapes"] = json!(d.shapes);
@@ -161,10 +179,15 @@ pub(super) fn fill_provenance_head(
         BackendKind::Cuda =>
             "CUDA events around each call on one stream; 1 warm-up call per choice (first repetition); \
              L2 flush (memset of an L2-sized buffer) before every timed call; 5 estimation runs, \
-             100 flushes, then max(min(100, 25 ms // estimate), 1) timed runs; min and median over all timed runs",
+             100 flushes, then max(min(100, 25 ms // estimate), 1) timed runs; min and median over all timed runs; \
+             a call whose first run takes at least gpu_timing.long_run_ms is measured by that run alone \
+             (after gpu_timing.rest_ms of rest when a long call came before, else run again after a rest, the faster kept); \
+             repetitions: num_reps per input, long_reps for an input whose every choice measured a min of at least \
+             long_run_ms in its first repetition",
         BackendKind::Cpu =>
             "wall clock (std::time::Instant) around each call; 1 warm-up call per choice; 3 estimation runs, \
-             then max(min(20, 10 ms // estimate), 1) timed runs; no cache flush; min and median over all timed runs",
+             then max(min(20, 10 ms // estimate), 1) timed runs; no cache flush; min and median over all timed runs; \
+             no long-call rule, so every input gets num_reps repetitions",
     });
 }
 

@@ -5,17 +5,20 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use super::CollectError;
+use crate::runner::Repetitions;
 
 /// Result of [`repair_log`]: bytes removed and the complete inputs.
 pub use ah_core::log::InputRepair as Repair;
 
 /// Repairs a log after a kill and counts its complete inputs: cuts a torn last line (no
-/// trailing newline) and then the rows of the last input if that input is incomplete (some
-/// choice has fewer than `reps` rows); complete equal inputs before it in the same run of rows
-/// are kept. Inputs are runs of consecutive rows with the same feature values. The caller
+/// trailing newline) and then the rows of the last input if that input is incomplete (its
+/// choices have unequal counts, or a count no input of `reps` has; the rule is
+/// `ah_core::log`'s `repair` module's); complete equal inputs before it in the same run of
+/// rows are kept. `reps`: a fixed count or a [`Repetitions`] policy. Inputs are runs of
+/// consecutive rows with the same feature values. The caller
 /// holds the log's lock ([`super::lock_log`]). A log that is not UTF-8 is an error naming the
 /// line.
-pub fn repair_log(path: &Path, reps: usize) -> Result<Repair, CollectError> {
+pub fn repair_log(path: &Path, reps: impl Into<Repetitions>) -> Result<Repair, CollectError> {
     Ok(ah_core::log::repair_inputs(path, reps)?)
 }
 
@@ -23,7 +26,7 @@ pub fn repair_log(path: &Path, reps: usize) -> Result<Repair, CollectError> {
 /// writes the sidecar may hold one more).
 pub(super) fn reconcile_sidecar(
     path: &Path,
-    reps: usize,
+    reps: Repetitions,
     main: &BTreeMap<String, u64>,
 ) -> Result<(), CollectError> {
     if !path.exists() {

@@ -118,6 +118,13 @@ fn check_request(
             "--num-reps must be at least 1".into(),
         ));
     }
+    if !(1..=cfg.num_reps).contains(&cfg.long_reps) {
+        return Err(CollectError::Invalid(format!(
+            "--long-reps {} must be between 1 and --num-reps ({}): the repetitions of an input \
+             whose choices are all long, at most those of any input",
+            cfg.long_reps, cfg.num_reps
+        )));
+    }
     Ok((slots, kind))
 }
 
@@ -204,11 +211,11 @@ fn open_log(
     let mut log = LogWriter::append(&cfg.out, metadata, header)?;
     let prov_path = provenance_path(&cfg.out);
     let provenance = read_provenance(&prov_path)?;
-    check_reps(&cfg.out, &prov_path, &provenance, cfg.num_reps)?;
+    check_reps(&cfg.out, &prov_path, &provenance, cfg.repetitions())?;
     check_distribution(&provenance, runner, &cfg.out, &prov_path)?;
-    let repair = repair_log(&cfg.out, cfg.num_reps)?;
+    let repair = repair_log(&cfg.out, cfg.repetitions())?;
     let med_path = medians_path(&cfg.out);
-    reconcile_sidecar(&med_path, cfg.num_reps, &repair.complete)?;
+    reconcile_sidecar(&med_path, cfg.repetitions(), &repair.complete)?;
     let medians = LogWriter::append(&med_path, metadata, header)?;
     log.sync()?;
     let mut done = repair.complete.clone();
@@ -253,6 +260,7 @@ fn open_session(
         "seed": cfg.seed,
         "num_samples": cfg.num_samples,
         "num_reps": cfg.num_reps,
+        "long_reps": cfg.long_reps,
         "shard": format!("{}/{}", cfg.shard.index, cfg.shard.count),
         "devices": infos,
         "gpu_timing": cfg.gpu_timing,
@@ -291,6 +299,7 @@ fn summarize(
         shard_samples,
         already_done: session.already_done,
         measured: t.measured,
+        fewer_reps: t.fewer_reps,
         no_precondition,
         skipped,
         rows: t.rows,

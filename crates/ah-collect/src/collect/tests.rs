@@ -16,6 +16,7 @@ fn cfg(out: &Path, n: u64, shard: Shard) -> CollectConfig {
         out: out.to_path_buf(),
         num_samples: n,
         num_reps: 2,
+        long_reps: 1,
         seed: 7,
         shard,
         devices: Devices::Cpu,

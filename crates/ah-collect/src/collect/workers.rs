@@ -26,6 +26,7 @@ pub(super) struct Totals {
     pub(super) rows: u64,
     pub(super) failures: u64,
     pub(super) measured: u64,
+    pub(super) fewer_reps: u64,
     pub(super) per_device: BTreeMap<usize, u64>,
     pub(super) busy_ms: f64,
 }
@@ -59,6 +60,7 @@ pub(super) fn run_workers(
                     totals.rows += r.rows as u64;
                     totals.failures += r.failures as u64;
                     totals.measured += 1;
+                    totals.fewer_reps += u64::from(r.reps < cfg.num_reps);
                     totals.busy_ms += r.busy_ms;
                     *totals.per_device.entry(r.device).or_insert(0) += 1;
                     observer.input_done(&r);
@@ -102,7 +104,7 @@ fn worker(
         let Some(d) = runner.draw(&mut rng, target, cfg.max_draws) else {
             continue; // drawn before, so never reached
         };
-        let m = runner.measure(&d, cfg.num_reps, &mut backend);
+        let m = runner.measure(&d, cfg.repetitions(), &mut backend);
         let report = write_input(&m, index, &backend, writers);
         let stop = report.is_err();
         if tx.send(report).is_err() || stop {
@@ -157,6 +159,7 @@ fn write_input(
         index,
         device,
         rows: n,
+        reps: m.results.len(),
         failures: fails,
         first_error,
         busy_ms,

@@ -15,7 +15,7 @@
 //! - `rows`: [`row_spans`], the data rows of a log's text with their byte offsets;
 //! - `write`: [`LogWriter`] (PyTorch's `save_data`) and [`push_row`], the one rendering of a row;
 //! - `repair`: [`Log::repair_torn_tail`] and [`repair_inputs`] (a collector's resume),
-//!   [`infer_reps`], [`keep_inputs`];
+//!   [`infer_reps`], [`keep_inputs`], and [`Repetitions`] (rows per choice of an input);
 //! - `merge`: [`join_logs`] (PyTorch's `merge_data.py`);
 //! - `lock`: [`lock_log`], the lock every writer of a log holds.
 
@@ -29,13 +29,15 @@ mod write;
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod repair_tests;
 
 use std::path::PathBuf;
 
 pub use lock::{lock_log, lock_path, LogLock};
 pub use merge::{join_logs, Joined};
 pub use read::{log_text, metadata_line, open_maybe_gz, read_bytes};
-pub use repair::{infer_reps, keep_inputs, repair_inputs, InputRepair};
+pub use repair::{infer_reps, keep_inputs, repair_inputs, InputRepair, Repetitions};
 pub use rows::{row_spans, RowSpan};
 pub use write::{push_row, LogWriter};
 

@@ -3,7 +3,27 @@
 //! [`keep_inputs`] keeps in a sidecar log only the inputs its main log has.
 //!
 //! An input is a run of consecutive rows with the same feature values: a collector writes
-//! `reps` rows for each of an input's choices.
+//! between [`Repetitions::long`] and [`Repetitions::max`] rows for each of an input's choices,
+//! the same number for every choice (repetition-major: every choice once, then again).
+//!
+//! **Which inputs are complete.** A run of `c` rows per choice of one feature key (equal
+//! inputs drawn in a row share a run) holds `ceil(c / max)` inputs, and is complete when every
+//! choice has the same count `c` and `ceil(c / max) * long <= c`. At a fixed count
+//! (`long == max`) that is the old rule: `c` a multiple of `max`, `c / max` inputs. With fewer
+//! repetitions for long inputs (`long < max`) the count is ambiguous only for equal inputs
+//! drawn in a row (e.g. `c = 3` at `long = 1, max = 2`: a 2-rep input then a 1-rep one, or
+//! three 1-rep inputs): counting the fewest inputs means that at worst one equal input is
+//! measured again on resume, never that a missing one is taken as logged.
+//!
+//! **What is cut.** A torn last line always; then, when the last run is incomplete (choices
+//! with unequal counts), its rows back to the last boundary of whole `max`-repetition inputs
+//! that leaves it complete (at a fixed count: every complete equal input before the torn one
+//! is kept). With `long < max` a last run that lacks a choice which every other run of the
+//! log has is incomplete too (a kill after the first rows of an input; a log of one input
+//! has nothing to tell its choices, so there such rows stay). A kill exactly
+//! between two repetitions of an input leaves every choice with the same count: that input
+//! is kept, with fewer repetitions, as a long input is; it is one whole measurement of every
+//! choice.
 
 use std::collections::{BTreeMap, HashSet};
 use std::fs::OpenOptions;
@@ -105,6 +125,46 @@ fn groups_of<'t>(spans: &[RowSpan<'t>]) -> Vec<Group<'t>> {
     groups
 }
 
+/// How many rows per choice a collector writes for one input: `max` repetitions, or `long`
+/// (`1 <= long <= max`) for an input whose choices are all long (`ah-collect --long-reps`).
+/// A fixed count is `long == max` (`From<usize>`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Repetitions {
+    /// Repetitions of an input in general (`--num-reps`).
+    pub max: usize,
+    /// Repetitions of an input whose choices are all long (`--long-reps`).
+    pub long: usize,
+}
+
+impl Repetitions {
+    /// Every input `n` times.
+    pub const fn fixed(n: usize) -> Self {
+        Repetitions { max: n, long: n }
+    }
+
+    /// True when some inputs may be measured fewer than `max` times.
+    pub const fn is_adaptive(&self) -> bool {
+        self.long < self.max
+    }
+
+    /// The inputs of a run of `count` rows per choice (equal inputs drawn in a row), counted
+    /// as the fewest that fit (see the module docs); `None` when no mix of inputs of `long` to
+    /// `max` repetitions gives `count`. A policy with `max == 0` fits nothing.
+    pub fn inputs(&self, count: usize) -> Option<usize> {
+        if self.max == 0 {
+            return None;
+        }
+        let m = count.div_ceil(self.max);
+        (m * self.long.max(1) <= count).then_some(m)
+    }
+}
+
+impl From<usize> for Repetitions {
+    fn from(n: usize) -> Self {
+        Repetitions::fixed(n)
+    }
+}
+
 /// Rows per choice when every choice of `rows` has the same count, else `None`.
 fn common_count(rows: &[(&str, usize)]) -> Option<usize> {
     let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
@@ -116,16 +176,35 @@ fn common_count(rows: &[(&str, usize)]) -> Option<usize> {
 }
 
 /// Complete inputs in `rows` (equal inputs drawn in a row share a group): every choice has
-/// the same number of rows, a multiple of `reps`.
-fn complete_inputs(rows: &[(&str, usize)], reps: usize) -> Option<usize> {
-    common_count(rows)
-        .filter(|c| c % reps == 0)
-        .map(|c| c / reps)
+/// the same number of rows, which inputs of `reps` can make up ([`Repetitions::inputs`]).
+fn complete_inputs(rows: &[(&str, usize)], reps: Repetitions) -> Option<usize> {
+    common_count(rows).and_then(|c| reps.inputs(c))
+}
+
+/// The choices of a group, sorted.
+fn choice_set<'t>(rows: &[(&'t str, usize)]) -> Vec<&'t str> {
+    let mut set: Vec<&str> = rows.iter().map(|r| r.0).collect();
+    set.sort_unstable();
+    set.dedup();
+    set
+}
+
+/// The choices every group before the last has, when they all have the same ones; `None`
+/// with fewer than two groups or when they differ (choices that depend on the input).
+fn shared_choices<'t>(groups: &[Group<'t>]) -> Option<Vec<&'t str>> {
+    let (_, before) = groups.split_last()?;
+    let first = choice_set(&before.first()?.rows);
+    before[1..]
+        .iter()
+        .all(|g| choice_set(&g.rows) == first)
+        .then_some(first)
 }
 
 /// The repetitions per input of a log's rows, inferred from its text when nothing records
 /// them: the greatest common divisor of the rows per choice of its inputs (the last input,
-/// which may be cut, only when it is the only one). `None` without data rows.
+/// which may be cut, only when it is the only one). `None` without data rows. A log whose
+/// long inputs were measured fewer times ([`Repetitions`]) infers the gcd of both counts
+/// (e.g. 1): only a provenance record says its policy.
 pub fn infer_reps(text: &str) -> Option<usize> {
     fn gcd(a: usize, b: usize) -> usize {
         if b == 0 {
@@ -148,20 +227,26 @@ pub fn infer_reps(text: &str) -> Option<usize> {
 }
 
 /// Repairs a plain log after a kill and counts its complete inputs: cuts a torn last line (no
-/// trailing newline) and then the rows of the last input if that input is incomplete (some
-/// choice has fewer than `reps` rows); complete equal inputs before it in the same run of rows
-/// are kept. The caller holds the log's lock ([`super::lock_log`]). A log that is not UTF-8 is
-/// an error naming the line.
-pub fn repair_inputs(path: &Path, reps: usize) -> Result<InputRepair> {
+/// trailing newline) and then the rows of the last input if that input is incomplete (its
+/// choices have unequal counts, or counts no input of `reps` has; see the module docs);
+/// complete equal inputs before it in the same run of rows are kept. `reps` is a fixed count
+/// (`usize`) or a [`Repetitions`] policy. The caller holds the log's lock
+/// ([`super::lock_log`]). A log that is not UTF-8 is an error naming the line.
+pub fn repair_inputs(path: &Path, reps: impl Into<Repetitions>) -> Result<InputRepair> {
+    let reps = reps.into();
     let torn = Log::repair_torn_tail(path)?.map_or(0, |t| t.len() as u64);
     let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
     let text = log_text(path, &bytes)?;
     let spans = row_spans(text);
     let mut groups = groups_of(&spans);
+    let shared = shared_choices(&groups).filter(|_| reps.is_adaptive());
     let mut keep = text.len();
     if let Some(last) = groups.last_mut() {
-        if complete_inputs(&last.rows, reps).is_none() {
-            keep = cut_incomplete(last, reps);
+        let lacks_choices = shared
+            .as_ref()
+            .is_some_and(|s| *s != choice_set(&last.rows));
+        if lacks_choices || complete_inputs(&last.rows, reps).is_none() {
+            keep = cut_incomplete(last, reps, shared.as_deref());
         }
     }
     let removed = bytes.len() - keep;
@@ -184,15 +269,22 @@ pub fn repair_inputs(path: &Path, reps: usize) -> Result<InputRepair> {
 }
 
 /// Keeps the complete inputs of the last group: returns the offset to cut the file at and
-/// drops the cut rows from the group.
-fn cut_incomplete(last: &mut Group<'_>, reps: usize) -> usize {
-    // Rows of one input: `reps` rows of each of its `k` choices.
-    let k = last.rows.iter().map(|r| r.0).collect::<HashSet<_>>().len();
-    let per_input = reps * k;
+/// drops the cut rows from the group. `choices`: the choices every input has, when the log
+/// says ([`shared_choices`]); else the group's own.
+fn cut_incomplete(last: &mut Group<'_>, reps: Repetitions, choices: Option<&[&str]>) -> usize {
+    // Rows of one whole input: `max` rows of each of its `k` choices.
+    let k = choices.map_or_else(
+        || last.rows.iter().map(|r| r.0).collect::<HashSet<_>>().len(),
+        <[&str]>::len,
+    );
+    let per_input = (reps.max * k).max(1);
     let whole = (1..=last.rows.len() / per_input)
         .rev()
         .map(|m| m * per_input)
-        .find(|&n| complete_inputs(&last.rows[..n], reps).is_some())
+        .find(|&n| {
+            complete_inputs(&last.rows[..n], reps).is_some()
+                && choices.is_none_or(|c| choice_set(&last.rows[..n]) == c)
+        })
         .unwrap_or(0);
     let keep = if whole == 0 {
         last.start
@@ -207,7 +299,11 @@ fn cut_incomplete(last: &mut Group<'_>, reps: usize) -> usize {
 /// how many times, from [`repair_inputs`] of the main log): after a kill between the two
 /// writes the sidecar may hold one more. Repairs the sidecar first; rewrites it (through a
 /// temporary file and a rename) only when something is dropped.
-pub fn keep_inputs(path: &Path, reps: usize, main: &BTreeMap<String, u64>) -> Result<()> {
+pub fn keep_inputs(
+    path: &Path,
+    reps: impl Into<Repetitions>,
+    main: &BTreeMap<String, u64>,
+) -> Result<()> {
     repair_inputs(path, reps)?;
     let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
     let text = log_text(path, &bytes)?;

@@ -58,6 +58,11 @@ impl CudaBackend {
         &self.info
     }
 
+    /// How this device times a benchmark.
+    pub fn timing(&self) -> &TimingConfig {
+        &self.timing
+    }
+
     /// The stream all work goes to.
     pub fn stream(&self) -> &Arc<CudaStream> {
         &self.stream
