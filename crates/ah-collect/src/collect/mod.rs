@@ -33,6 +33,8 @@ mod select;
 mod workers;
 
 #[cfg(test)]
+mod reps_tests;
+#[cfg(test)]
 mod tests;
 
 use std::collections::BTreeMap;

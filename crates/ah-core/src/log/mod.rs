@@ -28,9 +28,9 @@ mod rows;
 mod write;
 
 #[cfg(test)]
-mod tests;
-#[cfg(test)]
 mod repair_tests;
+#[cfg(test)]
+mod tests;
 
 use std::path::PathBuf;
 

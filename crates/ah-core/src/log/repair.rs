@@ -16,14 +16,18 @@
 //! measured again on resume, never that a missing one is taken as logged.
 //!
 //! **What is cut.** A torn last line always; then, when the last run is incomplete (choices
-//! with unequal counts), its rows back to the last boundary of whole `max`-repetition inputs
-//! that leaves it complete (at a fixed count: every complete equal input before the torn one
-//! is kept). With `long < max` a last run that lacks a choice which every other run of the
-//! log has is incomplete too (a kill after the first rows of an input; a log of one input
-//! has nothing to tell its choices, so there such rows stay). A kill exactly
-//! between two repetitions of an input leaves every choice with the same count: that input
-//! is kept, with fewer repetitions, as a long input is; it is one whole measurement of every
-//! choice.
+//! with unequal counts, or a count no mix of inputs gives), its rows back to the longest
+//! prefix of whole repetitions (`long` rows of every choice at a time) that is complete. At a
+//! fixed count that is the old rule: back to the last whole input, keeping the complete equal
+//! inputs before the torn one. With `long < max` the torn input keeps its whole repetitions
+//! (e.g. `orig, pad, orig` of a 2-rep input becomes `orig, pad`): one whole measurement of
+//! every choice, as a long input has, counted as logged, so that input is not measured again
+//! (a kill exactly between two repetitions leaves the same rows). Cutting the whole torn
+//! input instead would be ambiguous exactly there, and could cut from the medians sidecar
+//! (written first, so never behind the log) an input the log keeps. Also with `long < max`,
+//! a last run that lacks a choice which every other run of the log has is incomplete (a kill
+//! after the first rows of an input; a log of one input has nothing to tell its choices, so
+//! there such rows stay).
 
 use std::collections::{BTreeMap, HashSet};
 use std::fs::OpenOptions;
@@ -268,19 +272,19 @@ pub fn repair_inputs(path: &Path, reps: impl Into<Repetitions>) -> Result<InputR
     })
 }
 
-/// Keeps the complete inputs of the last group: returns the offset to cut the file at and
+/// Keeps the longest complete prefix of the last group: returns the offset to cut the file at and
 /// drops the cut rows from the group. `choices`: the choices every input has, when the log
 /// says ([`shared_choices`]); else the group's own.
 fn cut_incomplete(last: &mut Group<'_>, reps: Repetitions, choices: Option<&[&str]>) -> usize {
-    // Rows of one whole input: `max` rows of each of its `k` choices.
+    // Whole repetitions: `long` rows of each of the `k` choices at a time.
     let k = choices.map_or_else(
         || last.rows.iter().map(|r| r.0).collect::<HashSet<_>>().len(),
         <[&str]>::len,
     );
-    let per_input = (reps.max * k).max(1);
-    let whole = (1..=last.rows.len() / per_input)
+    let step = (reps.long * k).max(1);
+    let whole = (1..=last.rows.len() / step)
         .rev()
-        .map(|m| m * per_input)
+        .map(|m| m * step)
         .find(|&n| {
             complete_inputs(&last.rows[..n], reps).is_some()
                 && choices.is_none_or(|c| choice_set(&last.rows[..n]) == c)
