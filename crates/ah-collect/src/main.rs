@@ -397,11 +397,13 @@ fn config_for(cli: &Cli, out: PathBuf, shard: Shard, devices: Devices) -> Collec
         .num_reps
         .map(usize::from)
         .unwrap_or_else(|| recorded_reps.map_or(DEFAULT_REPS, |r| r as usize));
-    // A log recorded before --long-reps measured every input --num-reps times.
+    // A log recorded before --long-reps, or with rows and no sidecar, measured every input
+    // --num-reps times.
     let long_reps = cli.long_reps.map(usize::from).unwrap_or_else(|| {
         match recorded.as_ref().map(|v| v["long_reps"].as_u64()) {
             Some(Some(r)) => r as usize,
             Some(None) => recorded_reps.map_or(num_reps, |r| r as usize),
+            None if std::fs::metadata(&out).is_ok_and(|m| m.len() > 0) => num_reps,
             None => DEFAULT_LONG_REPS,
         }
     });

@@ -521,3 +521,40 @@ fn shapes_errors_exit_2_naming_the_problem() {
     }
     assert!(!out.exists());
 }
+
+#[test]
+fn long_reps_defaults_to_the_logs_protocol() {
+    let dir = tempfile::tempdir().unwrap();
+    // A new log: 1, but the CPU has no long rule, so every input gets --num-reps and the
+    // log records that.
+    let out = dir.path().join("new.txt");
+    assert!(run(&args(&["--num-samples", "2"]), &out).status.success());
+    assert_eq!(provenance(&out)["long_reps"], 2);
+    assert!(inputs(&out).iter().all(|(_, n)| *n == 4));
+    let o = run(&args(&["--num-samples", "2", "--long-reps", "3"]), &out);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("--long-reps 3 must be between 1 and --num-reps (2)"),
+        "{}",
+        stderr(&o)
+    );
+
+    // A log from before --long-reps (no `long_reps` in its sidecar) measured every input
+    // --num-reps times: a resume keeps that, and an explicit other --long-reps is refused
+    // (on the CPU only one that is not 1..=num-reps: the library's tests, with a long rule,
+    // refuse a valid one).
+    let old = dir.path().join("old.txt");
+    assert!(run(&args(&["--num-samples", "2"]), &old).status.success());
+    let side = dir.path().join("old.txt.provenance.json");
+    let mut p = provenance(&old);
+    p.as_object_mut().unwrap().remove("long_reps");
+    std::fs::write(&side, p.to_string()).unwrap();
+    let before = std::fs::read(&old).unwrap();
+    let o = run(&args(&["--num-samples", "3", "--long-reps", "3"]), &old);
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(std::fs::read(&old).unwrap(), before, "nothing written");
+    let o = run(&args(&["--num-samples", "3"]), &old);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(provenance(&old)["long_reps"], 2);
+    assert_eq!(inputs(&old).len(), 3);
+}

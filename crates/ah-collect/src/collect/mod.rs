@@ -48,7 +48,7 @@ pub use run::{collect, open_backend};
 pub use select::sample_rng;
 
 use crate::backend::cuda::CudaInitError;
-use crate::backend::{BackendInfo, TimingConfig};
+use crate::backend::{BackendInfo, CpuBackend, TimingConfig};
 use crate::runner::Repetitions;
 
 /// Errors of a collection or a merge.
@@ -170,11 +170,26 @@ pub struct CollectConfig {
 }
 
 impl CollectConfig {
-    /// The repetition policy of `num_reps` and `long_reps`.
+    /// The timing protocol of the requested devices.
+    pub fn timing(&self) -> TimingConfig {
+        match self.devices {
+            Devices::Cpu => self.cpu_timing.unwrap_or(CpuBackend::TIMING),
+            Devices::Cuda(_) => self.gpu_timing,
+        }
+    }
+
+    /// The repetition policy: `num_reps`, or `long_reps` for an input whose choices are all
+    /// long, when the protocol has a long rule ([`TimingConfig::long_run_ms`]); without one
+    /// (the CPU, `--long-run-ms 0`) no input is long, so every input gets `num_reps`, and the
+    /// log is repaired and recorded as such.
     pub fn repetitions(&self) -> Repetitions {
+        let long = match self.timing().long_run_ms {
+            Some(_) => self.long_reps,
+            None => self.num_reps,
+        };
         Repetitions {
             max: self.num_reps,
-            long: self.long_reps,
+            long,
         }
     }
 }

@@ -72,9 +72,15 @@ pub(super) fn check_reps(
             } else {
                 ""
             };
+            // Without a long rule every input gets --num-reps, whatever --long-reps says.
+            let rule = if reps.long == reps.max && prev_long < prev {
+                " and a long rule (--long-run-ms above 0; the CPU has none)"
+            } else {
+                ""
+            };
             return Err(CollectError::Invalid(format!(
                 "{}: was collected with --long-reps {prev_long}{why} (see {}); resume without \
-                 --long-reps or with --long-reps {prev_long}, or write to another --out",
+                 --long-reps or with --long-reps {prev_long}{rule}, or write to another --out",
                 out.display(),
                 prov_path.display()
             )));
@@ -159,7 +165,7 @@ pub(super) fn fill_provenance_head(
     v["seed"] = json!(cfg.seed);
     v["num_samples"] = json!(cfg.num_samples);
     v["num_reps"] = json!(cfg.num_reps);
-    v["long_reps"] = json!(cfg.long_reps);
+    v["long_reps"] = json!(cfg.repetitions().long);
     v["distinct"] = json!(cfg.distinct);
     if let Some(d) = runner.input_distribution() {
         v["shapes"] = json!(d.shapes);

@@ -31,9 +31,7 @@ pub fn open_backend(
     cfg: &CollectConfig,
 ) -> Result<Backend, CollectError> {
     Ok(match devices {
-        Devices::Cpu => Backend::Cpu(CpuBackend::with_timing(
-            cfg.cpu_timing.unwrap_or(CpuBackend::TIMING),
-        )),
+        Devices::Cpu => Backend::Cpu(CpuBackend::with_timing(cfg.timing())),
         Devices::Cuda(ords) => {
             Backend::Cuda(Box::new(CudaBackend::new(ords[slot], cfg.gpu_timing)?))
         }
@@ -260,7 +258,7 @@ fn open_session(
         "seed": cfg.seed,
         "num_samples": cfg.num_samples,
         "num_reps": cfg.num_reps,
-        "long_reps": cfg.long_reps,
+        "long_reps": cfg.repetitions().long,
         "shard": format!("{}/{}", cfg.shard.index, cfg.shard.count),
         "devices": infos,
         "gpu_timing": cfg.gpu_timing,
