@@ -13,8 +13,8 @@ struct Kernels;
 
 fn is_long(x: u64, choice: &str) -> bool {
     match choice {
-        "a" => x % 2 == 0,
-        _ => x % 4 == 0,
+        "a" => x.is_multiple_of(2),
+        _ => x.is_multiple_of(4),
     }
 }
 
@@ -111,7 +111,7 @@ fn all_long_inputs_get_long_reps_and_a_torn_mixed_log_resumes_exactly() {
     let inputs = reps_per_input(&out);
     assert_eq!(inputs.len(), 16);
     for &(x, reps) in &inputs {
-        assert_eq!(reps, if x % 4 == 0 { 1 } else { 2 }, "x = {x}");
+        assert_eq!(reps, if x.is_multiple_of(4) { 1 } else { 2 }, "x = {x}");
     }
     let ones = inputs.iter().filter(|i| i.1 == 1).count() as u64;
     assert!(0 < ones && ones < 16, "the seed mixes both: {inputs:?}");
