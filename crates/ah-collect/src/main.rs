@@ -68,7 +68,7 @@ struct Cli {
     #[arg(
         long,
         value_parser = clap::value_parser!(u16).range(1..),
-        help = "Repetitions of an input whose choices are all long, <= --num-reps [default: the log's recorded count, 1 for a new log]"
+        help = "Repetitions of an input whose choices all took >= --long-run-ms in its first repetition, <= --num-reps [default: the log's recorded count, 1 for a new log]"
     )]
     long_reps: Option<u16>,
     /// Seed of the sample space: sample i is the same input on every machine and shard.
