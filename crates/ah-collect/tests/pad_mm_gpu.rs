@@ -106,6 +106,9 @@ fn short_gpu_collection_writes_a_pytorch_log() {
             "4",
             "--num-reps",
             "2",
+            // Every input twice, even one whose choices are all long (none at this size).
+            "--long-reps",
+            "2",
         ])
         .args(["--max-dim", "2048", "--out"])
         .arg(&out)
