@@ -272,8 +272,50 @@ pub enum Outcome {
     Unsure,
 }
 
+/// Why a row is [`Outcome::Unsure`]: the first cause that holds, in the order the runtime
+/// meets them (the row's guard, the leaf, the leaf's confidence, then whether the pick can be
+/// offered for the input).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum UnsureCause {
+    /// [`RowPredictions::forced_unsure`] (the range guard, for a model that uses it).
+    Forced,
+    /// The row's leaf is unsafe.
+    UnsafeLeaf,
+    /// `max_prob <= threshold` (less the [`EvalSettings::exempt_certain`] exemption).
+    LowConfidence,
+    /// The pick was not measured for the input, or failed for it with
+    /// [`EvalSettings::inf_unavailable`] (the runtime: not among the choices).
+    Unavailable,
+}
+
+/// Why row `i` is unsure at a threshold, `None` when it is decided ([`outcomes`] in detail).
+pub fn unsure_cause(
+    rp: &RowPredictions,
+    table: &Table,
+    i: usize,
+    threshold: f64,
+    unsafe_leaf: &dyn Fn(usize) -> bool,
+    s: &EvalSettings,
+) -> Option<UnsureCause> {
+    let col = rp.class_col[rp.pred[i]];
+    let avail = col.is_some_and(|c| !s.unavailable(table.time(i, c)));
+    let p = rp.max_prob[i];
+    let low = p <= threshold && !(s.exempt_certain && p == 1.0);
+    if rp.forced_unsure.get(i).copied().unwrap_or(false) {
+        Some(UnsureCause::Forced)
+    } else if unsafe_leaf(rp.leaf[i]) {
+        Some(UnsureCause::UnsafeLeaf)
+    } else if low {
+        Some(UnsureCause::LowConfidence)
+    } else if !avail {
+        Some(UnsureCause::Unavailable)
+    } else {
+        None
+    }
+}
+
 /// Row outcomes at a threshold (`s`: [`EvalSettings::exempt_certain`] and
-/// [`EvalSettings::inf_unavailable`]).
+/// [`EvalSettings::inf_unavailable`]); [`unsure_cause`] says why a row is unsure.
 pub fn outcomes(
     rp: &RowPredictions,
     table: &Table,
@@ -283,14 +325,9 @@ pub fn outcomes(
 ) -> Vec<Outcome> {
     (0..table.len())
         .map(|i| {
-            let col = rp.class_col[rp.pred[i]];
-            let avail = col.is_some_and(|c| !s.unavailable(table.time(i, c)));
-            let p = rp.max_prob[i];
-            let low = p <= threshold && !(s.exempt_certain && p == 1.0);
-            let forced = rp.forced_unsure.get(i).copied().unwrap_or(false);
-            if forced || unsafe_leaf(rp.leaf[i]) || !avail || low {
+            if unsure_cause(rp, table, i, threshold, unsafe_leaf, s).is_some() {
                 Outcome::Unsure
-            } else if col == Some(table.actual_winner[i] as usize) {
+            } else if rp.class_col[rp.pred[i]] == Some(table.actual_winner[i] as usize) {
                 Outcome::Correct
             } else {
                 Outcome::Wrong
@@ -791,5 +828,33 @@ mod tests {
         assert!(off.unavailable(f64::NAN) && on.unavailable(f64::NAN));
         assert!(!off.unavailable(f64::INFINITY) && on.unavailable(f64::INFINITY));
         assert!(!on.unavailable(1.0));
+    }
+
+    /// Each cause of an unsure row, the first that holds named: forced, unsafe leaf, low
+    /// confidence, unavailable pick.
+    #[test]
+    fn unsure_cause_names_the_first_cause_in_runtime_order() {
+        let model = AlwaysA(vec!["a".into(), "b".into()]);
+        let t = table_with_an_inf_pick();
+        let mut rp = predict_rows(&model, &t);
+        let on = settings(true);
+        let safe = |_: usize| false;
+        let cause = |rp: &RowPredictions, thr: f64, bad: &dyn Fn(usize) -> bool| {
+            (0..t.len())
+                .map(|i| unsure_cause(rp, &t, i, thr, bad, &on))
+                .collect::<Vec<_>>()
+        };
+        use UnsureCause::*;
+        assert_eq!(cause(&rp, 0.5, &safe), [None, None, Some(Unavailable)]);
+        assert_eq!(cause(&rp, 0.9, &safe), [Some(LowConfidence); 3]);
+        assert_eq!(cause(&rp, 0.9, &|_| true), [Some(UnsafeLeaf); 3]);
+        rp.forced_unsure = vec![false, true, false];
+        assert_eq!(
+            cause(&rp, 0.5, &safe),
+            [None, Some(Forced), Some(Unavailable)]
+        );
+        // The outcomes agree: a row is unsure exactly when it has a cause.
+        let out = outcomes(&rp, &t, 0.5, &safe, &on);
+        assert_eq!(out, [Outcome::Correct, Outcome::Unsure, Outcome::Unsure]);
     }
 }

@@ -7,11 +7,12 @@
 //!
 //! - [`replay`]: evaluate a trained heuristic on any log, with the trainer's metrics (the
 //!   evaluation layer, `ah-eval`), and check that the linked generated code decides like the
-//!   model.
+//!   model; [`decisions`]: every input's decision of a replay, as CSV.
 //!
 //! This library prints nothing; the `ah-use` binary does.
 #![deny(missing_docs)]
 
+pub mod decisions;
 pub mod replay;
 pub mod workload;
 

@@ -55,6 +55,11 @@ struct ReplayArgs {
     /// Write the report as JSON.
     #[arg(long)]
     json: Option<PathBuf>,
+    /// Write every input's decision as CSV: the logged features, the fastest choice, each
+    /// choice's median time (`<choice>_ms`), the pick (empty when unsure), why it is unsure,
+    /// the pick's time over the best, the tree's leaf.
+    #[arg(long, value_name = "FILE")]
+    decisions: Option<PathBuf>,
     /// No report, progress or notes; warnings and errors are still printed and --json is
     /// still written (docs/cli.md).
     #[arg(
@@ -309,13 +314,26 @@ fn print_summary(r: &WorkloadReport) -> anyhow::Result<()> {
     Ok(())
 }
 
+fn json_bytes(report: &impl serde::Serialize) -> anyhow::Result<Vec<u8>> {
+    Ok((serde_json::to_string_pretty(report)? + "\n").into_bytes())
+}
+
 fn write_json(path: &std::path::Path, report: &impl serde::Serialize) -> anyhow::Result<()> {
-    let text = serde_json::to_string_pretty(report)? + "\n";
-    ah_core::fs::write_atomic(path, text.as_bytes()).context("cannot write the JSON report")?;
+    ah_core::fs::write_atomic(path, &json_bytes(report)?)
+        .context("cannot write the JSON report")?;
     Ok(())
 }
 
 fn replay_cmd(args: ReplayArgs) -> anyhow::Result<ExitCode> {
+    // Refused before the evaluation: a folder can never be written over.
+    for (flag, path) in [("--json", &args.json), ("--decisions", &args.decisions)] {
+        if let Some(p) = path.as_deref().filter(|p| p.is_dir()) {
+            bail!(
+                "{flag} {}: is a folder; give the path of a file",
+                p.display()
+            );
+        }
+    }
     let model_path = match (&args.model, &args.heuristic) {
         (Some(m), _) => m.clone(),
         (None, Some(h)) => args.models.join(format!("{h}.model.json")),
@@ -336,16 +354,26 @@ fn replay_cmd(args: ReplayArgs) -> anyhow::Result<ExitCode> {
             model.heuristic_name
         );
     }
-    let report = ah_use::replay::replay(&model, &log, generated, args.worst)?;
+    let (report, decisions) =
+        ah_use::replay::replay_with_decisions(&model, &log, generated, args.worst)?;
     for w in &report.warnings {
         eprintln!("warning: {}: {w}", args.log.display());
     }
     if !args.quiet {
         print_replay(&report)?;
     }
+    // The report and the decisions are written together, all or nothing.
+    let mut files: Vec<(&std::path::Path, Vec<u8>)> = Vec::new();
     if let Some(path) = &args.json {
-        write_json(path, &report)?;
+        files.push((path, json_bytes(&report)?));
     }
+    if let Some(path) = &args.decisions {
+        let csv = decisions
+            .to_csv()
+            .context("cannot format the decisions CSV")?;
+        files.push((path, csv));
+    }
+    ah_core::fs::write_all_atomic(&files).context("cannot write the replay's output")?;
     Ok(if report.generated_mismatches.unwrap_or(0) > 0 {
         ExitCode::from(1)
     } else {

@@ -10,15 +10,21 @@
 //! - when the heuristic is linked into this build (the generated crate), its decision on
 //!   every input is compared with the model's ([`ah_core::ModelEvaluator`], which decides as
 //!   generated code does): a mismatch means stale generated code.
-//! - the worst inputs: the wrong picks that lose the most time.
+//! - the worst inputs: the wrong picks that lose the most time;
+//! - with [`replay_with_decisions`], every input's decision and why it is unsure
+//!   ([`crate::decisions`]).
 
 use ah_core::model::{Column, Node};
+use ah_core::UnsureReason;
 use ah_core::{Context, Decision, LearnedHeuristic, Log, Model, Value};
 use ah_eval::metrics::{
-    evaluate, outcomes, predict_rows, EvalSettings, LeafModel, Metrics, Outcome,
+    evaluate, outcomes, predict_rows, unsure_cause, EvalSettings, LeafModel, Metrics, Outcome,
+    RowPredictions, UnsureCause,
 };
 use ah_eval::table::{build_table, BuildOptions, Encoding, Table};
 use serde::Serialize;
+
+use crate::decisions::{DecisionRow, Decisions};
 
 /// A replay's result.
 #[derive(Debug, Clone, Serialize)]
@@ -107,10 +113,20 @@ impl<'a> ModelLeaves<'a> {
     }
 
     fn out_of_range(&self, row: &[f64]) -> bool {
+        self.out_of_range_feature(row).is_some()
+    }
+
+    /// The first numeric feature of `row` outside its training range, if any.
+    fn out_of_range_feature(&self, row: &[f64]) -> Option<&str> {
         self.ranges
             .iter()
             .zip(row)
-            .any(|(r, v)| r.is_some_and(|(lo, hi)| !(lo..=hi).contains(v)))
+            .zip(&self.model.columns)
+            .find(|((r, v), _)| r.is_some_and(|(lo, hi)| !(lo..=hi).contains(*v)))
+            .map(|(_, c)| match c {
+                Column::Numeric { name } => name.as_str(),
+                _ => "",
+            })
     }
 
     fn is_unsafe(&self, leaf: usize) -> bool {
@@ -176,6 +192,17 @@ pub fn replay(
     generated: Option<&dyn LearnedHeuristic>,
     worst: usize,
 ) -> Result<ReplayReport, ReplayError> {
+    replay_with_decisions(model, log, generated, worst).map(|(report, _)| report)
+}
+
+/// [`replay`], with every input's decision: one row per input of the report, a row without a
+/// pick exactly where the report counts an unsure input.
+pub fn replay_with_decisions(
+    model: &Model,
+    log: &Log,
+    generated: Option<&dyn LearnedHeuristic>,
+    worst: usize,
+) -> Result<(ReplayReport, Decisions), ReplayError> {
     if log.metadata.name != model.name {
         return Err(ReplayError::NameMismatch {
             log: log.metadata.name.clone(),
@@ -213,6 +240,7 @@ pub fn replay(
             .unwrap_or(false),
     };
     let unsafe_leaf = |l: usize| leaves.is_unsafe(l);
+    let decisions = decisions_of(log, &leaves, &rp, &table, &unsafe_leaf, &settings);
     let metrics = evaluate(
         &leaves,
         &rp,
@@ -268,7 +296,7 @@ pub fn replay(
             model.heuristic_name
         ));
     }
-    Ok(ReplayReport {
+    let report = ReplayReport {
         heuristic: model.heuristic_name.clone(),
         log: log.path.display().to_string(),
         inputs: table.len(),
@@ -277,7 +305,64 @@ pub fn replay(
         generated_mismatches,
         worst: wrong,
         warnings,
-    })
+    };
+    Ok((report, decisions))
+}
+
+/// Every row's decision, with the reason of the evaluation layer's [`unsure_cause`] in the
+/// runtime's terms (the range guard is this replay's extra leaf).
+fn decisions_of(
+    log: &Log,
+    leaves: &ModelLeaves,
+    rp: &RowPredictions,
+    table: &Table,
+    unsafe_leaf: &dyn Fn(usize) -> bool,
+    settings: &EvalSettings,
+) -> Decisions {
+    let model = leaves.model;
+    let k = table.choices.len();
+    let rows = (0..table.len())
+        .map(|i| {
+            let leaf = rp.leaf[i];
+            let guarded = leaf == leaves.guard_leaf;
+            let out_of_range = || UnsureReason::OutOfRange {
+                feature: leaves
+                    .out_of_range_feature(table.row(i))
+                    .unwrap_or_default()
+                    .to_string(),
+            };
+            let unsure = unsure_cause(rp, table, i, model.threshold, unsafe_leaf, settings).map(
+                |c| match c {
+                    UnsureCause::Forced => out_of_range(),
+                    UnsureCause::UnsafeLeaf if guarded => out_of_range(),
+                    UnsureCause::UnsafeLeaf => UnsureReason::UnsafeLeaf,
+                    UnsureCause::LowConfidence => UnsureReason::LowConfidence {
+                        confidence: rp.max_prob[i],
+                    },
+                    UnsureCause::Unavailable => UnsureReason::NotInChoices,
+                },
+            );
+            let best = table.winner[i] as usize;
+            let decision = match unsure {
+                Some(_) => None,
+                None => rp.class_col[rp.pred[i]],
+            };
+            DecisionRow {
+                input: table.keys[i].clone(),
+                best,
+                times_ms: table.times[i * k..(i + 1) * k].to_vec(),
+                decision,
+                unsure,
+                loss: decision.map(|c| table.time(i, c) / table.time(i, best)),
+                leaf: (!guarded).then_some(leaf),
+            }
+        })
+        .collect();
+    Decisions {
+        features: log.metadata.features().map(str::to_string).collect(),
+        choices: table.choices.clone(),
+        rows,
+    }
 }
 
 fn same_decision(a: &Decision, b: &Decision) -> bool {

@@ -334,3 +334,143 @@ fn replay_of_an_inf_unavailable_model_agrees_with_training_metrics() {
     );
     assert_eq!(old["regret"].as_f64().unwrap(), f64::MAX);
 }
+
+/// A `toy_inf` log for the `ToyInf` fixture model (numeric `m`, `k`; choices `a`, `b`; trained
+/// on `m` in 2..=100): some inputs outside the training range (`m` 0, 1 and above 100), and
+/// `a` failing (`inf`) on some small `m`, which the model's `--inf-unavailable` makes unsure.
+fn toy_inf_replay_log(dir: &Path) -> PathBuf {
+    let mut s = String::from(
+        "{\"shared_memory\": 0, \"device_capa\": [9, 0], \"name\": \"toy_inf\", \"numerical_features\": [\"m\", \"k\"], \"categorical_features\": []}\nm,k,choice,feedback\n",
+    );
+    for i in 0..120u64 {
+        let m = (i * 7) % 130;
+        let k = (i * 37) % 1000;
+        let (ta, tb) = match (m > 50, i % 5 == 0) {
+            (true, _) => ("1.4", "1.0"),
+            (false, true) => ("inf", "1.3"),
+            (false, false) => ("1.0", "1.3"),
+        };
+        s.push_str(&format!("{m},{k},a,{ta}\n{m},{k},b,{tb}\n"));
+    }
+    let log = dir.join("toy.txt");
+    std::fs::write(&log, s).unwrap();
+    log
+}
+
+fn toy_inf_model() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/ToyInf.model.json")
+}
+
+/// `--decisions`: one CSV row per input of the report, a row without a pick exactly for each
+/// unsure input, the runtime's reason for each; the report and the JSON are as without it.
+#[test]
+fn replay_decisions_csv_matches_the_report() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = toy_inf_replay_log(dir.path());
+    let replay = |extra: &[&Path]| {
+        let json = dir.path().join(format!("r{}.json", extra.len()));
+        let mut c = ah_use();
+        c.arg("replay")
+            .arg("--model")
+            .arg(toy_inf_model())
+            .arg(&log);
+        c.arg("--json").arg(&json);
+        if let [csv] = extra {
+            c.arg("--decisions").arg(csv);
+        }
+        let out = c.output().unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        (out.stdout, std::fs::read(&json).unwrap())
+    };
+    let csv_path = dir.path().join("out/decisions.csv");
+    let (stdout, json) = replay(&[&csv_path]);
+    assert_eq!((stdout.clone(), json.clone()), replay(&[]));
+    let report: serde_json::Value = serde_json::from_slice(&json).unwrap();
+
+    let mut reader = csv::Reader::from_path(&csv_path).unwrap();
+    let header: Vec<String> = reader.headers().unwrap().iter().map(String::from).collect();
+    assert_eq!(
+        header.join(","),
+        "m,k,best,a_ms,b_ms,decision,unsure_reason,loss,leaf"
+    );
+    let rows: Vec<csv::StringRecord> = reader.records().map(Result::unwrap).collect();
+    assert_eq!(rows.len() as u64, report["inputs"].as_u64().unwrap());
+    let col = |name: &str| header.iter().position(|h| h == name).unwrap();
+    let (decision, reason, loss) = (col("decision"), col("unsure_reason"), col("loss"));
+    let unsure = rows.iter().filter(|r| r[decision].is_empty()).count();
+    assert_eq!(unsure as f64, report["metrics"]["unsure"].as_f64().unwrap());
+    let count = |tag: &str| rows.iter().filter(|r| &r[reason] == tag).count();
+    // Both kinds this log was made for are there, and the guard's count is the report's.
+    assert!(count("out_of_range") > 0 && count("not_in_choices") > 0);
+    assert_eq!(
+        count("out_of_range") as u64,
+        report["out_of_range"].as_u64().unwrap()
+    );
+    let wrong = rows
+        .iter()
+        .filter(|r| !r[decision].is_empty() && r[decision] != r[col("best")])
+        .count();
+    assert_eq!(wrong as f64, report["metrics"]["wrong"].as_f64().unwrap());
+    for r in &rows {
+        // A reason exactly when there is no pick; a loss (>= 1) exactly when there is one.
+        assert_eq!(r[decision].is_empty(), !r[reason].is_empty(), "{r:?}");
+        assert_eq!(r[decision].is_empty(), r[loss].is_empty(), "{r:?}");
+        if !r[loss].is_empty() {
+            assert!(r[loss].parse::<f64>().unwrap() >= 1.0, "{r:?}");
+        }
+    }
+}
+
+/// `--decisions` where no file can be written: a clear error, exit code 2, and nothing left
+/// behind (not even the `--json` report of the same run).
+#[test]
+fn replay_decisions_to_an_unwritable_path_fails_cleanly() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = toy_inf_replay_log(dir.path());
+    let listing = || {
+        let mut v: Vec<String> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        v.sort();
+        v
+    };
+    let folder = dir.path().join("folder");
+    std::fs::create_dir(&folder).unwrap();
+    let file = dir.path().join("file");
+    std::fs::write(&file, "x").unwrap();
+    let before = listing();
+    let json = dir.path().join("r.json");
+    // The error names the folder, or the file that stands where a folder is needed.
+    for (target, message, named) in [
+        (folder.clone(), "--decisions", &folder),
+        (
+            file.join("d.csv"),
+            "cannot write the replay's output",
+            &file,
+        ),
+    ] {
+        let out = ah_use()
+            .arg("replay")
+            .arg("--model")
+            .arg(toy_inf_model())
+            .arg(&log)
+            .arg("--json")
+            .arg(&json)
+            .arg("--decisions")
+            .arg(&target)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert!(err.contains(message), "{err}");
+        assert!(err.contains(&named.display().to_string()), "{err}");
+        assert_eq!(listing(), before);
+        assert_eq!(std::fs::read_dir(&folder).unwrap().count(), 0);
+        assert_eq!(std::fs::read(&file).unwrap(), b"x");
+    }
+}
