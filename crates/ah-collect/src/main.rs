@@ -219,6 +219,7 @@ enum Command {
 }
 
 fn main() -> ExitCode {
+    ah_collect::backend::CudaBackend::prefer_eager_module_loading();
     let cli = Cli::parse();
     match run(cli) {
         Ok(code) => code,

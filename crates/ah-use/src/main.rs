@@ -126,6 +126,7 @@ enum DeviceArg {
 }
 
 fn main() -> ExitCode {
+    CudaBackend::prefer_eager_module_loading();
     let cli = Cli::parse();
     match run(cli) {
         Ok(code) => code,

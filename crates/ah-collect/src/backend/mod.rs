@@ -6,11 +6,14 @@
 //! timed calls (what PyTorch logs), the median is kept too.
 //!
 //! One exception, [`TimingConfig::long_run_ms`]: a call whose warm-up (or, without a warm-up,
-//! first timed run) takes at least that long is measured by that run alone. PyTorch's protocol
+//! first timed run) takes at least that long is measured by that run alone, a warm-up with
+//! one more run that confirms it (a first call can carry one-time work). PyTorch's protocol
 //! spends at least 6 runs per benchmark so that short kernels are timed well above the
 //! timer's resolution and launch noise; a kernel of tens of milliseconds is timed to about
-//! 0.5 % by one run, and its first call costs what later calls cost (one-time work is
-//! microseconds): the spread measured on the H100 is in docs/collection.md.
+//! 0.5 % by one run, and its first call costs what later calls cost once the driver has loaded
+//! its kernel (the collector asks for eager loading:
+//! [`CudaBackend::prefer_eager_module_loading`]); the spread measured on the H100 is in
+//! docs/collection.md.
 //!
 //! That one run must not follow heavy work: the H100's power management slows the runs right
 //! after a burst of heavy kernels by up to 1.5x and recovers within 100 to 200 ms of idleness
@@ -170,7 +173,7 @@ impl TimingConfig {
         let mut warmup_ms = 0.0;
         if warmup {
             let (mut runs, long) = self.first_run(after_long, dev)?;
-            if long {
+            if long && self.confirm_long_warmup(&mut runs, after_long, dev)? {
                 return Measurement::from_samples(&mut runs).ok_or_else(no_runs);
             }
             warmup_ms = runs.iter().sum();
@@ -186,6 +189,29 @@ impl TimingConfig {
         let mut m = Measurement::from_samples(&mut samples).ok_or_else(no_runs)?;
         m.busy_ms += warmup_ms;
         Ok(m)
+    }
+
+    /// A long warm-up is the measurement only when a second run confirms it: a first call can
+    /// carry one-time work (on the H100, up to 150 ms on a 9 ms GEMM; docs/collection.md), and
+    /// one confirming run is far cheaper than a second repetition. Runs it right away, with no
+    /// rest (a heavy call just ran, so it may run up to 1.5x slow; the minimum of the two is
+    /// kept, which is never above the warm-up) unless `runs` holds a rested second run
+    /// already. Returns false when the second run is not long: the warm-up was one-time work,
+    /// and the benchmark goes on under PyTorch's protocol (`runs` then counts as warm-up).
+    fn confirm_long_warmup(
+        &self,
+        runs: &mut Vec<f64>,
+        after_long: &mut bool,
+        dev: &mut dyn BenchCalls,
+    ) -> Result<bool, BenchError> {
+        if runs.len() > 1 {
+            return Ok(true);
+        }
+        let confirm = dev.timed(1)?;
+        let long = self.is_long(*confirm.first().ok_or_else(no_runs)?);
+        runs.extend(confirm);
+        *after_long = long;
+        Ok(long)
     }
 
     /// The first run of a benchmark (the warm-up, or the first timed run), and whether it is
@@ -431,9 +457,19 @@ mod tests {
             rest_ms: None,
             ..TimingConfig::ADAPTIVE
         };
-        // Warm-up of 300 ms: that call is the measurement.
+        // Warm-up of 300 ms, confirmed by one more run: the two are the measurement.
         let (m, calls) = fake(t, true, |i| 300.0 + i as f64);
-        assert_eq!((calls, m.runs, m.min_ms, m.busy_ms), (1, 1, 300.0, 300.0));
+        assert_eq!((calls, m.runs, m.min_ms, m.busy_ms), (2, 2, 300.0, 601.0));
+        // A warm-up slowed by one-time work: the faster second run counts.
+        let (m, calls) = fake(t, true, |i| if i == 0 { 80.0 } else { 25.0 });
+        assert_eq!((calls, m.runs, m.min_ms), (2, 2, 25.0));
+        // A long warm-up of a short kernel (one-time work): PyTorch's protocol after all,
+        // the two first calls as warm-up.
+        let (m, calls) = fake(t, true, |i| if i == 0 { 155.0 } else { 9.0 });
+        assert_eq!(
+            (calls, m.runs, m.min_ms, m.busy_ms),
+            (9, 7, 9.0, 155.0 + 8.0 * 9.0)
+        );
         // Without a warm-up (later repetitions): the first timed run.
         let (m, calls) = fake(t, false, |i| 300.0 + i as f64);
         assert_eq!((calls, m.min_ms), (1, 300.0));
@@ -453,8 +489,12 @@ mod tests {
         let t = TimingConfig::ADAPTIVE;
         // A rested device runs a 100 ms call in 100 ms, a busy one in 140 ms.
         let run = |_: usize, rested: bool| if rested { 100.0 } else { 140.0 };
-        // After a long call: rest first, then the warm-up is the measurement.
+        // After a long call: rest first, then the warm-up and a confirming run right after it
+        // (not rested: slower here) are the measurement.
         let (m, calls, rests) = fake_rest(t, true, true, run);
+        assert_eq!((calls, m.min_ms, rests), (2, 100.0, vec![150.0]));
+        // Later repetitions (no warm-up): one rested run.
+        let (m, calls, rests) = fake_rest(t, false, true, run);
         assert_eq!((calls, m.min_ms, rests), (1, 100.0, vec![150.0]));
         // After a short call: the warm-up is long and followed no rest, so the device rests
         // and runs again; the faster run is kept and both count as busy.
@@ -466,9 +506,9 @@ mod tests {
         // A short call after a long one rests once, then follows PyTorch's protocol.
         let (m, calls, rests) = fake_rest(t, true, true, |_, _| 1.0);
         assert_eq!((calls, m.runs, rests), (31, 30, vec![150.0]));
-        // No rest configured: one run, whatever came before.
+        // No rest configured: the warm-up and its confirming run, whatever came before.
         let no_rest = TimingConfig { rest_ms: None, ..t };
         let (m, calls, rests) = fake_rest(no_rest, true, true, run);
-        assert_eq!((calls, m.min_ms, rests.len()), (1, 140.0, 0));
+        assert_eq!((calls, m.min_ms, rests.len()), (2, 140.0, 0));
     }
 }

@@ -187,7 +187,9 @@ pub(super) fn fill_provenance_head(
              L2 flush (memset of an L2-sized buffer) before every timed call; 5 estimation runs, \
              100 flushes, then max(min(100, 25 ms // estimate), 1) timed runs; min and median over all timed runs; \
              a call whose first run takes at least gpu_timing.long_run_ms is measured by that run alone \
-             (after gpu_timing.rest_ms of rest when a long call came before, else run again after a rest, the faster kept); \
+             (after gpu_timing.rest_ms of rest when a long call came before, else run again after a rest, the faster kept), \
+             a long warm-up together with one more run right after it (the faster kept; a short second run means PyTorch's protocol after all); \
+             CUDA_MODULE_LOADING=EAGER unless set (the session's cuda_module_loading); \
              repetitions: num_reps per input, long_reps for an input whose every choice measured a min of at least \
              long_run_ms in its first repetition",
         BackendKind::Cpu =>

@@ -267,6 +267,9 @@ fn open_session(
         "finished": false,
     }));
     let index = sessions.len() - 1;
+    if matches!(cfg.devices, Devices::Cuda(_)) {
+        sessions[index]["cuda_module_loading"] = json!(CudaBackend::module_loading());
+    }
     fill_provenance_head(&mut session.provenance, runner, cfg, metadata, infos);
     write_provenance(&prov_path, &session.provenance)?;
     Ok(index)

@@ -14,7 +14,33 @@ use super::buffer::alloc_raw;
 use super::{init_err, kernels, CudaBackend, CudaInitError, PadCopy, PadStride};
 use crate::backend::{BackendInfo, BackendKind, TimingConfig};
 
+/// The environment variable that sets when the CUDA driver loads a library's kernels.
+pub const MODULE_LOADING_VAR: &str = "CUDA_MODULE_LOADING";
+
 impl CudaBackend {
+    /// Makes the CUDA driver load every kernel of a library when it loads the library
+    /// (`CUDA_MODULE_LOADING=EAGER`), unless the user has set `CUDA_MODULE_LOADING`. With
+    /// lazy loading, which is the driver's default, the first call of a cuBLAS kernel in a
+    /// process also loads that kernel's module. On the H100 that load added 20 to 130 ms to
+    /// the call. A long kernel is timed by its first call (see [`TimingConfig::long_run_ms`]),
+    /// so the load landed in the measurement: for example `pad` was logged at 44 ms where it
+    /// runs in 7.2 ms (docs/collection.md). Eager loading moves that cost to the process's
+    /// start, where it costs about a second.
+    ///
+    /// Call it first thing in `main`, before any thread starts and before any CUDA call: it
+    /// sets an environment variable, and the driver reads it only once.
+    pub fn prefer_eager_module_loading() {
+        if std::env::var_os(MODULE_LOADING_VAR).is_none() {
+            std::env::set_var(MODULE_LOADING_VAR, "EAGER");
+        }
+    }
+
+    /// `CUDA_MODULE_LOADING` as this process sees it (`None`: unset, so the driver's lazy
+    /// default), for the provenance.
+    pub fn module_loading() -> Option<String> {
+        std::env::var(MODULE_LOADING_VAR).ok()
+    }
+
     /// True when the CUDA driver library can be loaded (no context is created).
     pub fn driver_present() -> bool {
         // SAFETY: only tries to dlopen the driver library.
