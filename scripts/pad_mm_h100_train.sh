@@ -1,26 +1,30 @@
 #!/usr/bin/env bash
 # The H100 pad_mm training mix (issue 12), data/pad_mm_h100_mix.txt with its provenance sidecar,
-# built without a GPU from committed logs:
-#   1300 real-model inputs   data/pad_mm_h100_real.txt       (--shapes real, seed 5, version 5)
-#    600 full-range inputs   data/pad_mm_h100_fullrange.txt  (--shapes pytorch, dims <= 65536,
-#                                                             seed 3, version 3)
-#   1100 mid-size inputs     data/pad_mm_h100_mid.txt        (--shapes pytorch, dims <= 8192,
-#                                                             seed 0, version 4)
-# All three at the default 2 repetitions, with the padded operands' row strides as a compiled
-# program allocates them and long kernels timed on a rested GPU (docs/collection.md). The real and
-# mid logs fill padded operands as a compiled program does (one pass, a transposed operand kept
-# transposed: versions 5 / 4); the full-range log, 24 inputs a minute to collect, is version 3
-# (zero fill, then a transposing copy into a row-major buffer).
-# Table 1, the selection setting, from the training mix alone: each leaf-confidence score
-# (--confidence wilson | loss) and cost of an unsure input (--autotune-cost 0.01 | 0.02 | 0.05),
-# scored on the mix's own test split (never used by the trainer's selection). The rule: the setting
-# that decides most of that split with no pick more than 10 % slower (today: loss, 0.05).
-# Table 2: a candidate of every guard policy with that setting, replayed on the held-out logs
-# (real models with compiled truth, the catalogue's and held-out architectures; fresh full range,
-# seeds 4 and 6; fresh dims <= 8192: data/pad_mm_h100_mid_fresh.txt). Both tables go to stdout.
+# built without a GPU from committed logs, in this order:
+#   4300 real-model inputs   data/pad_mm_h100_real.txt         (--shapes real, seed 5, 1300,
+#                            data/pad_mm_h100_real_seed11.txt   and seed 11, 3000; version 5)
+#   1200 full-range inputs   data/pad_mm_h100_fullrange.txt    (--shapes pytorch, dims <= 65536,
+#                                                               seed 3, version 4, --num-reps 1)
+#    600 mid-size inputs     the first 600 of data/pad_mm_h100_mid.txt (--shapes pytorch,
+#                                                               dims <= 8192, seed 0, version 4)
+# Equal inputs (the real-model sampler draws some GEMMs more than once) are one input to the
+# trainer, as to PyTorch's: 4034 distinct real-model inputs, 5834 in all (69 % real models,
+# 21 % full range). The full-range log excludes every fresh full-range log (seeds 4, 6, 7, 12).
+# Table 1, the selection setting: each leaf-confidence score (--confidence wilson | loss) and
+# cost of an unsure input (--autotune-cost 0.01 | 0.02 | 0.05), scored on the mix's own test
+# split (never used by the trainer's selection) and replayed on the validation sets. The rule:
+# the setting that decides most of the test split among those with no pick more than 10 % slower
+# there that meet issue 12's goals on every validation set (first listed wins a tie). The
+# validation sets only choose; the test sets are replayed after the choice (table 2).
+# The first rule (until this mix) looked at the test split alone; on this mix it picked
+# wilson, 0.05, which misses the full-range oracle share on seed 4 (docs/real-models.md).
+# Table 2: a candidate of every guard policy with that setting, replayed on the validation and
+# test sets (real models with compiled truth: the catalogue's architectures and 15 held-out
+# ones, two seeds each; fresh full range, seeds 4, 6, 7, 12 and 13; fresh dims <= 8192).
+# Both tables go to stdout.
 # The shipped PadMMH100 is `ah-train data/pad_mm_h100_mix.txt --heuristic-name PadMMH100
-# --output-dir out/h100 --rust-crate generated/ah-heuristics -q --guard logged --confidence loss
-# --autotune-cost 0.05` (docs/real-models.md).
+# --output-dir out/h100 --rust-crate generated/ah-heuristics -q --guard logged` with the setting
+# the rule picks (docs/real-models.md).
 # Usage: bash scripts/pad_mm_h100_train.sh [OUT_DIR]   (default out/h100mix)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -29,15 +33,35 @@ B=${BIN:-target/release}
 [ -x "$B/ah-train" ] || cargo build --release --locked -q
 mkdir -p "$OUT"
 MIX=data/pad_mm_h100_mix.txt
-rm -f "$MIX"
-SOURCES=(data/pad_mm_h100_real.txt data/pad_mm_h100_fullrange.txt data/pad_mm_h100_mid.txt)
-"$B/ah-collect" merge "${SOURCES[@]}" -o "$MIX"
-rm -f "$MIX.lock"
-python3 - "$MIX" "${SOURCES[@]}" <<'PY'
+rm -f "$MIX" "$MIX.medians.txt"
+MID_INPUTS=600
+MID="$OUT/pad_mm_h100_mid.first$MID_INPUTS.txt"
+# The first MID_INPUTS inputs (runs of rows with equal features) of the mid-size log and of its
+# medians sidecar.
+python3 - data/pad_mm_h100_mid.txt "$MID" "$MID_INPUTS" <<'PY'
+import sys
+src, dst, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
+for suffix in ("", ".medians.txt"):
+    lines = open(src + suffix).read().splitlines(keepends=True)
+    out, last, inputs = lines[:2], None, 0
+    for line in lines[2:]:
+        key = line.rsplit(",", 2)[0]
+        if key != last:
+            inputs, last = inputs + 1, key
+        if inputs > n:
+            break
+        out.append(line)
+    open(dst + suffix, "w").write("".join(out))
+PY
+SOURCES=(data/pad_mm_h100_real.txt data/pad_mm_h100_real_seed11.txt data/pad_mm_h100_fullrange.txt "$MID")
+"$B/ah-collect" merge "${SOURCES[@]}" -o "$MIX" -q
+rm -f "$MIX.lock" "$MID.lock"
+python3 - "$MIX" "$MID_INPUTS" "${SOURCES[@]}" <<'PY'
 import hashlib, json, sys
-mix = sys.argv[1]
+mix, mid_inputs = sys.argv[1], sys.argv[2]
 sha = lambda p: hashlib.sha256(open(p, "rb").read()).hexdigest()
-parts = [(p, "all") for p in sys.argv[2:]]
+parts = [(p, "all") for p in sys.argv[3:-1]]
+parts.append(("data/pad_mm_h100_mid.txt", f"the first {mid_inputs} inputs"))
 prov = {
     "log": mix.split("/")[-1],
     "made_by": "scripts/pad_mm_h100_train.sh (ah-collect merge of the sources, in this order)",
@@ -48,29 +72,53 @@ with open(mix + ".provenance.json", "w") as f:
     json.dump(prov, f, indent=2)
     f.write("\n")
 PY
-printf '| confidence | autotune cost | test split: decided | wrong | > 10 %% slower | %% of oracle, autotune |\n|---|---|---|---|---|---|\n'
+# Validation sets (held out from training, used to choose the setting) and test sets (held out,
+# replayed only after the choice; data/pad_mm_h100_<set>.txt).
+VALIDATION=(realmodels realmodels_holdout fullrange_fresh fullrange_seed6)
+TEST=(realmodels_seed2027 realmodels_holdout_seed8 fullrange_seed7_reps1 fullrange_seed12 fullrange_seed13
+  mid_fresh)
+printf '| confidence | autotune cost | test split: decided | wrong | > 10 %% slower | %% of oracle, autotune | validation: goals met |\n|---|---|---|---|---|---|---|\n'
 : > "$OUT/settings.tsv"
 for conf in wilson loss; do
   for cost in 0.01 0.02 0.05; do
     d="$OUT/setting-$conf-$cost"
     "$B/ah-train" "$MIX" --heuristic-name PadMMH100Candidate --output-dir "$d" --no-codegen -q \
       --guard logged --confidence "$conf" --autotune-cost "$cost"
-    python3 - "$conf" "$cost" "$d/PadMMH100Candidate.metrics.json" "$OUT/settings.tsv" <<'PY'
+    for set in "${VALIDATION[@]}"; do
+      "$B/ah-use" replay -q --model "$d/PadMMH100Candidate.model.json" "data/pad_mm_h100_$set.txt" \
+        --json "$d/$set.json"
+    done
+    python3 - "$conf" "$cost" "$d" "$OUT/settings.tsv" "${VALIDATION[@]}" <<'PY'
 import json, sys
-conf, cost, metrics, tsv = sys.argv[1:]
-m = json.load(open(metrics))["test"]
+conf, cost, d, tsv, *sets = sys.argv[1:]
+m = json.load(open(f"{d}/PadMMH100Candidate.metrics.json"))["test"]
+
+def meets(name):
+    """Issue 12's goals: real models decided >= 80 %, no pick > 10 % slower, >= 90 % / 99.5 %
+    of the oracle; a fresh full-range log decided >= 70 %, <= 1 % such picks, >= 99.5 %."""
+    v = json.load(open(f"{d}/{name}.json"))["metrics"]
+    if name.startswith("realmodels"):
+        return (v["decided_share"] >= 0.80 and v["harmful_wrong"] == 0
+                and v["pct_of_oracle"] >= 90 and v["pct_of_oracle_autotune"] >= 99.5)
+    return (v["decided_share"] >= 0.70 and v["harmful_wrong"] <= 0.01 * v["total"]
+            and v["pct_of_oracle_autotune"] >= 99.5)
+
+met = [s for s in sets if meets(s)]
 print(f"| {conf} | {cost} | {100 * m['decided_share']:.1f} % | {int(m['wrong'])} | "
-      f"{int(m['harmful_wrong'])} | {m['pct_of_oracle_autotune']:.2f} |")
+      f"{int(m['harmful_wrong'])} | {m['pct_of_oracle_autotune']:.2f} | {len(met)} of {len(sets)} |")
 with open(tsv, "a") as f:
-    f.write(f"{conf}\t{cost}\t{m['decided_share']}\t{int(m['harmful_wrong'])}\n")
+    f.write(f"{conf}\t{cost}\t{m['decided_share']}\t{int(m['harmful_wrong'])}\t{len(met) == len(sets)}\n")
 PY
   done
 done
-# The rule: most decided with no harmful pick (first listed wins a tie).
+# The rule: the most decided on the test split among the settings with no harmful pick there
+# that meet every goal on every validation set; without one, among those with no harmful pick
+# (first listed wins a tie).
 read -r CONF COST < <(python3 - "$OUT/settings.tsv" <<'PY'
 import sys
 rows = [line.split("\t") for line in open(sys.argv[1]).read().splitlines()]
-ok = [r for r in rows if int(r[3]) == 0] or rows
+safe = [r for r in rows if int(r[3]) == 0] or rows
+ok = [r for r in safe if r[4] == "True"] or safe
 best = max(ok, key=lambda r: float(r[2]))
 print(best[0], best[1])
 PY
@@ -83,7 +131,7 @@ for policy in box tested logged tested:2 logged:2 none; do
   if [ "$policy" = none ]; then g=(--no-range-guard); else g=(--guard "$policy"); fi
   "$B/ah-train" "$MIX" --heuristic-name PadMMH100Candidate --output-dir "$d" --no-codegen -q "${g[@]}" \
     "${SETTING[@]}"
-  for set in realmodels realmodels_holdout fullrange_fresh fullrange_seed6 mid_fresh; do
+  for set in "${VALIDATION[@]}" "${TEST[@]}"; do
     "$B/ah-use" replay --model "$d/PadMMH100Candidate.model.json" "data/pad_mm_h100_$set.txt" --json "$d/$set.json" >/dev/null 2>&1
     python3 - "$policy" "$set" "$d/$set.json" <<'PY'
 import json, sys
