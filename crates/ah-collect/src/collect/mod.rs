@@ -35,6 +35,8 @@ mod workers;
 #[cfg(test)]
 mod reps_tests;
 #[cfg(test)]
+mod test_runner;
+#[cfg(test)]
 mod tests;
 
 use std::collections::BTreeMap;

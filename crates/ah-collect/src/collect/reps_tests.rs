@@ -3,13 +3,16 @@
 
 use std::path::Path;
 
+use super::test_runner::FnRunner;
 use super::*;
-use crate::backend::{Backend, BackendKind, BenchError};
-use crate::runner::{SampleRng, Target};
+use crate::backend::BenchError;
 
 /// Choice `a` is long (50 ms) when `x` is even, `b` when `x % 4 == 0`, else 1 ms: inputs with
 /// `x % 4 == 0` are all long, the others are not (`x % 4 == 2`: only `a` is long).
-struct Kernels;
+const KERNELS: FnRunner<fn(u64, &str) -> Result<crate::Measurement, BenchError>> = FnRunner {
+    name: "kernels",
+    measure: kernel_ms,
+};
 
 fn is_long(x: u64, choice: &str) -> bool {
     match choice {
@@ -18,48 +21,15 @@ fn is_long(x: u64, choice: &str) -> bool {
     }
 }
 
-impl crate::BenchmarkRunner for Kernels {
-    type Input = u64;
-    type Prepared = ();
-    fn name(&self) -> &'static str {
-        "kernels"
-    }
-    fn description(&self) -> &'static str {
-        "test runner"
-    }
-    fn choices(&self) -> Vec<String> {
-        vec!["a".into(), "b".into()]
-    }
-    fn supports(&self, _kind: BackendKind) -> bool {
-        true
-    }
-    fn create_input(&self, rng: &mut SampleRng, _target: &Target) -> u64 {
-        rand::Rng::random_range(rng, 0..1_000_000)
-    }
-    fn context(&self, input: &u64) -> ah_core::Context {
-        let mut c = ah_core::Context::new();
-        c.add("x", *input as i64);
-        c
-    }
-    fn prepare(&self, _i: &u64, _b: &mut Backend) -> Result<(), BenchError> {
-        Ok(())
-    }
-    fn run(
-        &self,
-        input: &u64,
-        _p: &mut (),
-        choice: &str,
-        _warmup: bool,
-        _b: &mut Backend,
-    ) -> Result<crate::Measurement, BenchError> {
-        let ms = if is_long(*input, choice) { 50.0 } else { 1.0 };
-        Ok(crate::Measurement {
-            min_ms: ms,
-            median_ms: ms + 0.5,
-            runs: 1,
-            busy_ms: ms,
-        })
-    }
+/// Measures choice `c` of input `x`: 50 ms when long ([`is_long`]), else 1 ms.
+fn kernel_ms(x: u64, choice: &str) -> Result<crate::Measurement, BenchError> {
+    let ms = if is_long(x, choice) { 50.0 } else { 1.0 };
+    Ok(crate::Measurement {
+        min_ms: ms,
+        median_ms: ms + 0.5,
+        runs: 1,
+        busy_ms: ms,
+    })
 }
 
 /// A CPU collection of `n` samples at `--num-reps 2 --long-reps long` whose protocol calls
@@ -107,7 +77,7 @@ fn provenance(out: &Path) -> serde_json::Value {
 fn all_long_inputs_get_long_reps_and_a_torn_mixed_log_resumes_exactly() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("k.txt");
-    let s = collect(&Kernels, &cfg(&out, 16, 1), &mut Silent).unwrap();
+    let s = collect(&KERNELS, &cfg(&out, 16, 1), &mut Silent).unwrap();
     let inputs = reps_per_input(&out);
     assert_eq!(inputs.len(), 16);
     for &(x, reps) in &inputs {
@@ -151,7 +121,7 @@ fn all_long_inputs_get_long_reps_and_a_torn_mixed_log_resumes_exactly() {
             (14, rows_left >= 2)
         };
         let logged = whole + usize::from(partial_kept);
-        let s = collect(&Kernels, &cfg(&out, 16, 1), &mut Silent).unwrap();
+        let s = collect(&KERNELS, &cfg(&out, 16, 1), &mut Silent).unwrap();
         assert_eq!(
             (s.already_done, s.measured),
             (logged as u64, 16 - logged as u64),
@@ -184,7 +154,7 @@ fn long_reps_must_be_between_one_and_num_reps() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("k.txt");
     for long in [0, 3] {
-        let e = collect(&Kernels, &cfg(&out, 2, long), &mut Silent)
+        let e = collect(&KERNELS, &cfg(&out, 2, long), &mut Silent)
             .unwrap_err()
             .to_string();
         assert!(
@@ -201,24 +171,24 @@ fn long_reps_must_be_between_one_and_num_reps() {
 fn a_log_from_before_long_reps_keeps_measuring_every_input_num_reps_times() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("k.txt");
-    collect(&Kernels, &cfg(&out, 4, 2), &mut Silent).unwrap();
+    collect(&KERNELS, &cfg(&out, 4, 2), &mut Silent).unwrap();
     assert!(reps_per_input(&out).iter().all(|i| i.1 == 2));
     // As the sidecars of logs collected before --long-reps: no `long_reps`.
     let mut prov = provenance(&out);
     prov.as_object_mut().unwrap().remove("long_reps");
     std::fs::write(provenance_path(&out), prov.to_string()).unwrap();
-    let e = collect(&Kernels, &cfg(&out, 8, 1), &mut Silent)
+    let e = collect(&KERNELS, &cfg(&out, 8, 1), &mut Silent)
         .unwrap_err()
         .to_string();
     assert!(
         e.contains("was collected with --long-reps 2 (recorded before --long-reps"),
         "{e}"
     );
-    let s = collect(&Kernels, &cfg(&out, 8, 2), &mut Silent).unwrap();
+    let s = collect(&KERNELS, &cfg(&out, 8, 2), &mut Silent).unwrap();
     assert_eq!((s.already_done, s.measured, s.fewer_reps), (4, 4, 0));
     // Now recorded: another --long-reps is refused the same way.
     assert_eq!(provenance(&out)["long_reps"], 2);
-    let e = collect(&Kernels, &cfg(&out, 8, 1), &mut Silent)
+    let e = collect(&KERNELS, &cfg(&out, 8, 1), &mut Silent)
         .unwrap_err()
         .to_string();
     assert!(e.contains("was collected with --long-reps 2 (see"), "{e}");

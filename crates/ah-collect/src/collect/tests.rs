@@ -6,9 +6,10 @@ use std::path::Path;
 use serde_json::json;
 
 use super::select::{sample_rng, select_samples};
+use super::test_runner::FnRunner;
 use super::*;
-use crate::backend::{Backend, BackendKind, BenchError};
-use crate::runner::{DynRunner, SampleRng, Target};
+use crate::backend::{BackendKind, BenchError};
+use crate::runner::{DynRunner, Target};
 use crate::runners::{find, RunnerOptions};
 
 fn cfg(out: &Path, n: u64, shard: Shard) -> CollectConfig {
@@ -466,46 +467,15 @@ fn merge_never_replaces_rows_it_does_not_merge() {
     assert!(e.contains("a.txt:3: not UTF-8"), "{e}");
 }
 
-/// A runner whose measurements fail with a lost context on one input.
-struct Flaky {
+/// A runner whose choice `b` fails: with a lost context on input `fail_on`, out of memory on
+/// the others; `a` takes 1 ms.
+fn flaky(
     fail_on: Option<u64>,
-}
-
-impl crate::BenchmarkRunner for Flaky {
-    type Input = u64;
-    type Prepared = ();
-    fn name(&self) -> &'static str {
-        "flaky"
-    }
-    fn description(&self) -> &'static str {
-        "test runner"
-    }
-    fn choices(&self) -> Vec<String> {
-        vec!["a".into(), "b".into()]
-    }
-    fn supports(&self, _kind: BackendKind) -> bool {
-        true
-    }
-    fn create_input(&self, rng: &mut SampleRng, _target: &Target) -> u64 {
-        rand::Rng::random_range(rng, 0..1_000_000)
-    }
-    fn context(&self, input: &u64) -> ah_core::Context {
-        let mut c = ah_core::Context::new();
-        c.add("x", *input as i64);
-        c
-    }
-    fn prepare(&self, _i: &u64, _b: &mut Backend) -> Result<(), BenchError> {
-        Ok(())
-    }
-    fn run(
-        &self,
-        input: &u64,
-        _p: &mut (),
-        choice: &str,
-        _warmup: bool,
-        _b: &mut Backend,
-    ) -> Result<crate::Measurement, BenchError> {
-        match (self.fail_on == Some(*input), choice) {
+) -> FnRunner<impl Fn(u64, &str) -> Result<crate::Measurement, BenchError> + Send + Sync + 'static>
+{
+    FnRunner {
+        name: "flaky",
+        measure: move |x: u64, choice: &str| match (fail_on == Some(x), choice) {
             (true, "b") => Err(BenchError::ContextLost("CUDA_ERROR_ILLEGAL_ADDRESS".into())),
             (false, "b") => Err(BenchError::OutOfMemory("too big".into())),
             _ => Ok(crate::Measurement {
@@ -514,7 +484,7 @@ impl crate::BenchmarkRunner for Flaky {
                 runs: 3,
                 busy_ms: 6.0,
             }),
-        }
+        },
     }
 }
 
@@ -527,17 +497,11 @@ fn a_lost_context_stops_without_logging_and_a_rerun_resumes() {
         total_memory: 1 << 30,
         identity: ah_core::DeviceIdentity::NONE,
     };
-    let third = Flaky { fail_on: None }
-        .draw(&mut sample_rng(7, 2), &t, 1)
-        .unwrap();
+    let third = flaky(None).draw(&mut sample_rng(7, 2), &t, 1).unwrap();
     let x = third.context.get("x").unwrap().as_f64().unwrap() as u64;
-    let err = collect(
-        &Flaky { fail_on: Some(x) },
-        &cfg(&out, 5, Shard::ALL),
-        &mut Silent,
-    )
-    .unwrap_err()
-    .to_string();
+    let err = collect(&flaky(Some(x)), &cfg(&out, 5, Shard::ALL), &mut Silent)
+        .unwrap_err()
+        .to_string();
     assert!(
         err.contains("sample 2") && err.contains("context lost"),
         "{err}"
@@ -554,12 +518,7 @@ fn a_lost_context_stops_without_logging_and_a_rerun_resumes() {
             .all(|l| l.ends_with(",a,1.0") || l.ends_with(",b,inf")),
         "{text}"
     );
-    let s = collect(
-        &Flaky { fail_on: None },
-        &cfg(&out, 5, Shard::ALL),
-        &mut Silent,
-    )
-    .unwrap();
+    let s = collect(&flaky(None), &cfg(&out, 5, Shard::ALL), &mut Silent).unwrap();
     assert_eq!((s.already_done, s.measured, s.failures), (2, 3, 6));
     let med = std::fs::read_to_string(medians_path(&out)).unwrap();
     assert!(med
