@@ -3,13 +3,13 @@
 
 use std::path::Path;
 
-use super::test_runner::FnRunner;
+use super::test_runner::{FnRunner, MeasureFn};
 use super::*;
 use crate::backend::BenchError;
 
 /// Choice `a` is long (50 ms) when `x` is even, `b` when `x % 4 == 0`, else 1 ms: inputs with
 /// `x % 4 == 0` are all long, the others are not (`x % 4 == 2`: only `a` is long).
-const KERNELS: FnRunner<fn(u64, &str) -> Result<crate::Measurement, BenchError>> = FnRunner {
+const KERNELS: FnRunner<MeasureFn> = FnRunner {
     name: "kernels",
     measure: kernel_ms,
 };

@@ -5,6 +5,9 @@ use crate::backend::{Backend, BackendKind, BenchError};
 use crate::runner::{SampleRng, Target};
 use crate::Measurement;
 
+/// A measurement as a plain function (a runner that needs no state).
+pub(super) type MeasureFn = fn(u64, &str) -> Result<Measurement, BenchError>;
+
 /// Draws `x` in `0..1_000_000` and measures choice `c` of input `x` as `measure(x, c)`.
 pub(super) struct FnRunner<F> {
     /// The runner's name (the log's metadata `name`).
