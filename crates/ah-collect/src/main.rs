@@ -19,7 +19,9 @@ use clap::{Parser, Subcommand, ValueEnum};
 /// Draws seeded inputs from a runner's distribution (PyTorch's generator for pad_mm), measures
 /// every choice on the GPU (cuBLAS, CUDA events, L2 flush) or the CPU, and appends the rows to
 /// a log PyTorch's trainer reads. Re-running the same command resumes; `--shard I/N` splits the
-/// work over machines and `merge` joins the shards.
+/// work over machines and `merge` joins the shards. SIGINT or SIGTERM (Ctrl-C, `timeout -s INT`)
+/// stops after the inputs being measured, records the session and exits 130 / 143; a second
+/// signal kills at once.
 #[derive(Debug, Parser)]
 #[command(
     name = "ah-collect",
