@@ -2,6 +2,7 @@
 use std::io::{IsTerminal, Write as _};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use ah_collect::backend::{BackendInfo, CudaBackend};
@@ -18,7 +19,9 @@ use clap::{Parser, Subcommand, ValueEnum};
 /// Draws seeded inputs from a runner's distribution (PyTorch's generator for pad_mm), measures
 /// every choice on the GPU (cuBLAS, CUDA events, L2 flush) or the CPU, and appends the rows to
 /// a log PyTorch's trainer reads. Re-running the same command resumes; `--shard I/N` splits the
-/// work over machines and `merge` joins the shards.
+/// work over machines and `merge` joins the shards. SIGINT or SIGTERM (Ctrl-C, `timeout -s INT`)
+/// stops after the inputs being measured, records the session and exits 130 / 143; a second
+/// signal kills at once.
 #[derive(Debug, Parser)]
 #[command(
     name = "ah-collect",
@@ -279,6 +282,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         );
     }
     let cfg = config_for(&cli, out, shard, devices);
+    let signal = stop_on_signals(&cfg.stop)?;
     let mut progress = Progress::new(cli.quiet);
     let summary = collect::collect(runner.as_ref(), &cfg, &mut progress)
         .with_context(|| format!("collecting {name} into {}", cfg.out.display()))?;
@@ -286,7 +290,37 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     if !cli.quiet {
         eprintln!("{}", summary_line(&cfg.out, &summary));
     }
-    Ok(ExitCode::SUCCESS)
+    if !summary.interrupted {
+        return Ok(ExitCode::SUCCESS);
+    }
+    let signal = signal.load(Ordering::SeqCst) as i32;
+    let signal_name = match signal {
+        signal_hook::consts::SIGTERM => "SIGTERM",
+        _ => "SIGINT",
+    };
+    eprintln!("interrupted by {signal_name}: run the same command again to resume");
+    // The shell's convention for a process ended by a signal, 128 + its number (130 for
+    // SIGINT, 143 for SIGTERM); errors exit 2, so a script tells "stopped, resume" apart.
+    Ok(ExitCode::from(128 + signal.clamp(1, 127) as u8))
+}
+
+/// Makes SIGINT and SIGTERM set `stop` (the collection takes no new input, writes the ones in
+/// progress and closes its session, interrupted) and returns the number of the signal that
+/// came; a second signal gets the default action (the process dies at once, as before), so a
+/// stuck device call can still be killed; the next run repairs the log. signal-hook rather
+/// than ctrlc: it tells the two signals apart and restores the default action for the second.
+fn stop_on_signals(stop: &Arc<AtomicBool>) -> anyhow::Result<Arc<AtomicUsize>> {
+    use signal_hook::consts::{SIGINT, SIGTERM};
+    use signal_hook::flag;
+    let which = Arc::new(AtomicUsize::new(SIGINT as usize));
+    for signal in [SIGINT, SIGTERM] {
+        // Actions run in the order registered: the check of a signal already received first.
+        flag::register_conditional_default(signal, Arc::clone(stop))
+            .and_then(|_| flag::register_usize(signal, Arc::clone(&which), signal as usize))
+            .and_then(|_| flag::register(signal, Arc::clone(stop)))
+            .context("installing the SIGINT/SIGTERM handler")?;
+    }
+    Ok(which)
 }
 
 /// `ah-collect merge`: the logs into `out`, with a line saying what was merged.
@@ -427,6 +461,7 @@ fn config_for(cli: &Cli, out: PathBuf, shard: Shard, devices: Devices) -> Collec
         distinct: cli.distinct,
         exclude: cli.exclude.clone(),
         command_line: std::env::args().collect::<Vec<_>>().join(" "),
+        stop: Arc::default(),
     }
 }
 

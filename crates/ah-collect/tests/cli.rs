@@ -149,6 +149,83 @@ fn a_kill_loses_at_most_the_input_in_flight() {
     assert_eq!(&after[..before.len()], &before[..], "nothing rewritten");
 }
 
+/// Starts a long collection, sends `signal` (by the `kill` command: no signal crate is a
+/// dependency of the tests) once `min_inputs` inputs are in the log, and returns its output.
+fn interrupt(a: &[&str], out: &Path, signal: &str, min_inputs: usize) -> Output {
+    use std::time::{Duration, Instant};
+    let mut child = bin()
+        .args(a)
+        .arg("--out")
+        .arg(out)
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(120);
+    // Whole lines only (a read may catch a write half done): 2 head lines, 4 rows an input.
+    let lines = || std::fs::read(out).map_or(0, |b| b.iter().filter(|c| **c == b'\n').count());
+    while lines() < 2 + 4 * min_inputs {
+        assert!(Instant::now() < deadline, "no rows after 120 s");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let sent = Command::new("kill")
+        .args([format!("-{signal}"), child.id().to_string()])
+        .status()
+        .expect("the `kill` command");
+    assert!(sent.success());
+    while child.try_wait().unwrap().is_none() {
+        if Instant::now() > deadline + Duration::from_secs(60) {
+            child.kill().unwrap();
+            panic!("still running 60 s after SIG{signal}");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    child.wait_with_output().unwrap()
+}
+
+#[test]
+fn sigint_and_sigterm_end_the_session_with_its_summary_and_a_rerun_resumes() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("pad_mm.txt");
+    let a = args(&["--num-samples", "100000"]);
+    let o = interrupt(&a, &out, "INT", 2);
+    assert_eq!(o.status.code(), Some(130), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(err.contains(" inputs measured ("), "{err}");
+    assert!(
+        err.contains("interrupted by SIGINT: run the same command again to resume"),
+        "{err}"
+    );
+    let logged = inputs(&out);
+    assert!(
+        logged.iter().all(|(_, n)| *n == 4),
+        "only whole inputs: {logged:?}"
+    );
+    let session = &provenance(&out)["sessions"][0];
+    assert_eq!(session["finished"], false);
+    assert_eq!(session["summary"]["interrupted"], true);
+    assert_eq!(session["summary"]["measured"], logged.len());
+    assert!(session["summary"]["device_busy_share"].as_f64().unwrap() > 0.0);
+
+    let o = interrupt(&a, &out, "TERM", logged.len() + 2);
+    assert_eq!(o.status.code(), Some(143), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("interrupted by SIGTERM"),
+        "{}",
+        stderr(&o)
+    );
+    let after = inputs(&out);
+    assert!(after.iter().all(|(_, n)| *n == 4), "{after:?}");
+    assert_eq!(
+        &after[..logged.len()],
+        &logged[..],
+        "resumed, nothing rewritten"
+    );
+    let session = &provenance(&out)["sessions"][1];
+    assert_eq!(session["resumed_inputs"], logged.len());
+    assert_eq!(session["repaired_bytes"], 0, "a stop tears nothing");
+    assert_eq!(session["summary"]["interrupted"], true);
+}
+
 #[test]
 fn a_torn_last_line_is_repaired() {
     let dir = tempfile::tempdir().unwrap();

@@ -14,6 +14,10 @@
 //!   library versions, tool version, seed, command lines and timing method of every session.
 //! - **Resume.** Re-running with the same output, seed and sample count skips inputs whose rows
 //!   are all in the log; a torn last line, or an incomplete last input, is cut off first.
+//! - **Stop.** Setting [`CollectConfig::stop`] ends the collection early: no new input is
+//!   started, the inputs being measured are finished and written, and the session is closed
+//!   with its summary marked `interrupted`; running again resumes. The library installs no
+//!   signal handler (the binary sets the token on SIGINT/SIGTERM).
 //! - **Lock.** Every writer of a log (a collection, its repair, a merge onto it) holds the
 //!   log's lock, an exclusive `File::try_lock` on the stable sidecar `FILE.lock` (never renamed,
 //!   so a merge that replaces the log by a rename cannot orphan it); a merge holds shared locks
@@ -35,12 +39,16 @@ mod workers;
 #[cfg(test)]
 mod reps_tests;
 #[cfg(test)]
+mod stop_tests;
+#[cfg(test)]
 mod test_runner;
 #[cfg(test)]
 mod tests;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
 
 pub use ah_core::log::{lock_log, lock_path, LogLock};
 pub use merge::{merge, MergeSummary};
@@ -169,6 +177,10 @@ pub struct CollectConfig {
     pub exclude: Vec<PathBuf>,
     /// The command line, for the provenance sidecar.
     pub command_line: String,
+    /// Stops the collection early when set (by a signal handler of the binary, or by a library
+    /// user): the workers take no new input, finish and write the ones in progress, and the
+    /// session's summary is marked [`interrupted`](CollectSummary::interrupted).
+    pub stop: Arc<AtomicBool>,
 }
 
 impl CollectConfig {
@@ -269,4 +281,9 @@ pub struct CollectSummary {
     pub per_device: BTreeMap<usize, u64>,
     /// The log.
     pub out: PathBuf,
+    /// The [`stop`](CollectConfig::stop) token ended the run with inputs left to measure
+    /// (recorded in the provenance only when true, so an uninterrupted session's summary is as
+    /// before).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub interrupted: bool,
 }

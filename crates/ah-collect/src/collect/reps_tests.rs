@@ -52,6 +52,7 @@ fn cfg(out: &Path, n: u64, long: usize) -> CollectConfig {
         distinct: false,
         exclude: Vec::new(),
         command_line: "test".into(),
+        stop: Default::default(),
     }
 }
 

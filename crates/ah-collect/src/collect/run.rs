@@ -1,6 +1,6 @@
 //! [`collect`]: the request checked, the devices opened, the log locked, repaired and
 //! counted, the provenance session opened, the measuring threads run (`workers`), the
-//! session closed with its summary.
+//! session closed with its summary (also when the stop token ended it early).
 
 use std::collections::VecDeque;
 use std::path::PathBuf;
@@ -77,7 +77,9 @@ pub fn collect(
     );
     let prov_path = provenance_path(&cfg.out);
     if let Some(s) = session.provenance["sessions"].get_mut(session_index) {
-        s["finished"] = json!(first_error.is_none());
+        // `finished`: the session measured every input it was to measure (false while it runs,
+        // after an error, and after a stop, whose summary says `interrupted`).
+        s["finished"] = json!(first_error.is_none() && !summary.interrupted);
         s["finished_unix"] = json!(now_unix());
         s["summary"] = serde_json::to_value(&summary).unwrap_or_default();
     }
@@ -320,5 +322,6 @@ fn summarize(
             0.0
         },
         out: PathBuf::from(out),
+        interrupted: t.interrupted,
     }
 }

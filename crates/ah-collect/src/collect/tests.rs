@@ -35,6 +35,7 @@ fn cfg(out: &Path, n: u64, shard: Shard) -> CollectConfig {
         distinct: false,
         exclude: Vec::new(),
         command_line: "test".into(),
+        stop: Default::default(),
     }
 }
 

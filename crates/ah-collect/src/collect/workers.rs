@@ -1,8 +1,10 @@
 //! The measuring threads of a collection: one per device, taking sample indices from a shared
 //! queue, measuring each input and appending its rows (medians sidecar first, then the log,
-//! synced), reporting to the collecting thread, which tells the [`Observer`].
+//! synced), reporting to the collecting thread, which tells the [`Observer`]. A worker checks
+//! the stop token before taking each input, so a stop never tears one.
 
 use std::collections::{BTreeMap, VecDeque};
+use std::sync::atomic::Ordering;
 use std::sync::{mpsc, Mutex};
 
 use ah_core::log::push_row;
@@ -29,10 +31,13 @@ pub(super) struct Totals {
     pub(super) fewer_reps: u64,
     pub(super) per_device: BTreeMap<usize, u64>,
     pub(super) busy_ms: f64,
+    /// The stop token ended the run with samples left in the queue.
+    pub(super) interrupted: bool,
 }
 
 /// Measures the samples of `todo` on `slots` devices; returns the totals and the first error
-/// (after which the queue is emptied so that every worker stops).
+/// (after which the queue is emptied so that every worker stops). When `cfg.stop` is set the
+/// workers take no further sample and the totals say `interrupted` if any was left.
 pub(super) fn run_workers(
     runner: &dyn DynRunner,
     cfg: &CollectConfig,
@@ -77,10 +82,14 @@ pub(super) fn run_workers(
             }
         }
     });
+    totals.interrupted = first_error.is_none()
+        && cfg.stop.load(Ordering::SeqCst)
+        && queue.lock().map(|q| !q.is_empty()).unwrap_or(false);
     (totals, first_error)
 }
 
-/// One device's thread: measures queued samples until the queue is empty or something fails.
+/// One device's thread: measures queued samples until the queue is empty, the stop token is
+/// set or something fails.
 fn worker(
     runner: &dyn DynRunner,
     cfg: &CollectConfig,
@@ -98,6 +107,9 @@ fn worker(
         }
     };
     loop {
+        if cfg.stop.load(Ordering::SeqCst) {
+            break;
+        }
         let next = queue.lock().map(|mut q| q.pop_front()).unwrap_or(None);
         let Some(index) = next else { break };
         let mut rng = sample_rng(cfg.seed, index);
