@@ -196,20 +196,19 @@ impl TimingConfig {
     /// one confirming run is far cheaper than a second repetition. Runs it right away, with no
     /// rest (a heavy call just ran, so it may run up to 1.5x slow; the minimum of the two is
     /// kept, which is never above the warm-up) unless `runs` holds a rested second run
-    /// already. Returns false when the second run is not long: the warm-up was one-time work,
-    /// and the benchmark goes on under PyTorch's protocol (`runs` then counts as warm-up).
+    /// already, which then confirms. Returns false when the second run is not long: the
+    /// warm-up was one-time work, and the benchmark goes on under PyTorch's protocol (`runs`
+    /// then counts as warm-up).
     fn confirm_long_warmup(
         &self,
         runs: &mut Vec<f64>,
         after_long: &mut bool,
         dev: &mut dyn BenchCalls,
     ) -> Result<bool, BenchError> {
-        if runs.len() > 1 {
-            return Ok(true);
+        if runs.len() == 1 {
+            runs.extend(dev.timed(1)?);
         }
-        let confirm = dev.timed(1)?;
-        let long = self.is_long(*confirm.first().ok_or_else(no_runs)?);
-        runs.extend(confirm);
+        let long = self.is_long(*runs.last().ok_or_else(no_runs)?);
         *after_long = long;
         Ok(long)
     }
@@ -470,6 +469,10 @@ mod tests {
             (calls, m.runs, m.min_ms, m.busy_ms),
             (9, 7, 9.0, 155.0 + 8.0 * 9.0)
         );
+        // The same when the second call is the rested rerun of an unrested warm-up.
+        let slow_first = |i: usize, _: bool| if i == 0 { 155.0 } else { 9.0 };
+        let (m, calls, rests) = fake_rest(TimingConfig::ADAPTIVE, true, false, slow_first);
+        assert_eq!((calls, m.runs, m.min_ms, rests.len()), (9, 7, 9.0, 1));
         // Without a warm-up (later repetitions): the first timed run.
         let (m, calls) = fake(t, false, |i| 300.0 + i as f64);
         assert_eq!((calls, m.min_ms), (1, 300.0));
