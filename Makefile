@@ -54,7 +54,7 @@ bench-codegen: ## one generated Rust decision vs the Python artifact
 	python3 scripts/bench_python_artifact.py
 
 bench-core: ## the core's hot paths (log read, augment ops, model evaluation, pick cache)
-	$(CARGO) run --release --quiet -p ah-core --example bench_core
+	$(CARGO) run --release --quiet -p ah-runtime --example bench_core
 
 bench-runtime: ## the reduction multi-kernel's first call with the learned heuristic (no GPU)
 	CARGO=$(CARGO) bash scripts/bench_runtime.sh

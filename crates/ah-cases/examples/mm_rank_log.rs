@@ -7,7 +7,7 @@
 use std::path::PathBuf;
 
 use ah_collect::runners::mm::rank_log_lines;
-use ah_core::{Log, ReadOptions};
+use ah_log::{Log, ReadOptions};
 use anyhow::Context as _;
 use clap::Parser;
 

@@ -8,7 +8,8 @@
 use std::path::PathBuf;
 
 use ah_cases::mm_eval::{evaluate, Evaluation, Summary};
-use ah_core::{Log, Model, ReadOptions};
+use ah_core::Model;
+use ah_log::{Log, ReadOptions};
 use anyhow::Context as _;
 use clap::Parser;
 

@@ -18,10 +18,10 @@ use std::sync::Mutex;
 use ah_collect::runners::mm::EXTERN_MM;
 use ah_core::heuristic::{LearnedHeuristic, Prediction, UnsureKind};
 use ah_core::model::{leaf_best_choices, Node};
-use ah_core::select::{AutotuneRequest, Autotuner, SelectAlgorithm};
-use ah_core::{
-    Config, Context, DeviceIdentity, DeviceInfo, Log, Model, ModelEvaluator, ReadOptions, Registry,
-};
+use ah_core::{Context, DeviceIdentity, Model, ModelEvaluator, Registry};
+use ah_log::{Log, ReadOptions};
+use ah_runtime::select::{AutotuneRequest, Autotuner, SelectAlgorithm};
+use ah_runtime::{Config, DeviceInfo};
 use anyhow::Context as _;
 use clap::Parser;
 

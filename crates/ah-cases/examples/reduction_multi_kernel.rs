@@ -30,13 +30,13 @@ use ah_collect::runners::reduction::kernels::{
     Family, ReductionKernels, Variant, BLOCK_SIZES, REDUCTION_SOURCE,
 };
 use ah_collect::runners::reduction::reduction_context;
-use ah_core::cache::DeviceFingerprint;
-use ah_core::multi_kernel::{
+use ah_core::{Context, DeviceIdentity, HeuristicMetadata, LearnedHeuristic, Registry};
+use ah_log::Log;
+use ah_runtime::cache::DeviceFingerprint;
+use ah_runtime::multi_kernel::{
     source_hash, KernelPick, MultiKernel, MultiKernelConfig, PickedBy, SubKernel,
 };
-use ah_core::{
-    Context, DeviceIdentity, HeuristicMetadata, LearnedHeuristic, Log, PickCache, Registry,
-};
+use ah_runtime::PickCache;
 use anyhow::{anyhow, bail, Context as _};
 use clap::{Parser, Subcommand};
 use serde_json::json;
@@ -370,7 +370,7 @@ fn time_runtime_pick(
     inputs: &[InputTimes],
     cold: bool,
 ) -> anyhow::Result<Vec<f64>> {
-    let cfg = config(true, false, ah_core::multi_kernel::DEFAULT_REP_MS);
+    let cfg = config(true, false, ah_runtime::multi_kernel::DEFAULT_REP_MS);
     let mut out = Vec::new();
     let mut thrash = if cold {
         vec![0u64; 8 << 20]
@@ -669,7 +669,7 @@ fn cache_run(
     if edit_source {
         source.push_str("\n// edited: any change to the source changes its hash\n");
     }
-    let cfg = config(false, true, ah_core::multi_kernel::DEFAULT_REP_MS);
+    let cfg = config(false, true, ah_runtime::multi_kernel::DEFAULT_REP_MS);
     let gpu = Gpu::new(cfg.rep_ms, source)?;
     let mut cache = PickCache::open(cache_path, gpu.fingerprint())?;
     let mut by: BTreeMap<String, usize> = BTreeMap::new();

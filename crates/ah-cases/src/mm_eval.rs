@@ -18,7 +18,8 @@ use ah_core::stats::median;
 use std::collections::BTreeMap;
 
 use ah_collect::runners::mm::{is_model_shape, AlgoConfig, EXTERN_MM};
-use ah_core::{Context, Decision, Log, Model, ModelEvaluator, Value};
+use ah_core::{Context, Decision, Model, ModelEvaluator, Value};
+use ah_log::Log;
 
 /// One evaluated input.
 #[derive(Debug, Clone, PartialEq)]
@@ -431,7 +432,8 @@ fn describe(values: &[Value], col: &dyn Fn(&str) -> Option<usize>) -> String {
 mod tests {
     use super::*;
     use ah_core::model::{Column, Node, Provenance, RankingSpec, TrainingInfo, Tree};
-    use ah_core::{DeviceIdentity, ReadOptions};
+    use ah_core::DeviceIdentity;
+    use ah_log::ReadOptions;
 
     fn log() -> Log {
         let text = "\

@@ -9,7 +9,8 @@ use std::collections::BTreeMap;
 use ah_collect::dtype::DType;
 use ah_collect::runners::reduction::kernels::{Family, Op, Variant};
 use ah_collect::runners::reduction::reduction_context;
-use ah_core::{Context, Log, Value};
+use ah_core::{Context, Value};
+use ah_log::Log;
 
 /// One input of a reduction log with the time of every variant.
 #[derive(Debug, Clone, PartialEq)]
@@ -197,7 +198,8 @@ pub fn geomean_speedup(
 
 #[cfg(test)]
 mod tests {
-    use ah_core::{LogWriter, Metadata};
+    use ah_core::Metadata;
+    use ah_log::LogWriter;
 
     use super::*;
 

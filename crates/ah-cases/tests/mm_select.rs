@@ -9,8 +9,10 @@
 use std::path::PathBuf;
 
 use ah_collect::runners::mm::EXTERN_MM;
-use ah_core::select::{AutotuneRequest, Autotuner, SelectAlgorithm};
-use ah_core::{Config, Context, DeviceIdentity, DeviceInfo, Log, ReadOptions, Registry, Value};
+use ah_core::{Context, DeviceIdentity, Registry, Value};
+use ah_log::{Log, ReadOptions};
+use ah_runtime::select::{AutotuneRequest, Autotuner, SelectAlgorithm};
+use ah_runtime::{Config, DeviceInfo};
 
 fn eval_log() -> Log {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../data/mm_h100_eval_rank.txt");

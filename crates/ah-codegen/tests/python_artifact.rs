@@ -7,10 +7,10 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use ah_codegen::{generate, Mode, Options};
-use ah_core::log::{Log, ReadOptions};
 use ah_core::model::{Model, ModelEvaluator, ModelKind};
 use ah_core::ops::{apply_operations, builtin_operations};
 use ah_core::{Context, Decision, UnsureReason, Value};
+use ah_log::{Log, ReadOptions};
 use serde_json::{json, Value as Json};
 
 fn manifest() -> &'static Path {
@@ -316,7 +316,7 @@ fn committed_models_artifacts_decide_like_the_models_on_their_logs() {
             Some(log) => contexts.extend(log_contexts(log)),
             // Hand-written models (`none`) have no log; a trained one's log is in ../shared or data/.
             None if model.provenance.dataset == "none"
-                || ah_core::test_support::skip_without(&candidates[0]) =>
+                || ah_test_support::skip_without(&candidates[0]) =>
             {
                 eprintln!(
                 "{}: training log {} not found under ../shared/data/pytorch or data/: edge contexts only",

@@ -6,7 +6,7 @@
 //! - [`backend`]: where measurements run: CUDA (cudarc, loaded at run time; cuBLAS, NVRTC,
 //!   CUDA events, L2 flush) or the CPU (`matrixmultiply`).
 //! - [`collect`]: the collection loop: seeded per-sample inputs, repetitions, PyTorch's log
-//!   format through `ah_core::LogWriter`, resume, torn-tail repair, file lock, sharding,
+//!   format through `ah_log::LogWriter`, resume, torn-tail repair, file lock, sharding,
 //!   several devices, the provenance and medians sidecars; [`collect::merge`] joins shards.
 //! - [`catalogue`]: the real-model catalogue pad_mm's `--shapes real|mix` draws GEMMs from.
 //!

@@ -12,8 +12,8 @@
 
 use std::fmt::Debug;
 
-pub use ah_core::log::Repetitions;
 use ah_core::{Context, DeviceIdentity};
+pub use ah_log::Repetitions;
 use rand_chacha::ChaCha8Rng;
 
 use crate::backend::{Backend, BackendKind, BenchError, Measurement, TimingConfig};

@@ -78,7 +78,7 @@ fn collects_on_the_cpu_and_resumes() {
         "in [S] s = [RATE] inputs/min, the device busy [BUSY] %",
     );
     settings.bind(|| insta::assert_snapshot!("collect_summary", stderr(&o)));
-    let log = ah_core::Log::read(&out, ah_core::ReadOptions { strict: true }).unwrap();
+    let log = ah_log::Log::read(&out, ah_log::ReadOptions { strict: true }).unwrap();
     assert_eq!(log.rows.len(), 20);
     assert_eq!(log.metadata.device(), ah_core::DeviceIdentity::NONE);
     assert!(dir.path().join("pad_mm.txt.medians.txt").exists());

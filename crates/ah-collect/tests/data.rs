@@ -7,7 +7,8 @@ use std::path::PathBuf;
 use ah_collect::collect::sample_rng;
 use ah_collect::runners::{find, RunnerOptions};
 use ah_collect::{BackendKind, Target};
-use ah_core::{DeviceIdentity, Log, ReadOptions};
+use ah_core::DeviceIdentity;
+use ah_log::{Log, ReadOptions};
 
 fn data(name: &str) -> PathBuf {
     PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../data")).join(name)

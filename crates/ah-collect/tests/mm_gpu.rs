@@ -104,7 +104,7 @@ fn short_gpu_collection_writes_a_pytorch_mm_log() {
         .status()
         .unwrap();
     assert!(status.success());
-    let log = ah_core::Log::read(&out, ah_core::ReadOptions { strict: true }).unwrap();
+    let log = ah_log::Log::read(&out, ah_log::ReadOptions { strict: true }).unwrap();
     let text = std::fs::read_to_string(&out).unwrap();
     assert!(text.lines().next().unwrap().contains(r#""name": "mm""#));
     assert_eq!(

@@ -115,7 +115,7 @@ fn short_gpu_collection_writes_a_pytorch_log() {
         .status()
         .unwrap();
     assert!(status.success());
-    let log = ah_core::Log::read(&out, ah_core::ReadOptions { strict: true }).unwrap();
+    let log = ah_log::Log::read(&out, ah_log::ReadOptions { strict: true }).unwrap();
     assert_eq!(log.rows.len(), 4 * 2 * 2);
     assert!(log
         .rows

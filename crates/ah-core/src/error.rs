@@ -1,14 +1,17 @@
 //! The core crate's error type.
+//!
+//! `Display` and `Error` are written by hand (as ripgrep's are) rather than derived with
+//! thiserror: serde is the core's only outside dependency, so the generated heuristics link
+//! as few crates as possible.
 
 use std::path::PathBuf;
 
 /// Errors of the core crate. Every variant that concerns a file names it, and a line number
 /// where there is one, so a binary can print it as it is.
-#[derive(Debug, thiserror::Error)]
+#[derive(Debug)]
 #[non_exhaustive]
 pub enum Error {
-    /// Another process holds the log's lock ([`crate::log::lock_log`]).
-    #[error("{}: another process is collecting into or merging this file (it holds {}); wait for it to finish, or write to another file", path.display(), lock.display())]
+    /// Another process holds the log's lock (`ah_log::lock_log`).
     Locked {
         /// The log.
         path: PathBuf,
@@ -16,19 +19,15 @@ pub enum Error {
         lock: PathBuf,
     },
     /// Reading or writing a file failed.
-    #[error("{}: {source}", path.display())]
     Io {
         /// The file.
         path: PathBuf,
         /// The underlying error.
-        #[source]
         source: std::io::Error,
     },
     /// A metadata line is not valid AutoHeuristic metadata JSON.
-    #[error("invalid metadata line: {0}")]
     Metadata(String),
     /// A log file is malformed at a given line.
-    #[error("{}:{line}: {message}", path.display())]
     LogFormat {
         /// The log file.
         path: PathBuf,
@@ -38,10 +37,6 @@ pub enum Error {
         message: String,
     },
     /// Appending to a log whose metadata line differs (PyTorch's `InconsistentMetadata`).
-    #[error(
-        "{}: given metadata does not match existing metadata (PyTorch's InconsistentMetadata)\n  existing: {existing}\n  given:    {given}\n  difference: {difference}\nhint: write to another file, or merge logs of the same device and features only",
-        path.display()
-    )]
     InconsistentMetadata {
         /// The log file.
         path: PathBuf,
@@ -52,8 +47,7 @@ pub enum Error {
         /// A one-line summary of what differs.
         difference: String,
     },
-    /// Logs to join ([`crate::log::join_logs`]) differ in their first two lines.
-    #[error("{}: {what} differs from {}'s; merge only logs of the same runner, device and features\n  {}: {first}\n  {}: {other}", path.display(), first_path.display(), first_path.display(), path.display())]
+    /// Logs to join (`ah_log::join_logs`) differ in their first two lines.
     LogMismatch {
         /// The differing file.
         path: PathBuf,
@@ -67,7 +61,6 @@ pub enum Error {
         other: String,
     },
     /// An augment operation's expression does not parse.
-    #[error("operation `{name}`: column {column}: {message}\n    {source_text}\n    {caret}", caret = caret(*.column))]
     Expression {
         /// The operation's name.
         name: String,
@@ -79,16 +72,13 @@ pub enum Error {
         message: String,
     },
     /// Evaluating an augment operation failed (unknown feature, division by zero, ...).
-    #[error("operation `{name}`: {source}")]
     Operation {
         /// The operation's name.
         name: String,
         /// Why it failed.
-        #[source]
         source: crate::ops::EvalError,
     },
     /// A text file other than a log (operations file, cache file) is malformed at a line.
-    #[error("{}:{line}: {message}", path.display())]
     FileFormat {
         /// The file.
         path: PathBuf,
@@ -98,8 +88,71 @@ pub enum Error {
         message: String,
     },
     /// Another error, with a message that says what to do.
-    #[error("{0}")]
     Other(String),
+}
+
+impl std::fmt::Display for Error {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Error::Locked { path, lock } => write!(
+                f,
+                "{}: another process is collecting into or merging this file (it holds {}); wait for it to finish, or write to another file",
+                path.display(),
+                lock.display()
+            ),
+            Error::Io { path, source } => write!(f, "{}: {source}", path.display()),
+            Error::Metadata(m) => write!(f, "invalid metadata line: {m}"),
+            Error::LogFormat { path, line, message } | Error::FileFormat { path, line, message } => {
+                write!(f, "{}:{line}: {message}", path.display())
+            }
+            Error::InconsistentMetadata {
+                path,
+                existing,
+                given,
+                difference,
+            } => write!(
+                f,
+                "{}: given metadata does not match existing metadata (PyTorch's InconsistentMetadata)\n  existing: {existing}\n  given:    {given}\n  difference: {difference}\nhint: write to another file, or merge logs of the same device and features only",
+                path.display()
+            ),
+            Error::LogMismatch {
+                path,
+                first_path,
+                what,
+                first,
+                other,
+            } => write!(
+                f,
+                "{}: {what} differs from {}'s; merge only logs of the same runner, device and features\n  {}: {first}\n  {}: {other}",
+                path.display(),
+                first_path.display(),
+                first_path.display(),
+                path.display()
+            ),
+            Error::Expression {
+                name,
+                source_text,
+                column,
+                message,
+            } => write!(
+                f,
+                "operation `{name}`: column {column}: {message}\n    {source_text}\n    {}",
+                caret(*column)
+            ),
+            Error::Operation { name, source } => write!(f, "operation `{name}`: {source}"),
+            Error::Other(m) => write!(f, "{m}"),
+        }
+    }
+}
+
+impl std::error::Error for Error {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Error::Io { source, .. } => Some(source),
+            Error::Operation { source, .. } => Some(source),
+            _ => None,
+        }
+    }
 }
 
 impl Error {

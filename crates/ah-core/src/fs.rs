@@ -11,14 +11,24 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Writing a file (or creating its folder) failed.
-#[derive(Debug, thiserror::Error)]
-#[error("{}: {source}", path.display())]
+#[derive(Debug)]
 pub struct WriteError {
     /// The file, or the folder that could not be created.
     pub path: PathBuf,
     /// The underlying error.
-    #[source]
     pub source: std::io::Error,
+}
+
+impl std::fmt::Display for WriteError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.path.display(), self.source)
+    }
+}
+
+impl std::error::Error for WriteError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&self.source)
+    }
 }
 
 impl From<WriteError> for crate::Error {

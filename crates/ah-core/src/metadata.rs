@@ -2,8 +2,6 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::error::{Error, Result};
-
 /// The GPU identity that PyTorch matches heuristics on: the maximum opt-in shared memory per
 /// block of device 0 and the compute capability. A100 is `(166912, (8, 0))`, H100 and H200
 /// `(232448, (9, 0))`; no CUDA device is `(0, (0, 0))`.
@@ -102,31 +100,6 @@ impl Metadata {
         )
     }
 
-    /// Parses a metadata line in the current or the older (June 2024) layout; key order does
-    /// not matter, `choices` is kept when present.
-    pub fn from_json_line(line: &str) -> Result<Self> {
-        #[derive(Deserialize)]
-        struct Raw {
-            shared_memory: u64,
-            device_capa: (u32, u32),
-            name: String,
-            numerical_features: Vec<String>,
-            categorical_features: Vec<String>,
-            #[serde(default)]
-            choices: Option<Vec<String>>,
-        }
-        let raw: Raw =
-            serde_json::from_str(line.trim()).map_err(|e| Error::Metadata(e.to_string()))?;
-        Ok(Self {
-            shared_memory: raw.shared_memory,
-            device_capa: raw.device_capa,
-            name: raw.name,
-            numerical_features: raw.numerical_features,
-            categorical_features: raw.categorical_features,
-            choices: raw.choices,
-        })
-    }
-
     /// All logged features: numerical then categorical (PyTorch's training order).
     pub fn features(&self) -> impl Iterator<Item = &str> {
         self.numerical_features
@@ -165,29 +138,4 @@ pub fn json_string(s: &str) -> String {
     }
     out.push('"');
     out
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn current_layout_is_byte_exact() {
-        let want = r#"{"shared_memory": 166912, "device_capa": [8, 0], "name": "mm", "numerical_features": ["m", "k", "n", "mat1_stride_0", "mat1_stride_1", "mat2_stride_0", "mat2_stride_1"], "categorical_features": ["mat1_dtype", "mat2_dtype", "mat1_iscontig", "mat2_iscontig", "using_tf32"]}"#;
-        let md = Metadata::from_json_line(want).unwrap();
-        assert_eq!(md.to_json_line(), want);
-        assert_eq!(md.device(), DeviceIdentity::A100);
-    }
-
-    #[test]
-    fn old_layout_reads() {
-        let old = r#"{"numerical_features": ["m"], "categorical_features": ["mat1_dtype"], "choices": ["orig", "pad"], "shared_memory": 166912, "device_capa": [8, 0], "name": "pad_mm"}"#;
-        let md = Metadata::from_json_line(old).unwrap();
-        assert_eq!(
-            md.choices.as_deref(),
-            Some(&["orig".to_string(), "pad".to_string()][..])
-        );
-        assert_eq!(md.name, "pad_mm");
-        assert_eq!(DeviceIdentity::H100.capa_repr(), "(9, 0)");
-    }
 }

@@ -7,25 +7,26 @@
 //! errors carry the line and column. Every [`ModelFileError`] names the file or the heuristic
 //! and says what to do.
 
-use std::path::{Path, PathBuf};
+#[cfg(feature = "json")]
+use std::path::Path;
+use std::path::PathBuf;
 
-use crate::model::{check_heuristic_name, Column, Model, ModelKind, Node, MODEL_SCHEMA_VERSION};
+#[cfg(feature = "json")]
+use crate::model::MODEL_SCHEMA_VERSION;
+use crate::model::{check_heuristic_name, Column, Model, ModelKind, Node};
 
 /// Why a model file cannot be used.
-#[derive(Debug, thiserror::Error)]
+#[derive(Debug)]
 #[non_exhaustive]
 pub enum ModelFileError {
     /// Reading the file failed.
-    #[error("{}: {source}", path.display())]
     Io {
         /// The model file.
         path: PathBuf,
         /// The underlying error.
-        #[source]
         source: std::io::Error,
     },
     /// The model JSON is not valid JSON or lacks a field.
-    #[error("{}: {message}\nhint: the model JSON is written by `ah-train`; regenerate it rather than editing it by hand", path.display())]
     Json {
         /// The model file.
         path: PathBuf,
@@ -33,7 +34,6 @@ pub enum ModelFileError {
         message: String,
     },
     /// The model JSON has another schema version than this build reads.
-    #[error("{}: model schema_version {found} is not supported (this ah-codegen reads version {expected})\nhint: retrain with the matching ah-train, or use the ah-codegen of the same release", path.display())]
     SchemaVersion {
         /// The model file.
         path: PathBuf,
@@ -44,7 +44,6 @@ pub enum ModelFileError {
     },
     /// The heuristic name cannot be a Python class name, a Rust type name and a module name
     /// ([`check_heuristic_name`]).
-    #[error("heuristic name `{name}` is not valid: {reason}\nhint: use UpperCamelCase letters and digits, starting with a capital letter, like `PadMMH100` (ah-train --heuristic-name)")]
     InvalidName {
         /// The name.
         name: String,
@@ -53,7 +52,6 @@ pub enum ModelFileError {
     },
     /// The model is inconsistent (a child or column index out of range, a leaf of the wrong
     /// length, ...).
-    #[error("model `{heuristic}` is invalid: {message}")]
     Invalid {
         /// The heuristic name.
         heuristic: String,
@@ -62,6 +60,45 @@ pub enum ModelFileError {
     },
 }
 
+impl std::fmt::Display for ModelFileError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ModelFileError::Io { path, source } => write!(f, "{}: {source}", path.display()),
+            ModelFileError::Json { path, message } => write!(
+                f,
+                "{}: {message}\nhint: the model JSON is written by `ah-train`; regenerate it rather than editing it by hand",
+                path.display()
+            ),
+            ModelFileError::SchemaVersion {
+                path,
+                found,
+                expected,
+            } => write!(
+                f,
+                "{}: model schema_version {found} is not supported (this ah-codegen reads version {expected})\nhint: retrain with the matching ah-train, or use the ah-codegen of the same release",
+                path.display()
+            ),
+            ModelFileError::InvalidName { name, reason } => write!(
+                f,
+                "heuristic name `{name}` is not valid: {reason}\nhint: use UpperCamelCase letters and digits, starting with a capital letter, like `PadMMH100` (ah-train --heuristic-name)"
+            ),
+            ModelFileError::Invalid { heuristic, message } => {
+                write!(f, "model `{heuristic}` is invalid: {message}")
+            }
+        }
+    }
+}
+
+impl std::error::Error for ModelFileError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            ModelFileError::Io { source, .. } => Some(source),
+            _ => None,
+        }
+    }
+}
+
+#[cfg(feature = "json")]
 impl Model {
     /// Reads and [`check`](Model::check)s a model JSON written by `ah-train`.
     pub fn load(path: &Path) -> Result<Model, ModelFileError> {
@@ -108,7 +145,9 @@ impl Model {
         model.check()?;
         Ok(model)
     }
+}
 
+impl Model {
     /// Checks the model's internal consistency: the name, child and column indices, leaf
     /// lengths, one-hot thresholds and the tree's shape (every node reached once from the root),
     /// then everything [`Model::validate`] checks (operations, columns' features, the default
@@ -230,7 +269,7 @@ impl Model {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, feature = "json"))]
 mod tests {
     use super::*;
 

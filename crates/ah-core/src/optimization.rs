@@ -4,17 +4,13 @@
 //! its name is the `name` of a log's metadata. Per name, this module is the one owner of
 //! - the **default choice**, PyTorch's choice when no heuristic answers (`get_default_config`):
 //!   the baseline of the speedup metrics (`ah-train`, `ah-eval`) and of `ah-use run`;
-//! - the **training defaults** ([`TrainingDefaults`]), what PyTorch's `AHTrainDecision`
-//!   subclasses override: allowed wrong share, test and validation shares, grid kind,
-//!   always-included choices, unsafe-leaf rule, extra training sets and input filter;
-//!   `ah-train` maps the [`GridKind`] onto its own grid and applies `--config FILE` overrides
-//!   on top;
 //! - the **built-in augment operations** (`add_new_features`, written in [`crate::ops`]'s
 //!   language), which [`crate::ops::builtin_operations`] returns.
 //!
 //! [`lookup`] answers for every name: a name not in [`builtin`] (a user's optimisation, or
-//! `reduction`, which PyTorch does not train) gets [`GENERIC`], PyTorch's defaults with no
-//! default choice and no operations. To add an optimisation, add an entry to the table in this
+//! `reduction`, which PyTorch does not train) gets [`GENERIC`], with no default choice and no
+//! operations. The training defaults per name (what PyTorch's `AHTrainDecision` subclasses
+//! override) are the trainer's: `ah_train::defaults`. To add an optimisation, add an entry to the table in this
 //! file (`docs/adding-a-heuristic.md`).
 //!
 //! The types are plain data; the consumers decide what to do with them.
@@ -29,8 +25,6 @@ pub struct Optimization {
     pub name: &'static str,
     /// PyTorch's choice when no heuristic answers, when it has one.
     pub default_choice: Option<&'static str>,
-    /// The training configuration's defaults.
-    pub training: TrainingDefaults,
     /// Builds the built-in augment operations.
     operations: fn() -> Vec<Operation>,
 }
@@ -43,91 +37,6 @@ impl Optimization {
     }
 }
 
-/// The defaults of a training configuration (the hooks of PyTorch's `AHTrainDecision`).
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct TrainingDefaults {
-    /// `get_allowed_wrong_prediction_pct`: the share of wrong validation predictions the
-    /// upstream threshold rule allows.
-    pub allowed_wrong_pct: f64,
-    /// `get_test_and_val_size`: the test share.
-    pub test_size: f64,
-    /// `get_test_and_val_size`: the validation share.
-    pub val_size: f64,
-    /// `get_grid_search_values`: which hyper-parameter grid.
-    pub grid: GridKind,
-    /// `ranking_always_included_choices`: choices every ranking keeps.
-    pub always_included: &'static [&'static str],
-    /// `is_unsafe_leaf`: when a training row makes its leaf unsafe.
-    pub unsafe_rule: UnsafeRule,
-    /// `add_training_data`: named extra data sets (`--data NAME=FILE`) appended to the
-    /// training set, each with its repeat count.
-    pub extra_training_sets: &'static [(&'static str, usize)],
-    /// `filter_df`: which inputs training keeps (applied before the split).
-    pub input_filter: InputFilter,
-}
-
-/// PyTorch's defaults of `AHTrainDecision`.
-pub const PYTORCH_DEFAULTS: TrainingDefaults = TrainingDefaults {
-    allowed_wrong_pct: 0.01,
-    test_size: 0.15,
-    val_size: 0.15,
-    grid: GridKind::Upstream,
-    always_included: &[],
-    unsafe_rule: UnsafeRule::Never,
-    extra_training_sets: &[],
-    input_filter: InputFilter::All,
-};
-
-/// A hyper-parameter grid of the decision-tree search, by kind (the trainer owns the values).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum GridKind {
-    /// PyTorch's default grid: depths 5, 6, 7 x six leaf sizes x gini and entropy (36 models).
-    Upstream,
-    /// mm's and mixed_mm's single model: depth 5, 1% per leaf, entropy.
-    SingleModel,
-}
-
-/// The unsafe-leaf rule (`is_unsafe_leaf`).
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum UnsafeRule {
-    /// No leaf is unsafe (PyTorch's default).
-    Never,
-    /// A training row makes its leaf unsafe when the leaf's choice is more than `factor` times
-    /// slower than `choice` on it.
-    SlowerThan {
-        /// The reference choice.
-        choice: &'static str,
-        /// The factor.
-        factor: f64,
-    },
-}
-
-/// The input filter (`filter_df`), on an input's logged features as `(name, logged text)`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum InputFilter {
-    /// Keep every input (PyTorch's default).
-    All,
-    /// Keep the inputs whose feature `feature` is logged as one of `values`.
-    FeatureIn {
-        /// The feature's name.
-        feature: &'static str,
-        /// The kept texts, as logged (`torch.bfloat16`).
-        values: &'static [&'static str],
-    },
-}
-
-impl InputFilter {
-    /// Whether training keeps an input with these logged features.
-    pub fn keeps(&self, features: &[(&str, &str)]) -> bool {
-        match self {
-            InputFilter::All => true,
-            InputFilter::FeatureIn { feature, values } => features
-                .iter()
-                .any(|(n, v)| n == feature && values.contains(v)),
-        }
-    }
-}
-
 fn no_operations() -> Vec<Operation> {
     Vec::new()
 }
@@ -136,7 +45,6 @@ fn no_operations() -> Vec<Operation> {
 pub static GENERIC: Optimization = Optimization {
     name: "",
     default_choice: None,
-    training: PYTORCH_DEFAULTS,
     operations: no_operations,
 };
 
@@ -147,41 +55,16 @@ static BUILTIN: [Optimization; 3] = [
         name: "pad_mm",
         // Do not pad; the default choice serves the metrics only.
         default_choice: Some("orig"),
-        training: PYTORCH_DEFAULTS,
         operations: pad_mm_operations,
     },
     Optimization {
         name: "mm",
         default_choice: Some("extern_mm"),
-        // A ranking: a single model, a 1/19 split, every wrong allowed, the extern kernel
-        // always kept, the timm and huggingface sets added three times each.
-        training: TrainingDefaults {
-            allowed_wrong_pct: 1.0,
-            test_size: 0.01,
-            val_size: 0.19,
-            grid: GridKind::SingleModel,
-            always_included: &["extern_mm"],
-            extra_training_sets: &[("train_timm", 3), ("train_hf", 3)],
-            ..PYTORCH_DEFAULTS
-        },
         operations: mm_operations,
     },
     Optimization {
         name: "mixed_mm",
         default_choice: Some("extern_fallback_mixed_mm"),
-        // A single model, a 1/19 split, every wrong allowed, unsafe when 5% slower than the
-        // fallback.
-        training: TrainingDefaults {
-            allowed_wrong_pct: 1.0,
-            test_size: 0.01,
-            val_size: 0.19,
-            grid: GridKind::SingleModel,
-            unsafe_rule: UnsafeRule::SlowerThan {
-                choice: "extern_fallback_mixed_mm",
-                factor: 1.05,
-            },
-            ..PYTORCH_DEFAULTS
-        },
         operations: mixed_mm_operations,
     },
 ];
@@ -227,46 +110,9 @@ mod tests {
     }
 
     #[test]
-    fn training_defaults() {
-        assert_eq!(lookup("pad_mm").training, PYTORCH_DEFAULTS);
-        assert_eq!(lookup("user_thing").training, PYTORCH_DEFAULTS);
-        let mm = lookup("mm").training;
-        assert_eq!((mm.test_size, mm.val_size), (0.01, 0.19));
-        assert_eq!(mm.always_included, ["extern_mm"]);
-        assert_eq!(mm.extra_training_sets, [("train_timm", 3), ("train_hf", 3)]);
-        assert_eq!(mm.unsafe_rule, UnsafeRule::Never);
-        let mixed = lookup("mixed_mm").training;
-        assert_eq!(mixed.grid, GridKind::SingleModel);
-        assert_eq!(mixed.allowed_wrong_pct, 1.0);
-        assert!(mixed.always_included.is_empty());
-        assert_eq!(
-            mixed.unsafe_rule,
-            UnsafeRule::SlowerThan {
-                choice: "extern_fallback_mixed_mm",
-                factor: 1.05
-            }
-        );
-    }
-
-    #[test]
     fn operations_per_entry() {
         let counts: Vec<usize> = builtin().iter().map(|o| o.operations().len()).collect();
         assert_eq!(counts, [26, 4, 19]);
         assert!(lookup("reduction").operations().is_empty());
-    }
-
-    #[test]
-    fn input_filter() {
-        let bf16 = InputFilter::FeatureIn {
-            feature: "mat1_dtype",
-            values: &["torch.bfloat16"],
-        };
-        assert!(bf16.keeps(&[("m", "8"), ("mat1_dtype", "torch.bfloat16")]));
-        assert!(!bf16.keeps(&[("m", "8"), ("mat1_dtype", "torch.float16")]));
-        assert!(
-            !bf16.keeps(&[("m", "torch.bfloat16")]),
-            "the feature's name counts"
-        );
-        assert!(InputFilter::All.keeps(&[("m", "8")]));
     }
 }

@@ -30,11 +30,10 @@ pub struct Schema {
 }
 
 /// Errors of building a context from a [`Schema`].
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum SchemaError {
     /// The number of values differs from the schema's number of features.
-    #[error("the schema has {expected} features but {given} values were given")]
     ValueCount {
         /// The schema's number of features.
         expected: usize,
@@ -42,6 +41,19 @@ pub enum SchemaError {
         given: usize,
     },
 }
+
+impl std::fmt::Display for SchemaError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            SchemaError::ValueCount { expected, given } => write!(
+                f,
+                "the schema has {expected} features but {given} values were given"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for SchemaError {}
 
 impl Schema {
     /// A schema of these (name, is categorical) features, in order, with a fresh id.

@@ -303,10 +303,10 @@ fn share(s: &str) -> Result<f64, String> {
 /// Number of progress steps of a run (0 when the log's metadata cannot be read; the training
 /// then reports the error).
 fn expected_fits(args: &Args, opts: &TrainOptions) -> u64 {
-    let Ok(line) = ah_core::log::metadata_line(&args.file) else {
+    let Ok(line) = ah_log::metadata_line(&args.file) else {
         return 0;
     };
-    let Ok(md) = ah_core::Metadata::from_json_line(&line) else {
+    let Ok(md) = ah_log::parse_metadata_line(&line) else {
         return 0;
     };
     let Ok(settings) =

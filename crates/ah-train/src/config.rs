@@ -1,8 +1,9 @@
 //! Training settings: what PyTorch users get by subclassing `AHTrainDecision`.
 //!
-//! The defaults per optimisation name (default choice, allowed wrong share, split sizes, grid
-//! kind, always-included choices, unsafe-leaf rule, extra training sets, input filter, built-in
-//! operations) are the registry's, [`ah_core::optimization`]; this module maps them onto the
+//! The defaults per optimisation name are the trainer's [`crate::defaults`] (allowed wrong
+//! share, split sizes, grid kind, always-included choices, unsafe-leaf rule, extra training
+//! sets, input filter) and the core's registry [`ah_core::optimization`] (default choice,
+//! built-in operations); this module maps them onto the
 //! trainer's types ([`Grid`], [`UnsafeRule`]) and applies the overrides of a JSON config file
 //! ([`Overrides`]). [`Settings`] is the resolved result. To add an optimisation, add it to the
 //! registry; see `docs/adding-a-heuristic.md`.
@@ -10,7 +11,9 @@
 use std::path::Path;
 
 use ah_core::ops::Operation;
-use ah_core::optimization::{self, GridKind, InputFilter};
+use ah_core::optimization;
+
+use crate::defaults::{self, GridKind, InputFilter};
 use serde::Deserialize;
 
 use crate::cart::{CartParams, Criterion, MinSamplesLeaf};
@@ -128,11 +131,11 @@ pub enum UnsafeRule {
     },
 }
 
-impl From<optimization::UnsafeRule> for UnsafeRule {
-    fn from(rule: optimization::UnsafeRule) -> Self {
+impl From<defaults::UnsafeRule> for UnsafeRule {
+    fn from(rule: defaults::UnsafeRule) -> Self {
         match rule {
-            optimization::UnsafeRule::Never => UnsafeRule::Never,
-            optimization::UnsafeRule::SlowerThan { choice, factor } => UnsafeRule::SlowerThan {
+            defaults::UnsafeRule::Never => UnsafeRule::Never,
+            defaults::UnsafeRule::SlowerThan { choice, factor } => UnsafeRule::SlowerThan {
                 choice: choice.to_string(),
                 factor,
             },
@@ -216,7 +219,7 @@ impl Settings {
     /// (`base_dir` resolves `operations_file`).
     pub fn resolve(name: &str, o: &Overrides, base_dir: &Path) -> Result<Self> {
         let opt = optimization::lookup(name);
-        let defaults = &opt.training;
+        let defaults = defaults::training_defaults(name);
         let grid = grid_with(Grid::of(defaults.grid), o)?;
         let mut operations = if o.builtin_operations.unwrap_or(true) {
             opt.operations()

@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use ah_core::Log;
+use ah_log::Log;
 
 use crate::error::{Result, TrainError};
 
@@ -19,7 +19,7 @@ pub fn data_log_warnings(train: &Log, data: &Log) -> Vec<String> {
             data.metadata.name, train.metadata.name
         ));
     }
-    if let Some(d) = ah_core::log::device_difference(&train.metadata, &data.metadata) {
+    if let Some(d) = ah_log::device_difference(&train.metadata, &data.metadata) {
         w.push(format!(
             "{} was collected on another device than the training log {} ({d})",
             data.path.display(),
@@ -33,7 +33,7 @@ pub fn data_log_warnings(train: &Log, data: &Log) -> Vec<String> {
 pub fn dataset_hash(path: &Path) -> Result<String> {
     use sha2::{Digest, Sha256};
     use std::io::Read;
-    let mut r = ah_core::log::open_maybe_gz(path)?;
+    let mut r = ah_log::open_maybe_gz(path)?;
     let mut h = Sha256::new();
     let mut buf = vec![0u8; 1 << 16];
     loop {
@@ -49,13 +49,13 @@ pub fn dataset_hash(path: &Path) -> Result<String> {
 /// Reads a log like [`Log::read`] (same result, same messages), the two halves of a large
 /// file parsed at once ([`Log::read_parallel`]).
 pub fn read_log(path: &Path) -> Result<Log> {
-    Ok(Log::read_parallel(path, ah_core::ReadOptions::default())?)
+    Ok(Log::read_parallel(path, ah_log::ReadOptions::default())?)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use ah_core::ReadOptions;
+    use ah_log::ReadOptions;
 
     fn log_of(text: &str) -> Log {
         Log::from_reader(Path::new("t.txt"), text.as_bytes(), ReadOptions::default()).unwrap()

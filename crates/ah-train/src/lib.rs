@@ -28,6 +28,7 @@
 pub mod cart;
 pub mod config;
 pub mod dataset;
+pub mod defaults;
 pub mod error;
 pub mod guard;
 pub mod learner;

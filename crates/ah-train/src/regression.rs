@@ -16,7 +16,7 @@ use std::collections::{BTreeMap, HashMap};
 
 use ah_core::model::{self, Column, FeatureRange, Model, ModelKind, Tree};
 use ah_core::ops::Operation;
-use ah_core::Log;
+use ah_log::Log;
 use rayon::prelude::*;
 
 use crate::cart::{CartParams, CartTree};
@@ -48,7 +48,7 @@ pub(crate) fn filter_log(log: &Log) -> (Log, usize) {
         .map(|f| log.column(f).expect("checked by the reader"))
         .collect();
     let mut groups: HashMap<(String, u32), Vec<f64>> = HashMap::new();
-    let key_of = |r: &ah_core::LogRow| {
+    let key_of = |r: &ah_log::LogRow| {
         cols.iter()
             .map(|&c| r.values[c].to_string())
             .collect::<Vec<_>>()
@@ -482,7 +482,7 @@ mod tests {
         let path = opts.log.clone();
         let out = train_regression(&opts, &|_| {}).unwrap();
         let model = &out.model;
-        let log = Log::read(&path, ah_core::ReadOptions::default()).unwrap();
+        let log = Log::read(&path, ah_log::ReadOptions::default()).unwrap();
         let (full, _, _) = build_table(&log, "all", &[], None, BuildOptions::default()).unwrap();
         let e = expand(&full, &model.choices);
         let tree = CartTree {

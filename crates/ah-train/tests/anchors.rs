@@ -12,7 +12,7 @@ fn shared(rel: &str) -> Option<PathBuf> {
     let p = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../../../shared")
         .join(rel);
-    (!ah_core::test_support::skip_without(&p)).then_some(p)
+    (!ah_test_support::skip_without(&p)).then_some(p)
 }
 
 fn options(log: PathBuf, split: Option<PathBuf>) -> TrainOptions {

@@ -1,7 +1,7 @@
 //! The use step of autoheuristic-rs.
 //!
 //! - [`workload`]: draw a fresh workload with a collection runner, decide every input through
-//!   the runtime ([`ah_core::runtime::AutoHeuristic`]) with the generated heuristics, autotune
+//!   the runtime ([`ah_runtime::runtime::AutoHeuristic`]) with the generated heuristics, autotune
 //!   and cache when unsure, and account for the time of each pick against always-default and
 //!   the oracle.
 //!

@@ -8,7 +8,7 @@ use ah_collect::backend::cpu::CpuBackend;
 use ah_collect::backend::cuda::CudaBackend;
 use ah_collect::runners::{self, RunnerOptions};
 use ah_collect::{Backend, TimingConfig};
-use ah_core::runtime::Config;
+use ah_runtime::runtime::Config;
 use ah_use::workload::{run_workload, DecisionRecord, WorkloadConfig, WorkloadReport};
 use anyhow::{bail, Context as _};
 use clap::{Parser, Subcommand, ValueEnum};
@@ -341,7 +341,7 @@ fn replay_cmd(args: ReplayArgs) -> anyhow::Result<ExitCode> {
         (None, None) => bail!("give --model FILE or --heuristic NAME"),
     };
     let model = ah_core::Model::load(&model_path)?;
-    let log = ah_core::Log::read(&args.log, ah_core::ReadOptions::default())
+    let log = ah_log::Log::read(&args.log, ah_log::ReadOptions::default())
         .with_context(|| format!("cannot read the log {}", args.log.display()))?;
     let registry = ah_use::generated_registry();
     let generated = registry

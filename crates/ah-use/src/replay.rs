@@ -16,12 +16,13 @@
 
 use ah_core::model::{Column, Node};
 use ah_core::UnsureReason;
-use ah_core::{Context, Decision, LearnedHeuristic, Log, Model, Value};
+use ah_core::{Context, Decision, LearnedHeuristic, Model, Value};
 use ah_eval::metrics::{
     evaluate, outcomes, predict_rows, unsure_cause, EvalSettings, LeafModel, Metrics, Outcome,
     RowPredictions, UnsureCause,
 };
 use ah_eval::table::{build_table, BuildOptions, Encoding, Table};
+use ah_log::Log;
 use serde::Serialize;
 
 use crate::decisions::{DecisionRow, Decisions};

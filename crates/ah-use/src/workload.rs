@@ -13,10 +13,10 @@ use ah_collect::backend::BackendInfo;
 use ah_collect::collect::sample_rng;
 use ah_collect::runner::{DrawnInput, DynRunner, MeasuredInput, Repetitions, Target};
 use ah_collect::Backend;
-use ah_core::cache::{CacheError, DeviceFingerprint, PickCache};
 use ah_core::ops::builtin_operations;
-use ah_core::runtime::{AutoHeuristic, Config, DeviceInfo, PickSource};
 use ah_core::{HeuristicMetadata, Registry, UnsureReason};
+use ah_runtime::cache::{CacheError, DeviceFingerprint, PickCache};
+use ah_runtime::runtime::{AutoHeuristic, Config, DeviceInfo, PickSource};
 use serde::Serialize;
 
 /// What to run.

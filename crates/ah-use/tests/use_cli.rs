@@ -34,7 +34,7 @@ fn ah_use_via(launcher: Option<&[&str]>) -> Command {
 #[test]
 fn replay_agrees_with_training_metrics() {
     let log = repo().join("../shared/data/pytorch/pad_mm_a100.txt");
-    if ah_core::test_support::skip_without(&log) {
+    if ah_test_support::skip_without(&log) {
         return;
     }
     let dir = tempfile::tempdir().unwrap();

@@ -11,9 +11,9 @@ use std::hint::black_box;
 use std::path::Path;
 use std::sync::Arc;
 
-use ah_core::log::{Log, ReadOptions};
 use ah_core::model::{Model, ModelEvaluator};
 use ah_core::{Context, LearnedHeuristic, Schema, Value};
+use ah_log::{Log, ReadOptions};
 use criterion::{criterion_group, criterion_main, Criterion};
 
 fn contexts() -> Vec<Context> {

@@ -7,9 +7,9 @@
 
 use std::path::{Path, PathBuf};
 
-use ah_core::log::{Log, ReadOptions};
 use ah_core::model::{Model, ModelEvaluator};
 use ah_core::{Context, Decision, LearnedHeuristic, Value};
+use ah_log::{Log, ReadOptions};
 
 /// The models folder of the self-test crate.
 fn self_test_models_dir() -> PathBuf {
@@ -167,7 +167,7 @@ fn every_model_decides_like_the_generated_code_on_its_training_log() {
             let expected = Path::new(env!("CARGO_MANIFEST_DIR"))
                 .join("../../../shared/data/pytorch")
                 .join(&model.provenance.dataset);
-            ah_core::test_support::skip_without(&expected);
+            ah_test_support::skip_without(&expected);
             eprintln!(
                 "skipped {}: training log {} not found (set AH_PARITY_DATA to it or its folder)",
                 path.display(),

@@ -5,8 +5,8 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use ah_core::log::{Log, ReadOptions};
 use ah_core::{Context, LearnedHeuristic, Schema, Value};
+use ah_log::{Log, ReadOptions};
 
 /// PadMMA100's logged layout: (name, categorical), numerical features first.
 const LAYOUT: [(&str, bool); 17] = [

@@ -284,12 +284,12 @@ impl BackendInfo {
     /// The runtime's device fingerprint (what a cached pick is guarded by): device name
     /// (`non_cuda_device` on the CPU, as PyTorch), identity, driver and library versions (not
     /// the number of available CPUs).
-    pub fn fingerprint(&self) -> ah_core::DeviceFingerprint {
+    pub fn fingerprint(&self) -> ah_runtime::DeviceFingerprint {
         let name = match self.kind {
             BackendKind::Cuda => self.device_name.clone(),
             BackendKind::Cpu => "non_cuda_device".to_string(),
         };
-        let mut f = ah_core::DeviceFingerprint::new(name, self.identity);
+        let mut f = ah_runtime::DeviceFingerprint::new(name, self.identity);
         f.driver_version = self
             .versions
             .get("nvidia_driver")

@@ -1,10 +1,10 @@
 //! `ah-collect merge`: shards (and their medians sidecars) joined into one log, under the logs'
-//! locks; the joining itself is `ah_core::log::join_logs`.
+//! locks; the joining itself is `ah_log::join_logs`.
 
 use std::path::{Path, PathBuf};
 
 use ah_core::fs::write_atomic;
-use ah_core::log::join_logs;
+use ah_log::join_logs;
 
 use super::{lock_log, lock_path, medians_path, CollectError, LogLock};
 

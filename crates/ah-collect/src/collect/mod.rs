@@ -26,7 +26,7 @@
 //! By job: `select` (which samples), `paths` (the log's default path and sidecars),
 //! `provenance` (the sidecar and the checks of a resume), `resume` (repairing a log after a
 //! kill), `run` (the collection loop), `workers` (the measuring threads), `merge` (joining
-//! shards). The log format itself is `ah_core::log`'s.
+//! shards). The log format itself is `ah_log`'s.
 
 mod merge;
 mod paths;
@@ -50,7 +50,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
-pub use ah_core::log::{lock_log, lock_path, LogLock};
+pub use ah_log::{lock_log, lock_path, LogLock};
 pub use merge::{merge, MergeSummary};
 pub use paths::{default_log_path, medians_path, provenance_path};
 pub use resume::{repair_log, Repair};

@@ -2,16 +2,16 @@
 
 use std::path::{Path, PathBuf};
 
-/// The runtime's default log path (`ah_core::Config::log_path_for`, PyTorch's layout):
+/// The runtime's default log path (`ah_runtime::Config::log_path_for`, PyTorch's layout):
 /// `$AUTOHEURISTIC_LOG_PATH` (or `$TORCHINDUCTOR_AUTOHEURISTIC_LOG_PATH`) when set to a file,
 /// else `{cache_dir}/autoheuristic/{device_name}/{name}.txt` with spaces in the device name
 /// replaced by `_` (`non_cuda_device` without CUDA).
 pub fn default_log_path(device: Option<(&str, ah_core::DeviceIdentity)>, name: &str) -> PathBuf {
     let info = match device {
-        Some((dev, identity)) => ah_core::DeviceInfo::new(identity, dev),
-        None => ah_core::DeviceInfo::none(),
+        Some((dev, identity)) => ah_runtime::DeviceInfo::new(identity, dev),
+        None => ah_runtime::DeviceInfo::none(),
     };
-    ah_core::Config::from_env().log_path_for(name, &info)
+    ah_runtime::Config::from_env().log_path_for(name, &info)
 }
 
 /// The medians sidecar of a log: `FILE.medians.txt`.

@@ -4,8 +4,8 @@
 use std::path::Path;
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use ah_core::log::{infer_reps, log_text};
 use ah_core::Metadata;
+use ah_log::{infer_reps, log_text};
 use serde_json::json;
 
 use super::{io_err, CollectConfig, CollectError};

@@ -60,7 +60,7 @@ fn cfg(out: &Path, n: u64, long: usize) -> CollectConfig {
 fn reps_per_input(path: &Path) -> Vec<(u64, usize)> {
     let text = std::fs::read_to_string(path).unwrap();
     let mut v: Vec<(u64, usize)> = Vec::new();
-    for s in ah_core::log::row_spans(&text) {
+    for s in ah_log::row_spans(&text) {
         let x: u64 = s.key.parse().unwrap();
         match v.last_mut() {
             Some((k, n)) if *k == x => *n += 1,

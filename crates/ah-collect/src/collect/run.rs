@@ -7,7 +7,8 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use ah_core::fs::write_atomic;
-use ah_core::{LogWriter, Metadata};
+use ah_core::Metadata;
+use ah_log::LogWriter;
 use serde_json::json;
 
 use super::provenance::{

@@ -4,7 +4,7 @@
 use std::collections::HashSet;
 use std::path::PathBuf;
 
-use ah_core::{Log, ReadOptions};
+use ah_log::{Log, ReadOptions};
 use rand::SeedableRng;
 
 use super::{CollectConfig, CollectError};

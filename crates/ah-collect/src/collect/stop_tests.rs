@@ -72,7 +72,7 @@ fn stopping_runner(
 fn rows_per_input(path: &Path) -> Vec<usize> {
     let text = std::fs::read_to_string(path).unwrap();
     let mut v: Vec<(String, usize)> = Vec::new();
-    for s in ah_core::log::row_spans(&text) {
+    for s in ah_log::row_spans(&text) {
         match v.last_mut() {
             Some((k, n)) if k == s.key => *n += 1,
             _ => v.push((s.key.to_string(), 1)),

@@ -51,7 +51,7 @@ fn small_runner() -> Box<dyn DynRunner> {
 
 fn keys(path: &Path) -> Vec<String> {
     let text = std::fs::read_to_string(path).unwrap();
-    let mut v: Vec<String> = ah_core::log::row_spans(&text)
+    let mut v: Vec<String> = ah_log::row_spans(&text)
         .iter()
         .map(|s| s.key.to_string())
         .collect();
@@ -71,14 +71,13 @@ fn collects_resumes_and_skips_complete_inputs() {
     assert_eq!(lines.len(), 2 + 24);
     assert!(lines[0].starts_with(r#"{"shared_memory": 0, "device_capa": [0, 0], "name": "pad_mm", "numerical_features": ["m", "k", "n", "#));
     assert!(lines[1].ends_with(",prepadded_mat1,prepadded_mat2,using_tf32,choice,feedback"));
-    let log = ah_core::Log::read(&out, ah_core::ReadOptions { strict: true }).unwrap();
+    let log = ah_log::Log::read(&out, ah_log::ReadOptions { strict: true }).unwrap();
     assert_eq!(log.choices, ["orig", "pad"]);
     assert!(log
         .rows
         .iter()
         .all(|r| r.feedback.is_finite() && r.feedback >= 0.0));
-    let med =
-        ah_core::Log::read(medians_path(&out), ah_core::ReadOptions { strict: true }).unwrap();
+    let med = ah_log::Log::read(medians_path(&out), ah_log::ReadOptions { strict: true }).unwrap();
     assert_eq!(med.rows.len(), 24);
     // Same request again: nothing to do.
     let s2 = collect(r.as_ref(), &cfg(&out, 6, Shard::ALL), &mut Silent).unwrap();
@@ -215,7 +214,7 @@ fn torn_tail_and_incomplete_input_are_repaired_then_redone() {
 }
 
 fn keys_of_text(text: &str) -> Vec<String> {
-    let mut v: Vec<String> = ah_core::log::row_spans(text)
+    let mut v: Vec<String> = ah_log::row_spans(text)
         .iter()
         .map(|s| s.key.to_string())
         .collect();
@@ -368,14 +367,14 @@ fn repair_keeps_equal_inputs_drawn_in_a_row_and_cuts_only_the_partial_one() {
 #[test]
 fn reps_are_inferred_from_the_rows() {
     let three = format!("{HEAD}1,a,1.0\n1,b,1.0\n1,a,1.0\n1,b,1.0\n1,a,1.0\n1,b,1.0\n");
-    assert_eq!(ah_core::log::infer_reps(&three), Some(3));
+    assert_eq!(ah_log::infer_reps(&three), Some(3));
     let cut = format!("{three}2,a,1.0\n2,b,1.0\n");
     assert_eq!(
-        ah_core::log::infer_reps(&cut),
+        ah_log::infer_reps(&cut),
         Some(3),
         "the last input may be cut"
     );
-    assert_eq!(ah_core::log::infer_reps(HEAD), None);
+    assert_eq!(ah_log::infer_reps(HEAD), None);
 }
 
 #[test]

@@ -7,8 +7,8 @@ use std::collections::{BTreeMap, VecDeque};
 use std::sync::atomic::Ordering;
 use std::sync::{mpsc, Mutex};
 
-use ah_core::log::push_row;
-use ah_core::LogWriter;
+use ah_log::push_row;
+use ah_log::LogWriter;
 
 use super::run::open_backend;
 use super::select::sample_rng;

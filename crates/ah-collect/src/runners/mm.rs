@@ -407,7 +407,7 @@ pub enum RankLogError {
 /// name, the next row (the same kernel under its configuration id) is dropped, and the J-th
 /// candidate after it becomes `ltJ`. Returns the lines of the new log (metadata and header
 /// unchanged).
-pub fn rank_log_lines(log: &ah_core::Log) -> Result<Vec<String>, RankLogError> {
+pub fn rank_log_lines(log: &ah_log::Log) -> Result<Vec<String>, RankLogError> {
     let mut out = vec![log.metadata_line.clone(), log.header_line()];
     let mut rank = 0usize;
     for (i, row) in log.rows.iter().enumerate() {
@@ -798,10 +798,10 @@ mod tests {
              8,extern_mm,1.0\n8,{a},1.5\n8,{b},0.5\n8,{c},2.0\n\
              8,extern_mm,1.25\n8,{c},3.0\n8,{a},0.75\n"
         );
-        let log = ah_core::Log::from_reader(
+        let log = ah_log::Log::from_reader(
             std::path::Path::new("t.txt"),
             text.as_bytes(),
-            ah_core::ReadOptions { strict: true },
+            ah_log::ReadOptions { strict: true },
         )
         .unwrap();
         let lines = rank_log_lines(&log).unwrap();
@@ -817,10 +817,10 @@ mod tests {
             ]
         );
         let bad = text.replace("8,extern_mm,1.0\n", "");
-        let log = ah_core::Log::from_reader(
+        let log = ah_log::Log::from_reader(
             std::path::Path::new("t.txt"),
             bad.as_bytes(),
-            ah_core::ReadOptions { strict: true },
+            ah_log::ReadOptions { strict: true },
         )
         .unwrap();
         let err = rank_log_lines(&log).unwrap_err().to_string();

@@ -220,6 +220,9 @@ pub struct TrainingInfo {
     /// Seed of the split.
     pub seed: u64,
     /// Anything else the trainer wants to record (allowed wrong share, cost of autotuning, ...).
+    /// Only with the `json` feature (the tools'); without it, as in the generated heuristics,
+    /// the entries are skipped when a model is read.
+    #[cfg(feature = "json")]
     #[serde(default)]
     pub extra: BTreeMap<String, serde_json::Value>,
 }

@@ -1,14 +1,26 @@
 //! Heuristic names: which names generated code can use, and the module name of each.
 
 /// Why a heuristic name cannot be used (see [`check_heuristic_name`]).
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("heuristic name `{}` is not valid: {reason}", name.escape_debug())]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HeuristicNameError {
     /// The name as given.
     pub name: String,
     /// What is wrong with it.
     pub reason: String,
 }
+
+impl std::fmt::Display for HeuristicNameError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "heuristic name `{}` is not valid: {}",
+            self.name.escape_debug(),
+            self.reason
+        )
+    }
+}
+
+impl std::error::Error for HeuristicNameError {}
 
 /// Names the generated code uses itself (the Rust module's imports, types, statics and the
 /// prelude; the Python artifact's imports): a heuristic of one of these names would clash.

@@ -9,23 +9,37 @@ use super::scalar;
 use crate::value::Value;
 
 /// Why evaluating an expression failed.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub enum EvalError {
     /// The context has no feature of that name.
-    #[error("unknown feature `{0}`: the context has no feature of that name")]
     UnknownFeature(String),
     /// Division or modulo by zero (Python raises `ZeroDivisionError`).
-    #[error("division by zero")]
     DivisionByZero,
     /// The integer result does not fit in 64 bits (Python would give a big integer).
-    #[error("integer overflow (the result does not fit in 64 bits)")]
     Overflow,
     /// An operation on values of kinds it does not accept (Python raises `TypeError` or
     /// `ValueError`).
-    #[error("{0}")]
     Type(String),
 }
+
+impl std::fmt::Display for EvalError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            EvalError::UnknownFeature(name) => write!(
+                f,
+                "unknown feature `{name}`: the context has no feature of that name"
+            ),
+            EvalError::DivisionByZero => f.write_str("division by zero"),
+            EvalError::Overflow => {
+                f.write_str("integer overflow (the result does not fit in 64 bits)")
+            }
+            EvalError::Type(m) => f.write_str(m),
+        }
+    }
+}
+
+impl std::error::Error for EvalError {}
 
 pub(super) type EvalResult<T> = std::result::Result<T, EvalError>;
 

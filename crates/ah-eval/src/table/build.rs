@@ -1,7 +1,7 @@
 //! [`build_table`]: a log's table, from grouping its rows to the column values.
 
 use ah_core::ops::Operation;
-use ah_core::Log;
+use ah_log::Log;
 
 use super::encoding::learn_encoding;
 use super::group::{group_inputs, groupby_order, RawInput};

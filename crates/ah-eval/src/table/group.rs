@@ -4,7 +4,8 @@
 use std::cmp::Ordering;
 use std::collections::HashMap;
 
-use ah_core::{Log, Value};
+use ah_core::Value;
+use ah_log::Log;
 
 use super::report::BuildReport;
 use super::values::{cmp_values, ColumnKind};

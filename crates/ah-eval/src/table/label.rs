@@ -2,7 +2,7 @@
 //! inputs with a single choice, and all-`inf` inputs unless kept, are dropped.
 
 use ah_core::stats::median;
-use ah_core::Log;
+use ah_log::Log;
 
 use super::build::BuildOptions;
 use super::group::RawInput;

@@ -1,7 +1,7 @@
 //! Tests of building a table from a log.
 
 use super::*;
-use ah_core::{Log, ReadOptions};
+use ah_log::{Log, ReadOptions};
 use std::path::Path;
 
 /// The training table of a log read from `text` (named `t.txt`), default options.

@@ -6,7 +6,7 @@
 //! first drops inconsistent (input, choice) pairs ([`crate::regression::filter_log`]), splits
 //! 60/20/20 by default, falls back to the first choice as the default, and cannot rank.
 
-use ah_core::Log;
+use ah_log::Log;
 
 use crate::config::Settings;
 use crate::error::{Result, TrainError};

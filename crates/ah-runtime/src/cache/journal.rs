@@ -483,7 +483,7 @@ impl Store {
     /// sorted) through a temp file renamed over it. The caller holds the lock.
     fn compact(&mut self) -> Result<(), CacheError> {
         let bytes = self.serialize();
-        crate::fs::write_atomic(&self.path, &bytes).map_err(|e| self.write_error(e.source))?;
+        ah_core::fs::write_atomic(&self.path, &bytes).map_err(|e| self.write_error(e.source))?;
         let meta = std::fs::metadata(&self.path).map_err(|e| self.read_error(e))?;
         self.legacy = false;
         self.file = Some(file_id(&meta));

@@ -6,16 +6,17 @@ use std::collections::HashSet;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
-use ah_core::log::open_maybe_gz;
 use ah_core::ops::{apply_operations, builtin_operations, check_operations};
-use ah_core::{Context, DeviceIdentity, Log, LogWriter, Metadata, ReadOptions, Value};
+use ah_core::{Context, DeviceIdentity, Metadata, Value};
+use ah_log::open_maybe_gz;
+use ah_log::{Log, LogWriter, ReadOptions};
 
 fn data_dir() -> Option<PathBuf> {
     let dir = Path::new(concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/../../../shared/data/pytorch"
     ));
-    (!ah_core::test_support::skip_without(dir)).then(|| dir.to_path_buf())
+    (!ah_test_support::skip_without(dir)).then(|| dir.to_path_buf())
 }
 
 struct Expect {

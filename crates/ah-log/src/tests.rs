@@ -3,9 +3,9 @@
 use std::path::Path;
 
 use super::*;
-use crate::context::Context;
-use crate::error::Result;
-use crate::metadata::DeviceIdentity;
+use ah_core::context::Context;
+use ah_core::error::Result;
+use ah_core::metadata::DeviceIdentity;
 
 fn fa_metadata() -> Metadata {
     Metadata::new(DeviceIdentity::A100, "test", vec!["fa".into()], vec![])

@@ -18,15 +18,15 @@
 //! that says what differs.
 
 use crate::cache::{CacheKey, DeviceFingerprint, PickCache};
-use crate::context::Context;
-use crate::error::{Error, Result};
-use crate::heuristic::{HeuristicMetadata, Registry};
-use crate::model::UnsureReason;
-use crate::ops::Operation;
 use crate::runtime::{
     cached_pick, fastest, open_pick_cache, store_pick, AutoHeuristic, AutoHeuristicBuilder, Config,
     DeviceInfo, PickSource,
 };
+use ah_core::context::Context;
+use ah_core::error::{Error, Result};
+use ah_core::heuristic::{HeuristicMetadata, Registry};
+use ah_core::model::UnsureReason;
+use ah_core::ops::Operation;
 
 /// PyTorch's fallback string when the select-algorithm call has no fallback choice.
 pub const UNSURE: &str = "unsure";
@@ -378,10 +378,10 @@ impl<'a> SelectAlgorithm<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::heuristic::{LearnedHeuristic, Prediction};
-    use crate::log::{Log, ReadOptions};
-    use crate::metadata::DeviceIdentity;
-    use crate::value::Value;
+    use ah_core::heuristic::{LearnedHeuristic, Prediction};
+    use ah_core::metadata::DeviceIdentity;
+    use ah_core::value::Value;
+    use ah_log::{Log, ReadOptions};
     use std::cell::Cell;
 
     fn ids(v: &[&str]) -> Vec<String> {
@@ -592,7 +592,7 @@ mod tests {
         let build = |m: i64, fallback: Option<&str>| {
             let mut b = SelectAlgorithm::builder("mm", ids(&CHOICES), "k")
                 .context(ctx(m))
-                .augment(crate::ops::builtin_operations("mm"))
+                .augment(ah_core::ops::builtin_operations("mm"))
                 .config(config(dir.path(), "", "mm"))
                 .registry(&registry);
             if let Some(f) = fallback {

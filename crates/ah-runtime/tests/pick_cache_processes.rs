@@ -8,8 +8,9 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use ah_core::cache::CacheKey;
-use ah_core::{AutoHeuristic, Config, Context, DeviceInfo, PickCache, PickSource};
+use ah_core::Context;
+use ah_runtime::cache::CacheKey;
+use ah_runtime::{AutoHeuristic, Config, DeviceInfo, PickCache, PickSource};
 
 const WORKERS: u64 = 8;
 const INPUTS: u64 = 100;

@@ -15,14 +15,15 @@ use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
-use ah_core::cache::{CacheKey, DeviceFingerprint, PickCache};
 use ah_core::model::{
     Column, FeatureRange, Model, ModelEvaluator, ModelKind, Node, Provenance, TrainingInfo, Tree,
     MODEL_SCHEMA_VERSION,
 };
 use ah_core::ops::{apply_operations, builtin_operations};
 use ah_core::value::python_float_repr;
-use ah_core::{Context, DeviceIdentity, Log, ReadOptions, Value};
+use ah_core::{Context, DeviceIdentity, Value};
+use ah_log::{Log, ReadOptions};
+use ah_runtime::cache::{CacheKey, DeviceFingerprint, PickCache};
 
 fn median_ns(items: usize, mut f: impl FnMut()) -> f64 {
     let mut runs: Vec<f64> = (0..5)

@@ -5,9 +5,11 @@
 //! Python `str()` values and the feedback in milliseconds. Logs may be gzip-compressed
 //! (a `.gz` suffix). See `docs/log-format.md`.
 //!
-//! This module is the only code of the workspace that knows the format; it splits lines into
+//! This crate is the only code of the workspace that knows the format; it splits lines into
 //! fields with the `csv` crate (no quoting, `\n` ends a line):
 //!
+//! - `metadata`: [`parse_metadata_line`], line 1 read back into a
+//!   [`Metadata`](ah_core::Metadata);
 //! - `read`: [`Log::read`] and [`Log::from_reader`] (streaming), [`open_maybe_gz`],
 //!   [`read_bytes`] and [`log_text`] (a whole file, every error naming its line);
 //! - `parallel`: [`Log::read_parallel`], the same result with both halves of a large file
@@ -18,9 +20,13 @@
 //!   [`infer_reps`], [`keep_inputs`], and [`Repetitions`] (rows per choice of an input);
 //! - `merge`: [`join_logs`] (PyTorch's `merge_data.py`);
 //! - `lock`: [`lock_log`], the lock every writer of a log holds.
+//!
+//! It prints nothing; errors are the core's [`ah_core::Error`] (they name the file and line).
+#![deny(missing_docs)]
 
 mod lock;
 mod merge;
+mod metadata;
 mod parallel;
 mod read;
 mod repair;
@@ -36,13 +42,14 @@ use std::path::PathBuf;
 
 pub use lock::{lock_log, lock_path, LogLock};
 pub use merge::{join_logs, Joined};
+pub use metadata::parse_metadata_line;
 pub use read::{log_text, metadata_line, open_maybe_gz, read_bytes};
 pub use repair::{infer_reps, keep_inputs, repair_inputs, InputRepair, Repetitions};
 pub use rows::{row_spans, RowSpan};
 pub use write::{push_row, LogWriter};
 
-use crate::metadata::Metadata;
-use crate::value::{python_float_repr, Value};
+use ah_core::metadata::Metadata;
+use ah_core::value::{python_float_repr, Value};
 
 /// How strictly to read a log.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

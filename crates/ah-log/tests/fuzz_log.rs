@@ -15,7 +15,8 @@ use std::io::Write as _;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use ah_core::{Error, Log, ReadOptions};
+use ah_core::Error;
+use ah_log::{Log, ReadOptions};
 use proptest::prelude::*;
 use proptest::test_runner::{Config, RngAlgorithm, TestCaseError, TestRng, TestRunner};
 

@@ -25,9 +25,9 @@ use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use crate::context::Context;
-use crate::error::Result;
-use crate::metadata::DeviceIdentity;
+use ah_core::context::Context;
+use ah_core::error::Result;
+use ah_core::metadata::DeviceIdentity;
 use journal::{Entry, Store};
 
 /// Everything a cached pick depends on besides the input: if any of it changes, the pick is
@@ -57,7 +57,7 @@ impl DeviceFingerprint {
             device_capa: identity.device_capa,
             driver_version: String::new(),
             library_versions: BTreeMap::new(),
-            heuristic_version: crate::TOOL_VERSION.to_string(),
+            heuristic_version: ah_core::TOOL_VERSION.to_string(),
         }
     }
 

@@ -20,13 +20,13 @@ use std::path::PathBuf;
 use std::sync::OnceLock;
 
 use crate::cache::{CacheKey, DeviceFingerprint, Lookup, PickCache};
-use crate::context::Context;
-use crate::error::Result;
-use crate::heuristic::{HeuristicMetadata, Registry};
-use crate::log::LogWriter;
-use crate::metadata::{DeviceIdentity, Metadata};
-use crate::model::{Decision, UnsureReason};
-use crate::ops::{apply_operations, Operation};
+use ah_core::context::Context;
+use ah_core::error::Result;
+use ah_core::heuristic::{HeuristicMetadata, Registry};
+use ah_core::metadata::{DeviceIdentity, Metadata};
+use ah_core::model::{Decision, UnsureReason};
+use ah_core::ops::{apply_operations, Operation};
+use ah_log::LogWriter;
 
 /// Runtime configuration (PyTorch's `autoheuristic_collect`, `autoheuristic_use`,
 /// `autoheuristic_log_path`, plus the pick cache settings).
@@ -335,7 +335,7 @@ impl<'a> AutoHeuristicBuilder<'a> {
                 .collect();
             // The same lock as every other writer of the log: a collector writing to this file
             // makes this an error (Error::Locked), never interleaved rows.
-            let _lock = crate::log::lock_log(&log_path, true)?;
+            let _lock = ah_log::lock_log(&log_path, true)?;
             let mut writer = LogWriter::append(&log_path, &ah.metadata, &features)?;
             for choice in &ah.choices {
                 let t = feedback(choice);
@@ -384,7 +384,8 @@ impl<'a> AutoHeuristic<'a> {
     /// `|| "autotune".into()` for pad_mm).
     ///
     /// ```
-    /// use ah_core::{AutoHeuristic, Config, Context, PickSource};
+    /// use ah_core::Context;
+    /// use ah_runtime::{AutoHeuristic, Config, PickSource};
     ///
     /// let dir = tempfile::tempdir()?;
     /// let mut config = Config::from_vars(|_| None); // no environment: tests stay hermetic
@@ -472,7 +473,7 @@ impl<'a> AutoHeuristic<'a> {
     /// log is resolved then), the log cannot be written or its metadata differs.
     pub fn save_data(&mut self, choice: &str, feedback: f64) -> Result<()> {
         let Some(path) = self.log_path.clone() else {
-            return Err(crate::Error::Other(format!(
+            return Err(ah_core::Error::Other(format!(
                 "`{}`: the precondition does not hold for this context, so nothing is logged",
                 self.name
             )));
@@ -484,7 +485,7 @@ impl<'a> AutoHeuristic<'a> {
             .iter()
             .map(|f| f.name.to_string())
             .collect();
-        let _lock = crate::log::lock_log(&path, true)?;
+        let _lock = ah_log::lock_log(&path, true)?;
         LogWriter::append(&path, &self.metadata, &features)?.write_row(
             &self.context,
             choice,
@@ -500,7 +501,9 @@ impl<'a> AutoHeuristic<'a> {
     fn augmented(&self) -> std::result::Result<Context, UnsureReason> {
         let mut ctx = self.context.clone();
         apply_operations(&self.augment, &mut ctx).map_err(|e| match e {
-            crate::Error::Operation { name, .. } => UnsureReason::MissingFeature { feature: name },
+            ah_core::Error::Operation { name, .. } => {
+                UnsureReason::MissingFeature { feature: name }
+            }
             _ => UnsureReason::NoHeuristic,
         })?;
         Ok(ctx)
@@ -714,10 +717,10 @@ pub(crate) fn store_pick(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::heuristic::{LearnedHeuristic, Prediction, UnsureKind};
-    use crate::log::{Log, ReadOptions};
-    use crate::metadata::DeviceIdentity;
-    use crate::value::Value;
+    use ah_core::heuristic::{LearnedHeuristic, Prediction, UnsureKind};
+    use ah_core::metadata::DeviceIdentity;
+    use ah_core::value::Value;
+    use ah_log::{Log, ReadOptions};
     use std::cell::RefCell;
 
     fn vars(pairs: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> {
@@ -860,7 +863,7 @@ mod tests {
         assert!(err.to_string().contains("InconsistentMetadata"), "{err}");
         // While another writer (a collector, a merge) holds the log's lock, collecting is an
         // error naming the file, and the log is left as it was.
-        let held = crate::log::lock_log(&path, true).unwrap();
+        let held = ah_log::lock_log(&path, true).unwrap();
         let err = AutoHeuristic::builder("test", choices(&["a"]), || "f".into())
             .feedback(|_| 4.0)
             .context(fa_context())
@@ -871,7 +874,7 @@ mod tests {
             ))
             .build()
             .unwrap_err();
-        assert!(matches!(err, crate::Error::Locked { .. }), "{err}");
+        assert!(matches!(err, ah_core::Error::Locked { .. }), "{err}");
         drop(held);
         let log = Log::read(&path, ReadOptions { strict: true }).unwrap();
         assert_eq!(log.rows.len(), 4);

@@ -4,7 +4,7 @@
 use std::fs::{File, OpenOptions};
 use std::path::{Path, PathBuf};
 
-use crate::error::{Error, Result};
+use ah_core::error::{Error, Result};
 
 /// The lock sidecar of a log: `FILE.lock`. Every writer of a log (ah-collect's collection,
 /// merge and repair, the runtime in collect mode) holds it exclusively while writing. It lies

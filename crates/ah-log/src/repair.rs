@@ -37,7 +37,7 @@ use std::path::Path;
 use super::read::log_text;
 use super::rows::{row_spans, RowSpan};
 use super::Log;
-use crate::error::{Error, Result};
+use ah_core::error::{Error, Result};
 
 impl Log {
     /// Repairs a log whose last line was torn (a collector killed mid-write): when the file does
@@ -349,7 +349,7 @@ pub fn keep_inputs(
         }
     }
     if changed {
-        crate::fs::write_atomic(path, out.as_bytes())?;
+        ah_core::fs::write_atomic(path, out.as_bytes())?;
     }
     Ok(())
 }

@@ -6,7 +6,7 @@ use std::path::Path;
 
 use super::read::read_bytes;
 use super::{Log, ReadOptions};
-use crate::error::{Error, Result};
+use ah_core::error::{Error, Result};
 
 /// Files at most this large are read by one thread.
 const PARALLEL_FROM_BYTES: usize = 1 << 20;

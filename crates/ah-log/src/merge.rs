@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 
 use super::read::{log_text, read_bytes};
-use crate::error::{Error, Result};
+use ah_core::error::{Error, Result};
 
 /// The joined text of [`join_logs`] and what went into it.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -2,8 +2,9 @@
 //! rendering them again gives the file's bytes (for both readers, and for the row spans that
 //! tools editing a log in place use).
 
-use ah_core::log::row_spans;
-use ah_core::{Context, DeviceIdentity, Log, LogWriter, Metadata, ReadOptions, Value};
+use ah_core::{Context, DeviceIdentity, Metadata, Value};
+use ah_log::row_spans;
+use ah_log::{Log, LogWriter, ReadOptions};
 use proptest::prelude::*;
 
 /// A feature value of any kind, as a log can hold it: a string that would read back as

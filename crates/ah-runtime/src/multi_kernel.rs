@@ -32,11 +32,11 @@ use std::fmt;
 use sha2::{Digest, Sha256};
 
 use crate::cache::{CacheKey, Lookup, PickCache};
-use crate::context::Context;
-use crate::heuristic::{HeuristicMetadata, Registry};
-use crate::metadata::DeviceIdentity;
-use crate::model::{Decision, UnsureReason};
 use crate::runtime::Config;
+use ah_core::context::Context;
+use ah_core::heuristic::{HeuristicMetadata, Registry};
+use ah_core::metadata::DeviceIdentity;
+use ah_core::model::{Decision, UnsureReason};
 
 /// An error a sub-kernel's closures report (launch failure, row too long, ...).
 pub type KernelFailure = Box<dyn std::error::Error + Send + Sync>;
@@ -503,7 +503,7 @@ mod tests {
 
     use super::*;
     use crate::cache::DeviceFingerprint;
-    use crate::heuristic::{LearnedHeuristic, Prediction, UnsureKind};
+    use ah_core::heuristic::{LearnedHeuristic, Prediction, UnsureKind};
 
     /// Fake sub-kernels: fixed benchmark times (NaN: the benchmark fails), counters of runs
     /// and benchmarks.

@@ -5,10 +5,10 @@ use std::fs::{File, OpenOptions};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use crate::context::Context;
-use crate::error::{Error, Result};
-use crate::metadata::Metadata;
-use crate::value::python_float_repr;
+use ah_core::context::Context;
+use ah_core::error::{Error, Result};
+use ah_core::metadata::Metadata;
+use ah_core::value::python_float_repr;
 
 /// Appends one data row (without the newline) to `out`: the feature values as already
 /// rendered (`Context::feature_values_csv`), the choice and the feedback as Python's `str()`
@@ -105,7 +105,7 @@ impl LogWriter {
 }
 
 fn metadata_difference(existing: &str, given: &Metadata) -> String {
-    let Ok(old) = Metadata::from_json_line(existing) else {
+    let Ok(old) = crate::parse_metadata_line(existing) else {
         return "the existing first line is not AutoHeuristic metadata".into();
     };
     let mut diffs = super::device_differences(&old, given);

@@ -13,9 +13,9 @@ use std::path::Path;
 use csv::ByteRecord;
 
 use super::{Log, LogRow, MalformedLine, ReadOptions};
-use crate::error::{Error, Result};
-use crate::metadata::Metadata;
-use crate::value::{parse_python_float, Value};
+use ah_core::error::{Error, Result};
+use ah_core::metadata::Metadata;
+use ah_core::value::{parse_python_float, Value};
 
 impl Log {
     /// Reads a log, plain or gzip (by the `.gz` suffix or the gzip magic bytes).
@@ -44,7 +44,7 @@ impl Log {
             ));
         };
         let metadata_line = lines.text(first)?;
-        let metadata = Metadata::from_json_line(&metadata_line)
+        let metadata = crate::parse_metadata_line(&metadata_line)
             .map_err(|e| fmt_err(1, format!("{e}; is this an AutoHeuristic log (train.txt)?")))?;
         let Some(second) = lines.next_line()? else {
             return Err(fmt_err(
