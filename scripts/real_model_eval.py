@@ -2,7 +2,7 @@
 """A pad_mm evaluation set of real-model GEMMs, labelled by compiled truth (one CUDA GPU).
 
 Plan (no torch needed, `--dry-run` stops after it): the `nn.Linear` layers of the models in
-crates/ah-collect/catalogue/models.toml (qkv fused or separate, output projection, MLP plain or
+crates/ah-bench/catalogue/models.toml (qkv fused or separate, output projection, MLP plain or
 gated, LM head hidden -> vocab, classifier hidden -> classes), each as one of the three GEMMs of a
 training step, for T tokens and a Linear(in=K, out=N):
 
@@ -50,7 +50,7 @@ import tomllib
 from dataclasses import asdict, dataclass
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-CATALOGUE = os.path.join(ROOT, "crates/ah-collect/catalogue/models.toml")
+CATALOGUE = os.path.join(ROOT, "crates/ah-bench/catalogue/models.toml")
 REFERENCE_LOG = os.path.join(ROOT, "data/pad_mm_h100.txt")  # line 1: the H100 metadata line
 TRAINING_SEEDS = (0, 1)  # seeds of the training / fresh logs: never reuse them here
 MIN_DIM = 768  # PyTorch's H100 pad_mm_precondition: m, k, n >= 768

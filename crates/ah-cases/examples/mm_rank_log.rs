@@ -6,7 +6,7 @@
 //! ```
 use std::path::PathBuf;
 
-use ah_collect::runners::mm::rank_log_lines;
+use ah_bench::runners::mm::rank_log_lines;
 use ah_log::{Log, ReadOptions};
 use anyhow::Context as _;
 use clap::Parser;

@@ -15,7 +15,7 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Mutex;
 
-use ah_collect::runners::mm::EXTERN_MM;
+use ah_bench::runners::mm::EXTERN_MM;
 use ah_core::heuristic::{LearnedHeuristic, Prediction, UnsureKind};
 use ah_core::model::{leaf_best_choices, Node};
 use ah_core::{Context, DeviceIdentity, Model, ModelEvaluator, Registry};

@@ -23,13 +23,13 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Instant;
 
-use ah_cases::reduction_eval::{self as eval, InputTimes};
-use ah_collect::backend::{CudaBackend, TimingConfig};
-use ah_collect::dtype::DType;
-use ah_collect::runners::reduction::kernels::{
+use ah_bench::backend::{CudaBackend, TimingConfig};
+use ah_bench::dtype::DType;
+use ah_bench::runners::reduction::kernels::{
     Family, ReductionKernels, Variant, BLOCK_SIZES, REDUCTION_SOURCE,
 };
-use ah_collect::runners::reduction::reduction_context;
+use ah_bench::runners::reduction::reduction_context;
+use ah_cases::reduction_eval::{self as eval, InputTimes};
 use ah_core::{Context, DeviceIdentity, HeuristicMetadata, LearnedHeuristic, Registry};
 use ah_log::Log;
 use ah_runtime::cache::DeviceFingerprint;
@@ -237,8 +237,8 @@ impl Gpu {
 /// Device buffers of one shape.
 struct Shape {
     input: InputTimes,
-    x: ah_collect::backend::cuda::DeviceBuffer,
-    y: ah_collect::backend::cuda::DeviceBuffer,
+    x: ah_bench::backend::cuda::DeviceBuffer,
+    y: ah_bench::backend::cuda::DeviceBuffer,
 }
 
 impl Shape {
@@ -282,7 +282,7 @@ impl Shape {
                         let m = cuda.bench(true, &mut |b| {
                             kernels
                                 .launch(b.stream(), v, op, x, y, rows, cols)
-                                .map_err(|e| ah_collect::BenchError::Cuda(e.to_string()))
+                                .map_err(|e| ah_bench::BenchError::Cuda(e.to_string()))
                         })?;
                         Ok(m.min_ms)
                     },

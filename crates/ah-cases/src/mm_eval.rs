@@ -17,7 +17,7 @@
 use ah_core::stats::median;
 use std::collections::BTreeMap;
 
-use ah_collect::runners::mm::{is_model_shape, AlgoConfig, EXTERN_MM};
+use ah_bench::runners::mm::{is_model_shape, AlgoConfig, EXTERN_MM};
 use ah_core::{Context, Decision, Model, ModelEvaluator, Value};
 use ah_log::Log;
 

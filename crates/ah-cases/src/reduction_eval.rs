@@ -6,9 +6,9 @@
 use ah_core::stats::median;
 use std::collections::BTreeMap;
 
-use ah_collect::dtype::DType;
-use ah_collect::runners::reduction::kernels::{Family, Op, Variant};
-use ah_collect::runners::reduction::reduction_context;
+use ah_bench::dtype::DType;
+use ah_bench::runners::reduction::kernels::{Family, Op, Variant};
+use ah_bench::runners::reduction::reduction_context;
 use ah_core::{Context, Value};
 use ah_log::Log;
 

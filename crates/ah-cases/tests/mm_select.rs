@@ -8,7 +8,7 @@
 
 use std::path::PathBuf;
 
-use ah_collect::runners::mm::EXTERN_MM;
+use ah_bench::runners::mm::EXTERN_MM;
 use ah_core::{Context, DeviceIdentity, Registry, Value};
 use ah_log::{Log, ReadOptions};
 use ah_runtime::select::{AutotuneRequest, Autotuner, SelectAlgorithm};

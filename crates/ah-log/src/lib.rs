@@ -109,6 +109,12 @@ impl Log {
 
     /// A data row rendered as PyTorch writes it.
     pub fn row_line(&self, row: &LogRow) -> String {
+        self.row_line_as(row, self.choice_name(row))
+    }
+
+    /// [`Log::row_line`] with another choice name: the row's values and feedback, rendered
+    /// as the writer does, under `choice` (a log whose choices are renamed, like mm's ranks).
+    pub fn row_line_as(&self, row: &LogRow, choice: &str) -> String {
         let mut values = String::with_capacity(128);
         for (i, v) in row.values.iter().enumerate() {
             if i > 0 {
@@ -119,11 +125,11 @@ impl Log {
         let mut s = String::with_capacity(values.len() + 32);
         if values.is_empty() {
             // A log without features: no leading comma.
-            s.push_str(self.choice_name(row));
+            s.push_str(choice);
             s.push(',');
             s.push_str(&python_float_repr(row.feedback));
         } else {
-            push_row(&mut s, &values, self.choice_name(row), row.feedback);
+            push_row(&mut s, &values, choice, row.feedback);
         }
         s
     }

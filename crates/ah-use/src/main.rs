@@ -4,10 +4,10 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use ah_collect::backend::cpu::CpuBackend;
-use ah_collect::backend::cuda::CudaBackend;
-use ah_collect::runners::{self, RunnerOptions};
-use ah_collect::{Backend, TimingConfig};
+use ah_bench::backend::cpu::CpuBackend;
+use ah_bench::backend::cuda::CudaBackend;
+use ah_bench::runners::{self, RunnerOptions};
+use ah_bench::{Backend, TimingConfig};
 use ah_runtime::runtime::Config;
 use ah_use::workload::{run_workload, DecisionRecord, WorkloadConfig, WorkloadReport};
 use anyhow::{bail, Context as _};

@@ -9,10 +9,10 @@
 
 use std::path::PathBuf;
 
-use ah_collect::backend::BackendInfo;
-use ah_collect::collect::sample_rng;
-use ah_collect::runner::{DrawnInput, DynRunner, MeasuredInput, Repetitions, Target};
-use ah_collect::Backend;
+use ah_bench::backend::BackendInfo;
+use ah_bench::runner::sample_rng;
+use ah_bench::runner::{DrawnInput, DynRunner, MeasuredInput, Repetitions, Target};
+use ah_bench::Backend;
 use ah_core::ops::builtin_operations;
 use ah_core::{HeuristicMetadata, Registry, UnsureReason};
 use ah_runtime::cache::{CacheError, DeviceFingerprint, PickCache};
@@ -217,14 +217,12 @@ impl<'a> Session<'a> {
         runner: &'a dyn DynRunner,
         registry: &'a Registry,
         cfg: &'a WorkloadConfig,
-        kind: ah_collect::BackendKind,
+        kind: ah_bench::BackendKind,
         info: &BackendInfo,
     ) -> Self {
         let device = match kind {
-            ah_collect::BackendKind::Cuda => {
-                DeviceInfo::new(info.identity, info.device_name.clone())
-            }
-            ah_collect::BackendKind::Cpu => DeviceInfo::none(),
+            ah_bench::BackendKind::Cuda => DeviceInfo::new(info.identity, info.device_name.clone()),
+            ah_bench::BackendKind::Cpu => DeviceInfo::none(),
         };
         let mut config = cfg.config.clone();
         if let Some(path) = &cfg.cache {
@@ -369,7 +367,7 @@ fn count_source(summary: &mut WorkloadSummary, source: PickSource) -> &'static s
 #[cfg(test)]
 mod tests {
     use super::*;
-    use ah_collect::backend::cpu::CpuBackend;
+    use ah_bench::backend::cpu::CpuBackend;
 
     /// The same machine under `taskset` (fewer available CPUs) keeps the same guard, so its
     /// cached picks stay valid; another CPU model or library version does not.

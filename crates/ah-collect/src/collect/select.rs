@@ -5,10 +5,10 @@ use std::collections::HashSet;
 use std::path::PathBuf;
 
 use ah_log::{Log, ReadOptions};
-use rand::SeedableRng;
 
 use super::{CollectConfig, CollectError};
-use crate::runner::{DrawnInput, DynRunner, SampleRng, Target};
+pub use crate::runner::sample_rng;
+use crate::runner::{DrawnInput, DynRunner, Target};
 
 /// The samples a collection measures (this shard's), before resume is taken into account.
 pub(super) struct Selection {
@@ -131,11 +131,4 @@ pub(super) fn select_samples(
         i += 1;
     }
     Ok(sel)
-}
-
-/// The RNG of sample `index`.
-pub fn sample_rng(seed: u64, index: u64) -> SampleRng {
-    let mut rng = SampleRng::seed_from_u64(seed);
-    rng.set_stream(index);
-    rng
 }

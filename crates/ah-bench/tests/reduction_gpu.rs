@@ -3,10 +3,10 @@
 //! Skipped (with a message) where no CUDA driver can be loaded, so it passes in CI; on the GPU
 //! machine it runs with the other tests (`scripts/reduction_gpu.sh`).
 
-use ah_collect::backend::{CudaBackend, TimingConfig};
-use ah_collect::dtype::DType;
-use ah_collect::runners::reduction::kernels::{KernelError, Op, ReductionKernels, Variant};
-use ah_collect::runners::reduction::reference;
+use ah_bench::backend::{CudaBackend, TimingConfig};
+use ah_bench::dtype::DType;
+use ah_bench::runners::reduction::kernels::{KernelError, Op, ReductionKernels, Variant};
+use ah_bench::runners::reduction::reference;
 use cudarc::driver::sys as drv;
 
 /// (rows, cols): single elements, ragged rows, every persistent items count, the persistent

@@ -14,11 +14,11 @@ use ah_core::stats::median;
 use std::io::Write;
 use std::time::Instant;
 
-use ah_collect::backend::CudaBackend;
-use ah_collect::collect::sample_rng;
-use ah_collect::runner::{Repetitions, Target};
-use ah_collect::runners::{registry, RunnerOptions};
-use ah_collect::{Backend, TimingConfig};
+use ah_bench::backend::CudaBackend;
+use ah_bench::runner::sample_rng;
+use ah_bench::runner::{Repetitions, Target};
+use ah_bench::runners::{registry, RunnerOptions};
+use ah_bench::{Backend, TimingConfig};
 use anyhow::{bail, Context};
 
 struct Args {

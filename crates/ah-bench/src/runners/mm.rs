@@ -430,17 +430,7 @@ pub fn rank_log_lines(log: &ah_log::Log) -> Result<Vec<String>, RankLogError> {
             // cuBLASLt's first candidate again, under its configuration id.
             continue;
         }
-        let mut line = row
-            .values
-            .iter()
-            .map(ToString::to_string)
-            .collect::<Vec<_>>()
-            .join(",");
-        line.push(',');
-        line.push_str(&rank_choice_id(rank - 1));
-        line.push(',');
-        line.push_str(&ah_core::value::python_float_repr(row.feedback));
-        out.push(line);
+        out.push(log.row_line_as(row, &rank_choice_id(rank - 1)));
     }
     Ok(out)
 }

@@ -1,7 +1,7 @@
 //! The real-model catalogue: model architectures whose `nn.Linear` layers the pad_mm runner's
 //! real-model sampler draws GEMMs from (`ah-collect --shapes real|mix`).
 //!
-//! The catalogue is a TOML file of `[[model]]` tables (`crates/ah-collect/catalogue/models.toml`
+//! The catalogue is a TOML file of `[[model]]` tables (`crates/ah-bench/catalogue/models.toml`
 //! is embedded in the binary; its header comment documents the fields). Each table is read with
 //! unknown fields refused, then checked (positive dims, unique names, known kinds), and turned
 //! into the model's linear layers ([`Model::layers`]). Errors name the file, the model and the
@@ -17,7 +17,7 @@ use sha2::{Digest, Sha256};
 pub const BUILTIN_TEXT: &str = include_str!("../catalogue/models.toml");
 
 /// How the label of the embedded catalogue reads in messages.
-pub const BUILTIN_LABEL: &str = "the built-in catalogue (crates/ah-collect/catalogue/models.toml)";
+pub const BUILTIN_LABEL: &str = "the built-in catalogue (crates/ah-bench/catalogue/models.toml)";
 
 /// Largest dimension a catalogue may give (2^24): keeps every derived product far from overflow.
 pub const MAX_DIM: usize = 1 << 24;

@@ -4,7 +4,7 @@
 //! it draws an input from a seeded RNG, builds the decision [`Context`] exactly as PyTorch's
 //! call site does, says whether the device precondition holds, lists the choices for that input
 //! and measures each choice through a [`Backend`]. The collection loop
-//! ([`crate::collect`]) does everything else: logging, resume, sharding; how many
+//! (`ah-collect`'s `collect`) does everything else: logging, resume, sharding; how many
 //! repetitions an input gets is [`Repetitions`]'s rule, applied by [`DynRunner::measure`].
 //!
 //! Runners are registered in [`crate::runners::registry`]; the object-safe [`DynRunner`] is
@@ -14,6 +14,7 @@ use std::fmt::Debug;
 
 use ah_core::{Context, DeviceIdentity};
 pub use ah_log::Repetitions;
+use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
 use crate::backend::{Backend, BackendKind, BenchError, Measurement, TimingConfig};
@@ -21,6 +22,14 @@ use crate::backend::{Backend, BackendKind, BenchError, Measurement, TimingConfig
 /// The RNG every runner draws its inputs from: one independent stream per sample index, so
 /// sample `i` is the same whatever shard, device or resume point produced it.
 pub type SampleRng = ChaCha8Rng;
+
+/// The RNG of sample `index` of a collection seeded with `seed`: one ChaCha8 stream per
+/// sample, so a sample's input does not depend on which other samples are drawn.
+pub fn sample_rng(seed: u64, index: u64) -> SampleRng {
+    let mut rng = SampleRng::seed_from_u64(seed);
+    rng.set_stream(index);
+    rng
+}
 
 /// What a runner may know about the target when it draws an input (memory limits, scale).
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -186,7 +186,7 @@ pub fn gemm_input(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::collect::sample_rng;
+    use crate::runner::sample_rng;
     use crate::runner::BenchmarkRunner;
     use crate::runners::pad_mm::{PadMmRunner, ShapeDistribution};
     use ah_core::{DeviceIdentity, Value};
