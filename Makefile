@@ -21,8 +21,8 @@ export NAME SAMPLES DEVICE SEED DATA OUT HEURISTIC GENERATED CARGO
 help: ## list the targets
 	@grep -E '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*## "}; {printf "  %-18s %s\n", $$1, $$2}'
 
-build: ## build every tool (release)
-	$(CARGO) build --release --workspace --locked
+build: ## build every tool (release; ah-use with CUDA, as the pipeline uses it)
+	$(CARGO) build --release --workspace --locked --features ah-use/cuda
 
 pipeline: ## collect -> train -> codegen -> build -> use, on the GPU if present, else the CPU
 	bash scripts/pipeline.sh
@@ -67,7 +67,7 @@ deps: ## optional system packages (graphviz renders the tree to SVG in reports)
 	apt-get update && apt-get install -y graphviz
 
 gpu-build: ## release binaries into .gpu/ for the lent GPU machine (see docs/gpu.md)
-	$(CARGO) build --release --workspace --locked
+	$(CARGO) build --release --workspace --locked --features ah-use/cuda
 	mkdir -p .gpu && cp target/release/ah-collect target/release/ah-train target/release/ah-codegen target/release/ah-use .gpu/
 	strip .gpu/ah-collect .gpu/ah-train .gpu/ah-codegen .gpu/ah-use   # the device tool carries 64 MiB at most
 	cp scripts/*.py scripts/*.sh .gpu/ 2>/dev/null || true

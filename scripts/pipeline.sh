@@ -56,7 +56,7 @@ $BIN/ah-train "$LOG" --heuristic-name "$HEURISTIC" --output-dir "$OUT" --rust-cr
 $BIN/ah-codegen "$OUT/$HEURISTIC.model.json" --no-rust --python "$OUT/python"
 
 step "build the generated heuristics and the use step"
-$CARGO build --profile "$PROFILE" --locked -p ah-use
+$CARGO build --profile "$PROFILE" --locked -p ah-use --features cuda
 
 step "use: AUTOHEURISTIC_USE=$NAME on a fresh workload (seed $((SEED + 1)))"
 AUTOHEURISTIC_USE=$NAME $BIN/ah-use run --name "$NAME" --device "$DEVICE" \

@@ -10,7 +10,7 @@
 #
 # Runs from the repository root with the binaries in .gpu/ (built here, no Rust there):
 #   cargo build --release -p ah-collect --bin ah-collect -p ah-cases --example reduction_multi_kernel
-#   cargo test --release -p ah-collect --test reduction_gpu --no-run
+#   cargo test --release -p ah-bench --features cuda --test reduction_gpu --no-run
 #   mkdir -p .gpu && cp target/release/ah-collect target/release/examples/reduction_multi_kernel .gpu/
 #   cp "$(ls -t target/release/deps/reduction_gpu-* | grep -v '\.d$' | head -1)" .gpu/reduction_gpu
 # and through the device tool: command `OUT=$OUT bash scripts/reduction_gpu.sh collect`,

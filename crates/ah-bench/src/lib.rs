@@ -9,6 +9,10 @@
 //! - [`catalogue`]: the real-model catalogue pad_mm's `--shapes real|mix` draws GEMMs from;
 //! - [`dtype`]: the element types and their host encodings.
 //!
+//! Features: `cuda` (off unless asked for) adds the CUDA backend and the GPU-only runners
+//! (`mm`, `reduction`) through cudarc; without it [`backend::CudaBackend::new`] says the build
+//! has no CUDA and the library links no CUDA library.
+//!
 //! The collection tool (`ah-collect`: loop, resume, shards, devices, CLI) and the use step
 //! (`ah-use run`) drive it. This library prints nothing; errors are typed.
 #![deny(missing_docs)]

@@ -23,7 +23,13 @@
 //! rests and runs once more, keeping the faster run.
 
 pub mod cpu;
+#[cfg(feature = "cuda")]
 pub mod cuda;
+/// The CUDA backend of a build without the `cuda` feature: it never starts.
+#[cfg(not(feature = "cuda"))]
+#[path = "cuda_off.rs"]
+pub mod cuda;
+mod cuda_types;
 
 use std::fmt;
 

@@ -1,8 +1,13 @@
 //! The registered runners. Adding one is a file in this folder plus one line in
 //! [`registry`] (docs/adding-a-runner.md).
+//!
+//! `mm` (cuBLASLt) and `reduction` (NVRTC kernels) run only on a GPU and call cudarc
+//! themselves: they exist in builds with the `cuda` feature only.
 
+#[cfg(feature = "cuda")]
 pub mod mm;
 pub mod pad_mm;
+#[cfg(feature = "cuda")]
 pub mod reduction;
 
 use crate::runner::DynRunner;
@@ -33,7 +38,9 @@ pub fn registry(options: &RunnerOptions) -> Vec<Box<dyn DynRunner>> {
     }
     vec![
         Box::new(pad_mm),
+        #[cfg(feature = "cuda")]
         Box::new(reduction::ReductionRunner::new()),
+        #[cfg(feature = "cuda")]
         Box::new(mm::MmRunner::with_options(options)),
         // One line per runner, e.g. `Box::new(mm::MmRunner::default()),`
     ]

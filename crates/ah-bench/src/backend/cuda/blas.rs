@@ -3,45 +3,10 @@
 use std::ffi::c_void;
 
 use cudarc::cublas::sys as blas_sys;
-use cudarc::driver::sys as drv;
 
-use super::{blas_err, CudaBackend};
+use super::{blas_err, CudaBackend, GemmArgs};
 use crate::backend::BenchError;
 use crate::dtype::DType;
-
-/// One GEMM on raw device pointers, row-major semantics (PyTorch's `torch.mm`):
-/// `C[m, n] = A[m, k] @ B[k, n]`, where A and B are either row-major (`trans_* == false`,
-/// leading dimension = number of columns) or the transpose of a row-major buffer
-/// (`trans_* == true`, PyTorch's `.t()` view, leading dimension = number of rows).
-#[derive(Debug, Clone, Copy)]
-pub struct GemmArgs {
-    /// Rows of A and C.
-    pub m: usize,
-    /// Inner dimension.
-    pub k: usize,
-    /// Columns of B and C.
-    pub n: usize,
-    /// A's buffer.
-    pub a: drv::CUdeviceptr,
-    /// A is a transposed view (strides `(1, lda)`).
-    pub trans_a: bool,
-    /// A's leading dimension (elements).
-    pub lda: usize,
-    /// B's buffer.
-    pub b: drv::CUdeviceptr,
-    /// B is a transposed view.
-    pub trans_b: bool,
-    /// B's leading dimension.
-    pub ldb: usize,
-    /// C's buffer (row-major).
-    pub c: drv::CUdeviceptr,
-    /// C's leading dimension.
-    pub ldc: usize,
-    /// Element type of A, B and C.
-    pub dtype: DType,
-    /// fp32 only: allow TF32 tensor cores (PyTorch's `allow_tf32`).
-    pub tf32: bool,
-}
 
 impl CudaBackend {
     /// Enqueues one GEMM through cuBLAS `cublasGemmEx`, as PyTorch's `at::cuda::blas::gemm`

@@ -4,7 +4,7 @@
 use cudarc::driver::sys as drv;
 use cudarc::driver::{LaunchConfig, PushKernelArg};
 
-use super::{check, drv_err, CudaBackend, PadCopy};
+use super::{check, drv_err, CudaBackend, PadCopy, PadCopyArgs};
 use crate::backend::BenchError;
 use crate::dtype::DType;
 
@@ -136,33 +136,6 @@ impl CudaBackend {
         unsafe { b.launch(cfg) }.map_err(drv_err)?;
         Ok(())
     }
-}
-
-/// A padded operand to fill ([`CudaBackend::pad_copy`]).
-#[derive(Debug, Clone, Copy)]
-pub struct PadCopyArgs {
-    /// The padded buffer: row-major, rows `dst_pitch` elements apart.
-    pub dst: drv::CUdeviceptr,
-    /// Its allocation's size (the eager modes zero all of it).
-    pub dst_bytes: usize,
-    /// Padded rows.
-    pub dst_rows: usize,
-    /// Padded columns.
-    pub dst_cols: usize,
-    /// Row stride of the padded buffer, in elements (`CudaBackend::padded_row_stride`).
-    pub dst_pitch: usize,
-    /// The source: element `(r, c)` at `src[r * s0 + c * s1]`.
-    pub src: drv::CUdeviceptr,
-    /// Source rows.
-    pub rows: usize,
-    /// Source columns.
-    pub cols: usize,
-    /// Source row stride, in elements.
-    pub s0: usize,
-    /// Source column stride, in elements.
-    pub s1: usize,
-    /// Element size in bytes (2 or 4).
-    pub elem: usize,
 }
 
 /// One row of blocks per row, 256 threads of `per_thread` elements along it.

@@ -4,29 +4,8 @@
 use cudarc::cublas::sys as blas_sys;
 use cudarc::driver::sys as drv;
 
+use super::CudaInitError;
 use crate::backend::BenchError;
-
-/// Why the CUDA backend could not start.
-#[derive(Debug, thiserror::Error)]
-pub enum CudaInitError {
-    /// No CUDA driver library (`libcuda.so`) on this machine.
-    #[error("no CUDA driver found (libcuda could not be loaded); use `--device cpu`, or `--device auto` to fall back to the CPU")]
-    NoDriver,
-    /// A CUDA library other than the driver is missing.
-    #[error("{0} could not be loaded; add the folder that holds it (e.g. /usr/local/cuda/lib64) to LD_LIBRARY_PATH")]
-    MissingLibrary(&'static str),
-    /// The driver is there but has no such device.
-    #[error("CUDA device {ordinal} not found ({count} device(s) visible)")]
-    NoDevice {
-        /// Requested ordinal.
-        ordinal: usize,
-        /// Devices visible.
-        count: i32,
-    },
-    /// A CUDA call failed while starting.
-    #[error("CUDA initialisation failed: {0}")]
-    Cuda(String),
-}
 
 pub(super) fn drv_err(e: cudarc::driver::DriverError) -> BenchError {
     use drv::CUresult as R;

@@ -26,10 +26,8 @@ use std::sync::Arc;
 use cudarc::cublas::sys as blas_sys;
 use cudarc::driver::{CudaContext, CudaEvent, CudaFunction, CudaStream};
 
-pub use blas::GemmArgs;
+pub use super::cuda_types::{CudaInitError, DevicePtr, GemmArgs, PadCopyArgs};
 pub use buffer::DeviceBuffer;
-pub use copy::PadCopyArgs;
-pub use error::CudaInitError;
 
 use super::{BackendInfo, BenchError, TimingConfig};
 use error::{blas_err, check, drv_err, init_err};
