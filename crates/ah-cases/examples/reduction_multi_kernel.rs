@@ -326,10 +326,7 @@ fn describe(i: &InputTimes) -> String {
 }
 
 fn geomean(v: &[f64]) -> f64 {
-    if v.is_empty() {
-        return f64::NAN;
-    }
-    (v.iter().map(|x| x.ln()).sum::<f64>() / v.len() as f64).exp()
+    ah_eval::gmean(v).unwrap_or(f64::NAN)
 }
 
 fn percentile(v: &[f64], p: f64) -> f64 {
@@ -538,13 +535,13 @@ fn measure_shape(
         tally.sure += 1;
         if picked == best {
             tally.same += 1;
-        } else if ratio <= 1.1 {
+        } else if ratio <= ah_eval::HARM_FACTOR {
             tally.within10 += 1;
         } else {
             tally.over10 += 1;
             let r = best_of_3_ratio(&shape, gpu, &timings, &names, &learned.choice, rep_ms)?;
             recheck = Some(r);
-            if r > 1.1 {
+            if r > ah_eval::HARM_FACTOR {
                 tally.over10_rechecked += 1;
             }
             eprintln!(

@@ -106,17 +106,9 @@ pub struct Summary {
     pub kernel_time_share: BTreeMap<usize, f64>,
 }
 
+/// ah-eval's geometric mean; NaN for no input.
 fn geomean(v: impl Iterator<Item = f64>) -> f64 {
-    let (mut s, mut n) = (0.0, 0usize);
-    for x in v {
-        s += x.ln();
-        n += 1;
-    }
-    if n == 0 {
-        f64::NAN
-    } else {
-        (s / n as f64).exp()
-    }
+    ah_eval::gmean(&v.collect::<Vec<_>>()).unwrap_or(f64::NAN)
 }
 
 impl Evaluation {
@@ -137,7 +129,7 @@ impl Evaluation {
             first_geomean: geomean(speedups.iter().copied()),
             first_worst: speedups.iter().copied().fold(f64::INFINITY, f64::min),
             first_max: speedups.iter().copied().fold(0.0, f64::max),
-            first_slower_10pct: share(&|i| i.first_ms > 1.1 * i.extern_ms),
+            first_slower_10pct: share(&|i| i.first_ms > ah_eval::HARM_FACTOR * i.extern_ms),
             oracle_geomean: geomean(xs.iter().map(|i| i.extern_ms / i.best_ms)),
             extern_is_best: share(&|i| i.extern_ms <= i.best_ms),
             unranked: xs.iter().filter(|i| !i.ranked).count(),

@@ -10,6 +10,7 @@ use ah_bench::dtype::DType;
 use ah_bench::runners::reduction::kernels::{Family, Op, Variant};
 use ah_bench::runners::reduction::reduction_context;
 use ah_core::{Context, Value};
+use ah_eval::score::{gmean, PickSummary, PickTimes};
 use ah_log::Log;
 
 /// One input of a reduction log with the time of every variant.
@@ -142,58 +143,51 @@ pub struct Score {
     pub share_of_oracle: f64,
     /// `sum(oracle times) / sum(picked times)`.
     pub total_time_share: f64,
-    /// Picks more than 10% slower than the best.
+    /// Picks more than 10% slower than the best (ah-eval's harmful picks).
     pub over_10pct: usize,
     /// Picks that are the measured best.
     pub exact: usize,
 }
 
-/// Scores a policy (`pick` gives a variant per input).
+/// Scores a policy (`pick` gives a variant per input) with ah-eval's per-input score.
 pub fn score(inputs: &[InputTimes], mut pick: impl FnMut(&InputTimes) -> Variant) -> Score {
-    let (mut log_sum, mut best_sum, mut pick_sum) = (0.0, 0.0, 0.0);
-    let (mut over, mut exact) = (0, 0);
+    let mut times = Vec::with_capacity(inputs.len());
+    let mut exact = 0;
     for i in inputs {
         let (bv, bt) = i.best();
         let v = pick(i);
         let t = i.time(v);
-        log_sum += (bt / t).ln();
-        best_sum += bt;
-        pick_sum += t;
-        if t > 1.1 * bt {
-            over += 1;
-        }
+        times.push(PickTimes {
+            picked_ms: t,
+            best_ms: bt,
+            // No default choice here: the summary's speedups over it are not used.
+            default_ms: t,
+        });
         if v == bv || t == bt {
             exact += 1;
         }
     }
-    let n = inputs.len();
+    let s = PickSummary::of(&times);
     Score {
-        n,
-        share_of_oracle: if n == 0 {
-            f64::NAN
-        } else {
-            (log_sum / n as f64).exp()
-        },
-        total_time_share: best_sum / pick_sum,
-        over_10pct: over,
+        n: s.n,
+        share_of_oracle: s.share_of_oracle,
+        total_time_share: s.total_time_share,
+        over_10pct: s.harmful,
         exact,
     }
 }
 
-/// Geometric mean over inputs of `baseline time / picked time`.
+/// Geometric mean over inputs of `baseline time / picked time` (NaN for no input).
 pub fn geomean_speedup(
     inputs: &[InputTimes],
     mut baseline: impl FnMut(&InputTimes) -> Variant,
     mut pick: impl FnMut(&InputTimes) -> Variant,
 ) -> f64 {
-    if inputs.is_empty() {
-        return f64::NAN;
-    }
-    let s: f64 = inputs
+    let speedups: Vec<f64> = inputs
         .iter()
-        .map(|i| (i.time(baseline(i)) / i.time(pick(i))).ln())
-        .sum();
-    (s / inputs.len() as f64).exp()
+        .map(|i| i.time(baseline(i)) / i.time(pick(i)))
+        .collect();
+    gmean(&speedups).unwrap_or(f64::NAN)
 }
 
 #[cfg(test)]

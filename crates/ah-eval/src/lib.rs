@@ -3,7 +3,10 @@
 //! - [`table`]: from a log to the evaluation table (PyTorch's `get_df`: median over
 //!   repetitions, winners, augment operations, one-hot categories), one row per input;
 //! - [`metrics`]: per-row outcomes (correct, wrong, unsure) and PyTorch's metrics plus ours,
-//!   as a typed [`Metrics`].
+//!   as a typed [`Metrics`];
+//! - [`score`]: the one geometric mean, the harm threshold and the per-input score of a pick
+//!   ([`PickTimes`], summarised by [`PickSummary`]) that `ah-use run` and the case studies
+//!   use; the module docs name each quantity once.
 //!
 //! `ah-train` trains and selects on these tables and reports these metrics; `ah-use replay`
 //! evaluates a trained model on any log with the same code, so both print the same numbers
@@ -22,8 +25,10 @@
 
 pub mod error;
 pub mod metrics;
+pub mod score;
 pub mod table;
 
 pub use error::{EvalError, Result};
 pub use metrics::Metrics;
+pub use score::{gmean, PickSummary, PickTimes, HARM_FACTOR};
 pub use table::{build_table, BuildOptions, BuildReport, Encoding, Table};

@@ -18,6 +18,7 @@ use std::collections::BTreeMap;
 
 use serde::ser::{Serialize, SerializeMap, Serializer};
 
+pub use crate::score::{gmean, pairwise_sum};
 use crate::table::Table;
 
 /// A metric's value as the metric files write it: counts and ratios are all JSON numbers of
@@ -170,8 +171,7 @@ pub const EXTRA_METRICS: [&str; 6] = [
     "decided_share",
 ];
 
-/// A wrong pick slower than the best by more than this factor is harmful.
-pub const HARM_FACTOR: f64 = 1.1;
+pub use crate::score::HARM_FACTOR;
 
 /// What evaluation needs besides the tree.
 #[derive(Debug, Clone)]
@@ -360,45 +360,9 @@ pub fn safe_proba(
     wrong[(wrong.len() - allowed).min(wrong.len() - 1)]
 }
 
-/// numpy's pairwise summation (`np.add.reduce` on a contiguous float64 array).
-pub fn pairwise_sum(a: &[f64]) -> f64 {
-    let n = a.len();
-    if n < 8 {
-        let mut r = 0.0;
-        for &x in a {
-            r += x;
-        }
-        r
-    } else if n <= 128 {
-        let mut r = [0.0f64; 8];
-        r.copy_from_slice(&a[..8]);
-        let mut i = 8;
-        while i < n - (n % 8) {
-            for j in 0..8 {
-                r[j] += a[i + j];
-            }
-            i += 8;
-        }
-        let mut res = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]));
-        while i < n {
-            res += a[i];
-            i += 1;
-        }
-        res
-    } else {
-        let mut n2 = n / 2;
-        n2 -= n2 % 8;
-        pairwise_sum(&a[..n2]) + pairwise_sum(&a[n2..])
-    }
-}
-
-/// scipy's `gmean` (`exp(mean(log(a)))`); 0 for an empty list, as PyTorch's evaluator.
-pub fn gmean(a: &[f64]) -> f64 {
-    if a.is_empty() {
-        return 0.0;
-    }
-    let logs: Vec<f64> = a.iter().map(|x| x.ln()).collect();
-    (pairwise_sum(&logs) / a.len() as f64).exp()
+/// [`gmean`], 0 for an empty list, as PyTorch's evaluator reports it.
+fn gmean_or_zero(a: &[f64]) -> f64 {
+    gmean(a).unwrap_or(0.0)
 }
 
 fn max_or_zero(a: &[f64]) -> f64 {
@@ -645,13 +609,13 @@ impl Tally {
 
     /// The metrics of the `n` rows tallied.
     fn finish(self, n: usize) -> Metrics {
-        let oracle = gmean(&self.lsum_best);
+        let oracle = gmean_or_zero(&self.lsum_best);
         let n_ok = self.n_ok;
         let pct = |a: &[f64]| {
             if n_ok == 0 {
                 100.0
             } else {
-                100.0 * gmean(a) / oracle
+                100.0 * gmean_or_zero(a) / oracle
             }
         };
         let (correct, wrong) = (self.correct, self.wrong);
@@ -661,14 +625,14 @@ impl Tally {
             unsure: self.unsure,
             total: n,
             wrong_max_speedup: finite(max_or_zero(&self.speedups_wrong)),
-            wrong_gmean_speedup: finite(gmean(&self.speedups_wrong)),
+            wrong_gmean_speedup: finite(gmean_or_zero(&self.speedups_wrong)),
             top_k_correct: self.tk_correct,
             top_k_wrong: self.tk_wrong,
             wrong_max_speedup_k: finite(max_or_zero(&self.wrong_k)),
-            wrong_gmean_speedup_k: finite(gmean(&self.wrong_k)),
+            wrong_gmean_speedup_k: finite(gmean_or_zero(&self.wrong_k)),
             top_k_unsure: self.tk_unsure,
             max_speedup_over_default: finite(max_or_zero(&self.sod)),
-            gmean_speedup_over_default: finite(gmean(&self.sod)),
+            gmean_speedup_over_default: finite(gmean_or_zero(&self.sod)),
             max_speedup_default_over_heuristic: finite(min_or_zero(&self.sod)),
             non_default_predictions: self.non_default,
             default_better: self.default_better,
@@ -744,8 +708,8 @@ mod tests {
     fn pairwise_sum_matches_plain_sum_on_exact_values() {
         let a: Vec<f64> = (0..1000).map(f64::from).collect();
         assert_eq!(pairwise_sum(&a), 499_500.0);
-        assert_eq!(gmean(&[]), 0.0);
-        assert!((gmean(&[2.0, 8.0]) - 4.0).abs() < 1e-12);
+        assert_eq!(gmean_or_zero(&[]), 0.0);
+        assert!((gmean_or_zero(&[2.0, 8.0]) - 4.0).abs() < 1e-12);
     }
 
     /// A one-leaf model that always picks class 0 with probability 0.9.

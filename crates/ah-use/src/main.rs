@@ -309,8 +309,8 @@ fn print_summary(r: &WorkloadReport) -> anyhow::Result<()> {
     )?;
     writeln!(
         out,
-        "  share of oracle       {:.2}%",
-        100.0 * s.share_of_oracle
+        "  total time share      {:.2}% (oracle's total over the picks')",
+        100.0 * s.total_time_share
     )?;
     Ok(())
 }

@@ -15,6 +15,7 @@ use ah_bench::runner::{DrawnInput, DynRunner, MeasuredInput, Repetitions, Target
 use ah_bench::Backend;
 use ah_core::ops::builtin_operations;
 use ah_core::{HeuristicMetadata, Registry, UnsureReason};
+use ah_eval::score::{PickSummary, PickTimes};
 use ah_runtime::cache::{CacheError, DeviceFingerprint, PickCache};
 use ah_runtime::runtime::{AutoHeuristic, Config, DeviceInfo, PickSource};
 use serde::Serialize;
@@ -84,8 +85,9 @@ pub struct WorkloadSummary {
     pub oracle_total_ms: f64,
     /// `default_total_ms / total_ms`.
     pub speedup_over_default: f64,
-    /// `oracle_total_ms / total_ms` (1.0 = every pick was the fastest).
-    pub share_of_oracle: f64,
+    /// `oracle_total_ms / total_ms` (1.0 = every pick was the fastest): ah-eval's
+    /// `total_time_share` (not its `share_of_oracle`, a geometric mean).
+    pub total_time_share: f64,
     /// Geometric mean over inputs of `default / pick`.
     pub gmean_speedup_over_default: f64,
     /// Warnings from the runtime (cache problems), deduplicated.
@@ -164,7 +166,7 @@ pub fn run_workload(
         summary.warnings = cache.take_warnings();
     }
     let mut heuristic_name = None;
-    let mut log_speedup = 0.0;
+    let mut scores = Vec::new();
     for index in 0..cfg.num_samples {
         let mut rng = sample_rng(cfg.seed, index);
         let Some(drawn) = runner.draw(&mut rng, &target, 1000) else {
@@ -178,18 +180,23 @@ pub fn run_workload(
             summary.skipped += 1;
             continue;
         };
-        summary.inputs += 1;
-        summary.total_ms += record.time_ms;
-        summary.default_total_ms += record.default_ms;
-        summary.oracle_total_ms += record.best_ms;
-        log_speedup += (record.default_ms / record.time_ms).ln();
+        scores.push(PickTimes {
+            picked_ms: record.time_ms,
+            best_ms: record.best_ms,
+            default_ms: record.default_ms,
+        });
         on_decision(&record);
         decisions.push(record);
     }
-    if summary.inputs > 0 {
-        summary.speedup_over_default = summary.default_total_ms / summary.total_ms;
-        summary.share_of_oracle = summary.oracle_total_ms / summary.total_ms;
-        summary.gmean_speedup_over_default = (log_speedup / summary.inputs as f64).exp();
+    let scored = PickSummary::of(&scores);
+    summary.inputs = scored.n;
+    if scored.n > 0 {
+        summary.total_ms = scored.picked_total_ms;
+        summary.default_total_ms = scored.default_total_ms;
+        summary.oracle_total_ms = scored.best_total_ms;
+        summary.speedup_over_default = scored.speedup_over_default;
+        summary.total_time_share = scored.total_time_share;
+        summary.gmean_speedup_over_default = scored.gmean_speedup_over_default;
     }
     Ok(WorkloadReport {
         name: runner.name().to_string(),
@@ -327,7 +334,8 @@ impl<'a> Session<'a> {
 }
 
 /// Each choice's time: the median over repetitions of the per-repetition minimum (`inf` where
-/// a repetition failed).
+/// a repetition failed); the workspace's one median (the mean of the two middle values for an
+/// even count, as training takes it).
 fn median_times(measured: &MeasuredInput) -> Vec<f64> {
     (0..measured.choices.len())
         .map(|c| {
@@ -336,8 +344,7 @@ fn median_times(measured: &MeasuredInput) -> Vec<f64> {
                 .iter()
                 .map(|rep| rep[c].as_ref().map_or(f64::INFINITY, |m| m.min_ms))
                 .collect();
-            t.sort_by(f64::total_cmp);
-            t[t.len() / 2]
+            ah_core::stats::median(&mut t)
         })
         .collect()
 }
