@@ -146,15 +146,9 @@ pub fn render(model: &Model, options: &Options) -> Result<Vec<GeneratedFile>, Co
             path: krate.join("rustfmt.toml"),
             contents: rustfmt_toml(),
         });
-        let mut json =
-            serde_json::to_string_pretty(model).map_err(|e| CodegenError::InvalidModel {
-                heuristic: name.clone(),
-                message: format!("cannot serialize: {e}"),
-            })?;
-        json.push('\n');
         files.push(GeneratedFile {
             path: krate.join("models").join(format!("{name}.model.json")),
-            contents: json,
+            contents: model.to_json(),
         });
     }
     if let Some(dir) = &options.python_dir {

@@ -145,12 +145,18 @@ impl Model {
         model.check()?;
         Ok(model)
     }
+
+    /// The model file's text, as every tool writes it: pretty JSON and a final newline (the
+    /// one writer; [`Model::load`] reads it back).
+    pub fn to_json(&self) -> String {
+        serde_json::to_string_pretty(self).expect("a model serializes to JSON") + "\n"
+    }
 }
 
 impl Model {
     /// Checks the model's internal consistency: the name, child and column indices, leaf
     /// lengths, one-hot thresholds and the tree's shape (every node reached once from the root),
-    /// then everything [`Model::validate`] checks (operations, columns' features, the default
+    /// then the semantic checks (operations, columns' features, the default
     /// choice). Iterative: a chain of any depth is fine.
     pub fn check(&self) -> Result<(), ModelFileError> {
         let model = self;

@@ -453,7 +453,7 @@ fn main() {
         "ns/context",
     ));
     let model = model();
-    model.validate().unwrap();
+    model.check().unwrap();
     let mut eval = ModelEvaluator::new(&model).unwrap();
     rows.push((
         "ModelEvaluator::decide (ops + guard + depth-6 tree)".into(),

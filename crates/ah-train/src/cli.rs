@@ -317,7 +317,7 @@ fn expected_fits(args: &Args, opts: &TrainOptions) -> u64 {
     let grid = settings.grid.configs().len() as u64;
     if args.regression {
         12
-    } else if args.upstream || args.ranking.is_some() {
+    } else if Mode::for_flags(args.upstream, args.ranking) == Mode::Upstream {
         grid
     } else {
         2 * grid * (opts.cost.folds as u64 + 1)
@@ -433,27 +433,26 @@ fn options(args: &Args) -> Result<TrainOptions> {
         split_file: args.split.clone(),
         // Ranking heuristics are PyTorch's: the cost-aware rule gates single decisions by
         // marking leaves unsafe, which would leave nothing to rank.
-        mode: if args.upstream || args.ranking.is_some() {
-            Mode::Upstream
-        } else {
-            Mode::CostAware
-        },
+        mode: Mode::for_flags(args.upstream, args.ranking),
         cost: CostAwareParams {
             autotune_cost: args.autotune_cost,
             max_harmful: args.max_harmful,
             folds: usize::from(args.folds),
-            wilson_z: 1.96,
             confidence: match args.confidence {
                 ConfidenceArg::Loss => train::Confidence::Loss,
                 ConfidenceArg::Wilson => train::Confidence::Wilson,
             },
+            ..CostAwareParams::default()
         },
         overrides,
         config_dir,
         extra_operations,
         command,
-        range_guard: args.range_guard
-            || (!args.upstream && !args.regression && !args.no_range_guard),
+        range_guard: match (args.range_guard, args.no_range_guard) {
+            (true, _) => true,
+            (_, true) => false,
+            _ => TrainOptions::range_guard_default(args.upstream, args.regression),
+        },
         guard: args.guard,
         inf_unavailable: args.inf_unavailable,
     })
@@ -464,7 +463,7 @@ fn options(args: &Args) -> Result<TrainOptions> {
 fn write_outputs(args: &Args, out: &TrainOutput) -> Result<()> {
     let name = &args.heuristic_name;
     let dir = &args.output_dir;
-    let model_json = serde_json::to_string_pretty(&out.model)? + "\n";
+    let model_json = out.model.to_json();
     let metrics_json = serde_json::to_string_pretty(&out.metrics)? + "\n";
     let dot = ah_codegen::render_dot(&out.model)?;
     let test_rows = out.rows.get("test").cloned().unwrap_or_default();

@@ -33,6 +33,9 @@ pub enum TrainError {
     /// Inconsistent settings.
     #[error("{0}")]
     Config(String),
+    /// Training options that cannot be used together ([`crate::train::TrainOptions::check`]).
+    #[error(transparent)]
+    Params(#[from] crate::train::TrainParamsError),
     /// No grid model satisfies the selection rule.
     #[error("{0}")]
     NoModel(String),

@@ -213,6 +213,7 @@ pub fn train_regression(
     opts: &TrainOptions,
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<TrainOutput> {
+    opts.check()?;
     let t0 = std::time::Instant::now();
     let (p, hash) = rayon::join(
         || prepare(opts, Variant::Regression),

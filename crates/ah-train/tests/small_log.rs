@@ -74,8 +74,7 @@ fn options(log: PathBuf, rest: PathBuf, mode: Mode) -> TrainOptions {
 fn small_log_gets_a_useful_safe_heuristic() {
     let log =
         Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data/pytorch/pad_mm_a100.txt");
-    if !log.exists() {
-        eprintln!("skipping: {} not found", log.display());
+    if ah_test_support::skip_without(&log) {
         return;
     }
     let dir = tempfile::tempdir().unwrap();

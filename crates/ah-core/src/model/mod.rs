@@ -368,8 +368,8 @@ impl Model {
     /// schema version, operations parse and read only logged features or earlier operations,
     /// columns and child indices are in range (children after their parent, so the tree has no
     /// cycle), the tree is non-empty, leaves have the right number of values and the default
-    /// choice is one of the choices.
-    pub fn validate(&self) -> Result<()> {
+    /// choice is one of the choices. Part of [`Model::check`], the one validator.
+    pub(crate) fn validate(&self) -> Result<()> {
         if let Err(e) = check_heuristic_name(&self.heuristic_name) {
             return Err(Error::Other(e.to_string()));
         }

@@ -291,7 +291,7 @@ mod tests {
             autotune_cost: 0.01,
             max_harmful: 1.0,
             folds: 5,
-            wilson_z: 1.96,
+            wilson_z: crate::train::WILSON_Z,
             confidence: Confidence::Loss,
         };
         // Confident rows are right, unconfident ones lose 50%.
@@ -381,7 +381,7 @@ mod tests {
             autotune_cost: 0.1,
             max_harmful: 0.2,
             folds: 5,
-            wilson_z: 1.96,
+            wilson_z: crate::train::WILSON_Z,
             confidence: Confidence::Wilson,
         };
         // Default: the failed pick is an infinite, harmful loss in the most trusted leaf, so
