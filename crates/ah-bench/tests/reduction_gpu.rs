@@ -38,8 +38,7 @@ fn poison(ptr: drv::CUdeviceptr, bytes: usize) {
 
 #[test]
 fn every_variant_matches_the_cpu_reference() {
-    if !CudaBackend::driver_present() {
-        eprintln!("skipped: no CUDA driver on this machine (the reduction kernels need a GPU)");
+    if ah_test_support::skip_without_gpu(CudaBackend::driver_present()) {
         return;
     }
     let mut cuda = CudaBackend::new(0, TimingConfig::PYTORCH).expect("CUDA backend starts");

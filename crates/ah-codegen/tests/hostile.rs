@@ -20,14 +20,7 @@ fn fixture(name: &str) -> Model {
 }
 
 fn python3() -> bool {
-    let ok = Command::new("python3")
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !ok {
-        eprintln!("skipped the Python checks: python3 is not installed");
-    }
-    ok
+    !ah_test_support::skip_without_python("the Python checks")
 }
 
 /// A folder with a `Cargo.toml`: what `--rust` must point at.

@@ -18,14 +18,7 @@ fn manifest() -> &'static Path {
 }
 
 fn python3() -> Option<&'static str> {
-    let ok = Command::new("python3")
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !ok {
-        eprintln!("skipped: python3 is not installed (the Python artifact parity test needs it)");
-    }
-    ok.then_some("python3")
+    (!ah_test_support::skip_without_python("the Python artifact parity test")).then_some("python3")
 }
 
 fn tagged(v: &Value) -> Json {
@@ -372,10 +365,10 @@ fn skeleton(line: &str) -> (String, Vec<String>) {
 #[test]
 fn artifact_has_the_shape_of_pytorchs_own() {
     let reference = manifest().join("../../../shared/reference/artifacts/_PadMMA100Decision.py");
-    let Ok(want) = std::fs::read_to_string(&reference) else {
-        eprintln!("skipped: {} not found", reference.display());
+    if ah_test_support::skip_without(&reference) {
         return;
-    };
+    }
+    let want = std::fs::read_to_string(&reference).unwrap();
     let model =
         Model::load(&manifest().join("../../generated/ah-heuristics/models/PadMMA100.model.json"))
             .unwrap();

@@ -11,8 +11,7 @@ use ah_collect::runners::mm::{
 use ah_collect::TimingConfig;
 
 fn gpu() -> Option<CudaBackend> {
-    if CudaBackend::device_count() == 0 {
-        eprintln!("skipped: no CUDA driver or GPU on this machine");
+    if ah_test_support::skip_without_gpu(CudaBackend::device_count() > 0) {
         return None;
     }
     Some(CudaBackend::new(0, TimingConfig::PYTORCH).expect("the GPU starts"))
@@ -71,8 +70,7 @@ fn every_candidate_matches_cublas() {
 
 #[test]
 fn short_gpu_collection_writes_a_pytorch_mm_log() {
-    if CudaBackend::device_count() == 0 {
-        eprintln!("skipped: no CUDA driver or GPU on this machine");
+    if ah_test_support::skip_without_gpu(CudaBackend::device_count() > 0) {
         return;
     }
     let dir = tempfile::tempdir().unwrap();

@@ -8,8 +8,7 @@ use ah_collect::runners::pad_mm::{check_pad_equals_orig, check_tolerance, PadMmI
 use ah_collect::TimingConfig;
 
 fn gpu() -> Option<CudaBackend> {
-    if CudaBackend::device_count() == 0 {
-        eprintln!("skipped: no CUDA driver or GPU on this machine");
+    if ah_test_support::skip_without_gpu(CudaBackend::device_count() > 0) {
         return None;
     }
     Some(CudaBackend::new(0, TimingConfig::PYTORCH).expect("the GPU starts"))
@@ -87,8 +86,7 @@ fn pad_equals_orig_with_padded_row_strides() {
 
 #[test]
 fn short_gpu_collection_writes_a_pytorch_log() {
-    if CudaBackend::device_count() == 0 {
-        eprintln!("skipped: no CUDA driver or GPU on this machine");
+    if ah_test_support::skip_without_gpu(CudaBackend::device_count() > 0) {
         return;
     }
     let dir = tempfile::tempdir().unwrap();

@@ -1,32 +1,115 @@
-//! What the test suites share about the data beside the repository.
+//! What the test suites share: one skip policy for what a machine may lack.
 //!
-//! Some tests need `../shared` (PyTorch's public logs, the reference trainer), which a developer
-//! may not have. Without it they skip with a message; in CI, which sets `AH_REQUIRE_SHARED`, a
-//! missing path is a failure, so a CI run without `../shared` cannot pass silently.
+//! Some tests need `../shared` (PyTorch's public logs, the reference trainer), `python3`, or a
+//! CUDA GPU, which a developer may not have. Without it a test prints why and skips; when the
+//! matching variable is set ([`Requirement::variable`]: `AH_REQUIRE_SHARED`,
+//! `AH_REQUIRE_PYTHON`, `AH_REQUIRE_GPU`, to anything but empty or `0`) absence is a failure,
+//! so CI (which sets the first two) and a GPU job cannot pass silently.
+#![deny(missing_docs)]
 
 use std::path::Path;
+use std::process::{Command, Stdio};
 
 /// The variable that turns a missing `../shared` path from a skip into a failure.
 pub const REQUIRE_SHARED: &str = "AH_REQUIRE_SHARED";
+/// The variable that turns a missing `python3` from a skip into a failure.
+pub const REQUIRE_PYTHON: &str = "AH_REQUIRE_PYTHON";
+/// The variable that turns a missing CUDA GPU from a skip into a failure.
+pub const REQUIRE_GPU: &str = "AH_REQUIRE_GPU";
 
-/// `true` (after printing why) when a test should skip because `path` is missing; `false` when
-/// the path exists.
+/// Something a test may need that a machine may lack.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Requirement {
+    /// The data beside the repository (`../shared`).
+    Shared,
+    /// A `python3` on the `PATH`.
+    Python,
+    /// A CUDA driver and GPU.
+    Gpu,
+}
+
+impl Requirement {
+    /// The variable that makes this requirement's absence a failure.
+    pub fn variable(self) -> &'static str {
+        match self {
+            Requirement::Shared => REQUIRE_SHARED,
+            Requirement::Python => REQUIRE_PYTHON,
+            Requirement::Gpu => REQUIRE_GPU,
+        }
+    }
+
+    /// Whether the variable is set (to anything but empty or `0`).
+    pub fn required(self) -> bool {
+        std::env::var_os(self.variable()).is_some_and(|v| !v.is_empty() && v != "0")
+    }
+}
+
+/// The one policy: `false` when `present`; otherwise `true` after printing `skipped: {what}`,
+/// or a panic naming `what` when the requirement's variable is set.
+///
+/// # Panics
+/// When `present` is false and the requirement's variable is set.
+pub fn skip_unless(requirement: Requirement, present: bool, what: &str) -> bool {
+    if present {
+        return false;
+    }
+    let variable = requirement.variable();
+    assert!(
+        !requirement.required(),
+        "{what}, and {variable} is set: this test must run here"
+    );
+    eprintln!("skipped: {what} ({variable}=1 makes this a failure)");
+    true
+}
+
+/// `true` (after printing why) when a test should skip because `path` (under `../shared`) is
+/// missing; `false` when the path exists.
 ///
 /// # Panics
 /// When `path` is missing and `AH_REQUIRE_SHARED` is set: the test fails, naming the path.
 pub fn skip_without(path: &Path) -> bool {
-    if path.exists() {
-        return false;
-    }
-    let required = std::env::var_os(REQUIRE_SHARED).is_some_and(|v| !v.is_empty() && v != "0");
-    assert!(
-        !required,
-        "{} is missing and {REQUIRE_SHARED} is set: clone ../shared beside the repository",
-        path.display()
-    );
-    eprintln!(
-        "skipped: {} is missing (clone ../shared beside the repository; {REQUIRE_SHARED}=1 makes this a failure)",
-        path.display()
-    );
-    true
+    skip_unless(
+        Requirement::Shared,
+        path.exists(),
+        &format!(
+            "{} is missing (clone ../shared beside the repository)",
+            path.display()
+        ),
+    )
+}
+
+/// Whether `python3 --version` runs.
+pub fn python3_present() -> bool {
+    Command::new("python3")
+        .arg("--version")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+/// `true` (after printing why) when a test should skip because `python3` is missing; `for_what`
+/// says what needs it.
+///
+/// # Panics
+/// When `python3` is missing and `AH_REQUIRE_PYTHON` is set.
+pub fn skip_without_python(for_what: &str) -> bool {
+    skip_unless(
+        Requirement::Python,
+        python3_present(),
+        &format!("python3 is not installed ({for_what} needs it)"),
+    )
+}
+
+/// `true` (after printing why) when a test should skip because there is no CUDA GPU;
+/// `present` is the caller's probe (the driver library loads and a device is visible).
+///
+/// # Panics
+/// When there is none and `AH_REQUIRE_GPU` is set.
+pub fn skip_without_gpu(present: bool) -> bool {
+    skip_unless(
+        Requirement::Gpu,
+        present,
+        "no CUDA driver or GPU on this machine",
+    )
 }
