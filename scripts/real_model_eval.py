@@ -533,7 +533,7 @@ def meta_context(torch, g):
 
 
 def repair_tail(path):
-    """Cut a torn last line (a run killed mid-write), as ah-core's Log::repair_torn_tail."""
+    """Cut a torn last line (a run killed mid-write), as ah-log's Log::repair_torn_tail."""
     if not os.path.exists(path):
         return
     with open(path, "rb+") as f:

@@ -435,7 +435,8 @@ fn measure(inputs: &[InputTimes], rep_ms: f64, out: Option<PathBuf>) -> anyhow::
     }
     if let Some(path) = &out {
         let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
-        std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))?;
+        ah_core::fs::write_atomic(path, text.as_bytes())
+            .with_context(|| format!("writing {}", path.display()))?;
     }
     let mut k = 0;
     let learned_score = eval::score(&live, |_| {
@@ -685,7 +686,8 @@ fn cache_run(
     let wall = t.elapsed().as_secs_f64();
     if let Some(path) = &out {
         let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
-        std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))?;
+        ah_core::fs::write_atomic(path, text.as_bytes())
+            .with_context(|| format!("writing {}", path.display()))?;
     }
     println!(
         "{}",
