@@ -16,7 +16,7 @@
 //!
 //! ```no_run
 //! use std::path::PathBuf;
-//! let model = ah_core::Model::load("out/pad_mm/model.json".as_ref())?;
+//! let model = ah_core::Model::load("out/pad_mm/PadMMH100.model.json".as_ref())?;
 //! let options = ah_codegen::Options {
 //!     rust_crate: Some(PathBuf::from("generated/ah-heuristics")),
 //!     python_dir: Some(PathBuf::from("out/pad_mm")),

@@ -15,7 +15,7 @@ use clap::Parser;
     name = "ah-codegen",
     version,
     about,
-    after_long_help = "Exit codes: 0 done (or up to date), 1 --check found stale files, 2 error.\n\nExamples:\n  ah-codegen out/pad_mm/model.json\n  ah-codegen out/pad_mm/model.json --python out/pad_mm --dot out/pad_mm/tree.dot --svg\n  ah-codegen generated/ah-heuristics/models --check"
+    after_long_help = "Exit codes: 0 done (or up to date), 1 --check found stale files, 2 error.\n\nExamples:\n  ah-codegen out/pad_mm/PadMMH100.model.json\n  ah-codegen out/pad_mm/PadMMH100.model.json --python out/pad_mm --dot out/pad_mm/tree.dot --svg\n  ah-codegen generated/ah-heuristics/models --check"
 )]
 struct Cli {
     /// Model JSON files written by `ah-train`, or folders of `*.model.json` / `*.json` files.

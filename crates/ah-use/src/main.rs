@@ -117,9 +117,11 @@ struct RunArgs {
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
 enum DeviceArg {
-    /// The GPU if a CUDA driver and device are found, else the CPU.
+    /// The GPU if a CUDA driver and device are found, else the CPU (always the CPU in a build
+    /// without the `cuda` feature).
     Auto,
-    /// CUDA device 0.
+    /// CUDA device 0 (needs a build with `--features cuda`, as `make build` and the pipeline
+    /// make).
     Cuda,
     /// The CPU backend.
     Cpu,
