@@ -1,0 +1,6 @@
+//! The integration tests of `ah-codegen`, one test binary (`cargo test -p ah-codegen --test it`;
+//! `cargo test -p ah-codegen --test it MODULE::` runs one file's tests).
+
+mod cli;
+mod hostile;
+mod python_artifact;

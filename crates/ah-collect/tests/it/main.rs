@@ -1,0 +1,6 @@
+//! The integration tests of `ah-collect`, one test binary (`cargo test -p ah-collect --test it`;
+//! `cargo test -p ah-collect --test it MODULE::` runs one file's tests).
+
+mod cli;
+mod data;
+mod hostile_logs;

@@ -1,0 +1,6 @@
+//! The integration tests of `ah-log`, one test binary (`cargo test -p ah-log --test it`;
+//! `cargo test -p ah-log --test it MODULE::` runs one file's tests).
+
+mod fuzz_log;
+mod log_round_trip;
+mod real_logs;

@@ -1,0 +1,6 @@
+//! The integration tests of `ah-train`, one test binary (`cargo test -p ah-train --test it`;
+//! `cargo test -p ah-train --test it MODULE::` runs one file's tests).
+
+mod anchors;
+mod cli;
+mod small_log;
