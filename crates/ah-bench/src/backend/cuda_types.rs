@@ -85,6 +85,17 @@ pub enum CudaInitError {
         /// Devices visible.
         count: i32,
     },
+    /// A measurement setting in the environment (`AH_PAD_COPY`, `AH_PAD_STRIDE`) has a value
+    /// it does not know: refused rather than silently measuring the default.
+    #[error("{variable}={value:?} is not a known setting; use one of: {expected} (or unset it for the default)")]
+    Setting {
+        /// The variable.
+        variable: &'static str,
+        /// Its value.
+        value: String,
+        /// The values it takes.
+        expected: &'static str,
+    },
     /// This build has no CUDA backend (`ah-bench` without its `cuda` feature).
     #[error("this binary was built without CUDA support; rebuild with `--features cuda`, or use `--device cpu`")]
     NotBuilt,

@@ -72,10 +72,10 @@ impl CudaBackend {
             alloc_raw(info.l2_bytes as usize).map_err(|e| CudaInitError::Cuda(e.to_string()))?;
         let events = timing_events(&ctx, &timing)?;
         info.versions = library_versions(&blas);
-        let pad_copy = PadCopy::from_env();
+        let pad_copy = PadCopy::from_env()?;
         info.versions
             .insert("pad_copy_kernel".into(), pad_copy.name().into());
-        let pad_stride = PadStride::from_env();
+        let pad_stride = PadStride::from_env()?;
         info.versions
             .insert("pad_row_stride".into(), pad_stride.name().into());
         Ok(Self {

@@ -2,7 +2,25 @@
 //! (`AH_PAD_STRIDE`) and the copy kernels that fill it (`AH_PAD_COPY`), both recorded in the
 //! provenance.
 
-use super::CudaBackend;
+use super::{CudaBackend, CudaInitError};
+
+/// The value of a measurement setting in the environment: `None` when unset or empty; an error
+/// when it is not Unicode.
+fn setting(
+    variable: &'static str,
+    expected: &'static str,
+) -> Result<Option<String>, CudaInitError> {
+    match std::env::var(variable) {
+        Ok(v) if v.is_empty() => Ok(None),
+        Ok(v) => Ok(Some(v)),
+        Err(std::env::VarError::NotPresent) => Ok(None),
+        Err(std::env::VarError::NotUnicode(v)) => Err(CudaInitError::Setting {
+            variable,
+            value: v.to_string_lossy().into_owned(),
+            expected,
+        }),
+    }
+}
 
 /// The row stride of a padded buffer (`AH_PAD_STRIDE`, recorded in the provenance as
 /// `pad_row_stride`).
@@ -19,10 +37,25 @@ pub(super) enum PadStride {
 }
 
 impl PadStride {
-    pub(super) fn from_env() -> PadStride {
-        match std::env::var("AH_PAD_STRIDE").as_deref() {
-            Ok("contiguous") => PadStride::Contiguous,
-            _ => PadStride::Inductor,
+    const EXPECTED: &'static str = "contiguous, inductor";
+
+    /// `AH_PAD_STRIDE` (unset: [`PadStride::Inductor`]); an unknown value is an error.
+    pub(super) fn from_env() -> Result<PadStride, CudaInitError> {
+        let value = setting("AH_PAD_STRIDE", Self::EXPECTED)?;
+        Self::parse(value.as_deref()).ok_or_else(|| CudaInitError::Setting {
+            variable: "AH_PAD_STRIDE",
+            value: value.unwrap_or_default(),
+            expected: Self::EXPECTED,
+        })
+    }
+
+    /// The setting of a value (`None`: the default), by its short or recorded name.
+    pub(super) fn parse(value: Option<&str>) -> Option<PadStride> {
+        match value {
+            None | Some("inductor") => Some(PadStride::Inductor),
+            Some("contiguous") => Some(PadStride::Contiguous),
+            Some(v) if v == PadStride::Inductor.name() => Some(PadStride::Inductor),
+            Some(_) => None,
         }
     }
 
@@ -67,12 +100,32 @@ pub(super) enum PadCopy {
 }
 
 impl PadCopy {
-    pub(super) fn from_env() -> PadCopy {
-        match std::env::var("AH_PAD_COPY").as_deref() {
-            Ok("scalar") => PadCopy::Scalar,
-            Ok("vector16") => PadCopy::Vector16,
-            Ok("tiled") => PadCopy::Tiled,
-            _ => PadCopy::OnePass,
+    const EXPECTED: &'static str = "one_pass, scalar, vector16, tiled";
+
+    /// `AH_PAD_COPY` (unset: [`PadCopy::OnePass`]); an unknown value is an error.
+    pub(super) fn from_env() -> Result<PadCopy, CudaInitError> {
+        let value = setting("AH_PAD_COPY", Self::EXPECTED)?;
+        Self::parse(value.as_deref()).ok_or_else(|| CudaInitError::Setting {
+            variable: "AH_PAD_COPY",
+            value: value.unwrap_or_default(),
+            expected: Self::EXPECTED,
+        })
+    }
+
+    /// The setting of a value (`None`: the default), by its short or recorded name.
+    pub(super) fn parse(value: Option<&str>) -> Option<PadCopy> {
+        let all = [
+            PadCopy::Scalar,
+            PadCopy::Vector16,
+            PadCopy::Tiled,
+            PadCopy::OnePass,
+        ];
+        match value {
+            None | Some("one_pass") => Some(PadCopy::OnePass),
+            Some("scalar") => Some(PadCopy::Scalar),
+            Some("vector16") => Some(PadCopy::Vector16),
+            Some("tiled") => Some(PadCopy::Tiled),
+            Some(v) => all.into_iter().find(|c| c.name() == v),
         }
     }
 

@@ -39,3 +39,21 @@ fn padded_row_strides_are_the_ones_inductor_allocated() {
         assert_eq!(PadStride::Contiguous.row_stride(cols, elem), cols);
     }
 }
+
+#[test]
+fn pad_settings_accept_their_names_and_refuse_typos() {
+    use super::layout::{PadCopy, PadStride};
+    assert_eq!(PadCopy::parse(None), Some(PadCopy::OnePass));
+    assert_eq!(PadCopy::parse(Some("tiled")), Some(PadCopy::Tiled));
+    assert_eq!(
+        PadCopy::parse(Some("vector16+tiled_transpose")),
+        Some(PadCopy::Tiled)
+    );
+    assert_eq!(PadCopy::parse(Some("vectro16")), None);
+    assert_eq!(PadStride::parse(None), Some(PadStride::Inductor));
+    assert_eq!(
+        PadStride::parse(Some("contiguous")),
+        Some(PadStride::Contiguous)
+    );
+    assert_eq!(PadStride::parse(Some("contigous")), None);
+}
