@@ -6,9 +6,7 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use ah_collect::backend::CudaBackend;
-use ah_collect::catalogue::Catalogue;
 use ah_collect::collect::{self, CollectConfig, Devices, Shard};
-use ah_collect::runners::pad_mm::{PadMmRunner, ShapeDistribution};
 use ah_collect::runners::{self, RunnerOptions};
 use ah_collect::TimingConfig;
 use anyhow::{bail, Context as _};
@@ -16,7 +14,9 @@ use clap::Parser;
 
 mod check;
 mod cli;
+mod pad_mm;
 mod progress;
+mod recorded;
 mod signals;
 
 use cli::{Cli, Command, DeviceArg, ShapesArg};
@@ -72,7 +72,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         None => default_out(&cli, name, &devices, shard)?,
     };
     if name == "pad_mm" {
-        runner = Box::new(pad_mm_runner(&cli, &options, &out)?);
+        runner = Box::new(pad_mm::pad_mm_runner(&cli, &options, &out)?);
     } else if let Some(s) = cli.shapes.filter(|s| *s != ShapesArg::Mix) {
         bail!(
             "--shapes {} is pad_mm's option; `{name}` has one input distribution",
@@ -209,7 +209,7 @@ fn summary_line(out: &Path, summary: &collect::CollectSummary) -> String {
 }
 
 fn config_for(cli: &Cli, out: PathBuf, shard: Shard, devices: Devices) -> CollectConfig {
-    let recorded = recorded_provenance(&out);
+    let recorded = recorded::recorded_provenance(&out);
     let recorded_reps = recorded.as_ref().and_then(|v| v["num_reps"].as_u64());
     let num_reps = cli
         .num_reps
@@ -248,68 +248,11 @@ fn config_for(cli: &Cli, out: PathBuf, shard: Shard, devices: Devices) -> Collec
     }
 }
 
-/// The pad_mm runner with `--shapes` and `--catalogue`; without `--shapes`, the distribution
-/// the log's provenance sidecar records (none: `pytorch`), or `mix` for a new log.
-fn pad_mm_runner(cli: &Cli, options: &RunnerOptions, out: &Path) -> anyhow::Result<PadMmRunner> {
-    let shapes = match cli.shapes {
-        Some(s) => s,
-        None => recorded_shapes(out)?.unwrap_or(ShapesArg::Mix),
-    };
-    if shapes == ShapesArg::Pytorch && cli.catalogue.is_some() {
-        bail!("--catalogue is used by --shapes real and mix, not pytorch");
-    }
-    let catalogue = || -> anyhow::Result<Arc<Catalogue>> {
-        Ok(Arc::new(match &cli.catalogue {
-            Some(p) => Catalogue::from_file(p)?,
-            None => Catalogue::builtin()?,
-        }))
-    };
-    let mut r = PadMmRunner::default();
-    if let Some(p) = options.max_power2 {
-        r.max_power2_gpu = p;
-        r.max_power2_cpu = p;
-    }
-    Ok(r.with_shapes(match shapes {
-        ShapesArg::Pytorch => ShapeDistribution::Pytorch,
-        ShapesArg::Real => ShapeDistribution::Real(catalogue()?),
-        ShapesArg::Mix => ShapeDistribution::Mix(catalogue()?),
-    }))
-}
-
-/// The `shapes` of an existing log's provenance sidecar (`pytorch` when absent), `None` for a
-/// new log.
-fn recorded_shapes(out: &Path) -> anyhow::Result<Option<ShapesArg>> {
-    let Some(v) = recorded_provenance(out) else {
-        return Ok(None);
-    };
-    let path = collect::provenance_path(out);
-    match v["shapes"].as_str().unwrap_or("pytorch") {
-        "pytorch" => Ok(Some(ShapesArg::Pytorch)),
-        "real" => Ok(Some(ShapesArg::Real)),
-        "mix" => Ok(Some(ShapesArg::Mix)),
-        other => bail!(
-            "{}: records an unknown `shapes` = `{other}`; give --shapes, or write to another --out",
-            path.display()
-        ),
-    }
-}
-
 /// Repetitions per input of a new log without `--num-reps`.
 const DEFAULT_REPS: usize = 2;
 
 /// Repetitions of an all-long input of a new log without `--long-reps`.
 const DEFAULT_LONG_REPS: usize = 1;
-
-/// The provenance sidecar of an existing log that some session wrote to, `None` for a new log
-/// (an unreadable sidecar is reported by the collection itself).
-fn recorded_provenance(out: &Path) -> Option<serde_json::Value> {
-    let text = std::fs::read_to_string(collect::provenance_path(out)).ok()?;
-    let v: serde_json::Value = serde_json::from_str(&text).ok()?;
-    v["sessions"]
-        .as_array()
-        .is_some_and(|s| !s.is_empty())
-        .then_some(v)
-}
 
 fn runner_names(options: &RunnerOptions) -> String {
     runners::registry(options)
