@@ -2,7 +2,8 @@
 
 use crate::context::Context;
 use crate::metadata::DeviceIdentity;
-use crate::model::{Decision, ModelKind, UnsureReason};
+pub use crate::model::regression_decision;
+use crate::model::{Decision, Model, ModelKind, UnsureReason};
 
 /// What a learned heuristic's tree says for one context.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -127,21 +128,11 @@ pub trait LearnedHeuristic: Send + Sync {
     }
 }
 
-/// PyTorch's `LearnedHeuristicRegression.get_decision`: sort the scores; if
-/// `highest / second_highest > threshold` the highest wins, else unsure. Needs two choices.
-pub fn regression_decision(scores: &[(f64, usize)], threshold: f64) -> Decision {
-    if scores.len() < 2 {
-        return Decision::Unsure(UnsureReason::LowConfidence { confidence: 0.0 });
-    }
-    let mut s = scores.to_vec();
-    s.sort_by(|a, b| a.0.total_cmp(&b.0));
-    let (best, idx) = s[s.len() - 1];
-    let second = s[s.len() - 2].0;
-    let ratio = best / second;
-    if ratio > threshold {
-        Decision::Choice(idx)
-    } else {
-        Decision::Unsure(UnsureReason::LowConfidence { confidence: ratio })
+/// The model's side of the interface: PyTorch's generated `check_precondition`.
+impl Model {
+    /// PyTorch's generated `check_precondition`: same optimization name and device identity.
+    pub fn check_precondition(&self, metadata: &HeuristicMetadata<'_>) -> bool {
+        metadata.name == self.name && metadata.device == self.precondition
     }
 }
 

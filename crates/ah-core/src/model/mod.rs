@@ -14,7 +14,6 @@ use serde::{Deserialize, Serialize};
 
 use crate::context::Context;
 use crate::error::{Error, Result};
-use crate::heuristic::{regression_decision, HeuristicMetadata};
 use crate::metadata::DeviceIdentity;
 use crate::ops::{CompiledOps, EvalError, Operation};
 use crate::value::Value;
@@ -359,11 +358,6 @@ impl Model {
         self.operations.iter().map(Operation::from_spec).collect()
     }
 
-    /// PyTorch's generated `check_precondition`: same optimization name and device identity.
-    pub fn check_precondition(&self, metadata: &HeuristicMetadata<'_>) -> bool {
-        metadata.name == self.name && metadata.device == self.precondition
-    }
-
     /// Checks the model's internal consistency: the heuristic name ([`check_heuristic_name`]),
     /// schema version, operations parse and read only logged features or earlier operations,
     /// columns and child indices are in range (children after their parent, so the tree has no
@@ -572,6 +566,24 @@ fn apply_ops_unsure(ops: &[Operation], ctx: &mut Context) -> std::result::Result
         ctx.set(op.name.clone(), v, op.is_categorical);
     }
     Ok(())
+}
+
+/// PyTorch's `LearnedHeuristicRegression.get_decision`: sort the scores; if
+/// `highest / second_highest > threshold` the highest wins, else unsure. Needs two choices.
+pub fn regression_decision(scores: &[(f64, usize)], threshold: f64) -> Decision {
+    if scores.len() < 2 {
+        return Decision::Unsure(UnsureReason::LowConfidence { confidence: 0.0 });
+    }
+    let mut s = scores.to_vec();
+    s.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let (best, idx) = s[s.len() - 1];
+    let second = s[s.len() - 2].0;
+    let ratio = best / second;
+    if ratio > threshold {
+        Decision::Choice(idx)
+    } else {
+        Decision::Unsure(UnsureReason::LowConfidence { confidence: ratio })
+    }
 }
 
 #[cfg(test)]

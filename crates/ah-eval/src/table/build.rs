@@ -9,18 +9,12 @@ use super::label::label_inputs;
 use super::report::BuildReport;
 use super::slots::Slots;
 use super::values::{kind_of, ColumnKind};
+use super::BuildOptions;
 use super::{Encoding, Table};
 use crate::error::{EvalError, Result};
 
 /// Malformed lines named in [`BuildReport::warnings`] (the count names them all).
 const MALFORMED_EXAMPLES: usize = 5;
-
-/// Options of [`build_table`].
-#[derive(Debug, Clone, Copy, Default)]
-pub struct BuildOptions {
-    /// Keep inputs whose every choice failed (PyTorch does; their label is arbitrary).
-    pub keep_all_inf: bool,
-}
 
 /// Builds the table of a log. With `encoding` `None` the categories are learned from this log
 /// (the training log); otherwise the given encoding is applied (a `--data` set).

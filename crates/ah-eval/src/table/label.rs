@@ -4,9 +4,9 @@
 use ah_core::stats::median;
 use ah_log::Log;
 
-use super::build::BuildOptions;
 use super::group::RawInput;
 use super::report::BuildReport;
+use super::BuildOptions;
 
 /// The labelled inputs of a table: per kept input its median times, winner and speedup.
 pub(super) struct Labels {

@@ -32,8 +32,16 @@ mod values;
 #[cfg(test)]
 mod tests;
 
-pub use build::{build_table, BuildOptions};
+pub use build::build_table;
 pub use report::BuildReport;
+
+/// Options of [`build_table`] (here, beside the table, so that `build.rs` and `label.rs`
+/// both read it from their parent rather than from each other).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct BuildOptions {
+    /// Keep inputs whose every choice failed (PyTorch does; their label is arbitrary).
+    pub keep_all_inf: bool,
+}
 
 /// An input's logged feature text, metadata order.
 pub type Key = std::sync::Arc<[String]>;

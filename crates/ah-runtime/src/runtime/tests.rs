@@ -1,4 +1,3 @@
-
 use super::*;
 use ah_core::heuristic::{LearnedHeuristic, Prediction, UnsureKind};
 use ah_core::metadata::DeviceIdentity;
