@@ -9,7 +9,7 @@
 //! fields with the `csv` crate (no quoting, `\n` ends a line):
 //!
 //! - `metadata`: [`parse_metadata_line`], line 1 read back into a
-//!   [`Metadata`](ah_core::Metadata);
+//!   [`Metadata`];
 //! - `read`: [`Log::read`] and [`Log::from_reader`] (streaming), [`open_maybe_gz`],
 //!   [`read_bytes`] and [`log_text`] (a whole file, every error naming its line);
 //! - `parallel`: [`Log::read_parallel`], the same result with both halves of a large file

@@ -141,7 +141,7 @@ pub struct TrainOptions {
     /// A choice timed `inf` for an input cannot be offered for it at run time: picking it is
     /// unsure (the runtime autotunes), not an infinitely slow wrong pick, in every metric, the
     /// unsafe-leaf rule, the leaf scores and the cross-validated threshold
-    /// ([`EvalSettings::inf_unavailable`]). Recorded in the model as
+    /// ([`ah_eval::metrics::EvalSettings::inf_unavailable`]). Recorded in the model as
     /// `training.extra.inf_unavailable`.
     pub inf_unavailable: bool,
 }

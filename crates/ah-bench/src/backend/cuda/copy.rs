@@ -77,7 +77,7 @@ impl CudaBackend {
     }
 
     /// Fills a padded operand: the strided source at the top left of its padded buffer, zeros
-    /// in the padding, with the kernels `AH_PAD_COPY` selects ([`PadCopy`]): one pass by
+    /// in the padding, with the kernels `AH_PAD_COPY` selects (`PadCopy`): one pass by
     /// default, as a compiled program's pad kernel; a whole-buffer zero fill and then the copy
     /// for the eager modes, as eager PyTorch's `constant_pad_nd`.
     pub fn pad_copy(&mut self, a: &PadCopyArgs) -> Result<(), BenchError> {
