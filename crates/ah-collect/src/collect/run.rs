@@ -16,9 +16,9 @@ use super::provenance::{
 };
 use super::resume::{reconcile_sidecar, repair_log, Repair};
 use super::select::{sample_rng, select_samples, Selection};
-use super::workers::{run_workers, Totals, Writers};
+use super::workers::{run_workers, ExtrasWriter, Totals, Writers};
 use super::{
-    io_err, lock_log, medians_path, provenance_path, CollectConfig, CollectError, CollectSummary,
+    extras_path, io_err, lock_log, medians_path, provenance_path, CollectConfig, CollectError, CollectSummary,
     Devices, LogLock, Observer,
 };
 use crate::backend::{Backend, BackendInfo, BackendKind, CpuBackend, CudaBackend};
@@ -110,6 +110,14 @@ fn check_request(
     if !runner.supports(kind) {
         return Err(CollectError::Invalid(format!(
             "runner `{}` does not run on the {kind} backend",
+            runner.name()
+        )));
+    }
+    runner.ready(kind).map_err(CollectError::Invalid)?;
+    if let Some(r) = runner.fixed_reps().filter(|r| *r != cfg.num_reps) {
+        return Err(CollectError::Invalid(format!(
+            "runner `{}` measures each input {r} time(s) (one repetition is a whole \
+             compile); leave out --num-reps or give --num-reps {r}",
             runner.name()
         )));
     }
@@ -232,7 +240,11 @@ fn open_log(
     }
     Ok(Session {
         lock,
-        writers: Some(Writers { log, medians }),
+        writers: Some(Writers {
+            log,
+            medians,
+            extras: ExtrasWriter::new(extras_path(&cfg.out)),
+        }),
         provenance,
         repair,
         todo,

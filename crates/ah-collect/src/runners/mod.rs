@@ -1,6 +1,7 @@
 //! The registered runners. Adding one is a file in this folder plus one line in
 //! [`registry`] (docs/adding-a-runner.md).
 
+pub mod inductor_mm;
 pub mod mm;
 pub mod pad_mm;
 pub mod reduction;
@@ -35,6 +36,7 @@ pub fn registry(options: &RunnerOptions) -> Vec<Box<dyn DynRunner>> {
         Box::new(pad_mm),
         Box::new(reduction::ReductionRunner::new()),
         Box::new(mm::MmRunner::with_options(options)),
+        Box::new(inductor_mm::InductorMmRunner::default()),
         // One line per runner, e.g. `Box::new(mm::MmRunner::default()),`
     ]
 }
