@@ -12,7 +12,9 @@ for f in data/$log data/$log.medians.txt data/$log.provenance.json data/$log.ext
 done
 export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
 export PYTHONUNBUFFERED=1
-timeout -s INT -k 90 "$secs" .gpu/ah-collect --name inductor_mm --device cuda --seed 1 \
+# --foreground: one SIGINT to ah-collect alone (without it, timeout signals the child and then
+# its whole process group, and a second SIGINT ends ah-collect at once, losing its summary).
+timeout --foreground -s INT -k 90 "$secs" .gpu/ah-collect --name inductor_mm --device cuda --seed 1 \
   --out "$out/$log" "$@" 2>&1 | grep -v '^\s*$' | tail -n 60
 echo "exit: ${PIPESTATUS[0]}"
 wc -l "$out/$log" "$out/$log.extras.jsonl" 2>/dev/null

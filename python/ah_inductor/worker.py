@@ -26,6 +26,7 @@ import argparse
 import json
 import math
 import os
+import signal
 import statistics
 import sys
 import tempfile
@@ -476,6 +477,9 @@ def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--engine", choices=("torch", "fake"), default="torch")
     args = p.parse_args(argv)
+    # The driver ends the worker (a quit line, or end of input): a Ctrl-C or SIGINT meant for
+    # the collection must not kill the GEMM in flight, which the collection still logs.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     # The protocol gets its own descriptor; anything printed to stdout goes to stderr.
     proto = os.fdopen(os.dup(1), "w", buffering=1)
     os.dup2(2, 1)

@@ -104,6 +104,9 @@ impl Worker {
         if let Some(d) = device {
             cmd.env("CUDA_VISIBLE_DEVICES", visible_device(d));
         }
+        // Its own process group: a Ctrl-C (or a signal to the collection's group) stops the
+        // collection after the input in flight, which needs the worker alive to finish.
+        std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
         let mut child = cmd.spawn().map_err(spawn_err)?;
         let stdin = child.stdin.take().expect("piped");
         let lines = forward_lines(child.stdout.take().expect("piped"));
