@@ -31,6 +31,7 @@ pub mod dataset;
 pub mod error;
 pub mod guard;
 pub mod learner;
+pub mod prune;
 pub mod regression;
 pub mod report;
 pub mod split;
