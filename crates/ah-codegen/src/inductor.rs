@@ -4,8 +4,9 @@
 //!
 //! The file is the header, then the sources of `python/ah_inductor/naming.py` (the one owner
 //! of choice names) and `python/ah_inductor/choices.py` (the handler runtime: features from
-//! Inductor's `KernelInputs`, install/uninstall, composition, guards), then the heuristic's
-//! `HEURISTIC` description and its `decide(f)` tree rendered here. Every string that reaches
+//! Inductor's `KernelInputs`, `install()`/`uninstall()`/`stats()`, composition, guards), then
+//! the heuristic's `HEURISTIC` description and its `decide(f)` tree rendered here, which the
+//! runtime's functions read at call time. Every string that reaches
 //! the file (feature names, categorical values, choice names, the heuristic's name) is
 //! written as a JSON string literal, which Python reads as the same string whatever it holds.
 
@@ -34,15 +35,25 @@ pub fn render_module(model: &Json, header: &str) -> Result<String, CodegenError>
         message,
     };
     if model["kind"] != "inductor_choices" {
-        return Err(invalid("not a pruning model (kind must be \"inductor_choices\"; train it with ah-prune)".into()));
+        return Err(invalid(
+            "not a pruning model (kind must be \"inductor_choices\"; train it with ah-prune)"
+                .into(),
+        ));
     }
-    let capa = model["device_capa"].as_array().filter(|a| a.len() == 2 && a.iter().all(Json::is_u64));
+    let capa = model["device_capa"]
+        .as_array()
+        .filter(|a| a.len() == 2 && a.iter().all(Json::is_u64));
     let capa = capa.ok_or_else(|| invalid("device_capa must be two integers".into()))?;
-    let ops: Vec<String> = model["ops"].as_array().into_iter().flatten().map(lit).collect();
+    let ops: Vec<String> = model["ops"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(lit)
+        .collect();
     let mut decide = String::from("def decide(f):\n    \"\"\"The learned policy for a GEMM's features `f` (see choices.py).\"\"\"\n");
     node(&model["tree"], 1, &mut decide).map_err(invalid)?;
     Ok(format!(
-        "{header}\n{naming}\n\n{choices}\n\n# ---- the learned heuristic ----\n\nHEURISTIC = {{\n    \"name\": {name},\n    \"device_capa\": ({c0}, {c1}),\n    \"torch\": {torch},\n    \"ops\": ({ops},),\n}}\n\n\ndef _align(x):\n    \"\"\"The largest power of two, at most 128, that divides x.\"\"\"\n    return min(128, x & -x) if x > 0 else 0\n\n\n{decide}\n\ninstall, uninstall, stats = make_install(HEURISTIC, decide)\n",
+        "{header}\n{naming}\n\n{choices}\n\n# ---- the learned heuristic ----\n\nHEURISTIC = {{\n    \"name\": {name},\n    \"device_capa\": ({c0}, {c1}),\n    \"torch\": {torch},\n    \"ops\": ({ops},),\n}}\n\n\ndef _align(x):\n    \"\"\"The largest power of two, at most 128, that divides x.\"\"\"\n    return min(128, x & -x) if x > 0 else 0\n\n\n{decide}",
         naming = strip_main(NAMING_PY),
         choices = strip_main(CHOICES_PY),
         name = lit(&model["name"]),
@@ -66,16 +77,26 @@ fn lit(v: &Json) -> String {
 
 /// A logged value (ah_core's serde form) as a Python literal.
 fn value_lit(v: &Json) -> Result<String, String> {
-    let inner = v.as_object().and_then(|o| o.iter().next()).map(|(_, x)| x).unwrap_or(v);
+    let inner = v
+        .as_object()
+        .and_then(|o| o.iter().next())
+        .map(|(_, x)| x)
+        .unwrap_or(v);
     match inner {
         Json::Number(n) if n.as_f64().is_some_and(f64::is_finite) => Ok(n.to_string()),
         Json::Bool(_) | Json::String(_) => Ok(lit(inner)),
-        other => Err(format!("a categorical value that is not a bool, number or string: {other}")),
+        other => Err(format!(
+            "a categorical value that is not a bool, number or string: {other}"
+        )),
     }
 }
 
 fn quantity(q: &Json) -> Result<String, String> {
-    let f = |k: &str| q[k].as_str().map(|s| format!("f[{}]", lit(&Json::String(s.into())))).ok_or("a quantity without its feature name");
+    let f = |k: &str| {
+        q[k].as_str()
+            .map(|s| format!("f[{}]", lit(&Json::String(s.into()))))
+            .ok_or("a quantity without its feature name")
+    };
     Ok(match q["kind"].as_str() {
         Some("feature") => f("name")?,
         Some("product") => format!("{} * {}", f("a")?, f("b")?),
@@ -87,12 +108,21 @@ fn quantity(q: &Json) -> Result<String, String> {
 fn test(t: &Json) -> Result<String, String> {
     match t["kind"].as_str() {
         Some("le") => {
-            let thr = t["threshold"].as_f64().filter(|x| x.is_finite()).ok_or("a threshold that is not a finite number")?;
+            let thr = t["threshold"]
+                .as_f64()
+                .filter(|x| x.is_finite())
+                .ok_or("a threshold that is not a finite number")?;
             Ok(format!("{} <= {thr:?}", quantity(&t["quantity"])?))
         }
         Some("eq") => {
-            let feat = t["feature"].as_str().ok_or("an equality test without its feature")?;
-            Ok(format!("f[{}] == {}", lit(&Json::String(feat.into())), value_lit(&t["value"])?))
+            let feat = t["feature"]
+                .as_str()
+                .ok_or("an equality test without its feature")?;
+            Ok(format!(
+                "f[{}] == {}",
+                lit(&Json::String(feat.into())),
+                value_lit(&t["value"])?
+            ))
         }
         _ => Err(format!("unknown test {t}")),
     }
@@ -103,8 +133,17 @@ fn policy(p: &Json) -> Result<String, String> {
         Some("extern") => Ok("(\"extern\", ())".into()),
         Some("default") => Ok("(\"default\", ())".into()),
         Some("keep") => {
-            let names = p["choices"].as_array().ok_or("a keep policy without choices")?;
-            let names: Vec<String> = names.iter().map(|n| n.as_str().map(|s| lit(&Json::String(s.into()))).ok_or("a choice that is not a string")).collect::<Result<_, _>>()?;
+            let names = p["choices"]
+                .as_array()
+                .ok_or("a keep policy without choices")?;
+            let names: Vec<String> = names
+                .iter()
+                .map(|n| {
+                    n.as_str()
+                        .map(|s| lit(&Json::String(s.into())))
+                        .ok_or("a choice that is not a string")
+                })
+                .collect::<Result<_, _>>()?;
             Ok(format!("(\"keep\", ({},))", names.join(", ")))
         }
         _ => Err(format!("unknown policy {p}")),
@@ -113,7 +152,9 @@ fn policy(p: &Json) -> Result<String, String> {
 
 fn node(n: &Json, depth: usize, out: &mut String) -> Result<(), String> {
     if depth > MAX_DEPTH {
-        return Err(format!("the tree is deeper than {MAX_DEPTH} levels, more than generated Python can nest"));
+        return Err(format!(
+            "the tree is deeper than {MAX_DEPTH} levels, more than generated Python can nest"
+        ));
     }
     let pad = "    ".repeat(depth);
     match n["node"].as_str() {
@@ -131,5 +172,6 @@ fn node(n: &Json, depth: usize, out: &mut String) -> Result<(), String> {
 
 /// A source without its `if __name__ == "__main__":` block.
 fn strip_main(src: &str) -> &str {
-    src.find("\nif __name__ == \"__main__\":").map_or(src, |i| &src[..i])
+    src.find("\nif __name__ == \"__main__\":")
+        .map_or(src, |i| &src[..i])
 }

@@ -34,6 +34,7 @@ mod dot;
 mod error;
 pub mod escape;
 mod header;
+pub mod inductor;
 mod names;
 mod output;
 mod plan;

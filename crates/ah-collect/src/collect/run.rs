@@ -18,8 +18,8 @@ use super::resume::{reconcile_sidecar, repair_log, Repair};
 use super::select::{sample_rng, select_samples, Selection};
 use super::workers::{run_workers, ExtrasWriter, Totals, Writers};
 use super::{
-    extras_path, io_err, lock_log, medians_path, provenance_path, CollectConfig, CollectError, CollectSummary,
-    Devices, LogLock, Observer,
+    extras_path, io_err, lock_log, medians_path, provenance_path, CollectConfig, CollectError,
+    CollectSummary, Devices, LogLock, Observer,
 };
 use crate::backend::{Backend, BackendInfo, BackendKind, CpuBackend, CudaBackend};
 use crate::runner::{DynRunner, Target};

@@ -137,13 +137,20 @@ pub struct Measured {
 /// Reads the choices of a worker's answer.
 pub fn choices_of(answer: &Value) -> Result<Vec<ChoiceTime>, BenchError> {
     let bad = |what: &str| BenchError::Other(format!("the worker's answer has {what}"));
-    let list = answer["choices"].as_array().ok_or_else(|| bad("no choices"))?;
+    let list = answer["choices"]
+        .as_array()
+        .ok_or_else(|| bad("no choices"))?;
     let choices: Vec<ChoiceTime> = list
         .iter()
         .map(|c| {
             Ok(ChoiceTime {
-                name: c["name"].as_str().ok_or_else(|| bad("a choice without a name"))?.to_string(),
-                bench_ms: c["bench_ms"].as_f64().filter(|t| t.is_finite() && *t >= 0.0),
+                name: c["name"]
+                    .as_str()
+                    .ok_or_else(|| bad("a choice without a name"))?
+                    .to_string(),
+                bench_ms: c["bench_ms"]
+                    .as_f64()
+                    .filter(|t| t.is_finite() && *t >= 0.0),
                 bench_s: c["bench_s"].as_f64().unwrap_or(0.0),
             })
         })
@@ -157,7 +164,10 @@ pub fn choices_of(answer: &Value) -> Result<Vec<ChoiceTime>, BenchError> {
         return Err(bad("two choices of one name"));
     }
     if let Some(c) = choices.iter().find(|c| !valid_choice_name(&c.name)) {
-        return Err(bad(&format!("a choice name the log cannot hold: {:?}", c.name)));
+        return Err(bad(&format!(
+            "a choice name the log cannot hold: {:?}",
+            c.name
+        )));
     }
     Ok(choices)
 }
@@ -184,7 +194,10 @@ impl BenchmarkRunner for InductorMmRunner {
     }
 
     fn choices(&self) -> Vec<String> {
-        vec!["extern_mm".into(), "triton_mm_BLOCK-M=..._numwarps=...".into()]
+        vec![
+            "extern_mm".into(),
+            "triton_mm_BLOCK-M=..._numwarps=...".into(),
+        ]
     }
 
     fn supports(&self, kind: BackendKind) -> bool {
@@ -276,7 +289,10 @@ pub fn context(g: &Gemm) -> Context {
     let (s10, s11) = g.mat1_strides();
     let (s20, s21) = g.mat2_strides();
     let mut c = Context::with_capacity(14);
-    c.add("m", g.m).add("k", g.k).add("n", g.n).add("batch", g.batch);
+    c.add("m", g.m)
+        .add("k", g.k)
+        .add("n", g.n)
+        .add("batch", g.batch);
     c.add_categorical("op", g.op.name());
     c.add_categorical("mat1_dtype", g.dtype.torch_name());
     c.add_categorical("mat2_dtype", g.dtype.torch_name());
@@ -305,12 +321,19 @@ fn check_python() -> Result<(), String> {
          interpreter) and needs PyTorch 2.8 or newer with Triton and a CUDA GPU",
         python.to_string_lossy()
     );
-    match std::process::Command::new(&python).args(["-c", probe]).output() {
+    match std::process::Command::new(&python)
+        .args(["-c", probe])
+        .output()
+    {
         Err(e) => Err(format!("{need}: could not run it: {e}")),
         Ok(out) if out.status.success() => Ok(()),
         Ok(out) => {
             let err = String::from_utf8_lossy(&out.stderr);
-            let last = err.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("");
+            let last = err
+                .lines()
+                .rev()
+                .find(|l| !l.trim().is_empty())
+                .unwrap_or("");
             Err(format!("{need}: {}", last.trim()))
         }
     }

@@ -142,7 +142,8 @@ pub fn draw(rng: &mut SampleRng, catalogue: &Catalogue, target: &Target) -> Gemm
                 forward(rng, m, tokens, Source::Decode, dtype, tf32)
             }
             55..65 => {
-                let tokens = m.spec.seq[rng.random_range(0..m.spec.seq.len())] * rng.random_range(1..=4);
+                let tokens =
+                    m.spec.seq[rng.random_range(0..m.spec.seq.len())] * rng.random_range(1..=4);
                 forward(rng, m, tokens, Source::Prefill, dtype, tf32)
             }
             65..78 => attention(rng, m, dtype, tf32),
@@ -194,7 +195,8 @@ fn plain(op: Op, m: usize, k: usize, n: usize, dtype: DType, tf32: bool, source:
 fn training(rng: &mut SampleRng, model: &Model, dtype: DType, tf32: bool) -> Gemm {
     let l = layer(rng, model, 0.2);
     let tokens = draw_tokens(rng, &model.spec.seq).min(MAX_TOKENS);
-    let kind = [GemmKind::Forward, GemmKind::GradInput, GemmKind::GradWeight][rng.random_range(0..3)];
+    let kind =
+        [GemmKind::Forward, GemmKind::GradInput, GemmKind::GradWeight][rng.random_range(0..3)];
     let (fin, fout) = (l.in_features, l.out_features);
     let source = Source::Training(kind);
     match kind {
@@ -207,17 +209,43 @@ fn training(rng: &mut SampleRng, model: &Model, dtype: DType, tf32: bool) -> Gem
     }
 }
 
-fn forward(rng: &mut SampleRng, model: &Model, tokens: usize, source: Source, dtype: DType, tf32: bool) -> Gemm {
+fn forward(
+    rng: &mut SampleRng,
+    model: &Model,
+    tokens: usize,
+    source: Source,
+    dtype: DType,
+    tf32: bool,
+) -> Gemm {
     let l = layer(rng, model, 0.2);
     forward_linear(rng, tokens.min(MAX_TOKENS), l, source, dtype, tf32)
 }
 
 /// `x @ W.t()` (W stored `(out, in)`), with bias w.p. 0.3.
-fn forward_linear(rng: &mut SampleRng, tokens: usize, l: Linear, source: Source, dtype: DType, tf32: bool) -> Gemm {
-    let op = if rng.random_bool(0.3) { Op::Addmm } else { Op::Mm };
+fn forward_linear(
+    rng: &mut SampleRng,
+    tokens: usize,
+    l: Linear,
+    source: Source,
+    dtype: DType,
+    tf32: bool,
+) -> Gemm {
+    let op = if rng.random_bool(0.3) {
+        Op::Addmm
+    } else {
+        Op::Mm
+    };
     Gemm {
         trans_b: true,
-        ..plain(op, tokens, l.in_features, l.out_features, dtype, tf32, source)
+        ..plain(
+            op,
+            tokens,
+            l.in_features,
+            l.out_features,
+            dtype,
+            tf32,
+            source,
+        )
     }
 }
 
@@ -262,7 +290,11 @@ fn generator(rng: &mut SampleRng, dtype: DType, tf32: bool) -> Gemm {
     };
     let (m, k, n) = (dim(), dim(), dim());
     let t = rng.random_range(0..4);
-    let op = if rng.random_bool(0.2) { Op::Addmm } else { Op::Mm };
+    let op = if rng.random_bool(0.2) {
+        Op::Addmm
+    } else {
+        Op::Mm
+    };
     Gemm {
         trans_a: t & 1 == 1,
         trans_b: t & 2 == 2,

@@ -20,7 +20,9 @@ fn draws(n: u64) -> Vec<Gemm> {
 fn draws_are_seeded_and_fit() {
     let a = draws(300);
     assert_eq!(a, draws(300));
-    assert!(a.iter().all(|g| g.fits(&target()) && g.m >= 1 && g.k >= 1 && g.n >= 1));
+    assert!(a
+        .iter()
+        .all(|g| g.fits(&target()) && g.m >= 1 && g.k >= 1 && g.n >= 1));
 }
 
 #[test]
@@ -29,7 +31,10 @@ fn draws_cover_every_source_op_and_dtype() {
     let has = |f: &dyn Fn(&Gemm) -> bool| a.iter().any(f);
     assert!(has(&|g| g.source == Source::Decode && g.m <= 256));
     assert!(has(&|g| g.source == Source::Prefill));
-    assert!(has(&|g| matches!(g.source, Source::Training(shapes_kind) if shapes_kind == crate::runners::pad_mm::real_models::GemmKind::GradWeight) && g.trans_a));
+    assert!(has(
+        &|g| matches!(g.source, Source::Training(shapes_kind) if shapes_kind == crate::runners::pad_mm::real_models::GemmKind::GradWeight)
+            && g.trans_a
+    ));
     assert!(has(&|g| g.op == Op::Bmm && g.batch > 1));
     assert!(has(&|g| g.op == Op::Addmm));
     assert!(has(&|g| g.source == Source::Generator && g.m % 2 == 1));
@@ -62,7 +67,10 @@ fn context_is_pytorchs_mm_features_with_op_and_batch() {
     assert_eq!(c.get("mat1_stride_1"), Some(&V::from(4096usize)));
     assert_eq!(c.get("mat1_iscontig"), Some(&V::from(false)));
     assert_eq!(c.get("using_tf32"), Some(&V::from(true)));
-    let b = context(&Gemm { dtype: DType::BF16, ..g });
+    let b = context(&Gemm {
+        dtype: DType::BF16,
+        ..g
+    });
     assert_eq!(b.get("using_tf32"), Some(&V::from("not_float_32")));
 }
 

@@ -96,7 +96,14 @@ impl Worker {
             .map_err(spawn_err)?;
         let mut cmd = Command::new(&python);
         cmd.arg(pkg.join("worker.py"))
-            .args(["--engine", if engine == Engine::Fake { "fake" } else { "torch" }])
+            .args([
+                "--engine",
+                if engine == Engine::Fake {
+                    "fake"
+                } else {
+                    "torch"
+                },
+            ])
             .env("PYTHONUNBUFFERED", "1")
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -158,7 +165,10 @@ impl Worker {
         if answer.get("ok").and_then(Value::as_bool) == Some(true) {
             return Ok(answer);
         }
-        let error = answer["error"].as_str().unwrap_or("no reason given").to_string();
+        let error = answer["error"]
+            .as_str()
+            .unwrap_or("no reason given")
+            .to_string();
         Err(WorkerError::Failed(error))
     }
 
