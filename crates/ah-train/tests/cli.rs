@@ -415,6 +415,14 @@ fn bad_inputs_are_clear_errors_without_output() {
     );
     expect_error(&text, &["--default-choice", "zzz"], "default choice `zzz`");
     expect_error(&text, &["--heuristic-name", "bad name"], "--heuristic-name");
+    // docs/training.md: no `_` in a heuristic name.
+    expect_error(&text, &["--heuristic-name", "Pad_MM"], "contains `_`");
+    // Code generation off and a crate to generate into: say so rather than ignore the crate.
+    expect_error(
+        &text,
+        &["--no-codegen", "--rust-crate", "generated/ah-heuristics"],
+        "--no-codegen",
+    );
     expect_error("not json\nm,choice,feedback\n", &[], "bad.txt:1");
     let nan_feature = format!("{MD}\nm,k,dtype,choice,feedback\nnan,16,torch.float16,a,1.0\nnan,16,torch.float16,b,2.0\n{}", text.lines().skip(2).collect::<Vec<_>>().join("\n"));
     expect_error(&nan_feature, &[], "trees need finite features");

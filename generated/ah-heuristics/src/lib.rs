@@ -25,3 +25,22 @@ pub fn registry() -> Registry {
     register_all(&mut registry);
     registry
 }
+
+/// Every generated heuristic's model JSON (each module's `MODEL_JSON`), in module-name order.
+pub const MODEL_JSONS: [&str; 5] = [
+    mm_ranking_h100::MODEL_JSON,
+    pad_mm_cpu::MODEL_JSON,
+    pad_mma100::MODEL_JSON,
+    pad_mmh100::MODEL_JSON,
+    reduction_h100::MODEL_JSON,
+];
+
+/// The model JSON of the generated heuristic called `heuristic_name`, if this crate has one.
+pub fn model_json(heuristic_name: &str) -> Option<&'static str> {
+    registry()
+        .heuristics()
+        .iter()
+        .zip(MODEL_JSONS)
+        .find(|(h, _)| h.heuristic_name() == heuristic_name)
+        .map(|(_, json)| json)
+}

@@ -38,6 +38,10 @@ pub struct MMRankingH100;
 /// The instance `crate::register_all` registers.
 pub static HEURISTIC: MMRankingH100 = MMRankingH100;
 
+/// The model JSON this module was generated from, so that tools find the heuristic by name
+/// from any folder (`ah-use replay --heuristic MMRankingH100`).
+pub const MODEL_JSON: &str = include_str!("../models/MMRankingH100.model.json");
+
 /// Choices in class-index order.
 pub const CHOICES: [&str; 8] = ["extern_mm", "lt2", "lt3", "lt4", "lt5", "lt6", "lt7", "lt8"];
 
