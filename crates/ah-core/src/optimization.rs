@@ -186,6 +186,30 @@ static BUILTIN: [Optimization; 3] = [
     },
 ];
 
+/// Whether `choice` can be a choice of PyTorch's AutoHeuristic hook `name`: `None` when `name`
+/// is not one of PyTorch's hooks ([`PYTORCH_HOOKS`]). A heuristic installed into PyTorch under a
+/// hook's name is asked by Inductor at that call site, which drops every choice it does not
+/// know: a heuristic whose choices are not the hook's must not take its name (`ah-codegen`
+/// refuses to write such a Python artifact).
+/// - `pad_mm`: `orig`, `pad`;
+/// - `mm`: `extern_mm` and Inductor's choice names (`type=triton_...`, `extern_...`,
+///   `subgraph_...`);
+/// - `mixed_mm`: `extern_fallback_mixed_mm` and Inductor's choice names as for `mm`.
+pub fn pytorch_hook_accepts(name: &str, choice: &str) -> Option<bool> {
+    let inductor = |c: &str| {
+        c.starts_with("type=triton_") || c.starts_with("extern_") || c.starts_with("subgraph_")
+    };
+    match name {
+        "pad_mm" => Some(matches!(choice, "orig" | "pad")),
+        "mm" | "mixed_mm" => Some(inductor(choice)),
+        _ => None,
+    }
+}
+
+/// The names of PyTorch's AutoHeuristic hooks (Inductor's `autoheuristic_use` values) that
+/// [`pytorch_hook_accepts`] knows the choices of.
+pub const PYTORCH_HOOKS: [&str; 3] = ["pad_mm", "mm", "mixed_mm"];
+
 /// The optimisations with their own entry, in a fixed order.
 pub fn builtin() -> &'static [Optimization] {
     &BUILTIN
@@ -204,6 +228,26 @@ pub fn lookup(name: &str) -> &'static Optimization {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn pytorch_hooks_know_their_choices() {
+        for hook in PYTORCH_HOOKS {
+            assert!(pytorch_hook_accepts(hook, "zzz") == Some(false), "{hook}");
+        }
+        assert_eq!(pytorch_hook_accepts("pad_mm", "pad"), Some(true));
+        assert_eq!(pytorch_hook_accepts("pad_mm", "extern_mm"), Some(false));
+        assert_eq!(pytorch_hook_accepts("mm", "extern_mm"), Some(true));
+        assert_eq!(
+            pytorch_hook_accepts("mm", "type=triton_BLOCK-M=64_BLOCK-K=32_numwarps=4"),
+            Some(true)
+        );
+        assert_eq!(pytorch_hook_accepts("mm", "lt2"), Some(false));
+        assert_eq!(
+            pytorch_hook_accepts("mixed_mm", "extern_fallback_mixed_mm"),
+            Some(true)
+        );
+        assert_eq!(pytorch_hook_accepts("cublaslt_mm", "lt2"), None);
+    }
 
     #[test]
     fn names_are_unique_and_found() {
