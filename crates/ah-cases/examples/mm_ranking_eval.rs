@@ -3,7 +3,7 @@
 //!
 //! ```text
 //! cargo run --release -p ah-cases --example mm_ranking_eval -- \
-//!     out/mm/MMRankingH100.json data/mm_h100_eval.txt [--worst 10]
+//!     out/mm/CublasLtRankingH100.model.json data/mm_h100_eval.txt [--worst 10]
 //! ```
 use std::path::PathBuf;
 

@@ -545,11 +545,11 @@ fn replay_by_name_works_from_any_folder_and_typos_are_helped() {
     assert!(err.contains("hint: "), "{err}");
 }
 
-/// A runner that cannot run on this machine's backend (mm needs CUDA): exit 2 with the reason,
+/// A runner that cannot run on this machine's backend (cublaslt_mm needs CUDA): exit 2 with the reason,
 /// not "0 inputs, 2 skipped".
 #[test]
 fn run_of_a_gpu_runner_on_the_cpu_says_why() {
-    for name in ["mm", "reduction"] {
+    for name in ["cublaslt_mm", "reduction"] {
         let out = ah_use()
             .args([
                 "run",

@@ -4,7 +4,7 @@
 
 use ah_core::Registry;
 
-pub mod mm_ranking_h100;
+pub mod cublas_lt_ranking_h100;
 pub mod pad_mm_cpu;
 pub mod pad_mma100;
 pub mod pad_mmh100;
@@ -12,7 +12,7 @@ pub mod reduction_h100;
 
 /// Registers every generated heuristic, in module-name order.
 pub fn register_all(registry: &mut Registry) {
-    registry.register(&mm_ranking_h100::HEURISTIC);
+    registry.register(&cublas_lt_ranking_h100::HEURISTIC);
     registry.register(&pad_mm_cpu::HEURISTIC);
     registry.register(&pad_mma100::HEURISTIC);
     registry.register(&pad_mmh100::HEURISTIC);
@@ -28,7 +28,7 @@ pub fn registry() -> Registry {
 
 /// Every generated heuristic's model JSON (each module's `MODEL_JSON`), in module-name order.
 pub const MODEL_JSONS: [&str; 5] = [
-    mm_ranking_h100::MODEL_JSON,
+    cublas_lt_ranking_h100::MODEL_JSON,
     pad_mm_cpu::MODEL_JSON,
     pad_mma100::MODEL_JSON,
     pad_mmh100::MODEL_JSON,

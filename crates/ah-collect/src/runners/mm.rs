@@ -490,7 +490,10 @@ impl BenchmarkRunner for MmRunner {
     type Prepared = MmPrepared;
 
     fn name(&self) -> &'static str {
-        "mm"
+        // Not PyTorch's `mm`: the choices are cuBLASLt's candidates, which Inductor's `mm`
+        // hook does not know. Logs written as `mm` before the rename still resume and train
+        // (`ah_core::optimization::log_name`).
+        ah_core::optimization::CUBLASLT_MM
     }
 
     fn description(&self) -> &'static str {
