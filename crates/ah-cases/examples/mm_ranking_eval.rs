@@ -1,5 +1,5 @@
 //! Evaluates an mm ranking heuristic (model JSON from `ah-train --ranking`) on a log it was
-//! not trained on and prints the results as Markdown (docs/mm-ranking.md).
+//! not trained on and prints the results as Markdown (docs/cublaslt-mm-ranking.md).
 //!
 //! ```text
 //! cargo run --release -p ah-cases --example mm_ranking_eval -- \

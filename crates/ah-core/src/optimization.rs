@@ -186,7 +186,7 @@ static BUILTIN: &[Optimization] = &[
     },
     Optimization {
         name: CUBLASLT_MM,
-        // Our cuBLASLt algorithm ranking (ah-collect's `cublaslt_mm` runner, docs/mm-ranking.md):
+        // Our cuBLASLt algorithm ranking (ah-collect's `cublaslt_mm` runner, docs/cublaslt-mm-ranking.md):
         // PyTorch's mm features and mm's ranking settings, but choices of its own (cuBLASLt's
         // candidates), so it is not PyTorch's `mm` hook.
         default_choice: Some("extern_mm"),

@@ -366,7 +366,12 @@ fn expect_error(log_text: &str, extra: &[&str], needle: &str) {
     let log = dir.path().join("bad.txt");
     std::fs::write(&log, log_text).unwrap();
     let out = dir.path().join("out");
-    let mut args = vec![log.to_str().unwrap(), "--output-dir", out.to_str().unwrap(), "-q"];
+    let mut args = vec![
+        log.to_str().unwrap(),
+        "--output-dir",
+        out.to_str().unwrap(),
+        "-q",
+    ];
     // A test of the name gives its own (the flag may be given once).
     if !extra.contains(&"--heuristic-name") {
         args.extend_from_slice(&["--heuristic-name", "Bad"]);
@@ -411,7 +416,11 @@ fn bad_inputs_are_clear_errors_without_output() {
         "unknown feature `q`",
     );
     expect_error(&text, &["--default-choice", "zzz"], "default choice `zzz`");
-    expect_error(&text, &["--heuristic-name", "bad name"], "--heuristic-name: ");
+    expect_error(
+        &text,
+        &["--heuristic-name", "bad name"],
+        "--heuristic-name: ",
+    );
     // docs/training.md: no `_` in a heuristic name.
     expect_error(&text, &["--heuristic-name", "Pad_MM"], "contains `_`");
     // Code generation off and a crate to generate into: say so rather than ignore the crate.
