@@ -209,11 +209,29 @@ pub const CUBLASLT_MM: &str = "cublaslt_mm";
 
 /// The optimisation a log's metadata `name` stands for, given the log's choices: the name
 /// itself, except for logs of our cuBLASLt runner written before it was renamed, whose name is
-/// PyTorch's `mm` but whose choices are cuBLASLt's (`extern_mm`, `lt2`, `algo12-tile0-...`):
-/// those are [`CUBLASLT_MM`]. A log of PyTorch's own `mm` (Inductor's choice names only) stays
-/// `mm`.
-pub fn log_name<'a>(name: &'a str, mut choices: impl Iterator<Item = &'a str>) -> &'a str {
-    if name == "mm" && choices.any(|c| pytorch_hook_accepts("mm", c) == Some(false)) {
+/// PyTorch's `mm` but whose choices are all cuBLASLt's (`extern_mm` and `lt2`, ... or
+/// `algo12-tile0-...`): those are [`CUBLASLT_MM`]. Any other `mm` log (PyTorch's own, with
+/// Inductor's choice names) stays `mm`.
+pub fn log_name<'a>(name: &'a str, choices: impl Iterator<Item = &'a str>) -> &'a str {
+    if name != "mm" {
+        return name;
+    }
+    // cuBLASLt's candidates: ranks (`lt2`) or algorithm configurations (`algo12-tile0-...`),
+    // beside cuBLASLt's own pick `extern_mm`.
+    let candidate = |c: &str| {
+        c.strip_prefix("lt")
+            .is_some_and(|r| !r.is_empty() && r.bytes().all(|b| b.is_ascii_digit()))
+            || (c.starts_with("algo") && c.contains("-tile"))
+    };
+    let (mut ours, mut others) = (false, false);
+    for c in choices {
+        if candidate(c) {
+            ours = true;
+        } else if c != "extern_mm" {
+            others = true;
+        }
+    }
+    if ours && !others {
         CUBLASLT_MM
     } else {
         name
@@ -281,6 +299,10 @@ mod tests {
         let inductor = ["extern_mm", "type=triton_BLOCK-M=64_numwarps=4"];
         assert_eq!(log_name("mm", inductor.into_iter()), "mm");
         assert_eq!(log_name("pad_mm", ["orig", "x"].into_iter()), "pad_mm");
+        // Neither PyTorch's nor ours: left as logged.
+        assert_eq!(log_name("mm", ["a", "b"].into_iter()), "mm");
+        assert_eq!(log_name("mm", ["extern_mm", "lt2", "zz"].into_iter()), "mm");
+        assert_eq!(log_name("mm", ["extern_mm"].into_iter()), "mm");
         assert!(is_former_name("mm", CUBLASLT_MM));
         assert!(!is_former_name("mm", "pad_mm"));
         assert_eq!(lookup(CUBLASLT_MM).training, lookup("mm").training);
