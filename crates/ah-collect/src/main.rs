@@ -39,11 +39,15 @@ struct Cli {
     #[arg(long, value_enum, default_value_t = DeviceArg::Auto, help = "Where to measure")]
     device: DeviceArg,
     /// Log to append to. Default: PyTorch's default log path,
-    /// `{cache_dir}/autoheuristic/{device_name}/{name}.txt`.
+    /// `{cache_dir}/autoheuristic/{device_name}/{name}.txt`, where `{cache_dir}` is
+    /// `$XDG_CACHE_HOME`, else `~/.cache`, and `{device_name}` the device's name (e.g.
+    /// `~/.cache/autoheuristic/NVIDIA_H100_80GB_HBM3/pad_mm.txt`; `non_cuda_device` on the
+    /// CPU); `AUTOHEURISTIC_LOG_PATH`
+    /// replaces it, as in PyTorch.
     #[arg(
         long,
         short = 'o',
-        help = "Log to append to (default: PyTorch's default log path)"
+        help = "Log to append to (default: PyTorch's, ~/.cache/autoheuristic/DEVICE/NAME.txt)"
     )]
     out: Option<PathBuf>,
     /// Samples in the whole sample space (all shards together).
@@ -229,7 +233,7 @@ fn main() -> ExitCode {
         // A closed stdout pipe (`| head`) ends the output, quietly and successfully.
         Err(e) if ah_core::error::is_broken_pipe(&*e) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("error: {e:#}");
+            eprintln!("error: {}", ah_core::error::report(e.as_ref()));
             ExitCode::from(2)
         }
     }
@@ -485,6 +489,14 @@ fn pad_mm_runner(cli: &Cli, options: &RunnerOptions, out: &Path) -> anyhow::Resu
     };
     if shapes == ShapesArg::Pytorch && cli.catalogue.is_some() {
         bail!("--catalogue is used by --shapes real and mix, not pytorch");
+    }
+    if let (Some(power), false) = (cli.max_dim, shapes == ShapesArg::Pytorch) {
+        let dim = 1u64 << power;
+        bail!(
+            "--max-dim {dim} bounds PyTorch's generator only, but the inputs are drawn with --shapes {}{}, whose real-model dimensions it cannot bound\nhint: add --shapes pytorch for inputs of at most {dim} in every dimension",
+            shapes.name(),
+            if cli.shapes.is_none() { " (the default)" } else { "" }
+        );
     }
     let catalogue = || -> anyhow::Result<Arc<Catalogue>> {
         Ok(Arc::new(match &cli.catalogue {

@@ -184,13 +184,27 @@ fn log_head(
         }
     };
     let (num, cat) = features.numerical_and_categorical();
-    let metadata = Metadata::new(target.identity, runner.name(), num, cat);
+    let name = log_name_for(&cfg.out, runner.name());
+    let metadata = Metadata::new(target.identity, &name, num, cat);
     let header: Vec<String> = features
         .features()
         .iter()
         .map(|f| f.name.to_string())
         .collect();
     Ok((metadata, header))
+}
+
+/// The name a collection by `runner` writes in the metadata of `out`: the runner's, except
+/// when `out` is a log the runner wrote under its former name (`mm` for `cublaslt_mm`), which is
+/// resumed under that name (the metadata line of a log never changes).
+pub(crate) fn log_name_for(out: &std::path::Path, runner: &str) -> String {
+    match ah_core::log::metadata_line(out)
+        .ok()
+        .and_then(|line| Metadata::from_json_line(&line).ok())
+    {
+        Some(md) if ah_core::optimization::is_former_name(&md.name, runner) => md.name,
+        _ => runner.to_string(),
+    }
 }
 
 /// A collection's hold on its log: the lock, the writers, the provenance and what is left.
