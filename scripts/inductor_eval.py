@@ -541,6 +541,9 @@ def measure_e2e(ind, workload, settings, out_of_time):
     make = train_workload if workload == "llama_train" else infer_workload
     rec = {"compile_s": {}, "timing": {}}
     replays, eager = {}, {}
+    # A captured graph reads its workload's tensors (inputs, KV caches, positions) when it is
+    # replayed: they must outlive it, or the replay reads memory given to later settings.
+    alive = []
     for s in ["none"] + [x for x in settings if x != "none"]:
         if out_of_time():
             rec.setdefault("not_run", []).append(s)
@@ -551,6 +554,7 @@ def measure_e2e(ind, workload, settings, out_of_time):
             rec["compile_s"][s] = ind.timed_first_call(first)
             try:
                 graph = ind.capture(step, 1)
+                alive.append((graph, first, step))
                 replays[s] = graph.replay
                 rec["timing"][s] = "cuda_graph"
             except Exception as e:  # noqa: BLE001 - timed by eager calls instead, flagged
