@@ -66,6 +66,9 @@ pub fn fastest<'a>(choices: impl Iterator<Item = &'a Choice>) -> Option<&'a Choi
         })
 }
 
+/// A GEMM's (choice, benchmark ms) pairs, log order.
+type ChoiceTimes = Vec<(String, f64)>;
+
 /// A log's GEMMs with their extras, and its feature names.
 #[derive(Debug, Clone)]
 pub struct Samples {
@@ -82,7 +85,7 @@ pub fn load(log: &Path, extras: &Path) -> Result<Samples, PruneError> {
     let log = Log::read(log, ReadOptions::default()).map_err(PruneError::Log)?;
     let by_key = read_extras(extras)?;
     let mut order: Vec<String> = Vec::new();
-    let mut rows: HashMap<String, (Vec<Value>, Vec<(String, f64)>)> = HashMap::new();
+    let mut rows: HashMap<String, (Vec<Value>, ChoiceTimes)> = HashMap::new();
     for row in &log.rows {
         let key = row
             .values

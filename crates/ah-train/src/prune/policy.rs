@@ -39,7 +39,7 @@ impl Policy {
                 run_ms: s.truth_autotune_ms,
             },
             Policy::Extern => kept_outcome(s, |_| false),
-            Policy::Keep { choices } => kept_outcome(s, |c| choices.iter().any(|k| *k == c.name)),
+            Policy::Keep { choices } => kept_outcome(s, |c| choices.contains(&c.name)),
         }
     }
 }
