@@ -13,10 +13,11 @@ DATA ?=
 OUT ?= out/$(NAME)
 HEURISTIC ?=
 GENERATED ?= generated/ah-heuristics
+MODEL ?=
 
-export NAME SAMPLES DEVICE SEED DATA OUT HEURISTIC GENERATED CARGO
+export NAME SAMPLES DEVICE SEED DATA OUT HEURISTIC GENERATED MODEL CARGO
 
-.PHONY: help build pipeline test ci lint fmt check-generated bench bench-train bench-codegen bench-core bench-runtime ref-venv deps gpu-build clean
+.PHONY: help build pipeline ship test ci lint fmt check-generated bench bench-train bench-codegen bench-core bench-runtime ref-venv deps gpu-build clean
 
 help: ## list the targets
 	@grep -E '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*## "}; {printf "  %-18s %s\n", $$1, $$2}'
@@ -24,8 +25,11 @@ help: ## list the targets
 build: ## build every tool (release; ah-use with CUDA, as the pipeline uses it)
 	$(CARGO) build --release --workspace --locked --features ah-use/cuda
 
-pipeline: ## collect -> train -> codegen -> build -> use, on the GPU if present, else the CPU
+pipeline: ## collect -> train -> codegen -> build -> use into out/NAME (GPU if present, else CPU); changes no tracked file
 	bash scripts/pipeline.sh
+
+ship: ## generate MODEL=out/NAME/H.model.json into generated/ah-heuristics and list what changed
+	bash scripts/ship.sh
 
 test: ## run the whole test suite (no GPU needed; GPU tests skip with a message)
 	$(CARGO) test --workspace --locked

@@ -21,13 +21,13 @@ if [ "$MODE" = smoke ]; then
   $G/ah-collect check 2>&1 | tee "$OUT/check.txt" | tail -8
   for t in $G/test-pad_mm_gpu*; do [ -x "$t" ] || continue; AH_COLLECT_BIN=$G/ah-collect "$t" --test-threads 1 2>&1 | tail -4; done
   [ -f "$G/pad_mm_smoke.txt" ] && cp "$G"/pad_mm_smoke.txt* "$OUT"/ 2>/dev/null
-  $G/ah-collect --name pad_mm --device cuda --num-samples 40 --max-dim "$MAXDIM" --seed 1 --out "$OUT/pad_mm_smoke.txt" 2>&1 | tail -3
+  $G/ah-collect --name pad_mm --device cuda --num-samples 40 --max-dim "$MAXDIM" --shapes pytorch --seed 1 --out "$OUT/pad_mm_smoke.txt" 2>&1 | tail -3
   python3 $G/compare_pytorch_pad_mm.py "$OUT/pad_mm_smoke.txt" --samples 8 --reps 1 2>&1 | tail -8
 else
   # Resume a partial log carried in .gpu/ (a previous call's $OUT).
   if [ -f "$G/pad_mm_h100.txt" ]; then cp "$G"/pad_mm_h100.txt* "$OUT"/; fi
   timeout -s INT "$LIMIT" $G/ah-collect --name pad_mm --device cuda --num-samples "$SAMPLES" --num-reps 3 \
-    --max-dim "$MAXDIM" --seed 0 --out "$OUT/pad_mm_h100.txt" 2>&1 | tail -6
+    --max-dim "$MAXDIM" --shapes pytorch --seed 0 --out "$OUT/pad_mm_h100.txt" 2>&1 | tail -6
   echo "collection exit: ${PIPESTATUS[0]}"
   if [ "${CMP:-120}" != 0 ]; then
     python3 $G/compare_pytorch_pad_mm.py "$OUT/pad_mm_h100.txt" --samples ${CMP:-120} --reps 3 \

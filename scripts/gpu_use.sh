@@ -11,7 +11,7 @@ G=${G:-.gpu/use}
 mkdir -p "$OUT"
 export LD_LIBRARY_PATH=/usr/local/cuda/lib64:/usr/local/cuda/targets/x86_64-linux/lib:${LD_LIBRARY_PATH:-}
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader || true
-time $G/ah-collect --name pad_mm --device cuda --num-samples "${FRESH:-300}" --num-reps 3 --max-dim 8192 \
+time $G/ah-collect --name pad_mm --device cuda --num-samples "${FRESH:-300}" --num-reps 3 --max-dim 8192 --shapes pytorch \
   --seed 1 --out "$OUT/pad_mm_h100_fresh.txt" 2>&1 | tail -2
 for run in 1 2; do
   AUTOHEURISTIC_USE=pad_mm $G/ah-use run --name pad_mm --device cuda --num-samples "${USE:-200}" --seed 21 \

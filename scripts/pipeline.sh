@@ -1,6 +1,10 @@
 #!/usr/bin/env bash
-# The main job: collect -> train -> codegen -> build -> use, end to end.
-# Knobs (environment, usually set through make): NAME SAMPLES DEVICE SEED DATA OUT HEURISTIC GENERATED.
+# The main job: collect -> train -> codegen -> build -> use, end to end. Everything it makes goes
+# under $OUT (default out/NAME): the log, the model, its report, the PyTorch artifact, a Rust
+# crate holding the generated module, and the use step's report. Tracked files are never
+# touched: shipping the heuristic into generated/ah-heuristics is its own step (make ship,
+# scripts/ship.sh), printed at the end.
+# Knobs (environment, usually set through make): NAME SAMPLES DEVICE SEED DATA OUT HEURISTIC.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -10,11 +14,11 @@ DEVICE=${DEVICE:-auto}
 SEED=${SEED:-0}
 DATA=${DATA:-}
 OUT=${OUT:-out/$NAME}
-GENERATED=${GENERATED:-generated/ah-heuristics}
 CARGO=${CARGO:-cargo}
 # PROFILE=dev reuses a test build (CI); the default is an optimised release build.
 PROFILE=${PROFILE:-release}
-if [ "$PROFILE" = release ]; then BIN=target/release; else BIN=target/debug; fi
+TARGET=${CARGO_TARGET_DIR:-target}
+if [ "$PROFILE" = release ]; then BIN=$TARGET/release; else BIN=$TARGET/debug; fi
 
 step() { printf '\n\033[1m== %s\033[0m\n' "$*" >&2; }
 
@@ -51,15 +55,35 @@ if [ -z "${HEURISTIC:-}" ]; then
   HEURISTIC=$base$dev
 fi
 
-step "train: $LOG -> $OUT/$HEURISTIC.* and the generated crate $GENERATED"
-$BIN/ah-train "$LOG" --heuristic-name "$HEURISTIC" --output-dir "$OUT" --rust-crate "$GENERATED"
-$BIN/ah-codegen "$OUT/$HEURISTIC.model.json" --no-rust --python "$OUT/python"
+# A crate of its own for the generated module (its own workspace, depending on this checkout's
+# ah-core), so that the module is compiled here without touching generated/ah-heuristics.
+CRATE=$OUT/rust
+ROOT=$(pwd)
+mkdir -p "$CRATE"
+cat > "$CRATE/Cargo.toml" <<TOML
+# Written by scripts/pipeline.sh: the pipeline's generated heuristic, outside the shipped crate.
+[package]
+name = "ah-heuristics-pipeline"
+version = "0.0.0"
+edition = "2021"
+publish = false
 
-step "build the generated heuristics and the use step"
+[dependencies]
+ah-core = { path = "$ROOT/crates/ah-core" }
+
+[workspace]
+TOML
+cp Cargo.lock "$CRATE/Cargo.lock"
+
+step "train: $LOG -> $OUT/$HEURISTIC.* (with the PyTorch artifact) and the Rust module in $CRATE"
+$BIN/ah-train "$LOG" --heuristic-name "$HEURISTIC" --output-dir "$OUT" --rust-crate "$CRATE"
+
+step "build the generated module ($CRATE) and the use step"
+$CARGO build --profile "$PROFILE" --manifest-path "$CRATE/Cargo.toml" --target-dir "$TARGET" --quiet
 $CARGO build --profile "$PROFILE" --locked -p ah-use --features cuda
 
-step "use: AUTOHEURISTIC_USE=$NAME on a fresh workload (seed $((SEED + 1)))"
-AUTOHEURISTIC_USE=$NAME $BIN/ah-use run --name "$NAME" --device "$DEVICE" \
+step "use: $HEURISTIC (the model just trained) on a fresh workload (seed $((SEED + 1)))"
+AUTOHEURISTIC_USE=$NAME $BIN/ah-use run --name "$NAME" --device "$DEVICE" --model "$OUT/$HEURISTIC.model.json" \
   --num-samples "${USE_SAMPLES:-40}" --seed "$((SEED + 1))" --cache "$OUT/pick-cache.json" \
   --json "$OUT/use.json"
 
@@ -70,7 +94,9 @@ cat >&2 <<MSG
   metrics        $OUT/$HEURISTIC.metrics.json
   report         $OUT/$HEURISTIC.report.md
   tree           $OUT/$HEURISTIC.dot
-  python         $OUT/python/_$HEURISTIC.py
-  rust           $GENERATED/src/
+  python         $OUT/_$HEURISTIC.py
+  rust           $CRATE/src/
   use summary    $OUT/use.json
+  nothing tracked was changed; to ship this heuristic into generated/ah-heuristics:
+                 make ship MODEL=$OUT/$HEURISTIC.model.json
 MSG

@@ -113,6 +113,31 @@ pub trait BenchmarkRunner: Send + Sync + 'static {
         warmup: bool,
         backend: &mut Backend,
     ) -> Result<Measurement, BenchError>;
+
+    /// Whether the runner can measure at all on this backend kind, checked once before a
+    /// collection starts (e.g. the Python and PyTorch it drives are there); the error says
+    /// what is missing and how to get it.
+    fn ready(&self, _kind: BackendKind) -> Result<(), String> {
+        Ok(())
+    }
+
+    /// The repetitions this runner's inputs always get, when a repetition is not a benchmark
+    /// the runner can repeat (Inductor's autotuning of one compile): `--num-reps` defaults to
+    /// it and any other value is refused. `None`: any number.
+    fn fixed_reps(&self) -> Option<usize> {
+        None
+    }
+
+    /// What the runner measured of an input beyond the log's rows (compile-time costs,
+    /// compiled truth, ...): one JSON object appended to the log's extras sidecar
+    /// (`FILE.extras.jsonl`, [`crate::collect`]) before the input's rows. `None`: nothing.
+    fn extras(
+        &self,
+        _input: &Self::Input,
+        _prepared: &Self::Prepared,
+    ) -> Option<serde_json::Value> {
+        None
+    }
 }
 
 /// A runner's choice of input distribution (see [`BenchmarkRunner::input_distribution`]).
@@ -139,6 +164,8 @@ pub struct MeasuredInput {
     pub choices: Vec<String>,
     /// `results[rep][choice]`.
     pub results: Vec<Vec<Result<Measurement, BenchError>>>,
+    /// See [`BenchmarkRunner::extras`].
+    pub extras: Option<serde_json::Value>,
 }
 
 /// Object-safe view of a runner, implemented for every [`BenchmarkRunner`].
@@ -153,6 +180,10 @@ pub trait DynRunner: Send + Sync {
     fn supports(&self, kind: BackendKind) -> bool;
     /// See [`BenchmarkRunner::input_distribution`].
     fn input_distribution(&self) -> Option<InputDistribution>;
+    /// See [`BenchmarkRunner::ready`].
+    fn ready(&self, kind: BackendKind) -> Result<(), String>;
+    /// See [`BenchmarkRunner::fixed_reps`].
+    fn fixed_reps(&self) -> Option<usize>;
     /// Draws the input of a sample (redrawing until the precondition holds, at most
     /// `max_draws` times) and returns its context and a description; `None` if no draw
     /// satisfied the precondition.
@@ -202,6 +233,12 @@ impl<R: BenchmarkRunner> DynRunner for R {
     fn input_distribution(&self) -> Option<InputDistribution> {
         BenchmarkRunner::input_distribution(self)
     }
+    fn ready(&self, kind: BackendKind) -> Result<(), String> {
+        BenchmarkRunner::ready(self, kind)
+    }
+    fn fixed_reps(&self) -> Option<usize> {
+        BenchmarkRunner::fixed_reps(self)
+    }
 
     fn draw(&self, rng: &mut SampleRng, target: &Target, max_draws: usize) -> Option<DrawnInput> {
         for _ in 0..max_draws.max(1) {
@@ -235,6 +272,7 @@ impl<R: BenchmarkRunner> DynRunner for R {
                 .map(|_| choices.iter().map(|_| Err(e.clone())).collect())
                 .collect(),
             choices,
+            extras: None,
         };
         let mut prepared = match self.prepare(input, backend) {
             Ok(p) => p,
@@ -258,6 +296,7 @@ impl<R: BenchmarkRunner> DynRunner for R {
         MeasuredInput {
             context: drawn.context.clone(),
             description: drawn.description.clone(),
+            extras: self.extras(input, &prepared),
             choices,
             results,
         }

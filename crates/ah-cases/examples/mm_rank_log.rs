@@ -1,5 +1,5 @@
 //! Renames an mm log's choices by rank in cuBLASLt's candidate list (`extern_mm`, `lt2`,
-//! `lt3`, ...), the label space of the re-ranking heuristic (docs/mm-ranking.md).
+//! `lt3`, ...), the label space of the re-ranking heuristic (docs/cublaslt-mm-ranking.md).
 //!
 //! ```text
 //! cargo run --release -p ah-cases --example mm_rank_log -- data/mm_h100.txt data/mm_h100_rank.txt

@@ -1,9 +1,9 @@
 //! Evaluates an mm ranking heuristic (model JSON from `ah-train --ranking`) on a log it was
-//! not trained on and prints the results as Markdown (docs/mm-ranking.md).
+//! not trained on and prints the results as Markdown (docs/cublaslt-mm-ranking.md).
 //!
 //! ```text
 //! cargo run --release -p ah-cases --example mm_ranking_eval -- \
-//!     out/mm/MMRankingH100.json data/mm_h100_eval.txt [--worst 10]
+//!     out/mm/CublasLtRankingH100.model.json data/mm_h100_eval.txt [--worst 10]
 //! ```
 use std::path::PathBuf;
 

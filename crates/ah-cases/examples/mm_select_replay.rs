@@ -126,7 +126,8 @@ fn main() -> anyhow::Result<()> {
     registry.register(heuristic);
     let log = Log::read(&args.log, ReadOptions { strict: false })
         .with_context(|| format!("reading {}", args.log.display()))?;
-    let config = Config::from_vars(|k| (k == "AUTOHEURISTIC_USE").then(|| "mm".to_string()));
+    let config =
+        Config::from_vars(|k| (k == "AUTOHEURISTIC_USE").then(|| "cublaslt_mm".to_string()));
     let device = DeviceInfo::new(log.metadata.device(), "replay");
     // Inputs in log order, each with its choices in logging order and their times.
     let mut inputs: Vec<Sample> = Vec::new();
@@ -155,7 +156,7 @@ fn main() -> anyhow::Result<()> {
         }
         let ids: Vec<String> = times.iter().map(|(c, _)| c.clone()).collect();
         let key = format!("{values:?}");
-        let sel = SelectAlgorithm::builder("mm", ids.clone(), key.clone())
+        let sel = SelectAlgorithm::builder("cublaslt_mm", ids.clone(), key.clone())
             .context(ctx)
             .config(config.clone())
             .device(device.clone())
@@ -167,7 +168,7 @@ fn main() -> anyhow::Result<()> {
             // No ranking: tuned_mm benchmarks every choice.
             let choices = top.unwrap_or_else(|| ids.clone());
             let request = AutotuneRequest {
-                name: "mm".into(),
+                name: "cublaslt_mm".into(),
                 inputs_key: key.clone(),
                 choices: choices.clone(),
                 use_cache: false,

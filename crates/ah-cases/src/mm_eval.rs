@@ -190,10 +190,13 @@ pub enum EvalError {
 
 /// Evaluates `model` on every input of `log` for the given k values.
 pub fn evaluate(model: &Model, log: &Log, ks: &[usize]) -> Result<Evaluation, EvalError> {
-    if model.name != log.metadata.name {
+    // A log of the cuBLASLt runner written under its former name `mm` is a `cublaslt_mm` log.
+    let log_name =
+        ah_core::optimization::log_name(&log.metadata.name, log.choices.iter().map(String::as_str));
+    if model.name != log_name {
         return Err(EvalError::Name {
             model: model.name.clone(),
-            log: log.metadata.name.clone(),
+            log: log_name.to_string(),
         });
     }
     let mut ev = ModelEvaluator::new(model)?;
@@ -454,7 +457,7 @@ m,k,n,mat1_dtype,mat1_stride_0,mat1_stride_1,mat2_stride_0,mat2_stride_1,choice,
         Model {
             schema_version: ah_core::model::MODEL_SCHEMA_VERSION,
             heuristic_name: "MMRankingTest".into(),
-            name: "mm".into(),
+            name: "cublaslt_mm".into(),
             kind: ah_core::model::ModelKind::Decision,
             precondition: DeviceIdentity::H100,
             choices: vec![

@@ -1,6 +1,6 @@
 //! The shipped mm ranking heuristic through the select-algorithm runtime, on the H100
 //! evaluation log (inputs not used in training): for every sample, `SelectAlgorithm` in use
-//! mode asks the generated `MMRankingH100` for its top 5 plus `extern_mm`, and the `Autotuner`
+//! mode asks the generated `CublasLtRankingH100` for its top 5 plus `extern_mm`, and the `Autotuner`
 //! benchmarks only those (the "benchmark" returns the logged time). Checks the goals on
 //! this fixed log: the autotuned pick is never slower than cuBLASLt's pick, it is the fastest
 //! candidate on at least 90 % of the samples, and fewer choices are benchmarked than offered.
@@ -39,8 +39,9 @@ fn samples(log: &Log) -> Vec<Sample> {
 fn top5_autotuning_beats_cublaslt_and_benchmarks_less() {
     let log = eval_log();
     let mut registry = Registry::new();
-    registry.register(&ah_heuristics::mm_ranking_h100::HEURISTIC);
-    let config = Config::from_vars(|k| (k == "AUTOHEURISTIC_USE").then(|| "mm".to_string()));
+    registry.register(&ah_heuristics::cublas_lt_ranking_h100::HEURISTIC);
+    let config =
+        Config::from_vars(|k| (k == "AUTOHEURISTIC_USE").then(|| "cublaslt_mm".to_string()));
     let device = DeviceInfo::new(DeviceIdentity::H100, "NVIDIA H100 80GB HBM3");
     let always = vec![EXTERN_MM.to_string()];
     let (mut n, mut ranked, mut fastest, mut benchmarked, mut offered) =
@@ -54,7 +55,7 @@ fn top5_autotuning_beats_cublaslt_and_benchmarks_less() {
         }
         let ids: Vec<String> = times.iter().map(|(c, _)| c.clone()).collect();
         let key = format!("{values:?}");
-        let sel = SelectAlgorithm::builder("mm", ids.clone(), key.clone())
+        let sel = SelectAlgorithm::builder("cublaslt_mm", ids.clone(), key.clone())
             .context(ctx)
             .config(config.clone())
             .device(device.clone())
@@ -72,7 +73,7 @@ fn top5_autotuning_beats_cublaslt_and_benchmarks_less() {
             );
         }
         let request = AutotuneRequest {
-            name: "mm".into(),
+            name: "cublaslt_mm".into(),
             inputs_key: key,
             choices: top.unwrap_or_else(|| ids.clone()),
             use_cache: false,

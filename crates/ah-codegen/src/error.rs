@@ -53,6 +53,17 @@ pub enum CodegenError {
         /// What is wrong and what to do.
         message: String,
     },
+    /// A PyTorch artifact would take the name of a PyTorch AutoHeuristic hook whose choices
+    /// its choices cannot be ([`ah_core::optimization::pytorch_hook_accepts`]).
+    #[error("model `{heuristic}` decides `{name}`, PyTorch's `{name}` hook, but its choices {choices} are not that hook's: installed into PyTorch, Inductor would drop them; no Python artifact written\nhint: a heuristic of your own runner needs a name of its own (the log's metadata `name`, e.g. `cublaslt_mm`); or generate only the Rust module (ah-codegen without --python)")]
+    NotThePyTorchHook {
+        /// The heuristic name.
+        heuristic: String,
+        /// The optimization (hook) name.
+        name: String,
+        /// The choices the hook does not know, quoted and comma-separated.
+        choices: String,
+    },
     /// The Rust output folder is not a generated heuristics crate.
     #[error("{}: not a generated heuristics crate (it has no Cargo.toml)\nhint: point --rust (ah-train: --rust-crate) at the crate, e.g. generated/ah-heuristics; to start a new one, create it with a Cargo.toml depending on ah-core first", path.display())]
     NotACrate {

@@ -34,6 +34,7 @@ mod dot;
 mod error;
 pub mod escape;
 mod header;
+pub mod inductor;
 mod names;
 mod output;
 mod plan;
@@ -152,6 +153,7 @@ pub fn render(model: &Model, options: &Options) -> Result<Vec<GeneratedFile>, Co
         });
     }
     if let Some(dir) = &options.python_dir {
+        check_pytorch_hook(model)?;
         let command = options
             .command
             .clone()
@@ -173,6 +175,25 @@ pub fn render(model: &Model, options: &Options) -> Result<Vec<GeneratedFile>, Co
         });
     }
     Ok(files)
+}
+
+/// Refuses a model whose name is one of PyTorch's AutoHeuristic hooks but whose choices cannot
+/// be that hook's (the Python artifact would claim the hook and switch its choices off).
+pub fn check_pytorch_hook(model: &Model) -> Result<(), CodegenError> {
+    let foreign: Vec<String> = model
+        .choices
+        .iter()
+        .filter(|c| ah_core::optimization::pytorch_hook_accepts(&model.name, c) == Some(false))
+        .map(|c| format!("`{c}`"))
+        .collect();
+    if foreign.is_empty() {
+        return Ok(());
+    }
+    Err(CodegenError::NotThePyTorchHook {
+        heuristic: model.heuristic_name.clone(),
+        name: model.name.clone(),
+        choices: foreign.join(", "),
+    })
 }
 
 /// The Graphviz `.dot` of `model`'s tree, exactly as `ah-codegen --dot NAME.dot` writes it:

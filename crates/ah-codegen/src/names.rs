@@ -17,6 +17,7 @@ mod tests {
         assert_eq!(module_name("PadMMA100Decision"), "pad_mma100_decision");
         assert_eq!(module_name("MixedMMA100"), "mixed_mma100");
         assert_eq!(module_name("MMRankingH100"), "mm_ranking_h100");
+        assert_eq!(module_name("CublasLtRankingH100"), "cublas_lt_ranking_h100");
         assert_eq!(module_name("SimpleHeuristic"), "simple_heuristic");
         assert_eq!(module_name("H100Pad"), "h100_pad");
         assert_eq!(module_name("A"), "a");

@@ -31,11 +31,15 @@ pub(crate) struct Cli {
     #[arg(long, value_enum, default_value_t = DeviceArg::Auto, help = "Where to measure")]
     pub(crate) device: DeviceArg,
     /// Log to append to. Default: PyTorch's default log path,
-    /// `{cache_dir}/autoheuristic/{device_name}/{name}.txt`.
+    /// `{cache_dir}/autoheuristic/{device_name}/{name}.txt`, where `{cache_dir}` is
+    /// `$XDG_CACHE_HOME`, else `~/.cache`, and `{device_name}` the device's name (e.g.
+    /// `~/.cache/autoheuristic/NVIDIA_H100_80GB_HBM3/pad_mm.txt`; `non_cuda_device` on the
+    /// CPU); `AUTOHEURISTIC_LOG_PATH`
+    /// replaces it, as in PyTorch.
     #[arg(
         long,
         short = 'o',
-        help = "Log to append to (default: PyTorch's default log path)"
+        help = "Log to append to (default: PyTorch's, ~/.cache/autoheuristic/DEVICE/NAME.txt)"
     )]
     pub(crate) out: Option<PathBuf>,
     /// Samples in the whole sample space (all shards together).

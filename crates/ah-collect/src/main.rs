@@ -31,7 +31,7 @@ fn main() -> ExitCode {
         // A closed stdout pipe (`| head`) ends the output, quietly and successfully.
         Err(e) if ah_core::error::is_broken_pipe(&*e) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("error: {e:#}");
+            eprintln!("error: {}", ah_core::error::report(e.as_ref()));
             ExitCode::from(2)
         }
     }
@@ -83,7 +83,11 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             "--catalogue is pad_mm's option (for --shapes real or mix); `{name}` has no catalogue"
         );
     }
-    let cfg = config_for(&cli, out, shard, devices);
+    let mut cfg = config_for(&cli, out, shard, devices);
+    if let (Some(r), None) = (runner.fixed_reps(), cli.num_reps) {
+        cfg.num_reps = r;
+        cfg.long_reps = cfg.long_reps.min(r);
+    }
     let signal = stop_on_signals(&cfg.stop)?;
     let mut progress = Progress::new(cli.quiet);
     let summary = collect::collect(runner.as_ref(), &cfg, &mut progress)

@@ -26,6 +26,14 @@ pub(crate) fn pad_mm_runner(
     if shapes == ShapesArg::Pytorch && cli.catalogue.is_some() {
         bail!("--catalogue is used by --shapes real and mix, not pytorch");
     }
+    if let (Some(power), false) = (cli.max_dim, shapes == ShapesArg::Pytorch) {
+        let dim = 1u64 << power;
+        bail!(
+            "--max-dim {dim} bounds PyTorch's generator only, but the inputs are drawn with --shapes {}{}, whose real-model dimensions it cannot bound\nhint: add --shapes pytorch for inputs of at most {dim} in every dimension",
+            shapes.name(),
+            if cli.shapes.is_none() { " (the default)" } else { "" }
+        );
+    }
     let catalogue = || -> anyhow::Result<Arc<Catalogue>> {
         Ok(Arc::new(match &cli.catalogue {
             Some(p) => Catalogue::from_file(p)?,

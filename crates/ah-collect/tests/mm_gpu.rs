@@ -81,7 +81,7 @@ fn short_gpu_collection_writes_a_pytorch_mm_log() {
     let status = std::process::Command::new(bin)
         .args([
             "--name",
-            "mm",
+            "cublaslt_mm",
             "--device",
             "cuda",
             "--num-samples",
@@ -104,7 +104,11 @@ fn short_gpu_collection_writes_a_pytorch_mm_log() {
     assert!(status.success());
     let log = ah_log::Log::read(&out, ah_log::ReadOptions { strict: true }).unwrap();
     let text = std::fs::read_to_string(&out).unwrap();
-    assert!(text.lines().next().unwrap().contains(r#""name": "mm""#));
+    assert!(text
+        .lines()
+        .next()
+        .unwrap()
+        .contains(r#""name": "cublaslt_mm""#));
     assert_eq!(
         text.lines().nth(1).unwrap(),
         "m,k,n,mat1_dtype,mat2_dtype,mat1_stride_0,mat1_stride_1,mat2_stride_0,mat2_stride_1,mat1_iscontig,mat2_iscontig,using_tf32,choice,feedback"

@@ -182,6 +182,24 @@ pub fn is_broken_pipe(err: &(dyn std::error::Error + 'static)) -> bool {
     false
 }
 
+/// The message a binary prints for `err`: its message, then each cause in its `source()`
+/// chain that the text so far does not already contain, joined by `: ` (anyhow's `{:#}`
+/// without the repetition of an error whose message quotes its cause, such as
+/// `path: No such file or directory (os error 2)`).
+pub fn report(err: &(dyn std::error::Error + 'static)) -> String {
+    let mut out = err.to_string();
+    let mut current = err.source();
+    while let Some(e) = current {
+        let message = e.to_string();
+        if !out.contains(&message) {
+            out.push_str(": ");
+            out.push_str(&message);
+        }
+        current = e.source();
+    }
+    out
+}
+
 fn caret(column: usize) -> String {
     format!("{}^", " ".repeat(column.saturating_sub(1)))
 }
@@ -192,6 +210,15 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn report_names_each_cause_once() {
+        let io = std::io::Error::from(std::io::ErrorKind::NotFound);
+        let err = Error::io("m.json", io);
+        let text = report(&err);
+        assert_eq!(text.matches("not found").count(), 1, "{text}");
+        assert!(text.starts_with("m.json: "), "{text}");
+    }
 
     #[test]
     fn broken_pipes_are_found_in_the_chain() {

@@ -258,6 +258,7 @@ pub struct Args {
         long,
         value_name = "DIR",
         long_help,
+        conflicts_with = "no_codegen",
         help = "Generated heuristics crate for the Rust module"
     )]
     pub rust_crate: Option<PathBuf>,

@@ -48,8 +48,17 @@ pub fn dataset_hash(path: &Path) -> Result<String> {
 
 /// Reads a log like [`Log::read`] (same result, same messages), the two halves of a large
 /// file parsed at once ([`Log::read_parallel`]).
+///
+/// The metadata's name is the optimisation the log stands for
+/// ([`ah_core::optimization::log_name`]): a log of the cuBLASLt runner written under its former
+/// name `mm` trains as `cublaslt_mm`.
 pub fn read_log(path: &Path) -> Result<Log> {
-    Ok(Log::read_parallel(path, ah_log::ReadOptions::default())?)
+    let mut log = Log::read_parallel(path, ah_log::ReadOptions::default())?;
+    let name =
+        ah_core::optimization::log_name(&log.metadata.name, log.choices.iter().map(String::as_str))
+            .to_string();
+    log.metadata.name = name;
+    Ok(log)
 }
 
 #[cfg(test)]

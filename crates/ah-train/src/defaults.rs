@@ -93,22 +93,9 @@ impl InputFilter {
 }
 
 /// The names with their own training defaults, in the registry's order.
-static OWN: [(&str, TrainingDefaults); 3] = [
+static OWN: [(&str, TrainingDefaults); 4] = [
     ("pad_mm", PYTORCH_DEFAULTS),
-    (
-        "mm",
-        // A ranking: a single model, a 1/19 split, every wrong allowed, the extern kernel
-        // always kept, the timm and huggingface sets added three times each.
-        TrainingDefaults {
-            allowed_wrong_pct: 1.0,
-            test_size: 0.01,
-            val_size: 0.19,
-            grid: GridKind::SingleModel,
-            always_included: &["extern_mm"],
-            extra_training_sets: &[("train_timm", 3), ("train_hf", 3)],
-            ..PYTORCH_DEFAULTS
-        },
-    ),
+    ("mm", MM_RANKING),
     (
         "mixed_mm",
         // A single model, a 1/19 split, every wrong allowed, unsafe when 5% slower than the
@@ -125,7 +112,21 @@ static OWN: [(&str, TrainingDefaults); 3] = [
             ..PYTORCH_DEFAULTS
         },
     ),
+    // Our cuBLASLt algorithm ranking (`ah_core::optimization::CUBLASLT_MM`): mm's settings.
+    (ah_core::optimization::CUBLASLT_MM, MM_RANKING),
 ];
+
+/// `mm`'s defaults, a ranking: a single model, a 1/19 split, every wrong allowed, the extern
+/// kernel always kept, the timm and huggingface sets added three times each.
+const MM_RANKING: TrainingDefaults = TrainingDefaults {
+    allowed_wrong_pct: 1.0,
+    test_size: 0.01,
+    val_size: 0.19,
+    grid: GridKind::SingleModel,
+    always_included: &["extern_mm"],
+    extra_training_sets: &[("train_timm", 3), ("train_hf", 3)],
+    ..PYTORCH_DEFAULTS
+};
 
 /// The training defaults of the optimisation `name`: its own entry, else [`PYTORCH_DEFAULTS`].
 pub fn training_defaults(name: &str) -> TrainingDefaults {
@@ -147,6 +148,7 @@ mod tests {
         assert_eq!(mm.always_included, ["extern_mm"]);
         assert_eq!(mm.extra_training_sets, [("train_timm", 3), ("train_hf", 3)]);
         assert_eq!(mm.unsafe_rule, UnsafeRule::Never);
+        assert_eq!(training_defaults(ah_core::optimization::CUBLASLT_MM), mm);
         let mixed = training_defaults("mixed_mm");
         assert_eq!(mixed.grid, GridKind::SingleModel);
         assert_eq!(mixed.allowed_wrong_pct, 1.0);

@@ -32,6 +32,7 @@ pub mod defaults;
 pub mod error;
 pub mod guard;
 pub mod learner;
+pub mod prune;
 pub mod regression;
 pub mod report;
 pub mod split;

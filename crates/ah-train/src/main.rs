@@ -16,7 +16,7 @@ fn main() -> ExitCode {
         // A closed stdout pipe (`| head`) ends the output, quietly and successfully.
         Err(e) if ah_core::error::is_broken_pipe(&*e) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("error: {e:#}");
+            eprintln!("error: {}", ah_core::error::report(e.as_ref()));
             ExitCode::from(2)
         }
     }

@@ -13,6 +13,8 @@
 #![deny(missing_docs)]
 
 pub mod decisions;
+pub mod model_heuristic;
+pub mod names;
 pub mod replay;
 pub mod workload;
 

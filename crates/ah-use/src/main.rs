@@ -43,12 +43,14 @@ struct ReplayArgs {
         required_unless_present = "heuristic"
     )]
     model: Option<PathBuf>,
-    /// A heuristic of the generated crate, by name (its model is read from --models).
+    /// A heuristic by name: one shipped in the generated crate (compiled into ah-use, found
+    /// from any folder), or NAME.model.json in --models.
     #[arg(long)]
     heuristic: Option<String>,
-    /// Folder of the generated crate's models.
-    #[arg(long, default_value = "generated/ah-heuristics/models")]
-    models: PathBuf,
+    /// Folder of model JSONs to look --heuristic up in, instead of the heuristics compiled
+    /// into ah-use.
+    #[arg(long, value_name = "DIR", requires = "heuristic")]
+    models: Option<PathBuf>,
     /// How many of the worst wrong picks to list.
     #[arg(long, default_value_t = 10)]
     worst: usize,
@@ -96,6 +98,10 @@ struct RunArgs {
     /// Turn the pick cache off (same as AUTOHEURISTIC_DISABLE_CACHE=1).
     #[arg(long)]
     no_cache: bool,
+    /// Decide with this model JSON (written by ah-train) instead of the heuristics compiled
+    /// into ah-use: try a heuristic before shipping it.
+    #[arg(long, value_name = "FILE")]
+    model: Option<PathBuf>,
     /// Use the heuristic even if AUTOHEURISTIC_USE does not list the name.
     #[arg(long)]
     force_use: bool,
@@ -135,7 +141,7 @@ fn main() -> ExitCode {
         // A closed stdout pipe (`| head`) ends the output, quietly and successfully.
         Err(e) if ah_core::error::is_broken_pipe(&*e) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("error: {e:#}");
+            eprintln!("error: {}", ah_core::error::report(e.as_ref()));
             ExitCode::from(2)
         }
     }
@@ -184,6 +190,19 @@ fn run_cmd(args: RunArgs) -> anyhow::Result<ExitCode> {
             names.join(", ")
         );
     };
+    let mut backend = open_backend(args.device, args.quiet)?;
+    if !runner.supports(backend.kind()) {
+        bail!(
+            "runner `{}` does not run on the {} backend{}",
+            args.name,
+            backend.kind(),
+            if args.device == DeviceArg::Auto {
+                " (no CUDA device was found); run it on a machine with a GPU"
+            } else {
+                "; pick another --device"
+            }
+        );
+    }
     let default_choice = match args.default_choice.clone().or_else(|| {
         ah_core::optimization::lookup(&args.name)
             .default_choice
@@ -208,8 +227,24 @@ fn run_cmd(args: RunArgs) -> anyhow::Result<ExitCode> {
             args.name, args.name
         );
     }
-    let mut backend = open_backend(args.device, args.quiet)?;
-    let registry = ah_use::generated_registry();
+    let registry = match &args.model {
+        Some(path) => {
+            let model = load_model(path)?;
+            if model.name != args.name {
+                bail!(
+                    "{}: the model decides `{}`, not `{}`; pass --name {}",
+                    path.display(),
+                    model.name,
+                    args.name,
+                    model.name
+                );
+            }
+            let mut registry = ah_core::Registry::new();
+            registry.register(ah_use::model_heuristic::leak(model));
+            registry
+        }
+        None => ah_use::generated_registry(),
+    };
     let cfg = WorkloadConfig {
         num_samples: args.num_samples,
         seed: args.seed,
@@ -327,6 +362,17 @@ fn write_json(path: &std::path::Path, report: &impl serde::Serialize) -> anyhow:
     Ok(())
 }
 
+/// Reads a model JSON; a file that cannot be opened is named once, with a hint.
+fn load_model(path: &std::path::Path) -> anyhow::Result<ah_core::Model> {
+    match ah_core::Model::load(path) {
+        Err(ah_core::ModelFileError::Io { path, source }) => bail!(
+            "{}: {source}\nhint: give a NAME.model.json written by ah-train (--model), or the name of a shipped heuristic (--heuristic)",
+            path.display()
+        ),
+        other => Ok(other?),
+    }
+}
+
 fn replay_cmd(args: ReplayArgs) -> anyhow::Result<ExitCode> {
     // Refused before the evaluation: a folder can never be written over.
     for (flag, path) in [("--json", &args.json), ("--decisions", &args.decisions)] {
@@ -337,12 +383,40 @@ fn replay_cmd(args: ReplayArgs) -> anyhow::Result<ExitCode> {
             );
         }
     }
-    let model_path = match (&args.model, &args.heuristic) {
-        (Some(m), _) => m.clone(),
-        (None, Some(h)) => args.models.join(format!("{h}.model.json")),
-        (None, None) => bail!("give --model FILE or --heuristic NAME"),
+    let model = match (&args.model, &args.heuristic, &args.models) {
+        (Some(m), _, _) => load_model(m)?,
+        (None, Some(h), Some(dir)) => {
+            let path = dir.join(format!("{h}.model.json"));
+            if !path.is_file() {
+                let known = ah_use::names::models_in(dir);
+                bail!(
+                    "{}: no model JSON of that name{}",
+                    path.display(),
+                    ah_use::names::unknown_hint(h, &known, "in that folder")
+                );
+            }
+            load_model(&path)?
+        }
+        (None, Some(h), None) => match ah_heuristics::model_json(h) {
+            Some(json) => {
+                let label = format!("generated/ah-heuristics/models/{h}.model.json");
+                ah_core::Model::from_json(std::path::Path::new(&label), json)?
+            }
+            None => {
+                let mut known: Vec<String> = ah_use::generated_registry()
+                    .heuristics()
+                    .iter()
+                    .map(|h| h.heuristic_name().to_string())
+                    .collect();
+                known.sort();
+                bail!(
+                    "no heuristic called `{h}` is compiled into this ah-use{}\nhint: pass --models DIR for a folder of model JSONs, or --model FILE",
+                    ah_use::names::unknown_hint(h, &known, "compiled in")
+                );
+            }
+        },
+        (None, None, _) => bail!("give --model FILE or --heuristic NAME"),
     };
-    let model = ah_core::Model::load(&model_path)?;
     let log = ah_log::Log::read(&args.log, ah_log::ReadOptions::default())
         .with_context(|| format!("cannot read the log {}", args.log.display()))?;
     let registry = ah_use::generated_registry();
@@ -353,7 +427,7 @@ fn replay_cmd(args: ReplayArgs) -> anyhow::Result<ExitCode> {
         .find(|h| h.heuristic_name() == model.heuristic_name);
     if args.heuristic.is_some() && generated.is_none() {
         bail!(
-            "the heuristic `{}` is not linked into this build of ah-use; regenerate the crate (make pipeline) or pass --model",
+            "the heuristic `{}` is not linked into this build of ah-use; ship it into the generated crate and rebuild (make ship MODEL=...), or pass --model",
             model.heuristic_name
         );
     }

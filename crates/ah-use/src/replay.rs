@@ -204,9 +204,12 @@ pub fn replay_with_decisions(
     generated: Option<&dyn LearnedHeuristic>,
     worst: usize,
 ) -> Result<(ReplayReport, Decisions), ReplayError> {
-    if log.metadata.name != model.name {
+    // A log of the cuBLASLt runner written under its former name `mm` replays as `cublaslt_mm`.
+    let log_name =
+        ah_core::optimization::log_name(&log.metadata.name, log.choices.iter().map(String::as_str));
+    if log_name != model.name {
         return Err(ReplayError::NameMismatch {
-            log: log.metadata.name.clone(),
+            log: log_name.to_string(),
             model: model.name.clone(),
         });
     }

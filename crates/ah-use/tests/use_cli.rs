@@ -124,8 +124,14 @@ fn replay_on_a_log_of_another_device_warns() {
 /// On the CPU, a workload in use mode: inputs the heuristic is unsure of are benchmarked and
 /// cached; the same workload again takes those picks from the cache, also when pinned to one
 /// CPU with `taskset` (the CPU count is not part of the cache's guard).
+///
+/// The heuristic is a fixture (`tests/fixtures/PadMMCpuFixture.model.json`, a frozen copy of an
+/// earlier PadMMCpu, through `--model`), not the shipped PadMMCpu: `make pipeline` users may
+/// retrain and ship that one, and this test must not depend on where it is unsure.
 #[test]
 fn cpu_workload_autotunes_then_hits_the_cache() {
+    let fixture =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/PadMMCpuFixture.model.json");
     let dir = tempfile::tempdir().unwrap();
     let cache = dir.path().join("picks.json");
     let run_via = |json: &Path, launcher: Option<&[&str]>| {
@@ -145,6 +151,8 @@ fn cpu_workload_autotunes_then_hits_the_cache() {
                 "256",
                 "-q",
             ])
+            .arg("--model")
+            .arg(&fixture)
             .arg("--cache")
             .arg(&cache)
             .arg("--json")
@@ -173,6 +181,14 @@ fn cpu_workload_autotunes_then_hits_the_cache() {
     let tuned = first["autotuned"].as_u64().unwrap();
     let decided = first["heuristic"].as_u64().unwrap();
     assert_eq!(tuned + decided, 6, "{first}");
+    assert!(
+        tuned > 0,
+        "the fixture is unsure on some of these inputs: {first}"
+    );
+    assert!(
+        decided > 0,
+        "the fixture decides some of these inputs: {first}"
+    );
     assert_eq!(second["cache_hits"].as_u64().unwrap(), tuned, "{second}");
     assert_eq!(second["autotuned"], 0, "{second}");
     assert!(cache.exists());
@@ -472,5 +488,86 @@ fn replay_decisions_to_an_unwritable_path_fails_cleanly() {
         assert_eq!(listing(), before);
         assert_eq!(std::fs::read_dir(&folder).unwrap().count(), 0);
         assert_eq!(std::fs::read(&file).unwrap(), b"x");
+    }
+}
+
+/// `--heuristic NAME` finds a shipped heuristic from any folder: the models are compiled into
+/// ah-use. A typo lists the known names with a suggestion, exit 2; a missing file is named once.
+#[test]
+fn replay_by_name_works_from_any_folder_and_typos_are_helped() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = repo().join("data/pad_mm_h100_fullrange_seed13.txt");
+    let out = ah_use()
+        .current_dir(dir.path())
+        .args(["replay", "--heuristic", "PadMMH100", "-q"])
+        .arg(&log)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let out = ah_use()
+        .current_dir(dir.path())
+        .args(["replay", "--heuristic", "PadMMH1OO"])
+        .arg(&log)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("no heuristic called `PadMMH1OO`"), "{err}");
+    assert!(err.contains("did you mean `PadMMH100`?"), "{err}");
+    assert!(err.contains("known (compiled in): "), "{err}");
+    assert!(err.contains("PadMMA100, PadMMCpu, PadMMH100"), "{err}");
+    // --models DIR: looked up there; a name that is not there lists what is.
+    let out = ah_use()
+        .current_dir(dir.path())
+        .args(["replay", "--heuristic", "ToyInff", "--models"])
+        .arg(repo().join("crates/ah-use/tests/fixtures"))
+        .arg(&log)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("did you mean `ToyInf`?"), "{err}");
+    // A model file that is not there: the OS error once, with the path and a hint.
+    let out = ah_use()
+        .current_dir(dir.path())
+        .args(["replay", "--model", "Nope.model.json"])
+        .arg(&log)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.starts_with("error: Nope.model.json: "), "{err}");
+    assert_eq!(err.matches("os error").count(), 1, "{err}");
+    assert!(err.contains("hint: "), "{err}");
+}
+
+/// A runner that cannot run on this machine's backend (cublaslt_mm needs CUDA): exit 2 with the reason,
+/// not "0 inputs, 2 skipped".
+#[test]
+fn run_of_a_gpu_runner_on_the_cpu_says_why() {
+    for name in ["cublaslt_mm", "reduction"] {
+        let out = ah_use()
+            .args([
+                "run",
+                "--name",
+                name,
+                "--device",
+                "cpu",
+                "--num-samples",
+                "2",
+            ])
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{name}: {err}");
+        assert!(
+            err.contains("does not run on the cpu backend"),
+            "{name}: {err}"
+        );
+        assert!(out.stdout.is_empty(), "{name}");
     }
 }

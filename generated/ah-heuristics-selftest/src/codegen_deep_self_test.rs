@@ -36,6 +36,10 @@ pub struct CodegenDeepSelfTest;
 /// The instance `crate::register_all` registers.
 pub static HEURISTIC: CodegenDeepSelfTest = CodegenDeepSelfTest;
 
+/// The model JSON this module was generated from, so that tools find the heuristic by name
+/// from any folder (`ah-use replay --heuristic CodegenDeepSelfTest`).
+pub const MODEL_JSON: &str = include_str!("../models/CodegenDeepSelfTest.model.json");
+
 /// Choices in class-index order.
 pub const CHOICES: [&str; 3] = ["a", "b", "c"];
 

@@ -38,6 +38,10 @@ pub struct CodegenOpsSelfTest;
 /// The instance `crate::register_all` registers.
 pub static HEURISTIC: CodegenOpsSelfTest = CodegenOpsSelfTest;
 
+/// The model JSON this module was generated from, so that tools find the heuristic by name
+/// from any folder (`ah-use replay --heuristic CodegenOpsSelfTest`).
+pub const MODEL_JSON: &str = include_str!("../models/CodegenOpsSelfTest.model.json");
+
 /// Choices in class-index order.
 pub const CHOICES: [&str; 2] = ["orig", "pad"];
 

@@ -39,6 +39,10 @@ pub struct CodegenPlainSelfTest;
 /// The instance `crate::register_all` registers.
 pub static HEURISTIC: CodegenPlainSelfTest = CodegenPlainSelfTest;
 
+/// The model JSON this module was generated from, so that tools find the heuristic by name
+/// from any folder (`ah-use replay --heuristic CodegenPlainSelfTest`).
+pub const MODEL_JSON: &str = include_str!("../models/CodegenPlainSelfTest.model.json");
+
 /// Choices in class-index order.
 pub const CHOICES: [&str; 3] = ["a", "b", "c"];
 

@@ -39,6 +39,10 @@ pub struct CodegenRegressionSelfTest;
 /// The instance `crate::register_all` registers.
 pub static HEURISTIC: CodegenRegressionSelfTest = CodegenRegressionSelfTest;
 
+/// The model JSON this module was generated from, so that tools find the heuristic by name
+/// from any folder (`ah-use replay --heuristic CodegenRegressionSelfTest`).
+pub const MODEL_JSON: &str = include_str!("../models/CodegenRegressionSelfTest.model.json");
+
 /// Choices in class-index order.
 pub const CHOICES: [&str; 2] = ["orig", "pad"];
 

@@ -25,3 +25,22 @@ pub fn registry() -> Registry {
     register_all(&mut registry);
     registry
 }
+
+/// Every generated heuristic's model JSON (each module's `MODEL_JSON`), in module-name order.
+pub const MODEL_JSONS: [&str; 5] = [
+    codegen_deep_self_test::MODEL_JSON,
+    codegen_ops_self_test::MODEL_JSON,
+    codegen_plain_self_test::MODEL_JSON,
+    codegen_regression_self_test::MODEL_JSON,
+    codegen_self_test::MODEL_JSON,
+];
+
+/// The model JSON of the generated heuristic called `heuristic_name`, if this crate has one.
+pub fn model_json(heuristic_name: &str) -> Option<&'static str> {
+    registry()
+        .heuristics()
+        .iter()
+        .zip(MODEL_JSONS)
+        .find(|(h, _)| h.heuristic_name() == heuristic_name)
+        .map(|(_, json)| json)
+}

@@ -4,7 +4,7 @@
 
 use ah_core::Registry;
 
-pub mod mm_ranking_h100;
+pub mod cublas_lt_ranking_h100;
 pub mod pad_mm_cpu;
 pub mod pad_mma100;
 pub mod pad_mmh100;
@@ -12,7 +12,7 @@ pub mod reduction_h100;
 
 /// Registers every generated heuristic, in module-name order.
 pub fn register_all(registry: &mut Registry) {
-    registry.register(&mm_ranking_h100::HEURISTIC);
+    registry.register(&cublas_lt_ranking_h100::HEURISTIC);
     registry.register(&pad_mm_cpu::HEURISTIC);
     registry.register(&pad_mma100::HEURISTIC);
     registry.register(&pad_mmh100::HEURISTIC);
@@ -24,4 +24,23 @@ pub fn registry() -> Registry {
     let mut registry = Registry::new();
     register_all(&mut registry);
     registry
+}
+
+/// Every generated heuristic's model JSON (each module's `MODEL_JSON`), in module-name order.
+pub const MODEL_JSONS: [&str; 5] = [
+    cublas_lt_ranking_h100::MODEL_JSON,
+    pad_mm_cpu::MODEL_JSON,
+    pad_mma100::MODEL_JSON,
+    pad_mmh100::MODEL_JSON,
+    reduction_h100::MODEL_JSON,
+];
+
+/// The model JSON of the generated heuristic called `heuristic_name`, if this crate has one.
+pub fn model_json(heuristic_name: &str) -> Option<&'static str> {
+    registry()
+        .heuristics()
+        .iter()
+        .zip(MODEL_JSONS)
+        .find(|(h, _)| h.heuristic_name() == heuristic_name)
+        .map(|(_, json)| json)
 }

@@ -40,6 +40,10 @@ pub struct PadMMCpu;
 /// The instance `crate::register_all` registers.
 pub static HEURISTIC: PadMMCpu = PadMMCpu;
 
+/// The model JSON this module was generated from, so that tools find the heuristic by name
+/// from any folder (`ah-use replay --heuristic PadMMCpu`).
+pub const MODEL_JSON: &str = include_str!("../models/PadMMCpu.model.json");
+
 /// Choices in class-index order.
 pub const CHOICES: [&str; 2] = ["orig", "pad"];
 

@@ -38,6 +38,10 @@ pub struct PadMMA100;
 /// The instance `crate::register_all` registers.
 pub static HEURISTIC: PadMMA100 = PadMMA100;
 
+/// The model JSON this module was generated from, so that tools find the heuristic by name
+/// from any folder (`ah-use replay --heuristic PadMMA100`).
+pub const MODEL_JSON: &str = include_str!("../models/PadMMA100.model.json");
+
 /// Choices in class-index order.
 pub const CHOICES: [&str; 2] = ["orig", "pad"];
 

@@ -40,6 +40,10 @@ pub struct PadMMH100;
 /// The instance `crate::register_all` registers.
 pub static HEURISTIC: PadMMH100 = PadMMH100;
 
+/// The model JSON this module was generated from, so that tools find the heuristic by name
+/// from any folder (`ah-use replay --heuristic PadMMH100`).
+pub const MODEL_JSON: &str = include_str!("../models/PadMMH100.model.json");
+
 /// Choices in class-index order.
 pub const CHOICES: [&str; 2] = ["orig", "pad"];
 

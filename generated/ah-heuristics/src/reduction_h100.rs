@@ -37,6 +37,10 @@ pub struct ReductionH100;
 /// The instance `crate::register_all` registers.
 pub static HEURISTIC: ReductionH100 = ReductionH100;
 
+/// The model JSON this module was generated from, so that tools find the heuristic by name
+/// from any folder (`ah-use replay --heuristic ReductionH100`).
+pub const MODEL_JSON: &str = include_str!("../models/ReductionH100.model.json");
+
 /// Choices in class-index order.
 pub const CHOICES: [&str; 8] = [
     "looped-1024",

@@ -1,9 +1,10 @@
 //! The registered runners. Adding one is a file in this folder plus one line in
 //! [`registry`] (docs/adding-a-runner.md).
 //!
-//! `mm` (cuBLASLt) and `reduction` (NVRTC kernels) run only on a GPU and call cudarc
+//! `mm` (`cublaslt_mm`, cuBLASLt) and `reduction` (NVRTC kernels) run only on a GPU and call cudarc
 //! themselves: they exist in builds with the `cuda` feature only.
 
+pub mod inductor_mm;
 #[cfg(feature = "cuda")]
 pub mod mm;
 pub mod pad_mm;
@@ -42,6 +43,7 @@ pub fn registry(options: &RunnerOptions) -> Vec<Box<dyn DynRunner>> {
         Box::new(reduction::ReductionRunner::new()),
         #[cfg(feature = "cuda")]
         Box::new(mm::MmRunner::with_options(options)),
+        Box::new(inductor_mm::InductorMmRunner::default()),
         // One line per runner, e.g. `Box::new(mm::MmRunner::default()),`
     ]
 }

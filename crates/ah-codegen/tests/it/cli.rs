@@ -480,3 +480,75 @@ fn headers_name_the_crate_path_in_its_workspace() {
     );
     assert!(lib.contains("regenerate with `ah-codegen generated/ah-heuristics/models/`."));
 }
+
+/// A Python artifact named after a PyTorch hook (`mm`, `pad_mm`, `mixed_mm`) whose choices are
+/// not that hook's is refused: exit 2, the model and the hook named, nothing written. The same
+/// choices under a name of their own, and the Rust module alone, are fine.
+#[test]
+fn python_artifact_claiming_a_pytorch_hook_it_does_not_fit_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let base: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(fixture()).unwrap()).unwrap();
+    let choices = base["choices"].clone();
+    for (name, new_choices) in [
+        ("mm", serde_json::json!(["extern_mm", "lt2"])),
+        ("pad_mm", serde_json::json!(["orig", "lt2"])),
+        (
+            "mixed_mm",
+            serde_json::json!(["extern_fallback_mixed_mm", "lt2"]),
+        ),
+    ] {
+        // Only the names change: the same number of choices keeps the tree's leaves valid.
+        assert_eq!(choices.as_array().unwrap().len(), 2);
+        let mut model = base.clone();
+        model["name"] = serde_json::json!(name);
+        model["choices"] = new_choices;
+        model["default_choice"] = serde_json::Value::Null;
+        let path = dir.path().join(format!("{name}.model.json"));
+        std::fs::write(&path, serde_json::to_string_pretty(&model).unwrap()).unwrap();
+        let py = dir.path().join(format!("py_{name}"));
+        let o = run(&[
+            path.to_str().unwrap(),
+            "--no-rust",
+            "--python",
+            py.to_str().unwrap(),
+        ]);
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{name}: {err}");
+        assert!(
+            err.contains("model `CodegenSelfTest` decides `")
+                && err.contains(&format!("PyTorch's `{name}` hook"))
+                && err.contains("`lt2`"),
+            "{name}: {err}"
+        );
+        assert!(!py.exists() || tree(&py).is_empty(), "{name}: wrote output");
+        // The same model under a name of its own is written.
+        model["name"] = serde_json::json!(format!("own_{name}"));
+        std::fs::write(&path, serde_json::to_string_pretty(&model).unwrap()).unwrap();
+        let o = run(&[
+            path.to_str().unwrap(),
+            "--no-rust",
+            "--python",
+            py.to_str().unwrap(),
+        ]);
+        assert!(o.status.success(), "{name}: {}", stderr(&o));
+    }
+    // PyTorch's own choice names under `mm` pass.
+    let mut model = base.clone();
+    model["name"] = serde_json::json!("mm");
+    model["choices"] = serde_json::json!([
+        "extern_mm",
+        "type=triton_BLOCK-M=64_BLOCK-K=32_BLOCK-N=64_numstages=3_numwarps=4"
+    ]);
+    model["default_choice"] = serde_json::Value::Null;
+    let path = dir.path().join("inductor.model.json");
+    std::fs::write(&path, serde_json::to_string_pretty(&model).unwrap()).unwrap();
+    let py = dir.path().join("py_inductor");
+    let o = run(&[
+        path.to_str().unwrap(),
+        "--no-rust",
+        "--python",
+        py.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+}

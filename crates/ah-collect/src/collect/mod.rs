@@ -52,7 +52,7 @@ use std::sync::Arc;
 
 pub use ah_log::{lock_log, lock_path, LogLock};
 pub use merge::{merge, MergeSummary};
-pub use paths::{default_log_path, medians_path, provenance_path};
+pub use paths::{default_log_path, extras_path, medians_path, provenance_path};
 pub use resume::{repair_log, Repair};
 pub use run::{collect, open_backend};
 pub use select::sample_rng;

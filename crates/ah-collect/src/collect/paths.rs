@@ -19,6 +19,12 @@ pub fn medians_path(out: &Path) -> PathBuf {
     sidecar(out, "medians.txt")
 }
 
+/// The extras sidecar of a log: `FILE.extras.jsonl`, one JSON object per measured input of a
+/// runner that reports more than times ([`crate::runner::BenchmarkRunner::extras`]).
+pub fn extras_path(out: &Path) -> PathBuf {
+    sidecar(out, "extras.jsonl")
+}
+
 /// The provenance sidecar of a log: `FILE.provenance.json`.
 pub fn provenance_path(out: &Path) -> PathBuf {
     sidecar(out, "provenance.json")

@@ -17,10 +17,10 @@ use super::provenance::{
 };
 use super::resume::{reconcile_sidecar, repair_log, Repair};
 use super::select::{sample_rng, select_samples, Selection};
-use super::workers::{run_workers, Totals, Writers};
+use super::workers::{run_workers, ExtrasWriter, Totals, Writers};
 use super::{
-    io_err, lock_log, medians_path, provenance_path, CollectConfig, CollectError, CollectSummary,
-    Devices, LogLock, Observer,
+    extras_path, io_err, lock_log, medians_path, provenance_path, CollectConfig, CollectError,
+    CollectSummary, Devices, LogLock, Observer,
 };
 use crate::backend::{Backend, BackendInfo, BackendKind, CpuBackend, CudaBackend};
 use crate::runner::{DynRunner, Target};
@@ -114,6 +114,14 @@ fn check_request(
             runner.name()
         )));
     }
+    runner.ready(kind).map_err(CollectError::Invalid)?;
+    if let Some(r) = runner.fixed_reps().filter(|r| *r != cfg.num_reps) {
+        return Err(CollectError::Invalid(format!(
+            "runner `{}` measures each input {r} time(s) (one repetition is a whole \
+             compile); leave out --num-reps or give --num-reps {r}",
+            runner.name()
+        )));
+    }
     if cfg.num_reps == 0 {
         return Err(CollectError::Invalid(
             "--num-reps must be at least 1".into(),
@@ -177,13 +185,27 @@ fn log_head(
         }
     };
     let (num, cat) = features.numerical_and_categorical();
-    let metadata = Metadata::new(target.identity, runner.name(), num, cat);
+    let name = log_name_for(&cfg.out, runner.name());
+    let metadata = Metadata::new(target.identity, &name, num, cat);
     let header: Vec<String> = features
         .features()
         .iter()
         .map(|f| f.name.to_string())
         .collect();
     Ok((metadata, header))
+}
+
+/// The name a collection by `runner` writes in the metadata of `out`: the runner's, except
+/// when `out` is a log the runner wrote under its former name (`mm` for `cublaslt_mm`), which is
+/// resumed under that name (the metadata line of a log never changes).
+pub(crate) fn log_name_for(out: &std::path::Path, runner: &str) -> String {
+    match ah_log::metadata_line(out)
+        .ok()
+        .and_then(|line| ah_log::parse_metadata_line(&line).ok())
+    {
+        Some(md) if ah_core::optimization::is_former_name(&md.name, runner) => md.name,
+        _ => runner.to_string(),
+    }
 }
 
 /// A collection's hold on its log: the lock, the writers, the provenance and what is left.
@@ -233,7 +255,11 @@ fn open_log(
     }
     Ok(Session {
         lock,
-        writers: Some(Writers { log, medians }),
+        writers: Some(Writers {
+            log,
+            medians,
+            extras: ExtrasWriter::new(extras_path(&cfg.out)),
+        }),
         provenance,
         repair,
         todo,

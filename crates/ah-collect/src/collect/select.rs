@@ -32,7 +32,9 @@ fn excluded_keys(
     let mut keys = HashSet::new();
     for path in paths {
         let log = Log::read(path, ReadOptions::default())?;
-        if log.metadata.name != runner {
+        if log.metadata.name != runner
+            && !ah_core::optimization::is_former_name(&log.metadata.name, runner)
+        {
             return Err(CollectError::Invalid(format!(
                 "{}: a `{}` log; --exclude takes logs of the runner being collected (`{runner}`)",
                 path.display(),

@@ -576,3 +576,41 @@ fn default_path_is_the_runtimes() {
     );
     assert!(default_log_path(None, "pad_mm").ends_with("autoheuristic/non_cuda_device/pad_mm.txt"));
 }
+
+/// A log of the cuBLASLt runner written before its rename (metadata name `mm`, the committed
+/// `data/mm_h100.txt`) is resumed by `cublaslt_mm` under its own name: the metadata a resume
+/// writes is accepted by the log's exact metadata check. Any other log gets the runner's name.
+#[test]
+fn a_log_of_the_former_mm_runner_name_resumes_as_cublaslt_mm() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("mm_h100.txt");
+    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../data/mm_h100.txt");
+    std::fs::copy(&data, &log).unwrap();
+    let runner = crate::runners::find("cublaslt_mm", &RunnerOptions::default()).unwrap();
+    assert_eq!(runner.name(), "cublaslt_mm");
+    let name = super::run::log_name_for(&log, runner.name());
+    assert_eq!(name, "mm");
+    let old = ah_log::Log::read(&log, ah_log::ReadOptions::default()).unwrap();
+    let md = ah_core::Metadata::new(
+        old.metadata.device(),
+        &name,
+        old.metadata.numerical_features.clone(),
+        old.metadata.categorical_features.clone(),
+    );
+    assert_eq!(md.to_json_line(), old.metadata_line);
+    ah_log::LogWriter::append(&log, &md, &old.features).expect("resumes");
+    // Under the new name the metadata would not match: that is why the former one is kept.
+    let renamed = ah_core::Metadata::new(
+        old.metadata.device(),
+        "cublaslt_mm",
+        old.metadata.numerical_features.clone(),
+        old.metadata.categorical_features.clone(),
+    );
+    assert!(ah_log::LogWriter::append(&log, &renamed, &old.features).is_err());
+    // A new log, or a log of another name, gets the runner's name.
+    assert_eq!(
+        super::run::log_name_for(&dir.path().join("new.txt"), "cublaslt_mm"),
+        "cublaslt_mm"
+    );
+    assert_eq!(super::run::log_name_for(&log, "pad_mm"), "pad_mm");
+}

@@ -16,10 +16,53 @@ use super::{CollectConfig, CollectError, InputReport, Observer};
 use crate::backend::{Backend, BenchError};
 use crate::runner::{DynRunner, MeasuredInput, Target};
 
-/// The log and its medians sidecar, written under one mutex.
+/// The log and its sidecars, written under one mutex.
 pub(super) struct Writers {
     pub(super) log: LogWriter,
     pub(super) medians: LogWriter,
+    pub(super) extras: ExtrasWriter,
+}
+
+/// The extras sidecar (`FILE.extras.jsonl`), opened for appending on its first line. A line
+/// is written before the input's rows: an input cut after its line and before its rows is
+/// measured again on resume and gets a second line, so readers keep the last line of a
+/// sample (`"sample"`) whose features (`"features"`, the rows' CSV values) are in the log.
+pub(super) struct ExtrasWriter {
+    path: std::path::PathBuf,
+    file: Option<std::fs::File>,
+}
+
+impl ExtrasWriter {
+    pub(super) fn new(path: std::path::PathBuf) -> Self {
+        ExtrasWriter { path, file: None }
+    }
+
+    fn append(&mut self, index: u64, m: &MeasuredInput) -> Result<(), CollectError> {
+        let Some(extras) = &m.extras else {
+            return Ok(());
+        };
+        let mut line = serde_json::json!({
+            "sample": index,
+            "features": m.context.feature_values_csv(),
+        });
+        if let (Some(obj), Some(more)) = (line.as_object_mut(), extras.as_object()) {
+            obj.extend(more.iter().map(|(k, v)| (k.clone(), v.clone())));
+        }
+        let path = &self.path;
+        if self.file.is_none() {
+            let f = std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(path)
+                .map_err(super::io_err(path))?;
+            self.file = Some(f);
+        }
+        let f = self.file.as_mut().expect("opened above");
+        use std::io::Write;
+        writeln!(f, "{line}")
+            .and_then(|()| f.sync_data())
+            .map_err(super::io_err(path))
+    }
 }
 
 /// What the workers did.
@@ -156,6 +199,7 @@ fn write_input(
         let mut w = writers
             .lock()
             .map_err(|_| CollectError::Invalid("writer poisoned".into()))?;
+        w.extras.append(index, m)?;
         w.medians.write_line(&med_rows)?;
         w.log.write_line(&main_rows)?;
         w.log.sync()?;

@@ -456,7 +456,16 @@ fn auto_falls_back_to_the_cpu_without_a_driver() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("auto.txt");
     let o = run(
-        &["--name", "pad_mm", "--max-dim", "64", "--num-samples", "2"],
+        &[
+            "--name",
+            "pad_mm",
+            "--max-dim",
+            "64",
+            "--shapes",
+            "pytorch",
+            "--num-samples",
+            "2",
+        ],
         &out,
     );
     assert!(o.status.success(), "{}", stderr(&o));
@@ -634,4 +643,29 @@ fn long_reps_defaults_to_the_logs_protocol() {
     assert!(o.status.success(), "{}", stderr(&o));
     assert_eq!(provenance(&old)["long_reps"], 2);
     assert_eq!(inputs(&old).len(), 3);
+}
+
+/// `--max-dim` bounds PyTorch's generator only: with the default `--shapes mix` (or `real`) it
+/// could not bound the real-model dimensions, so it is refused (exit 2, the hint names
+/// `--shapes pytorch`) rather than ignored for those inputs; nothing is written.
+#[test]
+fn max_dim_with_real_model_shapes_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    for shapes in [None, Some("mix"), Some("real")] {
+        let out = dir.path().join("m.txt");
+        let mut a = vec!["--name", "pad_mm", "--device", "cpu", "--max-dim", "64"];
+        if let Some(s) = shapes {
+            a.extend(["--shapes", s]);
+        }
+        a.extend(["--num-samples", "2"]);
+        let o = run(&a, &out);
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{shapes:?}: {err}");
+        assert!(
+            err.contains("--max-dim 64 bounds PyTorch's generator only"),
+            "{err}"
+        );
+        assert!(err.contains("hint: add --shapes pytorch"), "{err}");
+        assert!(!out.exists(), "{shapes:?}: wrote the log");
+    }
 }

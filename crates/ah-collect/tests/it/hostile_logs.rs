@@ -24,6 +24,8 @@ fn collect_args(samples: u64, reps: u32) -> Vec<String> {
         "cpu",
         "--max-dim",
         "64",
+        "--shapes",
+        "pytorch",
         "--seed",
         "5",
         "-q",

@@ -368,12 +368,14 @@ fn expect_error(log_text: &str, extra: &[&str], needle: &str) {
     let out = dir.path().join("out");
     let mut args = vec![
         log.to_str().unwrap(),
-        "--heuristic-name",
-        "Bad",
         "--output-dir",
         out.to_str().unwrap(),
         "-q",
     ];
+    // A test of the name gives its own (the flag may be given once).
+    if !extra.contains(&"--heuristic-name") {
+        args.extend_from_slice(&["--heuristic-name", "Bad"]);
+    }
     args.extend_from_slice(extra);
     let o = run(&args);
     let err = stderr(&o);
@@ -414,7 +416,19 @@ fn bad_inputs_are_clear_errors_without_output() {
         "unknown feature `q`",
     );
     expect_error(&text, &["--default-choice", "zzz"], "default choice `zzz`");
-    expect_error(&text, &["--heuristic-name", "bad name"], "--heuristic-name");
+    expect_error(
+        &text,
+        &["--heuristic-name", "bad name"],
+        "--heuristic-name: ",
+    );
+    // docs/training.md: no `_` in a heuristic name.
+    expect_error(&text, &["--heuristic-name", "Pad_MM"], "contains `_`");
+    // Code generation off and a crate to generate into: say so rather than ignore the crate.
+    expect_error(
+        &text,
+        &["--no-codegen", "--rust-crate", "generated/ah-heuristics"],
+        "--no-codegen",
+    );
     expect_error("not json\nm,choice,feedback\n", &[], "bad.txt:1");
     let nan_feature = format!("{MD}\nm,k,dtype,choice,feedback\nnan,16,torch.float16,a,1.0\nnan,16,torch.float16,b,2.0\n{}", text.lines().skip(2).collect::<Vec<_>>().join("\n"));
     expect_error(&nan_feature, &[], "trees need finite features");
@@ -836,4 +850,55 @@ fn tables_and_written_files_match_their_snapshots() {
     let mut settings = insta::Settings::clone_current();
     settings.add_filter(r"\S*/\.tmp[0-9A-Za-z]{6}", "[TMP]");
     settings.bind(|| insta::assert_snapshot!("written_files", stderr(&o)));
+}
+
+/// Our cuBLASLt runner's logs written before its rename carry PyTorch's name `mm`; they train
+/// as `cublaslt_mm` (the model's name, hence its Python artifact does not claim PyTorch's `mm`
+/// hook). PyTorch's own mm log (Inductor's choice names) still trains as `mm`, artifact included.
+#[test]
+fn former_mm_logs_train_as_cublaslt_mm_and_pytorch_mm_logs_as_mm() {
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let dir = tempfile::tempdir().unwrap();
+    let name_of = |model: &Path| -> String {
+        let v: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(model).unwrap()).unwrap();
+        v["name"].as_str().unwrap().to_string()
+    };
+    let ours = dir.path().join("ours");
+    let o = run(&[
+        repo.join("data/mm_h100_rank.txt").to_str().unwrap(),
+        "--heuristic-name",
+        "CublasLtRankingH100",
+        "--ranking",
+        "5",
+        "--upstream",
+        "--output-dir",
+        ours.to_str().unwrap(),
+        "-q",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(
+        name_of(&ours.join("CublasLtRankingH100.model.json")),
+        "cublaslt_mm"
+    );
+    assert!(ours.join("_CublasLtRankingH100.py").is_file());
+    let pytorch = repo.join("../shared/data/pytorch/mm_a100_random.txt.gz");
+    if ah_test_support::skip_without(&pytorch) {
+        return;
+    }
+    let theirs = dir.path().join("theirs");
+    let o = run(&[
+        pytorch.to_str().unwrap(),
+        "--heuristic-name",
+        "MMA100",
+        "--ranking",
+        "10",
+        "--upstream",
+        "--output-dir",
+        theirs.to_str().unwrap(),
+        "-q",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(name_of(&theirs.join("MMA100.model.json")), "mm");
+    assert!(theirs.join("_MMA100.py").is_file());
 }

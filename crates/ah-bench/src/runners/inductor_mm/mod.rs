@@ -1,0 +1,343 @@
+//! `inductor_mm`: which GEMM kernels Inductor's max-autotune should consider, measured by
+//! Inductor itself.
+//!
+//! Each input is one GEMM (mm, addmm with bias, or bmm; [`shapes`] says which) compiled by a
+//! Python worker ([`worker`]) under `max_autotune_gemm=True` with caches disabled. The log gets
+//! one row per choice Inductor benchmarked, named as `python/ah_inductor/naming.py` names them
+//! (`extern_mm`, `triton_mm_BLOCK-M=64_..._numwarps=4`, ...), with Inductor's benchmark time as
+//! feedback: PyTorch's `mm` log format plus the op and batch. The extras sidecar
+//! (`FILE.extras.jsonl`) gets what the log cannot hold: each choice's compile-time cost
+//! (code generation, precompilation, benchmarking), the compile time with and without
+//! max-autotune, and compiled truth of Inductor's pick and of cuBLAS (CUDA-graph replay,
+//! alternated, median). One compile is one repetition: `--num-reps` is 1.
+//!
+//! Needs PyTorch (2.8 or newer) with Triton and a CUDA GPU in `python3` (or `$AH_PYTHON`);
+//! `--devices 0,1,...` runs one worker per GPU.
+
+pub mod shapes;
+pub mod worker;
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use ah_core::Context;
+use serde_json::{json, Value};
+
+use crate::backend::{Backend, BackendKind, BenchError, Measurement};
+use crate::catalogue::Catalogue;
+use crate::dtype::DType;
+use crate::runner::{BenchmarkRunner, InputDistribution, SampleRng, Target};
+use crate::runners::pad_mm::is_contiguous;
+pub use shapes::{Gemm, Op, Source};
+pub use worker::{Engine, Worker, WorkerError};
+
+/// The runner's name.
+pub const NAME: &str = "inductor_mm";
+
+/// The `inductor_mm` runner (see the module documentation).
+pub struct InductorMmRunner {
+    catalogue: Arc<Catalogue>,
+    engine: Engine,
+    /// One worker per device ordinal, started on the device's first input.
+    workers: Mutex<HashMap<usize, Arc<Mutex<Option<Worker>>>>>,
+}
+
+impl Default for InductorMmRunner {
+    fn default() -> Self {
+        Self::new(Engine::Torch)
+    }
+}
+
+impl InductorMmRunner {
+    /// A runner whose workers run `engine`, drawing from the built-in catalogue.
+    pub fn new(engine: Engine) -> Self {
+        let catalogue = Catalogue::builtin().expect("the built-in catalogue is valid (tested)");
+        InductorMmRunner {
+            catalogue: Arc::new(catalogue),
+            engine,
+            workers: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// The same runner drawing real-model GEMMs from `catalogue`.
+    pub fn with_catalogue(self, catalogue: Arc<Catalogue>) -> Self {
+        InductorMmRunner { catalogue, ..self }
+    }
+
+    fn slot(&self, device: usize) -> Arc<Mutex<Option<Worker>>> {
+        let mut map = self.workers.lock().unwrap_or_else(|e| e.into_inner());
+        Arc::clone(map.entry(device).or_default())
+    }
+
+    /// Asks the device's worker (started, or restarted after it died) to measure `gemm`.
+    fn ask(&self, device: usize, gemm: &Value) -> Result<Value, BenchError> {
+        let slot = self.slot(device);
+        let mut guard = slot.lock().unwrap_or_else(|e| e.into_inner());
+        if guard.as_mut().is_some_and(Worker::exited) {
+            *guard = None;
+        }
+        if guard.is_none() {
+            let w = Worker::spawn(self.engine, Some(device))
+                .map_err(|e| BenchError::Other(e.to_string()))?;
+            *guard = Some(w);
+        }
+        let w = guard.as_mut().expect("started above");
+        let hello = w.hello().clone();
+        match w.measure(gemm) {
+            Ok(mut answer) => {
+                answer["worker"] = hello;
+                Ok(answer)
+            }
+            Err(e @ WorkerError::Failed(_)) => Err(BenchError::Other(e.to_string())),
+            Err(e) => {
+                *guard = None;
+                Err(BenchError::Other(e.to_string()))
+            }
+        }
+    }
+}
+
+/// The worker's request for `g`.
+pub fn request(g: &Gemm) -> Value {
+    json!({
+        "op": g.op.name(),
+        "batch": g.batch,
+        "m": g.m,
+        "k": g.k,
+        "n": g.n,
+        "dtype": match g.dtype {
+            DType::BF16 => "bfloat16",
+            DType::F16 => "float16",
+            DType::F32 => "float32",
+        },
+        "tf32": g.tf32,
+        "trans_a": g.trans_a,
+        "trans_b": g.trans_b,
+    })
+}
+
+/// One benchmarked choice of a worker's answer.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ChoiceTime {
+    /// The choice's name.
+    pub name: String,
+    /// Inductor's benchmark time, ms (`None`: the choice failed).
+    pub bench_ms: Option<f64>,
+    /// Seconds Inductor spent benchmarking it.
+    pub bench_s: f64,
+}
+
+/// A measured GEMM: the worker's whole answer and its choices.
+#[derive(Debug, Clone)]
+pub struct Measured {
+    answer: Value,
+    choices: Vec<ChoiceTime>,
+}
+
+/// Reads the choices of a worker's answer.
+pub fn choices_of(answer: &Value) -> Result<Vec<ChoiceTime>, BenchError> {
+    let bad = |what: &str| BenchError::Other(format!("the worker's answer has {what}"));
+    let list = answer["choices"]
+        .as_array()
+        .ok_or_else(|| bad("no choices"))?;
+    let choices: Vec<ChoiceTime> = list
+        .iter()
+        .map(|c| {
+            Ok(ChoiceTime {
+                name: c["name"]
+                    .as_str()
+                    .ok_or_else(|| bad("a choice without a name"))?
+                    .to_string(),
+                bench_ms: c["bench_ms"]
+                    .as_f64()
+                    .filter(|t| t.is_finite() && *t >= 0.0),
+                bench_s: c["bench_s"].as_f64().unwrap_or(0.0),
+            })
+        })
+        .collect::<Result<_, BenchError>>()?;
+    if choices.is_empty() {
+        return Err(bad("an empty choice list"));
+    }
+    let mut names: Vec<&str> = choices.iter().map(|c| c.name.as_str()).collect();
+    names.sort_unstable();
+    if names.windows(2).any(|w| w[0] == w[1]) {
+        return Err(bad("two choices of one name"));
+    }
+    if let Some(c) = choices.iter().find(|c| !valid_choice_name(&c.name)) {
+        return Err(bad(&format!(
+            "a choice name the log cannot hold: {:?}",
+            c.name
+        )));
+    }
+    Ok(choices)
+}
+
+/// Names that go unquoted into PyTorch's CSV log: `[A-Za-z0-9_=.-]`, not empty.
+pub fn valid_choice_name(name: &str) -> bool {
+    !name.is_empty()
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'=' | b'.' | b'-'))
+}
+
+impl BenchmarkRunner for InductorMmRunner {
+    type Input = Gemm;
+    type Prepared = Measured;
+
+    fn name(&self) -> &'static str {
+        NAME
+    }
+
+    fn description(&self) -> &'static str {
+        "which GEMM kernels Inductor's max-autotune should keep: every choice's benchmark, \
+         compile-time cost and compiled truth, measured by Inductor (needs PyTorch)"
+    }
+
+    fn choices(&self) -> Vec<String> {
+        vec![
+            "extern_mm".into(),
+            "triton_mm_BLOCK-M=..._numwarps=...".into(),
+        ]
+    }
+
+    fn supports(&self, kind: BackendKind) -> bool {
+        kind == BackendKind::Cuda
+    }
+
+    fn ready(&self, kind: BackendKind) -> Result<(), String> {
+        if kind != BackendKind::Cuda || self.engine == Engine::Fake {
+            return Ok(());
+        }
+        check_python()
+    }
+
+    fn fixed_reps(&self) -> Option<usize> {
+        Some(1)
+    }
+
+    fn create_input(&self, rng: &mut SampleRng, target: &Target) -> Gemm {
+        shapes::draw(rng, &self.catalogue, target)
+    }
+
+    fn input_distribution(&self) -> Option<InputDistribution> {
+        Some(InputDistribution {
+            shapes: "inductor",
+            catalogue_sha256: Some(self.catalogue.sha256.clone()),
+            version: 1,
+        })
+    }
+
+    fn context(&self, g: &Gemm) -> Context {
+        context(g)
+    }
+
+    fn prepare(&self, g: &Gemm, backend: &mut Backend) -> Result<Measured, BenchError> {
+        let answer = self.ask(backend.info().ordinal, &request(g))?;
+        let choices = choices_of(&answer)?;
+        Ok(Measured { answer, choices })
+    }
+
+    fn input_choices(
+        &self,
+        _g: &Gemm,
+        prepared: &mut Measured,
+        _backend: &mut Backend,
+    ) -> Result<Vec<String>, BenchError> {
+        Ok(prepared.choices.iter().map(|c| c.name.clone()).collect())
+    }
+
+    fn run(
+        &self,
+        _g: &Gemm,
+        prepared: &mut Measured,
+        choice: &str,
+        _warmup: bool,
+        _backend: &mut Backend,
+    ) -> Result<Measurement, BenchError> {
+        let c = prepared
+            .choices
+            .iter()
+            .find(|c| c.name == choice)
+            .ok_or_else(|| BenchError::Other(format!("no choice {choice}")))?;
+        let ms = c
+            .bench_ms
+            .ok_or_else(|| BenchError::Other(format!("Inductor's benchmark of {choice} failed")))?;
+        Ok(Measurement {
+            min_ms: ms,
+            median_ms: ms,
+            runs: 1,
+            busy_ms: c.bench_s * 1e3,
+        })
+    }
+
+    fn extras(&self, g: &Gemm, prepared: &Measured) -> Option<Value> {
+        let mut x = prepared.answer.clone();
+        if let Some(obj) = x.as_object_mut() {
+            obj.remove("id");
+            obj.remove("ok");
+            obj.insert("gemm".into(), request(g));
+            obj.insert("source".into(), json!(format!("{:?}", g.source)));
+        }
+        Some(x)
+    }
+}
+
+/// The logged features: PyTorch's `mm` features (m, k, n, strides, dtypes, contiguity,
+/// TF32) with the batch and the op, which PyTorch's `mm` hook does not see but an
+/// `InductorChoices` handler does.
+pub fn context(g: &Gemm) -> Context {
+    let (s10, s11) = g.mat1_strides();
+    let (s20, s21) = g.mat2_strides();
+    let mut c = Context::with_capacity(14);
+    c.add("m", g.m)
+        .add("k", g.k)
+        .add("n", g.n)
+        .add("batch", g.batch);
+    c.add_categorical("op", g.op.name());
+    c.add_categorical("mat1_dtype", g.dtype.torch_name());
+    c.add_categorical("mat2_dtype", g.dtype.torch_name());
+    c.add("mat1_stride_0", s10).add("mat1_stride_1", s11);
+    c.add("mat2_stride_0", s20).add("mat2_stride_1", s21);
+    c.add_categorical("mat1_iscontig", is_contiguous(g.m, g.k, s10, s11));
+    c.add_categorical("mat2_iscontig", is_contiguous(g.k, g.n, s20, s21));
+    let tf32: ah_core::Value = if g.dtype == DType::F32 {
+        g.tf32.into()
+    } else {
+        "not_float_32".into()
+    };
+    c.add_categorical("using_tf32", tf32);
+    c
+}
+
+/// Checks that the interpreter has PyTorch with Inductor and Triton and sees a CUDA GPU.
+fn check_python() -> Result<(), String> {
+    let python = worker::python();
+    let probe = "import torch, triton, torch._inductor.choices as c; \
+                 assert torch.cuda.is_available(), 'PyTorch sees no CUDA device'; \
+                 assert hasattr(c.InductorChoices, 'get_template_configs'), \
+                 'this PyTorch has no InductorChoices.get_template_configs (need 2.8 or newer)'";
+    let need = format!(
+        "runner `{NAME}` drives PyTorch's Inductor through `{}` (set AH_PYTHON to use another \
+         interpreter) and needs PyTorch 2.8 or newer with Triton and a CUDA GPU",
+        python.to_string_lossy()
+    );
+    match std::process::Command::new(&python)
+        .args(["-c", probe])
+        .output()
+    {
+        Err(e) => Err(format!("{need}: could not run it: {e}")),
+        Ok(out) if out.status.success() => Ok(()),
+        Ok(out) => {
+            let err = String::from_utf8_lossy(&out.stderr);
+            let last = err
+                .lines()
+                .rev()
+                .find(|l| !l.trim().is_empty())
+                .unwrap_or("");
+            Err(format!("{need}: {}", last.trim()))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

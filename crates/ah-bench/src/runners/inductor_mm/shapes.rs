@@ -1,0 +1,303 @@
+//! The GEMMs [`super::InductorMmRunner`] draws: what real models compile, in the layouts
+//! Inductor sees, plus PyTorch-style random shapes.
+//!
+//! | share | source | GEMMs |
+//! |---|---|---|
+//! | 35 % | training | a linear layer of a catalogue model: forward (`x @ W.t()`, addmm with bias 30 %), input gradient (`dy @ W`), weight gradient (`dy.t() @ x`), `batch x seq` tokens |
+//! | 20 % | decode | a forward linear over m = 1..256 tokens (powers of two 60 %) |
+//! | 10 % | prefill | a forward linear over 1-4 sequences |
+//! | 13 % | attention | bmm over `batch x heads`: scores `q @ k.t()` and `p @ v`; one query token 30 % |
+//! | 22 % | generator | PyTorch-style random dims (log-uniform 16..16384; aligned to 64 half the time), any layout |
+//!
+//! dtype: bf16 45 %, fp16 25 %, fp32 30 % (TF32 on half of those). A draw whose operands and
+//! output take more than an eighth of the device, or whose work would take cuBLAS more than a
+//! few milliseconds (a flop cap per dtype), is drawn again: autotuning time grows with the
+//! GEMM's run time and the collection is paid for in device time.
+
+use rand::Rng;
+
+use crate::catalogue::{Catalogue, Linear, Model};
+use crate::dtype::DType;
+use crate::runner::{SampleRng, Target};
+use crate::runners::pad_mm::real_models::{draw_tokens, GemmKind};
+
+/// The GEMM operation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Op {
+    /// `torch.mm(a, b)`.
+    Mm,
+    /// `torch.addmm(bias, a, b)`, bias of length n.
+    Addmm,
+    /// `torch.bmm(a, b)`.
+    Bmm,
+}
+
+impl Op {
+    /// The name the worker and the log use.
+    pub fn name(self) -> &'static str {
+        match self {
+            Op::Mm => "mm",
+            Op::Addmm => "addmm",
+            Op::Bmm => "bmm",
+        }
+    }
+}
+
+/// Where a GEMM came from (described, not logged).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Source {
+    /// A training step's GEMM of a linear layer.
+    Training(GemmKind),
+    /// Inference, one token per sequence.
+    Decode,
+    /// Inference, whole prompts.
+    Prefill,
+    /// Attention's batched GEMMs.
+    Attention,
+    /// PyTorch-style random shapes.
+    Generator,
+}
+
+/// One GEMM: `a (m x k) @ b (k x n)`, `batch` of them for bmm.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Gemm {
+    /// The operation.
+    pub op: Op,
+    /// Batch (1 unless bmm).
+    pub batch: usize,
+    /// Rows of a.
+    pub m: usize,
+    /// Inner dimension.
+    pub k: usize,
+    /// Columns of b.
+    pub n: usize,
+    /// Element type of both operands.
+    pub dtype: DType,
+    /// fp32 with TF32 allowed (`torch.backends.cuda.matmul.allow_tf32`).
+    pub tf32: bool,
+    /// a is stored transposed (`randn(k, m).t()`).
+    pub trans_a: bool,
+    /// b is stored transposed (`randn(n, k).t()`).
+    pub trans_b: bool,
+    /// Where it came from.
+    pub source: Source,
+}
+
+/// The largest decode batch.
+const MAX_DECODE: usize = 256;
+/// The most tokens of a training or prefill GEMM.
+const MAX_TOKENS: usize = 16384;
+
+impl Gemm {
+    /// Strides of a's last two dimensions.
+    pub fn mat1_strides(&self) -> (usize, usize) {
+        if self.trans_a {
+            (1, self.m)
+        } else {
+            (self.k, 1)
+        }
+    }
+
+    /// Strides of b's last two dimensions.
+    pub fn mat2_strides(&self) -> (usize, usize) {
+        if self.trans_b {
+            (1, self.k)
+        } else {
+            (self.n, 1)
+        }
+    }
+
+    /// Multiply-adds times two.
+    pub fn flops(&self) -> f64 {
+        2.0 * (self.batch * self.m) as f64 * self.k as f64 * self.n as f64
+    }
+
+    /// Bytes of both operands, the bias and the output.
+    pub fn bytes(&self) -> u64 {
+        let elems = self.batch * (self.m * self.k + self.k * self.n + self.m * self.n) + self.n;
+        (elems * self.dtype.itemsize()) as u64
+    }
+
+    /// Whether the draw is kept (see the module documentation).
+    pub fn fits(&self, target: &Target) -> bool {
+        let cap = match (self.dtype, self.tf32) {
+            (DType::F32, false) => 1.5e11,
+            (DType::F32, true) => 1.5e12,
+            _ => 3.0e12,
+        };
+        self.flops() <= cap && self.bytes() <= target.total_memory / 8
+    }
+}
+
+/// Draws one GEMM (see the module documentation); `models` must not be empty.
+pub fn draw(rng: &mut SampleRng, catalogue: &Catalogue, target: &Target) -> Gemm {
+    loop {
+        let (dtype, tf32) = draw_dtype(rng);
+        let u = rng.random_range(0..100);
+        let m = model(rng, catalogue);
+        let g = match u {
+            0..35 => training(rng, m, dtype, tf32),
+            35..55 => {
+                let tokens = decode_tokens(rng);
+                forward(rng, m, tokens, Source::Decode, dtype, tf32)
+            }
+            55..65 => {
+                let tokens =
+                    m.spec.seq[rng.random_range(0..m.spec.seq.len())] * rng.random_range(1..=4);
+                forward(rng, m, tokens, Source::Prefill, dtype, tf32)
+            }
+            65..78 => attention(rng, m, dtype, tf32),
+            _ => generator(rng, dtype, tf32),
+        };
+        if g.fits(target) {
+            return g;
+        }
+    }
+}
+
+fn model<'a>(rng: &mut SampleRng, catalogue: &'a Catalogue) -> &'a Model {
+    &catalogue.models[rng.random_range(0..catalogue.models.len())]
+}
+
+/// bf16 0.45, fp16 0.25, fp32 0.3 (TF32 w.p. 0.5).
+fn draw_dtype(rng: &mut SampleRng) -> (DType, bool) {
+    match rng.random_range(0..20) {
+        0..9 => (DType::BF16, false),
+        9..14 => (DType::F16, false),
+        _ => (DType::F32, rng.random_bool(0.5)),
+    }
+}
+
+fn layer(rng: &mut SampleRng, model: &Model, head_p: f64) -> Linear {
+    let heads: Vec<&Linear> = model.heads().collect();
+    if !heads.is_empty() && rng.random_bool(head_p) {
+        return *heads[rng.random_range(0..heads.len())];
+    }
+    let body: Vec<&Linear> = model.body().collect();
+    *body[rng.random_range(0..body.len())]
+}
+
+fn plain(op: Op, m: usize, k: usize, n: usize, dtype: DType, tf32: bool, source: Source) -> Gemm {
+    Gemm {
+        op,
+        batch: 1,
+        m,
+        k,
+        n,
+        dtype,
+        tf32,
+        trans_a: false,
+        trans_b: false,
+        source,
+    }
+}
+
+fn training(rng: &mut SampleRng, model: &Model, dtype: DType, tf32: bool) -> Gemm {
+    let l = layer(rng, model, 0.2);
+    let tokens = draw_tokens(rng, &model.spec.seq).min(MAX_TOKENS);
+    let kind =
+        [GemmKind::Forward, GemmKind::GradInput, GemmKind::GradWeight][rng.random_range(0..3)];
+    let (fin, fout) = (l.in_features, l.out_features);
+    let source = Source::Training(kind);
+    match kind {
+        GemmKind::Forward => forward_linear(rng, tokens, l, source, dtype, tf32),
+        GemmKind::GradInput => plain(Op::Mm, tokens, fout, fin, dtype, tf32, source),
+        GemmKind::GradWeight => Gemm {
+            trans_a: true,
+            ..plain(Op::Mm, fout, tokens, fin, dtype, tf32, source)
+        },
+    }
+}
+
+fn forward(
+    rng: &mut SampleRng,
+    model: &Model,
+    tokens: usize,
+    source: Source,
+    dtype: DType,
+    tf32: bool,
+) -> Gemm {
+    let l = layer(rng, model, 0.2);
+    forward_linear(rng, tokens.min(MAX_TOKENS), l, source, dtype, tf32)
+}
+
+/// `x @ W.t()` (W stored `(out, in)`), with bias w.p. 0.3.
+fn forward_linear(
+    rng: &mut SampleRng,
+    tokens: usize,
+    l: Linear,
+    source: Source,
+    dtype: DType,
+    tf32: bool,
+) -> Gemm {
+    let op = if rng.random_bool(0.3) {
+        Op::Addmm
+    } else {
+        Op::Mm
+    };
+    Gemm {
+        trans_b: true,
+        ..plain(
+            op,
+            tokens,
+            l.in_features,
+            l.out_features,
+            dtype,
+            tf32,
+            source,
+        )
+    }
+}
+
+fn decode_tokens(rng: &mut SampleRng) -> usize {
+    if rng.random_bool(0.6) {
+        1 << rng.random_range(0..=MAX_DECODE.trailing_zeros())
+    } else {
+        rng.random_range(1..=MAX_DECODE)
+    }
+}
+
+fn attention(rng: &mut SampleRng, model: &Model, dtype: DType, tf32: bool) -> Gemm {
+    let s = &model.spec;
+    let seq = s.seq[rng.random_range(0..s.seq.len())].min(4096);
+    let queries = if rng.random_bool(0.3) { 1 } else { seq };
+    let batch = [1, 2, 4, 8][rng.random_range(0..4)] * s.heads.max(1);
+    let d = s.head_dim.max(1);
+    let g = if rng.random_bool(0.5) {
+        // scores = q @ k.t()
+        Gemm {
+            trans_b: true,
+            ..plain(Op::Bmm, queries, d, seq, dtype, tf32, Source::Attention)
+        }
+    } else {
+        // out = p @ v
+        plain(Op::Bmm, queries, seq, d, dtype, tf32, Source::Attention)
+    };
+    Gemm {
+        batch: batch.min(1024),
+        ..g
+    }
+}
+
+fn generator(rng: &mut SampleRng, dtype: DType, tf32: bool) -> Gemm {
+    let mut dim = || {
+        let x = 2f64.powf(rng.random_range(4.0..14.0)) as usize;
+        if rng.random_bool(0.5) {
+            x.div_ceil(64) * 64
+        } else {
+            x | 1
+        }
+    };
+    let (m, k, n) = (dim(), dim(), dim());
+    let t = rng.random_range(0..4);
+    let op = if rng.random_bool(0.2) {
+        Op::Addmm
+    } else {
+        Op::Mm
+    };
+    Gemm {
+        trans_a: t & 1 == 1,
+        trans_b: t & 2 == 2,
+        ..plain(op, m, k, n, dtype, tf32, Source::Generator)
+    }
+}

@@ -1,0 +1,143 @@
+use super::*;
+use crate::backend::{CpuBackend, TimingConfig};
+use crate::runner::sample_rng;
+use crate::runner::DynRunner;
+use crate::runners::test_target;
+use ah_core::{DeviceIdentity, Value as V};
+
+fn target() -> Target {
+    test_target(BackendKind::Cuda, DeviceIdentity::H100)
+}
+
+fn draws(n: u64) -> Vec<Gemm> {
+    let r = InductorMmRunner::new(Engine::Fake);
+    (0..n)
+        .map(|i| r.create_input(&mut sample_rng(7, i), &target()))
+        .collect()
+}
+
+#[test]
+fn draws_are_seeded_and_fit() {
+    let a = draws(300);
+    assert_eq!(a, draws(300));
+    assert!(a
+        .iter()
+        .all(|g| g.fits(&target()) && g.m >= 1 && g.k >= 1 && g.n >= 1));
+}
+
+#[test]
+fn draws_cover_every_source_op_and_dtype() {
+    let a = draws(2000);
+    let has = |f: &dyn Fn(&Gemm) -> bool| a.iter().any(f);
+    assert!(has(&|g| g.source == Source::Decode && g.m <= 256));
+    assert!(has(&|g| g.source == Source::Prefill));
+    assert!(has(
+        &|g| matches!(g.source, Source::Training(shapes_kind) if shapes_kind == crate::runners::pad_mm::real_models::GemmKind::GradWeight)
+            && g.trans_a
+    ));
+    assert!(has(&|g| g.op == Op::Bmm && g.batch > 1));
+    assert!(has(&|g| g.op == Op::Addmm));
+    assert!(has(&|g| g.source == Source::Generator && g.m % 2 == 1));
+    assert!(has(&|g| g.dtype == DType::F32 && g.tf32));
+    assert!(has(&|g| g.dtype == DType::F32 && !g.tf32));
+    assert!(has(&|g| g.dtype == DType::F16));
+    assert!(a.iter().all(|g| g.op == Op::Bmm || g.batch == 1));
+}
+
+#[test]
+fn context_is_pytorchs_mm_features_with_op_and_batch() {
+    let g = Gemm {
+        op: Op::Mm,
+        batch: 1,
+        m: 4096,
+        k: 1000,
+        n: 512,
+        dtype: DType::F32,
+        tf32: true,
+        trans_a: true,
+        trans_b: false,
+        source: Source::Generator,
+    };
+    let c = context(&g);
+    assert_eq!(
+        c.feature_names_csv(),
+        "m,k,n,batch,op,mat1_dtype,mat2_dtype,mat1_stride_0,mat1_stride_1,mat2_stride_0,\
+         mat2_stride_1,mat1_iscontig,mat2_iscontig,using_tf32"
+    );
+    assert_eq!(c.get("mat1_stride_1"), Some(&V::from(4096usize)));
+    assert_eq!(c.get("mat1_iscontig"), Some(&V::from(false)));
+    assert_eq!(c.get("using_tf32"), Some(&V::from(true)));
+    let b = context(&Gemm {
+        dtype: DType::BF16,
+        ..g
+    });
+    assert_eq!(b.get("using_tf32"), Some(&V::from("not_float_32")));
+}
+
+#[test]
+fn answers_with_bad_choices_are_refused() {
+    let ok = json!({"choices": [{"name": "extern_mm", "bench_ms": 0.1}, {"name": "triton_mm_x", "bench_ms": null}]});
+    let c = choices_of(&ok).unwrap();
+    assert_eq!(c[1].bench_ms, None);
+    for bad in [
+        json!({}),
+        json!({"choices": []}),
+        json!({"choices": [{"name": "a", "bench_ms": 1.0}, {"name": "a", "bench_ms": 2.0}]}),
+        json!({"choices": [{"name": "a,b", "bench_ms": 1.0}]}),
+        json!({"choices": [{"name": "a\nb", "bench_ms": 1.0}]}),
+        json!({"choices": [{"bench_ms": 1.0}]}),
+    ] {
+        assert!(choices_of(&bad).is_err(), "{bad}");
+    }
+}
+
+/// Python is needed for the worker: absent, the test skips with a message unless
+/// AH_REQUIRE_PYTHON is set.
+fn python_or_skip() -> bool {
+    let ok = std::process::Command::new(worker::python())
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !ok {
+        assert!(
+            std::env::var_os("AH_REQUIRE_PYTHON").is_none(),
+            "AH_REQUIRE_PYTHON is set but python3 cannot be run"
+        );
+        eprintln!("skipped: no python3 (set AH_REQUIRE_PYTHON=1 to make this an error)");
+    }
+    ok
+}
+
+#[test]
+fn fake_worker_measures_through_the_runner() {
+    if !python_or_skip() {
+        return;
+    }
+    let runner = InductorMmRunner::new(Engine::Fake);
+    let mut backend = Backend::Cpu(CpuBackend::with_timing(TimingConfig::PYTORCH));
+    let t = target();
+    let drawn = DynRunner::draw(&runner, &mut sample_rng(3, 0), &t, 10).unwrap();
+    let reps = crate::runner::Repetitions { max: 1, long: 1 };
+    let m = runner.measure(&drawn, reps, &mut backend);
+    assert_eq!(m.results.len(), 1);
+    assert_eq!(m.choices.len(), 3);
+    assert!(m.choices[0].starts_with("extern_"));
+    assert!(m.results[0].iter().all(Result::is_ok));
+    let x = m.extras.expect("extras");
+    assert_eq!(x["worker"]["engine"], "fake");
+    assert!(x["truth_ms"]["default"].as_f64().unwrap() > 0.0);
+    assert!(x.get("id").is_none());
+}
+
+#[test]
+fn a_failed_gemm_is_an_error_and_the_worker_goes_on() {
+    if !python_or_skip() {
+        return;
+    }
+    let mut w = Worker::spawn(Engine::Fake, None).unwrap();
+    let bad = json!({"op": "mm", "m": 13, "k": 13, "n": 8, "dtype": "float16"});
+    assert!(matches!(w.measure(&bad), Err(WorkerError::Failed(e)) if e.contains("13x13")));
+    let good = json!({"op": "bmm", "batch": 4, "m": 9, "k": 16, "n": 8, "dtype": "bfloat16"});
+    let a = w.measure(&good).unwrap();
+    assert_eq!(a["choices"][0]["name"], "extern_bmm");
+}

@@ -1,0 +1,209 @@
+//! A GEMM of an `inductor_mm` log: its features and Inductor's benchmark times from the log,
+//! the compile-time prices and compiled truth from the extras sidecar (`FILE.extras.jsonl`).
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use ah_core::Value;
+use ah_log::Log;
+use ah_log::ReadOptions;
+use serde_json::Value as Json;
+
+use super::PruneError;
+
+/// One benchmarked choice of a GEMM.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Choice {
+    /// Its name (`extern_mm`, `triton_mm_BLOCK-M=...`).
+    pub name: String,
+    /// Inductor's benchmark time, ms (`inf` when it failed).
+    pub bench_ms: f64,
+    /// What keeping it costs at compile time, s: code generation, precompilation and
+    /// benchmarking, scaled so that the GEMM's prices add up to its measured autotuning time.
+    pub price_s: f64,
+}
+
+impl Choice {
+    /// ATen (cuBLAS) choices, which a pruned list always keeps.
+    pub fn is_extern(&self) -> bool {
+        self.name.starts_with("extern_")
+    }
+}
+
+/// One measured GEMM.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Sample {
+    /// The logged feature values, header order.
+    pub values: Vec<Value>,
+    /// Its choices, log order.
+    pub choices: Vec<Choice>,
+    /// Compiled truth without max-autotune (cuBLAS), ms per call.
+    pub truth_default_ms: f64,
+    /// Compiled truth of Inductor's max-autotune pick, ms per call.
+    pub truth_autotune_ms: f64,
+    /// Compile time under max-autotune minus without it, s.
+    pub autotune_s: f64,
+}
+
+impl Sample {
+    /// The faster of cuBLAS and Inductor's pick in compiled truth.
+    pub fn best_truth_ms(&self) -> f64 {
+        self.truth_default_ms.min(self.truth_autotune_ms)
+    }
+
+    /// Inductor's pick among all choices (fastest benchmark, first on ties).
+    pub fn winner(&self) -> Option<&Choice> {
+        fastest(self.choices.iter())
+    }
+}
+
+/// The fastest finite choice of `choices` (first on ties).
+pub fn fastest<'a>(choices: impl Iterator<Item = &'a Choice>) -> Option<&'a Choice> {
+    choices
+        .filter(|c| c.bench_ms.is_finite())
+        .fold(None, |best: Option<&Choice>, c| match best {
+            Some(b) if b.bench_ms <= c.bench_ms => Some(b),
+            _ => Some(c),
+        })
+}
+
+/// A GEMM's (choice, benchmark ms) pairs, log order.
+type ChoiceTimes = Vec<(String, f64)>;
+
+/// A log's GEMMs with their extras, and its feature names.
+#[derive(Debug, Clone)]
+pub struct Samples {
+    /// Logged feature names, header order.
+    pub features: Vec<String>,
+    /// The GEMMs, in log order.
+    pub samples: Vec<Sample>,
+    /// GEMMs of the log without a usable extras line (skipped).
+    pub without_extras: usize,
+}
+
+/// Reads `log` and its extras sidecar `extras`.
+pub fn load(log: &Path, extras: &Path) -> Result<Samples, PruneError> {
+    let log = Log::read(log, ReadOptions::default()).map_err(PruneError::Log)?;
+    let by_key = read_extras(extras)?;
+    let mut order: Vec<String> = Vec::new();
+    let mut rows: HashMap<String, (Vec<Value>, ChoiceTimes)> = HashMap::new();
+    for row in &log.rows {
+        let key = row
+            .values
+            .iter()
+            .map(Value::to_string)
+            .collect::<Vec<_>>()
+            .join(",");
+        let entry = rows.entry(key.clone()).or_insert_with(|| {
+            order.push(key);
+            (row.values.clone(), Vec::new())
+        });
+        entry
+            .1
+            .push((log.choice_name(row).to_string(), row.feedback));
+    }
+    let mut samples = Vec::new();
+    let mut without_extras = 0;
+    for key in order {
+        let (values, times) = rows.remove(&key).expect("grouped above");
+        match by_key.get(&key).and_then(|x| sample(values, &times, x)) {
+            Some(s) => samples.push(s),
+            None => without_extras += 1,
+        }
+    }
+    Ok(Samples {
+        features: log.features.clone(),
+        samples,
+        without_extras,
+    })
+}
+
+/// The extras lines by their `features` text; a later line of the same GEMM wins.
+fn read_extras(path: &Path) -> Result<HashMap<String, Json>, PruneError> {
+    let text = std::fs::read_to_string(path).map_err(|source| PruneError::Io {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    let mut map = HashMap::new();
+    for (i, line) in text
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty())
+    {
+        let v: Json = serde_json::from_str(line).map_err(|e| PruneError::Input {
+            path: path.to_path_buf(),
+            line: i + 1,
+            message: format!(
+                "not a JSON object ({e}); a line cut by a crash is the last one: delete it"
+            ),
+        })?;
+        let Some(key) = v["features"].as_str() else {
+            return Err(PruneError::Input {
+                path: path.to_path_buf(),
+                line: i + 1,
+                message: "no \"features\" text: this is not an ah-collect extras sidecar".into(),
+            });
+        };
+        map.insert(key.to_string(), v);
+    }
+    Ok(map)
+}
+
+/// A sample from a GEMM's log times and its extras line; `None` when the extras lack truth.
+fn sample(values: Vec<Value>, times: &[(String, f64)], x: &Json) -> Option<Sample> {
+    let truth_default_ms = positive(&x["truth_ms"]["default"])?;
+    let truth_autotune_ms = positive(&x["truth_ms"]["max_autotune"])?;
+    let autotune_s =
+        (x["compile_s"]["max_autotune"].as_f64()? - x["compile_s"]["default"].as_f64()?).max(0.0);
+    let raw = raw_prices(x);
+    let total: f64 = times
+        .iter()
+        .map(|(n, _)| raw.get(n).copied().unwrap_or(0.0))
+        .sum();
+    let scale = if total > 0.0 { autotune_s / total } else { 0.0 };
+    let choices = times
+        .iter()
+        .map(|(name, t)| Choice {
+            name: name.clone(),
+            bench_ms: *t,
+            price_s: raw.get(name).copied().unwrap_or(0.0) * scale,
+        })
+        .collect();
+    Some(Sample {
+        values,
+        choices,
+        truth_default_ms,
+        truth_autotune_ms,
+        autotune_s,
+    })
+}
+
+/// Unscaled price per choice: generation + benchmarking + its share of the precompile
+/// phase's wall time (precompilation runs in parallel: each choice's precompile seconds are
+/// scaled by the phase's wall time over their sum).
+fn raw_prices(x: &Json) -> HashMap<String, f64> {
+    let list = x["choices"].as_array().cloned().unwrap_or_default();
+    let f = |c: &Json, k: &str| c[k].as_f64().unwrap_or(0.0).max(0.0);
+    let pre_sum: f64 = list.iter().map(|c| f(c, "precompile_s")).sum();
+    let pre_wall = x["autotune_phases_s"]["precompile"]
+        .as_f64()
+        .unwrap_or(pre_sum);
+    let pre_scale = if pre_sum > 0.0 {
+        pre_wall / pre_sum
+    } else {
+        0.0
+    };
+    list.iter()
+        .filter_map(|c| {
+            let name = c["name"].as_str()?.to_string();
+            Some((
+                name,
+                f(c, "gen_s") + f(c, "bench_s") + f(c, "precompile_s") * pre_scale,
+            ))
+        })
+        .collect()
+}
+
+fn positive(v: &Json) -> Option<f64> {
+    v.as_f64().filter(|t| t.is_finite() && *t > 0.0)
+}

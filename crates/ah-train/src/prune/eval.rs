@@ -1,0 +1,141 @@
+//! Cross-validation of the policy tree against the fixed rules on the same GEMMs.
+
+use serde::{Deserialize, Serialize};
+
+use super::data::Sample;
+use super::policy::{ranking, Policy, Weighing};
+use super::tree::Growth;
+
+/// One rule's totals over held-out GEMMs.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct RuleResult {
+    /// The rule.
+    pub rule: String,
+    /// GEMMs scored.
+    pub gemms: usize,
+    /// Autotuning time of the kept choices, s (sum).
+    pub autotune_s: f64,
+    /// Geometric mean of compiled truth relative to default max-autotune's pick.
+    pub run_vs_max_autotune: f64,
+    /// Geometric mean of compiled truth relative to the faster of cuBLAS and Inductor's pick.
+    pub run_vs_best: f64,
+    /// GEMMs more than the harm bound slower than the faster of the two.
+    pub harmful: usize,
+    /// The worst pick's truth over the faster of the two.
+    pub worst: f64,
+    /// GEMMs decided (not the full list).
+    pub decided: usize,
+}
+
+/// Scores `policies[i]` on `samples[i]`.
+pub fn score(rule: &str, samples: &[&Sample], policies: &[Policy], w: &Weighing) -> RuleResult {
+    let n = samples.len();
+    let (mut autotune_s, mut log_ma, mut log_best, mut harmful, mut worst, mut decided) =
+        (0.0, 0.0, 0.0, 0, 0.0f64, 0);
+    for (s, p) in samples.iter().zip(policies) {
+        let o = p.outcome(s);
+        autotune_s += o.cost_s;
+        log_ma += (o.run_ms / s.truth_autotune_ms).ln();
+        log_best += (o.run_ms / s.best_truth_ms()).ln();
+        harmful += usize::from(w.harmful(o, s));
+        worst = worst.max(o.run_ms / s.best_truth_ms());
+        decided += usize::from(*p != Policy::Default);
+    }
+    let gm = |x: f64| {
+        if n == 0 {
+            f64::NAN
+        } else {
+            (x / n as f64).exp()
+        }
+    };
+    RuleResult {
+        rule: rule.to_string(),
+        gemms: n,
+        autotune_s,
+        run_vs_max_autotune: gm(log_ma),
+        run_vs_best: gm(log_best),
+        harmful,
+        worst,
+        decided,
+    }
+}
+
+/// The folds of `n` GEMMs: GEMM `i` is in fold `i % k` (the log's order is the sampler's,
+/// already random).
+pub fn folds(n: usize, k: usize) -> Vec<Vec<usize>> {
+    let k = k.clamp(1, n.max(1));
+    (0..k)
+        .map(|f| (0..n).filter(|i| i % k == f).collect())
+        .collect()
+}
+
+/// k-fold cross-validation: every GEMM is decided by a tree (and a fixed top-10 list) made
+/// without it; returns the learned rule and the baselines, side by side.
+pub fn cross_validate(
+    samples: &[Sample],
+    growth: &Growth<'_>,
+    k: usize,
+    top_k: usize,
+) -> Vec<RuleResult> {
+    let n = samples.len();
+    let mut ours = vec![Policy::Default; n];
+    let mut fixed = vec![Policy::Default; n];
+    for test in folds(n, k) {
+        let train: Vec<&Sample> = (0..n)
+            .filter(|i| !test.contains(i))
+            .map(|i| &samples[i])
+            .collect();
+        let tree = growth.grow(&train);
+        let top = ranking(&train).into_iter().take(top_k).collect();
+        for &i in &test {
+            ours[i] = tree.decide(&samples[i], growth.features).clone();
+            fixed[i] = Policy::Keep {
+                choices: Vec::clone(&top),
+            };
+        }
+    }
+    let all: Vec<&Sample> = samples.iter().collect();
+    let w = &growth.weighing;
+    vec![
+        score(
+            "default max-autotune (full list)",
+            &all,
+            &vec![Policy::Default; n],
+            w,
+        ),
+        score(
+            &format!("fixed top-{top_k} (PyTorch's rule)"),
+            &all,
+            &fixed,
+            w,
+        ),
+        score(
+            "never autotune GEMMs (cuBLAS only)",
+            &all,
+            &vec![Policy::Extern; n],
+            w,
+        ),
+        score("learned (cross-validated)", &all, &ours, w),
+    ]
+}
+
+/// The results as a markdown table.
+pub fn table(results: &[RuleResult]) -> String {
+    let mut s = String::from(
+        "| rule | GEMMs | autotuning s | run vs max-autotune (gmean) | run vs best (gmean) | harmful | worst | decided |\n|---|---|---|---|---|---|---|---|\n",
+    );
+    for r in results {
+        s.push_str(&format!(
+            "| {} | {} | {:.1} | {:.4} | {:.4} | {} | {:.3}x | {} |\n",
+            r.rule,
+            r.gemms,
+            r.autotune_s,
+            r.run_vs_max_autotune,
+            r.run_vs_best,
+            r.harmful,
+            r.worst,
+            r.decided
+        ));
+    }
+    s
+}

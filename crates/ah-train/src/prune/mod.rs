@@ -1,0 +1,226 @@
+//! Training for compile cost: which of Inductor's max-autotune GEMM choices to keep.
+//!
+//! Data: an `inductor_mm` log (`ah-collect --name inductor_mm`) and its extras sidecar, which
+//! holds each choice's compile-time price and compiled truth of cuBLAS and of Inductor's pick.
+//! Model: a policy tree ([`tree`]) whose leaves keep cuBLAS only, cuBLAS plus a few template
+//! choices, or the full list (unsure: default max-autotune). A leaf's policy minimises, over
+//! its training GEMMs, first the harmful picks (more than [`PruneParams::harm`] slower than
+//! the faster of cuBLAS and Inductor's pick, in compiled truth), then the seconds a job pays:
+//! the kept choices' compile-time price plus the run-time loss over
+//! [`PruneParams::horizon`] calls. Labels are compiled truth, not Inductor's benchmark times,
+//! which on small GEMMs favour Triton where cuBLAS is faster (docs/inductor.md).
+
+pub mod data;
+pub mod eval;
+pub mod policy;
+pub mod tree;
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+pub use data::{load, Sample, Samples};
+pub use eval::{cross_validate, RuleResult};
+pub use policy::{Policy, Weighing};
+pub use tree::{Growth, Node, Quantity, Test};
+
+/// Why training for cost failed.
+#[derive(Debug, thiserror::Error)]
+pub enum PruneError {
+    /// The log could not be read.
+    #[error(transparent)]
+    Log(ah_core::Error),
+    /// A file could not be read.
+    #[error("{}: {source}", path.display())]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The OS error.
+        source: std::io::Error,
+    },
+    /// A line of an input file is not what it should be.
+    #[error("{}:{line}: {message}", path.display())]
+    Input {
+        /// The file.
+        path: PathBuf,
+        /// 1-based line.
+        line: usize,
+        /// What is wrong and what to do.
+        message: String,
+    },
+    /// The parameters do not fit together.
+    #[error("{0}")]
+    Params(String),
+}
+
+/// Parameters of [`train`], linfa-style: `Default` is the CLI's default, [`Self::check`]
+/// refuses what cannot work.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PruneParams {
+    /// Calls of a GEMM a job makes (default 100,000: a few thousand steps of a model that
+    /// runs the GEMM tens of times each): a run-time loss counts this many times.
+    pub horizon: f64,
+    /// A pick more than this much slower than the faster of cuBLAS and Inductor's pick is
+    /// harmful (default 0.03).
+    pub harm: f64,
+    /// Fewest training GEMMs in a leaf (default 3).
+    pub min_leaf: usize,
+    /// Deepest split level (default 4).
+    pub max_depth: usize,
+    /// Folds of the cross-validation (default 5).
+    pub folds: usize,
+    /// Template choices kept by the fixed top-k baseline (default 10, PyTorch's `top_k`).
+    pub top_k: usize,
+}
+
+impl Default for PruneParams {
+    fn default() -> Self {
+        PruneParams {
+            horizon: 1e5,
+            harm: 0.03,
+            min_leaf: 3,
+            max_depth: 4,
+            folds: 5,
+            top_k: 10,
+        }
+    }
+}
+
+impl PruneParams {
+    /// Refuses parameters that cannot train.
+    pub fn check(&self) -> Result<(), PruneError> {
+        let bad = |m: &str| Err(PruneError::Params(m.to_string()));
+        if !(self.horizon.is_finite() && self.horizon >= 0.0) {
+            return bad("--horizon must be a finite number of calls, 0 or more");
+        }
+        if !(self.harm.is_finite() && self.harm >= 0.0) {
+            return bad("--harm must be a finite fraction, 0 or more (0.03: 3 %)");
+        }
+        if self.min_leaf == 0 || self.folds < 2 || self.top_k == 0 {
+            return bad("--min-leaf and --top-k must be at least 1 and --folds at least 2");
+        }
+        Ok(())
+    }
+
+    /// The weighing of outcomes.
+    pub fn weighing(&self) -> Weighing {
+        Weighing {
+            horizon: self.horizon,
+            harm: self.harm,
+        }
+    }
+}
+
+/// A trained pruning heuristic, as `ah-codegen` reads it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PruneModel {
+    /// `"inductor_choices"`.
+    pub kind: String,
+    /// The heuristic's name.
+    pub name: String,
+    /// The device identity of the training log: capability.
+    pub device_capa: (u32, u32),
+    /// The PyTorch version the data was collected with (`major.minor`).
+    pub torch: String,
+    /// Logged feature names, header order.
+    pub features: Vec<String>,
+    /// Which of them are categorical.
+    pub categorical: Vec<String>,
+    /// The ops the heuristic decides for.
+    pub ops: Vec<String>,
+    /// The tree.
+    pub tree: Node,
+    /// How it was trained.
+    pub horizon: f64,
+    /// The harm bound.
+    pub harm: f64,
+    /// Training GEMMs.
+    pub gemms: usize,
+    /// Cross-validation, side by side with the fixed rules.
+    pub cross_validation: Vec<RuleResult>,
+}
+
+/// Trains on `log` and its extras sidecar.
+pub fn train(
+    log: &Path,
+    extras: &Path,
+    name: &str,
+    params: &PruneParams,
+) -> Result<(PruneModel, Samples), PruneError> {
+    params.check()?;
+    let data = load(log, extras)?;
+    if data.samples.len() < 2 * params.min_leaf {
+        return Err(PruneError::Params(format!(
+            "{}: {} GEMMs with compiled truth; at least {} are needed (collect more with ah-collect --name inductor_mm)",
+            log.display(),
+            data.samples.len(),
+            2 * params.min_leaf
+        )));
+    }
+    let meta = ah_log::Log::read(log, Default::default())
+        .map_err(PruneError::Log)?
+        .metadata;
+    let categorical = meta.categorical_features.clone();
+    let growth = Growth {
+        features: &data.features,
+        categorical: &categorical,
+        weighing: params.weighing(),
+        min_leaf: params.min_leaf,
+        max_depth: params.max_depth,
+    };
+    let all: Vec<&Sample> = data.samples.iter().collect();
+    let tree = growth.grow(&all);
+    let cross_validation = cross_validate(&data.samples, &growth, params.folds, params.top_k);
+    let model = PruneModel {
+        kind: "inductor_choices".into(),
+        name: name.to_string(),
+        device_capa: meta.device_capa,
+        torch: torch_version(extras),
+        features: data.features.clone(),
+        categorical,
+        ops: vec!["mm".into(), "addmm".into(), "bmm".into()],
+        tree,
+        horizon: params.horizon,
+        harm: params.harm,
+        gemms: data.samples.len(),
+        cross_validation,
+    };
+    Ok((model, data))
+}
+
+/// `major.minor` of the PyTorch the extras were measured with (`""` if unknown).
+fn torch_version(extras: &Path) -> String {
+    let text = std::fs::read_to_string(extras).unwrap_or_default();
+    let first = text.lines().next().unwrap_or("");
+    let v: serde_json::Value = serde_json::from_str(first).unwrap_or_default();
+    let full = v["worker"]["torch"].as_str().unwrap_or("");
+    full.split('.').take(2).collect::<Vec<_>>().join(".")
+}
+
+/// A markdown report of a trained model.
+pub fn report(model: &PruneModel, data: &Samples) -> String {
+    let w = Weighing {
+        horizon: model.horizon,
+        harm: model.harm,
+    };
+    let all: Vec<&Sample> = data.samples.iter().collect();
+    let policies: Vec<Policy> = all
+        .iter()
+        .map(|s| model.tree.decide(s, &model.features).clone())
+        .collect();
+    let fit = eval::score("learned (training GEMMs)", &all, &policies, &w);
+    format!(
+        "# {name}: which max-autotune GEMM choices to keep\n\n{gemms} GEMMs ({skipped} without compiled truth skipped); horizon {h} calls, harm bound {harm} %; {leaves} leaves.\n\n## Cross-validated, side by side (every GEMM decided by a tree made without it)\n\n{cv}\n## On the training GEMMs\n\n{fit}\nColumns: autotuning seconds of the kept choices (measured prices; a single kept choice costs nothing); compiled truth (CUDA-graph replay) of the pick relative to default max-autotune's pick and to the faster of cuBLAS and that pick (geometric means); picks more than the harm bound slower than that; the worst; GEMMs not left to the full list.\n",
+        name = model.name,
+        gemms = model.gemms,
+        skipped = data.without_extras,
+        h = model.horizon,
+        harm = model.harm * 100.0,
+        leaves = model.tree.leaves(),
+        cv = eval::table(&model.cross_validation),
+        fit = eval::table(&[fit]),
+    )
+}
+
+#[cfg(test)]
+mod tests;

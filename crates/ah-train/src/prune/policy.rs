@@ -1,0 +1,157 @@
+//! What a leaf does with Inductor's choice list, and what that costs and yields on a GEMM.
+
+use serde::{Deserialize, Serialize};
+
+use super::data::{fastest, Choice, Sample};
+
+/// A leaf's decision, made before any Triton template is generated.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "lowercase")]
+pub enum Policy {
+    /// Keep only the ATen (cuBLAS) choices: no template is generated or benchmarked.
+    Extern,
+    /// Keep the ATen choices and these template choices.
+    Keep {
+        /// Choice names (`python/ah_inductor/naming.py`).
+        choices: Vec<String>,
+    },
+    /// Unsure: Inductor's full list (default max-autotune).
+    Default,
+}
+
+/// What a policy costs and yields on one GEMM.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Outcome {
+    /// Compile-time price of the kept choices, s.
+    pub cost_s: f64,
+    /// Compiled truth of what Inductor then picks, ms per call (estimated for a kept choice
+    /// that was neither cuBLAS nor Inductor's pick: its benchmark scaled by the pick's
+    /// truth over its benchmark).
+    pub run_ms: f64,
+}
+
+impl Policy {
+    /// This policy on `s`.
+    pub fn outcome(&self, s: &Sample) -> Outcome {
+        match self {
+            Policy::Default => Outcome {
+                cost_s: s.autotune_s,
+                run_ms: s.truth_autotune_ms,
+            },
+            Policy::Extern => kept_outcome(s, |_| false),
+            Policy::Keep { choices } => kept_outcome(s, |c| choices.contains(&c.name)),
+        }
+    }
+}
+
+fn kept_outcome(s: &Sample, keep: impl Fn(&Choice) -> bool) -> Outcome {
+    let kept: Vec<&Choice> = s
+        .choices
+        .iter()
+        .filter(|c| c.is_extern() || keep(c))
+        .collect();
+    // One choice left: Inductor takes it without autotuning.
+    let cost_s = if kept.len() > 1 {
+        kept.iter().map(|c| c.price_s).sum()
+    } else {
+        0.0
+    };
+    let run_ms = match fastest(kept.iter().copied()) {
+        None => s.truth_default_ms,
+        Some(p) if p.is_extern() => s.truth_default_ms,
+        Some(p) => match s.winner() {
+            Some(w) if w.name == p.name => s.truth_autotune_ms,
+            Some(w) if w.bench_ms > 0.0 => p.bench_ms * s.truth_autotune_ms / w.bench_ms,
+            _ => s.truth_default_ms,
+        },
+    };
+    Outcome { cost_s, run_ms }
+}
+
+/// How outcomes are weighed (see [`super::PruneParams`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Weighing {
+    /// Calls of the GEMM a job makes: a run-time loss counts this many times.
+    pub horizon: f64,
+    /// A pick more than this much slower than the faster of cuBLAS and Inductor's pick is
+    /// harmful (0.03: 3 %).
+    pub harm: f64,
+}
+
+impl Weighing {
+    /// Seconds a job pays for `o` on `s`: compile-time price plus the run-time loss against
+    /// the best of cuBLAS and Inductor's pick over the horizon.
+    pub fn loss_s(&self, o: Outcome, s: &Sample) -> f64 {
+        o.cost_s + self.horizon * (o.run_ms - s.best_truth_ms()).max(0.0) / 1e3
+    }
+
+    /// Whether `o` is a harmful pick on `s`.
+    pub fn harmful(&self, o: Outcome, s: &Sample) -> bool {
+        o.run_ms > (1.0 + self.harm) * s.best_truth_ms()
+    }
+
+    /// A policy's score on some samples: harmful picks first, then the loss.
+    pub fn score(&self, p: &Policy, samples: &[&Sample]) -> (usize, f64) {
+        samples.iter().fold((0, 0.0), |(h, l), s| {
+            let o = p.outcome(s);
+            (h + usize::from(self.harmful(o, s)), l + self.loss_s(o, s))
+        })
+    }
+}
+
+/// Template choices ranked for a set of GEMMs: by how many of them a choice's benchmark is
+/// within 3 % of their best template choice, then by its mean benchmark relative to that best,
+/// then by name.
+pub fn ranking(samples: &[&Sample]) -> Vec<String> {
+    let mut stats: std::collections::BTreeMap<&str, (usize, f64, usize)> = Default::default();
+    for s in samples {
+        let templates = || {
+            s.choices
+                .iter()
+                .filter(|c| !c.is_extern() && c.bench_ms.is_finite())
+        };
+        let Some(best) = templates().map(|c| c.bench_ms).reduce(f64::min) else {
+            continue;
+        };
+        for c in templates() {
+            let e = stats.entry(c.name.as_str()).or_default();
+            e.0 += usize::from(c.bench_ms <= 1.03 * best);
+            e.1 += c.bench_ms / best;
+            e.2 += 1;
+        }
+    }
+    let mut ranked: Vec<(&str, usize, f64)> = stats
+        .into_iter()
+        .map(|(n, (near, rel, count))| (n, near, rel / count as f64))
+        .collect();
+    ranked.sort_by(|a, b| b.1.cmp(&a.1).then(a.2.total_cmp(&b.2)).then(a.0.cmp(b.0)));
+    ranked.into_iter().map(|(n, _, _)| n.to_string()).collect()
+}
+
+/// The candidate policies of a leaf: cuBLAS only, the leaf's top 1, 2, 3, 4, 6 and 8 template
+/// choices, and the full list.
+pub fn candidates(samples: &[&Sample]) -> Vec<Policy> {
+    let ranked = ranking(samples);
+    let mut out = vec![Policy::Extern];
+    for k in [1, 2, 3, 4, 6, 8] {
+        if k <= ranked.len() {
+            out.push(Policy::Keep {
+                choices: ranked[..k].to_vec(),
+            });
+        }
+    }
+    out.push(Policy::Default);
+    out
+}
+
+/// The best candidate for `samples` and its score.
+pub fn best_policy(samples: &[&Sample], w: &Weighing) -> (Policy, (usize, f64)) {
+    candidates(samples)
+        .into_iter()
+        .map(|p| {
+            let score = w.score(&p, samples);
+            (p, score)
+        })
+        .min_by(|a, b| a.1 .0.cmp(&b.1 .0).then(a.1 .1.total_cmp(&b.1 .1)))
+        .expect("Extern and Default are always candidates")
+}

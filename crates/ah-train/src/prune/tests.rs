@@ -1,0 +1,130 @@
+use super::data::{Choice, Sample};
+use super::policy::{best_policy, Policy, Weighing};
+use super::tree::Growth;
+use super::*;
+use ah_core::Value;
+
+const W: Weighing = Weighing {
+    horizon: 1e5,
+    harm: 0.03,
+};
+
+/// A GEMM of `m` rows (the only feature) where cuBLAS takes `cublas` ms and the Triton choice
+/// `t1` takes `triton` ms in truth; `t2` is always slower. Autotuning costs 10 s.
+fn gemm(m: i64, cublas: f64, triton: f64) -> Sample {
+    let choice = |name: &str, ms: f64, price: f64| Choice {
+        name: name.into(),
+        bench_ms: ms,
+        price_s: price,
+    };
+    Sample {
+        values: vec![Value::Int(m), Value::Str("mm".into())],
+        choices: vec![
+            choice("extern_mm", cublas, 0.0),
+            choice("t1", triton, 5.0),
+            choice("t2", triton * 2.0, 5.0),
+        ],
+        truth_default_ms: cublas,
+        truth_autotune_ms: cublas.min(triton),
+        autotune_s: 10.0,
+    }
+}
+
+fn features() -> Vec<String> {
+    vec!["m".into(), "op".into()]
+}
+
+#[test]
+fn outcomes_follow_the_kept_choices() {
+    let s = gemm(8, 1.0, 0.5);
+    let keep = |c: &[&str]| Policy::Keep {
+        choices: c.iter().map(|x| x.to_string()).collect(),
+    };
+    assert_eq!(Policy::Extern.outcome(&s).run_ms, 1.0);
+    assert_eq!(Policy::Extern.outcome(&s).cost_s, 0.0);
+    assert_eq!(keep(&["t1"]).outcome(&s).run_ms, 0.5);
+    assert_eq!(keep(&["t1"]).outcome(&s).cost_s, 5.0);
+    // t2 alone: picked (1.0 ms benchmark vs cuBLAS 1.0, cuBLAS first on the tie).
+    assert_eq!(keep(&["t2"]).outcome(&s).run_ms, 1.0);
+    assert_eq!(Policy::Default.outcome(&s).cost_s, 10.0);
+    assert!(W.harmful(Policy::Extern.outcome(&s), &s));
+    assert!(!W.harmful(keep(&["t1"]).outcome(&s), &s));
+}
+
+#[test]
+fn leaves_keep_cublas_unless_a_template_wins() {
+    let cublas_wins: Vec<Sample> = (0..4).map(|i| gemm(100 + i, 1.0, 1.2)).collect();
+    let refs: Vec<&Sample> = cublas_wins.iter().collect();
+    assert_eq!(best_policy(&refs, &W).0, Policy::Extern);
+    let triton_wins: Vec<Sample> = (0..4).map(|i| gemm(i, 1.0, 0.5)).collect();
+    let refs: Vec<&Sample> = triton_wins.iter().collect();
+    assert_eq!(
+        best_policy(&refs, &W).0,
+        Policy::Keep {
+            choices: vec!["t1".into()]
+        }
+    );
+}
+
+#[test]
+fn the_tree_splits_where_the_policy_changes() {
+    let mut samples: Vec<Sample> = (0..6).map(|i| gemm(i, 1.0, 0.5)).collect();
+    samples.extend((0..6).map(|i| gemm(1000 + i, 1.0, 1.5)));
+    let (f, cat) = (features(), vec!["op".to_string()]);
+    let growth = Growth {
+        features: &f,
+        categorical: &cat,
+        weighing: W,
+        min_leaf: 3,
+        max_depth: 4,
+    };
+    let refs: Vec<&Sample> = samples.iter().collect();
+    let tree = growth.grow(&refs);
+    assert_eq!(tree.leaves(), 2);
+    assert_eq!(
+        tree.decide(&gemm(2, 1.0, 0.5), &f),
+        &Policy::Keep {
+            choices: vec!["t1".into()]
+        }
+    );
+    assert_eq!(tree.decide(&gemm(5000, 1.0, 0.5), &f), &Policy::Extern);
+    // The same data gives the same tree.
+    assert_eq!(tree, growth.grow(&refs));
+    let cv = eval::cross_validate(&samples, &growth, 3, 10);
+    assert_eq!(cv.len(), 4);
+    assert_eq!(cv[3].harmful, 0);
+    assert!(cv[3].autotune_s < cv[0].autotune_s);
+}
+
+#[test]
+fn folds_cover_every_gemm_once() {
+    let f = eval::folds(10, 3);
+    let mut all: Vec<usize> = f.concat();
+    all.sort_unstable();
+    assert_eq!(all, (0..10).collect::<Vec<_>>());
+}
+
+#[test]
+fn params_are_checked() {
+    assert!(PruneParams::default().check().is_ok());
+    for p in [
+        PruneParams {
+            horizon: f64::NAN,
+            ..Default::default()
+        },
+        PruneParams {
+            harm: -1.0,
+            ..Default::default()
+        },
+        PruneParams {
+            folds: 1,
+            ..Default::default()
+        },
+        PruneParams {
+            min_leaf: 0,
+            ..Default::default()
+        },
+    ] {
+        assert!(matches!(p.check(), Err(PruneError::Params(_))), "{p:?}");
+    }
+}

@@ -1,0 +1,283 @@
+//! The policy tree: splits on a GEMM's features, a [`Policy`] at each leaf, grown greedily to
+//! minimise the harmful picks and then the loss of the training GEMMs (see [`Weighing`]).
+//!
+//! Tests are `feature <= threshold` on numeric quantities (logged numeric features, products
+//! of two dimensions, the power-of-two alignment of a dimension) and `feature == value` on
+//! categorical ones. Thresholds are midpoints between consecutive distinct training values;
+//! candidate tests are tried in a fixed order and the first best one wins, so the same data
+//! gives the same tree.
+
+use serde::{Deserialize, Serialize};
+
+use ah_core::Value;
+
+use super::data::Sample;
+use super::policy::{best_policy, Policy, Weighing};
+
+/// A numeric quantity of a GEMM.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "lowercase")]
+pub enum Quantity {
+    /// A logged numeric feature.
+    Feature {
+        /// Its name.
+        name: String,
+    },
+    /// The product of two logged numeric features.
+    Product {
+        /// The first.
+        a: String,
+        /// The second.
+        b: String,
+    },
+    /// The largest power of two (at most 128) that divides a logged numeric feature.
+    Align {
+        /// Its name.
+        name: String,
+    },
+}
+
+/// The alignment cap of [`Quantity::Align`].
+pub const ALIGN_CAP: i64 = 128;
+
+impl Quantity {
+    /// The quantities the tree may split on.
+    pub fn all(numeric: &[String]) -> Vec<Quantity> {
+        let mut q: Vec<Quantity> = numeric
+            .iter()
+            .map(|n| Quantity::Feature { name: n.clone() })
+            .collect();
+        for (a, b) in [("m", "k"), ("m", "n"), ("k", "n"), ("batch", "m")] {
+            if numeric.iter().any(|f| f == a) && numeric.iter().any(|f| f == b) {
+                q.push(Quantity::Product {
+                    a: a.into(),
+                    b: b.into(),
+                });
+            }
+        }
+        for d in ["m", "k", "n"] {
+            if numeric.iter().any(|f| f == d) {
+                q.push(Quantity::Align { name: d.into() });
+            }
+        }
+        q
+    }
+
+    /// Its value on `s` (`None` when a feature is missing or not a number).
+    pub fn eval(&self, s: &Sample, features: &[String]) -> Option<f64> {
+        let get = |n: &str| {
+            features
+                .iter()
+                .position(|f| f == n)
+                .and_then(|i| s.values[i].as_f64())
+        };
+        match self {
+            Quantity::Feature { name } => get(name),
+            Quantity::Product { a, b } => Some(get(a)? * get(b)?),
+            Quantity::Align { name } => {
+                let x = get(name)? as i64;
+                Some(if x <= 0 {
+                    0.0
+                } else {
+                    (x & -x).min(ALIGN_CAP) as f64
+                })
+            }
+        }
+    }
+}
+
+/// A test of a split.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "lowercase")]
+pub enum Test {
+    /// `quantity <= threshold`.
+    Le {
+        /// What is compared.
+        quantity: Quantity,
+        /// The threshold.
+        threshold: f64,
+    },
+    /// `feature == value` (a categorical feature).
+    Eq {
+        /// The feature.
+        feature: String,
+        /// The value, as logged.
+        value: Value,
+    },
+}
+
+impl Test {
+    /// Whether `s` passes (`None`: a value is missing).
+    pub fn eval(&self, s: &Sample, features: &[String]) -> Option<bool> {
+        match self {
+            Test::Le {
+                quantity,
+                threshold,
+            } => Some(quantity.eval(s, features)? <= *threshold),
+            Test::Eq { feature, value } => {
+                let i = features.iter().position(|f| f == feature)?;
+                Some(&s.values[i] == value)
+            }
+        }
+    }
+}
+
+/// A node of the tree.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "node", rename_all = "lowercase")]
+pub enum Node {
+    /// A decision.
+    Leaf {
+        /// What to keep.
+        policy: Policy,
+        /// Training GEMMs that reached it.
+        samples: usize,
+    },
+    /// A split: `yes` when the test passes.
+    Split {
+        /// The test.
+        test: Test,
+        /// Where a passing GEMM goes.
+        yes: Box<Node>,
+        /// Where the others go.
+        no: Box<Node>,
+    },
+}
+
+impl Node {
+    /// The policy for `s` (`Default` when a value the tree needs is missing).
+    pub fn decide(&self, s: &Sample, features: &[String]) -> &Policy {
+        match self {
+            Node::Leaf { policy, .. } => policy,
+            Node::Split { test, yes, no } => match test.eval(s, features) {
+                Some(true) => yes.decide(s, features),
+                Some(false) => no.decide(s, features),
+                None => &Policy::Default,
+            },
+        }
+    }
+
+    /// Number of leaves.
+    pub fn leaves(&self) -> usize {
+        match self {
+            Node::Leaf { .. } => 1,
+            Node::Split { yes, no, .. } => yes.leaves() + no.leaves(),
+        }
+    }
+}
+
+/// How the tree grows.
+#[derive(Debug, Clone)]
+pub struct Growth<'a> {
+    /// Logged feature names, header order.
+    pub features: &'a [String],
+    /// Which of them are categorical.
+    pub categorical: &'a [String],
+    /// Weighing of outcomes.
+    pub weighing: Weighing,
+    /// Fewest training GEMMs in a leaf.
+    pub min_leaf: usize,
+    /// Deepest split level.
+    pub max_depth: usize,
+}
+
+impl Growth<'_> {
+    /// Grows a tree on `samples`.
+    pub fn grow(&self, samples: &[&Sample]) -> Node {
+        self.node(samples, 0)
+    }
+
+    fn node(&self, samples: &[&Sample], depth: usize) -> Node {
+        let (policy, score) = best_policy(samples, &self.weighing);
+        let leaf = Node::Leaf {
+            policy,
+            samples: samples.len(),
+        };
+        if depth >= self.max_depth || samples.len() < 2 * self.min_leaf {
+            return leaf;
+        }
+        let Some((test, _)) = self.best_split(samples, score) else {
+            return leaf;
+        };
+        let (yes, no): (Vec<&Sample>, Vec<&Sample>) = samples
+            .iter()
+            .partition(|s| test.eval(s, self.features) == Some(true));
+        Node::Split {
+            test,
+            yes: Box::new(self.node(&yes, depth + 1)),
+            no: Box::new(self.node(&no, depth + 1)),
+        }
+    }
+
+    /// The test whose two sides' best policies score lowest, if lower than `parent`.
+    fn best_split(
+        &self,
+        samples: &[&Sample],
+        parent: (usize, f64),
+    ) -> Option<(Test, (usize, f64))> {
+        let mut best: Option<(Test, (usize, f64))> = None;
+        for test in self.tests(samples) {
+            let (yes, no): (Vec<&Sample>, Vec<&Sample>) = samples
+                .iter()
+                .partition(|s| test.eval(s, self.features) == Some(true));
+            if yes.len() < self.min_leaf || no.len() < self.min_leaf {
+                continue;
+            }
+            let (a, b) = (
+                best_policy(&yes, &self.weighing).1,
+                best_policy(&no, &self.weighing).1,
+            );
+            let score = (a.0 + b.0, a.1 + b.1);
+            let better = |than: (usize, f64)| {
+                score.0 < than.0 || (score.0 == than.0 && score.1 < than.1 - 1e-9)
+            };
+            if better(parent) && best.as_ref().is_none_or(|(_, s)| better(*s)) {
+                best = Some((test, score));
+            }
+        }
+        best
+    }
+
+    /// Candidate tests, in a fixed order.
+    fn tests(&self, samples: &[&Sample]) -> Vec<Test> {
+        let numeric: Vec<String> = self
+            .features
+            .iter()
+            .filter(|f| !self.categorical.contains(f))
+            .cloned()
+            .collect();
+        let mut tests = Vec::new();
+        for quantity in Quantity::all(&numeric) {
+            let mut v: Vec<f64> = samples
+                .iter()
+                .filter_map(|s| quantity.eval(s, self.features))
+                .collect();
+            v.sort_by(f64::total_cmp);
+            v.dedup();
+            for w in v.windows(2) {
+                tests.push(Test::Le {
+                    quantity: quantity.clone(),
+                    threshold: (w[0] + w[1]) / 2.0,
+                });
+            }
+        }
+        for feature in self.categorical {
+            let Some(i) = self.features.iter().position(|f| f == feature) else {
+                continue;
+            };
+            let mut values: Vec<&Value> = Vec::new();
+            for s in samples {
+                if !values.contains(&&s.values[i]) {
+                    values.push(&s.values[i]);
+                }
+            }
+            if values.len() > 1 {
+                tests.extend(values.into_iter().map(|v| Test::Eq {
+                    feature: feature.clone(),
+                    value: v.clone(),
+                }));
+            }
+        }
+        tests
+    }
+}

@@ -1,0 +1,460 @@
+"""The runtime of a learned GEMM heuristic installed as Inductor's `InductorChoices` handler.
+
+A generated handler module is: a header, the source of ``naming.py``, the source of this file,
+then the learned tree, which defines two globals:
+
+    HEURISTIC = {"name": "InductorMMH100", "device_capa": (9, 0), "torch": "2.11",
+                 "ops": ("mm", "addmm", "bmm")}
+
+    def decide(f):
+        # f: m, k, n, batch, op, mat1_dtype, mat2_dtype, mat1_stride_0, mat1_stride_1,
+        #    mat2_stride_0, mat2_stride_1, mat1_iscontig, mat2_iscontig, using_tf32
+        if f["m"] <= 64:
+            return ("extern", ())
+        return ("keep", ("triton_mm_BLOCK-M=128_BLOCK-K=64_BLOCK-N=128_numstages=3_numwarps=8_GROUP-M=8",))
+
+The module-level `install()`, `uninstall()`, `stats()` and `reset_stats()` read those globals at
+call time, so they may be defined after this source. `Runtime(heuristic, decide)` does the same
+for a heuristic given explicitly (tests, or two heuristics in one process).
+
+What a decision does, before any Triton template code is generated (Inductor's
+`_finalize_template_configs` sees lazy `KernelTemplateChoice`s):
+- ``("extern", ())``: only the ATen/cuBLAS choices (templates whose uid starts with ``aten::``)
+  are handed to the inner handler; the generators of the other templates are never iterated.
+- ``("keep", names)``: ATen choices plus the Triton/subgraph choices whose `ktc_name` is in names.
+- ``("default", ())``: Inductor's list unchanged.
+
+`install()` reaches every graph, the backward graph compiled in autograd's thread included:
+it sets ``torch._inductor.config.inductor_choices_class`` to a `ChoicesFactory` (handlers made
+lazily in new threads, and part of the FX graph cache key), wraps the current thread's handler,
+and wraps any other thread's handler the next time Inductor asks that thread for it (handlers made
+before `install()`, e.g. in autograd's device thread by an earlier compile). A handler the user
+already has is wrapped, not replaced: the heuristic narrows the list that handler returns.
+
+It refuses (warns once, returns False) when the CUDA device capability or PyTorch's major.minor
+differ from the heuristic's, unless the environment sets ``AH_INDUCTOR_CHOICES_FORCE=1``. It
+never raises into Inductor: a failure in the features or the decision keeps Inductor's list.
+"""
+
+import hashlib
+import os
+import threading
+import warnings
+import weakref
+
+try:
+    ktc_name  # noqa: B018 - defined when pasted after naming.py's source
+except NameError:
+    from ah_inductor.naming import ktc_name
+
+FORCE_ENV = "AH_INDUCTOR_CHOICES_FORCE"
+KINDS = ("extern", "keep", "default")
+# Inductor's op names (the `name` its lowerings pass to `get_template_configs`) -> the logged `op`.
+OP_NAMES = {"mm": "mm", "addmm": "addmm", "bmm": "bmm", "baddbmm": "bmm"}
+# What `stats()` counts: decisions by kind; "skipped": an op of the heuristic whose features
+# cannot be computed (symbolic sizes); "other_op": an op the heuristic does not handle;
+# "error": features or decision failed (Inductor's list kept); "empty": a decision that would
+# have left no choice at all (Inductor's list kept).
+STAT_KEYS = KINDS + ("skipped", "other_op", "error", "empty")
+
+_MARK = "_ah_choices_runtime"
+_INNER = "_ah_choices_inner"
+_RUNTIMES = {}  # key -> Runtime: how a pickled ChoicesFactory finds its runtime
+
+
+class Symbolic(Exception):
+    """A size or stride that is not a plain integer (dynamic shapes)."""
+
+
+def _static(value):
+    """`value` as an int; raises Symbolic for a symbolic size (sympy expression, SymInt)."""
+    if isinstance(value, bool):
+        raise Symbolic(repr(value))
+    if isinstance(value, int):
+        return value
+    if getattr(value, "free_symbols", None):
+        raise Symbolic(str(value))
+    try:
+        return int(value)
+    except (TypeError, ValueError) as e:
+        raise Symbolic(str(value)) from e
+
+
+def is_contiguous(rows, cols, stride_0, stride_1):
+    """PyTorch's is_contiguous of a rows x cols matrix with strides (stride_0, stride_1)."""
+    return (cols == 1 or stride_1 == 1) and (rows == 1 or stride_0 == cols)
+
+
+def using_tf32(dtype_name):
+    """The `using_tf32` feature: for float32, whether matmuls may use TF32 (PyTorch 2.11 reads
+    ``fp32_precision == "tf32"``, older ones ``allow_tf32``); "not_float_32" otherwise."""
+    if dtype_name != "torch.float32":
+        return "not_float_32"
+    import torch
+
+    matmul = torch.backends.cuda.matmul
+    precision = getattr(matmul, "fp32_precision", None)
+    if isinstance(precision, str):
+        return precision == "tf32"
+    return bool(matmul.allow_tf32)
+
+
+def features(kernel_inputs, op):
+    """The logged features of the GEMM `kernel_inputs` (an `MMKernelInputs`) for logged op `op`."""
+    n_nodes = len(kernel_inputs.nodes())
+    i1 = getattr(kernel_inputs, "_mat1_idx", -2) % n_nodes
+    i2 = getattr(kernel_inputs, "_mat2_idx", -1) % n_nodes
+    symbolic_shapes = kernel_inputs.shapes_symbolic()
+    symbolic_strides = kernel_inputs.strides_symbolic()
+    for i in (i1, i2):
+        for v in tuple(symbolic_shapes[i]) + tuple(symbolic_strides[i]):
+            _static(v)
+    m, n, k = (_static(v) for v in kernel_inputs.mnk_hinted())
+    strides = kernel_inputs.strides_hinted()
+    s10, s11 = (_static(v) for v in tuple(strides[i1])[-2:])
+    s20, s21 = (_static(v) for v in tuple(strides[i2])[-2:])
+    dtypes = kernel_inputs.dtypes()
+    d1, d2 = str(dtypes[i1]), str(dtypes[i2])
+    return {
+        "m": m,
+        "k": k,
+        "n": n,
+        "batch": _static(kernel_inputs.batch_hinted()),
+        "op": op,
+        "mat1_dtype": d1,
+        "mat2_dtype": d2,
+        "mat1_stride_0": s10,
+        "mat1_stride_1": s11,
+        "mat2_stride_0": s20,
+        "mat2_stride_1": s21,
+        "mat1_iscontig": is_contiguous(m, k, s10, s11),
+        "mat2_iscontig": is_contiguous(k, n, s20, s21),
+        "using_tf32": using_tf32(d1),
+    }
+
+
+def is_aten(uid):
+    """Whether template uid `uid` is an `ExternKernelChoice` (ATen/cuBLAS)."""
+    return str(uid).startswith("aten::")
+
+
+def check_decision(decision):
+    """`decide`'s answer as (kind, frozenset of names); raises ValueError on anything else."""
+    kind, names = decision
+    if kind not in KINDS:
+        raise ValueError(f"decide returned kind {kind!r}, not one of {KINDS}")
+    if isinstance(names, str):
+        raise ValueError("decide's names must be a collection of names, not a string")
+    return kind, frozenset(names)
+
+
+def _code_digest(code, h):
+    h.update(code.co_code)
+    for c in code.co_consts:
+        if hasattr(c, "co_code"):
+            _code_digest(c, h)
+        else:
+            h.update(repr(c).encode())
+
+
+def fingerprint(heuristic, decide):
+    """A stable id of the heuristic (its metadata and its decision code), for cache keys."""
+    if heuristic.get("fingerprint"):
+        return str(heuristic["fingerprint"])
+    h = hashlib.sha256(repr(sorted((str(k), repr(v)) for k, v in heuristic.items())).encode())
+    code = getattr(decide, "__code__", None)
+    if code is not None:
+        _code_digest(code, h)
+    return h.hexdigest()[:16]
+
+
+class ChoicesFactory:
+    """What `install()` puts in ``torch._inductor.config.inductor_choices_class``: builds the
+    previous factory's handler (or `InductorChoices()`) and wraps it. Defined at module level
+    and holding only picklable state (the runtime's key and the previous factory), because
+    Inductor's FX graph cache pickles its config; the key makes the cache tell our compiles apart.
+    """
+
+    def __init__(self, key, prev):
+        self.key = key
+        self.prev = prev
+
+    def __call__(self):
+        if self.prev is not None:
+            handler = self.prev()
+        else:
+            from torch._inductor.choices import InductorChoices
+
+            handler = InductorChoices()
+        runtime = _RUNTIMES.get(self.key)
+        return runtime.wrap(handler) if runtime is not None else handler
+
+    def __eq__(self, other):
+        return isinstance(other, ChoicesFactory) and (self.key, self.prev) == (other.key, other.prev)
+
+    def __hash__(self):
+        return hash(self.key)
+
+    def __repr__(self):
+        return f"ChoicesFactory({self.key!r}, {self.prev!r})"
+
+
+class Runtime:
+    """One heuristic (`heuristic` dict and `decide` function) as an `InductorChoices` wrapper."""
+
+    def __init__(self, heuristic, decide):
+        self.heuristic = dict(heuristic)
+        self.decide = decide
+        ops = set(self.heuristic.get("ops", ("mm", "addmm", "bmm")))
+        self.ops = {name: op for name, op in OP_NAMES.items() if op in ops}
+        self.key = f"{self.heuristic.get('name', 'heuristic')}-{fingerprint(self.heuristic, decide)}"
+        self.active = False
+        self._lock = threading.Lock()
+        self._counts = dict.fromkeys(STAT_KEYS, 0)
+        self._warned = set()
+        self._wrapped = weakref.WeakSet()
+        self._saved = None  # (config module, previous factory, virtualized `_choices`, hook)
+        _RUNTIMES[self.key] = self
+
+    # -- statistics and warnings -------------------------------------------------------------
+
+    def count(self, kind):
+        with self._lock:
+            self._counts[kind] = self._counts.get(kind, 0) + 1
+
+    def stats(self):
+        """Decisions per kind since the last `reset_stats()` (see STAT_KEYS)."""
+        with self._lock:
+            return dict(self._counts)
+
+    def reset_stats(self):
+        with self._lock:
+            self._counts = dict.fromkeys(STAT_KEYS, 0)
+
+    def warn_once(self, message):
+        if message not in self._warned:
+            self._warned.add(message)
+            warnings.warn(message, RuntimeWarning, stacklevel=3)
+
+    # -- the decision inside Inductor --------------------------------------------------------
+
+    def finalize(self, inner, template_choices, kernel_inputs, templates, op_name, kwarg_overrides=None):
+        """Our `_finalize_template_configs` around the inner handler's bound method `inner`."""
+        args = (kernel_inputs, templates, op_name, kwarg_overrides)
+        if not self.active:
+            return inner(template_choices, *args)
+        op = self.ops.get(op_name)
+        if op is None:
+            self.count("other_op")
+            return inner(template_choices, *args)
+        decision = self._decision(kernel_inputs, op)
+        if decision is None:
+            return inner(template_choices, *args)
+        kind, names = decision
+        if kind == "extern":
+            return self._extern(inner, template_choices, args)
+        result = inner(template_choices, *args)
+        if kind == "keep":
+            return self._keep(result, names)
+        self.count("default")
+        return result
+
+    def _decision(self, kernel_inputs, op):
+        """(kind, names), or None (counted) when the features or the decision fail."""
+        try:
+            f = features(kernel_inputs, op)
+        except Symbolic:
+            self.count("skipped")
+            return None
+        except Exception as e:  # noqa: BLE001 - never raise into Inductor
+            return self._error("computing the GEMM's features", e)
+        try:
+            return check_decision(self.decide(f))
+        except Exception as e:  # noqa: BLE001 - never raise into Inductor
+            return self._error("deciding", e)
+
+    def _error(self, what, e):
+        self.count("error")
+        self.warn_once(
+            f"{self.heuristic.get('name')}: {what} failed ({type(e).__name__}: {e}); "
+            "Inductor's own GEMM choices are used where this happens"
+        )
+        return None
+
+    def _extern(self, inner, template_choices, args):
+        kernel_inputs, templates, op_name, kwarg_overrides = args
+        try:
+            aten = {uid: gen for uid, gen in template_choices.items() if is_aten(uid)}
+            aten_templates = [t for t in templates if is_aten(getattr(t, "uid", ""))]
+        except Exception as e:  # noqa: BLE001
+            self._error("selecting the ATen templates", e)
+            return inner(template_choices, *args)
+        if not aten:
+            # No ATen choice offered (e.g. max_autotune_gemm_backends without ATEN): keep all.
+            self.count("empty")
+            return inner(template_choices, *args)
+        result = inner(aten, kernel_inputs, aten_templates, op_name, kwarg_overrides)
+        kept = [c for c in result if is_aten(c.template.uid)]
+        if not kept:
+            self.count("empty")
+            return result
+        self.count("extern")
+        return kept
+
+    def _keep(self, result, names):
+        try:
+            kept = [c for c in result if is_aten(c.template.uid) or ktc_name(c) in names]
+        except Exception as e:  # noqa: BLE001
+            self._error("naming the choices", e)
+            return result
+        if not kept:
+            self.count("empty")
+            return result
+        self.count("keep")
+        return kept
+
+    # -- wrapping handlers ---------------------------------------------------------------------
+
+    def wrap(self, handler):
+        """Wraps `handler`'s `_finalize_template_configs` (an instance attribute); returns it."""
+        d = getattr(handler, "__dict__", None)
+        if d is None or not hasattr(handler, "_finalize_template_configs") or d.get(_MARK) is self:
+            return handler
+        had_own = "_finalize_template_configs" in d
+        inner = handler._finalize_template_configs
+        runtime = self
+
+        def _finalize_template_configs(template_choices, kernel_inputs, templates, op_name, kwarg_overrides=None):
+            return runtime.finalize(inner, template_choices, kernel_inputs, templates, op_name, kwarg_overrides)
+
+        d["_finalize_template_configs"] = _finalize_template_configs
+        d[_MARK] = self
+        d[_INNER] = (inner, had_own, _finalize_template_configs)
+        try:
+            self._wrapped.add(handler)
+        except TypeError:
+            pass  # not weak-referenceable: stays wrapped, inactive after uninstall()
+        return handler
+
+    def unwrap(self, handler):
+        d = getattr(handler, "__dict__", {})
+        if d.get(_MARK) is not self:
+            return
+        inner, had_own, ours = d[_INNER]
+        if d.get("_finalize_template_configs") is not ours:
+            return  # wrapped again on top of us: left in place, passes through while inactive
+        if had_own:
+            d["_finalize_template_configs"] = inner
+        else:
+            del d["_finalize_template_configs"]
+        del d[_MARK], d[_INNER]
+
+    # -- install / uninstall -------------------------------------------------------------------
+
+    def mismatch(self, torch):
+        """Why this process is not the one the heuristic was trained for, or None."""
+        want_capa = tuple(self.heuristic.get("device_capa", ()))
+        want_torch = str(self.heuristic.get("torch", ""))
+        have_torch = ".".join(str(torch.__version__).split("+")[0].split(".")[:2])
+        if not torch.cuda.is_available():
+            have_capa = None
+        else:
+            have_capa = tuple(torch.cuda.get_device_capability())
+        problems = []
+        if want_capa and have_capa != want_capa:
+            have = "no CUDA device" if have_capa is None else f"CUDA capability {have_capa}"
+            problems.append(f"it was trained for CUDA capability {want_capa} and this process has {have}")
+        if want_torch and have_torch != want_torch:
+            problems.append(f"it was trained with PyTorch {want_torch} and this is PyTorch {have_torch}")
+        return "; ".join(problems) or None
+
+    def install(self):
+        """Installs the heuristic for every graph Inductor compiles from now on; True if
+        installed, False if refused (the device or PyTorch differ; warned once)."""
+        if self.active:
+            return True
+        import torch
+        import torch._inductor.config as config
+        import torch._inductor.virtualized as virtualized
+
+        why = self.mismatch(torch)
+        if why and os.environ.get(FORCE_ENV) != "1":
+            self.warn_once(
+                f"{self.heuristic.get('name')} is not installed: {why}. Inductor's default GEMM "
+                f"autotuning stays. Set {FORCE_ENV}=1 to install it anyway."
+            )
+            return False
+        prev = config.inductor_choices_class
+        if isinstance(prev, ChoicesFactory) and prev.key == self.key:
+            prev = prev.prev
+        _RUNTIMES[self.key] = self
+        config.inductor_choices_class = ChoicesFactory(self.key, prev)
+        slot = virtualized._choices
+        self._saved = (config, prev, slot, self._hook(slot))
+        self.active = True
+        self.wrap(slot._get_handler())
+        return True
+
+    def _hook(self, slot):
+        """Makes the virtualized `_choices` wrap whatever handler a thread gets from it."""
+        original = slot._get_handler
+        runtime = self
+
+        def _get_handler(*args, **kwargs):
+            handler = original(*args, **kwargs)
+            if runtime.active:
+                d = getattr(handler, "__dict__", None)
+                if d is not None and d.get(_MARK) is not runtime:
+                    runtime.wrap(handler)
+            return handler
+
+        slot._get_handler = _get_handler
+        return _get_handler
+
+    def uninstall(self):
+        """Restores Inductor's previous choices factory and handlers."""
+        if not self.active:
+            return
+        self.active = False
+        config, prev, slot, hook = self._saved
+        self._saved = None
+        current = config.inductor_choices_class
+        if isinstance(current, ChoicesFactory) and current.key == self.key:
+            config.inductor_choices_class = prev
+        if slot.__dict__.get("_get_handler") is hook:
+            del slot.__dict__["_get_handler"]
+        for handler in list(self._wrapped):
+            self.unwrap(handler)
+
+
+_DEFAULT = []
+
+
+def _default_runtime():
+    """The runtime of this module's HEURISTIC and decide (defined after this source)."""
+    g = globals()
+    if "HEURISTIC" not in g or "decide" not in g:
+        raise RuntimeError("this module defines no HEURISTIC and decide: use a generated handler module")
+    if not _DEFAULT or _DEFAULT[0].decide is not g["decide"] or _DEFAULT[0].heuristic != dict(g["HEURISTIC"]):
+        _DEFAULT[:] = [Runtime(g["HEURISTIC"], g["decide"])]
+    return _DEFAULT[0]
+
+
+def install():
+    """Installs this module's heuristic (see the module docstring); True if installed."""
+    return _default_runtime().install()
+
+
+def uninstall():
+    """Restores what `install()` replaced."""
+    if _DEFAULT:
+        _DEFAULT[0].uninstall()
+
+
+def stats():
+    """Decisions per kind since start or the last `reset_stats()`."""
+    return _default_runtime().stats()
+
+
+def reset_stats():
+    _default_runtime().reset_stats()

@@ -1,0 +1,67 @@
+"""How a GEMM kernel choice of Inductor's max-autotune is named in our logs and heuristics.
+
+One owner: `ah-collect`'s Inductor worker names every benchmarked choice with `choice_name`, and
+the generated `InductorChoices` handler names the lazy `KernelTemplateChoice`s it prunes with the
+same function (`ah-codegen` embeds this file's source), so a name the trainer learned is the name
+the handler sees before any template code is generated.
+
+A name is the template (``extern_`` + ATen op for cuBLAS choices, ``triton_`` + template name for
+Triton templates, ``subgraph_`` + name for decompositions) followed by the config values that
+tell two configs of one template apart, in a fixed order. Names hold only ``[A-Za-z0-9_=.-]``:
+they go unquoted into PyTorch's CSV log and into generated code.
+"""
+
+import re
+
+# Config keys that distinguish two configs of one template, with the spelling PyTorch's
+# `autoheuristic_id()` uses for the first five.
+_KEYS = (
+    ("BLOCK_M", "BLOCK-M"),
+    ("BLOCK_K", "BLOCK-K"),
+    ("BLOCK_N", "BLOCK-N"),
+    ("num_stages", "numstages"),
+    ("num_warps", "numwarps"),
+    ("GROUP_M", "GROUP-M"),
+    ("k_split", "ksplit"),
+    ("EPILOGUE_SUBTILE", "subtile"),
+    ("NUM_SMS", "sms"),
+)
+
+_UNSAFE = re.compile(r"[^A-Za-z0-9_=.-]")
+
+
+def clean(text):
+    """`text` with every character outside ``[A-Za-z0-9_=.-]`` replaced by ``-``."""
+    return _UNSAFE.sub("-", str(text))
+
+
+def choice_name(template_uid, kwargs):
+    """The name of the choice of template `template_uid` (``aten::mm``, ``triton::mm``, ...)
+    with config `kwargs` (the template's `to_kwargs()`)."""
+    kind, _, template = str(template_uid).partition("::")
+    if not template:
+        kind, template = "subgraph", kind
+    if kind == "aten":
+        return clean(f"extern_{template}")
+    parts = [f"{kind}_{template}"]
+    for key, label in _KEYS:
+        if key in kwargs and isinstance(kwargs[key], (int, bool, str)):
+            parts.append(f"{label}={int(kwargs[key]) if isinstance(kwargs[key], bool) else kwargs[key]}")
+    return clean("_".join(parts))
+
+
+def ktc_name(ktc):
+    """The name of a lazy `KernelTemplateChoice` (no code is generated)."""
+    return choice_name(ktc.template.uid, ktc.params.to_kwargs())
+
+
+def caller_name(caller):
+    """The name of a `ChoiceCaller` that Inductor benchmarked: from the `KernelTemplateChoice`
+    it was made from when there is one, else from its own id."""
+    ktc = (getattr(caller, "annotations", None) or {}).get("ktc")
+    if ktc is not None:
+        return ktc_name(ktc)
+    try:
+        return clean(caller.autoheuristic_id())
+    except Exception:  # noqa: BLE001 - any caller without an id is named by its name
+        return clean(f"other_{getattr(caller, 'name', type(caller).__name__)}")

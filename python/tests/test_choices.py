@@ -1,0 +1,573 @@
+"""Tests of the InductorChoices handler runtime without PyTorch: a fake `torch` (config,
+virtualized handler slot, InductorChoices, device and TF32 settings) is put in sys.modules for
+each test, and Inductor's KernelInputs / KernelTemplateChoice are stubs."""
+
+import contextlib
+import importlib.util
+import os
+import pickle
+import sys
+import tempfile
+import threading
+import types
+import unittest
+import warnings
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+PKG = os.path.join(HERE, "..", "ah_inductor")
+sys.path.insert(0, os.path.join(HERE, ".."))
+
+from ah_inductor import choices, naming  # noqa: E402
+
+TILE = dict(BLOCK_M=64, BLOCK_N=128, BLOCK_K=32, num_stages=3, num_warps=4, GROUP_M=8)
+TILE_NAME = "triton_mm_BLOCK-M=64_BLOCK-K=32_BLOCK-N=128_numstages=3_numwarps=4_GROUP-M=8"
+HEURISTIC = {"name": "TestMM", "device_capa": (9, 0), "torch": "2.11", "ops": ("mm", "addmm", "bmm")}
+
+
+# -- stubs of Inductor's objects -------------------------------------------------------------
+
+def ktc(uid, **kwargs):
+    """A stub of a lazy KernelTemplateChoice."""
+    return types.SimpleNamespace(
+        template=types.SimpleNamespace(uid=uid),
+        params=types.SimpleNamespace(to_kwargs=lambda: dict(kwargs)),
+    )
+
+
+def mm_choices(test=None, poison=False):
+    """template uid -> generator, as `get_template_configs` builds it: cuBLAS, two Triton
+    configs, a decompose-k subgraph. With `poison`, iterating a non-ATen generator fails `test`."""
+
+    def gen(*items):
+        if poison:
+            test.fail("a non-ATen template's generator was iterated")
+        yield from items
+
+    return {
+        "aten::mm": iter([ktc("aten::mm")]),
+        "triton::mm": gen(ktc("triton::mm", **TILE), ktc("triton::mm", **dict(TILE, BLOCK_M=128))),
+        "decompose_k": gen(ktc("decompose_k", k_split=4)),
+    }
+
+
+def templates_of(template_choices):
+    return [types.SimpleNamespace(uid=uid) for uid in template_choices]
+
+
+class Sym:
+    """A symbolic size (dynamic shapes)."""
+
+    free_symbols = {"s0"}
+
+    def __int__(self):
+        raise TypeError("symbolic")
+
+
+class StubInputs:
+    """A stub of MMKernelInputs: nodes given as (shape, stride, dtype)."""
+
+    def __init__(self, nodes, mat1_idx=-2, mat2_idx=-1, hint=None):
+        self._nodes = nodes
+        self._mat1_idx, self._mat2_idx = mat1_idx, mat2_idx
+        self._hint = hint or (lambda v: v)
+
+    def nodes(self):
+        return list(self._nodes)
+
+    def shapes_symbolic(self):
+        return tuple(tuple(s) for s, _, _ in self._nodes)
+
+    def strides_symbolic(self):
+        return tuple(tuple(st) for _, st, _ in self._nodes)
+
+    def shapes_hinted(self):
+        return tuple(tuple(self._hint(v) for v in s) for s in self.shapes_symbolic())
+
+    def strides_hinted(self):
+        return tuple(tuple(self._hint(v) for v in s) for s in self.strides_symbolic())
+
+    def dtypes(self):
+        return tuple(d for _, _, d in self._nodes)
+
+    def mnk_hinted(self):
+        shapes = self.shapes_hinted()
+        a, b = shapes[self._mat1_idx], shapes[self._mat2_idx]
+        assert a[-1] == b[-2]
+        return a[-2], b[-1], a[-1]
+
+    def batch_hinted(self):
+        a = self.shapes_hinted()[self._mat1_idx]
+        return a[-3] if len(a) >= 3 else 1
+
+
+def operand(rows, cols, transposed, dtype="torch.bfloat16", batch=None):
+    """(shape, strides, dtype) of a contiguous rows x cols matrix, or of the transpose of a
+    contiguous cols x rows one."""
+    stride = (1, rows) if transposed else (cols, 1)
+    if batch is None:
+        return ((rows, cols), stride, dtype)
+    return ((batch, rows, cols), (rows * cols, *stride), dtype)
+
+
+def mm_inputs(m, k, n, trans_a=False, trans_b=False, dtype="torch.bfloat16"):
+    return StubInputs([operand(m, k, trans_a, dtype), operand(k, n, trans_b, dtype)])
+
+
+# -- a fake torch ----------------------------------------------------------------------------
+
+class FakeInductorChoices:
+    def _finalize_template_configs(self, template_choices, kernel_inputs, templates, op_name, kwarg_overrides=None):
+        out = []
+        for gen in template_choices.values():
+            out.extend(gen)
+        return out
+
+
+class FakeVirtualized:
+    """Inductor's Virtualized slot for the choices handler: thread-local, made lazily from
+    config.inductor_choices_class (torch/_inductor/virtualized.py: _choices_default)."""
+
+    def __init__(self, config):
+        self._local = threading.local()
+        self._config = config
+
+    def _default(self):
+        factory = self._config.inductor_choices_class
+        rv = factory() if factory is not None else FakeInductorChoices()
+        self._local.value = rv
+        return rv
+
+    def _set_handler(self, value):
+        prior = self._get_handler(False)
+        self._local.value = value
+
+        @contextlib.contextmanager
+        def ctx():
+            try:
+                yield
+            finally:
+                self._set_handler(prior)
+
+        return ctx()
+
+    def _get_handler(self, check_poisoned=True):
+        try:
+            return self._local.value
+        except AttributeError:
+            return self._default()
+
+
+def module(name, **attrs):
+    m = types.ModuleType(name)
+    m.__dict__.update(attrs)
+    return m
+
+
+@contextlib.contextmanager
+def fake_torch(capa=(9, 0), version="2.11.0+cu130", cuda=True, fp32_precision=None, allow_tf32=False):
+    matmul = types.SimpleNamespace(allow_tf32=allow_tf32)
+    if fp32_precision is not None:
+        matmul.fp32_precision = fp32_precision
+    config = module("torch._inductor.config", inductor_choices_class=None)
+    virtualized = module("torch._inductor.virtualized", _choices=FakeVirtualized(config))
+    ichoices = module("torch._inductor.choices", InductorChoices=FakeInductorChoices)
+    inductor = module("torch._inductor", config=config, virtualized=virtualized, choices=ichoices)
+    torch = module(
+        "torch",
+        __version__=version,
+        _inductor=inductor,
+        cuda=types.SimpleNamespace(is_available=lambda: cuda, get_device_capability=lambda: capa),
+        backends=types.SimpleNamespace(cuda=types.SimpleNamespace(matmul=matmul)),
+    )
+    mods = {m.__name__: m for m in (torch, inductor, config, virtualized, ichoices)}
+    saved = {name: sys.modules.get(name) for name in mods}
+    sys.modules.update(mods)
+    try:
+        yield torch
+    finally:
+        for name, old in saved.items():
+            if old is None:
+                sys.modules.pop(name, None)
+            else:
+                sys.modules[name] = old
+
+
+def decide_by_m(f):
+    """A tiny heuristic: cuBLAS for small m, one tile for m < 4096, unsure otherwise."""
+    if f["m"] <= 64:
+        return ("extern", ())
+    if f["m"] < 4096:
+        return ("keep", (TILE_NAME,))
+    return ("default", ())
+
+
+def names(result):
+    return [naming.ktc_name(c) for c in result]
+
+
+# -- tests -----------------------------------------------------------------------------------
+
+class Features(unittest.TestCase):
+    def test_mm(self):
+        with fake_torch():
+            f = choices.features(mm_inputs(32, 4096, 1024), "mm")
+        self.assertEqual(f, {
+            "m": 32, "k": 4096, "n": 1024, "batch": 1, "op": "mm",
+            "mat1_dtype": "torch.bfloat16", "mat2_dtype": "torch.bfloat16",
+            "mat1_stride_0": 4096, "mat1_stride_1": 1, "mat2_stride_0": 1024, "mat2_stride_1": 1,
+            "mat1_iscontig": True, "mat2_iscontig": True, "using_tf32": "not_float_32",
+        })
+
+    def test_transposed_operands(self):
+        # Forward x @ W.t(): mat2 is the transpose of a contiguous (n, k) weight.
+        with fake_torch():
+            f = choices.features(mm_inputs(512, 2048, 5632, trans_b=True), "mm")
+            self.assertEqual((f["mat2_stride_0"], f["mat2_stride_1"], f["mat2_iscontig"]), (1, 2048, False))
+            # Weight gradient dy.t() @ x: mat1 is the transpose of a contiguous (m_tokens, n_out).
+            f = choices.features(mm_inputs(5632, 8192, 2048, trans_a=True), "mm")
+            self.assertEqual((f["mat1_stride_0"], f["mat1_stride_1"], f["mat1_iscontig"]), (1, 5632, False))
+
+    def test_addmm_bias_first(self):
+        bias = ((1024,), (1,), "torch.float16")
+        ki = StubInputs([bias, operand(64, 512, False, "torch.float16"), operand(512, 1024, True, "torch.float16")])
+        with fake_torch():
+            f = choices.features(ki, "addmm")
+        self.assertEqual((f["m"], f["k"], f["n"], f["op"]), (64, 512, 1024, "addmm"))
+        self.assertEqual((f["mat1_stride_0"], f["mat2_stride_1"], f["mat1_dtype"]), (512, 512, "torch.float16"))
+
+    def test_bmm_strides_of_last_two_dims(self):
+        ki = StubInputs([operand(128, 64, False, batch=32), operand(64, 128, True, batch=32)])
+        with fake_torch():
+            f = choices.features(ki, "bmm")
+        self.assertEqual((f["batch"], f["m"], f["k"], f["n"]), (32, 128, 64, 128))
+        self.assertEqual((f["mat1_stride_0"], f["mat1_stride_1"], f["mat2_stride_0"], f["mat2_stride_1"]),
+                         (64, 1, 1, 64))
+
+    def test_fp32_tf32(self):
+        ki = mm_inputs(256, 256, 256, dtype="torch.float32")
+        with fake_torch(allow_tf32=True):
+            self.assertIs(choices.features(ki, "mm")["using_tf32"], True)
+        with fake_torch(allow_tf32=False):
+            self.assertIs(choices.features(ki, "mm")["using_tf32"], False)
+        # PyTorch 2.11 reads fp32_precision (autoheuristic_utils.context_add_using_tf32).
+        with fake_torch(fp32_precision="tf32", allow_tf32=False):
+            self.assertIs(choices.features(ki, "mm")["using_tf32"], True)
+        with fake_torch(fp32_precision="ieee", allow_tf32=True):
+            self.assertIs(choices.features(ki, "mm")["using_tf32"], False)
+
+    def test_size_one_dims_are_contiguous(self):
+        self.assertTrue(choices.is_contiguous(1, 4096, 1, 1))  # decode: m = 1, any stride_0
+        self.assertTrue(choices.is_contiguous(4096, 1, 1, 7))
+        self.assertFalse(choices.is_contiguous(2, 3, 1, 2))
+
+    def test_symbolic_sizes_raise_symbolic(self):
+        ki = StubInputs([((Sym(), 64), (64, 1), "torch.bfloat16"), operand(64, 64, False)], hint=lambda v: 8 if isinstance(v, Sym) else v)
+        with fake_torch(), self.assertRaises(choices.Symbolic):
+            choices.features(ki, "mm")
+
+
+class Decisions(unittest.TestCase):
+    def setUp(self):
+        self.rt = choices.Runtime(HEURISTIC, decide_by_m)
+        self.rt.active = True
+        self.inner = FakeInductorChoices()._finalize_template_configs
+
+    def run_op(self, ki, op="mm", tc=None):
+        tc = tc if tc is not None else mm_choices()
+        with fake_torch():
+            return self.rt.finalize(self.inner, tc, ki, templates_of(tc), op, None)
+
+    def test_extern_keeps_cublas_and_never_iterates_templates(self):
+        tc = mm_choices(self, poison=True)
+        out = self.run_op(mm_inputs(16, 4096, 4096), tc=tc)
+        self.assertEqual(names(out), ["extern_mm"])
+        self.assertEqual(self.rt.stats()["extern"], 1)
+
+    def test_keep_filters_by_name(self):
+        out = self.run_op(mm_inputs(512, 4096, 4096))
+        self.assertEqual(names(out), ["extern_mm", TILE_NAME])
+        self.assertEqual(self.rt.stats()["keep"], 1)
+
+    def test_default_is_unchanged(self):
+        out = self.run_op(mm_inputs(8192, 4096, 4096))
+        self.assertEqual(len(out), 4)
+        self.assertEqual(self.rt.stats()["default"], 1)
+
+    def test_baddbmm_is_decided_as_bmm(self):
+        seen = []
+        rt = choices.Runtime(HEURISTIC, lambda f: seen.append(f["op"]) or ("extern", ()))
+        rt.active = True
+        ki = StubInputs([operand(16, 64, False, batch=4), operand(16, 64, False, batch=4), operand(64, 32, False, batch=4)])
+        tc = {"aten::baddbmm": iter([ktc("aten::baddbmm")]), "triton::bmm": iter([ktc("triton::bmm", **TILE)])}
+        with fake_torch():
+            out = rt.finalize(self.inner, tc, ki, templates_of(tc), "baddbmm", None)
+        self.assertEqual((seen, names(out)), (["bmm"], ["extern_baddbmm"]))
+
+    def test_other_ops_pass_through(self):
+        for op in ("mm-ah", "int_mm", "scaled_mm", "mm_plus_mm"):
+            out = self.run_op(mm_inputs(16, 64, 64), op=op)
+            self.assertEqual(len(out), 4, op)
+        self.assertEqual(self.rt.stats()["other_op"], 4)
+        self.assertEqual(self.rt.stats()["extern"], 0)
+
+    def test_op_not_in_heuristic_passes_through(self):
+        rt = choices.Runtime(dict(HEURISTIC, ops=("mm",)), decide_by_m)
+        rt.active = True
+        tc = mm_choices()
+        with fake_torch():
+            out = rt.finalize(self.inner, tc, mm_inputs(16, 64, 64), templates_of(tc), "bmm", None)
+        self.assertEqual(len(out), 4)
+
+    def test_symbolic_sizes_are_skipped(self):
+        ki = StubInputs([((Sym(), 64), (64, 1), "torch.bfloat16"), operand(64, 64, False)], hint=lambda v: 8 if isinstance(v, Sym) else v)
+        out = self.run_op(ki)
+        self.assertEqual(len(out), 4)
+        self.assertEqual(self.rt.stats()["skipped"], 1)
+
+    def test_inactive_passes_through(self):
+        self.rt.active = False
+        self.assertEqual(len(self.run_op(mm_inputs(16, 64, 64))), 4)
+        self.assertEqual(sum(self.rt.stats().values()), 0)
+
+    def test_keep_without_a_match_keeps_cublas(self):
+        rt = choices.Runtime(HEURISTIC, lambda f: ("keep", ("triton_mm_nonexistent",)))
+        rt.active = True
+        tc = mm_choices()
+        with fake_torch():
+            out = rt.finalize(self.inner, tc, mm_inputs(512, 64, 64), templates_of(tc), "mm", None)
+        self.assertEqual(names(out), ["extern_mm"])
+
+    def test_extern_without_aten_keeps_everything(self):
+        tc = mm_choices()
+        del tc["aten::mm"]
+        out = self.run_op(mm_inputs(16, 64, 64), tc=tc)
+        self.assertEqual(len(out), 3)
+        self.assertEqual(self.rt.stats()["empty"], 1)
+
+
+class Failures(unittest.TestCase):
+    def check_falls_back(self, rt, ki):
+        rt.active = True
+        tc = mm_choices()
+        inner = FakeInductorChoices()._finalize_template_configs
+        with fake_torch(), warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            for _ in range(3):
+                tc = mm_choices()
+                out = rt.finalize(inner, tc, ki, templates_of(tc), "mm", None)
+                self.assertEqual(len(out), 4)
+        self.assertEqual(rt.stats()["error"], 3)
+        self.assertEqual(len(w), 1)  # warned once
+        self.assertIn("Inductor's own GEMM choices", str(w[0].message))
+
+    def test_decide_raises(self):
+        def boom(f):
+            raise KeyError("no such feature")
+
+        self.check_falls_back(choices.Runtime(HEURISTIC, boom), mm_inputs(16, 64, 64))
+
+    def test_decide_returns_garbage(self):
+        self.check_falls_back(choices.Runtime(HEURISTIC, lambda f: ("prune", ())), mm_inputs(16, 64, 64))
+
+    def test_features_raise(self):
+        ki = mm_inputs(16, 64, 64)
+        ki.mnk_hinted = lambda: (_ for _ in ()).throw(AssertionError("K dimensions don't match"))
+        self.check_falls_back(choices.Runtime(HEURISTIC, decide_by_m), ki)
+
+    def test_inner_errors_are_inductors(self):
+        rt = choices.Runtime(HEURISTIC, decide_by_m)
+        rt.active = True
+
+        def inner(*a):
+            raise ValueError("Inductor's own")
+
+        with fake_torch(), self.assertRaises(ValueError):
+            rt.finalize(inner, mm_choices(), mm_inputs(512, 64, 64), [], "mm", None)
+
+
+class UserHandler(FakeInductorChoices):
+    """A handler the user already has: drops the BLOCK_M=128 config and records its calls."""
+
+    def __init__(self):
+        self.calls = []
+
+    def _finalize_template_configs(self, template_choices, kernel_inputs, templates, op_name, kwarg_overrides=None):
+        self.calls.append(sorted(template_choices))
+        out = super()._finalize_template_configs(template_choices, kernel_inputs, templates, op_name, kwarg_overrides)
+        return [c for c in out if c.params.to_kwargs().get("BLOCK_M") != 128]
+
+
+def user_factory():
+    return UserHandler()
+
+
+def call_handler(handler, ki, tc=None, op="mm"):
+    tc = tc if tc is not None else mm_choices()
+    return handler._finalize_template_configs(tc, ki, templates_of(tc), op, {})
+
+
+class Install(unittest.TestCase):
+    def setUp(self):
+        self.rt = choices.Runtime(HEURISTIC, decide_by_m)
+        self.addCleanup(self.rt.uninstall)
+
+    def test_wraps_the_current_threads_handler(self):
+        with fake_torch() as torch:
+            slot = torch._inductor.virtualized._choices
+            user = UserHandler()
+            slot._set_handler(user)
+            self.assertTrue(self.rt.install())
+            self.assertIs(slot._get_handler(), user)
+            self.assertEqual(names(call_handler(user, mm_inputs(16, 64, 64))), ["extern_mm"])
+            self.assertEqual(user.calls[-1], ["aten::mm"])  # the inner handler saw only ATen
+            out = call_handler(user, mm_inputs(8192, 64, 64))  # default: the user's own list
+            self.assertEqual(names(out), ["extern_mm", TILE_NAME, "subgraph_decompose_k_ksplit=4"])
+            self.rt.uninstall()
+            self.assertNotIn("_finalize_template_configs", user.__dict__)
+            self.assertEqual(len(call_handler(user, mm_inputs(16, 64, 64))), 3)
+
+    def test_new_threads_get_a_wrapped_handler_from_the_previous_factory(self):
+        with fake_torch() as torch:
+            config = torch._inductor.config
+            config.inductor_choices_class = user_factory
+            self.assertTrue(self.rt.install())
+            self.assertIsInstance(config.inductor_choices_class, choices.ChoicesFactory)
+            got = {}
+
+            def backward_thread():
+                h = torch._inductor.virtualized._choices._get_handler()
+                got["type"] = type(h)
+                got["out"] = names(call_handler(h, mm_inputs(16, 64, 64)))
+
+            t = threading.Thread(target=backward_thread)
+            t.start()
+            t.join()
+            self.assertEqual(got, {"type": UserHandler, "out": ["extern_mm"]})
+            self.rt.uninstall()
+            self.assertIs(config.inductor_choices_class, user_factory)
+
+    def test_threads_with_a_handler_made_before_install_are_wrapped(self):
+        # Autograd's device thread keeps the handler an earlier compile made there.
+        with fake_torch() as torch:
+            slot = torch._inductor.virtualized._choices
+            ready, go, done = threading.Event(), threading.Event(), {}
+
+            def autograd_thread():
+                slot._get_handler()  # an earlier backward compile, before install()
+                ready.set()
+                go.wait(5)
+                done["out"] = names(call_handler(slot._get_handler(), mm_inputs(16, 64, 64)))
+
+            t = threading.Thread(target=autograd_thread)
+            t.start()
+            ready.wait(5)
+            self.rt.install()
+            go.set()
+            t.join()
+            self.assertEqual(done["out"], ["extern_mm"])
+
+    def test_idempotent_and_stacking_free(self):
+        with fake_torch() as torch:
+            self.assertTrue(self.rt.install())
+            factory = torch._inductor.config.inductor_choices_class
+            self.assertTrue(self.rt.install())
+            self.assertIs(torch._inductor.config.inductor_choices_class, factory)
+            h = torch._inductor.virtualized._choices._get_handler()
+            call_handler(h, mm_inputs(16, 64, 64))
+            self.assertEqual(self.rt.stats()["extern"], 1)  # one wrapper, one decision
+            self.rt.uninstall()
+            self.rt.uninstall()
+            self.assertIsNone(torch._inductor.config.inductor_choices_class)
+            self.assertNotIn("_get_handler", torch._inductor.virtualized._choices.__dict__)
+
+    def test_factory_pickles_by_name(self):
+        with fake_torch() as torch:
+            torch._inductor.config.inductor_choices_class = user_factory
+            self.rt.install()
+            factory = torch._inductor.config.inductor_choices_class
+            again = pickle.loads(pickle.dumps(factory))
+            self.assertEqual(again, factory)
+            self.assertIsInstance(again(), UserHandler)
+
+    def test_refuses_on_another_gpu_and_warns_once(self):
+        with fake_torch(capa=(8, 0)) as torch, warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            self.assertFalse(self.rt.install())
+            self.assertFalse(self.rt.install())
+            self.assertIsNone(torch._inductor.config.inductor_choices_class)
+        self.assertEqual(len(w), 1)
+        msg = str(w[0].message)
+        self.assertIn("(9, 0)", msg)
+        self.assertIn("(8, 0)", msg)
+        self.assertIn("default GEMM autotuning stays", msg)
+        self.assertIn(choices.FORCE_ENV, msg)
+
+    def test_refuses_on_another_torch_and_without_cuda(self):
+        with fake_torch(version="2.10.1"), warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            self.assertFalse(self.rt.install())
+        self.assertIn("PyTorch 2.10", str(w[0].message))
+        with fake_torch(cuda=False), warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            self.assertFalse(choices.Runtime(HEURISTIC, decide_by_m).install())
+        self.assertIn("no CUDA device", str(w[0].message))
+
+    def test_force_installs_anyway(self):
+        os.environ[choices.FORCE_ENV] = "1"
+        self.addCleanup(os.environ.pop, choices.FORCE_ENV, None)
+        with fake_torch(capa=(8, 0)), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            self.assertTrue(self.rt.install())
+
+
+class GeneratedModule(unittest.TestCase):
+    """naming.py + choices.py + a tree, concatenated: how ah-codegen makes the handler module."""
+
+    def make(self):
+        parts = ['"""Generated: test handler."""\n']
+        for name in ("naming.py", "choices.py"):
+            with open(os.path.join(PKG, name)) as f:
+                parts.append(f.read())
+        parts.append(
+            "\nHEURISTIC = {'name': 'Tiny', 'device_capa': (9, 0), 'torch': '2.11', 'ops': ('mm',)}\n\n"
+            "def decide(f):\n"
+            "    return ('extern', ()) if f['m'] <= 64 else ('default', ())\n"
+        )
+        d = tempfile.mkdtemp()
+        path = os.path.join(d, "ah_generated_tiny.py")
+        with open(path, "w") as f:
+            f.write("\n".join(parts))
+        spec = importlib.util.spec_from_file_location("ah_generated_tiny", path)
+        mod = importlib.util.module_from_spec(spec)
+        sys.modules["ah_generated_tiny"] = mod
+        self.addCleanup(sys.modules.pop, "ah_generated_tiny", None)
+        spec.loader.exec_module(mod)
+        self.addCleanup(mod.uninstall)
+        return mod
+
+    def test_concatenated_module_installs_and_decides(self):
+        mod = self.make()
+        self.assertIs(mod.ktc_name.__module__, "ah_generated_tiny")  # naming's own, pasted
+        with fake_torch() as torch:
+            self.assertTrue(mod.install())
+            factory = torch._inductor.config.inductor_choices_class
+            self.assertEqual(type(factory).__module__, "ah_generated_tiny")
+            pickle.dumps(factory)
+            h = torch._inductor.virtualized._choices._get_handler()
+            self.assertEqual(names(call_handler(h, mm_inputs(16, 64, 64))), ["extern_mm"])
+            self.assertEqual(len(call_handler(h, mm_inputs(512, 64, 64))), 4)
+            self.assertEqual(len(call_handler(h, mm_inputs(16, 64, 64), op="addmm")), 4)
+            s = mod.stats()
+            self.assertEqual((s["extern"], s["default"], s["other_op"]), (1, 1, 1))
+            mod.reset_stats()
+            self.assertEqual(sum(mod.stats().values()), 0)
+            mod.uninstall()
+            self.assertIsNone(torch._inductor.config.inductor_choices_class)
+
+    def test_package_module_without_a_tree_says_so(self):
+        with self.assertRaises(RuntimeError):
+            choices.install()
+
+
+if __name__ == "__main__":
+    unittest.main()

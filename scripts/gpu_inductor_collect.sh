@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Collects (or resumes) the inductor_mm log on the lent GPU machine, stopping cleanly before
+# the device tool's 10-minute limit. Run there from the repository root with the binary in .gpu/:
+#   bash scripts/gpu_inductor_collect.sh SECONDS [ah-collect options...]
+# The log and its sidecars are read from data/ (when present, to resume) and written to $OUT.
+set -uo pipefail
+secs=${1:?seconds}; shift
+log=inductor_mm_h100.txt
+out=${OUT:?OUT is the folder whose files come back}
+for f in data/$log data/$log.medians.txt data/$log.provenance.json data/$log.extras.jsonl; do
+  [ -f "$f" ] && cp "$f" "$out/"
+done
+export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
+export PYTHONUNBUFFERED=1
+# --foreground: one SIGINT to ah-collect alone (without it, timeout signals the child and then
+# its whole process group, and a second SIGINT ends ah-collect at once, losing its summary).
+timeout --foreground -s INT -k 90 "$secs" .gpu/ah-collect --name inductor_mm --device cuda --seed 1 \
+  --out "$out/$log" "$@" 2>&1 | grep -v '^\s*$' | tail -n 60
+echo "exit: ${PIPESTATUS[0]}"
+wc -l "$out/$log" "$out/$log.extras.jsonl" 2>/dev/null

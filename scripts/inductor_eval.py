@@ -1,0 +1,680 @@
+#!/usr/bin/env python3
+"""Evaluation by compiled truth of a learned Inductor GEMM handler against max-autotune.
+
+Usage (one CUDA GPU, PyTorch with Inductor and Triton):
+  python3 scripts/inductor_eval.py --handler generated/inductor_mm_h100.py --out out/eval.json \
+      [--gemms FILE.jsonl] [--workloads gemms,llama_train,llama_infer] \
+      [--settings none,ours,max_autotune,mm_ranking] [--budget-s 1500] [--rounds 9]
+  python3 scripts/inductor_eval.py --dry-run        # the planned GEMMs, no torch needed
+
+Settings (one warm process, caches disabled, fresh cache folders; start-up paid first):
+  none          torch.compile's default (no max-autotune: cuBLAS)
+  max_autotune  options={"max_autotune_gemm": True}
+  mm_ranking    max_autotune_gemm plus PyTorch's shipped `_MMRankingH100` (autoheuristic_use="mm";
+                only `tuned_mm` consults it, so it is run for op mm only)
+  ours          max_autotune_gemm with the handler module's install() (stats() recorded)
+
+Per GEMM (default: held-out real-model GEMMs from crates/ah-bench/catalogue/holdout.toml;
+`--gemms` lines: {"op":"mm","batch":1,"m":..,"k":..,"n":..,"dtype":"bfloat16","tf32":false,
+"trans_a":false,"trans_b":true}): each setting compiles fresh (dynamo reset) and its first call is
+timed (compile time; autotuning time = compile time minus none's); the compiled function is
+captured in a CUDA graph at once; after all settings, the graphs are replayed alternately after
+warming the clocks, median per call (run time). Inductor's pick and choice count come from its
+feedback saver and a choice preprocessing hook.
+
+End to end: a 2-layer LLaMA-style decoder (hidden 2048, SwiGLU 5632, 16 heads of 128, RMSNorm,
+bias-free linears, bf16, SDPA; no RoPE or embeddings: GEMMs and attention are what matter here):
+`llama_train` one forward+backward on 8 x 1024 tokens; `llama_infer` prefill 4 x 512 tokens then
+32 decode steps with a static KV cache. Compile time = first call(s) until every graph (forward and
+backward; prefill and decode) is compiled; step time = median of alternated CUDA-graph replays
+(eager calls right after the compile if capture fails, flagged). GEMM lowerings seen per setting
+show that the handler reached every graph, the backward one included.
+
+Work is ordered by --workloads (GEMMs first by default), settings by --settings (none always
+first: it is the baseline). The JSON is rewritten after every item; --budget-s skips what would
+start after the budget. The markdown table is printed at the end.
+"""
+
+import argparse
+import contextlib
+import importlib.util
+import json
+import math
+import os
+import statistics
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "python"))
+
+SETTINGS = ("none", "ours", "max_autotune", "mm_ranking")
+WORKLOADS = ("gemms", "llama_train", "llama_infer")
+OPTIONS = {
+    "none": {},
+    "max_autotune": {"max_autotune_gemm": True},
+    "mm_ranking": {"max_autotune_gemm": True, "autoheuristic_use": "mm"},
+    "ours": {"max_autotune_gemm": True},
+}
+SLOW_FLAG = 1.03  # a GEMM of ours more than 3 % slower than the faster of max-autotune and cuBLAS
+
+# -- the planned GEMMs (no torch) ---------------------------------------------------------------
+
+
+def g(model, what, op, m, k, n, dtype, tf32=False, ta=False, tb=False, batch=1):
+    return {"name": f"{model} {what}", "op": op, "batch": batch, "m": m, "k": k, "n": n,
+            "dtype": dtype, "tf32": tf32, "trans_a": ta, "trans_b": tb}
+
+
+def holdout_gemms():
+    """Held-out real-model GEMMs (architectures of holdout.toml). Forward x @ W.t() is (m=tokens,
+    k=in, n=out, trans_b); input gradient dy @ W is (tokens, out, in); weight gradient dy.t() @ x
+    is (out, tokens, in, trans_a). Decode m = batch of sequences (1..256)."""
+    bf, fp, f32 = "bfloat16", "float16", "float32"
+    return [
+        g("qwen2.5-0.5b", "mlp up fwd, 8x512", "mm", 4096, 896, 4864, bf, tb=True),
+        g("qwen2.5-1.5b", "gate decode m=1", "mm", 1, 1536, 8960, bf, tb=True),
+        g("qwen2.5-1.5b", "down decode m=16", "mm", 16, 8960, 1536, bf, tb=True),
+        g("llama-3.2-1b", "down grad_input, 4x1024", "mm", 4096, 2048, 8192, bf),
+        g("llama-3.2-1b", "q grad_weight, 4x1024", "mm", 2048, 4096, 2048, bf, ta=True),
+        g("llama-3.2-3b", "o fwd prefill 1x2048", "mm", 2048, 3072, 3072, fp, tb=True),
+        g("tinyllama-1.1b", "lm head fwd, 1x2048", "mm", 2048, 2048, 32000, bf, tb=True),
+        g("gemma-2-2b", "q decode m=1", "mm", 1, 2304, 2048, bf, tb=True),
+        g("gemma-2-2b", "gate decode m=64", "mm", 64, 2304, 9216, bf, tb=True),
+        g("gemma-7b", "down grad_input, 8x1024", "mm", 8192, 3072, 24576, bf),
+        g("phi-4", "qkv fwd, 1x2048", "mm", 2048, 5120, 7680, bf, tb=True),
+        g("phi-4", "gate_up decode m=128", "mm", 128, 5120, 35840, bf, tb=True),
+        g("starcoder2-3b", "c_fc fwd (bias), 2x2048", "addmm", 4096, 3072, 12288, fp, tb=True),
+        g("starcoder2-3b", "c_proj grad_weight, 2x2048", "mm", 3072, 4096, 12288, fp, ta=True),
+        g("whisper-medium", "fc1 fwd (bias), enc 4x1500", "addmm", 6000, 1024, 4096, fp, tb=True),
+        g("whisper-medium", "fc2 decode (bias) m=8", "addmm", 8, 4096, 1024, fp, tb=True),
+        g("mbart-large-50", "fc1 fwd (bias) TF32, 2x1024", "addmm", 2048, 1024, 4096, f32, tf32=True, tb=True),
+        g("mbart-large-50", "q fwd fp32, 1x512", "mm", 512, 1024, 1024, f32, tb=True),
+        g("modernbert-base", "Wqkv fwd, 8x512", "mm", 4096, 768, 2304, bf, tb=True),
+        g("modernbert-large", "Wi fwd TF32, 2x1024", "mm", 2048, 1024, 5248, f32, tf32=True, tb=True),
+        g("flan-t5-xl", "wi decode fp32 m=32", "mm", 32, 2048, 5120, f32, tb=True),
+        g("dinov2-giant", "w_out grad_weight, 32x257", "mm", 1536, 8224, 4096, fp, ta=True),
+        g("llama-3.2-1b", "attn q@k.t, 8x32 heads, seq 1024", "bmm", 1024, 64, 1024, bf, tb=True, batch=256),
+        g("llama-3.2-1b", "attn p@v, 8x32 heads, seq 1024", "bmm", 1024, 1024, 64, bf, batch=256),
+        g("qwen2.5-1.5b", "attn decode q@k.t, 4x12 heads, ctx 2048", "bmm", 1, 128, 2048, bf, tb=True, batch=48),
+    ]
+
+
+def read_gemms(path):
+    out = []
+    with open(path) as f:
+        for i, line in enumerate(f):
+            if line.strip():
+                d = json.loads(line)
+                d.setdefault("name", f"line {i + 1}")
+                d.setdefault("batch", 1)
+                for key in ("tf32", "trans_a", "trans_b"):
+                    d[key] = bool(d.get(key, False))
+                out.append(d)
+    return out
+
+
+def describe(gm):
+    t = ("T" if gm["trans_a"] else "N") + ("T" if gm["trans_b"] else "N")
+    b = f"{gm['batch']}x" if gm["op"] == "bmm" else ""
+    tf = "+tf32" if gm["dtype"] == "float32" and gm["tf32"] else ""
+    return f"{gm['op']} {b}{gm['m']}x{gm['k']}x{gm['n']} {gm['dtype']}{tf} {t}"
+
+
+# -- results file ---------------------------------------------------------------------------------
+
+
+class Results:
+    """All numbers, rewritten to `path` after every item (a cut run keeps what it measured)."""
+
+    def __init__(self, path, meta):
+        self.path = path
+        self.data = {"meta": meta, "gemms": [], "e2e": {}, "skipped": [], "summary": {}}
+
+    def save(self):
+        self.data["summary"] = summarize(self.data)
+        os.makedirs(os.path.dirname(os.path.abspath(self.path)), exist_ok=True)
+        tmp = self.path + ".tmp"
+        with open(tmp, "w") as f:
+            json.dump(self.data, f, indent=1, default=_json_default)
+        os.replace(tmp, self.path)
+
+
+def _json_default(x):
+    if isinstance(x, float) and not math.isfinite(x):
+        return None
+    return str(x)
+
+
+def geomean(values):
+    values = [v for v in values if v and v > 0 and math.isfinite(v)]
+    return math.exp(sum(map(math.log, values)) / len(values)) if values else None
+
+
+def summarize(data):
+    """Totals: autotuning time per setting, max_autotune/ours ratio, run-time geometric means."""
+    gemms = [r for r in data["gemms"] if "run_ms" in r]
+    out = {"gemms_measured": len(gemms), "autotune_s": {}, "run_rel_max_autotune_geomean": {}}
+    for s in SETTINGS:
+        have = [r for r in gemms if s in r.get("autotune_s", {})]
+        if have:
+            out["autotune_s"][s] = sum(r["autotune_s"][s] for r in have)
+            rel = [r["run_ms"][s] / r["run_ms"]["max_autotune"] for r in have
+                   if s in r["run_ms"] and "max_autotune" in r["run_ms"]]
+            out["run_rel_max_autotune_geomean"][s] = geomean(rel)
+    both = [r for r in gemms if {"ours", "max_autotune"} <= set(r.get("autotune_s", {}))]
+    ours = sum(max(r["autotune_s"]["ours"], 0.0) for r in both)
+    ma = sum(r["autotune_s"]["max_autotune"] for r in both)
+    out["autotune_ratio_max_autotune_over_ours"] = ma / ours if ours > 0 else None
+    out["ours_slower_than_best_by_3pct"] = [r["gemm"]["name"] for r in gemms if r.get("ours_flag")]
+    return out
+
+
+# -- measuring -------------------------------------------------------------------------------------
+
+
+class Inductor:
+    """One warm process: torch imported with caches disabled, Inductor's choices observed."""
+
+    def __init__(self, handler_path, rounds):
+        cache = tempfile.mkdtemp(prefix="ah-inductor-eval-")
+        os.environ["TORCHINDUCTOR_CACHE_DIR"] = os.path.join(cache, "inductor")
+        os.environ["TRITON_CACHE_DIR"] = os.path.join(cache, "triton")
+        import torch
+        import torch._inductor.config as config
+
+        if not torch.cuda.is_available():
+            raise SystemExit("inductor_eval: PyTorch sees no CUDA device")
+        self.torch, self.config, self.rounds = torch, config, rounds
+        config.force_disable_caches = True
+        self.handler = load_handler(handler_path) if handler_path else None
+        self.handler_refused = bool(self.handler) and not self._handler_installs()
+        self.lowerings = []  # per AlgorithmSelectorCache call: choice names
+        self.winners = []  # per benchmarked call: the fastest choice
+        self._observe()
+        self._start_up()
+
+    def _handler_installs(self):
+        """Whether the handler accepts this GPU and PyTorch (it warns once if not)."""
+        ok = self.handler.install()
+        self.handler.uninstall()
+        return ok
+
+    def _observe(self):
+        from ah_inductor.naming import caller_name
+        from torch._inductor import select_algorithm as sa
+
+        def seen(choices):
+            self.lowerings.append([caller_name(c) for c in choices])
+            return choices
+
+        def feedback(timings, *args, **kwargs):
+            finite = {c: t for c, t in timings.items() if math.isfinite(t)}
+            if finite:
+                self.winners.append(caller_name(min(finite, key=finite.get)))
+
+        sa.get_algorithm_selector_cache().add_preprocessing_fn(seen)
+        sa.add_feedback_saver(feedback)
+
+    def _start_up(self):
+        torch = self.torch
+        x = torch.randn(64, 64, device="cuda")
+        torch.compile(lambda a: (a * 2).sin() + 1)(x)
+        torch.compile(lambda a, b: a @ b, options={"max_autotune_gemm": True})(x, x)
+        self.fresh()
+
+    def fresh(self):
+        """Forgets every compiled graph and Inductor's in-memory autotuning caches."""
+        self.torch._dynamo.reset()
+        import torch._inductor.utils as iu
+
+        clear = getattr(iu, "clear_caches", None) or getattr(iu, "clear_inductor_caches", None)
+        if clear is not None:
+            clear()
+        self.torch.cuda.synchronize()
+
+    def meta(self):
+        import triton
+
+        torch = self.torch
+        return {"torch": torch.__version__, "triton": triton.__version__, "cuda": torch.version.cuda,
+                "device": torch.cuda.get_device_name(0),
+                "capability": list(torch.cuda.get_device_capability(0)),
+                "handler": getattr(self.handler, "HEURISTIC", None)}
+
+    @contextlib.contextmanager
+    def setting(self, name, record):
+        """Compiles inside: options for torch.compile; our handler installed for "ours"."""
+        self.lowerings.clear()
+        self.winners.clear()
+        installed = False
+        if name == "ours":
+            self.handler.reset_stats()
+            installed = self.handler.install()
+        try:
+            yield OPTIONS[name]
+        finally:
+            if installed:
+                record["ours_stats"] = self.handler.stats()
+                self.handler.uninstall()
+            record.setdefault("lowerings", {})[name] = len(self.lowerings)
+            record.setdefault("autotuned", {})[name] = sum(len(c) > 1 for c in self.lowerings)
+            record.setdefault("choices", {})[name] = sum(len(c) for c in self.lowerings)
+            record.setdefault("picked", {})[name] = self.picks()
+
+    def picks(self):
+        """Inductor's pick per GEMM lowering: the fastest benchmarked choice, or the only one."""
+        single = [c[0] for c in self.lowerings if len(c) == 1]
+        counts = {}
+        for name in self.winners + single:
+            counts[name] = counts.get(name, 0) + 1
+        return counts
+
+    def timed_first_call(self, fn):
+        torch = self.torch
+        torch.cuda.synchronize()
+        t0 = time.perf_counter()
+        fn()
+        torch.cuda.synchronize()
+        return time.perf_counter() - t0
+
+    def capture(self, fn, calls):
+        """A CUDA graph of `calls` calls of `fn` (warmed on a side stream first)."""
+        torch = self.torch
+        stream = torch.cuda.Stream()
+        stream.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(stream):
+            for _ in range(2):
+                fn()
+        torch.cuda.current_stream().wait_stream(stream)
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):
+            for _ in range(calls):
+                fn()
+        torch.cuda.synchronize()
+        return graph
+
+    def warm_clocks(self, replays, seconds=0.3):
+        deadline = time.perf_counter() + seconds
+        while time.perf_counter() < deadline:
+            for r in replays.values():
+                r()
+            self.torch.cuda.synchronize()
+
+    def alternate(self, replays, per_replay):
+        """Median ms per call of each replay function: clocks warmed, order alternated."""
+        torch = self.torch
+        self.warm_clocks(replays)
+        times = {name: [] for name in replays}
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        names = list(replays)
+        for r in range(self.rounds):
+            for name in names if r % 2 == 0 else reversed(names):
+                start.record()
+                replays[name]()
+                end.record()
+                end.synchronize()
+                times[name].append(start.elapsed_time(end) / per_replay)
+        return {name: statistics.median(t) for name, t in times.items()}
+
+    def probe_ms(self, fn):
+        torch = self.torch
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        fn()
+        start.record()
+        fn()
+        end.record()
+        end.synchronize()
+        return start.elapsed_time(end)
+
+
+def load_handler(path):
+    """Imports the generated handler module, registered in sys.modules (Inductor pickles its
+    factory by name)."""
+    name = os.path.splitext(os.path.basename(path))[0]
+    spec = importlib.util.spec_from_file_location(name, path)
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[name] = mod
+    spec.loader.exec_module(mod)
+    for need in ("install", "uninstall", "stats", "reset_stats", "HEURISTIC"):
+        if not hasattr(mod, need):
+            raise SystemExit(f"inductor_eval: {path} defines no {need}")
+    return mod
+
+
+# -- one GEMM --------------------------------------------------------------------------------------
+
+
+def gemm_fn(torch, gm):
+    """(function, args) of the GEMM: operands laid out as described, fresh random data."""
+    dtype = getattr(torch, gm["dtype"])
+
+    def operand(rows, cols, transposed):
+        shape = (cols, rows) if transposed else (rows, cols)
+        if gm["op"] == "bmm":
+            shape = (gm["batch"], *shape)
+        t = torch.randn(shape, device="cuda", dtype=dtype)
+        return t.transpose(-2, -1) if transposed else t
+
+    a, b = operand(gm["m"], gm["k"], gm["trans_a"]), operand(gm["k"], gm["n"], gm["trans_b"])
+    if gm["op"] == "bmm":
+        return torch.bmm, (a, b)
+    if gm["op"] == "addmm":
+        return torch.addmm, (torch.randn(gm["n"], device="cuda", dtype=dtype), a, b)
+    return torch.mm, (a, b)
+
+
+def settings_for(gm, settings):
+    """mm_ranking only where PyTorch consults it (tuned_mm); none first."""
+    out = ["none"] + [s for s in settings if s != "none"]
+    return [s for s in out if s != "mm_ranking" or gm["op"] == "mm"]
+
+
+def measure_gemm(ind, gm, settings, out_of_time):
+    torch = ind.torch
+    torch.backends.cuda.matmul.allow_tf32 = bool(gm["tf32"])
+    fn, args = gemm_fn(torch, gm)
+    rec = {"gemm": gm, "compile_s": {}}
+    graphs, calls = {}, None
+    for s in settings_for(gm, settings):
+        if out_of_time():
+            rec.setdefault("not_run", []).append(s)
+            continue
+        ind.fresh()
+        with ind.setting(s, rec) as options, failure(ind, rec, s):
+            compiled = torch.compile(fn, dynamic=False, fullgraph=True, options=options)
+            rec["compile_s"][s] = ind.timed_first_call(lambda: compiled(*args))
+            if calls is None:
+                calls = max(1, min(20, round(2.0 / max(ind.probe_ms(lambda: compiled(*args)), 1e-3))))
+            graphs[s] = ind.capture(lambda: compiled(*args), calls)
+    ind.fresh()
+    if "none" in rec["compile_s"]:
+        rec["autotune_s"] = {s: t - rec["compile_s"]["none"] for s, t in rec["compile_s"].items()}
+    rec["run_ms"] = ind.alternate({s: gr.replay for s, gr in graphs.items()}, calls)
+    rec["graph_calls"] = calls
+    flag_ours(rec)
+    return rec
+
+
+@contextlib.contextmanager
+def failure(ind, rec, setting):
+    """A setting that fails is recorded in rec["errors"]; the other settings still run."""
+    try:
+        yield
+    except Exception as e:  # noqa: BLE001
+        rec.setdefault("errors", {})[setting] = f"{type(e).__name__}: {str(e)[:300]}"
+        ind.torch.cuda.synchronize()
+        ind.fresh()
+
+
+def flag_ours(rec):
+    run = rec["run_ms"]
+    if "ours" in run and ("max_autotune" in run or "none" in run):
+        best = min(run[s] for s in ("max_autotune", "none") if s in run)
+        rec["ours_rel_best"] = run["ours"] / best
+        rec["ours_flag"] = rec["ours_rel_best"] > SLOW_FLAG
+
+
+# -- end to end --------------------------------------------------------------------------------------
+
+
+def llama(torch, layers=2, hidden=2048, inter=5632, heads=16, head_dim=128):
+    """A LLaMA-style decoder stack (no embeddings, no RoPE), bf16 on CUDA."""
+    nn, F = torch.nn, torch.nn.functional
+
+    class RMSNorm(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.weight = nn.Parameter(torch.ones(hidden))
+
+        def forward(self, x):
+            xf = x.float()
+            return (xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + 1e-6)).to(x.dtype) * self.weight
+
+    class Layer(nn.Module):
+        def __init__(self):
+            super().__init__()
+            lin = lambda i, o: nn.Linear(i, o, bias=False)  # noqa: E731
+            self.n1, self.n2 = RMSNorm(), RMSNorm()
+            self.q, self.k, self.v = (lin(hidden, heads * head_dim) for _ in range(3))
+            self.o = lin(heads * head_dim, hidden)
+            self.gate, self.up, self.down = lin(hidden, inter), lin(hidden, inter), lin(inter, hidden)
+
+        def qkv(self, x):
+            b, t, _ = x.shape
+            h = self.n1(x)
+            return [p(h).view(b, t, heads, head_dim).transpose(1, 2) for p in (self.q, self.k, self.v)]
+
+        def finish(self, x, attn):
+            b, _, t, _ = attn.shape
+            x = x + self.o(attn.transpose(1, 2).reshape(b, t, heads * head_dim))
+            h = self.n2(x)
+            return x + self.down(F.silu(self.gate(h)) * self.up(h))
+
+        def forward(self, x):
+            q, k, v = self.qkv(x)
+            return self.finish(x, F.scaled_dot_product_attention(q, k, v, is_causal=True))
+
+        def prefill(self, x, kc, vc):
+            q, k, v = self.qkv(x)
+            kc[:, :, : x.shape[1]] = k
+            vc[:, :, : x.shape[1]] = v
+            return self.finish(x, F.scaled_dot_product_attention(q, k, v, is_causal=True))
+
+        def decode(self, x, pos, kc, vc):
+            q, k, v = self.qkv(x)
+            kc.index_copy_(2, pos, k)
+            vc.index_copy_(2, pos, v)
+            mask = (torch.arange(kc.shape[2], device=x.device) <= pos).view(1, 1, 1, -1)
+            return self.finish(x, F.scaled_dot_product_attention(q, kc, vc, attn_mask=mask))
+
+    class Decoder(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.layers = nn.ModuleList(Layer() for _ in range(layers))
+
+        def forward(self, x):
+            for layer in self.layers:
+                x = layer(x)
+            return x
+
+        def prefill(self, x, caches):
+            for layer, (kc, vc) in zip(self.layers, caches):
+                x = layer.prefill(x, kc, vc)
+            return x
+
+        def decode(self, x, pos, caches):
+            for layer, (kc, vc) in zip(self.layers, caches):
+                x = layer.decode(x, pos, kc, vc)
+            return x
+
+    return Decoder().to(device="cuda", dtype=torch.bfloat16)
+
+
+def train_workload(torch, model, options):
+    """(first-call function, step function) of a forward+backward on 8 x 1024 tokens."""
+    compiled = torch.compile(model, dynamic=False, options=options)
+    x = torch.randn(8, 1024, 2048, device="cuda", dtype=torch.bfloat16, requires_grad=True)
+
+    def step():
+        for p in model.parameters():
+            p.grad = None
+        compiled(x).float().square().mean().backward()
+
+    return step, step
+
+
+def infer_workload(torch, model, options, batch=4, prompt=512, steps=32):
+    """(first-call function, workload function): prefill then `steps` decode steps, static cache."""
+    prefill = torch.compile(model.prefill, dynamic=False, options=options)
+    decode = torch.compile(model.decode, dynamic=False, options=options)
+    shape = (batch, 16, prompt + steps, 128)
+    caches = [(torch.zeros(shape, device="cuda", dtype=torch.bfloat16),
+               torch.zeros(shape, device="cuda", dtype=torch.bfloat16)) for _ in model.layers]
+    x = torch.randn(batch, prompt, 2048, device="cuda", dtype=torch.bfloat16)
+    tok = torch.randn(batch, 1, 2048, device="cuda", dtype=torch.bfloat16)
+    positions = [torch.tensor([prompt + i], device="cuda") for i in range(steps)]
+
+    def first():
+        prefill(x, caches)
+        decode(tok, positions[0], caches)
+
+    def run():
+        with torch.no_grad():
+            prefill(x, caches)
+            for p in positions:
+                decode(tok, p, caches)
+
+    def first_no_grad():
+        with torch.no_grad():
+            first()
+
+    return first_no_grad, run
+
+
+def measure_e2e(ind, workload, settings, out_of_time):
+    torch = ind.torch
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.manual_seed(0)
+    model = llama(torch)
+    make = train_workload if workload == "llama_train" else infer_workload
+    rec = {"compile_s": {}, "timing": {}}
+    replays, eager = {}, {}
+    # A captured graph reads its workload's tensors (inputs, KV caches, positions) when it is
+    # replayed: they must outlive it, or the replay reads memory given to later settings.
+    alive = []
+    for s in ["none"] + [x for x in settings if x != "none"]:
+        if out_of_time():
+            rec.setdefault("not_run", []).append(s)
+            continue
+        ind.fresh()
+        with ind.setting(s, rec) as options, failure(ind, rec, s):
+            first, step = make(torch, model, options)
+            rec["compile_s"][s] = ind.timed_first_call(first)
+            try:
+                graph = ind.capture(step, 1)
+                alive.append((graph, first, step))
+                replays[s] = graph.replay
+                rec["timing"][s] = "cuda_graph"
+            except Exception as e:  # noqa: BLE001 - timed by eager calls instead, flagged
+                torch.cuda.synchronize()
+                rec["timing"][s] = f"eager right after compile ({type(e).__name__}: {str(e)[:200]})"
+                eager[s] = ind.alternate({s: step}, 1)[s]
+    ind.fresh()
+    rec["step_ms"] = dict(eager, **ind.alternate(replays, 1)) if replays else dict(eager)
+    if "none" in rec["compile_s"]:
+        rec["autotune_s"] = {s: t - rec["compile_s"]["none"] for s, t in rec["compile_s"].items()}
+    return rec
+
+
+# -- report -------------------------------------------------------------------------------------------
+
+
+def fmt(x, spec=".3f"):
+    return "-" if x is None else format(x, spec)
+
+
+def table(data, settings):
+    cols = ["none"] + [s for s in settings if s != "none"]
+    lines = ["| GEMM | " + " | ".join(f"compile s {s}" for s in cols) + " | "
+             + " | ".join(f"run ms {s}" for s in cols) + " | ours / best | picked (max_autotune) |",
+             "|" + "---|" * (2 + 2 * len(cols) + 1)]
+    for r in data["gemms"]:
+        c, t = r.get("compile_s", {}), r.get("run_ms", {})
+        picked = ", ".join(r.get("picked", {}).get("max_autotune", {})) or "-"
+        flag = " **slow**" if r.get("ours_flag") else ""
+        lines.append(f"| {r['gemm']['name']} ({describe(r['gemm'])}) | "
+                     + " | ".join(fmt(c.get(s), ".2f") for s in cols) + " | "
+                     + " | ".join(fmt(t.get(s), ".4f") for s in cols)
+                     + f" | {fmt(r.get('ours_rel_best'))}{flag} | {picked} |")
+    sm = data["summary"]
+    lines += ["", "| setting | autotuning s (sum) | run time / max_autotune (geomean) |", "|---|---|---|"]
+    for s in cols:
+        lines.append(f"| {s} | {fmt(sm['autotune_s'].get(s), '.1f')} | "
+                     f"{fmt(sm['run_rel_max_autotune_geomean'].get(s), '.4f')} |")
+    lines.append(f"\nautotuning time max_autotune / ours: {fmt(sm.get('autotune_ratio_max_autotune_over_ours'), '.1f')}x; "
+                 f"ours > {SLOW_FLAG:.2f}x the best: {sm['ours_slower_than_best_by_3pct'] or 'none'}")
+    for w, r in data["e2e"].items():
+        lines += ["", f"| {w} | compile s | step ms | GEMM lowerings | autotuned | timing |", "|---|---|---|---|---|---|"]
+        for s in r["compile_s"]:
+            lines.append(f"| {s} | {r['compile_s'][s]:.1f} | {fmt(r.get('step_ms', {}).get(s))} | "
+                         f"{r['lowerings'].get(s)} | {r['autotuned'].get(s)} | {r['timing'].get(s)} |")
+        if r.get("ours_stats"):
+            lines.append(f"\n{w}: the handler's decisions {r['ours_stats']}")
+    return "\n".join(lines)
+
+
+# -- main ---------------------------------------------------------------------------------------------
+
+
+def parse(argv):
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--handler", help="the generated handler module (.py); needed for setting ours")
+    p.add_argument("--out", help="the JSON results file")
+    p.add_argument("--gemms", help="JSON lines of GEMMs (replaces the held-out list)")
+    p.add_argument("--workloads", default=",".join(WORKLOADS))
+    p.add_argument("--settings", default=",".join(SETTINGS))
+    p.add_argument("--budget-s", type=float, default=None, help="start no item after this many seconds")
+    p.add_argument("--rounds", type=int, default=9, help="alternated rounds of the run-time median")
+    p.add_argument("--dry-run", action="store_true", help="print the planned GEMMs and stop (no torch)")
+    a = p.parse_args(argv)
+    a.workloads = [w for w in a.workloads.split(",") if w]
+    a.settings = [s for s in a.settings.split(",") if s]
+    for w in a.workloads:
+        if w not in WORKLOADS:
+            p.error(f"unknown workload {w!r} (one of {', '.join(WORKLOADS)})")
+    for s in a.settings:
+        if s not in SETTINGS:
+            p.error(f"unknown setting {s!r} (one of {', '.join(SETTINGS)})")
+    if not a.dry_run and not a.out:
+        p.error("--out is required")
+    if "ours" in a.settings and not a.handler and not a.dry_run:
+        p.error("setting ours needs --handler")
+    return a
+
+
+def main(argv=None):
+    a = parse(argv)
+    gemms = read_gemms(a.gemms) if a.gemms else holdout_gemms()
+    if a.dry_run:
+        for i, gm in enumerate(gemms):
+            print(f"{i + 1:3d}  {describe(gm):42s} {gm['name']}  settings: {','.join(settings_for(gm, a.settings))}")
+        print(f"{len(gemms)} GEMMs; workloads {','.join(a.workloads)}")
+        return 0
+    t0 = time.perf_counter()
+    ind = Inductor(a.handler if "ours" in a.settings else None, a.rounds)
+    if ind.handler_refused:
+        print("inductor_eval: the handler refused this GPU or PyTorch; setting ours is dropped",
+              file=sys.stderr)
+        a.settings = [s for s in a.settings if s != "ours"]
+    results = Results(a.out, dict(ind.meta(), args=vars(a), start_up_s=time.perf_counter() - t0))
+    budget_end = None if a.budget_s is None else t0 + a.budget_s
+
+    def out_of_time():
+        return budget_end is not None and time.perf_counter() > budget_end
+
+    for w in a.workloads:
+        items = gemms if w == "gemms" else [w]
+        for item in items:
+            label = item["name"] if w == "gemms" else item
+            if out_of_time():
+                results.data["skipped"].append(label)
+                continue
+            print(f"[{time.perf_counter() - t0:7.1f}s] {label}", file=sys.stderr, flush=True)
+            try:
+                if w == "gemms":
+                    results.data["gemms"].append(measure_gemm(ind, item, a.settings, out_of_time))
+                else:
+                    results.data["e2e"][w] = measure_e2e(ind, w, a.settings, out_of_time)
+            except Exception as e:  # noqa: BLE001 - recorded; the next item still runs
+                ind.fresh()
+                results.data["skipped"].append(f"{label}: {type(e).__name__}: {str(e)[:300]}")
+            results.save()
+    results.save()
+    print(table(results.data, a.settings))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
