@@ -46,6 +46,9 @@ struct Cli {
     /// Folds of the cross-validation.
     #[arg(long, default_value_t = PruneParams::default().folds)]
     folds: usize,
+    /// Train on the log's first N GEMMs only (the log grows as its collection resumes).
+    #[arg(long, value_name = "N")]
+    first: Option<usize>,
     /// Write nothing; exit 1 when the handler module on disk differs from what this command
     /// generates (stale generated code).
     #[arg(long)]
@@ -74,6 +77,7 @@ fn run(cli: Cli) -> anyhow::Result<bool> {
         min_leaf: cli.min_leaf,
         max_depth: cli.max_depth,
         folds: cli.folds,
+        first: cli.first,
         ..PruneParams::default()
     };
     let extras = PathBuf::from(format!("{}.extras.jsonl", cli.log.display()));
