@@ -12,7 +12,12 @@ use ah_train::prune::{report, train, PruneParams};
 
 /// Train a max-autotune pruning heuristic (see docs/inductor.md).
 #[derive(Parser, Debug)]
-#[command(version, about)]
+#[command(
+    version,
+    about = "Train which of Inductor's max-autotune GEMM choices to keep (compile time at equal or \
+             better run time) from an inductor_mm log: writes the model, a report, and the \
+             InductorChoices handler module (docs/inductor.md)"
+)]
 struct Cli {
     /// The `inductor_mm` log (`ah-collect --name inductor_mm`); its extras sidecar is
     /// `LOG.extras.jsonl`.
