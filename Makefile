@@ -33,6 +33,7 @@ ship: ## generate MODEL=out/NAME/H.model.json into generated/ah-heuristics and l
 
 test: ## run the whole test suite (no GPU needed; GPU tests skip with a message)
 	$(CARGO) test --workspace --locked
+	bash scripts/test_python.sh
 	$(MAKE) --no-print-directory check-generated
 
 check-generated: ## fail if the committed generated crates (heuristics, self-test fixtures) or docs/cli.md are stale

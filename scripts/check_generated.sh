@@ -9,4 +9,10 @@ CARGO=${CARGO:-cargo}
 for krate in generated/ah-heuristics generated/ah-heuristics-selftest; do
   $CARGO run --quiet --locked -p ah-codegen -- "$krate/models" --rust "$krate" --check
 done
+# InductorChoices handler modules: each header's third line is the ah-prune command that made it.
+for module in generated/python/*_choices.py; do
+  [ -e "$module" ] || continue
+  read -r -a args <<<"$(sed -n '3s/^#   ah-prune //p' "$module")"
+  $CARGO run --quiet --locked -p ah-train --bin ah-prune -- "${args[@]}" --check
+done
 echo "generated heuristics are up to date"

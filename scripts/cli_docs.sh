@@ -19,7 +19,7 @@ render() {
   echo "\`ah-codegen\`, \`ah-use run\` and \`replay\`): no progress, no tables or summaries, no list of the"
   echo "files written and no notes. Warnings, errors, exit codes, the files written (\`--json\` included)"
   echo "and what a flag asks to print (\`--list\`, \`--dry-run\`, \`--timings\`) are unchanged."
-  for cmd in "ah-collect" "ah-collect merge" "ah-collect check" "ah-train" "ah-codegen" "ah-use run" "ah-use replay"; do
+  for cmd in "ah-collect" "ah-collect merge" "ah-collect check" "ah-train" "ah-prune" "ah-codegen" "ah-use run" "ah-use replay"; do
     echo
     echo "## \`$cmd\`"
     echo

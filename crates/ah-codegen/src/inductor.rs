@@ -175,3 +175,43 @@ fn strip_main(src: &str) -> &str {
     src.find("\nif __name__ == \"__main__\":")
         .map_or(src, |i| &src[..i])
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn model(tree: Json) -> Json {
+        json!({"kind": "inductor_choices", "name": "T", "device_capa": [9, 0], "torch": "2.11",
+               "ops": ["mm"], "tree": tree})
+    }
+
+    #[test]
+    fn hostile_strings_become_python_string_literals() {
+        let evil = "x\"); import os; os.system('rm -rf /') #\n";
+        let tree = json!({"node": "split",
+            "test": {"kind": "eq", "feature": evil, "value": {"Str": evil}},
+            "yes": {"node": "leaf", "policy": {"kind": "keep", "choices": [evil]}, "samples": 1},
+            "no": {"node": "leaf", "policy": {"kind": "extern"}, "samples": 1}});
+        let code = render_module(&model(tree), "# h").unwrap();
+        let lit = serde_json::to_string(evil).unwrap();
+        assert!(code.contains(&format!("if f[{lit}] == {lit}:")));
+        assert!(code.contains(&format!("return (\"keep\", ({lit},))")));
+        assert!(!code.contains("os.system('rm -rf /') #\n"));
+    }
+
+    #[test]
+    fn bad_models_are_refused() {
+        let leaf = json!({"node": "leaf", "policy": {"kind": "default"}, "samples": 1});
+        let mut deep = leaf.clone();
+        for _ in 0..=MAX_DEPTH {
+            deep = json!({"node": "split", "test": {"kind": "le", "quantity": {"kind": "feature", "name": "m"}, "threshold": 1.0}, "yes": deep, "no": leaf});
+        }
+        assert!(render_module(&model(deep), "").is_err());
+        let nan = json!({"node": "split", "test": {"kind": "le", "quantity": {"kind": "feature", "name": "m"}, "threshold": null}, "yes": leaf, "no": leaf});
+        assert!(render_module(&model(nan), "").is_err());
+        let mut other = model(leaf);
+        other["kind"] = json!("decision");
+        assert!(render_module(&other, "").is_err());
+    }
+}

@@ -12,7 +12,12 @@ use ah_train::prune::{report, train, PruneParams};
 
 /// Train a max-autotune pruning heuristic (see docs/inductor.md).
 #[derive(Parser, Debug)]
-#[command(version, about)]
+#[command(
+    version,
+    about = "Train which of Inductor's max-autotune GEMM choices to keep (compile time at equal or \
+             better run time) from an inductor_mm log: writes the model, a report, and the \
+             InductorChoices handler module (docs/inductor.md)"
+)]
 struct Cli {
     /// The `inductor_mm` log (`ah-collect --name inductor_mm`); its extras sidecar is
     /// `LOG.extras.jsonl`.
@@ -46,6 +51,9 @@ struct Cli {
     /// Folds of the cross-validation.
     #[arg(long, default_value_t = PruneParams::default().folds)]
     folds: usize,
+    /// Train on the log's first N GEMMs only (the log grows as its collection resumes).
+    #[arg(long, value_name = "N")]
+    first: Option<usize>,
     /// Write nothing; exit 1 when the handler module on disk differs from what this command
     /// generates (stale generated code).
     #[arg(long)]
@@ -74,6 +82,7 @@ fn run(cli: Cli) -> anyhow::Result<bool> {
         min_leaf: cli.min_leaf,
         max_depth: cli.max_depth,
         folds: cli.folds,
+        first: cli.first,
         ..PruneParams::default()
     };
     let extras = PathBuf::from(format!("{}.extras.jsonl", cli.log.display()));

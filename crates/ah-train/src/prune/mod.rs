@@ -71,6 +71,9 @@ pub struct PruneParams {
     pub folds: usize,
     /// Template choices kept by the fixed top-k baseline (default 10, PyTorch's `top_k`).
     pub top_k: usize,
+    /// Train on the log's first N GEMMs only (a log grows as its collection resumes; a shipped
+    /// heuristic names the GEMMs it was made from). `None`: all.
+    pub first: Option<usize>,
 }
 
 impl Default for PruneParams {
@@ -82,6 +85,7 @@ impl Default for PruneParams {
             max_depth: 4,
             folds: 5,
             top_k: 10,
+            first: None,
         }
     }
 }
@@ -148,7 +152,10 @@ pub fn train(
     params: &PruneParams,
 ) -> Result<(PruneModel, Samples), PruneError> {
     params.check()?;
-    let data = load(log, extras)?;
+    let mut data = load(log, extras)?;
+    if let Some(n) = params.first {
+        data.samples.truncate(n);
+    }
     if data.samples.len() < 2 * params.min_leaf {
         return Err(PruneError::Params(format!(
             "{}: {} GEMMs with compiled truth; at least {} are needed (collect more with ah-collect --name inductor_mm)",

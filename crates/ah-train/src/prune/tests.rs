@@ -128,3 +128,86 @@ fn params_are_checked() {
         assert!(matches!(p.check(), Err(PruneError::Params(_))), "{p:?}");
     }
 }
+
+/// The generated handler module decides like the model on every GEMM of the shipped log's
+/// first 48 (rule 5: generated code equals the in-memory model), run by python3 without
+/// PyTorch (`decide` needs none). Skips without python3 unless AH_REQUIRE_PYTHON is set.
+#[test]
+fn generated_python_decides_like_the_model() {
+    let python_ok = std::process::Command::new("python3")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !python_ok {
+        assert!(
+            std::env::var_os("AH_REQUIRE_PYTHON").is_none(),
+            "AH_REQUIRE_PYTHON is set but python3 cannot be run"
+        );
+        eprintln!("skipped: no python3 (set AH_REQUIRE_PYTHON=1 to make this an error)");
+        return;
+    }
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let log = root.join("data/inductor_mm_h100.txt");
+    let extras = root.join("data/inductor_mm_h100.txt.extras.jsonl");
+    let params = PruneParams {
+        first: Some(48),
+        ..Default::default()
+    };
+    let (model, data) = train(&log, &extras, "ParityCheck", &params).unwrap();
+    let code =
+        ah_codegen::inductor::render_module(&serde_json::to_value(&model).unwrap(), "# test")
+            .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let module = dir.path().join("parity_check_choices.py");
+    std::fs::write(&module, code).unwrap();
+    let mut cases = String::new();
+    for s in &data.samples {
+        let f: serde_json::Map<String, serde_json::Value> = model
+            .features
+            .iter()
+            .zip(&s.values)
+            .map(|(n, v)| (n.clone(), serde_json::to_value(v).unwrap()))
+            .collect();
+        let expected = match model.tree.decide(s, &model.features) {
+            Policy::Extern => serde_json::json!(["extern", []]),
+            Policy::Default => serde_json::json!(["default", []]),
+            Policy::Keep { choices } => serde_json::json!(["keep", choices]),
+        };
+        cases.push_str(&serde_json::json!({"f": f, "expected": expected}).to_string());
+        cases.push('\n');
+    }
+    let script = "import importlib.util, json, sys\n\
+        spec = importlib.util.spec_from_file_location('m', sys.argv[1]); m = importlib.util.module_from_spec(spec); spec.loader.exec_module(m)\n\
+        bad = 0\n\
+        for line in sys.stdin:\n\
+        \x20   c = json.loads(line); f = {k: (list(v.values())[0] if isinstance(v, dict) else v) for k, v in c['f'].items()}\n\
+        \x20   kind, names = m.decide(f)\n\
+        \x20   bad += [kind, list(names)] != c['expected']\n\
+        print(bad)\n";
+    let mut child = std::process::Command::new("python3")
+        .args(["-c", script])
+        .arg(&module)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    use std::io::Write;
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(cases.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout).trim(),
+        "0",
+        "decisions that differ"
+    );
+    assert_eq!(data.samples.len(), 48);
+}
