@@ -131,19 +131,11 @@ fn params_are_checked() {
 
 /// The generated handler module decides like the model on every GEMM of the shipped log's
 /// first 48 (rule 5: generated code equals the in-memory model), run by python3 without
-/// PyTorch (`decide` needs none). Skips without python3 unless AH_REQUIRE_PYTHON is set.
+/// PyTorch (`decide` needs none). Skips without python3 (ah-test-support's policy: a failure
+/// when AH_REQUIRE_PYTHON is set).
 #[test]
 fn generated_python_decides_like_the_model() {
-    let python_ok = std::process::Command::new("python3")
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !python_ok {
-        assert!(
-            std::env::var_os("AH_REQUIRE_PYTHON").is_none(),
-            "AH_REQUIRE_PYTHON is set but python3 cannot be run"
-        );
-        eprintln!("skipped: no python3 (set AH_REQUIRE_PYTHON=1 to make this an error)");
+    if ah_test_support::skip_without_python("the generated handler's parity test") {
         return;
     }
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");

@@ -91,21 +91,22 @@ fn answers_with_bad_choices_are_refused() {
     }
 }
 
-/// Python is needed for the worker: absent, the test skips with a message unless
-/// AH_REQUIRE_PYTHON is set.
+/// Python is needed for the worker (`$AH_PYTHON` or `python3`): absent, the test skips by
+/// ah-test-support's policy (a failure when AH_REQUIRE_PYTHON is set).
 fn python_or_skip() -> bool {
-    let ok = std::process::Command::new(worker::python())
+    let python = worker::python();
+    let ok = std::process::Command::new(&python)
         .arg("--version")
         .output()
         .is_ok_and(|o| o.status.success());
-    if !ok {
-        assert!(
-            std::env::var_os("AH_REQUIRE_PYTHON").is_none(),
-            "AH_REQUIRE_PYTHON is set but python3 cannot be run"
-        );
-        eprintln!("skipped: no python3 (set AH_REQUIRE_PYTHON=1 to make this an error)");
-    }
-    ok
+    !ah_test_support::skip_unless(
+        ah_test_support::Requirement::Python,
+        ok,
+        &format!(
+            "{} cannot be run (the Inductor worker needs it)",
+            python.to_string_lossy()
+        ),
+    )
 }
 
 #[test]
