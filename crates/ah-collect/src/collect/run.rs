@@ -109,8 +109,12 @@ fn check_request(
         Devices::Cuda(_) => BackendKind::Cuda,
     };
     if !runner.supports(kind) {
+        let needs = match kind {
+            BackendKind::Cpu => "a CUDA GPU (none was found, or --device cpu was given)",
+            BackendKind::Cuda => "the CPU: give --device cpu",
+        };
         return Err(CollectError::Invalid(format!(
-            "runner `{}` does not run on the {kind} backend",
+            "runner `{}` does not run on the {kind} backend: it needs {needs}",
             runner.name()
         )));
     }

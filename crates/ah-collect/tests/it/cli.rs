@@ -60,6 +60,26 @@ fn list_shows_runners_and_choices() {
 }
 
 #[test]
+fn a_gpu_runner_on_the_cpu_says_what_it_needs_and_writes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("inductor.txt");
+    let o = run(
+        &[
+            "--name",
+            "inductor_mm",
+            "--device",
+            "cpu",
+            "--num-samples",
+            "1",
+        ],
+        &out,
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("needs a CUDA GPU"), "{}", stderr(&o));
+    assert!(!out.exists());
+}
+
+#[test]
 fn collects_on_the_cpu_and_resumes() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("pad_mm.txt");
