@@ -73,6 +73,8 @@ type ChoiceTimes = Vec<(String, f64)>;
 /// A log's GEMMs with their extras, and its feature names.
 #[derive(Debug, Clone)]
 pub struct Samples {
+    /// The log's metadata (device identity, which features are categorical).
+    pub metadata: ah_core::Metadata,
     /// Logged feature names, header order.
     pub features: Vec<String>,
     /// The GEMMs, in log order.
@@ -112,6 +114,7 @@ pub fn load(log: &Path, extras: &Path) -> Result<Samples, PruneError> {
         }
     }
     Ok(Samples {
+        metadata: log.metadata.clone(),
         features: log.features.clone(),
         samples,
         without_extras,

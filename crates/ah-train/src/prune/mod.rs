@@ -164,9 +164,7 @@ pub fn train(
             2 * params.min_leaf
         )));
     }
-    let meta = ah_log::Log::read(log, Default::default())
-        .map_err(PruneError::Log)?
-        .metadata;
+    let meta = &data.metadata;
     let categorical = meta.categorical_features.clone();
     let growth = Growth {
         features: &data.features,
