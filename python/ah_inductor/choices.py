@@ -19,9 +19,11 @@ for a heuristic given explicitly (tests, or two heuristics in one process).
 
 What a decision does, before any Triton template code is generated (Inductor's
 `_finalize_template_configs` sees lazy `KernelTemplateChoice`s):
-- ``("extern", ())``: only the ATen/cuBLAS choices (templates whose uid starts with ``aten::``)
-  are handed to the inner handler; the generators of the other templates are never iterated.
-- ``("keep", names)``: ATen choices plus the Triton/subgraph choices whose `ktc_name` is in names.
+- ``("extern", ())``: one ATen/cuBLAS choice (`one_aten`: the call Inductor makes without
+  max-autotune) is handed to the inner handler; the generators of the other templates are never
+  iterated, and with a single choice Inductor benchmarks nothing.
+- ``("keep", names)``: that ATen choice plus the Triton/subgraph choices whose `ktc_name` is in
+  names.
 - ``("default", ())``: Inductor's list unchanged.
 
 `install()` reaches every graph, the backward graph compiled in autograd's thread included:
@@ -136,6 +138,24 @@ def features(kernel_inputs, op):
 def is_aten(uid):
     """Whether template uid `uid` is an `ExternKernelChoice` (ATen/cuBLAS)."""
     return str(uid).startswith("aten::")
+
+
+# ATen templates preferred when Inductor offers several for one GEMM. `bias_addmm` is addmm with
+# the 1-D bias (cuBLASLt's bias epilogue), the call Inductor makes without max-autotune; its
+# `aten::addmm` choice gets the bias expanded to 2-D, which makes ATen copy it into the output
+# first (measured on the H100: 1.27x slower on a decode addmm, 1.65x on an fp32 one).
+# `ah_train::prune` models the same choice (PREFERRED_EXTERN there).
+ATEN_FIRST = ("aten::bias_addmm",)
+
+
+def one_aten(uids):
+    """The one ATen template uid kept of `uids`: the first of `ATEN_FIRST` offered, else the
+    first ATen uid; None when there is none."""
+    aten = [u for u in uids if is_aten(u)]
+    for uid in ATEN_FIRST:
+        if uid in aten:
+            return uid
+    return aten[0] if aten else None
 
 
 def check_decision(decision):
@@ -284,8 +304,9 @@ class Runtime:
     def _extern(self, inner, template_choices, args):
         kernel_inputs, templates, op_name, kwarg_overrides = args
         try:
-            aten = {uid: gen for uid, gen in template_choices.items() if is_aten(uid)}
-            aten_templates = [t for t in templates if is_aten(getattr(t, "uid", ""))]
+            uid = one_aten(template_choices)
+            aten = {uid: template_choices[uid]} if uid is not None else {}
+            aten_templates = [t for t in templates if getattr(t, "uid", "") == uid]
         except Exception as e:  # noqa: BLE001
             self._error("selecting the ATen templates", e)
             return inner(template_choices, *args)
@@ -303,7 +324,8 @@ class Runtime:
 
     def _keep(self, result, names):
         try:
-            kept = [c for c in result if is_aten(c.template.uid) or ktc_name(c) in names]
+            aten = one_aten([c.template.uid for c in result])
+            kept = [c for c in result if c.template.uid == aten or ktc_name(c) in names]
         except Exception as e:  # noqa: BLE001
             self._error("naming the choices", e)
             return result

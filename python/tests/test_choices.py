@@ -293,6 +293,28 @@ class Decisions(unittest.TestCase):
         self.assertEqual(len(out), 4)
         self.assertEqual(self.rt.stats()["default"], 1)
 
+    def addmm_choices(self, poison=False):
+        tc = mm_choices(self, poison=poison)
+        del tc["aten::mm"]
+        return {"aten::addmm": iter([ktc("aten::addmm")]), "aten::bias_addmm": iter([ktc("aten::bias_addmm")]), **tc}
+
+    def addmm_inputs(self, m):
+        bias = ((4096,), (1,), "torch.float16")
+        return StubInputs([bias, operand(m, 4096, False, "torch.float16"), operand(4096, 4096, True, "torch.float16")])
+
+    def test_extern_keeps_one_aten_choice_the_1d_bias_call(self):
+        out = self.run_op(self.addmm_inputs(16), op="addmm", tc=self.addmm_choices(poison=True))
+        self.assertEqual(names(out), ["extern_bias_addmm"])
+
+    def test_keep_keeps_one_aten_choice(self):
+        out = self.run_op(self.addmm_inputs(512), op="addmm", tc=self.addmm_choices())
+        self.assertEqual(names(out), ["extern_bias_addmm", TILE_NAME])
+
+    def test_one_aten_prefers_bias_addmm_else_the_first(self):
+        self.assertEqual(choices.one_aten(["triton::mm", "aten::addmm", "aten::bias_addmm"]), "aten::bias_addmm")
+        self.assertEqual(choices.one_aten(["triton::mm", "aten::addmm"]), "aten::addmm")
+        self.assertIsNone(choices.one_aten(["triton::mm", "decompose_k"]))
+
     def test_baddbmm_is_decided_as_bmm(self):
         seen = []
         rt = choices.Runtime(HEURISTIC, lambda f: seen.append(f["op"]) or ("extern", ()))

@@ -11,6 +11,11 @@ use serde_json::Value as Json;
 
 use super::PruneError;
 
+/// cuBLAS choices the handler keeps first when Inductor offers several (`ATEN_FIRST` in
+/// `python/ah_inductor/choices.py`): `bias_addmm` is addmm with the 1-D bias, the call Inductor
+/// makes without max-autotune; Inductor's `addmm` choice copies the expanded bias first.
+pub const PREFERRED_EXTERN: &[&str] = &["extern_bias_addmm"];
+
 /// One benchmarked choice of a GEMM.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Choice {
@@ -54,6 +59,16 @@ impl Sample {
     /// Inductor's pick among all choices (fastest benchmark, first on ties).
     pub fn winner(&self) -> Option<&Choice> {
         fastest(self.choices.iter())
+    }
+
+    /// The one cuBLAS choice a pruned list keeps: the first of [`PREFERRED_EXTERN`] logged,
+    /// else the first cuBLAS choice. Its compiled truth is `truth_default_ms`.
+    pub fn kept_extern(&self) -> Option<&Choice> {
+        let externs = || self.choices.iter().filter(|c| c.is_extern());
+        PREFERRED_EXTERN
+            .iter()
+            .find_map(|name| externs().find(|c| c.name == *name))
+            .or_else(|| externs().next())
     }
 }
 

@@ -45,10 +45,11 @@ impl Policy {
 }
 
 fn kept_outcome(s: &Sample, keep: impl Fn(&Choice) -> bool) -> Outcome {
+    let cublas = s.kept_extern().map(|c| c.name.as_str());
     let kept: Vec<&Choice> = s
         .choices
         .iter()
-        .filter(|c| c.is_extern() || keep(c))
+        .filter(|c| Some(c.name.as_str()) == cublas || (!c.is_extern() && keep(c)))
         .collect();
     // One choice left: Inductor takes it without autotuning.
     let cost_s = if kept.len() > 1 {

@@ -203,3 +203,41 @@ fn generated_python_decides_like_the_model() {
     );
     assert_eq!(data.samples.len(), 48);
 }
+
+/// An addmm whose two cuBLAS choices Inductor benchmarks: `extern_addmm` reads faster, but a
+/// pruned list keeps only `extern_bias_addmm` (the call without max-autotune), so an Extern
+/// leaf costs nothing and runs in the no-max-autotune compiled truth.
+#[test]
+fn pruned_lists_keep_one_cublas_choice_the_1d_bias_call() {
+    let mut s = gemm(8, 1.0, 0.5);
+    s.choices[0].name = "extern_addmm".into();
+    s.choices[0].bench_ms = 0.8;
+    s.choices.push(Choice {
+        name: "extern_bias_addmm".into(),
+        bench_ms: 0.9,
+        price_s: 0.1,
+    });
+    assert_eq!(s.kept_extern().unwrap().name, "extern_bias_addmm");
+    let extern_only = Policy::Extern.outcome(&s);
+    assert_eq!((extern_only.cost_s, extern_only.run_ms), (0.0, 1.0));
+    let with_t1 = Policy::Keep {
+        choices: vec!["t1".into()],
+    }
+    .outcome(&s);
+    assert_eq!((with_t1.cost_s, with_t1.run_ms), (5.1, 0.5));
+}
+
+/// The handler's runtime prefers the same cuBLAS choices as the trainer's cost model.
+#[test]
+fn the_handler_prefers_the_same_cublas_choice() {
+    let src = include_str!("../../../../python/ah_inductor/choices.py");
+    let aten: Vec<String> = super::data::PREFERRED_EXTERN
+        .iter()
+        .map(|n| format!("\"aten::{}\"", n.trim_start_matches("extern_")))
+        .collect();
+    let line = src
+        .lines()
+        .find(|l| l.starts_with("ATEN_FIRST = ("))
+        .expect("choices.py defines ATEN_FIRST");
+    assert_eq!(line, format!("ATEN_FIRST = ({},)", aten.join(", ")));
+}
