@@ -35,6 +35,7 @@ mod error;
 pub mod escape;
 mod header;
 pub mod inductor;
+pub mod inductor_rust;
 mod names;
 mod output;
 mod plan;
@@ -310,7 +311,7 @@ fn rustfmt_toml() -> String {
 
 /// Formats Rust source with `rustfmt` (part of every Rust toolchain), with the generated
 /// crate's fixed settings, in an empty folder so no other configuration applies.
-fn rustfmt(source: &str) -> Result<String, CodegenError> {
+pub(crate) fn rustfmt(source: &str) -> Result<String, CodegenError> {
     let dir = tempfile::tempdir().map_err(|e| CodegenError::io(std::env::temp_dir(), e))?;
     let config: Vec<String> = RUSTFMT_SETTINGS
         .iter()

@@ -32,8 +32,12 @@ struct Cli {
     /// default: the output folder.
     #[arg(long)]
     python_dir: Option<PathBuf>,
-    /// Do not write the handler module.
-    #[arg(long, conflicts_with = "python_dir")]
+    /// Also write the tree as a dependency-free Rust module (`inductor_mmh100.rs` for the
+    /// default name) into this folder, e.g. `generated/ah-inductor-choices/src`.
+    #[arg(long)]
+    rust_dir: Option<PathBuf>,
+    /// Do not write the handler module (nor the Rust module).
+    #[arg(long, conflicts_with_all = ["python_dir", "rust_dir"])]
     no_codegen: bool,
     /// Calls of a GEMM a job makes: a run-time loss counts this many times.
     #[arg(long, default_value_t = PruneParams::default().horizon)]
@@ -88,22 +92,13 @@ fn run(cli: Cli) -> anyhow::Result<bool> {
     let extras = PathBuf::from(format!("{}.extras.jsonl", cli.log.display()));
     let (model, data) = train(&cli.log, &extras, &cli.heuristic_name, &params)?;
     let text = report(&model, &data);
-    let module = (!cli.no_codegen)
-        .then(|| -> anyhow::Result<(PathBuf, String)> {
-            let dir = cli
-                .python_dir
-                .clone()
-                .unwrap_or_else(|| cli.output_dir.clone());
-            let path = dir.join(ah_codegen::inductor::file_name(&cli.heuristic_name));
-            let header = header(&model, &text);
-            Ok((
-                path,
-                ah_codegen::inductor::render_module(&serde_json::to_value(&model)?, &header)?,
-            ))
-        })
-        .transpose()?;
+    let modules = if cli.no_codegen {
+        Vec::new()
+    } else {
+        modules(&cli, &model, &text)?
+    };
     if cli.check {
-        return check(module);
+        return check(&modules);
     }
     print!("{text}");
     std::fs::create_dir_all(&cli.output_dir)
@@ -124,68 +119,107 @@ fn run(cli: Cli) -> anyhow::Result<bool> {
         model_path.display(),
         report_path.display()
     );
-    if let Some((path, code)) = module {
+    for (path, code) in &modules {
         if let Some(dir) = path.parent() {
             std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
         }
-        ah_core::fs::write_atomic(&path, code.as_bytes())
+        ah_core::fs::write_atomic(path, code.as_bytes())
             .with_context(|| format!("writing {}", path.display()))?;
+        eprintln!("wrote {}", path.display());
+    }
+    if !modules.is_empty() {
         eprintln!(
-            "wrote {}: import it and call install() before torch.compile (docs/inductor.md)",
-            path.display()
+            "the handler: import it and call install() before torch.compile (docs/inductor.md)"
         );
     }
     Ok(true)
 }
 
-/// `--check`: whether the module on disk is what this command generates.
-fn check(module: Option<(PathBuf, String)>) -> anyhow::Result<bool> {
-    let Some((path, code)) = module else {
-        anyhow::bail!("--check compares the handler module: leave out --no-codegen");
-    };
-    let on_disk =
-        std::fs::read_to_string(&path).with_context(|| format!("reading {}", path.display()))?;
-    if on_disk == code {
-        eprintln!("{}: up to date", path.display());
-        return Ok(true);
+/// The generated files: the handler module, and the Rust module with `--rust-dir`.
+fn modules(
+    cli: &Cli,
+    model: &ah_train::prune::PruneModel,
+    report: &str,
+) -> anyhow::Result<Vec<(PathBuf, String)>> {
+    let json = serde_json::to_value(model)?;
+    let name = &cli.heuristic_name;
+    let dir = cli.python_dir.as_ref().unwrap_or(&cli.output_dir);
+    let mut out = vec![(
+        dir.join(ah_codegen::inductor::file_name(name)),
+        ah_codegen::inductor::render_module(&json, &header(model, report, "#", PY_USE))?,
+    )];
+    if let Some(dir) = &cli.rust_dir {
+        out.push((
+            dir.join(ah_codegen::inductor_rust::file_name(name)),
+            ah_codegen::inductor_rust::render_module(&json, &header(model, report, "//!", RS_USE))?,
+        ));
     }
-    eprintln!(
-        "{}: stale; regenerate it with the command in its header",
-        path.display()
-    );
-    Ok(false)
+    Ok(out)
 }
 
-/// The module's header: what made it, from what, and how well it does.
-fn header(model: &ah_train::prune::PruneModel, report: &str) -> String {
+/// `--check`: whether the modules on disk are what this command generates.
+fn check(modules: &[(PathBuf, String)]) -> anyhow::Result<bool> {
+    if modules.is_empty() {
+        anyhow::bail!("--check compares the generated modules: leave out --no-codegen");
+    }
+    let mut fresh = true;
+    for (path, code) in modules {
+        let on_disk =
+            std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+        if on_disk == *code {
+            eprintln!("{}: up to date", path.display());
+        } else {
+            eprintln!(
+                "{}: stale; regenerate it with the command in its header",
+                path.display()
+            );
+            fresh = false;
+        }
+    }
+    Ok(fresh)
+}
+
+const PY_USE: &str =
+    "Use: import this file as a module and call install() before torch.compile (see
+docs/inductor.md in autoheuristic-rs).";
+const RS_USE: &str =
+    "The same tree as the InductorChoices handler module generated with it (docs/inductor.md);
+`decide` answers what to keep of Inductor's max-autotune choices for a GEMM.";
+
+/// A module's header in comment syntax `c`: what made it, from what, and how well it does.
+fn header(model: &ah_train::prune::PruneModel, report: &str, c: &str, usage: &str) -> String {
     let args: Vec<String> = std::env::args()
         .skip(1)
         .filter(|a| a != "--check")
         .collect();
-    let cv: Vec<String> = report
+    let cv = report
         .lines()
         .skip_while(|l| !l.starts_with("## Cross-validated"))
         .skip(1)
         .take_while(|l| !l.starts_with("## "))
         .filter(|l| !l.is_empty())
-        .map(|l| format!("#   {l}"))
-        .collect();
-    format!(
-        "# {name}: prunes Inductor's max-autotune GEMM choices before template code is generated.\n\
-         # Generated by ah-prune {version}; do not edit. Regenerate with:\n\
-         #   ah-prune {args}\n\
-         # Trained on {gemms} GEMMs (horizon {horizon} calls, harm bound {harm} %). Cross-validated:\n\
-         {cv}\n\
-         # Use: import this file as a module and call install() before torch.compile (see\n\
-         # docs/inductor.md in autoheuristic-rs).\n",
-        name = model.name,
-        version = env!("CARGO_PKG_VERSION"),
-        args = args.join(" ").replace(['\n', '\r'], " "),
-        gemms = model.gemms,
-        horizon = model.horizon,
-        harm = model.harm * 100.0,
-        cv = cv.join("\n"),
-    )
+        .map(|l| format!("  {l}"));
+    let lines = [
+        format!(
+            "{}: prunes Inductor's max-autotune GEMM choices before template code is generated.",
+            model.name
+        ),
+        format!(
+            "Generated by ah-prune {}; do not edit. Regenerate with:",
+            env!("CARGO_PKG_VERSION")
+        ),
+        format!("  ah-prune {}", args.join(" ").replace(['\n', '\r'], " ")),
+        format!(
+            "Trained on {} GEMMs (horizon {} calls, harm bound {} %). Cross-validated:",
+            model.gemms,
+            model.horizon,
+            model.harm * 100.0
+        ),
+    ]
+    .into_iter()
+    .chain(cv)
+    .chain(usage.lines().map(str::to_string));
+    lines.map(|l| format!("{c} {l}\n")).collect()
 }
 
 fn valid_name(name: &str) -> bool {

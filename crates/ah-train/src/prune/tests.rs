@@ -241,3 +241,72 @@ fn the_handler_prefers_the_same_cublas_choice() {
         .expect("choices.py defines ATEN_FIRST");
     assert_eq!(line, format!("ATEN_FIRST = ({},)", aten.join(", ")));
 }
+
+/// The shipped Rust module (`generated/ah-inductor-choices`) decides like the tree it was
+/// generated from on every logged GEMM; with the Python parity test above, the handler, the
+/// Rust module and the model agree.
+#[test]
+fn the_shipped_rust_module_decides_like_the_model() {
+    use ah_inductor_choices::inductor_mmh100 as shipped;
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let module = root.join("generated/ah-inductor-choices/src/inductor_mmh100.rs");
+    let header = std::fs::read_to_string(&module).unwrap();
+    assert!(
+        header
+            .lines()
+            .nth(2)
+            .unwrap()
+            .contains("--first 128 --min-leaf 5 "),
+        "{}: regenerated with other parameters; update this test's",
+        module.display()
+    );
+    let log = root.join("data/inductor_mm_h100.txt");
+    let extras = root.join("data/inductor_mm_h100.txt.extras.jsonl");
+    let params = PruneParams {
+        first: Some(128),
+        min_leaf: 5,
+        ..Default::default()
+    };
+    let (model, data) = train(&log, &extras, "InductorMMH100", &params).unwrap();
+    for s in &data.samples {
+        let get = |n: &str| {
+            let i = model.features.iter().position(|f| f == n).unwrap();
+            s.values[i].clone()
+        };
+        let int = |n: &str| get(n).as_f64().unwrap() as i64;
+        let text: Vec<String> = [
+            "op",
+            "mat1_dtype",
+            "mat2_dtype",
+            "mat1_iscontig",
+            "mat2_iscontig",
+            "using_tf32",
+        ]
+        .iter()
+        .map(|n| get(n).to_string())
+        .collect();
+        let g = shipped::Gemm {
+            m: int("m"),
+            k: int("k"),
+            n: int("n"),
+            batch: int("batch"),
+            op: &text[0],
+            mat1_dtype: &text[1],
+            mat2_dtype: &text[2],
+            mat1_stride_0: int("mat1_stride_0"),
+            mat1_stride_1: int("mat1_stride_1"),
+            mat2_stride_0: int("mat2_stride_0"),
+            mat2_stride_1: int("mat2_stride_1"),
+            mat1_iscontig: &text[3],
+            mat2_iscontig: &text[4],
+            using_tf32: &text[5],
+        };
+        let same = match (model.tree.decide(s, &model.features), shipped::decide(&g)) {
+            (Policy::Extern, shipped::Policy::Extern) => true,
+            (Policy::Default, shipped::Policy::Default) => true,
+            (Policy::Keep { choices }, shipped::Policy::Keep(names)) => choices == names,
+            _ => false,
+        };
+        assert!(same, "{g:?}");
+    }
+}

@@ -1,0 +1,254 @@
+//! The Rust module of a pruning heuristic (`ah-prune`'s model JSON): the same tree as the
+//! `InductorChoices` handler's `decide(f)` ([`crate::inductor`]), as a dependency-free Rust
+//! function over a GEMM's features, for tools that plan or audit max-autotune without Python.
+//!
+//! The features are the ones the handler computes from Inductor's `KernelInputs`
+//! (`python/ah_inductor/choices.py`): sizes and strides as integers, the categorical ones
+//! (`op`, dtypes, contiguity, `using_tf32`) as the text PyTorch's log holds (`"torch.float16"`,
+//! `"True"`, `"not_float_32"`). Every string from the model reaches the file as a Rust string
+//! literal (`{:?}` of the string), whatever it holds.
+
+use serde_json::Value as Json;
+
+use ah_core::Value;
+
+use crate::error::CodegenError;
+use crate::inductor::MAX_DEPTH;
+
+/// The handler's integer features (struct fields of type `i64`), in its order.
+const INTEGER: [&str; 8] = [
+    "m",
+    "k",
+    "n",
+    "batch",
+    "mat1_stride_0",
+    "mat1_stride_1",
+    "mat2_stride_0",
+    "mat2_stride_1",
+];
+/// The handler's categorical features (struct fields of type `&str`), in its order.
+const CATEGORICAL: [&str; 6] = [
+    "op",
+    "mat1_dtype",
+    "mat2_dtype",
+    "mat1_iscontig",
+    "mat2_iscontig",
+    "using_tf32",
+];
+
+/// The module's file name for heuristic `name` (`InductorMMH100` -> `inductor_mmh100.rs`).
+pub fn file_name(name: &str) -> String {
+    format!("{}.rs", crate::module_name(name))
+}
+
+/// Renders the Rust module of a pruning model (its JSON); `header` is its `//!` doc block.
+pub fn render_module(model: &Json, header: &str) -> Result<String, CodegenError> {
+    let invalid = |message: String| CodegenError::InvalidModel {
+        heuristic: model["name"].as_str().unwrap_or_default().to_string(),
+        message,
+    };
+    let mut body = String::new();
+    node(&model["tree"], 1, &mut body).map_err(invalid)?;
+    let ops: Vec<String> = model["ops"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|o| o.as_str().map(|s| format!("{s:?}")))
+        .collect::<Option<_>>()
+        .ok_or_else(|| invalid("ops must be strings".into()))?;
+    let capa: Vec<u64> = model["device_capa"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(Json::as_u64)
+        .collect();
+    let [c0, c1] = capa[..] else {
+        return Err(invalid("device_capa must be two integers".into()));
+    };
+    let text = |k: &str| model[k].as_str().unwrap_or_default().to_string();
+    crate::rustfmt(&format!(
+        "{header}\n{PRELUDE}\n/// The heuristic's name.\npub const NAME: &str = {name:?};\n/// The CUDA device capability it was trained on.\npub const DEVICE_CAPA: (u32, u32) = ({c0}, {c1});\n/// The PyTorch major.minor it was trained with.\npub const TORCH: &str = {torch:?};\n/// The Inductor ops it decides (`baddbmm` is decided as `bmm`).\npub const OPS: &[&str] = &[{ops}];\n\n/// The learned policy for GEMM `g`.\npub fn decide(g: &Gemm) -> Policy {{\n{body}}}\n",
+        name = text("name"),
+        torch = text("torch"),
+        ops = ops.join(", "),
+    ))
+}
+
+/// The types every module defines (one self-contained file, no dependency).
+const PRELUDE: &str = "/// A GEMM as Inductor's handler sees it before templates are generated.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Gemm<'a> {
+    /// Rows of the output.
+    pub m: i64,
+    /// The reduction dimension.
+    pub k: i64,
+    /// Columns of the output.
+    pub n: i64,
+    /// Batch size (1 for `mm` and `addmm`).
+    pub batch: i64,
+    /// `mm`, `addmm` or `bmm`.
+    pub op: &'a str,
+    /// The first operand's dtype as PyTorch logs it: `torch.bfloat16`, ...
+    pub mat1_dtype: &'a str,
+    /// The second operand's dtype.
+    pub mat2_dtype: &'a str,
+    /// Strides of the operands' last two dimensions, in elements.
+    pub mat1_stride_0: i64,
+    /// See `mat1_stride_0`.
+    pub mat1_stride_1: i64,
+    /// See `mat1_stride_0`.
+    pub mat2_stride_0: i64,
+    /// See `mat1_stride_0`.
+    pub mat2_stride_1: i64,
+    /// Whether the first operand is contiguous: `True` or `False`.
+    pub mat1_iscontig: &'a str,
+    /// Whether the second operand is contiguous: `True` or `False`.
+    pub mat2_iscontig: &'a str,
+    /// `True` or `False` for float32, `not_float_32` otherwise.
+    pub using_tf32: &'a str,
+}
+
+/// What to keep of Inductor's max-autotune choice list.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Policy {
+    /// One cuBLAS choice only: nothing is generated or benchmarked.
+    Extern,
+    /// One cuBLAS choice and these template choices (names as `naming.py` spells them).
+    Keep(&'static [&'static str]),
+    /// Unsure: Inductor's full list.
+    Default,
+}
+
+/// The largest power of two, at most 128, that divides `x` (0 for `x <= 0`).
+fn align(x: i64) -> i64 {
+    if x > 0 {
+        (x & -x).min(128)
+    } else {
+        0
+    }
+}
+";
+
+fn integer(name: &str) -> Result<String, String> {
+    INTEGER
+        .contains(&name)
+        .then(|| format!("g.{name}"))
+        .ok_or_else(|| format!("{name:?} is not one of the handler's integer features"))
+}
+
+fn quantity(q: &Json) -> Result<String, String> {
+    let f = |k: &str| integer(q[k].as_str().ok_or("a quantity without its feature name")?);
+    Ok(match q["kind"].as_str() {
+        Some("feature") => format!("{} as f64", f("name")?),
+        Some("product") => format!("({} as f64) * ({} as f64)", f("a")?, f("b")?),
+        Some("align") => format!("align({}) as f64", f("name")?),
+        _ => return Err(format!("unknown quantity {q}")),
+    })
+}
+
+fn test(t: &Json) -> Result<String, String> {
+    match t["kind"].as_str() {
+        Some("le") => {
+            let thr = t["threshold"]
+                .as_f64()
+                .filter(|x| x.is_finite())
+                .ok_or("a threshold that is not a finite number")?;
+            Ok(format!("{} <= {thr:?}", quantity(&t["quantity"])?))
+        }
+        Some("eq") => {
+            let feat = t["feature"].as_str().unwrap_or_default();
+            if !CATEGORICAL.contains(&feat) {
+                return Err(format!(
+                    "{feat:?} is not one of the handler's categorical features"
+                ));
+            }
+            let value: Value = serde_json::from_value(t["value"].clone())
+                .map_err(|e| format!("a categorical value that is not a logged value: {e}"))?;
+            Ok(format!("g.{feat} == {:?}", value.to_string()))
+        }
+        _ => Err(format!("unknown test {t}")),
+    }
+}
+
+fn policy(p: &Json) -> Result<String, String> {
+    match p["kind"].as_str() {
+        Some("extern") => Ok("Policy::Extern".into()),
+        Some("default") => Ok("Policy::Default".into()),
+        Some("keep") => {
+            let names: Vec<String> = p["choices"]
+                .as_array()
+                .ok_or("a keep policy without choices")?
+                .iter()
+                .map(|n| n.as_str().map(|s| format!("{s:?}")))
+                .collect::<Option<_>>()
+                .ok_or("a choice that is not a string")?;
+            Ok(format!("Policy::Keep(&[{}])", names.join(", ")))
+        }
+        _ => Err(format!("unknown policy {p}")),
+    }
+}
+
+fn node(n: &Json, depth: usize, out: &mut String) -> Result<(), String> {
+    if depth > MAX_DEPTH {
+        return Err(format!("the tree is deeper than {MAX_DEPTH} levels"));
+    }
+    let pad = "    ".repeat(depth);
+    match n["node"].as_str() {
+        Some("leaf") => out.push_str(&format!("{pad}{}\n", policy(&n["policy"])?)),
+        Some("split") => {
+            out.push_str(&format!("{pad}if {} {{\n", test(&n["test"])?));
+            node(&n["yes"], depth + 1, out)?;
+            otherwise(&n["no"], depth, out)?;
+        }
+        _ => return Err(format!("unknown node {n}")),
+    }
+    Ok(())
+}
+
+/// The `else` of a split at `depth`: an `else if` chain while the no-branch splits.
+fn otherwise(n: &Json, depth: usize, out: &mut String) -> Result<(), String> {
+    let pad = "    ".repeat(depth);
+    if n["node"] == "split" {
+        out.push_str(&format!("{pad}}} else if {} {{\n", test(&n["test"])?));
+        node(&n["yes"], depth + 1, out)?;
+        return otherwise(&n["no"], depth, out);
+    }
+    out.push_str(&format!("{pad}}} else {{\n"));
+    node(n, depth + 1, out)?;
+    out.push_str(&format!("{pad}}}\n"));
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn model(tree: Json) -> Json {
+        json!({"kind": "inductor_choices", "name": "T", "device_capa": [9, 0], "torch": "2.11",
+               "ops": ["mm"], "tree": tree})
+    }
+
+    #[test]
+    fn hostile_strings_become_rust_string_literals() {
+        let evil = "x\"); std::process::exit(1); (\"\n\\";
+        let tree = json!({"node": "split",
+            "test": {"kind": "eq", "feature": "op", "value": evil},
+            "yes": {"node": "leaf", "policy": {"kind": "keep", "choices": [evil]}, "samples": 1},
+            "no": {"node": "leaf", "policy": {"kind": "extern"}, "samples": 1}});
+        let code = render_module(&model(tree), "//! h").unwrap();
+        let lit = format!("{evil:?}");
+        assert!(code.contains(&format!("if g.op == {lit} {{")));
+        assert!(code.contains(&format!("Policy::Keep(&[{lit}])")));
+        assert!(!code.contains("exit(1); (\"\n"));
+    }
+
+    #[test]
+    fn features_the_handler_does_not_compute_are_refused() {
+        let leaf = json!({"node": "leaf", "policy": {"kind": "default"}, "samples": 1});
+        let le = json!({"node": "split", "test": {"kind": "le", "quantity": {"kind": "feature", "name": "m; panic!()"}, "threshold": 1.0}, "yes": leaf, "no": leaf});
+        assert!(render_module(&model(le), "").is_err());
+        let eq = json!({"node": "split", "test": {"kind": "eq", "feature": "m", "value": 1}, "yes": leaf, "no": leaf});
+        assert!(render_module(&model(eq), "").is_err());
+    }
+}
