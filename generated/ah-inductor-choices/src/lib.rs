@@ -3,5 +3,22 @@
 //! in `generated/python/`, from the same tree (a parity test in `ah-train` checks that they
 //! decide alike). The handler is what Inductor runs; these modules let Rust tools plan or audit
 //! the same decisions (docs/inductor.md). Add a `pub mod` line here for a new heuristic.
+//!
+//! ```
+//! use ah_inductor_choices::inductor_mmh100::{decide, Gemm, Policy};
+//!
+//! // A decode-time linear layer with a bias: 8 tokens, 4096 -> 1024, fp16.
+//! let g = Gemm {
+//!     m: 8, k: 4096, n: 1024, batch: 1, op: "addmm",
+//!     mat1_dtype: "torch.float16", mat2_dtype: "torch.float16",
+//!     mat1_stride_0: 4096, mat1_stride_1: 1, mat2_stride_0: 1, mat2_stride_1: 4096,
+//!     mat1_iscontig: "True", mat2_iscontig: "False", using_tf32: "not_float_32",
+//! };
+//! match decide(&g) {
+//!     Policy::Extern => println!("cuBLAS only"),
+//!     Policy::Keep(templates) => println!("cuBLAS and {templates:?}"),
+//!     Policy::Default => println!("Inductor's full list"),
+//! }
+//! ```
 
 pub mod inductor_mmh100;
