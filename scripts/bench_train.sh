@@ -3,6 +3,8 @@
 # run side by side on this machine. Prints a markdown table: wall time of the whole process
 # (best of N runs), speed-up, and the best model's validation metrics of both.
 #
+# The first row is ah-train as a user runs it: `--upstream` with nothing else (report, plots and
+# the Python artifact written), the median of RUNS whole processes against the reference's median.
 # Needs ../shared (the log and the reference) and the reference's venv in .venv-ref
 # (`make ref-venv`). Usage: scripts/bench_train.sh [RUNS]   (default 3)
 set -euo pipefail
@@ -34,14 +36,29 @@ best_of() {
     echo "$best"
 }
 
+# median wall time (seconds) of RUNS runs of a command
+median_of() {
+    local times=() s e
+    for _ in $(seq "$RUNS"); do
+        s=$(date +%s.%N)
+        "$@" >/dev/null 2>&1
+        e=$(date +%s.%N)
+        times+=("$(python3 -c "print($e - $s)")")
+    done
+    python3 -c "import statistics, sys; print(f'{statistics.median(map(float, sys.argv[1:])):.3f}')" "${times[@]}"
+}
+
+user=$(median_of "$BIN" "$LOG" --heuristic-name PadMMA100 --upstream --output-dir "$TMP/user")
 ours=$(best_of "$BIN" "$LOG" --heuristic-name PadMMA100 --upstream --no-codegen -q --output-dir "$TMP/up")
 ours1=$(best_of "$BIN" "$LOG" --heuristic-name PadMMA100 --upstream --no-codegen -q --threads 1 --output-dir "$TMP/up1")
 cost=$(best_of "$BIN" "$LOG" --heuristic-name PadMMA100 --no-codegen -q --output-dir "$TMP/ca")
 if [ -x "$PY" ] && [ -f "$REF" ]; then
     ref=$(best_of "$PY" "$REF" "$LOG" --json-out "$TMP/ref.json")
+    refmed=$(median_of "$PY" "$REF" "$LOG" --json-out "$TMP/ref.json")
 else
     echo "note: no reference venv (.venv-ref) or $REF; run \`make ref-venv\`" >&2
     ref=""
+    refmed=""
 fi
 
 # Phase timings (in-process, excluding start-up and output writing): best of RUNS for ours,
@@ -51,16 +68,23 @@ for _ in $(seq "$RUNS"); do
 done
 if [ -n "$ref" ]; then "$PY" "$REF" "$LOG" >"$TMP/ref.timings" 2>/dev/null; fi
 
-python3 - "$TMP" "$ours" "$ours1" "$cost" "$ref" "$(nproc)" <<'PY'
+python3 - "$TMP" "$ours" "$ours1" "$cost" "$ref" "$(nproc)" "$user" "$refmed" <<'PY'
 import json, sys
-tmp, ours, ours1, cost, ref, cores = sys.argv[1:]
+tmp, ours, ours1, cost, ref, cores, user, refmed = sys.argv[1:]
 def val(path):
     m = json.load(open(path))["val"]
     return f"{m['correct']:.0f} / {m['wrong']:.0f} / {m['unsure']:.0f} of {m['total']:.0f}"
 def model(path):
     t = json.load(open(path))["training"]
     return f"{t['criterion']}, depth {t['max_depth']}, msl {t['min_samples_leaf']:g}"
-print(f"pad_mm_a100, full grid, best of runs, {cores} cores\n")
+print(f"pad_mm_a100, full grid, {cores} cores\n")
+print("| as a user runs it (median of runs) | wall time (s) | speed-up vs reference |")
+print("|---|---|---|")
+if refmed:
+    print(f"| Python reference, whole process | {refmed} | 1.0x |")
+sp = f"{float(refmed) / float(user):.1f}x" if refmed else "-"
+print(f"| `ah-train LOG --upstream` (report, plots, Python artifact) | {user} | {sp} |\n")
+print("Best of runs:\n")
 print("| trainer | wall time (s) | speed-up vs reference | best model | val correct / wrong / unsure |")
 print("|---|---|---|---|---|")
 rows = []
