@@ -13,13 +13,13 @@
 use serde_json::Value as Json;
 
 use crate::error::CodegenError;
+use crate::prune_tree::{self, Node, Policy, Quantity, Test};
 
 /// `python/ah_inductor/naming.py`.
 pub const NAMING_PY: &str = include_str!("../../../python/ah_inductor/naming.py");
 /// `python/ah_inductor/choices.py`.
 pub const CHOICES_PY: &str = include_str!("../../../python/ah_inductor/choices.py");
-/// Deepest tree rendered (Python refuses 100 levels of indentation).
-pub const MAX_DEPTH: usize = 64;
+pub use crate::prune_tree::MAX_DEPTH;
 
 /// The module's file name for heuristic `name` (`InductorMMH100` ->
 /// `inductor_mm_h100_choices.py`).
@@ -51,7 +51,11 @@ pub fn render_module(model: &Json, header: &str) -> Result<String, CodegenError>
         .map(lit)
         .collect();
     let mut decide = String::from("def decide(f):\n    \"\"\"The learned policy for a GEMM's features `f` (see choices.py).\"\"\"\n");
-    node(&model["tree"], 1, &mut decide).map_err(invalid)?;
+    node(
+        &prune_tree::read(&model["tree"]).map_err(invalid)?,
+        1,
+        &mut decide,
+    );
     Ok(format!(
         "{header}\n{naming}\n\n{choices}\n\n# ---- the learned heuristic ----\n\nHEURISTIC = {{\n    \"name\": {name},\n    \"device_capa\": ({c0}, {c1}),\n    \"torch\": {torch},\n    \"ops\": ({ops},),\n}}\n\n\ndef _align(x):\n    \"\"\"The largest power of two, at most 128, that divides x.\"\"\"\n    return min(128, x & -x) if x > 0 else 0\n\n\n{decide}",
         naming = strip_main(NAMING_PY),
@@ -75,99 +79,49 @@ fn lit(v: &Json) -> String {
     }
 }
 
-/// A logged value (ah_core's serde form) as a Python literal.
-fn value_lit(v: &Json) -> Result<String, String> {
-    let inner = v
-        .as_object()
-        .and_then(|o| o.iter().next())
-        .map(|(_, x)| x)
-        .unwrap_or(v);
-    match inner {
-        Json::Number(n) if n.as_f64().is_some_and(f64::is_finite) => Ok(n.to_string()),
-        Json::Bool(_) | Json::String(_) => Ok(lit(inner)),
-        other => Err(format!(
-            "a categorical value that is not a bool, number or string: {other}"
-        )),
+fn quantity(q: Quantity) -> String {
+    let f = |name: &str| format!("f[{}]", lit(&Json::String(name.into())));
+    match q {
+        Quantity::Feature(n) => f(n),
+        Quantity::Product(a, b) => format!("{} * {}", f(a), f(b)),
+        Quantity::Align(n) => format!("_align({})", f(n)),
     }
 }
 
-fn quantity(q: &Json) -> Result<String, String> {
-    let f = |k: &str| {
-        q[k].as_str()
-            .map(|s| format!("f[{}]", lit(&Json::String(s.into()))))
-            .ok_or("a quantity without its feature name")
-    };
-    Ok(match q["kind"].as_str() {
-        Some("feature") => f("name")?,
-        Some("product") => format!("{} * {}", f("a")?, f("b")?),
-        Some("align") => format!("_align({})", f("name")?),
-        _ => return Err(format!("unknown quantity {q}")),
-    })
-}
-
-fn test(t: &Json) -> Result<String, String> {
-    match t["kind"].as_str() {
-        Some("le") => {
-            let thr = t["threshold"]
-                .as_f64()
-                .filter(|x| x.is_finite())
-                .ok_or("a threshold that is not a finite number")?;
-            Ok(format!("{} <= {thr:?}", quantity(&t["quantity"])?))
+fn test(t: Test) -> String {
+    match t {
+        Test::Le(q, thr) => format!("{} <= {thr:?}", quantity(q)),
+        Test::Eq(feat, value) => {
+            format!("f[{}] == {}", lit(&Json::String(feat.into())), lit(value))
         }
-        Some("eq") => {
-            let feat = t["feature"]
-                .as_str()
-                .ok_or("an equality test without its feature")?;
-            Ok(format!(
-                "f[{}] == {}",
-                lit(&Json::String(feat.into())),
-                value_lit(&t["value"])?
-            ))
-        }
-        _ => Err(format!("unknown test {t}")),
     }
 }
 
-fn policy(p: &Json) -> Result<String, String> {
-    match p["kind"].as_str() {
-        Some("extern") => Ok("(\"extern\", ())".into()),
-        Some("default") => Ok("(\"default\", ())".into()),
-        Some("keep") => {
-            let names = p["choices"]
-                .as_array()
-                .ok_or("a keep policy without choices")?;
+fn policy(p: &Policy) -> String {
+    match p {
+        Policy::Extern => "(\"extern\", ())".into(),
+        Policy::Default => "(\"default\", ())".into(),
+        Policy::Keep(names) => {
             let names: Vec<String> = names
                 .iter()
-                .map(|n| {
-                    n.as_str()
-                        .map(|s| lit(&Json::String(s.into())))
-                        .ok_or("a choice that is not a string")
-                })
-                .collect::<Result<_, _>>()?;
-            Ok(format!("(\"keep\", ({},))", names.join(", ")))
+                .map(|n| lit(&Json::String((*n).into())))
+                .collect();
+            format!("(\"keep\", ({},))", names.join(", "))
         }
-        _ => Err(format!("unknown policy {p}")),
     }
 }
 
-fn node(n: &Json, depth: usize, out: &mut String) -> Result<(), String> {
-    if depth > MAX_DEPTH {
-        return Err(format!(
-            "the tree is deeper than {MAX_DEPTH} levels, more than generated Python can nest"
-        ));
-    }
+fn node(n: &Node, depth: usize, out: &mut String) {
     let pad = "    ".repeat(depth);
-    match n["node"].as_str() {
-        Some("leaf") => out.push_str(&format!("{pad}return {}\n", policy(&n["policy"])?)),
-        Some("split") => {
-            out.push_str(&format!("{pad}if {}:\n", test(&n["test"])?));
-            node(&n["yes"], depth + 1, out)?;
+    match n {
+        Node::Leaf(p) => out.push_str(&format!("{pad}return {}\n", policy(p))),
+        Node::Split(t, yes, no) => {
+            out.push_str(&format!("{pad}if {}:\n", test(*t)));
+            node(yes, depth + 1, out);
             out.push_str(&format!("{pad}else:\n"));
-            node(&n["no"], depth + 1, out)?;
+            node(no, depth + 1, out);
         }
-        _ => return Err(format!("unknown node {n}")),
     }
-    Ok(())
 }
 
 /// A source without its `if __name__ == "__main__":` block.
@@ -190,7 +144,7 @@ mod tests {
     fn hostile_strings_become_python_string_literals() {
         let evil = "x\"); import os; os.system('rm -rf /') #\n";
         let tree = json!({"node": "split",
-            "test": {"kind": "eq", "feature": evil, "value": {"Str": evil}},
+            "test": {"kind": "eq", "feature": evil, "value": evil},
             "yes": {"node": "leaf", "policy": {"kind": "keep", "choices": [evil]}, "samples": 1},
             "no": {"node": "leaf", "policy": {"kind": "extern"}, "samples": 1}});
         let code = render_module(&model(tree), "# h").unwrap();

@@ -13,7 +13,7 @@ use serde_json::Value as Json;
 use ah_core::Value;
 
 use crate::error::CodegenError;
-use crate::inductor::MAX_DEPTH;
+use crate::prune_tree::{self, Node, Policy, Quantity, Test};
 
 /// The handler's integer features (struct fields of type `i64`), in its order.
 const INTEGER: [&str; 8] = [
@@ -48,7 +48,8 @@ pub fn render_module(model: &Json, header: &str) -> Result<String, CodegenError>
         message,
     };
     let mut body = String::new();
-    node(&model["tree"], 1, &mut body).map_err(invalid)?;
+    let tree = prune_tree::read(&model["tree"]).map_err(&invalid)?;
+    node(&tree, 1, &mut body).map_err(invalid)?;
     let ops: Vec<String> = model["ops"]
         .as_array()
         .into_iter()
@@ -136,82 +137,61 @@ fn integer(name: &str) -> Result<String, String> {
         .ok_or_else(|| format!("{name:?} is not one of the handler's integer features"))
 }
 
-fn quantity(q: &Json) -> Result<String, String> {
-    let f = |k: &str| integer(q[k].as_str().ok_or("a quantity without its feature name")?);
-    Ok(match q["kind"].as_str() {
-        Some("feature") => format!("{} as f64", f("name")?),
-        Some("product") => format!("({} as f64) * ({} as f64)", f("a")?, f("b")?),
-        Some("align") => format!("align({}) as f64", f("name")?),
-        _ => return Err(format!("unknown quantity {q}")),
+fn quantity(q: Quantity) -> Result<String, String> {
+    Ok(match q {
+        Quantity::Feature(n) => format!("{} as f64", integer(n)?),
+        Quantity::Product(a, b) => format!("({} as f64) * ({} as f64)", integer(a)?, integer(b)?),
+        Quantity::Align(n) => format!("align({}) as f64", integer(n)?),
     })
 }
 
-fn test(t: &Json) -> Result<String, String> {
-    match t["kind"].as_str() {
-        Some("le") => {
-            let thr = t["threshold"]
-                .as_f64()
-                .filter(|x| x.is_finite())
-                .ok_or("a threshold that is not a finite number")?;
-            Ok(format!("{} <= {thr:?}", quantity(&t["quantity"])?))
-        }
-        Some("eq") => {
-            let feat = t["feature"].as_str().unwrap_or_default();
+fn test(t: Test) -> Result<String, String> {
+    match t {
+        Test::Le(q, thr) => Ok(format!("{} <= {thr:?}", quantity(q)?)),
+        Test::Eq(feat, value) => {
             if !CATEGORICAL.contains(&feat) {
                 return Err(format!(
                     "{feat:?} is not one of the handler's categorical features"
                 ));
             }
-            let value: Value = serde_json::from_value(t["value"].clone())
+            let value: Value = serde_json::from_value(value.clone())
                 .map_err(|e| format!("a categorical value that is not a logged value: {e}"))?;
             Ok(format!("g.{feat} == {:?}", value.to_string()))
         }
-        _ => Err(format!("unknown test {t}")),
     }
 }
 
-fn policy(p: &Json) -> Result<String, String> {
-    match p["kind"].as_str() {
-        Some("extern") => Ok("Policy::Extern".into()),
-        Some("default") => Ok("Policy::Default".into()),
-        Some("keep") => {
-            let names: Vec<String> = p["choices"]
-                .as_array()
-                .ok_or("a keep policy without choices")?
-                .iter()
-                .map(|n| n.as_str().map(|s| format!("{s:?}")))
-                .collect::<Option<_>>()
-                .ok_or("a choice that is not a string")?;
-            Ok(format!("Policy::Keep(&[{}])", names.join(", ")))
+fn policy(p: &Policy) -> String {
+    match p {
+        Policy::Extern => "Policy::Extern".into(),
+        Policy::Default => "Policy::Default".into(),
+        Policy::Keep(names) => {
+            let names: Vec<String> = names.iter().map(|n| format!("{n:?}")).collect();
+            format!("Policy::Keep(&[{}])", names.join(", "))
         }
-        _ => Err(format!("unknown policy {p}")),
     }
 }
 
-fn node(n: &Json, depth: usize, out: &mut String) -> Result<(), String> {
-    if depth > MAX_DEPTH {
-        return Err(format!("the tree is deeper than {MAX_DEPTH} levels"));
-    }
+fn node(n: &Node, depth: usize, out: &mut String) -> Result<(), String> {
     let pad = "    ".repeat(depth);
-    match n["node"].as_str() {
-        Some("leaf") => out.push_str(&format!("{pad}{}\n", policy(&n["policy"])?)),
-        Some("split") => {
-            out.push_str(&format!("{pad}if {} {{\n", test(&n["test"])?));
-            node(&n["yes"], depth + 1, out)?;
-            otherwise(&n["no"], depth, out)?;
+    match n {
+        Node::Leaf(p) => out.push_str(&format!("{pad}{}\n", policy(p))),
+        Node::Split(t, yes, no) => {
+            out.push_str(&format!("{pad}if {} {{\n", test(*t)?));
+            node(yes, depth + 1, out)?;
+            otherwise(no, depth, out)?;
         }
-        _ => return Err(format!("unknown node {n}")),
     }
     Ok(())
 }
 
 /// The `else` of a split at `depth`: an `else if` chain while the no-branch splits.
-fn otherwise(n: &Json, depth: usize, out: &mut String) -> Result<(), String> {
+fn otherwise(n: &Node, depth: usize, out: &mut String) -> Result<(), String> {
     let pad = "    ".repeat(depth);
-    if n["node"] == "split" {
-        out.push_str(&format!("{pad}}} else if {} {{\n", test(&n["test"])?));
-        node(&n["yes"], depth + 1, out)?;
-        return otherwise(&n["no"], depth, out);
+    if let Node::Split(t, yes, no) = n {
+        out.push_str(&format!("{pad}}} else if {} {{\n", test(*t)?));
+        node(yes, depth + 1, out)?;
+        return otherwise(no, depth, out);
     }
     out.push_str(&format!("{pad}}} else {{\n"));
     node(n, depth + 1, out)?;

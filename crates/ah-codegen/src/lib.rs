@@ -39,6 +39,7 @@ pub mod inductor_rust;
 mod names;
 mod output;
 mod plan;
+pub mod prune_tree;
 mod python;
 mod rust;
 mod rust_expr;

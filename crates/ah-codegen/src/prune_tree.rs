@@ -1,0 +1,138 @@
+//! The tree of a pruning model (`ah-prune`'s model JSON, `"tree"`), read and checked once for
+//! both of its renderers: the Python handler module ([`crate::inductor`]) and the Rust module
+//! ([`crate::inductor_rust`]).
+
+use serde_json::Value as Json;
+
+/// Deepest tree read (Python refuses 100 levels of indentation).
+pub const MAX_DEPTH: usize = 64;
+
+/// A numeric quantity of a GEMM, over logged feature names.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Quantity<'a> {
+    /// A feature.
+    Feature(&'a str),
+    /// The product of two features.
+    Product(&'a str, &'a str),
+    /// The largest power of two, at most 128, that divides a feature.
+    Align(&'a str),
+}
+
+/// A split's test.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Test<'a> {
+    /// `quantity <= threshold` (a finite threshold).
+    Le(Quantity<'a>, f64),
+    /// `feature == value`, the value as the model holds it (a bool, number or string).
+    Eq(&'a str, &'a Json),
+}
+
+/// A leaf's decision.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Policy<'a> {
+    /// One cuBLAS choice only.
+    Extern,
+    /// One cuBLAS choice and these template choices.
+    Keep(Vec<&'a str>),
+    /// Inductor's full list.
+    Default,
+}
+
+/// A node.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Node<'a> {
+    /// A decision.
+    Leaf(Policy<'a>),
+    /// A test, the subtree where it holds, the subtree where it does not.
+    Split(Test<'a>, Box<Node<'a>>, Box<Node<'a>>),
+}
+
+/// Reads the tree `n`; an error says what is wrong with it.
+pub fn read(n: &Json) -> Result<Node<'_>, String> {
+    node(n, 1)
+}
+
+fn node(n: &Json, depth: usize) -> Result<Node<'_>, String> {
+    if depth > MAX_DEPTH {
+        return Err(format!(
+            "the tree is deeper than {MAX_DEPTH} levels, more than generated Python can nest"
+        ));
+    }
+    match n["node"].as_str() {
+        Some("leaf") => Ok(Node::Leaf(policy(&n["policy"])?)),
+        Some("split") => Ok(Node::Split(
+            test(&n["test"])?,
+            Box::new(node(&n["yes"], depth + 1)?),
+            Box::new(node(&n["no"], depth + 1)?),
+        )),
+        _ => Err(format!("unknown node {}", clip(n))),
+    }
+}
+
+fn name<'a>(q: &'a Json, key: &str) -> Result<&'a str, String> {
+    q[key]
+        .as_str()
+        .ok_or_else(|| format!("a test without its feature name ({key})"))
+}
+
+fn quantity(q: &Json) -> Result<Quantity<'_>, String> {
+    Ok(match q["kind"].as_str() {
+        Some("feature") => Quantity::Feature(name(q, "name")?),
+        Some("product") => Quantity::Product(name(q, "a")?, name(q, "b")?),
+        Some("align") => Quantity::Align(name(q, "name")?),
+        _ => return Err(format!("unknown quantity {}", clip(q))),
+    })
+}
+
+fn test(t: &Json) -> Result<Test<'_>, String> {
+    match t["kind"].as_str() {
+        Some("le") => {
+            let thr = t["threshold"]
+                .as_f64()
+                .filter(|x| x.is_finite())
+                .ok_or("a threshold that is not a finite number")?;
+            Ok(Test::Le(quantity(&t["quantity"])?, thr))
+        }
+        Some("eq") => {
+            let value = &t["value"];
+            let ok = value.is_boolean()
+                || value.is_string()
+                || value.as_f64().is_some_and(f64::is_finite);
+            if !ok {
+                return Err(format!(
+                    "a categorical value that is not a bool, number or string: {}",
+                    clip(value)
+                ));
+            }
+            Ok(Test::Eq(name(t, "feature")?, value))
+        }
+        _ => Err(format!("unknown test {}", clip(t))),
+    }
+}
+
+fn policy(p: &Json) -> Result<Policy<'_>, String> {
+    match p["kind"].as_str() {
+        Some("extern") => Ok(Policy::Extern),
+        Some("default") => Ok(Policy::Default),
+        Some("keep") => p["choices"]
+            .as_array()
+            .ok_or("a keep policy without choices")?
+            .iter()
+            .map(|n| {
+                n.as_str()
+                    .ok_or_else(|| "a choice that is not a string".into())
+            })
+            .collect::<Result<_, String>>()
+            .map(Policy::Keep),
+        _ => Err(format!("unknown policy {}", clip(p))),
+    }
+}
+
+/// A JSON value for an error message, at most 200 characters of it.
+fn clip(v: &Json) -> String {
+    let text = v.to_string();
+    match text.char_indices().nth(200) {
+        Some((i, _)) => format!("{}…", &text[..i]),
+        None => text,
+    }
+}
