@@ -17,7 +17,7 @@ MODEL ?=
 
 export NAME SAMPLES DEVICE SEED DATA OUT HEURISTIC GENERATED MODEL CARGO
 
-.PHONY: help build pipeline ship test ci lint fmt check-generated bench bench-train bench-codegen bench-core bench-runtime ref-venv deps gpu-build clean
+.PHONY: help build pipeline ship test tutorial-check ci lint fmt check-generated bench bench-train bench-codegen bench-core bench-runtime ref-venv deps gpu-build clean
 
 help: ## list the targets
 	@grep -E '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*## "}; {printf "  %-18s %s\n", $$1, $$2}'
@@ -34,7 +34,11 @@ ship: ## generate MODEL=out/NAME/H.model.json into generated/ah-heuristics and l
 test: ## run the whole test suite (no GPU needed; GPU tests skip with a message)
 	$(CARGO) test --workspace --locked
 	bash scripts/test_python.sh
+	bash scripts/tutorial_check.sh --verify
 	$(MAKE) --no-print-directory check-generated
+
+tutorial-check: ## run docs/tutorial.md (its code and commands) in a scratch copy; FULL=1 adds make test there
+	FULL=$(FULL) bash scripts/tutorial_check.sh
 
 check-generated: ## fail if the committed generated crates (heuristics, self-test fixtures) or docs/cli.md are stale
 	bash scripts/check_generated.sh

@@ -85,11 +85,11 @@ pub(crate) struct Cli {
     pub(crate) devices: Vec<usize>,
     /// Largest matrix dimension (a power of two); pad_mm defaults to PyTorch's 65536 on the
     /// GPU and 2048 on the CPU. pad_mm: PyTorch's generator only (real-model shapes are the
-    /// models').
+    /// models'). Refused for runners it does not scale (all but pad_mm and cublaslt_mm).
     #[arg(
         long,
         value_parser = runners::parse_max_dim,
-        help = "Largest dimension, a power of two (scales the runner; pad_mm: --shapes pytorch draws only)"
+        help = "Largest dimension, a power of two (pad_mm with --shapes pytorch, cublaslt_mm)"
     )]
     pub(crate) max_dim: Option<u32>,
     /// pad_mm's input distribution. Default: `mix` for a new log, the recorded one when

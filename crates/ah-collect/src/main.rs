@@ -62,6 +62,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     let Some(mut runner) = runners::find(name, &options) else {
         bail!("no runner `{name}`; runners: {}", runner_names(&options));
     };
+    runners::check_options(name, &options).map_err(anyhow::Error::msg)?;
     let devices = pick_devices(cli.device, &cli.devices, cli.quiet)?;
     let shard = match &cli.shard {
         Some(s) => Shard::parse(s)?,

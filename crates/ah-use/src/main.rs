@@ -105,7 +105,8 @@ struct RunArgs {
     /// Use the heuristic even if AUTOHEURISTIC_USE does not list the name.
     #[arg(long)]
     force_use: bool,
-    /// Largest dimension (a power of two) for the runner's shapes.
+    /// Largest dimension (a power of two) for the runner's shapes (pad_mm and cublaslt_mm;
+    /// refused for the others).
     #[arg(long, value_parser = runners::parse_max_dim)]
     max_dim: Option<u32>,
     /// Write the whole report (every decision and the totals) as JSON.
@@ -180,6 +181,12 @@ fn run_cmd(args: RunArgs) -> anyhow::Result<ExitCode> {
         max_power2: args.max_dim,
     };
     let Some(runner) = runners::find(&args.name, &options) else {
+        if runners::CUDA_ONLY.contains(&args.name.as_str()) {
+            bail!(
+                "runner `{}` runs on a CUDA GPU only, and this ah-use was built without CUDA\nhint: build it with `--features cuda` (make build does)",
+                args.name
+            );
+        }
         let names: Vec<_> = runners::registry(&options)
             .iter()
             .map(|r| r.name())
@@ -190,6 +197,7 @@ fn run_cmd(args: RunArgs) -> anyhow::Result<ExitCode> {
             names.join(", ")
         );
     };
+    runners::check_options(&args.name, &options).map_err(anyhow::Error::msg)?;
     let mut backend = open_backend(args.device, args.quiet)?;
     if !runner.supports(backend.kind()) {
         bail!(
@@ -272,6 +280,12 @@ fn run_cmd(args: RunArgs) -> anyhow::Result<ExitCode> {
         }
     };
     let report = run_workload(runner.as_ref(), &mut backend, &registry, &cfg, &mut print)?;
+    if report.summary.inputs == 0 && report.summary.skipped > 0 {
+        bail!(
+            "every input of the workload was skipped, nothing was decided: {}",
+            report.summary.skip_reasons.join("; ")
+        );
+    }
     if !args.quiet {
         print_summary(&report)?;
     }
@@ -293,6 +307,9 @@ fn print_summary(r: &WorkloadReport) -> anyhow::Result<()> {
         "use step: {} on {} ({} inputs, {} skipped)",
         r.name, r.device, s.inputs, s.skipped
     )?;
+    for reason in &s.skip_reasons {
+        writeln!(out, "  skipped: {reason}")?;
+    }
     writeln!(
         out,
         "  heuristic       {}",

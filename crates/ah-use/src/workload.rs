@@ -67,6 +67,8 @@ pub struct WorkloadSummary {
     pub inputs: usize,
     /// Inputs skipped: no draw met the precondition, or every choice failed.
     pub skipped: usize,
+    /// Why inputs were skipped, each reason once (the first input it happened to is named).
+    pub skip_reasons: Vec<String>,
     /// Decided by the heuristic.
     pub heuristic: usize,
     /// Unsure, answered from the pick cache.
@@ -92,6 +94,35 @@ pub struct WorkloadSummary {
     pub gmean_speedup_over_default: f64,
     /// Warnings from the runtime (cache problems), deduplicated.
     pub warnings: Vec<String>,
+}
+
+impl WorkloadSummary {
+    /// Counts a skipped input; its reason is kept unless one of the same kind (the text after
+    /// the input's number) is kept already.
+    fn skip(&mut self, reason: String) {
+        self.skipped += 1;
+        // The kind: the words after the input's number, up to the error's own message.
+        let kind = |r: &str| {
+            let after = r.split_once(": ").map_or(r, |(_, k)| k);
+            after.split(" (").next().unwrap_or(after).to_string()
+        };
+        if !self.skip_reasons.iter().any(|r| kind(r) == kind(&reason)) {
+            self.skip_reasons.push(reason);
+        }
+    }
+}
+
+/// Draws of one sample before it counts as skipped (its precondition never held).
+const MAX_DRAWS: usize = 1000;
+
+/// The first failed measurement of an input, in words.
+fn first_failure(measured: &MeasuredInput) -> String {
+    measured
+        .results
+        .iter()
+        .flatten()
+        .find_map(|r| r.as_ref().err())
+        .map_or_else(|| "no measurement".to_string(), ToString::to_string)
 }
 
 /// A workload's result.
@@ -169,15 +200,20 @@ pub fn run_workload(
     let mut scores = Vec::new();
     for index in 0..cfg.num_samples {
         let mut rng = sample_rng(cfg.seed, index);
-        let Some(drawn) = runner.draw(&mut rng, &target, 1000) else {
-            summary.skipped += 1;
+        let Some(drawn) = runner.draw(&mut rng, &target, MAX_DRAWS) else {
+            summary.skip(format!(
+                "input {index}: no draw met the runner's precondition in {MAX_DRAWS} tries"
+            ));
             continue;
         };
         let measured = runner.measure(&drawn, Repetitions::fixed(cfg.reps.max(1)), backend);
         let Some(record) =
             session.decide(index, &drawn, &measured, &mut summary, &mut heuristic_name)?
         else {
-            summary.skipped += 1;
+            summary.skip(format!(
+                "input {index}: every choice failed ({})",
+                first_failure(&measured)
+            ));
             continue;
         };
         scores.push(PickTimes {
@@ -375,6 +411,83 @@ fn count_source(summary: &mut WorkloadSummary, source: PickSource) -> &'static s
 mod tests {
     use super::*;
     use ah_bench::backend::cpu::CpuBackend;
+    use ah_bench::{BackendKind, BenchError, BenchmarkRunner, Measurement, SampleRng};
+    use ah_core::Context;
+
+    /// A CPU runner whose choices all fail, and whose precondition never holds when `picky`.
+    struct Failing {
+        picky: bool,
+    }
+
+    impl BenchmarkRunner for Failing {
+        type Input = u64;
+        type Prepared = ();
+        fn name(&self) -> &'static str {
+            "failing"
+        }
+        fn description(&self) -> &'static str {
+            "fails"
+        }
+        fn choices(&self) -> Vec<String> {
+            vec!["a".into(), "b".into()]
+        }
+        fn supports(&self, kind: BackendKind) -> bool {
+            kind == BackendKind::Cpu
+        }
+        fn create_input(&self, _rng: &mut SampleRng, _target: &Target) -> u64 {
+            7
+        }
+        fn context(&self, input: &u64) -> Context {
+            let mut c = Context::new();
+            c.add("x", *input as i64);
+            c
+        }
+        fn precondition(&self, _device: ah_core::DeviceIdentity, _input: &u64) -> bool {
+            !self.picky
+        }
+        fn prepare(&self, _input: &u64, _backend: &mut Backend) -> Result<(), BenchError> {
+            Ok(())
+        }
+        fn run(
+            &self,
+            _input: &u64,
+            _prepared: &mut (),
+            choice: &str,
+            _warmup: bool,
+            _backend: &mut Backend,
+        ) -> Result<Measurement, BenchError> {
+            Err(BenchError::Other(format!("{choice} broke")))
+        }
+    }
+
+    /// Skipped inputs are counted with their reason, each kind once, naming the first input
+    /// and the first failure.
+    #[test]
+    fn skipped_inputs_say_why() {
+        let dir = tempfile::tempdir().unwrap();
+        let cfg = WorkloadConfig {
+            num_samples: 3,
+            seed: 0,
+            reps: 1,
+            default_choice: "a".into(),
+            cache: Some(dir.path().join("picks.json")),
+            config: Config::default(),
+        };
+        let mut backend = Backend::Cpu(CpuBackend::new());
+        let registry = Registry::new();
+        for (picky, want) in [
+            (false, "input 0: every choice failed (a broke)"),
+            (
+                true,
+                "input 0: no draw met the runner's precondition in 1000 tries",
+            ),
+        ] {
+            let runner = Failing { picky };
+            let r = run_workload(&runner, &mut backend, &registry, &cfg, |_| {}).unwrap();
+            assert_eq!((r.summary.inputs, r.summary.skipped), (0, 3));
+            assert_eq!(r.summary.skip_reasons, [want]);
+        }
+    }
 
     /// The same machine under `taskset` (fewer available CPUs) keeps the same guard, so its
     /// cached picks stay valid; another CPU model or library version does not.

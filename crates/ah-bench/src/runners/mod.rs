@@ -1,5 +1,5 @@
-//! The registered runners. Adding one is a file in this folder plus one line in
-//! [`registry`] (docs/adding-a-runner.md).
+//! The registered runners. Adding one is a file in this folder plus two lines here: its
+//! `pub mod` and its line in [`registry`] (docs/adding-a-runner.md, docs/tutorial.md).
 //!
 //! `mm` (`cublaslt_mm`, cuBLASLt) and `reduction` (NVRTC kernels) run only on a GPU and call cudarc
 //! themselves: they exist in builds with the `cuda` feature only.
@@ -28,6 +28,26 @@ pub fn parse_max_dim(s: &str) -> Result<u32, String> {
         Ok(d) if (4..=1 << 20).contains(&d) && d.is_power_of_two() => Ok(d.trailing_zeros()),
         _ => Err("give a power of two between 4 and 1048576, e.g. --max-dim 8192".into()),
     }
+}
+
+/// The runners that exist only in builds with the `cuda` feature (they call cudarc
+/// themselves), so that a build without it can say why it does not know them.
+pub const CUDA_ONLY: [&str; 2] = ["reduction", ah_core::optimization::CUBLASLT_MM];
+
+/// The runners [`RunnerOptions::max_power2`] scales, as [`registry`] applies it; every other
+/// runner draws its inputs without it.
+pub const SCALED_BY_MAX_DIM: [&str; 2] = ["pad_mm", ah_core::optimization::CUBLASLT_MM];
+
+/// Why `options` cannot be used with the runner `name` (a `--max-dim` it would ignore), so
+/// that a flag is refused rather than silently dropped.
+pub fn check_options(name: &str, options: &RunnerOptions) -> Result<(), String> {
+    if options.max_power2.is_some() && !SCALED_BY_MAX_DIM.contains(&name) {
+        return Err(format!(
+            "--max-dim scales the shapes of {} only; `{name}` draws its inputs without it (leave it out)",
+            SCALED_BY_MAX_DIM.join(" and ")
+        ));
+    }
+    Ok(())
 }
 
 /// Every runner, in `--list` order.
@@ -63,5 +83,23 @@ pub(crate) fn test_target(
         kind,
         total_memory: 80 << 30,
         identity,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `--max-dim` is refused for a runner that ignores it and kept for those it scales.
+    #[test]
+    fn max_dim_is_checked_against_the_runners_it_scales() {
+        let scaled = RunnerOptions {
+            max_power2: Some(6),
+        };
+        assert!(check_options("pad_mm", &scaled).is_ok());
+        assert!(check_options("cublaslt_mm", &scaled).is_ok());
+        let err = check_options("inductor_mm", &scaled).unwrap_err();
+        assert!(err.contains("pad_mm and cublaslt_mm only"), "{err}");
+        assert!(check_options("inductor_mm", &RunnerOptions::default()).is_ok());
     }
 }
