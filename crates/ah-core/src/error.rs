@@ -94,6 +94,11 @@ pub enum Error {
 impl std::fmt::Display for Error {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
+            Error::Locked { path, lock } if path == lock => write!(
+                f,
+                "{}: another process is collecting into or merging this file, under another name of it (a hard or symbolic link: it holds the file's own lock); wait for it to finish, or write to another file",
+                shown(path)
+            ),
             Error::Locked { path, lock } => write!(
                 f,
                 "{}: another process is collecting into or merging this file (it holds {}); wait for it to finish, or write to another file",
