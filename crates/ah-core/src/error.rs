@@ -267,7 +267,19 @@ pub fn io_advice(err: &std::io::Error) -> Option<&'static str> {
     })
 }
 
-/// `{path}: {err}` and, when there is one, a line `hint: {advice}` ([`io_advice`]).
+/// The message of an I/O error on `path`: `{path}: {err}` and, when there is one, a line
+/// `hint: {advice}` ([`io_advice`]); the path bounded ([`shown`]).
+pub fn io_text(path: &std::path::Path, err: &std::io::Error) -> String {
+    struct Io<'a>(&'a std::path::Path, &'a std::io::Error);
+    impl std::fmt::Display for Io<'_> {
+        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            write_io(f, self.0, self.1)
+        }
+    }
+    Io(path, err).to_string()
+}
+
+/// Writes [`io_text`] to `f`.
 pub fn write_io(
     f: &mut std::fmt::Formatter<'_>,
     path: &std::path::Path,

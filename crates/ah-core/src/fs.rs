@@ -58,6 +58,18 @@ pub fn check_writable_path(path: &Path) -> Result<(), WriteError> {
             ),
         ),
     };
+    if path
+        .file_name()
+        .is_some_and(|n| n.as_encoded_bytes().len() > NAME_MAX)
+    {
+        return Err(WriteError {
+            path: path.to_path_buf(),
+            source: std::io::Error::new(
+                std::io::ErrorKind::InvalidFilename,
+                format!("file name longer than {NAME_MAX} bytes"),
+            ),
+        });
+    }
     match std::fs::metadata(path) {
         Ok(m) if m.is_file() => Ok(()),
         Ok(m) if m.is_dir() => Err(refuse("a folder")),
@@ -69,6 +81,10 @@ pub fn check_writable_path(path: &Path) -> Result<(), WriteError> {
         }),
     }
 }
+
+/// The longest file name (in bytes) of Linux file systems; some allow fewer, which the probe
+/// of [`check_writable_path`] finds where the folder exists.
+const NAME_MAX: usize = 255;
 
 /// What a file that is neither a regular file nor a folder is, in words.
 fn special_kind(m: &std::fs::Metadata) -> &'static str {
@@ -259,6 +275,8 @@ mod tests {
         let long = dir.path().join("y".repeat(300));
         let e = check_writable_path(&long).unwrap_err().to_string();
         assert!(e.contains("hint: a name in the path is too long"), "{e}");
+        let in_new_folder = dir.path().join("new").join("z".repeat(256));
+        assert!(check_writable_path(&in_new_folder).is_err());
         assert!(check_writable_path(&dir.path().join("new.txt")).is_ok());
         std::fs::write(dir.path().join("f"), "x").unwrap();
         assert!(check_writable_path(&dir.path().join("f")).is_ok());
