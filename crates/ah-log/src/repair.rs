@@ -24,10 +24,12 @@
 //! every choice, as a long input has, counted as logged, so that input is not measured again
 //! (a kill exactly between two repetitions leaves the same rows). Cutting the whole torn
 //! input instead would be ambiguous exactly there, and could cut from the medians sidecar
-//! (written first, so never behind the log) an input the log keeps. Also with `long < max`,
-//! a last run that lacks a choice which every other run of the log has is incomplete (a kill
-//! after the first rows of an input; a log of one input has nothing to tell its choices, so
-//! there such rows stay).
+//! (written first, so never behind the log) an input the log keeps. A last run that lacks a
+//! choice which every other run of the log has is incomplete (a write cut after the first rows
+//! of an input, at a line end; a log of one input has nothing to tell its choices, so there
+//! such rows stay). For a runner whose choices depend on the input (`mm`), a last input that
+//! really has fewer choices than all before it is measured again on each resume: one input,
+//! never a row lost.
 //!
 //! **A torn line tells more.** A collector writes an input's rows in one write, so a torn last
 //! line (no newline) is a row of an input whose write was cut. When it begins a row of the
@@ -270,8 +272,7 @@ pub fn repair_inputs(path: &Path, reps: impl Into<Repetitions>) -> Result<InputR
                 all.dedup();
                 Some(all)
             }
-            Torn::Unknown => shared.clone(),
-            _ => shared.clone().filter(|_| reps.is_adaptive()),
+            _ => shared.clone(),
         };
         let lacks_choices = expected.as_ref().is_some_and(|s| *s != own);
         let rows = last.rows.len();
