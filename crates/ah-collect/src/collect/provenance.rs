@@ -88,7 +88,13 @@ pub(super) fn check_reps(
         return Ok(());
     }
     let reps = reps.max;
-    let bytes = std::fs::read(out).map_err(io_err(out))?;
+    let bytes = match ah_log::read_bytes(out) {
+        Ok(b) => b,
+        Err(ah_core::Error::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
+            return Ok(())
+        }
+        Err(e) => return Err(e.into()),
+    };
     let complete = match bytes.iter().rposition(|b| *b == b'\n') {
         Some(i) => &bytes[..=i],
         None => return Ok(()),

@@ -4,3 +4,4 @@
 mod cli;
 mod data;
 mod hostile_logs;
+mod resume_checks;
