@@ -253,7 +253,7 @@ pub fn io_advice(err: &std::io::Error) -> Option<&'static str> {
         K::NotFound => "check the path: the file, or a folder on the way, does not exist",
         K::InvalidFilename => {
             "a name in the path is too long for the file system (most allow 255 bytes; the \
-             sidecars add up to 20 to a log's name): use a shorter name"
+             sidecars add up to 16 bytes to a log's name): use a shorter name"
         }
         K::StorageFull | K::QuotaExceeded => {
             "the disk (or your quota) is full: free some space, or write to another disk"
