@@ -36,7 +36,8 @@ pub enum Error {
         /// What is wrong and what to do.
         message: String,
     },
-    /// Appending to a log whose metadata line differs (PyTorch's `InconsistentMetadata`).
+    /// Appending to a log whose metadata line (line 1) differs (PyTorch's
+    /// `InconsistentMetadata`).
     InconsistentMetadata {
         /// The log file.
         path: PathBuf,
@@ -117,7 +118,7 @@ impl std::fmt::Display for Error {
                 difference,
             } => write!(
                 f,
-                "{}: given metadata does not match existing metadata (PyTorch's InconsistentMetadata)\n  existing: {}\n  given:    {}\n  difference: {}\nhint: write to another file, or merge logs of the same device and features only",
+                "{}:1: given metadata does not match existing metadata (PyTorch's InconsistentMetadata)\n  existing: {}\n  given:    {}\n  difference: {}\nhint: write to another file, or merge logs of the same device and features only",
                 shown(path),
                 clip(existing),
                 clip(given),

@@ -147,7 +147,9 @@ fn first_two_lines(path: &Path, file: File) -> Result<(Vec<u8>, bool)> {
 }
 
 fn not_utf8() -> String {
-    "not UTF-8 text; logs are UTF-8: is this a log, or was it damaged? Write to another file".into()
+    "not UTF-8 text; logs are UTF-8: is this a log, or was it damaged? Fix or delete that \
+     line, or write to another file"
+        .into()
 }
 
 /// What differs between a log's header and the one a writer would write, and what to do.

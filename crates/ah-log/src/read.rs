@@ -515,6 +515,6 @@ pub fn log_text<'b>(path: &Path, bytes: &'b [u8]) -> Result<&'b str> {
 fn not_utf8(byte: u8, column: usize) -> String {
     format!(
         "not UTF-8 text (byte 0x{byte:02x} at column {column}); logs are UTF-8: is this a log, \
-         or was it damaged?"
+         or was it damaged? Fix or delete that line"
     )
 }
