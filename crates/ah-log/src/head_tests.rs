@@ -268,3 +268,26 @@ fn merge_keeps_a_last_row_without_its_newline_as_the_reader_does() {
     std::fs::write(&a, head.trim_end()).unwrap();
     assert_eq!(join_logs(&[a]).unwrap().rows, 0);
 }
+
+/// A torn last line longer than a line may be (a plain file ending in 65 MiB without a
+/// newline) is cut by a collector's repair without being held whole: the text given back is
+/// bounded, the count of bytes cut is exact.
+#[test]
+fn a_huge_torn_tail_is_cut_and_counted_but_not_held() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("log.txt");
+    let head = format!("{}\nm,n,d,choice,feedback\n{ROWS}", md().to_json_line());
+    let tail = MAX_LINE_BYTES + (1 << 20);
+    let mut bytes = head.clone().into_bytes();
+    bytes.resize(head.len() + tail, b'9');
+    std::fs::write(&path, &bytes).unwrap();
+    drop(bytes);
+    let r = repair_inputs(&path, 1).unwrap();
+    assert_eq!(r.removed_bytes, tail as u64);
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), head);
+    let mut bytes = head.clone().into_bytes();
+    bytes.resize(head.len() + tail, b'9');
+    std::fs::write(&path, &bytes).unwrap();
+    let text = Log::repair_torn_tail(&path).unwrap().unwrap();
+    assert_eq!(text.len(), MAX_LINE_BYTES);
+}

@@ -54,55 +54,64 @@ use ah_core::error::{Error, Result};
 impl Log {
     /// Repairs a log whose last line was torn (a collector killed mid-write): when the file does
     /// not end with `\n`, truncates it after the last `\n` and returns the bytes cut off (lossy
-    /// UTF-8). Returns `None` when the file is empty or already ends with a newline. Plain
+    /// UTF-8; their first [`crate::MAX_LINE_BYTES`] only, so that a huge torn line is not held).
+    /// Returns `None` when the file is empty or already ends with a newline. Plain
     /// (uncompressed) files only.
     pub fn repair_torn_tail(path: impl AsRef<Path>) -> Result<Option<String>> {
-        let path = path.as_ref();
-        let io = |e| Error::io(path, e);
-        let mut file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .open(path)
-            .map_err(io)?;
-        let len = file.metadata().map_err(io)?.len();
-        if len == 0 {
+        Ok(cut_torn_tail(path.as_ref())?.map(|(_, text)| text))
+    }
+}
+
+/// [`Log::repair_torn_tail`], with the number of bytes cut.
+fn cut_torn_tail(path: &Path) -> Result<Option<(u64, String)>> {
+    let io = |e| Error::io(path, e);
+    let mut file = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(path)
+        .map_err(io)?;
+    let len = file.metadata().map_err(io)?.len();
+    if len == 0 {
+        return Ok(None);
+    }
+    let mut magic = [0u8; 2];
+    if len >= 2 {
+        file.read_exact(&mut magic).map_err(io)?;
+        if magic == [0x1f, 0x8b] {
+            return Err(Error::Other(format!(
+                "{}: cannot repair a gzip-compressed log; decompress it first",
+                path.display()
+            )));
+        }
+    }
+    // Scan backwards in chunks for the last newline.
+    let mut end = len;
+    let mut keep = 0u64;
+    let mut buf = vec![0u8; 64 * 1024];
+    'scan: while end > 0 {
+        let start = end.saturating_sub(buf.len() as u64);
+        let chunk = &mut buf[..(end - start) as usize];
+        file.seek(SeekFrom::Start(start)).map_err(io)?;
+        file.read_exact(chunk).map_err(io)?;
+        if end == len && chunk.last() == Some(&b'\n') {
             return Ok(None);
         }
-        let mut magic = [0u8; 2];
-        if len >= 2 {
-            file.read_exact(&mut magic).map_err(io)?;
-            if magic == [0x1f, 0x8b] {
-                return Err(Error::Other(format!(
-                    "{}: cannot repair a gzip-compressed log; decompress it first",
-                    path.display()
-                )));
-            }
+        if let Some(i) = chunk.iter().rposition(|&b| b == b'\n') {
+            keep = start + i as u64 + 1;
+            break 'scan;
         }
-        // Scan backwards in chunks for the last newline.
-        let mut end = len;
-        let mut keep = 0u64;
-        let mut buf = vec![0u8; 64 * 1024];
-        'scan: while end > 0 {
-            let start = end.saturating_sub(buf.len() as u64);
-            let chunk = &mut buf[..(end - start) as usize];
-            file.seek(SeekFrom::Start(start)).map_err(io)?;
-            file.read_exact(chunk).map_err(io)?;
-            if end == len && chunk.last() == Some(&b'\n') {
-                return Ok(None);
-            }
-            if let Some(i) = chunk.iter().rposition(|&b| b == b'\n') {
-                keep = start + i as u64 + 1;
-                break 'scan;
-            }
-            end = start;
-        }
-        let mut cut = Vec::with_capacity((len - keep) as usize);
-        file.seek(SeekFrom::Start(keep)).map_err(io)?;
-        file.read_to_end(&mut cut).map_err(io)?;
-        file.set_len(keep).map_err(io)?;
-        file.sync_data().map_err(io)?;
-        Ok(Some(String::from_utf8_lossy(&cut).into_owned()))
+        end = start;
     }
+    let shown = (len - keep).min(crate::MAX_LINE_BYTES as u64);
+    let mut cut = Vec::with_capacity(shown as usize);
+    file.seek(SeekFrom::Start(keep)).map_err(io)?;
+    (&mut file).take(shown).read_to_end(&mut cut).map_err(io)?;
+    file.set_len(keep).map_err(io)?;
+    file.sync_data().map_err(io)?;
+    Ok(Some((
+        len - keep,
+        String::from_utf8_lossy(&cut).into_owned(),
+    )))
 }
 
 /// Result of [`repair_inputs`].
@@ -250,8 +259,10 @@ pub fn infer_reps(text: &str) -> Option<usize> {
 /// ([`super::lock_log`]). A log that is not UTF-8 is an error naming the line.
 pub fn repair_inputs(path: &Path, reps: impl Into<Repetitions>) -> Result<InputRepair> {
     let reps = reps.into();
-    let torn_text = Log::repair_torn_tail(path)?;
-    let torn = torn_text.as_ref().map_or(0, |t| t.len() as u64);
+    let (torn, torn_text) = match cut_torn_tail(path)? {
+        Some((n, text)) => (n, Some(text)),
+        None => (0, None),
+    };
     let bytes = read_bytes(path)?;
     let text = log_text(path, &bytes)?;
     let spans = row_spans(text);

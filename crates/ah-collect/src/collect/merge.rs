@@ -3,6 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
+use ah_core::error::shown;
 use ah_core::fs::write_atomic;
 use ah_log::join_logs;
 
@@ -40,7 +41,7 @@ pub fn merge(inputs: &[PathBuf], out: &Path) -> Result<MergeSummary, CollectErro
     if out.extension().is_some_and(|e| e == "gz") {
         return Err(CollectError::Invalid(format!(
             "{}: merge writes a plain log; give an output without .gz and compress it afterwards (gzip OUT): the inputs may be .gz",
-            out.display()
+            shown(out)
         )));
     }
     // Every path checked before anything is created: the inputs exist (no lock sidecar is
@@ -66,7 +67,7 @@ pub fn merge(inputs: &[PathBuf], out: &Path) -> Result<MergeSummary, CollectErro
         return Err(CollectError::Invalid(format!(
             "{}: the output exists and is not one of the inputs; merging would replace its rows: \
              list it among the inputs to keep them, or write to a new file",
-            out.display()
+            shown(out)
         )));
     }
     let joined = join_logs(inputs)?;
@@ -77,8 +78,8 @@ pub fn merge(inputs: &[PathBuf], out: &Path) -> Result<MergeSummary, CollectErro
         return Err(CollectError::Invalid(format!(
             "{}: exists, but not every input has a medians sidecar, so it would no longer match \
              the merged {}: give inputs that all have one, or move it aside",
-            out_medians.display(),
-            out.display()
+            shown(&out_medians),
+            shown(out)
         )));
     }
     let med = if medians {
