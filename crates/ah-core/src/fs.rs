@@ -58,6 +58,10 @@ pub fn check_writable_path(path: &Path) -> Result<(), WriteError> {
             ),
         ),
     };
+    let text = path.as_os_str().as_encoded_bytes();
+    if text.is_empty() || text.ends_with(b"/") || path.file_name().is_none() {
+        return Err(refuse("a folder's path (empty, or ending in `/` or `..`)"));
+    }
     if path
         .file_name()
         .is_some_and(|n| n.as_encoded_bytes().len() > NAME_MAX)
@@ -268,6 +272,10 @@ mod tests {
         }
         let e = check_writable_path(dir.path()).unwrap_err().to_string();
         assert!(e.contains("a folder, not a regular file"), "{e}");
+        for folder in ["new/", "", "x/.."] {
+            let e = check_writable_path(&dir.path().join(folder)).unwrap_err();
+            assert!(e.to_string().contains("a folder's path"), "{folder:?}: {e}");
+        }
         let e = check_writable_path(Path::new("/dev/null"))
             .unwrap_err()
             .to_string();
