@@ -232,7 +232,9 @@ struct Session {
     writers: Option<Writers>,
     provenance: serde_json::Value,
     repair: Repair,
-    medians_done: BTreeMap<String, u64>,
+    /// The complete inputs of the medians sidecar; `None` when the log has rows and no
+    /// sidecar, which it then does not get.
+    medians_done: Option<BTreeMap<String, u64>>,
 }
 
 /// Locks the log; checks its head and its medians sidecar's against the runner's (before
@@ -260,8 +262,21 @@ fn open_log(
     } else {
         Repair::default()
     };
-    let medians_done = reconcile_sidecar(&med_path, cfg.repetitions(), &repair.complete)?;
-    let medians = LogWriter::append(&med_path, metadata, header)?;
+    // A log with rows and no sidecar (PyTorch's, or one whose sidecar was not kept) gets none:
+    // it would hold only the inputs measured from now on. A sidecar that exists is kept whole.
+    let medians_done = if med_path.exists() || repair.complete.is_empty() {
+        Some(reconcile_sidecar(
+            &med_path,
+            cfg.repetitions(),
+            &repair.complete,
+        )?)
+    } else {
+        None
+    };
+    let medians = match medians_done {
+        Some(_) => Some(LogWriter::append(&med_path, metadata, header)?),
+        None => None,
+    };
     let mut log = LogWriter::append(&cfg.out, metadata, header)?;
     // The log exists now: hold the file itself too (another name of it contends).
     lock.hold_file(&cfg.out)?;

@@ -2,7 +2,8 @@
 //! index order ([`Samples`]), less the inputs the log already holds (matched by feature
 //! values, counted as a multiset: equal inputs count once each). An input the log holds and
 //! its medians sidecar lacks (the sidecar was cut) is measured again for the sidecar alone,
-//! so that the two hold the same inputs. Nothing is materialised per sample.
+//! so that the two hold the same inputs; a log that has no sidecar (a PyTorch log, or one
+//! whose sidecar was not kept) gets none. Nothing is materialised per sample.
 
 use std::collections::BTreeMap;
 
@@ -25,8 +26,9 @@ pub(super) struct Todo<'a> {
     samples: Samples<'a>,
     /// Complete inputs of the log not matched to a sample yet.
     log: BTreeMap<String, u64>,
-    /// Complete inputs of the medians sidecar not matched to a sample yet.
-    medians: BTreeMap<String, u64>,
+    /// Complete inputs of the medians sidecar not matched to a sample yet; `None` when the log
+    /// has no sidecar to keep whole.
+    medians: Option<BTreeMap<String, u64>>,
     /// Samples found in the log (measured again for the sidecar or not).
     pub(super) already_done: u64,
 }
@@ -44,11 +46,11 @@ fn take(m: &mut BTreeMap<String, u64>, key: &str) -> bool {
 
 impl<'a> Todo<'a> {
     /// The samples of `samples` less the complete inputs of the log (`log`) and of its
-    /// medians sidecar (`medians`).
+    /// medians sidecar (`medians`, `None` without one).
     pub(super) fn new(
         samples: Samples<'a>,
         log: BTreeMap<String, u64>,
-        medians: BTreeMap<String, u64>,
+        medians: Option<BTreeMap<String, u64>>,
     ) -> Self {
         Todo {
             samples,
@@ -70,7 +72,7 @@ impl<'a> Todo<'a> {
                 }));
             }
             self.already_done += 1;
-            if !take(&mut self.medians, &key) {
+            if self.medians.as_mut().is_some_and(|m| !take(m, &key)) {
                 return Ok(Some(Work {
                     index,
                     drawn,
@@ -87,11 +89,14 @@ impl<'a> Todo<'a> {
     pub(super) fn estimate(&self) -> (u64, u64) {
         let planned = self.samples.planned();
         let in_log: u64 = self.log.values().sum();
-        let refill: u64 = self
-            .log
-            .iter()
-            .map(|(k, n)| n.saturating_sub(self.medians.get(k).copied().unwrap_or(0)))
-            .sum();
+        let refill: u64 = match &self.medians {
+            Some(m) => self
+                .log
+                .iter()
+                .map(|(k, n)| n.saturating_sub(m.get(k).copied().unwrap_or(0)))
+                .sum(),
+            None => 0,
+        };
         let done = in_log.min(planned);
         (planned - done + refill.min(done), done)
     }

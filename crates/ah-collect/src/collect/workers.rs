@@ -20,7 +20,8 @@ use crate::runner::{DynRunner, MeasuredInput};
 /// The log and its sidecars, written under one mutex.
 pub(super) struct Writers {
     pub(super) log: LogWriter,
-    pub(super) medians: LogWriter,
+    /// The medians sidecar, unless the log has rows and none (it then gets none).
+    pub(super) medians: Option<LogWriter>,
     pub(super) extras: ExtrasWriter,
 }
 
@@ -223,12 +224,14 @@ fn write_input(
         let mut w = writers
             .lock()
             .map_err(|_| CollectError::Invalid("writer poisoned".into()))?;
-        if work.medians_only {
-            w.medians.write_line(&med_rows)?;
-            w.medians.sync()?;
-        } else {
+        if let Some(medians) = &mut w.medians {
+            medians.write_line(&med_rows)?;
+            if work.medians_only {
+                medians.sync()?;
+            }
+        }
+        if !work.medians_only {
             w.extras.append(index, m)?;
-            w.medians.write_line(&med_rows)?;
             w.log.write_line(&main_rows)?;
             w.log.sync()?;
         }

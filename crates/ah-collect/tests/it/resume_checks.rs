@@ -144,7 +144,7 @@ fn a_log_cut_inside_its_head_is_completed_and_reads_back() {
 }
 
 #[test]
-fn a_cut_or_missing_medians_sidecar_is_refilled() {
+fn a_cut_medians_sidecar_is_refilled_and_a_missing_one_stays_missing() {
     let dir = tempfile::tempdir().unwrap();
     let log = dir.path().join("log.txt");
     let med = dir.path().join("log.txt.medians.txt");
@@ -166,13 +166,21 @@ fn a_cut_or_missing_medians_sidecar_is_refilled() {
         "the log is not touched"
     );
     assert_eq!(sorted_keys(&med), sorted_keys(&log));
-    std::fs::remove_file(&med).unwrap();
+    // Cut to nothing: refilled whole.
+    std::fs::write(&med, "").unwrap();
     assert!(collect(&log, 5).status.success());
     assert_eq!(sorted_keys(&med), sorted_keys(&log));
     // Whole now: nothing more is measured.
     let o = collect(&log, 5);
     assert!(stderr(&o).contains("0 inputs measured"), "{}", stderr(&o));
     assert!(!stderr(&o).contains("measured again"), "{}", stderr(&o));
+    // Removed (a log with rows and no sidecar, as PyTorch's): it gets none, rather than one
+    // that would hold only the inputs measured from now on.
+    std::fs::remove_file(&med).unwrap();
+    let o = collect(&log, 6);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stderr(&o).contains("1 inputs measured"), "{}", stderr(&o));
+    assert!(!med.exists());
 }
 
 #[test]
