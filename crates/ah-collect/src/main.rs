@@ -2,7 +2,6 @@
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use ah_collect::backend::CudaBackend;
@@ -21,7 +20,6 @@ mod signals;
 
 use cli::{Cli, Command, DeviceArg, ShapesArg};
 use progress::Progress;
-use signals::stop_on_signals;
 
 fn main() -> ExitCode {
     ah_collect::backend::CudaBackend::prefer_eager_module_loading();
@@ -72,6 +70,8 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Some(p) => p.clone(),
         None => default_out(&cli, name, &devices, shard)?,
     };
+    // Before the log or a sidecar is opened, even read: a FIFO would block.
+    collect::check_outputs(&out)?;
     if name == "pad_mm" {
         runner = Box::new(pad_mm::pad_mm_runner(&cli, &options, &out)?);
     } else if let Some(s) = cli.shapes.filter(|s| *s != ShapesArg::Mix) {
@@ -89,10 +89,11 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         cfg.num_reps = r;
         cfg.long_reps = cfg.long_reps.min(r);
     }
-    let signal = stop_on_signals(&cfg.stop)?;
-    let mut progress = Progress::new(cli.quiet);
+    // SIGINT/SIGTERM stop the collection cleanly once it measures (`Progress::start`); before,
+    // they end the process at once, as nothing is measured yet.
+    let mut progress = Progress::new(cli.quiet, Arc::clone(&cfg.stop));
     let summary = collect::collect(runner.as_ref(), &cfg, &mut progress)
-        .with_context(|| format!("collecting {name} into {}", cfg.out.display()))?;
+        .with_context(|| format!("collecting {name}"))?;
     progress.finish();
     if !cli.quiet {
         eprintln!("{}", summary_line(&cfg.out, &summary));
@@ -100,7 +101,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     if !summary.interrupted {
         return Ok(ExitCode::SUCCESS);
     }
-    let signal = signal.load(Ordering::SeqCst) as i32;
+    let signal = progress.signal() as i32;
     let signal_name = match signal {
         signal_hook::consts::SIGTERM => "SIGTERM",
         _ => "SIGINT",
@@ -175,7 +176,7 @@ fn summary_line(out: &Path, summary: &collect::CollectSummary) -> String {
     format!(
         "{}: {} inputs measured ({} rows, {} failed measurements logged as inf{}) in {:.1} s = {:.1} inputs/min, \
          the device busy {:.0} % of the wall time; \
-         {} already in the log, {} samples without a draw meeting the precondition{}{}{}",
+         {} already in the log, {} samples without a draw meeting the precondition{}{}{}{}",
         out.display(),
         summary.measured,
         summary.rows,
@@ -207,6 +208,14 @@ fn summary_line(out: &Path, summary: &collect::CollectSummary) -> String {
         },
         if summary.repaired_bytes > 0 {
             format!("; repaired: {} bytes of an interrupted input cut", summary.repaired_bytes)
+        } else {
+            String::new()
+        },
+        if summary.refilled > 0 {
+            format!(
+                "; {} inputs of the log measured again for its medians sidecar, which lacked them",
+                summary.refilled
+            )
         } else {
             String::new()
         }

@@ -2,9 +2,13 @@
 //! otherwise, and the inputs whose choices failed.
 
 use std::io::IsTerminal;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Arc;
 
 use ah_collect::backend::BackendInfo;
 use ah_collect::collect::{InputReport, Observer};
+
+use crate::signals::stop_on_signals;
 
 /// Progress bar on a terminal; a line every 5 % otherwise (logs of batch jobs).
 pub(crate) struct Progress {
@@ -15,11 +19,17 @@ pub(crate) struct Progress {
     pub(crate) done: u64,
     pub(crate) failures: u64,
     pub(crate) started: std::time::Instant,
+    /// The collection's stop token, set by SIGINT/SIGTERM once measuring starts.
+    stop: Arc<AtomicBool>,
+    /// The signal that came (SIGINT unless SIGTERM), once the handler is installed.
+    signal: Option<Arc<AtomicUsize>>,
 }
 
 impl Progress {
-    pub(crate) fn new(quiet: bool) -> Self {
+    pub(crate) fn new(quiet: bool, stop: Arc<AtomicBool>) -> Self {
         Self {
+            stop,
+            signal: None,
             bar: None,
             quiet,
             tty: std::io::stderr().is_terminal(),
@@ -29,6 +39,15 @@ impl Progress {
             started: std::time::Instant::now(),
         }
     }
+    /// The number of the signal that stopped the collection (SIGINT when none came).
+    pub(crate) fn signal(&self) -> usize {
+        self.signal
+            .as_ref()
+            .map_or(signal_hook::consts::SIGINT as usize, |s| {
+                s.load(Ordering::SeqCst)
+            })
+    }
+
     pub(crate) fn finish(&mut self) {
         if let Some(b) = self.bar.take() {
             b.finish_and_clear();
@@ -40,6 +59,13 @@ impl Observer for Progress {
     fn start(&mut self, to_measure: u64, already_done: u64, devices: &[BackendInfo]) {
         self.total = to_measure;
         self.started = std::time::Instant::now();
+        match stop_on_signals(&self.stop) {
+            Ok(signal) => self.signal = Some(signal),
+            Err(e) => eprintln!(
+                "warning: {}: SIGINT/SIGTERM kill the collection at once (the next run repairs the log)",
+                ah_core::error::report(e.as_ref())
+            ),
+        }
         if self.quiet {
             return;
         }
@@ -89,7 +115,9 @@ impl Observer for Progress {
         if self.done.is_multiple_of(step) || self.done == self.total {
             let secs = self.started.elapsed().as_secs_f64();
             let rate = self.done as f64 / secs.max(1e-9) * 60.0;
-            let eta = (self.total - self.done) as f64 / (self.done as f64 / secs.max(1e-9));
+            // The total is an estimate with --distinct or --exclude: never below what is done.
+            let eta =
+                self.total.saturating_sub(self.done) as f64 / (self.done as f64 / secs.max(1e-9));
             eprintln!(
                 "{}/{} inputs, {:.0} s, {rate:.1} inputs/min, ETA {eta:.0} s",
                 self.done, self.total, secs

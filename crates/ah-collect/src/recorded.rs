@@ -30,8 +30,9 @@ pub(crate) fn recorded_shapes(out: &Path) -> anyhow::Result<Option<ShapesArg>> {
         "real" => Ok(Some(ShapesArg::Real)),
         "mix" => Ok(Some(ShapesArg::Mix)),
         other => bail!(
-            "{}: records an unknown `shapes` = `{other}`; give --shapes, or write to another --out",
-            path.display()
+            "{}: records an unknown `shapes` = `{}`; give --shapes, or write to another --out",
+            ah_core::error::shown(&path),
+            ah_core::error::clip(other)
         ),
     }
 }

@@ -36,7 +36,8 @@ pub enum Error {
         /// What is wrong and what to do.
         message: String,
     },
-    /// Appending to a log whose metadata line differs (PyTorch's `InconsistentMetadata`).
+    /// Appending to a log whose metadata line (line 1) differs (PyTorch's
+    /// `InconsistentMetadata`).
     InconsistentMetadata {
         /// The log file.
         path: PathBuf,
@@ -94,16 +95,21 @@ pub enum Error {
 impl std::fmt::Display for Error {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
+            Error::Locked { path, lock } if path == lock => write!(
+                f,
+                "{}: another process is collecting into or merging this file, under another name of it (a hard or symbolic link: it holds the file's own lock); wait for it to finish, or write to another file",
+                shown(path)
+            ),
             Error::Locked { path, lock } => write!(
                 f,
                 "{}: another process is collecting into or merging this file (it holds {}); wait for it to finish, or write to another file",
-                path.display(),
-                lock.display()
+                shown(path),
+                shown(lock)
             ),
-            Error::Io { path, source } => write!(f, "{}: {source}", path.display()),
-            Error::Metadata(m) => write!(f, "invalid metadata line: {m}"),
+            Error::Io { path, source } => write_io(f, path, source),
+            Error::Metadata(m) => write!(f, "invalid metadata line: {}", clip(m)),
             Error::LogFormat { path, line, message } | Error::FileFormat { path, line, message } => {
-                write!(f, "{}:{line}: {message}", path.display())
+                write!(f, "{}:{line}: {message}", shown(path))
             }
             Error::InconsistentMetadata {
                 path,
@@ -112,8 +118,11 @@ impl std::fmt::Display for Error {
                 difference,
             } => write!(
                 f,
-                "{}: given metadata does not match existing metadata (PyTorch's InconsistentMetadata)\n  existing: {existing}\n  given:    {given}\n  difference: {difference}\nhint: write to another file, or merge logs of the same device and features only",
-                path.display()
+                "{}:1: given metadata does not match existing metadata (PyTorch's InconsistentMetadata)\n  existing: {}\n  given:    {}\n  difference: {}\nhint: write to another file, or merge logs of the same device and features only",
+                shown(path),
+                clip(existing),
+                clip(given),
+                clip(difference)
             ),
             Error::LogMismatch {
                 path,
@@ -123,11 +132,13 @@ impl std::fmt::Display for Error {
                 other,
             } => write!(
                 f,
-                "{}: {what} differs from {}'s; merge only logs of the same runner, device and features\n  {}: {first}\n  {}: {other}",
-                path.display(),
-                first_path.display(),
-                first_path.display(),
-                path.display()
+                "{}: {what} differs from {}'s; merge only logs of the same runner, device and features\n  {}: {}\n  {}: {}",
+                shown(path),
+                shown(first_path),
+                shown(first_path),
+                clip(first),
+                shown(path),
+                clip(other)
             ),
             Error::Expression {
                 name,
@@ -200,6 +211,88 @@ pub fn report(err: &(dyn std::error::Error + 'static)) -> String {
     out
 }
 
+/// How many characters of a user's string (a header, a metadata line, a value) a message
+/// quotes: longer strings are cut by [`clip`], so that no message is longer than a screen.
+pub const QUOTE_CHARS: usize = 200;
+
+/// A user's string as an error message quotes it: whole up to [`QUOTE_CHARS`] characters,
+/// else its first [`QUOTE_CHARS`] characters and `… (N more characters)`. Linear in the
+/// string; the one bound on quoted text of every message of the workspace.
+pub fn clip(text: &str) -> std::borrow::Cow<'_, str> {
+    match text.char_indices().nth(QUOTE_CHARS) {
+        None => std::borrow::Cow::Borrowed(text),
+        Some((end, _)) => {
+            let more = text[end..].chars().count();
+            std::borrow::Cow::Owned(format!("{}… ({more} more characters)", &text[..end]))
+        }
+    }
+}
+
+/// A path as an error message shows it: whole up to [`QUOTE_CHARS`] characters, else its
+/// first and last `QUOTE_CHARS / 2` characters around `…(N characters)…`, so that the file
+/// name at its end stays readable.
+pub fn shown(path: &std::path::Path) -> String {
+    let text = path.display().to_string();
+    let count = text.chars().count();
+    if count <= QUOTE_CHARS {
+        return text;
+    }
+    let half = QUOTE_CHARS / 2;
+    let head: String = text.chars().take(half).collect();
+    let tail: String = text.chars().skip(count - half).collect();
+    format!("{head}…({} characters)…{tail}", count - 2 * half)
+}
+
+/// What to do about an operating system error, by its kind, when there is something to say:
+/// the line `hint: ...` that [`Error::Io`] and the tools' I/O errors end with.
+pub fn io_advice(err: &std::io::Error) -> Option<&'static str> {
+    use std::io::ErrorKind as K;
+    Some(match err.kind() {
+        K::PermissionDenied => {
+            "check the permissions of the file and of its folder, or use another path"
+        }
+        K::NotFound => "check the path: the file, or a folder on the way, does not exist",
+        K::InvalidFilename => {
+            "a name in the path is too long for the file system (most allow 255 bytes; the \
+             sidecars add up to 16 bytes to a log's name): use a shorter name"
+        }
+        K::StorageFull | K::QuotaExceeded => {
+            "the disk (or your quota) is full: free some space, or write to another disk"
+        }
+        K::ReadOnlyFilesystem => "the file system is read-only: write somewhere else",
+        K::IsADirectory => "the path is a folder: give a file's path",
+        K::NotADirectory | K::AlreadyExists => {
+            "a part of the path that should be a folder is a file: check the path"
+        }
+        _ => return None,
+    })
+}
+
+/// The message of an I/O error on `path`: `{path}: {err}` and, when there is one, a line
+/// `hint: {advice}` ([`io_advice`]); the path bounded ([`shown`]).
+pub fn io_text(path: &std::path::Path, err: &std::io::Error) -> String {
+    struct Io<'a>(&'a std::path::Path, &'a std::io::Error);
+    impl std::fmt::Display for Io<'_> {
+        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            write_io(f, self.0, self.1)
+        }
+    }
+    Io(path, err).to_string()
+}
+
+/// Writes [`io_text`] to `f`.
+pub fn write_io(
+    f: &mut std::fmt::Formatter<'_>,
+    path: &std::path::Path,
+    err: &std::io::Error,
+) -> std::fmt::Result {
+    write!(f, "{}: {err}", shown(path))?;
+    match io_advice(err) {
+        Some(advice) => write!(f, "\nhint: {advice}"),
+        None => Ok(()),
+    }
+}
+
 fn caret(column: usize) -> String {
     format!("{}^", " ".repeat(column.saturating_sub(1)))
 }
@@ -218,6 +311,40 @@ mod tests {
         let text = report(&err);
         assert_eq!(text.matches("not found").count(), 1, "{text}");
         assert!(text.starts_with("m.json: "), "{text}");
+    }
+
+    #[test]
+    fn quotes_and_paths_are_bounded() {
+        assert_eq!(clip("short"), "short");
+        let long = "é".repeat(QUOTE_CHARS + 5);
+        let c = clip(&long);
+        assert!(c.starts_with(&"é".repeat(QUOTE_CHARS)), "{c}");
+        assert!(c.ends_with("… (5 more characters)"), "{c}");
+        let path = std::path::PathBuf::from(format!("/d/{}.txt.medians.txt", "x".repeat(300)));
+        let s = shown(&path);
+        assert!(
+            s.starts_with("/d/xx") && s.ends_with("xx.txt.medians.txt"),
+            "{s}"
+        );
+        assert!(s.chars().count() < QUOTE_CHARS + 40, "{s}");
+        let huge = Error::InconsistentMetadata {
+            path: path.clone(),
+            existing: "a".repeat(3_000_000),
+            given: "b".repeat(3_000_000),
+            difference: "c".repeat(3_000_000),
+        };
+        assert!(huge.to_string().len() < 2_000, "{}", huge.to_string().len());
+    }
+
+    #[test]
+    fn io_errors_say_what_to_do_once() {
+        let err = Error::io(
+            "out/x.txt",
+            std::io::Error::from(std::io::ErrorKind::PermissionDenied),
+        );
+        let text = report(&err);
+        assert_eq!(text.matches("permission denied").count(), 1, "{text}");
+        assert!(text.contains("\nhint: check the permissions"), "{text}");
     }
 
     #[test]

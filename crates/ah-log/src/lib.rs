@@ -15,6 +15,9 @@
 //! - `parallel`: [`Log::read_parallel`], the same result with both halves of a large file
 //!   parsed at once;
 //! - `rows`: [`row_spans`], the data rows of a log's text with their byte offsets;
+//! - `limit`: [`MAX_LINE_BYTES`], the longest line a reader takes (enforced as it reads);
+//! - `head`: [`check_head`], a log's metadata line and header against a writer's, before it
+//!   appends;
 //! - `write`: [`LogWriter`] (PyTorch's `save_data`) and [`push_row`], the one rendering of a row;
 //! - `repair`: [`Log::repair_torn_tail`] and [`repair_inputs`] (a collector's resume),
 //!   [`infer_reps`], [`keep_inputs`], and [`Repetitions`] (rows per choice of an input);
@@ -24,6 +27,8 @@
 //! It prints nothing; errors are the core's [`ah_core::Error`] (they name the file and line).
 #![deny(missing_docs)]
 
+mod head;
+mod limit;
 mod lock;
 mod merge;
 mod metadata;
@@ -34,12 +39,16 @@ mod rows;
 mod write;
 
 #[cfg(test)]
+mod head_tests;
+#[cfg(test)]
 mod repair_tests;
 #[cfg(test)]
 mod tests;
 
 use std::path::PathBuf;
 
+pub use head::{check_head, head_text, Head};
+pub use limit::MAX_LINE_BYTES;
 pub use lock::{lock_log, lock_path, LogLock};
 pub use merge::{join_logs, Joined};
 pub use metadata::parse_metadata_line;
@@ -76,6 +85,8 @@ pub struct LogRow {
     pub choice: u32,
     /// Measured time in milliseconds; `inf` when the choice failed.
     pub feedback: f64,
+    /// 1-based line of the row in the (uncompressed) file, for messages about its values.
+    pub line: usize,
 }
 
 /// A whole log in memory.
@@ -102,9 +113,7 @@ pub struct Log {
 impl Log {
     /// The header line as written (features, `choice`, `feedback`).
     pub fn header_line(&self) -> String {
-        let mut h = self.features.join(",");
-        h.push_str(",choice,feedback");
-        h
+        head::header_line(&self.features)
     }
 
     /// A data row rendered as PyTorch writes it.

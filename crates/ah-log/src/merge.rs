@@ -1,9 +1,10 @@
 //! [`join_logs`]: logs of the same runner, device and features joined into one text, as
-//! PyTorch's `merge_data.py` joins them.
+//! PyTorch's `merge_data.py` joins them, keeping exactly the rows the reader reads.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
-use super::read::{log_text, read_bytes};
+use super::read::{is_row, log_text, read_bytes};
+use super::{Log, ReadOptions};
 use ah_core::error::{Error, Result};
 
 /// The joined text of [`join_logs`] and what went into it.
@@ -11,16 +12,23 @@ use ah_core::error::{Error, Result};
 pub struct Joined {
     /// The first log's two head lines, then every log's rows in order.
     pub text: String,
-    /// Data rows in `text`.
+    /// Data lines in `text`.
     pub rows: u64,
-    /// Logs whose torn (incomplete) last line was dropped.
+    /// Logs whose torn last line (no newline, and not a row the reader reads) was dropped.
     pub torn: u64,
 }
 
 /// Joins logs (plain or gzip) whose first two lines are identical (as PyTorch's
 /// `merge_data.py` requires): the first one's metadata line and header, then every log's
-/// non-empty lines after its header, in order; a torn last line is dropped and counted.
-/// [`Error::LogMismatch`] names the first log whose metadata line or header differs.
+/// non-empty lines after its header, in order, each ending with a newline.
+///
+/// Merge and the readers agree on what a row is: a last line without its newline is kept when
+/// the reader reads it as a row (the right number of fields, a time as feedback), and dropped
+/// and counted in [`Joined::torn`] otherwise (a line cut while it was written, which the
+/// reader skips as malformed). A log the reader refuses (not UTF-8, a bad head, a corrupt
+/// gzip stream, a line over [`crate::MAX_LINE_BYTES`]) is refused with the reader's error,
+/// which names the file and the line; [`Error::LogMismatch`] names the first log whose
+/// metadata line or header differs.
 pub fn join_logs(inputs: &[PathBuf]) -> Result<Joined> {
     let mut out = String::new();
     let mut head: Option<(String, String)> = None;
@@ -28,20 +36,10 @@ pub fn join_logs(inputs: &[PathBuf]) -> Result<Joined> {
     for path in inputs {
         let bytes = read_bytes(path)?;
         let text = log_text(path, &bytes)?;
-        let complete = match text.rfind('\n') {
-            Some(i) => &text[..=i],
-            None => "",
-        };
-        if complete.len() < text.len() {
-            torn += 1;
-        }
-        let mut lines = complete.lines();
-        let (Some(l1), Some(l2)) = (lines.next(), lines.next()) else {
-            return Err(Error::Other(format!(
-                "{}: not an AutoHeuristic log (needs a metadata line and a header)",
-                path.display()
-            )));
-        };
+        let mut lines = text.split_inclusive('\n');
+        let l1 = line_of(lines.next().unwrap_or_default());
+        let l2 = line_of(lines.next().unwrap_or_default());
+        let width = check_head(path, text)?;
         match &head {
             None => {
                 head = Some((l1.to_string(), l2.to_string()));
@@ -66,8 +64,16 @@ pub fn join_logs(inputs: &[PathBuf]) -> Result<Joined> {
                 }
             }
         }
-        for l in lines.filter(|l| !l.is_empty()) {
-            out.push_str(l);
+        for raw in lines {
+            let line = line_of(raw);
+            if line.trim_end_matches('\r').is_empty() {
+                continue; // a blank line, which the reader skips too
+            }
+            if !raw.ends_with('\n') && !is_row(line, width) {
+                torn += 1;
+                continue;
+            }
+            out.push_str(line);
             out.push('\n');
             rows += 1;
         }
@@ -77,4 +83,25 @@ pub fn join_logs(inputs: &[PathBuf]) -> Result<Joined> {
         rows,
         torn,
     })
+}
+
+/// A line without its `\n` and the one `\r` before it (as `str::lines` gives it).
+fn line_of(raw: &str) -> &str {
+    let line = raw.strip_suffix('\n').unwrap_or(raw);
+    if raw.ends_with('\n') {
+        line.strip_suffix('\r').unwrap_or(line)
+    } else {
+        line
+    }
+}
+
+/// Reads the head of a log's text (its first two lines) with the reader, so that a log the
+/// reader refuses is refused here with its message; returns the header's width.
+fn check_head(path: &Path, text: &str) -> Result<usize> {
+    let end = text
+        .match_indices('\n')
+        .nth(1)
+        .map_or(text.len(), |(i, _)| i + 1);
+    let log = Log::from_reader(path, &text.as_bytes()[..end], ReadOptions::default())?;
+    Ok(log.features.len() + 2)
 }

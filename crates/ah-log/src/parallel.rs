@@ -81,6 +81,7 @@ fn append(mut log: Log, b: Log, shift: usize) -> Log {
     log.rows.reserve(b.rows.len());
     log.rows.extend(b.rows.into_iter().map(|mut r| {
         r.choice = map[r.choice as usize];
+        r.line += shift;
         r
     }));
     log.malformed.extend(b.malformed.into_iter().map(|mut m| {

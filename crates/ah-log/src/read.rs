@@ -12,8 +12,9 @@ use std::path::Path;
 
 use csv::ByteRecord;
 
+use super::limit::{LineLimit, LineTooLong, MAX_LINE_BYTES};
 use super::{Log, LogRow, MalformedLine, ReadOptions};
-use ah_core::error::{Error, Result};
+use ah_core::error::{clip, Error, Result};
 use ah_core::metadata::Metadata;
 use ah_core::value::{parse_python_float, Value};
 
@@ -29,14 +30,25 @@ impl Log {
     ///
     /// Linear in the size of the input: the CSV parser fills one reused record, and a row's
     /// cells are parsed straight into a vector of exactly the header's width. Every error
-    /// names the file and the line.
+    /// names the file and the line; a line longer than [`MAX_LINE_BYTES`] is an error before
+    /// it is held in memory.
     pub fn from_reader(path: &Path, reader: impl BufRead, options: ReadOptions) -> Result<Log> {
+        Self::from_reader_limited(path, reader, options, MAX_LINE_BYTES)
+    }
+
+    /// [`Log::from_reader`] with another bound on a line's length (tests use a small one).
+    pub(crate) fn from_reader_limited(
+        path: &Path,
+        reader: impl BufRead,
+        options: ReadOptions,
+        limit: usize,
+    ) -> Result<Log> {
         let fmt_err = |line: usize, message: String| Error::LogFormat {
             path: path.to_path_buf(),
             line,
             message,
         };
-        let mut lines = Lines::new(path, reader);
+        let mut lines = Lines::with_limit(path, reader, limit);
         let Some(first) = lines.next_line()? else {
             return Err(fmt_err(
                 1,
@@ -87,6 +99,7 @@ fn read_rows(lines: &mut Lines<'_, impl Read>, log: &mut Log, options: ReadOptio
         };
         match parse_row(&lines.record, n) {
             Ok((values, choice, feedback)) => {
+                let line = lineno;
                 let idx = match choice_index.get(choice) {
                     Some(&i) => i,
                     None => {
@@ -100,6 +113,7 @@ fn read_rows(lines: &mut Lines<'_, impl Read>, log: &mut Log, options: ReadOptio
                     values,
                     choice: idx,
                     feedback,
+                    line,
                 });
             }
             Err(None) => return Err(lines.utf8_error(lineno)),
@@ -163,7 +177,7 @@ pub(crate) enum Line {
 /// The lines of a log, one at a time, through the CSV parser (which skips empty lines: they
 /// are given back here in their place).
 pub(crate) struct Lines<'p, R: Read> {
-    csv: csv::Reader<Tap<R>>,
+    csv: csv::Reader<Tap<LineLimit<R>>>,
     /// The fields of the last [`Line::Fields`]; the last field may end in `\r`s (see
     /// [`Lines::fields`]).
     pub(crate) record: ByteRecord,
@@ -178,9 +192,14 @@ pub(crate) struct Lines<'p, R: Read> {
 
 impl<'p, R: Read> Lines<'p, R> {
     pub(crate) fn new(path: &'p Path, source: R) -> Self {
+        Self::with_limit(path, source, MAX_LINE_BYTES)
+    }
+
+    /// Lines of at most `limit` bytes: a longer one is an error naming it.
+    pub(crate) fn with_limit(path: &'p Path, source: R, limit: usize) -> Self {
         Lines {
             csv: csv_reader(Tap {
-                inner: source,
+                inner: LineLimit::new(source, limit),
                 bytes: 0,
                 last: None,
             }),
@@ -237,11 +256,18 @@ impl<'p, R: Read> Lines<'p, R> {
             // consumed all it was given, so a failing source fails on the line after them.
             Ok(false) => self.total = Some(self.csv.position().line() as usize - 1),
             Err(e) => {
+                let (line, message) = match e.kind() {
+                    csv::ErrorKind::Io(io) => match LineTooLong::of(io) {
+                        Some(long) => (long.line, long.to_string()),
+                        None => (self.csv.position().line() as usize, unreadable(io)),
+                    },
+                    _ => (self.csv.position().line() as usize, unreadable(&e)),
+                };
                 return Err(Error::LogFormat {
                     path: self.path.to_path_buf(),
-                    line: self.csv.position().line() as usize,
-                    message: format!("cannot read this line: {e} (a corrupt or cut gzip file?)"),
-                })
+                    line,
+                    message,
+                });
             }
         }
         Ok(())
@@ -268,12 +294,7 @@ impl<'p, R: Read> Lines<'p, R> {
         Error::LogFormat {
             path: self.path.to_path_buf(),
             line: n,
-            message: format!(
-                "not UTF-8 text (byte 0x{:02x} at column {}); logs are UTF-8: is this a log, or \
-                 was it damaged?",
-                text[e.valid_up_to()],
-                e.valid_up_to() + 1
-            ),
+            message: not_utf8(text[e.valid_up_to()], e.valid_up_to() + 1),
         }
     }
 
@@ -335,7 +356,8 @@ fn parse_header(
     let columns: HashSet<&str> = features.iter().map(String::as_str).collect();
     if let Some(f) = metadata.features().find(|f| !columns.contains(f)) {
         return Err(format!(
-            "feature `{f}` of the metadata line is not a column of the header"
+            "feature `{}` of the metadata line is not a column of the header",
+            clip(f)
         ));
     }
     Ok(features)
@@ -380,13 +402,13 @@ fn parse_row(
     let feedback = parse_python_float(feedback_text).ok_or_else(|| {
         Some(format!(
             "feedback `{}` is not a number",
-            tail_of(feedback_text, 40)
+            clip(feedback_text)
         ))
     })?;
     if feedback <= 0.0 {
         return Err(Some(format!(
-            "feedback `{feedback_text}` is not a time: times (ms) are positive, `inf` for a failed \
-             choice"
+            "feedback `{}` is not a time: times (ms) are positive, `inf` for a failed choice",
+            clip(feedback_text)
         )));
     }
     if choice.is_empty() {
@@ -406,29 +428,72 @@ pub fn metadata_line(path: &Path) -> Result<String> {
 
 /// Opens a file for reading, transparently decompressing gzip.
 pub fn open_maybe_gz(path: &Path) -> Result<Box<dyn BufRead>> {
+    Ok(open_source(path)?.0)
+}
+
+/// [`open_maybe_gz`], and whether the file is gzip.
+fn open_source(path: &Path) -> Result<(Box<dyn BufRead>, bool)> {
     let mut file = File::open(path).map_err(|e| Error::io(path, e))?;
     let mut magic = [0u8; 2];
     let got = file.read(&mut magic).map_err(|e| Error::io(path, e))?;
     file.seek(SeekFrom::Start(0))
         .map_err(|e| Error::io(path, e))?;
     let gz = got == 2 && magic == [0x1f, 0x8b];
-    Ok(if gz {
+    let reader: Box<dyn BufRead> = if gz {
         Box::new(BufReader::with_capacity(
             1 << 16,
             flate2::read::MultiGzDecoder::new(file),
         ))
     } else {
         Box::new(BufReader::with_capacity(1 << 16, file))
-    })
+    };
+    Ok((reader, gz))
 }
 
-/// The whole uncompressed content of a log, plain or gzip.
+/// The whole uncompressed content of a log, plain or gzip. A line longer than
+/// [`MAX_LINE_BYTES`] and a corrupt or cut gzip stream are errors naming the file and the
+/// line, raised before more is held in memory.
 pub fn read_bytes(path: &Path) -> Result<Vec<u8>> {
+    read_bytes_limited(path, MAX_LINE_BYTES)
+}
+
+/// [`read_bytes`] with another bound on a line's length.
+pub(crate) fn read_bytes_limited(path: &Path, limit: usize) -> Result<Vec<u8>> {
+    let (source, gz) = open_source(path)?;
+    let mut limited = LineLimit::new(source, limit);
     let mut bytes = Vec::new();
-    open_maybe_gz(path)?
-        .read_to_end(&mut bytes)
-        .map_err(|e| Error::io(path, e))?;
-    Ok(bytes)
+    match limited.read_to_end(&mut bytes) {
+        Ok(_) => Ok(bytes),
+        Err(e) => {
+            let message = match LineTooLong::of(&e) {
+                Some(long) => long.to_string(),
+                None if gz => unreadable(&e),
+                None => return Err(Error::io(path, e)),
+            };
+            Err(Error::LogFormat {
+                path: path.to_path_buf(),
+                line: limited.line(),
+                message,
+            })
+        }
+    }
+}
+
+/// The message for a line that cannot be read (a gzip stream that is corrupt or cut there).
+fn unreadable(e: &dyn std::fmt::Display) -> String {
+    format!(
+        "cannot read this line: {e}; the gzip stream is corrupt or cut here: get the file again, \
+         or decompress what can be read (`gzip -dc FILE > LOG`, the rows before this line)"
+    )
+}
+
+/// True when `line` (without its `\n`) is a row of a log whose header has `width` columns,
+/// as the reader reads it: the rule [`super::join_logs`] keeps a last line without a newline
+/// by, so that a merge keeps exactly the rows every reader reads.
+pub(crate) fn is_row(line: &str, width: usize) -> bool {
+    let mut csv = csv_reader(line.as_bytes());
+    let mut record = ByteRecord::new();
+    matches!(csv.read_byte_record(&mut record), Ok(true)) && parse_row(&record, width).is_ok()
 }
 
 /// The text of a log or sidecar read as bytes: an error naming the file and the line when it
@@ -437,12 +502,19 @@ pub fn log_text<'b>(path: &Path, bytes: &'b [u8]) -> Result<&'b str> {
     std::str::from_utf8(bytes).map_err(|e| {
         let good = &bytes[..e.valid_up_to()];
         let line = good.iter().filter(|b| **b == b'\n').count() + 1;
+        let column = good.len() - good.iter().rposition(|b| *b == b'\n').map_or(0, |p| p + 1);
         Error::LogFormat {
             path: path.to_path_buf(),
             line,
-            message: "not UTF-8 text; is this an AutoHeuristic log (a gzip log must be \
-                      decompressed first)?"
-                .into(),
+            message: not_utf8(bytes[e.valid_up_to()], column + 1),
         }
     })
+}
+
+/// The message for a line that is not UTF-8: the byte and its 1-based column.
+fn not_utf8(byte: u8, column: usize) -> String {
+    format!(
+        "not UTF-8 text (byte 0x{byte:02x} at column {column}); logs are UTF-8: is this a log, \
+         or was it damaged? Fix or delete that line"
+    )
 }

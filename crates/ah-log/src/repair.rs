@@ -24,17 +24,29 @@
 //! every choice, as a long input has, counted as logged, so that input is not measured again
 //! (a kill exactly between two repetitions leaves the same rows). Cutting the whole torn
 //! input instead would be ambiguous exactly there, and could cut from the medians sidecar
-//! (written first, so never behind the log) an input the log keeps. Also with `long < max`,
-//! a last run that lacks a choice which every other run of the log has is incomplete (a kill
-//! after the first rows of an input; a log of one input has nothing to tell its choices, so
-//! there such rows stay).
+//! (written first, so never behind the log) an input the log keeps. A last run that lacks a
+//! choice which every other run of the log has is incomplete (a write cut after the first rows
+//! of an input, at a line end; a log of one input has nothing to tell its choices, so there
+//! such rows stay). For a runner whose choices depend on the input (`mm`), a last input that
+//! really has fewer choices than all before it is measured again on each resume: one input,
+//! never a row lost.
+//!
+//! **A torn line tells more.** A collector writes an input's rows in one write, so a torn last
+//! line (no newline) is a row of an input whose write was cut. When it begins a row of the
+//! last run's feature values for a choice that run lacks, or is cut before its choice and
+//! nothing tells the choices (a log of one input, or a fixed count), the run's last input is
+//! cut too: an input with a choice missing (`--num-reps 1`: `orig` kept, `pad` torn) is never
+//! counted as logged, at worst an input is measured once more than needed. A torn row of a
+//! choice the run has is a further repetition (or an equal input's first row), judged by the
+//! counts as above. A last line without its newline is torn for a collector even when it
+//! reads as a row (a reader and a merge keep it): its number may be cut (`15.3` as `1`).
 
 use std::collections::{BTreeMap, HashSet};
 use std::fs::OpenOptions;
 use std::io::{Read, Seek, SeekFrom};
 use std::path::Path;
 
-use super::read::log_text;
+use super::read::{log_text, read_bytes};
 use super::rows::{row_spans, RowSpan};
 use super::Log;
 use ah_core::error::{Error, Result};
@@ -42,55 +54,64 @@ use ah_core::error::{Error, Result};
 impl Log {
     /// Repairs a log whose last line was torn (a collector killed mid-write): when the file does
     /// not end with `\n`, truncates it after the last `\n` and returns the bytes cut off (lossy
-    /// UTF-8). Returns `None` when the file is empty or already ends with a newline. Plain
+    /// UTF-8; their first [`crate::MAX_LINE_BYTES`] only, so that a huge torn line is not held).
+    /// Returns `None` when the file is empty or already ends with a newline. Plain
     /// (uncompressed) files only.
     pub fn repair_torn_tail(path: impl AsRef<Path>) -> Result<Option<String>> {
-        let path = path.as_ref();
-        let io = |e| Error::io(path, e);
-        let mut file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .open(path)
-            .map_err(io)?;
-        let len = file.metadata().map_err(io)?.len();
-        if len == 0 {
+        Ok(cut_torn_tail(path.as_ref())?.map(|(_, text)| text))
+    }
+}
+
+/// [`Log::repair_torn_tail`], with the number of bytes cut.
+fn cut_torn_tail(path: &Path) -> Result<Option<(u64, String)>> {
+    let io = |e| Error::io(path, e);
+    let mut file = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(path)
+        .map_err(io)?;
+    let len = file.metadata().map_err(io)?.len();
+    if len == 0 {
+        return Ok(None);
+    }
+    let mut magic = [0u8; 2];
+    if len >= 2 {
+        file.read_exact(&mut magic).map_err(io)?;
+        if magic == [0x1f, 0x8b] {
+            return Err(Error::Other(format!(
+                "{}: cannot repair a gzip-compressed log; decompress it first",
+                path.display()
+            )));
+        }
+    }
+    // Scan backwards in chunks for the last newline.
+    let mut end = len;
+    let mut keep = 0u64;
+    let mut buf = vec![0u8; 64 * 1024];
+    'scan: while end > 0 {
+        let start = end.saturating_sub(buf.len() as u64);
+        let chunk = &mut buf[..(end - start) as usize];
+        file.seek(SeekFrom::Start(start)).map_err(io)?;
+        file.read_exact(chunk).map_err(io)?;
+        if end == len && chunk.last() == Some(&b'\n') {
             return Ok(None);
         }
-        let mut magic = [0u8; 2];
-        if len >= 2 {
-            file.read_exact(&mut magic).map_err(io)?;
-            if magic == [0x1f, 0x8b] {
-                return Err(Error::Other(format!(
-                    "{}: cannot repair a gzip-compressed log; decompress it first",
-                    path.display()
-                )));
-            }
+        if let Some(i) = chunk.iter().rposition(|&b| b == b'\n') {
+            keep = start + i as u64 + 1;
+            break 'scan;
         }
-        // Scan backwards in chunks for the last newline.
-        let mut end = len;
-        let mut keep = 0u64;
-        let mut buf = vec![0u8; 64 * 1024];
-        'scan: while end > 0 {
-            let start = end.saturating_sub(buf.len() as u64);
-            let chunk = &mut buf[..(end - start) as usize];
-            file.seek(SeekFrom::Start(start)).map_err(io)?;
-            file.read_exact(chunk).map_err(io)?;
-            if end == len && chunk.last() == Some(&b'\n') {
-                return Ok(None);
-            }
-            if let Some(i) = chunk.iter().rposition(|&b| b == b'\n') {
-                keep = start + i as u64 + 1;
-                break 'scan;
-            }
-            end = start;
-        }
-        let mut cut = Vec::with_capacity((len - keep) as usize);
-        file.seek(SeekFrom::Start(keep)).map_err(io)?;
-        file.read_to_end(&mut cut).map_err(io)?;
-        file.set_len(keep).map_err(io)?;
-        file.sync_data().map_err(io)?;
-        Ok(Some(String::from_utf8_lossy(&cut).into_owned()))
+        end = start;
     }
+    let shown = (len - keep).min(crate::MAX_LINE_BYTES as u64);
+    let mut cut = Vec::with_capacity(shown as usize);
+    file.seek(SeekFrom::Start(keep)).map_err(io)?;
+    (&mut file).take(shown).read_to_end(&mut cut).map_err(io)?;
+    file.set_len(keep).map_err(io)?;
+    file.sync_data().map_err(io)?;
+    Ok(Some((
+        len - keep,
+        String::from_utf8_lossy(&cut).into_owned(),
+    )))
 }
 
 /// Result of [`repair_inputs`].
@@ -238,19 +259,40 @@ pub fn infer_reps(text: &str) -> Option<usize> {
 /// ([`super::lock_log`]). A log that is not UTF-8 is an error naming the line.
 pub fn repair_inputs(path: &Path, reps: impl Into<Repetitions>) -> Result<InputRepair> {
     let reps = reps.into();
-    let torn = Log::repair_torn_tail(path)?.map_or(0, |t| t.len() as u64);
-    let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
+    let (torn, torn_text) = match cut_torn_tail(path)? {
+        Some((n, text)) => (n, Some(text)),
+        None => (0, None),
+    };
+    let bytes = read_bytes(path)?;
     let text = log_text(path, &bytes)?;
     let spans = row_spans(text);
     let mut groups = groups_of(&spans);
-    let shared = shared_choices(&groups).filter(|_| reps.is_adaptive());
+    let shared = shared_choices(&groups);
     let mut keep = text.len();
     if let Some(last) = groups.last_mut() {
-        let lacks_choices = shared
-            .as_ref()
-            .is_some_and(|s| *s != choice_set(&last.rows));
-        if lacks_choices || complete_inputs(&last.rows, reps).is_none() {
-            keep = cut_incomplete(last, reps, shared.as_deref());
+        let torn = torn_text
+            .as_deref()
+            .map_or(Torn::Other, |t| torn_row(t, last.key));
+        let own = choice_set(&last.rows);
+        // The choices the last input must have, when the log (or its torn row) says.
+        let expected: Option<Vec<&str>> = match torn {
+            Torn::Choice(c) if !own.contains(&c) => {
+                let mut all = shared.clone().unwrap_or_else(|| own.clone());
+                all.push(c);
+                all.sort_unstable();
+                all.dedup();
+                Some(all)
+            }
+            _ => shared.clone(),
+        };
+        let lacks_choices = expected.as_ref().is_some_and(|s| *s != own);
+        let rows = last.rows.len();
+        if matches!(torn, Torn::Unknown) && expected.is_none() {
+            // A torn row of this input, of a choice nothing tells: its last input is not
+            // trusted (measured again: at worst one input more than needed).
+            keep = cut_incomplete(last, reps, None, rows.saturating_sub(1));
+        } else if lacks_choices || complete_inputs(&last.rows, reps).is_none() {
+            keep = cut_incomplete(last, reps, expected.as_deref(), rows);
         }
     }
     let removed = bytes.len() - keep;
@@ -260,29 +302,62 @@ pub fn repair_inputs(path: &Path, reps: impl Into<Repetitions>) -> Result<InputR
         file.set_len(keep as u64).map_err(io)?;
         file.sync_all().map_err(io)?;
     }
+    Ok(InputRepair {
+        removed_bytes: removed as u64 + torn,
+        complete: complete_of(&groups, reps),
+    })
+}
+
+/// The complete inputs of groups of rows: feature values -> how many times.
+fn complete_of(groups: &[Group<'_>], reps: Repetitions) -> BTreeMap<String, u64> {
     let mut complete = BTreeMap::new();
-    for g in &groups {
+    for g in groups {
         if let Some(m) = complete_inputs(&g.rows, reps).filter(|&m| m > 0) {
             *complete.entry(g.key.to_string()).or_insert(0) += m as u64;
         }
     }
-    Ok(InputRepair {
-        removed_bytes: removed as u64 + torn,
-        complete,
-    })
+    complete
 }
 
-/// Keeps the longest complete prefix of the last group: returns the offset to cut the file at and
-/// drops the cut rows from the group. `choices`: the choices every input has, when the log
-/// says ([`shared_choices`]); else the group's own.
-fn cut_incomplete(last: &mut Group<'_>, reps: Repetitions, choices: Option<&[&str]>) -> usize {
+/// What the torn line cut from a log says of its last group (the row it began).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Torn<'t> {
+    /// Not a row of the last group's input (another input's first row), or nothing was torn.
+    Other,
+    /// A row of the last group's input (or of an equal one) for this choice.
+    Choice(&'t str),
+    /// Perhaps a row of the last group's input, cut before its choice was whole.
+    Unknown,
+}
+
+/// What the torn text `torn` says of the group of feature values `key`.
+fn torn_row<'t>(torn: &'t str, key: &str) -> Torn<'t> {
+    let lead = format!("{key},");
+    match torn.strip_prefix(&lead) {
+        Some(rest) => rest
+            .split_once(',')
+            .map_or(Torn::Unknown, |(c, _)| Torn::Choice(c)),
+        None if lead.starts_with(torn) => Torn::Unknown,
+        None => Torn::Other,
+    }
+}
+
+/// Keeps the longest complete prefix of the last group of at most `most` rows: returns the
+/// offset to cut the file at and drops the cut rows from the group. `choices`: the choices
+/// every input has, when the log says ([`shared_choices`]); else the group's own.
+fn cut_incomplete(
+    last: &mut Group<'_>,
+    reps: Repetitions,
+    choices: Option<&[&str]>,
+    most: usize,
+) -> usize {
     // Whole repetitions: `long` rows of each of the `k` choices at a time.
     let k = choices.map_or_else(
         || last.rows.iter().map(|r| r.0).collect::<HashSet<_>>().len(),
         <[&str]>::len,
     );
     let step = (reps.long * k).max(1);
-    let whole = (1..=last.rows.len() / step)
+    let whole = (1..=most.min(last.rows.len()) / step)
         .rev()
         .map(|m| m * step)
         .find(|&n| {
@@ -302,18 +377,21 @@ fn cut_incomplete(last: &mut Group<'_>, reps: Repetitions, choices: Option<&[&st
 /// Keeps in a sidecar log only the inputs that its main log has, `main` (complete inputs ->
 /// how many times, from [`repair_inputs`] of the main log): after a kill between the two
 /// writes the sidecar may hold one more. Repairs the sidecar first; rewrites it (through a
-/// temporary file and a rename) only when something is dropped.
+/// temporary file and a rename) only when something is dropped. Returns the complete inputs
+/// the sidecar keeps: fewer than `main` when it was cut (its missing inputs are for the
+/// caller to measure again).
 pub fn keep_inputs(
     path: &Path,
     reps: impl Into<Repetitions>,
     main: &BTreeMap<String, u64>,
-) -> Result<()> {
-    repair_inputs(path, reps)?;
-    let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
+) -> Result<BTreeMap<String, u64>> {
+    let reps = reps.into();
+    let own = repair_inputs(path, reps)?.complete;
+    let bytes = read_bytes(path)?;
     let text = log_text(path, &bytes)?;
     let mut lines = text.lines();
     let (Some(l1), Some(l2)) = (lines.next(), lines.next()) else {
-        return Ok(());
+        return Ok(BTreeMap::new());
     };
     let mut budget = main.clone();
     let mut out = format!("{l1}\n{l2}\n");
@@ -348,8 +426,9 @@ pub fn keep_inputs(
             changed = true;
         }
     }
-    if changed {
-        ah_core::fs::write_atomic(path, out.as_bytes())?;
+    if !changed {
+        return Ok(own);
     }
-    Ok(())
+    ah_core::fs::write_atomic(path, out.as_bytes())?;
+    Ok(complete_of(&groups_of(&row_spans(&out)), reps))
 }

@@ -10,6 +10,8 @@ use ah_core::error::{Error, Result};
 use ah_core::metadata::Metadata;
 use ah_core::value::python_float_repr;
 
+use super::head::{check_head, head_text, Head};
+
 /// Appends one data row (without the newline) to `out`: the feature values as already
 /// rendered (`Context::feature_values_csv`), the choice and the feedback as Python's `str()`
 /// prints a float (`inf` for a failed choice).
@@ -21,9 +23,26 @@ pub fn push_row(out: &mut String, values_csv: &str, choice: &str, feedback: f64)
     out.push_str(&python_float_repr(feedback));
 }
 
+/// True when the file at `path` is empty or ends with `\n`.
+fn ends_with_newline(path: &Path) -> Result<bool> {
+    use std::io::{Read, Seek, SeekFrom};
+    let io = |e| Error::io(path, e);
+    let mut file = File::open(path).map_err(io)?;
+    if file.seek(SeekFrom::End(0)).map_err(io)? == 0 {
+        return Ok(true);
+    }
+    file.seek(SeekFrom::End(-1)).map_err(io)?;
+    let mut last = [0u8; 1];
+    file.read_exact(&mut last).map_err(io)?;
+    Ok(last[0] == b'\n')
+}
+
 /// Appends rows to a log the way PyTorch's `AutoHeuristic.save_data` does: a new file gets the
 /// metadata and header lines first; an existing file must start with exactly this metadata
-/// line, otherwise [`Error::InconsistentMetadata`]. Each row is one `write` call of one line.
+/// line (otherwise [`Error::InconsistentMetadata`]) and this header ([`check_head`]: the same
+/// columns in the same order, or rows would go under other columns); a head cut short is
+/// completed, and a last line without its newline is ended before the first row (it is never
+/// joined with a new row). Each row is one `write` call of one line.
 #[derive(Debug)]
 pub struct LogWriter {
     path: PathBuf,
@@ -32,44 +51,38 @@ pub struct LogWriter {
 
 impl LogWriter {
     /// Opens `path` for appending (creating it and its parent folders if needed) with the
-    /// given metadata and header features.
+    /// given metadata and header features. Refuses a path that is not a regular file (a FIFO
+    /// would block: [`ah_core::fs::check_writable_path`]) and a gzip file.
     pub fn append(
         path: impl AsRef<Path>,
         metadata: &Metadata,
         features: &[String],
     ) -> Result<Self> {
         let path = path.as_ref();
-        let line = metadata.to_json_line();
+        ah_core::fs::check_writable_path(path)?;
         let io = |e| Error::io(path, e);
-        if path.exists() && std::fs::metadata(path).map_err(io)?.len() > 0 {
-            let existing = super::read::metadata_line(path)?;
-            if existing.trim() != line.trim() {
-                return Err(Error::InconsistentMetadata {
-                    path: path.to_path_buf(),
-                    difference: metadata_difference(&existing, metadata),
-                    existing,
-                    given: line,
-                });
+        let missing = match check_head(path, metadata, features)? {
+            // A last line without its newline (a row, or a write cut short) is ended first,
+            // so that the new rows never join it: the reader then reads it as before.
+            Head::Matches { missing } if missing.is_empty() && !ends_with_newline(path)? => {
+                "\n".to_string()
             }
-            let file = OpenOptions::new().append(true).open(path).map_err(io)?;
-            return Ok(Self {
-                path: path.to_path_buf(),
-                file,
-            });
-        }
-        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
-        }
+            Head::Matches { missing } => missing,
+            Head::New => {
+                if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+                    std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+                }
+                head_text(metadata, features)
+            }
+        };
         let mut file = OpenOptions::new()
             .create(true)
             .append(true)
             .open(path)
             .map_err(io)?;
-        let mut head = line;
-        head.push('\n');
-        head.push_str(&features.join(","));
-        head.push_str(",choice,feedback\n");
-        file.write_all(head.as_bytes()).map_err(io)?;
+        if !missing.is_empty() {
+            file.write_all(missing.as_bytes()).map_err(io)?;
+        }
         Ok(Self {
             path: path.to_path_buf(),
             file,
@@ -101,30 +114,5 @@ impl LogWriter {
     /// The file written to.
     pub fn path(&self) -> &Path {
         &self.path
-    }
-}
-
-fn metadata_difference(existing: &str, given: &Metadata) -> String {
-    let Ok(old) = crate::parse_metadata_line(existing) else {
-        return "the existing first line is not AutoHeuristic metadata".into();
-    };
-    let mut diffs = super::device_differences(&old, given);
-    super::push_difference(&mut diffs, "name", &old.name, &given.name);
-    super::push_difference(
-        &mut diffs,
-        "numerical_features",
-        &old.numerical_features,
-        &given.numerical_features,
-    );
-    super::push_difference(
-        &mut diffs,
-        "categorical_features",
-        &old.categorical_features,
-        &given.categorical_features,
-    );
-    if diffs.is_empty() {
-        "same content, different layout (an older serializer's key order or `choices` key)".into()
-    } else {
-        diffs.join("; ")
     }
 }

@@ -517,8 +517,8 @@ fn write_outputs(args: &Args, out: &TrainOutput) -> Result<()> {
         ));
     }
     // All or nothing: a failure leaves the previous outputs as they were.
-    ah_core::fs::write_all_atomic(&files)
-        .with_context(|| format!("writing the outputs to {}", dir.display()))?;
+    // The error names the file or folder (once) and what to do.
+    ah_core::fs::write_all_atomic(&files).context("writing the outputs")?;
     if !args.quiet {
         let mut stdout = std::io::stdout().lock();
         writeln!(stdout, "{}", report::grid_table(&out.grid, out.best))?;

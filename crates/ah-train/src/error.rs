@@ -13,8 +13,8 @@ pub enum TrainError {
     /// An error of the evaluation layer (building a table from a log).
     #[error(transparent)]
     Eval(#[from] ah_eval::EvalError),
-    /// Reading or writing a file failed.
-    #[error("{}: {source}", path.display())]
+    /// Reading or writing a file failed (with what to do about it, where there is a hint).
+    #[error("{}", ah_core::error::io_text(path, source))]
     Io {
         /// The file.
         path: PathBuf,

@@ -434,8 +434,8 @@ fn replay_cmd(args: ReplayArgs) -> anyhow::Result<ExitCode> {
         },
         (None, None, _) => bail!("give --model FILE or --heuristic NAME"),
     };
-    let log = ah_log::Log::read(&args.log, ah_log::ReadOptions::default())
-        .with_context(|| format!("cannot read the log {}", args.log.display()))?;
+    // Its errors name the file and the line.
+    let log = ah_log::Log::read(&args.log, ah_log::ReadOptions::default())?;
     let registry = ah_use::generated_registry();
     let generated = registry
         .heuristics()

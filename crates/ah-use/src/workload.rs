@@ -190,10 +190,10 @@ pub fn run_workload(
     if !session.config.disable_cache {
         // Refuse a file that is not a pick cache before measuring anything; the process
         // keeps the file loaded, so the runtime's opens below only look for new lines.
-        let mut cache = PickCache::open(
-            session.config.pick_cache_path(),
-            session.fingerprint.clone(),
-        )?;
+        // A FIFO (whose open blocks) or a device is refused here, as every tool refuses one.
+        let path = session.config.pick_cache_path();
+        ah_core::fs::check_writable_path(&path).map_err(ah_core::Error::from)?;
+        let mut cache = PickCache::open(path, session.fingerprint.clone())?;
         summary.warnings = cache.take_warnings();
     }
     let mut heuristic_name = None;

@@ -229,6 +229,47 @@ fn run_refuses_a_cache_that_is_not_a_pick_cache() {
     assert_eq!(std::fs::read(&cache).unwrap(), before);
 }
 
+/// `--cache` naming a FIFO (whose open would block until a writer comes) or a folder: exit 2
+/// at once, naming it, as every tool refuses a path that is not a regular file.
+#[cfg(unix)]
+#[test]
+fn run_refuses_a_cache_that_is_not_a_regular_file_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("cache.fifo");
+    if !Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .is_ok_and(|s| s.success())
+    {
+        eprintln!("skipped: no mkfifo");
+        return;
+    }
+    for (cache, want) in [
+        (fifo.as_path(), "a FIFO (named pipe), not a regular file"),
+        (dir.path(), "a folder, not a regular file"),
+    ] {
+        let mut child = ah_use()
+            .args(["run", "--device", "cpu", "--num-samples", "2", "-q"])
+            .arg("--cache")
+            .arg(cache)
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let started = std::time::Instant::now();
+        while child.try_wait().unwrap().is_none() {
+            if started.elapsed() > std::time::Duration::from_secs(30) {
+                child.kill().unwrap();
+                panic!("--cache {cache:?}: still running after 30 s");
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        let out = child.wait_with_output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert!(err.contains(want), "{err}");
+    }
+}
+
 /// A model trained with `--inf-unavailable` (recorded as `training.extra.inf_unavailable`):
 /// replaying its own training log counts a pick of a choice timed `inf` as unsure, as the
 /// trainer did, so the replay gives the sums of the trainer's train + val + test metrics.

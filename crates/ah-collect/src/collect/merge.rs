@@ -3,10 +3,11 @@
 
 use std::path::{Path, PathBuf};
 
+use ah_core::error::shown;
 use ah_core::fs::write_atomic;
 use ah_log::join_logs;
 
-use super::{lock_log, lock_path, medians_path, CollectError, LogLock};
+use super::{io_err, lock_log, medians_path, CollectError, LogLock};
 
 /// Totals of a merge.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -25,10 +26,12 @@ pub struct MergeSummary {
 /// `.medians.txt` sidecar, those are merged into `OUT.medians.txt` too.
 ///
 /// Safe next to collections: the output's lock is taken exclusively and every input's lock
-/// shared, so a merge onto or from a log being collected is refused (`ah_core::Error::Locked`)
-/// and a collection cannot start on the output while it is written. An existing output that
-/// is not one of the inputs, or whose medians sidecar would be left stale, is refused rather
-/// than replaced (its rows would be lost).
+/// shared (locks identify the file: another name of it contends), so a merge onto or from a
+/// log being collected is refused (`ah_core::Error::Locked`) and a collection cannot start on
+/// the output while it is written. An existing output that is not one of the inputs (by
+/// identity), or whose medians sidecar would be left stale, is refused rather than replaced
+/// (its rows would be lost). The rows kept are exactly those the reader reads
+/// (`ah_log::join_logs`): a complete last row without its newline is kept.
 pub fn merge(inputs: &[PathBuf], out: &Path) -> Result<MergeSummary, CollectError> {
     if inputs.is_empty() {
         return Err(CollectError::Invalid(
@@ -38,16 +41,24 @@ pub fn merge(inputs: &[PathBuf], out: &Path) -> Result<MergeSummary, CollectErro
     if out.extension().is_some_and(|e| e == "gz") {
         return Err(CollectError::Invalid(format!(
             "{}: merge writes a plain log; give an output without .gz and compress it afterwards (gzip OUT): the inputs may be .gz",
-            out.display()
+            shown(out)
         )));
     }
+    // Every path checked before anything is created: the inputs exist (no lock sidecar is
+    // left for a mistyped one), the outputs are regular files or new.
+    for input in inputs {
+        std::fs::metadata(input).map_err(io_err(input))?;
+    }
+    ah_core::fs::check_writable_path(out)?;
+    ah_core::fs::check_writable_path(&medians_path(out))?;
     let out_lock = lock_log(out, true)?;
     let mut held: Vec<LogLock> = Vec::new();
     let mut out_is_input = false;
     for input in inputs {
-        if lock_path(input) == out_lock.path() {
+        // By the file's identity: another name of the output is the output.
+        if out_lock.covers(input) {
             out_is_input = true;
-        } else if !held.iter().any(|l| l.path() == lock_path(input)) {
+        } else if !held.iter().any(|l| l.covers(input)) {
             held.push(lock_log(input, false)?);
         }
     }
@@ -56,7 +67,7 @@ pub fn merge(inputs: &[PathBuf], out: &Path) -> Result<MergeSummary, CollectErro
         return Err(CollectError::Invalid(format!(
             "{}: the output exists and is not one of the inputs; merging would replace its rows: \
              list it among the inputs to keep them, or write to a new file",
-            out.display()
+            shown(out)
         )));
     }
     let joined = join_logs(inputs)?;
@@ -67,8 +78,8 @@ pub fn merge(inputs: &[PathBuf], out: &Path) -> Result<MergeSummary, CollectErro
         return Err(CollectError::Invalid(format!(
             "{}: exists, but not every input has a medians sidecar, so it would no longer match \
              the merged {}: give inputs that all have one, or move it aside",
-            out_medians.display(),
-            out.display()
+            shown(&out_medians),
+            shown(out)
         )));
     }
     let med = if medians {

@@ -13,17 +13,24 @@
 //!   feedback (train on it for median labelling); `FILE.provenance.json` records the device,
 //!   library versions, tool version, seed, command lines and timing method of every session.
 //! - **Resume.** Re-running with the same output, seed and sample count skips inputs whose rows
-//!   are all in the log; a torn last line, or an incomplete last input, is cut off first.
+//!   are all in the log; a torn last line, or an incomplete last input, is cut off first. The
+//!   log's metadata line and header must be exactly the runner's (another column order would
+//!   put values under other columns: refused); inputs the medians sidecar lacks are measured
+//!   again for it. Samples are drawn one at a time as the workers take them, so memory does
+//!   not grow with `--num-samples`.
 //! - **Stop.** Setting [`CollectConfig::stop`] ends the collection early: no new input is
 //!   started, the inputs being measured are finished and written, and the session is closed
 //!   with its summary marked `interrupted`; running again resumes. The library installs no
 //!   signal handler (the binary sets the token on SIGINT/SIGTERM).
 //! - **Lock.** Every writer of a log (a collection, its repair, a merge onto it) holds the
-//!   log's lock, an exclusive `File::try_lock` on the stable sidecar `FILE.lock` (never renamed,
-//!   so a merge that replaces the log by a rename cannot orphan it); a merge holds shared locks
-//!   on its inputs. A second writer is refused.
+//!   log's lock ([`lock_log`]): an exclusive `File::try_lock` on the log file itself (so two
+//!   names of one file, hard or symbolic links, contend) and on the stable sidecar `FILE.lock`
+//!   (never renamed, so a merge that replaces the log by a rename cannot orphan it); a merge
+//!   holds shared locks on its inputs. A second writer is refused.
 //!
-//! By job: `select` (which samples), `paths` (the log's default path and sidecars),
+//! By job: `select` (which samples, drawn as they are asked for), `todo` (which of them are
+//! left to measure), `paths` (the log's default path and sidecars, checked before anything is
+//! written),
 //! `provenance` (the sidecar and the checks of a resume), `resume` (repairing a log after a
 //! kill), `run` (the collection loop), `workers` (the measuring threads), `merge` (joining
 //! shards). The log format itself is `ah_log`'s.
@@ -34,6 +41,7 @@ mod provenance;
 mod resume;
 mod run;
 mod select;
+mod todo;
 mod workers;
 
 #[cfg(test)]
@@ -52,6 +60,7 @@ use std::sync::Arc;
 
 pub use ah_log::{lock_log, lock_path, LogLock};
 pub use merge::{merge, MergeSummary};
+pub use paths::check_outputs;
 pub use paths::{default_log_path, extras_path, medians_path, provenance_path};
 pub use resume::{repair_log, Repair};
 pub use run::{collect, open_backend};
@@ -65,7 +74,7 @@ use crate::runner::Repetitions;
 #[derive(Debug, thiserror::Error)]
 pub enum CollectError {
     /// A file operation failed.
-    #[error("{}: {source}", path.display())]
+    #[error("{}", ah_core::error::io_text(path, source))]
     Io {
         /// The file.
         path: PathBuf,
@@ -144,6 +153,10 @@ impl Shard {
     }
 }
 
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
 /// A collection request.
 #[derive(Debug, Clone)]
 pub struct CollectConfig {
@@ -215,6 +228,9 @@ pub struct InputReport {
     pub index: u64,
     /// Device ordinal that measured it.
     pub device: usize,
+    /// An input of the log measured again for its medians sidecar (which lacked it): its
+    /// rows went to the sidecar only.
+    pub medians_only: bool,
     /// Rows written.
     pub rows: usize,
     /// Repetitions measured (fewer than `num_reps` when every choice was long).
@@ -256,12 +272,16 @@ pub struct CollectSummary {
     /// Of these, the inputs measured with fewer repetitions (`--long-reps`: every choice
     /// long in the first repetition).
     pub fewer_reps: u64,
+    /// Inputs of the log measured again because its medians sidecar lacked them (it was cut
+    /// or removed): their rows went to the sidecar only (recorded only when some were).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub refilled: u64,
     /// Samples with no draw satisfying the precondition.
     pub no_precondition: u64,
     /// Sample indices skipped (all shards) as repeated inputs (`--distinct`) or inputs of an
     /// `--exclude` log.
     pub skipped: u64,
-    /// Rows written now.
+    /// Rows written to the log now.
     pub rows: u64,
     /// Measurements that failed (`inf` rows).
     pub failures: u64,

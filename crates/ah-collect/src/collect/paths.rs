@@ -1,6 +1,9 @@
-//! Where a collection writes: the runtime's default log path and the sidecars of a log.
+//! Where a collection writes: the runtime's default log path and the sidecars of a log, and
+//! the check of them all before anything is written ([`check_outputs`]).
 
 use std::path::{Path, PathBuf};
+
+use super::CollectError;
 
 /// The runtime's default log path (`ah_runtime::Config::log_path_for`, PyTorch's layout):
 /// `$AUTOHEURISTIC_LOG_PATH` (or `$TORCHINDUCTOR_AUTOHEURISTIC_LOG_PATH`) when set to a file,
@@ -28,6 +31,23 @@ pub fn extras_path(out: &Path) -> PathBuf {
 /// The provenance sidecar of a log: `FILE.provenance.json`.
 pub fn provenance_path(out: &Path) -> PathBuf {
     sidecar(out, "provenance.json")
+}
+
+/// Refuses a log whose path, or a sidecar's, is not a regular file (a FIFO would hang the
+/// collection; a folder, a device) or has a name too long for its file system
+/// ([`ah_core::fs::check_writable_path`]): called before anything is read or written, so that
+/// a refusal leaves no partial log and no log without its sidecars.
+pub fn check_outputs(out: &Path) -> Result<(), CollectError> {
+    for path in [
+        out.to_path_buf(),
+        ah_log::lock_path(out),
+        medians_path(out),
+        provenance_path(out),
+        extras_path(out),
+    ] {
+        ah_core::fs::check_writable_path(&path)?;
+    }
+    Ok(())
 }
 
 fn sidecar(out: &Path, suffix: &str) -> PathBuf {

@@ -4,6 +4,7 @@
 use std::path::Path;
 use std::time::{SystemTime, UNIX_EPOCH};
 
+use ah_core::error::shown;
 use ah_core::Metadata;
 use ah_log::{infer_reps, log_text};
 use serde_json::json;
@@ -42,7 +43,7 @@ pub(super) fn corrupt_provenance(path: &Path, why: &str) -> CollectError {
         "{}: the provenance sidecar is damaged ({why}); it holds the log's session history, so \
          it is not replaced: repair it, or move it aside (e.g. `mv {0} {0}.corrupt`) and run \
          again",
-        path.display()
+        shown(path)
     ))
 }
 
@@ -60,8 +61,8 @@ pub(super) fn check_reps(
         if prev != reps.max as u64 {
             return Err(CollectError::Invalid(format!(
                 "{}: was collected with --num-reps {prev} (see {}); resume with the same --num-reps, or write to another --out",
-                out.display(),
-                prov_path.display()
+                shown(out),
+                shown(prov_path)
             )));
         }
         let recorded = provenance["long_reps"].as_u64();
@@ -81,14 +82,20 @@ pub(super) fn check_reps(
             return Err(CollectError::Invalid(format!(
                 "{}: was collected with --long-reps {prev_long}{why} (see {}); resume without \
                  --long-reps or with --long-reps {prev_long}{rule}, or write to another --out",
-                out.display(),
-                prov_path.display()
+                shown(out),
+                shown(prov_path)
             )));
         }
         return Ok(());
     }
     let reps = reps.max;
-    let bytes = std::fs::read(out).map_err(io_err(out))?;
+    let bytes = match ah_log::read_bytes(out) {
+        Ok(b) => b,
+        Err(ah_core::Error::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
+            return Ok(())
+        }
+        Err(e) => return Err(e.into()),
+    };
     let complete = match bytes.iter().rposition(|b| *b == b'\n') {
         Some(i) => &bytes[..=i],
         None => return Ok(()),
@@ -98,8 +105,8 @@ pub(super) fn check_reps(
             "{}: its rows hold {r} repetition(s) per input, but --num-reps is {reps}, and no \
              provenance sidecar ({}) records the count: resume with --num-reps {r}, or write to \
              another --out (another count would cut or duplicate inputs)",
-            out.display(),
-            prov_path.display()
+            shown(out),
+            shown(prov_path)
         ))),
         _ => Ok(()),
     }
@@ -139,8 +146,8 @@ pub(super) fn check_distribution(
     };
     Err(CollectError::Invalid(format!(
         "{}: was collected with {what} (see {}), or write to another --out",
-        out.display(),
-        prov_path.display()
+        shown(out),
+        shown(prov_path)
     )))
 }
 

@@ -23,14 +23,15 @@ pub fn repair_log(path: &Path, reps: impl Into<Repetitions>) -> Result<Repair, C
 }
 
 /// Keeps in a sidecar log only the inputs that the main log has (after a kill between the two
-/// writes the sidecar may hold one more).
+/// writes the sidecar may hold one more); returns the complete inputs it keeps (fewer than the
+/// log's when it was cut, or none when it is missing: those are measured again for it).
 pub(super) fn reconcile_sidecar(
     path: &Path,
     reps: Repetitions,
     main: &BTreeMap<String, u64>,
-) -> Result<(), CollectError> {
+) -> Result<BTreeMap<String, u64>, CollectError> {
     if !path.exists() {
-        return Ok(());
+        return Ok(BTreeMap::new());
     }
     Ok(ah_log::keep_inputs(path, reps, main)?)
 }

@@ -1,9 +1,12 @@
-//! [`collect`]: the request checked, the devices opened, the log locked, repaired and
-//! counted, the provenance session opened, the measuring threads run (`workers`), the
-//! session closed with its summary (also when the stop token ended it early).
+//! [`collect`]: the request and every path checked, the devices opened, the log locked, its
+//! head checked, repaired and counted, the provenance session opened, the measuring threads
+//! run (`workers`) over the samples left (`todo`), the session closed with its summary (also
+//! when the stop token ended it early).
 
-use std::collections::VecDeque;
+use std::collections::BTreeMap;
 use std::path::PathBuf;
+use std::sync::atomic::Ordering;
+use std::sync::Mutex;
 use std::time::Instant;
 
 use ah_core::fs::write_atomic;
@@ -16,14 +19,15 @@ use super::provenance::{
     read_provenance,
 };
 use super::resume::{reconcile_sidecar, repair_log, Repair};
-use super::select::{sample_rng, select_samples, Selection};
+use super::select::{sample_rng, SampleCounts, Samples};
+use super::todo::Todo;
 use super::workers::{run_workers, ExtrasWriter, Totals, Writers};
 use super::{
-    extras_path, io_err, lock_log, medians_path, provenance_path, CollectConfig, CollectError,
-    CollectSummary, Devices, LogLock, Observer,
+    check_outputs, extras_path, io_err, lock_log, medians_path, provenance_path, CollectConfig,
+    CollectError, CollectSummary, Devices, LogLock, Observer,
 };
 use crate::backend::{Backend, BackendInfo, BackendKind, CpuBackend, CudaBackend};
-use crate::runner::{DynRunner, Target};
+use crate::runner::{DrawnInput, DynRunner, Target};
 
 /// Starts the backend of one device.
 pub fn open_backend(
@@ -48,30 +52,38 @@ pub fn collect(
     let started = Instant::now();
     let started_unix = now_unix();
     let (slots, kind) = check_request(runner, cfg)?;
+    check_outputs(&cfg.out)?;
     let (infos, target) = open_devices(cfg, slots, kind)?;
 
-    // Draw this shard's samples (cheap, host only); keep only their keys: workers draw again.
-    let selection = select_samples(runner, cfg, &target)?;
-    let shard_samples = selection.drawn.len() as u64 + selection.no_precondition;
-    let (metadata, header) = log_head(runner, cfg, &target, &selection)?;
-    let mut session = open_log(runner, cfg, &metadata, &header, selection.drawn)?;
+    // This shard's samples, drawn as the workers take them (cheap, host only).
+    let mut samples = Samples::new(runner, cfg, &target)?;
+    let (metadata, header) = log_head(runner, cfg, &target, samples.first()?)?;
+    let mut session = open_log(runner, cfg, &metadata, &header)?;
+    let medians_done = std::mem::take(&mut session.medians_done);
+    let todo = Todo::new(samples, session.repair.complete.clone(), medians_done);
     let session_index = open_session(&mut session, runner, cfg, &metadata, &infos, started_unix)?;
 
-    observer.start(session.todo.len() as u64, session.already_done, &infos);
-    let todo = std::mem::take(&mut session.todo);
+    let (to_measure, in_log) = todo.estimate();
+    observer.start(to_measure, in_log, &infos);
+    let todo = Mutex::new(todo);
     let (totals, first_error) = run_workers(
         runner,
         cfg,
         slots,
-        &target,
-        todo,
+        &todo,
         session.writers.take().expect("opened above"),
         observer,
     );
+    let mut todo = todo.into_inner().unwrap_or_else(|e| e.into_inner());
+    // Stopped: interrupted when a sample was left to measure (walking on to find one counts
+    // the samples already in the log on the way).
+    let interrupted = first_error.is_none()
+        && cfg.stop.load(Ordering::SeqCst)
+        && !matches!(todo.next(), Ok(None));
     let summary = summarize(
         &session,
-        [shard_samples, selection.no_precondition, selection.skipped],
-        totals,
+        (todo.counts(), todo.already_done),
+        (totals, interrupted),
         started,
         slots,
         &cfg.out,
@@ -82,6 +94,7 @@ pub fn collect(
         // after an error, and after a stop, whose summary says `interrupted`).
         s["finished"] = json!(first_error.is_none() && !summary.interrupted);
         s["finished_unix"] = json!(now_unix());
+        s["resumed_inputs"] = json!(summary.already_done);
         s["summary"] = serde_json::to_value(&summary).unwrap_or_default();
     }
     write_provenance(&prov_path, &session.provenance)?;
@@ -167,14 +180,14 @@ fn open_devices(
 }
 
 /// The log's metadata and header features, from the first drawn input (or, when this shard
-/// drew none, sample 0 drawn with more tries).
+/// draws none, sample 0 drawn with more tries).
 fn log_head(
     runner: &dyn DynRunner,
     cfg: &CollectConfig,
     target: &Target,
-    selection: &Selection,
+    first: Option<&DrawnInput>,
 ) -> Result<(Metadata, Vec<String>), CollectError> {
-    let features = match &selection.first {
+    let features = match first {
         Some(d) => d.context.clone(),
         None => {
             let mut rng = sample_rng(cfg.seed, 0);
@@ -212,51 +225,62 @@ pub(crate) fn log_name_for(out: &std::path::Path, runner: &str) -> String {
     }
 }
 
-/// A collection's hold on its log: the lock, the writers, the provenance and what is left.
+/// A collection's hold on its log: the lock, the writers, the provenance, what the repair
+/// found, and the complete inputs of the medians sidecar.
 struct Session {
     lock: LogLock,
     writers: Option<Writers>,
     provenance: serde_json::Value,
     repair: Repair,
-    todo: VecDeque<u64>,
-    already_done: u64,
+    /// The complete inputs of the medians sidecar; `None` when the log has rows and no
+    /// sidecar, which it then does not get.
+    medians_done: Option<BTreeMap<String, u64>>,
 }
 
-/// Locks the log, checks its metadata and provenance, repairs it and its medians sidecar, and
-/// sorts the drawn samples into those already complete and those to measure.
+/// Locks the log; checks its head and its medians sidecar's against the runner's (before
+/// anything is changed), its provenance, and that it reads back; repairs it and its medians
+/// sidecar; opens both for appending.
 fn open_log(
     runner: &dyn DynRunner,
     cfg: &CollectConfig,
     metadata: &Metadata,
     header: &[String],
-    drawn: Vec<(u64, String)>,
 ) -> Result<Session, CollectError> {
     if let Some(dir) = cfg.out.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir).map_err(io_err(dir))?;
     }
-    let lock = lock_log(&cfg.out, true)?;
-    let mut log = LogWriter::append(&cfg.out, metadata, header)?;
+    let mut lock = lock_log(&cfg.out, true)?;
+    let med_path = medians_path(&cfg.out);
+    ah_log::check_head(&cfg.out, metadata, header)?;
+    ah_log::check_head(&med_path, metadata, header)?;
     let prov_path = provenance_path(&cfg.out);
     let provenance = read_provenance(&prov_path)?;
     check_reps(&cfg.out, &prov_path, &provenance, cfg.repetitions())?;
     check_distribution(&provenance, runner, &cfg.out, &prov_path)?;
-    let repair = repair_log(&cfg.out, cfg.repetitions())?;
-    let med_path = medians_path(&cfg.out);
-    reconcile_sidecar(&med_path, cfg.repetitions(), &repair.complete)?;
-    let medians = LogWriter::append(&med_path, metadata, header)?;
+    let repair = if cfg.out.exists() {
+        repair_log(&cfg.out, cfg.repetitions())?
+    } else {
+        Repair::default()
+    };
+    // A log with rows and no sidecar (PyTorch's, or one whose sidecar was not kept) gets none:
+    // it would hold only the inputs measured from now on. A sidecar that exists is kept whole.
+    let medians_done = if med_path.exists() || repair.complete.is_empty() {
+        Some(reconcile_sidecar(
+            &med_path,
+            cfg.repetitions(),
+            &repair.complete,
+        )?)
+    } else {
+        None
+    };
+    let medians = match medians_done {
+        Some(_) => Some(LogWriter::append(&med_path, metadata, header)?),
+        None => None,
+    };
+    let mut log = LogWriter::append(&cfg.out, metadata, header)?;
+    // The log exists now: hold the file itself too (another name of it contends).
+    lock.hold_file(&cfg.out)?;
     log.sync()?;
-    let mut done = repair.complete.clone();
-    let mut todo: VecDeque<u64> = VecDeque::new();
-    let mut already_done = 0;
-    for (i, key) in drawn {
-        match done.get_mut(&key) {
-            Some(n) if *n > 0 => {
-                *n -= 1;
-                already_done += 1;
-            }
-            _ => todo.push_back(i),
-        }
-    }
     Ok(Session {
         lock,
         writers: Some(Writers {
@@ -266,8 +290,7 @@ fn open_log(
         }),
         provenance,
         repair,
-        todo,
-        already_done,
+        medians_done,
     })
 }
 
@@ -295,7 +318,7 @@ fn open_session(
         "shard": format!("{}/{}", cfg.shard.index, cfg.shard.count),
         "devices": infos,
         "gpu_timing": cfg.gpu_timing,
-        "resumed_inputs": session.already_done,
+        "resumed_inputs": 0,
         "repaired_bytes": session.repair.removed_bytes,
         "finished": false,
     }));
@@ -318,24 +341,25 @@ fn write_provenance(path: &std::path::Path, v: &serde_json::Value) -> Result<(),
     Ok(())
 }
 
-/// The run's totals; `counts` are the selection's (shard samples, samples without a draw
-/// meeting the precondition, samples skipped).
+/// The run's totals; `counts` are the walk's over the samples (this shard's samples drawn,
+/// without a draw meeting the precondition, skipped) and the samples found in the log.
 fn summarize(
     session: &Session,
-    [shard_samples, no_precondition, skipped]: [u64; 3],
-    t: Totals,
+    (counts, already_done): (SampleCounts, u64),
+    (t, interrupted): (Totals, bool),
     started: Instant,
     slots: usize,
     out: &std::path::Path,
 ) -> CollectSummary {
     let wall_s = started.elapsed().as_secs_f64();
     CollectSummary {
-        shard_samples,
-        already_done: session.already_done,
+        shard_samples: counts.drawn + counts.no_precondition,
+        already_done,
         measured: t.measured,
         fewer_reps: t.fewer_reps,
-        no_precondition,
-        skipped,
+        refilled: t.refilled,
+        no_precondition: counts.no_precondition,
+        skipped: counts.skipped,
         rows: t.rows,
         failures: t.failures,
         repaired_bytes: session.repair.removed_bytes,
@@ -353,6 +377,6 @@ fn summarize(
             0.0
         },
         out: PathBuf::from(out),
-        interrupted: t.interrupted,
+        interrupted,
     }
 }

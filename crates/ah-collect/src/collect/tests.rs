@@ -5,7 +5,7 @@ use std::path::Path;
 
 use serde_json::json;
 
-use super::select::{sample_rng, select_samples};
+use super::select::{sample_rng, Samples};
 use super::test_runner::FnRunner;
 use super::*;
 use crate::backend::{BackendKind, BenchError};
@@ -104,12 +104,25 @@ fn selected(c: &CollectConfig) -> Vec<String> {
         total_memory: 1 << 34,
         identity: ah_core::DeviceIdentity::NONE,
     };
-    select_samples(r.as_ref(), c, &t)
+    drain(r.as_ref(), c, &t)
         .unwrap()
-        .drawn
         .into_iter()
         .map(|(_, k)| k)
         .collect()
+}
+
+/// Every sample of a request, `(index, feature values)`, drawn one at a time.
+fn drain(
+    r: &dyn DynRunner,
+    c: &CollectConfig,
+    t: &Target,
+) -> Result<Vec<(u64, String)>, super::CollectError> {
+    let mut samples = Samples::new(r, c, t)?;
+    let mut all = Vec::new();
+    while let Some((i, d)) = samples.next()? {
+        all.push((i, d.context.feature_values_csv()));
+    }
+    Ok(all)
 }
 
 #[test]
@@ -182,10 +195,7 @@ fn excluded_logs_are_never_drawn_and_a_small_space_is_an_error() {
         },
     )
     .unwrap();
-    let e = select_samples(tiny.as_ref(), &c, &t)
-        .err()
-        .unwrap()
-        .to_string();
+    let e = drain(tiny.as_ref(), &c, &t).err().unwrap().to_string();
     assert!(e.contains("sample space is too small"), "{e}");
 }
 
@@ -260,8 +270,8 @@ fn merge_refuses_different_metadata() {
     let dir = tempfile::tempdir().unwrap();
     let a = dir.path().join("a.txt");
     let b = dir.path().join("b.txt");
-    std::fs::write(&a, "{\"name\": \"x\"}\nm,choice,feedback\n1,a,1.0\n").unwrap();
-    std::fs::write(&b, "{\"name\": \"y\"}\nm,choice,feedback\n1,a,1.0\n").unwrap();
+    std::fs::write(&a, "{\"shared_memory\": 0, \"device_capa\": [0, 0], \"name\": \"x\", \"numerical_features\": [\"m\"], \"categorical_features\": []}\nm,choice,feedback\n1,a,1.0\n").unwrap();
+    std::fs::write(&b, "{\"shared_memory\": 0, \"device_capa\": [0, 0], \"name\": \"y\", \"numerical_features\": [\"m\"], \"categorical_features\": []}\nm,choice,feedback\n1,a,1.0\n").unwrap();
     let out = dir.path().join("o.txt");
     let err = merge(&[a, b], &out).unwrap_err().to_string();
     assert!(err.contains("b.txt: metadata line differs from"), "{err}");
@@ -271,7 +281,7 @@ fn merge_refuses_different_metadata() {
 #[test]
 fn merge_reads_gzip_logs_and_writes_plain_text_only() {
     let dir = tempfile::tempdir().unwrap();
-    let text_a = "{\"name\": \"x\"}\nm,choice,feedback\n1,a,1.0\n1,b,2.0\n";
+    let text_a = "{\"shared_memory\": 0, \"device_capa\": [0, 0], \"name\": \"x\", \"numerical_features\": [\"m\"], \"categorical_features\": []}\nm,choice,feedback\n1,a,1.0\n1,b,2.0\n";
     let a = dir.path().join("a.txt.gz");
     let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
     std::io::Write::write_all(&mut gz, text_a.as_bytes()).unwrap();
@@ -279,7 +289,7 @@ fn merge_reads_gzip_logs_and_writes_plain_text_only() {
     let b = dir.path().join("b.txt");
     std::fs::write(
         &b,
-        "{\"name\": \"x\"}\nm,choice,feedback\n2,a,3.0\n2,b,4.0\n",
+        "{\"shared_memory\": 0, \"device_capa\": [0, 0], \"name\": \"x\", \"numerical_features\": [\"m\"], \"categorical_features\": []}\nm,choice,feedback\n2,a,3.0\n2,b,4.0\n",
     )
     .unwrap();
     let out = dir.path().join("o.txt");
@@ -287,7 +297,7 @@ fn merge_reads_gzip_logs_and_writes_plain_text_only() {
     assert_eq!(summary.rows, 4);
     assert_eq!(
         std::fs::read_to_string(&out).unwrap(),
-        "{\"name\": \"x\"}\nm,choice,feedback\n1,a,1.0\n1,b,2.0\n2,a,3.0\n2,b,4.0\n"
+        "{\"shared_memory\": 0, \"device_capa\": [0, 0], \"name\": \"x\", \"numerical_features\": [\"m\"], \"categorical_features\": []}\nm,choice,feedback\n1,a,1.0\n1,b,2.0\n2,a,3.0\n2,b,4.0\n"
     );
     let gz_out = dir.path().join("o2.txt.gz");
     let err = merge(&[a, b], &gz_out).unwrap_err().to_string();
@@ -299,8 +309,14 @@ fn merge_reads_gzip_logs_and_writes_plain_text_only() {
 fn a_second_writer_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("pad_mm.txt");
-    let held = lock_log(&out, true).unwrap();
     let r = small_runner();
+    // Held before the log exists (its sidecar), then with the log there (the file too).
+    let held = lock_log(&out, true).unwrap();
+    let err = collect(r.as_ref(), &cfg(&out, 2, Shard::ALL), &mut Silent).unwrap_err();
+    assert!(err.to_string().contains("pad_mm.txt.lock"), "{err}");
+    drop(held);
+    collect(r.as_ref(), &cfg(&out, 1, Shard::ALL), &mut Silent).unwrap();
+    let held = lock_log(&out, true).unwrap();
     let err = collect(r.as_ref(), &cfg(&out, 2, Shard::ALL), &mut Silent).unwrap_err();
     assert!(
         matches!(err, CollectError::Core(ah_core::Error::Locked { .. })),
@@ -333,7 +349,7 @@ fn a_second_writer_is_refused() {
     );
 }
 
-const HEAD: &str = "{\"name\": \"x\"}\nm,choice,feedback\n";
+const HEAD: &str = "{\"shared_memory\": 0, \"device_capa\": [0, 0], \"name\": \"x\", \"numerical_features\": [\"m\"], \"categorical_features\": []}\nm,choice,feedback\n";
 
 #[test]
 fn repair_keeps_equal_inputs_drawn_in_a_row_and_cuts_only_the_partial_one() {

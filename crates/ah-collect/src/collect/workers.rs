@@ -1,25 +1,27 @@
-//! The measuring threads of a collection: one per device, taking sample indices from a shared
-//! queue, measuring each input and appending its rows (medians sidecar first, then the log,
-//! synced), reporting to the collecting thread, which tells the [`Observer`]. A worker checks
-//! the stop token before taking each input, so a stop never tears one.
+//! The measuring threads of a collection: one per device, taking samples one at a time from
+//! the shared [`Todo`], measuring each input and appending its rows (medians sidecar first,
+//! then the log, synced; the sidecar alone for an input it lacks), reporting to the
+//! collecting thread, which tells the [`Observer`]. A worker checks the stop token before
+//! taking each input, so a stop never tears one.
 
-use std::collections::{BTreeMap, VecDeque};
-use std::sync::atomic::Ordering;
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Mutex};
 
 use ah_log::push_row;
 use ah_log::LogWriter;
 
 use super::run::open_backend;
-use super::select::sample_rng;
+use super::todo::{Todo, Work};
 use super::{CollectConfig, CollectError, InputReport, Observer};
 use crate::backend::{Backend, BenchError};
-use crate::runner::{DynRunner, MeasuredInput, Target};
+use crate::runner::{DynRunner, MeasuredInput};
 
 /// The log and its sidecars, written under one mutex.
 pub(super) struct Writers {
     pub(super) log: LogWriter,
-    pub(super) medians: LogWriter,
+    /// The medians sidecar, unless the log has rows and none (it then gets none).
+    pub(super) medians: Option<LogWriter>,
     pub(super) extras: ExtrasWriter,
 }
 
@@ -72,25 +74,24 @@ pub(super) struct Totals {
     pub(super) failures: u64,
     pub(super) measured: u64,
     pub(super) fewer_reps: u64,
+    /// Inputs of the log measured again for its medians sidecar.
+    pub(super) refilled: u64,
     pub(super) per_device: BTreeMap<usize, u64>,
     pub(super) busy_ms: f64,
-    /// The stop token ended the run with samples left in the queue.
-    pub(super) interrupted: bool,
 }
 
 /// Measures the samples of `todo` on `slots` devices; returns the totals and the first error
-/// (after which the queue is emptied so that every worker stops). When `cfg.stop` is set the
-/// workers take no further sample and the totals say `interrupted` if any was left.
+/// (after which every worker stops). When `cfg.stop` is set the workers take no further
+/// sample.
 pub(super) fn run_workers(
     runner: &dyn DynRunner,
     cfg: &CollectConfig,
     slots: usize,
-    target: &Target,
-    todo: VecDeque<u64>,
+    todo: &Mutex<Todo<'_>>,
     writers: Writers,
     observer: &mut dyn Observer,
 ) -> (Totals, Option<CollectError>) {
-    let queue = Mutex::new(todo);
+    let halt = AtomicBool::new(false);
     let writers = Mutex::new(writers);
     let (tx, rx) = mpsc::channel::<Result<InputReport, CollectError>>();
     let mut totals = Totals::default();
@@ -98,8 +99,12 @@ pub(super) fn run_workers(
     std::thread::scope(|scope| {
         for slot in 0..slots {
             let tx = tx.clone();
-            let (queue, writers) = (&queue, &writers);
-            scope.spawn(move || worker(runner, cfg, slot, target, queue, writers, tx));
+            let queue = Queue {
+                todo,
+                halt: &halt,
+                writers: &writers,
+            };
+            scope.spawn(move || worker(runner, cfg, slot, queue, tx));
         }
         drop(tx);
         for msg in rx {
@@ -107,8 +112,12 @@ pub(super) fn run_workers(
                 Ok(r) => {
                     totals.rows += r.rows as u64;
                     totals.failures += r.failures as u64;
-                    totals.measured += 1;
-                    totals.fewer_reps += u64::from(r.reps < cfg.num_reps);
+                    if r.medians_only {
+                        totals.refilled += 1;
+                    } else {
+                        totals.measured += 1;
+                        totals.fewer_reps += u64::from(r.reps < cfg.num_reps);
+                    }
                     totals.busy_ms += r.busy_ms;
                     *totals.per_device.entry(r.device).or_insert(0) += 1;
                     observer.input_done(&r);
@@ -117,29 +126,44 @@ pub(super) fn run_workers(
                     if first_error.is_none() {
                         first_error = Some(e);
                     }
-                    // Stop the other workers: empty the queue.
-                    if let Ok(mut q) = queue.lock() {
-                        q.clear();
-                    }
+                    // Stop the other workers.
+                    halt.store(true, Ordering::SeqCst);
                 }
             }
         }
     });
-    totals.interrupted = first_error.is_none()
-        && cfg.stop.load(Ordering::SeqCst)
-        && queue.lock().map(|q| !q.is_empty()).unwrap_or(false);
     (totals, first_error)
 }
 
-/// One device's thread: measures queued samples until the queue is empty, the stop token is
-/// set or something fails.
+/// What a worker shares with the others: the samples, the halt flag (set on an error), the
+/// writers.
+#[derive(Clone, Copy)]
+struct Queue<'q, 'a> {
+    todo: &'q Mutex<Todo<'a>>,
+    halt: &'q AtomicBool,
+    writers: &'q Mutex<Writers>,
+}
+
+impl Queue<'_, '_> {
+    /// The next sample, unless the run stops.
+    fn next(&self, cfg: &CollectConfig) -> Result<Option<Work>, CollectError> {
+        if cfg.stop.load(Ordering::SeqCst) || self.halt.load(Ordering::SeqCst) {
+            return Ok(None);
+        }
+        match self.todo.lock() {
+            Ok(mut t) => t.next(),
+            Err(_) => Ok(None),
+        }
+    }
+}
+
+/// One device's thread: measures samples until none is left, the stop token is set or
+/// something fails.
 fn worker(
     runner: &dyn DynRunner,
     cfg: &CollectConfig,
     slot: usize,
-    target: &Target,
-    queue: &Mutex<VecDeque<u64>>,
-    writers: &Mutex<Writers>,
+    queue: Queue<'_, '_>,
     tx: mpsc::Sender<Result<InputReport, CollectError>>,
 ) {
     let mut backend = match open_backend(&cfg.devices, slot, cfg) {
@@ -150,17 +174,16 @@ fn worker(
         }
     };
     loop {
-        if cfg.stop.load(Ordering::SeqCst) {
-            break;
-        }
-        let next = queue.lock().map(|mut q| q.pop_front()).unwrap_or(None);
-        let Some(index) = next else { break };
-        let mut rng = sample_rng(cfg.seed, index);
-        let Some(d) = runner.draw(&mut rng, target, cfg.max_draws) else {
-            continue; // drawn before, so never reached
+        let work = match queue.next(cfg) {
+            Ok(Some(w)) => w,
+            Ok(None) => break,
+            Err(e) => {
+                let _ = tx.send(Err(e));
+                break;
+            }
         };
-        let m = runner.measure(&d, cfg.repetitions(), &mut backend);
-        let report = write_input(&m, index, &backend, writers);
+        let m = runner.measure(&work.drawn, cfg.repetitions(), &mut backend);
+        let report = write_input(&m, &work, &backend, queue.writers);
         let stop = report.is_err();
         if tx.send(report).is_err() || stop {
             break;
@@ -169,14 +192,16 @@ fn worker(
 }
 
 /// Appends the rows of one measured input (medians sidecar first: the main log decides what
-/// is complete on resume) and reports it. A lost CUDA context is an error and nothing is
-/// logged: a fresh process measures the input on resume.
+/// is complete on resume; the sidecar alone for an input of the log it lacks) and reports it.
+/// A lost CUDA context is an error and nothing is logged: a fresh process measures the input
+/// on resume.
 fn write_input(
     m: &MeasuredInput,
-    index: u64,
+    work: &Work,
     backend: &Backend,
     writers: &Mutex<Writers>,
 ) -> Result<InputReport, CollectError> {
+    let index = work.index;
     let device = backend.info().ordinal;
     let lost = m.results.iter().flatten().find_map(|r| match r {
         Err(BenchError::ContextLost(e)) => Some(e.clone()),
@@ -199,10 +224,17 @@ fn write_input(
         let mut w = writers
             .lock()
             .map_err(|_| CollectError::Invalid("writer poisoned".into()))?;
-        w.extras.append(index, m)?;
-        w.medians.write_line(&med_rows)?;
-        w.log.write_line(&main_rows)?;
-        w.log.sync()?;
+        if let Some(medians) = &mut w.medians {
+            medians.write_line(&med_rows)?;
+            if work.medians_only {
+                medians.sync()?;
+            }
+        }
+        if !work.medians_only {
+            w.extras.append(index, m)?;
+            w.log.write_line(&main_rows)?;
+            w.log.sync()?;
+        }
     }
     let busy_ms = m
         .results
@@ -214,7 +246,8 @@ fn write_input(
     Ok(InputReport {
         index,
         device,
-        rows: n,
+        medians_only: work.medians_only,
+        rows: if work.medians_only { 0 } else { n },
         reps: m.results.len(),
         failures: fails,
         first_error,

@@ -2,5 +2,7 @@
 //! `cargo test -p ah-collect --test it MODULE::` runs one file's tests).
 
 mod cli;
+mod corpus;
 mod data;
 mod hostile_logs;
+mod resume_checks;

@@ -15,6 +15,8 @@ pub(super) struct RawInput {
     pub(super) values: Vec<Value>,
     /// (choice index of the log, feedback) per row, in file order.
     pub(super) feedback: Vec<(u32, f64)>,
+    /// The line of its first row in the log (for messages about its values).
+    pub(super) line: usize,
 }
 
 /// The log's rows grouped by input (the metadata features' values), in order of first
@@ -62,6 +64,7 @@ pub(super) fn group_inputs(
                 raw.push(RawInput {
                     values: cols.iter().map(|&c| row.values[c].clone()).collect(),
                     feedback: Vec::with_capacity(8),
+                    line: row.line,
                 });
                 id
             }

@@ -53,6 +53,15 @@ impl<'a> Slots<'a> {
         }
     }
 
+    /// An error about the values of input `r`, naming the line of its first row.
+    fn error_at(&self, r: &RawInput, message: String) -> EvalError {
+        EvalError::Core(ah_core::Error::LogFormat {
+            path: self.path.to_path_buf(),
+            line: r.line,
+            message,
+        })
+    }
+
     /// Each input's values by slot (the augment operations evaluated).
     pub(super) fn augment(&self, kept: &[&RawInput]) -> Result<Vec<Vec<Value>>> {
         use rayon::prelude::*;
@@ -66,10 +75,14 @@ impl<'a> Slots<'a> {
                         self.slot.get(name).and_then(|&j| vals.get(j).cloned())
                     };
                     let v = op.eval(&lookup).map_err(|e| {
-                        self.error(format!(
-                            "augment operation failed on input {}: {e}",
-                            row_text(self.features, &r.values)
-                        ))
+                        self.error_at(
+                            r,
+                            format!(
+                                "augment operation failed on input {}: {e}; fix or drop the rows \
+                                 of this input",
+                                ah_core::error::clip(&row_text(self.features, &r.values))
+                            ),
+                        )
                     })?;
                     vals.push(v);
                 }
@@ -152,17 +165,18 @@ impl<'a> Slots<'a> {
     /// A numerical column's value: finite and numeric, or an error naming the input.
     fn numeric(&self, v: &Value, j: usize, r: &RawInput) -> Result<f64> {
         let num = v.as_f64().ok_or_else(|| {
-            self.error(format!(
-                "numerical feature `{}` has the non-numeric value `{v}` (input {}); list it under categorical_features in the metadata",
+            self.error_at(r, format!(
+                "numerical feature `{}` has the non-numeric value `{}` (input {}); list it under categorical_features in the metadata",
                 self.name(j),
-                row_text(self.features, &r.values)
+                ah_core::error::clip(&v.to_string()),
+                ah_core::error::clip(&row_text(self.features, &r.values))
             ))
         })?;
         if !num.is_finite() {
-            return Err(self.error(format!(
+            return Err(self.error_at(r, format!(
                 "numerical feature `{}` is `{v}` for input {}; trees need finite features (as scikit-learn does): fix or drop those rows",
                 self.name(j),
-                row_text(self.features, &r.values)
+                ah_core::error::clip(&row_text(self.features, &r.values))
             )));
         }
         Ok(num)

@@ -21,7 +21,7 @@ use proptest::prelude::*;
 use proptest::test_runner::{Config, RngAlgorithm, TestCaseError, TestRng, TestRunner};
 
 /// A valid log's text: metadata, header, rows.
-fn valid_log() -> impl Strategy<Value = String> {
+pub(crate) fn valid_log() -> impl Strategy<Value = String> {
     let features = prop::collection::vec("[a-z][a-z0-9_*]{0,6}", 1..5);
     let choices = prop::collection::vec("[a-z][a-z0-9_]{0,5}", 1..4);
     (features, choices, 0usize..12, any::<u64>()).prop_map(|(mut f, c, rows, seed)| {
@@ -70,7 +70,7 @@ fn valid_log() -> impl Strategy<Value = String> {
 
 /// One byte-level mutation.
 #[derive(Debug, Clone)]
-enum Mutation {
+pub(crate) enum Mutation {
     Flip(usize, u8),
     Insert(usize, Vec<u8>),
     Delete(usize, usize),
@@ -78,7 +78,7 @@ enum Mutation {
     Truncate(usize),
 }
 
-fn mutation() -> impl Strategy<Value = Mutation> {
+pub(crate) fn mutation() -> impl Strategy<Value = Mutation> {
     let special = prop::sample::select(vec![
         b",".to_vec(),
         b"\n".to_vec(),
@@ -108,7 +108,7 @@ fn mutation() -> impl Strategy<Value = Mutation> {
     ]
 }
 
-fn apply(bytes: &mut Vec<u8>, m: &Mutation) {
+pub(crate) fn apply(bytes: &mut Vec<u8>, m: &Mutation) {
     let len = bytes.len();
     let at = |i: usize| if len == 0 { 0 } else { i % (len + 1) };
     match m {

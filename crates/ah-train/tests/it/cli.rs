@@ -432,6 +432,24 @@ fn bad_inputs_are_clear_errors_without_output() {
     expect_error("not json\nm,choice,feedback\n", &[], "bad.txt:1");
     let nan_feature = format!("{MD}\nm,k,dtype,choice,feedback\nnan,16,torch.float16,a,1.0\nnan,16,torch.float16,b,2.0\n{}", text.lines().skip(2).collect::<Vec<_>>().join("\n"));
     expect_error(&nan_feature, &[], "trees need finite features");
+    // The message names the line of the input's first row.
+    expect_error(
+        &nan_feature,
+        &[],
+        "bad.txt:3: numerical feature `m` is `nan`",
+    );
+    let overflow = format!(
+        "{MD}\nm,k,dtype,choice,feedback\n{}\n9223372036854775807,16,torch.float16,a,1.0\n9223372036854775807,16,torch.float16,b,2.0\n",
+        text.lines().skip(2).collect::<Vec<_>>().join("\n")
+    );
+    let line = overflow.lines().count() - 1;
+    let mul = dir.path().join("mul.txt");
+    std::fs::write(&mul, "mk = m * k\n").unwrap();
+    expect_error(
+        &overflow,
+        &["--operations", mul.to_str().unwrap()],
+        &format!("bad.txt:{line}: augment operation failed on input m=9223372036854775807"),
+    );
 }
 
 #[test]
