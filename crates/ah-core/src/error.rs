@@ -134,11 +134,15 @@ impl std::fmt::Display for Error {
                 source_text,
                 column,
                 message,
-            } => write!(
-                f,
-                "operation `{name}`: column {column}: {message}\n    {source_text}\n    {}",
-                caret(*column)
-            ),
+            } => {
+                let (shown, at) = window(source_text, *column, 72);
+                write!(
+                    f,
+                    "operation `{}`: column {column}: {message}\n    {shown}\n    {}",
+                    excerpt(name, 60),
+                    caret(at)
+                )
+            }
             Error::Operation { name, source } => write!(f, "operation `{name}`: {source}"),
             Error::Other(m) => write!(f, "{m}"),
         }
@@ -204,6 +208,37 @@ fn caret(column: usize) -> String {
     format!("{}^", " ".repeat(column.saturating_sub(1)))
 }
 
+/// `text` when it has at most `max` characters, else its first `max` characters and `...`:
+/// messages quote user input and stay short whatever its length.
+pub fn excerpt(text: &str, max: usize) -> std::borrow::Cow<'_, str> {
+    match text.char_indices().nth(max) {
+        None => text.into(),
+        Some((end, _)) => format!("{}...", &text[..end]).into(),
+    }
+}
+
+/// At most `width` characters of `text` around its 1-based character `column` (`...` marks
+/// a cut), and that column's position in the result.
+fn window(text: &str, column: usize, width: usize) -> (String, usize) {
+    let chars: Vec<char> = text.chars().collect();
+    if chars.len() <= width {
+        return (text.to_string(), column);
+    }
+    let start = column
+        .saturating_sub(1 + width / 2)
+        .min(chars.len() - width);
+    let mut out: String = chars[start..start + width].iter().collect();
+    let mut at = column - start;
+    if start > 0 {
+        out.insert_str(0, "...");
+        at += 3;
+    }
+    if start + width < chars.len() {
+        out.push_str("...");
+    }
+    (out, at)
+}
+
 /// Result with the core crate's [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
@@ -218,6 +253,26 @@ mod tests {
         let text = report(&err);
         assert_eq!(text.matches("not found").count(), 1, "{text}");
         assert!(text.starts_with("m.json: "), "{text}");
+    }
+
+    #[test]
+    fn quoted_input_is_bounded() {
+        assert_eq!(excerpt("short", 10), "short");
+        assert_eq!(excerpt("αβγδε", 3), "αβγ...");
+        let long = format!("{}#{}", "a+".repeat(5000), "b".repeat(5000));
+        let err = Error::Expression {
+            name: "n".repeat(1000),
+            source_text: long.clone(),
+            column: 10_001,
+            message: "unexpected character `#`".into(),
+        };
+        let text = err.to_string();
+        assert!(text.len() < 400, "{text}");
+        let lines: Vec<&str> = text.lines().collect();
+        let caret = lines[2].find('^').unwrap();
+        assert_eq!(lines[1].chars().nth(caret), Some('#'), "{text}");
+        let (shown, at) = window("abc", 2, 72);
+        assert_eq!((shown.as_str(), at), ("abc", 2));
     }
 
     #[test]
