@@ -39,6 +39,7 @@ mod names;
 mod output;
 mod plan;
 mod python;
+mod python_check;
 mod rust;
 mod rust_expr;
 mod rust_fast;
