@@ -590,7 +590,8 @@ fn replay_refuses_hostile_models_with_file_and_line() {
                 .push(serde_json::json!({"name": "deep", "expr": expr, "categorical": false}));
         }
     };
-    let edits: Vec<(&str, Box<dyn Fn(&mut serde_json::Value)>)> = vec![
+    type Edit = Box<dyn Fn(&mut serde_json::Value)>;
+    let edits: Vec<(&str, Edit)> = vec![
         (
             "nests deeper than 100",
             Box::new(op(format!("{}m{}", "(".repeat(5000), ")".repeat(5000)))),
