@@ -64,6 +64,14 @@ pub enum CodegenError {
         /// The choices the hook does not know, quoted and comma-separated.
         choices: String,
     },
+    /// CPython does not compile the generated Python artifact (nothing is written).
+    #[error("the generated Python artifact {file} does not compile, so nothing was written (PyTorch imports every artifact of its folder: this one would break the others):\n{message}\nhint: this is a bug of ah-codegen or a model beyond CPython's limits; report it with the model file, and generate without --python meanwhile")]
+    ArtifactDoesNotCompile {
+        /// The artifact's file name.
+        file: String,
+        /// CPython's message (its last lines).
+        message: String,
+    },
     /// The Rust output folder is not a generated heuristics crate.
     #[error("{}: not a generated heuristics crate (it has no Cargo.toml)\nhint: point --rust (ah-train: --rust-crate) at the crate, e.g. generated/ah-heuristics; to start a new one, create it with a Cargo.toml depending on ah-core first", path.display())]
     NotACrate {

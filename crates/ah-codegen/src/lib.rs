@@ -41,6 +41,7 @@ mod output;
 mod plan;
 pub mod prune_tree;
 mod python;
+mod python_check;
 mod rust;
 mod rust_expr;
 mod rust_fast;

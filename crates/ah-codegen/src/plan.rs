@@ -1,12 +1,19 @@
 //! What a model reads: the tree's columns, where each feature comes from (the context or
-//! an augment operation), and which operations the tree needs.
+//! an augment operation), which operations the tree needs, and the tree as both languages
+//! emit it: nested or as a table ([`MAX_NESTED_DEPTH`]), with the subtrees that decide
+//! nothing written as one leaf ([`Plan::settled`]).
 
 use std::collections::BTreeSet;
 
-use ah_core::model::{Column, Model, ModelKind, Node};
+use ah_core::model::{leaf_best_choices, Column, Model, ModelKind, Node};
 use ah_core::ops::{builtin_operations, Operation};
 
 use crate::error::CodegenError;
+
+/// Trees deeper than this are emitted as a table and a loop rather than nested `if`s (in
+/// Rust and Python alike: Python allows 100 nested blocks, rustc and rustfmt have limits of
+/// their own), so the generated code is valid, and its generation iterative, at any depth.
+pub const MAX_NESTED_DEPTH: usize = 50;
 
 /// Where a feature's value comes from at decision time.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -29,6 +36,12 @@ pub struct Plan<'m> {
     /// Per operation: PyTorch computes it itself (same name and expression as one of
     /// PyTorch's built-in operations for the model's optimization name).
     pub builtin: Vec<bool>,
+    /// The tree is emitted as nested `if`s (else as a table and a loop).
+    pub nested: bool,
+    /// Per node of a nested tree: `Some(leaf)` when every leaf of its subtree predicts what
+    /// node `leaf` predicts, so that both languages write the subtree as that one leaf (its
+    /// splits decide nothing); `None` otherwise, and for every node of a table.
+    pub settled: Vec<Option<usize>>,
 }
 
 impl<'m> Plan<'m> {
@@ -52,10 +65,17 @@ impl<'m> Plan<'m> {
                 })
             })
             .collect();
+        let nested = model.tree.depth() <= MAX_NESTED_DEPTH;
         Ok(Plan {
             model,
             ops,
             builtin,
+            nested,
+            settled: if nested {
+                settled(model)
+            } else {
+                vec![None; model.tree.nodes.len()]
+            },
         })
     }
 
@@ -131,6 +151,77 @@ impl<'m> Plan<'m> {
                 Node::Leaf { .. } => None,
             })
             .collect()
+    }
+}
+
+impl Plan<'_> {
+    /// The columns the emitted tree splits on: every split's in a table; in nested `if`s
+    /// those above the settled subtrees (see [`Plan::settled`]).
+    pub fn read_columns(&self) -> BTreeSet<usize> {
+        let nodes = &self.model.tree.nodes;
+        if !self.nested {
+            return self.used_columns();
+        }
+        let mut out = BTreeSet::new();
+        let mut todo = vec![0];
+        while let Some(i) = todo.pop() {
+            if let (
+                Node::Split {
+                    column,
+                    left,
+                    right,
+                    ..
+                },
+                None,
+            ) = (&nodes[i], self.settled[i])
+            {
+                out.insert(*column);
+                todo.extend([*left, *right]);
+            }
+        }
+        out
+    }
+}
+
+/// [`Plan::settled`] of a checked model, whose children come after their parent: one pass
+/// from the last node to the root, no recursion.
+fn settled(model: &Model) -> Vec<Option<usize>> {
+    let nodes = &model.tree.nodes;
+    let mut out = vec![None; nodes.len()];
+    for i in (0..nodes.len()).rev() {
+        out[i] = match &nodes[i] {
+            Node::Leaf { .. } => Some(i),
+            Node::Split { left, right, .. } => match (out[*left], out[*right]) {
+                (Some(a), Some(b)) if same_prediction(model, a, b) => Some(a),
+                _ => None,
+            },
+        };
+    }
+    out
+}
+
+/// Whether leaves `a` and `b` predict the same: both unsafe, or the same sorted
+/// distribution (decision); the same value, bit for bit (regression).
+fn same_prediction(model: &Model, a: usize, b: usize) -> bool {
+    let (
+        Node::Leaf {
+            value: va,
+            unsafe_leaf: ua,
+            ..
+        },
+        Node::Leaf {
+            value: vb,
+            unsafe_leaf: ub,
+            ..
+        },
+    ) = (&model.tree.nodes[a], &model.tree.nodes[b])
+    else {
+        return false;
+    };
+    match model.kind {
+        ModelKind::Decision if *ua || *ub => ua == ub,
+        ModelKind::Decision => leaf_best_choices(va) == leaf_best_choices(vb),
+        ModelKind::Regression => va[0].to_bits() == vb[0].to_bits(),
     }
 }
 

@@ -128,11 +128,7 @@ fn policy(p: &Json) -> Result<Policy<'_>, String> {
     }
 }
 
-/// A JSON value for an error message, at most 200 characters of it.
+/// A JSON value as an error message quotes it.
 fn clip(v: &Json) -> String {
-    let text = v.to_string();
-    match text.char_indices().nth(200) {
-        Some((i, _)) => format!("{}…", &text[..i]),
-        None => text,
-    }
+    ah_core::error::clip(&v.to_string()).into_owned()
 }

@@ -11,8 +11,8 @@ use ah_core::value::{python_float_repr, python_str_literal};
 
 use crate::error::CodegenError;
 use crate::escape::comment;
+use crate::plan::MAX_NESTED_DEPTH;
 use crate::plan::{feature_of, Plan, Source};
-use crate::rust_tree::MAX_NESTED_DEPTH;
 
 /// Renders the artifact.
 pub fn render(plan: &Plan<'_>, header: &[String]) -> Result<String, CodegenError> {
@@ -52,10 +52,10 @@ pub fn render(plan: &Plan<'_>, header: &[String]) -> Result<String, CodegenError
         }
         ModelKind::Regression => {}
     }
-    if model.tree.depth() > MAX_NESTED_DEPTH {
-        emit_table(plan, &mut body);
-    } else {
+    if plan.nested {
         emit_node(plan, 0, 1, &mut body);
+    } else {
+        emit_table(plan, &mut body);
     }
     let mut ctx = tera::Context::new();
     ctx.insert("header", header);
@@ -74,7 +74,9 @@ pub fn render(plan: &Plan<'_>, header: &[String]) -> Result<String, CodegenError
         ModelKind::Decision => "python_decision.py",
         ModelKind::Regression => "python_regression.py",
     };
-    crate::templates::render(template, &ctx)
+    let source = crate::templates::render(template, &ctx)?;
+    crate::python_check::check_compiles(&source, &file_name(model))?;
+    Ok(source)
 }
 
 fn op_var(i: usize) -> String {
@@ -205,10 +207,12 @@ fn emit_table(plan: &Plan<'_>, lines: &mut Vec<String>) {
 }
 
 /// Nested `if`s; only for trees of at most [`MAX_NESTED_DEPTH`] levels, so the recursion
-/// is bounded.
+/// is bounded. A subtree whose leaves all predict the same is that one leaf
+/// ([`Plan::settled`]), as in the Rust module.
 fn emit_node(plan: &Plan<'_>, node: usize, depth: usize, lines: &mut Vec<String>) {
     let model = plan.model;
     let indent = "    ".repeat(depth + 1);
+    let node = plan.settled[node].unwrap_or(node);
     match &model.tree.nodes[node] {
         Node::Split {
             column,

@@ -179,6 +179,8 @@ struct Module<'g> {
     slow_args: (Vec<String>, Vec<String>),
     finish: Finish,
     finish_len: (usize, usize),
+    /// `finish` reads its `v` and `w` parameters.
+    finish_reads: (bool, bool),
     finish_reads_choice: bool,
     tree: crate::rust_tree::Tree,
 }
@@ -249,11 +251,10 @@ pub(crate) struct Gen<'p, 'm> {
 impl<'p, 'm> Gen<'p, 'm> {
     fn new(plan: &'p Plan<'m>) -> Self {
         let leaves = leaf_tables(plan);
-        let settled = crate::rust_tree::settled(plan, &leaves.of_node);
         let mut g = Gen {
             plan,
             gathered: plan.all_context_features(),
-            used: crate::rust_tree::read_columns(plan, &settled),
+            used: plan.read_columns(),
             leaves,
             categories: BTreeMap::new(),
             lazy: BTreeSet::new(),
@@ -394,7 +395,15 @@ impl<'p, 'm> Gen<'p, 'm> {
         };
         let names = self.finish_names();
         let finish = self.finish(&names);
-        let layout = self.layout();
+        // Only `columns` reads by position; the generic path alone never does.
+        let layout = self
+            .layout()
+            .filter(|_| plan.ops.is_empty() || fast.is_some());
+        let reads = |var: &str| {
+            let guard = finish.guard.iter().map(String::as_str);
+            finish.exprs().chain(guard).any(|e| reads_index(e, var))
+        };
+        let finish_reads = (reads("v"), reads("w"));
         let uses = self.uses(&finish, fast.as_ref(), layout.is_some());
         let mut inputs: Vec<&str> = Vec::new();
         for op in &plan.ops {
@@ -455,6 +464,7 @@ impl<'p, 'm> Gen<'p, 'm> {
                     .collect(),
             ),
             finish_len: (names.len(), lazy.len()),
+            finish_reads,
             finish_reads_choice: model
                 .columns
                 .iter()
@@ -606,7 +616,7 @@ impl<'p, 'm> Gen<'p, 'm> {
             let f = feature_of(col);
             let lit = str_lit(f);
             let used = self.used.contains(&c);
-            let typed = match plan.source(f) {
+            let mut typed = match plan.source(f) {
                 Source::Op(j) => op(j),
                 // A lazy column holds the context's `&Value`, typed or not.
                 Source::Context if self.lazy(c) => None,
@@ -638,8 +648,15 @@ impl<'p, 'm> Gen<'p, 'm> {
                         (None, None) => format!("num({}, {lit})?", src.value(f)),
                     }
                 }
-                (Column::OneHot { value, .. }, _) => match &typed {
-                    Some((code, ty)) => crate::rust_expr::typed_str_eq(code, *ty, value),
+                (Column::OneHot { value, .. }, _) => match typed.clone() {
+                    Some((code, ty)) => match crate::rust_expr::typed_str_eq(&code, ty, value) {
+                        Some(eq) => eq,
+                        // Never equal: the typed value is not read.
+                        None => {
+                            typed = None;
+                            "false".into()
+                        }
+                    },
                     None if !used && matches!(plan.source(f), Source::Op(_)) => String::new(),
                     None => {
                         let i = match present.iter().position(|p| *p == f) {
@@ -693,6 +710,17 @@ impl<'p, 'm> Gen<'p, 'm> {
             }
         }
         out.guard = guard;
+        if out.fail.is_some() {
+            // The path ends unsure: the checks before the failing column still run, in order,
+            // but nothing is bound (no `Columns` is built from them).
+            out.steps.retain(|s| s.fallible);
+            for s in &mut out.steps {
+                s.field = None;
+            }
+            out.fields.clear();
+            out.typed_reads.clear();
+            out.guard_read = false;
+        }
         out
     }
 }
@@ -727,6 +755,24 @@ fn leaf_tables(plan: &Plan<'_>) -> LeafTables {
         }
     }
     out
+}
+
+/// Whether Rust code `code` indexes `var` (`v[0]`), outside its string literals.
+fn reads_index(code: &str, var: &str) -> bool {
+    let mut outside = String::with_capacity(code.len());
+    let (mut quoted, mut escaped) = (false, false);
+    for c in code.chars() {
+        match (quoted, escaped, c) {
+            (true, true, _) => escaped = false,
+            (true, false, '\\') => escaped = true,
+            (_, false, '"') => quoted = !quoted,
+            (false, _, c) => outside.push(c),
+            _ => {}
+        }
+    }
+    outside
+        .match_indices(&format!("{var}["))
+        .any(|(i, _)| !outside[..i].ends_with(|c: char| c.is_alphanumeric() || c == '_'))
 }
 
 /// A typed value as `f64`.

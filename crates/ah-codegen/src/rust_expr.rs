@@ -49,6 +49,13 @@ pub struct Renderer<'a> {
     pub helpers: BTreeSet<&'static str>,
     /// Whether an expression rendered so far can fail (holds a `?`).
     pub fallible: bool,
+    /// Prefix of the temporaries (`t{prefix}_{n}`), unique per operation.
+    pub prefix: String,
+    /// Statements binding hoisted subexpressions, one list per scope: the operation's, then
+    /// one per lazy branch being rendered (see [`Renderer::hoist`]).
+    pub scopes: Vec<Vec<String>>,
+    /// Temporaries made so far.
+    pub temps: usize,
 }
 
 /// The expression cannot be typed statically.
@@ -181,6 +188,38 @@ fn cmp(a: &Code, op: &str, b: &Code) -> Code {
 }
 
 impl Renderer<'_> {
+    /// Binds `c` to a temporary in the current scope (`let t: T = c;`) and returns the
+    /// temporary, unless it is already an atom. The scope's statements run before the
+    /// expression, where the subexpression would have run anyway (it is eager there; the
+    /// order of failures does not matter, every one is the same unsure answer). So the
+    /// generated code nests no blocks in blocks however deep the expression: rustc, clippy
+    /// and rustfmt take time exponential in such nesting.
+    fn hoist(&mut self, c: Code) -> Code {
+        if c.prec == P_ATOM && !c.code.contains(['{', '(']) {
+            return c;
+        }
+        let name = format!("t{}_{}", self.prefix, self.temps);
+        self.temps += 1;
+        let scope = self.scopes.last_mut().expect("a scope is open");
+        scope.push(format!("let {name}: {} = {};", c.ty.rust(), c.code));
+        Code::new(name, c.ty, P_ATOM)
+    }
+
+    /// Renders `e` as a lazy branch (evaluated only when taken), in a scope of its own: the
+    /// statements it hoisted (they go inside the branch's braces) and its expression.
+    fn branch(&mut self, e: &Expr) -> Result<(Vec<String>, Code), Untyped> {
+        self.scopes.push(Vec::new());
+        let c = self.render(e);
+        let stmts = self.scopes.pop().expect("the branch's scope");
+        Ok((stmts, c?))
+    }
+
+    /// Renders an eager operand: a block is hoisted (see [`Renderer::hoist`]).
+    fn operand(&mut self, e: &Expr) -> R {
+        let c = self.render(e)?;
+        Ok(if c.prec == P_BLOCK { self.hoist(c) } else { c })
+    }
+
     fn checked(&mut self, code: String) -> String {
         self.fallible = true;
         format!("{code}.ok_or({})?", self.fail)
@@ -209,7 +248,7 @@ impl Renderer<'_> {
 
     /// A unary operator.
     fn unary(&mut self, op: UnaryOp, operand: &Expr) -> R {
-        let c = self.render(operand)?;
+        let c = self.operand(operand)?;
         match (op, c.ty) {
             (UnaryOp::Not, _) => Ok(Code::new(
                 format!("!{}", truthy(&c).at(P_UNARY)),
@@ -233,8 +272,8 @@ impl Renderer<'_> {
 
     /// An arithmetic operator (Python's semantics over integers and floats).
     fn binary(&mut self, op: BinaryOp, left: &Expr, right: &Expr) -> R {
-        let a = self.render(left)?;
-        let b = self.render(right)?;
+        let a = self.operand(left)?;
+        let b = self.operand(right)?;
         if !is_num(a.ty) || !is_num(b.ty) {
             return Err(Untyped);
         }
@@ -286,8 +325,8 @@ impl Renderer<'_> {
 
     /// A comparison (exact between integers and floats).
     fn compare(&mut self, op: CmpOp, left: &Expr, right: &Expr) -> R {
-        let a = self.render(left)?;
-        let b = self.render(right)?;
+        let a = self.operand(left)?;
+        let b = self.operand(right)?;
         let sym = op.symbol();
         Ok(match (a.ty, b.ty) {
             (Ty::S, Ty::S) | (Ty::F, Ty::F) | (Ty::B, Ty::B) => cmp(&a, sym, &b),
@@ -329,48 +368,44 @@ impl Renderer<'_> {
         })
     }
 
-    /// `and` / `or`: Python returns an operand.
+    /// `and` / `or`: Python returns an operand. The left one is eager (hoisted, so it is
+    /// evaluated once), the right one a lazy branch.
     fn bool_op(&mut self, op: BoolOp, left: &Expr, right: &Expr) -> R {
-        let a = self.render(left)?;
-        let b = self.render(right)?;
+        let a = self.operand(left)?;
+        let (stmts, b) = self.branch(right)?;
         if a.ty != b.ty {
             return Err(Untyped);
         }
-        if a.ty == Ty::B {
+        if a.ty == Ty::B && stmts.is_empty() {
             return Ok(match op {
                 BoolOp::And => bin(&a, "&&", &b, P_AND, Ty::B),
                 BoolOp::Or => bin(&a, "||", &b, P_OR, Ty::B),
             });
         }
-        // Returns an operand: evaluate the left one once.
-        let l = Code::new("l".into(), a.ty, P_ATOM);
-        let t = truthy(&l).code;
+        // `a` is matched, not bound by `let`: the result names it once, and a chain of them
+        // does not make clippy's constant evaluation follow each binding twice (exponential).
+        let t = truthy(&Code::new("l".into(), a.ty, P_ATOM)).code;
+        let b = body(&stmts, &b.code);
         let code = match op {
-            BoolOp::And => format!(
-                "{{ let l = {}; if {t} {{ {} }} else {{ l }} }}",
-                a.code, b.code
-            ),
-            BoolOp::Or => format!(
-                "{{ let l = {}; if {t} {{ l }} else {{ {} }} }}",
-                a.code, b.code
-            ),
+            BoolOp::And => format!("match {} {{ l if {t} => {{ {b} }}, l => l }}", a.code),
+            BoolOp::Or => format!("match {} {{ l if {t} => l, _ => {{ {b} }} }}", a.code),
         };
         Ok(Code::new(code, a.ty, P_BLOCK))
     }
 
-    /// `a if cond else b`.
+    /// `a if cond else b`: the condition is eager, the branches lazy.
     fn if_else(&mut self, cond: &Expr, then: &Expr, otherwise: &Expr) -> R {
-        let c = self.render(cond)?;
-        let a = self.render(then)?;
-        let b = self.render(otherwise)?;
+        let c = self.operand(cond)?;
+        let (sa, a) = self.branch(then)?;
+        let (sb, b) = self.branch(otherwise)?;
         if a.ty != b.ty {
             return Err(Untyped);
         }
         let code = format!(
             "if {} {{ {} }} else {{ {} }}",
             truthy(&c).code,
-            a.code,
-            b.code
+            body(&sa, &a.code),
+            body(&sb, &b.code)
         );
         Ok(Code::new(code, a.ty, P_BLOCK))
     }
@@ -379,7 +414,7 @@ impl Renderer<'_> {
     fn call(&mut self, func: Func, args: &[Expr]) -> R {
         let mut r = Vec::with_capacity(args.len());
         for a in args {
-            r.push(self.render(a)?);
+            r.push(self.operand(a)?);
         }
         let x = r[0].clone();
         match func {
@@ -435,11 +470,13 @@ impl Renderer<'_> {
                 }
                 (f, _) => {
                     let o = if f == Func::Min { "<" } else { ">" };
+                    // Matched, so each operand is named once (see `bool_op`); the
+                    // accumulator is hoisted, so the blocks do not nest.
                     let block = format!(
-                        "{{ let (a, b) = ({}, {}); if b {o} a {{ b }} else {{ a }} }}",
+                        "match ({}, {}) {{ (a, b) if b {o} a => b, (a, _) => a }}",
                         acc.code, y.code
                     );
-                    acc = Code::new(block, x.ty, P_BLOCK);
+                    acc = self.hoist(Code::new(block, x.ty, P_BLOCK));
                     continue;
                 }
             };
@@ -447,6 +484,16 @@ impl Renderer<'_> {
         }
         Ok(acc)
     }
+}
+
+/// A branch's body: its statements, then its value.
+fn body(stmts: &[String], code: &str) -> String {
+    let mut out = stmts.join(" ");
+    if !out.is_empty() {
+        out.push(' ');
+    }
+    out.push_str(code);
+    out
 }
 
 /// A literal.
@@ -469,24 +516,24 @@ fn positive_literal(e: &Expr) -> bool {
     matches!(e, Expr::Literal(Value::Int(d)) if *d > 0)
 }
 
-/// Rust expression for Python's `str(v) == lit` over a typed value.
-pub fn typed_str_eq(code: &str, ty: Ty, lit: &str) -> String {
+/// Rust expression for Python's `str(v) == lit` over a typed value; `None` when no value of
+/// that kind prints as `lit` (the comparison is always false and reads nothing).
+pub fn typed_str_eq(code: &str, ty: Ty, lit: &str) -> Option<String> {
     match ty {
-        Ty::S => format!("{code} == {}", str_lit(lit)),
+        Ty::S => Some(format!("{code} == {}", str_lit(lit))),
         Ty::B => match lit {
-            "True" => code.to_string(),
-            "False" => format!("!{code}"),
-            _ => "false".into(),
+            "True" => Some(code.to_string()),
+            "False" => Some(format!("!{code}")),
+            _ => None,
         },
-        Ty::I => match canonical_int(lit) {
-            Some(i) => format!("{code} == {i}"),
-            None => "false".into(),
-        },
-        Ty::F => match canonical_float(lit) {
-            Some(f) if f.is_nan() => format!("{code}.is_nan()"),
-            Some(f) => format!("{code}.to_bits() == {:#x}", f.to_bits()),
-            None => "false".into(),
-        },
+        Ty::I => canonical_int(lit).map(|i| format!("{code} == {i}")),
+        Ty::F => canonical_float(lit).map(|f| {
+            if f.is_nan() {
+                format!("{code}.is_nan()")
+            } else {
+                format!("{code}.to_bits() == {:#x}", f.to_bits())
+            }
+        }),
     }
 }
 

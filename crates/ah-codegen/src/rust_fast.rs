@@ -9,7 +9,7 @@ use serde::Serialize;
 
 use crate::error::CodegenError;
 use crate::escape::comment;
-use crate::plan::{feature_of, Plan, Source};
+use crate::plan::{Plan, Source};
 use crate::rust::{as_f64, Finish, Gen, ValueSource};
 use crate::rust_expr::{str_lit, Code, Renderer, Ty};
 
@@ -17,6 +17,8 @@ use crate::rust_expr::{str_lit, Code, Renderer, Ty};
 #[derive(Serialize)]
 pub struct OpLine {
     doc: String,
+    /// Statements binding its hoisted subexpressions, before it.
+    stmts: Vec<String>,
     var: String,
     ty: &'static str,
     code: String,
@@ -51,10 +53,10 @@ pub fn fast_path(g: &Gen<'_, '_>) -> Result<Option<Fast>, CodegenError> {
     let Some(rendered) = render_ops(plan, &inputs) else {
         return Ok(None);
     };
-    let (read, computed) = liveness(g, &rendered);
+    let (finish, typed_reads) = finish(g, &inputs, &rendered);
+    let (read, computed) = liveness(plan, &rendered, &typed_reads);
     let mut read_inputs = BTreeSet::new();
     let ops = op_lines(plan, &rendered, &read, &computed, &mut read_inputs);
-    let (finish, typed_reads) = finish(g, &inputs, &rendered);
     for code in &typed_reads {
         if let Some(k) = code.strip_prefix('v').and_then(|k| k.parse().ok()) {
             read_inputs.insert(k);
@@ -89,6 +91,8 @@ fn typed_inputs(plan: &Plan<'_>) -> Vec<(String, Ty)> {
 struct Rendered {
     /// Each operation's code and whether it can fail.
     code: Vec<(Code, bool)>,
+    /// Each operation's statements (hoisted subexpressions), run before its code.
+    stmts: Vec<Vec<String>>,
     /// The earlier operations each one reads.
     reads: Vec<BTreeSet<usize>>,
     /// The typed inputs each one reads.
@@ -101,6 +105,7 @@ struct Rendered {
 fn render_ops(plan: &Plan<'_>, inputs: &[(String, Ty)]) -> Option<Rendered> {
     let mut out = Rendered {
         code: Vec::new(),
+        stmts: Vec::new(),
         reads: Vec::new(),
         input_reads: Vec::new(),
         scalar: BTreeSet::new(),
@@ -127,9 +132,14 @@ fn render_ops(plan: &Plan<'_>, inputs: &[(String, Ty)]) -> Option<Rendered> {
             fail: format!("UnsureKind::MissingFeature({})", str_lit(&op.name)),
             helpers: BTreeSet::new(),
             fallible: false,
+            prefix: i.to_string(),
+            scopes: vec![Vec::new()],
+            temps: 0,
         };
         let rendered = r.render(&op.expr).ok()?;
         let (helpers, fallible) = (r.helpers, r.fallible);
+        out.stmts
+            .push(r.scopes.pop().expect("the operation's scope"));
         out.scalar.extend(helpers);
         out.code.push((rendered, fallible));
         out.reads.push(reads.into_inner());
@@ -138,24 +148,14 @@ fn render_ops(plan: &Plan<'_>, inputs: &[(String, Ty)]) -> Option<Rendered> {
     Some(out)
 }
 
-/// Which operations are read (by the guard, a used column, or a computed operation) and which
-/// are computed: an operation nobody reads is computed only when it can fail (the model is
-/// unsure then).
-fn liveness(g: &Gen<'_, '_>, r: &Rendered) -> (Vec<bool>, Vec<bool>) {
-    let (plan, model) = (g.plan, g.plan.model);
-    let mut read = vec![false; plan.ops.len()];
-    if model.range_guard {
-        for range in &model.feature_ranges {
-            if let Source::Op(j) = plan.guard_source(&range.name) {
-                read[j] = true;
-            }
-        }
-    }
-    for &c in &g.used {
-        if let Source::Op(j) = plan.source(feature_of(&model.columns[c])) {
-            read[j] = true;
-        }
-    }
+/// Which operations are read (by the guard or a column, whose code reads `o{j}`, see
+/// `typed_reads`, or by a computed operation) and which are computed: an operation nobody
+/// reads is computed only when it can fail (the model is unsure then). Only what is read is
+/// bound, so the module has no unused variable.
+fn liveness(plan: &Plan<'_>, r: &Rendered, typed_reads: &[String]) -> (Vec<bool>, Vec<bool>) {
+    let mut read: Vec<bool> = (0..plan.ops.len())
+        .map(|j| typed_reads.contains(&format!("o{j}")))
+        .collect();
     let mut computed = vec![false; plan.ops.len()];
     for i in (0..plan.ops.len()).rev() {
         computed[i] = read[i] || r.code[i].1;
@@ -184,6 +184,7 @@ fn op_lines(
         read_inputs.extend(&r.input_reads[i]);
         ops.push(OpLine {
             doc: format!("`{}` = {}", comment(&op.name), comment(&op.source)),
+            stmts: r.stmts[i].clone(),
             var: if read[i] {
                 format!("o{i}")
             } else {
@@ -196,7 +197,8 @@ fn op_lines(
     ops
 }
 
-/// Guard and columns over typed values where known; also returns the typed inputs they read.
+/// Guard and columns over typed values where known; also returns the typed locals (`v{k}`
+/// inputs, `o{j}` operations) their code reads.
 fn finish(g: &Gen<'_, '_>, inputs: &[(String, Ty)], r: &Rendered) -> (Finish, Vec<String>) {
     struct Typed<'a> {
         g: &'a Gen<'a, 'a>,
@@ -218,7 +220,10 @@ fn finish(g: &Gen<'_, '_>, inputs: &[(String, Ty)], r: &Rendered) -> (Finish, Ve
     let guard = g.guard_values(&|n| match plan.guard_source(n) {
         Source::Op(j) => match r.code[j].0.ty {
             Ty::S => "None".to_string(),
-            ty => format!("Some({})", as_f64(&format!("o{j}"), ty)),
+            ty => {
+                guard_reads.borrow_mut().insert(format!("o{j}"));
+                format!("Some({})", as_f64(&format!("o{j}"), ty))
+            }
         },
         _ => match src.typed(n) {
             Some((code, Ty::I)) => {

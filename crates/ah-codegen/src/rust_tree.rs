@@ -1,7 +1,8 @@
 //! The tree of a generated Rust module, as data for the template: nested `if`s, or for trees
-//! deeper than [`MAX_NESTED_DEPTH`] a table of nodes walked by a loop.
+//! deeper than [`MAX_NESTED_DEPTH`] a table of nodes walked by a loop (the plan decides
+//! which, and which subtrees are one leaf, for both languages).
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
 use ah_core::model::{Column, ModelKind, Node};
 use ah_core::value::python_float_repr;
@@ -9,12 +10,8 @@ use serde::Serialize;
 
 use crate::escape::comment;
 use crate::plan::Plan;
+pub use crate::plan::MAX_NESTED_DEPTH;
 use crate::rust_expr::f64_lit;
-
-/// Trees deeper than this are emitted as a table and a loop rather than nested `if`s (in
-/// Rust and Python alike), so the generated code is valid, and its generation iterative, at
-/// any depth.
-pub const MAX_NESTED_DEPTH: usize = 50;
 
 /// One line of the nested `if`s.
 #[derive(Serialize)]
@@ -69,8 +66,7 @@ pub fn tree(
     tables: &BTreeMap<usize, usize>,
 ) -> Tree {
     let model = plan.model;
-    let settled = settled(plan, tables);
-    let used = read_columns(plan, &settled);
+    let used = plan.read_columns();
     let goes_left = |column: usize, threshold: &str| match &model.columns[column] {
         Column::Numeric { .. } => format!("c.c{column} <= {threshold}"),
         // One-hot values are 0/1 and the threshold lies in [0, 1): left is "not equal".
@@ -89,8 +85,8 @@ pub fn tree(
         reads_columns: !used.is_empty(),
         max_nested_depth: MAX_NESTED_DEPTH,
     };
-    if model.tree.depth() <= MAX_NESTED_DEPTH {
-        nested(plan, &settled, &goes_left, 0, "if", &mut out.lines);
+    if plan.nested {
+        nested(plan, tables, &goes_left, 0, "if", &mut out.lines);
         return out;
     }
     for (i, node) in model.tree.nodes.iter().enumerate() {
@@ -120,68 +116,11 @@ pub fn tree(
     out
 }
 
-/// Per node, the prediction of its whole subtree when every leaf below it predicts the same
-/// (the splits there decide nothing, and the subtree is written as that one leaf); `None`
-/// otherwise, and for every node of a tree emitted as a table.
-pub fn settled(plan: &Plan<'_>, tables: &BTreeMap<usize, usize>) -> Vec<Option<String>> {
-    let mut out = vec![None; plan.model.tree.nodes.len()];
-    if plan.model.tree.depth() <= MAX_NESTED_DEPTH {
-        settle(plan, tables, 0, &mut out);
-    }
-    out
-}
-
-/// [`settled`] below node `i` (at most [`MAX_NESTED_DEPTH`] levels of recursion).
-fn settle(
-    plan: &Plan<'_>,
-    tables: &BTreeMap<usize, usize>,
-    i: usize,
-    out: &mut [Option<String>],
-) -> Option<String> {
-    let one = match &plan.model.tree.nodes[i] {
-        Node::Leaf { .. } => Some(leaf_expr(plan, tables, i)),
-        Node::Split { left, right, .. } => {
-            let left = settle(plan, tables, *left, out);
-            let right = settle(plan, tables, *right, out);
-            left.filter(|l| right.as_ref() == Some(l))
-        }
-    };
-    out[i].clone_from(&one);
-    one
-}
-
-/// The columns the emitted tree splits on: every split's in the table form; in the nested
-/// form those above the settled subtrees (see [`settled`]).
-pub fn read_columns(plan: &Plan<'_>, settled: &[Option<String>]) -> BTreeSet<usize> {
-    let nodes = &plan.model.tree.nodes;
-    if plan.model.tree.depth() > MAX_NESTED_DEPTH {
-        return plan.used_columns();
-    }
-    let mut out = BTreeSet::new();
-    let mut todo = vec![0];
-    while let Some(i) = todo.pop() {
-        if let (
-            Node::Split {
-                column,
-                left,
-                right,
-                ..
-            },
-            None,
-        ) = (&nodes[i], &settled[i])
-        {
-            out.insert(*column);
-            todo.extend([*left, *right]);
-        }
-    }
-    out
-}
-
 /// Nested `if`s from node `i` (`kind` is `if`, or `else_if` for a right child that splits);
 /// only for trees of at most [`MAX_NESTED_DEPTH`] levels, so the recursion is bounded.
 fn nested(
     plan: &Plan<'_>,
-    settled: &[Option<String>],
+    tables: &BTreeMap<usize, usize>,
     goes_left: &dyn Fn(usize, &str) -> String,
     i: usize,
     kind: &'static str,
@@ -193,8 +132,8 @@ fn nested(
         code,
         doc: String::new(),
     };
-    if let Some(leaf) = &settled[i] {
-        lines.push(line("leaf", leaf.clone()));
+    if let Some(leaf) = plan.settled[i] {
+        lines.push(line("leaf", leaf_expr(plan, tables, leaf)));
         return;
     }
     match &model.tree.nodes[i] {
@@ -209,12 +148,12 @@ fn nested(
                 code: goes_left(*column, &f64_lit(*threshold)),
                 doc: split_doc(&model.columns[*column], *threshold),
             });
-            nested(plan, settled, goes_left, *left, "if", lines);
-            if settled[*right].is_none() {
-                nested(plan, settled, goes_left, *right, "else_if", lines);
+            nested(plan, tables, goes_left, *left, "if", lines);
+            if plan.settled[*right].is_none() {
+                nested(plan, tables, goes_left, *right, "else_if", lines);
             } else {
                 lines.push(line("else", String::new()));
-                nested(plan, settled, goes_left, *right, "if", lines);
+                nested(plan, tables, goes_left, *right, "if", lines);
                 lines.push(line("end", String::new()));
             }
         }

@@ -145,11 +145,15 @@ impl std::fmt::Display for Error {
                 source_text,
                 column,
                 message,
-            } => write!(
-                f,
-                "operation `{name}`: column {column}: {message}\n    {source_text}\n    {}",
-                caret(*column)
-            ),
+            } => {
+                let (shown, at) = window(source_text, *column, 72);
+                write!(
+                    f,
+                    "operation `{}`: column {column}: {message}\n    {shown}\n    {}",
+                    clip_to(name, 60),
+                    caret(at)
+                )
+            }
             Error::Operation { name, source } => write!(f, "operation `{name}`: {source}"),
             Error::Other(m) => write!(f, "{m}"),
         }
@@ -219,7 +223,12 @@ pub const QUOTE_CHARS: usize = 200;
 /// else its first [`QUOTE_CHARS`] characters and `… (N more characters)`. Linear in the
 /// string; the one bound on quoted text of every message of the workspace.
 pub fn clip(text: &str) -> std::borrow::Cow<'_, str> {
-    match text.char_indices().nth(QUOTE_CHARS) {
+    clip_to(text, QUOTE_CHARS)
+}
+
+/// [`clip`] at `max` characters, for a quote inside a longer message (a name in a list).
+pub fn clip_to(text: &str, max: usize) -> std::borrow::Cow<'_, str> {
+    match text.char_indices().nth(max) {
         None => std::borrow::Cow::Borrowed(text),
         Some((end, _)) => {
             let more = text[end..].chars().count();
@@ -297,6 +306,28 @@ fn caret(column: usize) -> String {
     format!("{}^", " ".repeat(column.saturating_sub(1)))
 }
 
+/// At most `width` characters of `text` around its 1-based character `column` (`...` marks
+/// a cut), and that column's position in the result.
+fn window(text: &str, column: usize, width: usize) -> (String, usize) {
+    let chars: Vec<char> = text.chars().collect();
+    if chars.len() <= width {
+        return (text.to_string(), column);
+    }
+    let start = column
+        .saturating_sub(1 + width / 2)
+        .min(chars.len() - width);
+    let mut out: String = chars[start..start + width].iter().collect();
+    let mut at = column - start;
+    if start > 0 {
+        out.insert_str(0, "...");
+        at += 3;
+    }
+    if start + width < chars.len() {
+        out.push_str("...");
+    }
+    (out, at)
+}
+
 /// Result with the core crate's [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
@@ -345,6 +376,26 @@ mod tests {
         let text = report(&err);
         assert_eq!(text.matches("permission denied").count(), 1, "{text}");
         assert!(text.contains("\nhint: check the permissions"), "{text}");
+    }
+
+    #[test]
+    fn quoted_input_is_bounded() {
+        assert_eq!(clip_to("short", 10), "short");
+        assert_eq!(clip_to("αβγδε", 3), "αβγ… (2 more characters)");
+        let long = format!("{}#{}", "a+".repeat(5000), "b".repeat(5000));
+        let err = Error::Expression {
+            name: "n".repeat(1000),
+            source_text: long.clone(),
+            column: 10_001,
+            message: "unexpected character `#`".into(),
+        };
+        let text = err.to_string();
+        assert!(text.len() < 400, "{text}");
+        let lines: Vec<&str> = text.lines().collect();
+        let caret = lines[2].find('^').unwrap();
+        assert_eq!(lines[1].chars().nth(caret), Some('#'), "{text}");
+        let (shown, at) = window("abc", 2, 72);
+        assert_eq!((shown.as_str(), at), ("abc", 2));
     }
 
     #[test]

@@ -13,7 +13,7 @@ use std::path::PathBuf;
 
 #[cfg(feature = "json")]
 use crate::model::MODEL_SCHEMA_VERSION;
-use crate::model::{check_heuristic_name, Column, Model, ModelKind, Node};
+use crate::model::{check_heuristic_name, Model};
 
 /// Why a model file cannot be used.
 #[derive(Debug)]
@@ -51,12 +51,24 @@ pub enum ModelFileError {
         reason: String,
     },
     /// The model is inconsistent (a child or column index out of range, a leaf of the wrong
-    /// length, ...).
+    /// length, a duplicate choice, a probability outside [0, 1], ...).
     Invalid {
         /// The heuristic name.
         heuristic: String,
+        /// Where in the model JSON (`tree.nodes[3].value[1]`); empty for the whole model.
+        at: String,
         /// What is wrong.
         message: String,
+    },
+    /// An [`Invalid`](Self::Invalid) or [`InvalidName`](Self::InvalidName) model read from a
+    /// file: the file and the line of the offending value.
+    InFile {
+        /// The model file.
+        path: PathBuf,
+        /// 1-based line of the offending value, when found.
+        line: Option<usize>,
+        /// The problem.
+        error: Box<ModelFileError>,
     },
 }
 
@@ -80,11 +92,24 @@ impl std::fmt::Display for ModelFileError {
             ),
             ModelFileError::InvalidName { name, reason } => write!(
                 f,
-                "heuristic name `{name}` is not valid: {reason}\nhint: use UpperCamelCase letters and digits, starting with a capital letter, like `PadMMH100` (ah-train --heuristic-name)"
+                "heuristic name `{}` is not valid: {reason}\nhint: use UpperCamelCase letters and digits, starting with a capital letter, like `PadMMH100` (ah-train --heuristic-name)",
+                crate::error::clip_to(&name.escape_debug().to_string(), 60)
             ),
-            ModelFileError::Invalid { heuristic, message } => {
-                write!(f, "model `{heuristic}` is invalid: {message}")
+            ModelFileError::Invalid {
+                heuristic,
+                at,
+                message,
+            } => {
+                write!(f, "model `{heuristic}` is invalid")?;
+                if !at.is_empty() {
+                    write!(f, " at `{at}`")?;
+                }
+                write!(f, ": {message}\nhint: the model JSON is written by `ah-train`; retrain, or correct this value")
             }
+            ModelFileError::InFile { path, line, error } => match line {
+                Some(line) => write!(f, "{}:{line}: {error}", path.display()),
+                None => write!(f, "{}: {error}", path.display()),
+            },
         }
     }
 }
@@ -93,6 +118,20 @@ impl std::error::Error for ModelFileError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
             ModelFileError::Io { source, .. } => Some(source),
+            // The inner error's message is already part of this one's: skip to its cause.
+            ModelFileError::InFile { error, .. } => error.source(),
+            _ => None,
+        }
+    }
+}
+
+impl ModelFileError {
+    /// Where in the model JSON the problem is, when known (`heuristic_name`, `choices[2]`).
+    pub fn json_path(&self) -> Option<&str> {
+        match self {
+            ModelFileError::Invalid { at, .. } if !at.is_empty() => Some(at),
+            ModelFileError::InvalidName { .. } => Some("heuristic_name"),
+            ModelFileError::InFile { error, .. } => error.json_path(),
             _ => None,
         }
     }
@@ -113,7 +152,7 @@ impl Model {
     pub fn from_json(path: &Path, text: &str) -> Result<Model, ModelFileError> {
         let json_err = |e: serde_json::Error| ModelFileError::Json {
             path: path.to_path_buf(),
-            message: e.to_string(),
+            message: json_message(&e),
         };
         let raw: serde_json::Value = serde_json::from_str(text).map_err(json_err)?;
         match raw.get("schema_version") {
@@ -142,7 +181,13 @@ impl Model {
         }
         // Deserialize from the text (not the Value) so that errors carry line and column.
         let model: Model = serde_json::from_str(text).map_err(json_err)?;
-        model.check()?;
+        model.check().map_err(|error| ModelFileError::InFile {
+            path: path.to_path_buf(),
+            line: error
+                .json_path()
+                .and_then(|at| crate::model::json_line(text, at)),
+            error: Box::new(error),
+        })?;
         Ok(model)
     }
 
@@ -153,125 +198,41 @@ impl Model {
     }
 }
 
+/// serde's message, short whatever the file holds (it quotes the offending value), with
+/// the line and column.
+#[cfg(feature = "json")]
+fn json_message(e: &serde_json::Error) -> String {
+    let full = e.to_string();
+    let position = format!(" at line {} column {}", e.line(), e.column());
+    let inner = full.strip_suffix(&position).unwrap_or(&full);
+    let inner = crate::error::clip_to(inner, 200);
+    if e.line() == 0 {
+        inner.into_owned()
+    } else {
+        format!("{inner}{position}")
+    }
+}
+
 impl Model {
-    /// Checks the model's internal consistency: the name, child and column indices, leaf
-    /// lengths, one-hot thresholds and the tree's shape (every node reached once from the root),
-    /// then the semantic checks (operations, columns' features, the default
-    /// choice). Iterative: a chain of any depth is fine.
+    /// Checks the model's internal consistency: the name, then everything a hand-edited
+    /// model can get wrong (duplicate choices or features, operations that do not parse or
+    /// exceed the expression language's limits, unknown columns, indices out of range, a
+    /// graph that is not a tree, leaves of the wrong length or with probabilities outside
+    /// [0, 1] or not summing to 1, non-finite thresholds), each with its JSON path.
+    /// Iterative: a chain of any depth is fine.
     pub fn check(&self) -> Result<(), ModelFileError> {
-        let model = self;
-        check_heuristic_name(&model.heuristic_name).map_err(|e| ModelFileError::InvalidName {
+        check_heuristic_name(&self.heuristic_name).map_err(|e| ModelFileError::InvalidName {
             name: e.name,
             reason: e.reason,
         })?;
-        let invalid = |message: String| ModelFileError::Invalid {
-            heuristic: model.heuristic_name.clone(),
-            message,
-        };
-        if model.name.is_empty() {
-            return Err(invalid("the optimization `name` is empty".into()));
+        match self.problem() {
+            None => Ok(()),
+            Some(p) => Err(ModelFileError::Invalid {
+                heuristic: self.heuristic_name.clone(),
+                at: p.at,
+                message: p.message,
+            }),
         }
-        if model.choices.is_empty() {
-            return Err(invalid("`choices` is empty".into()));
-        }
-        if model.choices.len() > usize::from(u16::MAX) {
-            return Err(invalid(format!(
-                "{} choices is more than 65535",
-                model.choices.len()
-            )));
-        }
-        let nodes = &model.tree.nodes;
-        if nodes.is_empty() {
-            return Err(invalid("the tree has no nodes".into()));
-        }
-        let mut seen = vec![false; nodes.len()];
-        let mut stack = vec![0usize];
-        while let Some(i) = stack.pop() {
-            if seen[i] {
-                return Err(invalid(format!(
-                    "node {i} is reached twice (the tree must be a tree)"
-                )));
-            }
-            seen[i] = true;
-            match &nodes[i] {
-                Node::Split {
-                    column,
-                    threshold,
-                    left,
-                    right,
-                } => {
-                    let col = model.columns.get(*column).ok_or_else(|| {
-                        invalid(format!(
-                            "node {i} splits on column {column}, but there are {} columns",
-                            model.columns.len()
-                        ))
-                    })?;
-                    if !threshold.is_finite() {
-                        return Err(invalid(format!("node {i} has threshold {threshold}")));
-                    }
-                    if let Column::OneHot { .. } = col {
-                        if !(0.0..1.0).contains(threshold) {
-                            return Err(invalid(format!(
-                            "node {i} splits the one-hot column `{}` at {threshold}; one-hot splits must lie in [0, 1)",
-                            col.display_name()
-                        )));
-                        }
-                    }
-                    for child in [left, right] {
-                        if *child >= nodes.len() {
-                            return Err(invalid(format!(
-                                "node {i} has child {child}, but there are {} nodes",
-                                nodes.len()
-                            )));
-                        }
-                        stack.push(*child);
-                    }
-                }
-                Node::Leaf { value, .. } => {
-                    let want = match model.kind {
-                        ModelKind::Decision => model.choices.len(),
-                        ModelKind::Regression => 1,
-                    };
-                    if value.len() != want {
-                        return Err(invalid(format!(
-                            "leaf {i} has {} values, expected {want}",
-                            value.len()
-                        )));
-                    }
-                    if let Some(v) = value.iter().find(|v| !v.is_finite()) {
-                        return Err(invalid(format!("leaf {i} holds the value {v}")));
-                    }
-                }
-            }
-        }
-        if let Some(i) = seen.iter().position(|s| !s) {
-            return Err(invalid(format!("node {i} is not reachable from the root")));
-        }
-        if !model.threshold.is_finite() {
-            return Err(invalid(format!("threshold is {}", model.threshold)));
-        }
-        if model.kind == ModelKind::Regression {
-            for col in &model.columns {
-                if let Column::OneHot { feature, value } = col {
-                    if feature == "choice" && !model.choices.contains(value) {
-                        return Err(invalid(format!("column `choice_{value}` names no choice")));
-                    }
-                }
-            }
-        }
-        for range in &model.feature_ranges {
-            if range.min.is_nan() || range.max.is_nan() || range.min > range.max {
-                return Err(invalid(format!(
-                    "feature range of `{}` is [{}, {}]",
-                    range.name, range.min, range.max
-                )));
-            }
-        }
-        model.validate().map_err(|e| {
-            let message = e.to_string();
-            let own = format!("model `{}`: ", model.heuristic_name);
-            invalid(message.strip_prefix(&own).unwrap_or(&message).to_string())
-        })
     }
 }
 
@@ -312,18 +273,110 @@ mod tests {
     }
 
     #[test]
-    fn check_refuses_what_validate_lets_through() {
+    fn check_refuses_a_nan_threshold_and_bad_names() {
         let mut model = crate::model::tests::decision_model();
         model.check().unwrap();
         model.threshold = f64::NAN;
-        assert!(model.validate().is_ok());
         let err = model.check().unwrap_err().to_string();
-        assert!(err.contains("is invalid: threshold is NaN"), "{err}");
+        assert!(
+            err.contains("is invalid at `threshold`: threshold is NaN"),
+            "{err}"
+        );
         model.threshold = 0.0;
         model.heuristic_name = "lower".into();
         assert!(matches!(
             model.check().unwrap_err(),
             ModelFileError::InvalidName { .. }
         ));
+    }
+
+    /// A hand edit of the model's JSON: `edit` changes the parsed value, the text is written
+    /// pretty, as ah-train writes it.
+    fn edited(edit: impl FnOnce(&mut serde_json::Value)) -> String {
+        let model = crate::model::tests::decision_model();
+        let mut v: serde_json::Value = serde_json::from_str(&json_of(&model)).unwrap();
+        edit(&mut v);
+        serde_json::to_string_pretty(&v).unwrap()
+    }
+
+    #[test]
+    fn hand_edits_are_refused_with_file_line_and_json_path() {
+        let path = Path::new("dir/M.model.json");
+        type Edit = Box<dyn FnOnce(&mut serde_json::Value)>;
+        let cases: Vec<(&str, Edit, &str)> = vec![
+            (
+                "choices[2]",
+                Box::new(|v| v["choices"][2] = "a".into()),
+                "listed twice",
+            ),
+            (
+                "numerical_features[2]",
+                Box::new(|v| v["numerical_features"][2] = "m".into()),
+                "listed twice",
+            ),
+            (
+                "categorical_features[0]",
+                Box::new(|v| v["categorical_features"][0] = "k".into()),
+                "also as numerical",
+            ),
+            (
+                "tree.nodes[1].value[1]",
+                Box::new(|v| v["tree"]["nodes"][1]["value"] = serde_json::json!([0.5, -0.5, 1.0])),
+                "must lie in [0, 1]",
+            ),
+            (
+                "tree.nodes[5].value[2]",
+                Box::new(|v| v["tree"]["nodes"][5]["value"] = serde_json::json!([0.0, 0.0, 1.5])),
+                "must lie in [0, 1]",
+            ),
+            (
+                "tree.nodes[6].value",
+                Box::new(|v| v["tree"]["nodes"][6]["value"] = serde_json::json!([0.5, 0.5, 0.5])),
+                "sum to 1.5",
+            ),
+            (
+                "tree.nodes[0].right",
+                Box::new(|v| v["tree"]["nodes"][0]["right"] = 1.into()),
+                "already another node's child",
+            ),
+            (
+                "operations[1].expr",
+                Box::new(|v| v["operations"][1]["expr"] = format!("{}m", "-".repeat(500)).into()),
+                "nests deeper than 100",
+            ),
+            (
+                "operations[0].expr",
+                Box::new(|v| v["operations"][0]["expr"] = "m * q".into()),
+                "unknown feature `q`",
+            ),
+            (
+                "columns[2]",
+                Box::new(|v| v["columns"][2]["name"] = "zz".into()),
+                "neither a logged feature",
+            ),
+            (
+                "heuristic_name",
+                Box::new(|v| v["heuristic_name"] = "lower\ncase".into()),
+                "capital",
+            ),
+        ];
+        for (at, edit, why) in cases {
+            let text = edited(edit);
+            let err = Model::from_json(path, &text).unwrap_err();
+            assert_eq!(err.json_path(), Some(at));
+            let message = err.to_string();
+            let line = crate::model::json_line(&text, at).unwrap();
+            let prefix = format!("dir/M.model.json:{line}: ");
+            assert!(message.starts_with(&prefix), "{prefix} {message}");
+            assert!(message.contains(why), "{message}");
+            assert!(message.len() < 700, "{message}");
+            // The line holds the offending key or value.
+            let key = at.rsplit(['.', '[']).next().unwrap().trim_end_matches(']');
+            let held = text.lines().nth(line - 1).unwrap();
+            assert!(
+                held.contains(key) || key.parse::<usize>().is_ok(),
+                "{at}: line {line} is {held:?}"
+            );
+        }
     }
 }

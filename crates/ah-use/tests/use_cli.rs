@@ -642,3 +642,83 @@ fn run_refuses_a_max_dim_the_runner_ignores() {
         "{err}"
     );
 }
+
+/// Issue 28: hand-edited or hostile models (an operation 5,000 parentheses deep or a flat sum
+/// of 10,000 terms, which overflowed the stack; duplicate choices, duplicate features, leaf
+/// probabilities outside [0, 1]) are refused before replay: exit 2, the file and the line,
+/// a short message, nothing written.
+#[test]
+fn replay_refuses_hostile_models_with_file_and_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = toy_inf_replay_log(dir.path());
+    let base: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(toy_inf_model()).unwrap()).unwrap();
+    let op = |expr: String| {
+        move |m: &mut serde_json::Value| {
+            m["operations"]
+                .as_array_mut()
+                .unwrap()
+                .push(serde_json::json!({"name": "deep", "expr": expr, "categorical": false}));
+        }
+    };
+    type Edit = Box<dyn Fn(&mut serde_json::Value)>;
+    let edits: Vec<(&str, Edit)> = vec![
+        (
+            "nests deeper than 100",
+            Box::new(op(format!("{}m{}", "(".repeat(5000), ")".repeat(5000)))),
+        ),
+        (
+            "nests deeper than 100",
+            Box::new(op(format!("m{}", " + m".repeat(10_000)))),
+        ),
+        (
+            "is listed twice",
+            Box::new(|m| m["choices"][1] = m["choices"][0].clone()),
+        ),
+        (
+            "is listed twice",
+            Box::new(|m| m["numerical_features"][1] = "m".into()),
+        ),
+        (
+            "must lie in [0, 1]",
+            Box::new(|m| {
+                let leaf = m["tree"]["nodes"]
+                    .as_array_mut()
+                    .unwrap()
+                    .iter_mut()
+                    .find(|n| n["type"] == "leaf")
+                    .unwrap();
+                leaf["value"] = serde_json::json!([-0.5, 1.5]);
+            }),
+        ),
+    ];
+    for (i, (why, edit)) in edits.into_iter().enumerate() {
+        let mut model = base.clone();
+        edit(&mut model);
+        let path = dir.path().join(format!("hostile{i}.model.json"));
+        std::fs::write(&path, serde_json::to_string_pretty(&model).unwrap()).unwrap();
+        let json = dir.path().join(format!("hostile{i}.json"));
+        let out = ah_use()
+            .args(["replay", "--model"])
+            .arg(&path)
+            .arg(&log)
+            .arg("--json")
+            .arg(&json)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{stderr}");
+        let located = format!("{}:", path.display());
+        assert!(stderr.contains(&located), "{stderr}");
+        let line: usize = stderr
+            .split(&located)
+            .nth(1)
+            .and_then(|r| r.split(':').next())
+            .and_then(|l| l.parse().ok())
+            .unwrap_or_else(|| panic!("no line: {stderr}"));
+        assert!(line > 1, "{stderr}");
+        assert!(stderr.contains(why), "{stderr}");
+        assert!(stderr.len() < 1200, "{stderr}");
+        assert!(!json.exists(), "nothing written");
+    }
+}

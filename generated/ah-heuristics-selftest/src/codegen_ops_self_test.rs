@@ -9,15 +9,21 @@
 //! what PyTorch logs (integers for numerical features, strings or booleans for categorical
 //! ones); other kinds go through `ah_core::ops`' generic evaluation with the same semantics.
 //! Lints allowed below are inherent in generated trees and expressions (float literals
-//! printed exactly, conditions mirroring the operations' source, repeated leaves).
+//! printed exactly, conditions mirroring the operations' source, such as `x >= True` or
+//! `x or not x`, repeated leaves and splits).
 #![allow(
+    clippy::absurd_extreme_comparisons,
     clippy::approx_constant,
+    clippy::eq_op,
     clippy::excessive_precision,
     clippy::if_same_then_else,
+    clippy::ifs_same_cond,
     clippy::manual_range_contains,
     clippy::match_like_matches_macro,
+    clippy::needless_match,
     clippy::neg_cmp_op_on_partial_ord,
     clippy::nonminimal_bool,
+    clippy::overly_complex_bool_expr,
     clippy::bool_comparison,
     clippy::identity_op,
     clippy::single_match,
@@ -718,8 +724,10 @@ fn columns(ctx: &Context, choice: Option<usize>) -> Result<Columns<'_>, UnsureKi
         let o6: f64 = v0 as f64 * 1.5_f64
             - fdiv(v1 as f64, 3_i64 as f64).ok_or(UnsureKind::MissingFeature("scaled"))?;
         // `pick` = if(k > 2048, m, n) * if(n > 0, 1, 0)
-        let o7: i64 = (if v2 > 2048_i64 { v0 } else { v1 })
-            .checked_mul(if v1 > 0_i64 { 1_i64 } else { 0_i64 })
+        let t7_0: i64 = if v2 > 2048_i64 { v0 } else { v1 };
+        let t7_1: i64 = if v1 > 0_i64 { 1_i64 } else { 0_i64 };
+        let o7: i64 = t7_0
+            .checked_mul(t7_1)
             .ok_or(UnsureKind::MissingFeature("pick"))?;
         // `dtype_or` = str(mat1_dtype) == 'torch.float16' or m > 4096
         let o8: bool = v3 == "torch.float16" || v0 > 4096_i64;

@@ -8,15 +8,21 @@
 //! what PyTorch logs (integers for numerical features, strings or booleans for categorical
 //! ones); other kinds go through `ah_core::ops`' generic evaluation with the same semantics.
 //! Lints allowed below are inherent in generated trees and expressions (float literals
-//! printed exactly, conditions mirroring the operations' source, repeated leaves).
+//! printed exactly, conditions mirroring the operations' source, such as `x >= True` or
+//! `x or not x`, repeated leaves and splits).
 #![allow(
+    clippy::absurd_extreme_comparisons,
     clippy::approx_constant,
+    clippy::eq_op,
     clippy::excessive_precision,
     clippy::if_same_then_else,
+    clippy::ifs_same_cond,
     clippy::manual_range_contains,
     clippy::match_like_matches_macro,
+    clippy::needless_match,
     clippy::neg_cmp_op_on_partial_ord,
     clippy::nonminimal_bool,
+    clippy::overly_complex_bool_expr,
     clippy::bool_comparison,
     clippy::identity_op,
     clippy::single_match,
@@ -258,25 +264,15 @@ fn columns(ctx: &Context, choice: Option<usize>) -> Result<Columns<'_>, UnsureKi
             .ok_or(UnsureKind::MissingFeature("arith_intensity"))?
         };
         // `my_ratio` = max(m, n) // min(m, n)
-        let o8: i64 = ifloordiv(
-            {
-                let (a, b) = (v0, v2);
-                if b > a {
-                    b
-                } else {
-                    a
-                }
-            },
-            {
-                let (a, b) = (v0, v2);
-                if b < a {
-                    b
-                } else {
-                    a
-                }
-            },
-        )
-        .ok_or(UnsureKind::MissingFeature("my_ratio"))?;
+        let t8_0: i64 = match (v0, v2) {
+            (a, b) if b > a => b,
+            (a, _) => a,
+        };
+        let t8_1: i64 = match (v0, v2) {
+            (a, b) if b < a => b,
+            (a, _) => a,
+        };
+        let o8: i64 = ifloordiv(t8_0, t8_1).ok_or(UnsureKind::MissingFeature("my_ratio"))?;
         range_guard(&RANGES, [Some(v0 as f64), Some(o1 as f64)])?;
         let p0 = present(x8, "using_tf32")?;
         present(x9, "prepadded_mat1")?;

@@ -9,15 +9,21 @@
 //! what PyTorch logs (integers for numerical features, strings or booleans for categorical
 //! ones); other kinds go through `ah_core::ops`' generic evaluation with the same semantics.
 //! Lints allowed below are inherent in generated trees and expressions (float literals
-//! printed exactly, conditions mirroring the operations' source, repeated leaves).
+//! printed exactly, conditions mirroring the operations' source, such as `x >= True` or
+//! `x or not x`, repeated leaves and splits).
 #![allow(
+    clippy::absurd_extreme_comparisons,
     clippy::approx_constant,
+    clippy::eq_op,
     clippy::excessive_precision,
     clippy::if_same_then_else,
+    clippy::ifs_same_cond,
     clippy::manual_range_contains,
     clippy::match_like_matches_macro,
+    clippy::needless_match,
     clippy::neg_cmp_op_on_partial_ord,
     clippy::nonminimal_bool,
+    clippy::overly_complex_bool_expr,
     clippy::bool_comparison,
     clippy::identity_op,
     clippy::single_match,
@@ -371,10 +377,13 @@ fn columns(ctx: &Context, choice: Option<usize>) -> Result<Columns<'_>, UnsureKi
             .ok_or(UnsureKind::MissingFeature("arith_intensity"))?
         };
         // `num_dims_needs_padding` = if(m_padded_length != 0, 1, 0) + if(k_padded_length != 0, 1, 0) + if(n_padded_length != 0, 1, 0)
-        let o8: i64 = (if v5 != 0_i64 { 1_i64 } else { 0_i64 })
-            .checked_add(if v7 != 0_i64 { 1_i64 } else { 0_i64 })
+        let t8_0: i64 = if v5 != 0_i64 { 1_i64 } else { 0_i64 };
+        let t8_1: i64 = if v7 != 0_i64 { 1_i64 } else { 0_i64 };
+        let t8_2: i64 = if v10 != 0_i64 { 1_i64 } else { 0_i64 };
+        let o8: i64 = t8_0
+            .checked_add(t8_1)
             .ok_or(UnsureKind::MissingFeature("num_dims_needs_padding"))?
-            .checked_add(if v10 != 0_i64 { 1_i64 } else { 0_i64 })
+            .checked_add(t8_2)
             .ok_or(UnsureKind::MissingFeature("num_dims_needs_padding"))?;
         range_guard(
             &RANGES,

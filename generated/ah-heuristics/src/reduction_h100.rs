@@ -9,15 +9,21 @@
 //! what PyTorch logs (integers for numerical features, strings or booleans for categorical
 //! ones); other kinds go through `ah_core::ops`' generic evaluation with the same semantics.
 //! Lints allowed below are inherent in generated trees and expressions (float literals
-//! printed exactly, conditions mirroring the operations' source, repeated leaves).
+//! printed exactly, conditions mirroring the operations' source, such as `x >= True` or
+//! `x or not x`, repeated leaves and splits).
 #![allow(
+    clippy::absurd_extreme_comparisons,
     clippy::approx_constant,
+    clippy::eq_op,
     clippy::excessive_precision,
     clippy::if_same_then_else,
+    clippy::ifs_same_cond,
     clippy::manual_range_contains,
     clippy::match_like_matches_macro,
+    clippy::needless_match,
     clippy::neg_cmp_op_on_partial_ord,
     clippy::nonminimal_bool,
+    clippy::overly_complex_bool_expr,
     clippy::bool_comparison,
     clippy::identity_op,
     clippy::single_match,

@@ -229,9 +229,9 @@ fn regenerating_one_heuristic_leaves_the_others_untouched() {
         .unwrap()
         .modified()
         .unwrap();
-    // Change the first model only.
+    // Change the first model only (a split's threshold).
     let changed = dir.path().join("changed.model.json");
-    std::fs::write(&changed, text.replace("0.9615384615384616", "0.9")).unwrap();
+    std::fs::write(&changed, text.replace("4480256.0", "4480000.0")).unwrap();
     let o = run(&[changed.to_str().unwrap(), "--rust", krate.to_str().unwrap()]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(stderr(&o).contains("Updated:") && stderr(&o).contains("codegen_self_test.rs"));
@@ -293,6 +293,7 @@ fn assert_bad_input(model_text: &str, want: &[&str]) {
         assert!(err.contains(w), "expected {w:?} in:\n{err}");
     }
     assert!(!err.contains("panicked"), "{err}");
+    assert!(err.len() < 1500, "a message of {} bytes:\n{err}", err.len());
     assert!(!out.exists(), "nothing may be written on bad input");
 }
 
@@ -351,6 +352,31 @@ fn bad_models_are_errors_with_exit_2_and_no_output() {
     );
     // An operation that does not parse.
     assert_bad_input(&text.replace("\"m * k\"", "\"m *\""), &["operation `m*k`"]);
+    // Issue 28: operations deep or long enough to overflow the stack (5,000 parentheses, a
+    // flat sum of 10,000 terms, 200 nested `if`s), duplicate choices, probabilities outside
+    // [0, 1]: refused with the file, the line and the JSON path.
+    for expr in [
+        format!("{}m{}", "(".repeat(5000), ")".repeat(5000)),
+        format!("m{}", " + m".repeat(10_000)),
+        format!("{}1{}", "if(m > 1, ".repeat(200), ", 0)".repeat(200)),
+    ] {
+        assert_bad_input(
+            &text.replace("\"m * k\"", &format!("{expr:?}")),
+            &[
+                "bad.model.json:",
+                "at `operations[0].expr`",
+                "nests deeper than 100",
+            ],
+        );
+    }
+    assert_bad_input(
+        &text.replacen("\"pad\"\n  ]", "\"orig\"\n  ]", 1),
+        &["bad.model.json:15: ", "at `choices[1]`", "listed twice"],
+    );
+    assert_bad_input(
+        &text.replacen("0.9615384615384616", "-0.9615384615384616", 1),
+        &["bad.model.json:", "must lie in [0, 1]"],
+    );
 }
 
 #[test]

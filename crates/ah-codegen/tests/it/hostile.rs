@@ -444,3 +444,51 @@ fn a_closed_stdout_pipe_ends_quietly() {
         String::from_utf8_lossy(&o.stderr)
     );
 }
+
+/// Issue 28: a split whose two branches answer the same (both `return None`, or equal
+/// distributions) is written as that one answer, in Python as in Rust (the plan decides for
+/// both), and the code still decides like the model.
+#[test]
+fn splits_whose_branches_agree_are_one_answer_in_both_languages() {
+    let mut model = fixture("selftest.model.json");
+    let nodes = &mut model.tree.nodes;
+    // The root's right subtree: every leaf unsafe; its left subtree untouched.
+    let Node::Split { right, .. } = nodes[0] else {
+        panic!("the fixture's root splits")
+    };
+    let mut todo = vec![right];
+    let mut splits_below = 0;
+    while let Some(i) = todo.pop() {
+        match &mut nodes[i] {
+            Node::Split { left, right, .. } => {
+                splits_below += 1;
+                todo.extend([*left, *right]);
+            }
+            Node::Leaf { unsafe_leaf, .. } => *unsafe_leaf = true,
+        }
+    }
+    assert!(splits_below > 0, "the subtree must have splits to prune");
+    let dir = tempfile::tempdir().unwrap();
+    let files = render_all(&model, dir.path());
+    let python = file(&files, "py");
+    let rust = file(&files, "rs");
+    let body = python.split("def get_best_choices").nth(1).unwrap();
+    // The root's `else:` is one `return None`, not a subtree of them.
+    let nones = body.matches("return None").count();
+    let unpruned = fixture_returns(&fixture("selftest.model.json"), dir.path());
+    assert!(nones < unpruned + splits_below, "{body}");
+    let else_block: Vec<&str> = body.lines().skip_while(|l| *l != "        else:").collect();
+    assert_eq!(else_block[1].trim(), "return None", "{body}");
+    // Rust: the root's right subtree is the unsafe answer, no split below it.
+    let walk = rust.split("fn walk").nth(1).unwrap();
+    assert!(
+        walk.contains("} else {\n        Prediction::Unsure(UnsureKind::UnsafeLeaf)\n    }"),
+        "{walk}"
+    );
+}
+
+/// How many `return None` the artifact of `model` has.
+fn fixture_returns(model: &Model, dir: &Path) -> usize {
+    let files = render_all(model, &dir.join("plain"));
+    file(&files, "py").matches("return None").count()
+}

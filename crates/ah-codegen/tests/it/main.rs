@@ -2,5 +2,6 @@
 //! `cargo test -p ah-codegen --test it MODULE::` runs one file's tests).
 
 mod cli;
+mod every_operation;
 mod hostile;
 mod python_artifact;

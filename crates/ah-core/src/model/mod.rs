@@ -18,10 +18,15 @@ use crate::metadata::DeviceIdentity;
 use crate::ops::{CompiledOps, EvalError, Operation};
 use crate::value::Value;
 
+mod check;
 mod evaluator;
+#[cfg(feature = "json")]
+mod locate;
 mod names;
 
 pub use evaluator::ModelEvaluator;
+#[cfg(feature = "json")]
+pub(crate) use locate::json_line;
 pub use names::{check_heuristic_name, heuristic_module_name, HeuristicNameError};
 
 /// Version of the model JSON schema this crate reads and writes.
@@ -356,104 +361,6 @@ impl Model {
     /// The model's augment operations, parsed.
     pub fn operations(&self) -> Result<Vec<Operation>> {
         self.operations.iter().map(Operation::from_spec).collect()
-    }
-
-    /// Checks the model's internal consistency: the heuristic name ([`check_heuristic_name`]),
-    /// schema version, operations parse and read only logged features or earlier operations,
-    /// columns and child indices are in range (children after their parent, so the tree has no
-    /// cycle), the tree is non-empty, leaves have the right number of values and the default
-    /// choice is one of the choices. Part of [`Model::check`], the one validator.
-    pub(crate) fn validate(&self) -> Result<()> {
-        if let Err(e) = check_heuristic_name(&self.heuristic_name) {
-            return Err(Error::Other(e.to_string()));
-        }
-        let bad = |m: String| {
-            Err(Error::Other(format!(
-                "model `{}`: {m}",
-                self.heuristic_name
-            )))
-        };
-        if self.schema_version != MODEL_SCHEMA_VERSION {
-            return bad(format!(
-                "schema version {} is not supported (this build reads version {MODEL_SCHEMA_VERSION}); regenerate the model with this version of ah-train",
-                self.schema_version
-            ));
-        }
-        let ops = self.operations()?;
-        let mut available: Vec<String> = self
-            .numerical_features
-            .iter()
-            .chain(&self.categorical_features)
-            .cloned()
-            .collect();
-        // Operations run before the regression loop sets `choice`: they cannot read it.
-        crate::ops::check_operations(&ops, &available)?;
-        available.extend(ops.iter().map(|o| o.name.clone()));
-        if self.kind == ModelKind::Regression {
-            available.push(CHOICE_FEATURE.to_string());
-        }
-        for col in &self.columns {
-            let f = match col {
-                Column::Numeric { name } => name,
-                Column::OneHot { feature, .. } => feature,
-            };
-            if !available.contains(f) {
-                return bad(format!(
-                    "column `{}` reads `{f}`, which is neither a logged feature nor an operation",
-                    col.display_name()
-                ));
-            }
-        }
-        for r in &self.feature_ranges {
-            if !available.contains(&r.name) {
-                return bad(format!("feature range of unknown feature `{}`", r.name));
-            }
-        }
-        if self.tree.nodes.is_empty() {
-            return bad("the tree has no nodes".into());
-        }
-        let n = self.tree.nodes.len();
-        for (i, node) in self.tree.nodes.iter().enumerate() {
-            match node {
-                Node::Split {
-                    column,
-                    left,
-                    right,
-                    ..
-                } => {
-                    if *column >= self.columns.len() {
-                        return bad(format!(
-                            "node {i} splits on column {column}, but there are {} columns",
-                            self.columns.len()
-                        ));
-                    }
-                    if *left >= n || *right >= n || *left <= i || *right <= i {
-                        return bad(format!("node {i} has children {left}/{right} out of order or range (nodes: {n})"));
-                    }
-                }
-                Node::Leaf { value, .. } => {
-                    let want = match self.kind {
-                        ModelKind::Decision => self.choices.len(),
-                        ModelKind::Regression => 1,
-                    };
-                    if value.len() != want {
-                        return bad(format!(
-                            "leaf {i} has {} values, expected {want}",
-                            value.len()
-                        ));
-                    }
-                }
-            }
-        }
-        if let Some(d) = &self.default_choice {
-            if !self.choices.contains(d) {
-                return bad(format!(
-                    "the default choice {:?} is not among the choices {:?}",
-                    d, self.choices
-                ));
-            }
-        }
-        Ok(())
     }
 
     /// The tree's input column values for a context: computes the operations on a copy of

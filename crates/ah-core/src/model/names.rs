@@ -14,7 +14,7 @@ impl std::fmt::Display for HeuristicNameError {
         write!(
             f,
             "heuristic name `{}` is not valid: {}",
-            self.name.escape_debug(),
+            crate::error::clip_to(&self.name.escape_debug().to_string(), 60),
             self.reason
         )
     }

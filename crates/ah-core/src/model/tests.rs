@@ -94,7 +94,7 @@ fn ctx(m: i64, k: i64, n: i64, dtype: &str) -> Context {
 #[test]
 fn decision_rules() {
     let model = decision_model();
-    model.validate().unwrap();
+    model.check().unwrap();
     // m*k = 100 <= 1000.5: leaf [0, .9, .1] -> b.
     assert_eq!(
         model.decide(&ctx(10, 10, 5, "torch.float16")),
@@ -171,7 +171,7 @@ fn range_guard_and_bad_operations() {
         categorical: false,
     });
     model.columns[2] = Column::Numeric { name: "k/n".into() };
-    model.validate().unwrap();
+    model.check().unwrap();
     assert_eq!(
         model.decide(&ctx(100, 100, 0, "torch.float16")),
         Decision::Unsure(UnsureReason::MissingFeature {
@@ -183,14 +183,14 @@ fn range_guard_and_bad_operations() {
         feature: "nope".into(),
         value: "1".into(),
     });
-    let err = unknown.validate().unwrap_err().to_string();
+    let err = unknown.check().unwrap_err().to_string();
     assert!(err.contains("column `nope_1` reads `nope`"), "{err}");
     model.operations.push(OperationSpec {
         name: "bad".into(),
         expr: "q +".into(),
         categorical: false,
     });
-    assert!(model.validate().is_err());
+    assert!(model.check().is_err());
     assert!(matches!(
         model.decide(&ctx(1, 1, 1, "x")),
         Decision::Unsure(_)
@@ -293,7 +293,7 @@ fn regression_rules() {
         ],
     };
     model.threshold = 1.5;
-    model.validate().unwrap();
+    model.check().unwrap();
     assert_eq!(model.decide(&ctx(200, 1, 1, "x")), Decision::Choice(1));
     assert_eq!(model.ranked(&ctx(200, 1, 1, "x")), None);
     assert_eq!(
@@ -412,7 +412,7 @@ fn compiled_evaluator_equals_the_dynamic_reference() {
         ],
     };
     regression.threshold = 1.2;
-    regression.validate().unwrap();
+    regression.check().unwrap();
     let mut outcomes = std::collections::BTreeSet::new();
     for guard in [false, true] {
         decision.range_guard = guard;
@@ -442,9 +442,9 @@ fn compiled_evaluator_equals_the_dynamic_reference() {
 #[test]
 fn validation_refuses_a_foreign_default_choice_and_bad_names() {
     let mut model = decision_model();
-    model.validate().unwrap();
+    model.check().unwrap();
     model.default_choice = Some("nope".into());
-    let err = model.validate().unwrap_err().to_string();
+    let err = model.check().unwrap_err().to_string();
     assert!(
         err.contains("default choice \"nope\" is not among"),
         "{err}"
@@ -460,7 +460,7 @@ fn validation_refuses_a_foreign_default_choice_and_bad_names() {
         ("Pad\nMM", "contains `\\n`"),
     ] {
         model.heuristic_name = name.into();
-        let err = model.validate().unwrap_err().to_string();
+        let err = model.check().unwrap_err().to_string();
         assert!(err.contains("heuristic name") && err.contains(why), "{err}");
     }
     assert_eq!(

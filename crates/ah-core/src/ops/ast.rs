@@ -30,7 +30,31 @@ pub enum BinaryOp {
     Mod,
 }
 
+impl UnaryOp {
+    /// Every unary operator, as the parser knows them.
+    pub const ALL: [UnaryOp; 3] = [UnaryOp::Neg, UnaryOp::Pos, UnaryOp::Not];
+
+    /// The operator as written in the language and in Python (`not` without its space).
+    pub fn symbol(self) -> &'static str {
+        match self {
+            UnaryOp::Neg => "-",
+            UnaryOp::Pos => "+",
+            UnaryOp::Not => "not",
+        }
+    }
+}
+
 impl BinaryOp {
+    /// Every arithmetic operator, as the parser knows them.
+    pub const ALL: [BinaryOp; 6] = [
+        BinaryOp::Add,
+        BinaryOp::Sub,
+        BinaryOp::Mul,
+        BinaryOp::Div,
+        BinaryOp::FloorDiv,
+        BinaryOp::Mod,
+    ];
+
     /// The operator as written in the language and in Python.
     pub fn symbol(self) -> &'static str {
         match self {
@@ -62,6 +86,16 @@ pub enum CmpOp {
 }
 
 impl CmpOp {
+    /// Every comparison operator, as the parser knows them.
+    pub const ALL: [CmpOp; 6] = [
+        CmpOp::Eq,
+        CmpOp::Ne,
+        CmpOp::Lt,
+        CmpOp::Le,
+        CmpOp::Gt,
+        CmpOp::Ge,
+    ];
+
     /// The operator as written in the language and in Python.
     pub fn symbol(self) -> &'static str {
         match self {
@@ -85,6 +119,9 @@ pub enum BoolOp {
 }
 
 impl BoolOp {
+    /// Both boolean operators, as the parser knows them.
+    pub const ALL: [BoolOp; 2] = [BoolOp::And, BoolOp::Or];
+
     /// The keyword.
     pub fn symbol(self) -> &'static str {
         match self {
@@ -114,6 +151,17 @@ pub enum Func {
 }
 
 impl Func {
+    /// Every built-in function, as the parser knows them.
+    pub const ALL: [Func; 7] = [
+        Func::Abs,
+        Func::Min,
+        Func::Max,
+        Func::Str,
+        Func::Int,
+        Func::Float,
+        Func::Bool,
+    ];
+
     /// The function's name in the language and in Python.
     pub fn name(self) -> &'static str {
         match self {
@@ -128,16 +176,7 @@ impl Func {
     }
 
     pub(super) fn from_name(name: &str) -> Option<Func> {
-        Some(match name {
-            "abs" => Func::Abs,
-            "min" => Func::Min,
-            "max" => Func::Max,
-            "str" => Func::Str,
-            "int" => Func::Int,
-            "float" => Func::Float,
-            "bool" => Func::Bool,
-            _ => return None,
-        })
+        Func::ALL.into_iter().find(|f| f.name() == name)
     }
 
     /// `(min, max)` number of arguments (`max` is `None` for variadic functions).
@@ -207,4 +246,61 @@ pub enum Expr {
         /// Its arguments.
         args: Vec<Expr>,
     },
+}
+
+/// One operator or function of the language: the table the parser reads its operators and
+/// functions from ([`Operator::all`]), so that tests over every operation cover a new one
+/// as soon as it can be parsed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Operator {
+    /// A unary operator.
+    Unary(UnaryOp),
+    /// An arithmetic operator.
+    Binary(BinaryOp),
+    /// A comparison.
+    Compare(CmpOp),
+    /// `and` / `or`.
+    Bool(BoolOp),
+    /// `if(cond, then, otherwise)`.
+    If,
+    /// A built-in function.
+    Call(Func),
+}
+
+impl Operator {
+    /// Every operator and function the parser accepts.
+    pub fn all() -> Vec<Operator> {
+        let mut out: Vec<Operator> = UnaryOp::ALL.into_iter().map(Operator::Unary).collect();
+        out.extend(BinaryOp::ALL.into_iter().map(Operator::Binary));
+        out.extend(CmpOp::ALL.into_iter().map(Operator::Compare));
+        out.extend(BoolOp::ALL.into_iter().map(Operator::Bool));
+        out.push(Operator::If);
+        out.extend(Func::ALL.into_iter().map(Operator::Call));
+        out
+    }
+
+    /// How many operands it takes at least (`min`, `max`: 2).
+    pub fn arity(self) -> usize {
+        match self {
+            Operator::Unary(_) => 1,
+            Operator::Binary(_) | Operator::Compare(_) | Operator::Bool(_) => 2,
+            Operator::If => 3,
+            Operator::Call(f) => f.arity().0,
+        }
+    }
+
+    /// Source text applying the operator to `operands` (source text each; exactly
+    /// [`arity`](Self::arity) of them, or more for `min`/`max`), parenthesized so that it
+    /// parses to this operator over these operands.
+    pub fn apply(self, operands: &[&str]) -> String {
+        let op = |i: usize| format!("({})", operands[i]);
+        match self {
+            Operator::Unary(u) => format!("{} {}", u.symbol(), op(0)),
+            Operator::Binary(b) => format!("{} {} {}", op(0), b.symbol(), op(1)),
+            Operator::Compare(c) => format!("{} {} {}", op(0), c.symbol(), op(1)),
+            Operator::Bool(b) => format!("{} {} {}", op(0), b.symbol(), op(1)),
+            Operator::If => format!("if({}, {}, {})", operands[0], operands[1], operands[2]),
+            Operator::Call(f) => format!("{}({})", f.name(), operands.join(", ")),
+        }
+    }
 }

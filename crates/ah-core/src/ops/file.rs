@@ -3,7 +3,7 @@
 use std::path::Path;
 
 use super::operation::Operation;
-use crate::error::{Error, Result};
+use crate::error::{clip_to, Error, Result};
 
 /// Parses an operations file (format in `docs/augment-ops.md`):
 ///
@@ -39,7 +39,10 @@ pub fn parse_operations_str(text: &str, path: &Path) -> Result<Vec<Operation>> {
         let Some(eq) = find_definition_eq(line) else {
             return Err(err(
                 lineno,
-                format!("expected `NAME = EXPR` or `NAME :cat = EXPR`, found `{line}`"),
+                format!(
+                    "expected `NAME = EXPR` or `NAME :cat = EXPR`, found `{}`",
+                    clip_to(line, 60)
+                ),
             ));
         };
         let (lhs, rhs_raw) = (line[..eq].trim(), &line[eq + 1..]);
@@ -51,14 +54,15 @@ pub fn parse_operations_str(text: &str, path: &Path) -> Result<Vec<Operation>> {
         } else {
             (lhs, false)
         };
+        let shown = clip_to(name, 60);
         if name.is_empty() || name.contains(char::is_whitespace) {
             return Err(err(
                 lineno,
-                format!("invalid operation name `{name}`: expected one word before `=` (optionally followed by `:cat`)"),
+                format!("invalid operation name `{shown}`: expected one word before `=` (optionally followed by `:cat`)"),
             ));
         }
         if ops.iter().any(|o| o.name == name) {
-            return Err(err(lineno, format!("operation `{name}` is defined twice")));
+            return Err(err(lineno, format!("operation `{shown}` is defined twice")));
         }
         // Column of the expression's first character within the raw line, for messages.
         let offset = raw.len() - raw.trim_start().len()
@@ -74,7 +78,7 @@ pub fn parse_operations_str(text: &str, path: &Path) -> Result<Vec<Operation>> {
                 return Err(err(
                     lineno,
                     format!(
-                        "column {}: {message} (in operation `{name}`)",
+                        "column {}: {message} (in operation `{shown}`)",
                         offset_chars + column
                     ),
                 ))

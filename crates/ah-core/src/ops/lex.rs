@@ -1,5 +1,6 @@
 //! The lexer: source text to tokens with their 0-based character columns.
 
+use crate::error::clip_to;
 use crate::value::python_float_repr;
 
 #[derive(Debug, Clone, PartialEq)]
@@ -21,9 +22,9 @@ impl Tok {
         match self {
             Tok::Int(i) => format!("number `{i}`"),
             Tok::Float(f) => format!("number `{}`", python_float_repr(*f)),
-            Tok::Str(s) => format!("string '{s}'"),
-            Tok::Ident(s) => format!("`{s}`"),
-            Tok::Quoted(s) => format!("feature `{s}`"),
+            Tok::Str(s) => format!("string '{}'", clip_to(s, 40)),
+            Tok::Ident(s) => format!("`{}`", clip_to(s, 40)),
+            Tok::Quoted(s) => format!("feature `{}`", clip_to(s, 40)),
             Tok::Op(o) => format!("`{o}`"),
             Tok::LParen => "`(`".into(),
             Tok::RParen => "`)`".into(),
@@ -94,6 +95,7 @@ fn lex_number(chars: &[char], start: usize) -> LexResult {
         i += 1;
     }
     let text: String = chars[start..i].iter().filter(|c| **c != '_').collect();
+    let shown = clip_to(&text, 40);
     let is_float = text.contains(['.', 'e', 'E']);
     let tok = if is_float {
         text.parse::<f64>().ok().map(Tok::Float)
@@ -104,11 +106,11 @@ fn lex_number(chars: &[char], start: usize) -> LexResult {
         Some(t) => Ok((t, i)),
         None if !is_float && text.chars().all(|c| c.is_ascii_digit()) => Err(err(
             start,
-            format!("integer `{text}` does not fit in 64 bits"),
+            format!("integer `{shown}` does not fit in 64 bits"),
         )),
         None => Err(err(
             start,
-            format!("invalid number `{text}` (a feature name that starts with a digit must be written in backticks: `{text}`)"),
+            format!("invalid number `{shown}` (a feature name that starts with a digit must be written in backticks: `{shown}`)"),
         )),
     }
 }

@@ -18,6 +18,13 @@
 //! - functions: `if(cond, then, else)` (only the taken branch is evaluated), `abs(x)`,
 //!   `min(a, b, ...)`, `max(a, b, ...)`, `str(x)`, `int(x)`, `float(x)`, `bool(x)`.
 //!
+//! # Limits
+//! An expression nests at most [`MAX_DEPTH`] levels deep and has at most [`MAX_NODES`]
+//! nodes; the parser refuses anything beyond (with the column and what to do) before its
+//! own recursion could overflow, so every [`Expr`] it returns can be evaluated, printed and
+//! turned into Rust or Python by the recursive code of this crate and of `ah-codegen`.
+//! [`Operator::all`] is the table of every operator and function the parser accepts.
+//!
 //! # Semantics (Python's)
 //! Booleans count as integers in arithmetic (`True + True == 2`); `int op int` stays an integer
 //! for `+ - * // %`, `/` is always float division; `//` and `%` floor towards negative infinity;
@@ -51,11 +58,12 @@ mod semantics;
 #[cfg(test)]
 mod tests;
 
-pub use ast::{BinaryOp, BoolOp, CmpOp, Expr, Func, UnaryOp};
+pub use ast::{BinaryOp, BoolOp, CmpOp, Expr, Func, Operator, UnaryOp};
 pub use builtin::builtin_operations;
 pub(crate) use builtin::{mixed_mm_operations, mm_operations, pad_mm_operations};
 pub use compiled::CompiledOps;
 pub use file::{parse_operations_file, parse_operations_str};
+pub(crate) use operation::first_unknown_input;
 pub use operation::{apply_operations, check_operations, Operation};
-pub use parse::parse_expr;
+pub use parse::{parse_expr, MAX_DEPTH, MAX_NODES};
 pub use semantics::{binary, call, compare, truthy, unary, EvalError};

@@ -4,7 +4,7 @@
 use super::ast::Expr;
 use super::parse::parse_expr;
 use crate::context::Context;
-use crate::error::{Error, Result};
+use crate::error::{clip_to, Error, Result};
 use crate::model::OperationSpec;
 use crate::value::Value;
 
@@ -26,7 +26,8 @@ impl Operation {
     pub fn parse(name: &str, source: &str, is_categorical: bool) -> Result<Operation> {
         if name.is_empty() || name.contains([',', '\n', '\r', '`']) || name.trim() != name {
             return Err(Error::Other(format!(
-                "invalid operation name {name:?}: a name must be non-empty, without commas, backticks, line breaks or surrounding spaces (it becomes a CSV column)"
+                "invalid operation name {:?}: a name must be non-empty, without commas, backticks, line breaks or surrounding spaces (it becomes a CSV column)",
+                clip_to(name, 60)
             )));
         }
         let expr = parse_expr(source).map_err(|(column, message)| Error::Expression {
@@ -92,23 +93,44 @@ pub fn apply_operations(ops: &[Operation], ctx: &mut Context) -> Result<()> {
 /// Checks that every operation reads only `available` features or results of earlier
 /// operations. The error names the operation and the unknown feature.
 pub fn check_operations(ops: &[Operation], available: &[String]) -> Result<()> {
+    match first_unknown_input(ops, available) {
+        Some((_, e)) => Err(e),
+        None => Ok(()),
+    }
+}
+
+/// The first operation (its index) that reads a feature neither in `available` nor defined
+/// by an earlier operation, and the error naming both.
+pub(crate) fn first_unknown_input(
+    ops: &[Operation],
+    available: &[String],
+) -> Option<(usize, Error)> {
     let mut known: Vec<&str> = available.iter().map(String::as_str).collect();
-    for op in ops {
+    for (i, op) in ops.iter().enumerate() {
         for input in op.inputs() {
             if !known.contains(&input) {
                 let later = ops.iter().any(|o| o.name == input);
                 let hint = if later {
                     " (it is defined by a later operation: move that one up)".to_string()
                 } else {
-                    format!("; known features: {}", known.join(", "))
+                    let shown: Vec<&str> = known.iter().take(20).copied().collect();
+                    let more = known.len().saturating_sub(shown.len());
+                    let more = if more > 0 {
+                        format!(" and {more} more")
+                    } else {
+                        String::new()
+                    };
+                    format!("; known features: {}{more}", shown.join(", "))
                 };
-                return Err(Error::Other(format!(
-                    "operation `{}` reads unknown feature `{input}`{hint}",
-                    op.name
-                )));
+                let e = Error::Other(format!(
+                    "operation `{}` reads unknown feature `{}`{hint}",
+                    clip_to(&op.name, 60),
+                    clip_to(input, 60)
+                ));
+                return Some((i, e));
             }
         }
         known.push(&op.name);
     }
-    Ok(())
+    None
 }

@@ -465,3 +465,111 @@ fn compiled_ops_equal_dynamic_ops() {
     assert_eq!(shadow[err.0].name, "early");
     assert_eq!(err.1, EvalError::UnknownFeature("late".into()));
 }
+
+/// Source nesting `n` levels of `open`/`close` around `inner`.
+fn nest(open: &str, inner: &str, close: &str, n: usize) -> String {
+    format!("{}{inner}{}", open.repeat(n), close.repeat(n))
+}
+
+#[test]
+fn the_limits_hold_at_their_edge_for_every_shape() {
+    // At the limit: accepted (the innermost operand is one level).
+    let d = MAX_DEPTH - 1;
+    for src in [
+        nest("(", "m", ")", d),
+        format!("m{}", " + m".repeat(d)),
+        // `-(` is two levels: the operator and the parenthesis.
+        nest("-(", "m", ")", d / 2),
+        format!("{}m", "not ".repeat(d)),
+        nest("abs(", "m", ")", d),
+        nest("if(m, ", "m", ", 0)", d),
+    ] {
+        let e = parse_expr(&src).unwrap_or_else(|e| panic!("{}: {}", &src[..40], e.1));
+        // Printing and evaluating the deepest expression need no special stack.
+        let back = parse_expr(&e.to_string()).unwrap();
+        assert_eq!(back, e);
+        let _ = e.eval(&|_| Some(Value::Int(1)));
+    }
+    // One level more: refused with the column of the level beyond.
+    for (src, what) in [
+        (nest("(", "m", ")", MAX_DEPTH + 1), "nests deeper than 100"),
+        (
+            format!("m{}", " + m".repeat(MAX_DEPTH)),
+            "nests deeper than 100",
+        ),
+        (
+            format!("{}m", "not ".repeat(MAX_DEPTH)),
+            "nests deeper than 100",
+        ),
+        (
+            nest("if(m, ", "m", ", 0)", MAX_DEPTH),
+            "nests deeper than 100",
+        ),
+    ] {
+        let (column, message) = parse_expr(&src).unwrap_err();
+        assert!(message.contains(what), "{message}");
+        assert!(
+            message.contains("split it into several operations"),
+            "{message}"
+        );
+        assert!(column > 1 && column <= src.chars().count(), "{column}");
+    }
+}
+
+#[test]
+fn node_count_is_bounded_also_through_chained_comparisons() {
+    // Wide but shallow: many arguments of `max`.
+    let wide = format!("max({})", vec!["m"; MAX_NODES + 1].join(", "));
+    let (_, message) = parse_expr(&wide).unwrap_err();
+    assert!(message.contains("more than 2000 nodes"), "{message}");
+    // A chained comparison copies its middle operand: nesting chains doubles the size with
+    // each level; refused long before memory or time is spent.
+    let mut src = "m".to_string();
+    for _ in 0..40 {
+        src = format!("1 < ({src}) < 2");
+    }
+    let (_, message) = parse_expr(&src).unwrap_err();
+    assert!(message.contains("nodes"), "{message}");
+    let ok = format!("max({})", vec!["m"; 1000].join(", "));
+    assert!(parse_expr(&ok).is_ok());
+}
+
+#[test]
+fn huge_inputs_give_short_errors_and_no_overflow_on_a_small_stack() {
+    let cases = [
+        nest("(", "m", ")", 100_000),
+        format!("m{}", "+m".repeat(100_000)),
+        "-".repeat(200_000) + "m",
+        "not ".repeat(100_000) + "m",
+        nest("if(m,", "1", ",0)", 50_000),
+        format!("m + {}", "9".repeat(10_000)),
+        format!("`{}", "x".repeat(100_000)),
+        format!("foo{}(m)", "o".repeat(100_000)),
+        format!("'{}' + ", "s".repeat(100_000)),
+        format!("m {}", "#".repeat(10_000)),
+    ];
+    // A thread with a small stack (256 KiB): the parser's recursion is bounded long before.
+    let handle = std::thread::Builder::new()
+        .stack_size(256 * 1024)
+        .spawn(move || {
+            for src in &cases {
+                let (column, message) = parse_expr(src).unwrap_err();
+                assert!(message.len() < 400, "{}", &message[..400]);
+                assert!(column <= src.chars().count() + 1);
+                let err = Operation::parse("o", src, false).unwrap_err().to_string();
+                assert!(err.len() < 800, "{}", &err[..800]);
+            }
+        })
+        .unwrap();
+    handle.join().unwrap();
+}
+
+#[test]
+fn every_operator_of_the_table_parses_and_prints_back() {
+    for op in Operator::all() {
+        let operands: Vec<&str> = ["m", "k", "n"][..op.arity()].to_vec();
+        let src = op.apply(&operands);
+        let e = parse_expr(&src).unwrap_or_else(|e| panic!("{src}: {}", e.1));
+        assert_eq!(parse_expr(&e.to_string()).unwrap(), e, "{src}");
+    }
+}

@@ -383,6 +383,7 @@ fn expect_error(log_text: &str, extra: &[&str], needle: &str) {
     assert!(err.contains(needle), "expected `{needle}` in: {err}");
     assert!(err.starts_with("error: "), "{err}");
     assert!(!err.contains("panicked"), "{err}");
+    assert!(err.len() < 2000, "a message of {} bytes", err.len());
     assert!(
         files_in(&out).is_empty(),
         "partial output: {:?}",
@@ -415,6 +416,25 @@ fn bad_inputs_are_clear_errors_without_output() {
         &["--operations", ops.to_str().unwrap()],
         "unknown feature `q`",
     );
+    // Issue 28: expressions deep or long enough to overflow the stack are refused by the
+    // parser, with the file and line, a short message and no output.
+    for (line, expr) in [
+        (2, format!("{}m{}", "(".repeat(5000), ")".repeat(5000))),
+        (2, format!("m{}", " + m".repeat(10_000))),
+        (
+            2,
+            format!("{}1{}", "if(m > 1, ".repeat(200), ", 0)".repeat(200)),
+        ),
+    ] {
+        std::fs::write(&ops, format!("ok = m + 1\ndeep = {expr}\n")).unwrap();
+        let needle = format!("ops.txt:{line}: column ");
+        expect_error(&text, &["--operations", ops.to_str().unwrap()], &needle);
+        expect_error(
+            &text,
+            &["--operations", ops.to_str().unwrap()],
+            "nests deeper than 100 levels",
+        );
+    }
     expect_error(&text, &["--default-choice", "zzz"], "default choice `zzz`");
     expect_error(
         &text,
