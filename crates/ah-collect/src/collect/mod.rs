@@ -245,7 +245,10 @@ pub struct InputReport {
 
 /// Receives progress (the binary draws a progress bar with it).
 pub trait Observer {
-    /// Work is known: `to_measure` inputs will be measured, `already_done` were in the log.
+    /// Measuring starts: about `to_measure` inputs will be measured, `already_done` are in the
+    /// log (exact for a new log or a rerun of the same request; with `--distinct` or
+    /// `--exclude` an estimate: samples are drawn as they are measured, and the summary has
+    /// the counts).
     fn start(&mut self, to_measure: u64, already_done: u64, devices: &[BackendInfo]) {
         let _ = (to_measure, already_done, devices);
     }
