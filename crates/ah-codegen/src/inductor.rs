@@ -28,6 +28,7 @@ pub fn file_name(name: &str) -> String {
 }
 
 /// Renders the module of a pruning model (its JSON); `header` is the comment block on top.
+/// Refused when `python3` cannot compile the result.
 pub fn render_module(model: &Json, header: &str) -> Result<String, CodegenError> {
     let name = model["name"].as_str().unwrap_or_default().to_string();
     let invalid = |message: String| CodegenError::InvalidModel {
@@ -56,7 +57,7 @@ pub fn render_module(model: &Json, header: &str) -> Result<String, CodegenError>
         1,
         &mut decide,
     );
-    Ok(format!(
+    let source = format!(
         "{header}\n{naming}\n\n{choices}\n\n# ---- the learned heuristic ----\n\nHEURISTIC = {{\n    \"name\": {name},\n    \"device_capa\": ({c0}, {c1}),\n    \"torch\": {torch},\n    \"ops\": ({ops},),\n}}\n\n\ndef _align(x):\n    \"\"\"The largest power of two, at most 128, that divides x.\"\"\"\n    return min(128, x & -x) if x > 0 else 0\n\n\n{decide}",
         naming = strip_main(NAMING_PY),
         choices = strip_main(CHOICES_PY),
@@ -65,7 +66,10 @@ pub fn render_module(model: &Json, header: &str) -> Result<String, CodegenError>
         c1 = capa[1],
         torch = lit(&model["torch"]),
         ops = ops.join(", "),
-    ))
+    );
+    // Compiled before it is written, like every Python artifact (`python_check`).
+    crate::python_check::check_compiles(&source, &file_name(&name))?;
+    Ok(source)
 }
 
 /// A JSON value as a Python literal (strings as JSON string literals).
@@ -167,5 +171,19 @@ mod tests {
         let mut other = model(leaf);
         other["kind"] = json!("decision");
         assert!(render_module(&other, "").is_err());
+    }
+
+    #[test]
+    fn a_module_python_cannot_compile_is_refused() {
+        if ah_test_support::skip_without_python("compiling the handler module") {
+            return;
+        }
+        let leaf = json!({"node": "leaf", "policy": {"kind": "extern"}, "samples": 1});
+        assert!(render_module(&model(leaf.clone()), "# a comment").is_ok());
+        let err = render_module(&model(leaf), "not a comment (").unwrap_err();
+        assert!(
+            matches!(err, CodegenError::ArtifactDoesNotCompile { .. }),
+            "{err}"
+        );
     }
 }

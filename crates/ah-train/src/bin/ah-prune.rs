@@ -52,6 +52,10 @@ struct Cli {
     /// Deepest split level.
     #[arg(long, default_value_t = PruneParams::default().max_depth)]
     max_depth: usize,
+    /// Fewest GEMMs of a leaf on which Inductor would pick one of the template choices the leaf
+    /// keeps; with fewer, the leaf keeps cuBLAS only or the full list.
+    #[arg(long, default_value_t = PruneParams::default().min_support)]
+    min_support: usize,
     /// Folds of the cross-validation.
     #[arg(long, default_value_t = PruneParams::default().folds)]
     folds: usize,
@@ -85,6 +89,7 @@ fn run(cli: Cli) -> anyhow::Result<bool> {
         harm: cli.harm,
         min_leaf: cli.min_leaf,
         max_depth: cli.max_depth,
+        min_support: cli.min_support,
         folds: cli.folds,
         first: cli.first,
         ..PruneParams::default()

@@ -96,6 +96,8 @@ pub struct Samples {
     pub samples: Vec<Sample>,
     /// GEMMs of the log without a usable extras line (skipped).
     pub without_extras: usize,
+    /// GEMMs logged after the ones trained on (`--first`), scored as held out.
+    pub later: Vec<Sample>,
 }
 
 /// Reads `log` and its extras sidecar `extras`.
@@ -133,6 +135,7 @@ pub fn load(log: &Path, extras: &Path) -> Result<Samples, PruneError> {
         features: log.features.clone(),
         samples,
         without_extras,
+        later: Vec::new(),
     })
 }
 

@@ -4,7 +4,7 @@ use serde::{Deserialize, Serialize};
 
 use super::data::Sample;
 use super::policy::{ranking, Policy, Weighing};
-use super::tree::Growth;
+use super::tree::{Growth, Node};
 
 /// One rule's totals over held-out GEMMs.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -95,27 +95,74 @@ pub fn cross_validate(
         }
     }
     let all: Vec<&Sample> = samples.iter().collect();
-    let w = &growth.weighing;
+    side_by_side(
+        &all,
+        &ours,
+        &fixed,
+        &growth.weighing,
+        top_k,
+        "learned (cross-validated)",
+    )
+}
+
+/// GEMMs a tree was not trained on (collected after it), decided by `tree` and by the fixed
+/// top-k list of its training GEMMs, side by side with the fixed rules.
+pub fn held_out(
+    tree: &Node,
+    train: &[Sample],
+    test: &[Sample],
+    features: &[String],
+    top_k: usize,
+    w: &Weighing,
+) -> Vec<RuleResult> {
+    let train: Vec<&Sample> = train.iter().collect();
+    let top: Vec<String> = ranking(&train).into_iter().take(top_k).collect();
+    let test: Vec<&Sample> = test.iter().collect();
+    let ours: Vec<Policy> = test
+        .iter()
+        .map(|s| tree.decide(s, features).clone())
+        .collect();
+    let fixed = vec![Policy::Keep { choices: top }; test.len()];
+    side_by_side(
+        &test,
+        &ours,
+        &fixed,
+        w,
+        top_k,
+        "learned (not trained on these)",
+    )
+}
+
+/// The four rules on the same GEMMs: default, fixed top-k, cuBLAS only, and `ours`.
+fn side_by_side(
+    all: &[&Sample],
+    ours: &[Policy],
+    fixed: &[Policy],
+    w: &Weighing,
+    top_k: usize,
+    learned: &str,
+) -> Vec<RuleResult> {
+    let n = all.len();
     vec![
         score(
             "default max-autotune (full list)",
-            &all,
+            all,
             &vec![Policy::Default; n],
             w,
         ),
         score(
             &format!("fixed top-{top_k} (PyTorch's rule)"),
-            &all,
-            &fixed,
+            all,
+            fixed,
             w,
         ),
         score(
             "never autotune GEMMs (cuBLAS only)",
-            &all,
+            all,
             &vec![Policy::Extern; n],
             w,
         ),
-        score("learned (cross-validated)", &all, &ours, w),
+        score(learned, all, ours, w),
     ]
 }
 

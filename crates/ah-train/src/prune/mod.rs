@@ -67,6 +67,9 @@ pub struct PruneParams {
     pub min_leaf: usize,
     /// Deepest split level (default 4).
     pub max_depth: usize,
+    /// Fewest GEMMs of a leaf on which Inductor would pick one of the template choices the
+    /// leaf keeps (default 1: any). Fewer, and the leaf keeps cuBLAS only or the full list.
+    pub min_support: usize,
     /// Folds of the cross-validation (default 5).
     pub folds: usize,
     /// Template choices kept by the fixed top-k baseline (default 10, PyTorch's `top_k`).
@@ -83,6 +86,7 @@ impl Default for PruneParams {
             harm: 0.03,
             min_leaf: 3,
             max_depth: 4,
+            min_support: 1,
             folds: 5,
             top_k: 10,
             first: None,
@@ -142,6 +146,9 @@ pub struct PruneModel {
     pub gemms: usize,
     /// Cross-validation, side by side with the fixed rules.
     pub cross_validation: Vec<RuleResult>,
+    /// The log's GEMMs after the training ones (`--first`), side by side with the fixed rules.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub held_out: Vec<RuleResult>,
 }
 
 /// Trains on `log` and its extras sidecar.
@@ -154,7 +161,7 @@ pub fn train(
     params.check()?;
     let mut data = load(log, extras)?;
     if let Some(n) = params.first {
-        data.samples.truncate(n);
+        data.later = data.samples.split_off(n.min(data.samples.len()));
     }
     if data.samples.len() < 2 * params.min_leaf {
         return Err(PruneError::Params(format!(
@@ -172,10 +179,24 @@ pub fn train(
         weighing: params.weighing(),
         min_leaf: params.min_leaf,
         max_depth: params.max_depth,
+        min_support: params.min_support,
     };
     let all: Vec<&Sample> = data.samples.iter().collect();
     let tree = growth.grow(&all);
     let cross_validation = cross_validate(&data.samples, &growth, params.folds, params.top_k);
+    let held_out = if data.later.is_empty() {
+        Vec::new()
+    } else {
+        let w = params.weighing();
+        eval::held_out(
+            &tree,
+            &data.samples,
+            &data.later,
+            &data.features,
+            params.top_k,
+            &w,
+        )
+    };
     let model = PruneModel {
         kind: "inductor_choices".into(),
         name: name.to_string(),
@@ -189,6 +210,7 @@ pub fn train(
         harm: params.harm,
         gemms: data.samples.len(),
         cross_validation,
+        held_out,
     };
     Ok((model, data))
 }
@@ -214,8 +236,16 @@ pub fn report(model: &PruneModel, data: &Samples) -> String {
         .map(|s| model.tree.decide(s, &model.features).clone())
         .collect();
     let fit = eval::score("learned (training GEMMs)", &all, &policies, &w);
+    let later = if model.held_out.is_empty() {
+        String::new()
+    } else {
+        format!(
+            "## GEMMs logged after the training ones (not trained on)\n\n{}\n",
+            eval::table(&model.held_out)
+        )
+    };
     format!(
-        "# {name}: which max-autotune GEMM choices to keep\n\n{gemms} GEMMs ({skipped} without compiled truth skipped); horizon {h} calls, harm bound {harm} %; {leaves} leaves.\n\n## Cross-validated, side by side (every GEMM decided by a tree made without it)\n\n{cv}\n## On the training GEMMs\n\n{fit}\nColumns: autotuning seconds of the kept choices (measured prices; a single kept choice costs nothing); compiled truth (CUDA-graph replay) of the pick relative to default max-autotune's pick and to the faster of cuBLAS and that pick (geometric means); picks more than the harm bound slower than that; the worst; GEMMs not left to the full list.\n",
+        "# {name}: which max-autotune GEMM choices to keep\n\n{gemms} GEMMs ({skipped} without compiled truth skipped); horizon {h} calls, harm bound {harm} %; {leaves} leaves.\n\n## Cross-validated, side by side (every GEMM decided by a tree made without it)\n\n{cv}\n## On the training GEMMs\n\n{fit}\n{later}Columns: autotuning seconds of the kept choices (measured prices; a single kept choice costs nothing); compiled truth (CUDA-graph replay) of the pick relative to default max-autotune's pick and to the faster of cuBLAS and that pick (geometric means); picks more than the harm bound slower than that; the worst; GEMMs not left to the full list.\n",
         name = model.name,
         gemms = model.gemms,
         skipped = data.without_extras,

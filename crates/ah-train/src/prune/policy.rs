@@ -44,13 +44,18 @@ impl Policy {
     }
 }
 
-fn kept_outcome(s: &Sample, keep: impl Fn(&Choice) -> bool) -> Outcome {
+/// The choices a pruned list leaves on `s`: the one cuBLAS choice and the templates `keep`
+/// accepts.
+fn kept(s: &Sample, keep: impl Fn(&Choice) -> bool) -> Vec<&Choice> {
     let cublas = s.kept_extern().map(|c| c.name.as_str());
-    let kept: Vec<&Choice> = s
-        .choices
+    s.choices
         .iter()
         .filter(|c| Some(c.name.as_str()) == cublas || (!c.is_extern() && keep(c)))
-        .collect();
+        .collect()
+}
+
+fn kept_outcome(s: &Sample, keep: impl Fn(&Choice) -> bool) -> Outcome {
+    let kept = kept(s, keep);
     // One choice left: Inductor takes it without autotuning.
     let cost_s = if kept.len() > 1 {
         kept.iter().map(|c| c.price_s).sum()
@@ -89,6 +94,12 @@ impl Weighing {
     /// Whether `o` is a harmful pick on `s`.
     pub fn harmful(&self, o: Outcome, s: &Sample) -> bool {
         o.run_ms > (1.0 + self.harm) * s.best_truth_ms()
+    }
+
+    /// Whether `o` is faster than cuBLAS alone on `s` by more than the harm bound: a case where
+    /// keeping templates pays.
+    pub fn gains(&self, o: Outcome, s: &Sample) -> bool {
+        o.run_ms * (1.0 + self.harm) < s.truth_default_ms
     }
 
     /// A policy's score on some samples: harmful picks first, then the loss.
@@ -130,24 +141,40 @@ pub fn ranking(samples: &[&Sample]) -> Vec<String> {
 }
 
 /// The candidate policies of a leaf: cuBLAS only, the leaf's top 1, 2, 3, 4, 6 and 8 template
-/// choices, and the full list.
-pub fn candidates(samples: &[&Sample]) -> Vec<Policy> {
+/// choices, and the full list. A list of templates is a candidate only when it beats cuBLAS
+/// alone by more than the harm bound on at least `min_support` of the leaf's GEMMs: its case
+/// must rest on more than one or two GEMMs (one fp32 GEMM whose Triton pick won once made a
+/// leaf keep that config for every shape that reached it, and a held-out bf16 decode GEMM
+/// then ran 2.2x slower than cuBLAS).
+pub fn candidates(samples: &[&Sample], w: &Weighing, min_support: usize) -> Vec<Policy> {
     let ranked = ranking(samples);
     let mut out = vec![Policy::Extern];
     for k in [1, 2, 3, 4, 6, 8] {
         if k <= ranked.len() {
-            out.push(Policy::Keep {
+            let keep = Policy::Keep {
                 choices: ranked[..k].to_vec(),
-            });
+            };
+            if support(&keep, samples, w) >= min_support {
+                out.push(keep);
+            }
         }
     }
     out.push(Policy::Default);
     out
 }
 
+/// GEMMs of `samples` on which `p` beats cuBLAS alone by more than the harm bound.
+pub fn support(p: &Policy, samples: &[&Sample], w: &Weighing) -> usize {
+    samples.iter().filter(|s| w.gains(p.outcome(s), s)).count()
+}
+
 /// The best candidate for `samples` and its score.
-pub fn best_policy(samples: &[&Sample], w: &Weighing) -> (Policy, (usize, f64)) {
-    candidates(samples)
+pub fn best_policy(
+    samples: &[&Sample],
+    w: &Weighing,
+    min_support: usize,
+) -> (Policy, (usize, f64)) {
+    candidates(samples, w, min_support)
         .into_iter()
         .map(|p| {
             let score = w.score(&p, samples);

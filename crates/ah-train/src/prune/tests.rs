@@ -55,15 +55,34 @@ fn outcomes_follow_the_kept_choices() {
 fn leaves_keep_cublas_unless_a_template_wins() {
     let cublas_wins: Vec<Sample> = (0..4).map(|i| gemm(100 + i, 1.0, 1.2)).collect();
     let refs: Vec<&Sample> = cublas_wins.iter().collect();
-    assert_eq!(best_policy(&refs, &W).0, Policy::Extern);
+    assert_eq!(best_policy(&refs, &W, 1).0, Policy::Extern);
     let triton_wins: Vec<Sample> = (0..4).map(|i| gemm(i, 1.0, 0.5)).collect();
     let refs: Vec<&Sample> = triton_wins.iter().collect();
     assert_eq!(
-        best_policy(&refs, &W).0,
+        best_policy(&refs, &W, 1).0,
         Policy::Keep {
             choices: vec!["t1".into()]
         }
     );
+}
+
+#[test]
+fn a_leaf_keeps_templates_only_on_enough_support() {
+    // One GEMM where t1 wins big among four where cuBLAS wins by a little.
+    let mut samples: Vec<Sample> = (0..4).map(|i| gemm(100 + i, 1.0, 1.01)).collect();
+    samples.push(gemm(7, 1.0, 0.2));
+    let refs: Vec<&Sample> = samples.iter().collect();
+    let t1 = Policy::Keep {
+        choices: vec!["t1".into()],
+    };
+    assert_eq!(policy::support(&t1, &refs, &W), 1);
+    assert!(W.gains(t1.outcome(&samples[4]), &samples[4]));
+    assert!(!W.gains(t1.outcome(&samples[0]), &samples[0]));
+    assert!(!W.gains(Policy::Extern.outcome(&samples[4]), &samples[4]));
+    assert_eq!(best_policy(&refs, &W, 1).0, t1);
+    assert!(!policy::candidates(&refs, &W, 2).contains(&t1));
+    // Without t1, cuBLAS only would be harmful on the fifth GEMM; the full list is not.
+    assert_eq!(best_policy(&refs, &W, 2).0, Policy::Default);
 }
 
 #[test]
@@ -77,6 +96,7 @@ fn the_tree_splits_where_the_policy_changes() {
         weighing: W,
         min_leaf: 3,
         max_depth: 4,
+        min_support: 1,
     };
     let refs: Vec<&Sample> = samples.iter().collect();
     let tree = growth.grow(&refs);
@@ -256,15 +276,17 @@ fn the_shipped_rust_module_decides_like_the_model() {
             .lines()
             .nth(2)
             .unwrap()
-            .contains("--first 128 --min-leaf 5 "),
+            .contains("--first 157 --min-leaf 3 --max-depth 4 --min-support 6 "),
         "{}: regenerated with other parameters; update this test's",
         module.display()
     );
     let log = root.join("data/inductor_mm_h100.txt");
     let extras = root.join("data/inductor_mm_h100.txt.extras.jsonl");
     let params = PruneParams {
-        first: Some(128),
-        min_leaf: 5,
+        first: Some(157),
+        min_leaf: 3,
+        max_depth: 4,
+        min_support: 6,
         ..Default::default()
     };
     let (model, data) = train(&log, &extras, "InductorMMH100", &params).unwrap();

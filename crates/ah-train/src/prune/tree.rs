@@ -179,6 +179,9 @@ pub struct Growth<'a> {
     pub min_leaf: usize,
     /// Deepest split level.
     pub max_depth: usize,
+    /// Fewest GEMMs of a leaf on which a kept template must be Inductor's pick
+    /// (see [`super::policy::candidates`]).
+    pub min_support: usize,
 }
 
 impl Growth<'_> {
@@ -188,7 +191,7 @@ impl Growth<'_> {
     }
 
     fn node(&self, samples: &[&Sample], depth: usize) -> Node {
-        let (policy, score) = best_policy(samples, &self.weighing);
+        let (policy, score) = best_policy(samples, &self.weighing, self.min_support);
         let leaf = Node::Leaf {
             policy,
             samples: samples.len(),
@@ -224,8 +227,8 @@ impl Growth<'_> {
                 continue;
             }
             let (a, b) = (
-                best_policy(&yes, &self.weighing).1,
-                best_policy(&no, &self.weighing).1,
+                best_policy(&yes, &self.weighing, self.min_support).1,
+                best_policy(&no, &self.weighing, self.min_support).1,
             );
             let score = (a.0 + b.0, a.1 + b.1);
             let better = |than: (usize, f64)| {
