@@ -17,4 +17,7 @@ export PYTHONUNBUFFERED=1
 timeout --foreground -s INT -k 90 "$secs" .gpu/ah-collect --name inductor_mm --device cuda --seed 1 \
   --out "$out/$log" "$@" 2>&1 | grep -v '^\s*$' | tail -n 60
 echo "exit: ${PIPESTATUS[0]}"
+# The lock is no data, and the device tool brings back a limited number of files: a call that
+# also wrote evaluation files once lost the provenance sidecar, and with it the session's GEMMs.
+rm -f "$out/$log.lock"
 wc -l "$out/$log" "$out/$log.extras.jsonl" 2>/dev/null
