@@ -6,8 +6,8 @@ use std::path::PathBuf;
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum CodegenError {
-    /// Reading or writing a file failed.
-    #[error("{}: {source}", path.display())]
+    /// Reading or writing a file failed (with what to do about it, where there is a hint).
+    #[error("{}", ah_core::error::io_text(path, source))]
     Io {
         /// The file or folder.
         path: PathBuf,
@@ -46,7 +46,7 @@ pub enum CodegenError {
         message: String,
     },
     /// The output folder cannot be used.
-    #[error("{}: {message}", path.display())]
+    #[error("{}: {message}", ah_core::error::shown(path))]
     Output {
         /// The folder or file.
         path: PathBuf,
@@ -73,13 +73,16 @@ pub enum CodegenError {
         message: String,
     },
     /// The Rust output folder is not a generated heuristics crate.
-    #[error("{}: not a generated heuristics crate (it has no Cargo.toml)\nhint: point --rust (ah-train: --rust-crate) at the crate, e.g. generated/ah-heuristics; to start a new one, create it with a Cargo.toml depending on ah-core first", path.display())]
+    #[error("{}: not a generated heuristics crate (it has no Cargo.toml)\nhint: point --rust (ah-train: --rust-crate) at the crate, e.g. generated/ah-heuristics; to start a new one, create it with a Cargo.toml depending on ah-core first", ah_core::error::shown(path))]
     NotACrate {
         /// The folder given.
         path: PathBuf,
     },
     /// Graphviz `dot` failed on a file.
-    #[error("rendering {} with graphviz `dot` failed: {message}", path.display())]
+    #[error(
+        "rendering {} with graphviz `dot` failed: {message}",
+        ah_core::error::shown(path)
+    )]
     Graphviz {
         /// The `.dot` file.
         path: PathBuf,

@@ -5,7 +5,8 @@ use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use ah_codegen::{FileStatus, Mode, Options, SvgOutcome};
+use ah_codegen::{CodegenError, FileStatus, Mode, Options, SvgOutcome};
+use ah_core::error::shown;
 use anyhow::{bail, Context as _};
 use clap::Parser;
 
@@ -101,7 +102,7 @@ fn run(cli: &Cli) -> anyhow::Result<ExitCode> {
             command: None,
         };
         let outcome = ah_codegen::generate(model, &options)
-            .with_context(|| format!("generating from {}", path.display()))?;
+            .with_context(|| format!("generating from {}", shown(path)))?;
         for f in &outcome.files {
             match &f.status {
                 FileStatus::Written if !cli.quiet => eprintln!("Updated: {}", f.path.display()),
@@ -117,8 +118,9 @@ fn run(cli: &Cli) -> anyhow::Result<ExitCode> {
                 }
                 FileStatus::DryRun => {
                     let mut out = std::io::stdout().lock();
-                    writeln!(out, "==> {} <==", f.path.display())?;
-                    out.write_all(f.contents.as_bytes())?;
+                    writeln!(out, "==> {} <==", f.path.display())
+                        .and_then(|()| out.write_all(f.contents.as_bytes()))
+                        .map_err(|e| CodegenError::io("stdout", e))?;
                 }
             }
         }
@@ -188,14 +190,14 @@ fn expand(paths: &[PathBuf]) -> anyhow::Result<Vec<PathBuf>> {
     for p in paths {
         if p.is_dir() {
             let mut found: Vec<PathBuf> = std::fs::read_dir(p)
-                .with_context(|| format!("reading folder {}", p.display()))?
+                .map_err(|e| CodegenError::io(p, e))?
                 .filter_map(|e| e.ok().map(|e| e.path()))
                 .filter(|f| is_json(f))
                 .collect();
             if found.is_empty() {
                 bail!(
-                    "{}: no model JSON files (*.json) in this folder",
-                    p.display()
+                    "{}: no model JSON files (*.json) in this folder\nhint: give the folder that holds the `*.model.json` files ah-train wrote, or the files themselves",
+                    shown(p)
                 );
             }
             found.sort();

@@ -220,6 +220,7 @@ pub(crate) enum Command {
 pub(crate) fn non_negative_ms(s: &str) -> Result<f64, String> {
     match s.parse::<f64>() {
         Ok(v) if v.is_finite() && v >= 0.0 => Ok(v),
-        _ => Err(format!("`{s}` is not a duration in ms (a number >= 0)")),
+        // clap quotes the value before this message: not again.
+        _ => Err("not a duration in ms (a number >= 0)".to_string()),
     }
 }

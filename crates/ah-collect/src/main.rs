@@ -58,7 +58,11 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         );
     };
     let Some(mut runner) = runners::find(name, &options) else {
-        bail!("no runner `{name}`; runners: {}", runner_names(&options));
+        bail!(
+            "no runner `{}`; runners: {} (see --list)",
+            ah_core::error::clip_to(name, 60),
+            runner_names(&options)
+        );
     };
     runners::check_options(name, &options).map_err(anyhow::Error::msg)?;
     let devices = pick_devices(cli.device, &cli.devices, cli.quiet)?;
@@ -120,7 +124,7 @@ fn merge(inputs: &[PathBuf], out: &Path, quiet: bool) -> anyhow::Result<ExitCode
             "merged {} logs: {} rows into {}{}{}",
             inputs.len(),
             s.rows,
-            out.display(),
+            ah_core::error::shown(out),
             if s.medians {
                 " (and the medians sidecars)"
             } else {
@@ -177,7 +181,7 @@ fn summary_line(out: &Path, summary: &collect::CollectSummary) -> String {
         "{}: {} inputs measured ({} rows, {} failed measurements logged as inf{}) in {:.1} s = {:.1} inputs/min, \
          the device busy {:.0} % of the wall time; \
          {} already in the log, {} samples without a draw meeting the precondition{}{}{}{}",
-        out.display(),
+        ah_core::error::shown(out),
         summary.measured,
         summary.rows,
         summary.failures,

@@ -37,6 +37,8 @@ pub enum ModelFileError {
     SchemaVersion {
         /// The model file.
         path: PathBuf,
+        /// 1-based line of `schema_version`, when found.
+        line: Option<usize>,
         /// The version in the file.
         found: u64,
         /// The version this crate reads ([`MODEL_SCHEMA_VERSION`]).
@@ -75,20 +77,22 @@ pub enum ModelFileError {
 impl std::fmt::Display for ModelFileError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            ModelFileError::Io { path, source } => write!(f, "{}: {source}", path.display()),
+            ModelFileError::Io { path, source } => crate::error::write_io(f, path, source),
             ModelFileError::Json { path, message } => write!(
                 f,
                 "{}: {message}\nhint: the model JSON is written by `ah-train`; regenerate it rather than editing it by hand",
-                path.display()
+                crate::error::shown(path)
             ),
             ModelFileError::SchemaVersion {
                 path,
+                line,
                 found,
                 expected,
             } => write!(
                 f,
-                "{}: model schema_version {found} is not supported (this ah-codegen reads version {expected})\nhint: retrain with the matching ah-train, or use the ah-codegen of the same release",
-                path.display()
+                "{}{}: model schema_version {found} is not supported (this build reads version {expected})\nhint: retrain with the matching ah-train, or use the tools of the same release",
+                crate::error::shown(path),
+                line.map(|l| format!(":{l}")).unwrap_or_default()
             ),
             ModelFileError::InvalidName { name, reason } => write!(
                 f,
@@ -100,15 +104,15 @@ impl std::fmt::Display for ModelFileError {
                 at,
                 message,
             } => {
-                write!(f, "model `{heuristic}` is invalid")?;
+                write!(f, "model `{}` is invalid", crate::error::clip_to(heuristic, 60))?;
                 if !at.is_empty() {
                     write!(f, " at `{at}`")?;
                 }
                 write!(f, ": {message}\nhint: the model JSON is written by `ah-train`; retrain, or correct this value")
             }
             ModelFileError::InFile { path, line, error } => match line {
-                Some(line) => write!(f, "{}:{line}: {error}", path.display()),
-                None => write!(f, "{}: {error}", path.display()),
+                Some(line) => write!(f, "{}:{line}: {error}", crate::error::shown(path)),
+                None => write!(f, "{}: {error}", crate::error::shown(path)),
             },
         }
     }
@@ -141,9 +145,23 @@ impl ModelFileError {
 impl Model {
     /// Reads and [`check`](Model::check)s a model JSON written by `ah-train`.
     pub fn load(path: &Path) -> Result<Model, ModelFileError> {
-        let text = std::fs::read_to_string(path).map_err(|source| ModelFileError::Io {
+        let bytes = std::fs::read(path).map_err(|source| ModelFileError::Io {
             path: path.to_path_buf(),
             source,
+        })?;
+        let text = String::from_utf8(bytes).map_err(|e| {
+            let bytes = e.as_bytes();
+            let at = e.utf8_error().valid_up_to();
+            let line_start = bytes[..at].iter().rposition(|b| *b == b'\n').map_or(0, |i| i + 1);
+            let column = String::from_utf8_lossy(&bytes[line_start..at]).chars().count() + 1;
+            ModelFileError::Json {
+                path: path.to_path_buf(),
+                message: format!(
+                    "the byte 0x{:02X} is not UTF-8 (a model JSON is UTF-8 text) at line {} column {column}",
+                    bytes[at],
+                    bytes[..at].iter().filter(|b| **b == b'\n').count() + 1
+                ),
+            }
         })?;
         Model::from_json(path, &text)
     }
@@ -167,15 +185,22 @@ impl Model {
                 Some(found) => {
                     return Err(ModelFileError::SchemaVersion {
                         path: path.to_path_buf(),
+                        line: crate::model::json_line(text, "schema_version"),
                         found,
                         expected: MODEL_SCHEMA_VERSION,
                     })
                 }
                 None => {
+                    let line = crate::model::json_line(text, "schema_version")
+                        .map(|l| format!(" at line {l}"))
+                        .unwrap_or_default();
                     return Err(ModelFileError::Json {
                         path: path.to_path_buf(),
-                        message: format!("`schema_version` must be an integer, found {v}"),
-                    })
+                        message: format!(
+                            "`schema_version` must be an integer, found {}{line}",
+                            crate::error::clip_to(&v.to_string(), 60)
+                        ),
+                    });
                 }
             },
         }
@@ -260,7 +285,7 @@ mod tests {
         let v2 = json_of(&model).replacen("\"schema_version\": 1", "\"schema_version\": 2", 1);
         let err = Model::from_json(&path, &v2).unwrap_err().to_string();
         assert!(
-            err.contains("M.model.json: model schema_version 2 is not supported"),
+            err.contains("M.model.json:2: model schema_version 2 is not supported"),
             "{err}"
         );
 
@@ -353,6 +378,37 @@ mod tests {
                 "columns[2]",
                 Box::new(|v| v["columns"][2]["name"] = "zz".into()),
                 "neither a logged feature",
+            ),
+            (
+                "operations[3].name",
+                Box::new(|v| v["operations"][3]["name"] = "m*k".into()),
+                "\"m*k\" is defined twice (also operations[0])",
+            ),
+            (
+                "columns[2]",
+                Box::new(|v| v["columns"][2]["name"] = "m*k".into()),
+                "`m*k` is listed twice (also columns[0])",
+            ),
+            (
+                "feature_ranges[1].name",
+                Box::new(|v| {
+                    v["feature_ranges"]
+                        .as_array_mut()
+                        .unwrap()
+                        .push(serde_json::json!({"name": "m", "min": 0.0, "max": 1.0}));
+                }),
+                "range of \"m\" is given twice",
+            ),
+            (
+                "numerical_features[3]",
+                Box::new(|v| {
+                    v["kind"] = "regression".into();
+                    v["numerical_features"]
+                        .as_array_mut()
+                        .unwrap()
+                        .push("choice".into());
+                }),
+                "a second `choice`",
             ),
             (
                 "heuristic_name",

@@ -421,6 +421,38 @@ fn missing_model_file_is_an_error() {
     );
 }
 
+/// Issue 28: an I/O error of ah-codegen says what to do on a `hint:` line, as every tool's
+/// does (`ah_core::error::io_text`), and names its cause once.
+#[test]
+fn io_errors_end_with_a_hint() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("gone.model.json");
+    let o = run(&[missing.to_str().unwrap(), "--check"]);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("gone.model.json: "), "{err}");
+    assert!(
+        err.ends_with("\nhint: check the path: the file, or a folder on the way, does not exist\n"),
+        "{err}"
+    );
+    assert_eq!(err.matches("No such file").count(), 1, "{err}");
+    // The Rust crate's folder a file where a folder must be: the write fails with a hint.
+    let krate = new_crate(dir.path());
+    std::fs::write(krate.join("src"), "a file").unwrap();
+    let o = run(&[
+        fixture().to_str().unwrap(),
+        "--rust",
+        krate.to_str().unwrap(),
+    ]);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("\nhint: "), "{err}");
+    assert_eq!(
+        std::fs::read_to_string(krate.join("src")).unwrap(),
+        "a file"
+    );
+}
+
 /// Snapshots of the self-test model's Python artifact, Graphviz file and Rust module, under
 /// `tests/snapshots/`. After a reviewed change, `cargo insta review` (or
 /// `INSTA_UPDATE=always cargo test -p ah-codegen --test cli`) updates them.

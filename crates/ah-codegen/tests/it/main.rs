@@ -2,6 +2,7 @@
 //! `cargo test -p ah-codegen --test it MODULE::` runs one file's tests).
 
 mod cli;
+mod corpus;
 mod every_operation;
 mod hostile;
 mod python_artifact;

@@ -135,7 +135,8 @@ impl Shard {
     pub fn parse(text: &str) -> Result<Shard, CollectError> {
         let bad = || {
             CollectError::Invalid(format!(
-                "--shard `{text}`: expected I/N with 0 <= I < N, e.g. --shard 0/4 for the first of four shards"
+                "--shard `{}`: expected I/N with 0 <= I < N, e.g. --shard 0/4 for the first of four shards",
+                ah_core::error::clip_to(text, 60)
             ))
         };
         let (i, n) = text.split_once('/').ok_or_else(bad)?;

@@ -440,6 +440,71 @@ fn bad_arguments_exit_2_with_a_hint() {
     assert!(!out.exists());
 }
 
+/// Issue 28: a long argument or path is quoted shortened (`ah_core::error::clip_to`,
+/// `shown`), in refusals and in the summaries of a collection and a merge.
+#[test]
+fn long_arguments_and_paths_are_shortened_in_messages() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("x.txt");
+    let long = "y".repeat(100_000);
+    for (a, want) in [
+        (
+            vec!["--name", long.as_str(), "--device", "cpu"],
+            "no runner `yyy",
+        ),
+        (
+            vec![
+                "--name",
+                "pad_mm",
+                "--device",
+                "cpu",
+                "--shard",
+                long.as_str(),
+            ],
+            "--shard `yyy",
+        ),
+    ] {
+        let o = run(&a, &out);
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{err}");
+        assert!(err.starts_with("error: ") && err.contains(want), "{err}");
+        assert!(err.contains("(99940 more characters)"), "{err}");
+        assert!(err.len() < 600, "a message of {} bytes", err.len());
+    }
+    assert!(!out.exists());
+    // A deep folder: the path is longer than a message quotes, each name short enough.
+    let mut deep = dir.path().to_path_buf();
+    for i in 0..8 {
+        deep.push(format!("{i}{}", "d".repeat(40)));
+    }
+    std::fs::create_dir_all(&deep).unwrap();
+    let log = deep.join("pad_mm.txt");
+    let o = run(&args(&["--num-samples", "1"]), &log);
+    let err = stderr(&o);
+    assert!(o.status.success(), "{err}");
+    let summary = err.lines().last().unwrap();
+    let shown = ah_core::error::shown(&log);
+    assert!(shown.contains("characters)…"), "{shown}");
+    assert!(
+        summary.starts_with(&format!("{shown}: 1 inputs measured")),
+        "{summary}"
+    );
+    let merged = deep.join("merged.txt");
+    let o = bin()
+        .arg("merge")
+        .arg(&log)
+        .arg("--out")
+        .arg(&merged)
+        .output()
+        .unwrap();
+    let err = stderr(&o);
+    assert!(o.status.success(), "{err}");
+    assert!(
+        err.contains(&format!("rows into {}", ah_core::error::shown(&merged))),
+        "{err}"
+    );
+}
+
 #[test]
 fn distinct_and_exclude_give_a_fresh_set_of_new_inputs() {
     let dir = tempfile::tempdir().unwrap();

@@ -70,10 +70,13 @@ impl Model {
                 format!("{} choices is more than 65535", self.choices.len()),
             );
         }
-        if let Some((i, c)) = first_duplicate(&self.choices) {
+        if let Some((i, first)) = first_duplicate(&self.choices) {
             return problem(
                 format!("choices[{i}]"),
-                format!("the choice {} is listed twice", q(c)),
+                format!(
+                    "the choice {} is listed twice (also choices[{first}])",
+                    q(&self.choices[i])
+                ),
             );
         }
         if let Some(d) = &self.default_choice {
@@ -88,19 +91,33 @@ impl Model {
     }
 
     fn check_features(&self) -> Checked {
-        if let Some((i, f)) = first_duplicate(&self.numerical_features) {
+        if let Some((i, first)) = first_duplicate(&self.numerical_features) {
             return problem(
                 format!("numerical_features[{i}]"),
-                format!("the feature {} is listed twice", q(f)),
+                format!(
+                    "the feature {} is listed twice (also numerical_features[{first}])",
+                    q(&self.numerical_features[i])
+                ),
             );
         }
+        if self.kind == ModelKind::Regression {
+            for (list, names) in [
+                ("numerical_features", &self.numerical_features),
+                ("categorical_features", &self.categorical_features),
+            ] {
+                if let Some(i) = names.iter().position(|f| f == CHOICE_FEATURE) {
+                    return problem(format!("{list}[{i}]"), choice_taken("a feature"));
+                }
+            }
+        }
         for (i, f) in self.categorical_features.iter().enumerate() {
-            let numerical = self.numerical_features.contains(f);
-            if numerical || self.categorical_features[..i].contains(f) {
-                let also = if numerical {
-                    " (also as numerical)"
-                } else {
-                    ""
+            let numerical = self.numerical_features.iter().position(|n| n == f);
+            let earlier = self.categorical_features[..i].iter().position(|c| c == f);
+            if numerical.is_some() || earlier.is_some() {
+                let also = match (numerical, earlier) {
+                    (Some(j), _) => format!(" (also as numerical, numerical_features[{j}])"),
+                    (None, Some(j)) => format!(" (also categorical_features[{j}])"),
+                    (None, None) => String::new(),
                 };
                 return problem(
                     format!("categorical_features[{i}]"),
@@ -115,7 +132,23 @@ impl Model {
     /// or earlier operations.
     fn check_operations(&self) -> Checked {
         let mut ops = Vec::with_capacity(self.operations.len());
+        let redefined = first_duplicate(self.operations.iter().map(|o| o.name.as_str()));
         for (i, spec) in self.operations.iter().enumerate() {
+            if let Some((_, first)) = redefined.filter(|(again, _)| *again == i) {
+                return problem(
+                    format!("operations[{i}].name"),
+                    format!(
+                        "the operation {} is defined twice (also operations[{first}]): which one a later operation or the tree reads would depend on their order",
+                        q(&spec.name)
+                    ),
+                );
+            }
+            if self.kind == ModelKind::Regression && spec.name == CHOICE_FEATURE {
+                return problem(
+                    format!("operations[{i}].name"),
+                    choice_taken("an operation"),
+                );
+            }
             match Operation::from_spec(spec) {
                 Ok(op) => ops.push(op),
                 Err(e @ crate::Error::Expression { .. }) => {
@@ -175,6 +208,30 @@ impl Model {
                     );
                 }
             }
+        }
+        fn key(c: &Column) -> (&str, Option<&str>) {
+            match c {
+                Column::Numeric { name } => (name, None),
+                Column::OneHot { feature, value } => (feature, Some(value)),
+            }
+        }
+        if let Some((i, first)) = first_duplicate(self.columns.iter().map(key)) {
+            return problem(
+                format!("columns[{i}]"),
+                format!(
+                    "the column `{}` is listed twice (also columns[{first}])",
+                    clip_to(&self.columns[i].display_name(), 60)
+                ),
+            );
+        }
+        if let Some((i, first)) = first_duplicate(self.feature_ranges.iter().map(|r| &r.name)) {
+            return problem(
+                format!("feature_ranges[{i}].name"),
+                format!(
+                    "the feature range of {} is given twice (also feature_ranges[{first}])",
+                    q(&self.feature_ranges[i].name)
+                ),
+            );
         }
         for (i, r) in self.feature_ranges.iter().enumerate() {
             if !available.contains(&r.name) {
@@ -319,11 +376,24 @@ impl Model {
     }
 }
 
-/// The first entry equal to an earlier one, with its index.
-fn first_duplicate(items: &[String]) -> Option<(usize, &String)> {
-    let mut seen = std::collections::HashSet::with_capacity(items.len());
-    items
-        .iter()
-        .enumerate()
-        .find(|(_, s)| !seen.insert(s.as_str()))
+/// Why a regression model's feature or operation may not be named `choice`.
+fn choice_taken(what: &str) -> String {
+    format!(
+        "a regression tree reads the choice being scored as the column `{CHOICE_FEATURE}`: \
+         {what} of that name would be a second `{CHOICE_FEATURE}`; rename it"
+    )
+}
+
+/// The first item equal to an earlier one: its index and the earlier one's. The one finder of
+/// duplicate names (choices, features, operations, columns, ranges).
+pub(crate) fn first_duplicate<K: Eq + std::hash::Hash>(
+    items: impl IntoIterator<Item = K>,
+) -> Option<(usize, usize)> {
+    let mut seen = std::collections::HashMap::new();
+    for (i, item) in items.into_iter().enumerate() {
+        if let Some(first) = seen.insert(item, i) {
+            return Some((i, first));
+        }
+    }
+    None
 }

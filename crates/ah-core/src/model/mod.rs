@@ -24,10 +24,13 @@ mod evaluator;
 mod locate;
 mod names;
 
+pub(crate) use check::first_duplicate;
 pub use evaluator::ModelEvaluator;
 #[cfg(feature = "json")]
 pub(crate) use locate::json_line;
-pub use names::{check_heuristic_name, heuristic_module_name, HeuristicNameError};
+pub use names::{
+    check_heuristic_name, heuristic_module_name, HeuristicNameError, MAX_HEURISTIC_NAME,
+};
 
 /// Version of the model JSON schema this crate reads and writes.
 pub const MODEL_SCHEMA_VERSION: u32 = 1;

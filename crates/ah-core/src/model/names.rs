@@ -69,11 +69,16 @@ const RUST_KEYWORDS: &[&str] = &[
     "override", "priv", "typeof", "unsized", "virtual", "yield", "try", "gen",
 ];
 
+/// The longest heuristic name: its module name (snake case, up to one `_` per letter) with
+/// `.rs`, and `NAME.model.json`, stay within the 255 bytes file systems take for a name.
+pub const MAX_HEURISTIC_NAME: usize = 100;
+
 /// The one rule for heuristic names, shared by every tool (`ah-train --heuristic-name`
 /// checks it before training, `ah-codegen` and model validation after): the name must be a
 /// Python class name, a Rust type name and, in snake case ([`heuristic_module_name`]), a Rust
 /// module and file name. That is UpperCamelCase ASCII letters and digits, starting with a
-/// capital letter, not a name the generated module uses itself, and not mapping to a keyword.
+/// capital letter, at most [`MAX_HEURISTIC_NAME`] of them, not a name the generated module
+/// uses itself, and not mapping to a keyword.
 pub fn check_heuristic_name(name: &str) -> std::result::Result<(), HeuristicNameError> {
     let bad = |reason: String| HeuristicNameError {
         name: name.to_string(),
@@ -83,6 +88,13 @@ pub fn check_heuristic_name(name: &str) -> std::result::Result<(), HeuristicName
         .chars()
         .next()
         .ok_or_else(|| bad("it is empty".into()))?;
+    let length = name.chars().count();
+    if length > MAX_HEURISTIC_NAME {
+        return Err(bad(format!(
+            "it is {length} characters long, more than {MAX_HEURISTIC_NAME}: it names files \
+             (the Rust module, `_NAME.py`, `NAME.model.json`), and file systems take 255 bytes"
+        )));
+    }
     if !first.is_ascii_uppercase() {
         return Err(bad("it must start with an ASCII capital letter".into()));
     }

@@ -90,9 +90,21 @@ pub fn apply_operations(ops: &[Operation], ctx: &mut Context) -> Result<()> {
     Ok(())
 }
 
-/// Checks that every operation reads only `available` features or results of earlier
-/// operations. The error names the operation and the unknown feature.
+/// Checks that no two operations share a name and that every operation reads only
+/// `available` features or results of earlier operations. The error names the operation (and
+/// the unknown feature). Two definitions of one name would leave it to their order which one
+/// a later operation or the tree reads: every reader of a list of operations (an operations
+/// file, a training's built-in and user operations, a model) refuses them.
 pub fn check_operations(ops: &[Operation], available: &[String]) -> Result<()> {
+    if let Some((i, first)) = crate::model::first_duplicate(ops.iter().map(|o| o.name.as_str())) {
+        return Err(Error::Other(format!(
+            "operation `{}` is defined twice (operations {} and {}, built-in ones first): \
+             rename yours (a built-in operation's name is taken while built-in operations are on)",
+            clip_to(&ops[i].name, 60),
+            first + 1,
+            i + 1
+        )));
+    }
     match first_unknown_input(ops, available) {
         Some((_, e)) => Err(e),
         None => Ok(()),

@@ -289,7 +289,25 @@ fn unknown_names_are_errors() {
         .unwrap_err()
         .to_string();
     assert!(err.contains("defined by a later operation"), "{err}");
-    check_operations(&[b, a], &avail).unwrap();
+    check_operations(&[b.clone(), a], &avail).unwrap();
+    // A user operation of a built-in operation's name (built-in ones first, as ah-train
+    // lists them): which one the tree reads would depend on the order.
+    let mut ops = builtin_operations("mm");
+    ops.push(b);
+    ops.push(Operation::parse("m*k", "m + k", false).unwrap());
+    let err = check_operations(&ops, &avail).unwrap_err().to_string();
+    assert!(
+        err.starts_with(
+            "operation `m*k` is defined twice (operations 1 and 6, built-in ones first)"
+        ),
+        "{err}"
+    );
+    // Every built-in list is free of duplicates.
+    for name in ["pad_mm", "mm", "mixed_mm"] {
+        let ops = builtin_operations(name);
+        let names: std::collections::HashSet<&str> = ops.iter().map(|o| o.name.as_str()).collect();
+        assert_eq!(names.len(), ops.len(), "{name}");
+    }
 }
 
 #[test]
