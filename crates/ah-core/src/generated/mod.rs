@@ -63,16 +63,22 @@ impl VerifiedSchema {
 
     /// The values of the features named `layout`: by position when `ctx` holds them in
     /// order ([`VerifiedSchema::laid_out`]), else by name ([`read_by_name`]).
-    #[inline]
+    #[inline(always)]
     pub fn read<'c, const N: usize>(
         &self,
         ctx: &'c Context,
         layout: &[&str; N],
     ) -> [Option<&'c Value>; N] {
-        match self.laid_out(ctx, layout) {
-            Some(features) => features.each_ref().map(|f| Some(&f.value)),
-            None => read_by_name(ctx, layout),
+        let Some(features) = self.laid_out(ctx, layout) else {
+            return read_by_name(ctx, layout);
+        };
+        // A loop, not `each_ref().map(..)`: the array's `map` is not inlined, and costs a
+        // decision as much as its tree.
+        let mut out = [None; N];
+        for (o, f) in out.iter_mut().zip(features) {
+            *o = Some(&f.value);
         }
+        out
     }
 }
 

@@ -11,7 +11,7 @@
 //! of other kinds (a float size, a missing feature) is not read ([`PadMm::read`] is `None`):
 //! the module's generic path evaluates [`OPERATIONS`] on it instead, with the same results.
 
-use super::{range_guard, FeatureRange, Operations, VerifiedSchema};
+use super::{range_guard, read_by_name, FeatureRange, Operations, VerifiedSchema};
 use crate::heuristic::UnsureKind;
 use crate::ops::scalar::fdiv;
 use crate::{Context, Value};
@@ -185,15 +185,25 @@ impl<'a> PadMm<'a> {
     /// Reads `ctx`: by position when it holds [`FEATURES`] in order (the names are compared
     /// once per [`crate::Schema`]), else by name. `None` when a feature is missing or a
     /// numerical one is not an integer.
-    #[inline]
+    #[inline(always)]
     pub fn read(ctx: &'a Context) -> Option<Self> {
-        Self::from_values(VERIFIED_SCHEMA.read(ctx, &FEATURES))
+        match VERIFIED_SCHEMA.laid_out(ctx, &FEATURES) {
+            // Straight from the features: no array of their values in between.
+            Some(features) => Self::from_fn(|i| Some(&features[i].value)),
+            None => Self::from_values(read_by_name(ctx, &FEATURES)),
+        }
     }
 
     /// The features from their values in [`FEATURES`] order.
-    #[inline]
+    #[inline(always)]
     pub fn from_values(values: [Option<&'a Value>; 17]) -> Option<Self> {
-        let int = |i: usize| match values[i] {
+        Self::from_fn(|i| values[i])
+    }
+
+    /// The features from the value of each, by its position in [`FEATURES`].
+    #[inline(always)]
+    fn from_fn(value: impl Fn(usize) -> Option<&'a Value>) -> Option<Self> {
+        let int = |i: usize| match value(i) {
             Some(Value::Int(v)) => Some(*v),
             _ => None,
         };
@@ -210,18 +220,18 @@ impl<'a> PadMm<'a> {
             n_padded_length: int(9)?,
             mat1_align_size: int(10)?,
             mat2_align_size: int(11)?,
-            mat1_dtype: values[12]?,
-            mat2_dtype: values[13]?,
-            prepadded_mat1: values[14]?,
-            prepadded_mat2: values[15]?,
-            using_tf32: values[16]?,
+            mat1_dtype: value(12)?,
+            mat2_dtype: value(13)?,
+            prepadded_mat1: value(14)?,
+            prepadded_mat2: value(15)?,
+            using_tf32: value(16)?,
         })
     }
 
     /// PyTorch's operations ([`OPERATION_SPECS`]), in order; the first that fails makes the
     /// heuristic unsure, naming it. Inlined, so a module computes only what it reads and
     /// what can fail.
-    #[inline]
+    #[inline(always)]
     pub fn operations(&self) -> Result<PadMmOps, UnsureKind> {
         let (m, k, n) = (self.m, self.k, self.n);
         let product = |a: i64, b: i64, op: &'static str| {
@@ -296,7 +306,7 @@ impl<'a> PadMm<'a> {
 
 impl PadMm<'_> {
     /// [`PadMm::operations`], then `guard` over their values and the features'.
-    #[inline]
+    #[inline(always)]
     pub fn guarded_operations<const N: usize>(
         &self,
         guard: &Guard<N>,
@@ -307,7 +317,7 @@ impl PadMm<'_> {
     }
 
     /// The values of [`NUMBERS`], with the operations' `o`.
-    #[inline]
+    #[inline(always)]
     pub fn numbers(&self, o: &PadMmOps) -> [f64; 18] {
         [
             self.m as f64,
@@ -354,7 +364,7 @@ impl<const N: usize> Guard<N> {
     }
 
     /// [`range_guard`] of `numbers` ([`PadMm::numbers`]).
-    #[inline]
+    #[inline(always)]
     pub fn check(&self, numbers: &[f64; 18]) -> Result<(), UnsureKind> {
         range_guard(self.ranges, self.at.map(|i| Some(numbers[i]))).map(|_| ())
     }
@@ -380,7 +390,7 @@ const fn position(name: &str) -> usize {
 }
 
 /// `m * k * n / (m * k + k * n + m * n)`: `None` on overflow or a zero denominator.
-#[inline]
+#[inline(always)]
 fn arith_intensity(m: i64, k: i64, n: i64) -> Option<f64> {
     let mk = m.checked_mul(k)?;
     let volume = mk.checked_mul(n)?;
