@@ -19,7 +19,7 @@ use crate::error::CodegenError;
 use crate::escape::comment;
 use crate::plan::{feature_of, Plan, Source};
 use crate::rust_expr::{category_fields, f64_lit, str_lit, Ty};
-use crate::rust_fast::fast_path;
+use crate::rust_fast::{fast_path, is_pad_mm_operation, pad_mm_path};
 
 /// A distinct leaf distribution of a decision tree: `(probability, choice)` literals. Leaves
 /// that predict the same distribution share one table (`DIST_{index}`).
@@ -101,6 +101,9 @@ pub struct Finish {
     pub steps: Vec<Step>,
     /// The `Columns` fields, in order.
     pub fields: Vec<FieldInit>,
+    /// The guard reads its values by name from `s` (`range_guard_by_name`), not from
+    /// `guard`.
+    pub guard_by_name: bool,
     /// A column that can never be read (a numeric column of the choice or of a string): the
     /// path ends unsure, naming it (a string literal).
     pub fail: Option<String>,
@@ -143,21 +146,12 @@ impl Finish {
     }
 }
 
-/// A gathered context feature: `x{index}`.
-#[derive(Serialize)]
-struct Slot {
-    var: String,
-    doc: String,
-    lit: String,
-}
-
-/// The logged layout, checked before the scan (`ah_core::generated::VerifiedSchema`, once per
-/// schema) and then read by position.
+/// The logged layout, checked once per schema (`ah_core::generated::VerifiedSchema`) and then
+/// read by position.
 #[derive(Serialize)]
 struct Layout {
     len: usize,
     names: Vec<String>,
-    assigns: Vec<(String, usize)>,
 }
 
 /// Everything the template lays out.
@@ -168,22 +162,55 @@ struct Module<'g> {
     fields: Vec<Field>,
     categories: Vec<Category>,
     ranges: Vec<Range>,
-    slots: Vec<Slot>,
+    /// The features `columns` reads into `x` (empty: it reads none), as literals.
+    slots: Vec<String>,
     layout: Option<Layout>,
-    /// `direct` (no operations), `fast` (typed fast path, then generic) or `generic`.
+    /// `direct` (no operations), `pad_mm` (`ah_core::generated::pad_mm`, then generic),
+    /// `fast` (typed fast path, then generic) or `generic`.
     path: &'static str,
-    direct_args: (Vec<String>, Vec<String>),
+    pad_mm: Option<crate::rust_fast::PadMmPath>,
     fast: Option<crate::rust_fast::Fast>,
     operations: Vec<(String, String, bool)>,
     operation_inputs: Vec<String>,
-    slow_args: (Vec<String>, Vec<String>),
+    /// The arguments of `finish` from `columns` (no operations).
+    direct_call: String,
     finish: Finish,
-    finish_len: (usize, usize),
+    /// `finish`'s parameters: those it reads of `v`, `w` and `choice`.
+    finish_params: String,
     /// `finish` reads its `v` and `w` parameters.
     finish_reads: (bool, bool),
-    finish_reads_choice: bool,
+    /// `slow` reads `s`, the context with the operations' values.
+    slow_reads_s: bool,
     tree: crate::rust_tree::Tree,
 }
+
+/// The lints a module allows when its fast path renders operations of the model's own (not
+/// PyTorch's): the code mirrors each expression as written, and clippy would rewrite some
+/// that a model may hold. Other modules allow nothing.
+const MIRRORED_EXPRESSION_LINTS: &str = "\
+//!
+//! The operations are rendered as the model writes them, so this module allows the lints
+//! that would rewrite an expression a model may hold:
+#![allow(
+    clippy::absurd_extreme_comparisons, // `x <= 9223372036854775807`
+    clippy::approx_constant, // a literal such as `3.14`
+    clippy::bool_comparison, // `x == True`
+    clippy::eq_op, // `x == x`, `x - x`
+    clippy::excessive_precision, // a literal with more digits than `f64` holds
+    clippy::identity_op, // `x * 1`, `x + 0`
+    clippy::if_same_then_else, // `if(c, x, x)`
+    clippy::ifs_same_cond, // `if(c, x, if(c, y, z))`
+    clippy::manual_range_contains, // `x >= 1 and x <= 8`
+    clippy::match_like_matches_macro, // `if(c, True, False)` of a comparison
+    clippy::needless_bool, // `if(c, True, False)`
+    clippy::needless_match, // a `match` that returns its operand
+    clippy::neg_cmp_op_on_partial_ord, // `not x < y` of floats (NaN: not `x >= y`)
+    clippy::nonminimal_bool, // `not (a and b)`, `x or not x`
+    clippy::overly_complex_bool_expr, // `x and not x`
+    clippy::single_match, // a `match` with one arm that matters
+    clippy::unnecessary_cast, // `float(x)` of a float
+)]
+";
 
 /// Renders the module (unformatted; the caller runs rustfmt).
 pub fn render_module(plan: &Plan<'_>, header: &[String]) -> Result<String, CodegenError> {
@@ -209,7 +236,30 @@ pub fn render_module(plan: &Plan<'_>, header: &[String]) -> Result<String, Codeg
     ctx.insert("capa0", &model.precondition.device_capa.0);
     ctx.insert("capa1", &model.precondition.device_capa.1);
     ctx.insert("threshold", &f64_lit(model.threshold));
-    ctx.insert("m", &g.module()?);
+    let module = g.module()?;
+    // Only a regression model reads the choice it scores; only a column that holds the
+    // context's value borrows it.
+    let (choice_param, choice_arg) = match model.kind {
+        ModelKind::Decision => ("", ""),
+        ModelKind::Regression => (", choice: usize", ", choice"),
+    };
+    ctx.insert("choice_param", choice_param);
+    ctx.insert("choice_arg", choice_arg);
+    let borrows = !g.lazy.is_empty();
+    ctx.insert("columns", if borrows { "Columns<'a>" } else { "Columns" });
+    ctx.insert(
+        "columns_ref",
+        if borrows { "Columns<'_>" } else { "Columns" },
+    );
+    ctx.insert(
+        "allows",
+        if module.fast.is_some() && !plan.ops.iter().all(is_pad_mm_operation) {
+            MIRRORED_EXPRESSION_LINTS
+        } else {
+            ""
+        },
+    );
+    ctx.insert("m", &module);
     crate::templates::render("rust_module.rs", &ctx)
 }
 
@@ -230,6 +280,11 @@ pub trait ValueSource {
     /// number (`code` is its `f64`), or a typed string/boolean (`code` is its typed local
     /// and kind); `None` when it is an untyped `Option<&Value>`.
     fn typed(&self, name: &str) -> Option<(String, Ty)>;
+    /// A `&Value` expression for `name` when it is known to be present on this path (no
+    /// presence check is emitted), else `None`.
+    fn present(&self, _name: &str) -> Option<String> {
+        None
+    }
 }
 
 pub(crate) struct Gen<'p, 'm> {
@@ -281,13 +336,24 @@ impl<'p, 'm> Gen<'p, 'm> {
         g
     }
 
+    /// The features `columns` reads into `x`, in order: the logged layout when it holds every
+    /// gathered feature (read by position once its schema is verified), else the gathered
+    /// features (read by name).
+    fn read_names(&self) -> Vec<String> {
+        match self.logged_layout() {
+            Some(layout) => layout.into_iter().cloned().collect(),
+            None => self.gathered.clone(),
+        }
+    }
+
+    /// `name`'s value as `columns` reads it: `x[i]`.
     pub(crate) fn x(&self, name: &str) -> String {
         let i = self
-            .gathered
+            .read_names()
             .iter()
             .position(|n| n == name)
             .expect("gathered feature");
-        format!("x{i}")
+        format!("x[{i}]")
     }
 
     /// Names read by the range guard and the columns, in that order (generic path inputs).
@@ -338,17 +404,33 @@ impl<'p, 'm> Gen<'p, 'm> {
         &self,
         finish: &Finish,
         fast: Option<&crate::rust_fast::Fast>,
+        pad_mm: Option<&crate::rust_fast::PadMmPath>,
         layout: bool,
+        slots: bool,
+        names_value: bool,
     ) -> Vec<String> {
-        let mut uses = vec![
-            "ah_core::heuristic::{LearnedHeuristic, Prediction, UnsureKind}".to_string(),
-            "ah_core::model::ModelKind".to_string(),
-            "ah_core::{Context, DeviceIdentity, Value}".to_string(),
-        ];
+        let mut uses =
+            vec!["ah_core::heuristic::{LearnedHeuristic, Prediction, UnsureKind}".to_string()];
+        if self.plan.model.kind == ModelKind::Regression {
+            uses.push("ah_core::model::ModelKind".to_string());
+        }
+        uses.push(if names_value {
+            "ah_core::{Context, DeviceIdentity, Value}".to_string()
+        } else {
+            "ah_core::{Context, DeviceIdentity}".to_string()
+        });
         let mut generated: BTreeSet<&str> = BTreeSet::new();
-        for fin in std::iter::once(finish).chain(fast.map(|f| &f.finish)) {
+        let fast_finish = fast.map(|f| &f.finish);
+        let pad_mm_finish = pad_mm.map(|p| &p.finish);
+        for fin in std::iter::once(finish)
+            .chain(fast_finish)
+            .chain(pad_mm_finish)
+        {
             if !fin.guard.is_empty() {
                 generated.extend(["range_guard", "FeatureRange"]);
+            }
+            if fin.guard_by_name {
+                generated.extend(["range_guard_by_name", "FeatureRange"]);
             }
             for e in fin.exprs() {
                 for f in ["num", "number", "present"] {
@@ -366,15 +448,20 @@ impl<'p, 'm> Gen<'p, 'm> {
         if !self.categories.is_empty() {
             generated.insert("Category");
         }
-        if !self.plan.ops.is_empty() {
+        if !self.plan.ops.is_empty() && pad_mm.is_none() {
             generated.insert("Operations");
         }
         if layout {
             generated.insert("VerifiedSchema");
+        } else if slots {
+            generated.insert("read_by_name");
         }
         if !generated.is_empty() {
             let list: Vec<&str> = generated.into_iter().collect();
             uses.push(format!("ah_core::generated::{{{}}}", list.join(", ")));
+        }
+        if pad_mm.is_some() {
+            uses.push("ah_core::generated::pad_mm::{self, PadMm}".to_string());
         }
         if let Some(f) = fast {
             if !f.scalar.is_empty() {
@@ -388,13 +475,20 @@ impl<'p, 'm> Gen<'p, 'm> {
     fn module(&self) -> Result<Module<'_>, CodegenError> {
         let plan = self.plan;
         let model = plan.model;
-        let fast = if plan.ops.is_empty() {
+        let pad_mm = pad_mm_path(self);
+        let fast = if plan.ops.is_empty() || pad_mm.is_some() {
             None
         } else {
             fast_path(self)?
         };
         let names = self.finish_names();
-        let finish = self.finish(&names);
+        // `finish` by position (no operations: `columns` reads the context into slots), else
+        // inside `slow` by name.
+        let finish = if plan.ops.is_empty() {
+            self.finish(&names)
+        } else {
+            self.finish_by_name()
+        };
         // Only `columns` reads by position; the generic path alone never does.
         let layout = self
             .layout()
@@ -404,7 +498,18 @@ impl<'p, 'm> Gen<'p, 'm> {
             finish.exprs().chain(guard).any(|e| reads_index(e, var))
         };
         let finish_reads = (reads("v"), reads("w"));
-        let uses = self.uses(&finish, fast.as_ref(), layout.is_some());
+        // `Value` is named by the columns that hold the context's value, by `finish`'s
+        // parameters and by the slots `columns` reads the context into.
+        let slots = !self.gathered.is_empty() && (plan.ops.is_empty() || fast.is_some());
+        let names_value = !self.lazy.is_empty() || finish_reads.0 || finish_reads.1 || slots;
+        let uses = self.uses(
+            &finish,
+            fast.as_ref(),
+            pad_mm.as_ref(),
+            layout.is_some(),
+            slots,
+            names_value,
+        );
         let mut inputs: Vec<&str> = Vec::new();
         for op in &plan.ops {
             for i in op.inputs() {
@@ -414,38 +519,59 @@ impl<'p, 'm> Gen<'p, 'm> {
             }
         }
         let lazy = self.lazy_names();
-        let direct = |get: &dyn Fn(&str) -> String| -> (Vec<String>, Vec<String>) {
-            (
-                names.iter().map(|n| get(n)).collect(),
-                lazy.iter().map(|n| get(n)).collect(),
-            )
+        let reads_choice = model
+            .columns
+            .iter()
+            .any(|c| plan.source(feature_of(c)) == Source::Choice);
+        // `finish(v, w, choice)`, with only the arguments it reads.
+        let call = |get: &dyn Fn(&str) -> String| -> String {
+            let mut args = Vec::new();
+            if finish_reads.0 {
+                let v: Vec<String> = names.iter().map(|n| get(n)).collect();
+                args.push(format!("[{}]", v.join(", ")));
+            }
+            if finish_reads.1 {
+                let w: Vec<String> = lazy.iter().map(|n| get(n)).collect();
+                args.push(format!("[{}]", w.join(", ")));
+            }
+            if reads_choice {
+                args.push("choice".to_string());
+            }
+            args.join(", ")
         };
+        let mut finish_params = Vec::new();
+        if finish_reads.0 {
+            finish_params.push(format!("v: [Option<&Value>; {}]", names.len()));
+        }
+        if finish_reads.1 {
+            finish_params.push(format!("w: [Option<&'a Value>; {}]", lazy.len()));
+        }
+        if reads_choice {
+            finish_params.push("choice: usize".to_string());
+        }
         Ok(Module {
             uses,
             leaves: &self.leaves.tables,
             fields: self.fields(),
             categories: self.category_consts(),
             ranges: self.ranges(),
-            slots: self
-                .gathered
-                .iter()
-                .enumerate()
-                .map(|(i, n)| Slot {
-                    var: format!("x{i}"),
-                    doc: comment(n),
-                    lit: str_lit(n),
-                })
-                .collect(),
+            slots: if slots {
+                self.read_names().iter().map(|n| str_lit(n)).collect()
+            } else {
+                Vec::new()
+            },
             layout,
             path: match (&fast, plan.ops.is_empty()) {
                 (_, true) => "direct",
+                _ if pad_mm.is_some() => "pad_mm",
                 (Some(_), false) => "fast",
                 (None, false) => "generic",
             },
-            direct_args: if plan.ops.is_empty() {
-                direct(&|n| self.x(n))
+            pad_mm,
+            direct_call: if plan.ops.is_empty() {
+                call(&|n| self.x(n))
             } else {
-                Default::default()
+                String::new()
             },
             fast,
             operations: plan
@@ -454,21 +580,9 @@ impl<'p, 'm> Gen<'p, 'm> {
                 .map(|op| (str_lit(&op.name), str_lit(&op.source), op.is_categorical))
                 .collect(),
             operation_inputs: inputs.iter().map(|n| str_lit(n)).collect(),
-            slow_args: (
-                names
-                    .iter()
-                    .map(|n| format!("s.get({})", str_lit(n)))
-                    .collect(),
-                lazy.iter()
-                    .map(|n| format!("ctx.get({})", str_lit(n)))
-                    .collect(),
-            ),
-            finish_len: (names.len(), lazy.len()),
+            finish_params: finish_params.join(", "),
+            slow_reads_s: finish.guard_by_name || finish.exprs().any(|e| e.contains("s.get(")),
             finish_reads,
-            finish_reads_choice: model
-                .columns
-                .iter()
-                .any(|c| plan.source(feature_of(c)) == Source::Choice),
             finish,
             tree: crate::rust_tree::tree(
                 plan,
@@ -529,8 +643,9 @@ impl<'p, 'm> Gen<'p, 'm> {
             .collect()
     }
 
-    /// The logged layout (numerical then categorical features), when its names are distinct.
-    fn layout(&self) -> Option<Layout> {
+    /// The logged layout (numerical then categorical features), when its names are distinct
+    /// and it holds every gathered feature.
+    fn logged_layout(&self) -> Option<Vec<&String>> {
         let model = self.plan.model;
         let layout: Vec<&String> = model
             .numerical_features
@@ -541,18 +656,16 @@ impl<'p, 'm> Gen<'p, 'm> {
             .iter()
             .enumerate()
             .all(|(i, n)| !layout[..i].contains(n));
-        if !distinct || layout.is_empty() || self.gathered.is_empty() {
-            return None;
-        }
+        let covers = self.gathered.iter().all(|n| layout.contains(&n));
+        (distinct && covers && !self.gathered.is_empty()).then_some(layout)
+    }
+
+    /// [`Gen::logged_layout`] for the template.
+    fn layout(&self) -> Option<Layout> {
+        let layout = self.logged_layout()?;
         Some(Layout {
             len: layout.len(),
             names: layout.iter().map(|n| str_lit(n)).collect(),
-            assigns: self
-                .gathered
-                .iter()
-                .enumerate()
-                .filter_map(|(i, n)| Some((format!("x{i}"), layout.iter().position(|l| *l == n)?)))
-                .collect(),
         })
     }
 
@@ -582,6 +695,30 @@ impl<'p, 'm> Gen<'p, 'm> {
             Some(format!("w[{i}]"))
         };
         self.columns(&src, guard, &lazy, &|_| None)
+    }
+
+    /// The generic path's guard and columns in `slow`, by name: from `s` (the context with
+    /// the operations' values), the columns that hold the context's value from `ctx`.
+    fn finish_by_name(&self) -> Finish {
+        struct ByName;
+        impl ValueSource for ByName {
+            fn value(&self, name: &str) -> String {
+                format!("s.get({})", str_lit(name))
+            }
+            fn typed(&self, _: &str) -> Option<(String, Ty)> {
+                None
+            }
+        }
+        let guard = self.guard_values(&|n| format!("number({})", ByName.value(n)));
+        let lazy_names = self.lazy_names();
+        let lazy = |f: &str| {
+            let lazy = lazy_names.iter().any(|n| n == f);
+            lazy.then(|| format!("ctx.get({})", str_lit(f)))
+        };
+        let mut finish = self.columns(&ByName, guard, &lazy, &|_| None);
+        finish.guard_by_name = !finish.guard.is_empty();
+        finish.guard.clear();
+        finish
     }
 
     /// The range guard's values, in `RANGES` order, by `value(name)`.
@@ -633,7 +770,7 @@ impl<'p, 'm> Gen<'p, 'm> {
                 }
                 (Column::OneHot { value, .. }, Source::Choice) => {
                     match model.choices.iter().position(|c| c == value) {
-                        Some(j) => format!("choice == Some({j})"),
+                        Some(j) => format!("choice == {j}"),
                         None => "false".into(),
                     }
                 }
@@ -658,6 +795,14 @@ impl<'p, 'm> Gen<'p, 'm> {
                         }
                     },
                     None if !used && matches!(plan.source(f), Source::Op(_)) => String::new(),
+                    None if src.present(f).is_some() => {
+                        let known = src.present(f).expect("checked above");
+                        match (self.lazy(c), self.categories.get(&c)) {
+                            (true, _) => known,
+                            (false, Some(k)) => format!("CATEGORY_{k}.matches({known})"),
+                            (false, None) => String::new(),
+                        }
+                    }
                     None => {
                         let i = match present.iter().position(|p| *p == f) {
                             Some(i) => i,

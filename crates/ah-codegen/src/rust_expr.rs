@@ -138,12 +138,31 @@ pub fn str_lit(s: &str) -> String {
         .collect()
 }
 
+/// The comparison that holds exactly when `op` does not, over a total order.
+fn negated(op: CmpOp) -> CmpOp {
+    match op {
+        CmpOp::Eq => CmpOp::Ne,
+        CmpOp::Ne => CmpOp::Eq,
+        CmpOp::Lt => CmpOp::Ge,
+        CmpOp::Ge => CmpOp::Lt,
+        CmpOp::Le => CmpOp::Gt,
+        CmpOp::Gt => CmpOp::Le,
+    }
+}
+
 fn as_f(c: &Code) -> Code {
-    match c.ty {
-        Ty::F => c.clone(),
-        Ty::I => Code::new(format!("{} as f64", c.at(P_UNARY)), Ty::F, P_CAST),
-        Ty::B => Code::new(format!("f64::from(u8::from({}))", c.code), Ty::F, P_ATOM),
-        Ty::S => unreachable!("strings are not numbers"),
+    // An integer literal that `f64` holds exactly is written as a float literal.
+    let exact = c
+        .code
+        .strip_suffix("_i64")
+        .and_then(|n| n.parse::<i64>().ok())
+        .filter(|n| n.unsigned_abs() <= 1 << 53);
+    match (c.ty, exact) {
+        (Ty::F, _) => c.clone(),
+        (Ty::I, Some(n)) => Code::new(format!("{n}_f64"), Ty::F, c.prec),
+        (Ty::I, None) => Code::new(format!("{} as f64", c.at(P_UNARY)), Ty::F, P_CAST),
+        (Ty::B, _) => Code::new(format!("f64::from(u8::from({}))", c.code), Ty::F, P_ATOM),
+        (Ty::S, _) => unreachable!("strings are not numbers"),
     }
 }
 
@@ -248,6 +267,9 @@ impl Renderer<'_> {
 
     /// A unary operator.
     fn unary(&mut self, op: UnaryOp, operand: &Expr) -> R {
+        if let (UnaryOp::Not, Expr::Compare { op, left, right }) = (op, operand) {
+            return self.compare_or_not(*op, left, right, true);
+        }
         let c = self.operand(operand)?;
         match (op, c.ty) {
             (UnaryOp::Not, _) => Ok(Code::new(
@@ -325,8 +347,25 @@ impl Renderer<'_> {
 
     /// A comparison (exact between integers and floats).
     fn compare(&mut self, op: CmpOp, left: &Expr, right: &Expr) -> R {
+        self.compare_or_not(op, left, right, false)
+    }
+
+    /// A comparison, or with `not` its negation: over a total order (integers, booleans,
+    /// strings) the opposite operator (`a < b` for `not a >= b`), else `!(a OP b)` (a float
+    /// may be NaN).
+    fn compare_or_not(&mut self, op: CmpOp, left: &Expr, right: &Expr, not: bool) -> R {
         let a = self.operand(left)?;
         let b = self.operand(right)?;
+        let total = !matches!(a.ty, Ty::F) && !matches!(b.ty, Ty::F);
+        if not && !total {
+            let c = self.finish_compare(op, a, b)?;
+            return Ok(Code::new(format!("!{}", c.at(P_UNARY)), Ty::B, P_UNARY));
+        }
+        let op = if not { negated(op) } else { op };
+        self.finish_compare(op, a, b)
+    }
+
+    fn finish_compare(&mut self, op: CmpOp, a: Code, b: Code) -> R {
         let sym = op.symbol();
         Ok(match (a.ty, b.ty) {
             (Ty::S, Ty::S) | (Ty::F, Ty::F) | (Ty::B, Ty::B) => cmp(&a, sym, &b),

@@ -7,6 +7,8 @@ use std::collections::BTreeSet;
 
 use serde::Serialize;
 
+use ah_core::ops::Operation;
+
 use crate::error::CodegenError;
 use crate::escape::comment;
 use crate::plan::{Plan, Source};
@@ -268,4 +270,113 @@ fn input_lines(
             }
         })
         .collect()
+}
+
+/// The shared `pad_mm` path: for a model with PyTorch's logged `pad_mm` features and exactly
+/// its operations, `ah_core::generated::pad_mm` reads the context (`x`) and computes the
+/// operations (`o`), typed; the module keeps only its range guard and columns.
+#[derive(Serialize)]
+pub struct PadMmPath {
+    /// Guard and columns over `x` and `o`.
+    pub finish: Finish,
+    /// The guard or a column reads an operation (`let o = ...`; else the operations are
+    /// computed only for their failures).
+    reads_ops: bool,
+    /// The range guard is `ah_core::generated::pad_mm::Guard`'s (`GUARD`).
+    guard: bool,
+}
+
+/// The shared `pad_mm` path of `g`'s model, or `None` when its features or operations are not
+/// PyTorch's `pad_mm` ones (or a column reads a feature outside them).
+pub fn pad_mm_path(g: &Gen<'_, '_>) -> Option<PadMmPath> {
+    use ah_core::generated::pad_mm::{PadMmOps, FEATURES, NUMBERS, OPERATION_SPECS};
+    let plan = g.plan;
+    let model = plan.model;
+    let layout = model
+        .numerical_features
+        .iter()
+        .chain(&model.categorical_features);
+    if !layout.map(String::as_str).eq(FEATURES)
+        || plan.ops.len() != OPERATION_SPECS.len()
+        || !g.gathered.iter().all(|n| FEATURES.contains(&n.as_str()))
+        || (model.range_guard
+            && !model
+                .feature_ranges
+                .iter()
+                .all(|r| NUMBERS.contains(&r.name.as_str())))
+    {
+        return None;
+    }
+    let specs = OPERATION_SPECS.iter().map(|(name, _, _)| *name);
+    if !plan.ops.iter().map(|op| op.name.as_str()).eq(specs)
+        || !plan.ops.iter().all(is_pad_mm_operation)
+    {
+        return None;
+    }
+    let rendered = render_ops(plan, &typed_inputs(plan))?;
+    struct Logged<'a> {
+        categorical: &'a [String],
+    }
+    impl ValueSource for Logged<'_> {
+        fn value(&self, name: &str) -> String {
+            format!("Some(x.{name})")
+        }
+        fn typed(&self, name: &str) -> Option<(String, Ty)> {
+            let numerical = !self.categorical.iter().any(|c| c == name);
+            numerical.then(|| (format!("x.{name}"), Ty::I))
+        }
+        fn present(&self, name: &str) -> Option<String> {
+            let categorical = self.categorical.iter().any(|c| c == name);
+            categorical.then(|| format!("x.{name}"))
+        }
+    }
+    let src = Logged {
+        categorical: &model.categorical_features,
+    };
+    let op = |j: usize| {
+        (
+            format!("o.{}", PadMmOps::field(&plan.ops[j].name)),
+            rendered.code[j].0.ty,
+        )
+    };
+    let guard = g.guard_values(&|n| match plan.guard_source(n) {
+        Source::Op(j) => match op(j) {
+            (_, Ty::S) => "None".to_string(),
+            (code, ty) => format!("Some({})", as_f64(&code, ty)),
+        },
+        _ => match src.typed(n) {
+            Some((code, ty)) => format!("Some({})", as_f64(&code, ty)),
+            None => format!("number({})", src.value(n)),
+        },
+    });
+    let mut finish = g.columns(&src, guard, &|_| None, &|j| Some(op(j)));
+    finish.inline_fields();
+    // `GUARD` checks the same values, in the same order.
+    let guard = !finish.guard.is_empty();
+    finish.guard.clear();
+    let reads_ops = finish
+        .exprs()
+        .chain(finish.guard.iter().map(String::as_str))
+        .any(|e| {
+            e.match_indices("o.")
+                .any(|(i, _)| !e[..i].ends_with(|c: char| c.is_alphanumeric() || c == '_'))
+        });
+    Some(PadMmPath {
+        finish,
+        reads_ops,
+        guard,
+    })
+}
+
+/// Whether `op` is one of PyTorch's `pad_mm` operations (which include `mm`'s), name,
+/// expression and kind: its typed code is clippy-clean (the generated crate is linted with
+/// `-D warnings`), unlike what a user's operation may hold.
+pub fn is_pad_mm_operation(op: &Operation) -> bool {
+    ah_core::generated::pad_mm::OPERATION_SPECS
+        .iter()
+        .any(|(name, expr, categorical)| {
+            op.name == *name
+                && op.is_categorical == *categorical
+                && ah_core::ops::parse_expr(expr).is_ok_and(|e| e == op.expr)
+        })
 }

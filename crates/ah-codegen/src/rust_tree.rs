@@ -55,6 +55,9 @@ pub struct Tree {
     reads_columns: bool,
     /// Depth beyond which the table form is used.
     max_nested_depth: usize,
+    /// Nested form: a chain of `else if`s tests a condition it tested before (the tree splits
+    /// again where its path already decided; clippy's `ifs_same_cond`).
+    repeats_condition: bool,
 }
 
 /// The tree of `plan`'s model; `lazy(c)` says whether one-hot column `c` holds the context's
@@ -84,9 +87,11 @@ pub fn tree(
             .any(|c| matches!(model.columns[*c], Column::Numeric { .. })),
         reads_columns: !used.is_empty(),
         max_nested_depth: MAX_NESTED_DEPTH,
+        repeats_condition: false,
     };
     if plan.nested {
         nested(plan, tables, &goes_left, 0, "if", &mut out.lines);
+        out.repeats_condition = repeats_condition(&out.lines);
         return out;
     }
     for (i, node) in model.tree.nodes.iter().enumerate() {
@@ -159,6 +164,28 @@ fn nested(
         }
         Node::Leaf { .. } => unreachable!("every leaf of the nested form is settled"),
     }
+}
+
+/// Whether an `if`/`else if` chain of `lines` tests one condition twice.
+fn repeats_condition(lines: &[TreeLine]) -> bool {
+    let mut chains: Vec<Vec<&str>> = Vec::new();
+    for line in lines {
+        match line.kind {
+            "if" => chains.push(vec![&line.code]),
+            "else_if" => {
+                let chain = chains.last_mut().expect("an `else if` follows an `if`");
+                if chain.contains(&line.code.as_str()) {
+                    return true;
+                }
+                chain.push(&line.code);
+            }
+            "end" => {
+                chains.pop();
+            }
+            _ => {}
+        }
+    }
+    false
 }
 
 /// A leaf's prediction.

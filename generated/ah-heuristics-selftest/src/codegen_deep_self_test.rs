@@ -7,32 +7,9 @@
 //! The decision path (`predict`) allocates nothing and formats nothing when the context holds
 //! what PyTorch logs (integers for numerical features, strings or booleans for categorical
 //! ones); other kinds go through `ah_core::ops`' generic evaluation with the same semantics.
-//! Lints allowed below are inherent in generated trees and expressions (float literals
-//! printed exactly, conditions mirroring the operations' source, such as `x >= True` or
-//! `x or not x`, repeated leaves and splits).
-#![allow(
-    clippy::absurd_extreme_comparisons,
-    clippy::approx_constant,
-    clippy::eq_op,
-    clippy::excessive_precision,
-    clippy::if_same_then_else,
-    clippy::ifs_same_cond,
-    clippy::manual_range_contains,
-    clippy::match_like_matches_macro,
-    clippy::needless_match,
-    clippy::neg_cmp_op_on_partial_ord,
-    clippy::nonminimal_bool,
-    clippy::overly_complex_bool_expr,
-    clippy::bool_comparison,
-    clippy::identity_op,
-    clippy::single_match,
-    clippy::unnecessary_cast,
-    clippy::needless_bool
-)]
 
 use ah_core::generated::{num, present, Category, VerifiedSchema};
 use ah_core::heuristic::{LearnedHeuristic, Prediction, UnsureKind};
-use ah_core::model::ModelKind;
 use ah_core::{Context, DeviceIdentity, Value};
 
 /// `CodegenDeepSelfTest`: learned `codegen_selftest_deep` heuristic (decision over 3 choices).
@@ -58,10 +35,6 @@ impl LearnedHeuristic for CodegenDeepSelfTest {
         "CodegenDeepSelfTest"
     }
 
-    fn kind(&self) -> ModelKind {
-        ModelKind::Decision
-    }
-
     fn choices(&self) -> &'static [&'static str] {
         &CHOICES
     }
@@ -78,10 +51,7 @@ impl LearnedHeuristic for CodegenDeepSelfTest {
     }
 
     fn predict(&self, context: &Context, _choice: Option<usize>) -> Prediction {
-        match columns(context, None) {
-            Ok(c) => walk(&c),
-            Err(k) => Prediction::Unsure(k),
-        }
+        columns(context).map_or_else(Prediction::Unsure, |c| walk(&c))
     }
 }
 
@@ -122,33 +92,16 @@ struct Columns<'a> {
     c4: f64,
     /// `str(mat1_dtype) == "torch.bfloat16"`
     c5: &'a Value,
-    /// Keeps the lifetime when no column borrows the context.
-    _ctx: core::marker::PhantomData<&'a Value>,
 }
 
 /// The category `str(value) == "torch.float16"`.
-const CATEGORY_0: Category = Category {
-    text: "torch.float16",
-    int: None,
-    float_bits: None,
-    nan: false,
-};
+const CATEGORY_0: Category = Category::text("torch.float16");
 
 /// The category `str(value) == "True"`.
-const CATEGORY_1: Category = Category {
-    text: "True",
-    int: None,
-    float_bits: None,
-    nan: false,
-};
+const CATEGORY_1: Category = Category::text("True");
 
 /// The category `str(value) == "torch.bfloat16"`.
-const CATEGORY_2: Category = Category {
-    text: "torch.bfloat16",
-    int: None,
-    float_bits: None,
-    nan: false,
-};
+const CATEGORY_2: Category = Category::text("torch.bfloat16");
 
 /// The logged layout: a context with exactly these features, in this order, is read by
 /// position instead of by name.
@@ -159,39 +112,15 @@ const LAYOUT: [&str; 5] = ["m", "k", "n", "mat1_dtype", "using_tf32"];
 static VERIFIED_SCHEMA: VerifiedSchema = VerifiedSchema::new();
 
 /// Reads the context, checks the range guard and reads the columns.
-fn columns(ctx: &Context, choice: Option<usize>) -> Result<Columns<'_>, UnsureKind> {
-    let mut x0: Option<&Value> = None; // m
-    let mut x1: Option<&Value> = None; // k
-    let mut x2: Option<&Value> = None; // mat1_dtype
-    let mut x3: Option<&Value> = None; // using_tf32
-    let mut x4: Option<&Value> = None; // n
-    let features = ctx.features();
-    if let Some(laid_out) = VERIFIED_SCHEMA.laid_out(ctx, &LAYOUT) {
-        x0 = Some(&laid_out[0].value);
-        x1 = Some(&laid_out[1].value);
-        x2 = Some(&laid_out[3].value);
-        x3 = Some(&laid_out[4].value);
-        x4 = Some(&laid_out[2].value);
-    } else {
-        for f in features {
-            match f.name.as_ref() {
-                "m" => x0 = Some(&f.value),
-                "k" => x1 = Some(&f.value),
-                "mat1_dtype" => x2 = Some(&f.value),
-                "using_tf32" => x3 = Some(&f.value),
-                "n" => x4 = Some(&f.value),
-                _ => {}
-            }
-        }
-    }
-    finish([x0, x1, x2, x3, x4], [x2, x3], choice)
+fn columns(ctx: &Context) -> Result<Columns<'_>, UnsureKind> {
+    let x = VERIFIED_SCHEMA.read(ctx, &LAYOUT);
+    finish([x[0], x[1], x[3], x[4], x[2]], [x[3], x[4]])
 }
 
 /// The range guard and the columns, from values of any kind.
 fn finish<'a>(
     v: [Option<&Value>; 5],
     w: [Option<&'a Value>; 2],
-    _choice: Option<usize>,
 ) -> Result<Columns<'a>, UnsureKind> {
     let c0 = num(v[0], "m")?;
     let c1 = num(v[1], "k")?;
@@ -208,7 +137,6 @@ fn finish<'a>(
         c3,
         c4,
         c5,
-        _ctx: core::marker::PhantomData,
     })
 }
 

@@ -8,32 +8,31 @@
 //! The decision path (`predict`) allocates nothing and formats nothing when the context holds
 //! what PyTorch logs (integers for numerical features, strings or booleans for categorical
 //! ones); other kinds go through `ah_core::ops`' generic evaluation with the same semantics.
-//! Lints allowed below are inherent in generated trees and expressions (float literals
-//! printed exactly, conditions mirroring the operations' source, such as `x >= True` or
-//! `x or not x`, repeated leaves and splits).
+//!
+//! The operations are rendered as the model writes them, so this module allows the lints
+//! that would rewrite an expression a model may hold:
 #![allow(
-    clippy::absurd_extreme_comparisons,
-    clippy::approx_constant,
-    clippy::eq_op,
-    clippy::excessive_precision,
-    clippy::if_same_then_else,
-    clippy::ifs_same_cond,
-    clippy::manual_range_contains,
-    clippy::match_like_matches_macro,
-    clippy::needless_match,
-    clippy::neg_cmp_op_on_partial_ord,
-    clippy::nonminimal_bool,
-    clippy::overly_complex_bool_expr,
-    clippy::bool_comparison,
-    clippy::identity_op,
-    clippy::single_match,
-    clippy::unnecessary_cast,
-    clippy::needless_bool
+    clippy::absurd_extreme_comparisons, // `x <= 9223372036854775807`
+    clippy::approx_constant, // a literal such as `3.14`
+    clippy::bool_comparison, // `x == True`
+    clippy::eq_op, // `x == x`, `x - x`
+    clippy::excessive_precision, // a literal with more digits than `f64` holds
+    clippy::identity_op, // `x * 1`, `x + 0`
+    clippy::if_same_then_else, // `if(c, x, x)`
+    clippy::ifs_same_cond, // `if(c, x, if(c, y, z))`
+    clippy::manual_range_contains, // `x >= 1 and x <= 8`
+    clippy::match_like_matches_macro, // `if(c, True, False)` of a comparison
+    clippy::needless_bool, // `if(c, True, False)`
+    clippy::needless_match, // a `match` that returns its operand
+    clippy::neg_cmp_op_on_partial_ord, // `not x < y` of floats (NaN: not `x >= y`)
+    clippy::nonminimal_bool, // `not (a and b)`, `x or not x`
+    clippy::overly_complex_bool_expr, // `x and not x`
+    clippy::single_match, // a `match` with one arm that matters
+    clippy::unnecessary_cast, // `float(x)` of a float
 )]
 
 use ah_core::generated::{num, present, Category, Operations, VerifiedSchema};
 use ah_core::heuristic::{LearnedHeuristic, Prediction, UnsureKind};
-use ah_core::model::ModelKind;
 use ah_core::ops::scalar::{cmp_if, fdiv, fmax, fmin, imod};
 use ah_core::{Context, DeviceIdentity, Value};
 
@@ -60,10 +59,6 @@ impl LearnedHeuristic for CodegenOpsSelfTest {
         "CodegenOpsSelfTest"
     }
 
-    fn kind(&self) -> ModelKind {
-        ModelKind::Decision
-    }
-
     fn choices(&self) -> &'static [&'static str] {
         &CHOICES
     }
@@ -80,10 +75,7 @@ impl LearnedHeuristic for CodegenOpsSelfTest {
     }
 
     fn predict(&self, context: &Context, _choice: Option<usize>) -> Prediction {
-        match columns(context, None) {
-            Ok(c) => walk(&c),
-            Err(k) => Prediction::Unsure(k),
-        }
+        columns(context).map_or_else(Prediction::Unsure, |c| walk(&c))
     }
 }
 
@@ -603,7 +595,7 @@ static DIST_510: [(f64, u16); 2] = [(0.9880896686159844, 0), (0.0119103313840156
 static DIST_511: [(f64, u16); 2] = [(0.9890448343079922, 1), (0.010955165692007829, 0)];
 
 /// The tree's inputs: numeric columns as `f64`, one-hot columns as "equals the category".
-struct Columns<'a> {
+struct Columns {
     /// `abs_diff`
     c0: f64,
     /// `neg_k_plus`
@@ -622,17 +614,10 @@ struct Columns<'a> {
     c7: f64,
     /// `str(dtype_or) == "True"`
     c8: bool,
-    /// Keeps the lifetime when no column borrows the context.
-    _ctx: core::marker::PhantomData<&'a Value>,
 }
 
 /// The category `str(value) == "True"`.
-const CATEGORY_0: Category = Category {
-    text: "True",
-    int: None,
-    float_bits: None,
-    nan: false,
-};
+const CATEGORY_0: Category = Category::text("True");
 
 /// The logged layout: a context with exactly these features, in this order, is read by
 /// position instead of by name.
@@ -643,35 +628,15 @@ const LAYOUT: [&str; 4] = ["m", "k", "n", "mat1_dtype"];
 static VERIFIED_SCHEMA: VerifiedSchema = VerifiedSchema::new();
 
 /// Reads the context, computes the operations, checks the range guard and reads the columns.
-fn columns(ctx: &Context, choice: Option<usize>) -> Result<Columns<'_>, UnsureKind> {
-    let mut x0: Option<&Value> = None; // m
-    let mut x1: Option<&Value> = None; // n
-    let mut x2: Option<&Value> = None; // k
-    let mut x3: Option<&Value> = None; // mat1_dtype
-    let features = ctx.features();
-    if let Some(laid_out) = VERIFIED_SCHEMA.laid_out(ctx, &LAYOUT) {
-        x0 = Some(&laid_out[0].value);
-        x1 = Some(&laid_out[2].value);
-        x2 = Some(&laid_out[1].value);
-        x3 = Some(&laid_out[3].value);
-    } else {
-        for f in features {
-            match f.name.as_ref() {
-                "m" => x0 = Some(&f.value),
-                "n" => x1 = Some(&f.value),
-                "k" => x2 = Some(&f.value),
-                "mat1_dtype" => x3 = Some(&f.value),
-                _ => {}
-            }
-        }
-    }
+fn columns(ctx: &Context) -> Result<Columns, UnsureKind> {
+    let x = VERIFIED_SCHEMA.read(ctx, &LAYOUT);
     // Fast path: the kinds PyTorch logs, typed operations.
     if let (
         Some(Value::Int(v0)),
         Some(Value::Int(v1)),
         Some(Value::Int(v2)),
         Some(Value::Str(v3)),
-    ) = (x0, x1, x2, x3)
+    ) = (x[0], x[2], x[1], x[3])
     {
         let v0 = *v0;
         let v1 = *v1;
@@ -704,7 +669,7 @@ fn columns(ctx: &Context, choice: Option<usize>) -> Result<Columns<'_>, UnsureKi
             0.001_f64,
         ) + fmax(
             0.5_f64,
-            fdiv(v0 as f64, 4096_i64 as f64).ok_or(UnsureKind::MissingFeature("fratio"))?,
+            fdiv(v0 as f64, 4096_f64).ok_or(UnsureKind::MissingFeature("fratio"))?,
         );
         // `cmp_mixed` = m > 1000.5 and n <= 2048.0
         let o3: bool = cmp_if(v0, 1000.5_f64) == Some(core::cmp::Ordering::Greater)
@@ -713,7 +678,7 @@ fn columns(ctx: &Context, choice: Option<usize>) -> Result<Columns<'_>, UnsureKi
                 Some(core::cmp::Ordering::Less | core::cmp::Ordering::Equal)
             );
         // `not_big` = not (k >= 1024)
-        let o4: bool = !(v2 >= 1024_i64);
+        let o4: bool = v2 < 1024_i64;
         // `fmod_like` = (m // 3) % 7 - (n % -5)
         let o5: i64 = v0
             .div_euclid(3_i64)
@@ -722,7 +687,7 @@ fn columns(ctx: &Context, choice: Option<usize>) -> Result<Columns<'_>, UnsureKi
             .ok_or(UnsureKind::MissingFeature("fmod_like"))?;
         // `scaled` = m * 1.5 - n / 3
         let o6: f64 = v0 as f64 * 1.5_f64
-            - fdiv(v1 as f64, 3_i64 as f64).ok_or(UnsureKind::MissingFeature("scaled"))?;
+            - fdiv(v1 as f64, 3_f64).ok_or(UnsureKind::MissingFeature("scaled"))?;
         // `pick` = if(k > 2048, m, n) * if(n > 0, 1, 0)
         let t7_0: i64 = if v2 > 2048_i64 { v0 } else { v1 };
         let t7_1: i64 = if v1 > 0_i64 { 1_i64 } else { 0_i64 };
@@ -741,10 +706,9 @@ fn columns(ctx: &Context, choice: Option<usize>) -> Result<Columns<'_>, UnsureKi
             c6: o6,
             c7: o7 as f64,
             c8: o8,
-            _ctx: core::marker::PhantomData,
         });
     }
-    slow(ctx, choice)
+    slow(ctx)
 }
 
 /// The model's operations: (name, expression, categorical), and every name they read.
@@ -774,42 +738,19 @@ static OPERATIONS: Operations = Operations::new(
 /// The generic path (any value kinds): `ah_core::ops` evaluates the operations on a copy of
 /// the context, exactly as `ah_core::model::ModelEvaluator` does.
 #[cold]
-fn slow(ctx: &Context, choice: Option<usize>) -> Result<Columns<'_>, UnsureKind> {
+fn slow(ctx: &Context) -> Result<Columns, UnsureKind> {
     let s = OPERATIONS.apply(ctx)?;
-    finish(
-        [
-            s.get("abs_diff"),
-            s.get("neg_k_plus"),
-            s.get("fratio"),
-            s.get("cmp_mixed"),
-            s.get("not_big"),
-            s.get("fmod_like"),
-            s.get("scaled"),
-            s.get("pick"),
-            s.get("dtype_or"),
-        ],
-        [],
-        choice,
-    )
-}
-
-/// The range guard and the columns, from values of any kind.
-fn finish<'a>(
-    v: [Option<&Value>; 9],
-    _w: [Option<&'a Value>; 0],
-    _choice: Option<usize>,
-) -> Result<Columns<'a>, UnsureKind> {
-    let c0 = num(v[0], "abs_diff")?;
-    let c1 = num(v[1], "neg_k_plus")?;
-    let c2 = num(v[2], "fratio")?;
-    let p0 = present(v[3], "cmp_mixed")?;
+    let c0 = num(s.get("abs_diff"), "abs_diff")?;
+    let c1 = num(s.get("neg_k_plus"), "neg_k_plus")?;
+    let c2 = num(s.get("fratio"), "fratio")?;
+    let p0 = present(s.get("cmp_mixed"), "cmp_mixed")?;
     let c3 = CATEGORY_0.matches(p0);
-    let p1 = present(v[4], "not_big")?;
+    let p1 = present(s.get("not_big"), "not_big")?;
     let c4 = CATEGORY_0.matches(p1);
-    let c5 = num(v[5], "fmod_like")?;
-    let c6 = num(v[6], "scaled")?;
-    let c7 = num(v[7], "pick")?;
-    let p2 = present(v[8], "dtype_or")?;
+    let c5 = num(s.get("fmod_like"), "fmod_like")?;
+    let c6 = num(s.get("scaled"), "scaled")?;
+    let c7 = num(s.get("pick"), "pick")?;
+    let p2 = present(s.get("dtype_or"), "dtype_or")?;
     let c8 = CATEGORY_0.matches(p2);
     Ok(Columns {
         c0,
@@ -821,12 +762,11 @@ fn finish<'a>(
         c6,
         c7,
         c8,
-        _ctx: core::marker::PhantomData,
     })
 }
 
 /// Walks the tree (`<=` goes left; a one-hot split goes left when the value differs).
-fn walk(c: &Columns<'_>) -> Prediction {
+fn walk(c: &Columns) -> Prediction {
     if c.c0 <= 995.904 {
         // abs_diff <= 995.904
         if c.c1 <= 5.192 {

@@ -8,34 +8,34 @@
 //! The decision path (`predict`) allocates nothing and formats nothing when the context holds
 //! what PyTorch logs (integers for numerical features, strings or booleans for categorical
 //! ones); other kinds go through `ah_core::ops`' generic evaluation with the same semantics.
-//! Lints allowed below are inherent in generated trees and expressions (float literals
-//! printed exactly, conditions mirroring the operations' source, such as `x >= True` or
-//! `x or not x`, repeated leaves and splits).
+//!
+//! The operations are rendered as the model writes them, so this module allows the lints
+//! that would rewrite an expression a model may hold:
 #![allow(
-    clippy::absurd_extreme_comparisons,
-    clippy::approx_constant,
-    clippy::eq_op,
-    clippy::excessive_precision,
-    clippy::if_same_then_else,
-    clippy::ifs_same_cond,
-    clippy::manual_range_contains,
-    clippy::match_like_matches_macro,
-    clippy::needless_match,
-    clippy::neg_cmp_op_on_partial_ord,
-    clippy::nonminimal_bool,
-    clippy::overly_complex_bool_expr,
-    clippy::bool_comparison,
-    clippy::identity_op,
-    clippy::single_match,
-    clippy::unnecessary_cast,
-    clippy::needless_bool
+    clippy::absurd_extreme_comparisons, // `x <= 9223372036854775807`
+    clippy::approx_constant, // a literal such as `3.14`
+    clippy::bool_comparison, // `x == True`
+    clippy::eq_op, // `x == x`, `x - x`
+    clippy::excessive_precision, // a literal with more digits than `f64` holds
+    clippy::identity_op, // `x * 1`, `x + 0`
+    clippy::if_same_then_else, // `if(c, x, x)`
+    clippy::ifs_same_cond, // `if(c, x, if(c, y, z))`
+    clippy::manual_range_contains, // `x >= 1 and x <= 8`
+    clippy::match_like_matches_macro, // `if(c, True, False)` of a comparison
+    clippy::needless_bool, // `if(c, True, False)`
+    clippy::needless_match, // a `match` that returns its operand
+    clippy::neg_cmp_op_on_partial_ord, // `not x < y` of floats (NaN: not `x >= y`)
+    clippy::nonminimal_bool, // `not (a and b)`, `x or not x`
+    clippy::overly_complex_bool_expr, // `x and not x`
+    clippy::single_match, // a `match` with one arm that matters
+    clippy::unnecessary_cast, // `float(x)` of a float
 )]
 
 use ah_core::generated::{
-    num, number, present, range_guard, Category, FeatureRange, Operations, VerifiedSchema,
+    num, present, range_guard, range_guard_by_name, Category, FeatureRange, Operations,
+    VerifiedSchema,
 };
 use ah_core::heuristic::{LearnedHeuristic, Prediction, UnsureKind};
-use ah_core::model::ModelKind;
 use ah_core::ops::scalar::{fdiv, ifloordiv};
 use ah_core::{Context, DeviceIdentity, Value};
 
@@ -62,10 +62,6 @@ impl LearnedHeuristic for CodegenSelfTest {
         "CodegenSelfTest"
     }
 
-    fn kind(&self) -> ModelKind {
-        ModelKind::Decision
-    }
-
     fn choices(&self) -> &'static [&'static str] {
         &CHOICES
     }
@@ -82,10 +78,7 @@ impl LearnedHeuristic for CodegenSelfTest {
     }
 
     fn predict(&self, context: &Context, _choice: Option<usize>) -> Prediction {
-        match columns(context, None) {
-            Ok(c) => walk(&c),
-            Err(k) => Prediction::Unsure(k),
-        }
+        columns(context).map_or_else(Prediction::Unsure, |c| walk(&c))
     }
 }
 
@@ -123,33 +116,16 @@ struct Columns<'a> {
     c8: f64,
     /// `str(prepadded_mat1) == "True"`
     c9: &'a Value,
-    /// Keeps the lifetime when no column borrows the context.
-    _ctx: core::marker::PhantomData<&'a Value>,
 }
 
 /// The category `str(value) == "False"`.
-const CATEGORY_0: Category = Category {
-    text: "False",
-    int: None,
-    float_bits: None,
-    nan: false,
-};
+const CATEGORY_0: Category = Category::text("False");
 
 /// The category `str(value) == "True"`.
-const CATEGORY_1: Category = Category {
-    text: "True",
-    int: None,
-    float_bits: None,
-    nan: false,
-};
+const CATEGORY_1: Category = Category::text("True");
 
 /// The category `str(value) == "torch.float16"`.
-const CATEGORY_2: Category = Category {
-    text: "torch.float16",
-    int: None,
-    float_bits: None,
-    nan: false,
-};
+const CATEGORY_2: Category = Category::text("torch.float16");
 
 /// The range guard: each feature's range in the training data.
 const RANGES: [FeatureRange; 2] = [
@@ -192,46 +168,8 @@ const LAYOUT: [&str; 17] = [
 static VERIFIED_SCHEMA: VerifiedSchema = VerifiedSchema::new();
 
 /// Reads the context, computes the operations, checks the range guard and reads the columns.
-fn columns(ctx: &Context, choice: Option<usize>) -> Result<Columns<'_>, UnsureKind> {
-    let mut x0: Option<&Value> = None; // m
-    let mut x1: Option<&Value> = None; // k
-    let mut x2: Option<&Value> = None; // n
-    let mut x3: Option<&Value> = None; // mat1_dtype
-    let mut x4: Option<&Value> = None; // mat2_stride_0
-    let mut x5: Option<&Value> = None; // k_padded_length
-    let mut x6: Option<&Value> = None; // mat2_stride_1
-    let mut x7: Option<&Value> = None; // n_padded_length
-    let mut x8: Option<&Value> = None; // using_tf32
-    let mut x9: Option<&Value> = None; // prepadded_mat1
-    let features = ctx.features();
-    if let Some(laid_out) = VERIFIED_SCHEMA.laid_out(ctx, &LAYOUT) {
-        x0 = Some(&laid_out[0].value);
-        x1 = Some(&laid_out[1].value);
-        x2 = Some(&laid_out[2].value);
-        x3 = Some(&laid_out[12].value);
-        x4 = Some(&laid_out[5].value);
-        x5 = Some(&laid_out[8].value);
-        x6 = Some(&laid_out[6].value);
-        x7 = Some(&laid_out[9].value);
-        x8 = Some(&laid_out[16].value);
-        x9 = Some(&laid_out[14].value);
-    } else {
-        for f in features {
-            match f.name.as_ref() {
-                "m" => x0 = Some(&f.value),
-                "k" => x1 = Some(&f.value),
-                "n" => x2 = Some(&f.value),
-                "mat1_dtype" => x3 = Some(&f.value),
-                "mat2_stride_0" => x4 = Some(&f.value),
-                "k_padded_length" => x5 = Some(&f.value),
-                "mat2_stride_1" => x6 = Some(&f.value),
-                "n_padded_length" => x7 = Some(&f.value),
-                "using_tf32" => x8 = Some(&f.value),
-                "prepadded_mat1" => x9 = Some(&f.value),
-                _ => {}
-            }
-        }
-    }
+fn columns(ctx: &Context) -> Result<Columns<'_>, UnsureKind> {
+    let x = VERIFIED_SCHEMA.read(ctx, &LAYOUT);
     // Fast path: the kinds PyTorch logs, typed operations.
     if let (
         Some(Value::Int(v0)),
@@ -242,7 +180,7 @@ fn columns(ctx: &Context, choice: Option<usize>) -> Result<Columns<'_>, UnsureKi
         Some(Value::Int(v5)),
         Some(Value::Int(v6)),
         Some(Value::Int(v7)),
-    ) = (x0, x1, x2, x3, x4, x5, x6, x7)
+    ) = (x[0], x[1], x[2], x[12], x[5], x[8], x[6], x[9])
     {
         let v0 = *v0;
         let v1 = *v1;
@@ -318,9 +256,9 @@ fn columns(ctx: &Context, choice: Option<usize>) -> Result<Columns<'_>, UnsureKi
         };
         let o8: i64 = ifloordiv(t8_0, t8_1).ok_or(UnsureKind::MissingFeature("my_ratio"))?;
         range_guard(&RANGES, [Some(v0 as f64), Some(o1 as f64)])?;
-        let p0 = present(x8, "using_tf32")?;
-        let p1 = present(x3, "mat1_dtype")?;
-        let p2 = present(x9, "prepadded_mat1")?;
+        let p0 = present(x[16], "using_tf32")?;
+        let p1 = present(x[12], "mat1_dtype")?;
+        let p2 = present(x[14], "prepadded_mat1")?;
         return Ok(Columns {
             c0: v0 as f64,
             c1: o1 as f64,
@@ -332,10 +270,9 @@ fn columns(ctx: &Context, choice: Option<usize>) -> Result<Columns<'_>, UnsureKi
             c7: o7,
             c8: o8 as f64,
             c9: p2,
-            _ctx: core::marker::PhantomData,
         });
     }
-    slow(ctx, choice)
+    slow(ctx)
 }
 
 /// The model's operations: (name, expression, categorical), and every name they read.
@@ -357,51 +294,26 @@ static OPERATIONS: Operations = Operations::new(
 /// The generic path (any value kinds): `ah_core::ops` evaluates the operations on a copy of
 /// the context, exactly as `ah_core::model::ModelEvaluator` does.
 #[cold]
-fn slow(ctx: &Context, choice: Option<usize>) -> Result<Columns<'_>, UnsureKind> {
+fn slow(ctx: &Context) -> Result<Columns<'_>, UnsureKind> {
     let s = OPERATIONS.apply(ctx)?;
-    finish(
-        [
-            s.get("m"),
-            s.get("m*n"),
-            s.get("k/(m*n)"),
-            s.get("arith_intensity"),
-            s.get("using_tf32"),
-            s.get("mat2_innermost_needs_padding"),
-            s.get("mat1_dtype"),
-            s.get("n_multiple_32"),
-            s.get("my_ratio"),
-            s.get("prepadded_mat1"),
-        ],
-        [
-            ctx.get("using_tf32"),
-            ctx.get("mat1_dtype"),
-            ctx.get("prepadded_mat1"),
-        ],
-        choice,
-    )
-}
-
-/// The range guard and the columns, from values of any kind.
-fn finish<'a>(
-    v: [Option<&Value>; 10],
-    w: [Option<&'a Value>; 3],
-    _choice: Option<usize>,
-) -> Result<Columns<'a>, UnsureKind> {
-    let g = range_guard(&RANGES, [number(v[0]), number(v[1])])?;
+    let g = range_guard_by_name(&RANGES, &s)?;
     let c0 = g[0];
     let c1 = g[1];
-    let c2 = num(v[2], "k/(m*n)")?;
-    let c3 = num(v[3], "arith_intensity")?;
-    let p0 = present(w[0], "using_tf32")?;
+    let c2 = num(s.get("k/(m*n)"), "k/(m*n)")?;
+    let c3 = num(s.get("arith_intensity"), "arith_intensity")?;
+    let p0 = present(ctx.get("using_tf32"), "using_tf32")?;
     let c4 = p0;
-    let p1 = present(v[5], "mat2_innermost_needs_padding")?;
+    let p1 = present(
+        s.get("mat2_innermost_needs_padding"),
+        "mat2_innermost_needs_padding",
+    )?;
     let c5 = CATEGORY_1.matches(p1);
-    let p2 = present(w[1], "mat1_dtype")?;
+    let p2 = present(ctx.get("mat1_dtype"), "mat1_dtype")?;
     let c6 = p2;
-    let p3 = present(v[7], "n_multiple_32")?;
+    let p3 = present(s.get("n_multiple_32"), "n_multiple_32")?;
     let c7 = CATEGORY_1.matches(p3);
-    let c8 = num(v[8], "my_ratio")?;
-    let p4 = present(w[2], "prepadded_mat1")?;
+    let c8 = num(s.get("my_ratio"), "my_ratio")?;
+    let p4 = present(ctx.get("prepadded_mat1"), "prepadded_mat1")?;
     let c9 = p4;
     Ok(Columns {
         c0,
@@ -414,7 +326,6 @@ fn finish<'a>(
         c7,
         c8,
         c9,
-        _ctx: core::marker::PhantomData,
     })
 }
 

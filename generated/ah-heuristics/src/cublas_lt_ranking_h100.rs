@@ -8,32 +8,9 @@
 //! The decision path (`predict`) allocates nothing and formats nothing when the context holds
 //! what PyTorch logs (integers for numerical features, strings or booleans for categorical
 //! ones); other kinds go through `ah_core::ops`' generic evaluation with the same semantics.
-//! Lints allowed below are inherent in generated trees and expressions (float literals
-//! printed exactly, conditions mirroring the operations' source, such as `x >= True` or
-//! `x or not x`, repeated leaves and splits).
-#![allow(
-    clippy::absurd_extreme_comparisons,
-    clippy::approx_constant,
-    clippy::eq_op,
-    clippy::excessive_precision,
-    clippy::if_same_then_else,
-    clippy::ifs_same_cond,
-    clippy::manual_range_contains,
-    clippy::match_like_matches_macro,
-    clippy::needless_match,
-    clippy::neg_cmp_op_on_partial_ord,
-    clippy::nonminimal_bool,
-    clippy::overly_complex_bool_expr,
-    clippy::bool_comparison,
-    clippy::identity_op,
-    clippy::single_match,
-    clippy::unnecessary_cast,
-    clippy::needless_bool
-)]
 
 use ah_core::generated::{num, present, Category, Operations, VerifiedSchema};
 use ah_core::heuristic::{LearnedHeuristic, Prediction, UnsureKind};
-use ah_core::model::ModelKind;
 use ah_core::ops::scalar::fdiv;
 use ah_core::{Context, DeviceIdentity, Value};
 
@@ -60,10 +37,6 @@ impl LearnedHeuristic for CublasLtRankingH100 {
         "CublasLtRankingH100"
     }
 
-    fn kind(&self) -> ModelKind {
-        ModelKind::Decision
-    }
-
     fn choices(&self) -> &'static [&'static str] {
         &CHOICES
     }
@@ -80,10 +53,7 @@ impl LearnedHeuristic for CublasLtRankingH100 {
     }
 
     fn predict(&self, context: &Context, _choice: Option<usize>) -> Prediction {
-        match columns(context, None) {
-            Ok(c) => walk(&c),
-            Err(k) => Prediction::Unsure(k),
-        }
+        columns(context).map_or_else(Prediction::Unsure, |c| walk(&c))
     }
 }
 
@@ -233,25 +203,13 @@ struct Columns<'a> {
     c11: &'a Value,
     /// `str(mat1_dtype) == "torch.bfloat16"`
     c13: &'a Value,
-    /// Keeps the lifetime when no column borrows the context.
-    _ctx: core::marker::PhantomData<&'a Value>,
 }
 
 /// The category `str(value) == "torch.float32"`.
-const CATEGORY_0: Category = Category {
-    text: "torch.float32",
-    int: None,
-    float_bits: None,
-    nan: false,
-};
+const CATEGORY_0: Category = Category::text("torch.float32");
 
 /// The category `str(value) == "torch.bfloat16"`.
-const CATEGORY_1: Category = Category {
-    text: "torch.bfloat16",
-    int: None,
-    float_bits: None,
-    nan: false,
-};
+const CATEGORY_1: Category = Category::text("torch.bfloat16");
 
 /// The logged layout: a context with exactly these features, in this order, is read by
 /// position instead of by name.
@@ -275,54 +233,10 @@ const LAYOUT: [&str; 12] = [
 static VERIFIED_SCHEMA: VerifiedSchema = VerifiedSchema::new();
 
 /// Reads the context, computes the operations, checks the range guard and reads the columns.
-fn columns(ctx: &Context, choice: Option<usize>) -> Result<Columns<'_>, UnsureKind> {
-    let mut x0: Option<&Value> = None; // m
-    let mut x1: Option<&Value> = None; // k
-    let mut x2: Option<&Value> = None; // n
-    let mut x3: Option<&Value> = None; // mat1_stride_0
-    let mut x4: Option<&Value> = None; // mat1_stride_1
-    let mut x5: Option<&Value> = None; // mat2_stride_0
-    let mut x6: Option<&Value> = None; // mat2_stride_1
-    let mut x7: Option<&Value> = None; // mat1_dtype
-    let mut x8: Option<&Value> = None; // mat2_dtype
-    let mut x9: Option<&Value> = None; // mat1_iscontig
-    let mut x10: Option<&Value> = None; // mat2_iscontig
-    let mut x11: Option<&Value> = None; // using_tf32
-    let features = ctx.features();
-    if let Some(laid_out) = VERIFIED_SCHEMA.laid_out(ctx, &LAYOUT) {
-        x0 = Some(&laid_out[0].value);
-        x1 = Some(&laid_out[1].value);
-        x2 = Some(&laid_out[2].value);
-        x3 = Some(&laid_out[3].value);
-        x4 = Some(&laid_out[4].value);
-        x5 = Some(&laid_out[5].value);
-        x6 = Some(&laid_out[6].value);
-        x7 = Some(&laid_out[7].value);
-        x8 = Some(&laid_out[8].value);
-        x9 = Some(&laid_out[9].value);
-        x10 = Some(&laid_out[10].value);
-        x11 = Some(&laid_out[11].value);
-    } else {
-        for f in features {
-            match f.name.as_ref() {
-                "m" => x0 = Some(&f.value),
-                "k" => x1 = Some(&f.value),
-                "n" => x2 = Some(&f.value),
-                "mat1_stride_0" => x3 = Some(&f.value),
-                "mat1_stride_1" => x4 = Some(&f.value),
-                "mat2_stride_0" => x5 = Some(&f.value),
-                "mat2_stride_1" => x6 = Some(&f.value),
-                "mat1_dtype" => x7 = Some(&f.value),
-                "mat2_dtype" => x8 = Some(&f.value),
-                "mat1_iscontig" => x9 = Some(&f.value),
-                "mat2_iscontig" => x10 = Some(&f.value),
-                "using_tf32" => x11 = Some(&f.value),
-                _ => {}
-            }
-        }
-    }
+fn columns(ctx: &Context) -> Result<Columns<'_>, UnsureKind> {
+    let x = VERIFIED_SCHEMA.read(ctx, &LAYOUT);
     // Fast path: the kinds PyTorch logs, typed operations.
-    if let (Some(Value::Int(v0)), Some(Value::Int(v1)), Some(Value::Int(v2))) = (x0, x1, x2) {
+    if let (Some(Value::Int(v0)), Some(Value::Int(v1)), Some(Value::Int(v2))) = (x[0], x[1], x[2]) {
         let v0 = *v0;
         let v1 = *v1;
         let v2 = *v2;
@@ -362,15 +276,15 @@ fn columns(ctx: &Context, choice: Option<usize>) -> Result<Columns<'_>, UnsureKi
             )
             .ok_or(UnsureKind::MissingFeature("arith_intensity"))?
         };
-        let c3 = num(x3, "mat1_stride_0")?;
-        let c4 = num(x4, "mat1_stride_1")?;
-        num(x5, "mat2_stride_0")?;
-        let c6 = num(x6, "mat2_stride_1")?;
-        let p0 = present(x7, "mat1_dtype")?;
-        present(x8, "mat2_dtype")?;
-        present(x9, "mat1_iscontig")?;
-        present(x10, "mat2_iscontig")?;
-        present(x11, "using_tf32")?;
+        let c3 = num(x[3], "mat1_stride_0")?;
+        let c4 = num(x[4], "mat1_stride_1")?;
+        num(x[5], "mat2_stride_0")?;
+        let c6 = num(x[6], "mat2_stride_1")?;
+        let p0 = present(x[7], "mat1_dtype")?;
+        present(x[8], "mat2_dtype")?;
+        present(x[9], "mat1_iscontig")?;
+        present(x[10], "mat2_iscontig")?;
+        present(x[11], "using_tf32")?;
         return Ok(Columns {
             c1: v1 as f64,
             c3,
@@ -381,10 +295,9 @@ fn columns(ctx: &Context, choice: Option<usize>) -> Result<Columns<'_>, UnsureKi
             c10: o3,
             c11: p0,
             c13: p0,
-            _ctx: core::marker::PhantomData,
         });
     }
-    slow(ctx, choice)
+    slow(ctx)
 }
 
 /// The model's operations: (name, expression, categorical), and every name they read.
@@ -405,56 +318,26 @@ static OPERATIONS: Operations = Operations::new(
 /// The generic path (any value kinds): `ah_core::ops` evaluates the operations on a copy of
 /// the context, exactly as `ah_core::model::ModelEvaluator` does.
 #[cold]
-fn slow(ctx: &Context, choice: Option<usize>) -> Result<Columns<'_>, UnsureKind> {
+fn slow(ctx: &Context) -> Result<Columns<'_>, UnsureKind> {
     let s = OPERATIONS.apply(ctx)?;
-    finish(
-        [
-            s.get("m"),
-            s.get("k"),
-            s.get("n"),
-            s.get("mat1_stride_0"),
-            s.get("mat1_stride_1"),
-            s.get("mat2_stride_0"),
-            s.get("mat2_stride_1"),
-            s.get("m*k"),
-            s.get("m*n"),
-            s.get("k*n"),
-            s.get("arith_intensity"),
-            s.get("mat1_dtype"),
-            s.get("mat2_dtype"),
-            s.get("mat1_iscontig"),
-            s.get("mat2_iscontig"),
-            s.get("using_tf32"),
-        ],
-        [ctx.get("mat1_dtype")],
-        choice,
-    )
-}
-
-/// The range guard and the columns, from values of any kind.
-fn finish<'a>(
-    v: [Option<&Value>; 16],
-    w: [Option<&'a Value>; 1],
-    _choice: Option<usize>,
-) -> Result<Columns<'a>, UnsureKind> {
-    num(v[0], "m")?;
-    let c1 = num(v[1], "k")?;
-    num(v[2], "n")?;
-    let c3 = num(v[3], "mat1_stride_0")?;
-    let c4 = num(v[4], "mat1_stride_1")?;
-    num(v[5], "mat2_stride_0")?;
-    let c6 = num(v[6], "mat2_stride_1")?;
-    let c7 = num(v[7], "m*k")?;
-    let c8 = num(v[8], "m*n")?;
-    num(v[9], "k*n")?;
-    let c10 = num(v[10], "arith_intensity")?;
-    let p0 = present(w[0], "mat1_dtype")?;
+    num(s.get("m"), "m")?;
+    let c1 = num(s.get("k"), "k")?;
+    num(s.get("n"), "n")?;
+    let c3 = num(s.get("mat1_stride_0"), "mat1_stride_0")?;
+    let c4 = num(s.get("mat1_stride_1"), "mat1_stride_1")?;
+    num(s.get("mat2_stride_0"), "mat2_stride_0")?;
+    let c6 = num(s.get("mat2_stride_1"), "mat2_stride_1")?;
+    let c7 = num(s.get("m*k"), "m*k")?;
+    let c8 = num(s.get("m*n"), "m*n")?;
+    num(s.get("k*n"), "k*n")?;
+    let c10 = num(s.get("arith_intensity"), "arith_intensity")?;
+    let p0 = present(ctx.get("mat1_dtype"), "mat1_dtype")?;
     let c11 = p0;
     let c13 = p0;
-    present(v[12], "mat2_dtype")?;
-    present(v[13], "mat1_iscontig")?;
-    present(v[14], "mat2_iscontig")?;
-    present(v[15], "using_tf32")?;
+    present(s.get("mat2_dtype"), "mat2_dtype")?;
+    present(s.get("mat1_iscontig"), "mat1_iscontig")?;
+    present(s.get("mat2_iscontig"), "mat2_iscontig")?;
+    present(s.get("using_tf32"), "using_tf32")?;
     Ok(Columns {
         c1,
         c3,
@@ -465,7 +348,6 @@ fn finish<'a>(
         c10,
         c11,
         c13,
-        _ctx: core::marker::PhantomData,
     })
 }
 

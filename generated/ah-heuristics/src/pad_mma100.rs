@@ -8,33 +8,10 @@
 //! The decision path (`predict`) allocates nothing and formats nothing when the context holds
 //! what PyTorch logs (integers for numerical features, strings or booleans for categorical
 //! ones); other kinds go through `ah_core::ops`' generic evaluation with the same semantics.
-//! Lints allowed below are inherent in generated trees and expressions (float literals
-//! printed exactly, conditions mirroring the operations' source, such as `x >= True` or
-//! `x or not x`, repeated leaves and splits).
-#![allow(
-    clippy::absurd_extreme_comparisons,
-    clippy::approx_constant,
-    clippy::eq_op,
-    clippy::excessive_precision,
-    clippy::if_same_then_else,
-    clippy::ifs_same_cond,
-    clippy::manual_range_contains,
-    clippy::match_like_matches_macro,
-    clippy::needless_match,
-    clippy::neg_cmp_op_on_partial_ord,
-    clippy::nonminimal_bool,
-    clippy::overly_complex_bool_expr,
-    clippy::bool_comparison,
-    clippy::identity_op,
-    clippy::single_match,
-    clippy::unnecessary_cast,
-    clippy::needless_bool
-)]
 
-use ah_core::generated::{num, present, Category, Operations, VerifiedSchema};
+use ah_core::generated::pad_mm::{self, PadMm};
+use ah_core::generated::{num, present, Category};
 use ah_core::heuristic::{LearnedHeuristic, Prediction, UnsureKind};
-use ah_core::model::ModelKind;
-use ah_core::ops::scalar::fdiv;
 use ah_core::{Context, DeviceIdentity, Value};
 
 /// `PadMMA100`: learned `pad_mm` heuristic (decision over 2 choices).
@@ -60,10 +37,6 @@ impl LearnedHeuristic for PadMMA100 {
         "PadMMA100"
     }
 
-    fn kind(&self) -> ModelKind {
-        ModelKind::Decision
-    }
-
     fn choices(&self) -> &'static [&'static str] {
         &CHOICES
     }
@@ -80,10 +53,7 @@ impl LearnedHeuristic for PadMMA100 {
     }
 
     fn predict(&self, context: &Context, _choice: Option<usize>) -> Prediction {
-        match columns(context, None) {
-            Ok(c) => walk(&c),
-            Err(k) => Prediction::Unsure(k),
-        }
+        columns(context).map_or_else(Prediction::Unsure, |c| walk(&c))
     }
 }
 
@@ -194,401 +164,111 @@ struct Columns<'a> {
     c64: bool,
     /// `str(mat1_iscontig) == "False"`
     c67: bool,
-    /// Keeps the lifetime when no column borrows the context.
-    _ctx: core::marker::PhantomData<&'a Value>,
 }
 
 /// The category `str(value) == "torch.float16"`.
-const CATEGORY_0: Category = Category {
-    text: "torch.float16",
-    int: None,
-    float_bits: None,
-    nan: false,
-};
+const CATEGORY_0: Category = Category::text("torch.float16");
 
 /// The category `str(value) == "False"`.
-const CATEGORY_1: Category = Category {
-    text: "False",
-    int: None,
-    float_bits: None,
-    nan: false,
-};
+const CATEGORY_1: Category = Category::text("False");
 
 /// The category `str(value) == "True"`.
-const CATEGORY_2: Category = Category {
-    text: "True",
-    int: None,
-    float_bits: None,
-    nan: false,
-};
+const CATEGORY_2: Category = Category::text("True");
 
-/// The logged layout: a context with exactly these features, in this order, is read by
-/// position instead of by name.
-const LAYOUT: [&str; 17] = [
-    "m",
-    "k",
-    "n",
-    "mat1_stride_0",
-    "mat1_stride_1",
-    "mat2_stride_0",
-    "mat2_stride_1",
-    "m_padded_length",
-    "k_padded_length",
-    "n_padded_length",
-    "mat1_align_size",
-    "mat2_align_size",
-    "mat1_dtype",
-    "mat2_dtype",
-    "prepadded_mat1",
-    "prepadded_mat2",
-    "using_tf32",
-];
-
-/// The last schema whose contexts were found to hold `LAYOUT`: their names are compared once
-/// per schema, not once per decision.
-static VERIFIED_SCHEMA: VerifiedSchema = VerifiedSchema::new();
-
-/// Reads the context, computes the operations, checks the range guard and reads the columns.
-fn columns(ctx: &Context, choice: Option<usize>) -> Result<Columns<'_>, UnsureKind> {
-    let mut x0: Option<&Value> = None; // m
-    let mut x1: Option<&Value> = None; // k
-    let mut x2: Option<&Value> = None; // n
-    let mut x3: Option<&Value> = None; // mat1_dtype
-    let mut x4: Option<&Value> = None; // mat1_stride_0
-    let mut x5: Option<&Value> = None; // m_padded_length
-    let mut x6: Option<&Value> = None; // mat1_stride_1
-    let mut x7: Option<&Value> = None; // k_padded_length
-    let mut x8: Option<&Value> = None; // mat2_stride_0
-    let mut x9: Option<&Value> = None; // mat2_stride_1
-    let mut x10: Option<&Value> = None; // n_padded_length
-    let mut x11: Option<&Value> = None; // mat1_align_size
-    let mut x12: Option<&Value> = None; // mat2_align_size
-    let mut x13: Option<&Value> = None; // mat2_dtype
-    let mut x14: Option<&Value> = None; // prepadded_mat1
-    let mut x15: Option<&Value> = None; // prepadded_mat2
-    let mut x16: Option<&Value> = None; // using_tf32
-    let features = ctx.features();
-    if let Some(laid_out) = VERIFIED_SCHEMA.laid_out(ctx, &LAYOUT) {
-        x0 = Some(&laid_out[0].value);
-        x1 = Some(&laid_out[1].value);
-        x2 = Some(&laid_out[2].value);
-        x3 = Some(&laid_out[12].value);
-        x4 = Some(&laid_out[3].value);
-        x5 = Some(&laid_out[7].value);
-        x6 = Some(&laid_out[4].value);
-        x7 = Some(&laid_out[8].value);
-        x8 = Some(&laid_out[5].value);
-        x9 = Some(&laid_out[6].value);
-        x10 = Some(&laid_out[9].value);
-        x11 = Some(&laid_out[10].value);
-        x12 = Some(&laid_out[11].value);
-        x13 = Some(&laid_out[13].value);
-        x14 = Some(&laid_out[14].value);
-        x15 = Some(&laid_out[15].value);
-        x16 = Some(&laid_out[16].value);
-    } else {
-        for f in features {
-            match f.name.as_ref() {
-                "m" => x0 = Some(&f.value),
-                "k" => x1 = Some(&f.value),
-                "n" => x2 = Some(&f.value),
-                "mat1_dtype" => x3 = Some(&f.value),
-                "mat1_stride_0" => x4 = Some(&f.value),
-                "m_padded_length" => x5 = Some(&f.value),
-                "mat1_stride_1" => x6 = Some(&f.value),
-                "k_padded_length" => x7 = Some(&f.value),
-                "mat2_stride_0" => x8 = Some(&f.value),
-                "mat2_stride_1" => x9 = Some(&f.value),
-                "n_padded_length" => x10 = Some(&f.value),
-                "mat1_align_size" => x11 = Some(&f.value),
-                "mat2_align_size" => x12 = Some(&f.value),
-                "mat2_dtype" => x13 = Some(&f.value),
-                "prepadded_mat1" => x14 = Some(&f.value),
-                "prepadded_mat2" => x15 = Some(&f.value),
-                "using_tf32" => x16 = Some(&f.value),
-                _ => {}
-            }
-        }
-    }
-    // Fast path: the kinds PyTorch logs, typed operations.
-    if let (
-        Some(Value::Int(v0)),
-        Some(Value::Int(v1)),
-        Some(Value::Int(v2)),
-        Some(Value::Str(v3)),
-        Some(Value::Int(v4)),
-        Some(Value::Int(v5)),
-        Some(Value::Int(v6)),
-        Some(Value::Int(v7)),
-        Some(Value::Int(v8)),
-        Some(Value::Int(v9)),
-        Some(Value::Int(v10)),
-    ) = (x0, x1, x2, x3, x4, x5, x6, x7, x8, x9, x10)
-    {
-        let v0 = *v0;
-        let v1 = *v1;
-        let v2 = *v2;
-        let v3 = v3.as_str();
-        let v4 = *v4;
-        let v5 = *v5;
-        let v6 = *v6;
-        let v7 = *v7;
-        let v8 = *v8;
-        let v9 = *v9;
-        let v10 = *v10;
-        // `m*k` = m * k
-        let o0: i64 = v0
-            .checked_mul(v1)
-            .ok_or(UnsureKind::MissingFeature("m*k"))?;
-        // `m*n` = m * n
-        let o1: i64 = v0
-            .checked_mul(v2)
-            .ok_or(UnsureKind::MissingFeature("m*n"))?;
-        // `k*n` = k * n
-        let o2: i64 = v1
-            .checked_mul(v2)
-            .ok_or(UnsureKind::MissingFeature("k*n"))?;
-        // `k/(m*n)` = k / (m * n)
-        let o3: f64 = fdiv(
-            v1 as f64,
-            v0.checked_mul(v2)
-                .ok_or(UnsureKind::MissingFeature("k/(m*n)"))? as f64,
-        )
-        .ok_or(UnsureKind::MissingFeature("k/(m*n)"))?;
-        // `bfloat_perf_hit` = k > m * 1024 and k > n * 1024 and str(mat1_dtype) == 'torch.bfloat16'
-        let _o4: bool = v1
-            > v0.checked_mul(1024_i64)
-                .ok_or(UnsureKind::MissingFeature("bfloat_perf_hit"))?
-            && v1
-                > v2.checked_mul(1024_i64)
-                    .ok_or(UnsureKind::MissingFeature("bfloat_perf_hit"))?
-            && v3 == "torch.bfloat16";
-        // `arith_intensity` = if(m == 0 or k == 0 or n == 0, 0.0, m * k * n / (m * k + k * n + m * n))
-        let o5: f64 = if v0 == 0_i64 || v1 == 0_i64 || v2 == 0_i64 {
-            0.0_f64
-        } else {
-            fdiv(
-                v0.checked_mul(v1)
-                    .ok_or(UnsureKind::MissingFeature("arith_intensity"))?
-                    .checked_mul(v2)
-                    .ok_or(UnsureKind::MissingFeature("arith_intensity"))? as f64,
-                v0.checked_mul(v1)
-                    .ok_or(UnsureKind::MissingFeature("arith_intensity"))?
-                    .checked_add(
-                        v1.checked_mul(v2)
-                            .ok_or(UnsureKind::MissingFeature("arith_intensity"))?,
-                    )
-                    .ok_or(UnsureKind::MissingFeature("arith_intensity"))?
-                    .checked_add(
-                        v0.checked_mul(v2)
-                            .ok_or(UnsureKind::MissingFeature("arith_intensity"))?,
-                    )
-                    .ok_or(UnsureKind::MissingFeature("arith_intensity"))? as f64,
-            )
-            .ok_or(UnsureKind::MissingFeature("arith_intensity"))?
-        };
-        // `mat2_innermost_needs_padding` = (mat2_stride_0 == 1 and k_padded_length != 0) or (mat2_stride_1 == 1 and n_padded_length != 0)
-        let o7: bool = v8 == 1_i64 && v7 != 0_i64 || v9 == 1_i64 && v10 != 0_i64;
-        // `num_dims_needs_padding` = if(m_padded_length != 0, 1, 0) + if(k_padded_length != 0, 1, 0) + if(n_padded_length != 0, 1, 0)
-        let t8_0: i64 = if v5 != 0_i64 { 1_i64 } else { 0_i64 };
-        let t8_1: i64 = if v7 != 0_i64 { 1_i64 } else { 0_i64 };
-        let t8_2: i64 = if v10 != 0_i64 { 1_i64 } else { 0_i64 };
-        let o8: i64 = t8_0
-            .checked_add(t8_1)
-            .ok_or(UnsureKind::MissingFeature("num_dims_needs_padding"))?
-            .checked_add(t8_2)
-            .ok_or(UnsureKind::MissingFeature("num_dims_needs_padding"))?;
-        // `k_multiple_2` = k % 2 == 0
-        let o14: bool = v1.rem_euclid(2_i64) == 0_i64;
-        // `k_multiple_8` = k % 8 == 0
-        let o16: bool = v1.rem_euclid(8_i64) == 0_i64;
-        // `n_multiple_2` = n % 2 == 0
-        let o19: bool = v2.rem_euclid(2_i64) == 0_i64;
-        // `n_multiple_4` = n % 4 == 0
-        let o20: bool = v2.rem_euclid(4_i64) == 0_i64;
-        // `n_multiple_16` = n % 16 == 0
-        let o22: bool = v2.rem_euclid(16_i64) == 0_i64;
-        // `n_multiple_32` = n % 32 == 0
-        let o23: bool = v2.rem_euclid(32_i64) == 0_i64;
-        // `mat1_iscontig` = mat1_stride_0 == k and mat1_stride_1 == 1
-        let o24: bool = v4 == v1 && v6 == 1_i64;
-        num(x11, "mat1_align_size")?;
-        num(x12, "mat2_align_size")?;
-        let p0 = present(x3, "mat1_dtype")?;
-        let p1 = present(x13, "mat2_dtype")?;
-        let p2 = present(x14, "prepadded_mat1")?;
-        let p3 = present(x15, "prepadded_mat2")?;
-        let p4 = present(x16, "using_tf32")?;
-        return Ok(Columns {
-            c0: v0 as f64,
-            c1: v1 as f64,
-            c2: v2 as f64,
-            c3: v4 as f64,
-            c4: v6 as f64,
-            c5: v8 as f64,
-            c6: v9 as f64,
-            c7: v5 as f64,
-            c8: v7 as f64,
-            c9: v10 as f64,
-            c12: o0 as f64,
-            c13: o1 as f64,
-            c14: o2 as f64,
-            c15: o3,
-            c16: o5,
-            c17: o8 as f64,
-            c20: p0,
-            c23: p1,
-            c24: p2,
-            c26: p3,
-            c27: p3,
-            c28: p4,
-            c35: !o7,
-            c46: o14,
-            c51: !o16,
-            c57: o19,
-            c58: !o20,
-            c63: o22,
-            c64: !o23,
-            c67: !o24,
-            _ctx: core::marker::PhantomData,
-        });
-    }
-    slow(ctx, choice)
+/// Reads the context and computes PyTorch's operations (`ah_core::generated::pad_mm`), checks
+/// the range guard and reads the columns.
+fn columns(ctx: &Context) -> Result<Columns<'_>, UnsureKind> {
+    // The kinds PyTorch logs, typed; any other context takes the generic path.
+    let Some(x) = PadMm::read(ctx) else {
+        return slow(ctx);
+    };
+    let o = x.operations()?;
+    Ok(Columns {
+        c0: x.m as f64,
+        c1: x.k as f64,
+        c2: x.n as f64,
+        c3: x.mat1_stride_0 as f64,
+        c4: x.mat1_stride_1 as f64,
+        c5: x.mat2_stride_0 as f64,
+        c6: x.mat2_stride_1 as f64,
+        c7: x.m_padded_length as f64,
+        c8: x.k_padded_length as f64,
+        c9: x.n_padded_length as f64,
+        c12: o.m_times_k as f64,
+        c13: o.m_times_n as f64,
+        c14: o.k_times_n as f64,
+        c15: o.k_over_m_times_n,
+        c16: o.arith_intensity,
+        c17: o.num_dims_needs_padding as f64,
+        c20: x.mat1_dtype,
+        c23: x.mat2_dtype,
+        c24: x.prepadded_mat1,
+        c26: x.prepadded_mat2,
+        c27: x.prepadded_mat2,
+        c28: x.using_tf32,
+        c35: !o.mat2_innermost_needs_padding,
+        c46: o.k_multiple_2,
+        c51: !o.k_multiple_8,
+        c57: o.n_multiple_2,
+        c58: !o.n_multiple_4,
+        c63: o.n_multiple_16,
+        c64: !o.n_multiple_32,
+        c67: !o.mat1_iscontig,
+    })
 }
-
-/// The model's operations: (name, expression, categorical), and every name they read.
-static OPERATIONS: Operations = Operations::new(
-    &[
-        ("m*k", "m * k", false),
-        ("m*n", "m * n", false),
-        ("k*n", "k * n", false),
-        ("k/(m*n)", "k / (m * n)", false),
-        ("bfloat_perf_hit", "k > m * 1024 and k > n * 1024 and str(mat1_dtype) == 'torch.bfloat16'", true),
-        ("arith_intensity", "if(m == 0 or k == 0 or n == 0, 0.0, m * k * n / (m * k + k * n + m * n))", false),
-        ("mat1_innermost_needs_padding", "(mat1_stride_0 == 1 and m_padded_length != 0) or (mat1_stride_1 == 1 and k_padded_length != 0)", true),
-        ("mat2_innermost_needs_padding", "(mat2_stride_0 == 1 and k_padded_length != 0) or (mat2_stride_1 == 1 and n_padded_length != 0)", true),
-        ("num_dims_needs_padding", "if(m_padded_length != 0, 1, 0) + if(k_padded_length != 0, 1, 0) + if(n_padded_length != 0, 1, 0)", false),
-        ("m_multiple_2", "m % 2 == 0", true),
-        ("m_multiple_4", "m % 4 == 0", true),
-        ("m_multiple_8", "m % 8 == 0", true),
-        ("m_multiple_16", "m % 16 == 0", true),
-        ("m_multiple_32", "m % 32 == 0", true),
-        ("k_multiple_2", "k % 2 == 0", true),
-        ("k_multiple_4", "k % 4 == 0", true),
-        ("k_multiple_8", "k % 8 == 0", true),
-        ("k_multiple_16", "k % 16 == 0", true),
-        ("k_multiple_32", "k % 32 == 0", true),
-        ("n_multiple_2", "n % 2 == 0", true),
-        ("n_multiple_4", "n % 4 == 0", true),
-        ("n_multiple_8", "n % 8 == 0", true),
-        ("n_multiple_16", "n % 16 == 0", true),
-        ("n_multiple_32", "n % 32 == 0", true),
-        ("mat1_iscontig", "mat1_stride_0 == k and mat1_stride_1 == 1", true),
-        ("mat2_iscontig", "mat2_stride_0 == n and mat2_stride_1 == 1", true),
-    ],
-    &["m", "k", "n", "mat1_dtype", "mat1_stride_0", "m_padded_length", "mat1_stride_1", "k_padded_length", "mat2_stride_0", "mat2_stride_1", "n_padded_length"],
-);
 
 /// The generic path (any value kinds): `ah_core::ops` evaluates the operations on a copy of
 /// the context, exactly as `ah_core::model::ModelEvaluator` does.
 #[cold]
-fn slow(ctx: &Context, choice: Option<usize>) -> Result<Columns<'_>, UnsureKind> {
-    let s = OPERATIONS.apply(ctx)?;
-    finish(
-        [
-            s.get("m"),
-            s.get("k"),
-            s.get("n"),
-            s.get("mat1_stride_0"),
-            s.get("mat1_stride_1"),
-            s.get("mat2_stride_0"),
-            s.get("mat2_stride_1"),
-            s.get("m_padded_length"),
-            s.get("k_padded_length"),
-            s.get("n_padded_length"),
-            s.get("mat1_align_size"),
-            s.get("mat2_align_size"),
-            s.get("m*k"),
-            s.get("m*n"),
-            s.get("k*n"),
-            s.get("k/(m*n)"),
-            s.get("arith_intensity"),
-            s.get("num_dims_needs_padding"),
-            s.get("mat1_dtype"),
-            s.get("mat2_dtype"),
-            s.get("prepadded_mat1"),
-            s.get("prepadded_mat2"),
-            s.get("using_tf32"),
-            s.get("mat2_innermost_needs_padding"),
-            s.get("k_multiple_2"),
-            s.get("k_multiple_8"),
-            s.get("n_multiple_2"),
-            s.get("n_multiple_4"),
-            s.get("n_multiple_16"),
-            s.get("n_multiple_32"),
-            s.get("mat1_iscontig"),
-        ],
-        [
-            ctx.get("mat1_dtype"),
-            ctx.get("mat2_dtype"),
-            ctx.get("prepadded_mat1"),
-            ctx.get("prepadded_mat2"),
-            ctx.get("using_tf32"),
-        ],
-        choice,
-    )
-}
-
-/// The range guard and the columns, from values of any kind.
-fn finish<'a>(
-    v: [Option<&Value>; 31],
-    w: [Option<&'a Value>; 5],
-    _choice: Option<usize>,
-) -> Result<Columns<'a>, UnsureKind> {
-    let c0 = num(v[0], "m")?;
-    let c1 = num(v[1], "k")?;
-    let c2 = num(v[2], "n")?;
-    let c3 = num(v[3], "mat1_stride_0")?;
-    let c4 = num(v[4], "mat1_stride_1")?;
-    let c5 = num(v[5], "mat2_stride_0")?;
-    let c6 = num(v[6], "mat2_stride_1")?;
-    let c7 = num(v[7], "m_padded_length")?;
-    let c8 = num(v[8], "k_padded_length")?;
-    let c9 = num(v[9], "n_padded_length")?;
-    num(v[10], "mat1_align_size")?;
-    num(v[11], "mat2_align_size")?;
-    let c12 = num(v[12], "m*k")?;
-    let c13 = num(v[13], "m*n")?;
-    let c14 = num(v[14], "k*n")?;
-    let c15 = num(v[15], "k/(m*n)")?;
-    let c16 = num(v[16], "arith_intensity")?;
-    let c17 = num(v[17], "num_dims_needs_padding")?;
-    let p0 = present(w[0], "mat1_dtype")?;
+fn slow(ctx: &Context) -> Result<Columns<'_>, UnsureKind> {
+    let s = pad_mm::OPERATIONS.apply(ctx)?;
+    let c0 = num(s.get("m"), "m")?;
+    let c1 = num(s.get("k"), "k")?;
+    let c2 = num(s.get("n"), "n")?;
+    let c3 = num(s.get("mat1_stride_0"), "mat1_stride_0")?;
+    let c4 = num(s.get("mat1_stride_1"), "mat1_stride_1")?;
+    let c5 = num(s.get("mat2_stride_0"), "mat2_stride_0")?;
+    let c6 = num(s.get("mat2_stride_1"), "mat2_stride_1")?;
+    let c7 = num(s.get("m_padded_length"), "m_padded_length")?;
+    let c8 = num(s.get("k_padded_length"), "k_padded_length")?;
+    let c9 = num(s.get("n_padded_length"), "n_padded_length")?;
+    num(s.get("mat1_align_size"), "mat1_align_size")?;
+    num(s.get("mat2_align_size"), "mat2_align_size")?;
+    let c12 = num(s.get("m*k"), "m*k")?;
+    let c13 = num(s.get("m*n"), "m*n")?;
+    let c14 = num(s.get("k*n"), "k*n")?;
+    let c15 = num(s.get("k/(m*n)"), "k/(m*n)")?;
+    let c16 = num(s.get("arith_intensity"), "arith_intensity")?;
+    let c17 = num(s.get("num_dims_needs_padding"), "num_dims_needs_padding")?;
+    let p0 = present(ctx.get("mat1_dtype"), "mat1_dtype")?;
     let c20 = p0;
-    let p1 = present(w[1], "mat2_dtype")?;
+    let p1 = present(ctx.get("mat2_dtype"), "mat2_dtype")?;
     let c23 = p1;
-    let p2 = present(w[2], "prepadded_mat1")?;
+    let p2 = present(ctx.get("prepadded_mat1"), "prepadded_mat1")?;
     let c24 = p2;
-    let p3 = present(w[3], "prepadded_mat2")?;
+    let p3 = present(ctx.get("prepadded_mat2"), "prepadded_mat2")?;
     let c26 = p3;
     let c27 = p3;
-    let p4 = present(w[4], "using_tf32")?;
+    let p4 = present(ctx.get("using_tf32"), "using_tf32")?;
     let c28 = p4;
-    let p5 = present(v[23], "mat2_innermost_needs_padding")?;
+    let p5 = present(
+        s.get("mat2_innermost_needs_padding"),
+        "mat2_innermost_needs_padding",
+    )?;
     let c35 = CATEGORY_1.matches(p5);
-    let p6 = present(v[24], "k_multiple_2")?;
+    let p6 = present(s.get("k_multiple_2"), "k_multiple_2")?;
     let c46 = CATEGORY_2.matches(p6);
-    let p7 = present(v[25], "k_multiple_8")?;
+    let p7 = present(s.get("k_multiple_8"), "k_multiple_8")?;
     let c51 = CATEGORY_1.matches(p7);
-    let p8 = present(v[26], "n_multiple_2")?;
+    let p8 = present(s.get("n_multiple_2"), "n_multiple_2")?;
     let c57 = CATEGORY_2.matches(p8);
-    let p9 = present(v[27], "n_multiple_4")?;
+    let p9 = present(s.get("n_multiple_4"), "n_multiple_4")?;
     let c58 = CATEGORY_1.matches(p9);
-    let p10 = present(v[28], "n_multiple_16")?;
+    let p10 = present(s.get("n_multiple_16"), "n_multiple_16")?;
     let c63 = CATEGORY_2.matches(p10);
-    let p11 = present(v[29], "n_multiple_32")?;
+    let p11 = present(s.get("n_multiple_32"), "n_multiple_32")?;
     let c64 = CATEGORY_1.matches(p11);
-    let p12 = present(v[30], "mat1_iscontig")?;
+    let p12 = present(s.get("mat1_iscontig"), "mat1_iscontig")?;
     let c67 = CATEGORY_1.matches(p12);
     Ok(Columns {
         c0,
@@ -621,7 +301,6 @@ fn finish<'a>(
         c63,
         c64,
         c67,
-        _ctx: core::marker::PhantomData,
     })
 }
 

@@ -8,32 +8,9 @@
 //! The decision path (`predict`) allocates nothing and formats nothing when the context holds
 //! what PyTorch logs (integers for numerical features, strings or booleans for categorical
 //! ones); other kinds go through `ah_core::ops`' generic evaluation with the same semantics.
-//! Lints allowed below are inherent in generated trees and expressions (float literals
-//! printed exactly, conditions mirroring the operations' source, such as `x >= True` or
-//! `x or not x`, repeated leaves and splits).
-#![allow(
-    clippy::absurd_extreme_comparisons,
-    clippy::approx_constant,
-    clippy::eq_op,
-    clippy::excessive_precision,
-    clippy::if_same_then_else,
-    clippy::ifs_same_cond,
-    clippy::manual_range_contains,
-    clippy::match_like_matches_macro,
-    clippy::needless_match,
-    clippy::neg_cmp_op_on_partial_ord,
-    clippy::nonminimal_bool,
-    clippy::overly_complex_bool_expr,
-    clippy::bool_comparison,
-    clippy::identity_op,
-    clippy::single_match,
-    clippy::unnecessary_cast,
-    clippy::needless_bool
-)]
 
 use ah_core::generated::{number, present, range_guard, Category, FeatureRange, VerifiedSchema};
 use ah_core::heuristic::{LearnedHeuristic, Prediction, UnsureKind};
-use ah_core::model::ModelKind;
 use ah_core::{Context, DeviceIdentity, Value};
 
 /// `ReductionH100`: learned `reduction` heuristic (decision over 8 choices).
@@ -68,10 +45,6 @@ impl LearnedHeuristic for ReductionH100 {
         "ReductionH100"
     }
 
-    fn kind(&self) -> ModelKind {
-        ModelKind::Decision
-    }
-
     fn choices(&self) -> &'static [&'static str] {
         &CHOICES
     }
@@ -88,10 +61,7 @@ impl LearnedHeuristic for ReductionH100 {
     }
 
     fn predict(&self, context: &Context, _choice: Option<usize>) -> Prediction {
-        match columns(context, None) {
-            Ok(c) => walk(&c),
-            Err(k) => Prediction::Unsure(k),
-        }
+        columns(context).map_or_else(Prediction::Unsure, |c| walk(&c))
     }
 }
 
@@ -287,41 +257,19 @@ struct Columns<'a> {
     c7: &'a Value,
     /// `str(op) == "sum"`
     c8: &'a Value,
-    /// Keeps the lifetime when no column borrows the context.
-    _ctx: core::marker::PhantomData<&'a Value>,
 }
 
 /// The category `str(value) == "torch.float16"`.
-const CATEGORY_0: Category = Category {
-    text: "torch.float16",
-    int: None,
-    float_bits: None,
-    nan: false,
-};
+const CATEGORY_0: Category = Category::text("torch.float16");
 
 /// The category `str(value) == "torch.float32"`.
-const CATEGORY_1: Category = Category {
-    text: "torch.float32",
-    int: None,
-    float_bits: None,
-    nan: false,
-};
+const CATEGORY_1: Category = Category::text("torch.float32");
 
 /// The category `str(value) == "softmax"`.
-const CATEGORY_2: Category = Category {
-    text: "softmax",
-    int: None,
-    float_bits: None,
-    nan: false,
-};
+const CATEGORY_2: Category = Category::text("softmax");
 
 /// The category `str(value) == "sum"`.
-const CATEGORY_3: Category = Category {
-    text: "sum",
-    int: None,
-    float_bits: None,
-    nan: false,
-};
+const CATEGORY_3: Category = Category::text("sum");
 
 /// The range guard: each feature's range in the training data.
 const RANGES: [FeatureRange; 4] = [
@@ -356,42 +304,15 @@ const LAYOUT: [&str; 6] = ["rows", "cols", "row_bytes", "total_bytes", "dtype", 
 static VERIFIED_SCHEMA: VerifiedSchema = VerifiedSchema::new();
 
 /// Reads the context, checks the range guard and reads the columns.
-fn columns(ctx: &Context, choice: Option<usize>) -> Result<Columns<'_>, UnsureKind> {
-    let mut x0: Option<&Value> = None; // rows
-    let mut x1: Option<&Value> = None; // cols
-    let mut x2: Option<&Value> = None; // row_bytes
-    let mut x3: Option<&Value> = None; // total_bytes
-    let mut x4: Option<&Value> = None; // dtype
-    let mut x5: Option<&Value> = None; // op
-    let features = ctx.features();
-    if let Some(laid_out) = VERIFIED_SCHEMA.laid_out(ctx, &LAYOUT) {
-        x0 = Some(&laid_out[0].value);
-        x1 = Some(&laid_out[1].value);
-        x2 = Some(&laid_out[2].value);
-        x3 = Some(&laid_out[3].value);
-        x4 = Some(&laid_out[4].value);
-        x5 = Some(&laid_out[5].value);
-    } else {
-        for f in features {
-            match f.name.as_ref() {
-                "rows" => x0 = Some(&f.value),
-                "cols" => x1 = Some(&f.value),
-                "row_bytes" => x2 = Some(&f.value),
-                "total_bytes" => x3 = Some(&f.value),
-                "dtype" => x4 = Some(&f.value),
-                "op" => x5 = Some(&f.value),
-                _ => {}
-            }
-        }
-    }
-    finish([x0, x1, x2, x3, x4, x5], [x4, x5], choice)
+fn columns(ctx: &Context) -> Result<Columns<'_>, UnsureKind> {
+    let x = VERIFIED_SCHEMA.read(ctx, &LAYOUT);
+    finish([x[0], x[1], x[2], x[3], x[4], x[5]], [x[4], x[5]])
 }
 
 /// The range guard and the columns, from values of any kind.
 fn finish<'a>(
     v: [Option<&Value>; 6],
     w: [Option<&'a Value>; 2],
-    _choice: Option<usize>,
 ) -> Result<Columns<'a>, UnsureKind> {
     let g = range_guard(
         &RANGES,
@@ -416,7 +337,6 @@ fn finish<'a>(
         c5,
         c7,
         c8,
-        _ctx: core::marker::PhantomData,
     })
 }
 

@@ -3,6 +3,9 @@
 //! a number, the range guard over a table of training ranges, `str(value) == category` without
 //! formatting, and the generic path that evaluates a model's operations with [`crate::ops`].
 //!
+//! [`pad_mm`] is PyTorch's `pad_mm` feature set with its 26 operations, typed: the fast path
+//! that every heuristic of that optimisation shares.
+//!
 //! It lives in the core, next to the semantics it mirrors ([`crate::model::ModelEvaluator`]),
 //! so that every crate ah-codegen writes into has it without copying it into each module, and
 //! so that one test suite pins it. Python's arithmetic on typed scalars is
@@ -14,6 +17,8 @@ use std::sync::OnceLock;
 use crate::heuristic::UnsureKind;
 use crate::ops::{EvalError, Operation};
 use crate::{Context, Feature, Value};
+
+pub mod pad_mm;
 
 /// The id of the last [`crate::Schema`] whose contexts a generated module found to hold its
 /// logged layout (0: none yet), so that the names are compared once per schema.
@@ -55,6 +60,43 @@ impl VerifiedSchema {
         }
         Some(features)
     }
+
+    /// The values of the features named `layout`: by position when `ctx` holds them in
+    /// order ([`VerifiedSchema::laid_out`]), else by name ([`read_by_name`]).
+    #[inline(always)]
+    pub fn read<'c, const N: usize>(
+        &self,
+        ctx: &'c Context,
+        layout: &[&str; N],
+    ) -> [Option<&'c Value>; N] {
+        let Some(features) = self.laid_out(ctx, layout) else {
+            return read_by_name(ctx, layout);
+        };
+        // A loop, not `each_ref().map(..)`: the array's `map` is not inlined, and costs a
+        // decision as much as its tree.
+        let mut out = [None; N];
+        for (o, f) in out.iter_mut().zip(features) {
+            *o = Some(&f.value);
+        }
+        out
+    }
+}
+
+/// The values of the features named `names`, by name: a feature missing from `ctx` is
+/// `None`; of several of one name, the last (it shadows the others, as in
+/// [`Context::get`]).
+#[inline]
+pub fn read_by_name<'c, const N: usize>(
+    ctx: &'c Context,
+    names: &[&str; N],
+) -> [Option<&'c Value>; N] {
+    let mut out = [None; N];
+    for f in ctx.features() {
+        if let Some(i) = names.iter().position(|n| f.name == *n) {
+            out[i] = Some(&f.value);
+        }
+    }
+    out
 }
 
 /// A numeric value (booleans count as 0/1); `None` when missing or a string.
@@ -109,6 +151,16 @@ pub fn range_guard<const N: usize>(
     Ok(out)
 }
 
+/// [`range_guard`] on the generic path: each feature's value is read by name from `s`, the
+/// context with the operations' values.
+#[inline]
+pub fn range_guard_by_name<const N: usize>(
+    ranges: &[FeatureRange; N],
+    s: &Context,
+) -> Result<[f64; N], UnsureKind> {
+    range_guard(ranges, ranges.each_ref().map(|r| number(s.get(r.name))))
+}
+
 /// A one-hot column's category: Python's `str(value) == text`, decided without formatting
 /// (the generator works out which integer, float or boolean prints as `text`).
 #[derive(Debug, Clone, Copy)]
@@ -124,6 +176,16 @@ pub struct Category {
 }
 
 impl Category {
+    /// A category that no integer, float or NaN prints as (`torch.float16`, `False`).
+    pub const fn text(text: &'static str) -> Self {
+        Category {
+            text,
+            int: None,
+            float_bits: None,
+            nan: false,
+        }
+    }
+
     /// Whether `str(v) == self.text`.
     #[inline]
     pub fn matches(&self, v: &Value) -> bool {
@@ -253,6 +315,27 @@ mod tests {
     }
 
     #[test]
+    fn range_guard_by_name_reads_the_context() {
+        let ranges = [FeatureRange {
+            name: "a",
+            min: 0.0,
+            max: 1.0,
+        }];
+        let mut s = Context::new();
+        assert_eq!(
+            range_guard_by_name(&ranges, &s),
+            Err(UnsureKind::MissingFeature("a"))
+        );
+        s.add("a", true);
+        assert_eq!(range_guard_by_name(&ranges, &s), Ok([1.0]));
+        static VERIFIED: VerifiedSchema = VerifiedSchema::new();
+        assert_eq!(VERIFIED.read(&s, &["a"]), [Some(&Value::Bool(true))]);
+        assert_eq!(VERIFIED.read(&s, &["b"]), [None]);
+        let names = read_by_name(&s, &["b", "a"]);
+        assert_eq!(names, [None, Some(&Value::Bool(true))]);
+    }
+
+    #[test]
     fn category_matches_like_python_str() {
         let one = Category {
             text: "1",
@@ -263,12 +346,7 @@ mod tests {
         assert!(one.matches(&Value::Int(1)));
         assert!(one.matches(&Value::Str("1".into())));
         assert!(!one.matches(&Value::Bool(true)));
-        let f = Category {
-            text: "False",
-            int: None,
-            float_bits: None,
-            nan: false,
-        };
+        let f = Category::text("False");
         assert!(f.matches(&Value::Bool(false)));
         assert!(!f.matches(&Value::Int(0)));
         let nan = Category {
