@@ -101,19 +101,19 @@ impl TrainMatrix {
             targets: &self.targets,
             weights: &self.weights,
         };
-        // Groups of equal (criterion, min_samples_leaf, seed), deepest first.
+        // Groups of equal (criterion, seed), by increasing leaf size then deepest first (the
+        // order in which `fit_group` shares the most).
         let mut groups: Vec<Vec<usize>> = Vec::new();
         for (i, p) in params.iter().enumerate() {
             match groups.iter_mut().find(|g| {
                 let q = &params[g[0]];
-                q.criterion == p.criterion
-                    && q.min_samples_leaf == p.min_samples_leaf
-                    && q.seed == p.seed
+                q.criterion == p.criterion && q.seed == p.seed
             }) {
                 Some(g) => g.push(i),
                 None => groups.push(vec![i]),
             }
         }
+        let n = self.len();
         let fitted: Vec<Vec<(usize, CartTree)>> = {
             use rayon::prelude::*;
             groups
@@ -121,7 +121,11 @@ impl TrainMatrix {
                 .map(|g| {
                     let mut g = g.clone();
                     g.sort_by_key(|&i| {
-                        std::cmp::Reverse(params[i].max_depth.unwrap_or(usize::MAX))
+                        let depth = params[i].max_depth.unwrap_or(usize::MAX);
+                        (
+                            params[i].min_samples_leaf.resolve(n),
+                            std::cmp::Reverse(depth),
+                        )
                     });
                     let ps: Vec<CartParams> = g.iter().map(|&i| params[i]).collect();
                     g.into_iter()
