@@ -165,7 +165,7 @@ fn noisy(n: usize, seed: u32) -> (Vec<Vec<f32>>, Vec<u32>) {
         .map(|i| {
             let signal =
                 u32::from(cols[0][i] + cols[4][i] * 8.0 > 12.0) + u32::from(cols[1][i] > 45.0);
-            if rs.next_u32() % 5 == 0 {
+            if rs.next_u32().is_multiple_of(5) {
                 rs.next_u32() % 3
             } else {
                 signal
