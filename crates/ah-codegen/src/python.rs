@@ -13,9 +13,14 @@ use crate::error::CodegenError;
 use crate::escape::comment;
 use crate::plan::MAX_NESTED_DEPTH;
 use crate::plan::{feature_of, Plan, Source};
+use crate::python_check::PythonCompiler;
 
-/// Renders the artifact.
-pub fn render(plan: &Plan<'_>, header: &[String]) -> Result<String, CodegenError> {
+/// Renders the artifact and compiles it with `compiler` (see [`crate::python_check`]).
+pub fn render(
+    plan: &Plan<'_>,
+    header: &[String],
+    compiler: PythonCompiler,
+) -> Result<String, CodegenError> {
     let model = plan.model;
     let mut preamble = Vec::new();
     let base = "        ";
@@ -75,7 +80,7 @@ pub fn render(plan: &Plan<'_>, header: &[String]) -> Result<String, CodegenError
         ModelKind::Regression => "python_regression.py",
     };
     let source = crate::templates::render(template, &ctx)?;
-    crate::python_check::check_compiles(&source, &file_name(model))?;
+    compiler.compile(&source, &file_name(model))?;
     Ok(source)
 }
 

@@ -341,6 +341,11 @@ pub fn run(args: Args) -> Result<()> {
         ah_codegen::check_rust_crate(krate).context("--rust-crate")?;
     }
     let opts = options(&args)?;
+    // The artifact's compile check needs a `python3`: started now, its start-up overlaps the
+    // training. A failed start is retried (and reported) by the code generation.
+    let python = (!args.no_codegen)
+        .then(ah_codegen::PythonCompiler::start)
+        .and_then(Result::ok);
     let bar = if std::io::stderr().is_terminal() && !args.quiet {
         indicatif::ProgressBar::new(expected_fits(&args, &opts))
     } else {
@@ -380,12 +385,13 @@ pub fn run(args: Args) -> Result<()> {
             mode: ah_codegen::Mode::Write,
             command: None,
         };
-        let outcome = ah_codegen::generate(&out.model, &options).with_context(|| {
-            format!(
-                "generating code for {} (the model is written; retry with ah-codegen)",
-                args.heuristic_name
-            )
-        })?;
+        let outcome =
+            ah_codegen::generate_with(&out.model, &options, python).with_context(|| {
+                format!(
+                    "generating code for {} (the model is written; retry with ah-codegen)",
+                    args.heuristic_name
+                )
+            })?;
         if !args.quiet {
             for f in &outcome.files {
                 eprintln!("generated {}", f.path.display());

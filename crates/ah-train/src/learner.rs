@@ -101,28 +101,12 @@ impl TrainMatrix {
             targets: &self.targets,
             weights: &self.weights,
         };
-        // Groups of equal (criterion, min_samples_leaf, seed), deepest first.
-        let mut groups: Vec<Vec<usize>> = Vec::new();
-        for (i, p) in params.iter().enumerate() {
-            match groups.iter_mut().find(|g| {
-                let q = &params[g[0]];
-                q.criterion == p.criterion
-                    && q.min_samples_leaf == p.min_samples_leaf
-                    && q.seed == p.seed
-            }) {
-                Some(g) => g.push(i),
-                None => groups.push(vec![i]),
-            }
-        }
+        let groups = fit_groups(params, self.len(), rayon::current_num_threads());
         let fitted: Vec<Vec<(usize, CartTree)>> = {
             use rayon::prelude::*;
             groups
-                .par_iter()
+                .into_par_iter()
                 .map(|g| {
-                    let mut g = g.clone();
-                    g.sort_by_key(|&i| {
-                        std::cmp::Reverse(params[i].max_depth.unwrap_or(usize::MAX))
-                    });
                     let ps: Vec<CartParams> = g.iter().map(|&i| params[i]).collect();
                     g.into_iter()
                         .zip(cart::fit_group(&d, &self.presorted, &ps))
@@ -155,6 +139,49 @@ impl TrainMatrix {
             Learner::LinfaTrees => fit_linfa_trees(self, params),
         }
     }
+}
+
+/// The groups [`TrainMatrix::fit_many`] fits with [`cart::fit_group`], as indices into
+/// `params` (`n` training rows): configurations of equal criterion and seed, in the order
+/// that shares the most (increasing leaf size, then deepest first), each split between leaf
+/// sizes into as many parts as it takes to give `threads` workers a group each (the trees are
+/// the same however they are grouped; only the sharing changes).
+fn fit_groups(params: &[CartParams], n: usize, threads: usize) -> Vec<Vec<usize>> {
+    let mut groups: Vec<Vec<usize>> = Vec::new();
+    for (i, p) in params.iter().enumerate() {
+        match groups.iter_mut().find(|g| {
+            let q = &params[g[0]];
+            q.criterion == p.criterion && q.seed == p.seed
+        }) {
+            Some(g) => g.push(i),
+            None => groups.push(vec![i]),
+        }
+    }
+    let leaf = |i: usize| params[i].min_samples_leaf.resolve(n);
+    let parts = threads.div_ceil(groups.len().max(1)).max(1);
+    let mut out = Vec::new();
+    for mut g in groups {
+        g.sort_by_key(|&i| {
+            let depth = params[i].max_depth.unwrap_or(usize::MAX);
+            (leaf(i), std::cmp::Reverse(depth))
+        });
+        // Runs of one leaf size, dealt out in order to `parts` groups.
+        let mut runs: Vec<Vec<usize>> = Vec::new();
+        for i in g {
+            match runs.last_mut() {
+                Some(r) if leaf(r[0]) == leaf(i) => r.push(i),
+                _ => runs.push(vec![i]),
+            }
+        }
+        let k = parts.min(runs.len());
+        let n_runs = runs.len();
+        let mut runs = runs.into_iter();
+        for part in 0..k {
+            let take = (part + 1) * n_runs / k - part * n_runs / k;
+            out.push(runs.by_ref().take(take).flatten().collect());
+        }
+    }
+    out
 }
 
 /// linfa-trees as a backend: fits `linfa_trees::DecisionTree` (same criterion, depth and
@@ -362,6 +389,31 @@ mod tests {
             ndarray::Array2::from_shape_vec((200, 2), x).unwrap(),
             Array1::from(y),
         )
+    }
+
+    #[test]
+    fn fit_groups_share_criterion_and_seed_and_spread_over_the_threads() {
+        let grid = crate::config::Grid::upstream_default();
+        let params: Vec<CartParams> = grid.configs().iter().map(|c| c.params(42)).collect();
+        let n = 6789;
+        for (threads, want) in [(1, 2), (2, 2), (3, 4), (8, 8), (64, 12)] {
+            let groups = fit_groups(&params, n, threads);
+            assert_eq!(groups.len(), want, "{threads} threads");
+            let mut seen: Vec<usize> = groups.iter().flatten().copied().collect();
+            seen.sort();
+            assert_eq!(seen, (0..params.len()).collect::<Vec<_>>());
+            for g in &groups {
+                let key = |i: usize| {
+                    let p = &params[i];
+                    let depth = p.max_depth.unwrap_or(usize::MAX);
+                    (p.min_samples_leaf.resolve(n), std::cmp::Reverse(depth))
+                };
+                assert!(g
+                    .iter()
+                    .all(|&i| params[i].criterion == params[g[0]].criterion));
+                assert!(g.windows(2).all(|w| key(w[0]) < key(w[1])), "{g:?}");
+            }
+        }
     }
 
     #[test]

@@ -13,9 +13,33 @@ use super::tree::{CartNode, CartTree};
 use super::{CartData, EPSILON};
 
 /// Per-node split results, keyed by the node's sample set (count and two order-independent
-/// 64-bit hashes of the sample ids). Trees of one (criterion, min_samples_leaf) group differ
-/// only in depth, so they share almost all nodes.
-pub(super) type NodeCache = HashMap<(u32, u64, u64), Rc<Vec<FeatResult>>>;
+/// 64-bit hashes of the sample ids). Trees of one criterion differ only in depth and
+/// `min_samples_leaf`, so they share most nodes near the root (and almost all between depths).
+pub(super) type NodeCache = HashMap<(u32, u64, u64), CachedSplits>;
+
+/// Every feature's best split of one node, searched with `min_samples_leaf`.
+///
+/// They hold for a larger `min_samples_leaf` too wherever the best position leaves that many
+/// samples on both sides (or there was none): the positions it allows are a subset of those
+/// searched, so the first best position, when it is allowed, is still the first best one.
+#[derive(Debug, Clone)]
+pub(super) struct CachedSplits {
+    min_samples_leaf: usize,
+    results: Rc<Vec<FeatResult>>,
+}
+
+impl CachedSplits {
+    /// Whether feature result `r` of a node of `n` samples holds for `min_samples_leaf`.
+    fn holds_for(&self, r: &FeatResult, n: usize, min_samples_leaf: usize) -> bool {
+        if min_samples_leaf < self.min_samples_leaf {
+            return false;
+        }
+        let left = r.n_left as usize;
+        r.constant
+            || r.proxy == f64::NEG_INFINITY
+            || (left >= min_samples_leaf && n - left >= min_samples_leaf)
+    }
+}
 
 fn mix(mut z: u64) -> u64 {
     z = z.wrapping_add(0x9e37_79b9_7f4a_7c15);
@@ -262,7 +286,9 @@ impl<'a> Builder<'a> {
     }
 
     /// Every feature's best split of the node `[start, end)` (id `id`), from the cache of
-    /// nodes with the same samples when another depth of the group computed it.
+    /// nodes with the same samples when another tree of the group searched them (another
+    /// depth, or a smaller `min_samples_leaf` whose best splits still hold, see
+    /// [`CachedSplits`]); only the features whose split does not hold are searched again.
     fn feature_results(
         &mut self,
         id: usize,
@@ -273,31 +299,48 @@ impl<'a> Builder<'a> {
         cache: &mut NodeCache,
     ) -> Rc<Vec<FeatResult>> {
         let key = self.node_key(start, end);
-        if let Some(r) = cache.get(&key) {
-            return r.clone();
+        let (msl, n) = (self.min_samples_leaf, end - start);
+        let cached = cache.get(&key).cloned();
+        if let Some(c) = &cached {
+            if c.min_samples_leaf == msl {
+                return c.results.clone();
+            }
         }
-        self.materialize(id);
+        let mut rescan = vec![true; self.features.len()];
+        if let Some(c) = &cached {
+            for (f, r) in c.results.iter().enumerate() {
+                rescan[f] = !c.holds_for(r, n, msl);
+            }
+        }
+        if rescan.iter().any(|&r| r) {
+            self.materialize(id);
+            self.prepare_class_masks(start, end);
+        }
         let mut known = vec![false; self.features.len()];
         for &f in &self.constant_features[..n_constant] {
             known[f] = true;
         }
-        self.prepare_class_masks(start, end);
         let r: Vec<FeatResult> = (0..self.features.len())
-            .map(|f| {
-                if known[f] {
-                    FeatResult {
-                        constant: true,
-                        proxy: f64::NEG_INFINITY,
-                        n_left: 0,
-                        threshold: 0.0,
-                    }
-                } else {
-                    self.scan_feature(f, start, end, totals, left_counts)
-                }
+            .map(|f| match &cached {
+                Some(c) if !rescan[f] => c.results[f],
+                _ if known[f] => FeatResult {
+                    constant: true,
+                    proxy: f64::NEG_INFINITY,
+                    n_left: 0,
+                    threshold: 0.0,
+                },
+                _ => self.scan_feature(f, start, end, totals, left_counts),
             })
             .collect();
         let r = Rc::new(r);
-        cache.insert(key, r.clone());
+        // The smaller `min_samples_leaf` is kept: its splits hold for more trees.
+        if cached.is_none_or(|c| c.min_samples_leaf > msl) {
+            let entry = CachedSplits {
+                min_samples_leaf: msl,
+                results: r.clone(),
+            };
+            cache.insert(key, entry);
+        }
         r
     }
 

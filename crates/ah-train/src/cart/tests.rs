@@ -140,4 +140,87 @@ fn router_reaches_the_leaves_apply_reaches() {
     for row in &rows {
         assert_eq!(router.apply(row), t.apply(row), "{row:?}");
     }
+    let columns: Vec<Vec<f64>> = (0..2)
+        .map(|c| rows.iter().map(|r| r[c]).collect())
+        .collect();
+    let by_row: Vec<usize> = rows.iter().map(|r| t.apply(r)).collect();
+    assert_eq!(router.leaves_of_columns(&columns, rows.len()), by_row);
+}
+
+/// Noisy data on which leaf sizes bind: numeric columns with ties, a two-valued column, and
+/// labels that only partly follow them.
+fn noisy(n: usize, seed: u32) -> (Vec<Vec<f32>>, Vec<u32>) {
+    let mut rs = crate::split::RandomState::new(seed);
+    let cols: Vec<Vec<f32>> = (0..5)
+        .map(|c| {
+            (0..n)
+                .map(|_| match c {
+                    4 => (rs.next_u32() % 2) as f32,
+                    _ => (rs.next_u32() % (20 + 40 * c as u32)) as f32,
+                })
+                .collect()
+        })
+        .collect();
+    let y: Vec<u32> = (0..n)
+        .map(|i| {
+            let signal =
+                u32::from(cols[0][i] + cols[4][i] * 8.0 > 12.0) + u32::from(cols[1][i] > 45.0);
+            if rs.next_u32().is_multiple_of(5) {
+                rs.next_u32() % 3
+            } else {
+                signal
+            }
+        })
+        .collect();
+    (cols, y)
+}
+
+#[test]
+fn one_group_across_leaf_sizes_fits_each_tree_as_alone() {
+    let n = 700;
+    let (cols, y) = noisy(n, 3);
+    let ps = Presorted::new(&cols);
+    let targets: Vec<f64> = y.iter().map(|&c| f64::from(c) * 1.5).collect();
+    let mut rs = crate::split::RandomState::new(9);
+    let fractional: Vec<f64> = (0..n)
+        .map(|_| f64::from(rs.next_u32() % 4 + 1) * 0.5)
+        .collect();
+    let unit = vec![1.0; n];
+    let leaf_sizes = [
+        MinSamplesLeaf::Count(1),
+        MinSamplesLeaf::Count(3),
+        MinSamplesLeaf::Fraction(0.02),
+        MinSamplesLeaf::Count(25),
+        MinSamplesLeaf::Fraction(0.1),
+    ];
+    for criterion in [Criterion::Gini, Criterion::Entropy, Criterion::SquaredError] {
+        for weights in [&unit, &fractional] {
+            let d = CartData {
+                columns: &cols,
+                classes: &y,
+                n_classes: 3,
+                targets: &targets,
+                weights,
+            };
+            let mut group = Vec::new();
+            for &min_samples_leaf in &leaf_sizes {
+                for max_depth in [None, Some(6), Some(3)] {
+                    group.push(CartParams {
+                        criterion,
+                        max_depth,
+                        min_samples_leaf,
+                        seed: 42,
+                    });
+                }
+            }
+            let together = fit_group(&d, &ps, &group);
+            let mut distinct = std::collections::HashSet::new();
+            for (p, t) in group.iter().zip(&together) {
+                assert_eq!(*t, fit(&d, &ps, *p), "{p:?}");
+                distinct.insert(format!("{:?}", t.nodes));
+            }
+            // The leaf sizes made different trees: the sharing was put to the test.
+            assert!(distinct.len() >= 8, "{criterion:?}: {}", distinct.len());
+        }
+    }
 }

@@ -117,4 +117,26 @@ impl Router {
         }
         i
     }
+
+    /// The leaf of every row of a column-major matrix (`columns[f][i]`: feature `f` of row
+    /// `i`, `n_rows` rows): [`Router::apply`]'s, row after row. Each column is read in row
+    /// order, so a cache line serves several rows (a row-major row spans several lines, of
+    /// which a route reads a few).
+    pub fn leaves_of_columns(&self, columns: &[Vec<f64>], n_rows: usize) -> Vec<usize> {
+        (0..n_rows)
+            .map(|r| {
+                let mut n = self.nodes[0];
+                let mut i = 0;
+                while n.feature != LEAF {
+                    i = if columns[n.feature as usize][r] <= n.threshold {
+                        n.left
+                    } else {
+                        n.right
+                    } as usize;
+                    n = self.nodes[i];
+                }
+                i
+            })
+            .collect()
+    }
 }

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 
 use crate::cart::CartParams;
 use crate::config::GridConfig;
-use ah_eval::metrics::{self as eval, EvalSettings, Metrics, RowPredictions};
+use ah_eval::metrics::{self as eval, EvalSettings, LeafModel, Metrics, RowPredictions};
 use ah_eval::table::Table;
 
 use super::fit::{eval_settings, eval_view};
@@ -24,6 +24,9 @@ pub(super) struct GridInput<'a> {
     pub(super) es: EvalSettings,
     /// Each set as evaluated (ranking: the rows whose copy is the true winner).
     pub(super) views: Vec<(String, Cow<'a, Table>)>,
+    /// The feature columns of each view (column-major), for routing them through every
+    /// grid model.
+    columns: Vec<Vec<Vec<f64>>>,
     /// The grid, in order.
     pub(super) configs: Vec<GridConfig>,
     /// Called once per fitted grid model (and fold).
@@ -37,15 +40,17 @@ impl<'a> GridInput<'a> {
         progress: &'a (dyn Fn(u64) + Sync),
     ) -> Self {
         let ranking = opts.ranking.is_some();
+        let views: Vec<(String, Cow<'a, Table>)> = p
+            .sets
+            .iter()
+            .map(|(n, t)| (n.clone(), eval_view(t, ranking)))
+            .collect();
         GridInput {
             opts,
             p,
             es: eval_settings(p, opts),
-            views: p
-                .sets
-                .iter()
-                .map(|(n, t)| (n.clone(), eval_view(t, ranking)))
-                .collect(),
+            columns: views.iter().map(|(_, t)| columns_of(t)).collect(),
+            views,
             configs: p.settings.grid.configs(),
             progress,
         }
@@ -68,7 +73,11 @@ impl<'a> GridInput<'a> {
     pub(super) fn predictions(&self, f: &Fitted) -> Vec<RowPredictions> {
         self.views
             .iter()
-            .map(|(_, t)| eval::predict_rows(f, t))
+            .zip(&self.columns)
+            .map(|((_, t), columns)| {
+                let model = ColumnRouted { fitted: f, columns };
+                eval::predict_rows(&model, t)
+            })
             .collect()
     }
 
@@ -89,6 +98,40 @@ impl<'a> GridInput<'a> {
                 (name.clone(), m)
             })
             .collect()
+    }
+}
+
+/// The feature columns of `t`: `columns[f][i]` is feature `f` of row `i`.
+fn columns_of(t: &Table) -> Vec<Vec<f64>> {
+    (0..t.n_cols)
+        .map(|c| (0..t.len()).map(|i| t.row(i)[c]).collect())
+        .collect()
+}
+
+/// A fitted tree routing the rows of one table from its columns ([`columns_of`]): the same
+/// leaves as [`Fitted`]'s, faster when many trees route the same table.
+struct ColumnRouted<'a> {
+    fitted: &'a Fitted,
+    columns: &'a [Vec<f64>],
+}
+
+impl LeafModel for ColumnRouted<'_> {
+    fn leaf(&self, row: &[f64]) -> usize {
+        self.fitted.leaf(row)
+    }
+    fn leaf_value(&self, leaf: usize) -> &[f64] {
+        self.fitted.leaf_value(leaf)
+    }
+    fn classes(&self) -> &[String] {
+        self.fitted.classes()
+    }
+    fn leaves(&self, table: &Table) -> Vec<usize> {
+        let n = table.len();
+        assert!(
+            self.columns.iter().all(|c| c.len() == n),
+            "the columns of this table"
+        );
+        self.fitted.tree.router().leaves_of_columns(self.columns, n)
     }
 }
 
