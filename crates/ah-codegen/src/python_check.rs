@@ -87,9 +87,9 @@ impl Drop for PythonCompiler {
 }
 
 /// Compiles `source` with `python3` as the module `file_name`; `Ok` also when `python3` is
-/// not installed.
-#[cfg(test)]
-fn check_compiles(source: &str, file_name: &str) -> Result<(), CodegenError> {
+/// not installed. For a caller that did not start a [`PythonCompiler`] ahead of time (the
+/// InductorChoices handler module).
+pub fn check_compiles(source: &str, file_name: &str) -> Result<(), CodegenError> {
     PythonCompiler::start()?.compile(source, file_name)
 }
 
