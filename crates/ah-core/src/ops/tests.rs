@@ -566,9 +566,12 @@ fn huge_inputs_give_short_errors_and_no_overflow_on_a_small_stack() {
         format!("'{}' + ", "s".repeat(100_000)),
         format!("m {}", "#".repeat(10_000)),
     ];
-    // A thread with a small stack (256 KiB): the parser's recursion is bounded long before.
+    // A thread with a small stack (1 MiB, half a test thread's): the parser's recursion is
+    // bounded long before. 256 KiB overflowed in a debug build without incremental compilation
+    // (fewer codegen units, larger frames: the depth limit of 100 passes through about ten
+    // precedence levels each).
     let handle = std::thread::Builder::new()
-        .stack_size(256 * 1024)
+        .stack_size(1024 * 1024)
         .spawn(move || {
             for src in &cases {
                 let (column, message) = parse_expr(src).unwrap_err();

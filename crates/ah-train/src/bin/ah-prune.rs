@@ -52,8 +52,8 @@ struct Cli {
     /// Deepest split level.
     #[arg(long, default_value_t = PruneParams::default().max_depth)]
     max_depth: usize,
-    /// Fewest GEMMs of a leaf on which Inductor would pick one of the template choices the leaf
-    /// keeps; with fewer, the leaf keeps cuBLAS only or the full list.
+    /// Fewest GEMMs of a leaf on which the template choices it keeps beat cuBLAS alone by more
+    /// than --harm; with fewer, the leaf keeps cuBLAS only or the full list.
     #[arg(long, default_value_t = PruneParams::default().min_support)]
     min_support: usize,
     /// Folds of the cross-validation.

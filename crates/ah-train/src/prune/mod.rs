@@ -67,8 +67,9 @@ pub struct PruneParams {
     pub min_leaf: usize,
     /// Deepest split level (default 4).
     pub max_depth: usize,
-    /// Fewest GEMMs of a leaf on which Inductor would pick one of the template choices the
-    /// leaf keeps (default 1: any). Fewer, and the leaf keeps cuBLAS only or the full list.
+    /// Fewest GEMMs of a leaf on which the template choices it keeps beat cuBLAS alone by more
+    /// than [`Self::harm`] (default 1). Fewer, and the leaf keeps cuBLAS only or the full
+    /// list.
     pub min_support: usize,
     /// Folds of the cross-validation (default 5).
     pub folds: usize,

@@ -179,7 +179,7 @@ pub struct Growth<'a> {
     pub min_leaf: usize,
     /// Deepest split level.
     pub max_depth: usize,
-    /// Fewest GEMMs of a leaf on which a kept template must be Inductor's pick
+    /// Fewest GEMMs of a leaf on which kept templates must beat cuBLAS alone
     /// (see [`super::policy::candidates`]).
     pub min_support: usize,
 }
