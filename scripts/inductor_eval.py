@@ -13,6 +13,9 @@ Settings (one warm process, caches disabled, fresh cache folders; start-up paid 
   mm_ranking    max_autotune_gemm plus PyTorch's shipped `_MMRankingH100` (autoheuristic_use="mm";
                 only `tuned_mm` consults it, so it is run for op mm only)
   ours          max_autotune_gemm with the handler module's install() (stats() recorded)
+  full_max_autotune  mode="max-autotune-no-cudagraphs": GEMM templates, coordinate-descent and
+                pointwise autotuning (torch.compile's "max-autotune" without its CUDA graphs)
+  ours_full     full_max_autotune with the handler installed
 
 Per GEMM (default: held-out real-model GEMMs from crates/ah-bench/catalogue/holdout.toml;
 `--gemms` lines: {"op":"mm","batch":1,"m":..,"k":..,"n":..,"dtype":"bfloat16","tf32":false,
@@ -49,14 +52,22 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "python"))
 
-SETTINGS = ("none", "ours", "max_autotune", "mm_ranking")
+SETTINGS = ("none", "ours", "max_autotune", "mm_ranking", "full_max_autotune", "ours_full")
 WORKLOADS = ("gemms", "llama_train", "llama_infer")
+# Full max-autotune is mode="max-autotune-no-cudagraphs" (templates, coordinate-descent tuning,
+# pointwise autotuning): its options come from Inductor itself (`list_mode_options`), because
+# torch.compile takes a mode or options, not both. CUDA graphs are ours to capture.
+FULL = "max-autotune-no-cudagraphs"
 OPTIONS = {
     "none": {},
     "max_autotune": {"max_autotune_gemm": True},
     "mm_ranking": {"max_autotune_gemm": True, "autoheuristic_use": "mm"},
     "ours": {"max_autotune_gemm": True},
+    "full_max_autotune": FULL,
+    "ours_full": FULL,
 }
+OURS = ("ours", "ours_full")  # the settings with the handler installed
+DEFAULT_SETTINGS = ("none", "ours", "max_autotune", "mm_ranking")
 SLOW_FLAG = 1.03  # a GEMM of ours more than 3 % slower than the faster of max-autotune and cuBLAS
 
 # -- the planned GEMMs (no torch) ---------------------------------------------------------------
@@ -174,6 +185,51 @@ def summarize(data):
 # -- measuring -------------------------------------------------------------------------------------
 
 
+class PhaseTimer:
+    """Seconds spent inside Inductor's autotuning entry points, summed over every thread (the
+    backward graph compiles in autograd's): where a compile's time goes. The phases may nest
+    (a coordinate-descent step benchmarks), so they need not add up. An entry point this
+    PyTorch lacks is left out (and named in `missing`)."""
+
+    POINTS = (
+        ("gemm_select", "torch._inductor.select_algorithm", "AlgorithmSelectorCache", "__call__"),
+        ("coordinate_descent", "torch._inductor.runtime.triton_heuristics", "CachingAutotuner",
+         "coordinate_descent_tuning"),
+        ("kernel_configs", "torch._inductor.runtime.triton_heuristics", "CachingAutotuner",
+         "benchmark_all_configs"),
+    )
+
+    def __init__(self):
+        import importlib
+
+        self.seconds, self.missing = {}, []
+        for phase, module, cls, method in self.POINTS:
+            owner = getattr(importlib.import_module(module), cls, None)
+            if owner is None or not hasattr(owner, method):
+                self.missing.append(phase)
+                continue
+            setattr(owner, method, self._timed(phase, getattr(owner, method)))
+
+    def _timed(self, phase, fn):
+        import functools
+
+        @functools.wraps(fn)
+        def timed(*args, **kwargs):
+            t0 = time.perf_counter()
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                self.seconds[phase] = self.seconds.get(phase, 0.0) + time.perf_counter() - t0
+
+        return timed
+
+    def reset(self):
+        self.seconds = {}
+
+    def totals(self):
+        return dict(self.seconds, missing=list(self.missing)) if self.missing else dict(self.seconds)
+
+
 class Inductor:
     """One warm process: torch imported with caches disabled, Inductor's choices observed."""
 
@@ -192,6 +248,7 @@ class Inductor:
         self.handler_refused = bool(self.handler) and not self._handler_installs()
         self.lowerings = []  # per AlgorithmSelectorCache call: choice names
         self.winners = []  # per benchmarked call: the fastest choice
+        self.phases = PhaseTimer()
         self._observe()
         self._start_up()
 
@@ -248,20 +305,31 @@ class Inductor:
         """Compiles inside: options for torch.compile; our handler installed for "ours"."""
         self.lowerings.clear()
         self.winners.clear()
+        self.phases.reset()
         installed = False
-        if name == "ours":
+        if name in OURS:
             self.handler.reset_stats()
             installed = self.handler.install()
         try:
-            yield OPTIONS[name]
+            yield self.options(name)
         finally:
             if installed:
-                record["ours_stats"] = self.handler.stats()
+                record[f"{name}_stats"] = self.handler.stats()
                 self.handler.uninstall()
+            record.setdefault("phases_s", {})[name] = self.phases.totals()
             record.setdefault("lowerings", {})[name] = len(self.lowerings)
             record.setdefault("autotuned", {})[name] = sum(len(c) > 1 for c in self.lowerings)
             record.setdefault("choices", {})[name] = sum(len(c) for c in self.lowerings)
             record.setdefault("picked", {})[name] = self.picks()
+
+    def options(self, name):
+        """torch.compile's options for setting `name`."""
+        opts = OPTIONS[name]
+        if isinstance(opts, str):
+            from torch._inductor import list_mode_options
+
+            return dict(list_mode_options(opts))
+        return opts
 
     def picks(self):
         """Inductor's pick per GEMM lowering: the fastest benchmarked choice, or the only one."""
@@ -600,8 +668,11 @@ def table(data, settings):
         for s in r["compile_s"]:
             lines.append(f"| {s} | {r['compile_s'][s]:.1f} | {fmt(r.get('step_ms', {}).get(s))} | "
                          f"{r['lowerings'].get(s)} | {r['autotuned'].get(s)} | {r['timing'].get(s)} |")
-        if r.get("ours_stats"):
-            lines.append(f"\n{w}: the handler's decisions {r['ours_stats']}")
+        for s in OURS:
+            if r.get(f"{s}_stats"):
+                lines.append(f"\n{w}: the handler's decisions ({s}) {r[f'{s}_stats']}")
+        for s, phases in r.get("phases_s", {}).items():
+            lines.append(f"{w} {s}: seconds inside " + ", ".join(f"{k} {v:.1f}" if isinstance(v, float) else f"{k} {v}" for k, v in phases.items()))
     return "\n".join(lines)
 
 
@@ -614,7 +685,8 @@ def parse(argv):
     p.add_argument("--out", help="the JSON results file")
     p.add_argument("--gemms", help="JSON lines of GEMMs (replaces the held-out list)")
     p.add_argument("--workloads", default=",".join(WORKLOADS))
-    p.add_argument("--settings", default=",".join(SETTINGS))
+    p.add_argument("--settings", default=",".join(DEFAULT_SETTINGS),
+                   help=f"comma-separated, of {', '.join(SETTINGS)}")
     p.add_argument("--budget-s", type=float, default=None, help="start no item after this many seconds")
     p.add_argument("--rounds", type=int, default=9, help="alternated rounds of the run-time median")
     p.add_argument("--dry-run", action="store_true", help="print the planned GEMMs and stop (no torch)")
@@ -629,8 +701,8 @@ def parse(argv):
             p.error(f"unknown setting {s!r} (one of {', '.join(SETTINGS)})")
     if not a.dry_run and not a.out:
         p.error("--out is required")
-    if "ours" in a.settings and not a.handler and not a.dry_run:
-        p.error("setting ours needs --handler")
+    if set(OURS) & set(a.settings) and not a.handler and not a.dry_run:
+        p.error("settings ours and ours_full need --handler")
     return a
 
 
@@ -643,11 +715,11 @@ def main(argv=None):
         print(f"{len(gemms)} GEMMs; workloads {','.join(a.workloads)}")
         return 0
     t0 = time.perf_counter()
-    ind = Inductor(a.handler if "ours" in a.settings else None, a.rounds)
+    ind = Inductor(a.handler if set(OURS) & set(a.settings) else None, a.rounds)
     if ind.handler_refused:
         print("inductor_eval: the handler refused this GPU or PyTorch; setting ours is dropped",
               file=sys.stderr)
-        a.settings = [s for s in a.settings if s != "ours"]
+        a.settings = [s for s in a.settings if s not in OURS]
     results = Results(a.out, dict(ind.meta(), args=vars(a), start_up_s=time.perf_counter() - t0))
     budget_end = None if a.budget_s is None else t0 + a.budget_s
 
