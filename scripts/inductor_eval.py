@@ -186,13 +186,14 @@ def summarize(data):
 
 
 class PhaseTimer:
-    """Seconds spent inside Inductor's autotuning entry points, summed over every thread (the
-    backward graph compiles in autograd's): where a compile's time goes. The phases may nest
-    (a coordinate-descent step benchmarks), so they need not add up. An entry point this
-    PyTorch lacks is left out (and named in `missing`)."""
+    """Seconds spent in Inductor's autotuning, summed over every thread (the backward graph
+    compiles in autograd's): where a compile's time goes. GEMM autotuning is what Inductor itself
+    reports per GEMM (`AlgorithmSelectorCache.log_results`: benchmarking and precompiling, as
+    ah-collect's worker reads it); kernel tuning is time inside the entry points below, which may
+    nest (a coordinate-descent step benchmarks), so the phases need not add up. An entry point
+    this PyTorch lacks is left out and named in `missing`."""
 
     POINTS = (
-        ("gemm_select", "torch._inductor.select_algorithm", "AlgorithmSelectorCache", "__call__"),
         ("coordinate_descent", "torch._inductor.runtime.triton_heuristics", "CachingAutotuner",
          "coordinate_descent_tuning"),
         ("kernel_configs", "torch._inductor.runtime.triton_heuristics", "CachingAutotuner",
@@ -209,6 +210,26 @@ class PhaseTimer:
                 self.missing.append(phase)
                 continue
             setattr(owner, method, self._timed(phase, getattr(owner, method)))
+        self._gemm_phases()
+
+    def _gemm_phases(self):
+        from torch._inductor import select_algorithm as sa
+
+        log_results = getattr(sa.AlgorithmSelectorCache, "log_results", None)
+        if log_results is None:
+            self.missing.append("gemm_benchmark")
+            return
+
+        def phases(name, input_nodes, timings, elapse, precompile_elapse, *a, **kw):
+            self.add("gemm_benchmark", elapse)
+            self.add("gemm_precompile", precompile_elapse)
+            return log_results(name, input_nodes, timings, elapse, precompile_elapse, *a, **kw)
+
+        sa.AlgorithmSelectorCache.log_results = staticmethod(phases)
+
+    def add(self, phase, seconds):
+        if isinstance(seconds, (int, float)):
+            self.seconds[phase] = self.seconds.get(phase, 0.0) + float(seconds)
 
     def _timed(self, phase, fn):
         import functools
@@ -219,7 +240,7 @@ class PhaseTimer:
             try:
                 return fn(*args, **kwargs)
             finally:
-                self.seconds[phase] = self.seconds.get(phase, 0.0) + time.perf_counter() - t0
+                self.add(phase, time.perf_counter() - t0)
 
         return timed
 

@@ -22,8 +22,8 @@ What a decision does, before any Triton template code is generated (Inductor's
 - ``("extern", ())``: one ATen/cuBLAS choice (`one_aten`: the call Inductor makes without
   max-autotune) is handed to the inner handler; the generators of the other templates are never
   iterated, and with a single choice Inductor benchmarks nothing.
-- ``("keep", names)``: that ATen choice plus the Triton/subgraph choices whose `ktc_name` is in
-  names.
+- ``("keep", names)``: that ATen choice plus the Triton/subgraph choices whose `ktc_name`, read
+  by `config_name` (a `bmm` config is named as the same `mm` config), is in names.
 - ``("default", ())``: Inductor's list unchanged.
 
 `install()` reaches every graph, the backward graph compiled in autograd's thread included:
@@ -45,9 +45,9 @@ import warnings
 import weakref
 
 try:
-    ktc_name  # noqa: B018 - defined when pasted after naming.py's source
+    ktc_name, config_name  # noqa: B018 - defined when pasted after naming.py's source
 except NameError:
-    from ah_inductor.naming import ktc_name
+    from ah_inductor.naming import config_name, ktc_name
 
 FORCE_ENV = "AH_INDUCTOR_CHOICES_FORCE"
 KINDS = ("extern", "keep", "default")
@@ -325,7 +325,7 @@ class Runtime:
     def _keep(self, result, names):
         try:
             aten = one_aten([c.template.uid for c in result])
-            kept = [c for c in result if c.template.uid == aten or ktc_name(c) in names]
+            kept = [c for c in result if c.template.uid == aten or config_name(ktc_name(c)) in names]
         except Exception as e:  # noqa: BLE001
             self._error("naming the choices", e)
             return result

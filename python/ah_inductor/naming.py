@@ -50,6 +50,21 @@ def choice_name(template_uid, kwargs):
     return clean("_".join(parts))
 
 
+# Triton's `bmm` template is `mm`'s kernel with a batch grid, offered the same configs: a
+# heuristic keeps a config, whichever of the two a GEMM offers (`ah_train::prune::config_name`
+# reads logs the same way). Without this a leaf learned mostly on mm GEMMs keeps no Triton
+# choice of a bmm at all.
+_SAME_CONFIGS = (("triton_bmm_", "triton_mm_"),)
+
+
+def config_name(name):
+    """The name a heuristic keeps for choice `name`: ``triton_bmm_`` spelled ``triton_mm_``."""
+    for prefix, canonical in _SAME_CONFIGS:
+        if name.startswith(prefix):
+            return canonical + name[len(prefix):]
+    return name
+
+
 def ktc_name(ktc):
     """The name of a lazy `KernelTemplateChoice` (no code is generated)."""
     return choice_name(ktc.template.uid, ktc.params.to_kwargs())

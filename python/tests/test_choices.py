@@ -325,6 +325,23 @@ class Decisions(unittest.TestCase):
             out = rt.finalize(self.inner, tc, ki, templates_of(tc), "baddbmm", None)
         self.assertEqual((seen, names(out)), (["bmm"], ["extern_baddbmm"]))
 
+    def test_keep_matches_a_bmm_config_by_its_mm_name(self):
+        rt = choices.Runtime(HEURISTIC, lambda f: ("keep", (TILE_NAME,)))
+        rt.active = True
+        ki = StubInputs([operand(16, 64, False, batch=4), operand(64, 32, False, batch=4)])
+        other = dict(TILE, BLOCK_M=128)
+        tc = {"aten::bmm": iter([ktc("aten::bmm")]),
+              "triton::bmm": iter([ktc("triton::bmm", **TILE), ktc("triton::bmm", **other)])}
+        with fake_torch():
+            out = rt.finalize(self.inner, tc, ki, templates_of(tc), "bmm", None)
+        self.assertEqual(names(out), ["extern_bmm", TILE_NAME.replace("triton_mm_", "triton_bmm_")])
+        self.assertEqual(rt.stats()["keep"], 1)
+
+    def test_config_name_reads_bmm_as_mm_and_nothing_else(self):
+        self.assertEqual(naming.config_name("triton_bmm_BLOCK-M=64"), "triton_mm_BLOCK-M=64")
+        for name in ("triton_mm_BLOCK-M=64", "extern_bmm", "subgraph_decompose_k_ksplit=2", "triton_bmmx"):
+            self.assertEqual(naming.config_name(name), name)
+
     def test_other_ops_pass_through(self):
         for op in ("mm-ah", "int_mm", "scaled_mm", "mm_plus_mm"):
             out = self.run_op(mm_inputs(16, 64, 64), op=op)

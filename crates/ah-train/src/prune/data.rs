@@ -16,10 +16,28 @@ use super::PruneError;
 /// makes without max-autotune; Inductor's `addmm` choice copies the expanded bias first.
 pub const PREFERRED_EXTERN: &[&str] = &["extern_bias_addmm"];
 
+/// Triton's `bmm` template is `mm`'s kernel with a batch grid and is offered the same configs:
+/// a leaf keeps a config whichever of the two a GEMM offers, so a `triton_bmm_` choice is read
+/// under its `triton_mm_` name (`config_name` in `python/ah_inductor/naming.py`, which the
+/// handler applies before matching). Without this, a leaf learned mostly on mm GEMMs kept no
+/// Triton choice of a bmm at all.
+const SAME_CONFIGS: &[(&str, &str)] = &[("triton_bmm_", "triton_mm_")];
+
+/// The name a policy keeps for the logged choice `name`.
+pub fn config_name(name: &str) -> String {
+    SAME_CONFIGS
+        .iter()
+        .find_map(|(prefix, canonical)| {
+            name.strip_prefix(prefix)
+                .map(|rest| format!("{canonical}{rest}"))
+        })
+        .unwrap_or_else(|| name.to_string())
+}
+
 /// One benchmarked choice of a GEMM.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Choice {
-    /// Its name (`extern_mm`, `triton_mm_BLOCK-M=...`).
+    /// Its name (`extern_mm`, `triton_mm_BLOCK-M=...`), read by [`config_name`].
     pub name: String,
     /// Inductor's benchmark time, ms (`inf` when it failed).
     pub bench_ms: f64,
@@ -185,7 +203,7 @@ fn sample(values: Vec<Value>, times: &[(String, f64)], x: &Json) -> Option<Sampl
     let choices = times
         .iter()
         .map(|(name, t)| Choice {
-            name: name.clone(),
+            name: config_name(name),
             bench_ms: *t,
             price_s: raw.get(name).copied().unwrap_or(0.0) * scale,
         })

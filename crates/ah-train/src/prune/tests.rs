@@ -276,14 +276,14 @@ fn the_shipped_rust_module_decides_like_the_model() {
             .lines()
             .nth(2)
             .unwrap()
-            .contains("--first 157 --min-leaf 3 --max-depth 4 --min-support 6 "),
+            .contains("--first 191 --min-leaf 3 --max-depth 4 --min-support 6 "),
         "{}: regenerated with other parameters; update this test's",
         module.display()
     );
     let log = root.join("data/inductor_mm_h100.txt");
     let extras = root.join("data/inductor_mm_h100.txt.extras.jsonl");
     let params = PruneParams {
-        first: Some(157),
+        first: Some(191),
         min_leaf: 3,
         max_depth: 4,
         min_support: 6,
@@ -330,5 +330,46 @@ fn the_shipped_rust_module_decides_like_the_model() {
             _ => false,
         };
         assert!(same, "{g:?}");
+    }
+}
+
+/// A `bmm` config is kept under the name of the same `mm` config (naming.py's `config_name`);
+/// every other name is read as logged.
+#[test]
+fn config_name_reads_a_bmm_config_as_mm_and_nothing_else() {
+    use super::data::config_name;
+    assert_eq!(config_name("triton_bmm_BLOCK-M=64"), "triton_mm_BLOCK-M=64");
+    for name in [
+        "triton_mm_BLOCK-M=64",
+        "extern_bmm",
+        "subgraph_decompose_k_ksplit=2",
+        "triton_bmmx",
+    ] {
+        assert_eq!(config_name(name), name);
+    }
+}
+
+/// The shipped log's bmm GEMMs load with their Triton configs under `mm` names, so a leaf
+/// weighs mm and bmm evidence for one config together; their cuBLAS choice stays `extern_bmm`.
+#[test]
+fn bmm_gemms_load_their_triton_configs_under_mm_names() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let data = super::data::load(
+        &root.join("data/inductor_mm_h100.txt"),
+        &root.join("data/inductor_mm_h100.txt.extras.jsonl"),
+    )
+    .unwrap();
+    let op = data.features.iter().position(|f| f == "op").unwrap();
+    let bmm: Vec<_> = data
+        .samples
+        .iter()
+        .filter(|s| s.values[op].to_string() == "bmm")
+        .collect();
+    assert!(!bmm.is_empty());
+    for s in bmm {
+        let names: Vec<&str> = s.choices.iter().map(|c| c.name.as_str()).collect();
+        assert!(names.iter().all(|n| !n.starts_with("triton_bmm_")), "{names:?}");
+        assert!(names.iter().any(|n| n.starts_with("triton_mm_")), "{names:?}");
+        assert_eq!(s.kept_extern().unwrap().name, "extern_bmm");
     }
 }
