@@ -65,6 +65,30 @@ def config_name(name):
     return name
 
 
+# PyTorch's `mm` AutoHeuristic hook (`autoheuristic_use="mm"`, in `tuned_mm`) names a choice by
+# `ChoiceCaller.autoheuristic_id()`: ``extern_mm``, or a Triton config of the mm template by its
+# five tile values alone (GROUP_M is not in it, so two of our configs may share one id).
+_PYTORCH_TILE = ("BLOCK-M", "BLOCK-K", "BLOCK-N", "numstages", "numwarps")
+
+
+def pytorch_mm_id(name):
+    """The id PyTorch's `mm` hook gives choice `name`, or None for a choice that hook does not
+    offer (other templates, decompositions, configs with keys beyond the tile and GROUP-M)."""
+    if name == "extern_mm":
+        return name
+    prefix = "triton_mm_"
+    name = config_name(name)
+    if not name.startswith(prefix):
+        return None
+    parts = [p.partition("=") for p in name[len(prefix):].split("_")]
+    values = {k: v for k, eq, v in parts if eq}
+    if len(values) != len(parts) or set(values) - set(_PYTORCH_TILE) - {"GROUP-M"}:
+        return None
+    if any(k not in values for k in _PYTORCH_TILE):
+        return None
+    return "type=triton_" + "_".join(f"{k}={values[k]}" for k in _PYTORCH_TILE)
+
+
 def ktc_name(ktc):
     """The name of a lazy `KernelTemplateChoice` (no code is generated)."""
     return choice_name(ktc.template.uid, ktc.params.to_kwargs())

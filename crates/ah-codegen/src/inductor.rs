@@ -30,13 +30,32 @@ pub fn file_name(name: &str) -> String {
 /// Renders the module of a pruning model (its JSON); `header` is the comment block on top.
 /// Refused when `python3` cannot compile the result.
 pub fn render_module(model: &Json, header: &str) -> Result<String, CodegenError> {
-    let name = model["name"].as_str().unwrap_or_default().to_string();
-    let invalid = |message: String| CodegenError::InvalidModel {
-        heuristic: name.clone(),
+    let learned = learned_source(model)?;
+    let source = format!(
+        "{header}\n{naming}\n\n{choices}\n\n{learned}",
+        naming = strip_main(NAMING_PY),
+        choices = strip_main(CHOICES_PY),
+    );
+    // Compiled before it is written, like every Python artifact (`python_check`).
+    let name = model["name"].as_str().unwrap_or_default();
+    crate::python_check::check_compiles(&source, &file_name(name))?;
+    Ok(source)
+}
+
+/// The error for an invalid pruning model `model`.
+pub(crate) fn invalid(model: &Json, message: String) -> CodegenError {
+    CodegenError::InvalidModel {
+        heuristic: model["name"].as_str().unwrap_or_default().to_string(),
         message,
-    };
+    }
+}
+
+/// The learned part every Python rendering of a pruning model ends with: `HEURISTIC` (name,
+/// device capability, PyTorch version, ops), `_align` and the `decide(f)` tree.
+pub(crate) fn learned_source(model: &Json) -> Result<String, CodegenError> {
     if model["kind"] != "inductor_choices" {
         return Err(invalid(
+            model,
             "not a pruning model (kind must be \"inductor_choices\"; train it with ah-prune)"
                 .into(),
         ));
@@ -44,7 +63,7 @@ pub fn render_module(model: &Json, header: &str) -> Result<String, CodegenError>
     let capa = model["device_capa"]
         .as_array()
         .filter(|a| a.len() == 2 && a.iter().all(Json::is_u64));
-    let capa = capa.ok_or_else(|| invalid("device_capa must be two integers".into()))?;
+    let capa = capa.ok_or_else(|| invalid(model, "device_capa must be two integers".into()))?;
     let ops: Vec<String> = model["ops"]
         .as_array()
         .into_iter()
@@ -52,28 +71,20 @@ pub fn render_module(model: &Json, header: &str) -> Result<String, CodegenError>
         .map(lit)
         .collect();
     let mut decide = String::from("def decide(f):\n    \"\"\"The learned policy for a GEMM's features `f` (see choices.py).\"\"\"\n");
-    node(
-        &prune_tree::read(&model["tree"]).map_err(invalid)?,
-        1,
-        &mut decide,
-    );
-    let source = format!(
-        "{header}\n{naming}\n\n{choices}\n\n# ---- the learned heuristic ----\n\nHEURISTIC = {{\n    \"name\": {name},\n    \"device_capa\": ({c0}, {c1}),\n    \"torch\": {torch},\n    \"ops\": ({ops},),\n}}\n\n\ndef _align(x):\n    \"\"\"The largest power of two, at most 128, that divides x.\"\"\"\n    return min(128, x & -x) if x > 0 else 0\n\n\n{decide}",
-        naming = strip_main(NAMING_PY),
-        choices = strip_main(CHOICES_PY),
+    let tree = prune_tree::read(&model["tree"]).map_err(|m| invalid(model, m))?;
+    node(&tree, 1, &mut decide);
+    Ok(format!(
+        "# ---- the learned heuristic ----\n\nHEURISTIC = {{\n    \"name\": {name},\n    \"device_capa\": ({c0}, {c1}),\n    \"torch\": {torch},\n    \"ops\": ({ops},),\n}}\n\n\ndef _align(x):\n    \"\"\"The largest power of two, at most 128, that divides x.\"\"\"\n    return min(128, x & -x) if x > 0 else 0\n\n\n{decide}",
         name = lit(&model["name"]),
         c0 = capa[0],
         c1 = capa[1],
         torch = lit(&model["torch"]),
         ops = ops.join(", "),
-    );
-    // Compiled before it is written, like every Python artifact (`python_check`).
-    crate::python_check::check_compiles(&source, &file_name(&name))?;
-    Ok(source)
+    ))
 }
 
 /// A JSON value as a Python literal (strings as JSON string literals).
-fn lit(v: &Json) -> String {
+pub(crate) fn lit(v: &Json) -> String {
     match v {
         Json::Bool(true) => "True".into(),
         Json::Bool(false) => "False".into(),
@@ -129,7 +140,7 @@ fn node(n: &Node, depth: usize, out: &mut String) {
 }
 
 /// A source without its `if __name__ == "__main__":` block.
-fn strip_main(src: &str) -> &str {
+pub(crate) fn strip_main(src: &str) -> &str {
     src.find("\nif __name__ == \"__main__\":")
         .map_or(src, |i| &src[..i])
 }

@@ -35,6 +35,7 @@ mod error;
 pub mod escape;
 mod header;
 pub mod inductor;
+pub mod inductor_artifact;
 pub mod inductor_rust;
 mod names;
 mod output;

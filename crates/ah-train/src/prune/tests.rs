@@ -368,8 +368,140 @@ fn bmm_gemms_load_their_triton_configs_under_mm_names() {
     assert!(!bmm.is_empty());
     for s in bmm {
         let names: Vec<&str> = s.choices.iter().map(|c| c.name.as_str()).collect();
-        assert!(names.iter().all(|n| !n.starts_with("triton_bmm_")), "{names:?}");
-        assert!(names.iter().any(|n| n.starts_with("triton_mm_")), "{names:?}");
+        assert!(
+            names.iter().all(|n| !n.starts_with("triton_bmm_")),
+            "{names:?}"
+        );
+        assert!(
+            names.iter().any(|n| n.starts_with("triton_mm_")),
+            "{names:?}"
+        );
         assert_eq!(s.kept_extern().unwrap().name, "extern_bmm");
     }
+}
+
+/// The `mm` AutoHeuristic artifact ranks like the handler decides, on every `mm` GEMM of the
+/// shipped log's first 48: `extern` -> `[extern_mm]`, `keep` -> `extern_mm` and the kept
+/// configs as PyTorch names them, `default` -> None. Run by python3 against the torch stub of
+/// ah-codegen's tests (no PyTorch); with the handler's parity test above, the artifact, the
+/// handler, the Rust module and the model agree. Its precondition holds on the heuristic's GPU
+/// and PyTorch only.
+#[test]
+fn the_mm_artifact_ranks_like_the_handler_decides() {
+    if ah_test_support::skip_without_python("the mm artifact's parity test") {
+        return;
+    }
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let params = PruneParams {
+        first: Some(48),
+        ..Default::default()
+    };
+    let (model, data) = train(
+        &root.join("data/inductor_mm_h100.txt"),
+        &root.join("data/inductor_mm_h100.txt.extras.jsonl"),
+        "ParityCheck",
+        &params,
+    )
+    .unwrap();
+    let json = serde_json::to_value(&model).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let handler = ah_codegen::inductor::render_module(&json, "# test").unwrap();
+    std::fs::write(dir.path().join("parity_handler.py"), handler).unwrap();
+    let artifact = ah_codegen::inductor_artifact::render_artifact(&json, "# test").unwrap();
+    std::fs::write(dir.path().join("_ParityCheck.py"), artifact).unwrap();
+    let op = model.features.iter().position(|f| f == "op").unwrap();
+    let cases: String = data
+        .samples
+        .iter()
+        .filter(|s| s.values[op].to_string() == "mm")
+        .map(|s| {
+            let f: serde_json::Map<String, serde_json::Value> = model
+                .features
+                .iter()
+                .zip(&s.values)
+                .map(|(n, v)| (n.clone(), serde_json::to_value(v).unwrap()))
+                .collect();
+            serde_json::Value::Object(f).to_string() + "\n"
+        })
+        .collect();
+    let out = python_with_stub(dir.path(), ARTIFACT_PARITY, &cases);
+    let n = cases.lines().count();
+    assert!(n >= 20, "{n} mm GEMMs");
+    assert_eq!(
+        out.lines().last().unwrap_or_default(),
+        format!("0 mismatches of {n}; kinds extern keep"),
+        "{out}"
+    );
+}
+
+/// Compares the artifact with the handler, case by case from stdin; prints the mismatches,
+/// then their count, the cases and the kinds of decision seen (a failed guard check counts as
+/// a mismatch).
+const ARTIFACT_PARITY: &str = r#"
+import importlib.util, json, sys, types, warnings
+import torch
+from torch._inductor.autoheuristic.autoheuristic_utils import AHContext, AHMetadata
+
+def load(name, path):
+    spec = importlib.util.spec_from_file_location(name, path)
+    m = importlib.util.module_from_spec(spec); spec.loader.exec_module(m); return m
+
+handler = load("parity_handler", sys.argv[1] + "/parity_handler.py")
+art = load("_ParityCheck", sys.argv[1] + "/_ParityCheck.py")
+h = art.ParityCheck()
+bad, n, kinds = 0, 0, set()
+for line in sys.stdin:
+    f = {k: (list(v.values())[0] if isinstance(v, dict) else v) for k, v in json.loads(line).items()}
+    ctx = AHContext()
+    for k, v in f.items():
+        if k not in ("batch", "op"):
+            ctx.add_feature(k, v, is_categorical=isinstance(v, str))
+    kind, names = handler.decide(f)
+    n += 1
+    kinds.add(kind)
+    want = None if kind == "default" else art.mm_choice_ids(names if kind == "keep" else ())
+    got = h.get_decisions_ranked(ctx)
+    if got != want:
+        bad += 1
+        print(f, kind, got, want)
+torch.__version__ = "2.11.0+cu130"
+meta = lambda capa: AHMetadata(232448, capa, [], "mm")
+with warnings.catch_warnings(record=True) as w:
+    warnings.simplefilter("always")
+    ok = [h.check_precondition(meta((9, 0)), None), h.check_precondition(meta((8, 0)), None),
+          h.check_precondition(meta((8, 0)), None)]
+bad += ok != [True, False, False] or len(w) != 1
+torch.__version__ = "2.12.0"
+bad += h.check_precondition(meta((9, 0)), None)
+print(f"{int(bad)} mismatches of {n}; kinds {' '.join(sorted(kinds))}")
+"#;
+
+/// Runs `script` with python3 (argument: `dir`), ah-codegen's torch stub on the path and
+/// `stdin` as its input; its stdout. Panics with stderr when it fails.
+fn python_with_stub(dir: &std::path::Path, script: &str, stdin: &str) -> String {
+    use std::io::Write;
+    let stub =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../ah-codegen/tests/python_stub");
+    let mut child = std::process::Command::new("python3")
+        .args(["-c", script])
+        .arg(dir)
+        .env("PYTHONPATH", stub)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(stdin.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
 }

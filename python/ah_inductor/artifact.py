@@ -1,0 +1,96 @@
+"""The runtime of a pruning heuristic's `mm` AutoHeuristic artifact (issue 26, 3b).
+
+`ah-prune --artifact-dir DIR` writes ``DIR/_<Name>.py``: a PyTorch artifact for users of
+``torch._inductor.config.autoheuristic_use = "mm"``, droppable into
+``torch/_inductor/autoheuristic/artifacts/``. The file is a header, the sources of `naming.py`
+and of this file, the heuristic's `HEURISTIC` description and `decide(f)` tree (the same as the
+`InductorChoices` handler module's), and a `LearnedHeuristicDecision` subclass whose methods
+call the functions below.
+
+PyTorch's hook (`tuned_mm`) consults it after Inductor generated every choice and keeps, of
+those choices, the ones named in `get_decisions_ranked` (top 10, plus `extern_mm`), so it
+saves benchmarking but not code generation; the handler module acts before generation and
+covers addmm and bmm as well. The hook sees `mm` only, so `batch` is 1 and `op` is "mm".
+A decision becomes a variable-length ranking:
+- ``("extern", ())``: ``[extern_mm]``: only cuBLAS is kept, nothing is benchmarked;
+- ``("keep", names)``: ``extern_mm`` and the kept configs, as PyTorch names them
+  (`pytorch_mm_id`; configs that differ only in GROUP_M become one);
+- ``("default", ())``: no ranking (None): Inductor keeps its whole list.
+
+On another GPU or PyTorch (major.minor) than the heuristic's, `mm_precondition` is False
+(PyTorch then autotunes as without it) and a warning says so once.
+"""
+
+import warnings
+
+try:
+    pytorch_mm_id  # noqa: B018 - defined when pasted after naming.py's source
+except NameError:
+    from ah_inductor.naming import pytorch_mm_id
+
+# Features of our log that PyTorch's `mm` context does not hold: constant for `tuned_mm`.
+MM_CONSTANTS = {"batch": 1, "op": "mm"}
+_warned = set()
+
+
+def mm_choice_ids(names):
+    """``extern_mm`` then PyTorch's ids of `names` (each once, first occurrence first)."""
+    out = ["extern_mm"]
+    for name in names:
+        i = pytorch_mm_id(name)
+        if i is not None and i not in out:
+            out.append(i)
+    return out
+
+
+def mm_features(context, names):
+    """The features `names` of PyTorch's `AHContext`, as the handler computes them: dtypes as
+    their text (``torch.bfloat16``), numbers and booleans as they are. None when one is missing."""
+    f = dict(MM_CONSTANTS)
+    for name in names:
+        if name in f:
+            continue
+        try:
+            v = context.get_value(name)
+        except (KeyError, AttributeError):
+            return None
+        f[name] = v if isinstance(v, (bool, int, float, str)) else str(v)
+    return f
+
+
+def mm_best_choices(decide, feature_names, context, choices):
+    """`get_best_choices`: (probability, index into `choices`) best first, or None (unsure)."""
+    f = mm_features(context, feature_names)
+    if f is None:
+        return None
+    kind, names = decide(f)
+    if kind == "default":
+        return None
+    ranked = mm_choice_ids(names if kind == "keep" else ())
+    index = {c: i for i, c in enumerate(choices)}
+    kept = [index[c] for c in ranked if c in index]
+    return [(1.0 / len(kept), i) for i in kept]
+
+
+def mm_precondition(heuristic, metadata):
+    """Whether the artifact decides here: PyTorch's `mm` hook on the GPU and PyTorch it was
+    trained for. Otherwise False, with one warning naming what differs."""
+    if getattr(metadata, "name", None) != "mm":
+        return False
+    capa = tuple(getattr(metadata, "device_capa", ()) or ())
+    want = tuple(heuristic["device_capa"])
+    import torch
+
+    version = ".".join(str(torch.__version__).split("+")[0].split(".")[:2])
+    if capa == want and version == heuristic["torch"]:
+        return True
+    key = (capa, version)
+    if key not in _warned:
+        _warned.add(key)
+        warnings.warn(
+            f"{heuristic['name']}: trained for device capability {want} and PyTorch "
+            f"{heuristic['torch']}, this is {capa} and {version}: not used, Inductor autotunes "
+            "every mm choice as it would without it",
+            stacklevel=2,
+        )
+    return False
