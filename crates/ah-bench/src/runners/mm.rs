@@ -39,7 +39,7 @@ use crate::backend::cuda::{CudaBackend, DeviceBuffer, GemmArgs};
 use crate::backend::{Backend, BackendKind, BenchError, Measurement};
 use crate::dtype::DType;
 use crate::runner::{BenchmarkRunner, SampleRng, Target};
-use crate::runners::pad_mm::is_contiguous;
+use crate::runners::add_mm_layout_features;
 
 /// The choice that stands for cuBLASLt's own pick (its first-ranked candidate).
 pub const EXTERN_MM: &str = "extern_mm";
@@ -134,19 +134,11 @@ pub struct MmInput {
 impl MmInput {
     /// Strides of mat1.
     pub fn mat1_strides(&self) -> (usize, usize) {
-        if self.trans_a {
-            (1, self.m)
-        } else {
-            (self.k, 1)
-        }
+        crate::runners::operand_strides(self.m, self.k, self.trans_a)
     }
     /// Strides of mat2.
     pub fn mat2_strides(&self) -> (usize, usize) {
-        if self.trans_b {
-            (1, self.k)
-        } else {
-            (self.n, 1)
-        }
+        crate::runners::operand_strides(self.k, self.n, self.trans_b)
     }
     /// The GEMM shape.
     pub fn shape(&self) -> GemmShape {
@@ -513,22 +505,16 @@ impl BenchmarkRunner for MmRunner {
     }
 
     fn context(&self, i: &MmInput) -> Context {
-        let (s10, s11) = i.mat1_strides();
-        let (s20, s21) = i.mat2_strides();
         let mut c = Context::with_capacity(12);
         c.add("m", i.m).add("k", i.k).add("n", i.n);
-        c.add_categorical("mat1_dtype", i.dtype.torch_name());
-        c.add_categorical("mat2_dtype", i.dtype.torch_name());
-        c.add("mat1_stride_0", s10).add("mat1_stride_1", s11);
-        c.add("mat2_stride_0", s20).add("mat2_stride_1", s21);
-        c.add_categorical("mat1_iscontig", is_contiguous(i.m, i.k, s10, s11));
-        c.add_categorical("mat2_iscontig", is_contiguous(i.k, i.n, s20, s21));
-        let tf32: ah_core::Value = if i.dtype == DType::F32 {
-            true.into()
-        } else {
-            "not_float_32".into()
-        };
-        c.add_categorical("using_tf32", tf32);
+        // fp32 runs with TF32 tensor cores.
+        add_mm_layout_features(
+            &mut c,
+            (i.m, i.k, i.n),
+            (i.trans_a, i.trans_b),
+            i.dtype,
+            true,
+        );
         c
     }
 
