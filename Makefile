@@ -17,7 +17,7 @@ MODEL ?=
 
 export NAME SAMPLES DEVICE SEED DATA OUT HEURISTIC GENERATED MODEL CARGO
 
-.PHONY: help build pipeline ship test tutorial-check ci lint fmt check-generated bench bench-train bench-codegen bench-core bench-runtime ref-venv deps gpu-build clean
+.PHONY: help build pipeline ship test tutorial-check ci lint size-audit fmt check-generated bench bench-train bench-codegen bench-core bench-runtime ref-venv deps gpu-build clean
 
 help: ## list the targets
 	@grep -E '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*## "}; {printf "  %-18s %s\n", $$1, $$2}'
@@ -44,9 +44,13 @@ check-generated: ## fail if the committed generated crates (heuristics, self-tes
 	bash scripts/check_generated.sh
 	bash scripts/cli_docs.sh --check
 
-lint: ## rustfmt and clippy, as CI runs them
+lint: ## rustfmt, clippy and the size audit, as CI runs them
 	$(CARGO) fmt --all -- --check
 	$(CARGO) clippy --workspace --all-targets --locked -- -D warnings
+	bash scripts/size_audit.sh --check
+
+size-audit: ## list hand-written .rs files over 800 lines and functions over 100 (scripts/size_audit.allow: the exceptions)
+	bash scripts/size_audit.sh
 
 fmt: ## format the workspace
 	$(CARGO) fmt --all

@@ -149,11 +149,7 @@ fn main() -> anyhow::Result<()> {
         if !ext.is_finite() {
             continue;
         }
-        let mut ctx = Context::new();
-        for (name, v) in log.features.iter().zip(values) {
-            let cat = log.metadata.categorical_features.contains(name);
-            ctx.add_feature(name.clone(), v.clone(), cat);
-        }
+        let ctx = log.metadata.row_context(&log.features, values);
         let ids: Vec<String> = times.iter().map(|(c, _)| c.clone()).collect();
         let key = format!("{values:?}");
         let sel = SelectAlgorithm::builder("cublaslt_mm", ids.clone(), key.clone())

@@ -18,7 +18,7 @@ use ah_core::stats::median;
 use std::collections::BTreeMap;
 
 use ah_bench::runners::mm::{is_model_shape, AlgoConfig, EXTERN_MM};
-use ah_core::{Context, Decision, Model, ModelEvaluator, Value};
+use ah_core::{Decision, Model, ModelEvaluator, Value};
 use ah_log::Log;
 
 /// One evaluated input.
@@ -291,13 +291,9 @@ fn evaluate_input(
             .find(|(x, _)| x == c)
             .map_or(f64::INFINITY, |(_, t)| *t)
     };
-    let cat = &log.metadata.categorical_features;
     let col = |name: &str| log.features.iter().position(|f| f == name);
     let best_ms = times.iter().map(|(_, t)| *t).fold(f64::INFINITY, f64::min);
-    let mut ctx = Context::with_capacity(values.len());
-    for (name, v) in log.features.iter().zip(values) {
-        ctx.add_feature(name.clone(), v.clone(), cat.contains(name));
-    }
+    let ctx = log.metadata.row_context(&log.features, values);
     let logged = |c: &String| times.iter().any(|(x, _)| x == c);
     let ranking: Option<Vec<String>> = ev.ranked(&ctx).map(|r| {
         r.into_iter()

@@ -9,7 +9,7 @@
 use std::path::PathBuf;
 
 use ah_bench::runners::mm::EXTERN_MM;
-use ah_core::{Context, DeviceIdentity, Registry, Value};
+use ah_core::{DeviceIdentity, Registry, Value};
 use ah_log::{Log, ReadOptions};
 use ah_runtime::select::{AutotuneRequest, Autotuner, SelectAlgorithm};
 use ah_runtime::{Config, DeviceInfo};
@@ -48,11 +48,7 @@ fn top5_autotuning_beats_cublaslt_and_benchmarks_less() {
         (0u32, 0u32, 0u32, 0usize, 0usize);
     let mut log_speedup = 0.0;
     for (values, times) in samples(&log) {
-        let mut ctx = Context::new();
-        for (name, v) in log.features.iter().zip(&values) {
-            let cat = log.metadata.categorical_features.contains(name);
-            ctx.add_feature(name.clone(), v.clone(), cat);
-        }
+        let ctx = log.metadata.row_context(&log.features, &values);
         let ids: Vec<String> = times.iter().map(|(c, _)| c.clone()).collect();
         let key = format!("{values:?}");
         let sel = SelectAlgorithm::builder("cublaslt_mm", ids.clone(), key.clone())

@@ -63,16 +63,8 @@ struct Cli {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
-    match run(&cli) {
-        Ok(code) => code,
-        // A closed stdout pipe (`| head`) ends the output, quietly and successfully.
-        Err(e) if ah_core::error::is_broken_pipe(&*e) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("error: {}", ah_core::error::report(e.as_ref()));
-            ExitCode::from(2)
-        }
-    }
+    // Errors to stderr with status 2; a closed stdout pipe (`| head`) ends quietly.
+    ah_core::error::exit_code(run(&Cli::parse()))
 }
 
 fn run(cli: &Cli) -> anyhow::Result<ExitCode> {
@@ -125,33 +117,8 @@ fn run(cli: &Cli) -> anyhow::Result<ExitCode> {
             }
         }
     }
-    // Checking the crate's whole `models/` folder: every generated module must have its model.
-    if mode == Mode::Check
-        && !cli.no_rust
-        && cli
-            .models
-            .iter()
-            .any(|m| same_dir(m, &cli.rust.join("models")))
-    {
-        let expected: Vec<String> = loaded
-            .iter()
-            .map(|(_, m)| ah_codegen::module_name(&m.heuristic_name))
-            .collect();
-        for module in ah_codegen::generated_modules(&cli.rust.join("src"))? {
-            if !expected.contains(&module) {
-                let path = cli.rust.join("src").join(format!("{module}.rs"));
-                if !cli.quiet {
-                    eprintln!("Stale: {}", path.display());
-                }
-                stale.push(format!(
-                    "{}:
-no model in {} generates this module: delete it, or add its model JSON
-",
-                    path.display(),
-                    cli.rust.join("models").display()
-                ));
-            }
-        }
+    if mode == Mode::Check {
+        stale.extend(orphaned_modules(cli, &loaded)?);
     }
     if cli.svg {
         if let (Some(dot), Mode::Write) = (&cli.dot, mode) {
@@ -181,6 +148,42 @@ no model in {} generates this module: delete it, or add its model JSON
         return Ok(ExitCode::from(1));
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// With `--check` over a crate's whole `models/` folder: every generated module must have its
+/// model. One stale entry for each module that no model of `loaded` generates.
+fn orphaned_modules(
+    cli: &Cli,
+    loaded: &[(&PathBuf, ah_core::Model)],
+) -> anyhow::Result<Vec<String>> {
+    let mut stale = Vec::new();
+    let whole_folder = cli
+        .models
+        .iter()
+        .any(|m| same_dir(m, &cli.rust.join("models")));
+    if cli.no_rust || !whole_folder {
+        return Ok(stale);
+    }
+    let expected: Vec<String> = loaded
+        .iter()
+        .map(|(_, m)| ah_codegen::module_name(&m.heuristic_name))
+        .collect();
+    for module in ah_codegen::generated_modules(&cli.rust.join("src"))? {
+        if !expected.contains(&module) {
+            let path = cli.rust.join("src").join(format!("{module}.rs"));
+            if !cli.quiet {
+                eprintln!("Stale: {}", path.display());
+            }
+            stale.push(format!(
+                "{}:
+no model in {} generates this module: delete it, or add its model JSON
+",
+                path.display(),
+                cli.rust.join("models").display()
+            ));
+        }
+    }
+    Ok(stale)
 }
 
 /// Model files from the arguments: files as given, folders expanded to their `*.json` files

@@ -23,16 +23,8 @@ use progress::Progress;
 
 fn main() -> ExitCode {
     ah_collect::backend::CudaBackend::prefer_eager_module_loading();
-    let cli = Cli::parse();
-    match run(cli) {
-        Ok(code) => code,
-        // A closed stdout pipe (`| head`) ends the output, quietly and successfully.
-        Err(e) if ah_core::error::is_broken_pipe(&*e) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("error: {}", ah_core::error::report(e.as_ref()));
-            ExitCode::from(2)
-        }
-    }
+    // Errors to stderr with status 2; a closed stdout pipe (`| head`) ends quietly.
+    ah_core::error::exit_code(run(Cli::parse()))
 }
 
 fn run(cli: Cli) -> anyhow::Result<ExitCode> {

@@ -180,6 +180,26 @@ impl Error {
     }
 }
 
+/// How every binary ends, given what its `run` returned (`anyhow::Result<ExitCode>` is one):
+/// the code of a success; a broken pipe ([`is_broken_pipe`], stdout closed by `| head`) ends
+/// the output quietly with status 0; any other error is printed once to stderr, `error: ` and
+/// its [`report`], with status 2.
+pub fn exit_code<E>(result: Result<std::process::ExitCode, E>) -> std::process::ExitCode
+where
+    E: AsRef<dyn std::error::Error + Send + Sync + 'static>,
+{
+    let err = match result {
+        Ok(code) => return code,
+        Err(e) => e,
+    };
+    let err = err.as_ref();
+    if is_broken_pipe(err) {
+        return std::process::ExitCode::SUCCESS;
+    }
+    eprintln!("error: {}", report(err));
+    std::process::ExitCode::from(2)
+}
+
 /// True when `err`, or an error in its `source()` chain, is an I/O error of kind
 /// [`std::io::ErrorKind::BrokenPipe`]: stdout went to a pipe whose reader has gone
 /// (`ah-train ... | head -1`). Every binary treats that as the end of its output and exits
@@ -396,6 +416,19 @@ mod tests {
         assert_eq!(lines[1].chars().nth(caret), Some('#'), "{text}");
         let (shown, at) = window("abc", 2, 72);
         assert_eq!((shown.as_str(), at), ("abc", 2));
+    }
+
+    /// A binary's status: its own on success, 0 for a broken pipe, 2 for any other error.
+    #[test]
+    fn exit_codes_of_a_binary() {
+        use std::process::ExitCode;
+        type BoxError = Box<dyn std::error::Error + Send + Sync>;
+        let code = |r: Result<ExitCode, BoxError>| format!("{:?}", exit_code(r));
+        let want = |c: u8| format!("{:?}", ExitCode::from(c));
+        assert_eq!(code(Ok(ExitCode::from(1))), want(1));
+        let pipe = Error::io("stdout", std::io::ErrorKind::BrokenPipe.into());
+        assert_eq!(code(Err(Box::new(pipe))), want(0));
+        assert_eq!(code(Err(Box::new(Error::Other("x".into())))), want(2));
     }
 
     #[test]

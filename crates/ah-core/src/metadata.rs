@@ -112,6 +112,16 @@ impl Metadata {
     pub fn is_categorical(&self, name: &str) -> bool {
         self.categorical_features.iter().any(|c| c == name)
     }
+
+    /// The context of one log row: the log's header `features` with the row's `values`, in
+    /// order, each categorical as this metadata says.
+    pub fn row_context(&self, features: &[String], values: &[crate::Value]) -> crate::Context {
+        let mut ctx = crate::Context::with_capacity(features.len());
+        for (name, v) in features.iter().zip(values) {
+            ctx.add_feature(name.clone(), v.clone(), self.is_categorical(name));
+        }
+        ctx
+    }
 }
 
 /// `json.dumps` of a string with the default `ensure_ascii=True`.

@@ -46,33 +46,11 @@ fn expr() -> impl Strategy<Value = Expr> {
         prop::sample::select(FEATURES.to_vec()).prop_map(|n| Expr::Feature(n.to_string())),
     ];
     leaf.prop_recursive(4, 24, 3, |inner| {
-        let unop = prop::sample::select(vec![UnaryOp::Neg, UnaryOp::Pos, UnaryOp::Not]);
-        let binop = prop::sample::select(vec![
-            BinaryOp::Add,
-            BinaryOp::Sub,
-            BinaryOp::Mul,
-            BinaryOp::Div,
-            BinaryOp::FloorDiv,
-            BinaryOp::Mod,
-        ]);
-        let cmpop = prop::sample::select(vec![
-            CmpOp::Eq,
-            CmpOp::Ne,
-            CmpOp::Lt,
-            CmpOp::Le,
-            CmpOp::Gt,
-            CmpOp::Ge,
-        ]);
-        let boolop = prop::sample::select(vec![BoolOp::And, BoolOp::Or]);
-        let func = prop::sample::select(vec![
-            Func::Abs,
-            Func::Min,
-            Func::Max,
-            Func::Str,
-            Func::Int,
-            Func::Float,
-            Func::Bool,
-        ]);
+        let unop = prop::sample::select(UnaryOp::ALL.to_vec());
+        let binop = prop::sample::select(BinaryOp::ALL.to_vec());
+        let cmpop = prop::sample::select(CmpOp::ALL.to_vec());
+        let boolop = prop::sample::select(BoolOp::ALL.to_vec());
+        let func = prop::sample::select(Func::ALL.to_vec());
         prop_oneof![
             (unop, inner.clone()).prop_map(|(op, e)| {
                 let op = if op == UnaryOp::Neg && folds_under_neg(&e) {
@@ -188,15 +166,6 @@ fn expect(op: CmpOp, ord: Option<std::cmp::Ordering>) -> bool {
     }
 }
 
-const CMPS: [CmpOp; 6] = [
-    CmpOp::Eq,
-    CmpOp::Ne,
-    CmpOp::Lt,
-    CmpOp::Le,
-    CmpOp::Gt,
-    CmpOp::Ge,
-];
-
 /// Floats near an integer: itself, off by fractions, or the edges of `i64`.
 fn float_near(i: i64) -> impl Strategy<Value = f64> {
     prop_oneof![
@@ -305,13 +274,13 @@ proptest! {
             .prop_flat_map(|i| (Just(i), float_near(i))),
     ) {
         let want = reference_cmp_int_float(i, f);
-        for op in CMPS {
+        for op in CmpOp::ALL {
             prop_assert_eq!(compare(op, &Value::Int(i), &Value::Float(f)), Ok(expect(op, want)));
             let rev = want.map(std::cmp::Ordering::reverse);
             prop_assert_eq!(compare(op, &Value::Float(f), &Value::Int(i)), Ok(expect(op, rev)));
         }
         let j = i.wrapping_add(1);
-        for op in CMPS {
+        for op in CmpOp::ALL {
             prop_assert_eq!(
                 compare(op, &Value::Int(i), &Value::Int(j)),
                 Ok(expect(op, Some(i.cmp(&j))))
@@ -332,7 +301,7 @@ proptest! {
     ) {
         let want = s.chars().collect::<Vec<_>>().cmp(&t.chars().collect::<Vec<_>>());
         let (vs, vt, vn) = (Value::Str(s), Value::Str(t), Value::Int(n));
-        for op in CMPS {
+        for op in CmpOp::ALL {
             prop_assert_eq!(compare(op, &vs, &vt), Ok(expect(op, Some(want))));
             let mixed = compare(op, &vs, &vn);
             match op {

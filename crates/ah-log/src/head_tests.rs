@@ -139,12 +139,7 @@ fn a_lock_taken_before_the_file_exists_holds_it_once_created() {
 fn fifos_are_refused_before_they_are_opened() {
     let dir = tempfile::tempdir().unwrap();
     let fifo = dir.path().join("fifo.txt");
-    if !std::process::Command::new("mkfifo")
-        .arg(&fifo)
-        .status()
-        .is_ok_and(|s| s.success())
-    {
-        eprintln!("skipped: no mkfifo");
+    if ah_test_support::skip_without_fifo(&fifo) {
         return;
     }
     for e in [

@@ -15,6 +15,7 @@ use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
+use ah_core::generated::pad_mm::FEATURES;
 use ah_core::model::{
     Column, FeatureRange, Model, ModelEvaluator, ModelKind, Node, Provenance, TrainingInfo, Tree,
     MODEL_SCHEMA_VERSION,
@@ -225,31 +226,9 @@ fn model() -> Model {
         precondition: DeviceIdentity::A100,
         choices: vec!["orig".into(), "pad".into()],
         default_choice: None,
-        numerical_features: [
-            "m",
-            "k",
-            "n",
-            "mat1_stride_0",
-            "mat1_stride_1",
-            "mat2_stride_0",
-            "mat2_stride_1",
-            "m_padded_length",
-            "k_padded_length",
-            "n_padded_length",
-            "mat1_align_size",
-            "mat2_align_size",
-        ]
-        .map(String::from)
-        .to_vec(),
-        categorical_features: [
-            "mat1_dtype",
-            "mat2_dtype",
-            "prepadded_mat1",
-            "prepadded_mat2",
-            "using_tf32",
-        ]
-        .map(String::from)
-        .to_vec(),
+        // PyTorch's logged features: 12 numerical ones, then the 5 categorical ones.
+        numerical_features: FEATURES[..12].iter().map(|f| f.to_string()).collect(),
+        categorical_features: FEATURES[12..].iter().map(|f| f.to_string()).collect(),
         operations: builtin_operations("pad_mm")
             .iter()
             .map(|o| o.spec())
@@ -419,13 +398,7 @@ fn main() {
             .iter()
             .step_by(7)
             .take(4096)
-            .map(|r| {
-                let mut c = Context::with_capacity(log.features.len());
-                for (name, v) in log.features.iter().zip(&r.values) {
-                    c.add_feature(name.clone(), v.clone(), log.metadata.is_categorical(name));
-                }
-                c
-            })
+            .map(|r| log.metadata.row_context(&log.features, &r.values))
             .collect()
     } else {
         eprintln!("../shared absent: synthetic contexts");

@@ -1,4 +1,5 @@
-//! What the test suites share: one skip policy for what a machine may lack.
+//! What the test suites share: one skip policy for what a machine may lack, and the walks over
+//! a folder ([`corpus`], [`files_under`]) that several suites make.
 //!
 //! Some tests need `../shared` (PyTorch's public logs, the reference trainer), `python3`, or a
 //! CUDA GPU, which a developer may not have. Without it a test prints why and skips; when the
@@ -7,8 +8,11 @@
 //! so CI (which sets the first two) and a GPU job cannot pass silently.
 #![deny(missing_docs)]
 
-use std::path::Path;
-use std::process::{Command, Stdio};
+pub mod corpus;
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
 
 /// The variable that turns a missing `../shared` path from a skip into a failure.
 pub const REQUIRE_SHARED: &str = "AH_REQUIRE_SHARED";
@@ -112,4 +116,72 @@ pub fn skip_without_gpu(present: bool) -> bool {
         present,
         "no CUDA driver or GPU on this machine",
     )
+}
+
+/// Every file under `dir` (recursively), relative to it, sorted.
+///
+/// # Panics
+/// When a folder under `dir` cannot be read.
+pub fn files_under(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        let entries = std::fs::read_dir(&d).unwrap_or_else(|e| panic!("{}: {e}", d.display()));
+        for e in entries {
+            let p = e.expect("a folder entry").path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                out.push(p.strip_prefix(dir).expect("under dir").to_path_buf());
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// `true` (after printing why) when a test should skip because no FIFO (named pipe) can be
+/// made at `path` (no `mkfifo` on the machine); `false` once the FIFO is there.
+pub fn skip_without_fifo(path: &Path) -> bool {
+    let made = Command::new("mkfifo")
+        .arg(path)
+        .status()
+        .is_ok_and(|s| s.success());
+    if !made {
+        eprintln!("skipped: no mkfifo");
+    }
+    !made
+}
+
+/// Waits for `child` at most `limit` and returns its output.
+///
+/// # Panics
+/// When it is still running then (it hangs): the test fails naming `what`, and the child is
+/// killed.
+pub fn wait_at_most(mut child: Child, limit: Duration, what: &str) -> Output {
+    let started = Instant::now();
+    while child.try_wait().expect("the child's status").is_none() {
+        if started.elapsed() > limit {
+            child.kill().expect("kill the child");
+            panic!("{what}: still running after {limit:?}: it hangs");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.wait_with_output().expect("the child's output")
+}
+
+/// Runs `cmd` to its end and returns its output.
+///
+/// # Panics
+/// When it cannot start or does not succeed: the test fails showing its stderr.
+pub fn run_ok(cmd: &mut Command) -> Output {
+    let out = cmd.output().expect("the command starts");
+    assert!(
+        out.status.success(),
+        "{:?}: {}\n{}",
+        cmd.get_program(),
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
 }

@@ -7,6 +7,7 @@ use std::process::ExitCode;
 use ah_bench::backend::cpu::CpuBackend;
 use ah_bench::backend::cuda::CudaBackend;
 use ah_bench::runners::{self, RunnerOptions};
+use ah_bench::DynRunner;
 use ah_bench::{Backend, TimingConfig};
 use ah_runtime::runtime::Config;
 use ah_use::workload::{run_workload, DecisionRecord, WorkloadConfig, WorkloadReport};
@@ -136,16 +137,8 @@ enum DeviceArg {
 
 fn main() -> ExitCode {
     CudaBackend::prefer_eager_module_loading();
-    let cli = Cli::parse();
-    match run(cli) {
-        Ok(code) => code,
-        // A closed stdout pipe (`| head`) ends the output, quietly and successfully.
-        Err(e) if ah_core::error::is_broken_pipe(&*e) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("error: {}", ah_core::error::report(e.as_ref()));
-            ExitCode::from(2)
-        }
-    }
+    // Errors to stderr with status 2; a closed stdout pipe (`| head`) ends quietly.
+    ah_core::error::exit_code(run(Cli::parse()))
 }
 
 fn run(cli: Cli) -> anyhow::Result<ExitCode> {
@@ -176,28 +169,70 @@ fn open_backend(device: DeviceArg, quiet: bool) -> anyhow::Result<Backend> {
     })
 }
 
+/// The runner called `name`, with its options checked; an error names the runners there are
+/// (or says that `name` needs a build with CUDA).
+fn find_runner(name: &str, options: &RunnerOptions) -> anyhow::Result<Box<dyn DynRunner>> {
+    let Some(runner) = runners::find(name, options) else {
+        if runners::CUDA_ONLY.contains(&name) {
+            bail!(
+                "runner `{name}` runs on a CUDA GPU only, and this ah-use was built without CUDA\nhint: build it with `--features cuda` (make build does)"
+            );
+        }
+        let names: Vec<_> = runners::registry(options)
+            .iter()
+            .map(|r| r.name())
+            .collect();
+        bail!("no runner called `{name}`; known: {}", names.join(", "));
+    };
+    runners::check_options(name, options).map_err(anyhow::Error::msg)?;
+    Ok(runner)
+}
+
+/// The runtime configuration of `ah-use run`: the environment's (`AUTOHEURISTIC_USE`, ...),
+/// with `--force-use` and `--no-cache` applied; a note when the heuristic will not be asked.
+fn use_config(args: &RunArgs) -> Config {
+    let mut config = Config::from_env();
+    if args.force_use && !config.use_enabled(&args.name) {
+        config.use_list = format!("{},{}", config.use_list, args.name);
+    }
+    if args.no_cache {
+        config.disable_cache = true;
+    }
+    if !config.use_enabled(&args.name) && !args.quiet {
+        eprintln!(
+            "note: AUTOHEURISTIC_USE does not list `{}`: every input is autotuned (set AUTOHEURISTIC_USE={} or pass --force-use)",
+            args.name, args.name
+        );
+    }
+    config
+}
+
+/// The heuristics `ah-use run` asks: the `--model` file's alone (it must decide `--name`), or
+/// every generated one.
+fn heuristics(args: &RunArgs) -> anyhow::Result<ah_core::Registry> {
+    let Some(path) = &args.model else {
+        return Ok(ah_use::generated_registry());
+    };
+    let model = load_model(path)?;
+    if model.name != args.name {
+        bail!(
+            "{}: the model decides `{}`, not `{}`; pass --name {}",
+            path.display(),
+            model.name,
+            args.name,
+            model.name
+        );
+    }
+    let mut registry = ah_core::Registry::new();
+    registry.register(ah_use::model_heuristic::leak(model));
+    Ok(registry)
+}
+
 fn run_cmd(args: RunArgs) -> anyhow::Result<ExitCode> {
     let options = RunnerOptions {
         max_power2: args.max_dim,
     };
-    let Some(runner) = runners::find(&args.name, &options) else {
-        if runners::CUDA_ONLY.contains(&args.name.as_str()) {
-            bail!(
-                "runner `{}` runs on a CUDA GPU only, and this ah-use was built without CUDA\nhint: build it with `--features cuda` (make build does)",
-                args.name
-            );
-        }
-        let names: Vec<_> = runners::registry(&options)
-            .iter()
-            .map(|r| r.name())
-            .collect();
-        bail!(
-            "no runner called `{}`; known: {}",
-            args.name,
-            names.join(", ")
-        );
-    };
-    runners::check_options(&args.name, &options).map_err(anyhow::Error::msg)?;
+    let runner = find_runner(&args.name, &options)?;
     let mut backend = open_backend(args.device, args.quiet)?;
     if !runner.supports(backend.kind()) {
         bail!(
@@ -222,37 +257,8 @@ fn run_cmd(args: RunArgs) -> anyhow::Result<ExitCode> {
             args.name
         ),
     };
-    let mut config = Config::from_env();
-    if args.force_use && !config.use_enabled(&args.name) {
-        config.use_list = format!("{},{}", config.use_list, args.name);
-    }
-    if args.no_cache {
-        config.disable_cache = true;
-    }
-    if !config.use_enabled(&args.name) && !args.quiet {
-        eprintln!(
-            "note: AUTOHEURISTIC_USE does not list `{}`: every input is autotuned (set AUTOHEURISTIC_USE={} or pass --force-use)",
-            args.name, args.name
-        );
-    }
-    let registry = match &args.model {
-        Some(path) => {
-            let model = load_model(path)?;
-            if model.name != args.name {
-                bail!(
-                    "{}: the model decides `{}`, not `{}`; pass --name {}",
-                    path.display(),
-                    model.name,
-                    args.name,
-                    model.name
-                );
-            }
-            let mut registry = ah_core::Registry::new();
-            registry.register(ah_use::model_heuristic::leak(model));
-            registry
-        }
-        None => ah_use::generated_registry(),
-    };
+    let config = use_config(&args);
+    let registry = heuristics(&args)?;
     let cfg = WorkloadConfig {
         num_samples: args.num_samples,
         seed: args.seed,

@@ -226,23 +226,7 @@ pub fn replay_with_decisions(
     )?;
     let leaves = ModelLeaves::new(model);
     let rp = predict_rows(&leaves, &table);
-    let settings = EvalSettings {
-        default_choice: model.default_choice.clone(),
-        top_k: model.ranking.as_ref().map_or(1, |r| r.top_k),
-        always_included: model
-            .ranking
-            .as_ref()
-            .map(|r| r.always_included.clone())
-            .unwrap_or_default(),
-        exempt_certain: upstream,
-        // The trainer's `--inf-unavailable`: a pick timed inf is unsure, as in its metrics.
-        inf_unavailable: model
-            .training
-            .extra
-            .get("inf_unavailable")
-            .and_then(serde_json::Value::as_bool)
-            .unwrap_or(false),
-    };
+    let settings = eval_settings(model, upstream);
     let unsafe_leaf = |l: usize| leaves.is_unsafe(l);
     let decisions = decisions_of(log, &leaves, &rp, &table, &unsafe_leaf, &settings);
     let metrics = evaluate(
@@ -270,26 +254,7 @@ pub fn replay_with_decisions(
             .count()
     });
 
-    let mut wrong: Vec<WorstInput> = (0..table.len())
-        .filter(|&i| outcomes[i] == Outcome::Wrong)
-        .filter_map(|i| {
-            let class = rp.pred[i];
-            let col = rp.class_col[class]?;
-            let best = table.winner[i] as usize;
-            Some(WorstInput {
-                input: describe(model, &table, i),
-                picked: model.choices[class].clone(),
-                best: table.choices[best].clone(),
-                slowdown: table.time(i, col) / table.time(i, best),
-            })
-        })
-        .collect();
-    wrong.sort_by(|a, b| {
-        b.slowdown
-            .total_cmp(&a.slowdown)
-            .then(a.input.cmp(&b.input))
-    });
-    wrong.truncate(worst);
+    let wrong = worst_inputs(model, &table, &rp, &outcomes, worst);
     let mut warnings = build.warnings();
     if model.precondition != log.metadata.device() {
         // The tree is evaluated all the same; at run time its precondition refuses this device.
@@ -311,6 +276,58 @@ pub fn replay_with_decisions(
         warnings,
     };
     Ok((report, decisions))
+}
+
+/// The evaluation settings the model was trained with, so that a replay scores as training did.
+fn eval_settings(model: &Model, upstream: bool) -> EvalSettings {
+    EvalSettings {
+        default_choice: model.default_choice.clone(),
+        top_k: model.ranking.as_ref().map_or(1, |r| r.top_k),
+        always_included: model
+            .ranking
+            .as_ref()
+            .map(|r| r.always_included.clone())
+            .unwrap_or_default(),
+        exempt_certain: upstream,
+        // The trainer's `--inf-unavailable`: a pick timed inf is unsure, as in its metrics.
+        inf_unavailable: model
+            .training
+            .extra
+            .get("inf_unavailable")
+            .and_then(serde_json::Value::as_bool)
+            .unwrap_or(false),
+    }
+}
+
+/// The `worst` wrong picks, the slowest against the best first (ties by input).
+fn worst_inputs(
+    model: &Model,
+    table: &Table,
+    rp: &RowPredictions,
+    outcomes: &[Outcome],
+    worst: usize,
+) -> Vec<WorstInput> {
+    let mut wrong: Vec<WorstInput> = (0..table.len())
+        .filter(|&i| outcomes[i] == Outcome::Wrong)
+        .filter_map(|i| {
+            let class = rp.pred[i];
+            let col = rp.class_col[class]?;
+            let best = table.winner[i] as usize;
+            Some(WorstInput {
+                input: describe(model, table, i),
+                picked: model.choices[class].clone(),
+                best: table.choices[best].clone(),
+                slowdown: table.time(i, col) / table.time(i, best),
+            })
+        })
+        .collect();
+    wrong.sort_by(|a, b| {
+        b.slowdown
+            .total_cmp(&a.slowdown)
+            .then(a.input.cmp(&b.input))
+    });
+    wrong.truncate(worst);
+    wrong
 }
 
 /// Every row's decision, with the reason of the evaluation layer's [`unsure_cause`] in the

@@ -39,17 +39,12 @@ fn replay_agrees_with_training_metrics() {
     }
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("replay.json");
-    let out = ah_use()
-        .args(["replay", "--heuristic", "PadMMA100"])
-        .arg(&log)
-        .arg("--json")
-        .arg(&json)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let out = ah_test_support::run_ok(
+        ah_use()
+            .args(["replay", "--heuristic", "PadMMA100"])
+            .arg(&log)
+            .arg("--json")
+            .arg(&json),
     );
     let report: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
@@ -135,34 +130,29 @@ fn cpu_workload_autotunes_then_hits_the_cache() {
     let dir = tempfile::tempdir().unwrap();
     let cache = dir.path().join("picks.json");
     let run_via = |json: &Path, launcher: Option<&[&str]>| {
-        let out = ah_use_via(launcher)
-            .env("AUTOHEURISTIC_USE", "pad_mm")
-            .args([
-                "run",
-                "--name",
-                "pad_mm",
-                "--device",
-                "cpu",
-                "--num-samples",
-                "6",
-                "--seed",
-                "3",
-                "--max-dim",
-                "256",
-                "-q",
-            ])
-            .arg("--model")
-            .arg(&fixture)
-            .arg("--cache")
-            .arg(&cache)
-            .arg("--json")
-            .arg(json)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
+        let out = ah_test_support::run_ok(
+            ah_use_via(launcher)
+                .env("AUTOHEURISTIC_USE", "pad_mm")
+                .args([
+                    "run",
+                    "--name",
+                    "pad_mm",
+                    "--device",
+                    "cpu",
+                    "--num-samples",
+                    "6",
+                    "--seed",
+                    "3",
+                    "--max-dim",
+                    "256",
+                    "-q",
+                ])
+                .arg("--model")
+                .arg(&fixture)
+                .arg("--cache")
+                .arg(&cache)
+                .arg("--json")
+                .arg(json),
         );
         // -q: no decisions and no summary (the report is in --json).
         assert!(
@@ -236,34 +226,25 @@ fn run_refuses_a_cache_that_is_not_a_pick_cache() {
 fn run_refuses_a_cache_that_is_not_a_regular_file_at_once() {
     let dir = tempfile::tempdir().unwrap();
     let fifo = dir.path().join("cache.fifo");
-    if !Command::new("mkfifo")
-        .arg(&fifo)
-        .status()
-        .is_ok_and(|s| s.success())
-    {
-        eprintln!("skipped: no mkfifo");
+    if ah_test_support::skip_without_fifo(&fifo) {
         return;
     }
     for (cache, want) in [
         (fifo.as_path(), "a FIFO (named pipe), not a regular file"),
         (dir.path(), "a folder, not a regular file"),
     ] {
-        let mut child = ah_use()
+        let child = ah_use()
             .args(["run", "--device", "cpu", "--num-samples", "2", "-q"])
             .arg("--cache")
             .arg(cache)
             .stderr(std::process::Stdio::piped())
             .spawn()
             .unwrap();
-        let started = std::time::Instant::now();
-        while child.try_wait().unwrap().is_none() {
-            if started.elapsed() > std::time::Duration::from_secs(30) {
-                child.kill().unwrap();
-                panic!("--cache {cache:?}: still running after 30 s");
-            }
-            std::thread::sleep(std::time::Duration::from_millis(20));
-        }
-        let out = child.wait_with_output().unwrap();
+        let out = ah_test_support::wait_at_most(
+            child,
+            std::time::Duration::from_secs(30),
+            &format!("--cache {cache:?}"),
+        );
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{err}");
         assert!(err.contains(want), "{err}");
@@ -275,59 +256,28 @@ fn run_refuses_a_cache_that_is_not_a_regular_file_at_once() {
 /// trainer did, so the replay gives the sums of the trainer's train + val + test metrics.
 /// Without the setting the same picks would be wrong.
 ///
-/// The model is `tests/fixtures/ToyInf.model.json`, trained by `ah-train` on the log below
-/// (ah-use does not depend on the trainer): `ah-train inf.txt --heuristic-name ToyInf
-/// --default-choice b --autotune-cost 0.1 --max-harmful 0.02 --inf-unavailable --no-codegen`.
+/// The model is `tests/fixtures/ToyInf.model.json`, trained by `ah-train` on the log of
+/// [`toy_inf_training_log`] (ah-use does not depend on the trainer): `ah-train inf.txt
+/// --heuristic-name ToyInf --default-choice b --autotune-cost 0.1 --max-harmful 0.02
+/// --inf-unavailable --no-codegen`.
 #[test]
 fn replay_of_an_inf_unavailable_model_agrees_with_training_metrics() {
     let dir = tempfile::tempdir().unwrap();
-    // `a` wins when m <= 50, `b` otherwise; on about one in eight inputs with m <= 50 `a`
-    // cannot run (`inf`, unrelated to the features) and `b` wins.
-    let mut s = String::from(
-        "{\"shared_memory\": 0, \"device_capa\": [9, 0], \"name\": \"toy_inf\", \"numerical_features\": [\"m\", \"k\"], \"categorical_features\": []}\nm,k,choice,feedback\n",
-    );
-    let mut x = 11u64;
-    let mut next = || {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        x
-    };
-    for i in 0..600 {
-        let m = next() % 100 + 1;
-        let k = (next() % 64) * 16 + i % 7;
-        let failed = next() % 8 == 0;
-        let (ta, tb) = match (m > 50, failed) {
-            (true, _) => ("1.4", "1.0"),
-            (false, true) => ("inf", "1.3"),
-            (false, false) => ("1.0", "1.3"),
-        };
-        s.push_str(&format!("{m},{k},a,{ta}\n{m},{k},b,{tb}\n"));
-    }
-    let log = dir.path().join("inf.txt");
-    std::fs::write(&log, s).unwrap();
-    let model = ah_core::Model::load(
-        &Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/ToyInf.model.json"),
-    )
-    .unwrap();
+    let log = toy_inf_training_log(dir.path());
+    let model = ah_core::Model::load(&toy_inf_model()).unwrap();
     assert_eq!(model.training.extra["inf_unavailable"], true);
     let replay = |model: &ah_core::model::Model, name: &str| {
         let path = dir.path().join(format!("{name}.model.json"));
         std::fs::write(&path, serde_json::to_string_pretty(model).unwrap()).unwrap();
         let json = dir.path().join(format!("{name}.replay.json"));
-        let out = ah_use()
-            .arg("replay")
-            .arg("--model")
-            .arg(&path)
-            .arg(&log)
-            .arg("--json")
-            .arg(&json)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
+        let out = ah_test_support::run_ok(
+            ah_use()
+                .arg("replay")
+                .arg("--model")
+                .arg(&path)
+                .arg(&log)
+                .arg("--json")
+                .arg(&json),
         );
         // The report on stdout, its temporary folder replaced.
         let mut settings = insta::Settings::clone_current();
@@ -345,18 +295,13 @@ fn replay_of_an_inf_unavailable_model_agrees_with_training_metrics() {
     let got = replay(&model, "on");
     // -q: no report on stdout, the same JSON.
     let quiet_json = dir.path().join("quiet.replay.json");
-    let out = ah_use()
-        .args(["replay", "-q", "--model"])
-        .arg(dir.path().join("on.model.json"))
-        .arg(&log)
-        .arg("--json")
-        .arg(&quiet_json)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let out = ah_test_support::run_ok(
+        ah_use()
+            .args(["replay", "-q", "--model"])
+            .arg(dir.path().join("on.model.json"))
+            .arg(&log)
+            .arg("--json")
+            .arg(&quiet_json),
     );
     assert!(
         out.stdout.is_empty(),
@@ -390,6 +335,35 @@ fn replay_of_an_inf_unavailable_model_agrees_with_training_metrics() {
         "{old} vs {got}"
     );
     assert_eq!(old["regret"].as_f64().unwrap(), f64::MAX);
+}
+
+/// The log `ToyInf` was trained on: `a` wins when m <= 50, `b` otherwise; on about one in
+/// eight inputs with m <= 50 `a` cannot run (`inf`, unrelated to the features) and `b` wins.
+fn toy_inf_training_log(dir: &Path) -> PathBuf {
+    let mut s = String::from(
+        "{\"shared_memory\": 0, \"device_capa\": [9, 0], \"name\": \"toy_inf\", \"numerical_features\": [\"m\", \"k\"], \"categorical_features\": []}\nm,k,choice,feedback\n",
+    );
+    let mut x = 11u64;
+    let mut next = || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x
+    };
+    for i in 0..600 {
+        let m = next() % 100 + 1;
+        let k = (next() % 64) * 16 + i % 7;
+        let failed = next() % 8 == 0;
+        let (ta, tb) = match (m > 50, failed) {
+            (true, _) => ("1.4", "1.0"),
+            (false, true) => ("inf", "1.3"),
+            (false, false) => ("1.0", "1.3"),
+        };
+        s.push_str(&format!("{m},{k},a,{ta}\n{m},{k},b,{tb}\n"));
+    }
+    let log = dir.join("inf.txt");
+    std::fs::write(&log, s).unwrap();
+    log
 }
 
 /// A `toy_inf` log for the `ToyInf` fixture model (numeric `m`, `k`; choices `a`, `b`; trained
@@ -435,12 +409,7 @@ fn replay_decisions_csv_matches_the_report() {
         if let [csv] = extra {
             c.arg("--decisions").arg(csv);
         }
-        let out = c.output().unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        let out = ah_test_support::run_ok(&mut c);
         (out.stdout, std::fs::read(&json).unwrap())
     };
     let csv_path = dir.path().join("out/decisions.csv");
@@ -538,16 +507,11 @@ fn replay_decisions_to_an_unwritable_path_fails_cleanly() {
 fn replay_by_name_works_from_any_folder_and_typos_are_helped() {
     let dir = tempfile::tempdir().unwrap();
     let log = repo().join("data/pad_mm_h100_fullrange_seed13.txt");
-    let out = ah_use()
-        .current_dir(dir.path())
-        .args(["replay", "--heuristic", "PadMMH100", "-q"])
-        .arg(&log)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    ah_test_support::run_ok(
+        ah_use()
+            .current_dir(dir.path())
+            .args(["replay", "--heuristic", "PadMMH100", "-q"])
+            .arg(&log),
     );
     let out = ah_use()
         .current_dir(dir.path())

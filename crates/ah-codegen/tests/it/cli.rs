@@ -22,23 +22,13 @@ fn stderr(o: &Output) -> String {
 
 /// Every file under `dir`, relative, with contents, sorted.
 fn tree(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
-    let mut out = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(&d).unwrap() {
-            let p = e.unwrap().path();
-            if p.is_dir() {
-                stack.push(p);
-            } else {
-                out.push((
-                    p.strip_prefix(dir).unwrap().to_path_buf(),
-                    std::fs::read(&p).unwrap(),
-                ));
-            }
-        }
-    }
-    out.sort();
-    out
+    ah_test_support::files_under(dir)
+        .into_iter()
+        .map(|rel| {
+            let bytes = std::fs::read(dir.join(&rel)).unwrap();
+            (rel, bytes)
+        })
+        .collect()
 }
 
 /// `dir/crate` with a `Cargo.toml`: what `--rust` must point at.

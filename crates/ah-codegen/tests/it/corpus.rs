@@ -10,37 +10,14 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use ah_core::value::is_unsafe_in_code;
+use ah_test_support::files_under;
 
 fn corpus_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/corpus")
 }
 
 fn corpus() -> Vec<PathBuf> {
-    let mut files: Vec<PathBuf> = std::fs::read_dir(corpus_dir())
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.to_string_lossy().ends_with(".model.json"))
-        .collect();
-    files.sort();
-    files
-}
-
-/// Every file under `dir`, relative, sorted.
-fn files_under(dir: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(&d).unwrap() {
-            let p = e.unwrap().path();
-            if p.is_dir() {
-                stack.push(p);
-            } else {
-                out.push(p.strip_prefix(dir).unwrap().to_path_buf());
-            }
-        }
-    }
-    out.sort();
-    out
+    ah_test_support::corpus::files(&corpus_dir(), &[".model.json"])
 }
 
 /// Lines of generated code that a payload would have made code: none may start a line.
@@ -152,12 +129,5 @@ fn every_hostile_model_of_the_corpus_is_generated_safely_or_refused() {
 
 #[test]
 fn the_corpus_readme_describes_every_file() {
-    let readme = std::fs::read_to_string(corpus_dir().join("README.md")).unwrap();
-    for f in corpus() {
-        let name = f.file_name().unwrap().to_string_lossy().to_string();
-        assert!(
-            readme.contains(&format!("`{name}`")),
-            "README.md lacks {name}"
-        );
-    }
+    ah_test_support::corpus::assert_readme_describes(&corpus_dir(), &corpus());
 }

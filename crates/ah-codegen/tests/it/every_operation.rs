@@ -242,13 +242,12 @@ for name in sorted(os.listdir(sys.argv[1])):
         out[cls.__name__] = "raised " + type(e).__name__
 print(json.dumps(out))
 "#;
-    let o = Command::new("python3")
-        .args(["-c", script])
-        .arg(py)
-        .arg(manifest().join("tests/python_stub"))
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let o = ah_test_support::run_ok(
+        Command::new("python3")
+            .args(["-c", script])
+            .arg(py)
+            .arg(manifest().join("tests/python_stub")),
+    );
     let got: std::collections::BTreeMap<String, Option<String>> =
         serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(got.len(), models.len());

@@ -95,13 +95,12 @@ fn check_python(model: &Model, source: &str, dir: &Path, marker: &Path) {
          sys.stdout.write(json.dumps(names))\n",
         model.heuristic_name
     );
-    let o = Command::new("python3")
-        .args(["-c", &script])
-        .arg(&path)
-        .arg(manifest().join("tests/python_stub"))
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let o = ah_test_support::run_ok(
+        Command::new("python3")
+            .args(["-c", &script])
+            .arg(&path)
+            .arg(manifest().join("tests/python_stub")),
+    );
     let names: Vec<String> = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(names[0], model.name);
     if names.len() > 1 {

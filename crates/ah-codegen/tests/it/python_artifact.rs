@@ -58,7 +58,7 @@ fn check_python(model: &Model, contexts: &[Context]) -> usize {
         .collect();
     let mut failed_ops = 0;
     let mut cases = Vec::new();
-    let mut expected = Vec::new();
+    let mut expected: Vec<Expected> = Vec::new();
     for ctx in contexts {
         let want = reference.decide(ctx);
         // A failing user-defined operation: the artifact computes it inline and answers None,
@@ -110,11 +110,27 @@ fn check_python(model: &Model, contexts: &[Context]) -> usize {
     });
     let cases_path = dir.path().join("cases.json");
     std::fs::write(&cases_path, input.to_string()).unwrap();
+    let got = run_artifact(py, &artifact, &cases_path);
+    let decided = check_answers(model, &got, &expected);
+    if failed_ops > 0 {
+        eprintln!(
+            "{}: {failed_ops} contexts where a user-defined operation fails: None, as the model",
+            model.heuristic_name
+        );
+    }
+    decided
+}
+
+/// A context with the model's decision and ranking for it (choice names).
+type Expected = (Context, Option<String>, Option<Vec<String>>);
+
+/// What `tests/python_stub/run_artifact.py` answers for the artifact over the cases file.
+fn run_artifact(py: &str, artifact: &Path, cases: &Path) -> Json {
     let runner = manifest().join("tests/python_stub/run_artifact.py");
     let out = Command::new(py)
         .arg(&runner)
-        .arg(&artifact)
-        .arg(&cases_path)
+        .arg(artifact)
+        .arg(cases)
         .output()
         .unwrap();
     assert!(
@@ -122,7 +138,12 @@ fn check_python(model: &Model, contexts: &[Context]) -> usize {
         "python3 failed:\n{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let got: Json = serde_json::from_slice(&out.stdout).unwrap();
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+/// Asserts that the artifact's answers `got` are the model's `expected` ones; how many were
+/// decided.
+fn check_answers(model: &Model, got: &Json, expected: &[Expected]) -> usize {
     assert_eq!(
         got["precondition"],
         json!(true),
@@ -150,12 +171,6 @@ fn check_python(model: &Model, contexts: &[Context]) -> usize {
             );
         }
         decided += usize::from(want.is_some());
-    }
-    if failed_ops > 0 {
-        eprintln!(
-            "{}: {failed_ops} contexts where a user-defined operation fails: None, as the model",
-            model.heuristic_name
-        );
     }
     decided
 }

@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use super::test_runner::{FnRunner, MeasureFn};
+use super::test_runner::{test_config, FnRunner, MeasureFn};
 use super::*;
 use crate::backend::BenchError;
 
@@ -36,23 +36,12 @@ fn kernel_ms(x: u64, choice: &str) -> Result<crate::Measurement, BenchError> {
 /// 20 ms and more long.
 fn cfg(out: &Path, n: u64, long: usize) -> CollectConfig {
     CollectConfig {
-        out: out.to_path_buf(),
-        num_samples: n,
-        num_reps: 2,
         long_reps: long,
-        seed: 7,
-        shard: Shard::ALL,
-        devices: Devices::Cpu,
-        gpu_timing: TimingConfig::PYTORCH,
         cpu_timing: Some(TimingConfig {
             long_run_ms: Some(20.0),
             ..TimingConfig::PYTORCH
         }),
-        max_draws: 100,
-        distinct: false,
-        exclude: Vec::new(),
-        command_line: "test".into(),
-        stop: Default::default(),
+        ..test_config(out, n)
     }
 }
 

@@ -6,34 +6,17 @@ use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
-use super::test_runner::FnRunner;
+use super::test_runner::{test_config, FnRunner};
 use super::*;
 use crate::backend::BenchError;
 
 /// A CPU collection of `n` samples at `--num-reps 2` (no long rule: 4 rows per input).
 fn cfg(out: &Path, n: u64, stop: &Arc<AtomicBool>) -> CollectConfig {
     CollectConfig {
-        out: out.to_path_buf(),
-        num_samples: n,
-        num_reps: 2,
         long_reps: 2,
         seed: 11,
-        shard: Shard::ALL,
-        devices: Devices::Cpu,
-        gpu_timing: TimingConfig::PYTORCH,
-        cpu_timing: Some(TimingConfig {
-            estimation_runs: 1,
-            max_runs: 1,
-            budget_ms: 0.0,
-            memory_warmup: 0,
-            long_run_ms: None,
-            rest_ms: None,
-        }),
-        max_draws: 100,
-        distinct: false,
-        exclude: Vec::new(),
-        command_line: "test".into(),
         stop: Arc::clone(stop),
+        ..test_config(out, n)
     }
 }
 

@@ -1,9 +1,13 @@
 //! A test runner over `u64` inputs (context `x`, choices `a` and `b`) whose measurement is a
 //! function of the input and the choice: the collection tests' one fake runner.
 
+use std::path::Path;
+
+use super::{CollectConfig, Devices, Shard};
 use crate::backend::{Backend, BackendKind, BenchError};
 use crate::runner::{SampleRng, Target};
 use crate::Measurement;
+use crate::TimingConfig;
 
 /// A measurement as a plain function (a runner that needs no state).
 pub(super) type MeasureFn = fn(u64, &str) -> Result<Measurement, BenchError>;
@@ -53,5 +57,34 @@ where
         _b: &mut Backend,
     ) -> Result<Measurement, BenchError> {
         (self.measure)(*input, choice)
+    }
+}
+
+/// The collection tests' base configuration: `n` samples into `out` on the CPU at `--num-reps
+/// 2`, no long rule, seed 7, with the fastest CPU timing (one run, no budget, no warm-up).
+/// Each test module changes what it tests (`CollectConfig { seed: 11, ..test_config(out, n) }`).
+pub(super) fn test_config(out: &Path, n: u64) -> CollectConfig {
+    CollectConfig {
+        out: out.to_path_buf(),
+        num_samples: n,
+        num_reps: 2,
+        long_reps: 1,
+        seed: 7,
+        shard: Shard::ALL,
+        devices: Devices::Cpu,
+        gpu_timing: TimingConfig::PYTORCH,
+        cpu_timing: Some(TimingConfig {
+            estimation_runs: 1,
+            max_runs: 1,
+            budget_ms: 0.0,
+            memory_warmup: 0,
+            long_run_ms: None,
+            rest_ms: None,
+        }),
+        max_draws: 100,
+        distinct: false,
+        exclude: Vec::new(),
+        command_line: "test".into(),
+        stop: Default::default(),
     }
 }

@@ -6,7 +6,7 @@ use std::path::Path;
 use serde_json::json;
 
 use super::select::{sample_rng, Samples};
-use super::test_runner::FnRunner;
+use super::test_runner::{test_config, FnRunner};
 use super::*;
 use crate::backend::{BackendKind, BenchError};
 use crate::runner::{DynRunner, Target};
@@ -14,28 +14,8 @@ use crate::runners::{find, RunnerOptions};
 
 fn cfg(out: &Path, n: u64, shard: Shard) -> CollectConfig {
     CollectConfig {
-        out: out.to_path_buf(),
-        num_samples: n,
-        num_reps: 2,
-        long_reps: 1,
-        seed: 7,
         shard,
-        devices: Devices::Cpu,
-        gpu_timing: TimingConfig::PYTORCH,
-        // Fast CPU timing for tests.
-        cpu_timing: Some(TimingConfig {
-            estimation_runs: 1,
-            max_runs: 1,
-            budget_ms: 0.0,
-            memory_warmup: 0,
-            long_run_ms: None,
-            rest_ms: None,
-        }),
-        max_draws: 100,
-        distinct: false,
-        exclude: Vec::new(),
-        command_line: "test".into(),
-        stop: Default::default(),
+        ..test_config(out, n)
     }
 }
 

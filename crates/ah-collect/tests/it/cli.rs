@@ -5,16 +5,10 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::{Command, Output};
 
-fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_ah-collect"))
-}
+use crate::common::{assert_exit_2, bin, inputs, stderr};
 
 fn run(args: &[&str], out: &Path) -> Output {
     bin().args(args).arg("--out").arg(out).output().unwrap()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
 const SMALL: &[&str] = &[
@@ -33,21 +27,6 @@ const SMALL: &[&str] = &[
 fn args<'a>(extra: &[&'a str]) -> Vec<&'a str> {
     let mut v = SMALL.to_vec();
     v.extend_from_slice(extra);
-    v
-}
-
-/// Rows per input (runs of equal feature values), in file order.
-fn inputs(path: &Path) -> Vec<(String, usize)> {
-    let text = std::fs::read_to_string(path).unwrap();
-    let mut v: Vec<(String, usize)> = Vec::new();
-    for l in text.lines().skip(2) {
-        let (rest, _) = l.rsplit_once(',').unwrap();
-        let (values, _) = rest.rsplit_once(',').unwrap();
-        match v.last_mut() {
-            Some((k, n)) if k == values => *n += 1,
-            _ => v.push((values.to_string(), 1)),
-        }
-    }
     v
 }
 
@@ -195,7 +174,7 @@ fn a_kill_loses_at_most_the_input_in_flight() {
 /// dependency of the tests) once `min_inputs` inputs are in the log, and returns its output.
 fn interrupt(a: &[&str], out: &Path, signal: &str, min_inputs: usize) -> Output {
     use std::time::{Duration, Instant};
-    let mut child = bin()
+    let child = bin()
         .args(a)
         .arg("--out")
         .arg(out)
@@ -214,14 +193,8 @@ fn interrupt(a: &[&str], out: &Path, signal: &str, min_inputs: usize) -> Output 
         .status()
         .expect("the `kill` command");
     assert!(sent.success());
-    while child.try_wait().unwrap().is_none() {
-        if Instant::now() > deadline + Duration::from_secs(60) {
-            child.kill().unwrap();
-            panic!("still running 60 s after SIG{signal}");
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    child.wait_with_output().unwrap()
+    let left = (deadline + Duration::from_secs(60)).saturating_duration_since(Instant::now());
+    ah_test_support::wait_at_most(child, left, &format!("after SIG{signal}"))
 }
 
 #[test]
@@ -367,12 +340,7 @@ fn merge_refuses_logs_of_another_device() {
         .arg(&out)
         .output()
         .unwrap();
-    assert_eq!(o.status.code(), Some(2));
-    assert!(
-        stderr(&o).contains("b.txt: metadata line differs"),
-        "{}",
-        stderr(&o)
-    );
+    assert_exit_2(&o, "b.txt: metadata line differs");
     assert!(!out.exists());
 }
 
@@ -382,11 +350,9 @@ fn a_locked_log_is_refused() {
     let out = dir.path().join("pad_mm.txt");
     let _held = ah_collect::collect::lock_log(&out, true).unwrap();
     let o = run(&args(&["--num-samples", "2"]), &out);
-    assert_eq!(o.status.code(), Some(2));
-    assert!(
-        stderr(&o).contains("another process is collecting into or merging this file"),
-        "{}",
-        stderr(&o)
+    assert_exit_2(
+        &o,
+        "another process is collecting into or merging this file",
     );
 }
 
@@ -397,12 +363,7 @@ fn other_metadata_is_refused_and_the_file_left_alone() {
     let foreign = "{\"shared_memory\": 166912, \"device_capa\": [8, 0], \"name\": \"pad_mm\", \"numerical_features\": [\"m\"], \"categorical_features\": []}\nm,choice,feedback\n5,orig,1.0\n5,or";
     std::fs::write(&out, foreign).unwrap();
     let o = run(&args(&["--num-samples", "2"]), &out);
-    assert_eq!(o.status.code(), Some(2));
-    assert!(
-        stderr(&o).contains("InconsistentMetadata"),
-        "{}",
-        stderr(&o)
-    );
+    assert_exit_2(&o, "InconsistentMetadata");
     assert_eq!(std::fs::read_to_string(&out).unwrap(), foreign);
 }
 
@@ -664,8 +625,7 @@ fn real_shapes_are_recorded_and_resuming_with_others_is_refused() {
         stderr(&o)
     );
     let o = run(&[&no_shapes[..], &["--shapes", "real"][..]].concat(), &old);
-    assert_eq!(o.status.code(), Some(2));
-    assert!(stderr(&o).contains("--shapes pytorch"), "{}", stderr(&o));
+    assert_exit_2(&o, "--shapes pytorch");
 }
 
 #[test]
@@ -725,12 +685,7 @@ fn long_reps_defaults_to_the_logs_protocol() {
     assert_eq!(provenance(&out)["long_reps"], 2);
     assert!(inputs(&out).iter().all(|(_, n)| *n == 4));
     let o = run(&args(&["--num-samples", "2", "--long-reps", "3"]), &out);
-    assert_eq!(o.status.code(), Some(2));
-    assert!(
-        stderr(&o).contains("--long-reps 3 must be between 1 and --num-reps (2)"),
-        "{}",
-        stderr(&o)
-    );
+    assert_exit_2(&o, "--long-reps 3 must be between 1 and --num-reps (2)");
 
     // A log from before --long-reps (no `long_reps` in its sidecar) measured every input
     // --num-reps times: a resume keeps that, and an explicit other --long-reps is refused

@@ -7,15 +7,12 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+fn corpus_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/corpus")
+}
+
 fn corpus() -> Vec<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/corpus");
-    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "txt" || e == "gz"))
-        .collect();
-    files.sort();
-    files
+    ah_test_support::corpus::files(&corpus_dir(), &[".txt", ".gz"])
 }
 
 /// The number after which `label` follows in `text` (`12 inputs measured`), if any.
@@ -26,17 +23,10 @@ fn count_before(text: &str, label: &str) -> Option<u64> {
 
 /// Rows per input (runs of equal feature values), as the reader reads the log.
 fn rows_per_input(path: &Path) -> Vec<usize> {
-    let log = ah_log::Log::read(path, ah_log::ReadOptions::default()).unwrap();
-    let mut v: Vec<(String, usize)> = Vec::new();
-    for r in &log.rows {
-        let key: Vec<String> = r.values.iter().map(ToString::to_string).collect();
-        let key = key.join(",");
-        match v.last_mut() {
-            Some((k, n)) if *k == key => *n += 1,
-            _ => v.push((key, 1)),
-        }
-    }
-    v.into_iter().map(|(_, n)| n).collect()
+    crate::common::read_inputs(path, ah_log::ReadOptions::default())
+        .into_iter()
+        .map(|(_, n)| n)
+        .collect()
 }
 
 fn one(file: &Path, scratch: &Path) -> String {
@@ -121,13 +111,5 @@ fn every_broken_log_of_the_corpus_is_resumed_or_refused() {
 
 #[test]
 fn the_corpus_readme_describes_every_file() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/corpus");
-    let readme = std::fs::read_to_string(dir.join("README.md")).unwrap();
-    for f in corpus() {
-        let name = f.file_name().unwrap().to_string_lossy().to_string();
-        assert!(
-            readme.contains(&format!("`{name}`")),
-            "README.md lacks {name}"
-        );
-    }
+    ah_test_support::corpus::assert_readme_describes(&corpus_dir(), &corpus());
 }

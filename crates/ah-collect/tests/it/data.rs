@@ -10,26 +10,10 @@ use ah_collect::{BackendKind, Target};
 use ah_core::DeviceIdentity;
 use ah_log::{Log, ReadOptions};
 
+use crate::common::log_inputs;
+
 fn data(name: &str) -> PathBuf {
     PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../data")).join(name)
-}
-
-/// Feature-value prefixes of the log's inputs (runs of equal values), in order, and rows each.
-fn inputs(log: &Log) -> Vec<(String, usize)> {
-    let mut v: Vec<(String, usize)> = Vec::new();
-    for row in &log.rows {
-        let key = row
-            .values
-            .iter()
-            .map(|x| x.to_string())
-            .collect::<Vec<_>>()
-            .join(",");
-        match v.last_mut() {
-            Some((k, n)) if *k == key => *n += 1,
-            _ => v.push((key, 1)),
-        }
-    }
-    v
 }
 
 fn check(
@@ -52,7 +36,7 @@ fn check(
         .rows
         .iter()
         .all(|r| r.feedback.is_finite() && r.feedback > 0.0));
-    let got = inputs(&log);
+    let got = log_inputs(&log);
     assert_eq!(got.len(), n);
     assert!(
         got.iter().all(|(_, rows)| *rows == 6),

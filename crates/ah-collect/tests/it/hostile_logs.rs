@@ -4,16 +4,10 @@
 //! naming the file) or a correct result: never a lost row or a destroyed file.
 
 use std::path::Path;
-use std::process::{Child, Command, Output};
+use std::process::{Child, Output};
 use std::time::{Duration, Instant};
 
-fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_ah-collect"))
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
+use crate::common::{assert_exit_2, bin, inputs, stderr};
 
 /// A small pad_mm collection on the CPU with `reps` repetitions.
 fn collect_args(samples: u64, reps: u32) -> Vec<String> {
@@ -58,21 +52,6 @@ fn merge(inputs: &[&Path], out: &Path) -> Output {
         .arg(out)
         .output()
         .unwrap()
-}
-
-/// Rows per input (runs of equal feature values), in file order.
-fn inputs(path: &Path) -> Vec<(String, usize)> {
-    let text = std::fs::read_to_string(path).unwrap();
-    let mut v: Vec<(String, usize)> = Vec::new();
-    for l in text.lines().skip(2) {
-        let (rest, _) = l.rsplit_once(',').unwrap();
-        let (values, _) = rest.rsplit_once(',').unwrap();
-        match v.last_mut() {
-            Some((k, n)) if k == values => *n += 1,
-            _ => v.push((values.to_string(), 1)),
-        }
-    }
-    v
 }
 
 /// Starts a long collection and waits until it has written some rows.
@@ -144,11 +123,9 @@ fn merge_refuses_to_replace_an_output_it_does_not_merge() {
     assert!(collect(&out, 3, 1).status.success());
     let before = std::fs::read(&out).unwrap();
     let o = merge(&[&a], &out);
-    assert_eq!(o.status.code(), Some(2));
-    assert!(
-        stderr(&o).contains("out.txt: the output exists and is not one of the inputs"),
-        "{}",
-        stderr(&o)
+    assert_exit_2(
+        &o,
+        "out.txt: the output exists and is not one of the inputs",
     );
     assert_eq!(std::fs::read(&out).unwrap(), before);
 }
@@ -161,11 +138,9 @@ fn a_resume_without_provenance_and_other_reps_is_refused() {
     std::fs::remove_file(dir.path().join("log.txt.provenance.json")).unwrap();
     let before = std::fs::read(&log).unwrap();
     let o = collect(&log, 6, 1);
-    assert_eq!(o.status.code(), Some(2));
-    assert!(
-        stderr(&o).contains("rows hold 3 repetition(s) per input, but --num-reps is 1"),
-        "{}",
-        stderr(&o)
+    assert_exit_2(
+        &o,
+        "rows hold 3 repetition(s) per input, but --num-reps is 1",
     );
     assert_eq!(std::fs::read(&log).unwrap(), before, "no row cut");
     // The inferred count resumes without measuring an input twice.
@@ -182,11 +157,9 @@ fn a_damaged_provenance_sidecar_is_refused_not_replaced() {
     let damaged = "{\"sessions\": [{\"started_unix\": 1";
     std::fs::write(&prov, damaged).unwrap();
     let o = collect(&log, 3, 1);
-    assert_eq!(o.status.code(), Some(2));
-    assert!(
-        stderr(&o).contains("log.txt.provenance.json: the provenance sidecar is damaged"),
-        "{}",
-        stderr(&o)
+    assert_exit_2(
+        &o,
+        "log.txt.provenance.json: the provenance sidecar is damaged",
     );
     assert_eq!(std::fs::read_to_string(&prov).unwrap(), damaged);
 }
@@ -207,18 +180,8 @@ fn a_log_that_is_not_utf8_is_refused_with_its_line() {
     bytes.insert(fourth, 0xff); // at the end of line 4
     std::fs::write(&log, &bytes).unwrap();
     let o = collect(&log, 3, 1);
-    assert_eq!(o.status.code(), Some(2));
-    assert!(
-        stderr(&o).contains("log.txt:4: not UTF-8"),
-        "{}",
-        stderr(&o)
-    );
+    assert_exit_2(&o, "log.txt:4: not UTF-8");
     assert_eq!(std::fs::read(&log).unwrap(), bytes, "left alone");
     let o = merge(&[&log], &dir.path().join("m.txt"));
-    assert_eq!(o.status.code(), Some(2));
-    assert!(
-        stderr(&o).contains("log.txt:4: not UTF-8"),
-        "{}",
-        stderr(&o)
-    );
+    assert_exit_2(&o, "log.txt:4: not UTF-8");
 }

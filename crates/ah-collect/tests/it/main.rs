@@ -2,6 +2,7 @@
 //! `cargo test -p ah-collect --test it MODULE::` runs one file's tests).
 
 mod cli;
+mod common;
 mod corpus;
 mod data;
 mod hostile_logs;

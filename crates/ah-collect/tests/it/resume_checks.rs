@@ -6,16 +6,12 @@
 //! with what to do, and leaves the files as they were.
 
 use std::path::Path;
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_ah-collect"))
-}
+use ah_test_support::wait_at_most;
 
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
+use crate::common::{assert_exit_2, bin, stderr};
 
 /// A small pad_mm collection on the CPU, one repetition per input.
 fn collect_cmd(out: &Path, samples: &str) -> Command {
@@ -45,36 +41,13 @@ fn collect(out: &Path, samples: u64) -> Output {
 
 /// Rows per input (runs of equal feature values) of a log, in file order.
 fn inputs(path: &Path) -> Vec<(String, usize)> {
-    let log = ah_log::Log::read(path, ah_log::ReadOptions { strict: true }).unwrap();
-    let mut v: Vec<(String, usize)> = Vec::new();
-    for r in &log.rows {
-        let key: Vec<String> = r.values.iter().map(ToString::to_string).collect();
-        let key = key.join(",");
-        match v.last_mut() {
-            Some((k, n)) if *k == key => *n += 1,
-            _ => v.push((key, 1)),
-        }
-    }
-    v
+    crate::common::read_inputs(path, ah_log::ReadOptions { strict: true })
 }
 
 fn sorted_keys(path: &Path) -> Vec<String> {
     let mut k: Vec<String> = inputs(path).into_iter().map(|(k, _)| k).collect();
     k.sort();
     k
-}
-
-/// Waits for `child` at most `limit`; kills it and fails when it is still running.
-fn wait_at_most(mut child: Child, limit: Duration) -> Output {
-    let started = Instant::now();
-    while child.try_wait().unwrap().is_none() {
-        if started.elapsed() > limit {
-            child.kill().unwrap();
-            panic!("still running after {limit:?}: it hangs");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    child.wait_with_output().unwrap()
 }
 
 #[test]
@@ -252,19 +225,12 @@ fn two_names_of_one_file_never_collect_at_once() {
 #[test]
 fn fifos_and_devices_are_refused_at_once() {
     let dir = tempfile::tempdir().unwrap();
-    let mkfifo = |p: &Path| {
-        Command::new("mkfifo")
-            .arg(p)
-            .status()
-            .is_ok_and(|s| s.success())
-    };
     let fifo = dir.path().join("fifo.txt");
-    if !mkfifo(&fifo) {
-        eprintln!("skipped: no mkfifo");
+    if ah_test_support::skip_without_fifo(&fifo) {
         return;
     }
     let sidecar = dir.path().join("log.txt.medians.txt");
-    assert!(mkfifo(&sidecar));
+    assert!(!ah_test_support::skip_without_fifo(&sidecar));
     let log = dir.path().join("log.txt");
     for (out, want) in [
         (
@@ -282,7 +248,7 @@ fn fifos_and_devices_are_refused_at_once() {
             .stderr(Stdio::piped())
             .spawn()
             .unwrap();
-        let o = wait_at_most(child, Duration::from_secs(20));
+        let o = wait_at_most(child, Duration::from_secs(20), &format!("--out {out:?}"));
         assert_eq!(o.status.code(), Some(2), "{out:?}: {}", stderr(&o));
         assert!(stderr(&o).contains(want), "{}", stderr(&o));
     }
@@ -295,7 +261,7 @@ fn fifos_and_devices_are_refused_at_once() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let o = wait_at_most(child, Duration::from_secs(20));
+    let o = wait_at_most(child, Duration::from_secs(20), "merge of a FIFO");
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
 }
 
@@ -354,7 +320,7 @@ fn a_huge_num_samples_measures_at_once_in_little_memory() {
             .status()
             .unwrap();
         assert!(sent.success());
-        let o = wait_at_most(child, Duration::from_secs(60));
+        let o = wait_at_most(child, Duration::from_secs(60), "after SIGTERM");
         assert_eq!(o.status.code(), Some(143), "{}", stderr(&o));
         assert!(inputs(&log).iter().all(|(_, n)| *n == 2));
     }
@@ -368,12 +334,7 @@ fn a_signal_before_measuring_ends_the_process_at_once() {
     use std::os::unix::process::ExitStatusExt;
     let dir = tempfile::tempdir().unwrap();
     let fifo = dir.path().join("exclude.txt");
-    if !Command::new("mkfifo")
-        .arg(&fifo)
-        .status()
-        .is_ok_and(|s| s.success())
-    {
-        eprintln!("skipped: no mkfifo");
+    if ah_test_support::skip_without_fifo(&fifo) {
         return;
     }
     let child = collect_cmd(&dir.path().join("log.txt"), "2")
@@ -388,7 +349,7 @@ fn a_signal_before_measuring_ends_the_process_at_once() {
         .status()
         .unwrap();
     assert!(sent.success());
-    let o = wait_at_most(child, Duration::from_secs(20));
+    let o = wait_at_most(child, Duration::from_secs(20), "after SIGTERM");
     assert_eq!(o.status.signal(), Some(15), "{:?} {}", o.status, stderr(&o));
 }
 
@@ -419,12 +380,7 @@ fn merge_keeps_a_last_row_without_its_newline() {
         .arg(dir.path().join("m2.txt"))
         .output()
         .unwrap();
-    assert_eq!(o.status.code(), Some(2));
-    assert!(
-        stderr(&o).contains("nope.txt: No such file"),
-        "{}",
-        stderr(&o)
-    );
+    assert_exit_2(&o, "nope.txt: No such file");
     assert!(!dir.path().join("nope.txt.lock").exists());
     assert!(!dir.path().join("m2.txt.lock").exists());
 }

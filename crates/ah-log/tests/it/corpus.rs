@@ -10,15 +10,12 @@ use std::path::{Path, PathBuf};
 use ah_core::{DeviceIdentity, Metadata};
 use ah_log::{join_logs, repair_inputs, Log, LogWriter, ReadOptions};
 
+fn corpus_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/corpus")
+}
+
 fn corpus() -> Vec<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/corpus");
-    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .expect("the corpus folder")
-        .map(|e| e.expect("a corpus entry").path())
-        .filter(|p| p.extension().is_some_and(|e| e == "txt" || e == "gz"))
-        .collect();
-    files.sort();
-    files
+    ah_test_support::corpus::files(&corpus_dir(), &[".txt", ".gz"])
 }
 
 /// The metadata and header features every corpus file was made for.
@@ -150,13 +147,5 @@ fn every_reader_and_writer_on_the_hostile_corpus() {
 
 #[test]
 fn the_corpus_readme_describes_every_file() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/corpus");
-    let readme = std::fs::read_to_string(dir.join("README.md")).unwrap();
-    for f in corpus() {
-        let name = f.file_name().unwrap().to_string_lossy().to_string();
-        assert!(
-            readme.contains(&format!("`{name}`")),
-            "README.md lacks {name}"
-        );
-    }
+    ah_test_support::corpus::assert_readme_describes(&corpus_dir(), &corpus());
 }

@@ -27,7 +27,7 @@ use crate::backend::{Backend, BackendKind, BenchError, Measurement};
 use crate::catalogue::Catalogue;
 use crate::dtype::DType;
 use crate::runner::{BenchmarkRunner, InputDistribution, SampleRng, Target};
-use crate::runners::pad_mm::is_contiguous;
+use crate::runners::add_mm_layout_features;
 pub use shapes::{Gemm, Op, Source};
 pub use worker::{Engine, Worker, WorkerError};
 
@@ -286,26 +286,19 @@ impl BenchmarkRunner for InductorMmRunner {
 /// TF32) with the batch and the op, which PyTorch's `mm` hook does not see but an
 /// `InductorChoices` handler does.
 pub fn context(g: &Gemm) -> Context {
-    let (s10, s11) = g.mat1_strides();
-    let (s20, s21) = g.mat2_strides();
     let mut c = Context::with_capacity(14);
     c.add("m", g.m)
         .add("k", g.k)
         .add("n", g.n)
         .add("batch", g.batch);
     c.add_categorical("op", g.op.name());
-    c.add_categorical("mat1_dtype", g.dtype.torch_name());
-    c.add_categorical("mat2_dtype", g.dtype.torch_name());
-    c.add("mat1_stride_0", s10).add("mat1_stride_1", s11);
-    c.add("mat2_stride_0", s20).add("mat2_stride_1", s21);
-    c.add_categorical("mat1_iscontig", is_contiguous(g.m, g.k, s10, s11));
-    c.add_categorical("mat2_iscontig", is_contiguous(g.k, g.n, s20, s21));
-    let tf32: ah_core::Value = if g.dtype == DType::F32 {
-        g.tf32.into()
-    } else {
-        "not_float_32".into()
-    };
-    c.add_categorical("using_tf32", tf32);
+    add_mm_layout_features(
+        &mut c,
+        (g.m, g.k, g.n),
+        (g.trans_a, g.trans_b),
+        g.dtype,
+        g.tf32,
+    );
     c
 }
 

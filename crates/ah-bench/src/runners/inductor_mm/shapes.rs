@@ -91,20 +91,12 @@ const MAX_TOKENS: usize = 16384;
 impl Gemm {
     /// Strides of a's last two dimensions.
     pub fn mat1_strides(&self) -> (usize, usize) {
-        if self.trans_a {
-            (1, self.m)
-        } else {
-            (self.k, 1)
-        }
+        crate::runners::operand_strides(self.m, self.k, self.trans_a)
     }
 
     /// Strides of b's last two dimensions.
     pub fn mat2_strides(&self) -> (usize, usize) {
-        if self.trans_b {
-            (1, self.k)
-        } else {
-            (self.n, 1)
-        }
+        crate::runners::operand_strides(self.k, self.n, self.trans_b)
     }
 
     /// Multiply-adds times two.

@@ -82,6 +82,15 @@ fn host_pad_copy(
     }
 }
 
+/// PyTorch's `write_pad` on the host: zeroes the padding rectangle ([`write_pad_rect`]) of a
+/// row-major `rows x cols` buffer that already holds the input.
+fn host_write_pad(dst: &mut [f32], rows: usize, cols: usize, rp: usize, cp: usize) {
+    let (r0, c0, nr, nc) = write_pad_rect(rows, cols, rp, cp);
+    for r in r0..r0 + nr {
+        dst[r * cols + c0..r * cols + c0 + nc].fill(0.0);
+    }
+}
+
 pub(super) fn cpu_orig(i: &PadMmInput, p: &mut CpuPrepared) {
     sgemm(
         i.m,
@@ -101,20 +110,14 @@ pub(super) fn cpu_pad(i: &PadMmInput, p: &mut CpuPrepared) {
     let (mpad, kpad, npad) = i.padded_lengths();
     if let Some(ap) = p.a_pad.as_mut() {
         if i.mat1_padding_excluded() {
-            let (r0, c0, nr, nc) = write_pad_rect(s.mp, s.kp, mpad, kpad);
-            for r in r0..r0 + nr {
-                ap[r * s.kp + c0..r * s.kp + c0 + nc].fill(0.0);
-            }
+            host_write_pad(ap, s.mp, s.kp, mpad, kpad);
         } else {
             host_pad_copy(ap, &p.a, i.m, i.k, i.mat1_strides(), s.kp);
         }
     }
     if let Some(bp) = p.b_pad.as_mut() {
         if i.mat2_pre_padded() {
-            let (r0, c0, nr, nc) = write_pad_rect(s.kp, s.np, kpad, npad);
-            for r in r0..r0 + nr {
-                bp[r * s.np + c0..r * s.np + c0 + nc].fill(0.0);
-            }
+            host_write_pad(bp, s.kp, s.np, kpad, npad);
         } else {
             host_pad_copy(bp, &p.b, i.k, i.n, i.mat2_strides(), s.np);
         }

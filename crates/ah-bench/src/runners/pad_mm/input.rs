@@ -57,19 +57,11 @@ pub fn is_contiguous(rows: usize, cols: usize, s0: usize, s1: usize) -> bool {
 impl PadMmInput {
     /// Strides of mat1: `(k, 1)`, or `(1, m)` when transposed.
     pub fn mat1_strides(&self) -> (usize, usize) {
-        if self.transpose_left {
-            (1, self.m)
-        } else {
-            (self.k, 1)
-        }
+        crate::runners::operand_strides(self.m, self.k, self.transpose_left)
     }
     /// Strides of mat2: `(n, 1)`, or `(1, k)` when transposed.
     pub fn mat2_strides(&self) -> (usize, usize) {
-        if self.transpose_right {
-            (1, self.k)
-        } else {
-            (self.n, 1)
-        }
+        crate::runners::operand_strides(self.k, self.n, self.transpose_right)
     }
     /// `(m, k, n)` padded lengths.
     pub fn padded_lengths(&self) -> (usize, usize, usize) {
