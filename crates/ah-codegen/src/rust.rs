@@ -13,6 +13,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use ah_core::model::{leaf_best_choices, Column, ModelKind, Node};
+use ah_core::DeviceIdentity;
 use serde::Serialize;
 
 use crate::error::CodegenError;
@@ -232,9 +233,7 @@ pub fn render_module(plan: &Plan<'_>, header: &[String]) -> Result<String, Codeg
         "choices",
         &model.choices.iter().map(|c| str_lit(c)).collect::<Vec<_>>(),
     );
-    ctx.insert("shared_memory", &model.precondition.shared_memory);
-    ctx.insert("capa0", &model.precondition.device_capa.0);
-    ctx.insert("capa1", &model.precondition.device_capa.1);
+    ctx.insert("device", &device_lit(model.precondition));
     ctx.insert("threshold", &f64_lit(model.threshold));
     let module = g.module()?;
     // Only a regression model reads the choice it scores; only a column that holds the
@@ -261,6 +260,23 @@ pub fn render_module(plan: &Plan<'_>, header: &[String]) -> Result<String, Codeg
     );
     ctx.insert("m", &module);
     crate::templates::render("rust_module.rs", &ctx)
+}
+
+/// The device identity as Rust: the core's name for a known device (`DeviceIdentity::H100`),
+/// else the literal.
+fn device_lit(device: DeviceIdentity) -> String {
+    let known = [
+        (DeviceIdentity::A100, "A100"),
+        (DeviceIdentity::H100, "H100"),
+        (DeviceIdentity::NONE, "NONE"),
+    ];
+    match known.iter().find(|(d, _)| *d == device) {
+        Some((_, name)) => format!("DeviceIdentity::{name}"),
+        None => format!(
+            "DeviceIdentity {{ shared_memory: {}, device_capa: ({}, {}) }}",
+            device.shared_memory, device.device_capa.0, device.device_capa.1
+        ),
+    }
 }
 
 /// Renders `lib.rs` for the given module names (sorted, deduplicated).
@@ -398,8 +414,9 @@ impl<'p, 'm> Gen<'p, 'm> {
         out
     }
 
-    /// The module's `use` lines: the trait and value types, then the `ah_core::generated`
-    /// helpers and the `ah_core::ops::scalar` functions the paths call.
+    /// The module's `use` lines: the prediction and value types, then the `ah_core::generated`
+    /// helpers (`GeneratedHeuristic` always) and the `ah_core::ops::scalar` functions the
+    /// paths call.
     fn uses(
         &self,
         finish: &Finish,
@@ -409,17 +426,16 @@ impl<'p, 'm> Gen<'p, 'm> {
         slots: bool,
         names_value: bool,
     ) -> Vec<String> {
-        let mut uses =
-            vec!["ah_core::heuristic::{LearnedHeuristic, Prediction, UnsureKind}".to_string()];
-        if self.plan.model.kind == ModelKind::Regression {
-            uses.push("ah_core::model::ModelKind".to_string());
-        }
-        uses.push(if names_value {
-            "ah_core::{Context, DeviceIdentity, Value}".to_string()
+        let core = if names_value {
+            "ah_core::{Context, DeviceIdentity, Value}"
         } else {
-            "ah_core::{Context, DeviceIdentity}".to_string()
-        });
-        let mut generated: BTreeSet<&str> = BTreeSet::new();
+            "ah_core::{Context, DeviceIdentity}"
+        };
+        let mut uses = vec![
+            "ah_core::heuristic::{Prediction, UnsureKind}".to_string(),
+            core.to_string(),
+        ];
+        let mut generated: BTreeSet<&str> = BTreeSet::from(["GeneratedHeuristic", "Predict"]);
         let fast_finish = fast.map(|f| &f.finish);
         let pad_mm_finish = pad_mm.map(|p| &p.finish);
         for fin in std::iter::once(finish)
@@ -456,10 +472,8 @@ impl<'p, 'm> Gen<'p, 'm> {
         } else if slots {
             generated.insert("read_by_name");
         }
-        if !generated.is_empty() {
-            let list: Vec<&str> = generated.into_iter().collect();
-            uses.push(format!("ah_core::generated::{{{}}}", list.join(", ")));
-        }
+        let list: Vec<&str> = generated.into_iter().collect();
+        uses.push(format!("ah_core::generated::{{{}}}", list.join(", ")));
         if pad_mm.is_some() {
             uses.push("ah_core::generated::pad_mm::{self, PadMm}".to_string());
         }
@@ -936,4 +950,22 @@ fn doc_name(col: &Column) -> String {
         Column::Numeric { name } => name.clone(),
         Column::OneHot { feature, value } => format!("str({feature}) == {value:?}"),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_known_device_is_named_and_another_is_written_out() {
+        assert_eq!(device_lit(DeviceIdentity::H100), "DeviceIdentity::H100");
+        let other = DeviceIdentity {
+            shared_memory: 101376,
+            device_capa: (8, 6),
+        };
+        assert_eq!(
+            device_lit(other),
+            "DeviceIdentity { shared_memory: 101376, device_capa: (8, 6) }"
+        );
+    }
 }

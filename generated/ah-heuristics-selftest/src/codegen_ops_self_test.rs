@@ -31,52 +31,35 @@
     clippy::unnecessary_cast, // `float(x)` of a float
 )]
 
-use ah_core::generated::{num, present, Category, Operations, VerifiedSchema};
-use ah_core::heuristic::{LearnedHeuristic, Prediction, UnsureKind};
+use ah_core::generated::{
+    num, present, Category, GeneratedHeuristic, Operations, Predict, VerifiedSchema,
+};
+use ah_core::heuristic::{Prediction, UnsureKind};
 use ah_core::ops::scalar::{cmp_if, fdiv, fmax, fmin, imod};
 use ah_core::{Context, DeviceIdentity, Value};
 
-/// `CodegenOpsSelfTest`: learned `codegen_selftest_ops` heuristic (decision over 2 choices).
-#[derive(Debug, Clone, Copy, Default)]
-pub struct CodegenOpsSelfTest;
+/// `CodegenOpsSelfTest`: the learned `codegen_selftest_ops` heuristic (decision over 2 choices) that
+/// `crate::register_all` registers.
+pub static HEURISTIC: GeneratedHeuristic = GeneratedHeuristic {
+    name: "codegen_selftest_ops",
+    heuristic_name: "CodegenOpsSelfTest",
+    choices: &CHOICES,
+    device: DeviceIdentity::A100,
+    confidence_threshold: 0.99,
+    predict: Predict::Decision(predict),
+};
 
-/// The instance `crate::register_all` registers.
-pub static HEURISTIC: CodegenOpsSelfTest = CodegenOpsSelfTest;
+/// Choices in class-index order.
+pub const CHOICES: [&str; 2] = ["orig", "pad"];
 
 /// The model JSON this module was generated from, so that tools find the heuristic by name
 /// from any folder (`ah-use replay --heuristic CodegenOpsSelfTest`).
 pub const MODEL_JSON: &str = include_str!("../models/CodegenOpsSelfTest.model.json");
 
-/// Choices in class-index order.
-pub const CHOICES: [&str; 2] = ["orig", "pad"];
-
-impl LearnedHeuristic for CodegenOpsSelfTest {
-    fn name(&self) -> &'static str {
-        "codegen_selftest_ops"
-    }
-
-    fn heuristic_name(&self) -> &'static str {
-        "CodegenOpsSelfTest"
-    }
-
-    fn choices(&self) -> &'static [&'static str] {
-        &CHOICES
-    }
-
-    fn device(&self) -> DeviceIdentity {
-        DeviceIdentity {
-            shared_memory: 166912,
-            device_capa: (8, 0),
-        }
-    }
-
-    fn confidence_threshold(&self) -> f64 {
-        0.99
-    }
-
-    fn predict(&self, context: &Context, _choice: Option<usize>) -> Prediction {
-        columns(context).map_or_else(Prediction::Unsure, |c| walk(&c))
-    }
+/// The tree's answer for `context`: the distribution of the leaf it reaches, or unsure (a
+/// missing feature, a value outside the training range, an unsafe leaf).
+fn predict(context: &Context) -> Prediction {
+    columns(context).map_or_else(Prediction::Unsure, |c| walk(&c))
 }
 
 // The distributions the leaves predict, `(probability, choice)` best first; leaves that agree

@@ -10,52 +10,34 @@
 //! ones); other kinds go through `ah_core::ops`' generic evaluation with the same semantics.
 
 use ah_core::generated::{
-    num, number, present, range_guard, Category, FeatureRange, VerifiedSchema,
+    num, number, present, range_guard, Category, FeatureRange, GeneratedHeuristic, Predict,
+    VerifiedSchema,
 };
-use ah_core::heuristic::{LearnedHeuristic, Prediction, UnsureKind};
+use ah_core::heuristic::{Prediction, UnsureKind};
 use ah_core::{Context, DeviceIdentity, Value};
 
-/// `CodegenPlainSelfTest`: learned `codegen_selftest_plain` heuristic (decision over 3 choices).
-#[derive(Debug, Clone, Copy, Default)]
-pub struct CodegenPlainSelfTest;
+/// `CodegenPlainSelfTest`: the learned `codegen_selftest_plain` heuristic (decision over 3 choices) that
+/// `crate::register_all` registers.
+pub static HEURISTIC: GeneratedHeuristic = GeneratedHeuristic {
+    name: "codegen_selftest_plain",
+    heuristic_name: "CodegenPlainSelfTest",
+    choices: &CHOICES,
+    device: DeviceIdentity::A100,
+    confidence_threshold: 0.6,
+    predict: Predict::Decision(predict),
+};
 
-/// The instance `crate::register_all` registers.
-pub static HEURISTIC: CodegenPlainSelfTest = CodegenPlainSelfTest;
+/// Choices in class-index order.
+pub const CHOICES: [&str; 3] = ["a", "b", "c"];
 
 /// The model JSON this module was generated from, so that tools find the heuristic by name
 /// from any folder (`ah-use replay --heuristic CodegenPlainSelfTest`).
 pub const MODEL_JSON: &str = include_str!("../models/CodegenPlainSelfTest.model.json");
 
-/// Choices in class-index order.
-pub const CHOICES: [&str; 3] = ["a", "b", "c"];
-
-impl LearnedHeuristic for CodegenPlainSelfTest {
-    fn name(&self) -> &'static str {
-        "codegen_selftest_plain"
-    }
-
-    fn heuristic_name(&self) -> &'static str {
-        "CodegenPlainSelfTest"
-    }
-
-    fn choices(&self) -> &'static [&'static str] {
-        &CHOICES
-    }
-
-    fn device(&self) -> DeviceIdentity {
-        DeviceIdentity {
-            shared_memory: 166912,
-            device_capa: (8, 0),
-        }
-    }
-
-    fn confidence_threshold(&self) -> f64 {
-        0.6
-    }
-
-    fn predict(&self, context: &Context, _choice: Option<usize>) -> Prediction {
-        columns(context).map_or_else(Prediction::Unsure, |c| walk(&c))
-    }
+/// The tree's answer for `context`: the distribution of the leaf it reaches, or unsure (a
+/// missing feature, a value outside the training range, an unsafe leaf).
+fn predict(context: &Context) -> Prediction {
+    columns(context).map_or_else(Prediction::Unsure, |c| walk(&c))
 }
 
 // The distributions the leaves predict, `(probability, choice)` best first; leaves that agree

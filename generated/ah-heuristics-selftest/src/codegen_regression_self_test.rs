@@ -31,62 +31,35 @@
 )]
 
 use ah_core::generated::{
-    num, present, range_guard, range_guard_by_name, Category, FeatureRange, Operations,
-    VerifiedSchema,
+    num, present, range_guard, range_guard_by_name, Category, FeatureRange, GeneratedHeuristic,
+    Operations, Predict, VerifiedSchema,
 };
-use ah_core::heuristic::{LearnedHeuristic, Prediction, UnsureKind};
-use ah_core::model::ModelKind;
+use ah_core::heuristic::{Prediction, UnsureKind};
 use ah_core::ops::scalar::{fdiv, ifloordiv};
 use ah_core::{Context, DeviceIdentity, Value};
 
-/// `CodegenRegressionSelfTest`: learned `codegen_selftest_regression` heuristic (regression over 2 choices).
-#[derive(Debug, Clone, Copy, Default)]
-pub struct CodegenRegressionSelfTest;
+/// `CodegenRegressionSelfTest`: the learned `codegen_selftest_regression` heuristic (regression over 2 choices) that
+/// `crate::register_all` registers.
+pub static HEURISTIC: GeneratedHeuristic = GeneratedHeuristic {
+    name: "codegen_selftest_regression",
+    heuristic_name: "CodegenRegressionSelfTest",
+    choices: &CHOICES,
+    device: DeviceIdentity::A100,
+    confidence_threshold: 1.2,
+    predict: Predict::Regression(predict),
+};
 
-/// The instance `crate::register_all` registers.
-pub static HEURISTIC: CodegenRegressionSelfTest = CodegenRegressionSelfTest;
+/// Choices in class-index order.
+pub const CHOICES: [&str; 2] = ["orig", "pad"];
 
 /// The model JSON this module was generated from, so that tools find the heuristic by name
 /// from any folder (`ah-use replay --heuristic CodegenRegressionSelfTest`).
 pub const MODEL_JSON: &str = include_str!("../models/CodegenRegressionSelfTest.model.json");
 
-/// Choices in class-index order.
-pub const CHOICES: [&str; 2] = ["orig", "pad"];
-
-impl LearnedHeuristic for CodegenRegressionSelfTest {
-    fn name(&self) -> &'static str {
-        "codegen_selftest_regression"
-    }
-
-    fn heuristic_name(&self) -> &'static str {
-        "CodegenRegressionSelfTest"
-    }
-
-    fn kind(&self) -> ModelKind {
-        ModelKind::Regression
-    }
-
-    fn choices(&self) -> &'static [&'static str] {
-        &CHOICES
-    }
-
-    fn device(&self) -> DeviceIdentity {
-        DeviceIdentity {
-            shared_memory: 166912,
-            device_capa: (8, 0),
-        }
-    }
-
-    fn confidence_threshold(&self) -> f64 {
-        1.2
-    }
-
-    fn predict(&self, context: &Context, choice: Option<usize>) -> Prediction {
-        let Some(choice) = choice else {
-            return Prediction::Unsure(UnsureKind::MissingFeature("choice"));
-        };
-        columns(context, choice).map_or_else(Prediction::Unsure, |c| walk(&c))
-    }
+/// The tree's answer for `context` and choice index `choice`: the value it predicts, or
+/// unsure (a missing feature, a value outside the training range).
+fn predict(context: &Context, choice: usize) -> Prediction {
+    columns(context, choice).map_or_else(Prediction::Unsure, |c| walk(&c))
 }
 
 /// The tree's inputs: numeric columns as `f64`, one-hot columns as "equals the category".

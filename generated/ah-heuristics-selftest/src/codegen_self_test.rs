@@ -32,54 +32,35 @@
 )]
 
 use ah_core::generated::{
-    num, present, range_guard, range_guard_by_name, Category, FeatureRange, Operations,
-    VerifiedSchema,
+    num, present, range_guard, range_guard_by_name, Category, FeatureRange, GeneratedHeuristic,
+    Operations, Predict, VerifiedSchema,
 };
-use ah_core::heuristic::{LearnedHeuristic, Prediction, UnsureKind};
+use ah_core::heuristic::{Prediction, UnsureKind};
 use ah_core::ops::scalar::{fdiv, ifloordiv};
 use ah_core::{Context, DeviceIdentity, Value};
 
-/// `CodegenSelfTest`: learned `codegen_selftest` heuristic (decision over 2 choices).
-#[derive(Debug, Clone, Copy, Default)]
-pub struct CodegenSelfTest;
+/// `CodegenSelfTest`: the learned `codegen_selftest` heuristic (decision over 2 choices) that
+/// `crate::register_all` registers.
+pub static HEURISTIC: GeneratedHeuristic = GeneratedHeuristic {
+    name: "codegen_selftest",
+    heuristic_name: "CodegenSelfTest",
+    choices: &CHOICES,
+    device: DeviceIdentity::A100,
+    confidence_threshold: 0.9615384615384616,
+    predict: Predict::Decision(predict),
+};
 
-/// The instance `crate::register_all` registers.
-pub static HEURISTIC: CodegenSelfTest = CodegenSelfTest;
+/// Choices in class-index order.
+pub const CHOICES: [&str; 2] = ["orig", "pad"];
 
 /// The model JSON this module was generated from, so that tools find the heuristic by name
 /// from any folder (`ah-use replay --heuristic CodegenSelfTest`).
 pub const MODEL_JSON: &str = include_str!("../models/CodegenSelfTest.model.json");
 
-/// Choices in class-index order.
-pub const CHOICES: [&str; 2] = ["orig", "pad"];
-
-impl LearnedHeuristic for CodegenSelfTest {
-    fn name(&self) -> &'static str {
-        "codegen_selftest"
-    }
-
-    fn heuristic_name(&self) -> &'static str {
-        "CodegenSelfTest"
-    }
-
-    fn choices(&self) -> &'static [&'static str] {
-        &CHOICES
-    }
-
-    fn device(&self) -> DeviceIdentity {
-        DeviceIdentity {
-            shared_memory: 166912,
-            device_capa: (8, 0),
-        }
-    }
-
-    fn confidence_threshold(&self) -> f64 {
-        0.9615384615384616
-    }
-
-    fn predict(&self, context: &Context, _choice: Option<usize>) -> Prediction {
-        columns(context).map_or_else(Prediction::Unsure, |c| walk(&c))
-    }
+/// The tree's answer for `context`: the distribution of the leaf it reaches, or unsure (a
+/// missing feature, a value outside the training range, an unsafe leaf).
+fn predict(context: &Context) -> Prediction {
+    columns(context).map_or_else(Prediction::Unsure, |c| walk(&c))
 }
 
 // The distributions the leaves predict, `(probability, choice)` best first; leaves that agree

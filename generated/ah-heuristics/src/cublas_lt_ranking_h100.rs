@@ -9,52 +9,35 @@
 //! what PyTorch logs (integers for numerical features, strings or booleans for categorical
 //! ones); other kinds go through `ah_core::ops`' generic evaluation with the same semantics.
 
-use ah_core::generated::{num, present, Category, Operations, VerifiedSchema};
-use ah_core::heuristic::{LearnedHeuristic, Prediction, UnsureKind};
+use ah_core::generated::{
+    num, present, Category, GeneratedHeuristic, Operations, Predict, VerifiedSchema,
+};
+use ah_core::heuristic::{Prediction, UnsureKind};
 use ah_core::ops::scalar::fdiv;
 use ah_core::{Context, DeviceIdentity, Value};
 
-/// `CublasLtRankingH100`: learned `cublaslt_mm` heuristic (decision over 8 choices).
-#[derive(Debug, Clone, Copy, Default)]
-pub struct CublasLtRankingH100;
+/// `CublasLtRankingH100`: the learned `cublaslt_mm` heuristic (decision over 8 choices) that
+/// `crate::register_all` registers.
+pub static HEURISTIC: GeneratedHeuristic = GeneratedHeuristic {
+    name: "cublaslt_mm",
+    heuristic_name: "CublasLtRankingH100",
+    choices: &CHOICES,
+    device: DeviceIdentity::H100,
+    confidence_threshold: 0.0,
+    predict: Predict::Decision(predict),
+};
 
-/// The instance `crate::register_all` registers.
-pub static HEURISTIC: CublasLtRankingH100 = CublasLtRankingH100;
+/// Choices in class-index order.
+pub const CHOICES: [&str; 8] = ["extern_mm", "lt2", "lt3", "lt4", "lt5", "lt6", "lt7", "lt8"];
 
 /// The model JSON this module was generated from, so that tools find the heuristic by name
 /// from any folder (`ah-use replay --heuristic CublasLtRankingH100`).
 pub const MODEL_JSON: &str = include_str!("../models/CublasLtRankingH100.model.json");
 
-/// Choices in class-index order.
-pub const CHOICES: [&str; 8] = ["extern_mm", "lt2", "lt3", "lt4", "lt5", "lt6", "lt7", "lt8"];
-
-impl LearnedHeuristic for CublasLtRankingH100 {
-    fn name(&self) -> &'static str {
-        "cublaslt_mm"
-    }
-
-    fn heuristic_name(&self) -> &'static str {
-        "CublasLtRankingH100"
-    }
-
-    fn choices(&self) -> &'static [&'static str] {
-        &CHOICES
-    }
-
-    fn device(&self) -> DeviceIdentity {
-        DeviceIdentity {
-            shared_memory: 232448,
-            device_capa: (9, 0),
-        }
-    }
-
-    fn confidence_threshold(&self) -> f64 {
-        0.0
-    }
-
-    fn predict(&self, context: &Context, _choice: Option<usize>) -> Prediction {
-        columns(context).map_or_else(Prediction::Unsure, |c| walk(&c))
-    }
+/// The tree's answer for `context`: the distribution of the leaf it reaches, or unsure (a
+/// missing feature, a value outside the training range, an unsafe leaf).
+fn predict(context: &Context) -> Prediction {
+    columns(context).map_or_else(Prediction::Unsure, |c| walk(&c))
 }
 
 // The distributions the leaves predict, `(probability, choice)` best first; leaves that agree

@@ -10,51 +10,34 @@
 //! ones); other kinds go through `ah_core::ops`' generic evaluation with the same semantics.
 
 use ah_core::generated::pad_mm::{self, PadMm};
-use ah_core::generated::{present, range_guard_by_name, Category, FeatureRange};
-use ah_core::heuristic::{LearnedHeuristic, Prediction, UnsureKind};
+use ah_core::generated::{
+    present, range_guard_by_name, Category, FeatureRange, GeneratedHeuristic, Predict,
+};
+use ah_core::heuristic::{Prediction, UnsureKind};
 use ah_core::{Context, DeviceIdentity, Value};
 
-/// `PadMMCpu`: learned `pad_mm` heuristic (decision over 2 choices).
-#[derive(Debug, Clone, Copy, Default)]
-pub struct PadMMCpu;
+/// `PadMMCpu`: the learned `pad_mm` heuristic (decision over 2 choices) that
+/// `crate::register_all` registers.
+pub static HEURISTIC: GeneratedHeuristic = GeneratedHeuristic {
+    name: "pad_mm",
+    heuristic_name: "PadMMCpu",
+    choices: &CHOICES,
+    device: DeviceIdentity::NONE,
+    confidence_threshold: 0.0,
+    predict: Predict::Decision(predict),
+};
 
-/// The instance `crate::register_all` registers.
-pub static HEURISTIC: PadMMCpu = PadMMCpu;
+/// Choices in class-index order.
+pub const CHOICES: [&str; 2] = ["orig", "pad"];
 
 /// The model JSON this module was generated from, so that tools find the heuristic by name
 /// from any folder (`ah-use replay --heuristic PadMMCpu`).
 pub const MODEL_JSON: &str = include_str!("../models/PadMMCpu.model.json");
 
-/// Choices in class-index order.
-pub const CHOICES: [&str; 2] = ["orig", "pad"];
-
-impl LearnedHeuristic for PadMMCpu {
-    fn name(&self) -> &'static str {
-        "pad_mm"
-    }
-
-    fn heuristic_name(&self) -> &'static str {
-        "PadMMCpu"
-    }
-
-    fn choices(&self) -> &'static [&'static str] {
-        &CHOICES
-    }
-
-    fn device(&self) -> DeviceIdentity {
-        DeviceIdentity {
-            shared_memory: 0,
-            device_capa: (0, 0),
-        }
-    }
-
-    fn confidence_threshold(&self) -> f64 {
-        0.0
-    }
-
-    fn predict(&self, context: &Context, _choice: Option<usize>) -> Prediction {
-        columns(context).map_or_else(Prediction::Unsure, |c| walk(&c))
-    }
+/// The tree's answer for `context`: the distribution of the leaf it reaches, or unsure (a
+/// missing feature, a value outside the training range, an unsafe leaf).
+fn predict(context: &Context) -> Prediction {
+    columns(context).map_or_else(Prediction::Unsure, |c| walk(&c))
 }
 
 // The distributions the leaves predict, `(probability, choice)` best first; leaves that agree

@@ -10,51 +10,32 @@
 //! ones); other kinds go through `ah_core::ops`' generic evaluation with the same semantics.
 
 use ah_core::generated::pad_mm::{self, PadMm};
-use ah_core::generated::{num, present, Category};
-use ah_core::heuristic::{LearnedHeuristic, Prediction, UnsureKind};
+use ah_core::generated::{num, present, Category, GeneratedHeuristic, Predict};
+use ah_core::heuristic::{Prediction, UnsureKind};
 use ah_core::{Context, DeviceIdentity, Value};
 
-/// `PadMMA100`: learned `pad_mm` heuristic (decision over 2 choices).
-#[derive(Debug, Clone, Copy, Default)]
-pub struct PadMMA100;
+/// `PadMMA100`: the learned `pad_mm` heuristic (decision over 2 choices) that
+/// `crate::register_all` registers.
+pub static HEURISTIC: GeneratedHeuristic = GeneratedHeuristic {
+    name: "pad_mm",
+    heuristic_name: "PadMMA100",
+    choices: &CHOICES,
+    device: DeviceIdentity::A100,
+    confidence_threshold: 0.9615384615384616,
+    predict: Predict::Decision(predict),
+};
 
-/// The instance `crate::register_all` registers.
-pub static HEURISTIC: PadMMA100 = PadMMA100;
+/// Choices in class-index order.
+pub const CHOICES: [&str; 2] = ["orig", "pad"];
 
 /// The model JSON this module was generated from, so that tools find the heuristic by name
 /// from any folder (`ah-use replay --heuristic PadMMA100`).
 pub const MODEL_JSON: &str = include_str!("../models/PadMMA100.model.json");
 
-/// Choices in class-index order.
-pub const CHOICES: [&str; 2] = ["orig", "pad"];
-
-impl LearnedHeuristic for PadMMA100 {
-    fn name(&self) -> &'static str {
-        "pad_mm"
-    }
-
-    fn heuristic_name(&self) -> &'static str {
-        "PadMMA100"
-    }
-
-    fn choices(&self) -> &'static [&'static str] {
-        &CHOICES
-    }
-
-    fn device(&self) -> DeviceIdentity {
-        DeviceIdentity {
-            shared_memory: 166912,
-            device_capa: (8, 0),
-        }
-    }
-
-    fn confidence_threshold(&self) -> f64 {
-        0.9615384615384616
-    }
-
-    fn predict(&self, context: &Context, _choice: Option<usize>) -> Prediction {
-        columns(context).map_or_else(Prediction::Unsure, |c| walk(&c))
-    }
+/// The tree's answer for `context`: the distribution of the leaf it reaches, or unsure (a
+/// missing feature, a value outside the training range, an unsafe leaf).
+fn predict(context: &Context) -> Prediction {
+    columns(context).map_or_else(Prediction::Unsure, |c| walk(&c))
 }
 
 // The distributions the leaves predict, `(probability, choice)` best first; leaves that agree

@@ -9,20 +9,23 @@
 //! what PyTorch logs (integers for numerical features, strings or booleans for categorical
 //! ones); other kinds go through `ah_core::ops`' generic evaluation with the same semantics.
 
-use ah_core::generated::{number, present, range_guard, Category, FeatureRange, VerifiedSchema};
-use ah_core::heuristic::{LearnedHeuristic, Prediction, UnsureKind};
+use ah_core::generated::{
+    number, present, range_guard, Category, FeatureRange, GeneratedHeuristic, Predict,
+    VerifiedSchema,
+};
+use ah_core::heuristic::{Prediction, UnsureKind};
 use ah_core::{Context, DeviceIdentity, Value};
 
-/// `ReductionH100`: learned `reduction` heuristic (decision over 8 choices).
-#[derive(Debug, Clone, Copy, Default)]
-pub struct ReductionH100;
-
-/// The instance `crate::register_all` registers.
-pub static HEURISTIC: ReductionH100 = ReductionH100;
-
-/// The model JSON this module was generated from, so that tools find the heuristic by name
-/// from any folder (`ah-use replay --heuristic ReductionH100`).
-pub const MODEL_JSON: &str = include_str!("../models/ReductionH100.model.json");
+/// `ReductionH100`: the learned `reduction` heuristic (decision over 8 choices) that
+/// `crate::register_all` registers.
+pub static HEURISTIC: GeneratedHeuristic = GeneratedHeuristic {
+    name: "reduction",
+    heuristic_name: "ReductionH100",
+    choices: &CHOICES,
+    device: DeviceIdentity::H100,
+    confidence_threshold: 0.0,
+    predict: Predict::Decision(predict),
+};
 
 /// Choices in class-index order.
 pub const CHOICES: [&str; 8] = [
@@ -36,33 +39,14 @@ pub const CHOICES: [&str; 8] = [
     "persistent-512",
 ];
 
-impl LearnedHeuristic for ReductionH100 {
-    fn name(&self) -> &'static str {
-        "reduction"
-    }
+/// The model JSON this module was generated from, so that tools find the heuristic by name
+/// from any folder (`ah-use replay --heuristic ReductionH100`).
+pub const MODEL_JSON: &str = include_str!("../models/ReductionH100.model.json");
 
-    fn heuristic_name(&self) -> &'static str {
-        "ReductionH100"
-    }
-
-    fn choices(&self) -> &'static [&'static str] {
-        &CHOICES
-    }
-
-    fn device(&self) -> DeviceIdentity {
-        DeviceIdentity {
-            shared_memory: 232448,
-            device_capa: (9, 0),
-        }
-    }
-
-    fn confidence_threshold(&self) -> f64 {
-        0.0
-    }
-
-    fn predict(&self, context: &Context, _choice: Option<usize>) -> Prediction {
-        columns(context).map_or_else(Prediction::Unsure, |c| walk(&c))
-    }
+/// The tree's answer for `context`: the distribution of the leaf it reaches, or unsure (a
+/// missing feature, a value outside the training range, an unsafe leaf).
+fn predict(context: &Context) -> Prediction {
+    columns(context).map_or_else(Prediction::Unsure, |c| walk(&c))
 }
 
 // The distributions the leaves predict, `(probability, choice)` best first; leaves that agree

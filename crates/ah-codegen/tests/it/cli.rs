@@ -109,8 +109,8 @@ fn generates_deterministic_files_and_check_catches_hand_edits() {
     let module = krate.join("src/codegen_self_test.rs");
     let text = std::fs::read_to_string(&module).unwrap();
     let edited = text.replace(
-        "fn confidence_threshold(&self) -> f64 {\n        0.9615384615384616",
-        "fn confidence_threshold(&self) -> f64 {\n        0.95",
+        "confidence_threshold: 0.9615384615384616,",
+        "confidence_threshold: 0.95,",
     );
     assert_ne!(edited, text);
     std::fs::write(&module, edited).unwrap();
@@ -183,7 +183,7 @@ fn dry_run_prints_and_writes_nothing() {
     assert!(o.status.success(), "{}", stderr(&o));
     let out = String::from_utf8(o.stdout).unwrap();
     assert!(
-        out.contains("==> ") && out.contains("impl LearnedHeuristic for CodegenSelfTest"),
+        out.contains("==> ") && out.contains("heuristic_name: \"CodegenSelfTest\","),
         "{out}"
     );
     assert_eq!(

@@ -1,7 +1,9 @@
-//! What generated heuristics call (`ah-codegen`'s Rust modules): the check that a context
-//! holds the logged layout, once per [`crate::Schema`] ([`VerifiedSchema`]), reading a value as
-//! a number, the range guard over a table of training ranges, `str(value) == category` without
-//! formatting, and the generic path that evaluates a model's operations with [`crate::ops`].
+//! What generated heuristics call (`ah-codegen`'s Rust modules): [`GeneratedHeuristic`], the
+//! [`crate::LearnedHeuristic`] a module fills in with its names, choices, device, threshold
+//! and tree walk; the check that a context holds the logged layout, once per
+//! [`crate::Schema`] ([`VerifiedSchema`]), reading a value as a number, the range guard over a
+//! table of training ranges, `str(value) == category` without formatting, and the generic
+//! path that evaluates a model's operations with [`crate::ops`].
 //!
 //! [`pad_mm`] is PyTorch's `pad_mm` feature set with its 26 operations, typed: the fast path
 //! that every heuristic of that optimisation shares.
@@ -18,7 +20,10 @@ use crate::heuristic::UnsureKind;
 use crate::ops::{EvalError, Operation};
 use crate::{Context, Feature, Value};
 
+mod heuristic;
 pub mod pad_mm;
+
+pub use heuristic::{GeneratedHeuristic, Predict};
 
 /// The id of the last [`crate::Schema`] whose contexts a generated module found to hold its
 /// logged layout (0: none yet), so that the names are compared once per schema.

@@ -1,6 +1,7 @@
 //! Unit tests of the model schema, names and evaluator (shared fixtures are `pub(crate)`).
 
 use super::*;
+use crate::generated::{GeneratedHeuristic, Predict};
 use crate::heuristic::{LearnedHeuristic, Prediction, UnsureKind};
 
 fn leaf(value: Vec<f64>, unsafe_leaf: bool) -> Node {
@@ -199,44 +200,34 @@ fn range_guard_and_bad_operations() {
 
 /// What generated code for `decision_model()` looks like; its `decide` (the trait's) must
 /// agree with the in-memory model on every context.
-struct Generated;
+static GENERATED: GeneratedHeuristic = GeneratedHeuristic {
+    name: "mm",
+    heuristic_name: "TestMM",
+    choices: &["a", "b", "c"],
+    device: DeviceIdentity::H100,
+    confidence_threshold: 0.45,
+    predict: Predict::Decision(predict),
+};
 static DIST_B: [(f64, u16); 2] = [(0.9, 1), (0.1, 2)];
 static DIST_C: [(f64, u16); 3] = [(0.5, 2), (0.25, 0), (0.25, 1)];
 static DIST_T: [(f64, u16); 3] = [(0.4, 0), (0.4, 2), (0.2, 1)];
-impl LearnedHeuristic for Generated {
-    fn name(&self) -> &'static str {
-        "mm"
-    }
-    fn heuristic_name(&self) -> &'static str {
-        "TestMM"
-    }
-    fn choices(&self) -> &'static [&'static str] {
-        &["a", "b", "c"]
-    }
-    fn device(&self) -> DeviceIdentity {
-        DeviceIdentity::H100
-    }
-    fn confidence_threshold(&self) -> f64 {
-        0.45
-    }
-    fn predict(&self, context: &Context, _choice: Option<usize>) -> Prediction {
-        let (Some(m), Some(k), Some(n)) = (
-            context.get("m").and_then(Value::as_f64),
-            context.get("k").and_then(Value::as_f64),
-            context.get("n").and_then(Value::as_f64),
-        ) else {
-            return Prediction::Unsure(UnsureKind::MissingFeature("m"));
-        };
-        let fp16 = context.get("mat1_dtype").map(|v| v.to_string()) == Some("torch.float16".into());
-        if m * k <= 1000.5 {
-            Prediction::Distribution(&DIST_B)
-        } else if !fp16 {
-            Prediction::Unsure(UnsureKind::UnsafeLeaf)
-        } else if n <= 64.0 {
-            Prediction::Distribution(&DIST_C)
-        } else {
-            Prediction::Distribution(&DIST_T)
-        }
+fn predict(context: &Context) -> Prediction {
+    let (Some(m), Some(k), Some(n)) = (
+        context.get("m").and_then(Value::as_f64),
+        context.get("k").and_then(Value::as_f64),
+        context.get("n").and_then(Value::as_f64),
+    ) else {
+        return Prediction::Unsure(UnsureKind::MissingFeature("m"));
+    };
+    let fp16 = context.get("mat1_dtype").map(|v| v.to_string()) == Some("torch.float16".into());
+    if m * k <= 1000.5 {
+        Prediction::Distribution(&DIST_B)
+    } else if !fp16 {
+        Prediction::Unsure(UnsureKind::UnsafeLeaf)
+    } else if n <= 64.0 {
+        Prediction::Distribution(&DIST_C)
+    } else {
+        Prediction::Distribution(&DIST_T)
     }
 }
 
@@ -249,14 +240,14 @@ fn model_and_generated_code_agree() {
             for n in [1, 63, 64, 65, 1000] {
                 for dtype in ["torch.float16", "torch.bfloat16"] {
                     let c = ctx(m, k, n, dtype);
-                    assert_eq!(eval.decide(&c), Generated.decide(&c), "{m} {k} {n} {dtype}");
-                    assert_eq!(model.decide(&c), Generated.decide(&c));
+                    assert_eq!(eval.decide(&c), GENERATED.decide(&c), "{m} {k} {n} {dtype}");
+                    assert_eq!(model.decide(&c), GENERATED.decide(&c));
                     let names = eval.ranked(&c).map(|v| {
                         v.iter()
                             .map(|&i| model.choices[i].clone())
                             .collect::<Vec<_>>()
                     });
-                    let gen = Generated
+                    let gen = GENERATED
                         .ranked(&c)
                         .map(|v| v.iter().map(|s| s.to_string()).collect::<Vec<_>>());
                     assert_eq!(names, gen);
