@@ -2,6 +2,7 @@
 //! once (the trainer reads logs of millions of rows).
 
 use std::collections::HashMap;
+use std::io::Read;
 use std::path::Path;
 
 use super::read::read_bytes;
@@ -26,19 +27,21 @@ impl Log {
             .filter(|(_, b)| **b == b'\n')
             .nth(1)
             .map(|(i, _)| i + 1);
+        // `read_bytes` checked the lines' lengths: the parsers need not.
+        let parse = |part| Log::from_reader_limited(path, part, options, usize::MAX);
         let Some(header_end) = header_end.filter(|_| bytes.len() > PARALLEL_FROM_BYTES) else {
-            return Log::from_reader(path, &bytes[..], options);
+            return parse(&bytes[..]);
         };
         let mid = header_end + (bytes.len() - header_end) / 2;
         let cut = match bytes[mid..].iter().position(|b| *b == b'\n') {
             Some(p) => mid + p + 1,
-            None => return Log::from_reader(path, &bytes[..], options),
+            None => return parse(&bytes[..]),
         };
-        let head = &bytes[..header_end];
-        let second: Vec<u8> = head.iter().chain(&bytes[cut..]).copied().collect();
+        // The second half is read after the header, in place.
+        let second = (&bytes[..header_end]).chain(&bytes[cut..]);
         let (a, b) = std::thread::scope(|s| {
-            let b = s.spawn(|| Log::from_reader(path, &second[..], options));
-            let a = Log::from_reader(path, &bytes[..cut], options);
+            let b = s.spawn(|| Log::from_reader_limited(path, second, options, usize::MAX));
+            let a = parse(&bytes[..cut]);
             (a, b.join().expect("the reader thread does not panic"))
         });
         // Lines before the second part: everything up to `cut`; its own lines 1-2 are the header.
