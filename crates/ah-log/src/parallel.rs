@@ -37,15 +37,19 @@ impl Log {
             Some(p) => mid + p + 1,
             None => return parse(&bytes[..]),
         };
-        // The second half is read after the header, in place.
+        // Lines before the second part: everything up to `cut`; its own lines 1-2 are the header.
+        let lines_before = newlines(&bytes[..cut]);
+        let lines_after = newlines(&bytes[cut..]) + 1;
+        // The second half is read after the header, in place; the first half's rows have room
+        // for the second's.
         let second = (&bytes[..header_end]).chain(&bytes[cut..]);
         let (a, b) = std::thread::scope(|s| {
-            let b = s.spawn(|| Log::from_reader_limited(path, second, options, usize::MAX));
-            let a = parse(&bytes[..cut]);
+            let b =
+                s.spawn(|| Log::from_reader_sized(path, second, options, usize::MAX, lines_after));
+            let rows = lines_before + lines_after;
+            let a = Log::from_reader_sized(path, &bytes[..cut], options, usize::MAX, rows);
             (a, b.join().expect("the reader thread does not panic"))
         });
-        // Lines before the second part: everything up to `cut`; its own lines 1-2 are the header.
-        let lines_before = bytes[..cut].iter().filter(|c| **c == b'\n').count();
         let log = a?;
         let b = b.map_err(|e| match e {
             Error::LogFormat {
@@ -61,6 +65,11 @@ impl Log {
         })?;
         Ok(append(log, b, lines_before - 2))
     }
+}
+
+/// The number of `\n`s in `bytes`.
+fn newlines(bytes: &[u8]) -> usize {
+    bytes.iter().filter(|c| **c == b'\n').count()
 }
 
 /// `log` followed by the rows of `b`, whose lines are `shift` lines later in the file.

@@ -43,6 +43,17 @@ impl Log {
         options: ReadOptions,
         limit: usize,
     ) -> Result<Log> {
+        Self::from_reader_sized(path, reader, options, limit, 0)
+    }
+
+    /// [`Log::from_reader_limited`] with room for `rows` rows from the start.
+    pub(crate) fn from_reader_sized(
+        path: &Path,
+        reader: impl BufRead,
+        options: ReadOptions,
+        limit: usize,
+        rows: usize,
+    ) -> Result<Log> {
         let fmt_err = |line: usize, message: String| Error::LogFormat {
             path: path.to_path_buf(),
             line,
@@ -76,7 +87,7 @@ impl Log {
             metadata_line,
             features,
             choices: Vec::new(),
-            rows: Vec::new(),
+            rows: Vec::with_capacity(rows),
             malformed: Vec::new(),
             blank_lines: 0,
         };
