@@ -63,7 +63,8 @@ impl<R> LineLimit<R> {
         }
     }
 
-    /// The 1-based line the next byte belongs to (the line a failing read was in).
+    /// The 1-based line the next byte belongs to (the line a failing read was in); not
+    /// counted under the limit `usize::MAX` (bytes checked already).
     pub(crate) fn line(&self) -> usize {
         self.newlines + 1
     }
@@ -72,7 +73,28 @@ impl<R> LineLimit<R> {
 impl<R: Read> Read for LineLimit<R> {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
         let n = self.inner.read(buf)?;
+        if self.limit == usize::MAX {
+            // No line is that long: bytes whose lines were checked already pass uncounted.
+            return Ok(n);
+        }
         let got = &buf[..n];
+        if self.run + n > self.limit {
+            return self.check(got).map(|()| n);
+        }
+        // No line of these bytes can pass the limit: they are counted only.
+        self.newlines += got.iter().filter(|&&b| b == b'\n').count();
+        match got.iter().rposition(|&b| b == b'\n') {
+            Some(last) => self.run = n - last - 1,
+            None => self.run += n,
+        }
+        Ok(n)
+    }
+}
+
+impl<R> LineLimit<R> {
+    /// Counts the bytes `got` handed on, failing on the first line that passes the limit.
+    fn check(&mut self, got: &[u8]) -> std::io::Result<()> {
+        let n = got.len();
         let run = match got.iter().rposition(|&b| b == b'\n') {
             Some(last) => {
                 // Every line this read ends must fit too.
@@ -99,7 +121,7 @@ impl<R: Read> Read for LineLimit<R> {
             return Err(self.too_long());
         }
         self.run = run;
-        Ok(n)
+        Ok(())
     }
 }
 

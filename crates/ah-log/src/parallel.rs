@@ -2,6 +2,7 @@
 //! once (the trainer reads logs of millions of rows).
 
 use std::collections::HashMap;
+use std::io::Read;
 use std::path::Path;
 
 use super::read::read_bytes;
@@ -26,23 +27,29 @@ impl Log {
             .filter(|(_, b)| **b == b'\n')
             .nth(1)
             .map(|(i, _)| i + 1);
+        // `read_bytes` checked the lines' lengths: the parsers need not.
+        let parse = |part| Log::from_reader_limited(path, part, options, usize::MAX);
         let Some(header_end) = header_end.filter(|_| bytes.len() > PARALLEL_FROM_BYTES) else {
-            return Log::from_reader(path, &bytes[..], options);
+            return parse(&bytes[..]);
         };
         let mid = header_end + (bytes.len() - header_end) / 2;
         let cut = match bytes[mid..].iter().position(|b| *b == b'\n') {
             Some(p) => mid + p + 1,
-            None => return Log::from_reader(path, &bytes[..], options),
+            None => return parse(&bytes[..]),
         };
-        let head = &bytes[..header_end];
-        let second: Vec<u8> = head.iter().chain(&bytes[cut..]).copied().collect();
+        // Lines before the second part: everything up to `cut`; its own lines 1-2 are the header.
+        let lines_before = newlines(&bytes[..cut]);
+        let lines_after = newlines(&bytes[cut..]) + 1;
+        // The second half is read after the header, in place; the first half's rows have room
+        // for the second's.
+        let second = (&bytes[..header_end]).chain(&bytes[cut..]);
         let (a, b) = std::thread::scope(|s| {
-            let b = s.spawn(|| Log::from_reader(path, &second[..], options));
-            let a = Log::from_reader(path, &bytes[..cut], options);
+            let b =
+                s.spawn(|| Log::from_reader_sized(path, second, options, usize::MAX, lines_after));
+            let rows = lines_before + lines_after;
+            let a = Log::from_reader_sized(path, &bytes[..cut], options, usize::MAX, rows);
             (a, b.join().expect("the reader thread does not panic"))
         });
-        // Lines before the second part: everything up to `cut`; its own lines 1-2 are the header.
-        let lines_before = bytes[..cut].iter().filter(|c| **c == b'\n').count();
         let log = a?;
         let b = b.map_err(|e| match e {
             Error::LogFormat {
@@ -58,6 +65,11 @@ impl Log {
         })?;
         Ok(append(log, b, lines_before - 2))
     }
+}
+
+/// The number of `\n`s in `bytes`.
+fn newlines(bytes: &[u8]) -> usize {
+    bytes.iter().filter(|c| **c == b'\n').count()
 }
 
 /// `log` followed by the rows of `b`, whose lines are `shift` lines later in the file.

@@ -43,6 +43,17 @@ impl Log {
         options: ReadOptions,
         limit: usize,
     ) -> Result<Log> {
+        Self::from_reader_sized(path, reader, options, limit, 0)
+    }
+
+    /// [`Log::from_reader_limited`] with room for `rows` rows from the start.
+    pub(crate) fn from_reader_sized(
+        path: &Path,
+        reader: impl BufRead,
+        options: ReadOptions,
+        limit: usize,
+        rows: usize,
+    ) -> Result<Log> {
         let fmt_err = |line: usize, message: String| Error::LogFormat {
             path: path.to_path_buf(),
             line,
@@ -76,7 +87,7 @@ impl Log {
             metadata_line,
             features,
             choices: Vec::new(),
-            rows: Vec::new(),
+            rows: Vec::with_capacity(rows),
             malformed: Vec::new(),
             blank_lines: 0,
         };
@@ -391,14 +402,21 @@ fn parse_row(
             "expected {n} fields, found {found} (the row is cut or has extra commas)"
         )));
     }
-    let mut fields = fields_of(record).map(std::str::from_utf8);
+    // One UTF-8 check for the whole row: its fields are UTF-8 exactly when their
+    // concatenation is and every field starts and ends on a character boundary.
+    let text = std::str::from_utf8(record.as_slice()).map_err(|_| None)?;
+    let field = |i: usize| {
+        record
+            .range(i)
+            .and_then(|r| text.get(r))
+            .ok_or(None::<String>)
+    };
     let mut values = Vec::with_capacity(n - 2);
-    for _ in 0..n - 2 {
-        let cell = fields.next().unwrap_or(Ok("")).map_err(|_| None)?;
-        values.push(Value::parse(cell));
+    for i in 0..n - 2 {
+        values.push(Value::parse(field(i)?));
     }
-    let choice = fields.next().unwrap_or(Ok("")).map_err(|_| None)?;
-    let feedback_text = fields.next().unwrap_or(Ok("")).map_err(|_| None)?;
+    let choice = field(n - 2)?;
+    let feedback_text = field(n - 1)?.trim_end_matches('\r');
     let feedback = parse_python_float(feedback_text).ok_or_else(|| {
         Some(format!(
             "feedback `{}` is not a number",
@@ -431,9 +449,10 @@ pub fn open_maybe_gz(path: &Path) -> Result<Box<dyn BufRead>> {
     Ok(open_source(path)?.0)
 }
 
-/// [`open_maybe_gz`], and whether the file is gzip.
-fn open_source(path: &Path) -> Result<(Box<dyn BufRead>, bool)> {
+/// [`open_maybe_gz`], whether the file is gzip, and its size on disk.
+fn open_source(path: &Path) -> Result<(Box<dyn BufRead>, bool, u64)> {
     let mut file = File::open(path).map_err(|e| Error::io(path, e))?;
+    let size = file.metadata().map_or(0, |m| m.len());
     let mut magic = [0u8; 2];
     let got = file.read(&mut magic).map_err(|e| Error::io(path, e))?;
     file.seek(SeekFrom::Start(0))
@@ -447,7 +466,7 @@ fn open_source(path: &Path) -> Result<(Box<dyn BufRead>, bool)> {
     } else {
         Box::new(BufReader::with_capacity(1 << 16, file))
     };
-    Ok((reader, gz))
+    Ok((reader, gz, size))
 }
 
 /// The whole uncompressed content of a log, plain or gzip. A line longer than
@@ -459,9 +478,10 @@ pub fn read_bytes(path: &Path) -> Result<Vec<u8>> {
 
 /// [`read_bytes`] with another bound on a line's length.
 pub(crate) fn read_bytes_limited(path: &Path, limit: usize) -> Result<Vec<u8>> {
-    let (source, gz) = open_source(path)?;
+    let (source, gz, size) = open_source(path)?;
     let mut limited = LineLimit::new(source, limit);
-    let mut bytes = Vec::new();
+    // A plain file is read into a buffer of its size at once (no regrowing and copying).
+    let mut bytes = Vec::with_capacity(if gz { 0 } else { size as usize });
     match limited.read_to_end(&mut bytes) {
         Ok(_) => Ok(bytes),
         Err(e) => {

@@ -376,29 +376,43 @@ pub fn run(args: Args) -> Result<()> {
     for w in &out.warnings {
         eprintln!("warning: {w}");
     }
-    write_outputs(&args, &out)?;
-    if !args.no_codegen {
-        let options = ah_codegen::Options {
-            rust_crate: args.rust_crate.clone(),
-            python_dir: Some(args.output_dir.clone()),
-            dot_file: None,
-            mode: ah_codegen::Mode::Write,
-            command: None,
-        };
-        let outcome =
-            ah_codegen::generate_with(&out.model, &options, python).with_context(|| {
-                format!(
-                    "generating code for {} (the model is written; retry with ah-codegen)",
-                    args.heuristic_name
-                )
-            })?;
-        if !args.quiet {
-            for f in &outcome.files {
-                eprintln!("generated {}", f.path.display());
-            }
+    // The code is generated (the Python artifact compiled) while the outputs are written;
+    // its messages follow theirs, and a failed write is reported first.
+    let generated = std::thread::scope(|s| {
+        let codegen = (!args.no_codegen).then(|| s.spawn(|| generate(&args, &out, python)));
+        write_outputs(&args, &out)?;
+        codegen
+            .map(|h| h.join().expect("code generation does not panic"))
+            .transpose()
+    })?;
+    if let (Some(outcome), false) = (generated, args.quiet) {
+        for f in &outcome.files {
+            eprintln!("generated {}", f.path.display());
         }
     }
     Ok(())
+}
+
+/// Generates the heuristic's code from the trained model (the Python artifact next to the
+/// outputs, the Rust module with --rust-crate).
+fn generate(
+    args: &Args,
+    out: &TrainOutput,
+    python: Option<ah_codegen::PythonCompiler>,
+) -> Result<ah_codegen::Outcome> {
+    let options = ah_codegen::Options {
+        rust_crate: args.rust_crate.clone(),
+        python_dir: Some(args.output_dir.clone()),
+        dot_file: None,
+        mode: ah_codegen::Mode::Write,
+        command: None,
+    };
+    ah_codegen::generate_with(&out.model, &options, python).with_context(|| {
+        format!(
+            "generating code for {} (the model is written; retry with ah-codegen)",
+            args.heuristic_name
+        )
+    })
 }
 
 /// The training options of the command line (checked).

@@ -49,7 +49,7 @@ struct Fold {
 }
 
 /// Cross-validates every candidate, refits each on train+val, and keeps the cheapest.
-pub(super) fn select(g: &GridInput<'_>) -> Result<Selection> {
+pub(super) fn select<'a>(g: &GridInput<'a>) -> Result<Selection<'a>> {
     // Fit set = train + val; test stays out.
     let base = concat(&g.p.sets[0].1, &g.p.sets[1].1);
     let n = base.len();
@@ -100,7 +100,7 @@ pub(super) fn select(g: &GridInput<'_>) -> Result<Selection> {
         best,
         chosen,
         threshold: 0.0,
-        fit_table,
+        fit_table: std::borrow::Cow::Owned(fit_table),
         extra,
         warnings,
     })

@@ -146,7 +146,7 @@ pub(super) struct GridFit {
 }
 
 /// The chosen model, as a selection rule hands it to the output step.
-pub(super) struct Selection {
+pub(super) struct Selection<'a> {
     /// Every grid model's row.
     pub(super) grid: Vec<GridRow>,
     /// Index of the chosen one.
@@ -156,7 +156,7 @@ pub(super) struct Selection {
     /// The model's threshold (cost-aware: 0, its cut is in the unsafe leaves).
     pub(super) threshold: f64,
     /// The rows the chosen model was fitted on (its guarded ranges come from them).
-    pub(super) fit_table: Table,
+    pub(super) fit_table: Cow<'a, Table>,
     /// Rule-specific `training.extra` entries.
     pub(super) extra: BTreeMap<String, serde_json::Value>,
     /// Warnings about the choice.

@@ -33,7 +33,7 @@ pub(super) struct FinalResults {
 pub(super) fn ranges_of(
     opts: &TrainOptions,
     p: &Prepared,
-    sel: &Selection,
+    sel: &Selection<'_>,
 ) -> Vec<(usize, FeatureRange)> {
     let tested = sel
         .chosen
@@ -60,7 +60,7 @@ pub(crate) fn out_of_range(t: &Table, ranges: &[(usize, FeatureRange)]) -> Vec<b
 /// Final metrics and per-row results of the chosen model.
 pub(super) fn final_results(
     g: &GridInput<'_>,
-    sel: &Selection,
+    sel: &Selection<'_>,
     ranges: &[(usize, FeatureRange)],
 ) -> FinalResults {
     let f = &sel.chosen.fitted;
@@ -114,7 +114,7 @@ pub(crate) fn set_rows(t: &Table, picks: &[Option<usize>], es: &EvalSettings) ->
 /// The model of a classification run.
 pub(super) fn build_model(
     g: &GridInput<'_>,
-    sel: &Selection,
+    sel: &Selection<'_>,
     ranges: &[(usize, FeatureRange)],
     metrics: &BTreeMap<String, Metrics>,
     hash: &str,

@@ -17,7 +17,7 @@ use super::grid::{GridFit, GridInput, Selection};
 use super::GridRow;
 
 /// Fits the grid on the training set and chooses by PyTorch's rule.
-pub(super) fn select(g: &GridInput<'_>) -> Result<Selection> {
+pub(super) fn select<'a>(g: &GridInput<'a>) -> Result<Selection<'a>> {
     let train_t = &g.p.sets[0].1;
     let wrong_pct = g.p.settings.allowed_wrong_pct;
     let trees = matrix_of(train_t, &g.p.classes).fit_many(g.opts.learner, &g.params());
@@ -61,7 +61,7 @@ pub(super) fn select(g: &GridInput<'_>) -> Result<Selection> {
         best,
         chosen,
         threshold,
-        fit_table: train_t.clone(),
+        fit_table: std::borrow::Cow::Borrowed(train_t),
         extra,
         warnings,
     })
