@@ -59,7 +59,7 @@ use ah_core::model::Model;
 pub use dot::{render_svg, SvgOutcome};
 pub use error::CodegenError;
 pub use names::{module_name, python_file_name};
-pub use output::{diff_summary, FileOutcome, FileStatus, GeneratedFile, Mode, Outcome};
+pub use output::{apply, diff_summary, FileOutcome, FileStatus, GeneratedFile, Mode, Outcome};
 pub use python_check::PythonCompiler;
 
 /// The default location of the generated heuristics crate, relative to the workspace root.

@@ -376,30 +376,37 @@ pub fn run(args: Args) -> Result<()> {
     for w in &out.warnings {
         eprintln!("warning: {w}");
     }
-    // The code is generated (the Python artifact compiled) while the outputs are written;
-    // its messages follow theirs, and a failed write is reported first.
-    let generated = std::thread::scope(|s| {
-        let codegen = (!args.no_codegen).then(|| s.spawn(|| generate(&args, &out, python)));
-        write_outputs(&args, &out)?;
-        codegen
-            .map(|h| h.join().expect("code generation does not panic"))
-            .transpose()
+    // The code is rendered (the Python artifact compiled) while the outputs are written, and
+    // written only once they are: a failed write leaves no generated file behind.
+    let rendered = std::thread::scope(|s| {
+        let codegen = (!args.no_codegen).then(|| s.spawn(|| render(&args, &out, python)));
+        let written = write_outputs(&args, &out);
+        let rendered = codegen.map(|h| h.join().expect("rendering does not panic"));
+        written.and_then(|()| rendered.transpose())
     })?;
-    if let (Some(outcome), false) = (generated, args.quiet) {
-        for f in &outcome.files {
-            eprintln!("generated {}", f.path.display());
+    if let Some((options, files)) = rendered {
+        let outcome = ah_codegen::apply(files, options.mode).with_context(|| {
+            format!(
+                "writing the code of {} (the model is written; retry with ah-codegen)",
+                args.heuristic_name
+            )
+        })?;
+        if !args.quiet {
+            for f in &outcome.files {
+                eprintln!("generated {}", f.path.display());
+            }
         }
     }
     Ok(())
 }
 
-/// Generates the heuristic's code from the trained model (the Python artifact next to the
-/// outputs, the Rust module with --rust-crate).
-fn generate(
+/// Renders the heuristic's code from the trained model (the Python artifact next to the
+/// outputs, the Rust module with --rust-crate), without writing it.
+fn render(
     args: &Args,
     out: &TrainOutput,
     python: Option<ah_codegen::PythonCompiler>,
-) -> Result<ah_codegen::Outcome> {
+) -> Result<(ah_codegen::Options, Vec<ah_codegen::GeneratedFile>)> {
     let options = ah_codegen::Options {
         rust_crate: args.rust_crate.clone(),
         python_dir: Some(args.output_dir.clone()),
@@ -407,12 +414,13 @@ fn generate(
         mode: ah_codegen::Mode::Write,
         command: None,
     };
-    ah_codegen::generate_with(&out.model, &options, python).with_context(|| {
+    let files = ah_codegen::render_with(&out.model, &options, python).with_context(|| {
         format!(
             "generating code for {} (the model is written; retry with ah-codegen)",
             args.heuristic_name
         )
-    })
+    })?;
+    Ok((options, files))
 }
 
 /// The training options of the command line (checked).
