@@ -196,31 +196,8 @@ fn generated_python_decides_like_the_model() {
         \x20   kind, names = m.decide(f)\n\
         \x20   bad += [kind, list(names)] != c['expected']\n\
         print(bad)\n";
-    let mut child = std::process::Command::new("python3")
-        .args(["-c", script])
-        .arg(&module)
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    use std::io::Write;
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(cases.as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert_eq!(
-        String::from_utf8_lossy(&out.stdout).trim(),
-        "0",
-        "decisions that differ"
-    );
+    let out = run_python(&module, script, &cases);
+    assert_eq!(out.trim(), "0", "decisions that differ");
     assert_eq!(data.samples.len(), 48);
 }
 
@@ -424,7 +401,7 @@ fn the_mm_artifact_ranks_like_the_handler_decides() {
             serde_json::Value::Object(f).to_string() + "\n"
         })
         .collect();
-    let out = python_with_stub(dir.path(), ARTIFACT_PARITY, &cases);
+    let out = run_python(dir.path(), ARTIFACT_PARITY, &cases);
     let n = cases.lines().count();
     assert!(n >= 20, "{n} mm GEMMs");
     assert_eq!(
@@ -476,15 +453,16 @@ bad += h.check_precondition(meta((9, 0)), None)
 print(f"{int(bad)} mismatches of {n}; kinds {' '.join(sorted(kinds))}")
 "#;
 
-/// Runs `script` with python3 (argument: `dir`), ah-codegen's torch stub on the path and
-/// `stdin` as its input; its stdout. Panics with stderr when it fails.
-fn python_with_stub(dir: &std::path::Path, script: &str, stdin: &str) -> String {
+/// Runs `script` with python3 (argument: `arg`), ah-codegen's torch stub on the path (what
+/// generated artifacts import; no PyTorch) and `stdin` as its input; its stdout. Panics with
+/// stderr when it fails.
+fn run_python(arg: &std::path::Path, script: &str, stdin: &str) -> String {
     use std::io::Write;
     let stub =
         std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../ah-codegen/tests/python_stub");
     let mut child = std::process::Command::new("python3")
         .args(["-c", script])
-        .arg(dir)
+        .arg(arg)
         .env("PYTHONPATH", stub)
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
