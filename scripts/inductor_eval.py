@@ -6,6 +6,8 @@ Usage (one CUDA GPU, PyTorch with Inductor and Triton):
       [--gemms FILE.jsonl] [--workloads gemms,llama_train,llama_infer] \
       [--settings none,ours,max_autotune,mm_ranking] [--budget-s 1500] [--rounds 9]
   python3 scripts/inductor_eval.py --dry-run        # the planned GEMMs, no torch needed
+  python3 scripts/inductor_eval.py --dry-run --handler H.py [--gemms F] [--workloads W]
+                                                     # what the handler decides for each, no torch
 
 Settings (one warm process, caches disabled, fresh cache folders; start-up paid first):
   none          torch.compile's default (no max-autotune: cuBLAS)
@@ -124,6 +126,51 @@ def read_gemms(path):
                     d[key] = bool(d.get(key, False))
                 out.append(d)
     return out
+
+
+def llama_gemms(workload, hidden=2048, inter=5632, heads=16, head_dim=128):
+    """The GEMMs of the end-to-end workloads' bias-free linears (what --dry-run --handler decides;
+    the attention runs in SDPA, not as bmm). Training: 8 x 1024 tokens, forward, input gradient
+    and weight gradient; inference: prefill 4 x 512 tokens and decode m = 4."""
+    bf, qkv = "bfloat16", heads * head_dim
+    linears = [("q/k/v", hidden, qkv), ("o", qkv, hidden), ("gate/up", hidden, inter), ("down", inter, hidden)]
+    out = []
+    for what, i, o in linears:
+        if workload == "llama_train":
+            t = 8 * 1024
+            out += [g("llama", f"{what} fwd", "mm", t, i, o, bf, tb=True),
+                    g("llama", f"{what} grad_input", "mm", t, o, i, bf),
+                    g("llama", f"{what} grad_weight", "mm", o, t, i, bf, ta=True)]
+        else:
+            out += [g("llama", f"{what} prefill 4x512", "mm", 4 * 512, i, o, bf, tb=True),
+                    g("llama", f"{what} decode m=4", "mm", 4, i, o, bf, tb=True)]
+    return out
+
+
+def handler_features(gm):
+    """The features the handler computes for `gm` (choices.features on Inductor's nodes), from the
+    GEMM's description: operands laid out as gemm_fn makes them."""
+    m, k, n = gm["m"], gm["k"], gm["n"]
+    s1 = (1, m) if gm["trans_a"] else (k, 1)
+    s2 = (1, k) if gm["trans_b"] else (n, 1)
+    dtype = f"torch.{gm['dtype']}"
+    contig = lambda r, c, s: (c == 1 or s[1] == 1) and (r == 1 or s[0] == c)  # noqa: E731
+    return {"m": m, "k": k, "n": n, "batch": gm["batch"], "op": gm["op"],
+            "mat1_dtype": dtype, "mat2_dtype": dtype, "mat1_stride_0": s1[0], "mat1_stride_1": s1[1],
+            "mat2_stride_0": s2[0], "mat2_stride_1": s2[1], "mat1_iscontig": contig(m, k, s1),
+            "mat2_iscontig": contig(k, n, s2),
+            "using_tf32": bool(gm["tf32"]) if gm["dtype"] == "float32" else "not_float_32"}
+
+
+def preview(gemms, handler):
+    """Prints what the handler decides for each GEMM, without torch or a GPU."""
+    counts = {}
+    for i, gm in enumerate(gemms):
+        kind, names = handler.decide(handler_features(gm))
+        counts[kind] = counts.get(kind, 0) + 1
+        kept = f" + {len(names)} Triton configs" if kind == "keep" else ""
+        print(f"{i + 1:3d}  {describe(gm):42s} {gm['name']}  -> {kind}{kept}")
+    print("decisions: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
 
 
 def describe(gm):
@@ -710,7 +757,8 @@ def parse(argv):
                    help=f"comma-separated, of {', '.join(SETTINGS)}")
     p.add_argument("--budget-s", type=float, default=None, help="start no item after this many seconds")
     p.add_argument("--rounds", type=int, default=9, help="alternated rounds of the run-time median")
-    p.add_argument("--dry-run", action="store_true", help="print the planned GEMMs and stop (no torch)")
+    p.add_argument("--dry-run", action="store_true",
+                   help="print the planned GEMMs and stop (no torch); with --handler, what it decides for each")
     a = p.parse_args(argv)
     a.workloads = [w for w in a.workloads.split(",") if w]
     a.settings = [s for s in a.settings.split(",") if s]
@@ -730,6 +778,12 @@ def parse(argv):
 def main(argv=None):
     a = parse(argv)
     gemms = read_gemms(a.gemms) if a.gemms else holdout_gemms()
+    if a.dry_run and a.handler:
+        handler = load_handler(a.handler)
+        for w in a.workloads:
+            print(f"{w}:")
+            preview(gemms if w == "gemms" else llama_gemms(w), handler)
+        return 0
     if a.dry_run:
         for i, gm in enumerate(gemms):
             print(f"{i + 1:3d}  {describe(gm):42s} {gm['name']}  settings: {','.join(settings_for(gm, a.settings))}")
