@@ -18,13 +18,24 @@
 # validation sets only choose; the test sets are replayed after the choice (table 2).
 # The first rule (until this mix) looked at the test split alone; on this mix it picked
 # wilson, 0.05, which misses the full-range oracle share on seed 4 (docs/real-models.md).
+# Since issue 24 a setting must also be as good as the shipped model on every validation set
+# (its "unchanged or better": % of the oracle with autotune, two decimals, and no more picks
+# more than 10 % slower). Added after seeing that with the category guard the issue 12 goals
+# alone pick wilson, 0.05 again: it meets them, but trades the real-model sets' oracle share
+# (validation 99.95 -> 99.85 and 99.74 %) for decisions (docs/real-models.md).
 # Table 2: a candidate of every guard policy with that setting, replayed on the validation and
 # test sets (real models with compiled truth: the catalogue's architectures and 15 held-out
 # ones, two seeds each; fresh full range, seeds 4, 6, 7, 12 and 13; fresh dims <= 8192).
+# Every candidate has the category guard (issue 24, item 4; docs/training.md): a deciding leaf
+# is unsure for a category of a guarded feature that none of its training rows had. Guarded:
+# every categorical feature of the log and its operations but mat2_dtype (always mat1_dtype's:
+# aten.mm takes one dtype) and the 15 divisibility bits {m,k,n}_multiple_{2..32}. Guarding those
+# too decides the same on every validation set with 89 inserted splits instead of 26.
+# Table 2 also lists `logged` without the category guard (the model shipped before it).
 # Both tables go to stdout.
 # The shipped PadMMH100 is `ah-train data/pad_mm_h100_mix.txt --heuristic-name PadMMH100
-# --output-dir out/h100 --rust-crate generated/ah-heuristics -q --guard logged` with the setting
-# the rule picks (docs/real-models.md).
+# --output-dir out/h100 --rust-crate generated/ah-heuristics -q --guard logged
+# --category-guard CATEGORY_GUARD` with the setting the rule picks (docs/real-models.md).
 # Usage: bash scripts/pad_mm_h100_train.sh [OUT_DIR]   (default out/h100mix)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -33,6 +44,8 @@ B=${BIN:-target/release}
 [ -x "$B/ah-train" ] || cargo build --release --locked -q
 mkdir -p "$OUT"
 MIX=data/pad_mm_h100_mix.txt
+CATEGORY_GUARD=mat1_dtype,prepadded_mat1,prepadded_mat2,using_tf32,bfloat_perf_hit
+CATEGORY_GUARD+=,mat1_innermost_needs_padding,mat2_innermost_needs_padding,mat1_iscontig,mat2_iscontig
 rm -f "$MIX" "$MIX.medians.txt"
 MID_INPUTS=600
 MID="$OUT/pad_mm_h100_mid.first$MID_INPUTS.txt"
@@ -77,20 +90,27 @@ PY
 VALIDATION=(realmodels realmodels_holdout fullrange_fresh fullrange_seed6)
 TEST=(realmodels_seed2027 realmodels_holdout_seed8 fullrange_seed7_reps1 fullrange_seed12 fullrange_seed13
   mid_fresh)
-printf '| confidence | autotune cost | test split: decided | wrong | > 10 %% slower | %% of oracle, autotune | validation: goals met |\n|---|---|---|---|---|---|---|\n'
+# The model shipped now, replayed on the validation sets: issue 24's goal "unchanged or
+# better" is measured against it.
+SHIPPED=generated/ah-heuristics/models/PadMMH100.model.json
+mkdir -p "$OUT/shipped"
+for set in "${VALIDATION[@]}"; do
+  "$B/ah-use" replay -q --model "$SHIPPED" "data/pad_mm_h100_$set.txt" --json "$OUT/shipped/$set.json"
+done
+printf '| confidence | autotune cost | test split: decided | wrong | > 10 %% slower | %% of oracle, autotune | validation: goals met | validation: as good as shipped |\n|---|---|---|---|---|---|---|---|\n'
 : > "$OUT/settings.tsv"
 for conf in wilson loss; do
   for cost in 0.01 0.02 0.05; do
     d="$OUT/setting-$conf-$cost"
     "$B/ah-train" "$MIX" --heuristic-name PadMMH100Candidate --output-dir "$d" --no-codegen -q \
-      --guard logged --confidence "$conf" --autotune-cost "$cost"
+      --guard logged --category-guard "$CATEGORY_GUARD" --confidence "$conf" --autotune-cost "$cost"
     for set in "${VALIDATION[@]}"; do
       "$B/ah-use" replay -q --model "$d/PadMMH100Candidate.model.json" "data/pad_mm_h100_$set.txt" \
         --json "$d/$set.json"
     done
-    python3 - "$conf" "$cost" "$d" "$OUT/settings.tsv" "${VALIDATION[@]}" <<'PY'
+    python3 - "$conf" "$cost" "$d" "$OUT/settings.tsv" "$OUT/shipped" "${VALIDATION[@]}" <<'PY'
 import json, sys
-conf, cost, d, tsv, *sets = sys.argv[1:]
+conf, cost, d, tsv, shipped, *sets = sys.argv[1:]
 m = json.load(open(f"{d}/PadMMH100Candidate.metrics.json"))["test"]
 
 def meets(name):
@@ -103,16 +123,28 @@ def meets(name):
     return (v["decided_share"] >= 0.70 and v["harmful_wrong"] <= 0.01 * v["total"]
             and v["pct_of_oracle_autotune"] >= 99.5)
 
+def as_good(name):
+    """Issue 24's goal: no worse than the shipped model, in % of the oracle with autotune (as
+    the tables print it, two decimals) and in picks more than 10 % slower."""
+    v = json.load(open(f"{d}/{name}.json"))["metrics"]
+    b = json.load(open(f"{shipped}/{name}.json"))["metrics"]
+    return (round(v["pct_of_oracle_autotune"], 2) >= round(b["pct_of_oracle_autotune"], 2)
+            and v["harmful_wrong"] <= b["harmful_wrong"])
+
 met = [s for s in sets if meets(s)]
+good = [s for s in sets if as_good(s)]
 print(f"| {conf} | {cost} | {100 * m['decided_share']:.1f} % | {int(m['wrong'])} | "
-      f"{int(m['harmful_wrong'])} | {m['pct_of_oracle_autotune']:.2f} | {len(met)} of {len(sets)} |")
+      f"{int(m['harmful_wrong'])} | {m['pct_of_oracle_autotune']:.2f} | {len(met)} of {len(sets)} | "
+      f"{len(good)} of {len(sets)} |")
 with open(tsv, "a") as f:
-    f.write(f"{conf}\t{cost}\t{m['decided_share']}\t{int(m['harmful_wrong'])}\t{len(met) == len(sets)}\n")
+    f.write(f"{conf}\t{cost}\t{m['decided_share']}\t{int(m['harmful_wrong'])}\t"
+            f"{len(met) == len(sets) and len(good) == len(sets)}\n")
 PY
   done
 done
 # The rule: the most decided on the test split among the settings with no harmful pick there
-# that meet every goal on every validation set; without one, among those with no harmful pick
+# that meet every goal on every validation set and are as good as the shipped model there;
+# without one, among those with no harmful pick
 # (first listed wins a tie).
 read -r CONF COST < <(python3 - "$OUT/settings.tsv" <<'PY'
 import sys
@@ -126,9 +158,13 @@ PY
 SETTING=(--confidence "$CONF" --autotune-cost "$COST")
 printf '\nthe rule picks: %s\n\n' "${SETTING[*]}"
 printf '| policy | set | decided | wrong | > 10 %% slower | %% of oracle | %% of oracle, autotune |\n|---|---|---|---|---|---|---|\n'
-for policy in box tested logged tested:2 logged:2 none; do
+for policy in box tested logged tested:2 logged:2 none logged-no-category-guard; do
   d="$OUT/guard-${policy/:/_}"
-  if [ "$policy" = none ]; then g=(--no-range-guard); else g=(--guard "$policy"); fi
+  case "$policy" in
+    none) g=(--no-range-guard --category-guard "$CATEGORY_GUARD") ;;
+    logged-no-category-guard) g=(--guard logged) ;;
+    *) g=(--guard "$policy" --category-guard "$CATEGORY_GUARD") ;;
+  esac
   "$B/ah-train" "$MIX" --heuristic-name PadMMH100Candidate --output-dir "$d" --no-codegen -q "${g[@]}" \
     "${SETTING[@]}"
   for set in "${VALIDATION[@]}" "${TEST[@]}"; do

@@ -214,6 +214,20 @@ pub struct Args {
         help = "Guarded features: box, tested or logged, with an optional margin (tested:2)"
     )]
     pub guard: GuardPolicy,
+    /// Categorical features (logged or augmented, comma-separated) the category guard checks:
+    /// after the model is chosen, a deciding leaf becomes unsure for a category of one of them
+    /// that none of its training rows had (its answer there is an extrapolation the numeric
+    /// range guard does not see). Stored as ordinary splits to unsafe leaves, so the runtime
+    /// and the generated code need nothing new. Not with `--regression`. docs/training.md.
+    #[arg(
+        help_heading = "Range guard",
+        long,
+        value_name = "FEATURES",
+        value_delimiter = ',',
+        conflicts_with = "regression",
+        help = "Unsure for a category a leaf never saw, of these categorical features"
+    )]
+    pub category_guard: Vec<String>,
     /// A choice timed `inf` for an input cannot be offered for it at run time: picking it counts
     /// as unsure (the runtime falls back to autotuning), not as an infinitely slow pick. For
     /// multi-kernels that leave out the variants that cannot run an input (reduction:
@@ -483,6 +497,7 @@ fn options(args: &Args) -> Result<TrainOptions> {
             _ => TrainOptions::range_guard_default(args.upstream, args.regression),
         },
         guard: args.guard,
+        category_guard: args.category_guard.clone(),
         inf_unavailable: args.inf_unavailable,
     })
 }

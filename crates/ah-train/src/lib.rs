@@ -26,6 +26,7 @@
 #![allow(clippy::needless_range_loop)]
 
 pub mod cart;
+pub mod category_guard;
 pub mod config;
 pub mod dataset;
 pub mod defaults;

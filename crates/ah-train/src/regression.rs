@@ -471,6 +471,7 @@ mod tests {
             range_guard: false,
             inf_unavailable: false,
             guard: crate::guard::GuardPolicy::BOX,
+            category_guard: Vec::new(),
         }
     }
 

@@ -2,7 +2,7 @@
 //! Regenerate: ah-codegen generated/ah-heuristics/models/PadMMH100.model.json
 //! Heuristic `PadMMH100` (decision) for `pad_mm`, trained by ah-train 0.1.0 on pad_mm_h100_mix.txt
 //! Dataset sha256: 2c6f61a78f24140ffe34b2e6f0650e0cb9c99489b8ce0f21817fdc37863c0a6e
-//! Model: cart gini (cost_aware_cv), max_depth 6, min_samples_leaf 1.0, 39 leaves, depth 6, threshold 0.0
+//! Model: cart gini (cost_aware_cv), max_depth 6, min_samples_leaf 1.0, 65 leaves, depth 10, threshold 0.0
 //! Metrics (test set): 766 correct, 20 wrong, 90 unsure of 876; pct_of_oracle 99.4795; pct_of_oracle_autotune 99.9754
 //!
 //! The decision path (`predict`) allocates nothing and formats nothing when the context holds
@@ -71,21 +71,38 @@ struct Columns<'a> {
     c15: f64,
     /// `arith_intensity`
     c16: f64,
+    /// `str(mat1_dtype) == "torch.float32"`
+    c20: &'a Value,
+    /// `str(prepadded_mat1) == "False"`
+    c24: &'a Value,
     /// `str(prepadded_mat1) == "True"`
     c25: &'a Value,
+    /// `str(prepadded_mat2) == "False"`
+    c26: &'a Value,
     /// `str(using_tf32) == "False"`
     c29: &'a Value,
     /// `str(mat1_innermost_needs_padding) == "False"`
     c32: bool,
+    /// `str(mat1_innermost_needs_padding) == "True"`
+    c33: bool,
+    /// `str(mat2_innermost_needs_padding) == "False"`
+    c34: bool,
+    /// `str(mat1_iscontig) == "True"`
+    c66: bool,
     /// `str(mat1_iscontig) == "False"`
     c67: bool,
+    /// `str(mat2_iscontig) == "True"`
+    c69: bool,
 }
 
-/// The category `str(value) == "True"`.
-const CATEGORY_0: Category = Category::text("True");
+/// The category `str(value) == "torch.float32"`.
+const CATEGORY_0: Category = Category::text("torch.float32");
 
 /// The category `str(value) == "False"`.
 const CATEGORY_1: Category = Category::text("False");
+
+/// The category `str(value) == "True"`.
+const CATEGORY_2: Category = Category::text("True");
 
 /// The range guard: each feature's range in the training data.
 const RANGES: [FeatureRange; 12] = [
@@ -172,10 +189,17 @@ fn columns(ctx: &Context) -> Result<Columns<'_>, UnsureKind> {
         c14: o.k_times_n as f64,
         c15: o.k_over_m_times_n,
         c16: o.arith_intensity,
+        c20: x.mat1_dtype,
+        c24: x.prepadded_mat1,
         c25: x.prepadded_mat1,
+        c26: x.prepadded_mat2,
         c29: x.using_tf32,
         c32: !o.mat1_innermost_needs_padding,
+        c33: o.mat1_innermost_needs_padding,
+        c34: !o.mat2_innermost_needs_padding,
+        c66: o.mat1_iscontig,
         c67: !o.mat1_iscontig,
+        c69: o.mat2_iscontig,
     })
 }
 
@@ -195,11 +219,14 @@ fn slow(ctx: &Context) -> Result<Columns<'_>, UnsureKind> {
     let c15 = num(s.get("k/(m*n)"), "k/(m*n)")?;
     let c16 = num(s.get("arith_intensity"), "arith_intensity")?;
     num(s.get("num_dims_needs_padding"), "num_dims_needs_padding")?;
-    present(s.get("mat1_dtype"), "mat1_dtype")?;
+    let p0 = present(ctx.get("mat1_dtype"), "mat1_dtype")?;
+    let c20 = p0;
     present(s.get("mat2_dtype"), "mat2_dtype")?;
     let p2 = present(ctx.get("prepadded_mat1"), "prepadded_mat1")?;
+    let c24 = p2;
     let c25 = p2;
-    present(s.get("prepadded_mat2"), "prepadded_mat2")?;
+    let p3 = present(ctx.get("prepadded_mat2"), "prepadded_mat2")?;
+    let c26 = p3;
     let p4 = present(ctx.get("using_tf32"), "using_tf32")?;
     let c29 = p4;
     let p5 = present(
@@ -207,8 +234,17 @@ fn slow(ctx: &Context) -> Result<Columns<'_>, UnsureKind> {
         "mat1_innermost_needs_padding",
     )?;
     let c32 = CATEGORY_1.matches(p5);
-    let p6 = present(s.get("mat1_iscontig"), "mat1_iscontig")?;
-    let c67 = CATEGORY_1.matches(p6);
+    let c33 = CATEGORY_2.matches(p5);
+    let p6 = present(
+        s.get("mat2_innermost_needs_padding"),
+        "mat2_innermost_needs_padding",
+    )?;
+    let c34 = CATEGORY_1.matches(p6);
+    let p7 = present(s.get("mat1_iscontig"), "mat1_iscontig")?;
+    let c66 = CATEGORY_2.matches(p7);
+    let c67 = CATEGORY_1.matches(p7);
+    let p8 = present(s.get("mat2_iscontig"), "mat2_iscontig")?;
+    let c69 = CATEGORY_2.matches(p8);
     Ok(Columns {
         c0,
         c3,
@@ -219,10 +255,17 @@ fn slow(ctx: &Context) -> Result<Columns<'_>, UnsureKind> {
         c14,
         c15,
         c16,
+        c20,
+        c24,
         c25,
+        c26,
         c29,
         c32,
+        c33,
+        c34,
+        c66,
         c67,
+        c69,
     })
 }
 
@@ -235,6 +278,9 @@ fn walk(c: &Columns<'_>) -> Prediction {
             if c.c15 <= 1.383657433962071e-06 {
                 // k/(m*n) <= 1.383657433962071e-06
                 Prediction::Unsure(UnsureKind::UnsafeLeaf)
+            } else if !c.c33 {
+                // str(mat1_innermost_needs_padding) != "True"
+                Prediction::Unsure(UnsureKind::UnsafeLeaf)
             } else {
                 Prediction::Distribution(&DIST_0)
             }
@@ -246,7 +292,15 @@ fn walk(c: &Columns<'_>) -> Prediction {
                     // k*n <= 8426368.0
                     if c.c3 <= 5735.5 {
                         // mat1_stride_0 <= 5735.5
-                        Prediction::Distribution(&DIST_1)
+                        if !CATEGORY_0.matches(c.c20) {
+                            // str(mat1_dtype) != "torch.float32"
+                            Prediction::Unsure(UnsureKind::UnsafeLeaf)
+                        } else if !c.c33 {
+                            // str(mat1_innermost_needs_padding) != "True"
+                            Prediction::Unsure(UnsureKind::UnsafeLeaf)
+                        } else {
+                            Prediction::Distribution(&DIST_1)
+                        }
                     } else {
                         Prediction::Unsure(UnsureKind::UnsafeLeaf)
                     }
@@ -259,6 +313,18 @@ fn walk(c: &Columns<'_>) -> Prediction {
             } else if c.c16 <= 735.2437438964844 {
                 // arith_intensity <= 735.2437438964844
                 Prediction::Unsure(UnsureKind::UnsafeLeaf)
+            } else if !CATEGORY_0.matches(c.c20) {
+                // str(mat1_dtype) != "torch.float32"
+                Prediction::Unsure(UnsureKind::UnsafeLeaf)
+            } else if !CATEGORY_1.matches(c.c26) {
+                // str(prepadded_mat2) != "False"
+                Prediction::Unsure(UnsureKind::UnsafeLeaf)
+            } else if !c.c33 {
+                // str(mat1_innermost_needs_padding) != "True"
+                Prediction::Unsure(UnsureKind::UnsafeLeaf)
+            } else if !c.c69 {
+                // str(mat2_iscontig) != "True"
+                Prediction::Unsure(UnsureKind::UnsafeLeaf)
             } else {
                 Prediction::Distribution(&DIST_0)
             }
@@ -268,13 +334,29 @@ fn walk(c: &Columns<'_>) -> Prediction {
                 // n_padded_length <= 0.5
                 if c.c0 <= 8138.5 {
                     // m <= 8138.5
-                    Prediction::Distribution(&DIST_2)
+                    if !CATEGORY_0.matches(c.c20) {
+                        // str(mat1_dtype) != "torch.float32"
+                        Prediction::Unsure(UnsureKind::UnsafeLeaf)
+                    } else if !c.c33 {
+                        // str(mat1_innermost_needs_padding) != "True"
+                        Prediction::Unsure(UnsureKind::UnsafeLeaf)
+                    } else {
+                        Prediction::Distribution(&DIST_2)
+                    }
                 } else {
                     Prediction::Unsure(UnsureKind::UnsafeLeaf)
                 }
             } else if c.c5 <= 6489.0 {
                 // mat2_stride_0 <= 6489.0
-                Prediction::Distribution(&DIST_3)
+                if !CATEGORY_0.matches(c.c20) {
+                    // str(mat1_dtype) != "torch.float32"
+                    Prediction::Unsure(UnsureKind::UnsafeLeaf)
+                } else if !c.c33 {
+                    // str(mat1_innermost_needs_padding) != "True"
+                    Prediction::Unsure(UnsureKind::UnsafeLeaf)
+                } else {
+                    Prediction::Distribution(&DIST_3)
+                }
             } else {
                 Prediction::Unsure(UnsureKind::UnsafeLeaf)
             }
@@ -283,6 +365,18 @@ fn walk(c: &Columns<'_>) -> Prediction {
             Prediction::Unsure(UnsureKind::UnsafeLeaf)
         } else if c.c15 <= 2.1722727979067713e-05 {
             // k/(m*n) <= 2.1722727979067713e-05
+            Prediction::Unsure(UnsureKind::UnsafeLeaf)
+        } else if !CATEGORY_0.matches(c.c20) {
+            // str(mat1_dtype) != "torch.float32"
+            Prediction::Unsure(UnsureKind::UnsafeLeaf)
+        } else if !CATEGORY_1.matches(c.c24) {
+            // str(prepadded_mat1) != "False"
+            Prediction::Unsure(UnsureKind::UnsafeLeaf)
+        } else if !c.c33 {
+            // str(mat1_innermost_needs_padding) != "True"
+            Prediction::Unsure(UnsureKind::UnsafeLeaf)
+        } else if !c.c69 {
+            // str(mat2_iscontig) != "True"
             Prediction::Unsure(UnsureKind::UnsafeLeaf)
         } else {
             Prediction::Distribution(&DIST_1)
@@ -293,17 +387,42 @@ fn walk(c: &Columns<'_>) -> Prediction {
             // str(using_tf32) != "False"
             if c.c16 <= 2833.7178955078125 {
                 // arith_intensity <= 2833.7178955078125
-                if !CATEGORY_0.matches(c.c25) {
+                if !CATEGORY_2.matches(c.c25) {
                     // str(prepadded_mat1) != "True"
                     if c.c12 <= 2920734720.0 {
                         // m*k <= 2920734720.0
-                        Prediction::Distribution(&DIST_4)
+                        if !CATEGORY_1.matches(c.c24) {
+                            // str(prepadded_mat1) != "False"
+                            Prediction::Unsure(UnsureKind::UnsafeLeaf)
+                        } else if !c.c34 {
+                            // str(mat2_innermost_needs_padding) != "False"
+                            Prediction::Unsure(UnsureKind::UnsafeLeaf)
+                        } else {
+                            Prediction::Distribution(&DIST_4)
+                        }
                     } else {
                         Prediction::Unsure(UnsureKind::UnsafeLeaf)
                     }
                 } else if c.c15 <= 0.00012556360161397606 {
                     // k/(m*n) <= 0.00012556360161397606
-                    Prediction::Distribution(&DIST_5)
+                    if !c.c34 {
+                        // str(mat2_innermost_needs_padding) != "False"
+                        Prediction::Unsure(UnsureKind::UnsafeLeaf)
+                    } else if !c.c66 {
+                        // str(mat1_iscontig) != "True"
+                        Prediction::Unsure(UnsureKind::UnsafeLeaf)
+                    } else {
+                        Prediction::Distribution(&DIST_5)
+                    }
+                } else if !CATEGORY_1.matches(c.c26) {
+                    // str(prepadded_mat2) != "False"
+                    Prediction::Unsure(UnsureKind::UnsafeLeaf)
+                } else if !c.c34 {
+                    // str(mat2_innermost_needs_padding) != "False"
+                    Prediction::Unsure(UnsureKind::UnsafeLeaf)
+                } else if !c.c66 {
+                    // str(mat1_iscontig) != "True"
+                    Prediction::Unsure(UnsureKind::UnsafeLeaf)
                 } else {
                     Prediction::Distribution(&DIST_6)
                 }
@@ -314,6 +433,15 @@ fn walk(c: &Columns<'_>) -> Prediction {
             // arith_intensity <= 371.8936462402344
             if c.c15 <= 0.0003114289720542729 {
                 // k/(m*n) <= 0.0003114289720542729
+                Prediction::Unsure(UnsureKind::UnsafeLeaf)
+            } else if !CATEGORY_0.matches(c.c20) {
+                // str(mat1_dtype) != "torch.float32"
+                Prediction::Unsure(UnsureKind::UnsafeLeaf)
+            } else if !CATEGORY_1.matches(c.c26) {
+                // str(prepadded_mat2) != "False"
+                Prediction::Unsure(UnsureKind::UnsafeLeaf)
+            } else if !c.c34 {
+                // str(mat2_innermost_needs_padding) != "False"
                 Prediction::Unsure(UnsureKind::UnsafeLeaf)
             } else {
                 Prediction::Distribution(&DIST_1)
@@ -330,6 +458,9 @@ fn walk(c: &Columns<'_>) -> Prediction {
             // mat2_stride_0 <= 3657.5
             if c.c13 <= 2999478.0 {
                 // m*n <= 2999478.0
+                Prediction::Unsure(UnsureKind::UnsafeLeaf)
+            } else if !CATEGORY_0.matches(c.c20) {
+                // str(mat1_dtype) != "torch.float32"
                 Prediction::Unsure(UnsureKind::UnsafeLeaf)
             } else {
                 Prediction::Distribution(&DIST_7)

@@ -138,6 +138,11 @@ pub struct TrainOptions {
     /// Which features the guard checks and with what margin (the stored ranges follow it even
     /// when the guard is off). Recorded as `training.extra.guard` unless it is `box`.
     pub guard: GuardPolicy,
+    /// Categorical features (logged or augmented) the category guard checks: a deciding leaf
+    /// is unsure for a category of one of them that none of its training rows had
+    /// ([`crate::category_guard`]). Empty: no guard. Recorded as `training.extra.category_guard`
+    /// when set.
+    pub category_guard: Vec<String>,
     /// A choice timed `inf` for an input cannot be offered for it at run time: picking it is
     /// unsure (the runtime autotunes), not an infinitely slow wrong pick, in every metric, the
     /// unsafe-leaf rule, the leaf scores and the cross-validated threshold
@@ -250,12 +255,27 @@ pub fn train(opts: &TrainOptions, progress: &(dyn Fn(u64) + Sync)) -> Result<Tra
         || dataset_hash(&opts.log),
     );
     let (p, hash) = (p?, hash?);
+    let guarded = crate::category_guard::guarded_columns(&p.encoding, &opts.category_guard)?;
     let t_prep = t0.elapsed().as_secs_f64();
     let g = grid::GridInput::new(opts, &p, progress);
-    let sel = match opts.mode {
+    let mut sel = match opts.mode {
         Mode::Upstream => upstream::select(&g)?,
         Mode::CostAware => cost_aware::select(&g)?,
     };
+    if !guarded.is_empty() {
+        let (tree, unsafe_leaf, splits) = crate::category_guard::apply(
+            &sel.chosen.fitted.tree,
+            &sel.chosen.unsafe_leaf,
+            &sel.fit_table,
+            &guarded,
+        );
+        sel.chosen.fitted.tree = tree;
+        sel.chosen.unsafe_leaf = unsafe_leaf;
+        sel.extra.insert(
+            "category_guard".into(),
+            serde_json::json!({"features": opts.category_guard, "splits": splits}),
+        );
+    }
     let t_grid = t0.elapsed().as_secs_f64();
     let ranges = output::ranges_of(opts, &p, &sel);
     let fin = output::final_results(&g, &sel, &ranges);
@@ -324,6 +344,7 @@ mod decide_tests {
             range_guard: false,
             inf_unavailable: false,
             guard: crate::guard::GuardPolicy::BOX,
+            category_guard: Vec::new(),
         }
     }
 
@@ -454,5 +475,75 @@ mod decide_tests {
         } else {
             eprintln!("skipping pad_mm part: {} not found", log.display());
         }
+    }
+
+    #[test]
+    fn category_guard_makes_a_leaf_unsure_for_a_category_it_never_saw() {
+        // `flag` is always True where `a` wins (m * k > 2000), either value elsewhere: the
+        // leaves of `a` never see `not_float_32`.
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("toy.txt");
+        let mut s = String::from(
+            "{\"shared_memory\": 0, \"device_capa\": [0, 0], \"name\": \"toy\", \"numerical_features\": [\"m\", \"k\"], \"categorical_features\": [\"dtype\", \"flag\"]}\nm,k,dtype,flag,choice,feedback\n",
+        );
+        let mut rs = crate::split::RandomState::new(7);
+        for _ in 0..400 {
+            let m = rs.next_u32() % 100 + 1;
+            let k = rs.next_u32() % 64 + 1;
+            let dtype = ["torch.float16", "torch.bfloat16"][(rs.next_u32() % 2) as usize];
+            let a_wins = m * k > 2000;
+            let flag = if a_wins || rs.next_u32() & 1 == 0 {
+                "True"
+            } else {
+                "not_float_32"
+            };
+            let (ta, tb) = if a_wins { (1.0, 1.5) } else { (1.5, 1.0) };
+            s.push_str(&format!(
+                "{m},{k},{dtype},{flag},a,{ta}\n{m},{k},{dtype},{flag},b,{tb}\n"
+            ));
+        }
+        std::fs::write(&path, s).unwrap();
+        let ctx = |flag: &str| {
+            let mut c = Context::new();
+            c.add("m", 90i64);
+            c.add("k", 60i64);
+            c.add_categorical("dtype", "torch.float16");
+            c.add_categorical("flag", flag);
+            c
+        };
+        let plain = opts(path.clone(), Mode::CostAware);
+        let out = train(&plain, &|_| {}).unwrap();
+        let a = out.model.choices.iter().position(|c| c == "a").unwrap();
+        assert!(matches!(out.model.decide(&ctx("not_float_32")), Decision::Choice(c) if c == a));
+        assert!(!out.model.training.extra.contains_key("category_guard"));
+        let mut guarded = opts(path.clone(), Mode::CostAware);
+        guarded.category_guard = vec!["flag".into(), "dtype".into()];
+        let out = train(&guarded, &|_| {}).unwrap();
+        assert!(matches!(out.model.decide(&ctx("True")), Decision::Choice(c) if c == a));
+        assert!(matches!(
+            out.model.decide(&ctx("not_float_32")),
+            Decision::Unsure(ah_core::UnsureReason::UnsafeLeaf)
+        ));
+        assert!(out.model.training.extra["category_guard"]["splits"].as_u64() > Some(0));
+        // Every inserted leaf is unsafe, and the model decides as the evaluation did.
+        for n in &out.model.tree.nodes {
+            if let Node::Leaf {
+                samples: 0,
+                unsafe_leaf,
+                ..
+            } = n
+            {
+                assert!(unsafe_leaf);
+            }
+        }
+        assert!(check(&guarded).0 > 300);
+        let mut upstream = opts(path.clone(), Mode::Upstream);
+        upstream.category_guard = vec!["flag".into()];
+        assert!(check(&upstream).0 > 300);
+        // An unknown feature is an error naming it.
+        let mut bad = opts(path, Mode::CostAware);
+        bad.category_guard = vec!["m".into()];
+        let e = train(&bad, &|_| {}).unwrap_err().to_string();
+        assert!(e.contains("`m` is not a categorical feature"), "{e}");
     }
 }

@@ -71,6 +71,7 @@ impl TrainOptions {
             command: String::new(),
             range_guard: true,
             guard: GuardPolicy::default(),
+            category_guard: Vec::new(),
             inf_unavailable: false,
         }
     }

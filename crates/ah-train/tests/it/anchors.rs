@@ -34,6 +34,7 @@ fn options(log: PathBuf, split: Option<PathBuf>) -> TrainOptions {
         range_guard: false,
         inf_unavailable: false,
         guard: ah_train::guard::GuardPolicy::BOX,
+        category_guard: Vec::new(),
     }
 }
 

@@ -67,6 +67,7 @@ fn options(log: PathBuf, rest: PathBuf, mode: Mode) -> TrainOptions {
         range_guard: false,
         inf_unavailable: false,
         guard: ah_train::guard::GuardPolicy::BOX,
+        category_guard: Vec::new(),
     }
 }
 

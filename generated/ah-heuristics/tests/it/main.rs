@@ -3,3 +3,4 @@
 
 mod parity;
 mod schema;
+mod tail;
