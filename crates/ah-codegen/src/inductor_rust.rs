@@ -67,8 +67,9 @@ pub fn render_module(model: &Json, header: &str) -> Result<String, CodegenError>
         return Err(invalid("device_capa must be two integers".into()));
     };
     let text = |k: &str| model[k].as_str().unwrap_or_default().to_string();
+    let align = if body.contains("align(") { ALIGN } else { "" };
     crate::rustfmt(&format!(
-        "{header}\n{PRELUDE}\n/// The heuristic's name.\npub const NAME: &str = {name:?};\n/// The CUDA device capability it was trained on.\npub const DEVICE_CAPA: (u32, u32) = ({c0}, {c1});\n/// The PyTorch major.minor it was trained with.\npub const TORCH: &str = {torch:?};\n/// The Inductor ops it decides (`baddbmm` is decided as `bmm`).\npub const OPS: &[&str] = &[{ops}];\n\n/// The learned policy for GEMM `g`.\npub fn decide(g: &Gemm) -> Policy {{\n{body}}}\n",
+        "{header}\n{PRELUDE}{align}\n/// The heuristic's name.\npub const NAME: &str = {name:?};\n/// The CUDA device capability it was trained on.\npub const DEVICE_CAPA: (u32, u32) = ({c0}, {c1});\n/// The PyTorch major.minor it was trained with.\npub const TORCH: &str = {torch:?};\n/// The Inductor ops it decides (`baddbmm` is decided as `bmm`).\npub const OPS: &[&str] = &[{ops}];\n\n/// The learned policy for GEMM `g`.\npub fn decide(g: &Gemm) -> Policy {{\n{body}}}\n",
         name = text("name"),
         torch = text("torch"),
         ops = ops.join(", "),
@@ -119,7 +120,11 @@ pub enum Policy {
     /// Unsure: Inductor's full list.
     Default,
 }
+";
 
+/// The helper a tree that tests a feature's alignment calls (emitted only then: an unused
+/// private function is a warning in the user's build).
+const ALIGN: &str = "
 /// The largest power of two, at most 128, that divides `x` (0 for `x <= 0`).
 fn align(x: i64) -> i64 {
     if x > 0 {

@@ -253,17 +253,17 @@ fn the_shipped_rust_module_decides_like_the_model() {
             .lines()
             .nth(2)
             .unwrap()
-            .contains("--first 191 --min-leaf 3 --max-depth 4 --min-support 6 "),
+            .contains("--first 265 --min-leaf 3 --max-depth 3 --min-support 1 "),
         "{}: regenerated with other parameters; update this test's",
         module.display()
     );
     let log = root.join("data/inductor_mm_h100.txt");
     let extras = root.join("data/inductor_mm_h100.txt.extras.jsonl");
     let params = PruneParams {
-        first: Some(191),
+        first: Some(265),
         min_leaf: 3,
-        max_depth: 4,
-        min_support: 6,
+        max_depth: 3,
+        min_support: 1,
         ..Default::default()
     };
     let (model, data) = train(&log, &extras, "InductorMMH100", &params).unwrap();
