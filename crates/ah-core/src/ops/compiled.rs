@@ -25,11 +25,18 @@ enum SlotExpr {
 
 impl SlotExpr {
     fn compile(e: &Expr, names: &[(String, usize)]) -> SlotExpr {
-        let c = |e: &Expr| Box::new(SlotExpr::compile(e, names));
+        SlotExpr::compile_with(e, &|n| {
+            names.iter().rev().find(|(m, _)| m == n).map(|(_, s)| *s)
+        })
+    }
+
+    /// `e` with each feature name resolved by `slot` (`None`: missing).
+    fn compile_with(e: &Expr, slot: &dyn Fn(&str) -> Option<usize>) -> SlotExpr {
+        let c = |e: &Expr| Box::new(SlotExpr::compile_with(e, slot));
         match e {
             Expr::Literal(v) => SlotExpr::Literal(v.clone()),
-            Expr::Feature(n) => match names.iter().rev().find(|(m, _)| m == n) {
-                Some((_, slot)) => SlotExpr::Slot(*slot),
+            Expr::Feature(n) => match slot(n) {
+                Some(s) => SlotExpr::Slot(s),
                 None => SlotExpr::Missing(n.clone()),
             },
             Expr::Unary { op, operand } => SlotExpr::Unary(*op, c(operand)),
@@ -43,7 +50,9 @@ impl SlotExpr {
             } => SlotExpr::If(c(cond), c(then), c(otherwise)),
             Expr::Call { func, args } => SlotExpr::Call(
                 *func,
-                args.iter().map(|a| SlotExpr::compile(a, names)).collect(),
+                args.iter()
+                    .map(|a| SlotExpr::compile_with(a, slot))
+                    .collect(),
             ),
         }
     }
@@ -81,6 +90,36 @@ impl SlotExpr {
                 call(*func, &vals)
             }
         }
+    }
+}
+
+/// One operation with its feature names resolved to slots by the caller's rule, for running it
+/// on many inputs without name lookups: [`SlotOperation::eval`] gives what
+/// [`Operation::eval`] gives with a lookup that answers each name by its slot (and a name
+/// without one as unknown), value and error alike.
+#[derive(Debug, Clone)]
+pub struct SlotOperation {
+    name: String,
+    expr: SlotExpr,
+}
+
+impl SlotOperation {
+    /// Resolves the feature names `op` reads with `slot` (`None`: an unknown feature).
+    pub fn compile(op: &Operation, slot: &dyn Fn(&str) -> Option<usize>) -> Self {
+        SlotOperation {
+            name: op.name.clone(),
+            expr: SlotExpr::compile_with(&op.expr, slot),
+        }
+    }
+
+    /// Evaluates the operation on the values by slot; a slot must be below `slots.len()`.
+    pub fn eval(&self, slots: &[Value]) -> crate::error::Result<Value> {
+        self.expr
+            .eval(slots)
+            .map_err(|source| crate::error::Error::Operation {
+                name: self.name.clone(),
+                source,
+            })
     }
 }
 

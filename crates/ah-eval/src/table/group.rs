@@ -3,9 +3,10 @@
 
 use std::cmp::Ordering;
 use std::collections::HashMap;
+use std::hash::Hasher;
 
 use ah_core::Value;
-use ah_log::Log;
+use ah_log::{Log, LogRow};
 
 use super::report::BuildReport;
 use super::values::{cmp_values, ColumnKind};
@@ -20,7 +21,9 @@ pub(super) struct RawInput {
 }
 
 /// The log's rows grouped by input (the metadata features' values), in order of first
-/// appearance; NaN feedback rows are counted and left out.
+/// appearance; NaN feedback rows are counted and left out. The two halves of a large log are
+/// grouped at once and merged (the second half's new inputs after the first half's, each
+/// input's rows in file order), which gives the same inputs in the same order as one pass.
 pub(super) fn group_inputs(
     log: &Log,
     features: &[String],
@@ -41,57 +44,151 @@ pub(super) fn group_inputs(
                 .expect("the log reader checks metadata features against the header")
         })
         .collect();
-    let mut index: HashMap<Vec<u8>, usize, std::hash::BuildHasherDefault<Fnv>> = HashMap::default();
-    let mut raw: Vec<RawInput> = Vec::new();
-    let mut key: Vec<u8> = Vec::with_capacity(256);
-    for row in &log.rows {
-        if row.feedback.is_nan() {
-            report.nan_feedback_rows += 1;
-            continue;
-        }
-        if row.feedback.is_infinite() {
-            report.inf_rows += 1;
-        }
-        key.clear();
-        for &c in &cols {
-            push_key(&mut key, &row.values[c]);
-        }
-        let id = match index.get(key.as_slice()) {
-            Some(&id) => id,
-            None => {
-                let id = raw.len();
-                index.insert(key.clone(), id);
-                raw.push(RawInput {
-                    values: cols.iter().map(|&c| row.values[c].clone()).collect(),
-                    feedback: Vec::with_capacity(8),
-                    line: row.line,
-                });
-                id
-            }
-        };
-        raw[id].feedback.push((row.choice, row.feedback));
-    }
-    raw
+    let rows = &log.rows[..];
+    let mut groups = if rows.len() >= PARALLEL_FROM_ROWS {
+        let (a, b) = rows.split_at(rows.len() / 2);
+        let (a, b) = rayon::join(|| Groups::of(a, &cols), || Groups::of(b, &cols));
+        a.merge(b)
+    } else {
+        Groups::of(rows, &cols)
+    };
+    report.nan_feedback_rows += groups.nan_rows;
+    report.inf_rows += groups.inf_rows;
+    std::mem::take(&mut groups.raw)
 }
 
-/// Appends a value's grouping key bytes (kind tag, then its bits or text).
-fn push_key(key: &mut Vec<u8>, v: &Value) {
-    match v {
-        Value::Bool(b) => key.extend_from_slice(&[0, u8::from(*b)]),
-        Value::Int(i) => {
-            key.push(1);
-            key.extend_from_slice(&i.to_le_bytes());
+/// Logs with at least this many rows are grouped in two halves at once.
+const PARALLEL_FROM_ROWS: usize = 1 << 14;
+
+/// Inputs of some rows, with an index from the hash of their values ([`hash_values`]) to
+/// their ids.
+struct Groups {
+    raw: Vec<RawInput>,
+    /// The hash of each input's values.
+    hashes: Vec<u64>,
+    /// The last input of each hash; `chain` links it to the earlier ones of that hash.
+    index: HashMap<u64, u32, std::hash::BuildHasherDefault<Fnv>>,
+    /// The previous input of the same hash (`u32::MAX`: none).
+    chain: Vec<u32>,
+    nan_rows: usize,
+    inf_rows: usize,
+}
+
+impl Groups {
+    /// The inputs of `rows`, in order of first appearance (NaN feedback rows counted and left
+    /// out).
+    fn of(rows: &[LogRow], cols: &[usize]) -> Groups {
+        let mut g = Groups {
+            raw: Vec::new(),
+            hashes: Vec::new(),
+            index: HashMap::default(),
+            chain: Vec::new(),
+            nan_rows: 0,
+            inf_rows: 0,
+        };
+        for row in rows {
+            if row.feedback.is_nan() {
+                g.nan_rows += 1;
+                continue;
+            }
+            if row.feedback.is_infinite() {
+                g.inf_rows += 1;
+            }
+            let h = hash_values(cols.iter().map(|&c| &row.values[c]));
+            let id = match g.find(h, |r| {
+                cols.iter()
+                    .zip(&r.values)
+                    .all(|(&c, v)| same_key(&row.values[c], v))
+            }) {
+                Some(id) => id,
+                None => g.push(
+                    h,
+                    RawInput {
+                        values: cols.iter().map(|&c| row.values[c].clone()).collect(),
+                        feedback: Vec::with_capacity(8),
+                        line: row.line,
+                    },
+                ),
+            };
+            g.raw[id].feedback.push((row.choice, row.feedback));
         }
-        Value::Float(f) => {
-            key.push(2);
-            key.extend_from_slice(&f.to_bits().to_le_bytes());
+        g
+    }
+
+    /// The input of hash `h` that `is` accepts.
+    fn find(&self, h: u64, is: impl Fn(&RawInput) -> bool) -> Option<usize> {
+        let mut id = *self.index.get(&h)?;
+        while id != u32::MAX {
+            if is(&self.raw[id as usize]) {
+                return Some(id as usize);
+            }
+            id = self.chain[id as usize];
         }
-        Value::Str(s) => {
-            key.push(3);
-            key.extend_from_slice(&(s.len() as u64).to_le_bytes());
-            key.extend_from_slice(s.as_bytes());
+        None
+    }
+
+    /// Adds a new input of hash `h`; its id.
+    fn push(&mut self, h: u64, r: RawInput) -> usize {
+        let id = self.raw.len();
+        let prev = self.index.insert(h, id as u32).unwrap_or(u32::MAX);
+        self.chain.push(prev);
+        self.hashes.push(h);
+        self.raw.push(r);
+        id
+    }
+
+    /// These inputs followed by those of the rows after them (`later`).
+    fn merge(mut self, later: Groups) -> Groups {
+        self.nan_rows += later.nan_rows;
+        self.inf_rows += later.inf_rows;
+        for (r, h) in later.raw.into_iter().zip(later.hashes) {
+            let found = self.find(h, |e| {
+                e.values.iter().zip(&r.values).all(|(a, b)| same_key(a, b))
+            });
+            match found {
+                Some(id) => self.raw[id].feedback.extend_from_slice(&r.feedback),
+                None => {
+                    self.push(h, r);
+                }
+            }
+        }
+        self
+    }
+}
+
+/// True when two values group together: the same kind and the same bits or text.
+fn same_key(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Bool(x), Value::Bool(y)) => x == y,
+        (Value::Int(x), Value::Int(y)) => x == y,
+        (Value::Float(x), Value::Float(y)) => x.to_bits() == y.to_bits(),
+        (Value::Str(x), Value::Str(y)) => x == y,
+        _ => false,
+    }
+}
+
+/// A hash of values that [`same_key`] holds equal (kind tag, then the bits or text).
+fn hash_values<'v>(values: impl Iterator<Item = &'v Value>) -> u64 {
+    let mut h = Fnv::default();
+    for v in values {
+        match v {
+            Value::Bool(b) => h.mix(u64::from(*b)),
+            Value::Int(i) => {
+                h.mix(1);
+                h.mix(*i as u64);
+            }
+            Value::Float(f) => {
+                h.mix(2);
+                h.mix(f.to_bits());
+            }
+            Value::Str(s) => {
+                h.mix(3);
+                h.mix(s.len() as u64);
+                h.write(s.as_bytes());
+            }
         }
     }
+    h.finish()
 }
 
 /// Input ids in pandas' `groupby(sort=True)` order.
@@ -114,21 +211,29 @@ pub(super) fn groupby_order(raw: &[RawInput], kinds: &[ColumnKind]) -> Vec<usize
 #[derive(Default)]
 pub(super) struct Fnv(u64);
 
+impl Fnv {
+    const K: u64 = 0x517c_c1b7_2722_0a95;
+
+    /// Mixes one word in.
+    fn mix(&mut self, w: u64) {
+        self.0 = (self.0.rotate_left(5) ^ w).wrapping_mul(Self::K);
+    }
+}
+
 impl std::hash::Hasher for Fnv {
     fn finish(&self) -> u64 {
         self.0
     }
     fn write(&mut self, bytes: &[u8]) {
-        const K: u64 = 0x517c_c1b7_2722_0a95;
-        let mut h = self.0;
         let mut chunks = bytes.chunks_exact(8);
         for c in &mut chunks {
-            let w = u64::from_le_bytes(c.try_into().expect("8 bytes"));
-            h = (h.rotate_left(5) ^ w).wrapping_mul(K);
+            self.mix(u64::from_le_bytes(c.try_into().expect("8 bytes")));
         }
         for &b in chunks.remainder() {
-            h = (h.rotate_left(5) ^ u64::from(b)).wrapping_mul(K);
+            self.mix(u64::from(b));
         }
-        self.0 = h;
+    }
+    fn write_u64(&mut self, w: u64) {
+        self.mix(w);
     }
 }

@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use std::path::Path;
 
 use ah_core::model::Column;
-use ah_core::ops::Operation;
+use ah_core::ops::{Operation, SlotOperation};
 use ah_core::Value;
 
 use super::group::{Fnv, RawInput};
@@ -62,19 +62,29 @@ impl<'a> Slots<'a> {
         })
     }
 
-    /// Each input's values by slot (the augment operations evaluated).
+    /// Each input's values by slot (the augment operations evaluated). Operation `p` reads a
+    /// name by its slot when that slot is filled by then (a logged feature or an earlier
+    /// operation); any other name is unknown to it.
     pub(super) fn augment(&self, kept: &[&RawInput]) -> Result<Vec<Vec<Value>>> {
         use rayon::prelude::*;
+        let n_features = self.features.len();
+        let compiled: Vec<SlotOperation> = self
+            .operations
+            .iter()
+            .enumerate()
+            .map(|(p, op)| {
+                SlotOperation::compile(op, &|name| {
+                    self.slot.get(name).copied().filter(|&j| j < n_features + p)
+                })
+            })
+            .collect();
         kept.par_iter()
             .map(|r| {
                 let mut vals: Vec<Value> =
                     Vec::with_capacity(r.values.len() + self.operations.len());
                 vals.extend_from_slice(&r.values);
-                for op in self.operations {
-                    let lookup = |name: &str| -> Option<Value> {
-                        self.slot.get(name).and_then(|&j| vals.get(j).cloned())
-                    };
-                    let v = op.eval(&lookup).map_err(|e| {
+                for op in &compiled {
+                    let v = op.eval(&vals).map_err(|e| {
                         self.error_at(
                             r,
                             format!(

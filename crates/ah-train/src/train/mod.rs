@@ -254,8 +254,13 @@ pub fn train(opts: &TrainOptions, progress: &(dyn Fn(u64) + Sync)) -> Result<Tra
         || prepare::prepare(opts, prepare::Variant::Classification),
         || dataset_hash(&opts.log),
     );
-    let (p, hash) = (p?, hash?);
+    let (mut p, hash) = (p?, hash?);
     let guarded = crate::category_guard::guarded_columns(&p.encoding, &opts.category_guard)?;
+    // Nothing reads the log's rows once the table is built: they are freed on a worker
+    // (tens of thousands of vectors and strings) while the grid is fitted, not one by one on
+    // this thread after it.
+    let rows = std::mem::take(&mut p.log.rows);
+    rayon::spawn(move || drop(rows));
     let t_prep = t0.elapsed().as_secs_f64();
     let g = grid::GridInput::new(opts, &p, progress);
     let mut sel = match opts.mode {

@@ -44,7 +44,8 @@ pub(crate) struct Prepared {
     pub(crate) classes: Vec<String>,
     /// Warnings so far.
     pub(crate) warnings: Vec<String>,
-    /// The training log (regression: after its filters).
+    /// The training log (regression: after its filters); [`super::train`] frees its rows once
+    /// the table is built.
     pub(crate) log: Log,
     /// (input, choice) pairs dropped by the regression filters (0 for classification).
     pub(crate) pairs_dropped: usize,
