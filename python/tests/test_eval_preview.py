@@ -1,0 +1,64 @@
+"""The decision preview of scripts/inductor_eval.py (`--dry-run --handler`) computes the features
+the handler computes from Inductor's nodes: checked against `choices.features` on stub nodes laid
+out as the evaluation lays out its operands, for every GEMM of both held-out lists and of the
+LLaMA workloads."""
+
+import io
+import os
+import sys
+import unittest
+from contextlib import redirect_stdout
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.join(HERE, "..", "..")
+sys.path.insert(0, os.path.join(ROOT, "scripts"))
+sys.path.insert(0, HERE)
+
+import inductor_eval  # noqa: E402
+from test_choices import StubInputs, choices, fake_torch, operand  # noqa: E402
+
+
+def stub_inputs(gm):
+    dtype = f"torch.{gm['dtype']}"
+    batch = gm["batch"] if gm["op"] == "bmm" else None
+    nodes = [operand(gm["m"], gm["k"], gm["trans_a"], dtype, batch),
+             operand(gm["k"], gm["n"], gm["trans_b"], dtype, batch)]
+    if gm["op"] == "addmm":
+        nodes.insert(0, ((gm["n"],), (1,), dtype))
+    return StubInputs(nodes)
+
+
+def all_gemms():
+    gemms = inductor_eval.holdout_gemms()
+    gemms += inductor_eval.read_gemms(os.path.join(ROOT, "data", "inductor_holdout2_gemms.jsonl"))
+    for w in ("llama_train", "llama_infer"):
+        gemms += inductor_eval.llama_gemms(w)
+    return gemms
+
+
+class Preview(unittest.TestCase):
+    def test_features_equal_the_handlers(self):
+        gemms = all_gemms()
+        self.assertGreater(len(gemms), 60)
+        for gm in gemms:
+            with self.subTest(gm["name"]), fake_torch(allow_tf32=gm["tf32"]):
+                want = choices.features(stub_inputs(gm), gm["op"])
+                self.assertEqual(inductor_eval.handler_features(gm), want)
+
+    def test_preview_counts_every_decision(self):
+        class Handler:
+            @staticmethod
+            def decide(f):
+                return ("extern", ()) if f["m"] <= 64 else ("keep", ("a", "b"))
+
+        out = io.StringIO()
+        with redirect_stdout(out):
+            inductor_eval.preview(inductor_eval.llama_gemms("llama_infer"), Handler)
+        text = out.getvalue()
+        self.assertIn("decode m=4  -> extern", text)
+        self.assertIn("prefill 4x512  -> keep + 2 Triton configs", text)
+        self.assertTrue(text.rstrip().endswith("decisions: extern 4, keep 4"), text)
+
+
+if __name__ == "__main__":
+    unittest.main()
