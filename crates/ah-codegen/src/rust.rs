@@ -291,7 +291,7 @@ impl<'p, 'm> Gen<'p, 'm> {
     fn finish_names(&self) -> Vec<String> {
         let model = self.plan.model;
         let mut out: Vec<String> = Vec::new();
-        let guarded = model.feature_ranges.iter().map(|r| r.name.as_str());
+        let guarded = self.plan.guarded_ranges().iter().map(|r| r.name.as_str());
         // An operation's value is always present: a one-hot column over it is read only when
         // the tree uses it.
         let columns = model
@@ -304,7 +304,7 @@ impl<'p, 'm> Gen<'p, 'm> {
                 Source::Context => true,
             })
             .map(|(_, col)| feature_of(col));
-        for n in guarded.filter(|_| model.range_guard).chain(columns) {
+        for n in guarded.chain(columns) {
             if !out.iter().any(|o| o == n) {
                 out.push(n.to_string());
             }
@@ -583,12 +583,8 @@ impl<'p, 'm> Gen<'p, 'm> {
     }
 
     fn ranges(&self) -> Vec<Range> {
-        let model = self.plan.model;
-        if !model.range_guard {
-            return Vec::new();
-        }
-        model
-            .feature_ranges
+        self.plan
+            .guarded_ranges()
             .iter()
             .map(|r| Range {
                 name: str_lit(&r.name),
@@ -678,15 +674,8 @@ impl<'p, 'm> Gen<'p, 'm> {
 
     /// The range guard's values, in `RANGES` order, by `value(name)`.
     pub(crate) fn guard_values(&self, value: &dyn Fn(&str) -> String) -> Vec<String> {
-        let model = self.plan.model;
-        if !model.range_guard {
-            return Vec::new();
-        }
-        model
-            .feature_ranges
-            .iter()
-            .map(|r| value(&r.name))
-            .collect()
+        let ranges = self.plan.guarded_ranges();
+        ranges.iter().map(|r| value(&r.name)).collect()
     }
 
     /// The column steps after the guard ([`crate::rust_columns::columns`]).
