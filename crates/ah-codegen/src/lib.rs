@@ -44,6 +44,7 @@ pub mod prune_tree;
 mod python;
 mod python_check;
 mod rust;
+mod rust_columns;
 mod rust_expr;
 mod rust_fast;
 mod rust_tree;

@@ -5,7 +5,7 @@
 
 use std::collections::BTreeSet;
 
-use ah_core::model::{leaf_best_choices, Column, Model, ModelKind, Node};
+use ah_core::model::{leaf_best_choices, Column, FeatureRange, Model, ModelKind, Node};
 use ah_core::ops::{builtin_operations, Operation};
 
 use crate::error::CodegenError;
@@ -108,6 +108,16 @@ impl<'m> Plan<'m> {
         }
     }
 
+    /// The feature ranges the range guard checks, in order: the model's, or none when it
+    /// has no guard.
+    pub fn guarded_ranges(&self) -> &'m [FeatureRange] {
+        if self.model.range_guard {
+            &self.model.feature_ranges
+        } else {
+            &[]
+        }
+    }
+
     /// Context features read by any operation, any column or the range guard, in
     /// first-use order: operations' inputs first, then columns, then guarded features.
     pub fn all_context_features(&self) -> Vec<String> {
@@ -130,11 +140,9 @@ impl<'m> Plan<'m> {
                 add(f);
             }
         }
-        if self.model.range_guard {
-            for r in &self.model.feature_ranges {
-                if self.guard_source(&r.name) == Source::Context {
-                    add(&r.name);
-                }
+        for r in self.guarded_ranges() {
+            if self.guard_source(&r.name) == Source::Context {
+                add(&r.name);
             }
         }
         out

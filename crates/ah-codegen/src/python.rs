@@ -103,12 +103,8 @@ fn tree_ref(plan: &Plan<'_>, name: &str) -> String {
 
 /// `if not (min <= v <= max): return None` per guarded feature.
 fn range_guard_lines(plan: &Plan<'_>, base: &str) -> Vec<String> {
-    let model = plan.model;
     let mut out = Vec::new();
-    if !model.range_guard {
-        return out;
-    }
-    for r in &model.feature_ranges {
+    for r in plan.guarded_ranges() {
         let v = tree_ref(plan, &r.name);
         // `not (lo <= v <= hi)`: NaN is outside, as in the model.
         out.push(format!(

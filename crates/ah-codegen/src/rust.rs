@@ -1,6 +1,6 @@
 //! The Rust module of one heuristic in the generated heuristics crate, and the crate's
-//! `lib.rs`. The generator prepares data (names, typed expressions, column steps, the tree);
-//! `templates/rust_module.rs.tera` lays the module out.
+//! `lib.rs`. The generator prepares data (names, typed expressions, the column steps of
+//! `crate::rust_columns`, the tree); `templates/rust_module.rs.tera` lays the module out.
 //!
 //! Decision semantics are `ah_core::model::ModelEvaluator`'s, step for step: the operations in
 //! order (a failure is unsure, naming the missing input or the operation), then the range
@@ -19,8 +19,9 @@ use serde::Serialize;
 use crate::error::CodegenError;
 use crate::escape::comment;
 use crate::plan::{feature_of, Plan, Source};
+use crate::rust_columns::{ColumnKinds, Finish, ValueSource};
 use crate::rust_expr::{category_fields, f64_lit, str_lit, Ty};
-use crate::rust_fast::{fast_path, is_pad_mm_operation, pad_mm_path};
+use crate::rust_fast::{fast_path, is_pad_mm_operation, pad_mm_path, Fast, PadMmPath};
 
 /// A distinct leaf distribution of a decision tree: `(probability, choice)` literals. Leaves
 /// that predict the same distribution share one table (`DIST_{index}`).
@@ -64,89 +65,6 @@ struct Range {
     max: String,
 }
 
-/// A statement of the column reading: `let field = expr;`, or `expr;` without a field.
-#[derive(Serialize, Clone)]
-pub struct Step {
-    /// The local it binds, if any.
-    pub field: Option<String>,
-    /// The expression.
-    pub expr: String,
-    /// It binds a `Columns` field (not a helper local such as `p{i}`).
-    #[serde(skip)]
-    pub column: bool,
-    /// It can return early (ends in `?`).
-    #[serde(skip)]
-    pub fallible: bool,
-}
-
-/// A field of the `Columns` literal: `name` (bound by a step), or `name: expr`.
-#[derive(Serialize, Clone)]
-pub struct FieldInit {
-    /// The field (`c{column}`).
-    pub name: String,
-    /// Its expression, when it is written in the literal rather than bound by a step.
-    pub expr: Option<String>,
-}
-
-/// Range guard, columns and the result of one path (fast or generic).
-#[derive(Serialize, Default)]
-pub struct Finish {
-    /// Values given to `range_guard`, in `RANGES` order (empty: no guard).
-    pub guard: Vec<String>,
-    /// Typed locals (`v{k}`, `o{j}`) the steps read.
-    #[serde(skip)]
-    pub typed_reads: BTreeSet<String>,
-    /// A column reads the guard's checked values (`g[k]`).
-    pub guard_read: bool,
-    /// Column statements, in column order.
-    pub steps: Vec<Step>,
-    /// The `Columns` fields, in order.
-    pub fields: Vec<FieldInit>,
-    /// The guard reads its values by name from `s` (`range_guard_by_name`), not from
-    /// `guard`.
-    pub guard_by_name: bool,
-    /// A column that can never be read (a numeric column of the choice or of a string): the
-    /// path ends unsure, naming it (a string literal).
-    pub fail: Option<String>,
-}
-
-impl Finish {
-    /// Every expression of the steps and of the literal.
-    pub fn exprs(&self) -> impl Iterator<Item = &str> {
-        let steps = self.steps.iter().map(|s| s.expr.as_str());
-        steps.chain(self.fields.iter().filter_map(|f| f.expr.as_deref()))
-    }
-
-    /// Writes the fields' expressions in the `Columns` literal (`c0: v0 as f64`) rather than
-    /// binding them first, wherever that keeps the order of the checks: an expression that
-    /// cannot fail, or one that no other fallible statement follows (the literal is evaluated
-    /// last, in field order, which is step order).
-    pub fn inline_fields(&mut self) {
-        if self.fail.is_some() {
-            return;
-        }
-        let last_check = self
-            .steps
-            .iter()
-            .rposition(|s| s.fallible && !s.column)
-            .map_or(0, |i| i + 1);
-        let mut kept = Vec::with_capacity(self.steps.len());
-        for (i, step) in std::mem::take(&mut self.steps).into_iter().enumerate() {
-            if !step.column || (step.fallible && i < last_check) {
-                kept.push(step);
-                continue;
-            }
-            let name = step
-                .field
-                .as_deref()
-                .expect("a column step binds its field");
-            let field = self.fields.iter_mut().find(|f| f.name == name);
-            field.expect("a column step's field is in the literal").expr = Some(step.expr);
-        }
-        self.steps = kept;
-    }
-}
-
 /// The logged layout, checked once per schema (`ah_core::generated::VerifiedSchema`) and then
 /// read by position.
 #[derive(Serialize)]
@@ -169,8 +87,8 @@ struct Module<'g> {
     /// `direct` (no operations), `pad_mm` (`ah_core::generated::pad_mm`, then generic),
     /// `fast` (typed fast path, then generic) or `generic`.
     path: &'static str,
-    pad_mm: Option<crate::rust_fast::PadMmPath>,
-    fast: Option<crate::rust_fast::Fast>,
+    pad_mm: Option<PadMmPath>,
+    fast: Option<Fast>,
     operations: Vec<(String, String, bool)>,
     operation_inputs: Vec<String>,
     /// The arguments of `finish` from `columns` (no operations).
@@ -183,6 +101,18 @@ struct Module<'g> {
     /// `slow` reads `s`, the context with the operations' values.
     slow_reads_s: bool,
     tree: crate::rust_tree::Tree,
+}
+
+/// The generic path, prepared for the template.
+struct Generic {
+    /// Its guard and columns.
+    finish: Finish,
+    /// `finish` reads its `v` and `w` parameters.
+    reads: (bool, bool),
+    /// `finish`'s parameters: those it reads of `v`, `w` and `choice`.
+    params: String,
+    /// The arguments of `finish` from `columns` (no operations).
+    direct_call: String,
 }
 
 /// The lints a module allows when its fast path renders operations of the model's own (not
@@ -288,21 +218,6 @@ pub fn render_lib(modules: &BTreeSet<String>, command: &str) -> Result<String, C
     crate::templates::render("rust_lib.rs", &ctx)
 }
 
-/// Where the column steps find a feature's value.
-pub trait ValueSource {
-    /// An `Option<&Value>` expression for context-or-operation feature `name`.
-    fn value(&self, name: &str) -> String;
-    /// What is statically known about `name` on this path: `Some(code)` when it is a typed
-    /// number (`code` is its `f64`), or a typed string/boolean (`code` is its typed local
-    /// and kind); `None` when it is an untyped `Option<&Value>`.
-    fn typed(&self, name: &str) -> Option<(String, Ty)>;
-    /// A `&Value` expression for `name` when it is known to be present on this path (no
-    /// presence check is emitted), else `None`.
-    fn present(&self, _name: &str) -> Option<String> {
-        None
-    }
-}
-
 pub(crate) struct Gen<'p, 'm> {
     pub(crate) plan: &'p Plan<'m>,
     /// Context features gathered from the context (`x{i}`).
@@ -376,7 +291,7 @@ impl<'p, 'm> Gen<'p, 'm> {
     fn finish_names(&self) -> Vec<String> {
         let model = self.plan.model;
         let mut out: Vec<String> = Vec::new();
-        let guarded = model.feature_ranges.iter().map(|r| r.name.as_str());
+        let guarded = self.plan.guarded_ranges().iter().map(|r| r.name.as_str());
         // An operation's value is always present: a one-hot column over it is read only when
         // the tree uses it.
         let columns = model
@@ -389,7 +304,7 @@ impl<'p, 'm> Gen<'p, 'm> {
                 Source::Context => true,
             })
             .map(|(_, col)| feature_of(col));
-        for n in guarded.filter(|_| model.range_guard).chain(columns) {
+        for n in guarded.chain(columns) {
             if !out.iter().any(|o| o == n) {
                 out.push(n.to_string());
             }
@@ -420,8 +335,8 @@ impl<'p, 'm> Gen<'p, 'm> {
     fn uses(
         &self,
         finish: &Finish,
-        fast: Option<&crate::rust_fast::Fast>,
-        pad_mm: Option<&crate::rust_fast::PadMmPath>,
+        fast: Option<&Fast>,
+        pad_mm: Option<&PadMmPath>,
         layout: bool,
         slots: bool,
         names_value: bool,
@@ -486,15 +401,21 @@ impl<'p, 'm> Gen<'p, 'm> {
         uses
     }
 
-    fn module(&self) -> Result<Module<'_>, CodegenError> {
-        let plan = self.plan;
-        let model = plan.model;
+    /// The typed path tried before the generic one: the shared `pad_mm` path, else the fast
+    /// path (`None` when no operation is computed, or when one cannot be typed).
+    fn typed_paths(&self) -> Result<(Option<PadMmPath>, Option<Fast>), CodegenError> {
         let pad_mm = pad_mm_path(self);
-        let fast = if plan.ops.is_empty() || pad_mm.is_some() {
+        let fast = if self.plan.ops.is_empty() || pad_mm.is_some() {
             None
         } else {
             fast_path(self)?
         };
+        Ok((pad_mm, fast))
+    }
+
+    /// The generic path: its guard and columns, and how `finish` is declared and called.
+    fn generic_path(&self) -> Generic {
+        let plan = self.plan;
         let names = self.finish_names();
         // `finish` by position (no operations: `columns` reads the context into slots), else
         // inside `slow` by name.
@@ -503,48 +424,25 @@ impl<'p, 'm> Gen<'p, 'm> {
         } else {
             self.finish_by_name()
         };
-        // Only `columns` reads by position; the generic path alone never does.
-        let layout = self
-            .layout()
-            .filter(|_| plan.ops.is_empty() || fast.is_some());
         let reads = |var: &str| {
             let guard = finish.guard.iter().map(String::as_str);
             finish.exprs().chain(guard).any(|e| reads_index(e, var))
         };
-        let finish_reads = (reads("v"), reads("w"));
-        // `Value` is named by the columns that hold the context's value, by `finish`'s
-        // parameters and by the slots `columns` reads the context into.
-        let slots = !self.gathered.is_empty() && (plan.ops.is_empty() || fast.is_some());
-        let names_value = !self.lazy.is_empty() || finish_reads.0 || finish_reads.1 || slots;
-        let uses = self.uses(
-            &finish,
-            fast.as_ref(),
-            pad_mm.as_ref(),
-            layout.is_some(),
-            slots,
-            names_value,
-        );
-        let mut inputs: Vec<&str> = Vec::new();
-        for op in &plan.ops {
-            for i in op.inputs() {
-                if !inputs.contains(&i) {
-                    inputs.push(i);
-                }
-            }
-        }
+        let reads = (reads("v"), reads("w"));
         let lazy = self.lazy_names();
-        let reads_choice = model
+        let reads_choice = plan
+            .model
             .columns
             .iter()
             .any(|c| plan.source(feature_of(c)) == Source::Choice);
         // `finish(v, w, choice)`, with only the arguments it reads.
         let call = |get: &dyn Fn(&str) -> String| -> String {
             let mut args = Vec::new();
-            if finish_reads.0 {
+            if reads.0 {
                 let v: Vec<String> = names.iter().map(|n| get(n)).collect();
                 args.push(format!("[{}]", v.join(", ")));
             }
-            if finish_reads.1 {
+            if reads.1 {
                 let w: Vec<String> = lazy.iter().map(|n| get(n)).collect();
                 args.push(format!("[{}]", w.join(", ")));
             }
@@ -553,16 +451,63 @@ impl<'p, 'm> Gen<'p, 'm> {
             }
             args.join(", ")
         };
-        let mut finish_params = Vec::new();
-        if finish_reads.0 {
-            finish_params.push(format!("v: [Option<&Value>; {}]", names.len()));
+        let mut params = Vec::new();
+        if reads.0 {
+            params.push(format!("v: [Option<&Value>; {}]", names.len()));
         }
-        if finish_reads.1 {
-            finish_params.push(format!("w: [Option<&'a Value>; {}]", lazy.len()));
+        if reads.1 {
+            params.push(format!("w: [Option<&'a Value>; {}]", lazy.len()));
         }
         if reads_choice {
-            finish_params.push("choice: usize".to_string());
+            params.push("choice: usize".to_string());
         }
+        let direct_call = if plan.ops.is_empty() {
+            call(&|n| self.x(n))
+        } else {
+            String::new()
+        };
+        Generic {
+            finish,
+            reads,
+            params: params.join(", "),
+            direct_call,
+        }
+    }
+
+    /// The context features the operations read, in order of first use, as literals.
+    fn operation_inputs(&self) -> Vec<String> {
+        let mut inputs: Vec<&str> = Vec::new();
+        for op in &self.plan.ops {
+            for i in op.inputs() {
+                if !inputs.contains(&i) {
+                    inputs.push(i);
+                }
+            }
+        }
+        inputs.iter().map(|n| str_lit(n)).collect()
+    }
+
+    fn module(&self) -> Result<Module<'_>, CodegenError> {
+        let plan = self.plan;
+        let (pad_mm, fast) = self.typed_paths()?;
+        let generic = self.generic_path();
+        // Only `columns` reads by position; the generic path alone never does.
+        let layout = self
+            .layout()
+            .filter(|_| plan.ops.is_empty() || fast.is_some());
+        // `Value` is named by the columns that hold the context's value, by `finish`'s
+        // parameters and by the slots `columns` reads the context into.
+        let slots = !self.gathered.is_empty() && (plan.ops.is_empty() || fast.is_some());
+        let names_value = !self.lazy.is_empty() || generic.reads.0 || generic.reads.1 || slots;
+        let uses = self.uses(
+            &generic.finish,
+            fast.as_ref(),
+            pad_mm.as_ref(),
+            layout.is_some(),
+            slots,
+            names_value,
+        );
+        let finish = generic.finish;
         Ok(Module {
             uses,
             leaves: &self.leaves.tables,
@@ -582,21 +527,17 @@ impl<'p, 'm> Gen<'p, 'm> {
                 (None, false) => "generic",
             },
             pad_mm,
-            direct_call: if plan.ops.is_empty() {
-                call(&|n| self.x(n))
-            } else {
-                String::new()
-            },
+            direct_call: generic.direct_call,
             fast,
             operations: plan
                 .ops
                 .iter()
                 .map(|op| (str_lit(&op.name), str_lit(&op.source), op.is_categorical))
                 .collect(),
-            operation_inputs: inputs.iter().map(|n| str_lit(n)).collect(),
-            finish_params: finish_params.join(", "),
+            operation_inputs: self.operation_inputs(),
+            finish_params: generic.params,
             slow_reads_s: finish.guard_by_name || finish.exprs().any(|e| e.contains("s.get(")),
-            finish_reads,
+            finish_reads: generic.reads,
             finish,
             tree: crate::rust_tree::tree(
                 plan,
@@ -642,12 +583,8 @@ impl<'p, 'm> Gen<'p, 'm> {
     }
 
     fn ranges(&self) -> Vec<Range> {
-        let model = self.plan.model;
-        if !model.range_guard {
-            return Vec::new();
-        }
-        model
-            .feature_ranges
+        self.plan
+            .guarded_ranges()
             .iter()
             .map(|r| Range {
                 name: str_lit(&r.name),
@@ -737,20 +674,11 @@ impl<'p, 'm> Gen<'p, 'm> {
 
     /// The range guard's values, in `RANGES` order, by `value(name)`.
     pub(crate) fn guard_values(&self, value: &dyn Fn(&str) -> String) -> Vec<String> {
-        let model = self.plan.model;
-        if !model.range_guard {
-            return Vec::new();
-        }
-        model
-            .feature_ranges
-            .iter()
-            .map(|r| value(&r.name))
-            .collect()
+        let ranges = self.plan.guarded_ranges();
+        ranges.iter().map(|r| value(&r.name)).collect()
     }
 
-    /// The column steps after the guard. `lazy(f)` is where a lazy column over `f` reads its
-    /// `Option<&'a Value>` when that differs from `src.value(f)`; `op(j)` is operation `j`'s
-    /// typed local, on the fast path.
+    /// The column steps after the guard ([`crate::rust_columns::columns`]).
     pub(crate) fn columns(
         &self,
         src: &dyn ValueSource,
@@ -758,129 +686,13 @@ impl<'p, 'm> Gen<'p, 'm> {
         lazy: &dyn Fn(&str) -> Option<String>,
         op: &dyn Fn(usize) -> Option<(String, Ty)>,
     ) -> Finish {
-        let plan = self.plan;
-        let model = plan.model;
-        // Features whose presence was checked on this path, in order (`p{i}` holds the value).
-        let mut present: Vec<&str> = Vec::new();
-        let mut out = Finish::default();
-        for (c, col) in model.columns.iter().enumerate() {
-            let f = feature_of(col);
-            let lit = str_lit(f);
-            let used = self.used.contains(&c);
-            let mut typed = match plan.source(f) {
-                Source::Op(j) => op(j),
-                // A lazy column holds the context's `&Value`, typed or not.
-                Source::Context if self.lazy(c) => None,
-                Source::Context => src.typed(f),
-                Source::Choice => None,
-            };
-            let value = match (col, plan.source(f)) {
-                // Never numeric on this path: unsure at this column.
-                (Column::Numeric { .. }, source)
-                    if source == Source::Choice || matches!(typed, Some((_, Ty::S))) =>
-                {
-                    out.fail = Some(lit);
-                    break;
-                }
-                (Column::OneHot { value, .. }, Source::Choice) => {
-                    match model.choices.iter().position(|c| c == value) {
-                        Some(j) => format!("choice == {j}"),
-                        None => "false".into(),
-                    }
-                }
-                (Column::Numeric { .. }, _) => {
-                    let guarded = model.feature_ranges.iter().position(|r| r.name == f);
-                    match (&typed, guarded.filter(|_| !guard.is_empty())) {
-                        (Some((code, ty)), _) => as_f64(code, *ty),
-                        (None, Some(k)) => {
-                            out.guard_read |= used;
-                            format!("g[{k}]")
-                        }
-                        (None, None) => format!("num({}, {lit})?", src.value(f)),
-                    }
-                }
-                (Column::OneHot { value, .. }, _) => match typed.clone() {
-                    Some((code, ty)) => match crate::rust_expr::typed_str_eq(&code, ty, value) {
-                        Some(eq) => eq,
-                        // Never equal: the typed value is not read.
-                        None => {
-                            typed = None;
-                            "false".into()
-                        }
-                    },
-                    None if !used && matches!(plan.source(f), Source::Op(_)) => String::new(),
-                    None if src.present(f).is_some() => {
-                        let known = src.present(f).expect("checked above");
-                        match (self.lazy(c), self.categories.get(&c)) {
-                            (true, _) => known,
-                            (false, Some(k)) => format!("CATEGORY_{k}.matches({known})"),
-                            (false, None) => String::new(),
-                        }
-                    }
-                    None => {
-                        let i = match present.iter().position(|p| *p == f) {
-                            Some(i) => i,
-                            None => {
-                                present.push(f);
-                                let reads = self.used.iter().any(|&u| {
-                                    feature_of(&model.columns[u]) == f
-                                        && plan.source(f) != Source::Choice
-                                });
-                                let from = lazy(f).unwrap_or_else(|| src.value(f));
-                                out.steps.push(Step {
-                                    field: reads.then(|| format!("p{}", present.len() - 1)),
-                                    expr: format!("present({from}, {lit})?"),
-                                    column: false,
-                                    fallible: true,
-                                });
-                                present.len() - 1
-                            }
-                        };
-                        match (self.lazy(c), self.categories.get(&c)) {
-                            (true, _) => format!("p{i}"),
-                            (false, Some(k)) => format!("CATEGORY_{k}.matches(p{i})"),
-                            (false, None) => String::new(),
-                        }
-                    }
-                },
-            };
-            let fallible = value.starts_with("num(");
-            if used {
-                if let Some((code, _)) = &typed {
-                    out.typed_reads.insert(code.clone());
-                }
-                out.steps.push(Step {
-                    field: Some(format!("c{c}")),
-                    expr: value,
-                    column: true,
-                    fallible,
-                });
-                out.fields.push(FieldInit {
-                    name: format!("c{c}"),
-                    expr: None,
-                });
-            } else if fallible {
-                out.steps.push(Step {
-                    field: None,
-                    expr: value,
-                    column: false,
-                    fallible,
-                });
-            }
-        }
-        out.guard = guard;
-        if out.fail.is_some() {
-            // The path ends unsure: the checks before the failing column still run, in order,
-            // but nothing is bound (no `Columns` is built from them).
-            out.steps.retain(|s| s.fallible);
-            for s in &mut out.steps {
-                s.field = None;
-            }
-            out.fields.clear();
-            out.typed_reads.clear();
-            out.guard_read = false;
-        }
-        out
+        let kinds = ColumnKinds {
+            plan: self.plan,
+            used: &self.used,
+            categories: &self.categories,
+            lazy: &self.lazy,
+        };
+        crate::rust_columns::columns(&kinds, src, guard, lazy, op)
     }
 }
 
@@ -932,16 +744,6 @@ fn reads_index(code: &str, var: &str) -> bool {
     outside
         .match_indices(&format!("{var}["))
         .any(|(i, _)| !outside[..i].ends_with(|c: char| c.is_alphanumeric() || c == '_'))
-}
-
-/// A typed value as `f64`.
-pub(crate) fn as_f64(code: &str, ty: Ty) -> String {
-    match ty {
-        Ty::I => format!("{code} as f64"),
-        Ty::F => code.to_string(),
-        Ty::B => format!("f64::from(u8::from({code}))"),
-        Ty::S => unreachable!("strings are not numbers"),
-    }
 }
 
 /// A column as comment text.

@@ -12,7 +12,8 @@ use ah_core::ops::Operation;
 use crate::error::CodegenError;
 use crate::escape::comment;
 use crate::plan::{Plan, Source};
-use crate::rust::{as_f64, Finish, Gen, ValueSource};
+use crate::rust::Gen;
+use crate::rust_columns::{as_f64, Finish, ValueSource};
 use crate::rust_expr::{str_lit, Code, Renderer, Ty};
 
 /// An operation computed on the fast path.

@@ -87,6 +87,17 @@ impl TrainMatrix {
         self.weights.is_empty()
     }
 
+    /// The matrix as the CART learner reads it.
+    fn cart_data(&self) -> CartData<'_> {
+        CartData {
+            columns: &self.columns,
+            classes: &self.classes,
+            n_classes: self.n_classes,
+            targets: &self.targets,
+            weights: &self.weights,
+        }
+    }
+
     /// Fits several configurations, returning trees in the given order. CART shares the split
     /// search between configurations that differ only in depth (same trees as one by one).
     pub fn fit_many(&self, learner: Learner, params: &[CartParams]) -> Vec<CartTree> {
@@ -94,13 +105,7 @@ impl TrainMatrix {
             use rayon::prelude::*;
             return params.par_iter().map(|p| self.fit(learner, *p)).collect();
         }
-        let d = CartData {
-            columns: &self.columns,
-            classes: &self.classes,
-            n_classes: self.n_classes,
-            targets: &self.targets,
-            weights: &self.weights,
-        };
+        let d = self.cart_data();
         let groups = fit_groups(params, self.len(), rayon::current_num_threads());
         let fitted: Vec<Vec<(usize, CartTree)>> = {
             use rayon::prelude::*;
@@ -126,16 +131,7 @@ impl TrainMatrix {
     /// Fits with the chosen learner.
     pub fn fit(&self, learner: Learner, params: CartParams) -> CartTree {
         match learner {
-            Learner::Cart => {
-                let d = CartData {
-                    columns: &self.columns,
-                    classes: &self.classes,
-                    n_classes: self.n_classes,
-                    targets: &self.targets,
-                    weights: &self.weights,
-                };
-                cart::fit(&d, &self.presorted, params)
-            }
+            Learner::Cart => cart::fit(&self.cart_data(), &self.presorted, params),
             Learner::LinfaTrees => fit_linfa_trees(self, params),
         }
     }

@@ -399,6 +399,71 @@ impl<'a> Builder<'a> {
         }
     }
 
+    /// Records the node of `rec` (sums `totals`) as a leaf, linked to its parent; a split
+    /// then sets its feature. Returns its id.
+    fn push_node(&mut self, rec: &StackRecord, totals: &Totals) -> usize {
+        let id = self.nodes.len();
+        self.info.push(NodeInfo {
+            start: rec.start,
+            end: rec.end,
+            parent: rec.parent.map(|p| p.0),
+            feature: None,
+            threshold: 0.0,
+            partitioned: false,
+        });
+        self.constant_features_at.push(Vec::new());
+        let node = self.leaf_node(totals, rec.end - rec.start, rec.impurity);
+        self.nodes.push(node);
+        if let Some((parent, is_left)) = rec.parent {
+            if is_left {
+                self.nodes[parent].left = id;
+            } else {
+                self.nodes[parent].right = id;
+            }
+        }
+        id
+    }
+
+    /// Splits node `id` (of `rec`, sums `totals`) at `best` unless that makes it less pure,
+    /// and pushes its children, the left one last (grown first). `n_constant` is the number
+    /// of features known constant in the children.
+    fn split_node(
+        &mut self,
+        id: usize,
+        rec: &StackRecord,
+        best: Best,
+        n_constant: usize,
+        totals: &Totals,
+        stack: &mut Vec<StackRecord>,
+    ) {
+        let (start, end) = (rec.start, rec.end);
+        let (imp_l, imp_r, wl) = self.children_impurities(start, end, &best, totals);
+        let wn = totals.1;
+        let improvement =
+            (wn / self.w_total) * (rec.impurity - (wn - wl) / wn * imp_r - wl / wn * imp_l);
+        if improvement + EPSILON < 0.0 {
+            return;
+        }
+        self.nodes[id].feature = Some(best.feature);
+        self.nodes[id].threshold = best.threshold;
+        self.info[id].feature = Some(best.feature);
+        self.info[id].threshold = best.threshold;
+        self.constant_features_at[id] = self.constant_features[..n_constant].to_vec();
+        // Feature 0 now (stats and keys of the children read it); the others when needed.
+        self.set_goes_left(start, end, best.feature, best.threshold);
+        self.partition_feature(0, start, end);
+        let child = |(start, end): (usize, usize), is_left: bool, impurity: f64| StackRecord {
+            start,
+            end,
+            depth: rec.depth + 1,
+            parent: Some((id, is_left)),
+            impurity,
+            n_constant,
+        };
+        stack.push(child((best.pos, end), false, imp_r));
+        stack.push(child((start, best.pos), true, imp_l));
+    }
+
     /// Grows the tree; returns it with the buffers for the next tree of the group.
     pub(super) fn build(
         mut self,
@@ -424,92 +489,35 @@ impl<'a> Builder<'a> {
                 self.data.n_classes
             }
         ];
-        while let Some(rec) = stack.pop() {
+        while let Some(mut rec) = stack.pop() {
             let (start, end) = (rec.start, rec.end);
             let n_node = end - start;
             let totals = self.node_stats(start, end);
-            let mut impurity = rec.impurity;
-            let mut is_leaf = rec.depth >= max_depth
-                || n_node < self.min_samples_split
-                || n_node < 2 * self.min_samples_leaf;
             if first {
-                impurity = self.impurity_of(&totals.0, totals.1, totals.2, totals.3);
+                rec.impurity = self.impurity_of(&totals.0, totals.1, totals.2, totals.3);
                 first = false;
             }
-            is_leaf = is_leaf || impurity <= EPSILON;
-            let mut n_constant = rec.n_constant;
-            let mut split = None;
-            let id = self.nodes.len();
-            self.info.push(NodeInfo {
-                start,
-                end,
-                parent: rec.parent.map(|p| p.0),
-                feature: None,
-                threshold: 0.0,
-                partitioned: false,
-            });
-            self.constant_features_at.push(Vec::new());
-            if !is_leaf {
-                let results = self.feature_results(
-                    id,
-                    (start, end),
-                    rec.n_constant,
-                    &totals,
-                    &mut left_counts,
-                    cache,
-                );
-                split = self.node_split(start, end, &mut n_constant, &results);
-                match &split {
-                    None => is_leaf = true,
-                    Some(b) if b.pos >= end => is_leaf = true,
-                    _ => {}
-                }
-            }
-            let node = self.leaf_node(&totals, n_node, impurity);
-            self.nodes.push(node);
-            if let Some((parent, is_left)) = rec.parent {
-                if is_left {
-                    self.nodes[parent].left = id;
-                } else {
-                    self.nodes[parent].right = id;
-                }
-            }
+            let is_leaf = rec.depth >= max_depth
+                || n_node < self.min_samples_split
+                || n_node < 2 * self.min_samples_leaf
+                || rec.impurity <= EPSILON;
+            let id = self.push_node(&rec, &totals);
             if is_leaf {
                 continue;
             }
-            let best = split.expect("not a leaf");
-            let (imp_l, imp_r, wl) = self.children_impurities(start, end, &best, &totals);
-            let wn = totals.1;
-            let improvement =
-                (wn / self.w_total) * (impurity - (wn - wl) / wn * imp_r - wl / wn * imp_l);
-            if improvement + EPSILON < 0.0 {
-                continue;
+            let results = self.feature_results(
+                id,
+                (start, end),
+                rec.n_constant,
+                &totals,
+                &mut left_counts,
+                cache,
+            );
+            let mut n_constant = rec.n_constant;
+            let split = self.node_split(start, end, &mut n_constant, &results);
+            if let Some(best) = split.filter(|b| b.pos < end) {
+                self.split_node(id, &rec, best, n_constant, &totals, &mut stack);
             }
-            self.nodes[id].feature = Some(best.feature);
-            self.nodes[id].threshold = best.threshold;
-            self.info[id].feature = Some(best.feature);
-            self.info[id].threshold = best.threshold;
-            self.constant_features_at[id] = self.constant_features[..n_constant].to_vec();
-            // Feature 0 now (stats and keys of the children read it); the others when needed.
-            self.set_goes_left(start, end, best.feature, best.threshold);
-            self.partition_feature(0, start, end);
-            let _ = n_constant;
-            stack.push(StackRecord {
-                start: best.pos,
-                end,
-                depth: rec.depth + 1,
-                parent: Some((id, false)),
-                impurity: imp_r,
-                n_constant,
-            });
-            stack.push(StackRecord {
-                start,
-                end: best.pos,
-                depth: rec.depth + 1,
-                parent: Some((id, true)),
-                impurity: imp_l,
-                n_constant,
-            });
         }
         let tree = CartTree {
             nodes: self.nodes,
