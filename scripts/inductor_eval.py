@@ -53,6 +53,7 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "python"))
+from ah_inductor.choices import is_contiguous  # noqa: E402  (the handler's own; imports no torch)
 
 SETTINGS = ("none", "ours", "max_autotune", "mm_ranking", "full_max_autotune", "ours_full")
 WORKLOADS = ("gemms", "llama_train", "llama_infer")
@@ -154,7 +155,7 @@ def handler_features(gm):
     s1 = (1, m) if gm["trans_a"] else (k, 1)
     s2 = (1, k) if gm["trans_b"] else (n, 1)
     dtype = f"torch.{gm['dtype']}"
-    contig = lambda r, c, s: (c == 1 or s[1] == 1) and (r == 1 or s[0] == c)  # noqa: E731
+    contig = lambda r, c, s: is_contiguous(r, c, *s)  # noqa: E731
     return {"m": m, "k": k, "n": n, "batch": gm["batch"], "op": gm["op"],
             "mat1_dtype": dtype, "mat2_dtype": dtype, "mat1_stride_0": s1[0], "mat1_stride_1": s1[1],
             "mat2_stride_0": s2[0], "mat2_stride_1": s2[1], "mat1_iscontig": contig(m, k, s1),
