@@ -48,9 +48,9 @@
 //!
 //! The parser is the crates.io `rustpython-parser` 0.4, RustPython's (the project now uses
 //! Ruff's parser; Ruff's `ruff_python_parser` is published only as an internal crate whose
-//! every release needs the newest Rust, 1.95 to 1.97, against this workspace's 1.89). It adds
-//! about 20 s of CPU (release) to a clean build, less than the interpreter's start-up cost in
-//! a handful of runs; the measurements are in docs/results.md.
+//! every release needs the newest Rust, 1.95 to 1.97, against this workspace's 1.89). Its cost,
+//! measured on 2 cores: a clean `cargo build --release -p ah-train` +15 s (+25 s of CPU), a
+//! clean test build of ah-codegen and ah-train +25 s (docs/results.md).
 
 use rustpython_parser::ast::{self, Ranged, Visitor};
 use rustpython_parser::{lexer, Mode, Tok};
