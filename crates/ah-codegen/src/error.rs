@@ -64,12 +64,15 @@ pub enum CodegenError {
         /// The choices the hook does not know, quoted and comma-separated.
         choices: String,
     },
-    /// CPython does not compile the generated Python artifact (nothing is written).
-    #[error("the generated Python artifact {file} does not compile, so nothing was written (PyTorch imports every artifact of its folder: this one would break the others):\n{message}\nhint: this is a bug of ah-codegen or a model beyond CPython's limits; report it with the model file, and generate without --python meanwhile")]
+    /// CPython would not compile the generated Python artifact (nothing is written); checked
+    /// in-process, without `python3`.
+    #[error("the generated Python artifact {file} does not compile, so nothing was written (PyTorch imports every artifact of its folder: this one would break the others):\n{file}, line {line}: {message}\nhint: this is a bug of ah-codegen or a model beyond CPython's limits; report it with the model file, and generate without --python meanwhile")]
     ArtifactDoesNotCompile {
         /// The artifact's file name.
         file: String,
-        /// CPython's message (its last lines).
+        /// The line (1-based) where CPython would report the error.
+        line: usize,
+        /// What CPython would refuse, in its words (`SyntaxError: ...`).
         message: String,
     },
     /// The Rust output folder is not a generated heuristics crate.

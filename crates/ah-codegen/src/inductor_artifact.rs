@@ -24,7 +24,8 @@ pub fn file_name(name: &str) -> String {
 }
 
 /// Renders the artifact of a pruning model (its JSON); `header` is the comment block on top.
-/// Refused when the name is no Python identifier or `python3` cannot compile the result.
+/// Refused when the name is no Python identifier or CPython would not compile the result
+/// (checked in-process, `python_check`).
 pub fn render_artifact(model: &Json, header: &str) -> Result<String, CodegenError> {
     let name = model["name"].as_str().unwrap_or_default();
     if !is_class_name(name) {
@@ -143,7 +144,7 @@ mod tests {
     }
 
     /// Choice and feature names reach the file only as JSON string literals (the file is
-    /// compiled by python3 as it is rendered, where python3 is found).
+    /// checked to compile as it is rendered).
     #[test]
     fn hostile_names_stay_string_literals() {
         let payload = "x\"\"\"\nimport os; os.system('boom')\n#\u{202e}";

@@ -61,7 +61,7 @@ pub use dot::{render_svg, SvgOutcome};
 pub use error::CodegenError;
 pub use names::{module_name, python_file_name};
 pub use output::{apply, diff_summary, FileOutcome, FileStatus, GeneratedFile, Mode, Outcome};
-pub use python_check::PythonCompiler;
+pub use python_check::{check_compiles, MAX_INDENT_LEVELS, MAX_NESTED_BRACKETS, MAX_SYNTAX_DEPTH};
 
 /// The default location of the generated heuristics crate, relative to the workspace root.
 pub const DEFAULT_RUST_CRATE: &str = "generated/ah-heuristics";
@@ -97,32 +97,14 @@ pub struct Options {
 /// (see [`Mode`]). Nothing is written in check and dry-run modes; in write mode either every
 /// changed file is written or none is.
 pub fn generate(model: &Model, options: &Options) -> Result<Outcome, CodegenError> {
-    generate_with(model, options, None)
-}
-
-/// [`generate`], compiling the Python artifact with `python`, an interpreter the caller
-/// started ahead of time ([`PythonCompiler::start`]; `None`: started here when needed).
-pub fn generate_with(
-    model: &Model,
-    options: &Options,
-    python: Option<PythonCompiler>,
-) -> Result<Outcome, CodegenError> {
-    let files = render_with(model, options, python)?;
+    let files = render(model, options)?;
     output::apply(files, options.mode)
 }
 
 /// Renders the files [`generate`] would write, without touching the disk (except to list
-/// the modules already in the Rust crate).
+/// the modules already in the Rust crate). The Python artifact is checked to compile
+/// (in-process, see `python_check`): one that would not is an error.
 pub fn render(model: &Model, options: &Options) -> Result<Vec<GeneratedFile>, CodegenError> {
-    render_with(model, options, None)
-}
-
-/// [`render`] with the Python artifact compiled by `python` (see [`generate_with`]).
-pub fn render_with(
-    model: &Model,
-    options: &Options,
-    python: Option<PythonCompiler>,
-) -> Result<Vec<GeneratedFile>, CodegenError> {
     model.check()?;
     let plan = plan::Plan::new(model)?;
     let name = &model.heuristic_name;
@@ -184,13 +166,9 @@ pub fn render_with(
             .clone()
             .unwrap_or_else(|| format!("{canonical} --python <artifacts dir>"));
         let header = header::header_lines(model, &command);
-        let compiler = match python {
-            Some(c) => c,
-            None => PythonCompiler::start()?,
-        };
         files.push(GeneratedFile {
             path: dir.join(python::file_name(model)),
-            contents: python::render(&plan, &header, compiler)?,
+            contents: python::render(&plan, &header)?,
         });
     }
     if let Some(path) = &options.dot_file {

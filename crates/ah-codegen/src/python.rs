@@ -13,14 +13,9 @@ use crate::error::CodegenError;
 use crate::escape::comment;
 use crate::plan::MAX_NESTED_DEPTH;
 use crate::plan::{feature_of, Plan, Source};
-use crate::python_check::PythonCompiler;
 
-/// Renders the artifact and compiles it with `compiler` (see [`crate::python_check`]).
-pub fn render(
-    plan: &Plan<'_>,
-    header: &[String],
-    compiler: PythonCompiler,
-) -> Result<String, CodegenError> {
+/// Renders the artifact, checked to compile (see [`crate::python_check`]).
+pub fn render(plan: &Plan<'_>, header: &[String]) -> Result<String, CodegenError> {
     let model = plan.model;
     let mut preamble = Vec::new();
     let base = "        ";
@@ -80,7 +75,7 @@ pub fn render(
         ModelKind::Regression => "python_regression.py",
     };
     let source = crate::templates::render(template, &ctx)?;
-    compiler.compile(&source, &file_name(model))?;
+    crate::python_check::check_compiles(&source, &file_name(model))?;
     Ok(source)
 }
 

@@ -355,11 +355,6 @@ pub fn run(args: Args) -> Result<()> {
         ah_codegen::check_rust_crate(krate).context("--rust-crate")?;
     }
     let opts = options(&args)?;
-    // The artifact's compile check needs a `python3`: started now, its start-up overlaps the
-    // training. A failed start is retried (and reported) by the code generation.
-    let python = (!args.no_codegen)
-        .then(ah_codegen::PythonCompiler::start)
-        .and_then(Result::ok);
     let bar = if std::io::stderr().is_terminal() && !args.quiet {
         indicatif::ProgressBar::new(expected_fits(&args, &opts))
     } else {
@@ -390,10 +385,10 @@ pub fn run(args: Args) -> Result<()> {
     for w in &out.warnings {
         eprintln!("warning: {w}");
     }
-    // The code is rendered (the Python artifact compiled) while the outputs are written, and
+    // The code is rendered (the Python artifact checked) while the outputs are written, and
     // written only once they are: a failed write leaves no generated file behind.
     let rendered = std::thread::scope(|s| {
-        let codegen = (!args.no_codegen).then(|| s.spawn(|| render(&args, &out, python)));
+        let codegen = (!args.no_codegen).then(|| s.spawn(|| render(&args, &out)));
         let written = write_outputs(&args, &out);
         let rendered = codegen.map(|h| h.join().expect("rendering does not panic"));
         written.and_then(|()| rendered.transpose())
@@ -422,7 +417,6 @@ pub fn run(args: Args) -> Result<()> {
 fn render(
     args: &Args,
     out: &TrainOutput,
-    python: Option<ah_codegen::PythonCompiler>,
 ) -> Result<(ah_codegen::Options, Vec<ah_codegen::GeneratedFile>)> {
     let options = ah_codegen::Options {
         rust_crate: args.rust_crate.clone(),
@@ -431,7 +425,7 @@ fn render(
         mode: ah_codegen::Mode::Write,
         command: None,
     };
-    let files = ah_codegen::render_with(&out.model, &options, python).with_context(|| {
+    let files = ah_codegen::render(&out.model, &options).with_context(|| {
         format!(
             "generating code for {} (the model is written; retry with ah-codegen)",
             args.heuristic_name

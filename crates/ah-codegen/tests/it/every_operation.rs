@@ -10,7 +10,7 @@
 //!
 //! Every model's Rust module goes into one temporary crate, built with
 //! `cargo clippy -- -D warnings` (as `make lint` builds the generated crates); every Python
-//! artifact is compiled by the generator itself, then imported (against the torch stub) and
+//! artifact is checked by the generator itself (in-process), then imported (against the torch stub) and
 //! asked for a decision, which must be the model's.
 //!
 //! The clippy build of every operation's crate (a few hundred modules, over a minute and a

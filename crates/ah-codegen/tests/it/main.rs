@@ -6,3 +6,4 @@ mod corpus;
 mod every_operation;
 mod hostile;
 mod python_artifact;
+mod python_check;
