@@ -3,7 +3,7 @@
 # cross-validation, and the written selection rule applied to it: fewest cross-validated harmful
 # picks among the settings with at least 10x less autotuning than default max-autotune (ties:
 # less autotuning). Prints a markdown table, the chosen setting last. Nothing is written to the
-# repository (models go to a temporary folder).
+# repository (models go to a temporary folder). Settings run in parallel, one per core.
 #   bash scripts/inductor_prune_grid.sh [LOG] [extra ah-prune options, e.g. --first 157]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -12,24 +12,36 @@ shift || true
 cargo build --release -q -p ah-train
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-# The cross-validated rows of a report: "rule|autotuning s|run vs MA|run vs best|harmful".
-row() { grep -F "| $2 |" "$1" | head -n 1 | awk -F'|' '{gsub(/ /,""); print $4"|"$5"|"$6"|"$7}'; }
-echo "| min-leaf | max-depth | min-support | autotuning s | run vs max-autotune | run vs best | harmful |"
-echo "|---|---|---|---|---|---|---|"
-for leaf in 3 5 8 12; do
-  for depth in 3 4; do
-    for support in 1 3 4 5 6 8; do
-      out="$tmp/$leaf-$depth-$support"
-      target/release/ah-prune "$log" --no-codegen --min-leaf "$leaf" --max-depth "$depth" \
-        --min-support "$support" --output-dir "$out" "$@" >/dev/null 2>&1
-      report=$(ls "$out"/*.report.md)
-      IFS='|' read -r s ma best harm <<<"$(row "$report" "learned (cross-validated)")"
-      IFS='|' read -r s_default _ <<<"$(row "$report" "default max-autotune (full list)")"
-      echo "| $leaf | $depth | $support | $s | $ma | $best | $harm |"
-      echo "$leaf $depth $support $s $harm $s_default" >>"$tmp/scores"
+# One setting: "leaf depth support list" where list is "full" (leaves may leave a GEMM to the
+# full list) or "capped" (--no-full-list). Prints its score line.
+score() {
+  local leaf=$1 depth=$2 support=$3 list=$4 out="$tmp/$1-$2-$3-$4"
+  local flag=()
+  [ "$list" = capped ] && flag=(--no-full-list)
+  target/release/ah-prune "$log" --no-codegen --min-leaf "$leaf" --max-depth "$depth" \
+    --min-support "$support" "${flag[@]}" --output-dir "$out" "${@:5}" >/dev/null 2>&1
+  # The cross-validated rows of a report: "autotuning s|run vs MA|run vs best|harmful".
+  local report row default
+  report=$(ls "$out"/*.report.md)
+  row=$(grep -F "| learned (cross-validated) |" "$report" | head -n 1 | awk -F'|' '{gsub(/ /,""); print $4"|"$5"|"$6"|"$7}')
+  default=$(grep -F "| default max-autotune (full list) |" "$report" | head -n 1 | awk -F'|' '{gsub(/ /,""); print $4}')
+  echo "$leaf|$depth|$support|$list|$row|$default"
+}
+export -f score
+export log tmp
+for list in full capped; do
+  for leaf in 3 5 8 12; do
+    for depth in 3 4; do
+      for support in 1 3 4 5 6 8; do
+        echo "$leaf $depth $support $list"
+      done
     done
   done
-done
+done | xargs -P "$(nproc)" -L 1 bash -c 'score "$@" '"${*:+$(printf '%q ' "$@")}" _ >"$tmp/scores"
+sort -t'|' -k4,4r -k1,1n -k2,2n -k3,3n "$tmp/scores" >"$tmp/sorted"
+echo "| min-leaf | max-depth | min-support | full list | autotuning s | run vs max-autotune | run vs best | harmful |"
+echo "|---|---|---|---|---|---|---|---|"
+awk -F'|' '{print "| "$1" | "$2" | "$3" | "($4=="full"?"yes":"no")" | "$5" | "$6" | "$7" | "$8" |"}' "$tmp/sorted"
 # The rule: autotuning at most a tenth of default's; fewest harmful; then least autotuning.
-awk '$4 * 10 <= $6' "$tmp/scores" | sort -k5,5n -k4,4g | head -n 1 |
-  awk '{print "\nchosen by the rule: --min-leaf "$1" --max-depth "$2" --min-support "$3" ("$5" harmful, "$4" s of autotuning)"}'
+awk -F'|' '$5 * 10 <= $9' "$tmp/sorted" | sort -t'|' -k8,8n -k5,5g | head -n 1 |
+  awk -F'|' '{print "\nchosen by the rule: --min-leaf "$1" --max-depth "$2" --min-support "$3($4=="capped"?" --no-full-list":"")" ("$8" harmful, "$5" s of autotuning)"} END {if (NR == 0) print "\nno setting has 10x less autotuning than default max-autotune"}'

@@ -60,6 +60,10 @@ struct Cli {
     /// than --harm; with fewer, the leaf keeps cuBLAS only or the full list.
     #[arg(long, default_value_t = PruneParams::default().min_support)]
     min_support: usize,
+    /// Never leave a GEMM to Inductor's full list (default max-autotune): a leaf keeps at most
+    /// its top 8 template choices, which bounds the autotuning time
+    #[arg(long)]
+    no_full_list: bool,
     /// Folds of the cross-validation.
     #[arg(long, default_value_t = PruneParams::default().folds)]
     folds: usize,
@@ -94,6 +98,7 @@ fn run(cli: Cli) -> anyhow::Result<bool> {
         min_leaf: cli.min_leaf,
         max_depth: cli.max_depth,
         min_support: cli.min_support,
+        full_list: !cli.no_full_list,
         folds: cli.folds,
         first: cli.first,
         ..PruneParams::default()

@@ -21,7 +21,7 @@ use serde::{Deserialize, Serialize};
 
 pub use data::{load, Sample, Samples};
 pub use eval::{cross_validate, RuleResult};
-pub use policy::{Policy, Weighing};
+pub use policy::{LeafRule, Policy, Weighing};
 pub use tree::{Growth, Node, Quantity, Test};
 
 /// Why training for cost failed.
@@ -71,6 +71,9 @@ pub struct PruneParams {
     /// than [`Self::harm`] (default 1). Fewer, and the leaf keeps cuBLAS only or the full
     /// list.
     pub min_support: usize,
+    /// Whether a leaf may leave a GEMM to Inductor's full list (default true); without it a
+    /// leaf keeps at most its top 8 templates.
+    pub full_list: bool,
     /// Folds of the cross-validation (default 5).
     pub folds: usize,
     /// Template choices kept by the fixed top-k baseline (default 10, PyTorch's `top_k`).
@@ -88,6 +91,7 @@ impl Default for PruneParams {
             min_leaf: 3,
             max_depth: 4,
             min_support: 1,
+            full_list: true,
             folds: 5,
             top_k: 10,
             first: None,
@@ -180,7 +184,10 @@ pub fn train(
         weighing: params.weighing(),
         min_leaf: params.min_leaf,
         max_depth: params.max_depth,
-        min_support: params.min_support,
+        leaf_rule: LeafRule {
+            min_support: params.min_support,
+            full_list: params.full_list,
+        },
     };
     let all: Vec<&Sample> = data.samples.iter().collect();
     let tree = growth.grow(&all);

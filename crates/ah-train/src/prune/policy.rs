@@ -140,13 +140,24 @@ pub fn ranking(samples: &[&Sample]) -> Vec<String> {
     ranked.into_iter().map(|(n, _, _)| n.to_string()).collect()
 }
 
+/// Which policies a leaf may take (see [`candidates`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LeafRule {
+    /// Fewest GEMMs of a leaf on which a list of templates must beat cuBLAS alone.
+    pub min_support: usize,
+    /// Whether a leaf may leave a GEMM to Inductor's full list (default max-autotune). Without
+    /// it the most a leaf keeps is its top 8 templates: a bound on autotuning time that the
+    /// harmful-first score would otherwise spend on leaves of noisy or large GEMMs.
+    pub full_list: bool,
+}
+
 /// The candidate policies of a leaf: cuBLAS only, the leaf's top 1, 2, 3, 4, 6 and 8 template
-/// choices, and the full list. A list of templates is a candidate only when it beats cuBLAS
-/// alone by more than the harm bound on at least `min_support` of the leaf's GEMMs: its case
-/// must rest on more than one or two GEMMs (one fp32 GEMM whose Triton pick won once made a
-/// leaf keep that config for every shape that reached it, and a held-out bf16 decode GEMM
-/// then ran 2.2x slower than cuBLAS).
-pub fn candidates(samples: &[&Sample], w: &Weighing, min_support: usize) -> Vec<Policy> {
+/// choices, and the full list (when `rule.full_list`). A list of templates is a candidate only
+/// when it beats cuBLAS alone by more than the harm bound on at least `rule.min_support` of the
+/// leaf's GEMMs: its case must rest on more than one or two GEMMs (one fp32 GEMM whose Triton
+/// pick won once made a leaf keep that config for every shape that reached it, and a held-out
+/// bf16 decode GEMM then ran 2.2x slower than cuBLAS).
+pub fn candidates(samples: &[&Sample], w: &Weighing, rule: LeafRule) -> Vec<Policy> {
     let ranked = ranking(samples);
     let mut out = vec![Policy::Extern];
     for k in [1, 2, 3, 4, 6, 8] {
@@ -154,12 +165,14 @@ pub fn candidates(samples: &[&Sample], w: &Weighing, min_support: usize) -> Vec<
             let keep = Policy::Keep {
                 choices: ranked[..k].to_vec(),
             };
-            if support(&keep, samples, w) >= min_support {
+            if support(&keep, samples, w) >= rule.min_support {
                 out.push(keep);
             }
         }
     }
-    out.push(Policy::Default);
+    if rule.full_list {
+        out.push(Policy::Default);
+    }
     out
 }
 
@@ -169,17 +182,13 @@ pub fn support(p: &Policy, samples: &[&Sample], w: &Weighing) -> usize {
 }
 
 /// The best candidate for `samples` and its score.
-pub fn best_policy(
-    samples: &[&Sample],
-    w: &Weighing,
-    min_support: usize,
-) -> (Policy, (usize, f64)) {
-    candidates(samples, w, min_support)
+pub fn best_policy(samples: &[&Sample], w: &Weighing, rule: LeafRule) -> (Policy, (usize, f64)) {
+    candidates(samples, w, rule)
         .into_iter()
         .map(|p| {
             let score = w.score(&p, samples);
             (p, score)
         })
         .min_by(|a, b| a.1 .0.cmp(&b.1 .0).then(a.1 .1.total_cmp(&b.1 .1)))
-        .expect("Extern and Default are always candidates")
+        .expect("Extern is always a candidate")
 }

@@ -1,5 +1,5 @@
 use super::data::{Choice, Sample};
-use super::policy::{best_policy, Policy, Weighing};
+use super::policy::{best_policy, LeafRule, Policy, Weighing};
 use super::tree::Growth;
 use super::*;
 use ah_core::Value;
@@ -11,6 +11,14 @@ const W: Weighing = Weighing {
 
 /// A GEMM of `m` rows (the only feature) where cuBLAS takes `cublas` ms and the Triton choice
 /// `t1` takes `triton` ms in truth; `t2` is always slower. Autotuning costs 10 s.
+/// The leaf rule with the full list allowed.
+fn rule(min_support: usize) -> LeafRule {
+    LeafRule {
+        min_support,
+        full_list: true,
+    }
+}
+
 fn gemm(m: i64, cublas: f64, triton: f64) -> Sample {
     let choice = |name: &str, ms: f64, price: f64| Choice {
         name: name.into(),
@@ -55,11 +63,11 @@ fn outcomes_follow_the_kept_choices() {
 fn leaves_keep_cublas_unless_a_template_wins() {
     let cublas_wins: Vec<Sample> = (0..4).map(|i| gemm(100 + i, 1.0, 1.2)).collect();
     let refs: Vec<&Sample> = cublas_wins.iter().collect();
-    assert_eq!(best_policy(&refs, &W, 1).0, Policy::Extern);
+    assert_eq!(best_policy(&refs, &W, rule(1)).0, Policy::Extern);
     let triton_wins: Vec<Sample> = (0..4).map(|i| gemm(i, 1.0, 0.5)).collect();
     let refs: Vec<&Sample> = triton_wins.iter().collect();
     assert_eq!(
-        best_policy(&refs, &W, 1).0,
+        best_policy(&refs, &W, rule(1)).0,
         Policy::Keep {
             choices: vec!["t1".into()]
         }
@@ -79,10 +87,17 @@ fn a_leaf_keeps_templates_only_on_enough_support() {
     assert!(W.gains(t1.outcome(&samples[4]), &samples[4]));
     assert!(!W.gains(t1.outcome(&samples[0]), &samples[0]));
     assert!(!W.gains(Policy::Extern.outcome(&samples[4]), &samples[4]));
-    assert_eq!(best_policy(&refs, &W, 1).0, t1);
-    assert!(!policy::candidates(&refs, &W, 2).contains(&t1));
+    assert_eq!(best_policy(&refs, &W, rule(1)).0, t1);
+    assert!(!policy::candidates(&refs, &W, rule(2)).contains(&t1));
     // Without t1, cuBLAS only would be harmful on the fifth GEMM; the full list is not.
-    assert_eq!(best_policy(&refs, &W, 2).0, Policy::Default);
+    assert_eq!(best_policy(&refs, &W, rule(2)).0, Policy::Default);
+    // Without the full list only cuBLAS is left (t1 lacks support), harmful on the fifth GEMM.
+    let capped = LeafRule {
+        full_list: false,
+        ..rule(2)
+    };
+    assert!(!policy::candidates(&refs, &W, capped).contains(&Policy::Default));
+    assert_eq!(best_policy(&refs, &W, capped).0, Policy::Extern);
 }
 
 #[test]
@@ -96,7 +111,7 @@ fn the_tree_splits_where_the_policy_changes() {
         weighing: W,
         min_leaf: 3,
         max_depth: 4,
-        min_support: 1,
+        leaf_rule: rule(1),
     };
     let refs: Vec<&Sample> = samples.iter().collect();
     let tree = growth.grow(&refs);
@@ -253,17 +268,18 @@ fn the_shipped_rust_module_decides_like_the_model() {
             .lines()
             .nth(2)
             .unwrap()
-            .contains("--first 265 --min-leaf 3 --max-depth 3 --min-support 1 "),
+            .contains("--first 397 --min-leaf 3 --max-depth 4 --min-support 6 --no-full-list "),
         "{}: regenerated with other parameters; update this test's",
         module.display()
     );
     let log = root.join("data/inductor_mm_h100.txt");
     let extras = root.join("data/inductor_mm_h100.txt.extras.jsonl");
     let params = PruneParams {
-        first: Some(265),
+        first: Some(397),
         min_leaf: 3,
-        max_depth: 3,
-        min_support: 1,
+        max_depth: 4,
+        min_support: 6,
+        full_list: false,
         ..Default::default()
     };
     let (model, data) = train(&log, &extras, "InductorMMH100", &params).unwrap();

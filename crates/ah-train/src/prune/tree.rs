@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 use ah_core::Value;
 
 use super::data::Sample;
-use super::policy::{best_policy, Policy, Weighing};
+use super::policy::{best_policy, LeafRule, Policy, Weighing};
 
 /// A numeric quantity of a GEMM.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -179,9 +179,8 @@ pub struct Growth<'a> {
     pub min_leaf: usize,
     /// Deepest split level.
     pub max_depth: usize,
-    /// Fewest GEMMs of a leaf on which kept templates must beat cuBLAS alone
-    /// (see [`super::policy::candidates`]).
-    pub min_support: usize,
+    /// Which policies a leaf may take.
+    pub leaf_rule: LeafRule,
 }
 
 impl Growth<'_> {
@@ -191,7 +190,7 @@ impl Growth<'_> {
     }
 
     fn node(&self, samples: &[&Sample], depth: usize) -> Node {
-        let (policy, score) = best_policy(samples, &self.weighing, self.min_support);
+        let (policy, score) = best_policy(samples, &self.weighing, self.leaf_rule);
         let leaf = Node::Leaf {
             policy,
             samples: samples.len(),
@@ -227,8 +226,8 @@ impl Growth<'_> {
                 continue;
             }
             let (a, b) = (
-                best_policy(&yes, &self.weighing, self.min_support).1,
-                best_policy(&no, &self.weighing, self.min_support).1,
+                best_policy(&yes, &self.weighing, self.leaf_rule).1,
+                best_policy(&no, &self.weighing, self.leaf_rule).1,
             );
             let score = (a.0 + b.0, a.1 + b.1);
             let better = |than: (usize, f64)| {
