@@ -61,7 +61,7 @@ struct Cli {
     #[arg(long, default_value_t = PruneParams::default().min_support)]
     min_support: usize,
     /// Never leave a GEMM to Inductor's full list (default max-autotune): a leaf keeps at most
-    /// its top 8 template choices, which bounds the autotuning time
+    /// its top 8 template choices, which bounds the autotuning time.
     #[arg(long)]
     no_full_list: bool,
     /// Folds of the cross-validation.
