@@ -173,9 +173,7 @@ fn check(source: &str) -> Option<Refusal> {
         }
     };
     let mut walk = Walk::default();
-    for stmt in body {
-        walk.visit_stmt(stmt);
-    }
+    walk.body(body);
     walk.refusal
 }
 
@@ -239,12 +237,32 @@ impl Walk {
         (self.functions, self.loops) = saved;
     }
 
-    fn loop_body(&mut self, body: Vec<ast::Stmt>) {
-        self.loops += 1;
+    fn body(&mut self, body: Vec<ast::Stmt>) {
         for stmt in body {
             self.visit_stmt(stmt);
         }
+    }
+
+    /// A loop's body, then its `else` (which is outside the loop).
+    fn loop_bodies(&mut self, body: Vec<ast::Stmt>, orelse: Vec<ast::Stmt>) {
+        self.loops += 1;
+        self.body(body);
         self.loops -= 1;
+        self.body(orelse);
+    }
+
+    /// `for` and `async for`: the target, the iterable, the bodies.
+    fn for_loop(
+        &mut self,
+        target: ast::Expr,
+        iter: ast::Expr,
+        body: Vec<ast::Stmt>,
+        orelse: Vec<ast::Stmt>,
+    ) {
+        self.target(&target, true, "assign to");
+        self.visit_expr(target);
+        self.visit_expr(iter);
+        self.loop_bodies(body, orelse);
     }
 
     fn outside_function(&mut self, offset: impl Into<usize>, what: &str) {
@@ -315,32 +333,17 @@ impl Visitor for Walk {
     }
 
     fn visit_stmt_for(&mut self, node: ast::StmtFor) {
-        self.target(&node.target, true, "assign to");
-        self.visit_expr(*node.target);
-        self.visit_expr(*node.iter);
-        self.loop_body(node.body);
-        for stmt in node.orelse {
-            self.visit_stmt(stmt);
-        }
+        self.for_loop(*node.target, *node.iter, node.body, node.orelse);
     }
 
     fn visit_stmt_async_for(&mut self, node: ast::StmtAsyncFor) {
         self.outside_function(node.range.start(), "async for");
-        self.target(&node.target, true, "assign to");
-        self.visit_expr(*node.target);
-        self.visit_expr(*node.iter);
-        self.loop_body(node.body);
-        for stmt in node.orelse {
-            self.visit_stmt(stmt);
-        }
+        self.for_loop(*node.target, *node.iter, node.body, node.orelse);
     }
 
     fn visit_stmt_while(&mut self, node: ast::StmtWhile) {
         self.visit_expr(*node.test);
-        self.loop_body(node.body);
-        for stmt in node.orelse {
-            self.visit_stmt(stmt);
-        }
+        self.loop_bodies(node.body, node.orelse);
     }
 
     fn visit_stmt_break(&mut self, node: ast::StmtBreak) {
