@@ -2,10 +2,13 @@
 # Collects (or resumes) the inductor_mm log on the lent GPU machine, stopping cleanly before
 # the device tool's 10-minute limit. Run there from the repository root with the binary in .gpu/:
 #   bash scripts/gpu_inductor_collect.sh SECONDS [ah-collect options...]
-# The log and its sidecars are read from data/ (when present, to resume) and written to $OUT.
+# The log (data/$AH_INDUCTOR_LOG, default inductor_mm_h100.txt) and its sidecars are read from
+# data/ (when present, to resume) and written to $OUT. The decode log:
+#   AH_INDUCTOR_LOG=inductor_mm_decode_h100.txt bash scripts/gpu_inductor_collect.sh 530 \
+#     --shapes decode --num-samples 300 --exclude data/inductor_mm_h100.txt
 set -uo pipefail
 secs=${1:?seconds}; shift
-log=inductor_mm_h100.txt
+log=${AH_INDUCTOR_LOG:-inductor_mm_h100.txt}
 out=${OUT:?OUT is the folder whose files come back}
 for f in data/$log data/$log.medians.txt data/$log.provenance.json data/$log.extras.jsonl; do
   [ -f "$f" ] && cp "$f" "$out/"

@@ -92,12 +92,14 @@ pub(crate) struct Cli {
         help = "Largest dimension, a power of two (pad_mm with --shapes pytorch, cublaslt_mm)"
     )]
     pub(crate) max_dim: Option<u32>,
-    /// pad_mm's input distribution. Default: `mix` for a new log, the recorded one when
-    /// resuming (a log from before --shapes is `pytorch`); resuming with another is refused.
+    /// The input distribution. pad_mm: `pytorch`, `real` or `mix`; default `mix` for a new log,
+    /// the recorded one when resuming (a log from before --shapes is `pytorch`). inductor_mm:
+    /// `mix` (its default mixture) or `decode` (inference decode steps only). Resuming with
+    /// another distribution is refused.
     #[arg(
         long,
         value_enum,
-        help = "pad_mm inputs [default: the log's recorded one, mix for a new log]"
+        help = "Inputs: pad_mm pytorch|real|mix [default: the log's, mix for a new log]; inductor_mm mix|decode [default: mix]"
     )]
     pub(crate) shapes: Option<ShapesArg>,
     /// Real-model catalogue for `--shapes real|mix` (format: docs/collection.md); default: the
@@ -176,8 +178,12 @@ pub(crate) enum ShapesArg {
     Pytorch,
     /// GEMMs of real models' linear layers (forward, grad input, grad weight) from the catalogue.
     Real,
-    /// Per sample: real w.p. 0.6, else PyTorch's generator.
+    /// pad_mm: per sample, real w.p. 0.6, else PyTorch's generator; inductor_mm: its default
+    /// mixture of training, inference, attention and generator GEMMs.
     Mix,
+    /// inductor_mm: inference decode steps only (linears over 1-64 tokens, LM heads, decode
+    /// attention).
+    Decode,
 }
 
 impl ShapesArg {
@@ -186,6 +192,7 @@ impl ShapesArg {
             ShapesArg::Pytorch => "pytorch",
             ShapesArg::Real => "real",
             ShapesArg::Mix => "mix",
+            ShapesArg::Decode => "decode",
         }
     }
 }

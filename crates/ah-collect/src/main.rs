@@ -70,12 +70,16 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     collect::check_outputs(&out)?;
     if name == "pad_mm" {
         runner = Box::new(pad_mm::pad_mm_runner(&cli, &options, &out)?);
+    } else if name == runners::inductor_mm::NAME && cli.shapes == Some(ShapesArg::Decode) {
+        let mixture = runners::inductor_mm::Mixture::Decode;
+        runner = Box::new(runners::inductor_mm::InductorMmRunner::default().with_mixture(mixture));
     } else if let Some(s) = cli.shapes.filter(|s| *s != ShapesArg::Mix) {
         bail!(
-            "--shapes {} is pad_mm's option; `{name}` has one input distribution",
+            "--shapes {}: `{name}` does not draw it (pad_mm: pytorch, real or mix; inductor_mm: mix or decode)",
             s.name()
         );
-    } else if cli.catalogue.is_some() {
+    }
+    if name != "pad_mm" && cli.catalogue.is_some() {
         bail!(
             "--catalogue is pad_mm's option (for --shapes real or mix); `{name}` has no catalogue"
         );

@@ -28,7 +28,7 @@ use crate::catalogue::Catalogue;
 use crate::dtype::DType;
 use crate::runner::{BenchmarkRunner, InputDistribution, SampleRng, Target};
 use crate::runners::add_mm_layout_features;
-pub use shapes::{Gemm, Op, Source};
+pub use shapes::{Gemm, Mixture, Op, Source};
 pub use worker::{Engine, Worker, WorkerError};
 
 /// The runner's name.
@@ -37,6 +37,7 @@ pub const NAME: &str = "inductor_mm";
 /// The `inductor_mm` runner (see the module documentation).
 pub struct InductorMmRunner {
     catalogue: Arc<Catalogue>,
+    mixture: Mixture,
     engine: Engine,
     /// One worker per device ordinal, started on the device's first input.
     workers: Mutex<HashMap<usize, Arc<Mutex<Option<Worker>>>>>,
@@ -54,6 +55,7 @@ impl InductorMmRunner {
         let catalogue = Catalogue::builtin().expect("the built-in catalogue is valid (tested)");
         InductorMmRunner {
             catalogue: Arc::new(catalogue),
+            mixture: Mixture::All,
             engine,
             workers: Mutex::new(HashMap::new()),
         }
@@ -62,6 +64,11 @@ impl InductorMmRunner {
     /// The same runner drawing real-model GEMMs from `catalogue`.
     pub fn with_catalogue(self, catalogue: Arc<Catalogue>) -> Self {
         InductorMmRunner { catalogue, ..self }
+    }
+
+    /// The same runner drawing `mixture`.
+    pub fn with_mixture(self, mixture: Mixture) -> Self {
+        InductorMmRunner { mixture, ..self }
     }
 
     fn slot(&self, device: usize) -> Arc<Mutex<Option<Worker>>> {
@@ -216,12 +223,12 @@ impl BenchmarkRunner for InductorMmRunner {
     }
 
     fn create_input(&self, rng: &mut SampleRng, target: &Target) -> Gemm {
-        shapes::draw(rng, &self.catalogue, target)
+        shapes::draw_from(self.mixture, rng, &self.catalogue, target)
     }
 
     fn input_distribution(&self) -> Option<InputDistribution> {
         Some(InputDistribution {
-            shapes: "inductor",
+            shapes: self.mixture.name(),
             catalogue_sha256: Some(self.catalogue.sha256.clone()),
             version: 1,
         })

@@ -9,7 +9,13 @@
 //! | 13 % | attention | bmm over `batch x heads`: scores `q @ k.t()` and `p @ v`; one query token 30 % |
 //! | 22 % | generator | PyTorch-style random dims (log-uniform 16..16384; aligned to 64 half the time), any layout |
 //!
-//! dtype: bf16 45 %, fp16 25 %, fp32 30 % (TF32 on half of those). A draw whose operands and
+//! dtype: bf16 45 %, fp16 25 %, fp32 30 % (TF32 on half of those).
+//!
+//! [`Mixture::Decode`] (`ah-collect --name inductor_mm --shapes decode`) draws only what an
+//! inference decode step compiles, where the default mixture is thin and held-out models showed
+//! the most slow picks: 70 % a forward linear over m = 1..64 tokens (an LM head half the time),
+//! 30 % decode attention (one query token, `batch x heads` of 1-16 sequences, a context of
+//! 256-8192). A draw whose operands and
 //! output take more than an eighth of the device, or whose work would take cuBLAS more than a
 //! few milliseconds (a flop cap per dtype), is drawn again: autotuning time grows with the
 //! GEMM's run time and the collection is paid for in device time.
@@ -121,7 +127,88 @@ impl Gemm {
     }
 }
 
-/// Draws one GEMM (see the module documentation); `models` must not be empty.
+/// Which GEMMs are drawn (see the module documentation).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Mixture {
+    /// Training, decode, prefill, attention and generator GEMMs.
+    #[default]
+    All,
+    /// Inference decode steps only.
+    Decode,
+}
+
+impl Mixture {
+    /// The name a log's provenance records (`InputDistribution::shapes`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Mixture::All => "inductor",
+            Mixture::Decode => "inductor_decode",
+        }
+    }
+}
+
+/// The largest decode m of [`Mixture::Decode`].
+const MAX_DECODE_FOCUS: usize = 64;
+
+/// Draws one GEMM of `mixture` (see the module documentation); the catalogue must not be
+/// empty.
+pub fn draw_from(
+    mixture: Mixture,
+    rng: &mut SampleRng,
+    catalogue: &Catalogue,
+    target: &Target,
+) -> Gemm {
+    match mixture {
+        Mixture::All => draw(rng, catalogue, target),
+        Mixture::Decode => draw_decode(rng, catalogue, target),
+    }
+}
+
+fn draw_decode(rng: &mut SampleRng, catalogue: &Catalogue, target: &Target) -> Gemm {
+    loop {
+        let (dtype, tf32) = draw_dtype(rng);
+        let m = model(rng, catalogue);
+        let g = if rng.random_bool(0.7) {
+            let tokens = if rng.random_bool(0.5) {
+                1 << rng.random_range(0..=MAX_DECODE_FOCUS.trailing_zeros())
+            } else {
+                rng.random_range(1..=MAX_DECODE_FOCUS)
+            };
+            let l = layer(rng, m, 0.5);
+            forward_linear(rng, tokens, l, Source::Decode, dtype, tf32)
+        } else {
+            decode_attention(rng, m, dtype, tf32)
+        };
+        if g.fits(target) {
+            return g;
+        }
+    }
+}
+
+/// One query token against a context of 256-8192: `q @ k.t()` or `p @ v`.
+fn decode_attention(rng: &mut SampleRng, model: &Model, dtype: DType, tf32: bool) -> Gemm {
+    let s = &model.spec;
+    let ctx = 1 << rng.random_range(8..=13);
+    let ctx = if rng.random_bool(0.3) {
+        ctx - rng.random_range(1..ctx / 2)
+    } else {
+        ctx
+    };
+    let batch = ([1, 2, 4, 8, 16][rng.random_range(0..5)] * s.heads.max(1)).min(2048);
+    let d = s.head_dim.max(1);
+    let g = if rng.random_bool(0.5) {
+        Gemm {
+            trans_b: true,
+            ..plain(Op::Bmm, 1, d, ctx, dtype, tf32, Source::Attention)
+        }
+    } else {
+        plain(Op::Bmm, 1, ctx, d, dtype, tf32, Source::Attention)
+    };
+    Gemm { batch, ..g }
+}
+
+/// Draws one GEMM of the default mixture (see the module documentation); the catalogue must
+/// not be empty.
 pub fn draw(rng: &mut SampleRng, catalogue: &Catalogue, target: &Target) -> Gemm {
     loop {
         let (dtype, tf32) = draw_dtype(rng);

@@ -142,3 +142,24 @@ fn a_failed_gemm_is_an_error_and_the_worker_goes_on() {
     let a = w.measure(&good).unwrap();
     assert_eq!(a["choices"][0]["name"], "extern_bmm");
 }
+
+#[test]
+fn the_decode_mixture_draws_decode_steps_only() {
+    let r = InductorMmRunner::new(Engine::Fake).with_mixture(Mixture::Decode);
+    let a: Vec<Gemm> = (0..1000)
+        .map(|i| r.create_input(&mut sample_rng(7, i), &target()))
+        .collect();
+    assert!(a.iter().all(|g| g.fits(&target()) && g.m <= 64));
+    let linears = a.iter().filter(|g| g.source == Source::Decode).count();
+    let attention = a
+        .iter()
+        .filter(|g| g.op == Op::Bmm && g.m == 1 && g.batch > 1)
+        .count();
+    assert_eq!(linears + attention, a.len());
+    assert!((600..800).contains(&linears), "{linears} linears");
+    // LM heads (the widest n) are drawn about half the time.
+    assert!(a.iter().filter(|g| g.n >= 30000).count() > 200);
+    let shapes = |r: &InductorMmRunner| BenchmarkRunner::input_distribution(r).map(|d| d.shapes);
+    assert_eq!(shapes(&r), Some("inductor_decode"));
+    assert_eq!(shapes(&InductorMmRunner::new(Engine::Fake)), Some("inductor"));
+}
