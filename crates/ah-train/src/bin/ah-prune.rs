@@ -19,9 +19,11 @@ use ah_train::prune::{report, train, PruneParams};
              InductorChoices handler module (docs/inductor.md)"
 )]
 struct Cli {
-    /// The `inductor_mm` log (`ah-collect --name inductor_mm`); its extras sidecar is
+    /// The `inductor_mm` logs (`ah-collect --name inductor_mm`, e.g. the default mixture and
+    /// `--shapes decode`), their GEMMs in this order; each log's extras sidecar is
     /// `LOG.extras.jsonl`.
-    log: PathBuf,
+    #[arg(required = true, value_name = "LOG")]
+    logs: Vec<PathBuf>,
     /// The heuristic's name (letters and digits, starting with a capital letter).
     #[arg(long, default_value = "InductorMMH100")]
     heuristic_name: String,
@@ -64,10 +66,15 @@ struct Cli {
     /// its top 8 template choices, which bounds the autotuning time.
     #[arg(long)]
     no_full_list: bool,
+    /// Leaves choose among the top-k prefixes of their ranking only, not also among lists grown
+    /// one choice at a time (the trainer before 2026-11-24's third session).
+    #[arg(long)]
+    no_grown_lists: bool,
     /// Folds of the cross-validation.
     #[arg(long, default_value_t = PruneParams::default().folds)]
     folds: usize,
-    /// Train on the log's first N GEMMs only (the log grows as its collection resumes).
+    /// Train on the first N GEMMs of the logs only (a log grows as its collection resumes); the
+    /// rest are scored as held out.
     #[arg(long, value_name = "N")]
     first: Option<usize>,
     /// Write nothing; exit 1 when the handler module on disk differs from what this command
@@ -99,12 +106,12 @@ fn run(cli: Cli) -> anyhow::Result<bool> {
         max_depth: cli.max_depth,
         min_support: cli.min_support,
         full_list: !cli.no_full_list,
+        grown_lists: !cli.no_grown_lists,
         folds: cli.folds,
         first: cli.first,
         ..PruneParams::default()
     };
-    let extras = PathBuf::from(format!("{}.extras.jsonl", cli.log.display()));
-    let (model, data) = train(&cli.log, &extras, &cli.heuristic_name, &params)?;
+    let (model, data) = train(&cli.logs, &cli.heuristic_name, &params)?;
     let text = report(&model, &data);
     let modules = if cli.no_codegen {
         Vec::new()

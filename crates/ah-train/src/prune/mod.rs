@@ -74,6 +74,9 @@ pub struct PruneParams {
     /// Whether a leaf may leave a GEMM to Inductor's full list (default true); without it a
     /// leaf keeps at most its top 8 templates.
     pub full_list: bool,
+    /// Whether each final leaf also weighs lists grown one choice at a time (default true; see
+    /// [`policy::grown_lists`]) besides the top-k prefixes of its ranking.
+    pub grown_lists: bool,
     /// Folds of the cross-validation (default 5).
     pub folds: usize,
     /// Template choices kept by the fixed top-k baseline (default 10, PyTorch's `top_k`).
@@ -92,6 +95,7 @@ impl Default for PruneParams {
             max_depth: 4,
             min_support: 1,
             full_list: true,
+            grown_lists: true,
             folds: 5,
             top_k: 10,
             first: None,
@@ -156,22 +160,22 @@ pub struct PruneModel {
     pub held_out: Vec<RuleResult>,
 }
 
-/// Trains on `log` and its extras sidecar.
+/// Trains on `logs` (one or more of one runner and device, each with its extras sidecar
+/// `LOG.extras.jsonl`), their GEMMs in the order given.
 pub fn train(
-    log: &Path,
-    extras: &Path,
+    logs: &[PathBuf],
     name: &str,
     params: &PruneParams,
 ) -> Result<(PruneModel, Samples), PruneError> {
     params.check()?;
-    let mut data = load(log, extras)?;
+    let mut data = data::load_logs(logs)?;
     if let Some(n) = params.first {
         data.later = data.samples.split_off(n.min(data.samples.len()));
     }
     if data.samples.len() < 2 * params.min_leaf {
         return Err(PruneError::Params(format!(
             "{}: {} GEMMs with compiled truth; at least {} are needed (collect more with ah-collect --name inductor_mm)",
-            log.display(),
+            logs.iter().map(|l| l.display().to_string()).collect::<Vec<_>>().join(", "),
             data.samples.len(),
             2 * params.min_leaf
         )));
@@ -187,6 +191,7 @@ pub fn train(
         leaf_rule: LeafRule {
             min_support: params.min_support,
             full_list: params.full_list,
+            grown: params.grown_lists,
         },
     };
     let all: Vec<&Sample> = data.samples.iter().collect();
@@ -209,7 +214,7 @@ pub fn train(
         kind: "inductor_choices".into(),
         name: name.to_string(),
         device_capa: meta.device_capa,
-        torch: torch_version(extras),
+        torch: torch_version(&data::extras_path(&logs[0])),
         features: data.features.clone(),
         categorical,
         ops: vec!["mm".into(), "addmm".into(), "bmm".into()],

@@ -149,6 +149,8 @@ pub struct LeafRule {
     /// it the most a leaf keeps is its top 8 templates: a bound on autotuning time that the
     /// harmful-first score would otherwise spend on leaves of noisy or large GEMMs.
     pub full_list: bool,
+    /// Whether a final leaf also weighs [`grown_lists`] (see [`best_leaf_policy`]).
+    pub grown: bool,
 }
 
 /// The candidate policies of a leaf: cuBLAS only, the leaf's top 1, 2, 3, 4, 6 and 8 template
@@ -160,7 +162,7 @@ pub struct LeafRule {
 pub fn candidates(samples: &[&Sample], w: &Weighing, rule: LeafRule) -> Vec<Policy> {
     let ranked = ranking(samples);
     let mut out = vec![Policy::Extern];
-    for k in [1, 2, 3, 4, 6, 8] {
+    for k in [1, 2, 3, 4, 6, MAX_KEEP] {
         if k <= ranked.len() {
             let keep = Policy::Keep {
                 choices: ranked[..k].to_vec(),
@@ -174,6 +176,72 @@ pub fn candidates(samples: &[&Sample], w: &Weighing, rule: LeafRule) -> Vec<Poli
         out.push(Policy::Default);
     }
     out
+}
+
+/// The most template choices a list may keep (without the full list).
+pub const MAX_KEEP: usize = 8;
+
+/// Lists of templates grown one choice at a time for a leaf's GEMMs, each step adding the
+/// choice whose list scores lowest (harmful picks, then loss; ties: by name): sizes 1 to
+/// [`MAX_KEEP`]. Unlike the prefixes of [`ranking`], which favour what wins on most of a leaf,
+/// a grown list also takes a choice that only a minority of the leaf needs (a decode LM head
+/// in a leaf of prefill LM heads) when that avoids harmful picks.
+pub fn grown_lists(samples: &[&Sample], w: &Weighing) -> Vec<Policy> {
+    let mut names: Vec<&str> = samples
+        .iter()
+        .flat_map(|s| s.choices.iter())
+        .filter(|c| !c.is_extern() && c.bench_ms.is_finite())
+        .map(|c| c.name.as_str())
+        .collect();
+    names.sort_unstable();
+    names.dedup();
+    let mut chosen: Vec<String> = Vec::new();
+    let mut out = Vec::new();
+    while chosen.len() < MAX_KEEP {
+        let step = names
+            .iter()
+            .filter(|n| !chosen.iter().any(|c| c == *n))
+            .map(|n| {
+                let mut list = chosen.clone();
+                list.push((*n).to_string());
+                let p = Policy::Keep { choices: list };
+                let score = w.score(&p, samples);
+                (p, score)
+            })
+            .min_by(|a, b| a.1 .0.cmp(&b.1 .0).then(a.1 .1.total_cmp(&b.1 .1)));
+        let Some((Policy::Keep { choices }, _)) = step else {
+            break;
+        };
+        chosen = choices;
+        out.push(Policy::Keep {
+            choices: chosen.clone(),
+        });
+    }
+    out
+}
+
+/// The best policy for a leaf's final decision: the candidates of [`best_policy`] and the
+/// [`grown_lists`] with enough support, scored alike. Growing lists costs a score per choice and
+/// size, so the tree grows with [`best_policy`] and only its leaves take this one.
+pub fn best_leaf_policy(samples: &[&Sample], w: &Weighing, rule: LeafRule) -> Policy {
+    let grown = if rule.grown {
+        grown_lists(samples, w)
+    } else {
+        Vec::new()
+    };
+    let grown = grown
+        .into_iter()
+        .filter(|p| support(p, samples, w) >= rule.min_support);
+    candidates(samples, w, rule)
+        .into_iter()
+        .chain(grown)
+        .map(|p| {
+            let score = w.score(&p, samples);
+            (p, score)
+        })
+        .min_by(|a, b| a.1 .0.cmp(&b.1 .0).then(a.1 .1.total_cmp(&b.1 .1)))
+        .map(|(p, _)| p)
+        .expect("Extern is always a candidate")
 }
 
 /// GEMMs of `samples` on which `p` beats cuBLAS alone by more than the harm bound.

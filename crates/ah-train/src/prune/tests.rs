@@ -16,6 +16,7 @@ fn rule(min_support: usize) -> LeafRule {
     LeafRule {
         min_support,
         full_list: true,
+        grown: false,
     }
 }
 
@@ -174,13 +175,12 @@ fn generated_python_decides_like_the_model() {
         return;
     }
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-    let log = root.join("data/inductor_mm_h100.txt");
-    let extras = root.join("data/inductor_mm_h100.txt.extras.jsonl");
     let params = PruneParams {
         first: Some(48),
         ..Default::default()
     };
-    let (model, data) = train(&log, &extras, "ParityCheck", &params).unwrap();
+    let logs = [root.join("data/inductor_mm_h100.txt")];
+    let (model, data) = train(&logs, "ParityCheck", &params).unwrap();
     let code =
         ah_codegen::inductor::render_module(&serde_json::to_value(&model).unwrap(), "# test")
             .unwrap();
@@ -254,8 +254,37 @@ fn the_handler_prefers_the_same_cublas_choice() {
     assert_eq!(line, format!("ATEN_FIRST = ({},)", aten.join(", ")));
 }
 
+/// The logs and training parameters of an `ah-prune` command line as a generated header
+/// spells it (`//!   ah-prune LOG... --first N ...`); output options are skipped.
+fn shipped_command(line: &str) -> (Vec<String>, PruneParams) {
+    let mut words = line.split_whitespace().skip_while(|w| *w != "ah-prune").skip(1);
+    let mut logs = Vec::new();
+    let mut p = PruneParams::default();
+    while let Some(w) = words.next() {
+        let mut value = || words.next().expect("an option's value").to_string();
+        match w {
+            "--first" => p.first = Some(value().parse().unwrap()),
+            "--min-leaf" => p.min_leaf = value().parse().unwrap(),
+            "--max-depth" => p.max_depth = value().parse().unwrap(),
+            "--min-support" => p.min_support = value().parse().unwrap(),
+            "--horizon" => p.horizon = value().parse().unwrap(),
+            "--harm" => p.harm = value().parse().unwrap(),
+            "--folds" => p.folds = value().parse().unwrap(),
+            "--no-full-list" => p.full_list = false,
+            "--no-grown-lists" => p.grown_lists = false,
+            "--output-dir" | "--python-dir" | "--rust-dir" | "--artifact-dir" => {
+                value();
+            }
+            "--heuristic-name" => assert_eq!(value(), "InductorMMH100"),
+            w if w.starts_with('-') => panic!("{w}: an option this test does not know"),
+            log => logs.push(log.to_string()),
+        }
+    }
+    (logs, p)
+}
+
 /// The shipped Rust module (`generated/ah-inductor-choices`) decides like the tree it was
-/// generated from on every logged GEMM; with the Python parity test above, the handler, the
+/// generated from (trained again by the command in its header) on every logged GEMM; with the Python parity test above, the handler, the
 /// Rust module and the model agree.
 #[test]
 fn the_shipped_rust_module_decides_like_the_model() {
@@ -263,26 +292,10 @@ fn the_shipped_rust_module_decides_like_the_model() {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
     let module = root.join("generated/ah-inductor-choices/src/inductor_mmh100.rs");
     let header = std::fs::read_to_string(&module).unwrap();
-    assert!(
-        header
-            .lines()
-            .nth(2)
-            .unwrap()
-            .contains("--first 397 --min-leaf 3 --max-depth 4 --min-support 6 --no-full-list "),
-        "{}: regenerated with other parameters; update this test's",
-        module.display()
-    );
-    let log = root.join("data/inductor_mm_h100.txt");
-    let extras = root.join("data/inductor_mm_h100.txt.extras.jsonl");
-    let params = PruneParams {
-        first: Some(397),
-        min_leaf: 3,
-        max_depth: 4,
-        min_support: 6,
-        full_list: false,
-        ..Default::default()
-    };
-    let (model, data) = train(&log, &extras, "InductorMMH100", &params).unwrap();
+    let command = header.lines().nth(2).unwrap();
+    let (logs, params) = shipped_command(command);
+    let logs: Vec<_> = logs.iter().map(|l| root.join(l)).collect();
+    let (model, data) = train(&logs, "InductorMMH100", &params).unwrap();
     for s in &data.samples {
         let get = |n: &str| {
             let i = model.features.iter().position(|f| f == n).unwrap();
@@ -389,13 +402,8 @@ fn the_mm_artifact_ranks_like_the_handler_decides() {
         first: Some(48),
         ..Default::default()
     };
-    let (model, data) = train(
-        &root.join("data/inductor_mm_h100.txt"),
-        &root.join("data/inductor_mm_h100.txt.extras.jsonl"),
-        "ParityCheck",
-        &params,
-    )
-    .unwrap();
+    let logs = [root.join("data/inductor_mm_h100.txt")];
+    let (model, data) = train(&logs, "ParityCheck", &params).unwrap();
     let json = serde_json::to_value(&model).unwrap();
     let dir = tempfile::tempdir().unwrap();
     let handler = ah_codegen::inductor::render_module(&json, "# test").unwrap();
@@ -498,4 +506,106 @@ fn run_python(arg: &std::path::Path, script: &str, stdin: &str) -> String {
         String::from_utf8_lossy(&out.stderr)
     );
     String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// A GEMM whose benchmark times per template are `times` (cuBLAS 1.0 ms, Inductor's pick the
+/// fastest template), each template priced 1 s.
+fn gemm_of(m: i64, times: &[(&str, f64)]) -> Sample {
+    let mut choices = vec![Choice {
+        name: "extern_mm".into(),
+        bench_ms: 1.0,
+        price_s: 0.0,
+    }];
+    choices.extend(times.iter().map(|(name, ms)| Choice {
+        name: (*name).into(),
+        bench_ms: *ms,
+        price_s: 1.0,
+    }));
+    let best = times.iter().map(|t| t.1).fold(1.0, f64::min);
+    Sample {
+        values: vec![Value::Int(m), Value::Str("mm".into())],
+        choices,
+        truth_default_ms: 1.0,
+        truth_autotune_ms: best,
+        autotune_s: times.len() as f64,
+    }
+}
+
+/// Nine configs win on eight GEMMs of a leaf and another, `z`, on two: every prefix of the
+/// leaf's ranking (at most 8) misses `z` and is harmful on those two, a grown list is not.
+#[test]
+fn a_grown_list_keeps_what_a_minority_of_the_leaf_needs() {
+    let many = ["a", "b", "c", "d", "e", "f", "g", "h", "i"];
+    let mut samples: Vec<Sample> = (0..8)
+        .map(|m| {
+            let mut t: Vec<(&str, f64)> = many.iter().map(|n| (*n, 0.5)).collect();
+            t.push(("z", 0.9));
+            gemm_of(m, &t)
+        })
+        .collect();
+    samples.extend((8..10).map(|m| {
+        let mut t: Vec<(&str, f64)> = many.iter().map(|n| (*n, 1.2)).collect();
+        t.push(("z", 0.5));
+        gemm_of(m, &t)
+    }));
+    let refs: Vec<&Sample> = samples.iter().collect();
+    let capped = LeafRule {
+        full_list: false,
+        ..rule(1)
+    };
+    let prefixes = policy::candidates(&refs, &W, capped);
+    assert!(prefixes.iter().all(|p| match p {
+        Policy::Keep { choices } => !choices.contains(&"z".to_string()),
+        _ => true,
+    }));
+    let grown = policy::grown_lists(&refs, &W);
+    assert_eq!(grown.len(), policy::MAX_KEEP);
+    assert_eq!(
+        grown[1],
+        Policy::Keep {
+            choices: vec!["a".into(), "z".into()]
+        }
+    );
+    let without = policy::best_leaf_policy(&refs, &W, capped);
+    let with_grown = LeafRule {
+        grown: true,
+        ..capped
+    };
+    assert_eq!(W.score(&without, &refs).0, 2);
+    assert_eq!(policy::best_leaf_policy(&refs, &W, with_grown), grown[1]);
+    assert_eq!(W.score(&grown[1], &refs).0, 0);
+    // A grown list needs support like any other: none has 11 GEMMs, so cuBLAS only is left.
+    let unsupported = LeafRule {
+        min_support: 11,
+        ..with_grown
+    };
+    assert_eq!(
+        policy::best_leaf_policy(&refs, &W, unsupported),
+        Policy::Extern
+    );
+}
+
+/// Logs are read in the order given, a GEMM of two logs counts once, and a log of another
+/// runner or device is refused with its path.
+#[test]
+fn logs_load_together_only_when_they_match() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let main = root.join("data/inductor_mm_h100.txt");
+    let decode = root.join("data/inductor_mm_decode_h100.txt");
+    let one = data::load_logs(std::slice::from_ref(&main)).unwrap();
+    let both = data::load_logs(&[main.clone(), decode.clone()]).unwrap();
+    let other = data::load_logs(std::slice::from_ref(&decode)).unwrap();
+    assert_eq!(both.samples.len(), one.samples.len() + other.samples.len());
+    assert_eq!(both.samples[..one.samples.len()], one.samples[..]);
+    let twice = data::load_logs(&[main.clone(), main.clone()]).unwrap();
+    assert_eq!(twice.samples.len(), one.samples.len());
+    let pad = root.join("data/pad_mm_h100.txt");
+    let dir = tempfile::tempdir().unwrap();
+    let copy = dir.path().join("pad.txt");
+    std::fs::copy(&pad, &copy).unwrap();
+    std::fs::write(data::extras_path(&copy), "").unwrap();
+    let err = data::load_logs(&[main, copy.clone()]).unwrap_err().to_string();
+    assert!(err.contains(&copy.display().to_string()), "{err}");
+    assert!(err.contains("one runner and device"), "{err}");
+    assert!(data::load_logs(&[]).is_err());
 }

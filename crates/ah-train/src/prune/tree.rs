@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 use ah_core::Value;
 
 use super::data::Sample;
-use super::policy::{best_policy, LeafRule, Policy, Weighing};
+use super::policy::{best_leaf_policy, best_policy, LeafRule, Policy, Weighing};
 
 /// A numeric quantity of a GEMM.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -190,16 +190,16 @@ impl Growth<'_> {
     }
 
     fn node(&self, samples: &[&Sample], depth: usize) -> Node {
-        let (policy, score) = best_policy(samples, &self.weighing, self.leaf_rule);
-        let leaf = Node::Leaf {
-            policy,
+        let leaf = || Node::Leaf {
+            policy: best_leaf_policy(samples, &self.weighing, self.leaf_rule),
             samples: samples.len(),
         };
         if depth >= self.max_depth || samples.len() < 2 * self.min_leaf {
-            return leaf;
+            return leaf();
         }
+        let (_, score) = best_policy(samples, &self.weighing, self.leaf_rule);
         let Some((test, _)) = self.best_split(samples, score) else {
-            return leaf;
+            return leaf();
         };
         let (yes, no): (Vec<&Sample>, Vec<&Sample>) = samples
             .iter()
