@@ -112,6 +112,16 @@ pub(super) fn check_reps(
     }
 }
 
+/// The `--shapes` value that draws the distribution a sidecar records as `recorded`:
+/// inductor_mm records its mixtures under names of their own (`inductor`, `inductor_decode`).
+fn shapes_arg(recorded: &str) -> &str {
+    match recorded {
+        "inductor" => "mix",
+        "inductor_decode" => "decode",
+        other => other,
+    }
+}
+
 /// Refuses to resume a log drawn from another input distribution or catalogue; a sidecar
 /// without `shapes` is PyTorch's generator (logs collected before pad_mm's `--shapes`).
 pub(super) fn check_distribution(
@@ -130,7 +140,8 @@ pub(super) fn check_distribution(
     let prev_sha = provenance["catalogue_sha256"].as_str();
     let prev_version = provenance["distribution_version"].as_u64().unwrap_or(1);
     let what = if prev != now.shapes {
-        format!("--shapes {prev}; resume with --shapes {prev}")
+        let arg = shapes_arg(prev);
+        format!("--shapes {arg}; resume with --shapes {arg}")
     } else if prev_version != now.version {
         format!(
             "version {prev_version} of the --shapes {prev} draws, which this build times differently (version {}); collect anew",
@@ -212,4 +223,14 @@ pub(super) fn now_unix() -> u64 {
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_secs())
         .unwrap_or(0)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_recorded_distribution_is_named_as_the_cli_draws_it() {
+        assert_eq!(super::shapes_arg("inductor"), "mix");
+        assert_eq!(super::shapes_arg("inductor_decode"), "decode");
+        assert_eq!(super::shapes_arg("real"), "real");
+    }
 }
