@@ -257,7 +257,10 @@ fn the_handler_prefers_the_same_cublas_choice() {
 /// The logs and training parameters of an `ah-prune` command line as a generated header
 /// spells it (`//!   ah-prune LOG... --first N ...`); output options are skipped.
 fn shipped_command(line: &str) -> (Vec<String>, PruneParams) {
-    let mut words = line.split_whitespace().skip_while(|w| *w != "ah-prune").skip(1);
+    let mut words = line
+        .split_whitespace()
+        .skip_while(|w| *w != "ah-prune")
+        .skip(1);
     let mut logs = Vec::new();
     let mut p = PruneParams::default();
     while let Some(w) = words.next() {
@@ -604,7 +607,9 @@ fn logs_load_together_only_when_they_match() {
     let copy = dir.path().join("pad.txt");
     std::fs::copy(&pad, &copy).unwrap();
     std::fs::write(data::extras_path(&copy), "").unwrap();
-    let err = data::load_logs(&[main, copy.clone()]).unwrap_err().to_string();
+    let err = data::load_logs(&[main, copy.clone()])
+        .unwrap_err()
+        .to_string();
     assert!(err.contains(&copy.display().to_string()), "{err}");
     assert!(err.contains("one runner and device"), "{err}");
     assert!(data::load_logs(&[]).is_err());

@@ -161,5 +161,8 @@ fn the_decode_mixture_draws_decode_steps_only() {
     assert!(a.iter().filter(|g| g.n >= 30000).count() > 200);
     let shapes = |r: &InductorMmRunner| BenchmarkRunner::input_distribution(r).map(|d| d.shapes);
     assert_eq!(shapes(&r), Some("inductor_decode"));
-    assert_eq!(shapes(&InductorMmRunner::new(Engine::Fake)), Some("inductor"));
+    assert_eq!(
+        shapes(&InductorMmRunner::new(Engine::Fake)),
+        Some("inductor")
+    );
 }
