@@ -642,7 +642,26 @@ fn shapes_errors_exit_2_naming_the_problem() {
     for (a, want) in [
         (
             vec!["--name", "reduction", "--shapes", "real"],
-            "--shapes real is pad_mm's option",
+            "--shapes real: `reduction` does not draw it",
+        ),
+        (
+            vec!["--name", "inductor_mm", "--shapes", "real"],
+            "--shapes real: `inductor_mm` does not draw it",
+        ),
+        (
+            vec!["--name", "pad_mm", "--shapes", "decode"],
+            "--shapes decode is inductor_mm's",
+        ),
+        (
+            vec![
+                "--name",
+                "inductor_mm",
+                "--shapes",
+                "decode",
+                "--catalogue",
+                bad,
+            ],
+            "--catalogue is pad_mm's option",
         ),
         (
             vec![

@@ -3,4 +3,5 @@
 
 mod anchors;
 mod cli;
+mod prune_cli;
 mod small_log;
