@@ -92,12 +92,16 @@ impl Sample {
 
 /// The fastest finite choice of `choices` (first on ties).
 pub fn fastest<'a>(choices: impl Iterator<Item = &'a Choice>) -> Option<&'a Choice> {
-    choices
-        .filter(|c| c.bench_ms.is_finite())
-        .fold(None, |best: Option<&Choice>, c| match best {
-            Some(b) if b.bench_ms <= c.bench_ms => Some(b),
-            _ => Some(c),
-        })
+    choices.fold(None, faster)
+}
+
+/// One step of [`fastest`]: `c` when it is finite and faster than `best` so far.
+pub fn faster<'a>(best: Option<&'a Choice>, c: &'a Choice) -> Option<&'a Choice> {
+    match best {
+        _ if !c.bench_ms.is_finite() => best,
+        Some(b) if b.bench_ms <= c.bench_ms => Some(b),
+        _ => Some(c),
+    }
 }
 
 /// A GEMM's (choice, benchmark ms) pairs, log order.

@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::data::{fastest, Choice, Sample};
+use super::data::{faster, Choice, Sample};
 
 /// A leaf's decision, made before any Triton template is generated.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -45,24 +45,25 @@ impl Policy {
 }
 
 /// The choices a pruned list leaves on `s`: the one cuBLAS choice and the templates `keep`
-/// accepts.
-fn kept(s: &Sample, keep: impl Fn(&Choice) -> bool) -> Vec<&Choice> {
+/// accepts, in log order (an iterator: outcomes are scored millions of times in a grid).
+fn kept<'a>(
+    s: &'a Sample,
+    keep: impl Fn(&Choice) -> bool + 'a,
+) -> impl Iterator<Item = &'a Choice> {
     let cublas = s.kept_extern().map(|c| c.name.as_str());
     s.choices
         .iter()
-        .filter(|c| Some(c.name.as_str()) == cublas || (!c.is_extern() && keep(c)))
-        .collect()
+        .filter(move |c| Some(c.name.as_str()) == cublas || (!c.is_extern() && keep(c)))
 }
 
 fn kept_outcome(s: &Sample, keep: impl Fn(&Choice) -> bool) -> Outcome {
-    let kept = kept(s, keep);
+    // One pass: how many are kept, their price, and the fastest.
+    let (count, price_s, picked) = kept(s, keep).fold((0, 0.0, None), |(n, p, best), c| {
+        (n + 1, p + c.price_s, faster(best, c))
+    });
     // One choice left: Inductor takes it without autotuning.
-    let cost_s = if kept.len() > 1 {
-        kept.iter().map(|c| c.price_s).sum()
-    } else {
-        0.0
-    };
-    let run_ms = match fastest(kept.iter().copied()) {
+    let cost_s = if count > 1 { price_s } else { 0.0 };
+    let run_ms = match picked {
         None => s.truth_default_ms,
         Some(p) if p.is_extern() => s.truth_default_ms,
         Some(p) => match s.winner() {
