@@ -199,17 +199,15 @@ pub fn grown_lists(samples: &[&Sample], w: &Weighing) -> Vec<Policy> {
     let mut chosen: Vec<String> = Vec::new();
     let mut out = Vec::new();
     while chosen.len() < MAX_KEEP {
-        let step = names
+        let lists = names
             .iter()
             .filter(|n| !chosen.iter().any(|c| c == *n))
             .map(|n| {
                 let mut list = chosen.clone();
                 list.push((*n).to_string());
-                let p = Policy::Keep { choices: list };
-                let score = w.score(&p, samples);
-                (p, score)
-            })
-            .min_by(|a, b| a.1 .0.cmp(&b.1 .0).then(a.1 .1.total_cmp(&b.1 .1)));
+                Policy::Keep { choices: list }
+            });
+        let step = lowest(lists, samples, w);
         let Some((Policy::Keep { choices }, _)) = step else {
             break;
         };
@@ -233,16 +231,25 @@ pub fn best_leaf_policy(samples: &[&Sample], w: &Weighing, rule: LeafRule) -> Po
     let grown = grown
         .into_iter()
         .filter(|p| support(p, samples, w) >= rule.min_support);
-    candidates(samples, w, rule)
-        .into_iter()
-        .chain(grown)
+    let all = candidates(samples, w, rule).into_iter().chain(grown);
+    lowest(all, samples, w)
+        .map(|(p, _)| p)
+        .expect("Extern is always a candidate")
+}
+
+/// The policy of `policies` that scores lowest on `samples` (harmful picks, then loss; the
+/// first of equals), with its score.
+fn lowest(
+    policies: impl Iterator<Item = Policy>,
+    samples: &[&Sample],
+    w: &Weighing,
+) -> Option<(Policy, (usize, f64))> {
+    policies
         .map(|p| {
             let score = w.score(&p, samples);
             (p, score)
         })
         .min_by(|a, b| a.1 .0.cmp(&b.1 .0).then(a.1 .1.total_cmp(&b.1 .1)))
-        .map(|(p, _)| p)
-        .expect("Extern is always a candidate")
 }
 
 /// GEMMs of `samples` on which `p` beats cuBLAS alone by more than the harm bound.
@@ -252,12 +259,6 @@ pub fn support(p: &Policy, samples: &[&Sample], w: &Weighing) -> usize {
 
 /// The best candidate for `samples` and its score.
 pub fn best_policy(samples: &[&Sample], w: &Weighing, rule: LeafRule) -> (Policy, (usize, f64)) {
-    candidates(samples, w, rule)
-        .into_iter()
-        .map(|p| {
-            let score = w.score(&p, samples);
-            (p, score)
-        })
-        .min_by(|a, b| a.1 .0.cmp(&b.1 .0).then(a.1 .1.total_cmp(&b.1 .1)))
+    lowest(candidates(samples, w, rule).into_iter(), samples, w)
         .expect("Extern is always a candidate")
 }
