@@ -125,7 +125,9 @@ pub(crate) fn first_unknown_input(
                 let hint = if later {
                     " (it is defined by a later operation: move that one up)".to_string()
                 } else {
-                    let shown: Vec<&str> = known.iter().take(20).copied().collect();
+                    // Names are clipped like every quote: a hand-edited model may hold a
+                    // feature name of thousands of characters.
+                    let shown: Vec<_> = known.iter().take(20).map(|k| clip_to(k, 60)).collect();
                     let more = known.len().saturating_sub(shown.len());
                     let more = if more > 0 {
                         format!(" and {more} more")

@@ -594,3 +594,16 @@ fn every_operator_of_the_table_parses_and_prints_back() {
         assert_eq!(parse_expr(&e.to_string()).unwrap(), e, "{src}");
     }
 }
+
+/// The list of known features in an unknown-feature error quotes each name clipped: a
+/// hand-edited model's feature name of thousands of characters does not flood the message
+/// (found by `hostile_props::any_hand_edit_of_a_model_is_loaded_or_refused_at_its_line`).
+#[test]
+fn known_features_in_an_error_are_clipped() {
+    let long = "(".repeat(5000);
+    let op = Operation::parse("x", "m - k", false).unwrap();
+    let (_, e) = super::operation::first_unknown_input(&[op], &[long]).unwrap();
+    let message = e.to_string();
+    assert!(message.len() < 600, "{} characters", message.len());
+    assert!(message.contains("more characters"), "{message}");
+}
