@@ -22,7 +22,9 @@
 //! - `repair`: [`Log::repair_torn_tail`] and [`repair_inputs`] (a collector's resume),
 //!   [`infer_reps`], [`keep_inputs`], and [`Repetitions`] (rows per choice of an input);
 //! - `merge`: [`join_logs`] (PyTorch's `merge_data.py`);
-//! - `lock`: [`lock_log`], the lock every writer of a log holds.
+//! - `lock`: [`lock_log`], the lock every writer of a log holds;
+//! - `sidecar`: [`medians_path`], [`extras_path`], [`provenance_path`], the names of a log's
+//!   sidecar files.
 //!
 //! It prints nothing; errors are the core's [`ah_core::Error`] (they name the file and line).
 #![deny(missing_docs)]
@@ -36,6 +38,7 @@ mod parallel;
 mod read;
 mod repair;
 mod rows;
+mod sidecar;
 mod write;
 
 #[cfg(test)]
@@ -55,6 +58,7 @@ pub use metadata::parse_metadata_line;
 pub use read::{log_text, metadata_line, open_maybe_gz, read_bytes};
 pub use repair::{infer_reps, keep_inputs, repair_inputs, InputRepair, Repetitions};
 pub use rows::{row_spans, RowSpan};
+pub use sidecar::{extras_path, medians_path, provenance_path};
 pub use write::{push_row, LogWriter};
 
 use ah_core::metadata::Metadata;

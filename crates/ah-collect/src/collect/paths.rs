@@ -17,21 +17,8 @@ pub fn default_log_path(device: Option<(&str, ah_core::DeviceIdentity)>, name: &
     ah_runtime::Config::from_env().log_path_for(name, &info)
 }
 
-/// The medians sidecar of a log: `FILE.medians.txt`.
-pub fn medians_path(out: &Path) -> PathBuf {
-    sidecar(out, "medians.txt")
-}
-
-/// The extras sidecar of a log: `FILE.extras.jsonl`, one JSON object per measured input of a
-/// runner that reports more than times ([`crate::runner::BenchmarkRunner::extras`]).
-pub fn extras_path(out: &Path) -> PathBuf {
-    sidecar(out, "extras.jsonl")
-}
-
-/// The provenance sidecar of a log: `FILE.provenance.json`.
-pub fn provenance_path(out: &Path) -> PathBuf {
-    sidecar(out, "provenance.json")
-}
+// The sidecars' names are ah-log's, shared with the trainers that read them.
+pub use ah_log::{extras_path, medians_path, provenance_path};
 
 /// Refuses a log whose path, or a sidecar's, is not a regular file (a FIFO would hang the
 /// collection; a folder, a device) or has a name too long for its file system
@@ -48,11 +35,4 @@ pub fn check_outputs(out: &Path) -> Result<(), CollectError> {
         ah_core::fs::check_writable_path(&path)?;
     }
     Ok(())
-}
-
-fn sidecar(out: &Path, suffix: &str) -> PathBuf {
-    let mut s = out.as_os_str().to_os_string();
-    s.push(".");
-    s.push(suffix);
-    PathBuf::from(s)
 }

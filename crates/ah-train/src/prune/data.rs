@@ -122,23 +122,16 @@ pub struct Samples {
     pub later: Vec<Sample>,
 }
 
-/// The extras sidecar of `log`: `LOG.extras.jsonl`.
-pub fn extras_path(log: &Path) -> std::path::PathBuf {
-    let mut name = log.as_os_str().to_owned();
-    name.push(".extras.jsonl");
-    name.into()
-}
-
-/// Reads `logs` (each with its extras sidecar, [`extras_path`]) as one set of GEMMs, in the
+/// Reads `logs` (each with its extras sidecar, `ah_log::extras_path`) as one set of GEMMs, in the
 /// order given. The logs must be of one runner and device with the same features (e.g. the
 /// default and the decode mixture of `inductor_mm`); a GEMM in two logs counts once, first.
 pub fn load_logs(logs: &[std::path::PathBuf]) -> Result<Samples, PruneError> {
     let (first, rest) = logs
         .split_first()
         .ok_or_else(|| PruneError::Params("give at least one inductor_mm log".into()))?;
-    let mut all = load(first, &extras_path(first))?;
+    let mut all = load(first, &ah_log::extras_path(first))?;
     for log in rest {
-        let more = load(log, &extras_path(log))?;
+        let more = load(log, &ah_log::extras_path(log))?;
         if more.metadata != all.metadata || more.features != all.features {
             return Err(PruneError::Input {
                 path: log.clone(),

@@ -214,7 +214,7 @@ pub fn train(
         kind: "inductor_choices".into(),
         name: name.to_string(),
         device_capa: meta.device_capa,
-        torch: torch_version(&data::extras_path(&logs[0])),
+        torch: torch_version(&ah_log::extras_path(&logs[0])),
         features: data.features.clone(),
         categorical,
         ops: vec!["mm".into(), "addmm".into(), "bmm".into()],

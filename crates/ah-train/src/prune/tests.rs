@@ -606,7 +606,7 @@ fn logs_load_together_only_when_they_match() {
     let dir = tempfile::tempdir().unwrap();
     let copy = dir.path().join("pad.txt");
     std::fs::copy(&pad, &copy).unwrap();
-    std::fs::write(data::extras_path(&copy), "").unwrap();
+    std::fs::write(ah_log::extras_path(&copy), "").unwrap();
     let err = data::load_logs(&[main, copy.clone()])
         .unwrap_err()
         .to_string();

@@ -15,10 +15,12 @@
 //! inference decode step compiles, where the default mixture is thin and held-out models showed
 //! the most slow picks: 70 % a forward linear over m = 1..64 tokens (an LM head half the time),
 //! 30 % decode attention (one query token, `batch x heads` of 1-16 sequences, a context of
-//! 256-8192). A draw whose operands and
-//! output take more than an eighth of the device, or whose work would take cuBLAS more than a
-//! few milliseconds (a flop cap per dtype), is drawn again: autotuning time grows with the
-//! GEMM's run time and the collection is paid for in device time.
+//! 256-8192), with the dtypes above.
+//!
+//! In both, a draw whose operands and output take more than an eighth of the device, or whose
+//! work would take cuBLAS more than a few milliseconds (a flop cap per dtype), is drawn again:
+//! autotuning time grows with the GEMM's run time and the collection is paid for in device
+//! time.
 
 use rand::Rng;
 
