@@ -94,12 +94,12 @@ pub(crate) struct Cli {
     pub(crate) max_dim: Option<u32>,
     /// The input distribution. pad_mm: `pytorch`, `real` or `mix`; default `mix` for a new log,
     /// the recorded one when resuming (a log from before --shapes is `pytorch`). inductor_mm:
-    /// `mix` (its default mixture) or `decode` (inference decode steps only). Resuming with
-    /// another distribution is refused.
+    /// `mix` (its default mixture), `decode` (inference decode steps only) or `attention`
+    /// (attention bmms only). Resuming with another distribution is refused.
     #[arg(
         long,
         value_enum,
-        help = "Inputs: pad_mm pytorch|real|mix [default: the log's, mix for a new log]; inductor_mm mix|decode [default: mix]"
+        help = "Inputs: pad_mm pytorch|real|mix [default: the log's, mix for a new log]; inductor_mm mix|decode|attention [default: mix]"
     )]
     pub(crate) shapes: Option<ShapesArg>,
     /// Real-model catalogue for `--shapes real|mix` (format: docs/collection.md); default: the
@@ -184,6 +184,9 @@ pub(crate) enum ShapesArg {
     /// inductor_mm: inference decode steps only (linears over 1-64 tokens, LM heads, decode
     /// attention).
     Decode,
+    /// inductor_mm: attention bmms only (scores, `p @ v` and backward layouts; encoders,
+    /// diffusion, windows).
+    Attention,
 }
 
 impl ShapesArg {
@@ -193,6 +196,17 @@ impl ShapesArg {
             ShapesArg::Real => "real",
             ShapesArg::Mix => "mix",
             ShapesArg::Decode => "decode",
+            ShapesArg::Attention => "attention",
+        }
+    }
+
+    /// The inductor_mm mixture other than the default one (`mix`) that this value names.
+    pub(crate) fn inductor_mixture(self) -> Option<ah_collect::runners::inductor_mm::Mixture> {
+        use ah_collect::runners::inductor_mm::Mixture;
+        match self {
+            ShapesArg::Decode => Some(Mixture::Decode),
+            ShapesArg::Attention => Some(Mixture::Attention),
+            _ => None,
         }
     }
 }

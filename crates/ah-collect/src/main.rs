@@ -70,12 +70,13 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     collect::check_outputs(&out)?;
     if name == "pad_mm" {
         runner = Box::new(pad_mm::pad_mm_runner(&cli, &options, &out)?);
-    } else if name == runners::inductor_mm::NAME && cli.shapes == Some(ShapesArg::Decode) {
-        let mixture = runners::inductor_mm::Mixture::Decode;
+    } else if let (runners::inductor_mm::NAME, Some(mixture)) =
+        (name, cli.shapes.and_then(ShapesArg::inductor_mixture))
+    {
         runner = Box::new(runners::inductor_mm::InductorMmRunner::default().with_mixture(mixture));
     } else if let Some(s) = cli.shapes.filter(|s| *s != ShapesArg::Mix) {
         bail!(
-            "--shapes {}: `{name}` does not draw it (pad_mm: pytorch, real or mix; inductor_mm: mix or decode)",
+            "--shapes {}: `{name}` does not draw it (pad_mm: pytorch, real or mix; inductor_mm: mix, decode or attention)",
             s.name()
         );
     }

@@ -23,8 +23,11 @@ pub(crate) fn pad_mm_runner(
         Some(s) => s,
         None => recorded_shapes(out)?.unwrap_or(ShapesArg::Mix),
     };
-    if shapes == ShapesArg::Decode {
-        bail!("--shapes decode is inductor_mm's; pad_mm draws pytorch, real or mix");
+    if shapes.inductor_mixture().is_some() {
+        bail!(
+            "--shapes {} is inductor_mm's; pad_mm draws pytorch, real or mix",
+            shapes.name()
+        );
     }
     if shapes == ShapesArg::Pytorch && cli.catalogue.is_some() {
         bail!("--catalogue is used by --shapes real and mix, not pytorch");
@@ -51,6 +54,8 @@ pub(crate) fn pad_mm_runner(
     Ok(r.with_shapes(match shapes {
         ShapesArg::Pytorch => ShapeDistribution::Pytorch,
         ShapesArg::Real => ShapeDistribution::Real(catalogue()?),
-        ShapesArg::Mix | ShapesArg::Decode => ShapeDistribution::Mix(catalogue()?),
+        ShapesArg::Mix | ShapesArg::Decode | ShapesArg::Attention => {
+            ShapeDistribution::Mix(catalogue()?)
+        }
     }))
 }

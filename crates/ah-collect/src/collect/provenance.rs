@@ -113,11 +113,13 @@ pub(super) fn check_reps(
 }
 
 /// The `--shapes` value that draws the distribution a sidecar records as `recorded`:
-/// inductor_mm records its mixtures under names of their own (`inductor`, `inductor_decode`).
+/// inductor_mm records its mixtures under names of their own (`inductor`, `inductor_decode`,
+/// `inductor_attention`).
 fn shapes_arg(recorded: &str) -> &str {
     match recorded {
         "inductor" => "mix",
         "inductor_decode" => "decode",
+        "inductor_attention" => "attention",
         other => other,
     }
 }
@@ -231,6 +233,7 @@ mod tests {
     fn a_recorded_distribution_is_named_as_the_cli_draws_it() {
         assert_eq!(super::shapes_arg("inductor"), "mix");
         assert_eq!(super::shapes_arg("inductor_decode"), "decode");
+        assert_eq!(super::shapes_arg("inductor_attention"), "attention");
         assert_eq!(super::shapes_arg("real"), "real");
     }
 }

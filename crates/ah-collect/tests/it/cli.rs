@@ -653,6 +653,10 @@ fn shapes_errors_exit_2_naming_the_problem() {
             "--shapes decode is inductor_mm's",
         ),
         (
+            vec!["--name", "pad_mm", "--shapes", "attention"],
+            "--shapes attention is inductor_mm's",
+        ),
+        (
             vec![
                 "--name",
                 "inductor_mm",

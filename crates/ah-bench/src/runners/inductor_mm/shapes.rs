@@ -17,10 +17,18 @@
 //! 30 % decode attention (one query token, `batch x heads` of 1-16 sequences, a context of
 //! 256-8192), with the dtypes above.
 //!
-//! In both, a draw whose operands and output take more than an eighth of the device, or whose
-//! work would take cuBLAS more than a few milliseconds (a flop cap per dtype), is drawn again:
-//! autotuning time grows with the GEMM's run time and the collection is paid for in device
-//! time.
+//! [`Mixture::Attention`] (`--shapes attention`) draws only the batched matmuls of attention
+//! written as `bmm` (vision transformers, diffusion models, window attention), where held-out
+//! models showed the other slow picks: scores `q @ k.t()` 30 %, `p @ v` 30 % (the backward's
+//! `do @ v.t()` and `ds @ k` share their layouts) and the backward's `p.t() @ do` 40 %, over
+//! `images x heads` of 1-64. The sequence length is a catalogue model's 40 %, a window's (7x7
+//! to 16x16 patches) 25 %, or log-uniform in 64-8192 35 % (a patch grid plus a class token,
+//! `s + 1`, half of those); cross-attention to a shorter context 15 %.
+//!
+//! In all three mixtures, a draw whose operands and output take more than an eighth of the
+//! device, or whose work would take cuBLAS more than a few milliseconds (a flop cap per dtype),
+//! is drawn again: autotuning time grows with the GEMM's run time and the collection is paid
+//! for in device time.
 
 use rand::Rng;
 
@@ -137,6 +145,8 @@ pub enum Mixture {
     All,
     /// Inference decode steps only.
     Decode,
+    /// Attention `bmm`s only (prefill, encoders, windows; forward and backward layouts).
+    Attention,
 }
 
 impl Mixture {
@@ -145,6 +155,7 @@ impl Mixture {
         match self {
             Mixture::All => "inductor",
             Mixture::Decode => "inductor_decode",
+            Mixture::Attention => "inductor_attention",
         }
     }
 }
@@ -163,6 +174,71 @@ pub fn draw_from(
     match mixture {
         Mixture::All => draw(rng, catalogue, target),
         Mixture::Decode => draw_decode(rng, catalogue, target),
+        Mixture::Attention => draw_attention(rng, catalogue, target),
+    }
+}
+
+fn draw_attention(rng: &mut SampleRng, catalogue: &Catalogue, target: &Target) -> Gemm {
+    loop {
+        let (dtype, tf32) = draw_dtype(rng);
+        let m = model(rng, catalogue);
+        let g = attention_bmm(rng, m, dtype, tf32);
+        if g.fits(target) {
+            return g;
+        }
+    }
+}
+
+/// Side lengths of attention windows, in patches (Swin 7, SAM 14, ...).
+const WINDOWS: [usize; 5] = [7, 8, 12, 14, 16];
+
+/// Cross-attention context lengths (CLIP text 77, Whisper's encoder 1500, ...).
+const CROSS: [usize; 4] = [77, 256, 512, 1500];
+
+/// One attention `bmm` of [`Mixture::Attention`]: `q` of `s` queries against `t` keys, head
+/// dimension `d`, over `batch` = images x heads.
+fn attention_bmm(rng: &mut SampleRng, model: &Model, dtype: DType, tf32: bool) -> Gemm {
+    let spec = &model.spec;
+    let s = attention_seq(rng, &spec.seq);
+    let t = if rng.random_bool(0.15) {
+        CROSS[rng.random_range(0..CROSS.len())]
+    } else {
+        s
+    };
+    let d = spec.head_dim.max(1);
+    let batch = ((1 << rng.random_range(0..=6)) * spec.heads.max(1)).min(4096);
+    let a = Source::Attention;
+    let g = match rng.random_range(0..10) {
+        // scores = q @ k.t(); also dp = do @ v.t()
+        0..3 => Gemm {
+            trans_b: true,
+            ..plain(Op::Bmm, s, d, t, dtype, tf32, a)
+        },
+        // out = p @ v; also dq = ds @ k
+        3..6 => plain(Op::Bmm, s, t, d, dtype, tf32, a),
+        // dv = p.t() @ do; also dk = ds.t() @ q
+        _ => Gemm {
+            trans_a: true,
+            ..plain(Op::Bmm, t, s, d, dtype, tf32, a)
+        },
+    };
+    Gemm { batch, ..g }
+}
+
+/// A model's sequence length 40 %, a window's 25 %, else log-uniform in 64-8192 (plus a class
+/// token half the time).
+fn attention_seq(rng: &mut SampleRng, seqs: &[usize]) -> usize {
+    match rng.random_range(0..20) {
+        0..8 if !seqs.is_empty() => seqs[rng.random_range(0..seqs.len())].min(8192),
+        8..13 => WINDOWS[rng.random_range(0..WINDOWS.len())].pow(2),
+        _ => {
+            let s = 2f64.powf(rng.random_range(6.0..13.0)) as usize;
+            if rng.random_bool(0.5) {
+                s + 1
+            } else {
+                s.div_ceil(64) * 64
+            }
+        }
     }
 }
 

@@ -166,3 +166,26 @@ fn the_decode_mixture_draws_decode_steps_only() {
         Some("inductor")
     );
 }
+
+#[test]
+fn the_attention_mixture_draws_attention_bmms_in_every_layout() {
+    let r = InductorMmRunner::new(Engine::Fake).with_mixture(Mixture::Attention);
+    let a: Vec<Gemm> = (0..1000)
+        .map(|i| r.create_input(&mut sample_rng(7, i), &target()))
+        .collect();
+    assert!(a.iter().all(|g| g.fits(&target())
+        && g.op == Op::Bmm
+        && g.source == Source::Attention
+        && !(g.trans_a && g.trans_b)));
+    let count = |f: &dyn Fn(&Gemm) -> bool| a.iter().filter(|g| f(g)).count();
+    let (scores, backward) = (count(&|g| g.trans_b), count(&|g| g.trans_a));
+    assert!((200..400).contains(&scores), "{scores} q @ k.t()");
+    assert!((280..520).contains(&backward), "{backward} p.t() @ do");
+    // Windows (49..256 tokens), patch grids with a class token (odd), long sequences.
+    assert!(count(&|g| g.m == 196 || g.n == 196) > 10);
+    assert!(count(&|g| g.m % 2 == 1 && g.m > 64) > 50);
+    assert!(count(&|g| g.m >= 4096) > 20);
+    assert!(count(&|g| g.batch > 256) > 100);
+    let shapes = BenchmarkRunner::input_distribution(&r).map(|d| d.shapes);
+    assert_eq!(shapes, Some("inductor_attention"));
+}
