@@ -44,31 +44,92 @@ pub struct Choice {
     /// What keeping it costs at compile time, s: code generation, precompilation and
     /// benchmarking, scaled so that the GEMM's prices add up to its measured autotuning time.
     pub price_s: f64,
+    /// [`name_key`] of the name: a grid scores outcomes millions of times, and comparing
+    /// names as strings took most of its time.
+    key: u64,
+    is_extern: bool,
 }
 
 impl Choice {
+    /// A choice named `name` (read by [`config_name`] already).
+    pub fn new(name: String, bench_ms: f64, price_s: f64) -> Choice {
+        Choice {
+            key: name_key(&name),
+            is_extern: name.starts_with("extern_"),
+            name,
+            bench_ms,
+            price_s,
+        }
+    }
+
     /// ATen (cuBLAS) choices, which a pruned list always keeps.
     pub fn is_extern(&self) -> bool {
-        self.name.starts_with("extern_")
+        self.is_extern
+    }
+
+    /// [`name_key`] of its name.
+    pub fn key(&self) -> u64 {
+        self.key
+    }
+
+    /// Whether this choice is the one named `name` whose [`name_key`] is `key`: the key
+    /// compares first, the name only when the keys are equal.
+    pub fn is_named(&self, key: u64, name: &str) -> bool {
+        self.key == key && self.name == name
     }
 }
 
-/// One measured GEMM.
+/// A 64-bit hash of a choice name, fixed for the process ([`Choice::is_named`]).
+pub fn name_key(name: &str) -> u64 {
+    use std::hash::{BuildHasher, BuildHasherDefault, DefaultHasher};
+    BuildHasherDefault::<DefaultHasher>::default().hash_one(name)
+}
+
+/// One measured GEMM. Its choices are fixed once made: which of them is the kept cuBLAS choice
+/// and which Inductor picks are found once, in [`Sample::new`].
 #[derive(Debug, Clone, PartialEq)]
 pub struct Sample {
     /// The logged feature values, header order.
     pub values: Vec<Value>,
-    /// Its choices, log order.
-    pub choices: Vec<Choice>,
+    choices: Vec<Choice>,
     /// Compiled truth without max-autotune (cuBLAS), ms per call.
     pub truth_default_ms: f64,
     /// Compiled truth of Inductor's max-autotune pick, ms per call.
     pub truth_autotune_ms: f64,
     /// Compile time under max-autotune minus without it, s.
     pub autotune_s: f64,
+    kept_extern: Option<usize>,
+    winner: Option<usize>,
 }
 
 impl Sample {
+    /// A GEMM with its choices (log order), compiled truths (ms per call) and autotuning
+    /// time (s).
+    pub fn new(
+        values: Vec<Value>,
+        choices: Vec<Choice>,
+        truth_default_ms: f64,
+        truth_autotune_ms: f64,
+        autotune_s: f64,
+    ) -> Sample {
+        let winner = fastest(choices.iter().enumerate()).map(|(i, _)| i);
+        let kept_extern = kept_extern(&choices);
+        Sample {
+            values,
+            choices,
+            truth_default_ms,
+            truth_autotune_ms,
+            autotune_s,
+            kept_extern,
+            winner,
+        }
+    }
+
+    /// Its choices, log order.
+    pub fn choices(&self) -> &[Choice] {
+        &self.choices
+    }
+
     /// The faster of cuBLAS and Inductor's pick in compiled truth.
     pub fn best_truth_ms(&self) -> f64 {
         self.truth_default_ms.min(self.truth_autotune_ms)
@@ -76,30 +137,51 @@ impl Sample {
 
     /// Inductor's pick among all choices (fastest benchmark, first on ties).
     pub fn winner(&self) -> Option<&Choice> {
-        fastest(self.choices.iter())
+        self.winner.map(|i| &self.choices[i])
+    }
+
+    /// The index of [`Sample::winner`].
+    pub fn winner_index(&self) -> Option<usize> {
+        self.winner
     }
 
     /// The one cuBLAS choice a pruned list keeps: the first of [`PREFERRED_EXTERN`] logged,
     /// else the first cuBLAS choice. Its compiled truth is `truth_default_ms`.
     pub fn kept_extern(&self) -> Option<&Choice> {
-        let externs = || self.choices.iter().filter(|c| c.is_extern());
-        PREFERRED_EXTERN
-            .iter()
-            .find_map(|name| externs().find(|c| c.name == *name))
-            .or_else(|| externs().next())
+        self.kept_extern.map(|i| &self.choices[i])
+    }
+
+    /// The index of [`Sample::kept_extern`].
+    pub fn kept_extern_index(&self) -> Option<usize> {
+        self.kept_extern
     }
 }
 
-/// The fastest finite choice of `choices` (first on ties).
-pub fn fastest<'a>(choices: impl Iterator<Item = &'a Choice>) -> Option<&'a Choice> {
+/// The index of the cuBLAS choice a pruned list keeps (see [`Sample::kept_extern`]).
+fn kept_extern(choices: &[Choice]) -> Option<usize> {
+    let externs = || choices.iter().enumerate().filter(|(_, c)| c.is_extern());
+    PREFERRED_EXTERN
+        .iter()
+        .find_map(|name| externs().find(|(_, c)| c.name == *name))
+        .or_else(|| externs().next())
+        .map(|(i, _)| i)
+}
+
+/// The fastest finite choice of `choices` with its index (first on ties).
+pub fn fastest<'a>(
+    choices: impl Iterator<Item = (usize, &'a Choice)>,
+) -> Option<(usize, &'a Choice)> {
     choices.fold(None, faster)
 }
 
 /// One step of [`fastest`]: `c` when it is finite and faster than `best` so far.
-pub fn faster<'a>(best: Option<&'a Choice>, c: &'a Choice) -> Option<&'a Choice> {
+pub fn faster<'a>(
+    best: Option<(usize, &'a Choice)>,
+    c: (usize, &'a Choice),
+) -> Option<(usize, &'a Choice)> {
     match best {
-        _ if !c.bench_ms.is_finite() => best,
-        Some(b) if b.bench_ms <= c.bench_ms => Some(b),
+        _ if !c.1.bench_ms.is_finite() => best,
+        Some(b) if b.1.bench_ms <= c.1.bench_ms => Some(b),
         _ => Some(c),
     }
 }
@@ -169,9 +251,13 @@ pub fn load(log: &Path, extras: &Path) -> Result<Samples, PruneError> {
             order.push(key);
             (row.values.clone(), Vec::new())
         });
-        entry
-            .1
-            .push((log.choice_name(row).to_string(), row.feedback));
+        let name = log.choice_name(row);
+        // A GEMM drawn twice is logged twice: its later times win, as its later extras line
+        // does (four GEMMs of the main H100 log; appending counted each choice twice).
+        match entry.1.iter_mut().find(|(n, _)| n == name) {
+            Some(known) => known.1 = row.feedback,
+            None => entry.1.push((name.to_string(), row.feedback)),
+        }
     }
     let mut samples = Vec::new();
     let mut without_extras = 0;
@@ -236,19 +322,18 @@ fn sample(values: Vec<Value>, times: &[(String, f64)], x: &Json) -> Option<Sampl
     let scale = if total > 0.0 { autotune_s / total } else { 0.0 };
     let choices = times
         .iter()
-        .map(|(name, t)| Choice {
-            name: config_name(name),
-            bench_ms: *t,
-            price_s: raw.get(name).copied().unwrap_or(0.0) * scale,
+        .map(|(name, t)| {
+            let price_s = raw.get(name).copied().unwrap_or(0.0) * scale;
+            Choice::new(config_name(name), *t, price_s)
         })
         .collect();
-    Some(Sample {
+    Some(Sample::new(
         values,
         choices,
         truth_default_ms,
         truth_autotune_ms,
         autotune_s,
-    })
+    ))
 }
 
 /// Unscaled price per choice: generation + benchmarking + its share of the precompile

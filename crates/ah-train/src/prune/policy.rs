@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::data::{faster, Choice, Sample};
+use super::data::{faster, name_key, Choice, Sample};
 
 /// A leaf's decision, made before any Triton template is generated.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -33,44 +33,64 @@ pub struct Outcome {
 impl Policy {
     /// This policy on `s`.
     pub fn outcome(&self, s: &Sample) -> Outcome {
+        Scorer::of(self).outcome(s)
+    }
+}
+
+/// A policy made ready to score many GEMMs: a kept list's names with their [`name_key`]s,
+/// found once.
+enum Scorer<'p> {
+    Default,
+    Kept(Vec<(u64, &'p str)>),
+}
+
+impl<'p> Scorer<'p> {
+    fn of(p: &'p Policy) -> Scorer<'p> {
+        match p {
+            Policy::Default => Scorer::Default,
+            Policy::Extern => Scorer::Kept(Vec::new()),
+            Policy::Keep { choices } => {
+                Scorer::Kept(choices.iter().map(|n| (name_key(n), n.as_str())).collect())
+            }
+        }
+    }
+
+    fn outcome(&self, s: &Sample) -> Outcome {
         match self {
-            Policy::Default => Outcome {
+            Scorer::Default => Outcome {
                 cost_s: s.autotune_s,
                 run_ms: s.truth_autotune_ms,
             },
-            Policy::Extern => kept_outcome(s, |_| false),
-            Policy::Keep { choices } => kept_outcome(s, |c| choices.contains(&c.name)),
+            Scorer::Kept(names) => kept_outcome(s, |c| {
+                names.iter().any(|&(key, name)| c.is_named(key, name))
+            }),
         }
     }
 }
 
-/// The choices a pruned list leaves on `s`: the one cuBLAS choice and the templates `keep`
-/// accepts, in log order (an iterator: outcomes are scored millions of times in a grid).
-fn kept<'a>(
-    s: &'a Sample,
-    keep: impl Fn(&Choice) -> bool + 'a,
-) -> impl Iterator<Item = &'a Choice> {
-    let cublas = s.kept_extern().map(|c| c.name.as_str());
-    s.choices
-        .iter()
-        .filter(move |c| Some(c.name.as_str()) == cublas || (!c.is_extern() && keep(c)))
-}
-
+/// What `s` costs and yields when a pruned list leaves it the one cuBLAS choice and the
+/// templates `keep` accepts: one pass over its choices counts them, adds their prices and
+/// finds the fastest.
 fn kept_outcome(s: &Sample, keep: impl Fn(&Choice) -> bool) -> Outcome {
-    // One pass: how many are kept, their price, and the fastest.
-    let (count, price_s, picked) = kept(s, keep).fold((0, 0.0, None), |(n, p, best), c| {
-        (n + 1, p + c.price_s, faster(best, c))
+    let cublas = s.kept_extern_index();
+    let kept = s
+        .choices()
+        .iter()
+        .enumerate()
+        .filter(|&(i, c)| Some(i) == cublas || (!c.is_extern() && keep(c)));
+    let (count, price_s, picked) = kept.fold((0, 0.0, None), |(n, p, best), c| {
+        (n + 1, p + c.1.price_s, faster(best, c))
     });
     // One choice left: Inductor takes it without autotuning.
     let cost_s = if count > 1 { price_s } else { 0.0 };
-    let run_ms = match picked {
-        None => s.truth_default_ms,
-        Some(p) if p.is_extern() => s.truth_default_ms,
-        Some(p) => match s.winner() {
-            Some(w) if w.name == p.name => s.truth_autotune_ms,
-            Some(w) if w.bench_ms > 0.0 => p.bench_ms * s.truth_autotune_ms / w.bench_ms,
-            _ => s.truth_default_ms,
-        },
+    let run_ms = match (picked, s.winner()) {
+        (None, _) => s.truth_default_ms,
+        (Some((_, p)), _) if p.is_extern() => s.truth_default_ms,
+        (Some((i, _)), _) if Some(i) == s.winner_index() => s.truth_autotune_ms,
+        (Some((_, p)), Some(w)) if w.bench_ms > 0.0 => {
+            p.bench_ms * s.truth_autotune_ms / w.bench_ms
+        }
+        _ => s.truth_default_ms,
     };
     Outcome { cost_s, run_ms }
 }
@@ -105,8 +125,9 @@ impl Weighing {
 
     /// A policy's score on some samples: harmful picks first, then the loss.
     pub fn score(&self, p: &Policy, samples: &[&Sample]) -> (usize, f64) {
+        let scorer = Scorer::of(p);
         samples.iter().fold((0, 0.0), |(h, l), s| {
-            let o = p.outcome(s);
+            let o = scorer.outcome(s);
             (h + usize::from(self.harmful(o, s)), l + self.loss_s(o, s))
         })
     }
@@ -116,10 +137,12 @@ impl Weighing {
 /// within 3 % of their best template choice, then by its mean benchmark relative to that best,
 /// then by name.
 pub fn ranking(samples: &[&Sample]) -> Vec<String> {
-    let mut stats: std::collections::BTreeMap<&str, (usize, f64, usize)> = Default::default();
+    // Keyed by name_key: a tree's growth ranks every candidate split's sides, and a map keyed
+    // by the names spent most of that comparing them.
+    let mut stats: std::collections::HashMap<u64, (&str, usize, f64, usize)> = Default::default();
     for s in samples {
         let templates = || {
-            s.choices
+            s.choices()
                 .iter()
                 .filter(|c| !c.is_extern() && c.bench_ms.is_finite())
         };
@@ -127,15 +150,15 @@ pub fn ranking(samples: &[&Sample]) -> Vec<String> {
             continue;
         };
         for c in templates() {
-            let e = stats.entry(c.name.as_str()).or_default();
-            e.0 += usize::from(c.bench_ms <= 1.03 * best);
-            e.1 += c.bench_ms / best;
-            e.2 += 1;
+            let e = stats.entry(c.key()).or_insert((c.name.as_str(), 0, 0.0, 0));
+            e.1 += usize::from(c.bench_ms <= 1.03 * best);
+            e.2 += c.bench_ms / best;
+            e.3 += 1;
         }
     }
     let mut ranked: Vec<(&str, usize, f64)> = stats
-        .into_iter()
-        .map(|(n, (near, rel, count))| (n, near, rel / count as f64))
+        .into_values()
+        .map(|(n, near, rel, count)| (n, near, rel / count as f64))
         .collect();
     ranked.sort_by(|a, b| b.1.cmp(&a.1).then(a.2.total_cmp(&b.2)).then(a.0.cmp(b.0)));
     ranked.into_iter().map(|(n, _, _)| n.to_string()).collect()
@@ -190,7 +213,7 @@ pub const MAX_KEEP: usize = 8;
 pub fn grown_lists(samples: &[&Sample], w: &Weighing) -> Vec<Policy> {
     let mut names: Vec<&str> = samples
         .iter()
-        .flat_map(|s| s.choices.iter())
+        .flat_map(|s| s.choices().iter())
         .filter(|c| !c.is_extern() && c.bench_ms.is_finite())
         .map(|c| c.name.as_str())
         .collect();
@@ -254,7 +277,11 @@ fn lowest(
 
 /// GEMMs of `samples` on which `p` beats cuBLAS alone by more than the harm bound.
 pub fn support(p: &Policy, samples: &[&Sample], w: &Weighing) -> usize {
-    samples.iter().filter(|s| w.gains(p.outcome(s), s)).count()
+    let scorer = Scorer::of(p);
+    samples
+        .iter()
+        .filter(|s| w.gains(scorer.outcome(s), s))
+        .count()
 }
 
 /// The best candidate for `samples` and its score.

@@ -21,22 +21,18 @@ fn rule(min_support: usize) -> LeafRule {
 }
 
 fn gemm(m: i64, cublas: f64, triton: f64) -> Sample {
-    let choice = |name: &str, ms: f64, price: f64| Choice {
-        name: name.into(),
-        bench_ms: ms,
-        price_s: price,
-    };
-    Sample {
-        values: vec![Value::Int(m), Value::Str("mm".into())],
-        choices: vec![
+    let choice = |name: &str, ms: f64, price: f64| Choice::new(name.into(), ms, price);
+    Sample::new(
+        vec![Value::Int(m), Value::Str("mm".into())],
+        vec![
             choice("extern_mm", cublas, 0.0),
             choice("t1", triton, 5.0),
             choice("t2", triton * 2.0, 5.0),
         ],
-        truth_default_ms: cublas,
-        truth_autotune_ms: cublas.min(triton),
-        autotune_s: 10.0,
-    }
+        cublas,
+        cublas.min(triton),
+        10.0,
+    )
 }
 
 fn features() -> Vec<String> {
@@ -221,14 +217,11 @@ fn generated_python_decides_like_the_model() {
 /// leaf costs nothing and runs in the no-max-autotune compiled truth.
 #[test]
 fn pruned_lists_keep_one_cublas_choice_the_1d_bias_call() {
-    let mut s = gemm(8, 1.0, 0.5);
-    s.choices[0].name = "extern_addmm".into();
-    s.choices[0].bench_ms = 0.8;
-    s.choices.push(Choice {
-        name: "extern_bias_addmm".into(),
-        bench_ms: 0.9,
-        price_s: 0.1,
-    });
+    let g = gemm(8, 1.0, 0.5);
+    let mut choices = g.choices().to_vec();
+    choices[0] = Choice::new("extern_addmm".into(), 0.8, 0.0);
+    choices.push(Choice::new("extern_bias_addmm".into(), 0.9, 0.1));
+    let s = Sample::new(g.values, choices, 1.0, 0.5, 10.0);
     assert_eq!(s.kept_extern().unwrap().name, "extern_bias_addmm");
     let extern_only = Policy::Extern.outcome(&s);
     assert_eq!((extern_only.cost_s, extern_only.run_ms), (0.0, 1.0));
@@ -376,7 +369,7 @@ fn bmm_gemms_load_their_triton_configs_under_mm_names() {
         .collect();
     assert!(!bmm.is_empty());
     for s in bmm {
-        let names: Vec<&str> = s.choices.iter().map(|c| c.name.as_str()).collect();
+        let names: Vec<&str> = s.choices().iter().map(|c| c.name.as_str()).collect();
         assert!(
             names.iter().all(|n| !n.starts_with("triton_bmm_")),
             "{names:?}"
@@ -514,24 +507,15 @@ fn run_python(arg: &std::path::Path, script: &str, stdin: &str) -> String {
 /// A GEMM whose benchmark times per template are `times` (cuBLAS 1.0 ms, Inductor's pick the
 /// fastest template), each template priced 1 s.
 fn gemm_of(m: i64, times: &[(&str, f64)]) -> Sample {
-    let mut choices = vec![Choice {
-        name: "extern_mm".into(),
-        bench_ms: 1.0,
-        price_s: 0.0,
-    }];
-    choices.extend(times.iter().map(|(name, ms)| Choice {
-        name: (*name).into(),
-        bench_ms: *ms,
-        price_s: 1.0,
-    }));
+    let mut choices = vec![Choice::new("extern_mm".into(), 1.0, 0.0)];
+    choices.extend(
+        times
+            .iter()
+            .map(|(name, ms)| Choice::new((*name).into(), *ms, 1.0)),
+    );
     let best = times.iter().map(|t| t.1).fold(1.0, f64::min);
-    Sample {
-        values: vec![Value::Int(m), Value::Str("mm".into())],
-        choices,
-        truth_default_ms: 1.0,
-        truth_autotune_ms: best,
-        autotune_s: times.len() as f64,
-    }
+    let values = vec![Value::Int(m), Value::Str("mm".into())];
+    Sample::new(values, choices, 1.0, best, times.len() as f64)
 }
 
 /// Nine configs win on eight GEMMs of a leaf and another, `z`, on two: every prefix of the
@@ -613,4 +597,44 @@ fn logs_load_together_only_when_they_match() {
     assert!(err.contains(&copy.display().to_string()), "{err}");
     assert!(err.contains("one runner and device"), "{err}");
     assert!(data::load_logs(&[]).is_err());
+}
+
+/// A GEMM the collector drew twice is logged twice (four in the main H100 log): it loads as one
+/// GEMM whose choices each appear once, with the later times, as its later extras line wins.
+#[test]
+fn a_gemm_logged_twice_loads_once_with_its_later_times() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let log = root.join("data/inductor_mm_h100.txt");
+    let data = data::load(&log, &ah_log::extras_path(&log)).unwrap();
+    for s in &data.samples {
+        let mut names: Vec<&str> = s.choices().iter().map(|c| c.name.as_str()).collect();
+        names.sort_unstable();
+        let n = names.len();
+        names.dedup();
+        assert_eq!(names.len(), n, "{:?}", s.values);
+    }
+    // The first twice-logged GEMM: its last logged extern_mm time is the one kept.
+    let text = std::fs::read_to_string(&log).unwrap();
+    let key = "8,768,768,1,mm,torch.bfloat16,torch.bfloat16,768,1,1,768,True,False,not_float_32,";
+    let last: f64 = text
+        .lines()
+        .filter_map(|l| l.strip_prefix(key)?.strip_prefix("extern_mm,"))
+        .next_back()
+        .unwrap()
+        .parse()
+        .unwrap();
+    let values = key.trim_end_matches(',');
+    let s = data
+        .samples
+        .iter()
+        .find(|s| {
+            s.values
+                .iter()
+                .map(|v| v.to_string())
+                .collect::<Vec<_>>()
+                .join(",")
+                == values
+        })
+        .unwrap();
+    assert_eq!(s.kept_extern().unwrap().bench_ms, last);
 }
