@@ -5,7 +5,10 @@
 # The log (data/$AH_INDUCTOR_LOG, default inductor_mm_h100.txt) and its sidecars are read from
 # data/ (when present, to resume) and written to $OUT. The decode log:
 #   AH_INDUCTOR_LOG=inductor_mm_decode_h100.txt bash scripts/gpu_inductor_collect.sh 530 \
-#     --shapes decode --num-samples 300 --exclude data/inductor_mm_h100.txt
+#     --shapes decode --num-samples 400 --exclude data/inductor_mm_h100.txt
+# and the attention log:
+#   AH_INDUCTOR_LOG=inductor_mm_attention_h100.txt bash scripts/gpu_inductor_collect.sh 540 \
+#     --shapes attention --num-samples 400 --exclude data/inductor_mm_h100.txt
 set -uo pipefail
 secs=${1:?seconds}; shift
 log=${AH_INDUCTOR_LOG:-inductor_mm_h100.txt}

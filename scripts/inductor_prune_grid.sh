@@ -5,7 +5,8 @@
 # less autotuning). Prints a markdown table, the chosen setting last. Nothing is written to the
 # repository (models go to a temporary folder). Settings run in parallel, one per core.
 #   bash scripts/inductor_prune_grid.sh [LOG...] [extra ah-prune options, e.g. --first 157]
-# LOGs default to the default mixture and the decode log of data/. Trees here never leave a GEMM
+# LOGs default to the logs of data/: the default mixture, decode and attention (those present).
+# Trees here never leave a GEMM
 # to the full list (--no-full-list): on 397 GEMMs none of the 48 that may reached the rule's 10x
 # (data/inductor_prune_grid_h397.md: the closest spent 777 s against a bound of 702 s), so they
 # are scored only with AH_GRID_FULL=1.
@@ -16,7 +17,11 @@ while [ $# -gt 0 ] && [ "${1#-}" = "$1" ]; do
   logs+=("$1")
   shift
 done
-[ ${#logs[@]} -gt 0 ] || logs=(data/inductor_mm_h100.txt data/inductor_mm_decode_h100.txt)
+if [ ${#logs[@]} -eq 0 ]; then
+  for f in data/inductor_mm_h100.txt data/inductor_mm_decode_h100.txt data/inductor_mm_attention_h100.txt; do
+    [ -f "$f" ] && logs+=("$f")
+  done
+fi
 log="${logs[*]}"
 cargo build --release -q -p ah-train
 tmp=$(mktemp -d)
