@@ -8,6 +8,9 @@ Usage (one CUDA GPU, PyTorch with Inductor and Triton):
   python3 scripts/inductor_eval.py --dry-run        # the planned GEMMs, no torch needed
   python3 scripts/inductor_eval.py --dry-run --handler H.py [--gemms F] [--workloads W]
                                                      # what the handler decides for each, no torch
+  python3 scripts/inductor_eval.py --merge A.json B.json ...
+                                                     # the GEMMs of several result files as one
+                                                     # table, no torch (see merge)
 
 Settings (one warm process, caches disabled, fresh cache folders; start-up paid first):
   none          torch.compile's default (no max-autotune: cuBLAS)
@@ -227,7 +230,49 @@ def summarize(data):
     ma = sum(r["autotune_s"]["max_autotune"] for r in both)
     out["autotune_ratio_max_autotune_over_ours"] = ma / ours if ours > 0 else None
     out["ours_slower_than_best_by_3pct"] = [r["gemm"]["name"] for r in gemms if r.get("ours_flag")]
+    out["slower_than_best_by_3pct"], out["worst_rel_best"] = {}, {}
+    for s in SETTINGS:
+        rel = [r["run_ms"][s] / best_ms(r) for r in gemms if s in r["run_ms"] and best_ms(r)]
+        if rel:
+            out["slower_than_best_by_3pct"][s] = sum(x > SLOW_FLAG for x in rel)
+            out["worst_rel_best"][s] = max(rel)
     return out
+
+
+def best_ms(rec):
+    """The faster of cuBLAS (none) and max-autotune's pick in compiled truth: the bound."""
+    run = rec["run_ms"]
+    have = [run[s] for s in ("max_autotune", "none") if s in run]
+    return min(have) if have else None
+
+
+def merge(paths):
+    """The GEMMs of several result files as one result, in order of first appearance. A GEMM
+    (by name) in several files takes each setting's figures from the last file that measured that
+    setting: a re-run of some GEMMs with a new handler (all of `none,ours,max_autotune`, so that
+    its figures are alternated in one process) replaces those settings, and the rest is kept."""
+    by_name, order = {}, []
+    for path in paths:
+        with open(path) as f:
+            data = json.load(f)
+        for r in data["gemms"]:
+            if "run_ms" not in r:
+                continue
+            name = r["gemm"]["name"]
+            if name not in by_name:
+                by_name[name] = {"gemm": r["gemm"]}
+                order.append(name)
+            rec = by_name[name]
+            for key in ("compile_s", "run_ms", "autotune_s", "picked", "choices", "ours_stats"):
+                if key in r:
+                    rec.setdefault(key, {})
+                    rec[key] = {**rec[key], **r[key]} if isinstance(r[key], dict) else r[key]
+    gemms = [by_name[n] for n in order]
+    for r in gemms:
+        flag_ours(r)
+    data = {"gemms": gemms, "e2e": {}}
+    data["summary"] = summarize(data)
+    return data
 
 
 # -- measuring -------------------------------------------------------------------------------------
@@ -732,6 +777,9 @@ def table(data, settings):
                      f"{fmt(sm['run_rel_max_autotune_geomean'].get(s), '.4f')} |")
     lines.append(f"\nautotuning time max_autotune / ours: {fmt(sm.get('autotune_ratio_max_autotune_over_ours'), '.1f')}x; "
                  f"ours > {SLOW_FLAG:.2f}x the best: {sm['ours_slower_than_best_by_3pct'] or 'none'}")
+    slow = sm.get("slower_than_best_by_3pct", {})
+    lines.append(f"GEMMs > {SLOW_FLAG:.2f}x the faster of none and max_autotune: "
+                 + ", ".join(f"{s} {slow[s]} (worst {sm['worst_rel_best'][s]:.2f}x)" for s in cols if s in slow))
     for w, r in data["e2e"].items():
         lines += ["", f"| {w} | compile s | step ms | GEMM lowerings | autotuned | timing |", "|---|---|---|---|---|---|"]
         for s in r["compile_s"]:
@@ -758,6 +806,8 @@ def parse(argv):
                    help=f"comma-separated, of {', '.join(SETTINGS)}")
     p.add_argument("--budget-s", type=float, default=None, help="start no item after this many seconds")
     p.add_argument("--rounds", type=int, default=9, help="alternated rounds of the run-time median")
+    p.add_argument("--merge", nargs="+", metavar="JSON",
+                   help="print the GEMMs of these result files as one table (see merge) and stop")
     p.add_argument("--dry-run", action="store_true",
                    help="print the planned GEMMs and stop (no torch); with --handler, what it decides for each")
     a = p.parse_args(argv)
@@ -769,15 +819,19 @@ def parse(argv):
     for s in a.settings:
         if s not in SETTINGS:
             p.error(f"unknown setting {s!r} (one of {', '.join(SETTINGS)})")
-    if not a.dry_run and not a.out:
+    if not a.dry_run and not a.out and not a.merge:
         p.error("--out is required")
-    if set(OURS) & set(a.settings) and not a.handler and not a.dry_run:
+    if set(OURS) & set(a.settings) and not a.handler and not a.dry_run and not a.merge:
         p.error("settings ours and ours_full need --handler")
     return a
 
 
 def main(argv=None):
     a = parse(argv)
+    if a.merge:
+        data = merge(a.merge)
+        print(table(data, [s for s in SETTINGS if s in data["summary"]["autotune_s"]]))
+        return 0
     gemms = read_gemms(a.gemms) if a.gemms else holdout_gemms()
     if a.dry_run and a.handler:
         handler = load_handler(a.handler)

@@ -34,7 +34,8 @@ pub fn config_name(name: &str) -> String {
         .unwrap_or_else(|| name.to_string())
 }
 
-/// One benchmarked choice of a GEMM.
+/// One benchmarked choice of a GEMM, made by [`Choice::new`] (which keys its name) and held
+/// unchanged by its [`Sample`].
 #[derive(Debug, Clone, PartialEq)]
 pub struct Choice {
     /// Its name (`extern_mm`, `triton_mm_BLOCK-M=...`), read by [`config_name`].
@@ -168,7 +169,7 @@ fn kept_extern(choices: &[Choice]) -> Option<usize> {
 }
 
 /// The fastest finite choice of `choices` with its index (first on ties).
-pub fn fastest<'a>(
+fn fastest<'a>(
     choices: impl Iterator<Item = (usize, &'a Choice)>,
 ) -> Option<(usize, &'a Choice)> {
     choices.fold(None, faster)

@@ -1,0 +1,72 @@
+"""`scripts/inductor_eval.py --merge`: result files combine by GEMM name, a later file's settings
+replacing an earlier's setting by setting, and the summary counts, for every setting, the GEMMs
+more than 3 % slower than the faster of cuBLAS (none) and max-autotune's pick."""
+
+import io
+import json
+import os
+import sys
+import tempfile
+import unittest
+from contextlib import redirect_stdout
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "scripts"))
+
+import inductor_eval  # noqa: E402
+
+
+def rec(name, run_ms, autotune_s):
+    gemm = {"name": name, "op": "mm", "batch": 1, "m": 8, "k": 16, "n": 32, "dtype": "bfloat16",
+            "tf32": False, "trans_a": False, "trans_b": True}
+    return {"gemm": gemm, "run_ms": run_ms, "autotune_s": autotune_s, "compile_s": {}}
+
+
+class MergeTest(unittest.TestCase):
+    def write(self, folder, name, gemms):
+        path = os.path.join(folder, name)
+        with open(path, "w") as f:
+            json.dump({"gemms": gemms, "e2e": {}}, f)
+        return path
+
+    def test_a_later_file_replaces_the_settings_it_measured(self):
+        with tempfile.TemporaryDirectory() as d:
+            first = self.write(d, "a.json", [
+                rec("a", {"none": 1.0, "ours": 1.2, "max_autotune": 1.1, "mm_ranking": 1.5},
+                    {"none": 0.0, "ours": 2.0, "max_autotune": 10.0, "mm_ranking": 5.0}),
+                rec("b", {"none": 2.0, "ours": 2.0, "max_autotune": 1.0},
+                    {"none": 0.0, "ours": 1.0, "max_autotune": 20.0}),
+                {"gemm": {"name": "skipped"}},
+            ])
+            rerun = self.write(d, "b.json", [
+                rec("a", {"none": 1.0, "ours": 1.01, "max_autotune": 1.1},
+                    {"none": 0.0, "ours": 0.5, "max_autotune": 9.0}),
+            ])
+            data = inductor_eval.merge([first, rerun])
+        a, b = data["gemms"]
+        self.assertEqual(a["run_ms"], {"none": 1.0, "ours": 1.01, "max_autotune": 1.1,
+                                       "mm_ranking": 1.5})
+        self.assertFalse(a["ours_flag"])
+        self.assertTrue(b["ours_flag"])
+        sm = data["summary"]
+        self.assertEqual(sm["gemms_measured"], 2)
+        self.assertEqual(sm["autotune_s"]["ours"], 1.5)
+        self.assertEqual(sm["autotune_s"]["max_autotune"], 29.0)
+        # bound: a 1.0 (none), b 1.0 (max_autotune)
+        self.assertEqual(sm["slower_than_best_by_3pct"],
+                         {"none": 1, "ours": 1, "max_autotune": 1, "mm_ranking": 1})
+        self.assertEqual(sm["worst_rel_best"]["none"], 2.0)
+        self.assertEqual(sm["worst_rel_best"]["mm_ranking"], 1.5)
+
+    def test_the_merged_table_prints_without_torch(self):
+        with tempfile.TemporaryDirectory() as d:
+            path = self.write(d, "a.json", [rec("a", {"none": 1.0, "ours": 1.0, "max_autotune": 1.0},
+                                                {"none": 0.0, "ours": 0.0, "max_autotune": 3.0})])
+            out = io.StringIO()
+            with redirect_stdout(out):
+                self.assertEqual(inductor_eval.main(["--merge", path]), 0)
+        self.assertIn("GEMMs > 1.03x the faster of none and max_autotune: none 0", out.getvalue())
+
+
+if __name__ == "__main__":
+    unittest.main()
