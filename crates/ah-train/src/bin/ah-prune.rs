@@ -73,6 +73,11 @@ struct Cli {
     /// Folds of the cross-validation.
     #[arg(long, default_value_t = PruneParams::default().folds)]
     folds: usize,
+    /// Run the cross-validation this many times, each over another split into folds, and report
+    /// the means: the harmful count of one setting moves by several GEMMs with the split, so
+    /// comparing settings (scripts/inductor_prune_grid.sh) takes several.
+    #[arg(long, value_name = "R", default_value_t = PruneParams::default().cv_repeats)]
+    cv_repeats: usize,
     /// Train on the first N GEMMs of the logs only (a log grows as its collection resumes); the
     /// rest are scored as held out.
     #[arg(long, value_name = "N")]
@@ -108,6 +113,7 @@ fn run(cli: Cli) -> anyhow::Result<bool> {
         full_list: !cli.no_full_list,
         grown_lists: !cli.no_grown_lists,
         folds: cli.folds,
+        cv_repeats: cli.cv_repeats,
         first: cli.first,
         ..PruneParams::default()
     };

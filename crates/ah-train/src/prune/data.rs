@@ -169,9 +169,7 @@ fn kept_extern(choices: &[Choice]) -> Option<usize> {
 }
 
 /// The fastest finite choice of `choices` with its index (first on ties).
-fn fastest<'a>(
-    choices: impl Iterator<Item = (usize, &'a Choice)>,
-) -> Option<(usize, &'a Choice)> {
+fn fastest<'a>(choices: impl Iterator<Item = (usize, &'a Choice)>) -> Option<(usize, &'a Choice)> {
     choices.fold(None, faster)
 }
 

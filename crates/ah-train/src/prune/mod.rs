@@ -79,6 +79,9 @@ pub struct PruneParams {
     pub grown_lists: bool,
     /// Folds of the cross-validation (default 5).
     pub folds: usize,
+    /// Times the cross-validation is run, each over another split into folds, its figures the
+    /// means (default 1; the grid uses more: [`eval::folds`]).
+    pub cv_repeats: usize,
     /// Template choices kept by the fixed top-k baseline (default 10, PyTorch's `top_k`).
     pub top_k: usize,
     /// Train on the log's first N GEMMs only (a log grows as its collection resumes; a shipped
@@ -97,6 +100,7 @@ impl Default for PruneParams {
             full_list: true,
             grown_lists: true,
             folds: 5,
+            cv_repeats: 1,
             top_k: 10,
             first: None,
         }
@@ -113,8 +117,10 @@ impl PruneParams {
         if !(self.harm.is_finite() && self.harm >= 0.0) {
             return bad("--harm must be a finite fraction, 0 or more (0.03: 3 %)");
         }
-        if self.min_leaf == 0 || self.folds < 2 || self.top_k == 0 {
-            return bad("--min-leaf and --top-k must be at least 1 and --folds at least 2");
+        if self.min_leaf == 0 || self.folds < 2 || self.top_k == 0 || self.cv_repeats == 0 {
+            return bad(
+                "--min-leaf, --top-k and --cv-repeats must be at least 1 and --folds at least 2",
+            );
         }
         Ok(())
     }
@@ -196,7 +202,13 @@ pub fn train(
     };
     let all: Vec<&Sample> = data.samples.iter().collect();
     let tree = growth.grow(&all);
-    let cross_validation = cross_validate(&data.samples, &growth, params.folds, params.top_k);
+    let cross_validation = cross_validate(
+        &data.samples,
+        &growth,
+        params.folds,
+        params.top_k,
+        params.cv_repeats,
+    );
     let held_out = if data.later.is_empty() {
         Vec::new()
     } else {

@@ -122,18 +122,63 @@ fn the_tree_splits_where_the_policy_changes() {
     assert_eq!(tree.decide(&gemm(5000, 1.0, 0.5), &f), &Policy::Extern);
     // The same data gives the same tree.
     assert_eq!(tree, growth.grow(&refs));
-    let cv = eval::cross_validate(&samples, &growth, 3, 10);
+    let cv = eval::cross_validate(&samples, &growth, 3, 10, 1);
     assert_eq!(cv.len(), 4);
-    assert_eq!(cv[3].harmful, 0);
+    assert_eq!(cv[3].harmful, 0.0);
     assert!(cv[3].autotune_s < cv[0].autotune_s);
 }
 
+/// Every repeat's folds cover every GEMM once; the first repeat is the log's order
+/// (`i % k`), later ones split otherwise, the same way on every run.
 #[test]
 fn folds_cover_every_gemm_once() {
-    let f = eval::folds(10, 3);
-    let mut all: Vec<usize> = f.concat();
-    all.sort_unstable();
-    assert_eq!(all, (0..10).collect::<Vec<_>>());
+    for repeat in 0..4 {
+        let f = eval::folds(10, 3, repeat);
+        assert_eq!(f.len(), 3);
+        let mut all: Vec<usize> = f.concat();
+        all.sort_unstable();
+        assert_eq!(all, (0..10).collect::<Vec<_>>());
+        assert_eq!(f, eval::folds(10, 3, repeat));
+    }
+    assert_eq!(eval::folds(10, 3, 0)[1], [1, 4, 7]);
+    assert_ne!(eval::folds(10, 3, 1), eval::folds(10, 3, 0));
+    assert_ne!(eval::folds(10, 3, 2), eval::folds(10, 3, 1));
+}
+
+/// A repeated cross-validation reports the means of its repeats: one repeat is the plain one.
+#[test]
+fn repeated_cross_validation_reports_the_means() {
+    let samples: Vec<Sample> = (0..12)
+        .map(|m| gemm(m, 1.0, if m % 3 == 0 { 0.5 } else { 1.5 }))
+        .collect();
+    let features = features();
+    let categorical = vec!["op".to_string()];
+    let growth = Growth {
+        features: &features,
+        categorical: &categorical,
+        weighing: W,
+        min_leaf: 1,
+        max_depth: 2,
+        leaf_rule: rule(1),
+    };
+    let once = eval::cross_validate(&samples, &growth, 3, 10, 1);
+    let three = eval::cross_validate(&samples, &growth, 3, 10, 3);
+    let runs: Vec<f64> = (0..3)
+        .map(|r| {
+            let folds = eval::folds(samples.len(), 3, r);
+            let single = eval::cross_validate_with_folds(&samples, &growth, &folds, 10);
+            single[3].harmful
+        })
+        .collect();
+    assert_eq!(once[3].harmful, runs[0]);
+    let mean = runs.iter().sum::<f64>() / 3.0;
+    assert!((three[3].harmful - mean).abs() < 1e-12);
+    // Default and cuBLAS only do not depend on the split.
+    for b in [0, 2] {
+        assert!((three[b].autotune_s - once[b].autotune_s).abs() < 1e-9);
+        assert!((three[b].run_vs_best - once[b].run_vs_best).abs() < 1e-12);
+        assert_eq!(three[b].harmful, once[b].harmful);
+    }
 }
 
 #[test]
