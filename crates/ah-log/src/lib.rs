@@ -12,6 +12,7 @@
 //!   [`Metadata`];
 //! - `read`: [`Log::read`] and [`Log::from_reader`] (streaming), [`open_maybe_gz`],
 //!   [`read_bytes`] and [`log_text`] (a whole file, every error naming its line);
+//! - `inputs`: the reader's values of each input, parsed once and shared by its rows;
 //! - `parallel`: [`Log::read_parallel`], the same result with both halves of a large file
 //!   parsed at once;
 //! - `rows`: [`row_spans`], the data rows of a log's text with their byte offsets;
@@ -30,6 +31,7 @@
 #![deny(missing_docs)]
 
 mod head;
+mod inputs;
 mod limit;
 mod lock;
 mod merge;
@@ -49,6 +51,7 @@ mod repair_tests;
 mod tests;
 
 use std::path::PathBuf;
+use std::sync::Arc;
 
 pub use head::{check_head, head_text, Head};
 pub use limit::MAX_LINE_BYTES;
@@ -83,8 +86,10 @@ pub struct MalformedLine {
 /// One data row: the logged feature values, the choice and its feedback.
 #[derive(Debug, Clone, PartialEq)]
 pub struct LogRow {
-    /// Feature values in header order.
-    pub values: Vec<Value>,
+    /// Feature values in header order. The reader parses an input once: rows whose feature
+    /// cells have the same text (an input's choices and repetitions) share one slice, so that a
+    /// log of millions of rows holds its values once per input, not once per row.
+    pub values: Arc<[Value]>,
     /// Index into [`Log::choices`].
     pub choice: u32,
     /// Measured time in milliseconds; `inf` when the choice failed.

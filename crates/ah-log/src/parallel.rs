@@ -16,7 +16,8 @@ impl Log {
     /// Reads a log like [`Log::read`] (same result, same messages), parsing the two halves of a
     /// large file on two threads and merging them (choice indices remapped, line numbers of
     /// skipped lines and of errors shifted to the whole file's). Holds the uncompressed file in
-    /// memory while it reads.
+    /// memory while it reads. An input with rows in both halves has its values twice (equal,
+    /// one slice for the rows of each half).
     pub fn read_parallel(path: impl AsRef<Path>, options: ReadOptions) -> Result<Log> {
         let path = path.as_ref();
         let bytes = read_bytes(path)?;

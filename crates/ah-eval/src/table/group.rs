@@ -4,6 +4,7 @@
 use std::cmp::Ordering;
 use std::collections::HashMap;
 use std::hash::Hasher;
+use std::sync::Arc;
 
 use ah_core::Value;
 use ah_log::{Log, LogRow};
@@ -12,8 +13,9 @@ use super::report::BuildReport;
 use super::values::{cmp_values, ColumnKind};
 
 pub(super) struct RawInput {
-    /// The metadata features' values, metadata order.
-    pub(super) values: Vec<Value>,
+    /// The metadata features' values, metadata order (the log's rows' own when the metadata
+    /// lists every column in header order, as logs do).
+    pub(super) values: Arc<[Value]>,
     /// (choice index of the log, feedback) per row, in file order.
     pub(super) feedback: Vec<(u32, f64)>,
     /// The line of its first row in the log (for messages about its values).
@@ -44,6 +46,10 @@ pub(super) fn group_inputs(
                 .expect("the log reader checks metadata features against the header")
         })
         .collect();
+    let cols = Columns {
+        all: cols.iter().copied().eq(0..log.features.len()),
+        cols,
+    };
     let rows = &log.rows[..];
     let mut groups = if rows.len() >= PARALLEL_FROM_ROWS {
         let (a, b) = rows.split_at(rows.len() / 2);
@@ -55,6 +61,13 @@ pub(super) fn group_inputs(
     report.nan_feedback_rows += groups.nan_rows;
     report.inf_rows += groups.inf_rows;
     std::mem::take(&mut groups.raw)
+}
+
+/// The column of each metadata feature.
+struct Columns {
+    cols: Vec<usize>,
+    /// Every column, in header order (a row's values are the input's).
+    all: bool,
 }
 
 /// Logs with at least this many rows are grouped in two halves at once.
@@ -76,8 +89,9 @@ struct Groups {
 
 impl Groups {
     /// The inputs of `rows`, in order of first appearance (NaN feedback rows counted and left
-    /// out).
-    fn of(rows: &[LogRow], cols: &[usize]) -> Groups {
+    /// out). Rows that share their values ([`ah_log::LogRow::values`]) are one input: only the
+    /// first of them is hashed.
+    fn of(rows: &[LogRow], cols: &Columns) -> Groups {
         let mut g = Groups {
             raw: Vec::new(),
             hashes: Vec::new(),
@@ -86,6 +100,9 @@ impl Groups {
             nan_rows: 0,
             inf_rows: 0,
         };
+        // The input of each shared slice of values met so far, by its address.
+        let mut seen: HashMap<usize, usize, std::hash::BuildHasherDefault<Fnv>> =
+            HashMap::default();
         for row in rows {
             if row.feedback.is_nan() {
                 g.nan_rows += 1;
@@ -94,25 +111,38 @@ impl Groups {
             if row.feedback.is_infinite() {
                 g.inf_rows += 1;
             }
-            let h = hash_values(cols.iter().map(|&c| &row.values[c]));
-            let id = match g.find(h, |r| {
-                cols.iter()
-                    .zip(&r.values)
-                    .all(|(&c, v)| same_key(&row.values[c], v))
-            }) {
-                Some(id) => id,
-                None => g.push(
-                    h,
-                    RawInput {
-                        values: cols.iter().map(|&c| row.values[c].clone()).collect(),
-                        feedback: Vec::with_capacity(8),
-                        line: row.line,
-                    },
-                ),
-            };
+            let id = *seen
+                .entry(Arc::as_ptr(&row.values) as *const Value as usize)
+                .or_insert_with(|| g.input_of(row, cols));
             g.raw[id].feedback.push((row.choice, row.feedback));
         }
         g
+    }
+
+    /// The input of a row's values: an earlier one with the same key, or a new one.
+    fn input_of(&mut self, row: &LogRow, cols: &Columns) -> usize {
+        let (all, cols) = (cols.all, &cols.cols);
+        let h = hash_values(cols.iter().map(|&c| &row.values[c]));
+        let found = self.find(h, |r| {
+            cols.iter()
+                .zip(r.values.iter())
+                .all(|(&c, v)| same_key(&row.values[c], v))
+        });
+        found.unwrap_or_else(|| {
+            let values = if all {
+                Arc::clone(&row.values)
+            } else {
+                cols.iter().map(|&c| row.values[c].clone()).collect()
+            };
+            self.push(
+                h,
+                RawInput {
+                    values,
+                    feedback: Vec::with_capacity(8),
+                    line: row.line,
+                },
+            )
+        })
     }
 
     /// The input of hash `h` that `is` accepts.
@@ -143,7 +173,10 @@ impl Groups {
         self.inf_rows += later.inf_rows;
         for (r, h) in later.raw.into_iter().zip(later.hashes) {
             let found = self.find(h, |e| {
-                e.values.iter().zip(&r.values).all(|(a, b)| same_key(a, b))
+                e.values
+                    .iter()
+                    .zip(r.values.iter())
+                    .all(|(a, b)| same_key(a, b))
             });
             match found {
                 Some(id) => self.raw[id].feedback.extend_from_slice(&r.feedback),

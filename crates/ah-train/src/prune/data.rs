@@ -167,7 +167,7 @@ pub fn load(log: &Path, extras: &Path) -> Result<Samples, PruneError> {
             .join(",");
         let entry = rows.entry(key.clone()).or_insert_with(|| {
             order.push(key);
-            (row.values.clone(), Vec::new())
+            (row.values.to_vec(), Vec::new())
         });
         entry
             .1
