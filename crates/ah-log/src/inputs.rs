@@ -6,18 +6,18 @@
 //! one slice, parsed once. While it reads, the reader also holds each input's cells as text
 //! (the key of [`InputValues`]), less than the values it saves.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use csv::ByteRecord;
 
 use ah_core::value::Value;
+use rustc_hash::FxHashMap;
 
 /// The values of the inputs read so far, by the text of their feature cells.
 #[derive(Debug, Default)]
 pub(crate) struct InputValues {
     /// Feature cells joined by commas -> their values.
-    by_text: HashMap<Box<[u8]>, Arc<[Value]>>,
+    by_text: FxHashMap<Box<[u8]>, Arc<[Value]>>,
     /// The current row's cells joined by commas (reused from row to row).
     key: Vec<u8>,
 }

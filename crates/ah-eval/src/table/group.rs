@@ -8,6 +8,7 @@ use std::sync::Arc;
 
 use ah_core::Value;
 use ah_log::{Log, LogRow};
+use rustc_hash::{FxHashMap, FxHasher};
 
 use super::report::BuildReport;
 use super::values::{cmp_values, ColumnKind};
@@ -80,7 +81,7 @@ struct Groups {
     /// The hash of each input's values.
     hashes: Vec<u64>,
     /// The last input of each hash; `chain` links it to the earlier ones of that hash.
-    index: HashMap<u64, u32, std::hash::BuildHasherDefault<Fnv>>,
+    index: FxHashMap<u64, u32>,
     /// The previous input of the same hash (`u32::MAX`: none).
     chain: Vec<u32>,
     nan_rows: usize,
@@ -95,14 +96,13 @@ impl Groups {
         let mut g = Groups {
             raw: Vec::new(),
             hashes: Vec::new(),
-            index: HashMap::default(),
+            index: FxHashMap::default(),
             chain: Vec::new(),
             nan_rows: 0,
             inf_rows: 0,
         };
         // The input of each shared slice of values met so far, by its address.
-        let mut seen: HashMap<usize, usize, std::hash::BuildHasherDefault<Fnv>> =
-            HashMap::default();
+        let mut seen: FxHashMap<usize, usize> = FxHashMap::default();
         for row in rows {
             if row.feedback.is_nan() {
                 g.nan_rows += 1;
@@ -202,21 +202,21 @@ fn same_key(a: &Value, b: &Value) -> bool {
 
 /// A hash of values that [`same_key`] holds equal (kind tag, then the bits or text).
 fn hash_values<'v>(values: impl Iterator<Item = &'v Value>) -> u64 {
-    let mut h = Fnv::default();
+    let mut h = FxHasher::default();
     for v in values {
         match v {
-            Value::Bool(b) => h.mix(u64::from(*b)),
+            Value::Bool(b) => h.write_u64(u64::from(*b)),
             Value::Int(i) => {
-                h.mix(1);
-                h.mix(*i as u64);
+                h.write_u64(1);
+                h.write_u64(*i as u64);
             }
             Value::Float(f) => {
-                h.mix(2);
-                h.mix(f.to_bits());
+                h.write_u64(2);
+                h.write_u64(f.to_bits());
             }
             Value::Str(s) => {
-                h.mix(3);
-                h.mix(s.len() as u64);
+                h.write_u64(3);
+                h.write_u64(s.len() as u64);
                 h.write(s.as_bytes());
             }
         }
@@ -237,36 +237,4 @@ pub(super) fn groupby_order(raw: &[RawInput], kinds: &[ColumnKind]) -> Vec<usize
         Ordering::Equal
     });
     order
-}
-
-/// A fast multiply-rotate hash (FxHash-like, 8 bytes at a time) for grouping rows by their
-/// (short, trusted) key bytes.
-#[derive(Default)]
-pub(super) struct Fnv(u64);
-
-impl Fnv {
-    const K: u64 = 0x517c_c1b7_2722_0a95;
-
-    /// Mixes one word in.
-    fn mix(&mut self, w: u64) {
-        self.0 = (self.0.rotate_left(5) ^ w).wrapping_mul(Self::K);
-    }
-}
-
-impl std::hash::Hasher for Fnv {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        let mut chunks = bytes.chunks_exact(8);
-        for c in &mut chunks {
-            self.mix(u64::from_le_bytes(c.try_into().expect("8 bytes")));
-        }
-        for &b in chunks.remainder() {
-            self.mix(u64::from(b));
-        }
-    }
-    fn write_u64(&mut self, w: u64) {
-        self.mix(w);
-    }
 }

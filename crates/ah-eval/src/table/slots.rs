@@ -1,14 +1,14 @@
 //! An input's values by slot (logged features, then augment operations): the operations
 //! evaluated, the feature text, and the row-major column values under an encoding.
 
-use std::collections::HashMap;
 use std::path::Path;
 
 use ah_core::model::Column;
 use ah_core::ops::{Operation, SlotOperation};
 use ah_core::Value;
+use rustc_hash::FxHashMap;
 
-use super::group::{Fnv, RawInput};
+use super::group::RawInput;
 use super::values::{row_text, text_of, ColumnKind};
 use super::Key;
 use crate::error::{EvalError, Result};
@@ -20,7 +20,7 @@ pub(super) struct Slots<'a> {
     kinds: &'a [ColumnKind],
     operations: &'a [Operation],
     /// A name's slot.
-    slot: HashMap<&'a str, usize, std::hash::BuildHasherDefault<Fnv>>,
+    slot: FxHashMap<&'a str, usize>,
 }
 
 impl<'a> Slots<'a> {
@@ -30,7 +30,7 @@ impl<'a> Slots<'a> {
         kinds: &'a [ColumnKind],
         operations: &'a [Operation],
     ) -> Self {
-        let mut slot: HashMap<&str, usize, std::hash::BuildHasherDefault<Fnv>> = HashMap::default();
+        let mut slot: FxHashMap<&str, usize> = FxHashMap::default();
         for (j, f) in features.iter().enumerate() {
             slot.insert(f.as_str(), j);
         }
