@@ -205,13 +205,16 @@ fn build_options(opts: &TrainOptions, variant: Variant) -> BuildOptions {
 /// The settings' input filter (PyTorch's `filter_df`), on the logged features.
 fn filter_rows(full: Table, log: &Log, settings: &Settings, warnings: &mut Vec<String>) -> Table {
     let names: Vec<&str> = log.metadata.features().collect();
+    let mut pairs: Vec<(&str, &str)> = Vec::with_capacity(names.len());
     let kept: Vec<usize> = (0..full.len())
         .filter(|&i| {
-            let pairs: Vec<(&str, &str)> = names
-                .iter()
-                .zip(full.keys[i].iter())
-                .map(|(n, v)| (*n, v.as_str()))
-                .collect();
+            pairs.clear();
+            pairs.extend(
+                names
+                    .iter()
+                    .zip(full.keys[i].iter())
+                    .map(|(n, v)| (*n, v.as_str())),
+            );
             settings.input_filter.keeps(&pairs)
         })
         .collect();
