@@ -62,10 +62,10 @@ impl<'a> Slots<'a> {
         })
     }
 
-    /// Each input's values by slot (the augment operations evaluated). Operation `p` reads a
-    /// name by its slot when that slot is filled by then (a logged feature or an earlier
-    /// operation); any other name is unknown to it.
-    pub(super) fn augment(&self, kept: &[&RawInput]) -> Result<Vec<Vec<Value>>> {
+    /// The augment operations' values of each input. Operation `p` reads a name by its slot
+    /// when that slot is filled by then (a logged feature or an earlier operation); any other
+    /// name is unknown to it. An error names the first input in table order that fails.
+    pub(super) fn augment(&self, kept: &[&RawInput]) -> Result<OpValues> {
         use rayon::prelude::*;
         let n_features = self.features.len();
         let compiled: Vec<SlotOperation> = self
@@ -78,27 +78,44 @@ impl<'a> Slots<'a> {
                 })
             })
             .collect();
-        kept.par_iter()
-            .map(|r| {
-                let mut vals: Vec<Value> =
-                    Vec::with_capacity(r.values.len() + self.operations.len());
-                vals.extend_from_slice(&r.values);
-                for op in &compiled {
-                    let v = op.eval(&vals).map_err(|e| {
-                        self.error_at(
-                            r,
-                            format!(
-                                "augment operation failed on input {}: {e}; fix or drop the rows \
-                                 of this input",
-                                ah_core::error::clip(&row_text(self.features, &r.values))
-                            ),
-                        )
-                    })?;
-                    vals.push(v);
-                }
-                Ok(vals)
-            })
-            .collect()
+        let n_ops = compiled.len();
+        let mut values = vec![Value::Bool(false); kept.len() * n_ops];
+        // `slots` holds an input's values by slot while its operations run (reused).
+        let run = |slots: &mut Vec<Value>, (out, r): (&mut [Value], &&RawInput)| -> Result<()> {
+            slots.clear();
+            slots.extend_from_slice(&r.values);
+            for op in &compiled {
+                let v = op.eval(slots).map_err(|e| {
+                    self.error_at(
+                        r,
+                        format!(
+                            "augment operation failed on input {}: {e}; fix or drop the rows \
+                             of this input",
+                            ah_core::error::clip(&row_text(self.features, &r.values))
+                        ),
+                    )
+                })?;
+                slots.push(v);
+            }
+            for (o, v) in out.iter_mut().zip(slots.drain(n_features..)) {
+                *o = v;
+            }
+            Ok(())
+        };
+        if n_ops > 0 {
+            let done = values
+                .par_chunks_mut(n_ops)
+                .zip(kept.par_iter())
+                .try_for_each_init(Vec::new, run);
+            if done.is_err() {
+                let mut slots = Vec::new();
+                values
+                    .chunks_mut(n_ops)
+                    .zip(kept)
+                    .try_for_each(|input| run(&mut slots, input))?;
+            }
+        }
+        Ok(OpValues { values, n_ops })
     }
 
     /// Each input's logged feature text.
@@ -121,7 +138,7 @@ impl<'a> Slots<'a> {
         &self,
         columns: &[Column],
         kept: &[&RawInput],
-        all_values: &[Vec<Value>],
+        ops: &OpValues,
     ) -> Result<Vec<f64>> {
         use rayon::prelude::*;
         // Per column: the slot it reads, and for one-hot columns the category.
@@ -140,12 +157,14 @@ impl<'a> Slots<'a> {
         }
         let n_cols = col_slots.len();
         let mut x = vec![0.0; kept.len() * n_cols];
-        let fill = |(row, (r, vals)): (&mut [f64], (&&RawInput, &Vec<Value>))| -> Result<()> {
+        let fill = |(i, row): (usize, &mut [f64])| -> Result<()> {
+            let r = kept[i];
             for (out, &(j, cat)) in row.iter_mut().zip(&col_slots) {
+                let v = self.value(r, ops.of(i), j);
                 *out = match cat {
-                    None => self.numeric(&vals[j], j, r)?,
+                    None => self.numeric(v, j, r)?,
                     Some(c) => {
-                        if text_of(&vals[j], self.text_kind(j)) == c {
+                        if text_of(v, self.text_kind(j)) == c {
                             1.0
                         } else {
                             0.0
@@ -158,18 +177,21 @@ impl<'a> Slots<'a> {
         if n_cols == 0 {
             return Ok(x);
         }
-        let filled = x
-            .par_chunks_mut(n_cols)
-            .zip(kept.par_iter().zip(all_values))
-            .try_for_each(fill);
+        let filled = x.par_chunks_mut(n_cols).enumerate().try_for_each(fill);
         if filled.is_err() {
             // The first bad input in table order names the error (the parallel pass may stop
             // at any of them).
-            x.chunks_mut(n_cols)
-                .zip(kept.iter().zip(all_values))
-                .try_for_each(fill)?;
+            x.chunks_mut(n_cols).enumerate().try_for_each(fill)?;
         }
         Ok(x)
+    }
+
+    /// Slot `j` of input `r`, whose operations' values are `ops`.
+    fn value<'v>(&self, r: &'v RawInput, ops: &'v [Value], j: usize) -> &'v Value {
+        match j.checked_sub(self.features.len()) {
+            None => &r.values[j],
+            Some(p) => &ops[p],
+        }
     }
 
     /// A numerical column's value: finite and numeric, or an error naming the input.
@@ -208,5 +230,25 @@ impl<'a> Slots<'a> {
         } else {
             self.operations[j - self.features.len()].name.as_str()
         }
+    }
+}
+
+/// The augment operations' values of each input, row-major (`inputs x operations`): one
+/// allocation, where a vector of every slot's values per input (17 features and 27 operations
+/// for pad_mm) was a fifth of the trainer's heap.
+pub(super) struct OpValues {
+    values: Vec<Value>,
+    n_ops: usize,
+}
+
+impl OpValues {
+    /// The values of input `i`'s operations, in order.
+    pub(super) fn of(&self, i: usize) -> &[Value] {
+        &self.values[i * self.n_ops..(i + 1) * self.n_ops]
+    }
+
+    /// Number of inputs.
+    pub(super) fn len(&self) -> usize {
+        self.values.len().checked_div(self.n_ops).unwrap_or(0)
     }
 }
