@@ -528,8 +528,8 @@ mod tests {
         let mut checked = 0;
         for (i, key) in full.keys.iter().enumerate() {
             let mut ctx = Context::new();
-            ctx.add("m", key[0].parse::<i64>().unwrap());
-            ctx.add_categorical("dtype", key[1].as_str());
+            ctx.add("m", key.get(0).unwrap().parse::<i64>().unwrap());
+            ctx.add_categorical("dtype", key.get(1).unwrap());
             let want = match &preds[i] {
                 Prediction {
                     pick: Some(c),

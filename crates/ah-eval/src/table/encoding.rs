@@ -22,8 +22,9 @@ pub(super) fn learn_encoding(
         let fj = md.numerical_features.len() + j;
         let mut seen: Vec<String> = Vec::new();
         for key in keys {
-            if !seen.contains(&key[fj]) {
-                seen.push(key[fj].clone());
+            let text = key.get(fj).expect("a key has every logged feature");
+            if !seen.iter().any(|s| s == text) {
+                seen.push(text.to_string());
             }
         }
         categories.push((f.clone(), seen));

@@ -123,12 +123,12 @@ impl<'a> Slots<'a> {
         use rayon::prelude::*;
         kept.par_iter()
             .map(|r| {
-                r.values
-                    .iter()
-                    .zip(self.kinds)
-                    .map(|(v, kd)| text_of(v, *kd).into_owned())
-                    .collect::<Vec<String>>()
-                    .into()
+                Key::new(
+                    r.values
+                        .iter()
+                        .zip(self.kinds)
+                        .map(|(v, kd)| text_of(v, *kd)),
+                )
             })
             .collect()
     }

@@ -23,7 +23,7 @@ fn median_winner_speedup_and_order() {
     assert_eq!(t.len(), 2);
     assert_eq!(t.choices, ["a", "b"]);
     // sorted by m: 2 then 10
-    assert_eq!(&t.keys[0][..], ["2", "y"]);
+    assert_eq!(t.keys[0].to_vec(), ["2", "y"]);
     assert_eq!(t.winner, [1, 0]);
     assert_eq!(t.time(1, 0), 2.0); // median of 1,2,4
     assert_eq!(t.speedup[1], 1.5);

@@ -359,9 +359,9 @@ mod decide_tests {
         let out = train(o, &|_| {}).unwrap();
         let p = prepare::prepare(o, prepare::Variant::Classification).unwrap();
         let model = &out.model;
-        let mut row_of: std::collections::HashMap<&[String], usize> = Default::default();
+        let mut row_of: std::collections::HashMap<Vec<String>, usize> = Default::default();
         for (i, k) in p.full.keys.iter().enumerate() {
-            row_of.insert(&k[..], i);
+            row_of.insert(k.to_vec(), i);
         }
         let md = &p.log.metadata;
         let cols: Vec<(usize, bool)> = md

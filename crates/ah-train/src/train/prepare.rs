@@ -209,12 +209,7 @@ fn filter_rows(full: Table, log: &Log, settings: &Settings, warnings: &mut Vec<S
     let kept: Vec<usize> = (0..full.len())
         .filter(|&i| {
             pairs.clear();
-            pairs.extend(
-                names
-                    .iter()
-                    .zip(full.keys[i].iter())
-                    .map(|(n, v)| (*n, v.as_str())),
-            );
+            pairs.extend(names.iter().copied().zip(full.keys[i].iter()));
             settings.input_filter.keeps(&pairs)
         })
         .collect();
