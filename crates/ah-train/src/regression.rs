@@ -220,7 +220,7 @@ pub fn train_regression(
         || dataset_hash(&opts.log),
     );
     let (p, hash) = (p?, hash?);
-    let choices = p.full.choices.clone();
+    let choices = p.choices.clone();
     let expanded: Vec<Expanded> = p.sets.iter().map(|(_, t)| expand(t, &choices)).collect();
     let es = EvalSettings {
         default_choice: p.settings.default_choice.clone(),
@@ -373,7 +373,7 @@ fn build_model(
     metrics: &BTreeMap<String, Metrics>,
     hash: &str,
 ) -> Model {
-    let choices = &p.full.choices;
+    let choices = &p.choices;
     let mut columns = p.encoding.columns.clone();
     columns.extend(choices.iter().map(|c| Column::OneHot {
         feature: model::CHOICE_FEATURE.into(),
