@@ -16,32 +16,55 @@ use rustc_hash::FxHashMap;
 /// The values of the inputs read so far, by the text of their feature cells.
 #[derive(Debug, Default)]
 pub(crate) struct InputValues {
-    /// Feature cells joined by commas -> their values.
-    by_text: FxHashMap<Box<[u8]>, Arc<[Value]>>,
-    /// The current row's cells joined by commas (reused from row to row).
+    /// The key of each input's cells ([`InputValues::key`]) -> their values.
+    by_key: FxHashMap<Box<[u8]>, Arc<[Value]>>,
+    /// The current row's key (reused from row to row); until it is filled, the last row's.
     key: Vec<u8>,
+    /// The values of the last row: rows of one input are logged one after another.
+    last: Option<Arc<[Value]>>,
 }
 
 impl InputValues {
     /// The values of the first `n` fields of `record` (a row of the log, its fields known to be
     /// UTF-8): those of an earlier row with the same cells, or the cells parsed.
     pub(crate) fn of(&mut self, record: &ByteRecord, text: &str, n: usize) -> Arc<[Value]> {
-        self.key.clear();
-        for i in 0..n {
-            if i > 0 {
-                self.key.push(b',');
+        let last_key_len = self.key.len();
+        self.key_of(record, n);
+        if let Some(last) = &self.last {
+            let (last_key, key) = self.key.split_at(last_key_len);
+            if key == last_key {
+                self.key.truncate(last_key_len);
+                return Arc::clone(last);
             }
-            self.key.extend_from_slice(&record[i]);
         }
-        if let Some(values) = self.by_text.get(self.key.as_slice()) {
-            return Arc::clone(values);
-        }
-        let values: Arc<[Value]> = (0..n)
-            .map(|i| Value::parse(&text[record.range(i).expect("a field of the row")]))
-            .collect();
-        self.by_text
-            .insert(self.key.as_slice().into(), Arc::clone(&values));
+        self.key.drain(..last_key_len);
+        let values = match self.by_key.get(self.key.as_slice()) {
+            Some(values) => Arc::clone(values),
+            None => {
+                let values: Arc<[Value]> = (0..n)
+                    .map(|i| Value::parse(&text[record.range(i).expect("a field of the row")]))
+                    .collect();
+                self.by_key
+                    .insert(self.key.as_slice().into(), Arc::clone(&values));
+                values
+            }
+        };
+        self.last = Some(Arc::clone(&values));
         values
+    }
+
+    /// Appends the key of the first `n` fields of `record` to [`InputValues::key`]: their bytes
+    /// one after the other, then the end of each (4 bytes), which tells `1,23` from `12,3`.
+    fn key_of(&mut self, record: &ByteRecord, n: usize) {
+        let Some(end) = n.checked_sub(1).and_then(|last| record.range(last)) else {
+            return;
+        };
+        self.key.extend_from_slice(&record.as_slice()[..end.end]);
+        for i in 0..n {
+            let end = record.range(i).expect("a field of the row").end;
+            let end = u32::try_from(end).expect("a line holds at most MAX_LINE_BYTES");
+            self.key.extend_from_slice(&end.to_le_bytes());
+        }
     }
 }
 
