@@ -29,10 +29,17 @@ impl Key {
     /// When the cells hold 4 GiB of text or more (a log's line holds at most 64 MiB,
     /// [`ah_log::MAX_LINE_BYTES`]).
     pub fn new<S: AsRef<str>>(cells: impl IntoIterator<Item = S>) -> Key {
-        let mut text = String::new();
-        let mut ends = Vec::new();
-        for c in cells {
-            text.push_str(c.as_ref());
+        let cells: Vec<S> = cells.into_iter().collect();
+        Key::write(cells.len(), |j, text| text.push_str(cells[j].as_ref()))
+    }
+
+    /// A key of `n` cells, `write(j, text)` appending cell `j` to the text of the cells before
+    /// it (no string per cell). Panics as [`Key::new`].
+    pub fn write(n: usize, mut write: impl FnMut(usize, &mut String)) -> Key {
+        let mut text = String::with_capacity(8 * n);
+        let mut ends = Vec::with_capacity(n);
+        for j in 0..n {
+            write(j, &mut text);
             ends.push(u32::try_from(text.len()).expect("a key holds less than 4 GiB of text"));
         }
         Key(Arc::new(Cells {

@@ -9,7 +9,7 @@ use ah_core::Value;
 use rustc_hash::FxHashMap;
 
 use super::group::RawInput;
-use super::values::{row_text, text_of, ColumnKind};
+use super::values::{push_text, row_text, text_of, ColumnKind};
 use super::Key;
 use crate::error::{EvalError, Result};
 
@@ -123,12 +123,9 @@ impl<'a> Slots<'a> {
         use rayon::prelude::*;
         kept.par_iter()
             .map(|r| {
-                Key::new(
-                    r.values
-                        .iter()
-                        .zip(self.kinds)
-                        .map(|(v, kd)| text_of(v, *kd)),
-                )
+                Key::write(r.values.len(), |j, text| {
+                    push_text(text, &r.values[j], self.kinds[j])
+                })
             })
             .collect()
     }
