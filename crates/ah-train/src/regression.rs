@@ -309,7 +309,7 @@ fn fit_grid(
     let tr = &expanded[0];
     let n_rows = tr.target.len();
     let m = TrainMatrix::new(
-        tr.x.clone(),
+        &tr.x[..],
         tr.n_cols,
         vec![0; n_rows],
         0,
