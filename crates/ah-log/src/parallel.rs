@@ -5,6 +5,7 @@ use std::collections::HashMap;
 use std::io::Read;
 use std::path::Path;
 
+use super::limit::newlines;
 use super::read::read_bytes;
 use super::{Log, ReadOptions};
 use ah_core::error::{Error, Result};
@@ -66,11 +67,6 @@ impl Log {
         })?;
         Ok(append(log, b, lines_before - 2))
     }
-}
-
-/// The number of `\n`s in `bytes`.
-fn newlines(bytes: &[u8]) -> usize {
-    bytes.iter().filter(|c| **c == b'\n').count()
 }
 
 /// `log` followed by the rows of `b`, whose lines are `shift` lines later in the file.
