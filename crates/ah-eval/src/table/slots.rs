@@ -138,36 +138,24 @@ impl<'a> Slots<'a> {
         ops: &OpValues,
     ) -> Result<Vec<f64>> {
         use rayon::prelude::*;
-        // Per column: the slot it reads, and for one-hot columns the category.
-        let mut col_slots: Vec<(usize, Option<&str>)> = Vec::with_capacity(columns.len());
-        for col in columns {
-            let (name, cat) = match col {
-                Column::Numeric { name } => (name, None),
-                Column::OneHot { feature, value } => (feature, Some(value.as_str())),
-            };
-            let j = *self.slot.get(name.as_str()).ok_or_else(|| {
-                self.error(format!(
-                    "feature `{name}` of the training encoding is missing from this log"
-                ))
-            })?;
-            col_slots.push((j, cat));
-        }
-        let n_cols = col_slots.len();
+        let fills = self.fills(columns)?;
+        let n_cols = columns.len();
         let mut x = vec![0.0; kept.len() * n_cols];
         let fill = |(i, row): (usize, &mut [f64])| -> Result<()> {
             let r = kept[i];
-            for (out, &(j, cat)) in row.iter_mut().zip(&col_slots) {
-                let v = self.value(r, ops.of(i), j);
-                *out = match cat {
-                    None => self.numeric(v, j, r)?,
-                    Some(c) => {
-                        if text_of(v, self.text_kind(j)) == c {
-                            1.0
-                        } else {
-                            0.0
+            for f in &fills {
+                let v = self.value(r, ops.of(i), f.slot);
+                match &f.to {
+                    Fill::Numeric(col) => row[*col] = self.numeric(v, f.slot, r)?,
+                    Fill::OneHot(cats) => {
+                        let text = text_of(v, self.text_kind(f.slot));
+                        for (col, cat) in cats {
+                            if *cat == text {
+                                row[*col] = 1.0;
+                            }
                         }
                     }
-                };
+                }
             }
             Ok(())
         };
@@ -181,6 +169,45 @@ impl<'a> Slots<'a> {
             x.chunks_mut(n_cols).enumerate().try_for_each(fill)?;
         }
         Ok(x)
+    }
+
+    /// What each slot an encoding's columns read fills, in the order of the columns: a numeric
+    /// column, or the one-hot columns of its categories (a slot's text is made once per input
+    /// for all of them). Numeric columns keep their order, so the first that fails is the
+    /// first in column order.
+    fn fills<'c>(&self, columns: &'c [Column]) -> Result<Vec<SlotFill<'c>>> {
+        let mut fills: Vec<SlotFill<'c>> = Vec::new();
+        for (col, column) in columns.iter().enumerate() {
+            let name = match column {
+                Column::Numeric { name } => name,
+                Column::OneHot { feature, .. } => feature,
+            };
+            let slot = *self.slot.get(name.as_str()).ok_or_else(|| {
+                self.error(format!(
+                    "feature `{name}` of the training encoding is missing from this log"
+                ))
+            })?;
+            match column {
+                Column::Numeric { .. } => fills.push(SlotFill {
+                    slot,
+                    to: Fill::Numeric(col),
+                }),
+                Column::OneHot { value, .. } => {
+                    let one_hot = fills.iter_mut().find_map(|f| match &mut f.to {
+                        Fill::OneHot(cats) if f.slot == slot => Some(cats),
+                        _ => None,
+                    });
+                    match one_hot {
+                        Some(cats) => cats.push((col, value.as_str())),
+                        None => fills.push(SlotFill {
+                            slot,
+                            to: Fill::OneHot(vec![(col, value.as_str())]),
+                        }),
+                    }
+                }
+            }
+        }
+        Ok(fills)
     }
 
     /// Slot `j` of input `r`, whose operations' values are `ops`.
@@ -248,4 +275,18 @@ impl OpValues {
     pub(super) fn len(&self) -> usize {
         self.values.len().checked_div(self.n_ops).unwrap_or(0)
     }
+}
+
+/// What one slot fills in a row of column values ([`Slots::column_values`]).
+struct SlotFill<'c> {
+    slot: usize,
+    to: Fill<'c>,
+}
+
+enum Fill<'c> {
+    /// A numeric column, by index.
+    Numeric(usize),
+    /// One-hot columns, by index, with their categories: those whose category is the slot's
+    /// text are 1, the others 0.
+    OneHot(Vec<(usize, &'c str)>),
 }
