@@ -14,7 +14,7 @@
 //!   [`read_bytes`] and [`log_text`] (a whole file, every error naming its line);
 //! - `inputs`: the reader's values of each input, parsed once and shared by its rows;
 //! - `parallel`: [`Log::read_parallel`], the same result with both halves of a large file
-//!   parsed at once;
+//!   parsed at once (`halves`: where a plain file is cut);
 //! - `rows`: [`row_spans`], the data rows of a log's text with their byte offsets;
 //! - `limit`: [`MAX_LINE_BYTES`], the longest line a reader takes (enforced as it reads);
 //! - `head`: [`check_head`], a log's metadata line and header against a writer's, before it
@@ -30,6 +30,7 @@
 //! It prints nothing; errors are the core's [`ah_core::Error`] (they name the file and line).
 #![deny(missing_docs)]
 
+mod halves;
 mod head;
 mod inputs;
 mod limit;
