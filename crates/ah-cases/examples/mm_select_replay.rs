@@ -134,10 +134,10 @@ fn main() -> anyhow::Result<()> {
     for row in &log.rows {
         let choice = log.choice_name(row).to_string();
         match inputs.last_mut() {
-            Some((v, cs)) if *v == row.values && !cs.iter().any(|(c, _)| *c == choice) => {
+            Some((v, cs)) if v[..] == row.values[..] && !cs.iter().any(|(c, _)| *c == choice) => {
                 cs.push((choice, row.feedback))
             }
-            _ => inputs.push((row.values.clone(), vec![(choice, row.feedback)])),
+            _ => inputs.push((row.values.to_vec(), vec![(choice, row.feedback)])),
         }
     }
     let always = vec![EXTERN_MM.to_string()];

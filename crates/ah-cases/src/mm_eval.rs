@@ -230,7 +230,7 @@ fn group_inputs(log: &Log) -> Vec<(Vec<Value>, ChoiceTimes)> {
         let next = order.len();
         let g = groups.entry(key).or_insert_with(|| (next, Vec::new()));
         if g.0 == next {
-            order.push(row.values.clone());
+            order.push(row.values.to_vec());
         }
         let choice = log.choice_name(row);
         match g.1.iter_mut().find(|(c, _)| c == choice) {

@@ -73,7 +73,7 @@ pub fn inputs_from_log(log: &Log) -> Result<Vec<InputTimes>, String> {
     for row in &log.rows {
         let key: String = row.values.iter().map(|v| format!("{v},")).collect();
         let i = *index.entry(key).or_insert_with(|| {
-            order.push(row.values.clone());
+            order.push(row.values.to_vec());
             order.len() - 1
         });
         let choice = log.choice_name(row);

@@ -28,7 +28,7 @@ fn samples(log: &Log) -> Vec<Sample> {
     for row in &log.rows {
         let choice = log.choice_name(row).to_string();
         if choice == EXTERN_MM || out.is_empty() {
-            out.push((row.values.clone(), Vec::new()));
+            out.push((row.values.to_vec(), Vec::new()));
         }
         out.last_mut().unwrap().1.push((choice, row.feedback));
     }

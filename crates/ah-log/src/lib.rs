@@ -12,8 +12,9 @@
 //!   [`Metadata`];
 //! - `read`: [`Log::read`] and [`Log::from_reader`] (streaming), [`open_maybe_gz`],
 //!   [`read_bytes`] and [`log_text`] (a whole file, every error naming its line);
+//! - `inputs`: the reader's values of each input, parsed once and shared by its rows;
 //! - `parallel`: [`Log::read_parallel`], the same result with both halves of a large file
-//!   parsed at once;
+//!   parsed at once (`halves`: where a plain file is cut);
 //! - `rows`: [`row_spans`], the data rows of a log's text with their byte offsets;
 //! - `limit`: [`MAX_LINE_BYTES`], the longest line a reader takes (enforced as it reads);
 //! - `head`: [`check_head`], a log's metadata line and header against a writer's, before it
@@ -29,7 +30,9 @@
 //! It prints nothing; errors are the core's [`ah_core::Error`] (they name the file and line).
 #![deny(missing_docs)]
 
+mod halves;
 mod head;
+mod inputs;
 mod limit;
 mod lock;
 mod merge;
@@ -49,6 +52,7 @@ mod repair_tests;
 mod tests;
 
 use std::path::PathBuf;
+use std::sync::Arc;
 
 pub use head::{check_head, head_text, Head};
 pub use limit::MAX_LINE_BYTES;
@@ -83,8 +87,10 @@ pub struct MalformedLine {
 /// One data row: the logged feature values, the choice and its feedback.
 #[derive(Debug, Clone, PartialEq)]
 pub struct LogRow {
-    /// Feature values in header order.
-    pub values: Vec<Value>,
+    /// Feature values in header order. The reader parses an input once: rows whose feature
+    /// cells have the same text (an input's choices and repetitions) share one slice, so that a
+    /// log of millions of rows holds its values once per input, not once per row.
+    pub values: Arc<[Value]>,
     /// Index into [`Log::choices`].
     pub choice: u32,
     /// Measured time in milliseconds; `inf` when the choice failed.

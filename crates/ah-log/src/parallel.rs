@@ -2,9 +2,12 @@
 //! once (the trainer reads logs of millions of rows).
 
 use std::collections::HashMap;
-use std::io::Read;
+use std::fs::File;
+use std::io::{BufReader, Read, Seek, SeekFrom};
 use std::path::Path;
 
+use super::halves::Halves;
+use super::limit::{newlines, MAX_LINE_BYTES};
 use super::read::read_bytes;
 use super::{Log, ReadOptions};
 use ah_core::error::{Error, Result};
@@ -12,13 +15,21 @@ use ah_core::error::{Error, Result};
 /// Files at most this large are read by one thread.
 const PARALLEL_FROM_BYTES: usize = 1 << 20;
 
+/// The buffer of each half read from a file (the reader's own is as large).
+const BUFFER: usize = 1 << 16;
+
 impl Log {
     /// Reads a log like [`Log::read`] (same result, same messages), parsing the two halves of a
     /// large file on two threads and merging them (choice indices remapped, line numbers of
-    /// skipped lines and of errors shifted to the whole file's). Holds the uncompressed file in
-    /// memory while it reads.
+    /// skipped lines and of errors shifted to the whole file's). A plain log is parsed from the
+    /// file, each half by its thread ([`Halves`]); a gzip log is held in memory, uncompressed,
+    /// while it is read. An input with rows in both halves has its values twice (equal, one
+    /// slice for the rows of each half).
     pub fn read_parallel(path: impl AsRef<Path>, options: ReadOptions) -> Result<Log> {
         let path = path.as_ref();
+        if let Some(halves) = Halves::of(path, PARALLEL_FROM_BYTES as u64)? {
+            return read_halves(path, halves, options);
+        }
         let bytes = read_bytes(path)?;
         // Small files, or files without a header: the plain reader (and its messages).
         let header_end = bytes
@@ -51,25 +62,60 @@ impl Log {
             (a, b.join().expect("the reader thread does not panic"))
         });
         let log = a?;
-        let b = b.map_err(|e| match e {
-            Error::LogFormat {
-                path,
-                line,
-                message,
-            } if line > 2 => Error::LogFormat {
-                path,
-                line: line + lines_before - 2,
-                message,
-            },
-            e => e,
-        })?;
-        Ok(append(log, b, lines_before - 2))
+        merge(log, b, lines_before)
     }
 }
 
-/// The number of `\n`s in `bytes`.
-fn newlines(bytes: &[u8]) -> usize {
-    bytes.iter().filter(|c| **c == b'\n').count()
+/// A large plain log read from the file in two halves at once, each through the reader's
+/// line limit.
+fn read_halves(path: &Path, halves: Halves, options: ReadOptions) -> Result<Log> {
+    let Halves {
+        file,
+        head,
+        cut,
+        rows,
+    } = halves;
+    let (a, b) = std::thread::scope(|s| {
+        let b = s.spawn(|| {
+            let mut rest = File::open(path).map_err(|e| Error::io(path, e))?;
+            rest.seek(SeekFrom::Start(cut))
+                .map_err(|e| Error::io(path, e))?;
+            let second = BufReader::with_capacity(BUFFER, (&head[..]).chain(rest));
+            Log::from_reader_sized(path, second, options, MAX_LINE_BYTES, rows / 2)
+        });
+        let a = Log::from_reader_sized(
+            path,
+            BufReader::with_capacity(BUFFER, file.take(cut)),
+            options,
+            MAX_LINE_BYTES,
+            rows,
+        );
+        (a, b.join().expect("the reader thread does not panic"))
+    });
+    let log = a?;
+    // Every line of the first half is its metadata or header line, a row, a malformed row or
+    // an empty line, and it ends with a newline.
+    let lines_before = 2 + log.rows.len() + log.malformed.len() + log.blank_lines;
+    merge(log, b, lines_before)
+}
+
+/// The first half's log followed by the second's (`b`: its lines 1-2 are the header, the
+/// others come after the first half's `lines_before` lines), or the second half's error, at
+/// its line of the whole file.
+fn merge(log: Log, b: Result<Log>, lines_before: usize) -> Result<Log> {
+    let b = b.map_err(|e| match e {
+        Error::LogFormat {
+            path,
+            line,
+            message,
+        } if line > 2 => Error::LogFormat {
+            path,
+            line: line + lines_before - 2,
+            message,
+        },
+        e => e,
+    })?;
+    Ok(append(log, b, lines_before - 2))
 }
 
 /// `log` followed by the rows of `b`, whose lines are `shift` lines later in the file.

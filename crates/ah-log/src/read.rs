@@ -12,11 +12,12 @@ use std::path::Path;
 
 use csv::ByteRecord;
 
+use super::inputs::InputValues;
 use super::limit::{LineLimit, LineTooLong, MAX_LINE_BYTES};
 use super::{Log, LogRow, MalformedLine, ReadOptions};
 use ah_core::error::{clip, Error, Result};
 use ah_core::metadata::Metadata;
-use ah_core::value::{parse_python_float, Value};
+use ah_core::value::parse_python_float;
 
 impl Log {
     /// Reads a log, plain or gzip (by the `.gz` suffix or the gzip magic bytes).
@@ -28,8 +29,9 @@ impl Log {
 
     /// Reads a log from any buffered reader; `path` is used in messages only.
     ///
-    /// Linear in the size of the input: the CSV parser fills one reused record, and a row's
-    /// cells are parsed straight into a vector of exactly the header's width. Every error
+    /// Linear in the size of the input: the CSV parser fills one reused record, and an input's
+    /// cells are parsed once, for its first row (later rows with the same cells share those
+    /// values, [`crate::LogRow::values`]). Every error
     /// names the file and the line; a line longer than [`MAX_LINE_BYTES`] is an error before
     /// it is held in memory.
     pub fn from_reader(path: &Path, reader: impl BufRead, options: ReadOptions) -> Result<Log> {
@@ -96,10 +98,12 @@ impl Log {
     }
 }
 
-/// Reads the data rows (line 3 on) into `log`.
+/// Reads the data rows (line 3 on) into `log`; rows with the same feature cells share their
+/// values ([`InputValues`]).
 fn read_rows(lines: &mut Lines<'_, impl Read>, log: &mut Log, options: ReadOptions) -> Result<()> {
     let n = log.features.len() + 2;
     let mut choice_index: HashMap<String, u32> = HashMap::new();
+    let mut inputs = InputValues::default();
     while let Some(line) = lines.next_line()? {
         let lineno = match line {
             Line::Blank(_) => {
@@ -108,9 +112,8 @@ fn read_rows(lines: &mut Lines<'_, impl Read>, log: &mut Log, options: ReadOptio
             }
             Line::Fields(l) => l,
         };
-        match parse_row(&lines.record, n) {
-            Ok((values, choice, feedback)) => {
-                let line = lineno;
+        match check_row(&lines.record, n) {
+            Ok((text, choice, feedback)) => {
                 let idx = match choice_index.get(choice) {
                     Some(&i) => i,
                     None => {
@@ -121,10 +124,10 @@ fn read_rows(lines: &mut Lines<'_, impl Read>, log: &mut Log, options: ReadOptio
                     }
                 };
                 log.rows.push(LogRow {
-                    values,
+                    values: inputs.of(&lines.record, text, n - 2),
                     choice: idx,
                     feedback,
-                    line,
+                    line: lineno,
                 });
             }
             Err(None) => return Err(lines.utf8_error(lineno)),
@@ -386,13 +389,14 @@ fn tail_of(text: &str, max: usize) -> String {
     format!("...{}", &text[start..])
 }
 
-/// Parses a data row of `n` fields (features, choice, feedback): the cells are parsed in place
-/// into a vector of exactly `n - 2` values. `Err(None)` when a field is not UTF-8 (checked
-/// before anything else is said of the row), `Err(Some(reason))` for a malformed row.
-fn parse_row(
+/// Checks a data row of `n` fields (features, choice, feedback): the row's text (its fields
+/// concatenated, [`ByteRecord::as_slice`]), its choice and its feedback. `Err(None)` when a
+/// field is not UTF-8 (checked before anything else is said of the row), `Err(Some(reason))`
+/// for a malformed row. The feature cells are not parsed here: any text is a value.
+fn check_row(
     record: &ByteRecord,
     n: usize,
-) -> std::result::Result<(Vec<Value>, &str, f64), Option<String>> {
+) -> std::result::Result<(&str, &str, f64), Option<String>> {
     let found = record.len();
     if found != n {
         if !fields_of(record).all(|f| std::str::from_utf8(f).is_ok()) {
@@ -403,7 +407,8 @@ fn parse_row(
         )));
     }
     // One UTF-8 check for the whole row: its fields are UTF-8 exactly when their
-    // concatenation is and every field starts and ends on a character boundary.
+    // concatenation is and every field starts and ends on a character boundary (as every
+    // byte of ASCII text does).
     let text = std::str::from_utf8(record.as_slice()).map_err(|_| None)?;
     let field = |i: usize| {
         record
@@ -411,9 +416,10 @@ fn parse_row(
             .and_then(|r| text.get(r))
             .ok_or(None::<String>)
     };
-    let mut values = Vec::with_capacity(n - 2);
-    for i in 0..n - 2 {
-        values.push(Value::parse(field(i)?));
+    if !text.is_ascii() {
+        for i in 0..n - 2 {
+            field(i)?;
+        }
     }
     let choice = field(n - 2)?;
     let feedback_text = field(n - 1)?.trim_end_matches('\r');
@@ -432,7 +438,7 @@ fn parse_row(
     if choice.is_empty() {
         return Err(Some("empty choice".into()));
     }
-    Ok((values, choice, feedback))
+    Ok((text, choice, feedback))
 }
 
 /// The metadata line of a log (its first line, without the line end; empty for an empty file).
@@ -513,7 +519,7 @@ fn unreadable(e: &dyn std::fmt::Display) -> String {
 pub(crate) fn is_row(line: &str, width: usize) -> bool {
     let mut csv = csv_reader(line.as_bytes());
     let mut record = ByteRecord::new();
-    matches!(csv.read_byte_record(&mut record), Ok(true)) && parse_row(&record, width).is_ok()
+    matches!(csv.read_byte_record(&mut record), Ok(true)) && check_row(&record, width).is_ok()
 }
 
 /// The text of a log or sidecar read as bytes: an error naming the file and the line when it

@@ -220,7 +220,7 @@ pub fn train_regression(
         || dataset_hash(&opts.log),
     );
     let (p, hash) = (p?, hash?);
-    let choices = p.full.choices.clone();
+    let choices = p.choices.clone();
     let expanded: Vec<Expanded> = p.sets.iter().map(|(_, t)| expand(t, &choices)).collect();
     let es = EvalSettings {
         default_choice: p.settings.default_choice.clone(),
@@ -309,7 +309,7 @@ fn fit_grid(
     let tr = &expanded[0];
     let n_rows = tr.target.len();
     let m = TrainMatrix::new(
-        tr.x.clone(),
+        &tr.x[..],
         tr.n_cols,
         vec![0; n_rows],
         0,
@@ -373,7 +373,7 @@ fn build_model(
     metrics: &BTreeMap<String, Metrics>,
     hash: &str,
 ) -> Model {
-    let choices = &p.full.choices;
+    let choices = &p.choices;
     let mut columns = p.encoding.columns.clone();
     columns.extend(choices.iter().map(|c| Column::OneHot {
         feature: model::CHOICE_FEATURE.into(),
@@ -528,8 +528,8 @@ mod tests {
         let mut checked = 0;
         for (i, key) in full.keys.iter().enumerate() {
             let mut ctx = Context::new();
-            ctx.add("m", key[0].parse::<i64>().unwrap());
-            ctx.add_categorical("dtype", key[1].as_str());
+            ctx.add("m", key.get(0).unwrap().parse::<i64>().unwrap());
+            ctx.add_categorical("dtype", key.get(1).unwrap());
             let want = match &preds[i] {
                 Prediction {
                     pick: Some(c),

@@ -182,15 +182,16 @@ impl SplitFile {
     /// Assigns table rows to sets by their logged feature text. `keys[i]` is row `i`'s key in
     /// the order of [`SplitFile::features`]. Rows keep the file's order within each set.
     pub fn assign(&self, path: &Path, keys: &[ah_eval::table::Key]) -> Result<Split> {
-        let mut index: BTreeMap<&[String], usize> = BTreeMap::new();
+        let mut index: BTreeMap<Vec<&str>, usize> = BTreeMap::new();
         for (i, k) in keys.iter().enumerate() {
-            index.insert(&k[..], i);
+            index.insert(k.iter().collect(), i);
         }
         let mut used = vec![false; keys.len()];
         let mut take = |set: &[Vec<String>], name: &str| -> Result<Vec<usize>> {
             let mut out = Vec::with_capacity(set.len());
             for (j, k) in set.iter().enumerate() {
-                let Some(&i) = index.get(k.as_slice()) else {
+                let cells: Vec<&str> = k.iter().map(String::as_str).collect();
+                let Some(&i) = index.get(&cells) else {
                     return Err(TrainError::Input {
                         path: path.to_path_buf(),
                         message: format!(

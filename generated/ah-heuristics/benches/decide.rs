@@ -32,7 +32,7 @@ fn contexts() -> Vec<Context> {
             .take(256)
             .map(|row| {
                 let mut ctx = Context::with_capacity(log.features.len());
-                for ((name, v), cat) in log.features.iter().zip(&row.values).zip(&cats) {
+                for ((name, v), cat) in log.features.iter().zip(row.values.iter()).zip(&cats) {
                     ctx.add_feature(name.clone(), v.clone(), *cat);
                 }
                 ctx

@@ -2,6 +2,7 @@
 //! pick, the cause named first) on a small hand-made table.
 
 use super::*;
+use crate::table::Key;
 
 #[test]
 fn metric_names_follow_the_upstream_then_extra_lists_and_serialize_sorted() {
@@ -68,9 +69,7 @@ fn table_with_an_inf_pick() -> Table {
         actual_winner: vec![0, 1, 1],
         weight: vec![1.0; 3],
         speedup: vec![2.0, 2.0, f64::INFINITY],
-        keys: (0..3)
-            .map(|i| std::sync::Arc::from(vec![i.to_string()]))
-            .collect(),
+        keys: (0..3).map(|i| Key::new([i.to_string()])).collect(),
         input: vec![0, 1, 2],
     }
 }

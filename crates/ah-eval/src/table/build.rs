@@ -64,19 +64,13 @@ pub fn build_table(
     }
     let cx = Slots::new(path, &features, &kinds, operations);
     let kept: Vec<&RawInput> = labels.kept.iter().map(|&id| &raw[id]).collect();
-    let all_values = cx.augment(&kept)?;
+    let ops = cx.augment(&kept)?;
     let keys = cx.keys(&kept);
     let encoding = match encoding {
         Some(e) => e.clone(),
-        None => learn_encoding(
-            &log.metadata,
-            operations,
-            &keys,
-            &all_values,
-            features.len(),
-        ),
+        None => learn_encoding(&log.metadata, operations, &keys, &ops),
     };
-    let x = cx.column_values(&encoding.columns, &kept, &all_values)?;
+    let x = cx.column_values(&encoding.columns, &kept, &ops)?;
     let n = kept.len();
     let table = Table {
         name: name.to_string(),

@@ -3,8 +3,9 @@
 
 use ah_core::model::Column;
 use ah_core::ops::Operation;
-use ah_core::{Metadata, Value};
+use ah_core::Metadata;
 
+use super::slots::OpValues;
 use super::values::{text_of, ColumnKind};
 use super::{Encoding, Key};
 
@@ -14,16 +15,16 @@ pub(super) fn learn_encoding(
     md: &Metadata,
     operations: &[Operation],
     keys: &[Key],
-    all_values: &[Vec<Value>],
-    n_features: usize,
+    ops: &OpValues,
 ) -> Encoding {
     let mut categories = Vec::new();
     for (j, f) in md.categorical_features.iter().enumerate() {
         let fj = md.numerical_features.len() + j;
         let mut seen: Vec<String> = Vec::new();
         for key in keys {
-            if !seen.contains(&key[fj]) {
-                seen.push(key[fj].clone());
+            let text = key.get(fj).expect("a key has every logged feature");
+            if !seen.iter().any(|s| s == text) {
+                seen.push(text.to_string());
             }
         }
         categories.push((f.clone(), seen));
@@ -31,8 +32,8 @@ pub(super) fn learn_encoding(
     for (p, op) in operations.iter().enumerate() {
         if op.is_categorical {
             let mut seen: Vec<String> = Vec::new();
-            for vals in all_values {
-                let s = text_of(&vals[n_features + p], ColumnKind::Str);
+            for i in 0..ops.len() {
+                let s = text_of(&ops.of(i)[p], ColumnKind::Str);
                 if !seen.iter().any(|x| *x == s) {
                     seen.push(s.into_owned());
                 }

@@ -4,16 +4,19 @@
 use std::cmp::Ordering;
 use std::collections::HashMap;
 use std::hash::Hasher;
+use std::sync::Arc;
 
 use ah_core::Value;
 use ah_log::{Log, LogRow};
+use rustc_hash::{FxHashMap, FxHasher};
 
 use super::report::BuildReport;
 use super::values::{cmp_values, ColumnKind};
 
 pub(super) struct RawInput {
-    /// The metadata features' values, metadata order.
-    pub(super) values: Vec<Value>,
+    /// The metadata features' values, metadata order (the log's rows' own when the metadata
+    /// lists every column in header order, as logs do).
+    pub(super) values: Arc<[Value]>,
     /// (choice index of the log, feedback) per row, in file order.
     pub(super) feedback: Vec<(u32, f64)>,
     /// The line of its first row in the log (for messages about its values).
@@ -44,6 +47,10 @@ pub(super) fn group_inputs(
                 .expect("the log reader checks metadata features against the header")
         })
         .collect();
+    let cols = Columns {
+        all: cols.iter().copied().eq(0..log.features.len()),
+        cols,
+    };
     let rows = &log.rows[..];
     let mut groups = if rows.len() >= PARALLEL_FROM_ROWS {
         let (a, b) = rows.split_at(rows.len() / 2);
@@ -57,6 +64,13 @@ pub(super) fn group_inputs(
     std::mem::take(&mut groups.raw)
 }
 
+/// The column of each metadata feature.
+struct Columns {
+    cols: Vec<usize>,
+    /// Every column, in header order (a row's values are the input's).
+    all: bool,
+}
+
 /// Logs with at least this many rows are grouped in two halves at once.
 const PARALLEL_FROM_ROWS: usize = 1 << 14;
 
@@ -67,7 +81,7 @@ struct Groups {
     /// The hash of each input's values.
     hashes: Vec<u64>,
     /// The last input of each hash; `chain` links it to the earlier ones of that hash.
-    index: HashMap<u64, u32, std::hash::BuildHasherDefault<Fnv>>,
+    index: FxHashMap<u64, u32>,
     /// The previous input of the same hash (`u32::MAX`: none).
     chain: Vec<u32>,
     nan_rows: usize,
@@ -76,16 +90,19 @@ struct Groups {
 
 impl Groups {
     /// The inputs of `rows`, in order of first appearance (NaN feedback rows counted and left
-    /// out).
-    fn of(rows: &[LogRow], cols: &[usize]) -> Groups {
+    /// out). Rows that share their values ([`ah_log::LogRow::values`]) are one input: only the
+    /// first of them is hashed.
+    fn of(rows: &[LogRow], cols: &Columns) -> Groups {
         let mut g = Groups {
             raw: Vec::new(),
             hashes: Vec::new(),
-            index: HashMap::default(),
+            index: FxHashMap::default(),
             chain: Vec::new(),
             nan_rows: 0,
             inf_rows: 0,
         };
+        // The input of each shared slice of values met so far, by its address.
+        let mut seen: FxHashMap<usize, usize> = FxHashMap::default();
         for row in rows {
             if row.feedback.is_nan() {
                 g.nan_rows += 1;
@@ -94,25 +111,38 @@ impl Groups {
             if row.feedback.is_infinite() {
                 g.inf_rows += 1;
             }
-            let h = hash_values(cols.iter().map(|&c| &row.values[c]));
-            let id = match g.find(h, |r| {
-                cols.iter()
-                    .zip(&r.values)
-                    .all(|(&c, v)| same_key(&row.values[c], v))
-            }) {
-                Some(id) => id,
-                None => g.push(
-                    h,
-                    RawInput {
-                        values: cols.iter().map(|&c| row.values[c].clone()).collect(),
-                        feedback: Vec::with_capacity(8),
-                        line: row.line,
-                    },
-                ),
-            };
+            let id = *seen
+                .entry(Arc::as_ptr(&row.values) as *const Value as usize)
+                .or_insert_with(|| g.input_of(row, cols));
             g.raw[id].feedback.push((row.choice, row.feedback));
         }
         g
+    }
+
+    /// The input of a row's values: an earlier one with the same key, or a new one.
+    fn input_of(&mut self, row: &LogRow, cols: &Columns) -> usize {
+        let (all, cols) = (cols.all, &cols.cols);
+        let h = hash_values(cols.iter().map(|&c| &row.values[c]));
+        let found = self.find(h, |r| {
+            cols.iter()
+                .zip(r.values.iter())
+                .all(|(&c, v)| same_key(&row.values[c], v))
+        });
+        found.unwrap_or_else(|| {
+            let values = if all {
+                Arc::clone(&row.values)
+            } else {
+                cols.iter().map(|&c| row.values[c].clone()).collect()
+            };
+            self.push(
+                h,
+                RawInput {
+                    values,
+                    feedback: Vec::with_capacity(8),
+                    line: row.line,
+                },
+            )
+        })
     }
 
     /// The input of hash `h` that `is` accepts.
@@ -143,7 +173,10 @@ impl Groups {
         self.inf_rows += later.inf_rows;
         for (r, h) in later.raw.into_iter().zip(later.hashes) {
             let found = self.find(h, |e| {
-                e.values.iter().zip(&r.values).all(|(a, b)| same_key(a, b))
+                e.values
+                    .iter()
+                    .zip(r.values.iter())
+                    .all(|(a, b)| same_key(a, b))
             });
             match found {
                 Some(id) => self.raw[id].feedback.extend_from_slice(&r.feedback),
@@ -169,21 +202,21 @@ fn same_key(a: &Value, b: &Value) -> bool {
 
 /// A hash of values that [`same_key`] holds equal (kind tag, then the bits or text).
 fn hash_values<'v>(values: impl Iterator<Item = &'v Value>) -> u64 {
-    let mut h = Fnv::default();
+    let mut h = FxHasher::default();
     for v in values {
         match v {
-            Value::Bool(b) => h.mix(u64::from(*b)),
+            Value::Bool(b) => h.write_u64(u64::from(*b)),
             Value::Int(i) => {
-                h.mix(1);
-                h.mix(*i as u64);
+                h.write_u64(1);
+                h.write_u64(*i as u64);
             }
             Value::Float(f) => {
-                h.mix(2);
-                h.mix(f.to_bits());
+                h.write_u64(2);
+                h.write_u64(f.to_bits());
             }
             Value::Str(s) => {
-                h.mix(3);
-                h.mix(s.len() as u64);
+                h.write_u64(3);
+                h.write_u64(s.len() as u64);
                 h.write(s.as_bytes());
             }
         }
@@ -204,36 +237,4 @@ pub(super) fn groupby_order(raw: &[RawInput], kinds: &[ColumnKind]) -> Vec<usize
         Ordering::Equal
     });
     order
-}
-
-/// A fast multiply-rotate hash (FxHash-like, 8 bytes at a time) for grouping rows by their
-/// (short, trusted) key bytes.
-#[derive(Default)]
-pub(super) struct Fnv(u64);
-
-impl Fnv {
-    const K: u64 = 0x517c_c1b7_2722_0a95;
-
-    /// Mixes one word in.
-    fn mix(&mut self, w: u64) {
-        self.0 = (self.0.rotate_left(5) ^ w).wrapping_mul(Self::K);
-    }
-}
-
-impl std::hash::Hasher for Fnv {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        let mut chunks = bytes.chunks_exact(8);
-        for c in &mut chunks {
-            self.mix(u64::from_le_bytes(c.try_into().expect("8 bytes")));
-        }
-        for &b in chunks.remainder() {
-            self.mix(u64::from(b));
-        }
-    }
-    fn write_u64(&mut self, w: u64) {
-        self.mix(w);
-    }
 }

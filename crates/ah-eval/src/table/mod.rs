@@ -11,7 +11,7 @@
 //! `ah-use replay` evaluates a trained model on it, so both report the same rows.
 //!
 //! The module by job: this file holds the table's types ([`Table`], [`Encoding`], [`Key`]);
-//! `build.rs` builds a table from a log ([`build_table`], [`BuildOptions`]) by calling, in
+//! `key.rs` holds [`Key`], an input's feature text; `build.rs` builds a table from a log ([`build_table`], [`BuildOptions`]) by calling, in
 //! order, `group.rs` (rows grouped by input, pandas' `groupby` order), `label.rs` (median
 //! times, winner, speedup per input), `slots.rs` (augment operations, feature text, column
 //! values) and `encoding.rs` (the encoding learned from a training table); `values.rs` types
@@ -24,6 +24,7 @@ use ah_core::ops::Operation;
 mod build;
 mod encoding;
 mod group;
+mod key;
 mod label;
 mod report;
 mod slots;
@@ -33,6 +34,7 @@ mod values;
 mod tests;
 
 pub use build::build_table;
+pub use key::Key;
 pub use report::BuildReport;
 
 /// Options of [`build_table`] (here, beside the table, so that `build.rs` and `label.rs`
@@ -42,9 +44,6 @@ pub struct BuildOptions {
     /// Keep inputs whose every choice failed (PyTorch does; their label is arbitrary).
     pub keep_all_inf: bool,
 }
-
-/// An input's logged feature text, metadata order.
-pub type Key = std::sync::Arc<[String]>;
 
 /// The feature encoding learned on the training log and reused for `--data` sets.
 #[derive(Debug, Clone)]

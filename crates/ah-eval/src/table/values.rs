@@ -49,6 +49,19 @@ pub(super) fn text_of(v: &Value, kind: ColumnKind) -> Cow<'_, str> {
     }
 }
 
+/// Appends [`text_of`] `v` to `out`, without a string of its own for integers and text.
+pub(super) fn push_text(out: &mut String, v: &Value, kind: ColumnKind) {
+    match (kind, v) {
+        (ColumnKind::Float, Value::Int(_)) | (_, Value::Float(_)) => {
+            out.push_str(&text_of(v, kind))
+        }
+        (_, Value::Int(i)) => out.push_str(itoa::Buffer::new().format(*i)),
+        (_, Value::Bool(true)) => out.push_str("True"),
+        (_, Value::Bool(false)) => out.push_str("False"),
+        (_, Value::Str(s)) => out.push_str(s),
+    }
+}
+
 pub(super) fn cmp_values(a: &Value, b: &Value, kind: ColumnKind) -> Ordering {
     match kind {
         ColumnKind::Str => display_text(a).cmp(&display_text(b)),

@@ -67,7 +67,7 @@ fn context(features: &[(String, bool)], values: &[Value]) -> Context {
 fn check_rows(log: &Log, rows: &[(Vec<Value>, usize, f64)], choices: &[String]) {
     assert_eq!(log.rows.len(), rows.len());
     for (got, (values, choice, feedback)) in log.rows.iter().zip(rows) {
-        assert_eq!(&got.values, values);
+        assert_eq!(&got.values[..], &values[..]);
         assert_eq!(log.choice_name(got), choices[*choice]);
         assert_eq!(got.feedback.to_bits(), feedback.to_bits());
     }

@@ -222,7 +222,7 @@ fn builtin_operations_apply_to_shared_logs() {
         // Every 97th row keeps this fast in the test profile while covering all inputs kinds.
         for row in log.rows.iter().step_by(97) {
             let mut ctx = Context::with_capacity(log.features.len() + ops.len());
-            for (name, v) in log.features.iter().zip(&row.values) {
+            for (name, v) in log.features.iter().zip(row.values.iter()) {
                 ctx.add_feature(name.clone(), v.clone(), log.metadata.is_categorical(name));
             }
             apply_operations(&ops, &mut ctx).unwrap_or_else(|err| panic!("{}: {err}", e.file));

@@ -53,7 +53,8 @@ pub(super) struct Builder<'a> {
     pub(super) criterion: Criterion,
     pub(super) regression: bool,
     /// Per feature: sample indices; a node owns `[start, end)` of every feature's array, sorted
-    /// by that feature (ties by sample index).
+    /// by that feature (ties by sample index); empty where [`Presorted`]'s order is (two-valued
+    /// columns, scanned by counting).
     pub(super) sorted: Vec<Vec<u32>>,
     pub(super) features: Vec<usize>,
     pub(super) constant_features: Vec<usize>,

@@ -248,7 +248,7 @@ pub fn load(log: &Path, extras: &Path) -> Result<Samples, PruneError> {
             .join(",");
         let entry = rows.entry(key.clone()).or_insert_with(|| {
             order.push(key);
-            (row.values.clone(), Vec::new())
+            (row.values.to_vec(), Vec::new())
         });
         let name = log.choice_name(row);
         // A GEMM drawn twice is logged twice: its later times win, as its later extras line

@@ -366,7 +366,7 @@ mod tests {
             weight: vec![1.0; 20],
             speedup: vec![2.0; 20],
             keys: (0..20)
-                .map(|i| std::sync::Arc::from(vec![i.to_string()]))
+                .map(|i| ah_eval::table::Key::new([i.to_string()]))
                 .collect(),
             input: (0..20).collect(),
         };

@@ -12,7 +12,6 @@ use rayon::prelude::*;
 use crate::cart::CartTree;
 use crate::config::GridConfig;
 use crate::error::Result;
-use crate::learner::TrainMatrix;
 use crate::split::RandomState;
 use ah_eval::table::Table;
 
@@ -45,7 +44,6 @@ struct Fold {
     train: Table,
     test: Table,
     classes: Vec<String>,
-    matrix: TrainMatrix,
 }
 
 /// Cross-validates every candidate, refits each on train+val, and keeps the cheapest.
@@ -138,19 +136,17 @@ fn cross_validate(g: &GridInput<'_>, fit_t: &Table, fold_of: &[usize], k: usize)
             let te: Vec<usize> = (0..n).filter(|&i| fold_of[i] == f).collect();
             let train = fit_t.take(&tr, "cv_train");
             let classes = g.p.classes_of(&train);
-            let matrix = matrix_of(&train, &classes);
             Fold {
                 test: fit_t.take(&te, "cv_test"),
                 train,
                 classes,
-                matrix,
             }
         })
         .collect();
     let params = g.params();
     let fold_trees: Vec<Vec<CartTree>> = folds
         .par_iter()
-        .map(|f| f.matrix.fit_many(g.opts.learner, &params))
+        .map(|f| matrix_of(&f.train, &f.classes).fit_many(g.opts.learner, &params))
         .collect();
     let jobs: Vec<(usize, usize)> = (0..g.configs.len())
         .flat_map(|c| (0..k).map(move |f| (c, f)))

@@ -11,7 +11,7 @@ use ah_eval::table::Table;
 use super::prepare::Prepared;
 use super::{Fitted, Mode, TrainOptions};
 
-pub(super) fn matrix_of(t: &Table, classes: &[String]) -> TrainMatrix {
+pub(super) fn matrix_of<'t>(t: &'t Table, classes: &[String]) -> TrainMatrix<'t> {
     let labels: Vec<u32> = t
         .winner
         .iter()
@@ -22,7 +22,7 @@ pub(super) fn matrix_of(t: &Table, classes: &[String]) -> TrainMatrix {
         })
         .collect();
     TrainMatrix::new(
-        t.x.clone(),
+        &t.x[..],
         t.n_cols,
         labels,
         classes.len(),

@@ -254,13 +254,8 @@ pub fn train(opts: &TrainOptions, progress: &(dyn Fn(u64) + Sync)) -> Result<Tra
         || prepare::prepare(opts, prepare::Variant::Classification),
         || dataset_hash(&opts.log),
     );
-    let (mut p, hash) = (p?, hash?);
+    let (p, hash) = (p?, hash?);
     let guarded = crate::category_guard::guarded_columns(&p.encoding, &opts.category_guard)?;
-    // Nothing reads the log's rows once the table is built: they are freed on a worker
-    // (tens of thousands of vectors and strings) while the grid is fitted, not one by one on
-    // this thread after it.
-    let rows = std::mem::take(&mut p.log.rows);
-    rayon::spawn(move || drop(rows));
     let t_prep = t0.elapsed().as_secs_f64();
     let g = grid::GridInput::new(opts, &p, progress);
     let mut sel = match opts.mode {
@@ -359,32 +354,36 @@ mod decide_tests {
         let out = train(o, &|_| {}).unwrap();
         let p = prepare::prepare(o, prepare::Variant::Classification).unwrap();
         let model = &out.model;
-        let mut row_of: std::collections::HashMap<&[String], usize> = Default::default();
-        for (i, k) in p.full.keys.iter().enumerate() {
-            row_of.insert(&k[..], i);
+        // Each input's table row, from the set it is in.
+        let mut row_of: std::collections::HashMap<Vec<String>, &[f64]> = Default::default();
+        for (_, t) in &p.sets[..3] {
+            for (i, k) in t.keys.iter().enumerate() {
+                row_of.insert(k.to_vec(), t.row(i));
+            }
         }
-        let md = &p.log.metadata;
+        let log = crate::dataset::read_log(&o.log).unwrap();
+        let md = &log.metadata;
         let cols: Vec<(usize, bool)> = md
             .features()
-            .map(|f| (p.log.column(f).unwrap(), md.is_categorical(f)))
+            .map(|f| (log.column(f).unwrap(), md.is_categorical(f)))
             .collect();
         let names: Vec<String> = md.features().map(str::to_string).collect();
         let mut checked = 0;
         let mut oob = 0;
         let mut seen = std::collections::HashSet::new();
-        for r in &p.log.rows {
+        for r in &log.rows {
             let key: Vec<String> = cols.iter().map(|&(c, _)| r.values[c].to_string()).collect();
-            let Some(&i) = row_of.get(key.as_slice()) else {
+            let Some(&row) = row_of.get(key.as_slice()) else {
                 continue;
             };
-            if !seen.insert(i) {
+            if !seen.insert(key.clone()) {
                 continue;
             }
             let mut ctx = Context::new();
             for (j, &(c, cat)) in cols.iter().enumerate() {
                 ctx.add_feature(names[j].clone(), r.values[c].clone(), cat);
             }
-            let leaf = model.tree.route(p.full.row(i));
+            let leaf = model.tree.route(row);
             let out_of_range = model.range_guard
                 && model.feature_ranges.iter().any(|r| {
                     let c = model
@@ -392,7 +391,7 @@ mod decide_tests {
                         .iter()
                         .position(|c| c.display_name() == r.name)
                         .unwrap();
-                    let v = p.full.row(i)[c];
+                    let v = row[c];
                     !(r.min <= v && v <= r.max)
                 });
             oob += usize::from(out_of_range);

@@ -130,7 +130,7 @@ pub(super) fn build_model(
         extra.insert("guard".into(), serde_json::json!(opts.guard.to_string()));
     }
     extra.insert("grid_models".into(), serde_json::json!(g.configs.len()));
-    extra.insert("inputs".into(), serde_json::json!(p.full.len()));
+    extra.insert("inputs".into(), serde_json::json!(p.keys.len()));
     let md = &p.log.metadata;
     let row = &sel.grid[sel.best];
     let f = &sel.chosen.fitted;
@@ -217,11 +217,7 @@ pub(crate) fn provenance(opts: &TrainOptions, hash: &str) -> Provenance {
 
 /// The split as the logged features and each set's inputs.
 pub(crate) fn split_sets(p: &Prepared) -> SplitSets {
-    let keys_of = |rows: &[usize]| {
-        rows.iter()
-            .map(|&i| p.full.keys[i].clone())
-            .collect::<Vec<_>>()
-    };
+    let keys_of = |rows: &[usize]| rows.iter().map(|&i| p.keys[i].clone()).collect::<Vec<_>>();
     SplitSets {
         features: p.log.metadata.features().map(str::to_string).collect(),
         train: keys_of(&p.split.train),

@@ -127,7 +127,7 @@ fn log_contexts(log: &Log) -> Vec<Context> {
     let mut out = Vec::new();
     for row in &log.rows {
         let mut ctx = Context::with_capacity(log.features.len());
-        for ((name, v), cat) in log.features.iter().zip(&row.values).zip(&cats) {
+        for ((name, v), cat) in log.features.iter().zip(row.values.iter()).zip(&cats) {
             ctx.add_feature(name.clone(), v.clone(), *cat);
         }
         if seen.insert(ctx.feature_values_csv()) {

@@ -103,7 +103,7 @@ fn schema_contexts_decide_like_added_ones() {
                 .map(|f| (f.clone(), log.metadata.is_categorical(f))),
         ));
         for row in &log.rows {
-            let ctx = Context::from_schema(&schema, row.values.clone()).unwrap();
+            let ctx = Context::from_schema(&schema, row.values.to_vec()).unwrap();
             let plain = added(&schema, &row.values);
             assert_eq!(
                 h.decide(&ctx),
