@@ -246,6 +246,10 @@ def best_ms(rec):
     return min(have) if have else None
 
 
+class MergeError(Exception):
+    """A result file that cannot be merged (named in the message)."""
+
+
 def merge(paths):
     """The GEMMs of several result files as one result, in order of first appearance. A GEMM
     (by name) in several files takes each setting's figures from the last file that measured that
@@ -253,9 +257,13 @@ def merge(paths):
     its figures are alternated in one process) replaces those settings, and the rest is kept."""
     by_name, order = {}, []
     for path in paths:
-        with open(path) as f:
-            data = json.load(f)
-        for r in data["gemms"]:
+        try:
+            with open(path) as f:
+                data = json.load(f)
+            records = data["gemms"]
+        except (OSError, ValueError, KeyError, TypeError) as e:
+            raise MergeError(f"{path}: not a result file of this script ({type(e).__name__}: {e})") from e
+        for r in records:
             if "run_ms" not in r:
                 continue
             name = r["gemm"]["name"]
@@ -829,7 +837,11 @@ def parse(argv):
 def main(argv=None):
     a = parse(argv)
     if a.merge:
-        data = merge(a.merge)
+        try:
+            data = merge(a.merge)
+        except MergeError as e:
+            print(f"inductor_eval: {e}", file=sys.stderr)
+            return 2
         print(table(data, [s for s in SETTINGS if s in data["summary"]["autotune_s"]]))
         return 0
     gemms = read_gemms(a.gemms) if a.gemms else holdout_gemms()

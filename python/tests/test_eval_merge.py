@@ -8,7 +8,7 @@ import os
 import sys
 import tempfile
 import unittest
-from contextlib import redirect_stdout
+from contextlib import redirect_stderr, redirect_stdout
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "scripts"))
@@ -66,6 +66,17 @@ class MergeTest(unittest.TestCase):
             with redirect_stdout(out):
                 self.assertEqual(inductor_eval.main(["--merge", path]), 0)
         self.assertIn("GEMMs > 1.03x the faster of none and max_autotune: none 0", out.getvalue())
+
+    def test_a_file_that_is_not_a_result_is_named_and_exits_2(self):
+        with tempfile.TemporaryDirectory() as d:
+            bad = os.path.join(d, "bad.json")
+            with open(bad, "w") as f:
+                f.write("{not json")
+            for path in (bad, os.path.join(d, "missing.json")):
+                err = io.StringIO()
+                with redirect_stderr(err):
+                    self.assertEqual(inductor_eval.main(["--merge", path]), 2)
+                self.assertIn(path, err.getvalue())
 
 
 if __name__ == "__main__":
