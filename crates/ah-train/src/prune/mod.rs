@@ -161,6 +161,9 @@ pub struct PruneModel {
     pub gemms: usize,
     /// Cross-validation, side by side with the fixed rules.
     pub cross_validation: Vec<RuleResult>,
+    /// Splits into folds `cross_validation` is the mean of (`--cv-repeats`; 1 is not written).
+    #[serde(default = "one", skip_serializing_if = "is_one")]
+    pub cv_repeats: usize,
     /// The log's GEMMs after the training ones (`--first`), side by side with the fixed rules.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub held_out: Vec<RuleResult>,
@@ -235,6 +238,7 @@ pub fn train(
         harm: params.harm,
         gemms: data.samples.len(),
         cross_validation,
+        cv_repeats: params.cv_repeats,
         held_out,
     };
     Ok((model, data))
@@ -270,7 +274,7 @@ pub fn report(model: &PruneModel, data: &Samples) -> String {
         )
     };
     format!(
-        "# {name}: which max-autotune GEMM choices to keep\n\n{gemms} GEMMs ({skipped} without compiled truth skipped); horizon {h} calls, harm bound {harm} %; {leaves} leaves.\n\n## Cross-validated, side by side (every GEMM decided by a tree made without it)\n\n{cv}\n## On the training GEMMs\n\n{fit}\n{later}Columns: autotuning seconds of the kept choices (measured prices; a single kept choice costs nothing); compiled truth (CUDA-graph replay) of the pick relative to default max-autotune's pick and to the faster of cuBLAS and that pick (geometric means); picks more than the harm bound slower than that; the worst; GEMMs not left to the full list.\n",
+        "# {name}: which max-autotune GEMM choices to keep\n\n{gemms} GEMMs ({skipped} without compiled truth skipped); horizon {h} calls, harm bound {harm} %; {leaves} leaves.\n\n## Cross-validated, side by side (every GEMM decided by a tree made without it{repeats})\n\n{cv}\n## On the training GEMMs\n\n{fit}\n{later}Columns: autotuning seconds of the kept choices (measured prices; a single kept choice costs nothing); compiled truth (CUDA-graph replay) of the pick relative to default max-autotune's pick and to the faster of cuBLAS and that pick (geometric means); picks more than the harm bound slower than that; the worst; GEMMs not left to the full list.\n",
         name = model.name,
         gemms = model.gemms,
         skipped = data.without_extras,
@@ -279,7 +283,19 @@ pub fn report(model: &PruneModel, data: &Samples) -> String {
         leaves = model.tree.leaves(),
         cv = eval::table(&model.cross_validation),
         fit = eval::table(&[fit]),
+        repeats = match model.cv_repeats {
+            1 => String::new(),
+            r => format!("; the means of {r} splits into folds"),
+        },
     )
+}
+
+fn one() -> usize {
+    1
+}
+
+fn is_one(x: &usize) -> bool {
+    *x == 1
 }
 
 #[cfg(test)]

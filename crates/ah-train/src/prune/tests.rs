@@ -181,6 +181,32 @@ fn repeated_cross_validation_reports_the_means() {
     }
 }
 
+/// A model trained with `--cv-repeats` records it, and its report says what the figures are;
+/// one repeat writes neither (models and reports as before the option).
+#[test]
+fn a_repeated_cross_validation_is_recorded_and_reported() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let logs = [root.join("data/inductor_mm_h100.txt")];
+    for (repeats, says) in [(1, false), (2, true)] {
+        let params = PruneParams {
+            first: Some(40),
+            cv_repeats: repeats,
+            ..Default::default()
+        };
+        let (model, data) = train(&logs, "RepeatCheck", &params).unwrap();
+        let json = serde_json::to_value(&model).unwrap();
+        assert_eq!(json.get("cv_repeats").is_some(), says);
+        let back: PruneModel = serde_json::from_value(json).unwrap();
+        assert_eq!(back.cv_repeats, repeats);
+        let text = report(&model, &data);
+        assert_eq!(
+            text.contains("the means of 2 splits into folds"),
+            says,
+            "{text}"
+        );
+    }
+}
+
 #[test]
 fn params_are_checked() {
     assert!(PruneParams::default().check().is_ok());
