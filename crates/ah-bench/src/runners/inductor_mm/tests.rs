@@ -10,7 +10,11 @@ fn target() -> Target {
 }
 
 fn draws(n: u64) -> Vec<Gemm> {
-    let r = InductorMmRunner::new(Engine::Fake);
+    draws_of(Mixture::All, n)
+}
+
+fn draws_of(mixture: Mixture, n: u64) -> Vec<Gemm> {
+    let r = InductorMmRunner::new(Engine::Fake).with_mixture(mixture);
     (0..n)
         .map(|i| r.create_input(&mut sample_rng(7, i), &target()))
         .collect()
@@ -146,9 +150,7 @@ fn a_failed_gemm_is_an_error_and_the_worker_goes_on() {
 #[test]
 fn the_decode_mixture_draws_decode_steps_only() {
     let r = InductorMmRunner::new(Engine::Fake).with_mixture(Mixture::Decode);
-    let a: Vec<Gemm> = (0..1000)
-        .map(|i| r.create_input(&mut sample_rng(7, i), &target()))
-        .collect();
+    let a = draws_of(Mixture::Decode, 1000);
     assert!(a.iter().all(|g| g.fits(&target()) && g.m <= 64));
     let linears = a.iter().filter(|g| g.source == Source::Decode).count();
     let attention = a
@@ -170,9 +172,7 @@ fn the_decode_mixture_draws_decode_steps_only() {
 #[test]
 fn the_attention_mixture_draws_attention_bmms_in_every_layout() {
     let r = InductorMmRunner::new(Engine::Fake).with_mixture(Mixture::Attention);
-    let a: Vec<Gemm> = (0..1000)
-        .map(|i| r.create_input(&mut sample_rng(7, i), &target()))
-        .collect();
+    let a = draws_of(Mixture::Attention, 1000);
     assert!(a.iter().all(|g| g.fits(&target())
         && g.op == Op::Bmm
         && g.source == Source::Attention
