@@ -47,6 +47,7 @@ mod rust;
 mod rust_columns;
 mod rust_expr;
 mod rust_fast;
+mod rust_gen;
 mod rust_tree;
 mod rustfmt;
 mod templates;
