@@ -58,8 +58,8 @@ mod semantics;
 #[cfg(test)]
 mod tests;
 
+pub use crate::optimization::builtin_operations;
 pub use ast::{BinaryOp, BoolOp, CmpOp, Expr, Func, Operator, UnaryOp};
-pub use builtin::builtin_operations;
 pub(crate) use builtin::{mixed_mm_operations, mm_operations, pad_mm_operations};
 pub use compiled::{CompiledOps, SlotOperation};
 pub use file::{parse_operations_file, parse_operations_str};
