@@ -1,6 +1,11 @@
 //! [`ModelEvaluator`]: one model evaluated on many contexts with reusable buffers.
 
-use super::*;
+use super::decision::{leaf_best_choices, regression_decision, Decision, UnsureReason};
+use super::format::{Column, Model, ModelKind, Node, CHOICE_FEATURE};
+use crate::context::Context;
+use crate::error::Result;
+use crate::ops::{CompiledOps, EvalError, Operation};
+use crate::value::Value;
 
 /// Evaluates one model on many contexts with parsed operations and reusable buffers.
 ///
@@ -228,5 +233,15 @@ impl<'m> ModelEvaluator<'m> {
         self.fill_columns(false).ok()?;
         let v = self.leaf_value().ok()?;
         Some(leaf_best_choices(v).into_iter().map(|(_, i)| i).collect())
+    }
+}
+
+/// `str(v) == s` without allocating for strings.
+pub(super) fn value_str_eq(v: &Value, s: &str) -> bool {
+    match v {
+        Value::Str(x) => x == s,
+        Value::Bool(true) => s == "True",
+        Value::Bool(false) => s == "False",
+        other => other.to_string() == s,
     }
 }

@@ -64,6 +64,6 @@ pub(crate) use builtin::{mixed_mm_operations, mm_operations, pad_mm_operations};
 pub use compiled::{CompiledOps, SlotOperation};
 pub use file::{parse_operations_file, parse_operations_str};
 pub(crate) use operation::first_unknown_input;
-pub use operation::{apply_operations, check_operations, Operation};
+pub use operation::{apply_operations, check_operations, Operation, OperationSpec};
 pub use parse::{parse_expr, MAX_DEPTH, MAX_NODES};
 pub use semantics::{binary, call, compare, truthy, unary, EvalError};
