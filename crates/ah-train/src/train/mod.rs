@@ -42,12 +42,12 @@ mod params;
 pub(crate) mod prepare;
 mod upstream;
 
+pub use crate::error::TrainParamsError;
 pub use confidence::{
     choose_threshold, wilson_lower, wilson_upper, Confidence, CvThreshold, OofRow, HARM_Z,
     LOSS_PRIOR_WEIGHT,
 };
 pub use cost_aware::Weighting;
-pub use params::TrainParamsError;
 
 /// How the model and threshold are selected.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

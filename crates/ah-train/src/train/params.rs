@@ -9,32 +9,9 @@ use std::path::PathBuf;
 
 use super::{CostAwareParams, Mode, TrainOptions};
 use crate::config::Overrides;
+use crate::error::TrainParamsError;
 use crate::guard::GuardPolicy;
 use crate::learner::Learner;
-
-/// Why training options cannot be used.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
-#[non_exhaustive]
-pub enum TrainParamsError {
-    /// `--ranking 0`.
-    #[error("--ranking needs K >= 1")]
-    RankingZero,
-    /// A ranking with the cost-aware selection rule.
-    #[error("a ranking heuristic is selected by PyTorch's rule (`Mode::Upstream`): the cost-aware rule decides single choices")]
-    RankingNeedsUpstream,
-    /// Fewer than two cross-validation folds.
-    #[error("--folds {0}: cross-validation needs at least 2 folds")]
-    Folds(usize),
-    /// A negative or non-finite autotune cost.
-    #[error("--autotune-cost {0}: give a number >= 0")]
-    AutotuneCost(f64),
-    /// A harmful share outside [0, 1].
-    #[error("--max-harmful {0}: give a number between 0 and 1")]
-    MaxHarmful(f64),
-    /// A non-positive or non-finite Wilson z.
-    #[error("wilson_z {0}: give a number > 0")]
-    WilsonZ(f64),
-}
 
 impl Mode {
     /// The selection rule of `--upstream` and `--ranking`: PyTorch's when either is given (a
