@@ -13,7 +13,7 @@ use crate::error::{Result, TrainError};
 use crate::split::{upstream_split, Split, SplitFile};
 use ah_eval::table::{build_table, BuildOptions, Encoding, Key, Table};
 
-use super::{Mode, TrainOptions};
+use super::params::{Mode, TrainOptions};
 
 /// Which trainer a preparation is for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
