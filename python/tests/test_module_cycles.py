@@ -24,12 +24,18 @@ def write_crate(folder, files):
             f.write(textwrap.dedent(text).lstrip())
 
 
-def check(files):
-    """(exit status, output) of the checker on a crate made of `files`."""
+def check(files, allow=None):
+    """(exit status, output) of the checker on a crate made of `files`, with the allow file
+    `allow` (its lines) when given."""
     with tempfile.TemporaryDirectory() as d:
         write_crate(d, files)
-        proc = subprocess.run([sys.executable, SCRIPT, d], capture_output=True, text=True,
-                              cwd=d)
+        extra = []
+        if allow is not None:
+            with open(os.path.join(d, "allow.txt"), "w") as f:
+                f.write("\n".join(allow) + "\n")
+            extra = ["--allow", "allow.txt"]
+        proc = subprocess.run([sys.executable, SCRIPT, *extra, "."], capture_output=True,
+                              text=True, cwd=d)
         return proc.returncode, proc.stdout + proc.stderr
 
 
@@ -131,12 +137,43 @@ class NoCycleTest(unittest.TestCase):
         self.assertIn("(3 crate targets, 5 module files)", out)
 
 
+class AllowTest(unittest.TestCase):
+    FILES = {
+        "src/lib.rs": "mod m;\nmod other;\n",
+        "src/m/mod.rs": "mod child;\npub struct Shared;\n",
+        "src/m/child.rs": "use super::Shared;\n",
+        "src/other.rs": "pub struct Other;\n",
+    }
+
+    def test_a_cycle_under_an_exception_is_listed_and_passes(self):
+        rc, out = check(self.FILES, allow=["# why", "src/m/  # being reworked"])
+        self.assertEqual(rc, 0, out)
+        self.assertIn("allowed (src/m/): ", out)
+        self.assertIn("no module cycles beyond allow.txt", out)
+
+    def test_a_cycle_partly_outside_the_exceptions_fails(self):
+        rc, out = check(self.FILES, allow=["src/m/child.rs"])
+        self.assertEqual(rc, 1, out)
+        self.assertIn("a cycle of 2 files", out)
+
+    def test_an_exception_no_cycle_needs_fails(self):
+        rc, out = check(self.FILES, allow=["src/m/", "src/other.rs"])
+        self.assertEqual(rc, 1, out)
+        self.assertIn("src/other.rs is in no cycle now", out)
+
+
 class UsageTest(unittest.TestCase):
     def test_a_folder_that_is_not_a_crate_exits_2(self):
         with tempfile.TemporaryDirectory() as d:
             proc = subprocess.run([sys.executable, SCRIPT, d], capture_output=True, text=True)
         self.assertEqual(proc.returncode, 2)
         self.assertIn("is not a crate folder", proc.stderr)
+
+    def test_a_missing_allow_file_exits_2(self):
+        proc = subprocess.run([sys.executable, SCRIPT, "--allow", "no-such-file"],
+                              capture_output=True, text=True)
+        self.assertEqual(proc.returncode, 2)
+        self.assertIn("no such file", proc.stderr)
 
     def test_an_unknown_option_exits_2(self):
         proc = subprocess.run([sys.executable, SCRIPT, "--frobnicate"], capture_output=True,
