@@ -281,7 +281,7 @@ class Scanner:
         elif tok in ("crate", "super", "self") and self.peek(1) == "::" and prev not in ("::", "$"):
             module.refs.append((self.path(), line))
             return
-        elif is_ident(tok) and prev not in ("::", "."):
+        elif is_ident(tok) and prev not in ("::", ".", "'"):
             if self.peek(1) == "::":
                 module.refs.append((self.path(), line))
                 return
@@ -373,7 +373,7 @@ class Target:
         self.crate_dir, self.root_file = crate_dir, root_file
         self.root = Module([], root_file, None)
         self.modules, self.pending = [], [self.root]
-        self.missing = []  # (declaring file, line, name): a `mod` whose file is not there
+        self.missing = []  # (declaring file, name): a `mod name;` whose file is not there
         while self.pending:
             module = self.pending.pop()
             with open(module.file, encoding="utf-8") as f:
@@ -620,7 +620,8 @@ def allowed_by(entries, files):
     return {e for e in entries if any(covers(e, f) for f in files)}
 
 
-def main(argv):
+def parse_args(argv, repo):
+    """The crate folders, the allow file (or None) and the folder paths are shown from."""
     parser = argparse.ArgumentParser(
         prog="scripts/module_cycles.py",
         description="Report the cycles of module imports inside each crate (exit 1 on any).")
@@ -631,52 +632,68 @@ def main(argv):
                              "the folder paths are shown from (default: "
                              "scripts/module_cycles.allow for the default crates, none for CRATE)")
     args = parser.parse_args(argv)
-    repo = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    crates = args.crates or default_crates(repo)
     for crate in args.crates:
         if not (os.path.isfile(os.path.join(crate, "Cargo.toml"))
                 and os.path.isdir(os.path.join(crate, "src"))):
             parser.error(f"{crate} is not a crate folder (a Cargo.toml and a src/)")
     if args.allow is not None and not os.path.isfile(args.allow):
         parser.error(f"--allow {args.allow}: no such file")
-    allow_file = args.allow or (None if args.crates else os.path.join(repo, ALLOW_FILE))
-    entries = read_allow(allow_file)
-    base = os.getcwd() if args.crates else repo
-    rel = lambda p: os.path.relpath(p, base).replace(os.sep, "/")  # noqa: E731
-    n_targets, n_files, report, allowed, used = 0, 0, [], [], set()
+    if args.crates:
+        return args.crates, args.allow, os.getcwd()
+    return default_crates(repo), args.allow or os.path.join(repo, ALLOW_FILE), repo
+
+
+class Report:
+    """The cycles found, those the allow file's entries cover, and the entries used."""
+
+    def __init__(self, entries, rel):
+        self.entries, self.rel = entries, rel
+        self.failing, self.allowed, self.used = [], [], set()
+        self.targets, self.files = 0, 0
+
+    def add_target(self, target):
+        rel = self.rel
+        self.targets += 1
+        self.files += len({m.file for m in target.modules})
+        for file, name in target.missing:
+            print(f"warning: {rel(file)}: no file for `mod {name};`", file=sys.stderr)
+        edges = target.edges()
+        for comp in cycles(edges):
+            head = (f"{rel(target.root_file)}: a cycle of {len(comp)} files, e.g. "
+                    + " -> ".join(rel(f) for f in shortest_cycle(edges, comp)))
+            covering = allowed_by(self.entries, [rel(f) for f in comp])
+            if covering is not None:
+                self.used |= covering
+                self.allowed.append(f"allowed ({', '.join(sorted(covering))}): {head}")
+                continue
+            self.failing.append(head)
+            for (a, b), (line, what) in sorted(edges.items()):
+                if a in comp and b in comp:
+                    self.failing.append(f"  {rel(a)}:{line} -> {rel(b)}  ({what})")
+
+    def stale(self):
+        return [e for e in self.entries if e not in self.used]
+
+
+def main(argv):
+    repo = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    crates, allow_file, base = parse_args(argv, repo)
+    report = Report(read_allow(allow_file),
+                    lambda p: os.path.relpath(p, base).replace(os.sep, "/"))
     for crate in crates:
         for root in targets(crate):
-            target = Target(crate, root)
-            n_targets += 1
-            n_files += len({m.file for m in target.modules})
-            for file, name in target.missing:
-                print(f"warning: {rel(file)}: no file for `mod {name};`", file=sys.stderr)
-            edges = target.edges()
-            for comp in cycles(edges):
-                head = (f"{rel(root)}: a cycle of {len(comp)} files, e.g. "
-                        + " -> ".join(rel(f) for f in shortest_cycle(edges, comp)))
-                covering = allowed_by(entries, [rel(f) for f in comp])
-                if covering is not None:
-                    used |= covering
-                    allowed.append(f"allowed ({', '.join(sorted(covering))}): {head}")
-                    continue
-                members = set(comp)
-                report.append(head)
-                for (a, b), (line, what) in sorted(edges.items()):
-                    if a in members and b in members:
-                        report.append(f"  {rel(a)}:{line} -> {rel(b)}  ({what})")
-    stale = [e for e in entries if e not in used]
-    for line in allowed:
+            report.add_target(Target(crate, root))
+    for line in report.allowed:
         print(line)
-    for e in stale:
-        report.append(f"{e} is in no cycle now: remove its line from the allow file")
-    if report:
-        print("\n".join(report))
+    failing = report.failing + [f"{e} is in no cycle now: remove its line from the allow file"
+                                for e in report.stale()]
+    if failing:
+        print("\n".join(failing))
         print("Inside a crate, modules import one way: move what both sides need to the module "
               "that owns it, so that one of each cycle's edges goes.")
         return 1
-    beyond = f" beyond {rel(allow_file)}" if allowed else ""
-    print(f"no module cycles{beyond} ({n_targets} crate targets, {n_files} module files)")
+    beyond = f" beyond {report.rel(allow_file)}" if report.allowed else ""
+    print(f"no module cycles{beyond} ({report.targets} crate targets, {report.files} module files)")
     return 0
 
 
