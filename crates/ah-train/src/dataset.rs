@@ -1,6 +1,6 @@
 //! Reading the logs `ah-train` trains on: the parallel reader of large logs ([`read_log`]),
 //! the dataset hash recorded in models, warnings about `--data` logs and the regression
-//! variant's filter of inconsistent measurements ([`filter_log`]). The table built from a log
+//! variant's filter of inconsistent measurements (`filter_log`). The table built from a log
 //! lives in the evaluation layer ([`ah_eval::table`]).
 
 use std::collections::HashMap;

@@ -90,7 +90,7 @@ pub struct CollectConfig {
     pub command_line: String,
     /// Stops the collection early when set (by a signal handler of the binary, or by a library
     /// user): the workers take no new input, finish and write the ones in progress, and the
-    /// session's summary is marked [`interrupted`](CollectSummary::interrupted).
+    /// session's summary is marked [`interrupted`](super::CollectSummary::interrupted).
     pub stop: Arc<AtomicBool>,
 }
 

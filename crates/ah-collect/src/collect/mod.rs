@@ -6,7 +6,7 @@
 //!   samples with `i % N == I`.
 //! - **Rows.** Each input gives `reps x choices` rows, repetition-major (PyTorch's
 //!   `--num-reps`: for each repetition, every choice); an input whose choices were all long in
-//!   the first repetition gets `--long-reps` repetitions instead ([`Repetitions`]); feedback = the minimum of the timed
+//!   the first repetition gets `--long-reps` repetitions instead ([`Repetitions`](crate::runner::Repetitions)); feedback = the minimum of the timed
 //!   calls in ms (`inf` when the choice failed). All rows of one input are written with one
 //!   `write` and then `fsync`ed, so a kill loses at most the input in flight.
 //! - **Sidecars.** `FILE.medians.txt` is the same log with the median of the timed calls as

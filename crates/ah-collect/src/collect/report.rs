@@ -89,7 +89,7 @@ pub struct CollectSummary {
     pub per_device: BTreeMap<usize, u64>,
     /// The log.
     pub out: PathBuf,
-    /// The [`stop`](CollectConfig::stop) token ended the run with inputs left to measure
+    /// The [`stop`](super::CollectConfig::stop) token ended the run with inputs left to measure
     /// (recorded in the provenance only when true, so an uninterrupted session's summary is as
     /// before).
     #[serde(skip_serializing_if = "std::ops::Not::not")]

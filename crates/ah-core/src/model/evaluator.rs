@@ -18,7 +18,7 @@ use crate::value::Value;
 /// 3. columns: numeric columns read the value as `f64` (booleans 0/1; a string or missing
 ///    value is [`UnsureReason::MissingFeature`]), a one-hot column is `1.0` when Python's
 ///    `str()` of the feature equals the category, else `0.0`;
-/// 4. the tree is walked with [`Tree::route`] (`<=` goes left); an unsafe leaf is
+/// 4. the tree is walked with [`Tree::route`](super::Tree::route) (`<=` goes left); an unsafe leaf is
 ///    [`UnsureReason::UnsafeLeaf`];
 /// 5. decision models: the first entry of [`leaf_best_choices`] decides; an empty list is
 ///    [`UnsureReason::UnsafeLeaf`], `p <= threshold` is [`UnsureReason::LowConfidence`];
