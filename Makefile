@@ -44,10 +44,11 @@ check-generated: ## fail if the committed generated crates (heuristics, self-tes
 	bash scripts/check_generated.sh
 	bash scripts/cli_docs.sh --check
 
-lint: ## rustfmt, clippy and the size audit, as CI runs them
+lint: ## rustfmt, clippy, the size audit and the module cycles, as CI runs them
 	$(CARGO) fmt --all -- --check
 	$(CARGO) clippy --workspace --all-targets --locked -- -D warnings
 	bash scripts/size_audit.sh --check
+	python3 scripts/module_cycles.py
 
 size-audit: ## list hand-written .rs files over 800 lines and functions over 100 (scripts/size_audit.allow: the exceptions)
 	bash scripts/size_audit.sh

@@ -68,7 +68,7 @@ pub fn render_module(model: &Json, header: &str) -> Result<String, CodegenError>
     };
     let text = |k: &str| model[k].as_str().unwrap_or_default().to_string();
     let align = if body.contains("align(") { ALIGN } else { "" };
-    crate::rustfmt(&format!(
+    crate::rustfmt::rustfmt(&format!(
         "{header}\n{PRELUDE}{align}\n/// The heuristic's name.\npub const NAME: &str = {name:?};\n/// The CUDA device capability it was trained on.\npub const DEVICE_CAPA: (u32, u32) = ({c0}, {c1});\n/// The PyTorch major.minor it was trained with.\npub const TORCH: &str = {torch:?};\n/// The Inductor ops it decides (`baddbmm` is decided as `bmm`).\npub const OPS: &[&str] = &[{ops}];\n\n/// The learned policy for GEMM `g`.\npub fn decide(g: &Gemm) -> Policy {{\n{body}}}\n",
         name = text("name"),
         torch = text("torch"),

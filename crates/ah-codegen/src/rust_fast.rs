@@ -12,9 +12,9 @@ use ah_core::ops::Operation;
 use crate::error::CodegenError;
 use crate::escape::comment;
 use crate::plan::{Plan, Source};
-use crate::rust::Gen;
 use crate::rust_columns::{as_f64, Finish, ValueSource};
 use crate::rust_expr::{str_lit, Code, Renderer, Ty};
+use crate::rust_gen::Gen;
 
 /// An operation computed on the fast path.
 #[derive(Serialize)]

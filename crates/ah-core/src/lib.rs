@@ -26,6 +26,7 @@
 #![deny(missing_docs)]
 
 pub mod context;
+mod duplicates;
 pub mod error;
 pub mod fs;
 pub mod generated;

@@ -159,6 +159,13 @@ pub fn lookup(name: &str) -> &'static Optimization {
     find(name).unwrap_or(&GENERIC)
 }
 
+/// PyTorch's built-in operations for an optimization name (spec section 4), verbatim names and
+/// formulas: `pad_mm` (26), `mm` (4), `mixed_mm` (4 + 15); other names have none. The
+/// registry's [`Optimization::operations`] of the name.
+pub fn builtin_operations(name: &str) -> Vec<Operation> {
+    lookup(name).operations()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -191,15 +191,15 @@ fn metadata_difference(existing: &str, given: &Metadata) -> String {
     let Ok(old) = crate::parse_metadata_line(existing) else {
         return "the existing first line is not AutoHeuristic metadata".into();
     };
-    let mut diffs = super::device_differences(&old, given);
-    super::push_difference(&mut diffs, "name", &old.name, &given.name);
-    super::push_difference(
+    let mut diffs = crate::device::device_differences(&old, given);
+    crate::device::push_difference(&mut diffs, "name", &old.name, &given.name);
+    crate::device::push_difference(
         &mut diffs,
         "numerical_features",
         &old.numerical_features,
         &given.numerical_features,
     );
-    super::push_difference(
+    crate::device::push_difference(
         &mut diffs,
         "categorical_features",
         &old.categorical_features,

@@ -6,7 +6,7 @@ use std::path::Path;
 
 use super::limit::MAX_LINE_BYTES;
 use super::*;
-use ah_core::metadata::DeviceIdentity;
+use ah_core::metadata::{DeviceIdentity, Metadata};
 
 fn md() -> Metadata {
     Metadata::new(

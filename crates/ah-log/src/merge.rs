@@ -3,8 +3,8 @@
 
 use std::path::{Path, PathBuf};
 
+use super::in_memory::{Log, ReadOptions};
 use super::read::{is_row, log_text, read_bytes};
-use super::{Log, ReadOptions};
 use ah_core::error::{Error, Result};
 
 /// The joined text of [`join_logs`] and what went into it.

@@ -7,9 +7,9 @@ use std::io::{BufReader, Read, Seek, SeekFrom};
 use std::path::Path;
 
 use super::halves::Halves;
+use super::in_memory::{Log, ReadOptions};
 use super::limit::{newlines, MAX_LINE_BYTES};
 use super::read::read_bytes;
-use super::{Log, ReadOptions};
 use ah_core::error::{Error, Result};
 
 /// Files at most this large are read by one thread.

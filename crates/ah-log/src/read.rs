@@ -12,9 +12,9 @@ use std::path::Path;
 
 use csv::ByteRecord;
 
+use super::in_memory::{Log, LogRow, MalformedLine, ReadOptions};
 use super::inputs::InputValues;
 use super::limit::{LineLimit, LineTooLong, MAX_LINE_BYTES};
-use super::{Log, LogRow, MalformedLine, ReadOptions};
 use ah_core::error::{clip, Error, Result};
 use ah_core::metadata::Metadata;
 use ah_core::value::parse_python_float;

@@ -46,9 +46,9 @@ use std::fs::OpenOptions;
 use std::io::{Read, Seek, SeekFrom};
 use std::path::Path;
 
+use super::in_memory::Log;
 use super::read::{log_text, read_bytes};
 use super::rows::{row_spans, RowSpan};
-use super::Log;
 use ah_core::error::{Error, Result};
 
 impl Log {

@@ -5,7 +5,7 @@ use std::path::Path;
 use super::*;
 use ah_core::context::Context;
 use ah_core::error::Result;
-use ah_core::metadata::DeviceIdentity;
+use ah_core::metadata::{DeviceIdentity, Metadata};
 
 fn fa_metadata() -> Metadata {
     Metadata::new(DeviceIdentity::A100, "test", vec!["fa".into()], vec![])

@@ -1,7 +1,9 @@
 //! Reading the logs `ah-train` trains on: the parallel reader of large logs ([`read_log`]),
-//! the dataset hash recorded in models and warnings about `--data` logs. The table built from
-//! a log lives in the evaluation layer ([`ah_eval::table`]).
+//! the dataset hash recorded in models, warnings about `--data` logs and the regression
+//! variant's filter of inconsistent measurements (`filter_log`). The table built from a log
+//! lives in the evaluation layer ([`ah_eval::table`]).
 
+use std::collections::HashMap;
 use std::path::Path;
 
 use ah_log::Log;
@@ -59,6 +61,58 @@ pub fn read_log(path: &Path) -> Result<Log> {
             .to_string();
     log.metadata.name = name;
     Ok(log)
+}
+
+/// Minimum repetitions per (input, choice) of the regression variant.
+pub const MIN_COUNT: usize = 3;
+/// Maximum relative standard deviation (%) per (input, choice) of the regression variant.
+pub const MAX_REL_STD: f64 = 5.0;
+
+/// The regression variant's filters: drops the rows of (input, choice) pairs measured fewer than [`MIN_COUNT`] times or with a
+/// relative standard deviation above [`MAX_REL_STD`]%. Returns the filtered log and the
+/// number of pairs dropped.
+pub(crate) fn filter_log(log: &Log) -> (Log, usize) {
+    let md = &log.metadata;
+    let cols: Vec<usize> = md
+        .features()
+        .map(|f| log.column(f).expect("checked by the reader"))
+        .collect();
+    let mut groups: HashMap<(String, u32), Vec<f64>> = HashMap::new();
+    let key_of = |r: &ah_log::LogRow| {
+        cols.iter()
+            .map(|&c| r.values[c].to_string())
+            .collect::<Vec<_>>()
+            .join("\u{1f}")
+    };
+    for r in &log.rows {
+        groups
+            .entry((key_of(r), r.choice))
+            .or_default()
+            .push(r.feedback);
+    }
+    let keep: HashMap<&(String, u32), bool> = groups
+        .iter()
+        .map(|(k, v)| {
+            let n = v.len() as f64;
+            let mean = v.iter().sum::<f64>() / n;
+            let ok = if v.len() < MIN_COUNT || v.iter().any(|x| !x.is_finite()) || mean == 0.0 {
+                false
+            } else {
+                let var = v.iter().map(|x| (x - mean) * (x - mean)).sum::<f64>() / (n - 1.0);
+                var.sqrt() / mean * 100.0 <= MAX_REL_STD
+            };
+            (k, ok)
+        })
+        .collect();
+    let dropped = keep.values().filter(|k| !**k).count();
+    let mut out = log.clone();
+    out.rows = log
+        .rows
+        .iter()
+        .filter(|r| keep[&(key_of(r), r.choice)])
+        .cloned()
+        .collect();
+    (out, dropped)
 }
 
 #[cfg(test)]

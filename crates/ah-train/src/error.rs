@@ -1,4 +1,5 @@
-//! The training library's error type.
+//! The training library's error types: [`TrainError`], and [`TrainParamsError`] for options
+//! that cannot be used together.
 
 use std::path::{Path, PathBuf};
 
@@ -35,7 +36,7 @@ pub enum TrainError {
     Config(String),
     /// Training options that cannot be used together ([`crate::train::TrainOptions::check`]).
     #[error(transparent)]
-    Params(#[from] crate::train::TrainParamsError),
+    Params(#[from] TrainParamsError),
     /// No grid model satisfies the selection rule.
     #[error("{0}")]
     NoModel(String),
@@ -49,6 +50,30 @@ impl TrainError {
             source,
         }
     }
+}
+
+/// Why training options cannot be used.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum TrainParamsError {
+    /// `--ranking 0`.
+    #[error("--ranking needs K >= 1")]
+    RankingZero,
+    /// A ranking with the cost-aware selection rule.
+    #[error("a ranking heuristic is selected by PyTorch's rule (`Mode::Upstream`): the cost-aware rule decides single choices")]
+    RankingNeedsUpstream,
+    /// Fewer than two cross-validation folds.
+    #[error("--folds {0}: cross-validation needs at least 2 folds")]
+    Folds(usize),
+    /// A negative or non-finite autotune cost.
+    #[error("--autotune-cost {0}: give a number >= 0")]
+    AutotuneCost(f64),
+    /// A harmful share outside [0, 1].
+    #[error("--max-harmful {0}: give a number between 0 and 1")]
+    MaxHarmful(f64),
+    /// A non-positive or non-finite Wilson z.
+    #[error("wilson_z {0}: give a number > 0")]
+    WilsonZ(f64),
 }
 
 /// Result with [`TrainError`].

@@ -12,11 +12,10 @@
 //! Exact ties between predicted values go to the later choice, as the runtime
 //! ([`ah_core::heuristic::regression_decision`]) decides.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 
 use ah_core::model::{self, Column, FeatureRange, Model, ModelKind, Tree};
 use ah_core::ops::Operation;
-use ah_log::Log;
 use rayon::prelude::*;
 
 use crate::cart::{CartParams, CartTree};
@@ -33,57 +32,7 @@ use crate::train::{GridRow, TrainOptions, TrainOutput};
 use ah_eval::metrics::{self as eval, EvalSettings, Metrics, Outcome, RowAnswer};
 use ah_eval::table::Table;
 
-/// Minimum repetitions per (input, choice).
-pub const MIN_COUNT: usize = 3;
-/// Maximum relative standard deviation (%) per (input, choice).
-pub const MAX_REL_STD: f64 = 5.0;
-
-/// Drops the rows of (input, choice) pairs measured fewer than [`MIN_COUNT`] times or with a
-/// relative standard deviation above [`MAX_REL_STD`]%. Returns the filtered log and the
-/// number of pairs dropped.
-pub(crate) fn filter_log(log: &Log) -> (Log, usize) {
-    let md = &log.metadata;
-    let cols: Vec<usize> = md
-        .features()
-        .map(|f| log.column(f).expect("checked by the reader"))
-        .collect();
-    let mut groups: HashMap<(String, u32), Vec<f64>> = HashMap::new();
-    let key_of = |r: &ah_log::LogRow| {
-        cols.iter()
-            .map(|&c| r.values[c].to_string())
-            .collect::<Vec<_>>()
-            .join("\u{1f}")
-    };
-    for r in &log.rows {
-        groups
-            .entry((key_of(r), r.choice))
-            .or_default()
-            .push(r.feedback);
-    }
-    let keep: HashMap<&(String, u32), bool> = groups
-        .iter()
-        .map(|(k, v)| {
-            let n = v.len() as f64;
-            let mean = v.iter().sum::<f64>() / n;
-            let ok = if v.len() < MIN_COUNT || v.iter().any(|x| !x.is_finite()) || mean == 0.0 {
-                false
-            } else {
-                let var = v.iter().map(|x| (x - mean) * (x - mean)).sum::<f64>() / (n - 1.0);
-                var.sqrt() / mean * 100.0 <= MAX_REL_STD
-            };
-            (k, ok)
-        })
-        .collect();
-    let dropped = keep.values().filter(|k| !**k).count();
-    let mut out = log.clone();
-    out.rows = log
-        .rows
-        .iter()
-        .filter(|r| keep[&(key_of(r), r.choice)])
-        .cloned()
-        .collect();
-    (out, dropped)
-}
+pub use crate::dataset::{MAX_REL_STD, MIN_COUNT};
 
 /// The per-(input, choice) rows of one set.
 struct Expanded {
@@ -425,6 +374,7 @@ mod tests {
     use ah_core::model::Node;
     use ah_core::Context;
     use ah_eval::table::{build_table, BuildOptions};
+    use ah_log::Log;
     use std::path::PathBuf;
 
     /// A toy log (`a` wins for m <= 50, 3 consistent repetitions) in `dir`, and options

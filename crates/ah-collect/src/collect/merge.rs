@@ -7,7 +7,8 @@ use ah_core::error::shown;
 use ah_core::fs::write_atomic;
 use ah_log::join_logs;
 
-use super::{io_err, lock_log, medians_path, CollectError, LogLock};
+use super::error::{io_err, CollectError};
+use super::{lock_log, medians_path, LogLock};
 
 /// Totals of a merge.
 #[derive(Debug, Clone, PartialEq, Eq)]

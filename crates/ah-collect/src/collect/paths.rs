@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::CollectError;
+use super::error::CollectError;
 
 /// The runtime's default log path (`ah_runtime::Config::log_path_for`, PyTorch's layout):
 /// `$AUTOHEURISTIC_LOG_PATH` (or `$TORCHINDUCTOR_AUTOHEURISTIC_LOG_PATH`) when set to a file,

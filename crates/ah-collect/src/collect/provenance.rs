@@ -9,7 +9,8 @@ use ah_core::Metadata;
 use ah_log::{infer_reps, log_text};
 use serde_json::json;
 
-use super::{io_err, CollectConfig, CollectError};
+use super::config::CollectConfig;
+use super::error::{io_err, CollectError};
 use crate::backend::{BackendInfo, BackendKind};
 use crate::runner::{DynRunner, Repetitions};
 

@@ -5,7 +5,7 @@ use std::path::Path;
 
 use super::test_runner::{test_config, FnRunner, MeasureFn};
 use super::*;
-use crate::backend::BenchError;
+use crate::backend::{BenchError, TimingConfig};
 
 /// Choice `a` is long (50 ms) when `x` is even, `b` when `x % 4 == 0`, else 1 ms: inputs with
 /// `x % 4 == 0` are all long, the others are not (`x % 4 == 2`: only `a` is long).

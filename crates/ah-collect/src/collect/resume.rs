@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use super::CollectError;
+use super::error::CollectError;
 use crate::runner::Repetitions;
 
 /// Result of [`repair_log`]: bytes removed and the complete inputs.

@@ -14,34 +14,20 @@ use ah_core::Metadata;
 use ah_log::LogWriter;
 use serde_json::json;
 
+use super::config::{open_backend, CollectConfig, Devices};
+use super::error::{io_err, CollectError};
 use super::provenance::{
     check_distribution, check_reps, corrupt_provenance, fill_provenance_head, now_unix,
     read_provenance,
 };
+use super::report::{CollectSummary, Observer};
 use super::resume::{reconcile_sidecar, repair_log, Repair};
 use super::select::{sample_rng, SampleCounts, Samples};
 use super::todo::Todo;
 use super::workers::{run_workers, ExtrasWriter, Totals, Writers};
-use super::{
-    check_outputs, extras_path, io_err, lock_log, medians_path, provenance_path, CollectConfig,
-    CollectError, CollectSummary, Devices, LogLock, Observer,
-};
-use crate::backend::{Backend, BackendInfo, BackendKind, CpuBackend, CudaBackend};
+use super::{check_outputs, extras_path, lock_log, medians_path, provenance_path, LogLock};
+use crate::backend::{BackendInfo, BackendKind, CudaBackend};
 use crate::runner::{DrawnInput, DynRunner, Target};
-
-/// Starts the backend of one device.
-pub fn open_backend(
-    devices: &Devices,
-    slot: usize,
-    cfg: &CollectConfig,
-) -> Result<Backend, CollectError> {
-    Ok(match devices {
-        Devices::Cpu => Backend::Cpu(CpuBackend::with_timing(cfg.timing())),
-        Devices::Cuda(ords) => {
-            Backend::Cuda(Box::new(CudaBackend::new(ords[slot], cfg.gpu_timing)?))
-        }
-    })
-}
 
 /// Runs a collection. See the module documentation.
 pub fn collect(

@@ -8,7 +8,8 @@ use std::path::PathBuf;
 
 use ah_log::{Log, ReadOptions};
 
-use super::{CollectConfig, CollectError};
+use super::config::CollectConfig;
+use super::error::CollectError;
 pub use crate::runner::sample_rng;
 use crate::runner::{DrawnInput, DynRunner, Target};
 

@@ -7,8 +7,8 @@
 
 use std::collections::BTreeMap;
 
+use super::error::CollectError;
 use super::select::Samples;
-use super::CollectError;
 use crate::runner::DrawnInput;
 
 /// One sample to measure.

@@ -11,9 +11,11 @@ use std::sync::{mpsc, Mutex};
 use ah_log::push_row;
 use ah_log::LogWriter;
 
-use super::run::open_backend;
+use super::config::open_backend;
+use super::config::CollectConfig;
+use super::error::CollectError;
+use super::report::{InputReport, Observer};
 use super::todo::{Todo, Work};
-use super::{CollectConfig, CollectError, InputReport, Observer};
 use crate::backend::{Backend, BenchError};
 use crate::runner::{DynRunner, MeasuredInput};
 
@@ -56,14 +58,14 @@ impl ExtrasWriter {
                 .create(true)
                 .append(true)
                 .open(path)
-                .map_err(super::io_err(path))?;
+                .map_err(super::error::io_err(path))?;
             self.file = Some(f);
         }
         let f = self.file.as_mut().expect("opened above");
         use std::io::Write;
         writeln!(f, "{line}")
             .and_then(|()| f.sync_data())
-            .map_err(super::io_err(path))
+            .map_err(super::error::io_err(path))
     }
 }
 

@@ -5,7 +5,8 @@
 //! Iterative: a tree of any depth is checked without recursion. [`Model::check`] (in
 //! `model_file.rs`) turns the first [`Problem`] into a `ModelFileError`.
 
-use super::{Column, Model, ModelKind, Node, CHOICE_FEATURE, MODEL_SCHEMA_VERSION};
+use super::format::{Column, Model, ModelKind, Node, CHOICE_FEATURE, MODEL_SCHEMA_VERSION};
+use crate::duplicates::first_duplicate;
 use crate::error::clip_to;
 use crate::ops::Operation;
 
@@ -382,18 +383,4 @@ fn choice_taken(what: &str) -> String {
         "a regression tree reads the choice being scored as the column `{CHOICE_FEATURE}`: \
          {what} of that name would be a second `{CHOICE_FEATURE}`; rename it"
     )
-}
-
-/// The first item equal to an earlier one: its index and the earlier one's. The one finder of
-/// duplicate names (choices, features, operations, columns, ranges).
-pub(crate) fn first_duplicate<K: Eq + std::hash::Hash>(
-    items: impl IntoIterator<Item = K>,
-) -> Option<(usize, usize)> {
-    let mut seen = std::collections::HashMap::new();
-    for (i, item) in items.into_iter().enumerate() {
-        if let Some(first) = seen.insert(item, i) {
-            return Some((i, first));
-        }
-    }
-    None
 }

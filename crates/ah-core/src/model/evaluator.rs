@@ -1,6 +1,11 @@
 //! [`ModelEvaluator`]: one model evaluated on many contexts with reusable buffers.
 
-use super::*;
+use super::decision::{leaf_best_choices, regression_decision, Decision, UnsureReason};
+use super::format::{Column, Model, ModelKind, Node, CHOICE_FEATURE};
+use crate::context::Context;
+use crate::error::Result;
+use crate::ops::{CompiledOps, EvalError, Operation};
+use crate::value::Value;
 
 /// Evaluates one model on many contexts with parsed operations and reusable buffers.
 ///
@@ -13,7 +18,7 @@ use super::*;
 /// 3. columns: numeric columns read the value as `f64` (booleans 0/1; a string or missing
 ///    value is [`UnsureReason::MissingFeature`]), a one-hot column is `1.0` when Python's
 ///    `str()` of the feature equals the category, else `0.0`;
-/// 4. the tree is walked with [`Tree::route`] (`<=` goes left); an unsafe leaf is
+/// 4. the tree is walked with [`Tree::route`](super::Tree::route) (`<=` goes left); an unsafe leaf is
 ///    [`UnsureReason::UnsafeLeaf`];
 /// 5. decision models: the first entry of [`leaf_best_choices`] decides; an empty list is
 ///    [`UnsureReason::UnsafeLeaf`], `p <= threshold` is [`UnsureReason::LowConfidence`];
@@ -228,5 +233,15 @@ impl<'m> ModelEvaluator<'m> {
         self.fill_columns(false).ok()?;
         let v = self.leaf_value().ok()?;
         Some(leaf_best_choices(v).into_iter().map(|(_, i)| i).collect())
+    }
+}
+
+/// `str(v) == s` without allocating for strings.
+pub(super) fn value_str_eq(v: &Value, s: &str) -> bool {
+    match v {
+        Value::Str(x) => x == s,
+        Value::Bool(true) => s == "True",
+        Value::Bool(false) => s == "False",
+        other => other.to_string() == s,
     }
 }

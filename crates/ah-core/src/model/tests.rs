@@ -1,8 +1,11 @@
 //! Unit tests of the model schema, names and evaluator (shared fixtures are `pub(crate)`).
 
+use std::collections::BTreeMap;
+
 use super::*;
 use crate::generated::{GeneratedHeuristic, Predict};
 use crate::heuristic::{LearnedHeuristic, Prediction, UnsureKind};
+use crate::metadata::DeviceIdentity;
 
 fn leaf(value: Vec<f64>, unsafe_leaf: bool) -> Node {
     Node::Leaf {

@@ -22,13 +22,6 @@ pub(crate) fn mm_operations() -> Vec<Operation> {
     ]
 }
 
-/// PyTorch's built-in operations for an optimization name (spec section 4), verbatim names and
-/// formulas: `pad_mm` (26), `mm` (4), `mixed_mm` (4 + 15); other names have none. The
-/// registry's [`crate::optimization::Optimization::operations`] of the name.
-pub fn builtin_operations(name: &str) -> Vec<Operation> {
-    crate::optimization::lookup(name).operations()
-}
-
 /// `mixed_mm`'s operations: `mm`'s and 15 size buckets (19).
 pub(crate) fn mixed_mm_operations() -> Vec<Operation> {
     let mut ops = mm_operations();

@@ -58,12 +58,12 @@ mod semantics;
 #[cfg(test)]
 mod tests;
 
+pub use crate::optimization::builtin_operations;
 pub use ast::{BinaryOp, BoolOp, CmpOp, Expr, Func, Operator, UnaryOp};
-pub use builtin::builtin_operations;
 pub(crate) use builtin::{mixed_mm_operations, mm_operations, pad_mm_operations};
 pub use compiled::{CompiledOps, SlotOperation};
 pub use file::{parse_operations_file, parse_operations_str};
 pub(crate) use operation::first_unknown_input;
-pub use operation::{apply_operations, check_operations, Operation};
+pub use operation::{apply_operations, check_operations, Operation, OperationSpec};
 pub use parse::{parse_expr, MAX_DEPTH, MAX_NODES};
 pub use semantics::{binary, call, compare, truthy, unary, EvalError};

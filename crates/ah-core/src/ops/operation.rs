@@ -1,12 +1,26 @@
-//! [`Operation`]: a named, parsed expression; applying operations to a context in order and
-//! checking that each reads only known features.
+//! [`Operation`]: a named, parsed expression (from its [`OperationSpec`], as a model records
+//! it); applying operations to a context in order and checking that each reads only known
+//! features.
+
+use serde::{Deserialize, Serialize};
 
 use super::ast::Expr;
 use super::parse::parse_expr;
 use crate::context::Context;
 use crate::error::{clip_to, Error, Result};
-use crate::model::OperationSpec;
 use crate::value::Value;
+
+/// An augment operation as recorded in the model: a name, the expression source (see
+/// [`crate::ops`]) and whether the result is categorical.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OperationSpec {
+    /// Feature name the operation defines (`m*k`, `arith_intensity`, ...).
+    pub name: String,
+    /// Expression source over feature names.
+    pub expr: String,
+    /// Categorical results are one-hot encoded (compared as strings).
+    pub categorical: bool,
+}
 
 /// One augment operation: `name = expr`, numerical or categorical.
 #[derive(Debug, Clone, PartialEq)]
@@ -96,7 +110,9 @@ pub fn apply_operations(ops: &[Operation], ctx: &mut Context) -> Result<()> {
 /// a later operation or the tree reads: every reader of a list of operations (an operations
 /// file, a training's built-in and user operations, a model) refuses them.
 pub fn check_operations(ops: &[Operation], available: &[String]) -> Result<()> {
-    if let Some((i, first)) = crate::model::first_duplicate(ops.iter().map(|o| o.name.as_str())) {
+    if let Some((i, first)) =
+        crate::duplicates::first_duplicate(ops.iter().map(|o| o.name.as_str()))
+    {
         return Err(Error::Other(format!(
             "operation `{}` is defined twice (operations {} and {}, built-in ones first): \
              rename yours (a built-in operation's name is taken while built-in operations are on)",

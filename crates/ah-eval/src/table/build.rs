@@ -4,13 +4,14 @@ use ah_core::ops::Operation;
 use ah_log::Log;
 
 use super::encoding::learn_encoding;
+use super::encoding::Encoding;
+use super::frame::Table;
 use super::group::{group_inputs, groupby_order, RawInput};
 use super::label::label_inputs;
+use super::options::BuildOptions;
 use super::report::BuildReport;
 use super::slots::Slots;
 use super::values::{kind_of, ColumnKind};
-use super::BuildOptions;
-use super::{Encoding, Table};
 use crate::error::{EvalError, Result};
 
 /// Malformed lines named in [`BuildReport::warnings`] (the count names them all).

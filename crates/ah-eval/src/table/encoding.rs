@@ -5,9 +5,25 @@ use ah_core::model::Column;
 use ah_core::ops::Operation;
 use ah_core::Metadata;
 
+use super::key::Key;
 use super::slots::OpValues;
 use super::values::{text_of, ColumnKind};
-use super::{Encoding, Key};
+
+/// The feature encoding learned on the training log and reused for `--data` sets.
+#[derive(Debug, Clone)]
+pub struct Encoding {
+    /// Logged numerical features, metadata order.
+    pub numerical: Vec<String>,
+    /// Logged categorical features, metadata order.
+    pub categorical: Vec<String>,
+    /// Augment operations, in order.
+    pub operations: Vec<Operation>,
+    /// Categories per categorical feature (logged, then categorical operations), in order of
+    /// appearance in the training table.
+    pub categories: Vec<(String, Vec<String>)>,
+    /// The tree's columns: numerical features, numerical operations, then one-hot columns.
+    pub columns: Vec<Column>,
+}
 
 /// The encoding learned from a training table: categories in order of appearance (logged
 /// categorical features, then categorical operations), then the columns.

@@ -5,8 +5,8 @@ use ah_core::stats::median;
 use ah_log::Log;
 
 use super::group::RawInput;
+use super::options::BuildOptions;
 use super::report::BuildReport;
-use super::BuildOptions;
 
 /// The labelled inputs of a table: per kept input its median times, winner and speedup.
 pub(super) struct Labels {

@@ -10,22 +10,21 @@
 //! The one evaluation table of the workspace: `ah-train` trains and evaluates on it, and
 //! `ah-use replay` evaluates a trained model on it, so both report the same rows.
 //!
-//! The module by job: this file holds the table's types ([`Table`], [`Encoding`], [`Key`]);
-//! `key.rs` holds [`Key`], an input's feature text; `build.rs` builds a table from a log ([`build_table`], [`BuildOptions`]) by calling, in
-//! order, `group.rs` (rows grouped by input, pandas' `groupby` order), `label.rs` (median
-//! times, winner, speedup per input), `slots.rs` (augment operations, feature text, column
-//! values) and `encoding.rs` (the encoding learned from a training table); `values.rs` types
-//! and prints logged values as pandas does; `report.rs` holds [`BuildReport`], what was
-//! dropped or odd.
-
-use ah_core::model::Column;
-use ah_core::ops::Operation;
+//! The module by job: `frame.rs` holds [`Table`], the rows and their columns; `key.rs` holds
+//! [`Key`], an input's feature text; `options.rs` holds [`BuildOptions`]; `build.rs` builds a table
+//! from a log ([`build_table`]) by calling, in order, `group.rs` (rows grouped by input, pandas'
+//! `groupby` order), `label.rs` (median times, winner, speedup per input), `slots.rs` (augment
+//! operations, feature text, column values) and `encoding.rs` ([`Encoding`], the encoding learned
+//! from a training table); `values.rs` types and prints logged values as pandas does; `report.rs`
+//! holds [`BuildReport`], what was dropped or odd.
 
 mod build;
 mod encoding;
+mod frame;
 mod group;
 mod key;
 mod label;
+mod options;
 mod report;
 mod slots;
 mod values;
@@ -34,147 +33,8 @@ mod values;
 mod tests;
 
 pub use build::build_table;
+pub use encoding::Encoding;
+pub use frame::Table;
 pub use key::Key;
+pub use options::BuildOptions;
 pub use report::BuildReport;
-
-/// Options of [`build_table`] (here, beside the table, so that `build.rs` and `label.rs`
-/// both read it from their parent rather than from each other).
-#[derive(Debug, Clone, Copy, Default)]
-pub struct BuildOptions {
-    /// Keep inputs whose every choice failed (PyTorch does; their label is arbitrary).
-    pub keep_all_inf: bool,
-}
-
-/// The feature encoding learned on the training log and reused for `--data` sets.
-#[derive(Debug, Clone)]
-pub struct Encoding {
-    /// Logged numerical features, metadata order.
-    pub numerical: Vec<String>,
-    /// Logged categorical features, metadata order.
-    pub categorical: Vec<String>,
-    /// Augment operations, in order.
-    pub operations: Vec<Operation>,
-    /// Categories per categorical feature (logged, then categorical operations), in order of
-    /// appearance in the training table.
-    pub categories: Vec<(String, Vec<String>)>,
-    /// The tree's columns: numerical features, numerical operations, then one-hot columns.
-    pub columns: Vec<Column>,
-}
-
-/// One processed dataset: one row per input (or per near-best copy when ranking).
-#[derive(Debug, Clone)]
-pub struct Table {
-    /// Where it came from.
-    pub name: String,
-    /// Choices of this log, sorted by name; columns of [`Table::times`].
-    pub choices: Vec<String>,
-    /// Column values, row-major (`n x columns`), `f64` (one-hot 0/1).
-    pub x: Vec<f64>,
-    /// Number of columns.
-    pub n_cols: usize,
-    /// Median time per row and choice, `NaN` where the choice was not measured (`n x choices`).
-    pub times: Vec<f64>,
-    /// Index of the fastest choice (the label).
-    pub winner: Vec<u32>,
-    /// For ranking copies: the true winner; otherwise equal to `winner`.
-    pub actual_winner: Vec<u32>,
-    /// Sample weight (1, or `relative_performance` for ranking copies).
-    pub weight: Vec<f64>,
-    /// Second-best time over best time.
-    pub speedup: Vec<f64>,
-    /// Logged feature text per row, metadata order (for split files and reports); shared
-    /// between a table and the sets taken from it.
-    pub keys: Vec<Key>,
-    /// Index of the original input (ranking copies share it).
-    pub input: Vec<u32>,
-}
-
-impl Table {
-    /// Number of rows.
-    pub fn len(&self) -> usize {
-        self.winner.len()
-    }
-
-    /// True when there are no rows.
-    pub fn is_empty(&self) -> bool {
-        self.winner.is_empty()
-    }
-
-    /// Row `i`'s column values.
-    pub fn row(&self, i: usize) -> &[f64] {
-        &self.x[i * self.n_cols..(i + 1) * self.n_cols]
-    }
-
-    /// Time of choice column `c` for row `i` (`NaN` when not measured).
-    pub fn time(&self, i: usize, c: usize) -> f64 {
-        self.times[i * self.choices.len() + c]
-    }
-
-    /// Column of a choice name.
-    pub fn choice_index(&self, name: &str) -> Option<usize> {
-        self.choices.binary_search_by(|c| c.as_str().cmp(name)).ok()
-    }
-
-    /// The rows at `pos`, in that order.
-    pub fn take(&self, pos: &[usize], name: &str) -> Table {
-        let k = self.choices.len();
-        let mut t = Table {
-            name: name.to_string(),
-            choices: self.choices.clone(),
-            x: Vec::with_capacity(pos.len() * self.n_cols),
-            n_cols: self.n_cols,
-            times: Vec::with_capacity(pos.len() * k),
-            winner: Vec::with_capacity(pos.len()),
-            actual_winner: Vec::with_capacity(pos.len()),
-            weight: Vec::with_capacity(pos.len()),
-            speedup: Vec::with_capacity(pos.len()),
-            keys: Vec::with_capacity(pos.len()),
-            input: Vec::with_capacity(pos.len()),
-        };
-        for &i in pos {
-            t.x.extend_from_slice(self.row(i));
-            t.times.extend_from_slice(&self.times[i * k..(i + 1) * k]);
-            t.winner.push(self.winner[i]);
-            t.actual_winner.push(self.actual_winner[i]);
-            t.weight.push(self.weight[i]);
-            t.speedup.push(self.speedup[i]);
-            t.keys.push(self.keys[i].clone());
-            t.input.push(self.input[i]);
-        }
-        t
-    }
-
-    /// Best (smallest) measured time of row `i`.
-    pub fn best_time(&self, i: usize) -> f64 {
-        self.time(i, self.actual_winner[i] as usize)
-    }
-
-    /// Near-best copies for ranking (spec 7.1 step 5): every choice within `min_t / t >= 0.98`
-    /// of the best becomes a row labelled with it, weighted by its relative performance.
-    /// Copies follow their input, fastest first.
-    pub fn near_best(&self) -> Table {
-        let k = self.choices.len();
-        let mut pos = Vec::new();
-        let mut labels = Vec::new();
-        let mut weights = Vec::new();
-        for i in 0..self.len() {
-            let best = self.best_time(i);
-            let mut cands: Vec<(f64, usize)> = (0..k)
-                .filter_map(|c| {
-                    let t = self.time(i, c);
-                    (!t.is_nan() && best / t >= 0.98).then_some((t, c))
-                })
-                .collect();
-            cands.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
-            for (t, c) in cands {
-                pos.push(i);
-                labels.push(c as u32);
-                weights.push(best / t);
-            }
-        }
-        let mut out = self.take(&pos, &self.name);
-        out.winner = labels;
-        out.weight = weights;
-        out
-    }
-}

@@ -26,7 +26,47 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use super::{CacheError, DeviceFingerprint};
+use super::key::DeviceFingerprint;
+
+/// Why a pick cache cannot be used. The file is never changed when one of these is returned.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum CacheError {
+    /// The file is something else (another format, not JSON, a directory).
+    #[error("{}: not a pick cache ({what}); it was left untouched: pass another cache file (--cache, AUTOHEURISTIC_CACHE_PATH) or move this one away", path.display())]
+    Foreign {
+        /// The file.
+        path: PathBuf,
+        /// What it is instead.
+        what: String,
+    },
+    /// A pick cache of a newer schema than this build reads.
+    #[error("{}: pick cache version {found} is newer than this build reads (version {}); it was left untouched: use a newer autoheuristic-rs or another cache file", path.display(), VERSION)]
+    Newer {
+        /// The file.
+        path: PathBuf,
+        /// Its version.
+        found: u64,
+    },
+    /// Reading the file failed.
+    #[error("{}: cannot read the pick cache: {source}", path.display())]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// The underlying error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// Locking or writing the file failed (read-only file or folder, full disk).
+    #[error("{}: cannot write the pick cache: {source} (make the file and its folder writable, or pass another cache file)", path.display())]
+    Write {
+        /// The file.
+        path: PathBuf,
+        /// The underlying error.
+        #[source]
+        source: std::io::Error,
+    },
+}
 
 /// The `format` field of the header.
 pub(super) const FORMAT: &str = "autoheuristic-rs pick cache";

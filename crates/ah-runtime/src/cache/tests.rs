@@ -1,6 +1,8 @@
 //! Tests of the pick cache: lookups, guards, hostile files, sharing.
 
 use super::*;
+use ah_core::context::Context;
+use ah_core::metadata::DeviceIdentity;
 
 fn fp() -> DeviceFingerprint {
     let mut f = DeviceFingerprint::new("NVIDIA H100 80GB HBM3", DeviceIdentity::H100);

@@ -1,10 +1,11 @@
 //! The entry points: one tree, or a group of trees that differ only in depth.
 
-use super::builder::{Builder, NodeCache, Scratch};
+use super::builder::{Builder, Scratch};
+use super::data::CartData;
+use super::grow::NodeCache;
 use super::params::{CartParams, Criterion};
 use super::presort::Presorted;
 use super::tree::{CartNode, CartTree};
-use super::CartData;
 
 /// Fits a tree. `presorted` must come from the same `data.columns`.
 pub fn fit(data: &CartData<'_>, presorted: &Presorted, params: CartParams) -> CartTree {

@@ -2,11 +2,7 @@
 
 use super::builder::{Builder, Totals};
 use super::params::Criterion;
-
-#[inline]
-pub(super) fn log2(x: f64) -> f64 {
-    x.ln() / std::f64::consts::LN_2
-}
+use super::sklearn::log2;
 
 impl Builder<'_> {
     pub(super) fn impurity_of(&self, counts: &[f64], wn: f64, sum: f64, sq: f64) -> f64 {

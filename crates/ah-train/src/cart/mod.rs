@@ -23,44 +23,29 @@
 //! - Fully deterministic: the same data and parameters give the same tree, bit for bit.
 //!
 //! # Layout
-//! `params` holds the hyper-parameters, `tree` the fitted tree, `presort` the per-feature
-//! sample orders shared by a grid's fits, `builder` the depth-first builder (node bookkeeping,
-//! deferred partitions, the split cache of a grid group), `scan` the search for one feature's
-//! best split, `impurity` the criteria, `node_split` scikit-learn's random feature order, and
-//! `fit` the entry points.
+//! `data` holds the training data of a fit, `params` the hyper-parameters, `tree` the fitted
+//! tree, `presort` the per-feature sample orders shared by a grid's fits, `sklearn`
+//! scikit-learn's tolerances, `log2` and `rand_r`, `builder` the depth-first builder's state
+//! (node bookkeeping, deferred partitions), `grow` the growing loop and the split cache of a
+//! grid group, `scan` the search for one feature's best split, `impurity` the criteria,
+//! `node_split` scikit-learn's random feature order, and `fit` the entry points.
 
 mod builder;
+mod data;
 mod fit;
+mod grow;
 mod impurity;
 mod node_split;
 mod params;
 mod presort;
 mod scan;
+mod sklearn;
 #[cfg(test)]
 mod tests;
 mod tree;
 
+pub use data::CartData;
 pub use fit::{fit, fit_group};
 pub use params::{CartParams, Criterion, MinSamplesLeaf};
 pub use presort::Presorted;
 pub use tree::{CartNode, CartTree, Router};
-
-/// Two feature values closer than this are one value (scikit-learn's `FEATURE_THRESHOLD`).
-const FEATURE_THRESHOLD: f64 = 1e-7;
-/// scikit-learn's `EPSILON`: a node this pure is a leaf; an improvement this negative is none.
-const EPSILON: f64 = f64::EPSILON;
-
-/// The training data of one fit, column-major.
-#[derive(Debug, Clone)]
-pub struct CartData<'a> {
-    /// `columns[f][i]`: feature `f` of sample `i`, as `f32`.
-    pub columns: &'a [Vec<f32>],
-    /// Class index per sample (classification) — ignored for regression.
-    pub classes: &'a [u32],
-    /// Number of classes.
-    pub n_classes: usize,
-    /// Target per sample (regression) — ignored for classification.
-    pub targets: &'a [f64],
-    /// Sample weights.
-    pub weights: &'a [f64],
-}

@@ -3,25 +3,7 @@
 
 use super::builder::Builder;
 use super::scan::FeatResult;
-
-/// scikit-learn's `RAND_R_MAX`.
-pub(super) const RAND_R_MAX: u32 = 0x7FFF_FFFF;
-
-#[inline]
-fn our_rand_r(seed: &mut u32) -> u32 {
-    if *seed == 0 {
-        *seed = 1;
-    }
-    *seed ^= *seed << 13;
-    *seed ^= *seed >> 17;
-    *seed ^= *seed << 5;
-    *seed % (RAND_R_MAX + 1)
-}
-
-#[inline]
-fn rand_int(low: usize, high: usize, seed: &mut u32) -> usize {
-    low + (our_rand_r(seed) as usize) % (high - low)
-}
+use super::sklearn::rand_int;
 
 #[derive(Debug, Clone, Copy)]
 pub(super) struct Best {

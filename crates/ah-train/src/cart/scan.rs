@@ -2,7 +2,7 @@
 //! (scikit-learn's), its unit-weight classification variant, and two-valued columns counted.
 
 use super::builder::{Builder, Totals};
-use super::FEATURE_THRESHOLD;
+use super::sklearn::FEATURE_THRESHOLD;
 
 /// The best split of one feature over one node's samples (independent of the random feature
 /// order, so it is shared between the trees of a grid group).

@@ -8,7 +8,8 @@ use crate::cart::CartTree;
 use ah_eval::metrics::{self as eval, EvalSettings, Outcome};
 use ah_eval::table::Table;
 
-use super::{CostAwareParams, Fitted};
+use super::fitted::Fitted;
+use super::params::{Confidence, CostAwareParams};
 
 /// Wilson score lower bound of `k` successes in `n` trials.
 pub fn wilson_lower(k: f64, n: f64, z: f64) -> f64 {
@@ -20,18 +21,6 @@ pub fn wilson_lower(k: f64, n: f64, z: f64) -> f64 {
     let centre = p + z2 / (2.0 * n);
     let margin = z * (p * (1.0 - p) / n + z2 / (4.0 * n * n)).sqrt();
     ((centre - margin) / (1.0 + z2 / n)).max(0.0)
-}
-
-/// How a leaf's trustworthiness is scored (higher = more trusted; the cross-validated
-/// threshold applies to it).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Confidence {
-    /// Wilson lower bound of the leaf's majority share.
-    Wilson,
-    /// Minus the leaf's expected time lost, `ln(t_pick / t_best)` averaged over its training
-    /// inputs, shrunk toward the table's mean `ln(speedup)` with a prior of
-    /// [`LOSS_PRIOR_WEIGHT`] inputs.
-    Loss,
 }
 
 /// Pseudo-inputs of the prior of [`Confidence::Loss`].

@@ -20,8 +20,9 @@ use super::confidence::{
 };
 use super::fit::{eval_view, finish_fit, matrix_of, unsafe_leaves};
 use super::grid::{GridFit, GridInput, Selection};
+use super::params::Confidence;
 use super::prepare::concat;
-use super::{Confidence, GridRow};
+use super::results::GridRow;
 
 /// One candidate's cross-validation: its cut, the share of inputs the cut decides (what
 /// transfers to the refitted model), and its out-of-fold picks of a choice timed `inf`.

@@ -8,8 +8,9 @@ use crate::learner::TrainMatrix;
 use ah_eval::metrics::{EvalSettings, LeafModel};
 use ah_eval::table::Table;
 
+use super::fitted::Fitted;
+use super::params::{Mode, TrainOptions};
 use super::prepare::Prepared;
-use super::{Fitted, Mode, TrainOptions};
 
 pub(super) fn matrix_of<'t>(t: &'t Table, classes: &[String]) -> TrainMatrix<'t> {
     let labels: Vec<u32> = t

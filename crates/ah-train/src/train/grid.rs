@@ -11,8 +11,10 @@ use ah_eval::metrics::{self as eval, EvalSettings, LeafModel, Metrics, RowPredic
 use ah_eval::table::Table;
 
 use super::fit::{eval_settings, eval_view};
+use super::fitted::Fitted;
+use super::params::TrainOptions;
 use super::prepare::Prepared;
-use super::{Fitted, GridRow, TrainOptions};
+use super::results::GridRow;
 
 /// The inputs of a selection rule.
 pub(super) struct GridInput<'a> {

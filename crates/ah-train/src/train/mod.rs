@@ -17,234 +17,30 @@
 //!   threshold is 0, so PyTorch's runtime rule (`probability <= threshold` is unsure) and
 //!   `Model::decide` decide exactly as evaluated.
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use ah_core::model::Model;
-use ah_core::ops::Operation;
-
-use crate::cart::{CartTree, Criterion, MinSamplesLeaf};
-use crate::config::Overrides;
 use crate::dataset::dataset_hash;
 use crate::error::Result;
-use crate::guard::GuardPolicy;
-use crate::learner::Learner;
-use crate::split::SplitFile;
-use ah_eval::metrics::{LeafModel, Metrics};
-use ah_eval::table::{Key, Table};
 
 mod confidence;
 mod cost_aware;
 pub(crate) mod fit;
+mod fitted;
 mod grid;
 pub(crate) mod output;
 mod params;
 pub(crate) mod prepare;
+mod results;
 mod upstream;
 
+pub use crate::error::TrainParamsError;
 pub use confidence::{
-    choose_threshold, wilson_lower, wilson_upper, Confidence, CvThreshold, OofRow, HARM_Z,
-    LOSS_PRIOR_WEIGHT,
+    choose_threshold, wilson_lower, wilson_upper, CvThreshold, OofRow, HARM_Z, LOSS_PRIOR_WEIGHT,
 };
 pub use cost_aware::Weighting;
-pub use params::TrainParamsError;
-
-/// How the model and threshold are selected.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Mode {
-    /// PyTorch's rule, exactly.
-    Upstream,
-    /// Cross-validated, confidence-bounded, cost-aware selection.
-    #[default]
-    CostAware,
-}
-
-impl Mode {
-    /// Name recorded in the model.
-    pub fn name(self) -> &'static str {
-        match self {
-            Mode::Upstream => "upstream",
-            Mode::CostAware => "cost_aware_cv",
-        }
-    }
-}
-
-/// Settings of the cost-aware mode.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct CostAwareParams {
-    /// Cost of one unsure input (an autotune), in the unit of a wrong pick's loss
-    /// `ln(t_pick / t_best)`.
-    pub autotune_cost: f64,
-    /// Bound on the share of inputs with a harmful wrong pick: the one-sided 84 % Wilson upper
-    /// bound (z = [`HARM_Z`] = 1.0) of the cross-validated share must not exceed it.
-    pub max_harmful: f64,
-    /// Number of folds.
-    pub folds: usize,
-    /// z of the Wilson lower bound on a leaf's majority share ([`WILSON_Z`] by default).
-    pub wilson_z: f64,
-    /// Leaf score.
-    pub confidence: Confidence,
-}
-
-/// z of the Wilson lower bound on a leaf's majority share: 1.96, a two-sided 95 % interval.
-pub const WILSON_Z: f64 = 1.96;
-
-impl Default for CostAwareParams {
-    fn default() -> Self {
-        Self {
-            autotune_cost: 0.01,
-            max_harmful: 0.005,
-            folds: 5,
-            wilson_z: WILSON_Z,
-            confidence: Confidence::Wilson,
-        }
-    }
-}
-
-/// Everything a training run needs.
-#[derive(Debug, Clone)]
-pub struct TrainOptions {
-    /// The training log.
-    pub log: PathBuf,
-    /// Heuristic (class) name.
-    pub heuristic_name: String,
-    /// Extra evaluation sets `(name, log)`.
-    pub data: Vec<(String, PathBuf)>,
-    /// Learner.
-    pub learner: Learner,
-    /// `--ranking K`.
-    pub ranking: Option<usize>,
-    /// Default choice override.
-    pub default_choice: Option<String>,
-    /// Seed of the split and the trees.
-    pub seed: u32,
-    /// A split file naming each input's set.
-    pub split_file: Option<PathBuf>,
-    /// Selection rule.
-    pub mode: Mode,
-    /// Cost-aware settings.
-    pub cost: CostAwareParams,
-    /// Config-file overrides and the folder they are relative to.
-    pub overrides: Overrides,
-    /// Folder of the config file.
-    pub config_dir: PathBuf,
-    /// Extra user operations.
-    pub extra_operations: Vec<Operation>,
-    /// The command line, recorded in the model.
-    pub command: String,
-    /// Store the range guard: at run time (and in the final metrics) a numeric feature outside
-    /// the range seen in training makes the heuristic unsure.
-    pub range_guard: bool,
-    /// Which features the guard checks and with what margin (the stored ranges follow it even
-    /// when the guard is off). Recorded as `training.extra.guard` unless it is `box`.
-    pub guard: GuardPolicy,
-    /// Categorical features (logged or augmented) the category guard checks: a deciding leaf
-    /// is unsure for a category of one of them that none of its training rows had
-    /// ([`crate::category_guard`]). Empty: no guard. Recorded as `training.extra.category_guard`
-    /// when set.
-    pub category_guard: Vec<String>,
-    /// A choice timed `inf` for an input cannot be offered for it at run time: picking it is
-    /// unsure (the runtime autotunes), not an infinitely slow wrong pick, in every metric, the
-    /// unsafe-leaf rule, the leaf scores and the cross-validated threshold
-    /// ([`ah_eval::metrics::EvalSettings::inf_unavailable`]). Recorded in the model as
-    /// `training.extra.inf_unavailable`.
-    pub inf_unavailable: bool,
-}
-
-/// One grid model's results.
-#[derive(Debug, Clone)]
-pub struct GridRow {
-    /// Criterion.
-    pub criterion: Criterion,
-    /// Depth.
-    pub max_depth: Option<usize>,
-    /// Leaf size.
-    pub min_samples_leaf: MinSamplesLeaf,
-    /// Sample weighting (`uniform`, or `regret` in cost-aware mode).
-    pub weighting: &'static str,
-    /// Threshold chosen for it (probability, or Wilson bound in cost-aware mode).
-    pub threshold: f64,
-    /// Leaves.
-    pub n_leaves: usize,
-    /// Unsafe leaves.
-    pub n_unsafe: usize,
-    /// Cross-validated cost per input (cost-aware mode).
-    pub cv_cost: Option<f64>,
-    /// Metrics per set.
-    pub metrics: BTreeMap<String, Metrics>,
-}
-
-/// Per-row results of the chosen model on one set (for plots).
-#[derive(Debug, Clone, Default)]
-pub struct SetRows {
-    /// Speedup over the default of each decided input (default time / picked time).
-    pub speedup_over_default: Vec<f64>,
-    /// Regret of each input: picked (unsure: best) time over best time.
-    pub regret_ratio: Vec<f64>,
-}
-
-/// The result of a training run.
-#[derive(Debug, Clone)]
-pub struct TrainOutput {
-    /// The model (with metrics).
-    pub model: Model,
-    /// Metrics per set of the chosen model.
-    pub metrics: BTreeMap<String, Metrics>,
-    /// Every grid model.
-    pub grid: Vec<GridRow>,
-    /// Index of the chosen model in `grid`.
-    pub best: usize,
-    /// Warnings worth printing.
-    pub warnings: Vec<String>,
-    /// Per-row results of the chosen model.
-    pub rows: BTreeMap<String, SetRows>,
-    /// Set sizes.
-    pub sizes: BTreeMap<String, usize>,
-    /// The split (see [`TrainOutput::split_file`]).
-    pub split_sets: SplitSets,
-    /// Wall time of the phases, seconds (`prepare`, `grid`, `final`); never serialized.
-    pub timings: Vec<(&'static str, f64)>,
-}
-
-/// The split of a run: the logged features and each set's inputs (shared keys).
-#[derive(Debug, Clone)]
-pub struct SplitSets {
-    /// Logged features, in the log's order.
-    pub features: Vec<String>,
-    /// Training inputs.
-    pub train: Vec<Key>,
-    /// Validation inputs.
-    pub val: Vec<Key>,
-    /// Test inputs.
-    pub test: Vec<Key>,
-}
-
-/// A fitted tree with its class names.
-#[derive(Debug, Clone)]
-pub struct Fitted {
-    /// The tree.
-    pub tree: CartTree,
-    /// Class names.
-    pub classes: Vec<String>,
-}
-
-impl LeafModel for Fitted {
-    fn leaf(&self, row: &[f64]) -> usize {
-        self.tree.apply(row)
-    }
-    fn leaf_value(&self, leaf: usize) -> &[f64] {
-        &self.tree.nodes[leaf].value
-    }
-    fn classes(&self) -> &[String] {
-        &self.classes
-    }
-    fn leaves(&self, table: &Table) -> Vec<usize> {
-        let router = self.tree.router();
-        (0..table.len())
-            .map(|i| router.apply(table.row(i)))
-            .collect()
-    }
-}
+pub use fitted::Fitted;
+pub use params::{Confidence, CostAwareParams, Mode, TrainOptions, WILSON_Z};
+pub use results::{GridRow, SetRows, SplitSets, TrainOutput};
 
 /// Runs training. `progress` is called once per fitted grid model (and fold).
 pub fn train(opts: &TrainOptions, progress: &(dyn Fn(u64) + Sync)) -> Result<TrainOutput> {
@@ -298,20 +94,6 @@ pub fn train(opts: &TrainOptions, progress: &(dyn Fn(u64) + Sync)) -> Result<Tra
     })
 }
 
-impl TrainOutput {
-    /// The split as a split file (the `--split` / `--write-split` format).
-    pub fn split_file(&self) -> SplitFile {
-        let s = &self.split_sets;
-        let rows = |s: &[Key]| s.iter().map(|k| k.to_vec()).collect();
-        SplitFile {
-            features: s.features.clone(),
-            train: rows(&s.train),
-            val: rows(&s.val),
-            test: rows(&s.test),
-        }
-    }
-}
-
 /// Path helper: `DIR/NAME.EXT`.
 pub fn output_path(dir: &Path, name: &str, ext: &str) -> PathBuf {
     dir.join(format!("{name}.{ext}"))
@@ -320,6 +102,8 @@ pub fn output_path(dir: &Path, name: &str, ext: &str) -> PathBuf {
 #[cfg(test)]
 mod decide_tests {
     use super::*;
+    use crate::config::Overrides;
+    use crate::learner::Learner;
     use ah_core::model::{Decision, Node};
     use ah_core::Context;
 

@@ -16,8 +16,9 @@ use ah_eval::metrics::{self as eval, EvalSettings, Metrics, Outcome};
 use ah_eval::table::Table;
 
 use super::grid::{GridInput, Selection};
+use super::params::TrainOptions;
 use super::prepare::Prepared;
-use super::{GridRow, SetRows, SplitSets, TrainOptions};
+use super::results::{GridRow, SetRows, SplitSets};
 
 /// The chosen model's results on every set.
 pub(super) struct FinalResults {

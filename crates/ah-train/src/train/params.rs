@@ -1,4 +1,6 @@
-//! The training options' defaults and their check, in linfa's style: [`TrainOptions::new`] is
+//! The training options ([`TrainOptions`]: the selection rule [`Mode`], the cost-aware
+//! settings [`CostAwareParams`] with their leaf score [`Confidence`], ...), their defaults and
+//! their check, in linfa's style: [`TrainOptions::new`] is
 //! `ah-train LOG --heuristic-name NAME` with every other flag at its default, and
 //! [`TrainOptions::check`] turns an invalid combination into a [`TrainParamsError`] before
 //! anything is read. The rules the command line used to apply itself (a ranking is trained
@@ -7,33 +9,125 @@
 
 use std::path::PathBuf;
 
-use super::{CostAwareParams, Mode, TrainOptions};
+use ah_core::ops::Operation;
+
 use crate::config::Overrides;
+use crate::error::TrainParamsError;
 use crate::guard::GuardPolicy;
 use crate::learner::Learner;
 
-/// Why training options cannot be used.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
-#[non_exhaustive]
-pub enum TrainParamsError {
-    /// `--ranking 0`.
-    #[error("--ranking needs K >= 1")]
-    RankingZero,
-    /// A ranking with the cost-aware selection rule.
-    #[error("a ranking heuristic is selected by PyTorch's rule (`Mode::Upstream`): the cost-aware rule decides single choices")]
-    RankingNeedsUpstream,
-    /// Fewer than two cross-validation folds.
-    #[error("--folds {0}: cross-validation needs at least 2 folds")]
-    Folds(usize),
-    /// A negative or non-finite autotune cost.
-    #[error("--autotune-cost {0}: give a number >= 0")]
-    AutotuneCost(f64),
-    /// A harmful share outside [0, 1].
-    #[error("--max-harmful {0}: give a number between 0 and 1")]
-    MaxHarmful(f64),
-    /// A non-positive or non-finite Wilson z.
-    #[error("wilson_z {0}: give a number > 0")]
-    WilsonZ(f64),
+/// How the model and threshold are selected.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Mode {
+    /// PyTorch's rule, exactly.
+    Upstream,
+    /// Cross-validated, confidence-bounded, cost-aware selection.
+    #[default]
+    CostAware,
+}
+
+impl Mode {
+    /// Name recorded in the model.
+    pub fn name(self) -> &'static str {
+        match self {
+            Mode::Upstream => "upstream",
+            Mode::CostAware => "cost_aware_cv",
+        }
+    }
+}
+
+/// Settings of the cost-aware mode.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct CostAwareParams {
+    /// Cost of one unsure input (an autotune), in the unit of a wrong pick's loss
+    /// `ln(t_pick / t_best)`.
+    pub autotune_cost: f64,
+    /// Bound on the share of inputs with a harmful wrong pick: the one-sided 84 % Wilson upper
+    /// bound (z = [`HARM_Z`](super::HARM_Z) = 1.0) of the cross-validated share must not exceed it.
+    pub max_harmful: f64,
+    /// Number of folds.
+    pub folds: usize,
+    /// z of the Wilson lower bound on a leaf's majority share ([`WILSON_Z`] by default).
+    pub wilson_z: f64,
+    /// Leaf score.
+    pub confidence: Confidence,
+}
+
+/// z of the Wilson lower bound on a leaf's majority share: 1.96, a two-sided 95 % interval.
+pub const WILSON_Z: f64 = 1.96;
+
+impl Default for CostAwareParams {
+    fn default() -> Self {
+        Self {
+            autotune_cost: 0.01,
+            max_harmful: 0.005,
+            folds: 5,
+            wilson_z: WILSON_Z,
+            confidence: Confidence::Wilson,
+        }
+    }
+}
+
+/// Everything a training run needs.
+#[derive(Debug, Clone)]
+pub struct TrainOptions {
+    /// The training log.
+    pub log: PathBuf,
+    /// Heuristic (class) name.
+    pub heuristic_name: String,
+    /// Extra evaluation sets `(name, log)`.
+    pub data: Vec<(String, PathBuf)>,
+    /// Learner.
+    pub learner: Learner,
+    /// `--ranking K`.
+    pub ranking: Option<usize>,
+    /// Default choice override.
+    pub default_choice: Option<String>,
+    /// Seed of the split and the trees.
+    pub seed: u32,
+    /// A split file naming each input's set.
+    pub split_file: Option<PathBuf>,
+    /// Selection rule.
+    pub mode: Mode,
+    /// Cost-aware settings.
+    pub cost: CostAwareParams,
+    /// Config-file overrides and the folder they are relative to.
+    pub overrides: Overrides,
+    /// Folder of the config file.
+    pub config_dir: PathBuf,
+    /// Extra user operations.
+    pub extra_operations: Vec<Operation>,
+    /// The command line, recorded in the model.
+    pub command: String,
+    /// Store the range guard: at run time (and in the final metrics) a numeric feature outside
+    /// the range seen in training makes the heuristic unsure.
+    pub range_guard: bool,
+    /// Which features the guard checks and with what margin (the stored ranges follow it even
+    /// when the guard is off). Recorded as `training.extra.guard` unless it is `box`.
+    pub guard: GuardPolicy,
+    /// Categorical features (logged or augmented) the category guard checks: a deciding leaf
+    /// is unsure for a category of one of them that none of its training rows had
+    /// ([`crate::category_guard`]). Empty: no guard. Recorded as `training.extra.category_guard`
+    /// when set.
+    pub category_guard: Vec<String>,
+    /// A choice timed `inf` for an input cannot be offered for it at run time: picking it is
+    /// unsure (the runtime autotunes), not an infinitely slow wrong pick, in every metric, the
+    /// unsafe-leaf rule, the leaf scores and the cross-validated threshold
+    /// ([`ah_eval::metrics::EvalSettings::inf_unavailable`]). Recorded in the model as
+    /// `training.extra.inf_unavailable`.
+    pub inf_unavailable: bool,
+}
+
+/// How a leaf's trustworthiness is scored (higher = more trusted; the cross-validated
+/// threshold applies to it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Confidence {
+    /// Wilson lower bound of the leaf's majority share.
+    Wilson,
+    /// Minus the leaf's expected time lost, `ln(t_pick / t_best)` averaged over its training
+    /// inputs, shrunk toward the table's mean `ln(speedup)` with a prior of
+    /// [`LOSS_PRIOR_WEIGHT`](super::LOSS_PRIOR_WEIGHT) inputs.
+    Loss,
 }
 
 impl Mode {

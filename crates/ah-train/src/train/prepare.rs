@@ -3,7 +3,7 @@
 //! (`--split` or scikit-learn's) and every evaluation set (`--data`, extra training sets).
 //!
 //! The two differ only where PyTorch's trainers differ ([`Variant`]): the regression variant
-//! first drops inconsistent (input, choice) pairs ([`crate::regression::filter_log`]), splits
+//! first drops inconsistent (input, choice) pairs ([`crate::dataset::filter_log`]), splits
 //! 60/20/20 by default, falls back to the first choice as the default, and cannot rank.
 
 use ah_log::Log;
@@ -13,7 +13,7 @@ use crate::error::{Result, TrainError};
 use crate::split::{upstream_split, Split, SplitFile};
 use ah_eval::table::{build_table, BuildOptions, Encoding, Key, Table};
 
-use super::{Mode, TrainOptions};
+use super::params::{Mode, TrainOptions};
 
 /// Which trainer a preparation is for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -167,7 +167,7 @@ fn read_training_log(
     if variant == Variant::Classification {
         return Ok((log, 0));
     }
-    use crate::regression::{filter_log, MAX_REL_STD, MIN_COUNT};
+    use crate::dataset::{filter_log, MAX_REL_STD, MIN_COUNT};
     let (log, dropped) = filter_log(&log);
     if dropped > 0 {
         warnings.push(format!(
@@ -357,7 +357,7 @@ fn data_sets(
             warnings.push(format!("--data {name}: {w}"));
         }
         if variant == Variant::Regression {
-            dlog = crate::regression::filter_log(&dlog).0;
+            dlog = crate::dataset::filter_log(&dlog).0;
         }
         let (t, _, rep) = build_table(&dlog, name, &settings.operations, Some(encoding), build)?;
         for w in rep.warnings() {

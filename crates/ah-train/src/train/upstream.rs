@@ -14,7 +14,7 @@ use ah_eval::metrics as eval;
 
 use super::fit::{finish_fit, matrix_of, unsafe_leaves_with};
 use super::grid::{GridFit, GridInput, Selection};
-use super::GridRow;
+use super::results::GridRow;
 
 /// Fits the grid on the training set and chooses by PyTorch's rule.
 pub(super) fn select<'a>(g: &GridInput<'a>) -> Result<Selection<'a>> {

@@ -4,7 +4,9 @@ use std::ffi::c_void;
 
 use cudarc::cublas::sys as blas_sys;
 
-use super::{blas_err, CudaBackend, GemmArgs};
+use super::device::CudaBackend;
+use super::error::blas_err;
+use super::GemmArgs;
 use crate::backend::BenchError;
 use crate::dtype::DType;
 

@@ -1,11 +1,9 @@
-//! Device memory: [`DeviceBuffer`] (a plain `cuMemAlloc` allocation, freed on drop), its
-//! allocation and the copy back to the host.
-
-use std::ffi::c_void;
+//! Device memory: [`DeviceBuffer`] (a plain `cuMemAlloc` allocation, freed on drop) and its
+//! allocation ([`CudaBackend::alloc`](super::CudaBackend::alloc) binds the context first).
 
 use cudarc::driver::sys as drv;
 
-use super::{check, drv_err, CudaBackend};
+use super::error::check;
 use crate::backend::BenchError;
 
 /// A device allocation, freed on drop.
@@ -34,23 +32,6 @@ impl Drop for DeviceBuffer {
                 let _ = drv::cuMemFree_v2(self.ptr);
             }
         }
-    }
-}
-
-impl CudaBackend {
-    /// Allocates `bytes` of device memory.
-    pub fn alloc(&mut self, bytes: usize) -> Result<DeviceBuffer, BenchError> {
-        self.ctx.bind_to_thread().map_err(drv_err)?;
-        alloc_raw(bytes)
-    }
-
-    /// Waits for the stream, then copies `bytes` bytes at `ptr` to a host vector.
-    pub fn download(&mut self, ptr: drv::CUdeviceptr, bytes: usize) -> Result<Vec<u8>, BenchError> {
-        self.synchronize()?;
-        let mut host = vec![0u8; bytes];
-        // SAFETY: `host` has `bytes` bytes; the device range is the caller's.
-        check(unsafe { drv::cuMemcpyDtoH_v2(host.as_mut_ptr().cast::<c_void>(), ptr, bytes) })?;
-        Ok(host)
     }
 }
 

@@ -4,7 +4,10 @@
 use cudarc::driver::sys as drv;
 use cudarc::driver::{LaunchConfig, PushKernelArg};
 
-use super::{check, drv_err, CudaBackend, PadCopy, PadCopyArgs};
+use super::device::CudaBackend;
+use super::error::{check, drv_err};
+use super::layout::PadCopy;
+use super::PadCopyArgs;
 use crate::backend::BenchError;
 use crate::dtype::DType;
 

@@ -11,7 +11,11 @@ use cudarc::driver::sys as drv;
 use cudarc::driver::{CudaContext, CudaEvent};
 
 use super::buffer::alloc_raw;
-use super::{init_err, kernels, CudaBackend, CudaInitError, PadCopy, PadStride};
+use super::device::CudaBackend;
+use super::error::init_err;
+use super::kernels;
+use super::layout::{PadCopy, PadStride};
+use super::CudaInitError;
 use crate::backend::{BackendInfo, BackendKind, TimingConfig};
 
 /// The environment variable that sets when the CUDA driver loads a library's kernels.

@@ -6,7 +6,8 @@ use std::sync::Arc;
 
 use cudarc::driver::{CudaContext, CudaFunction};
 
-use super::{init_err, CudaInitError};
+use super::error::init_err;
+use super::CudaInitError;
 
 /// Kernels every CUDA runner may use: random fill (never zeros) and the zero-padding copy.
 pub(super) const KERNELS: &str = r#"

@@ -2,7 +2,7 @@
 //! (`AH_PAD_STRIDE`) and the copy kernels that fill it (`AH_PAD_COPY`), both recorded in the
 //! provenance.
 
-use super::{CudaBackend, CudaInitError};
+use super::CudaInitError;
 
 /// The value of a measurement setting in the environment: `None` when unset or empty; an error
 /// when it is not Unicode.
@@ -136,19 +136,5 @@ impl PadCopy {
             PadCopy::Tiled => "vector16+tiled_transpose",
             PadCopy::OnePass => "one_pass_vector16_layout_kept",
         }
-    }
-}
-
-impl CudaBackend {
-    /// Whether a transposed operand is padded into a transposed buffer (`AH_PAD_COPY`
-    /// default) rather than copied into a row-major one.
-    pub fn pad_keeps_layout(&self) -> bool {
-        self.pad_copy == PadCopy::OnePass
-    }
-
-    /// The row stride, in elements, of a padded operand of `cols` columns of `elem` bytes, as
-    /// the program the collection stands for allocates it (`AH_PAD_STRIDE`).
-    pub fn padded_row_stride(&self, cols: usize, elem: usize) -> usize {
-        self.pad_stride.row_stride(cols, elem)
     }
 }

@@ -1,4 +1,6 @@
+use super::layout::PadStride;
 use super::*;
+use crate::backend::TimingConfig;
 
 #[test]
 fn missing_driver_is_reported_not_a_panic() {

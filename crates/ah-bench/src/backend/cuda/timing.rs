@@ -5,7 +5,8 @@
 
 use cudarc::driver::sys as drv;
 
-use super::{check, drv_err, CudaBackend};
+use super::device::CudaBackend;
+use super::error::{check, drv_err};
 use crate::backend::{BenchCalls, BenchError, Measurement};
 
 /// One GPU benchmark's calls, for [`TimingConfig::measure`]: each timed call brackets `f`

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use rand::Rng;
 
-use super::{fits_in_memory, precondition, real_models, PadMmInput, PadMmRunner};
+use super::{fits_in_memory, precondition, real_models, PadMmInput};
 use crate::backend::BackendKind;
 use crate::catalogue::Catalogue;
 use crate::dtype::DType;
@@ -41,6 +41,35 @@ impl ShapeDistribution {
             ShapeDistribution::Pytorch => None,
             ShapeDistribution::Real(c) | ShapeDistribution::Mix(c) => Some(c),
         }
+    }
+}
+
+/// The pad_mm runner.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PadMmRunner {
+    /// Largest power of two of a dimension on the GPU (PyTorch: 16, i.e. 65536); PyTorch's
+    /// generator only (real-model shapes are the models').
+    pub max_power2_gpu: u32,
+    /// Largest power of two on the CPU (default 11: 2048, so 200 inputs take a minute or two on 2 cores).
+    pub max_power2_cpu: u32,
+    /// Where inputs come from (default: PyTorch's generator).
+    pub shapes: ShapeDistribution,
+}
+
+impl Default for PadMmRunner {
+    fn default() -> Self {
+        Self {
+            max_power2_gpu: 16,
+            max_power2_cpu: 11,
+            shapes: ShapeDistribution::Pytorch,
+        }
+    }
+}
+
+impl PadMmRunner {
+    /// The same runner drawing from `shapes`.
+    pub fn with_shapes(self, shapes: ShapeDistribution) -> Self {
+        Self { shapes, ..self }
     }
 }
 

@@ -4,6 +4,7 @@
 use ah_core::DeviceIdentity;
 
 use crate::dtype::DType;
+use crate::runners::layout::{is_contiguous, operand_strides};
 
 /// One pad_mm input: `mat1 (m x k) @ mat2 (k x n)`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -42,26 +43,14 @@ pub fn padded_length(x: usize, align: usize) -> usize {
     }
 }
 
-/// PyTorch's `Tensor.is_contiguous` for a 2-D shape and strides.
-pub fn is_contiguous(rows: usize, cols: usize, s0: usize, s1: usize) -> bool {
-    let mut expected = 1;
-    if cols != 1 {
-        if s1 != 1 {
-            return false;
-        }
-        expected = cols;
-    }
-    rows == 1 || s0 == expected
-}
-
 impl PadMmInput {
     /// Strides of mat1: `(k, 1)`, or `(1, m)` when transposed.
     pub fn mat1_strides(&self) -> (usize, usize) {
-        crate::runners::operand_strides(self.m, self.k, self.transpose_left)
+        operand_strides(self.m, self.k, self.transpose_left)
     }
     /// Strides of mat2: `(n, 1)`, or `(1, k)` when transposed.
     pub fn mat2_strides(&self) -> (usize, usize) {
-        crate::runners::operand_strides(self.k, self.n, self.transpose_right)
+        operand_strides(self.k, self.n, self.transpose_right)
     }
     /// `(m, k, n)` padded lengths.
     pub fn padded_lengths(&self) -> (usize, usize, usize) {

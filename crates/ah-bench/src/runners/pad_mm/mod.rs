@@ -23,8 +23,9 @@
 //!   padded shapes; the result is a slice view (no copy), as in PyTorch.
 //!
 //! One file per job: `input.rs` (the input and what PyTorch derives from it), `generator.rs`
-//! (drawing inputs), [`real_models`], `cuda.rs` and `cpu.rs` (buffers and choices on each
-//! backend), `check.rs` (the GPU correctness check); this file is the runner.
+//! (the runner's settings, [`PadMmRunner`], and drawing inputs), [`real_models`], `cuda.rs` and
+//! `cpu.rs` (buffers and choices on each backend), `check.rs` (the GPU correctness check); this
+//! file runs it (its [`BenchmarkRunner`] implementation).
 
 mod check;
 mod cpu;
@@ -36,46 +37,18 @@ pub mod real_models;
 use ah_core::{Context, DeviceIdentity};
 use rand::Rng;
 
+pub use super::layout::is_contiguous;
 pub use check::{check_pad_equals_orig, check_tolerance, CheckResult};
 pub use cpu::CpuPrepared;
 pub use cuda::CudaPrepared;
-pub use generator::{ShapeDistribution, MIX_REAL};
-pub use input::{fits_in_memory, is_contiguous, padded_length, precondition, PadMmInput};
+pub use generator::{PadMmRunner, ShapeDistribution, MIX_REAL};
+pub use input::{fits_in_memory, padded_length, precondition, PadMmInput};
 
 use crate::backend::{Backend, BackendKind, BenchError, Measurement};
 use crate::runner::{BenchmarkRunner, InputDistribution, SampleRng, Target};
 use cpu::{cpu_orig, cpu_pad, prepare_cpu};
 use cuda::{enqueue_orig, enqueue_pad, prepare_cuda};
 use input::{shapes, write_pad_rect};
-
-/// The pad_mm runner.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PadMmRunner {
-    /// Largest power of two of a dimension on the GPU (PyTorch: 16, i.e. 65536); PyTorch's
-    /// generator only (real-model shapes are the models').
-    pub max_power2_gpu: u32,
-    /// Largest power of two on the CPU (default 11: 2048, so 200 inputs take a minute or two on 2 cores).
-    pub max_power2_cpu: u32,
-    /// Where inputs come from (default: PyTorch's generator).
-    pub shapes: ShapeDistribution,
-}
-
-impl Default for PadMmRunner {
-    fn default() -> Self {
-        Self {
-            max_power2_gpu: 16,
-            max_power2_cpu: 11,
-            shapes: ShapeDistribution::Pytorch,
-        }
-    }
-}
-
-impl PadMmRunner {
-    /// The same runner drawing from `shapes`.
-    pub fn with_shapes(self, shapes: ShapeDistribution) -> Self {
-        Self { shapes, ..self }
-    }
-}
 
 /// Per-input state of the pad_mm runner.
 #[derive(Debug)]
