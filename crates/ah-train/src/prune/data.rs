@@ -9,7 +9,7 @@ use ah_log::Log;
 use ah_log::ReadOptions;
 use serde_json::Value as Json;
 
-use super::PruneError;
+use super::error::PruneError;
 
 /// cuBLAS choices the handler keeps first when Inductor offers several (`ATEN_FIRST` in
 /// `python/ah_inductor/choices.py`): `bias_addmm` is addmm with the 1-D bias, the call Inductor

@@ -11,6 +11,7 @@
 //! which on small GEMMs favour Triton where cuBLAS is faster (docs/inductor.md).
 
 pub mod data;
+mod error;
 pub mod eval;
 pub mod policy;
 pub mod tree;
@@ -20,38 +21,10 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 pub use data::{load, Sample, Samples};
+pub use error::PruneError;
 pub use eval::{cross_validate, RuleResult};
 pub use policy::{LeafRule, Policy, Weighing};
 pub use tree::{Growth, Node, Quantity, Test};
-
-/// Why training for cost failed.
-#[derive(Debug, thiserror::Error)]
-pub enum PruneError {
-    /// The log could not be read.
-    #[error(transparent)]
-    Log(ah_core::Error),
-    /// A file could not be read.
-    #[error("{}: {source}", path.display())]
-    Io {
-        /// The file.
-        path: PathBuf,
-        /// The OS error.
-        source: std::io::Error,
-    },
-    /// A line of an input file is not what it should be.
-    #[error("{}:{line}: {message}", path.display())]
-    Input {
-        /// The file.
-        path: PathBuf,
-        /// 1-based line.
-        line: usize,
-        /// What is wrong and what to do.
-        message: String,
-    },
-    /// The parameters do not fit together.
-    #[error("{0}")]
-    Params(String),
-}
 
 /// Parameters of [`train`], linfa-style: `Default` is the CLI's default, [`Self::check`]
 /// refuses what cannot work.
