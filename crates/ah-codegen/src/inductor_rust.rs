@@ -182,7 +182,8 @@ fn node(n: &Node, depth: usize, out: &mut String) -> Result<(), String> {
     match n {
         Node::Leaf(p) => out.push_str(&format!("{pad}{}\n", policy(p))),
         Node::Split(t, yes, no) => {
-            out.push_str(&format!("{pad}if {} {{\n", test(*t)?));
+            let (cond, no) = condition(*t, yes, no)?;
+            out.push_str(&format!("{pad}if {cond} {{\n"));
             node(yes, depth + 1, out)?;
             otherwise(no, depth, out)?;
         }
@@ -190,11 +191,31 @@ fn node(n: &Node, depth: usize, out: &mut String) -> Result<(), String> {
     Ok(())
 }
 
+/// The condition of a split whose yes-branch is `yes`, with the tests of the splits down its
+/// no-branch that lead to the same subtree (`if a { X } else if b { X }` is `if a || b { X }`,
+/// which clippy asks for), and the no-branch left after them.
+fn condition<'n, 'a>(
+    t: Test<'a>,
+    yes: &Node<'a>,
+    mut no: &'n Node<'a>,
+) -> Result<(String, &'n Node<'a>), String> {
+    let mut tests = vec![test(t)?];
+    while let Node::Split(t, same, rest) = no {
+        if **same != *yes {
+            break;
+        }
+        tests.push(test(*t)?);
+        no = rest;
+    }
+    Ok((tests.join(" || "), no))
+}
+
 /// The `else` of a split at `depth`: an `else if` chain while the no-branch splits.
 fn otherwise(n: &Node, depth: usize, out: &mut String) -> Result<(), String> {
     let pad = "    ".repeat(depth);
     if let Node::Split(t, yes, no) = n {
-        out.push_str(&format!("{pad}}} else if {} {{\n", test(*t)?));
+        let (cond, no) = condition(*t, yes, no)?;
+        out.push_str(&format!("{pad}}} else if {cond} {{\n"));
         node(yes, depth + 1, out)?;
         return otherwise(no, depth, out);
     }
@@ -226,6 +247,17 @@ mod tests {
         assert!(code.contains(&format!("if g.op == {lit} {{")));
         assert!(code.contains(&format!("Policy::Keep(&[{lit}])")));
         assert!(!code.contains("exit(1); (\"\n"));
+    }
+
+    #[test]
+    fn splits_down_a_no_branch_to_the_same_subtree_share_one_condition() {
+        let leaf = |kind: &str| json!({"node": "leaf", "policy": {"kind": kind}, "samples": 1});
+        let le = |name: &str, t: f64| json!({"kind": "le", "quantity": {"kind": "feature", "name": name}, "threshold": t});
+        let inner = json!({"node": "split", "test": le("n", 8.0), "yes": leaf("extern"), "no": leaf("default")});
+        let tree = json!({"node": "split", "test": le("m", 16.0), "yes": leaf("extern"),
+            "no": {"node": "split", "test": le("k", 32.0), "yes": leaf("extern"), "no": inner}});
+        let code = render_module(&model(tree), "").unwrap();
+        assert!(code.contains("if g.m as f64 <= 16.0 || g.k as f64 <= 32.0 || g.n as f64 <= 8.0 {\n        Policy::Extern\n    } else {\n        Policy::Default\n    }"), "{code}");
     }
 
     #[test]

@@ -126,9 +126,7 @@ pub fn decide(g: &Gemm) -> Policy {
             }
         } else if align(g.m) as f64 <= 24.0 {
             if g.m as f64 <= 16.5 {
-                if g.n as f64 <= 25472.0 {
-                    Policy::Extern
-                } else if g.using_tf32 == "False" {
+                if g.n as f64 <= 25472.0 || g.using_tf32 == "False" {
                     Policy::Extern
                 } else {
                     Policy::Keep(&["triton_mm_BLOCK-M=16_BLOCK-K=128_BLOCK-N=64_numstages=5_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=16_BLOCK-K=64_BLOCK-N=64_numstages=3_numwarps=4_GROUP-M=8"])
