@@ -63,6 +63,12 @@ class GemmFileError(Exception):
     pass
 
 
+def shown(path):
+    """`path` relative to the repository when it lies inside it (results are committed)."""
+    rel = os.path.relpath(os.path.abspath(path), ROOT)
+    return path if rel.startswith("..") else rel
+
+
 def read_gemm_file(path):
     """The GEMMs of a JSON-lines file (inductor_eval's schema, normalized as its read_gemms
     does); a bad line raises GemmFileError naming the file and the line."""
@@ -71,7 +77,7 @@ def read_gemm_file(path):
         for i, line in enumerate(f, 1):
             if not line.strip():
                 continue
-            where = f"{path}:{i}"
+            where = f"{shown(path)}:{i}"
             try:
                 d = json.loads(line)
             except json.JSONDecodeError as e:
@@ -376,7 +382,7 @@ class Observer:
             cache.add_preprocessing_fn(self._seen)
 
 
-def check_gemm(ind, obs, gm, decision):
+def check_gemm(ind, obs, gm, decision, decide=None):
     """Compiles `gm` (max_autotune_gemm, autoheuristic_use="mm") and judges what PyTorch kept."""
     torch = ind.torch
     torch.backends.cuda.matmul.allow_tf32 = bool(gm["tf32"])
@@ -404,6 +410,13 @@ def check_gemm(ind, obs, gm, decision):
     if art and art["features"] is not None:
         rec["feature_differences"] = {k: [art["features"].get(k), v] for k, v in handler_f.items()
                                       if art["features"].get(k, v) != v}
+        if rec["feature_differences"] and decide is not None:
+            # Inductor changed the GEMM before the hook (shape padding: n 49155 -> 49160, a
+            # padded contiguous copy): the handler decides inside the same tuned_mm, on the same
+            # nodes, so it is judged on the features PyTorch presented, the preview kept.
+            rec["preview_decision"] = [decision[0], list(decision[1])]
+            decision = tuple(decide(dict(art["features"])))
+            rec["decision"] = [decision[0], list(decision[1])]
     consulted = bool(obs.artifact)
     ranked = art["ranking"] if art else None
     rec.update(judge(decision, sel["ids"] if sel else None, ranked=ranked,
@@ -529,7 +542,7 @@ def main(argv=None):
                 continue
             log(f"{gm['name']}  ({ie.describe(gm)}, handler: {fmt_decision(d)})")
             try:
-                rec.update(check_gemm(ind, obs, gm, d))
+                rec.update(check_gemm(ind, obs, gm, d, handler.decide))
             except Exception as e:  # noqa: BLE001 - recorded; the next GEMM still runs
                 ind.fresh()
                 rec.update(ok=False, verdict=f"error: {type(e).__name__}: {str(e)[:300]}")
