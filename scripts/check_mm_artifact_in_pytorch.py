@@ -52,15 +52,10 @@ HANDLER = "generated/python/inductor_mmh100_choices.py"
 DEFAULT_GEMMS = [f"data/inductor_holdout{i}_gemms.jsonl" for i in range(2, 7)]
 ARTIFACTS_PACKAGE = "torch._inductor.autoheuristic.artifacts"
 NEEDS = f"{PROG}: needs PyTorch (2.11, with Inductor and Triton) and a CUDA GPU (the H100 the artifact is for)"
-DTYPES = ("float16", "bfloat16", "float32")
 EXTERN = "extern_mm"
 
 
 # -- GEMMs and the handler's decisions (no torch) ------------------------------------------------
-
-
-class GemmFileError(Exception):
-    pass
 
 
 def shown(path):
@@ -70,38 +65,8 @@ def shown(path):
 
 
 def read_gemm_file(path):
-    """The GEMMs of a JSON-lines file (inductor_eval's schema, normalized as its read_gemms
-    does); a bad line raises GemmFileError naming the file and the line."""
-    out = []
-    with open(path) as f:
-        for i, line in enumerate(f, 1):
-            if not line.strip():
-                continue
-            where = f"{shown(path)}:{i}"
-            try:
-                d = json.loads(line)
-            except json.JSONDecodeError as e:
-                raise GemmFileError(f"{where}: not JSON ({e.msg})") from None
-            if not isinstance(d, dict):
-                raise GemmFileError(f"{where}: not a JSON object")
-            for key in ("op", "m", "k", "n", "dtype"):
-                if key not in d:
-                    raise GemmFileError(f"{where}: no {key!r}")
-            for key in ("m", "k", "n", "batch"):
-                v = d.get(key, 1)
-                if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-                    raise GemmFileError(f"{where}: {key!r} is {v!r}, not a positive integer")
-            if d["dtype"] not in DTYPES:
-                raise GemmFileError(f"{where}: dtype {d['dtype']!r} is not one of {', '.join(DTYPES)}")
-            if not isinstance(d["op"], str):
-                raise GemmFileError(f"{where}: op {d['op']!r} is not a string")
-            d.setdefault("name", f"line {i}")
-            d.setdefault("batch", 1)
-            for key in ("tf32", "trans_a", "trans_b"):
-                d[key] = bool(d.get(key, False))
-            d["source"] = where
-            out.append(d)
-    return out
+    """The GEMMs of a JSON-lines file (`inductor_eval.read_gemms`), each with its source line."""
+    return ie.read_gemms(path, source=shown(path))
 
 
 def gemm_key(gm):
@@ -495,7 +460,7 @@ def main(argv=None):
     paths = a.gemms or [os.path.join(ROOT, p) for p in DEFAULT_GEMMS]
     try:
         gemms, not_mm = plan(paths, llama=not a.no_llama)
-    except (OSError, GemmFileError) as e:
+    except (OSError, ie.GemmFileError) as e:
         print(f"{PROG}: {e}", file=sys.stderr)
         return 2
     a.artifact, a.handler = (os.path.join(ROOT, x) for x in (a.artifact, a.handler))

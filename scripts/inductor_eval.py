@@ -118,18 +118,53 @@ def holdout_gemms():
     ]
 
 
-def read_gemms(path):
+DTYPES = ("float16", "bfloat16", "float32")
+
+
+class GemmFileError(ValueError):
+    """A line of a GEMM file (`--gemms`) that is not a GEMM; the message names file and line."""
+
+
+def read_gemms(path, source=None):
+    """The GEMMs of a JSON-lines file (lines `{"op","m","k","n","dtype",...}`), with their
+    defaults; a bad line raises GemmFileError naming the file and the line. `source` (the
+    path as shown) adds `"source": "FILE:LINE"` to each GEMM."""
     out = []
     with open(path) as f:
-        for i, line in enumerate(f):
-            if line.strip():
+        for i, line in enumerate(f, 1):
+            if not line.strip():
+                continue
+            where = f"{source or path}:{i}"
+            try:
                 d = json.loads(line)
-                d.setdefault("name", f"line {i + 1}")
-                d.setdefault("batch", 1)
-                for key in ("tf32", "trans_a", "trans_b"):
-                    d[key] = bool(d.get(key, False))
-                out.append(d)
+            except json.JSONDecodeError as e:
+                raise GemmFileError(f"{where}: not JSON ({e.msg})") from None
+            if not isinstance(d, dict):
+                raise GemmFileError(f"{where}: not a JSON object")
+            check_gemm_fields(d, where)
+            d.setdefault("name", f"line {i}")
+            d.setdefault("batch", 1)
+            for key in ("tf32", "trans_a", "trans_b"):
+                d[key] = bool(d.get(key, False))
+            if source:
+                d["source"] = where
+            out.append(d)
     return out
+
+
+def check_gemm_fields(d, where):
+    """Raises GemmFileError when `d` lacks a field or holds one that no GEMM has."""
+    for key in ("op", "m", "k", "n", "dtype"):
+        if key not in d:
+            raise GemmFileError(f"{where}: no {key!r}")
+    for key in ("m", "k", "n", "batch"):
+        v = d.get(key, 1)
+        if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+            raise GemmFileError(f"{where}: {key!r} is {v!r}, not a positive integer")
+    if d["dtype"] not in DTYPES:
+        raise GemmFileError(f"{where}: dtype {d['dtype']!r} is not one of {', '.join(DTYPES)}")
+    if not isinstance(d["op"], str):
+        raise GemmFileError(f"{where}: op {d['op']!r} is not a string")
 
 
 def llama_gemms(workload, hidden=2048, inter=5632, heads=16, head_dim=128):
@@ -844,7 +879,11 @@ def main(argv=None):
             return 2
         print(table(data, [s for s in SETTINGS if s in data["summary"]["autotune_s"]]))
         return 0
-    gemms = read_gemms(a.gemms) if a.gemms else holdout_gemms()
+    try:
+        gemms = read_gemms(a.gemms) if a.gemms else holdout_gemms()
+    except (OSError, GemmFileError) as e:
+        print(f"inductor_eval: {e}", file=sys.stderr)
+        return 2
     if a.dry_run and a.handler:
         handler = load_handler(a.handler)
         for w in a.workloads:

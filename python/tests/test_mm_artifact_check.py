@@ -120,7 +120,7 @@ class GemmFiles(unittest.TestCase):
                          ("[1, 2]", "not a JSON object")):
             path = write([GOOD, bad])
             self.addCleanup(os.remove, path)
-            with self.assertRaises(check.GemmFileError) as cm:
+            with self.assertRaises(check.ie.GemmFileError) as cm:
                 check.read_gemm_file(path)
             self.assertIn(f"{path}:2: ", str(cm.exception))
             self.assertIn(why, str(cm.exception))
