@@ -4,10 +4,10 @@
 # Trained on 754 GEMMs (horizon 100000 calls, harm bound 3 %). Cross-validated:
 #   | rule | GEMMs | autotuning s | run vs max-autotune (gmean) | run vs best (gmean) | harmful | worst | decided |
 #   |---|---|---|---|---|---|---|---|
-#   | default max-autotune (full list) | 754 | 11212.9 | 1.0000 | 1.0818 | 200 | 3.823x | 0 |
-#   | fixed top-10 (PyTorch's rule) | 754 | 4903.4 | 1.0971 | 1.1868 | 343 | 5.518x | 754 |
-#   | never autotune GEMMs (cuBLAS only) | 754 | 0.0 | 1.0260 | 1.1099 | 274 | 6.109x | 754 |
-#   | learned (cross-validated) | 754 | 787.5 | 0.9996 | 1.0814 | 196 | 6.109x | 754 |
+#   | default max-autotune (full list) | 754 | 11213.3 | 1.0000 | 1.0815 | 200 | 3.823x | 0 |
+#   | fixed top-10 (PyTorch's rule) | 754 | 7532.9 | 1.0393 | 1.1240 | 271 | 5.284x | 754 |
+#   | never autotune GEMMs (cuBLAS only) | 754 | 0.0 | 1.0263 | 1.1099 | 273 | 6.109x | 754 |
+#   | learned (cross-validated) | 754 | 1027.9 | 0.9852 | 1.0654 | 175 | 6.109x | 754 |
 # Use: copy into torch/_inductor/autoheuristic/artifacts/ and set
 # torch._inductor.config.autoheuristic_use = "mm" (see docs/inductor.md in autoheuristic-rs).
 
@@ -78,6 +78,53 @@ def config_name(name):
     return name
 
 
+# Inductor sizes the configs of the `mm` template (and of `bmm`, whose configs are `mm`'s) to
+# the GEMM before it makes its choices (`_scale_mm_configs` and `_finalize_mm_configs` in PyTorch
+# 2.11's `torch/_inductor/template_heuristics/triton.py`): each block is clamped to the GEMM's
+# dimension rounded up to a power of two (at least 16), then the warps to what the tile can use.
+# `ah_train::prune::sizing` is the same rule for the trainer; a Rust test checks it against every
+# GEMM of the shipped logs.
+_SIZED_TEMPLATE = "triton_mm_"
+_MIN_BLOCK = 16
+_TILE_PER_WARP = 256
+
+
+def _clamp(block, dim):
+    power = 1
+    while power < dim:
+        power *= 2
+    return max(min(block, max(power, _MIN_BLOCK)), _MIN_BLOCK)
+
+
+def sized_config(name, m, n, k):
+    """The config Inductor offers a GEMM of `m` x `n` x `k` (one batch entry) for config `name`
+    (read by `config_name`): `name` itself when it is no `triton_mm_` config or the GEMM is large
+    enough. A kept config means the choice Inductor sized from it for the GEMM at hand."""
+    if not name.startswith(_SIZED_TEMPLATE):
+        return name
+    parts = [p.partition("=") for p in name[len(_SIZED_TEMPLATE):].split("_")]
+    if not all(eq and 0 < len(v) <= 18 and v.isascii() and v.isdigit() for _, eq, v in parts):
+        return name
+    values = {key: int(v) for key, _, v in parts}
+    if any(key not in values for key in ("BLOCK-M", "BLOCK-N", "BLOCK-K")):
+        return name
+    bm, bn = _clamp(values["BLOCK-M"], m), _clamp(values["BLOCK-N"], n)
+    sized = {"BLOCK-M": bm, "BLOCK-N": bn, "BLOCK-K": _clamp(values["BLOCK-K"], k)}
+    if "numwarps" in values:
+        sized["numwarps"] = min(values["numwarps"], bm * bn // _TILE_PER_WARP)
+    return _SIZED_TEMPLATE + "_".join(f"{key}={sized.get(key, values[key])}" for key, _, _ in parts)
+
+
+def sized_configs(names, m, n, k):
+    """`sized_config` of each of `names`, each once, first occurrence first."""
+    out = []
+    for name in names:
+        sized = sized_config(name, m, n, k)
+        if sized not in out:
+            out.append(sized)
+    return out
+
+
 # PyTorch's `mm` AutoHeuristic hook (`autoheuristic_use="mm"`, in `tuned_mm`) names a choice by
 # `ChoiceCaller.autoheuristic_id()`: ``extern_mm``, or a Triton config of the mm template by its
 # five tile values alone (GROUP_M is not in it, so two of our configs may share one id).
@@ -134,23 +181,27 @@ saves benchmarking but not code generation; the handler module acts before gener
 covers addmm and bmm as well. The hook sees `mm` only, so `batch` is 1 and `op` is "mm".
 A decision becomes a variable-length ranking:
 - ``("extern", ())``: ``[extern_mm]``: only cuBLAS is kept, nothing is benchmarked;
-- ``("keep", names)``: ``extern_mm`` and the kept configs, as PyTorch names them
-  (`pytorch_mm_id`; configs that differ only in GROUP_M become one);
+- ``("keep", names)``: ``extern_mm`` and the kept configs as Inductor sizes them to the GEMM
+  (`sized_config`), as PyTorch names them (`pytorch_mm_id`; configs that differ only in
+  GROUP_M become one);
 - ``("default", ())``: no ranking (None): Inductor keeps its whole list.
 
 On another GPU or PyTorch (major.minor) than the heuristic's, `mm_precondition` is False
 (PyTorch then autotunes as without it) and a warning says so once.
 """
 
+import re
 import warnings
 
 try:
-    pytorch_mm_id  # noqa: B018 - defined when pasted after naming.py's source
+    pytorch_mm_id, sized_config, sized_configs  # noqa: B018 - defined when pasted after naming.py's source
 except NameError:
-    from ah_inductor.naming import pytorch_mm_id
+    from ah_inductor.naming import pytorch_mm_id, sized_config, sized_configs
 
 # Features of our log that PyTorch's `mm` context does not hold: constant for `tuned_mm`.
 MM_CONSTANTS = {"batch": 1, "op": "mm"}
+# The largest dimension `mm_known_ids` sizes configs to: no Triton block is larger.
+MAX_SIZED_DIM = 1 << 12
 _warned = set()
 
 
@@ -162,6 +213,20 @@ def mm_choice_ids(names):
         if i is not None and i not in out:
             out.append(i)
     return out
+
+
+def mm_known_ids(names):
+    """`mm_choice_ids` of `names` and of every config Inductor may size them to (`sized_config`
+    for each power-of-two m, n and k from 16 to the largest block in `names`, at most
+    `MAX_SIZED_DIM`): the choices `get_choice` knows by index, fixed when the artifact is made.
+    A sized config it does not know is left out of a ranking (Inductor's list is not widened)."""
+    blocks = [int(v) for name in names for v in re.findall(r"BLOCK-[MNK]=(\d{1,18})(?=_|$)", name)]
+    dims, dim = [], 16
+    while dim <= min(max(blocks, default=0), MAX_SIZED_DIM):
+        dims.append(dim)
+        dim *= 2
+    sized = [sized_config(name, m, n, k) for name in names for m in dims for n in dims for k in dims]
+    return mm_choice_ids(list(names) + sized)
 
 
 def mm_features(context, names):
@@ -187,7 +252,8 @@ def mm_best_choices(decide, feature_names, context, choices):
     kind, names = decide(f)
     if kind == "default":
         return None
-    ranked = mm_choice_ids(names if kind == "keep" else ())
+    kept = sized_configs(names, f["m"], f["n"], f["k"]) if kind == "keep" else ()
+    ranked = mm_choice_ids(kept)
     index = {c: i for i, c in enumerate(choices)}
     kept = [index[c] for c in ranked if c in index]
     return [(1.0 / len(kept), i) for i in kept]
@@ -234,116 +300,105 @@ def _align(x):
 
 def decide(f):
     """The learned policy for a GEMM's features `f` (see choices.py)."""
-    if f["batch"] <= 44.0:
-        if f["k"] * f["n"] <= 36075904.0:
-            if _align(f["n"]) <= 12.0:
-                if f["k"] * f["n"] <= 65088.0:
-                    if f["k"] * f["n"] <= 14021.5:
-                        return ("keep", ("triton_mm_BLOCK-M=64_BLOCK-K=32_BLOCK-N=128_numstages=4_numwarps=8_GROUP-M=8", "triton_mm_BLOCK-M=64_BLOCK-K=64_BLOCK-N=128_numstages=3_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=128_BLOCK-K=64_BLOCK-N=32_numstages=5_numwarps=8_GROUP-M=8", "triton_mm_BLOCK-M=32_BLOCK-K=16_BLOCK-N=64_numstages=2_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=64_BLOCK-K=32_BLOCK-N=32_numstages=3_numwarps=8_GROUP-M=8", "triton_mm_BLOCK-M=128_BLOCK-K=128_BLOCK-N=128_numstages=4_numwarps=8_GROUP-M=8", "triton_mm_BLOCK-M=64_BLOCK-K=32_BLOCK-N=64_numstages=3_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=128_BLOCK-K=32_BLOCK-N=64_numstages=2_numwarps=8_GROUP-M=8",))
-                    else:
-                        return ("extern", ())
+    if f["batch"] * f["m"] <= 5408.0:
+        if f["n"] <= 6755.5:
+            if f["k"] <= 116.5:
+                if f["using_tf32"] == False:
+                    return ("extern", ())
                 else:
-                    if f["m"] <= 506.5:
-                        if f["m"] * f["n"] <= 1574368.0:
-                            return ("keep", ("triton_mm_BLOCK-M=64_BLOCK-K=32_BLOCK-N=32_numstages=5_numwarps=8_GROUP-M=8", "triton_mm_BLOCK-M=64_BLOCK-K=128_BLOCK-N=64_numstages=5_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=32_BLOCK-K=128_BLOCK-N=128_numstages=4_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=16_BLOCK-K=32_BLOCK-N=128_numstages=3_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=16_BLOCK-K=64_BLOCK-N=128_numstages=3_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=64_BLOCK-K=64_BLOCK-N=64_numstages=3_numwarps=8_GROUP-M=8", "triton_mm_BLOCK-M=64_BLOCK-K=32_BLOCK-N=64_numstages=2_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=16_BLOCK-K=64_BLOCK-N=32_numstages=5_numwarps=2_GROUP-M=8",))
+                    if f["n"] <= 1056.0:
+                        if f["op"] == "mm":
+                            return ("keep", ("triton_mm_BLOCK-M=32_BLOCK-K=32_BLOCK-N=128_numstages=2_numwarps=8_GROUP-M=8", "triton_mm_BLOCK-M=32_BLOCK-K=64_BLOCK-N=128_numstages=5_numwarps=8_GROUP-M=8", "triton_mm_BLOCK-M=64_BLOCK-K=64_BLOCK-N=64_numstages=3_numwarps=8_GROUP-M=8", "triton_mm_BLOCK-M=64_BLOCK-K=128_BLOCK-N=32_numstages=5_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=64_BLOCK-K=32_BLOCK-N=128_numstages=4_numwarps=8_GROUP-M=8", "triton_mm_BLOCK-M=64_BLOCK-K=32_BLOCK-N=128_numstages=3_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=64_BLOCK-K=128_BLOCK-N=128_numstages=4_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=128_BLOCK-K=64_BLOCK-N=128_numstages=3_numwarps=4_GROUP-M=8",))
                         else:
-                            return ("extern", ())
+                            return ("keep", ("triton_mm_BLOCK-M=32_BLOCK-K=128_BLOCK-N=32_numstages=2_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=64_BLOCK-K=16_BLOCK-N=64_numstages=2_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=128_BLOCK-K=32_BLOCK-N=128_numstages=2_numwarps=8_GROUP-M=8", "triton_mm_BLOCK-M=64_BLOCK-K=64_BLOCK-N=128_numstages=3_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=128_BLOCK-K=64_BLOCK-N=64_numstages=5_numwarps=8_GROUP-M=8", "triton_mm_BLOCK-M=32_BLOCK-K=16_BLOCK-N=32_numstages=1_numwarps=2_GROUP-M=8", "triton_mm_BLOCK-M=128_BLOCK-K=32_BLOCK-N=64_numstages=2_numwarps=8_GROUP-M=8", "triton_mm_BLOCK-M=128_BLOCK-K=32_BLOCK-N=64_numstages=5_numwarps=8_GROUP-M=8",))
                     else:
-                        if f["mat2_stride_1"] <= 1672.5:
-                            return ("keep", ("triton_mm_BLOCK-M=64_BLOCK-K=32_BLOCK-N=64_numstages=2_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=128_BLOCK-K=64_BLOCK-N=128_numstages=5_numwarps=8_GROUP-M=8", "triton_mm_BLOCK-M=128_BLOCK-K=64_BLOCK-N=128_numstages=3_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=64_BLOCK-K=128_BLOCK-N=32_numstages=5_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=64_BLOCK-K=128_BLOCK-N=128_numstages=4_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=128_BLOCK-K=32_BLOCK-N=128_numstages=3_numwarps=4_GROUP-M=8",))
+                        if f["n"] <= 4384.0:
+                            return ("keep", ("triton_mm_BLOCK-M=128_BLOCK-K=32_BLOCK-N=64_numstages=5_numwarps=8_GROUP-M=8", "triton_mm_BLOCK-M=128_BLOCK-K=32_BLOCK-N=64_numstages=4_numwarps=8_GROUP-M=8", "triton_mm_BLOCK-M=64_BLOCK-K=32_BLOCK-N=32_numstages=5_numwarps=8_GROUP-M=8", "triton_mm_BLOCK-M=128_BLOCK-K=64_BLOCK-N=64_numstages=3_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=128_BLOCK-K=32_BLOCK-N=128_numstages=4_numwarps=8_GROUP-M=8", "triton_mm_BLOCK-M=64_BLOCK-K=128_BLOCK-N=128_numstages=4_numwarps=4_GROUP-M=8",))
                         else:
                             return ("extern", ())
             else:
-                if f["m"] * f["k"] <= 96.0:
-                    return ("keep", ("triton_mm_BLOCK-M=16_BLOCK-K=32_BLOCK-N=64_numstages=5_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=16_BLOCK-K=64_BLOCK-N=32_numstages=2_numwarps=2_GROUP-M=8", "triton_mm_BLOCK-M=16_BLOCK-K=64_BLOCK-N=64_numstages=3_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=16_BLOCK-K=32_BLOCK-N=64_numstages=2_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=16_BLOCK-K=32_BLOCK-N=128_numstages=3_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=16_BLOCK-K=32_BLOCK-N=128_numstages=2_numwarps=8_GROUP-M=8",))
-                else:
-                    if _align(f["k"]) <= 3.0:
-                        if f["k"] <= 136.0:
-                            return ("keep", ("triton_mm_BLOCK-M=128_BLOCK-K=64_BLOCK-N=128_numstages=3_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=64_BLOCK-K=32_BLOCK-N=64_numstages=3_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=128_BLOCK-K=32_BLOCK-N=64_numstages=4_numwarps=8_GROUP-M=8", "triton_mm_BLOCK-M=32_BLOCK-K=64_BLOCK-N=128_numstages=4_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=64_BLOCK-K=128_BLOCK-N=64_numstages=5_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=64_BLOCK-K=64_BLOCK-N=64_numstages=5_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=64_BLOCK-K=32_BLOCK-N=128_numstages=4_numwarps=8_GROUP-M=8", "triton_mm_BLOCK-M=64_BLOCK-K=64_BLOCK-N=64_numstages=3_numwarps=8_GROUP-M=8",))
-                        else:
-                            return ("keep", ("triton_mm_BLOCK-M=64_BLOCK-K=128_BLOCK-N=128_numstages=4_numwarps=8_GROUP-M=8", "triton_mm_BLOCK-M=32_BLOCK-K=32_BLOCK-N=64_numstages=5_numwarps=8_GROUP-M=8", "triton_mm_BLOCK-M=64_BLOCK-K=64_BLOCK-N=64_numstages=3_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=64_BLOCK-K=128_BLOCK-N=32_numstages=5_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=128_BLOCK-K=32_BLOCK-N=128_numstages=3_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=128_BLOCK-K=64_BLOCK-N=128_numstages=5_numwarps=8_GROUP-M=8", "triton_mm_BLOCK-M=64_BLOCK-K=32_BLOCK-N=64_numstages=2_numwarps=4_GROUP-M=8",))
+                if f["batch"] <= 114.0:
+                    if f["k"] <= 129.5:
+                        return ("keep", ("triton_mm_BLOCK-M=64_BLOCK-K=64_BLOCK-N=64_numstages=3_numwarps=8_GROUP-M=8", "triton_mm_BLOCK-M=128_BLOCK-K=32_BLOCK-N=64_numstages=4_numwarps=8_GROUP-M=8", "triton_mm_BLOCK-M=128_BLOCK-K=32_BLOCK-N=128_numstages=4_numwarps=8_GROUP-M=8", "triton_mm_BLOCK-M=32_BLOCK-K=32_BLOCK-N=64_numstages=5_numwarps=8_GROUP-M=8", "triton_mm_BLOCK-M=64_BLOCK-K=128_BLOCK-N=32_numstages=5_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=128_BLOCK-K=64_BLOCK-N=64_numstages=3_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=128_BLOCK-K=32_BLOCK-N=64_numstages=2_numwarps=8_GROUP-M=8", "triton_mm_BLOCK-M=128_BLOCK-K=32_BLOCK-N=32_numstages=5_numwarps=8_GROUP-M=8",))
                     else:
-                        if f["k"] <= 136.0:
-                            return ("keep", ("triton_mm_BLOCK-M=64_BLOCK-K=32_BLOCK-N=128_numstages=3_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=128_BLOCK-K=32_BLOCK-N=64_numstages=3_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=128_BLOCK-K=32_BLOCK-N=64_numstages=4_numwarps=8_GROUP-M=8", "triton_mm_BLOCK-M=128_BLOCK-K=32_BLOCK-N=128_numstages=3_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=64_BLOCK-K=64_BLOCK-N=128_numstages=4_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=128_BLOCK-K=64_BLOCK-N=128_numstages=5_numwarps=8_GROUP-M=8", "triton_mm_BLOCK-M=64_BLOCK-K=64_BLOCK-N=64_numstages=3_numwarps=8_GROUP-M=8", "triton_mm_BLOCK-M=32_BLOCK-K=32_BLOCK-N=64_numstages=5_numwarps=8_GROUP-M=8",))
-                        else:
-                            return ("extern", ())
+                        return ("extern", ())
+                else:
+                    return ("keep", ("triton_mm_BLOCK-M=128_BLOCK-K=64_BLOCK-N=128_numstages=5_numwarps=8_GROUP-M=8", "triton_mm_BLOCK-M=128_BLOCK-K=32_BLOCK-N=128_numstages=4_numwarps=8_GROUP-M=8", "triton_mm_BLOCK-M=32_BLOCK-K=128_BLOCK-N=32_numstages=2_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=128_BLOCK-K=128_BLOCK-N=128_numstages=4_numwarps=8_GROUP-M=8", "triton_mm_BLOCK-M=128_BLOCK-K=64_BLOCK-N=128_numstages=3_numwarps=4_GROUP-M=8",))
         else:
-            if _align(f["m"]) <= 24.0:
-                if f["m"] <= 16.5:
-                    if f["n"] <= 25472.0:
+            if f["m"] <= 105.5:
+                if f["mat1_dtype"] == "torch.float32":
+                    if f["using_tf32"] == False:
                         return ("extern", ())
                     else:
-                        if f["using_tf32"] == False:
+                        if f["m"] <= 1.5:
                             return ("extern", ())
                         else:
-                            return ("keep", ("triton_mm_BLOCK-M=16_BLOCK-K=128_BLOCK-N=64_numstages=5_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=16_BLOCK-K=64_BLOCK-N=64_numstages=3_numwarps=4_GROUP-M=8",))
+                            return ("keep", ("triton_mm_BLOCK-M=128_BLOCK-K=64_BLOCK-N=128_numstages=3_numwarps=4_GROUP-M=8",))
                 else:
-                    if f["m"] * f["n"] <= 815472.0:
-                        return ("extern", ())
-                    else:
-                        if f["m"] * f["k"] <= 420864.0:
-                            return ("keep", ("triton_mm_BLOCK-M=64_BLOCK-K=64_BLOCK-N=64_numstages=3_numwarps=8_GROUP-M=8", "triton_mm_BLOCK-M=32_BLOCK-K=128_BLOCK-N=64_numstages=5_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=128_BLOCK-K=64_BLOCK-N=128_numstages=3_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=64_BLOCK-K=64_BLOCK-N=128_numstages=5_numwarps=8_GROUP-M=8",))
-                        else:
+                    if f["batch"] * f["m"] <= 32.5:
+                        if f["n"] <= 24733.0:
                             return ("extern", ())
-            else:
-                if f["mat2_stride_0"] <= 384.5:
-                    if f["m"] * f["k"] <= 14548992.0:
-                        return ("keep", ("triton_mm_BLOCK-M=32_BLOCK-K=128_BLOCK-N=32_numstages=2_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=128_BLOCK-K=64_BLOCK-N=128_numstages=5_numwarps=8_GROUP-M=8", "triton_mm_BLOCK-M=64_BLOCK-K=128_BLOCK-N=128_numstages=4_numwarps=8_GROUP-M=8", "triton_mm_BLOCK-M=32_BLOCK-K=64_BLOCK-N=64_numstages=3_numwarps=8_GROUP-M=8", "triton_mm_BLOCK-M=128_BLOCK-K=32_BLOCK-N=64_numstages=4_numwarps=8_GROUP-M=8", "triton_mm_BLOCK-M=128_BLOCK-K=64_BLOCK-N=128_numstages=3_numwarps=4_GROUP-M=8",))
+                        else:
+                            return ("keep", ("triton_mm_BLOCK-M=64_BLOCK-K=128_BLOCK-N=64_numstages=5_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=128_BLOCK-K=64_BLOCK-N=64_numstages=3_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=64_BLOCK-K=128_BLOCK-N=128_numstages=4_numwarps=4_GROUP-M=8",))
                     else:
-                        return ("extern", ())
+                        return ("keep", ("triton_mm_BLOCK-M=128_BLOCK-K=64_BLOCK-N=128_numstages=5_numwarps=8_GROUP-M=8", "triton_mm_BLOCK-M=64_BLOCK-K=64_BLOCK-N=64_numstages=3_numwarps=8_GROUP-M=8",))
+            else:
+                if _align(f["n"]) <= 96.0:
+                    return ("keep", ("triton_mm_BLOCK-M=128_BLOCK-K=64_BLOCK-N=128_numstages=3_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=64_BLOCK-K=32_BLOCK-N=64_numstages=2_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=64_BLOCK-K=128_BLOCK-N=64_numstages=5_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=128_BLOCK-K=32_BLOCK-N=64_numstages=4_numwarps=8_GROUP-M=8", "triton_mm_BLOCK-M=128_BLOCK-K=64_BLOCK-N=128_numstages=5_numwarps=8_GROUP-M=8", "triton_mm_BLOCK-M=128_BLOCK-K=32_BLOCK-N=128_numstages=3_numwarps=4_GROUP-M=8",))
                 else:
                     return ("extern", ())
     else:
-        if f["n"] <= 65.5:
-            if f["k"] <= 1344.0:
-                if f["k"] <= 102.5:
-                    return ("keep", ("triton_mm_BLOCK-M=128_BLOCK-K=128_BLOCK-N=64_numstages=4_numwarps=8_GROUP-M=8", "triton_mm_BLOCK-M=64_BLOCK-K=128_BLOCK-N=64_numstages=5_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=64_BLOCK-K=32_BLOCK-N=64_numstages=3_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=128_BLOCK-K=32_BLOCK-N=64_numstages=3_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=64_BLOCK-K=64_BLOCK-N=64_numstages=5_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=128_BLOCK-K=64_BLOCK-N=64_numstages=4_numwarps=8_GROUP-M=8", "triton_mm_BLOCK-M=32_BLOCK-K=16_BLOCK-N=32_numstages=1_numwarps=2_GROUP-M=8", "triton_mm_BLOCK-M=64_BLOCK-K=64_BLOCK-N=32_numstages=5_numwarps=4_GROUP-M=8",))
-                else:
-                    if f["mat1_dtype"] == "torch.bfloat16":
-                        if _align(f["m"]) <= 36.0:
-                            return ("keep", ("triton_mm_BLOCK-M=128_BLOCK-K=32_BLOCK-N=64_numstages=3_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=64_BLOCK-K=64_BLOCK-N=64_numstages=3_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=128_BLOCK-K=64_BLOCK-N=64_numstages=5_numwarps=8_GROUP-M=8", "triton_mm_BLOCK-M=64_BLOCK-K=32_BLOCK-N=64_numstages=3_numwarps=4_GROUP-M=8",))
-                        else:
-                            return ("keep", ("triton_mm_BLOCK-M=128_BLOCK-K=64_BLOCK-N=64_numstages=3_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=64_BLOCK-K=64_BLOCK-N=64_numstages=3_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=64_BLOCK-K=32_BLOCK-N=64_numstages=4_numwarps=8_GROUP-M=8", "triton_mm_BLOCK-M=64_BLOCK-K=64_BLOCK-N=64_numstages=3_numwarps=8_GROUP-M=8", "triton_mm_BLOCK-M=32_BLOCK-K=128_BLOCK-N=32_numstages=2_numwarps=4_GROUP-M=8",))
-                    else:
-                        if f["using_tf32"] == True:
-                            return ("extern", ())
-                        else:
-                            return ("keep", ("triton_mm_BLOCK-M=64_BLOCK-K=32_BLOCK-N=64_numstages=3_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=64_BLOCK-K=64_BLOCK-N=64_numstages=3_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=64_BLOCK-K=32_BLOCK-N=64_numstages=2_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=128_BLOCK-K=32_BLOCK-N=64_numstages=2_numwarps=8_GROUP-M=8", "triton_mm_BLOCK-M=16_BLOCK-K=32_BLOCK-N=64_numstages=3_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=16_BLOCK-K=64_BLOCK-N=64_numstages=3_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=16_BLOCK-K=128_BLOCK-N=32_numstages=5_numwarps=2_GROUP-M=8",))
-            else:
-                if f["batch"] * f["m"] <= 146.0:
-                    return ("extern", ())
-                else:
-                    return ("keep", ("triton_mm_BLOCK-M=64_BLOCK-K=64_BLOCK-N=64_numstages=3_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=16_BLOCK-K=128_BLOCK-N=64_numstages=5_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=16_BLOCK-K=64_BLOCK-N=64_numstages=5_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=64_BLOCK-K=32_BLOCK-N=64_numstages=3_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=64_BLOCK-K=128_BLOCK-N=64_numstages=5_numwarps=4_GROUP-M=8",))
-        else:
-            if f["batch"] * f["m"] <= 416.0:
-                if f["batch"] <= 60.0:
-                    return ("extern", ())
-                else:
-                    return ("keep", ("triton_mm_BLOCK-M=16_BLOCK-K=64_BLOCK-N=64_numstages=5_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=16_BLOCK-K=64_BLOCK-N=128_numstages=5_numwarps=8_GROUP-M=8", "triton_mm_BLOCK-M=16_BLOCK-K=32_BLOCK-N=32_numstages=5_numwarps=2_GROUP-M=8", "triton_mm_BLOCK-M=16_BLOCK-K=64_BLOCK-N=128_numstages=3_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=16_BLOCK-K=128_BLOCK-N=32_numstages=2_numwarps=2_GROUP-M=8", "triton_mm_BLOCK-M=16_BLOCK-K=128_BLOCK-N=128_numstages=4_numwarps=8_GROUP-M=8",))
-            else:
-                if f["m"] <= 544.0:
-                    if f["mat1_stride_1"] <= 136.0:
-                        if f["n"] <= 434.5:
-                            return ("keep", ("triton_mm_BLOCK-M=64_BLOCK-K=32_BLOCK-N=128_numstages=3_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=64_BLOCK-K=32_BLOCK-N=64_numstages=2_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=64_BLOCK-K=64_BLOCK-N=128_numstages=3_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=128_BLOCK-K=32_BLOCK-N=128_numstages=3_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=128_BLOCK-K=32_BLOCK-N=64_numstages=4_numwarps=8_GROUP-M=8", "triton_mm_BLOCK-M=64_BLOCK-K=64_BLOCK-N=64_numstages=5_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=64_BLOCK-K=16_BLOCK-N=64_numstages=2_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=128_BLOCK-K=64_BLOCK-N=128_numstages=5_numwarps=8_GROUP-M=8",))
-                        else:
-                            return ("extern", ())
+        if _align(f["n"]) <= 96.0:
+            if _align(f["k"]) <= 3.0:
+                if f["mat1_stride_0"] <= 87.0:
+                    if f["m"] <= 6969.5:
+                        return ("keep", ("triton_mm_BLOCK-M=128_BLOCK-K=128_BLOCK-N=128_numstages=4_numwarps=8_GROUP-M=8", "triton_mm_BLOCK-M=64_BLOCK-K=64_BLOCK-N=128_numstages=3_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=64_BLOCK-K=128_BLOCK-N=64_numstages=5_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=128_BLOCK-K=32_BLOCK-N=128_numstages=3_numwarps=4_GROUP-M=8",))
                     else:
                         return ("extern", ())
                 else:
-                    if f["m"] <= 1383.0:
-                        if _align(f["n"]) <= 96.0:
-                            return ("extern", ())
-                        else:
-                            return ("keep", ("triton_mm_BLOCK-M=128_BLOCK-K=32_BLOCK-N=128_numstages=3_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=128_BLOCK-K=64_BLOCK-N=128_numstages=5_numwarps=8_GROUP-M=8",))
+                    return ("keep", ("triton_mm_BLOCK-M=64_BLOCK-K=64_BLOCK-N=128_numstages=3_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=64_BLOCK-K=32_BLOCK-N=64_numstages=2_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=32_BLOCK-K=32_BLOCK-N=64_numstages=5_numwarps=8_GROUP-M=8", "triton_mm_BLOCK-M=64_BLOCK-K=128_BLOCK-N=128_numstages=4_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=128_BLOCK-K=32_BLOCK-N=64_numstages=4_numwarps=8_GROUP-M=8",))
+            else:
+                if f["m"] * f["k"] <= 172768.0:
+                    if f["batch"] <= 28.0:
+                        return ("extern", ())
                     else:
-                        if f["mat1_dtype"] == "torch.float16":
+                        if f["batch"] * f["m"] <= 21744.0:
+                            return ("keep", ("triton_mm_BLOCK-M=64_BLOCK-K=32_BLOCK-N=128_numstages=3_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=128_BLOCK-K=128_BLOCK-N=128_numstages=4_numwarps=8_GROUP-M=8", "triton_mm_BLOCK-M=128_BLOCK-K=64_BLOCK-N=128_numstages=3_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=64_BLOCK-K=32_BLOCK-N=64_numstages=2_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=64_BLOCK-K=32_BLOCK-N=128_numstages=4_numwarps=8_GROUP-M=8",))
+                        else:
+                            return ("keep", ("triton_mm_BLOCK-M=64_BLOCK-K=64_BLOCK-N=128_numstages=3_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=64_BLOCK-K=32_BLOCK-N=128_numstages=3_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=128_BLOCK-K=32_BLOCK-N=128_numstages=3_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=64_BLOCK-K=64_BLOCK-N=64_numstages=3_numwarps=8_GROUP-M=8", "triton_mm_BLOCK-M=64_BLOCK-K=32_BLOCK-N=64_numstages=2_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=32_BLOCK-K=32_BLOCK-N=64_numstages=5_numwarps=8_GROUP-M=8", "triton_mm_BLOCK-M=128_BLOCK-K=64_BLOCK-N=128_numstages=3_numwarps=4_GROUP-M=8",))
+                else:
+                    if f["m"] * f["n"] <= 99072.0:
+                        if f["using_tf32"] == True:
                             return ("extern", ())
                         else:
-                            return ("keep", ("triton_mm_BLOCK-M=128_BLOCK-K=32_BLOCK-N=128_numstages=3_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=128_BLOCK-K=64_BLOCK-N=128_numstages=3_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=64_BLOCK-K=32_BLOCK-N=128_numstages=3_numwarps=4_GROUP-M=8",))
+                            return ("keep", ("triton_mm_BLOCK-M=64_BLOCK-K=64_BLOCK-N=128_numstages=3_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=64_BLOCK-K=32_BLOCK-N=128_numstages=3_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=64_BLOCK-K=128_BLOCK-N=64_numstages=5_numwarps=4_GROUP-M=8",))
+                    else:
+                        if f["k"] * f["n"] <= 363584.0:
+                            return ("keep", ("triton_mm_BLOCK-M=128_BLOCK-K=64_BLOCK-N=128_numstages=5_numwarps=8_GROUP-M=8", "triton_mm_BLOCK-M=64_BLOCK-K=32_BLOCK-N=64_numstages=2_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=128_BLOCK-K=32_BLOCK-N=64_numstages=4_numwarps=8_GROUP-M=8",))
+                        else:
+                            return ("extern", ())
+        else:
+            if f["m"] <= 4928.0:
+                if f["mat2_stride_1"] <= 72.0:
+                    if f["k"] * f["n"] <= 53248.0:
+                        if f["k"] <= 136.0:
+                            return ("keep", ("triton_mm_BLOCK-M=128_BLOCK-K=32_BLOCK-N=64_numstages=3_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=64_BLOCK-K=32_BLOCK-N=128_numstages=3_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=128_BLOCK-K=64_BLOCK-N=128_numstages=5_numwarps=8_GROUP-M=8", "triton_mm_BLOCK-M=64_BLOCK-K=64_BLOCK-N=128_numstages=3_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=64_BLOCK-K=128_BLOCK-N=64_numstages=5_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=128_BLOCK-K=32_BLOCK-N=128_numstages=3_numwarps=4_GROUP-M=8",))
+                        else:
+                            return ("extern", ())
+                    else:
+                        if f["batch"] * f["m"] <= 80768.0:
+                            return ("extern", ())
+                        else:
+                            return ("keep", ("triton_mm_BLOCK-M=128_BLOCK-K=32_BLOCK-N=128_numstages=3_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=64_BLOCK-K=64_BLOCK-N=128_numstages=3_numwarps=4_GROUP-M=8",))
+                else:
+                    return ("extern", ())
+            else:
+                return ("extern", ())
 
 
-# Every template choice a leaf keeps, and the features `decide` reads.
-KEPT = ("triton_mm_BLOCK-M=64_BLOCK-K=32_BLOCK-N=128_numstages=4_numwarps=8_GROUP-M=8", "triton_mm_BLOCK-M=64_BLOCK-K=64_BLOCK-N=128_numstages=3_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=128_BLOCK-K=64_BLOCK-N=32_numstages=5_numwarps=8_GROUP-M=8", "triton_mm_BLOCK-M=32_BLOCK-K=16_BLOCK-N=64_numstages=2_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=64_BLOCK-K=32_BLOCK-N=32_numstages=3_numwarps=8_GROUP-M=8", "triton_mm_BLOCK-M=128_BLOCK-K=128_BLOCK-N=128_numstages=4_numwarps=8_GROUP-M=8", "triton_mm_BLOCK-M=64_BLOCK-K=32_BLOCK-N=64_numstages=3_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=128_BLOCK-K=32_BLOCK-N=64_numstages=2_numwarps=8_GROUP-M=8", "triton_mm_BLOCK-M=64_BLOCK-K=32_BLOCK-N=32_numstages=5_numwarps=8_GROUP-M=8", "triton_mm_BLOCK-M=64_BLOCK-K=128_BLOCK-N=64_numstages=5_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=32_BLOCK-K=128_BLOCK-N=128_numstages=4_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=16_BLOCK-K=32_BLOCK-N=128_numstages=3_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=16_BLOCK-K=64_BLOCK-N=128_numstages=3_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=64_BLOCK-K=64_BLOCK-N=64_numstages=3_numwarps=8_GROUP-M=8", "triton_mm_BLOCK-M=64_BLOCK-K=32_BLOCK-N=64_numstages=2_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=16_BLOCK-K=64_BLOCK-N=32_numstages=5_numwarps=2_GROUP-M=8", "triton_mm_BLOCK-M=128_BLOCK-K=64_BLOCK-N=128_numstages=5_numwarps=8_GROUP-M=8", "triton_mm_BLOCK-M=128_BLOCK-K=64_BLOCK-N=128_numstages=3_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=64_BLOCK-K=128_BLOCK-N=32_numstages=5_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=64_BLOCK-K=128_BLOCK-N=128_numstages=4_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=128_BLOCK-K=32_BLOCK-N=128_numstages=3_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=16_BLOCK-K=32_BLOCK-N=64_numstages=5_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=16_BLOCK-K=64_BLOCK-N=32_numstages=2_numwarps=2_GROUP-M=8", "triton_mm_BLOCK-M=16_BLOCK-K=64_BLOCK-N=64_numstages=3_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=16_BLOCK-K=32_BLOCK-N=64_numstages=2_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=16_BLOCK-K=32_BLOCK-N=128_numstages=2_numwarps=8_GROUP-M=8", "triton_mm_BLOCK-M=128_BLOCK-K=32_BLOCK-N=64_numstages=4_numwarps=8_GROUP-M=8", "triton_mm_BLOCK-M=32_BLOCK-K=64_BLOCK-N=128_numstages=4_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=64_BLOCK-K=64_BLOCK-N=64_numstages=5_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=64_BLOCK-K=128_BLOCK-N=128_numstages=4_numwarps=8_GROUP-M=8", "triton_mm_BLOCK-M=32_BLOCK-K=32_BLOCK-N=64_numstages=5_numwarps=8_GROUP-M=8", "triton_mm_BLOCK-M=64_BLOCK-K=64_BLOCK-N=64_numstages=3_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=64_BLOCK-K=32_BLOCK-N=128_numstages=3_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=128_BLOCK-K=32_BLOCK-N=64_numstages=3_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=64_BLOCK-K=64_BLOCK-N=128_numstages=4_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=16_BLOCK-K=128_BLOCK-N=64_numstages=5_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=32_BLOCK-K=128_BLOCK-N=64_numstages=5_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=64_BLOCK-K=64_BLOCK-N=128_numstages=5_numwarps=8_GROUP-M=8", "triton_mm_BLOCK-M=32_BLOCK-K=128_BLOCK-N=32_numstages=2_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=32_BLOCK-K=64_BLOCK-N=64_numstages=3_numwarps=8_GROUP-M=8", "triton_mm_BLOCK-M=128_BLOCK-K=128_BLOCK-N=64_numstages=4_numwarps=8_GROUP-M=8", "triton_mm_BLOCK-M=128_BLOCK-K=64_BLOCK-N=64_numstages=4_numwarps=8_GROUP-M=8", "triton_mm_BLOCK-M=32_BLOCK-K=16_BLOCK-N=32_numstages=1_numwarps=2_GROUP-M=8", "triton_mm_BLOCK-M=64_BLOCK-K=64_BLOCK-N=32_numstages=5_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=128_BLOCK-K=64_BLOCK-N=64_numstages=5_numwarps=8_GROUP-M=8", "triton_mm_BLOCK-M=128_BLOCK-K=64_BLOCK-N=64_numstages=3_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=64_BLOCK-K=32_BLOCK-N=64_numstages=4_numwarps=8_GROUP-M=8", "triton_mm_BLOCK-M=16_BLOCK-K=32_BLOCK-N=64_numstages=3_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=16_BLOCK-K=128_BLOCK-N=32_numstages=5_numwarps=2_GROUP-M=8", "triton_mm_BLOCK-M=16_BLOCK-K=64_BLOCK-N=64_numstages=5_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=16_BLOCK-K=64_BLOCK-N=128_numstages=5_numwarps=8_GROUP-M=8", "triton_mm_BLOCK-M=16_BLOCK-K=32_BLOCK-N=32_numstages=5_numwarps=2_GROUP-M=8", "triton_mm_BLOCK-M=16_BLOCK-K=128_BLOCK-N=32_numstages=2_numwarps=2_GROUP-M=8", "triton_mm_BLOCK-M=16_BLOCK-K=128_BLOCK-N=128_numstages=4_numwarps=8_GROUP-M=8", "triton_mm_BLOCK-M=64_BLOCK-K=16_BLOCK-N=64_numstages=2_numwarps=4_GROUP-M=8",)
+# Every template choice a leaf keeps (as large GEMMs are offered it), and the features
+# `decide` reads.
+KEPT = ("triton_mm_BLOCK-M=32_BLOCK-K=32_BLOCK-N=128_numstages=2_numwarps=8_GROUP-M=8", "triton_mm_BLOCK-M=32_BLOCK-K=64_BLOCK-N=128_numstages=5_numwarps=8_GROUP-M=8", "triton_mm_BLOCK-M=64_BLOCK-K=64_BLOCK-N=64_numstages=3_numwarps=8_GROUP-M=8", "triton_mm_BLOCK-M=64_BLOCK-K=128_BLOCK-N=32_numstages=5_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=64_BLOCK-K=32_BLOCK-N=128_numstages=4_numwarps=8_GROUP-M=8", "triton_mm_BLOCK-M=64_BLOCK-K=32_BLOCK-N=128_numstages=3_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=64_BLOCK-K=128_BLOCK-N=128_numstages=4_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=128_BLOCK-K=64_BLOCK-N=128_numstages=3_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=32_BLOCK-K=128_BLOCK-N=32_numstages=2_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=64_BLOCK-K=16_BLOCK-N=64_numstages=2_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=128_BLOCK-K=32_BLOCK-N=128_numstages=2_numwarps=8_GROUP-M=8", "triton_mm_BLOCK-M=64_BLOCK-K=64_BLOCK-N=128_numstages=3_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=128_BLOCK-K=64_BLOCK-N=64_numstages=5_numwarps=8_GROUP-M=8", "triton_mm_BLOCK-M=32_BLOCK-K=16_BLOCK-N=32_numstages=1_numwarps=2_GROUP-M=8", "triton_mm_BLOCK-M=128_BLOCK-K=32_BLOCK-N=64_numstages=2_numwarps=8_GROUP-M=8", "triton_mm_BLOCK-M=128_BLOCK-K=32_BLOCK-N=64_numstages=5_numwarps=8_GROUP-M=8", "triton_mm_BLOCK-M=128_BLOCK-K=32_BLOCK-N=64_numstages=4_numwarps=8_GROUP-M=8", "triton_mm_BLOCK-M=64_BLOCK-K=32_BLOCK-N=32_numstages=5_numwarps=8_GROUP-M=8", "triton_mm_BLOCK-M=128_BLOCK-K=64_BLOCK-N=64_numstages=3_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=128_BLOCK-K=32_BLOCK-N=128_numstages=4_numwarps=8_GROUP-M=8", "triton_mm_BLOCK-M=32_BLOCK-K=32_BLOCK-N=64_numstages=5_numwarps=8_GROUP-M=8", "triton_mm_BLOCK-M=128_BLOCK-K=32_BLOCK-N=32_numstages=5_numwarps=8_GROUP-M=8", "triton_mm_BLOCK-M=128_BLOCK-K=64_BLOCK-N=128_numstages=5_numwarps=8_GROUP-M=8", "triton_mm_BLOCK-M=128_BLOCK-K=128_BLOCK-N=128_numstages=4_numwarps=8_GROUP-M=8", "triton_mm_BLOCK-M=64_BLOCK-K=128_BLOCK-N=64_numstages=5_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=64_BLOCK-K=32_BLOCK-N=64_numstages=2_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=128_BLOCK-K=32_BLOCK-N=128_numstages=3_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=128_BLOCK-K=32_BLOCK-N=64_numstages=3_numwarps=4_GROUP-M=8",)
 FEATURES = ("m", "k", "n", "batch", "op", "mat1_dtype", "mat2_dtype", "mat1_stride_0", "mat1_stride_1", "mat2_stride_0", "mat2_stride_1", "mat1_iscontig", "mat2_iscontig", "using_tf32",)
 
 from torch._inductor.autoheuristic.learnedheuristic_interface import (  # noqa: E402
@@ -356,7 +411,7 @@ class InductorMMH100(LearnedHeuristicDecision):
 
     def __init__(self) -> None:
         super().__init__()
-        self.choices = mm_choice_ids(KEPT)
+        self.choices = mm_known_ids(KEPT)
 
     def check_precondition(self, metadata, context) -> bool:
         return mm_precondition(HEURISTIC, metadata)

@@ -4,10 +4,10 @@
 # Trained on 754 GEMMs (horizon 100000 calls, harm bound 3 %). Cross-validated:
 #   | rule | GEMMs | autotuning s | run vs max-autotune (gmean) | run vs best (gmean) | harmful | worst | decided |
 #   |---|---|---|---|---|---|---|---|
-#   | default max-autotune (full list) | 754 | 11212.9 | 1.0000 | 1.0818 | 200 | 3.823x | 0 |
-#   | fixed top-10 (PyTorch's rule) | 754 | 4903.4 | 1.0971 | 1.1868 | 343 | 5.518x | 754 |
-#   | never autotune GEMMs (cuBLAS only) | 754 | 0.0 | 1.0260 | 1.1099 | 274 | 6.109x | 754 |
-#   | learned (cross-validated) | 754 | 787.5 | 0.9996 | 1.0814 | 196 | 6.109x | 754 |
+#   | default max-autotune (full list) | 754 | 11213.3 | 1.0000 | 1.0815 | 200 | 3.823x | 0 |
+#   | fixed top-10 (PyTorch's rule) | 754 | 7532.9 | 1.0393 | 1.1240 | 271 | 5.284x | 754 |
+#   | never autotune GEMMs (cuBLAS only) | 754 | 0.0 | 1.0263 | 1.1099 | 273 | 6.109x | 754 |
+#   | learned (cross-validated) | 754 | 1027.9 | 0.9852 | 1.0654 | 175 | 6.109x | 754 |
 # Use: import this file as a module and call install() before torch.compile (see
 # docs/inductor.md in autoheuristic-rs).
 
@@ -78,6 +78,53 @@ def config_name(name):
     return name
 
 
+# Inductor sizes the configs of the `mm` template (and of `bmm`, whose configs are `mm`'s) to
+# the GEMM before it makes its choices (`_scale_mm_configs` and `_finalize_mm_configs` in PyTorch
+# 2.11's `torch/_inductor/template_heuristics/triton.py`): each block is clamped to the GEMM's
+# dimension rounded up to a power of two (at least 16), then the warps to what the tile can use.
+# `ah_train::prune::sizing` is the same rule for the trainer; a Rust test checks it against every
+# GEMM of the shipped logs.
+_SIZED_TEMPLATE = "triton_mm_"
+_MIN_BLOCK = 16
+_TILE_PER_WARP = 256
+
+
+def _clamp(block, dim):
+    power = 1
+    while power < dim:
+        power *= 2
+    return max(min(block, max(power, _MIN_BLOCK)), _MIN_BLOCK)
+
+
+def sized_config(name, m, n, k):
+    """The config Inductor offers a GEMM of `m` x `n` x `k` (one batch entry) for config `name`
+    (read by `config_name`): `name` itself when it is no `triton_mm_` config or the GEMM is large
+    enough. A kept config means the choice Inductor sized from it for the GEMM at hand."""
+    if not name.startswith(_SIZED_TEMPLATE):
+        return name
+    parts = [p.partition("=") for p in name[len(_SIZED_TEMPLATE):].split("_")]
+    if not all(eq and 0 < len(v) <= 18 and v.isascii() and v.isdigit() for _, eq, v in parts):
+        return name
+    values = {key: int(v) for key, _, v in parts}
+    if any(key not in values for key in ("BLOCK-M", "BLOCK-N", "BLOCK-K")):
+        return name
+    bm, bn = _clamp(values["BLOCK-M"], m), _clamp(values["BLOCK-N"], n)
+    sized = {"BLOCK-M": bm, "BLOCK-N": bn, "BLOCK-K": _clamp(values["BLOCK-K"], k)}
+    if "numwarps" in values:
+        sized["numwarps"] = min(values["numwarps"], bm * bn // _TILE_PER_WARP)
+    return _SIZED_TEMPLATE + "_".join(f"{key}={sized.get(key, values[key])}" for key, _, _ in parts)
+
+
+def sized_configs(names, m, n, k):
+    """`sized_config` of each of `names`, each once, first occurrence first."""
+    out = []
+    for name in names:
+        sized = sized_config(name, m, n, k)
+        if sized not in out:
+            out.append(sized)
+    return out
+
+
 # PyTorch's `mm` AutoHeuristic hook (`autoheuristic_use="mm"`, in `tuned_mm`) names a choice by
 # `ChoiceCaller.autoheuristic_id()`: ``extern_mm``, or a Triton config of the mm template by its
 # five tile values alone (GROUP_M is not in it, so two of our configs may share one id).
@@ -144,7 +191,9 @@ What a decision does, before any Triton template code is generated (Inductor's
   max-autotune) is handed to the inner handler; the generators of the other templates are never
   iterated, and with a single choice Inductor benchmarks nothing.
 - ``("keep", names)``: that ATen choice plus the Triton/subgraph choices whose `ktc_name`, read
-  by `config_name` (a `bmm` config is named as the same `mm` config), is in names.
+  by `config_name` (a `bmm` config is named as the same `mm` config), is one of names as
+  Inductor sizes them to this GEMM (`sized_config`: a config learned on large GEMMs keeps the
+  smaller-tiled config Inductor offers a small one in its place).
 - ``("default", ())``: Inductor's list unchanged.
 
 `install()` reaches every graph, the backward graph compiled in autograd's thread included:
@@ -166,9 +215,9 @@ import warnings
 import weakref
 
 try:
-    ktc_name, config_name  # noqa: B018 - defined when pasted after naming.py's source
+    ktc_name, config_name, sized_configs  # noqa: B018 - defined when pasted after naming.py's source
 except NameError:
-    from ah_inductor.naming import config_name, ktc_name
+    from ah_inductor.naming import config_name, ktc_name, sized_configs
 
 FORCE_ENV = "AH_INDUCTOR_CHOICES_FORCE"
 KINDS = ("extern", "keep", "default")
@@ -388,20 +437,21 @@ class Runtime:
         if op is None:
             self.count("other_op")
             return inner(template_choices, *args)
-        decision = self._decision(kernel_inputs, op)
-        if decision is None:
+        decided = self._decision(kernel_inputs, op)
+        if decided is None:
             return inner(template_choices, *args)
-        kind, names = decision
+        (kind, names), f = decided
         if kind == "extern":
             return self._extern(inner, template_choices, args)
         result = inner(template_choices, *args)
         if kind == "keep":
-            return self._keep(result, names)
+            return self._keep(result, frozenset(sized_configs(names, f["m"], f["n"], f["k"])))
         self.count("default")
         return result
 
     def _decision(self, kernel_inputs, op):
-        """(kind, names), or None (counted) when the features or the decision fail."""
+        """((kind, names), features), or None (counted) when the features or the decision
+        fail."""
         try:
             f = features(kernel_inputs, op)
         except Symbolic:
@@ -410,7 +460,7 @@ class Runtime:
         except Exception as e:  # noqa: BLE001 - never raise into Inductor
             return self._error("computing the GEMM's features", e)
         try:
-            return check_decision(self.decide(f))
+            return check_decision(self.decide(f)), f
         except Exception as e:  # noqa: BLE001 - never raise into Inductor
             return self._error("deciding", e)
 
@@ -620,109 +670,97 @@ def _align(x):
 
 def decide(f):
     """The learned policy for a GEMM's features `f` (see choices.py)."""
-    if f["batch"] <= 44.0:
-        if f["k"] * f["n"] <= 36075904.0:
-            if _align(f["n"]) <= 12.0:
-                if f["k"] * f["n"] <= 65088.0:
-                    if f["k"] * f["n"] <= 14021.5:
-                        return ("keep", ("triton_mm_BLOCK-M=64_BLOCK-K=32_BLOCK-N=128_numstages=4_numwarps=8_GROUP-M=8", "triton_mm_BLOCK-M=64_BLOCK-K=64_BLOCK-N=128_numstages=3_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=128_BLOCK-K=64_BLOCK-N=32_numstages=5_numwarps=8_GROUP-M=8", "triton_mm_BLOCK-M=32_BLOCK-K=16_BLOCK-N=64_numstages=2_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=64_BLOCK-K=32_BLOCK-N=32_numstages=3_numwarps=8_GROUP-M=8", "triton_mm_BLOCK-M=128_BLOCK-K=128_BLOCK-N=128_numstages=4_numwarps=8_GROUP-M=8", "triton_mm_BLOCK-M=64_BLOCK-K=32_BLOCK-N=64_numstages=3_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=128_BLOCK-K=32_BLOCK-N=64_numstages=2_numwarps=8_GROUP-M=8",))
-                    else:
-                        return ("extern", ())
+    if f["batch"] * f["m"] <= 5408.0:
+        if f["n"] <= 6755.5:
+            if f["k"] <= 116.5:
+                if f["using_tf32"] == False:
+                    return ("extern", ())
                 else:
-                    if f["m"] <= 506.5:
-                        if f["m"] * f["n"] <= 1574368.0:
-                            return ("keep", ("triton_mm_BLOCK-M=64_BLOCK-K=32_BLOCK-N=32_numstages=5_numwarps=8_GROUP-M=8", "triton_mm_BLOCK-M=64_BLOCK-K=128_BLOCK-N=64_numstages=5_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=32_BLOCK-K=128_BLOCK-N=128_numstages=4_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=16_BLOCK-K=32_BLOCK-N=128_numstages=3_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=16_BLOCK-K=64_BLOCK-N=128_numstages=3_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=64_BLOCK-K=64_BLOCK-N=64_numstages=3_numwarps=8_GROUP-M=8", "triton_mm_BLOCK-M=64_BLOCK-K=32_BLOCK-N=64_numstages=2_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=16_BLOCK-K=64_BLOCK-N=32_numstages=5_numwarps=2_GROUP-M=8",))
+                    if f["n"] <= 1056.0:
+                        if f["op"] == "mm":
+                            return ("keep", ("triton_mm_BLOCK-M=32_BLOCK-K=32_BLOCK-N=128_numstages=2_numwarps=8_GROUP-M=8", "triton_mm_BLOCK-M=32_BLOCK-K=64_BLOCK-N=128_numstages=5_numwarps=8_GROUP-M=8", "triton_mm_BLOCK-M=64_BLOCK-K=64_BLOCK-N=64_numstages=3_numwarps=8_GROUP-M=8", "triton_mm_BLOCK-M=64_BLOCK-K=128_BLOCK-N=32_numstages=5_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=64_BLOCK-K=32_BLOCK-N=128_numstages=4_numwarps=8_GROUP-M=8", "triton_mm_BLOCK-M=64_BLOCK-K=32_BLOCK-N=128_numstages=3_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=64_BLOCK-K=128_BLOCK-N=128_numstages=4_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=128_BLOCK-K=64_BLOCK-N=128_numstages=3_numwarps=4_GROUP-M=8",))
                         else:
-                            return ("extern", ())
+                            return ("keep", ("triton_mm_BLOCK-M=32_BLOCK-K=128_BLOCK-N=32_numstages=2_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=64_BLOCK-K=16_BLOCK-N=64_numstages=2_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=128_BLOCK-K=32_BLOCK-N=128_numstages=2_numwarps=8_GROUP-M=8", "triton_mm_BLOCK-M=64_BLOCK-K=64_BLOCK-N=128_numstages=3_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=128_BLOCK-K=64_BLOCK-N=64_numstages=5_numwarps=8_GROUP-M=8", "triton_mm_BLOCK-M=32_BLOCK-K=16_BLOCK-N=32_numstages=1_numwarps=2_GROUP-M=8", "triton_mm_BLOCK-M=128_BLOCK-K=32_BLOCK-N=64_numstages=2_numwarps=8_GROUP-M=8", "triton_mm_BLOCK-M=128_BLOCK-K=32_BLOCK-N=64_numstages=5_numwarps=8_GROUP-M=8",))
                     else:
-                        if f["mat2_stride_1"] <= 1672.5:
-                            return ("keep", ("triton_mm_BLOCK-M=64_BLOCK-K=32_BLOCK-N=64_numstages=2_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=128_BLOCK-K=64_BLOCK-N=128_numstages=5_numwarps=8_GROUP-M=8", "triton_mm_BLOCK-M=128_BLOCK-K=64_BLOCK-N=128_numstages=3_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=64_BLOCK-K=128_BLOCK-N=32_numstages=5_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=64_BLOCK-K=128_BLOCK-N=128_numstages=4_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=128_BLOCK-K=32_BLOCK-N=128_numstages=3_numwarps=4_GROUP-M=8",))
+                        if f["n"] <= 4384.0:
+                            return ("keep", ("triton_mm_BLOCK-M=128_BLOCK-K=32_BLOCK-N=64_numstages=5_numwarps=8_GROUP-M=8", "triton_mm_BLOCK-M=128_BLOCK-K=32_BLOCK-N=64_numstages=4_numwarps=8_GROUP-M=8", "triton_mm_BLOCK-M=64_BLOCK-K=32_BLOCK-N=32_numstages=5_numwarps=8_GROUP-M=8", "triton_mm_BLOCK-M=128_BLOCK-K=64_BLOCK-N=64_numstages=3_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=128_BLOCK-K=32_BLOCK-N=128_numstages=4_numwarps=8_GROUP-M=8", "triton_mm_BLOCK-M=64_BLOCK-K=128_BLOCK-N=128_numstages=4_numwarps=4_GROUP-M=8",))
                         else:
                             return ("extern", ())
             else:
-                if f["m"] * f["k"] <= 96.0:
-                    return ("keep", ("triton_mm_BLOCK-M=16_BLOCK-K=32_BLOCK-N=64_numstages=5_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=16_BLOCK-K=64_BLOCK-N=32_numstages=2_numwarps=2_GROUP-M=8", "triton_mm_BLOCK-M=16_BLOCK-K=64_BLOCK-N=64_numstages=3_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=16_BLOCK-K=32_BLOCK-N=64_numstages=2_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=16_BLOCK-K=32_BLOCK-N=128_numstages=3_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=16_BLOCK-K=32_BLOCK-N=128_numstages=2_numwarps=8_GROUP-M=8",))
-                else:
-                    if _align(f["k"]) <= 3.0:
-                        if f["k"] <= 136.0:
-                            return ("keep", ("triton_mm_BLOCK-M=128_BLOCK-K=64_BLOCK-N=128_numstages=3_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=64_BLOCK-K=32_BLOCK-N=64_numstages=3_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=128_BLOCK-K=32_BLOCK-N=64_numstages=4_numwarps=8_GROUP-M=8", "triton_mm_BLOCK-M=32_BLOCK-K=64_BLOCK-N=128_numstages=4_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=64_BLOCK-K=128_BLOCK-N=64_numstages=5_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=64_BLOCK-K=64_BLOCK-N=64_numstages=5_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=64_BLOCK-K=32_BLOCK-N=128_numstages=4_numwarps=8_GROUP-M=8", "triton_mm_BLOCK-M=64_BLOCK-K=64_BLOCK-N=64_numstages=3_numwarps=8_GROUP-M=8",))
-                        else:
-                            return ("keep", ("triton_mm_BLOCK-M=64_BLOCK-K=128_BLOCK-N=128_numstages=4_numwarps=8_GROUP-M=8", "triton_mm_BLOCK-M=32_BLOCK-K=32_BLOCK-N=64_numstages=5_numwarps=8_GROUP-M=8", "triton_mm_BLOCK-M=64_BLOCK-K=64_BLOCK-N=64_numstages=3_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=64_BLOCK-K=128_BLOCK-N=32_numstages=5_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=128_BLOCK-K=32_BLOCK-N=128_numstages=3_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=128_BLOCK-K=64_BLOCK-N=128_numstages=5_numwarps=8_GROUP-M=8", "triton_mm_BLOCK-M=64_BLOCK-K=32_BLOCK-N=64_numstages=2_numwarps=4_GROUP-M=8",))
+                if f["batch"] <= 114.0:
+                    if f["k"] <= 129.5:
+                        return ("keep", ("triton_mm_BLOCK-M=64_BLOCK-K=64_BLOCK-N=64_numstages=3_numwarps=8_GROUP-M=8", "triton_mm_BLOCK-M=128_BLOCK-K=32_BLOCK-N=64_numstages=4_numwarps=8_GROUP-M=8", "triton_mm_BLOCK-M=128_BLOCK-K=32_BLOCK-N=128_numstages=4_numwarps=8_GROUP-M=8", "triton_mm_BLOCK-M=32_BLOCK-K=32_BLOCK-N=64_numstages=5_numwarps=8_GROUP-M=8", "triton_mm_BLOCK-M=64_BLOCK-K=128_BLOCK-N=32_numstages=5_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=128_BLOCK-K=64_BLOCK-N=64_numstages=3_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=128_BLOCK-K=32_BLOCK-N=64_numstages=2_numwarps=8_GROUP-M=8", "triton_mm_BLOCK-M=128_BLOCK-K=32_BLOCK-N=32_numstages=5_numwarps=8_GROUP-M=8",))
                     else:
-                        if f["k"] <= 136.0:
-                            return ("keep", ("triton_mm_BLOCK-M=64_BLOCK-K=32_BLOCK-N=128_numstages=3_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=128_BLOCK-K=32_BLOCK-N=64_numstages=3_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=128_BLOCK-K=32_BLOCK-N=64_numstages=4_numwarps=8_GROUP-M=8", "triton_mm_BLOCK-M=128_BLOCK-K=32_BLOCK-N=128_numstages=3_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=64_BLOCK-K=64_BLOCK-N=128_numstages=4_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=128_BLOCK-K=64_BLOCK-N=128_numstages=5_numwarps=8_GROUP-M=8", "triton_mm_BLOCK-M=64_BLOCK-K=64_BLOCK-N=64_numstages=3_numwarps=8_GROUP-M=8", "triton_mm_BLOCK-M=32_BLOCK-K=32_BLOCK-N=64_numstages=5_numwarps=8_GROUP-M=8",))
-                        else:
-                            return ("extern", ())
+                        return ("extern", ())
+                else:
+                    return ("keep", ("triton_mm_BLOCK-M=128_BLOCK-K=64_BLOCK-N=128_numstages=5_numwarps=8_GROUP-M=8", "triton_mm_BLOCK-M=128_BLOCK-K=32_BLOCK-N=128_numstages=4_numwarps=8_GROUP-M=8", "triton_mm_BLOCK-M=32_BLOCK-K=128_BLOCK-N=32_numstages=2_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=128_BLOCK-K=128_BLOCK-N=128_numstages=4_numwarps=8_GROUP-M=8", "triton_mm_BLOCK-M=128_BLOCK-K=64_BLOCK-N=128_numstages=3_numwarps=4_GROUP-M=8",))
         else:
-            if _align(f["m"]) <= 24.0:
-                if f["m"] <= 16.5:
-                    if f["n"] <= 25472.0:
+            if f["m"] <= 105.5:
+                if f["mat1_dtype"] == "torch.float32":
+                    if f["using_tf32"] == False:
                         return ("extern", ())
                     else:
-                        if f["using_tf32"] == False:
+                        if f["m"] <= 1.5:
                             return ("extern", ())
                         else:
-                            return ("keep", ("triton_mm_BLOCK-M=16_BLOCK-K=128_BLOCK-N=64_numstages=5_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=16_BLOCK-K=64_BLOCK-N=64_numstages=3_numwarps=4_GROUP-M=8",))
+                            return ("keep", ("triton_mm_BLOCK-M=128_BLOCK-K=64_BLOCK-N=128_numstages=3_numwarps=4_GROUP-M=8",))
                 else:
-                    if f["m"] * f["n"] <= 815472.0:
-                        return ("extern", ())
-                    else:
-                        if f["m"] * f["k"] <= 420864.0:
-                            return ("keep", ("triton_mm_BLOCK-M=64_BLOCK-K=64_BLOCK-N=64_numstages=3_numwarps=8_GROUP-M=8", "triton_mm_BLOCK-M=32_BLOCK-K=128_BLOCK-N=64_numstages=5_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=128_BLOCK-K=64_BLOCK-N=128_numstages=3_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=64_BLOCK-K=64_BLOCK-N=128_numstages=5_numwarps=8_GROUP-M=8",))
-                        else:
+                    if f["batch"] * f["m"] <= 32.5:
+                        if f["n"] <= 24733.0:
                             return ("extern", ())
-            else:
-                if f["mat2_stride_0"] <= 384.5:
-                    if f["m"] * f["k"] <= 14548992.0:
-                        return ("keep", ("triton_mm_BLOCK-M=32_BLOCK-K=128_BLOCK-N=32_numstages=2_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=128_BLOCK-K=64_BLOCK-N=128_numstages=5_numwarps=8_GROUP-M=8", "triton_mm_BLOCK-M=64_BLOCK-K=128_BLOCK-N=128_numstages=4_numwarps=8_GROUP-M=8", "triton_mm_BLOCK-M=32_BLOCK-K=64_BLOCK-N=64_numstages=3_numwarps=8_GROUP-M=8", "triton_mm_BLOCK-M=128_BLOCK-K=32_BLOCK-N=64_numstages=4_numwarps=8_GROUP-M=8", "triton_mm_BLOCK-M=128_BLOCK-K=64_BLOCK-N=128_numstages=3_numwarps=4_GROUP-M=8",))
+                        else:
+                            return ("keep", ("triton_mm_BLOCK-M=64_BLOCK-K=128_BLOCK-N=64_numstages=5_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=128_BLOCK-K=64_BLOCK-N=64_numstages=3_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=64_BLOCK-K=128_BLOCK-N=128_numstages=4_numwarps=4_GROUP-M=8",))
                     else:
-                        return ("extern", ())
+                        return ("keep", ("triton_mm_BLOCK-M=128_BLOCK-K=64_BLOCK-N=128_numstages=5_numwarps=8_GROUP-M=8", "triton_mm_BLOCK-M=64_BLOCK-K=64_BLOCK-N=64_numstages=3_numwarps=8_GROUP-M=8",))
+            else:
+                if _align(f["n"]) <= 96.0:
+                    return ("keep", ("triton_mm_BLOCK-M=128_BLOCK-K=64_BLOCK-N=128_numstages=3_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=64_BLOCK-K=32_BLOCK-N=64_numstages=2_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=64_BLOCK-K=128_BLOCK-N=64_numstages=5_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=128_BLOCK-K=32_BLOCK-N=64_numstages=4_numwarps=8_GROUP-M=8", "triton_mm_BLOCK-M=128_BLOCK-K=64_BLOCK-N=128_numstages=5_numwarps=8_GROUP-M=8", "triton_mm_BLOCK-M=128_BLOCK-K=32_BLOCK-N=128_numstages=3_numwarps=4_GROUP-M=8",))
                 else:
                     return ("extern", ())
     else:
-        if f["n"] <= 65.5:
-            if f["k"] <= 1344.0:
-                if f["k"] <= 102.5:
-                    return ("keep", ("triton_mm_BLOCK-M=128_BLOCK-K=128_BLOCK-N=64_numstages=4_numwarps=8_GROUP-M=8", "triton_mm_BLOCK-M=64_BLOCK-K=128_BLOCK-N=64_numstages=5_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=64_BLOCK-K=32_BLOCK-N=64_numstages=3_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=128_BLOCK-K=32_BLOCK-N=64_numstages=3_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=64_BLOCK-K=64_BLOCK-N=64_numstages=5_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=128_BLOCK-K=64_BLOCK-N=64_numstages=4_numwarps=8_GROUP-M=8", "triton_mm_BLOCK-M=32_BLOCK-K=16_BLOCK-N=32_numstages=1_numwarps=2_GROUP-M=8", "triton_mm_BLOCK-M=64_BLOCK-K=64_BLOCK-N=32_numstages=5_numwarps=4_GROUP-M=8",))
-                else:
-                    if f["mat1_dtype"] == "torch.bfloat16":
-                        if _align(f["m"]) <= 36.0:
-                            return ("keep", ("triton_mm_BLOCK-M=128_BLOCK-K=32_BLOCK-N=64_numstages=3_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=64_BLOCK-K=64_BLOCK-N=64_numstages=3_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=128_BLOCK-K=64_BLOCK-N=64_numstages=5_numwarps=8_GROUP-M=8", "triton_mm_BLOCK-M=64_BLOCK-K=32_BLOCK-N=64_numstages=3_numwarps=4_GROUP-M=8",))
-                        else:
-                            return ("keep", ("triton_mm_BLOCK-M=128_BLOCK-K=64_BLOCK-N=64_numstages=3_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=64_BLOCK-K=64_BLOCK-N=64_numstages=3_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=64_BLOCK-K=32_BLOCK-N=64_numstages=4_numwarps=8_GROUP-M=8", "triton_mm_BLOCK-M=64_BLOCK-K=64_BLOCK-N=64_numstages=3_numwarps=8_GROUP-M=8", "triton_mm_BLOCK-M=32_BLOCK-K=128_BLOCK-N=32_numstages=2_numwarps=4_GROUP-M=8",))
-                    else:
-                        if f["using_tf32"] == True:
-                            return ("extern", ())
-                        else:
-                            return ("keep", ("triton_mm_BLOCK-M=64_BLOCK-K=32_BLOCK-N=64_numstages=3_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=64_BLOCK-K=64_BLOCK-N=64_numstages=3_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=64_BLOCK-K=32_BLOCK-N=64_numstages=2_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=128_BLOCK-K=32_BLOCK-N=64_numstages=2_numwarps=8_GROUP-M=8", "triton_mm_BLOCK-M=16_BLOCK-K=32_BLOCK-N=64_numstages=3_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=16_BLOCK-K=64_BLOCK-N=64_numstages=3_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=16_BLOCK-K=128_BLOCK-N=32_numstages=5_numwarps=2_GROUP-M=8",))
-            else:
-                if f["batch"] * f["m"] <= 146.0:
-                    return ("extern", ())
-                else:
-                    return ("keep", ("triton_mm_BLOCK-M=64_BLOCK-K=64_BLOCK-N=64_numstages=3_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=16_BLOCK-K=128_BLOCK-N=64_numstages=5_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=16_BLOCK-K=64_BLOCK-N=64_numstages=5_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=64_BLOCK-K=32_BLOCK-N=64_numstages=3_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=64_BLOCK-K=128_BLOCK-N=64_numstages=5_numwarps=4_GROUP-M=8",))
-        else:
-            if f["batch"] * f["m"] <= 416.0:
-                if f["batch"] <= 60.0:
-                    return ("extern", ())
-                else:
-                    return ("keep", ("triton_mm_BLOCK-M=16_BLOCK-K=64_BLOCK-N=64_numstages=5_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=16_BLOCK-K=64_BLOCK-N=128_numstages=5_numwarps=8_GROUP-M=8", "triton_mm_BLOCK-M=16_BLOCK-K=32_BLOCK-N=32_numstages=5_numwarps=2_GROUP-M=8", "triton_mm_BLOCK-M=16_BLOCK-K=64_BLOCK-N=128_numstages=3_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=16_BLOCK-K=128_BLOCK-N=32_numstages=2_numwarps=2_GROUP-M=8", "triton_mm_BLOCK-M=16_BLOCK-K=128_BLOCK-N=128_numstages=4_numwarps=8_GROUP-M=8",))
-            else:
-                if f["m"] <= 544.0:
-                    if f["mat1_stride_1"] <= 136.0:
-                        if f["n"] <= 434.5:
-                            return ("keep", ("triton_mm_BLOCK-M=64_BLOCK-K=32_BLOCK-N=128_numstages=3_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=64_BLOCK-K=32_BLOCK-N=64_numstages=2_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=64_BLOCK-K=64_BLOCK-N=128_numstages=3_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=128_BLOCK-K=32_BLOCK-N=128_numstages=3_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=128_BLOCK-K=32_BLOCK-N=64_numstages=4_numwarps=8_GROUP-M=8", "triton_mm_BLOCK-M=64_BLOCK-K=64_BLOCK-N=64_numstages=5_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=64_BLOCK-K=16_BLOCK-N=64_numstages=2_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=128_BLOCK-K=64_BLOCK-N=128_numstages=5_numwarps=8_GROUP-M=8",))
-                        else:
-                            return ("extern", ())
+        if _align(f["n"]) <= 96.0:
+            if _align(f["k"]) <= 3.0:
+                if f["mat1_stride_0"] <= 87.0:
+                    if f["m"] <= 6969.5:
+                        return ("keep", ("triton_mm_BLOCK-M=128_BLOCK-K=128_BLOCK-N=128_numstages=4_numwarps=8_GROUP-M=8", "triton_mm_BLOCK-M=64_BLOCK-K=64_BLOCK-N=128_numstages=3_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=64_BLOCK-K=128_BLOCK-N=64_numstages=5_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=128_BLOCK-K=32_BLOCK-N=128_numstages=3_numwarps=4_GROUP-M=8",))
                     else:
                         return ("extern", ())
                 else:
-                    if f["m"] <= 1383.0:
-                        if _align(f["n"]) <= 96.0:
-                            return ("extern", ())
-                        else:
-                            return ("keep", ("triton_mm_BLOCK-M=128_BLOCK-K=32_BLOCK-N=128_numstages=3_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=128_BLOCK-K=64_BLOCK-N=128_numstages=5_numwarps=8_GROUP-M=8",))
+                    return ("keep", ("triton_mm_BLOCK-M=64_BLOCK-K=64_BLOCK-N=128_numstages=3_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=64_BLOCK-K=32_BLOCK-N=64_numstages=2_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=32_BLOCK-K=32_BLOCK-N=64_numstages=5_numwarps=8_GROUP-M=8", "triton_mm_BLOCK-M=64_BLOCK-K=128_BLOCK-N=128_numstages=4_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=128_BLOCK-K=32_BLOCK-N=64_numstages=4_numwarps=8_GROUP-M=8",))
+            else:
+                if f["m"] * f["k"] <= 172768.0:
+                    if f["batch"] <= 28.0:
+                        return ("extern", ())
                     else:
-                        if f["mat1_dtype"] == "torch.float16":
+                        if f["batch"] * f["m"] <= 21744.0:
+                            return ("keep", ("triton_mm_BLOCK-M=64_BLOCK-K=32_BLOCK-N=128_numstages=3_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=128_BLOCK-K=128_BLOCK-N=128_numstages=4_numwarps=8_GROUP-M=8", "triton_mm_BLOCK-M=128_BLOCK-K=64_BLOCK-N=128_numstages=3_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=64_BLOCK-K=32_BLOCK-N=64_numstages=2_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=64_BLOCK-K=32_BLOCK-N=128_numstages=4_numwarps=8_GROUP-M=8",))
+                        else:
+                            return ("keep", ("triton_mm_BLOCK-M=64_BLOCK-K=64_BLOCK-N=128_numstages=3_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=64_BLOCK-K=32_BLOCK-N=128_numstages=3_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=128_BLOCK-K=32_BLOCK-N=128_numstages=3_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=64_BLOCK-K=64_BLOCK-N=64_numstages=3_numwarps=8_GROUP-M=8", "triton_mm_BLOCK-M=64_BLOCK-K=32_BLOCK-N=64_numstages=2_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=32_BLOCK-K=32_BLOCK-N=64_numstages=5_numwarps=8_GROUP-M=8", "triton_mm_BLOCK-M=128_BLOCK-K=64_BLOCK-N=128_numstages=3_numwarps=4_GROUP-M=8",))
+                else:
+                    if f["m"] * f["n"] <= 99072.0:
+                        if f["using_tf32"] == True:
                             return ("extern", ())
                         else:
-                            return ("keep", ("triton_mm_BLOCK-M=128_BLOCK-K=32_BLOCK-N=128_numstages=3_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=128_BLOCK-K=64_BLOCK-N=128_numstages=3_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=64_BLOCK-K=32_BLOCK-N=128_numstages=3_numwarps=4_GROUP-M=8",))
+                            return ("keep", ("triton_mm_BLOCK-M=64_BLOCK-K=64_BLOCK-N=128_numstages=3_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=64_BLOCK-K=32_BLOCK-N=128_numstages=3_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=64_BLOCK-K=128_BLOCK-N=64_numstages=5_numwarps=4_GROUP-M=8",))
+                    else:
+                        if f["k"] * f["n"] <= 363584.0:
+                            return ("keep", ("triton_mm_BLOCK-M=128_BLOCK-K=64_BLOCK-N=128_numstages=5_numwarps=8_GROUP-M=8", "triton_mm_BLOCK-M=64_BLOCK-K=32_BLOCK-N=64_numstages=2_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=128_BLOCK-K=32_BLOCK-N=64_numstages=4_numwarps=8_GROUP-M=8",))
+                        else:
+                            return ("extern", ())
+        else:
+            if f["m"] <= 4928.0:
+                if f["mat2_stride_1"] <= 72.0:
+                    if f["k"] * f["n"] <= 53248.0:
+                        if f["k"] <= 136.0:
+                            return ("keep", ("triton_mm_BLOCK-M=128_BLOCK-K=32_BLOCK-N=64_numstages=3_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=64_BLOCK-K=32_BLOCK-N=128_numstages=3_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=128_BLOCK-K=64_BLOCK-N=128_numstages=5_numwarps=8_GROUP-M=8", "triton_mm_BLOCK-M=64_BLOCK-K=64_BLOCK-N=128_numstages=3_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=64_BLOCK-K=128_BLOCK-N=64_numstages=5_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=128_BLOCK-K=32_BLOCK-N=128_numstages=3_numwarps=4_GROUP-M=8",))
+                        else:
+                            return ("extern", ())
+                    else:
+                        if f["batch"] * f["m"] <= 80768.0:
+                            return ("extern", ())
+                        else:
+                            return ("keep", ("triton_mm_BLOCK-M=128_BLOCK-K=32_BLOCK-N=128_numstages=3_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=64_BLOCK-K=64_BLOCK-N=128_numstages=3_numwarps=4_GROUP-M=8",))
+                else:
+                    return ("extern", ())
+            else:
+                return ("extern", ())

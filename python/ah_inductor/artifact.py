@@ -13,23 +13,27 @@ saves benchmarking but not code generation; the handler module acts before gener
 covers addmm and bmm as well. The hook sees `mm` only, so `batch` is 1 and `op` is "mm".
 A decision becomes a variable-length ranking:
 - ``("extern", ())``: ``[extern_mm]``: only cuBLAS is kept, nothing is benchmarked;
-- ``("keep", names)``: ``extern_mm`` and the kept configs, as PyTorch names them
-  (`pytorch_mm_id`; configs that differ only in GROUP_M become one);
+- ``("keep", names)``: ``extern_mm`` and the kept configs as Inductor sizes them to the GEMM
+  (`sized_config`), as PyTorch names them (`pytorch_mm_id`; configs that differ only in
+  GROUP_M become one);
 - ``("default", ())``: no ranking (None): Inductor keeps its whole list.
 
 On another GPU or PyTorch (major.minor) than the heuristic's, `mm_precondition` is False
 (PyTorch then autotunes as without it) and a warning says so once.
 """
 
+import re
 import warnings
 
 try:
-    pytorch_mm_id  # noqa: B018 - defined when pasted after naming.py's source
+    pytorch_mm_id, sized_config, sized_configs  # noqa: B018 - defined when pasted after naming.py's source
 except NameError:
-    from ah_inductor.naming import pytorch_mm_id
+    from ah_inductor.naming import pytorch_mm_id, sized_config, sized_configs
 
 # Features of our log that PyTorch's `mm` context does not hold: constant for `tuned_mm`.
 MM_CONSTANTS = {"batch": 1, "op": "mm"}
+# The largest dimension `mm_known_ids` sizes configs to: no Triton block is larger.
+MAX_SIZED_DIM = 1 << 12
 _warned = set()
 
 
@@ -41,6 +45,20 @@ def mm_choice_ids(names):
         if i is not None and i not in out:
             out.append(i)
     return out
+
+
+def mm_known_ids(names):
+    """`mm_choice_ids` of `names` and of every config Inductor may size them to (`sized_config`
+    for each power-of-two m, n and k from 16 to the largest block in `names`, at most
+    `MAX_SIZED_DIM`): the choices `get_choice` knows by index, fixed when the artifact is made.
+    A sized config it does not know is left out of a ranking (Inductor's list is not widened)."""
+    blocks = [int(v) for name in names for v in re.findall(r"BLOCK-[MNK]=(\d{1,18})(?=_|$)", name)]
+    dims, dim = [], 16
+    while dim <= min(max(blocks, default=0), MAX_SIZED_DIM):
+        dims.append(dim)
+        dim *= 2
+    sized = [sized_config(name, m, n, k) for name in names for m in dims for n in dims for k in dims]
+    return mm_choice_ids(list(names) + sized)
 
 
 def mm_features(context, names):
@@ -66,7 +84,8 @@ def mm_best_choices(decide, feature_names, context, choices):
     kind, names = decide(f)
     if kind == "default":
         return None
-    ranked = mm_choice_ids(names if kind == "keep" else ())
+    kept = sized_configs(names, f["m"], f["n"], f["k"]) if kind == "keep" else ()
+    ranked = mm_choice_ids(kept)
     index = {c: i for i, c in enumerate(choices)}
     kept = [index[c] for c in ranked if c in index]
     return [(1.0 / len(kept), i) for i in kept]

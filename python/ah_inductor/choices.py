@@ -23,7 +23,9 @@ What a decision does, before any Triton template code is generated (Inductor's
   max-autotune) is handed to the inner handler; the generators of the other templates are never
   iterated, and with a single choice Inductor benchmarks nothing.
 - ``("keep", names)``: that ATen choice plus the Triton/subgraph choices whose `ktc_name`, read
-  by `config_name` (a `bmm` config is named as the same `mm` config), is in names.
+  by `config_name` (a `bmm` config is named as the same `mm` config), is one of names as
+  Inductor sizes them to this GEMM (`sized_config`: a config learned on large GEMMs keeps the
+  smaller-tiled config Inductor offers a small one in its place).
 - ``("default", ())``: Inductor's list unchanged.
 
 `install()` reaches every graph, the backward graph compiled in autograd's thread included:
@@ -45,9 +47,9 @@ import warnings
 import weakref
 
 try:
-    ktc_name, config_name  # noqa: B018 - defined when pasted after naming.py's source
+    ktc_name, config_name, sized_configs  # noqa: B018 - defined when pasted after naming.py's source
 except NameError:
-    from ah_inductor.naming import config_name, ktc_name
+    from ah_inductor.naming import config_name, ktc_name, sized_configs
 
 FORCE_ENV = "AH_INDUCTOR_CHOICES_FORCE"
 KINDS = ("extern", "keep", "default")
@@ -267,20 +269,21 @@ class Runtime:
         if op is None:
             self.count("other_op")
             return inner(template_choices, *args)
-        decision = self._decision(kernel_inputs, op)
-        if decision is None:
+        decided = self._decision(kernel_inputs, op)
+        if decided is None:
             return inner(template_choices, *args)
-        kind, names = decision
+        (kind, names), f = decided
         if kind == "extern":
             return self._extern(inner, template_choices, args)
         result = inner(template_choices, *args)
         if kind == "keep":
-            return self._keep(result, names)
+            return self._keep(result, frozenset(sized_configs(names, f["m"], f["n"], f["k"])))
         self.count("default")
         return result
 
     def _decision(self, kernel_inputs, op):
-        """(kind, names), or None (counted) when the features or the decision fail."""
+        """((kind, names), features), or None (counted) when the features or the decision
+        fail."""
         try:
             f = features(kernel_inputs, op)
         except Symbolic:
@@ -289,7 +292,7 @@ class Runtime:
         except Exception as e:  # noqa: BLE001 - never raise into Inductor
             return self._error("computing the GEMM's features", e)
         try:
-            return check_decision(self.decide(f))
+            return check_decision(self.decide(f)), f
         except Exception as e:  # noqa: BLE001 - never raise into Inductor
             return self._error("deciding", e)
 

@@ -65,6 +65,53 @@ def config_name(name):
     return name
 
 
+# Inductor sizes the configs of the `mm` template (and of `bmm`, whose configs are `mm`'s) to
+# the GEMM before it makes its choices (`_scale_mm_configs` and `_finalize_mm_configs` in PyTorch
+# 2.11's `torch/_inductor/template_heuristics/triton.py`): each block is clamped to the GEMM's
+# dimension rounded up to a power of two (at least 16), then the warps to what the tile can use.
+# `ah_train::prune::sizing` is the same rule for the trainer; a Rust test checks it against every
+# GEMM of the shipped logs.
+_SIZED_TEMPLATE = "triton_mm_"
+_MIN_BLOCK = 16
+_TILE_PER_WARP = 256
+
+
+def _clamp(block, dim):
+    power = 1
+    while power < dim:
+        power *= 2
+    return max(min(block, max(power, _MIN_BLOCK)), _MIN_BLOCK)
+
+
+def sized_config(name, m, n, k):
+    """The config Inductor offers a GEMM of `m` x `n` x `k` (one batch entry) for config `name`
+    (read by `config_name`): `name` itself when it is no `triton_mm_` config or the GEMM is large
+    enough. A kept config means the choice Inductor sized from it for the GEMM at hand."""
+    if not name.startswith(_SIZED_TEMPLATE):
+        return name
+    parts = [p.partition("=") for p in name[len(_SIZED_TEMPLATE):].split("_")]
+    if not all(eq and 0 < len(v) <= 18 and v.isascii() and v.isdigit() for _, eq, v in parts):
+        return name
+    values = {key: int(v) for key, _, v in parts}
+    if any(key not in values for key in ("BLOCK-M", "BLOCK-N", "BLOCK-K")):
+        return name
+    bm, bn = _clamp(values["BLOCK-M"], m), _clamp(values["BLOCK-N"], n)
+    sized = {"BLOCK-M": bm, "BLOCK-N": bn, "BLOCK-K": _clamp(values["BLOCK-K"], k)}
+    if "numwarps" in values:
+        sized["numwarps"] = min(values["numwarps"], bm * bn // _TILE_PER_WARP)
+    return _SIZED_TEMPLATE + "_".join(f"{key}={sized.get(key, values[key])}" for key, _, _ in parts)
+
+
+def sized_configs(names, m, n, k):
+    """`sized_config` of each of `names`, each once, first occurrence first."""
+    out = []
+    for name in names:
+        sized = sized_config(name, m, n, k)
+        if sized not in out:
+            out.append(sized)
+    return out
+
+
 # PyTorch's `mm` AutoHeuristic hook (`autoheuristic_use="mm"`, in `tuned_mm`) names a choice by
 # `ChoiceCaller.autoheuristic_id()`: ``extern_mm``, or a Triton config of the mm template by its
 # five tile values alone (GROUP_M is not in it, so two of our configs may share one id).

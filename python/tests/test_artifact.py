@@ -74,6 +74,27 @@ class BestChoices(unittest.TestCase):
         _, names, _ = self.run_decide(("keep", kept))
         self.assertEqual(names, ["extern_mm", TILE_ID])
 
+    def test_keep_ranks_a_config_as_inductor_sized_it_for_the_gemm(self):
+        # m = 8: the 64-row tile is offered as a 16-row one with 2 warps (16 * 128 / 256 = 8 > 4:
+        # the warps stay 4); the artifact knows it, ranks it, not the unsized one.
+        kept = (f"triton_mm_{TILE}_GROUP-M=8",)
+        choices = artifact.mm_known_ids(kept)
+        sized = "type=triton_BLOCK-M=16_BLOCK-K=32_BLOCK-N=128_numstages=3_numwarps=4"
+        self.assertIn(sized, choices)
+        out = artifact.mm_best_choices(lambda f: ("keep", kept), FEATURES, ctx(m=8), choices)
+        self.assertEqual([choices[i] for _, i in out], ["extern_mm", sized])
+        out = artifact.mm_best_choices(lambda f: ("keep", kept), FEATURES, ctx(m=512), choices)
+        self.assertEqual([choices[i] for _, i in out], ["extern_mm", TILE_ID])
+
+    def test_known_ids_cover_every_sizing_and_stay_bounded(self):
+        kept = (f"triton_mm_{TILE}_GROUP-M=8",)
+        known = artifact.mm_known_ids(kept)
+        self.assertEqual(known[:2], ["extern_mm", TILE_ID])
+        # BLOCK-M 16/32/64, BLOCK-K 16/32, BLOCK-N 16..128; warps follow the tile.
+        self.assertEqual(len(known), 1 + 3 * 2 * 4)
+        huge = ("triton_mm_BLOCK-M=999999999999_BLOCK-K=32_BLOCK-N=64_numstages=3_numwarps=4",)
+        self.assertLess(len(artifact.mm_known_ids(huge)), 400)
+
     def test_default_is_no_ranking(self):
         self.assertIsNone(self.run_decide(("default", ()))[0])
 

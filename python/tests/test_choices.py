@@ -328,7 +328,7 @@ class Decisions(unittest.TestCase):
     def test_keep_matches_a_bmm_config_by_its_mm_name(self):
         rt = choices.Runtime(HEURISTIC, lambda f: ("keep", (TILE_NAME,)))
         rt.active = True
-        ki = StubInputs([operand(16, 64, False, batch=4), operand(64, 32, False, batch=4)])
+        ki = StubInputs([operand(64, 32, False, batch=4), operand(32, 128, False, batch=4)])
         other = dict(TILE, BLOCK_M=128)
         tc = {"aten::bmm": iter([ktc("aten::bmm")]),
               "triton::bmm": iter([ktc("triton::bmm", **TILE), ktc("triton::bmm", **other)])}
@@ -336,6 +336,39 @@ class Decisions(unittest.TestCase):
             out = rt.finalize(self.inner, tc, ki, templates_of(tc), "bmm", None)
         self.assertEqual(names(out), ["extern_bmm", TILE_NAME.replace("triton_mm_", "triton_bmm_")])
         self.assertEqual(rt.stats()["keep"], 1)
+
+    def test_keep_keeps_the_config_inductor_sized_for_a_small_gemm(self):
+        # 16 x 64 x 32 per batch entry: Inductor offers TILE (64 x 32 x 128, 4 warps) as
+        # 16 x 32 x 32 with 2 warps, and the kept TILE keeps that one.
+        rt = choices.Runtime(HEURISTIC, lambda f: ("keep", (TILE_NAME,)))
+        rt.active = True
+        ki = StubInputs([operand(16, 64, False, batch=4), operand(64, 32, False, batch=4)])
+        sized = dict(TILE, BLOCK_M=16, BLOCK_N=32, num_warps=2)
+        other = dict(sized, num_stages=2)
+        tc = {"aten::bmm": iter([ktc("aten::bmm")]),
+              "triton::bmm": iter([ktc("triton::bmm", **other), ktc("triton::bmm", **sized)])}
+        with fake_torch():
+            out = rt.finalize(self.inner, tc, ki, templates_of(tc), "bmm", None)
+        want = naming.sized_config(TILE_NAME, 16, 32, 64).replace("triton_mm_", "triton_bmm_")
+        self.assertEqual(names(out), ["extern_bmm", want])
+        self.assertIn("BLOCK-M=16", want)
+
+    def test_sized_config_clamps_blocks_and_warps_as_inductor(self):
+        c = "triton_mm_BLOCK-M=64_BLOCK-K=32_BLOCK-N=64_numstages=5_numwarps=8_GROUP-M=8"
+        self.assertEqual(naming.sized_config(c, 4096, 4096, 4096), c)
+        self.assertEqual(naming.sized_config(c, 1, 33, 20),
+                         "triton_mm_BLOCK-M=16_BLOCK-K=32_BLOCK-N=64_numstages=5_numwarps=4_GROUP-M=8")
+        self.assertEqual(naming.sized_config(c, 100, 17, 9),
+                         "triton_mm_BLOCK-M=64_BLOCK-K=16_BLOCK-N=32_numstages=5_numwarps=8_GROUP-M=8")
+        self.assertEqual(naming.sized_config(c, 3, 5, 4096),
+                         "triton_mm_BLOCK-M=16_BLOCK-K=32_BLOCK-N=16_numstages=5_numwarps=1_GROUP-M=8")
+        self.assertEqual(naming.sized_configs([c, c.replace("N=64", "N=128")], 1, 33, 20),
+                         [naming.sized_config(c, 1, 33, 20)])
+        for name in ("extern_mm", "subgraph_decompose_k_ksplit=2", "triton_mm_persistent_tma_BLOCK-M=128_BLOCK-K=64_BLOCK-N=128",
+                     "triton_mm_BLOCK-M=64_BLOCK-K=x_BLOCK-N=64", "triton_mm_BLOCK-M=64_numwarps=4",
+                     "triton_mm_BLOCK-M=-64_BLOCK-K=32_BLOCK-N=64", "triton_mm_BLOCK-M=+64_BLOCK-K=32_BLOCK-N=64",
+                     "triton_mm_BLOCK-M=1234567890123456789_BLOCK-K=32_BLOCK-N=64", "t1"):
+            self.assertEqual(naming.sized_config(name, 1, 1, 1), name)
 
     def test_config_name_reads_bmm_as_mm_and_nothing_else(self):
         self.assertEqual(naming.config_name("triton_bmm_BLOCK-M=64"), "triton_mm_BLOCK-M=64")

@@ -63,7 +63,8 @@ fn class(name: &str, features: &[String], kept: &[&str]) -> String {
         .map(|n| lit(&Json::String((*n).into())))
         .collect();
     format!(
-        "# Every template choice a leaf keeps, and the features `decide` reads.
+        "# Every template choice a leaf keeps (as large GEMMs are offered it), and the features
+# `decide` reads.
 KEPT = ({kept},)
 FEATURES = ({features},)
 
@@ -77,7 +78,7 @@ class {name}(LearnedHeuristicDecision):
 
     def __init__(self) -> None:
         super().__init__()
-        self.choices = mm_choice_ids(KEPT)
+        self.choices = mm_known_ids(KEPT)
 
     def check_precondition(self, metadata, context) -> bool:
         return mm_precondition(HEURISTIC, metadata)

@@ -115,10 +115,53 @@ pub struct Gemm<'a> {
 pub enum Policy {
     /// One cuBLAS choice only: nothing is generated or benchmarked.
     Extern,
-    /// One cuBLAS choice and these template choices (names as `naming.py` spells them).
+    /// One cuBLAS choice and these template choices (names as `naming.py` spells them), each
+    /// as Inductor sizes it to the GEMM: see [`sized_config`].
     Keep(&'static [&'static str]),
     /// Unsure: Inductor's full list.
     Default,
+}
+
+/// The choice Inductor offers GEMM `g` for the kept config `name`: Inductor clamps a Triton
+/// `mm` config's blocks to the GEMM (each to its dimension rounded up to a power of two, at
+/// least 16) and its warps to `BLOCK_M * BLOCK_N / 256`, so a config learned on large GEMMs is
+/// offered smaller-tiled to a small one. Other names are returned as they are. The same rule
+/// as `sized_config` in `naming.py` and in `ah_train::prune::sizing`.
+pub fn sized_config(name: &str, g: &Gemm) -> String {
+    let Some(rest) = name.strip_prefix(\"triton_mm_\") else {
+        return name.to_string();
+    };
+    let parsed: Option<Vec<(&str, i64)>> = rest
+        .split('_')
+        .map(|part| {
+            let (key, value) = part.split_once('=')?;
+            let digits = (1..=18).contains(&value.len()) && value.bytes().all(|b| b.is_ascii_digit());
+            Some((key, value.parse().ok().filter(|_| digits)?))
+        })
+        .collect();
+    let Some(mut values) = parsed else {
+        return name.to_string();
+    };
+    let get = |key: &str| values.iter().find(|(k, _)| *k == key).map(|&(_, v)| v);
+    let clamp = |block: i64, dim: i64| {
+        let dim = u64::try_from(dim.max(1)).unwrap_or(1).next_power_of_two();
+        block.min(i64::try_from(dim).unwrap_or(i64::MAX).max(16)).max(16)
+    };
+    let (Some(bm), Some(bn), Some(bk)) = (get(\"BLOCK-M\"), get(\"BLOCK-N\"), get(\"BLOCK-K\")) else {
+        return name.to_string();
+    };
+    let (bm, bn, bk) = (clamp(bm, g.m), clamp(bn, g.n), clamp(bk, g.k));
+    for (key, v) in values.iter_mut() {
+        *v = match *key {
+            \"BLOCK-M\" => bm,
+            \"BLOCK-N\" => bn,
+            \"BLOCK-K\" => bk,
+            \"numwarps\" => (*v).min(bm.saturating_mul(bn) / 256),
+            _ => *v,
+        };
+    }
+    let parts: Vec<String> = values.iter().map(|(k, v)| format!(\"{k}={v}\")).collect();
+    format!(\"triton_mm_{}\", parts.join(\"_\"))
 }
 ";
 

@@ -4,10 +4,10 @@
 //! Trained on 754 GEMMs (horizon 100000 calls, harm bound 3 %). Cross-validated:
 //!   | rule | GEMMs | autotuning s | run vs max-autotune (gmean) | run vs best (gmean) | harmful | worst | decided |
 //!   |---|---|---|---|---|---|---|---|
-//!   | default max-autotune (full list) | 754 | 11212.9 | 1.0000 | 1.0818 | 200 | 3.823x | 0 |
-//!   | fixed top-10 (PyTorch's rule) | 754 | 4903.4 | 1.0971 | 1.1868 | 343 | 5.518x | 754 |
-//!   | never autotune GEMMs (cuBLAS only) | 754 | 0.0 | 1.0260 | 1.1099 | 274 | 6.109x | 754 |
-//!   | learned (cross-validated) | 754 | 787.5 | 0.9996 | 1.0814 | 196 | 6.109x | 754 |
+//!   | default max-autotune (full list) | 754 | 11213.3 | 1.0000 | 1.0815 | 200 | 3.823x | 0 |
+//!   | fixed top-10 (PyTorch's rule) | 754 | 7532.9 | 1.0393 | 1.1240 | 271 | 5.284x | 754 |
+//!   | never autotune GEMMs (cuBLAS only) | 754 | 0.0 | 1.0263 | 1.1099 | 273 | 6.109x | 754 |
+//!   | learned (cross-validated) | 754 | 1027.9 | 0.9852 | 1.0654 | 175 | 6.109x | 754 |
 //! The same tree as the InductorChoices handler module generated with it (docs/inductor.md);
 //! `decide` answers what to keep of Inductor's max-autotune choices for a GEMM.
 
@@ -49,10 +49,56 @@ pub struct Gemm<'a> {
 pub enum Policy {
     /// One cuBLAS choice only: nothing is generated or benchmarked.
     Extern,
-    /// One cuBLAS choice and these template choices (names as `naming.py` spells them).
+    /// One cuBLAS choice and these template choices (names as `naming.py` spells them), each
+    /// as Inductor sizes it to the GEMM: see [`sized_config`].
     Keep(&'static [&'static str]),
     /// Unsure: Inductor's full list.
     Default,
+}
+
+/// The choice Inductor offers GEMM `g` for the kept config `name`: Inductor clamps a Triton
+/// `mm` config's blocks to the GEMM (each to its dimension rounded up to a power of two, at
+/// least 16) and its warps to `BLOCK_M * BLOCK_N / 256`, so a config learned on large GEMMs is
+/// offered smaller-tiled to a small one. Other names are returned as they are. The same rule
+/// as `sized_config` in `naming.py` and in `ah_train::prune::sizing`.
+pub fn sized_config(name: &str, g: &Gemm) -> String {
+    let Some(rest) = name.strip_prefix("triton_mm_") else {
+        return name.to_string();
+    };
+    let parsed: Option<Vec<(&str, i64)>> = rest
+        .split('_')
+        .map(|part| {
+            let (key, value) = part.split_once('=')?;
+            let digits =
+                (1..=18).contains(&value.len()) && value.bytes().all(|b| b.is_ascii_digit());
+            Some((key, value.parse().ok().filter(|_| digits)?))
+        })
+        .collect();
+    let Some(mut values) = parsed else {
+        return name.to_string();
+    };
+    let get = |key: &str| values.iter().find(|(k, _)| *k == key).map(|&(_, v)| v);
+    let clamp = |block: i64, dim: i64| {
+        let dim = u64::try_from(dim.max(1)).unwrap_or(1).next_power_of_two();
+        block
+            .min(i64::try_from(dim).unwrap_or(i64::MAX).max(16))
+            .max(16)
+    };
+    let (Some(bm), Some(bn), Some(bk)) = (get("BLOCK-M"), get("BLOCK-N"), get("BLOCK-K")) else {
+        return name.to_string();
+    };
+    let (bm, bn, bk) = (clamp(bm, g.m), clamp(bn, g.n), clamp(bk, g.k));
+    for (key, v) in values.iter_mut() {
+        *v = match *key {
+            "BLOCK-M" => bm,
+            "BLOCK-N" => bn,
+            "BLOCK-K" => bk,
+            "numwarps" => (*v).min(bm.saturating_mul(bn) / 256),
+            _ => *v,
+        };
+    }
+    let parts: Vec<String> = values.iter().map(|(k, v)| format!("{k}={v}")).collect();
+    format!("triton_mm_{}", parts.join("_"))
 }
 
 /// The largest power of two, at most 128, that divides `x` (0 for `x <= 0`).
@@ -75,181 +121,134 @@ pub const OPS: &[&str] = &["mm", "addmm", "bmm"];
 
 /// The learned policy for GEMM `g`.
 pub fn decide(g: &Gemm) -> Policy {
-    if g.batch as f64 <= 44.0 {
-        if (g.k as f64) * (g.n as f64) <= 36075904.0 {
-            if align(g.n) as f64 <= 12.0 {
-                if (g.k as f64) * (g.n as f64) <= 65088.0 {
-                    if (g.k as f64) * (g.n as f64) <= 14021.5 {
-                        Policy::Keep(&["triton_mm_BLOCK-M=64_BLOCK-K=32_BLOCK-N=128_numstages=4_numwarps=8_GROUP-M=8", "triton_mm_BLOCK-M=64_BLOCK-K=64_BLOCK-N=128_numstages=3_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=128_BLOCK-K=64_BLOCK-N=32_numstages=5_numwarps=8_GROUP-M=8", "triton_mm_BLOCK-M=32_BLOCK-K=16_BLOCK-N=64_numstages=2_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=64_BLOCK-K=32_BLOCK-N=32_numstages=3_numwarps=8_GROUP-M=8", "triton_mm_BLOCK-M=128_BLOCK-K=128_BLOCK-N=128_numstages=4_numwarps=8_GROUP-M=8", "triton_mm_BLOCK-M=64_BLOCK-K=32_BLOCK-N=64_numstages=3_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=128_BLOCK-K=32_BLOCK-N=64_numstages=2_numwarps=8_GROUP-M=8"])
+    if (g.batch as f64) * (g.m as f64) <= 5408.0 {
+        if g.n as f64 <= 6755.5 {
+            if g.k as f64 <= 116.5 {
+                if g.using_tf32 == "False" {
+                    Policy::Extern
+                } else if g.n as f64 <= 1056.0 {
+                    if g.op == "mm" {
+                        Policy::Keep(&["triton_mm_BLOCK-M=32_BLOCK-K=32_BLOCK-N=128_numstages=2_numwarps=8_GROUP-M=8", "triton_mm_BLOCK-M=32_BLOCK-K=64_BLOCK-N=128_numstages=5_numwarps=8_GROUP-M=8", "triton_mm_BLOCK-M=64_BLOCK-K=64_BLOCK-N=64_numstages=3_numwarps=8_GROUP-M=8", "triton_mm_BLOCK-M=64_BLOCK-K=128_BLOCK-N=32_numstages=5_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=64_BLOCK-K=32_BLOCK-N=128_numstages=4_numwarps=8_GROUP-M=8", "triton_mm_BLOCK-M=64_BLOCK-K=32_BLOCK-N=128_numstages=3_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=64_BLOCK-K=128_BLOCK-N=128_numstages=4_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=128_BLOCK-K=64_BLOCK-N=128_numstages=3_numwarps=4_GROUP-M=8"])
                     } else {
-                        Policy::Extern
+                        Policy::Keep(&["triton_mm_BLOCK-M=32_BLOCK-K=128_BLOCK-N=32_numstages=2_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=64_BLOCK-K=16_BLOCK-N=64_numstages=2_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=128_BLOCK-K=32_BLOCK-N=128_numstages=2_numwarps=8_GROUP-M=8", "triton_mm_BLOCK-M=64_BLOCK-K=64_BLOCK-N=128_numstages=3_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=128_BLOCK-K=64_BLOCK-N=64_numstages=5_numwarps=8_GROUP-M=8", "triton_mm_BLOCK-M=32_BLOCK-K=16_BLOCK-N=32_numstages=1_numwarps=2_GROUP-M=8", "triton_mm_BLOCK-M=128_BLOCK-K=32_BLOCK-N=64_numstages=2_numwarps=8_GROUP-M=8", "triton_mm_BLOCK-M=128_BLOCK-K=32_BLOCK-N=64_numstages=5_numwarps=8_GROUP-M=8"])
                     }
-                } else if g.m as f64 <= 506.5 {
-                    if (g.m as f64) * (g.n as f64) <= 1574368.0 {
-                        Policy::Keep(&["triton_mm_BLOCK-M=64_BLOCK-K=32_BLOCK-N=32_numstages=5_numwarps=8_GROUP-M=8", "triton_mm_BLOCK-M=64_BLOCK-K=128_BLOCK-N=64_numstages=5_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=32_BLOCK-K=128_BLOCK-N=128_numstages=4_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=16_BLOCK-K=32_BLOCK-N=128_numstages=3_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=16_BLOCK-K=64_BLOCK-N=128_numstages=3_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=64_BLOCK-K=64_BLOCK-N=64_numstages=3_numwarps=8_GROUP-M=8", "triton_mm_BLOCK-M=64_BLOCK-K=32_BLOCK-N=64_numstages=2_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=16_BLOCK-K=64_BLOCK-N=32_numstages=5_numwarps=2_GROUP-M=8"])
-                    } else {
-                        Policy::Extern
-                    }
-                } else if g.mat2_stride_1 as f64 <= 1672.5 {
-                    Policy::Keep(&["triton_mm_BLOCK-M=64_BLOCK-K=32_BLOCK-N=64_numstages=2_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=128_BLOCK-K=64_BLOCK-N=128_numstages=5_numwarps=8_GROUP-M=8", "triton_mm_BLOCK-M=128_BLOCK-K=64_BLOCK-N=128_numstages=3_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=64_BLOCK-K=128_BLOCK-N=32_numstages=5_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=64_BLOCK-K=128_BLOCK-N=128_numstages=4_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=128_BLOCK-K=32_BLOCK-N=128_numstages=3_numwarps=4_GROUP-M=8"])
+                } else if g.n as f64 <= 4384.0 {
+                    Policy::Keep(&["triton_mm_BLOCK-M=128_BLOCK-K=32_BLOCK-N=64_numstages=5_numwarps=8_GROUP-M=8", "triton_mm_BLOCK-M=128_BLOCK-K=32_BLOCK-N=64_numstages=4_numwarps=8_GROUP-M=8", "triton_mm_BLOCK-M=64_BLOCK-K=32_BLOCK-N=32_numstages=5_numwarps=8_GROUP-M=8", "triton_mm_BLOCK-M=128_BLOCK-K=64_BLOCK-N=64_numstages=3_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=128_BLOCK-K=32_BLOCK-N=128_numstages=4_numwarps=8_GROUP-M=8", "triton_mm_BLOCK-M=64_BLOCK-K=128_BLOCK-N=128_numstages=4_numwarps=4_GROUP-M=8"])
                 } else {
                     Policy::Extern
                 }
-            } else if (g.m as f64) * (g.k as f64) <= 96.0 {
-                Policy::Keep(&[
-                    "triton_mm_BLOCK-M=16_BLOCK-K=32_BLOCK-N=64_numstages=5_numwarps=4_GROUP-M=8",
-                    "triton_mm_BLOCK-M=16_BLOCK-K=64_BLOCK-N=32_numstages=2_numwarps=2_GROUP-M=8",
-                    "triton_mm_BLOCK-M=16_BLOCK-K=64_BLOCK-N=64_numstages=3_numwarps=4_GROUP-M=8",
-                    "triton_mm_BLOCK-M=16_BLOCK-K=32_BLOCK-N=64_numstages=2_numwarps=4_GROUP-M=8",
-                    "triton_mm_BLOCK-M=16_BLOCK-K=32_BLOCK-N=128_numstages=3_numwarps=4_GROUP-M=8",
-                    "triton_mm_BLOCK-M=16_BLOCK-K=32_BLOCK-N=128_numstages=2_numwarps=8_GROUP-M=8",
-                ])
-            } else if align(g.k) as f64 <= 3.0 {
-                if g.k as f64 <= 136.0 {
-                    Policy::Keep(&["triton_mm_BLOCK-M=128_BLOCK-K=64_BLOCK-N=128_numstages=3_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=64_BLOCK-K=32_BLOCK-N=64_numstages=3_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=128_BLOCK-K=32_BLOCK-N=64_numstages=4_numwarps=8_GROUP-M=8", "triton_mm_BLOCK-M=32_BLOCK-K=64_BLOCK-N=128_numstages=4_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=64_BLOCK-K=128_BLOCK-N=64_numstages=5_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=64_BLOCK-K=64_BLOCK-N=64_numstages=5_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=64_BLOCK-K=32_BLOCK-N=128_numstages=4_numwarps=8_GROUP-M=8", "triton_mm_BLOCK-M=64_BLOCK-K=64_BLOCK-N=64_numstages=3_numwarps=8_GROUP-M=8"])
+            } else if g.batch as f64 <= 114.0 {
+                if g.k as f64 <= 129.5 {
+                    Policy::Keep(&["triton_mm_BLOCK-M=64_BLOCK-K=64_BLOCK-N=64_numstages=3_numwarps=8_GROUP-M=8", "triton_mm_BLOCK-M=128_BLOCK-K=32_BLOCK-N=64_numstages=4_numwarps=8_GROUP-M=8", "triton_mm_BLOCK-M=128_BLOCK-K=32_BLOCK-N=128_numstages=4_numwarps=8_GROUP-M=8", "triton_mm_BLOCK-M=32_BLOCK-K=32_BLOCK-N=64_numstages=5_numwarps=8_GROUP-M=8", "triton_mm_BLOCK-M=64_BLOCK-K=128_BLOCK-N=32_numstages=5_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=128_BLOCK-K=64_BLOCK-N=64_numstages=3_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=128_BLOCK-K=32_BLOCK-N=64_numstages=2_numwarps=8_GROUP-M=8", "triton_mm_BLOCK-M=128_BLOCK-K=32_BLOCK-N=32_numstages=5_numwarps=8_GROUP-M=8"])
                 } else {
-                    Policy::Keep(&["triton_mm_BLOCK-M=64_BLOCK-K=128_BLOCK-N=128_numstages=4_numwarps=8_GROUP-M=8", "triton_mm_BLOCK-M=32_BLOCK-K=32_BLOCK-N=64_numstages=5_numwarps=8_GROUP-M=8", "triton_mm_BLOCK-M=64_BLOCK-K=64_BLOCK-N=64_numstages=3_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=64_BLOCK-K=128_BLOCK-N=32_numstages=5_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=128_BLOCK-K=32_BLOCK-N=128_numstages=3_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=128_BLOCK-K=64_BLOCK-N=128_numstages=5_numwarps=8_GROUP-M=8", "triton_mm_BLOCK-M=64_BLOCK-K=32_BLOCK-N=64_numstages=2_numwarps=4_GROUP-M=8"])
+                    Policy::Extern
                 }
-            } else if g.k as f64 <= 136.0 {
-                Policy::Keep(&[
-                    "triton_mm_BLOCK-M=64_BLOCK-K=32_BLOCK-N=128_numstages=3_numwarps=4_GROUP-M=8",
-                    "triton_mm_BLOCK-M=128_BLOCK-K=32_BLOCK-N=64_numstages=3_numwarps=4_GROUP-M=8",
-                    "triton_mm_BLOCK-M=128_BLOCK-K=32_BLOCK-N=64_numstages=4_numwarps=8_GROUP-M=8",
-                    "triton_mm_BLOCK-M=128_BLOCK-K=32_BLOCK-N=128_numstages=3_numwarps=4_GROUP-M=8",
-                    "triton_mm_BLOCK-M=64_BLOCK-K=64_BLOCK-N=128_numstages=4_numwarps=4_GROUP-M=8",
-                    "triton_mm_BLOCK-M=128_BLOCK-K=64_BLOCK-N=128_numstages=5_numwarps=8_GROUP-M=8",
-                    "triton_mm_BLOCK-M=64_BLOCK-K=64_BLOCK-N=64_numstages=3_numwarps=8_GROUP-M=8",
-                    "triton_mm_BLOCK-M=32_BLOCK-K=32_BLOCK-N=64_numstages=5_numwarps=8_GROUP-M=8",
-                ])
             } else {
-                Policy::Extern
+                Policy::Keep(&["triton_mm_BLOCK-M=128_BLOCK-K=64_BLOCK-N=128_numstages=5_numwarps=8_GROUP-M=8", "triton_mm_BLOCK-M=128_BLOCK-K=32_BLOCK-N=128_numstages=4_numwarps=8_GROUP-M=8", "triton_mm_BLOCK-M=32_BLOCK-K=128_BLOCK-N=32_numstages=2_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=128_BLOCK-K=128_BLOCK-N=128_numstages=4_numwarps=8_GROUP-M=8", "triton_mm_BLOCK-M=128_BLOCK-K=64_BLOCK-N=128_numstages=3_numwarps=4_GROUP-M=8"])
             }
-        } else if align(g.m) as f64 <= 24.0 {
-            if g.m as f64 <= 16.5 {
-                if g.n as f64 <= 25472.0 || g.using_tf32 == "False" {
+        } else if g.m as f64 <= 105.5 {
+            if g.mat1_dtype == "torch.float32" {
+                if g.using_tf32 == "False" || g.m as f64 <= 1.5 {
                     Policy::Extern
                 } else {
-                    Policy::Keep(&["triton_mm_BLOCK-M=16_BLOCK-K=128_BLOCK-N=64_numstages=5_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=16_BLOCK-K=64_BLOCK-N=64_numstages=3_numwarps=4_GROUP-M=8"])
+                    Policy::Keep(&["triton_mm_BLOCK-M=128_BLOCK-K=64_BLOCK-N=128_numstages=3_numwarps=4_GROUP-M=8"])
                 }
-            } else if (g.m as f64) * (g.n as f64) <= 815472.0 {
-                Policy::Extern
-            } else if (g.m as f64) * (g.k as f64) <= 420864.0 {
-                Policy::Keep(&[
-                    "triton_mm_BLOCK-M=64_BLOCK-K=64_BLOCK-N=64_numstages=3_numwarps=8_GROUP-M=8",
-                    "triton_mm_BLOCK-M=32_BLOCK-K=128_BLOCK-N=64_numstages=5_numwarps=4_GROUP-M=8",
-                    "triton_mm_BLOCK-M=128_BLOCK-K=64_BLOCK-N=128_numstages=3_numwarps=4_GROUP-M=8",
-                    "triton_mm_BLOCK-M=64_BLOCK-K=64_BLOCK-N=128_numstages=5_numwarps=8_GROUP-M=8",
-                ])
-            } else {
-                Policy::Extern
-            }
-        } else if g.mat2_stride_0 as f64 <= 384.5 {
-            if (g.m as f64) * (g.k as f64) <= 14548992.0 {
-                Policy::Keep(&[
-                    "triton_mm_BLOCK-M=32_BLOCK-K=128_BLOCK-N=32_numstages=2_numwarps=4_GROUP-M=8",
-                    "triton_mm_BLOCK-M=128_BLOCK-K=64_BLOCK-N=128_numstages=5_numwarps=8_GROUP-M=8",
-                    "triton_mm_BLOCK-M=64_BLOCK-K=128_BLOCK-N=128_numstages=4_numwarps=8_GROUP-M=8",
-                    "triton_mm_BLOCK-M=32_BLOCK-K=64_BLOCK-N=64_numstages=3_numwarps=8_GROUP-M=8",
-                    "triton_mm_BLOCK-M=128_BLOCK-K=32_BLOCK-N=64_numstages=4_numwarps=8_GROUP-M=8",
-                    "triton_mm_BLOCK-M=128_BLOCK-K=64_BLOCK-N=128_numstages=3_numwarps=4_GROUP-M=8",
-                ])
-            } else {
-                Policy::Extern
-            }
-        } else {
-            Policy::Extern
-        }
-    } else if g.n as f64 <= 65.5 {
-        if g.k as f64 <= 1344.0 {
-            if g.k as f64 <= 102.5 {
-                Policy::Keep(&[
-                    "triton_mm_BLOCK-M=128_BLOCK-K=128_BLOCK-N=64_numstages=4_numwarps=8_GROUP-M=8",
-                    "triton_mm_BLOCK-M=64_BLOCK-K=128_BLOCK-N=64_numstages=5_numwarps=4_GROUP-M=8",
-                    "triton_mm_BLOCK-M=64_BLOCK-K=32_BLOCK-N=64_numstages=3_numwarps=4_GROUP-M=8",
-                    "triton_mm_BLOCK-M=128_BLOCK-K=32_BLOCK-N=64_numstages=3_numwarps=4_GROUP-M=8",
-                    "triton_mm_BLOCK-M=64_BLOCK-K=64_BLOCK-N=64_numstages=5_numwarps=4_GROUP-M=8",
-                    "triton_mm_BLOCK-M=128_BLOCK-K=64_BLOCK-N=64_numstages=4_numwarps=8_GROUP-M=8",
-                    "triton_mm_BLOCK-M=32_BLOCK-K=16_BLOCK-N=32_numstages=1_numwarps=2_GROUP-M=8",
-                    "triton_mm_BLOCK-M=64_BLOCK-K=64_BLOCK-N=32_numstages=5_numwarps=4_GROUP-M=8",
-                ])
-            } else if g.mat1_dtype == "torch.bfloat16" {
-                if align(g.m) as f64 <= 36.0 {
-                    Policy::Keep(&["triton_mm_BLOCK-M=128_BLOCK-K=32_BLOCK-N=64_numstages=3_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=64_BLOCK-K=64_BLOCK-N=64_numstages=3_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=128_BLOCK-K=64_BLOCK-N=64_numstages=5_numwarps=8_GROUP-M=8", "triton_mm_BLOCK-M=64_BLOCK-K=32_BLOCK-N=64_numstages=3_numwarps=4_GROUP-M=8"])
+            } else if (g.batch as f64) * (g.m as f64) <= 32.5 {
+                if g.n as f64 <= 24733.0 {
+                    Policy::Extern
                 } else {
-                    Policy::Keep(&["triton_mm_BLOCK-M=128_BLOCK-K=64_BLOCK-N=64_numstages=3_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=64_BLOCK-K=64_BLOCK-N=64_numstages=3_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=64_BLOCK-K=32_BLOCK-N=64_numstages=4_numwarps=8_GROUP-M=8", "triton_mm_BLOCK-M=64_BLOCK-K=64_BLOCK-N=64_numstages=3_numwarps=8_GROUP-M=8", "triton_mm_BLOCK-M=32_BLOCK-K=128_BLOCK-N=32_numstages=2_numwarps=4_GROUP-M=8"])
+                    Policy::Keep(&["triton_mm_BLOCK-M=64_BLOCK-K=128_BLOCK-N=64_numstages=5_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=128_BLOCK-K=64_BLOCK-N=64_numstages=3_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=64_BLOCK-K=128_BLOCK-N=128_numstages=4_numwarps=4_GROUP-M=8"])
                 }
-            } else if g.using_tf32 == "True" {
-                Policy::Extern
             } else {
                 Policy::Keep(&[
-                    "triton_mm_BLOCK-M=64_BLOCK-K=32_BLOCK-N=64_numstages=3_numwarps=4_GROUP-M=8",
-                    "triton_mm_BLOCK-M=64_BLOCK-K=64_BLOCK-N=64_numstages=3_numwarps=4_GROUP-M=8",
-                    "triton_mm_BLOCK-M=64_BLOCK-K=32_BLOCK-N=64_numstages=2_numwarps=4_GROUP-M=8",
-                    "triton_mm_BLOCK-M=128_BLOCK-K=32_BLOCK-N=64_numstages=2_numwarps=8_GROUP-M=8",
-                    "triton_mm_BLOCK-M=16_BLOCK-K=32_BLOCK-N=64_numstages=3_numwarps=4_GROUP-M=8",
-                    "triton_mm_BLOCK-M=16_BLOCK-K=64_BLOCK-N=64_numstages=3_numwarps=4_GROUP-M=8",
-                    "triton_mm_BLOCK-M=16_BLOCK-K=128_BLOCK-N=32_numstages=5_numwarps=2_GROUP-M=8",
+                    "triton_mm_BLOCK-M=128_BLOCK-K=64_BLOCK-N=128_numstages=5_numwarps=8_GROUP-M=8",
+                    "triton_mm_BLOCK-M=64_BLOCK-K=64_BLOCK-N=64_numstages=3_numwarps=8_GROUP-M=8",
                 ])
             }
-        } else if (g.batch as f64) * (g.m as f64) <= 146.0 {
-            Policy::Extern
-        } else {
+        } else if align(g.n) as f64 <= 96.0 {
             Policy::Keep(&[
-                "triton_mm_BLOCK-M=64_BLOCK-K=64_BLOCK-N=64_numstages=3_numwarps=4_GROUP-M=8",
-                "triton_mm_BLOCK-M=16_BLOCK-K=128_BLOCK-N=64_numstages=5_numwarps=4_GROUP-M=8",
-                "triton_mm_BLOCK-M=16_BLOCK-K=64_BLOCK-N=64_numstages=5_numwarps=4_GROUP-M=8",
-                "triton_mm_BLOCK-M=64_BLOCK-K=32_BLOCK-N=64_numstages=3_numwarps=4_GROUP-M=8",
+                "triton_mm_BLOCK-M=128_BLOCK-K=64_BLOCK-N=128_numstages=3_numwarps=4_GROUP-M=8",
+                "triton_mm_BLOCK-M=64_BLOCK-K=32_BLOCK-N=64_numstages=2_numwarps=4_GROUP-M=8",
                 "triton_mm_BLOCK-M=64_BLOCK-K=128_BLOCK-N=64_numstages=5_numwarps=4_GROUP-M=8",
+                "triton_mm_BLOCK-M=128_BLOCK-K=32_BLOCK-N=64_numstages=4_numwarps=8_GROUP-M=8",
+                "triton_mm_BLOCK-M=128_BLOCK-K=64_BLOCK-N=128_numstages=5_numwarps=8_GROUP-M=8",
+                "triton_mm_BLOCK-M=128_BLOCK-K=32_BLOCK-N=128_numstages=3_numwarps=4_GROUP-M=8",
             ])
-        }
-    } else if (g.batch as f64) * (g.m as f64) <= 416.0 {
-        if g.batch as f64 <= 60.0 {
-            Policy::Extern
         } else {
-            Policy::Keep(&[
-                "triton_mm_BLOCK-M=16_BLOCK-K=64_BLOCK-N=64_numstages=5_numwarps=4_GROUP-M=8",
-                "triton_mm_BLOCK-M=16_BLOCK-K=64_BLOCK-N=128_numstages=5_numwarps=8_GROUP-M=8",
-                "triton_mm_BLOCK-M=16_BLOCK-K=32_BLOCK-N=32_numstages=5_numwarps=2_GROUP-M=8",
-                "triton_mm_BLOCK-M=16_BLOCK-K=64_BLOCK-N=128_numstages=3_numwarps=4_GROUP-M=8",
-                "triton_mm_BLOCK-M=16_BLOCK-K=128_BLOCK-N=32_numstages=2_numwarps=2_GROUP-M=8",
-                "triton_mm_BLOCK-M=16_BLOCK-K=128_BLOCK-N=128_numstages=4_numwarps=8_GROUP-M=8",
-            ])
+            Policy::Extern
         }
-    } else if g.m as f64 <= 544.0 {
-        if g.mat1_stride_1 as f64 <= 136.0 {
-            if g.n as f64 <= 434.5 {
-                Policy::Keep(&[
-                    "triton_mm_BLOCK-M=64_BLOCK-K=32_BLOCK-N=128_numstages=3_numwarps=4_GROUP-M=8",
-                    "triton_mm_BLOCK-M=64_BLOCK-K=32_BLOCK-N=64_numstages=2_numwarps=4_GROUP-M=8",
-                    "triton_mm_BLOCK-M=64_BLOCK-K=64_BLOCK-N=128_numstages=3_numwarps=4_GROUP-M=8",
-                    "triton_mm_BLOCK-M=128_BLOCK-K=32_BLOCK-N=128_numstages=3_numwarps=4_GROUP-M=8",
-                    "triton_mm_BLOCK-M=128_BLOCK-K=32_BLOCK-N=64_numstages=4_numwarps=8_GROUP-M=8",
-                    "triton_mm_BLOCK-M=64_BLOCK-K=64_BLOCK-N=64_numstages=5_numwarps=4_GROUP-M=8",
-                    "triton_mm_BLOCK-M=64_BLOCK-K=16_BLOCK-N=64_numstages=2_numwarps=4_GROUP-M=8",
-                    "triton_mm_BLOCK-M=128_BLOCK-K=64_BLOCK-N=128_numstages=5_numwarps=8_GROUP-M=8",
-                ])
+    } else if align(g.n) as f64 <= 96.0 {
+        if align(g.k) as f64 <= 3.0 {
+            if g.mat1_stride_0 as f64 <= 87.0 {
+                if g.m as f64 <= 6969.5 {
+                    Policy::Keep(&["triton_mm_BLOCK-M=128_BLOCK-K=128_BLOCK-N=128_numstages=4_numwarps=8_GROUP-M=8", "triton_mm_BLOCK-M=64_BLOCK-K=64_BLOCK-N=128_numstages=3_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=64_BLOCK-K=128_BLOCK-N=64_numstages=5_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=128_BLOCK-K=32_BLOCK-N=128_numstages=3_numwarps=4_GROUP-M=8"])
+                } else {
+                    Policy::Extern
+                }
             } else {
+                Policy::Keep(&[
+                    "triton_mm_BLOCK-M=64_BLOCK-K=64_BLOCK-N=128_numstages=3_numwarps=4_GROUP-M=8",
+                    "triton_mm_BLOCK-M=64_BLOCK-K=32_BLOCK-N=64_numstages=2_numwarps=4_GROUP-M=8",
+                    "triton_mm_BLOCK-M=32_BLOCK-K=32_BLOCK-N=64_numstages=5_numwarps=8_GROUP-M=8",
+                    "triton_mm_BLOCK-M=64_BLOCK-K=128_BLOCK-N=128_numstages=4_numwarps=4_GROUP-M=8",
+                    "triton_mm_BLOCK-M=128_BLOCK-K=32_BLOCK-N=64_numstages=4_numwarps=8_GROUP-M=8",
+                ])
+            }
+        } else if (g.m as f64) * (g.k as f64) <= 172768.0 {
+            if g.batch as f64 <= 28.0 {
                 Policy::Extern
+            } else if (g.batch as f64) * (g.m as f64) <= 21744.0 {
+                Policy::Keep(&["triton_mm_BLOCK-M=64_BLOCK-K=32_BLOCK-N=128_numstages=3_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=128_BLOCK-K=128_BLOCK-N=128_numstages=4_numwarps=8_GROUP-M=8", "triton_mm_BLOCK-M=128_BLOCK-K=64_BLOCK-N=128_numstages=3_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=64_BLOCK-K=32_BLOCK-N=64_numstages=2_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=64_BLOCK-K=32_BLOCK-N=128_numstages=4_numwarps=8_GROUP-M=8"])
+            } else {
+                Policy::Keep(&[
+                    "triton_mm_BLOCK-M=64_BLOCK-K=64_BLOCK-N=128_numstages=3_numwarps=4_GROUP-M=8",
+                    "triton_mm_BLOCK-M=64_BLOCK-K=32_BLOCK-N=128_numstages=3_numwarps=4_GROUP-M=8",
+                    "triton_mm_BLOCK-M=128_BLOCK-K=32_BLOCK-N=128_numstages=3_numwarps=4_GROUP-M=8",
+                    "triton_mm_BLOCK-M=64_BLOCK-K=64_BLOCK-N=64_numstages=3_numwarps=8_GROUP-M=8",
+                    "triton_mm_BLOCK-M=64_BLOCK-K=32_BLOCK-N=64_numstages=2_numwarps=4_GROUP-M=8",
+                    "triton_mm_BLOCK-M=32_BLOCK-K=32_BLOCK-N=64_numstages=5_numwarps=8_GROUP-M=8",
+                    "triton_mm_BLOCK-M=128_BLOCK-K=64_BLOCK-N=128_numstages=3_numwarps=4_GROUP-M=8",
+                ])
+            }
+        } else if (g.m as f64) * (g.n as f64) <= 99072.0 {
+            if g.using_tf32 == "True" {
+                Policy::Extern
+            } else {
+                Policy::Keep(&[
+                    "triton_mm_BLOCK-M=64_BLOCK-K=64_BLOCK-N=128_numstages=3_numwarps=4_GROUP-M=8",
+                    "triton_mm_BLOCK-M=64_BLOCK-K=32_BLOCK-N=128_numstages=3_numwarps=4_GROUP-M=8",
+                    "triton_mm_BLOCK-M=64_BLOCK-K=128_BLOCK-N=64_numstages=5_numwarps=4_GROUP-M=8",
+                ])
+            }
+        } else if (g.k as f64) * (g.n as f64) <= 363584.0 {
+            Policy::Keep(&[
+                "triton_mm_BLOCK-M=128_BLOCK-K=64_BLOCK-N=128_numstages=5_numwarps=8_GROUP-M=8",
+                "triton_mm_BLOCK-M=64_BLOCK-K=32_BLOCK-N=64_numstages=2_numwarps=4_GROUP-M=8",
+                "triton_mm_BLOCK-M=128_BLOCK-K=32_BLOCK-N=64_numstages=4_numwarps=8_GROUP-M=8",
+            ])
+        } else {
+            Policy::Extern
+        }
+    } else if g.m as f64 <= 4928.0 {
+        if g.mat2_stride_1 as f64 <= 72.0 {
+            if (g.k as f64) * (g.n as f64) <= 53248.0 {
+                if g.k as f64 <= 136.0 {
+                    Policy::Keep(&["triton_mm_BLOCK-M=128_BLOCK-K=32_BLOCK-N=64_numstages=3_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=64_BLOCK-K=32_BLOCK-N=128_numstages=3_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=128_BLOCK-K=64_BLOCK-N=128_numstages=5_numwarps=8_GROUP-M=8", "triton_mm_BLOCK-M=64_BLOCK-K=64_BLOCK-N=128_numstages=3_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=64_BLOCK-K=128_BLOCK-N=64_numstages=5_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=128_BLOCK-K=32_BLOCK-N=128_numstages=3_numwarps=4_GROUP-M=8"])
+                } else {
+                    Policy::Extern
+                }
+            } else if (g.batch as f64) * (g.m as f64) <= 80768.0 {
+                Policy::Extern
+            } else {
+                Policy::Keep(&[
+                    "triton_mm_BLOCK-M=128_BLOCK-K=32_BLOCK-N=128_numstages=3_numwarps=4_GROUP-M=8",
+                    "triton_mm_BLOCK-M=64_BLOCK-K=64_BLOCK-N=128_numstages=3_numwarps=4_GROUP-M=8",
+                ])
             }
         } else {
             Policy::Extern
         }
-    } else if g.m as f64 <= 1383.0 {
-        if align(g.n) as f64 <= 96.0 {
-            Policy::Extern
-        } else {
-            Policy::Keep(&[
-                "triton_mm_BLOCK-M=128_BLOCK-K=32_BLOCK-N=128_numstages=3_numwarps=4_GROUP-M=8",
-                "triton_mm_BLOCK-M=128_BLOCK-K=64_BLOCK-N=128_numstages=5_numwarps=8_GROUP-M=8",
-            ])
-        }
-    } else if g.mat1_dtype == "torch.float16" {
-        Policy::Extern
     } else {
-        Policy::Keep(&[
-            "triton_mm_BLOCK-M=128_BLOCK-K=32_BLOCK-N=128_numstages=3_numwarps=4_GROUP-M=8",
-            "triton_mm_BLOCK-M=128_BLOCK-K=64_BLOCK-N=128_numstages=3_numwarps=4_GROUP-M=8",
-            "triton_mm_BLOCK-M=64_BLOCK-K=32_BLOCK-N=128_numstages=3_numwarps=4_GROUP-M=8",
-        ])
+        Policy::Extern
     }
 }

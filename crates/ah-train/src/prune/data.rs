@@ -10,6 +10,7 @@ use ah_log::ReadOptions;
 use serde_json::Value as Json;
 
 use super::error::PruneError;
+use super::sizing;
 
 /// cuBLAS choices the handler keeps first when Inductor offers several (`ATEN_FIRST` in
 /// `python/ah_inductor/choices.py`): `bias_addmm` is addmm with the 1-D bias, the call Inductor
@@ -48,6 +49,10 @@ pub struct Choice {
     /// [`name_key`] of the name: a grid scores outcomes millions of times, and comparing
     /// names as strings took most of its time.
     key: u64,
+    /// The name a ranking credits this choice to: its own, or the larger config Inductor sized
+    /// it from ([`super::sizing::representative`]), set by [`Samples::size_offers`].
+    ranked_as: String,
+    ranked_key: u64,
     is_extern: bool,
 }
 
@@ -56,6 +61,8 @@ impl Choice {
     pub fn new(name: String, bench_ms: f64, price_s: f64) -> Choice {
         Choice {
             key: name_key(&name),
+            ranked_key: name_key(&name),
+            ranked_as: name.clone(),
             is_extern: name.starts_with("extern_"),
             name,
             bench_ms,
@@ -73,10 +80,9 @@ impl Choice {
         self.key
     }
 
-    /// Whether this choice is the one named `name` whose [`name_key`] is `key`: the key
-    /// compares first, the name only when the keys are equal.
-    pub fn is_named(&self, key: u64, name: &str) -> bool {
-        self.key == key && self.name == name
+    /// The name a ranking credits this choice to, with its [`name_key`].
+    pub fn ranked_as(&self) -> (u64, &str) {
+        (self.ranked_key, &self.ranked_as)
     }
 }
 
@@ -101,6 +107,10 @@ pub struct Sample {
     pub autotune_s: f64,
     kept_extern: Option<usize>,
     winner: Option<usize>,
+    /// Which choice a kept name keeps: ([`name_key`] of the name, choice index), sorted by
+    /// key. A template choice is kept by its own name and, once [`Samples::size_offers`] ran,
+    /// by every name Inductor sizes to it for this GEMM ([`super::sizing`]).
+    offers: Vec<(u64, usize)>,
 }
 
 impl Sample {
@@ -115,6 +125,7 @@ impl Sample {
     ) -> Sample {
         let winner = fastest(choices.iter().enumerate()).map(|(i, _)| i);
         let kept_extern = kept_extern(&choices);
+        let offers = own_offers(&choices);
         Sample {
             values,
             choices,
@@ -123,7 +134,37 @@ impl Sample {
             autotune_s,
             kept_extern,
             winner,
+            offers,
         }
+    }
+
+    /// The index of the template choice that a kept name whose [`name_key`] is `key` keeps,
+    /// if any. (Keys are 64-bit hashes of a few hundred names: a collision is a 1e-15 chance.)
+    pub fn offered(&self, key: u64) -> Option<usize> {
+        self.offers
+            .binary_search_by_key(&key, |&(k, _)| k)
+            .ok()
+            .map(|i| self.offers[i].1)
+    }
+
+    /// Sets which choice each name of `universe` keeps on this GEMM of `dims` (m, n, k) as
+    /// Inductor sizes configs ([`super::sizing`]), and what a ranking credits each choice to.
+    fn size_offers(&mut self, universe: &[String], dims: (i64, i64, i64)) {
+        let names: Vec<&str> = self.choices.iter().map(|c| c.name.as_str()).collect();
+        let sized = sizing::sized_offers(universe, &names, dims);
+        for c in self.choices.iter_mut() {
+            c.ranked_as = c.name.clone();
+        }
+        for &(u, i) in &sized {
+            let c = &mut self.choices[i];
+            c.ranked_as = sizing::representative(&c.ranked_as, u).to_string();
+        }
+        for c in self.choices.iter_mut() {
+            c.ranked_key = name_key(&c.ranked_as);
+        }
+        let mut offers = own_offers(&self.choices);
+        offers.extend(sized.iter().map(|&(u, i)| (name_key(u), i)));
+        self.offers = sorted_offers(offers);
     }
 
     /// Its choices, log order.
@@ -156,6 +197,19 @@ impl Sample {
     pub fn kept_extern_index(&self) -> Option<usize> {
         self.kept_extern
     }
+}
+
+/// Each template choice kept by its own name, sorted.
+fn own_offers(choices: &[Choice]) -> Vec<(u64, usize)> {
+    let own = choices.iter().enumerate().filter(|(_, c)| !c.is_extern());
+    sorted_offers(own.map(|(i, c)| (c.key, i)).collect())
+}
+
+/// `offers` sorted by key, each key once.
+fn sorted_offers(mut offers: Vec<(u64, usize)>) -> Vec<(u64, usize)> {
+    offers.sort_unstable();
+    offers.dedup_by_key(|&mut (k, _)| k);
+    offers
 }
 
 /// The index of the cuBLAS choice a pruned list keeps (see [`Sample::kept_extern`]).
@@ -203,6 +257,31 @@ pub struct Samples {
     pub later: Vec<Sample>,
 }
 
+impl Samples {
+    /// Sets, on every GEMM (later ones included), which choice each template name of the
+    /// training GEMMs keeps there as Inductor sizes configs to the GEMM ([`super::sizing`]).
+    /// Only the training GEMMs' names count, so GEMMs logged later change nothing of a tree
+    /// trained with `--first`. A log without `m`, `n` and `k` features keeps every choice by its
+    /// own name only.
+    pub fn size_offers(&mut self) {
+        let at = |name: &str| self.features.iter().position(|f| f == name);
+        let (Some(m), Some(n), Some(k)) = (at("m"), at("n"), at("k")) else {
+            return;
+        };
+        let universe = sizing::universe(self.samples.iter());
+        for s in self.samples.iter_mut().chain(self.later.iter_mut()) {
+            let dim = |i: usize| match s.values[i] {
+                Value::Int(v) => Some(v),
+                Value::Float(v) if v.fract() == 0.0 => Some(v as i64),
+                _ => None,
+            };
+            if let (Some(m), Some(n), Some(k)) = (dim(m), dim(n), dim(k)) {
+                s.size_offers(&universe, (m, n, k));
+            }
+        }
+    }
+}
+
 /// Reads `logs` (each with its extras sidecar, `ah_log::extras_path`) as one set of GEMMs, in the
 /// order given. The logs must be of one runner and device with the same features (e.g. the
 /// default and the decode mixture of `inductor_mm`); a GEMM in two logs counts once, first.
@@ -230,6 +309,7 @@ pub fn load_logs(logs: &[std::path::PathBuf]) -> Result<Samples, PruneError> {
             }
         }
     }
+    all.size_offers();
     Ok(all)
 }
 
@@ -239,6 +319,10 @@ pub fn load(log: &Path, extras: &Path) -> Result<Samples, PruneError> {
     let by_key = read_extras(extras)?;
     let mut order: Vec<String> = Vec::new();
     let mut rows: HashMap<String, (Vec<Value>, ChoiceTimes)> = HashMap::new();
+    // A GEMM drawn twice is logged twice (four GEMMs of the main H100 log, seven of the
+    // attention log): its first run of rows counts, as its first extras line does, so that a
+    // log grown by appending never changes the GEMMs a `--first` command trained on.
+    let mut current: Option<String> = None;
     for row in &log.rows {
         let key = row
             .values
@@ -246,13 +330,15 @@ pub fn load(log: &Path, extras: &Path) -> Result<Samples, PruneError> {
             .map(Value::to_string)
             .collect::<Vec<_>>()
             .join(",");
+        if current.as_ref() != Some(&key) && rows.contains_key(&key) {
+            continue;
+        }
+        current = Some(key.clone());
         let entry = rows.entry(key.clone()).or_insert_with(|| {
             order.push(key);
             (row.values.to_vec(), Vec::new())
         });
         let name = log.choice_name(row);
-        // A GEMM drawn twice is logged twice: its later times win, as its later extras line
-        // does (four GEMMs of the main H100 log; appending counted each choice twice).
         match entry.1.iter_mut().find(|(n, _)| n == name) {
             Some(known) => known.1 = row.feedback,
             None => entry.1.push((name.to_string(), row.feedback)),
@@ -267,16 +353,18 @@ pub fn load(log: &Path, extras: &Path) -> Result<Samples, PruneError> {
             None => without_extras += 1,
         }
     }
-    Ok(Samples {
+    let mut samples = Samples {
         metadata: log.metadata.clone(),
         features: log.features.clone(),
         samples,
         without_extras,
         later: Vec::new(),
-    })
+    };
+    samples.size_offers();
+    Ok(samples)
 }
 
-/// The extras lines by their `features` text; a later line of the same GEMM wins.
+/// The extras lines by their `features` text; the first line of a GEMM wins (see [`load`]).
 fn read_extras(path: &Path) -> Result<HashMap<String, Json>, PruneError> {
     let text = std::fs::read_to_string(path).map_err(|source| PruneError::Io {
         path: path.to_path_buf(),
@@ -302,7 +390,7 @@ fn read_extras(path: &Path) -> Result<HashMap<String, Json>, PruneError> {
                 message: "no \"features\" text: this is not an ah-collect extras sidecar".into(),
             });
         };
-        map.insert(key.to_string(), v);
+        map.entry(key.to_string()).or_insert(v);
     }
     Ok(map)
 }

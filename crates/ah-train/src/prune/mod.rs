@@ -14,6 +14,7 @@ pub mod data;
 mod error;
 pub mod eval;
 pub mod policy;
+pub mod sizing;
 pub mod tree;
 
 use std::path::{Path, PathBuf};
@@ -153,6 +154,7 @@ pub fn train(
     let mut data = data::load_logs(logs)?;
     if let Some(n) = params.first {
         data.later = data.samples.split_off(n.min(data.samples.len()));
+        data.size_offers();
     }
     if data.samples.len() < 2 * params.min_leaf {
         return Err(PruneError::Params(format!(

@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::data::{faster, name_key, Choice, Sample};
+use super::data::{faster, name_key, Sample};
 
 /// A leaf's decision, made before any Triton template is generated.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -10,7 +10,8 @@ use super::data::{faster, name_key, Choice, Sample};
 pub enum Policy {
     /// Keep only the ATen (cuBLAS) choices: no template is generated or benchmarked.
     Extern,
-    /// Keep the ATen choices and these template choices.
+    /// Keep the ATen choices and these template choices, each as Inductor sizes it to the
+    /// GEMM ([`super::sizing`]).
     Keep {
         /// Choice names (`python/ah_inductor/naming.py`).
         choices: Vec<String>,
@@ -37,21 +38,18 @@ impl Policy {
     }
 }
 
-/// A policy made ready to score many GEMMs: a kept list's names with their [`name_key`]s,
-/// found once.
-enum Scorer<'p> {
+/// A policy made ready to score many GEMMs: a kept list's [`name_key`]s, found once.
+enum Scorer {
     Default,
-    Kept(Vec<(u64, &'p str)>),
+    Kept(Vec<u64>),
 }
 
-impl<'p> Scorer<'p> {
-    fn of(p: &'p Policy) -> Scorer<'p> {
+impl Scorer {
+    fn of(p: &Policy) -> Scorer {
         match p {
             Policy::Default => Scorer::Default,
             Policy::Extern => Scorer::Kept(Vec::new()),
-            Policy::Keep { choices } => {
-                Scorer::Kept(choices.iter().map(|n| (name_key(n), n.as_str())).collect())
-            }
+            Policy::Keep { choices } => Scorer::Kept(choices.iter().map(|n| name_key(n)).collect()),
         }
     }
 
@@ -61,23 +59,24 @@ impl<'p> Scorer<'p> {
                 cost_s: s.autotune_s,
                 run_ms: s.truth_autotune_ms,
             },
-            Scorer::Kept(names) => kept_outcome(s, |c| {
-                names.iter().any(|&(key, name)| c.is_named(key, name))
-            }),
+            Scorer::Kept(keys) => {
+                let kept: Vec<usize> = keys.iter().filter_map(|&k| s.offered(k)).collect();
+                kept_outcome(s, &kept)
+            }
         }
     }
 }
 
 /// What `s` costs and yields when a pruned list leaves it the one cuBLAS choice and the
-/// templates `keep` accepts: one pass over its choices counts them, adds their prices and
-/// finds the fastest.
-fn kept_outcome(s: &Sample, keep: impl Fn(&Choice) -> bool) -> Outcome {
+/// template choices `kept` (indices; one may repeat): one pass over its choices counts them,
+/// adds their prices and finds the fastest.
+fn kept_outcome(s: &Sample, kept: &[usize]) -> Outcome {
     let cublas = s.kept_extern_index();
     let kept = s
         .choices()
         .iter()
         .enumerate()
-        .filter(|&(i, c)| Some(i) == cublas || (!c.is_extern() && keep(c)));
+        .filter(|&(i, c)| Some(i) == cublas || (!c.is_extern() && kept.contains(&i)));
     let (count, price_s, picked) = kept.fold((0, 0.0, None), |(n, p, best), c| {
         (n + 1, p + c.1.price_s, faster(best, c))
     });
@@ -150,7 +149,8 @@ pub fn ranking(samples: &[&Sample]) -> Vec<String> {
             continue;
         };
         for c in templates() {
-            let e = stats.entry(c.key()).or_insert((c.name.as_str(), 0, 0.0, 0));
+            let (key, name) = c.ranked_as();
+            let e = stats.entry(key).or_insert((name, 0, 0.0, 0));
             e.1 += usize::from(c.bench_ms <= 1.03 * best);
             e.2 += c.bench_ms / best;
             e.3 += 1;
@@ -215,7 +215,7 @@ pub fn grown_lists(samples: &[&Sample], w: &Weighing) -> Vec<Policy> {
         .iter()
         .flat_map(|s| s.choices().iter())
         .filter(|c| !c.is_extern() && c.bench_ms.is_finite())
-        .map(|c| c.name.as_str())
+        .map(|c| c.ranked_as().1)
         .collect();
     names.sort_unstable();
     names.dedup();
