@@ -2,8 +2,9 @@
 """The selection rule of the ah-prune grid (scripts/inductor_prune_grid.sh), on its score lines.
 
 Reads lines `leaf|depth|support|list|gemms|autotune_s|run_vs_ma|run_vs_best|harmful|default_s`
-(one per setting, `list` is `full` or `capped`) from a file or stdin, prints the grid as a
-markdown table and the setting the rule chooses.
+with an optional 11th field `max_keep` (default 8; one per setting, `list` is `full` or
+`capped`) from a file or stdin, prints the grid as a markdown table and the setting the rule
+chooses.
 
 The rule (the one-standard-error rule of CART, Breiman et al. 1984, section 3.4.3): among the
 settings with at least 10x less autotuning than default max-autotune, h is the fewest
@@ -20,6 +21,10 @@ import sys
 from typing import List, NamedTuple, Optional, Tuple
 
 
+# ah-prune's default --max-keep.
+DEFAULT_MAX_KEEP = 8
+
+
 class Setting(NamedTuple):
     leaf: int
     depth: int
@@ -31,10 +36,12 @@ class Setting(NamedTuple):
     run_vs_best: float
     harmful: float
     default_s: float
+    max_keep: int = DEFAULT_MAX_KEEP
 
     def flags(self) -> str:
         capped = "" if self.full_list else " --no-full-list"
-        return f"--min-leaf {self.leaf} --max-depth {self.depth} --min-support {self.support}{capped}"
+        keep = "" if self.max_keep == DEFAULT_MAX_KEEP else f" --max-keep {self.max_keep}"
+        return f"--min-leaf {self.leaf} --max-depth {self.depth} --min-support {self.support}{capped}{keep}"
 
 
 class BadLine(ValueError):
@@ -50,10 +57,11 @@ def parse(lines, source: str) -> List[Setting]:
             continue
         f = line.split("|")
         try:
-            if len(f) != 10 or f[3] not in ("full", "capped"):
-                raise ValueError("expected 10 fields, the 4th 'full' or 'capped'")
+            if len(f) not in (10, 11) or f[3] not in ("full", "capped"):
+                raise ValueError("expected 10 or 11 fields, the 4th 'full' or 'capped'")
+            keep = int(f[10]) if len(f) == 11 else DEFAULT_MAX_KEEP
             out.append(Setting(int(f[0]), int(f[1]), int(f[2]), f[3] == "full", int(f[4]),
-                               float(f[5]), float(f[6]), float(f[7]), float(f[8]), float(f[9])))
+                               float(f[5]), float(f[6]), float(f[7]), float(f[8]), float(f[9]), keep))
         except ValueError as e:
             raise BadLine(f"{source}:{i}: not a score line ({e}): {line[:120]!r}; "
                           "a setting whose ah-prune run failed leaves a short line: "
@@ -84,11 +92,11 @@ def fmt_count(x: float) -> str:
 
 
 def render(settings: List[Setting]) -> str:
-    rows = sorted(settings, key=lambda s: (s.full_list is False, s.leaf, s.depth, s.support))
-    out = ["| min-leaf | max-depth | min-support | full list | autotuning s | run vs max-autotune | run vs best | harmful |",
-           "|---|---|---|---|---|---|---|---|"]
+    rows = sorted(settings, key=lambda s: (s.full_list is False, s.leaf, s.depth, s.support, -s.max_keep))
+    out = ["| min-leaf | max-depth | min-support | full list | max-keep | autotuning s | run vs max-autotune | run vs best | harmful |",
+           "|---|---|---|---|---|---|---|---|---|"]
     for s in rows:
-        out.append(f"| {s.leaf} | {s.depth} | {s.support} | {'yes' if s.full_list else 'no'} | "
+        out.append(f"| {s.leaf} | {s.depth} | {s.support} | {'yes' if s.full_list else 'no'} | {s.max_keep} | "
                    f"{s.autotune_s:.1f} | {s.run_vs_ma:.4f} | {s.run_vs_best:.4f} | {fmt_count(s.harmful)} |")
     chosen, best, bound = choose(settings)
     if chosen is None:

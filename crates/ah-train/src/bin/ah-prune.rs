@@ -63,9 +63,12 @@ struct Cli {
     #[arg(long, default_value_t = PruneParams::default().min_support)]
     min_support: usize,
     /// Never leave a GEMM to Inductor's full list (default max-autotune): a leaf keeps at most
-    /// its top 8 template choices, which bounds the autotuning time.
+    /// --max-keep template choices, which bounds the autotuning time.
     #[arg(long)]
     no_full_list: bool,
+    /// The most template choices a leaf keeps (each is generated, compiled and benchmarked).
+    #[arg(long, default_value_t = PruneParams::default().max_keep)]
+    max_keep: usize,
     /// Leaves choose among the top-k prefixes of their ranking only, not also among lists grown
     /// one choice at a time (the trainer before 2026-11-24's third session).
     #[arg(long)]
@@ -111,6 +114,7 @@ fn run(cli: Cli) -> anyhow::Result<bool> {
         max_depth: cli.max_depth,
         min_support: cli.min_support,
         full_list: !cli.no_full_list,
+        max_keep: cli.max_keep,
         grown_lists: !cli.no_grown_lists,
         folds: cli.folds,
         cv_repeats: cli.cv_repeats,

@@ -48,6 +48,8 @@ pub struct PruneParams {
     /// Whether a leaf may leave a GEMM to Inductor's full list (default true); without it a
     /// leaf keeps at most its top 8 templates.
     pub full_list: bool,
+    /// The most template choices a leaf keeps (default 8, [`policy::MAX_KEEP`]).
+    pub max_keep: usize,
     /// Whether each final leaf also weighs lists grown one choice at a time (default true; see
     /// [`policy::grown_lists`]) besides the top-k prefixes of its ranking.
     pub grown_lists: bool,
@@ -72,6 +74,7 @@ impl Default for PruneParams {
             max_depth: 4,
             min_support: 1,
             full_list: true,
+            max_keep: policy::MAX_KEEP,
             grown_lists: true,
             folds: 5,
             cv_repeats: 1,
@@ -91,9 +94,14 @@ impl PruneParams {
         if !(self.harm.is_finite() && self.harm >= 0.0) {
             return bad("--harm must be a finite fraction, 0 or more (0.03: 3 %)");
         }
-        if self.min_leaf == 0 || self.folds < 2 || self.top_k == 0 || self.cv_repeats == 0 {
+        if self.min_leaf == 0
+            || self.folds < 2
+            || self.top_k == 0
+            || self.cv_repeats == 0
+            || self.max_keep == 0
+        {
             return bad(
-                "--min-leaf, --top-k and --cv-repeats must be at least 1 and --folds at least 2",
+                "--min-leaf, --top-k, --cv-repeats and --max-keep must be at least 1 and --folds at least 2",
             );
         }
         Ok(())
@@ -176,6 +184,7 @@ pub fn train(
             min_support: params.min_support,
             full_list: params.full_list,
             grown: params.grown_lists,
+            max_keep: params.max_keep,
         },
     };
     let all: Vec<&Sample> = data.samples.iter().collect();

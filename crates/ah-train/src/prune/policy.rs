@@ -175,10 +175,14 @@ pub struct LeafRule {
     pub full_list: bool,
     /// Whether a final leaf also weighs [`grown_lists`] (see [`best_leaf_policy`]).
     pub grown: bool,
+    /// The most template choices a list keeps (default [`MAX_KEEP`]): fewer bound a GEMM's
+    /// autotuning time lower, since each kept choice is generated, compiled and benchmarked.
+    pub max_keep: usize,
 }
 
 /// The candidate policies of a leaf: cuBLAS only, the leaf's top 1, 2, 3, 4, 6 and 8 template
-/// choices, and the full list (when `rule.full_list`). A list of templates is a candidate only
+/// choices (those sizes up to `rule.max_keep`, and `rule.max_keep` itself), and the full list
+/// (when `rule.full_list`). A list of templates is a candidate only
 /// when it beats cuBLAS alone by more than the harm bound on at least `rule.min_support` of the
 /// leaf's GEMMs: its case must rest on more than one or two GEMMs (one fp32 GEMM whose Triton
 /// pick won once made a leaf keep that config for every shape that reached it, and a held-out
@@ -186,7 +190,13 @@ pub struct LeafRule {
 pub fn candidates(samples: &[&Sample], w: &Weighing, rule: LeafRule) -> Vec<Policy> {
     let ranked = ranking(samples);
     let mut out = vec![Policy::Extern];
-    for k in [1, 2, 3, 4, 6, MAX_KEEP] {
+    let mut sizes: Vec<usize> = [1, 2, 3, 4, 6, MAX_KEEP, rule.max_keep]
+        .into_iter()
+        .filter(|&k| k <= rule.max_keep)
+        .collect();
+    sizes.sort_unstable();
+    sizes.dedup();
+    for k in sizes {
         if k <= ranked.len() {
             let keep = Policy::Keep {
                 choices: ranked[..k].to_vec(),
@@ -202,15 +212,15 @@ pub fn candidates(samples: &[&Sample], w: &Weighing, rule: LeafRule) -> Vec<Poli
     out
 }
 
-/// The most template choices a list may keep (without the full list).
+/// The most template choices a list keeps by default (without the full list).
 pub const MAX_KEEP: usize = 8;
 
 /// Lists of templates grown one choice at a time for a leaf's GEMMs, each step adding the
 /// choice whose list scores lowest (harmful picks, then loss; ties: by name): sizes 1 to
-/// [`MAX_KEEP`]. Unlike the prefixes of [`ranking`], which favour what wins on most of a leaf,
+/// `max_keep`. Unlike the prefixes of [`ranking`], which favour what wins on most of a leaf,
 /// a grown list also takes a choice that only a minority of the leaf needs (a decode LM head
 /// in a leaf of prefill LM heads) when that avoids harmful picks.
-pub fn grown_lists(samples: &[&Sample], w: &Weighing) -> Vec<Policy> {
+pub fn grown_lists(samples: &[&Sample], w: &Weighing, max_keep: usize) -> Vec<Policy> {
     let mut names: Vec<&str> = samples
         .iter()
         .flat_map(|s| s.choices().iter())
@@ -221,7 +231,7 @@ pub fn grown_lists(samples: &[&Sample], w: &Weighing) -> Vec<Policy> {
     names.dedup();
     let mut chosen: Vec<String> = Vec::new();
     let mut out = Vec::new();
-    while chosen.len() < MAX_KEEP {
+    while chosen.len() < max_keep {
         let lists = names
             .iter()
             .filter(|n| !chosen.iter().any(|c| c == *n))
@@ -247,7 +257,7 @@ pub fn grown_lists(samples: &[&Sample], w: &Weighing) -> Vec<Policy> {
 /// size, so the tree grows with [`best_policy`] and only its leaves take this one.
 pub fn best_leaf_policy(samples: &[&Sample], w: &Weighing, rule: LeafRule) -> Policy {
     let grown = if rule.grown {
-        grown_lists(samples, w)
+        grown_lists(samples, w, rule.max_keep)
     } else {
         Vec::new()
     };

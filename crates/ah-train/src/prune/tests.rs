@@ -17,6 +17,7 @@ fn rule(min_support: usize) -> LeafRule {
         min_support,
         full_list: true,
         grown: false,
+        max_keep: policy::MAX_KEEP,
     }
 }
 
@@ -95,6 +96,38 @@ fn a_leaf_keeps_templates_only_on_enough_support() {
     };
     assert!(!policy::candidates(&refs, &W, capped).contains(&Policy::Default));
     assert_eq!(best_policy(&refs, &W, capped).0, Policy::Extern);
+}
+
+/// `max_keep` bounds every candidate list, and a bound between the usual sizes is a size too.
+#[test]
+fn candidate_lists_keep_at_most_max_keep_templates() {
+    let names = ["a", "b", "c", "d", "e", "f", "g", "h", "i"];
+    let samples: Vec<Sample> = (0..6)
+        .map(|m| gemm_of(m, &names.map(|n| (n, 0.5))))
+        .collect();
+    let refs: Vec<&Sample> = samples.iter().collect();
+    let sizes = |max_keep: usize| -> Vec<usize> {
+        let r = LeafRule {
+            full_list: false,
+            max_keep,
+            ..rule(1)
+        };
+        policy::candidates(&refs, &W, r)
+            .iter()
+            .filter_map(|p| match p {
+                Policy::Keep { choices } => Some(choices.len()),
+                _ => None,
+            })
+            .collect()
+    };
+    assert_eq!(sizes(8), vec![1, 2, 3, 4, 6, 8]);
+    assert_eq!(sizes(5), vec![1, 2, 3, 4, 5]);
+    assert_eq!(sizes(1), vec![1]);
+    let p = PruneParams {
+        max_keep: 0,
+        ..Default::default()
+    };
+    assert!(p.check().is_err());
 }
 
 #[test]
@@ -338,6 +371,7 @@ fn shipped_command(line: &str) -> (Vec<String>, PruneParams) {
             "--harm" => p.harm = value().parse().unwrap(),
             "--folds" => p.folds = value().parse().unwrap(),
             "--no-full-list" => p.full_list = false,
+            "--max-keep" => p.max_keep = value().parse().unwrap(),
             "--no-grown-lists" => p.grown_lists = false,
             "--output-dir" | "--python-dir" | "--rust-dir" | "--artifact-dir" => {
                 value();
@@ -627,8 +661,9 @@ fn a_grown_list_keeps_what_a_minority_of_the_leaf_needs() {
         Policy::Keep { choices } => !choices.contains(&"z".to_string()),
         _ => true,
     }));
-    let grown = policy::grown_lists(&refs, &W);
+    let grown = policy::grown_lists(&refs, &W, policy::MAX_KEEP);
     assert_eq!(grown.len(), policy::MAX_KEEP);
+    assert_eq!(policy::grown_lists(&refs, &W, 3).len(), 3);
     assert_eq!(
         grown[1],
         Policy::Keep {
