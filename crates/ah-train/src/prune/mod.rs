@@ -283,4 +283,6 @@ fn is_one(x: &usize) -> bool {
 }
 
 #[cfg(test)]
+mod data_tests;
+#[cfg(test)]
 mod tests;

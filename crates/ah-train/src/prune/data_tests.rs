@@ -1,0 +1,290 @@
+//! Tests of loading logs and of sizing kept configs, on the shipped logs: what a GEMM is when
+//! logs are merged or grown, and that the trainer, `naming.py` and the logs agree on how
+//! Inductor sizes a config to a GEMM.
+
+use super::data::{self, Choice, Sample, Samples};
+use super::policy::{self, Policy};
+use super::tests::run_python;
+use super::{train, PruneParams};
+use ah_core::Value;
+
+/// Logs are read in the order given, a GEMM of two logs counts once, and a log of another
+/// runner or device is refused with its path.
+#[test]
+fn logs_load_together_only_when_they_match() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let main = root.join("data/inductor_mm_h100.txt");
+    let decode = root.join("data/inductor_mm_decode_h100.txt");
+    let one = data::load_logs(std::slice::from_ref(&main)).unwrap();
+    let both = data::load_logs(&[main.clone(), decode.clone()]).unwrap();
+    let other = data::load_logs(std::slice::from_ref(&decode)).unwrap();
+    assert_eq!(both.samples.len(), one.samples.len() + other.samples.len());
+    assert_eq!(both.samples[..one.samples.len()], one.samples[..]);
+    let twice = data::load_logs(&[main.clone(), main.clone()]).unwrap();
+    assert_eq!(twice.samples.len(), one.samples.len());
+    let pad = root.join("data/pad_mm_h100.txt");
+    let dir = tempfile::tempdir().unwrap();
+    let copy = dir.path().join("pad.txt");
+    std::fs::copy(&pad, &copy).unwrap();
+    std::fs::write(ah_log::extras_path(&copy), "").unwrap();
+    let err = data::load_logs(&[main, copy.clone()])
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains(&copy.display().to_string()), "{err}");
+    assert!(err.contains("one runner and device"), "{err}");
+    assert!(data::load_logs(&[]).is_err());
+}
+
+/// A GEMM the collector drew twice is logged twice (four in the main H100 log): it loads as one
+/// GEMM whose choices each appear once, with the later times, as its later extras line wins.
+#[test]
+fn a_gemm_logged_twice_loads_once_with_its_first_times() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let log = root.join("data/inductor_mm_h100.txt");
+    let data = data::load(&log, &ah_log::extras_path(&log)).unwrap();
+    for s in &data.samples {
+        let mut names: Vec<&str> = s.choices().iter().map(|c| c.name.as_str()).collect();
+        names.sort_unstable();
+        let n = names.len();
+        names.dedup();
+        assert_eq!(names.len(), n, "{:?}", s.values);
+    }
+    // The first twice-logged GEMM: its first logged extern_mm time is the one kept.
+    let text = std::fs::read_to_string(&log).unwrap();
+    let key = "8,768,768,1,mm,torch.bfloat16,torch.bfloat16,768,1,1,768,True,False,not_float_32,";
+    let times: Vec<&str> = text
+        .lines()
+        .filter_map(|l| l.strip_prefix(key)?.strip_prefix("extern_mm,"))
+        .collect();
+    assert!(times.len() >= 2 && times[0] != times[1], "{times:?}");
+    let first: f64 = times[0].parse().unwrap();
+    let values = key.trim_end_matches(',');
+    let s = data
+        .samples
+        .iter()
+        .find(|s| {
+            s.values
+                .iter()
+                .map(|v| v.to_string())
+                .collect::<Vec<_>>()
+                .join(",")
+                == values
+        })
+        .unwrap();
+    assert_eq!(s.kept_extern().unwrap().bench_ms, first);
+}
+
+/// A log grown by appending (new GEMMs, and one pinned GEMM measured again with other times
+/// and other templates) trains the same `--first` tree on the same GEMMs: the shipped command stays reproducible
+/// while its logs grow.
+#[test]
+fn appending_to_a_log_changes_nothing_of_a_first_n_tree() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("inductor_mm_h100.txt");
+    let text = std::fs::read_to_string(root.join("data/inductor_mm_h100.txt")).unwrap();
+    let extras =
+        std::fs::read_to_string(root.join("data/inductor_mm_h100.txt.extras.jsonl")).unwrap();
+    let lines: Vec<&str> = extras.lines().collect();
+    let key = |i: usize| {
+        let v: serde_json::Value = serde_json::from_str(lines[i]).unwrap();
+        v["features"].as_str().unwrap().to_string() + ","
+    };
+    // The log's two header lines and the rows of its first n GEMMs.
+    let first_rows = |n: usize| -> String {
+        let keys: Vec<String> = (0..n).map(key).collect();
+        let rows = text
+            .lines()
+            .skip(2)
+            .filter(|l| keys.iter().any(|k| l.starts_with(k)));
+        text.lines()
+            .take(2)
+            .chain(rows)
+            .map(|l| format!("{l}\n"))
+            .collect()
+    };
+    let params = PruneParams {
+        first: Some(40),
+        ..Default::default()
+    };
+    let write = |rows: String, extra: &[&str]| {
+        std::fs::write(&log, rows).unwrap();
+        std::fs::write(ah_log::extras_path(&log), extra.join("\n") + "\n").unwrap();
+        let (model, data) = train(std::slice::from_ref(&log), "Grown", &params).unwrap();
+        (model.tree, data.samples)
+    };
+    let pinned = write(first_rows(40), &lines[..40]);
+    // 20 more GEMMs, then GEMM 3 again: its rows with every time doubled and a template renamed.
+    let mut grown = first_rows(60);
+    let again = key(3);
+    for l in text.lines().filter(|l| l.starts_with(again.as_str())) {
+        let (head, t) = l.rsplit_once(',').unwrap();
+        let head = head.replace("BLOCK-M=64", "BLOCK-M=16");
+        grown += &format!("{head},{}\n", 2.0 * t.parse::<f64>().unwrap());
+    }
+    let mut more: Vec<&str> = lines[..60].to_vec();
+    more.push(lines[3]);
+    let (tree, samples) = write(grown, &more);
+    assert!(samples == pinned.1, "the training GEMMs changed");
+    assert_eq!(tree, pinned.0);
+}
+
+/// The sizing rule of `prune::sizing` is Inductor's: on every GEMM of the three shipped logs,
+/// each Triton config Inductor offered is a config it offered the large GEMMs (m, n and k at
+/// least 256) sized to this one, and sizing it again changes nothing.
+#[test]
+fn every_logged_config_is_a_large_gemms_config_sized() {
+    use super::sizing::sized_config;
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let logs: Vec<_> = [
+        "inductor_mm_h100",
+        "inductor_mm_decode_h100",
+        "inductor_mm_attention_h100",
+    ]
+    .iter()
+    .map(|n| root.join(format!("data/{n}.txt")))
+    .collect();
+    let data = data::load_logs(&logs).unwrap();
+    let at = |f: &str| data.features.iter().position(|x| x == f).unwrap();
+    let dims = |s: &Sample| {
+        let int = |i: usize| s.values[i].to_string().parse::<i64>().unwrap();
+        (int(at("m")), int(at("n")), int(at("k")))
+    };
+    let templates = |s: &Sample| -> Vec<String> {
+        s.choices()
+            .iter()
+            .filter(|c| c.name.starts_with("triton_mm_"))
+            .map(|c| c.name.clone())
+            .collect()
+    };
+    let mut large: Vec<String> = data
+        .samples
+        .iter()
+        .filter(|s| {
+            let (m, n, k) = dims(s);
+            m.min(n).min(k) >= 256
+        })
+        .flat_map(templates)
+        .collect();
+    large.sort();
+    large.dedup();
+    assert!(large.len() >= 15, "{large:?}");
+    let mut small = 0;
+    for s in &data.samples {
+        let (m, n, k) = dims(s);
+        let offered: Vec<String> = large
+            .iter()
+            .map(|c| sized_config(c, m, n, k).into_owned())
+            .collect();
+        for name in templates(s) {
+            assert!(offered.contains(&name), "{name} of {:?}", s.values);
+            assert_eq!(sized_config(&name, m, n, k), name.as_str());
+        }
+        small += usize::from(templates(s).iter().any(|t| !large.contains(t)));
+    }
+    assert!(small >= 100, "only {small} GEMMs offered sized configs");
+}
+
+/// A kept config keeps, on a small GEMM, the choice Inductor sized from it: a leaf's list
+/// learned on large GEMMs no longer leaves a 1-row GEMM cuBLAS alone.
+#[test]
+fn a_kept_config_keeps_its_sized_choice() {
+    let big = "triton_mm_BLOCK-M=64_BLOCK-K=32_BLOCK-N=64_numstages=5_numwarps=8_GROUP-M=8";
+    let sized = "triton_mm_BLOCK-M=16_BLOCK-K=32_BLOCK-N=64_numstages=5_numwarps=4_GROUP-M=8";
+    let choice = |name: &str, ms: f64| Choice::new(name.into(), ms, 1.0);
+    let sample = |m: i64, names: &[(&str, f64)]| {
+        Sample::new(
+            vec![Value::Int(m), Value::Int(64), Value::Int(64)],
+            names.iter().map(|&(n, t)| choice(n, t)).collect(),
+            1.0,
+            0.5,
+            2.0,
+        )
+    };
+    let mut data = Samples {
+        metadata: ah_core::Metadata {
+            shared_memory: 0,
+            device_capa: (9, 0),
+            name: "inductor_mm".into(),
+            numerical_features: vec!["m".into(), "n".into(), "k".into()],
+            categorical_features: Vec::new(),
+            choices: None,
+        },
+        features: vec!["m".into(), "n".into(), "k".into()],
+        samples: vec![
+            sample(1, &[("extern_mm", 1.0), (sized, 0.5)]),
+            sample(512, &[("extern_mm", 1.0), (big, 0.5)]),
+        ],
+        without_extras: 0,
+        later: Vec::new(),
+    };
+    let keep = Policy::Keep {
+        choices: vec![big.to_string()],
+    };
+    assert_eq!(
+        keep.outcome(&data.samples[0]).run_ms,
+        1.0,
+        "unsized: nothing kept"
+    );
+    data.size_offers();
+    for s in &data.samples {
+        assert_eq!(keep.outcome(s).run_ms, 0.5);
+        assert_eq!(keep.outcome(s).cost_s, 2.0);
+    }
+    // The small GEMM's choice ranks under the config it was sized from.
+    let refs: Vec<&Sample> = data.samples.iter().collect();
+    assert_eq!(policy::ranking(&refs[..1]), vec![big.to_string()]);
+}
+
+/// `naming.py`'s `sized_config` (the handler's and the artifact's) sizes every template name of
+/// the shipped logs to every logged GEMM as `prune::sizing` does, hostile names included.
+#[test]
+fn python_sizes_configs_as_the_trainer() {
+    use super::sizing::{sized_config, universe};
+    if ah_test_support::skip_without_python("the sizing parity test") {
+        return;
+    }
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let logs = [
+        root.join("data/inductor_mm_h100.txt"),
+        root.join("data/inductor_mm_attention_h100.txt"),
+    ];
+    let data = data::load_logs(&logs).unwrap();
+    let mut names = universe(data.samples.iter());
+    names.extend(
+        [
+            "triton_mm_BLOCK-M=-64_BLOCK-K=32_BLOCK-N=64",
+            "triton_mm_BLOCK-M=064_BLOCK-K=32_BLOCK-N=64_numwarps=8",
+            "triton_mm_BLOCK-M=99999999999999999999_BLOCK-K=32_BLOCK-N=64",
+            "triton_mm_BLOCK-M=64_BLOCK-N=64",
+            "triton_mm__BLOCK-M=64_BLOCK-K=32_BLOCK-N=64",
+            "extern_mm",
+        ]
+        .map(String::from),
+    );
+    let at = |f: &str| data.features.iter().position(|x| x == f).unwrap();
+    let mut cases = String::new();
+    let mut want = String::new();
+    for s in &data.samples {
+        let int = |f: &str| s.values[at(f)].to_string().parse::<i64>().unwrap();
+        let (m, n, k) = (int("m"), int("n"), int("k"));
+        for name in &names {
+            cases += &format!("{name} {m} {n} {k}\n");
+            want += &format!("{}\n", sized_config(name, m, n, k));
+        }
+    }
+    let out = run_python(&root.join("python"), SIZING_PARITY, &cases);
+    assert!(out == want, "Python sizes some config otherwise than Rust");
+}
+
+/// `sized_config` of each "name m n k" line of stdin, a line each.
+const SIZING_PARITY: &str = r#"
+import sys
+sys.path.insert(0, sys.argv[1])
+from ah_inductor.naming import sized_config
+out = []
+for line in sys.stdin:
+    name, m, n, k = line.split()
+    out.append(sized_config(name, int(m), int(n), int(k)))
+sys.stdout.write("".join(x + "\n" for x in out))
+"#;
