@@ -205,6 +205,19 @@ fn own_offers(choices: &[Choice]) -> Vec<(u64, usize)> {
     sorted_offers(own.map(|(i, c)| (c.key, i)).collect())
 }
 
+/// The template names of `samples` (read by [`config_name`]), sorted, each once:
+/// the names a kept list can hold.
+pub fn universe<'a>(samples: impl Iterator<Item = &'a Sample>) -> Vec<String> {
+    let mut names: Vec<String> = samples
+        .flat_map(|s| s.choices().iter())
+        .filter(|c| !c.is_extern())
+        .map(|c| c.name.clone())
+        .collect();
+    names.sort_unstable();
+    names.dedup();
+    names
+}
+
 /// `offers` sorted by key, each key once.
 fn sorted_offers(mut offers: Vec<(u64, usize)>) -> Vec<(u64, usize)> {
     offers.sort_unstable();
@@ -268,7 +281,7 @@ impl Samples {
         let (Some(m), Some(n), Some(k)) = (at("m"), at("n"), at("k")) else {
             return;
         };
-        let universe = sizing::universe(self.samples.iter());
+        let universe = universe(self.samples.iter());
         for s in self.samples.iter_mut().chain(self.later.iter_mut()) {
             let dim = |i: usize| match s.values[i] {
                 Value::Int(v) => Some(v),

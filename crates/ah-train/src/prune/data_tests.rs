@@ -240,7 +240,8 @@ fn a_kept_config_keeps_its_sized_choice() {
 /// the shipped logs to every logged GEMM as `prune::sizing` does, hostile names included.
 #[test]
 fn python_sizes_configs_as_the_trainer() {
-    use super::sizing::{sized_config, universe};
+    use super::data::universe;
+    use super::sizing::sized_config;
     if ah_test_support::skip_without_python("the sizing parity test") {
         return;
     }

@@ -21,10 +21,8 @@
 
 use std::borrow::Cow;
 
-use super::data::Sample;
-
 /// The Triton template whose configs Inductor sizes (a `bmm` config reads as `mm` already,
-/// [`super::data::config_name`]).
+/// `config_name` in `prune/data.rs`).
 const SIZED_TEMPLATE: &str = "triton_mm";
 /// Inductor's smallest block.
 const MIN_BLOCK: i64 = 16;
@@ -96,19 +94,6 @@ fn clamp(block: i64, dim: i64) -> i64 {
 fn next_power_of_2(x: i64) -> i64 {
     let x = u64::try_from(x.max(1)).unwrap_or(1);
     i64::try_from(x.next_power_of_two()).unwrap_or(i64::MAX)
-}
-
-/// The template names of `samples` (read by [`super::data::config_name`]), sorted, each once:
-/// the names a kept list can hold.
-pub fn universe<'a>(samples: impl Iterator<Item = &'a Sample>) -> Vec<String> {
-    let mut names: Vec<String> = samples
-        .flat_map(|s| s.choices().iter())
-        .filter(|c| !c.is_extern())
-        .map(|c| c.name.clone())
-        .collect();
-    names.sort_unstable();
-    names.dedup();
-    names
 }
 
 /// For a GEMM of `m` x `n` x `k` whose choices are `names`: each name of `universe` whose

@@ -398,7 +398,7 @@ fn the_shipped_rust_module_decides_like_the_model() {
     let (logs, params) = shipped_command(command);
     let logs: Vec<_> = logs.iter().map(|l| root.join(l)).collect();
     let (model, data) = train(&logs, "InductorMMH100", &params).unwrap();
-    let universe = super::sizing::universe(data.samples.iter());
+    let universe = super::data::universe(data.samples.iter());
     for s in &data.samples {
         let get = |n: &str| {
             let i = model.features.iter().position(|f| f == n).unwrap();
