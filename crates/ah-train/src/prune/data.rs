@@ -321,7 +321,8 @@ pub fn load_logs(logs: &[std::path::PathBuf]) -> Result<Samples, PruneError> {
     Ok(all)
 }
 
-/// Reads `log` and its extras sidecar `extras`.
+/// Reads `log` and its extras sidecar `extras`. Its GEMMs keep each choice by its own name
+/// until [`Samples::size_offers`] runs ([`load_logs`] runs it).
 pub fn load(log: &Path, extras: &Path) -> Result<Samples, PruneError> {
     let log = Log::read(log, ReadOptions::default()).map_err(PruneError::Log)?;
     let by_key = read_extras(extras)?;
@@ -361,15 +362,13 @@ pub fn load(log: &Path, extras: &Path) -> Result<Samples, PruneError> {
             None => without_extras += 1,
         }
     }
-    let mut samples = Samples {
+    Ok(Samples {
         metadata: log.metadata.clone(),
         features: log.features.clone(),
         samples,
         without_extras,
         later: Vec::new(),
-    };
-    samples.size_offers();
-    Ok(samples)
+    })
 }
 
 /// The extras lines by their `features` text; the first line of a GEMM wins (see [`load`]).
