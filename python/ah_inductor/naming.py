@@ -93,7 +93,7 @@ def sized_config(name, m, n, k):
     if not all(eq and 0 < len(v) <= 18 and v.isascii() and v.isdigit() for _, eq, v in parts):
         return name
     values = {key: int(v) for key, _, v in parts}
-    if any(key not in values for key in ("BLOCK-M", "BLOCK-N", "BLOCK-K")):
+    if len(values) != len(parts) or any(key not in values for key in ("BLOCK-M", "BLOCK-N", "BLOCK-K")):
         return name
     bm, bn = _clamp(values["BLOCK-M"], m), _clamp(values["BLOCK-N"], n)
     sized = {"BLOCK-M": bm, "BLOCK-N": bn, "BLOCK-K": _clamp(values["BLOCK-K"], k)}

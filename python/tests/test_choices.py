@@ -367,7 +367,8 @@ class Decisions(unittest.TestCase):
         for name in ("extern_mm", "subgraph_decompose_k_ksplit=2", "triton_mm_persistent_tma_BLOCK-M=128_BLOCK-K=64_BLOCK-N=128",
                      "triton_mm_BLOCK-M=64_BLOCK-K=x_BLOCK-N=64", "triton_mm_BLOCK-M=64_numwarps=4",
                      "triton_mm_BLOCK-M=-64_BLOCK-K=32_BLOCK-N=64", "triton_mm_BLOCK-M=+64_BLOCK-K=32_BLOCK-N=64",
-                     "triton_mm_BLOCK-M=1234567890123456789_BLOCK-K=32_BLOCK-N=64", "t1"):
+                     "triton_mm_BLOCK-M=1234567890123456789_BLOCK-K=32_BLOCK-N=64",
+                     "triton_mm_BLOCK-M=64_BLOCK-M=32_BLOCK-K=32_BLOCK-N=64", "t1"):
             self.assertEqual(naming.sized_config(name, 1, 1, 1), name)
 
     def test_config_name_reads_bmm_as_mm_and_nothing_else(self):

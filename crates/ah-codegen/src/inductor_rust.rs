@@ -142,6 +142,9 @@ pub fn sized_config(name: &str, g: &Gemm) -> String {
     let Some(mut values) = parsed else {
         return name.to_string();
     };
+    if (1..values.len()).any(|i| values[..i].iter().any(|(k, _)| *k == values[i].0)) {
+        return name.to_string();
+    }
     let get = |key: &str| values.iter().find(|(k, _)| *k == key).map(|&(_, v)| v);
     let clamp = |block: i64, dim: i64| {
         let dim = u64::try_from(dim.max(1)).unwrap_or(1).next_power_of_two();

@@ -259,6 +259,7 @@ fn python_sizes_configs_as_the_trainer() {
             "triton_mm_BLOCK-M=99999999999999999999_BLOCK-K=32_BLOCK-N=64",
             "triton_mm_BLOCK-M=64_BLOCK-N=64",
             "triton_mm__BLOCK-M=64_BLOCK-K=32_BLOCK-N=64",
+            "triton_mm_BLOCK-M=64_BLOCK-M=32_BLOCK-K=32_BLOCK-N=64_numwarps=8",
             "extern_mm",
         ]
         .map(String::from),

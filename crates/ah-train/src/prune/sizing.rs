@@ -72,16 +72,20 @@ pub fn sized_config(name: &str, m: i64, n: i64, k: i64) -> Cow<'_, str> {
 }
 
 /// A config's `KEY=VALUE` parts, in order; `None` unless every value is 1 to 18 ASCII digits
-/// (as `naming.py` reads them: a hostile name is left alone alike in Rust and Python).
+/// and no key repeats (as `naming.py` reads them: a hostile name is left alone alike in Rust
+/// and Python).
 fn config_values(rest: &str) -> Option<Vec<(&str, i64)>> {
-    rest.split('_')
+    let values: Vec<(&str, i64)> = rest
+        .split('_')
         .map(|part| {
             let (key, value) = part.split_once('=')?;
             let digits = (1..=MAX_DIGITS).contains(&value.len())
                 && value.bytes().all(|b| b.is_ascii_digit());
             Some((key, value.parse().ok().filter(|_| digits)?))
         })
-        .collect()
+        .collect::<Option<_>>()?;
+    let repeats = (1..values.len()).any(|i| values[..i].iter().any(|(k, _)| *k == values[i].0));
+    (!repeats).then_some(values)
 }
 
 /// A block clamped to a GEMM dimension as Inductor clamps it.
@@ -181,6 +185,7 @@ mod tests {
             "triton_mm_BLOCK-M=-64_BLOCK-K=32_BLOCK-N=64",
             "triton_mm_BLOCK-M=+64_BLOCK-K=32_BLOCK-N=64",
             "triton_mm_BLOCK-M=1234567890123456789_BLOCK-K=32_BLOCK-N=64",
+            "triton_mm_BLOCK-M=64_BLOCK-M=32_BLOCK-K=32_BLOCK-N=64",
             "t1",
         ] {
             assert_eq!(sized_config(name, 1, 1, 1), name);

@@ -398,7 +398,17 @@ fn the_shipped_rust_module_decides_like_the_model() {
     let (logs, params) = shipped_command(command);
     let logs: Vec<_> = logs.iter().map(|l| root.join(l)).collect();
     let (model, data) = train(&logs, "InductorMMH100", &params).unwrap();
-    let universe = super::data::universe(data.samples.iter());
+    let mut universe = super::data::universe(data.samples.iter());
+    universe.extend(
+        [
+            "triton_mm_BLOCK-M=-64_BLOCK-K=32_BLOCK-N=64",
+            "triton_mm_BLOCK-M=064_BLOCK-K=32_BLOCK-N=64_numwarps=8",
+            "triton_mm_BLOCK-M=99999999999999999999_BLOCK-K=32_BLOCK-N=64",
+            "triton_mm_BLOCK-M=64_BLOCK-M=32_BLOCK-K=32_BLOCK-N=64_numwarps=8",
+            "triton_mm_BLOCK-M=64_BLOCK-N=64",
+        ]
+        .map(String::from),
+    );
     for s in &data.samples {
         let get = |n: &str| {
             let i = model.features.iter().position(|f| f == n).unwrap();
