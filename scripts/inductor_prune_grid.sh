@@ -15,7 +15,9 @@
 # temporary folder). Settings run in parallel, one per core; each prints its score line to
 # stderr when it ends (a run cut short still shows what it scored). The axes: AH_GRID_LEAVES
 # (default "3 5 8 12"), AH_GRID_DEPTHS ("3 4 5 6"), AH_GRID_SUPPORTS ("4 6 8"; the best setting
-# of every grid since 397 GEMMs had 6 or 8) and AH_GRID_KEEPS (ah-prune's --max-keep, "8").
+# of every grid since 397 GEMMs had 6 or 8), AH_GRID_KEEPS (ah-prune's --max-keep, "8") and
+# AH_GRID_PRICES (ah-prune's --harm-price in seconds, "inf": harmful picks first); AH_GRID_LISTS
+# ("capped"; "full" lets leaves leave a GEMM to the full list, "full capped" scores both).
 #   bash scripts/inductor_prune_grid.sh [LOG...] [extra ah-prune options, e.g. --first 157]
 # LOGs default to the logs of data/: the default mixture, decode and attention (those present).
 # AH_PRUNE names a built ah-prune to run instead of building one (the lent GPU machine, with 16
@@ -45,33 +47,36 @@ fi
 [ -x "$prune" ] || { echo "inductor_prune_grid.sh: $prune is not an executable ah-prune" >&2; exit 2; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-# One setting: "leaf depth support list keep" where list is "full" (leaves may leave a GEMM to
-# the full list) or "capped" (--no-full-list) and keep is --max-keep. Prints its score line.
+# One setting: "leaf depth support list keep price" where list is "full" (leaves may leave a
+# GEMM to the full list) or "capped" (--no-full-list), keep is --max-keep and price
+# --harm-price. Prints its score line.
 score() {
-  local leaf=$1 depth=$2 support=$3 list=$4 keep=$5 out="$tmp/$1-$2-$3-$4-$5"
+  local leaf=$1 depth=$2 support=$3 list=$4 keep=$5 price=$6 out="$tmp/$1-$2-$3-$4-$5-$6"
   local flag=()
   [ "$list" = capped ] && flag=(--no-full-list)
   # shellcheck disable=SC2086 # $log: the logs, split on spaces
   "$prune" $log --no-codegen --min-leaf "$leaf" --max-depth "$depth" \
-    --min-support "$support" "${flag[@]}" --max-keep "$keep" --cv-repeats "${AH_GRID_REPEATS:-3}" \
-    --output-dir "$out" "${@:6}" >/dev/null 2>&1
+    --min-support "$support" "${flag[@]}" --max-keep "$keep" --harm-price "$price" \
+    --cv-repeats "${AH_GRID_REPEATS:-3}" --output-dir "$out" "${@:7}" >/dev/null 2>&1
   # The cross-validated rows of a report: "GEMMs|autotuning s|run vs MA|run vs best|harmful".
   local report row default
   report=$(ls "$out"/*.report.md)
   row=$(grep -F "| learned (cross-validated) |" "$report" | head -n 1 | awk -F'|' '{gsub(/ /,""); print $3"|"$4"|"$5"|"$6"|"$7}')
   default=$(grep -F "| default max-autotune (full list) |" "$report" | head -n 1 | awk -F'|' '{gsub(/ /,""); print $4}')
-  echo "$leaf|$depth|$support|$list|$row|$default|$keep"
+  echo "$leaf|$depth|$support|$list|$row|$default|$keep|$price"
 }
 export -f score
 export log tmp prune
-lists=capped
+lists=${AH_GRID_LISTS:-capped}
 [ "${AH_GRID_FULL:-0}" = 1 ] && lists="full capped"
 for list in $lists; do
   for leaf in ${AH_GRID_LEAVES:-3 5 8 12}; do
     for depth in ${AH_GRID_DEPTHS:-3 4 5 6}; do
       for support in ${AH_GRID_SUPPORTS:-4 6 8}; do
         for keep in ${AH_GRID_KEEPS:-8}; do
-          echo "$leaf $depth $support $list $keep"
+          for price in ${AH_GRID_PRICES:-inf}; do
+            echo "$leaf $depth $support $list $keep $price"
+          done
         done
       done
     done

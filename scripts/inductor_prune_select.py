@@ -2,8 +2,8 @@
 """The selection rule of the ah-prune grid (scripts/inductor_prune_grid.sh), on its score lines.
 
 Reads lines `leaf|depth|support|list|gemms|autotune_s|run_vs_ma|run_vs_best|harmful|default_s`
-with an optional 11th field `max_keep` (default 8; one per setting, `list` is `full` or
-`capped`) from a file or stdin, prints the grid as a markdown table and the setting the rule
+with an optional 11th field `max_keep` (default 8) and 12th `harm_price` (seconds, default
+`inf`; one line per setting, `list` is `full` or `capped`) from a file or stdin, prints the grid as a markdown table and the setting the rule
 chooses.
 
 The rule (the one-standard-error rule of CART, Breiman et al. 1984, section 3.4.3): among the
@@ -21,8 +21,9 @@ import sys
 from typing import List, NamedTuple, Optional, Tuple
 
 
-# ah-prune's default --max-keep.
+# ah-prune's default --max-keep and --harm-price.
 DEFAULT_MAX_KEEP = 8
+DEFAULT_HARM_PRICE = math.inf
 
 
 class Setting(NamedTuple):
@@ -37,11 +38,14 @@ class Setting(NamedTuple):
     harmful: float
     default_s: float
     max_keep: int = DEFAULT_MAX_KEEP
+    harm_price: float = DEFAULT_HARM_PRICE
 
     def flags(self) -> str:
         capped = "" if self.full_list else " --no-full-list"
         keep = "" if self.max_keep == DEFAULT_MAX_KEEP else f" --max-keep {self.max_keep}"
-        return f"--min-leaf {self.leaf} --max-depth {self.depth} --min-support {self.support}{capped}{keep}"
+        price = "" if math.isinf(self.harm_price) else f" --harm-price {fmt_count(self.harm_price)}"
+        return (f"--min-leaf {self.leaf} --max-depth {self.depth} --min-support {self.support}"
+                f"{capped}{keep}{price}")
 
 
 class BadLine(ValueError):
@@ -57,11 +61,15 @@ def parse(lines, source: str) -> List[Setting]:
             continue
         f = line.split("|")
         try:
-            if len(f) not in (10, 11) or f[3] not in ("full", "capped"):
-                raise ValueError("expected 10 or 11 fields, the 4th 'full' or 'capped'")
-            keep = int(f[10]) if len(f) == 11 else DEFAULT_MAX_KEEP
+            if len(f) not in (10, 11, 12) or f[3] not in ("full", "capped"):
+                raise ValueError("expected 10 to 12 fields, the 4th 'full' or 'capped'")
+            keep = int(f[10]) if len(f) > 10 else DEFAULT_MAX_KEEP
+            price = float(f[11]) if len(f) > 11 else DEFAULT_HARM_PRICE
+            if not price >= 0:
+                raise ValueError("harm_price must be 0 or more, or inf")
             out.append(Setting(int(f[0]), int(f[1]), int(f[2]), f[3] == "full", int(f[4]),
-                               float(f[5]), float(f[6]), float(f[7]), float(f[8]), float(f[9]), keep))
+                               float(f[5]), float(f[6]), float(f[7]), float(f[8]), float(f[9]), keep,
+                               price))
         except ValueError as e:
             raise BadLine(f"{source}:{i}: not a score line ({e}): {line[:120]!r}; "
                           "a setting whose ah-prune run failed leaves a short line: "
@@ -92,11 +100,13 @@ def fmt_count(x: float) -> str:
 
 
 def render(settings: List[Setting]) -> str:
-    rows = sorted(settings, key=lambda s: (s.full_list is False, s.leaf, s.depth, s.support, -s.max_keep))
-    out = ["| min-leaf | max-depth | min-support | full list | max-keep | autotuning s | run vs max-autotune | run vs best | harmful |",
-           "|---|---|---|---|---|---|---|---|---|"]
+    rows = sorted(settings, key=lambda s: (s.full_list is False, s.leaf, s.depth, s.support, -s.max_keep,
+                                           s.harm_price))
+    out = ["| min-leaf | max-depth | min-support | full list | max-keep | harm price s | autotuning s | run vs max-autotune | run vs best | harmful |",
+           "|---|---|---|---|---|---|---|---|---|---|"]
     for s in rows:
-        out.append(f"| {s.leaf} | {s.depth} | {s.support} | {'yes' if s.full_list else 'no'} | {s.max_keep} | "
+        price = "inf" if math.isinf(s.harm_price) else fmt_count(s.harm_price)
+        out.append(f"| {s.leaf} | {s.depth} | {s.support} | {'yes' if s.full_list else 'no'} | {s.max_keep} | {price} | "
                    f"{s.autotune_s:.1f} | {s.run_vs_ma:.4f} | {s.run_vs_best:.4f} | {fmt_count(s.harmful)} |")
     chosen, best, bound = choose(settings)
     if chosen is None:

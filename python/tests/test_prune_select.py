@@ -82,7 +82,7 @@ class Cli(unittest.TestCase):
     def test_prints_the_table_and_the_choice(self):
         code, out, _, _ = self.run_main("\n".join(grid_635()) + "\n")
         self.assertEqual(code, 0)
-        self.assertIn("| 3 | 5 | 8 | no | 8 | 480.6 |", out)
+        self.assertIn("| 3 | 5 | 8 | no | 8 | inf | 480.6 |", out)
         self.assertTrue(out.rstrip().endswith(
             "chosen by the rule: --min-leaf 3 --max-depth 5 --min-support 8 --no-full-list "
             "(152 harmful, 480.6 s of autotuning; default max-autotune 9859.4 s)"))
@@ -96,6 +96,17 @@ class Cli(unittest.TestCase):
         self.assertNotIn("--max-keep", settings[1].flags())
         with self.assertRaises(sel.BadLine):
             sel.parse([line(3, 6, 20, 95) + "|x"], "t")
+
+    def test_a_harm_price_field_is_read_and_named_in_the_flags(self):
+        full = "|".join(["3", "6", "8", "full"] + line(3, 6, 20, 95).split("|")[4:])
+        settings = sel.parse([full + "|4|25", line(3, 6, 19, 99) + "|4"], "t")
+        self.assertEqual([s.harm_price for s in settings], [25.0, math.inf])
+        self.assertEqual(sel.choose(settings)[0].flags(),
+                         "--min-leaf 3 --max-depth 6 --min-support 8 --max-keep 4 --harm-price 25")
+        self.assertNotIn("--harm-price", settings[1].flags())
+        for bad in ("|4|-1", "|4|x"):
+            with self.assertRaises(sel.BadLine):
+                sel.parse([line(3, 6, 20, 95) + bad], "t")
 
     def test_a_short_line_is_named_with_its_line_and_exit_2(self):
         code, out, err, name = self.run_main(line(3, 3, 20, 90) + "\n3|4|6|capped|100||||\n")

@@ -52,6 +52,11 @@ struct Cli {
     /// (compiled truth) is harmful; leaves avoid harmful picks first.
     #[arg(long, default_value_t = PruneParams::default().harm)]
     harm: f64,
+    /// Seconds of autotuning one harmful pick is worth avoiding: leaves then minimise their
+    /// autotuning and run-time loss plus this price per harmful pick, so they spend autotuning
+    /// where it avoids most harm. Default: inf (avoid harmful picks first, at any cost).
+    #[arg(long, value_name = "S", default_value_t = PruneParams::default().harm_price_s)]
+    harm_price: f64,
     /// Fewest training GEMMs in a leaf.
     #[arg(long, default_value_t = PruneParams::default().min_leaf)]
     min_leaf: usize,
@@ -82,9 +87,10 @@ struct Cli {
     #[arg(long, value_name = "R", default_value_t = PruneParams::default().cv_repeats)]
     cv_repeats: usize,
     /// Train on the first N GEMMs of the logs only (a log grows as its collection resumes); the
-    /// rest are scored as held out.
-    #[arg(long, value_name = "N")]
-    first: Option<usize>,
+    /// rest are scored as held out. One count is over the logs in a row; one per log
+    /// (`--first 436,139,267`) keeps the training GEMMs fixed however each log grows.
+    #[arg(long, value_name = "N[,N...]", value_delimiter = ',')]
+    first: Vec<usize>,
     /// Write nothing; exit 1 when the handler module on disk differs from what this command
     /// generates (stale generated code).
     #[arg(long)]
@@ -110,6 +116,7 @@ fn run(cli: Cli) -> anyhow::Result<bool> {
     let params = PruneParams {
         horizon: cli.horizon,
         harm: cli.harm,
+        harm_price_s: cli.harm_price,
         min_leaf: cli.min_leaf,
         max_depth: cli.max_depth,
         min_support: cli.min_support,
@@ -118,7 +125,7 @@ fn run(cli: Cli) -> anyhow::Result<bool> {
         grown_lists: !cli.no_grown_lists,
         folds: cli.folds,
         cv_repeats: cli.cv_repeats,
-        first: cli.first,
+        first: cli.first.clone(),
         ..PruneParams::default()
     };
     let (model, data) = train(&cli.logs, &cli.heuristic_name, &params)?;

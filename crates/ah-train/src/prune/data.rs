@@ -294,31 +294,82 @@ impl Samples {
 /// order given. The logs must be of one runner and device with the same features (e.g. the
 /// default and the decode mixture of `inductor_mm`); a GEMM in two logs counts once, first.
 pub fn load_logs(logs: &[std::path::PathBuf]) -> Result<Samples, PruneError> {
-    let (first, rest) = logs
-        .split_first()
-        .ok_or_else(|| PruneError::Params("give at least one inductor_mm log".into()))?;
-    let mut all = load(first, &ah_log::extras_path(first))?;
-    for log in rest {
-        let more = load(log, &ah_log::extras_path(log))?;
-        if more.metadata != all.metadata || more.features != all.features {
-            return Err(PruneError::Input {
-                path: log.clone(),
-                line: 1,
-                message: format!(
-                    "its metadata or features differ from {}'s: train on logs of one runner and device",
-                    first.display()
-                ),
-            });
-        }
+    let mut parts = read_logs(logs)?.into_iter();
+    let mut all = parts.next().expect("read_logs reads at least one log");
+    for more in parts {
         all.without_extras += more.without_extras;
-        for s in more.samples {
-            if !all.samples.iter().any(|t| t.values == s.values) {
-                all.samples.push(s);
-            }
-        }
+        push_new(&mut all.samples, more.samples, &[]);
     }
     all.size_offers();
     Ok(all)
+}
+
+/// [`load_logs`], training on the first `counts[i]` GEMMs of `logs[i]` only and holding the
+/// rest of each log out (`later`): a command stays reproducible however much each of its logs
+/// grows, where one count over the logs in a row (`--first N`) shifts when an earlier log grows.
+pub fn load_logs_first(
+    logs: &[std::path::PathBuf],
+    counts: &[usize],
+) -> Result<Samples, PruneError> {
+    if counts.len() != logs.len() {
+        return Err(PruneError::Params(format!(
+            "--first gives {} counts for {} logs: give one count, or one per log in the order of the logs",
+            counts.len(),
+            logs.len()
+        )));
+    }
+    let mut parts = read_logs(logs)?;
+    let mut later = Vec::new();
+    for (part, &n) in parts.iter_mut().zip(counts) {
+        later.push(part.samples.split_off(n.min(part.samples.len())));
+    }
+    let mut parts = parts.into_iter();
+    let mut all = parts.next().expect("read_logs reads at least one log");
+    for more in parts {
+        all.without_extras += more.without_extras;
+        push_new(&mut all.samples, more.samples, &[]);
+    }
+    for rest in later {
+        push_new(&mut all.later, rest, &all.samples);
+    }
+    all.size_offers();
+    Ok(all)
+}
+
+/// Each of `logs`, read alone; an error where one's metadata or features differ from the
+/// first's.
+fn read_logs(logs: &[std::path::PathBuf]) -> Result<Vec<Samples>, PruneError> {
+    let first = logs
+        .first()
+        .ok_or_else(|| PruneError::Params("give at least one inductor_mm log".into()))?;
+    let mut parts: Vec<Samples> = Vec::with_capacity(logs.len());
+    for log in logs {
+        let part = load(log, &ah_log::extras_path(log))?;
+        if let Some(head) = parts.first() {
+            if part.metadata != head.metadata || part.features != head.features {
+                return Err(PruneError::Input {
+                    path: log.clone(),
+                    line: 1,
+                    message: format!(
+                        "its metadata or features differ from {}'s: train on logs of one runner and device",
+                        first.display()
+                    ),
+                });
+            }
+        }
+        parts.push(part);
+    }
+    Ok(parts)
+}
+
+/// Appends to `to` the GEMMs of `more` that neither `to` nor `also` holds yet.
+fn push_new(to: &mut Vec<Sample>, more: Vec<Sample>, also: &[Sample]) {
+    for s in more {
+        let known = |xs: &[Sample]| xs.iter().any(|t| t.values == s.values);
+        if !known(to) && !known(also) {
+            to.push(s);
+        }
+    }
 }
 
 /// Reads `log` and its extras sidecar `extras`. Its GEMMs keep each choice by its own name

@@ -104,7 +104,7 @@ fn appending_to_a_log_changes_nothing_of_a_first_n_tree() {
             .collect()
     };
     let params = PruneParams {
-        first: Some(40),
+        first: vec![40],
         ..Default::default()
     };
     let write = |rows: String, extra: &[&str]| {
@@ -127,6 +127,67 @@ fn appending_to_a_log_changes_nothing_of_a_first_n_tree() {
     let (tree, samples) = write(grown, &more);
     assert!(samples == pinned.1, "the training GEMMs changed");
     assert_eq!(tree, pinned.0);
+}
+
+/// With one `--first` count per log, an earlier log that grows changes nothing of the
+/// training GEMMs, where one count over the logs in a row takes the earlier log's new GEMMs
+/// and drops the later log's last ones; the grown GEMMs are held out. A count per log that
+/// does not match the logs is refused.
+#[test]
+fn first_per_log_keeps_the_training_gemms_when_an_earlier_log_grows() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let text = std::fs::read_to_string(root.join("data/inductor_mm_h100.txt")).unwrap();
+    let extras =
+        std::fs::read_to_string(root.join("data/inductor_mm_h100.txt.extras.jsonl")).unwrap();
+    let lines: Vec<&str> = extras.lines().collect();
+    let key = |i: usize| {
+        let v: serde_json::Value = serde_json::from_str(lines[i]).unwrap();
+        v["features"].as_str().unwrap().to_string() + ","
+    };
+    let dir = tempfile::tempdir().unwrap();
+    // A log of GEMMs `range` of the shipped log: its header, their rows and extras lines.
+    let write = |name: &str, range: std::ops::Range<usize>| {
+        let keys: Vec<String> = range.clone().map(key).collect();
+        let rows = text
+            .lines()
+            .skip(2)
+            .filter(|l| keys.iter().any(|k| l.starts_with(k)));
+        let body: String = text
+            .lines()
+            .take(2)
+            .chain(rows)
+            .map(|l| format!("{l}\n"))
+            .collect();
+        let log = dir.path().join(name);
+        std::fs::write(&log, body).unwrap();
+        std::fs::write(ah_log::extras_path(&log), lines[range].join("\n") + "\n").unwrap();
+        log
+    };
+    let b = write("b.txt", 30..50);
+    let load = |a_len: usize, first: Vec<usize>| {
+        let a = write("a.txt", 0..a_len);
+        let params = PruneParams {
+            first,
+            ..Default::default()
+        };
+        let (_, data) = train(&[a, b.clone()], "Grown", &params).unwrap();
+        data
+    };
+    let pinned = load(20, vec![20, 15]);
+    let grown = load(25, vec![20, 15]);
+    assert!(
+        grown.samples == pinned.samples,
+        "the training GEMMs changed"
+    );
+    assert_eq!((pinned.later.len(), grown.later.len()), (5, 10));
+    let in_a_row = load(25, vec![35]);
+    assert!(in_a_row.samples != pinned.samples);
+    let params = PruneParams {
+        first: vec![1, 2, 3],
+        ..Default::default()
+    };
+    let err = train(&[b.clone(), b], "Bad", &params).unwrap_err();
+    assert!(err.to_string().contains("3 counts for 2 logs"), "{err}");
 }
 
 /// The sizing rule of `prune::sizing` is Inductor's: on every GEMM of the three shipped logs,

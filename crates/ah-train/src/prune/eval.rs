@@ -103,6 +103,95 @@ fn splitmix64(x: u64) -> u64 {
     z ^ (z >> 31)
 }
 
+/// The rules' results on a set of GEMMs, on all of them and on each op's.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
+pub struct Scored {
+    /// On every GEMM: default, fixed top-k, cuBLAS only, learned.
+    pub all: Vec<RuleResult>,
+    /// The same on each op's GEMMs (`mm`, `addmm`, `bmm`, by name), where there are several
+    /// ops: where the learned rule wins and where it loses.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub by_op: Vec<OpResults>,
+}
+
+/// The rules' results on one op's GEMMs.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct OpResults {
+    /// The op, as logged.
+    pub op: String,
+    /// Default, fixed top-k, cuBLAS only, learned.
+    pub results: Vec<RuleResult>,
+}
+
+impl Scored {
+    /// The four rules on `all` and on each op's GEMMs among them.
+    fn of(all: &[&Sample], ours: &[Policy], fixed: &[Policy], ctx: &Context<'_>) -> Scored {
+        let groups = op_groups(all, ctx.features);
+        let by_op = if groups.len() < 2 {
+            Vec::new()
+        } else {
+            groups
+                .into_iter()
+                .map(|(op, idx)| OpResults {
+                    op,
+                    results: side_by_side(
+                        &pick(all, &idx),
+                        &pick(ours, &idx),
+                        &pick(fixed, &idx),
+                        ctx,
+                    ),
+                })
+                .collect()
+        };
+        Scored {
+            all: side_by_side(all, ours, fixed, ctx),
+            by_op,
+        }
+    }
+
+    /// The results of the repeats of a cross-validation as one ([`mean_of`]).
+    fn mean_of(runs: &[Scored]) -> Scored {
+        let mean = |of: &dyn Fn(&Scored) -> &[RuleResult]| -> Vec<RuleResult> {
+            (0..of(&runs[0]).len())
+                .map(|r| mean_of(&runs.iter().map(|x| of(x)[r].clone()).collect::<Vec<_>>()))
+                .collect()
+        };
+        Scored {
+            all: mean(&|x| &x.all),
+            by_op: (0..runs[0].by_op.len())
+                .map(|g| OpResults {
+                    op: runs[0].by_op[g].op.clone(),
+                    results: mean(&|x| &x.by_op[g].results),
+                })
+                .collect(),
+        }
+    }
+}
+
+/// What scoring needs besides the GEMMs and their policies.
+struct Context<'a> {
+    features: &'a [String],
+    weighing: &'a Weighing,
+    top_k: usize,
+    learned: &'a str,
+}
+
+/// The indices of `all` by op (the `op` feature; `""` where a log has none), ops by name.
+fn op_groups(all: &[&Sample], features: &[String]) -> Vec<(String, Vec<usize>)> {
+    let at = features.iter().position(|f| f == "op");
+    let mut groups: std::collections::BTreeMap<String, Vec<usize>> = Default::default();
+    for (i, s) in all.iter().enumerate() {
+        let op = at.and_then(|a| s.values.get(a)).map(ToString::to_string);
+        groups.entry(op.unwrap_or_default()).or_default().push(i);
+    }
+    groups.into_iter().collect()
+}
+
+/// `xs` at `idx`.
+fn pick<T: Clone>(xs: &[T], idx: &[usize]) -> Vec<T> {
+    idx.iter().map(|&i| xs[i].clone()).collect()
+}
+
 /// k-fold cross-validation, `repeats` times over other splits ([`folds`]): every GEMM is
 /// decided by a tree (and a fixed top-10 list) made without it; returns the learned rule and
 /// the baselines, side by side, each the mean of the repeats ([`mean_of`]).
@@ -112,13 +201,11 @@ pub fn cross_validate(
     k: usize,
     top_k: usize,
     repeats: usize,
-) -> Vec<RuleResult> {
-    let runs: Vec<Vec<RuleResult>> = (0..repeats.max(1))
+) -> Scored {
+    let runs: Vec<Scored> = (0..repeats.max(1))
         .map(|r| cross_validate_with_folds(samples, growth, &folds(samples.len(), k, r), top_k))
         .collect();
-    (0..runs[0].len())
-        .map(|rule| mean_of(&runs.iter().map(|run| run[rule].clone()).collect::<Vec<_>>()))
-        .collect()
+    Scored::mean_of(&runs)
 }
 
 /// One cross-validation over the given folds (a partition of the GEMMs' indices).
@@ -127,7 +214,7 @@ pub fn cross_validate_with_folds(
     growth: &Growth<'_>,
     folds: &[Vec<usize>],
     top_k: usize,
-) -> Vec<RuleResult> {
+) -> Scored {
     let n = samples.len();
     let mut ours = vec![Policy::Default; n];
     let mut fixed = vec![Policy::Default; n];
@@ -146,14 +233,13 @@ pub fn cross_validate_with_folds(
         }
     }
     let all: Vec<&Sample> = samples.iter().collect();
-    side_by_side(
-        &all,
-        &ours,
-        &fixed,
-        &growth.weighing,
+    let ctx = Context {
+        features: growth.features,
+        weighing: &growth.weighing,
         top_k,
-        "learned (cross-validated)",
-    )
+        learned: "learned (cross-validated)",
+    };
+    Scored::of(&all, &ours, &fixed, &ctx)
 }
 
 /// GEMMs a tree was not trained on (collected after it), decided by `tree` and by the fixed
@@ -165,7 +251,7 @@ pub fn held_out(
     features: &[String],
     top_k: usize,
     w: &Weighing,
-) -> Vec<RuleResult> {
+) -> Scored {
     let train: Vec<&Sample> = train.iter().collect();
     let top: Vec<String> = ranking(&train).into_iter().take(top_k).collect();
     let test: Vec<&Sample> = test.iter().collect();
@@ -174,14 +260,13 @@ pub fn held_out(
         .map(|s| tree.decide(s, features).clone())
         .collect();
     let fixed = vec![Policy::Keep { choices: top }; test.len()];
-    side_by_side(
-        &test,
-        &ours,
-        &fixed,
-        w,
+    let ctx = Context {
+        features,
+        weighing: w,
         top_k,
-        "learned (not trained on these)",
-    )
+        learned: "learned (not trained on these)",
+    };
+    Scored::of(&test, &ours, &fixed, &ctx)
 }
 
 /// The four rules on the same GEMMs: default, fixed top-k, cuBLAS only, and `ours`.
@@ -189,11 +274,9 @@ fn side_by_side(
     all: &[&Sample],
     ours: &[Policy],
     fixed: &[Policy],
-    w: &Weighing,
-    top_k: usize,
-    learned: &str,
+    ctx: &Context<'_>,
 ) -> Vec<RuleResult> {
-    let n = all.len();
+    let (n, w) = (all.len(), ctx.weighing);
     vec![
         score(
             "default max-autotune (full list)",
@@ -202,7 +285,7 @@ fn side_by_side(
             w,
         ),
         score(
-            &format!("fixed top-{top_k} (PyTorch's rule)"),
+            &format!("fixed top-{} (PyTorch's rule)", ctx.top_k),
             all,
             fixed,
             w,
@@ -213,7 +296,7 @@ fn side_by_side(
             &vec![Policy::Extern; n],
             w,
         ),
-        score(learned, all, ours, w),
+        score(ctx.learned, all, ours, w),
     ]
 }
 
@@ -234,6 +317,28 @@ pub fn table(results: &[RuleResult]) -> String {
             r.worst,
             count(r.decided)
         ));
+    }
+    s
+}
+
+/// Each op's results as one markdown table, the rules' rows under their op.
+pub fn by_op_table(groups: &[OpResults]) -> String {
+    let mut s = String::from(
+        "| op | rule | GEMMs | autotuning s | run vs max-autotune (gmean) | harmful | worst |\n|---|---|---|---|---|---|---|\n",
+    );
+    for g in groups {
+        for r in &g.results {
+            s.push_str(&format!(
+                "| {} | {} | {} | {:.1} | {:.4} | {} | {:.3}x |\n",
+                g.op.replace('|', "\\|"),
+                r.rule,
+                r.gemms,
+                r.autotune_s,
+                r.run_vs_max_autotune,
+                count(r.harmful),
+                r.worst,
+            ));
+        }
     }
     s
 }

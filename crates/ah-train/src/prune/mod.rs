@@ -23,7 +23,7 @@ use serde::{Deserialize, Serialize};
 
 pub use data::{load, Sample, Samples};
 pub use error::PruneError;
-pub use eval::{cross_validate, RuleResult};
+pub use eval::{cross_validate, OpResults, RuleResult, Scored};
 pub use policy::{LeafRule, Policy, Weighing};
 pub use tree::{Growth, Node, Quantity, Test};
 
@@ -37,6 +37,10 @@ pub struct PruneParams {
     /// A pick more than this much slower than the faster of cuBLAS and Inductor's pick is
     /// harmful (default 0.03).
     pub harm: f64,
+    /// Seconds of autotuning one harmful pick is worth avoiding (default infinite: a leaf
+    /// avoids harmful picks first, whatever they cost). A finite price trades harmful picks
+    /// against autotuning time where avoiding them costs most.
+    pub harm_price_s: f64,
     /// Fewest training GEMMs in a leaf (default 3).
     pub min_leaf: usize,
     /// Deepest split level (default 4).
@@ -60,9 +64,10 @@ pub struct PruneParams {
     pub cv_repeats: usize,
     /// Template choices kept by the fixed top-k baseline (default 10, PyTorch's `top_k`).
     pub top_k: usize,
-    /// Train on the log's first N GEMMs only (a log grows as its collection resumes; a shipped
-    /// heuristic names the GEMMs it was made from). `None`: all.
-    pub first: Option<usize>,
+    /// Train on the first GEMMs of the logs only (a log grows as its collection resumes; a
+    /// shipped heuristic names the GEMMs it was made from): one count, over the logs in a row,
+    /// or one per log ([`data::load_logs_first`]). Empty: all.
+    pub first: Vec<usize>,
 }
 
 impl Default for PruneParams {
@@ -70,6 +75,7 @@ impl Default for PruneParams {
         PruneParams {
             horizon: 1e5,
             harm: 0.03,
+            harm_price_s: f64::INFINITY,
             min_leaf: 3,
             max_depth: 4,
             min_support: 1,
@@ -79,7 +85,7 @@ impl Default for PruneParams {
             folds: 5,
             cv_repeats: 1,
             top_k: 10,
-            first: None,
+            first: Vec::new(),
         }
     }
 }
@@ -93,6 +99,9 @@ impl PruneParams {
         }
         if !(self.harm.is_finite() && self.harm >= 0.0) {
             return bad("--harm must be a finite fraction, 0 or more (0.03: 3 %)");
+        }
+        if !(self.harm_price_s >= 0.0) {
+            return bad("--harm-price must be a number of seconds, 0 or more (or inf)");
         }
         if self.min_leaf == 0
             || self.folds < 2
@@ -112,6 +121,7 @@ impl PruneParams {
         Weighing {
             horizon: self.horizon,
             harm: self.harm,
+            harm_price_s: self.harm_price_s,
         }
     }
 }
@@ -139,6 +149,9 @@ pub struct PruneModel {
     pub horizon: f64,
     /// The harm bound.
     pub harm: f64,
+    /// `--harm-price`, where finite.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub harm_price_s: Option<f64>,
     /// Training GEMMs.
     pub gemms: usize,
     /// Cross-validation, side by side with the fixed rules.
@@ -146,9 +159,15 @@ pub struct PruneModel {
     /// Splits into folds `cross_validation` is the mean of (`--cv-repeats`; 1 is not written).
     #[serde(default = "one", skip_serializing_if = "is_one")]
     pub cv_repeats: usize,
+    /// `cross_validation` on each op's GEMMs.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cross_validation_by_op: Vec<OpResults>,
     /// The log's GEMMs after the training ones (`--first`), side by side with the fixed rules.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub held_out: Vec<RuleResult>,
+    /// `held_out` on each op's GEMMs.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub held_out_by_op: Vec<OpResults>,
 }
 
 /// Trains on `logs` (one or more of one runner and device, each with its extras sidecar
@@ -159,11 +178,16 @@ pub fn train(
     params: &PruneParams,
 ) -> Result<(PruneModel, Samples), PruneError> {
     params.check()?;
-    let mut data = data::load_logs(logs)?;
-    if let Some(n) = params.first {
-        data.later = data.samples.split_off(n.min(data.samples.len()));
-        data.size_offers();
-    }
+    let data = match params.first[..] {
+        [] => data::load_logs(logs)?,
+        [n] => {
+            let mut data = data::load_logs(logs)?;
+            data.later = data.samples.split_off(n.min(data.samples.len()));
+            data.size_offers();
+            data
+        }
+        _ => data::load_logs_first(logs, &params.first)?,
+    };
     if data.samples.len() < 2 * params.min_leaf {
         return Err(PruneError::Params(format!(
             "{}: {} GEMMs with compiled truth; at least {} are needed (collect more with ah-collect --name inductor_mm)",
@@ -197,7 +221,7 @@ pub fn train(
         params.cv_repeats,
     );
     let held_out = if data.later.is_empty() {
-        Vec::new()
+        Scored::default()
     } else {
         let w = params.weighing();
         eval::held_out(
@@ -220,10 +244,13 @@ pub fn train(
         tree,
         horizon: params.horizon,
         harm: params.harm,
+        harm_price_s: Some(params.harm_price_s).filter(|p| p.is_finite()),
         gemms: data.samples.len(),
-        cross_validation,
+        cross_validation: cross_validation.all,
         cv_repeats: params.cv_repeats,
-        held_out,
+        cross_validation_by_op: cross_validation.by_op,
+        held_out: held_out.all,
+        held_out_by_op: held_out.by_op,
     };
     Ok((model, data))
 }
@@ -242,6 +269,7 @@ pub fn report(model: &PruneModel, data: &Samples) -> String {
     let w = Weighing {
         horizon: model.horizon,
         harm: model.harm,
+        harm_price_s: f64::INFINITY,
     };
     let all: Vec<&Sample> = data.samples.iter().collect();
     let policies: Vec<Policy> = all
@@ -253,25 +281,39 @@ pub fn report(model: &PruneModel, data: &Samples) -> String {
         String::new()
     } else {
         format!(
-            "## GEMMs logged after the training ones (not trained on)\n\n{}\n",
-            eval::table(&model.held_out)
+            "## GEMMs logged after the training ones (not trained on)\n\n{}\n{}",
+            eval::table(&model.held_out),
+            by_op(&model.held_out_by_op),
         )
     };
     format!(
-        "# {name}: which max-autotune GEMM choices to keep\n\n{gemms} GEMMs ({skipped} without compiled truth skipped); horizon {h} calls, harm bound {harm} %; {leaves} leaves.\n\n## Cross-validated, side by side (every GEMM decided by a tree made without it{repeats})\n\n{cv}\n## On the training GEMMs\n\n{fit}\n{later}Columns: autotuning seconds of the kept choices (measured prices; a single kept choice costs nothing); compiled truth (CUDA-graph replay) of the pick relative to default max-autotune's pick and to the faster of cuBLAS and that pick (geometric means); picks more than the harm bound slower than that; the worst; GEMMs not left to the full list.\n",
+        "# {name}: which max-autotune GEMM choices to keep\n\n{gemms} GEMMs ({skipped} without compiled truth skipped); horizon {h} calls, harm bound {harm} %{price}; {leaves} leaves.\n\n## Cross-validated, side by side (every GEMM decided by a tree made without it{repeats})\n\n{cv}\n{cv_by_op}## On the training GEMMs\n\n{fit}\n{later}Columns: autotuning seconds of the kept choices (measured prices; a single kept choice costs nothing); compiled truth (CUDA-graph replay) of the pick relative to default max-autotune's pick and to the faster of cuBLAS and that pick (geometric means); picks more than the harm bound slower than that; the worst; GEMMs not left to the full list.\n",
         name = model.name,
         gemms = model.gemms,
         skipped = data.without_extras,
         h = model.horizon,
         harm = model.harm * 100.0,
+        price = match model.harm_price_s {
+            Some(p) => format!(", a harmful pick priced at {p} s of autotuning"),
+            None => String::new(),
+        },
         leaves = model.tree.leaves(),
         cv = eval::table(&model.cross_validation),
+        cv_by_op = by_op(&model.cross_validation_by_op),
         fit = eval::table(&[fit]),
         repeats = match model.cv_repeats {
             1 => String::new(),
             r => format!("; the means of {r} splits into folds"),
         },
     )
+}
+
+/// A report's section on each op's GEMMs (nothing where the GEMMs are of one op).
+fn by_op(groups: &[OpResults]) -> String {
+    if groups.is_empty() {
+        return String::new();
+    }
+    format!("By op:\n\n{}\n", eval::by_op_table(groups))
 }
 
 fn one() -> usize {
@@ -284,5 +326,7 @@ fn is_one(x: &usize) -> bool {
 
 #[cfg(test)]
 mod data_tests;
+#[cfg(test)]
+mod score_tests;
 #[cfg(test)]
 mod tests;

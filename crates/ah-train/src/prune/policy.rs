@@ -102,6 +102,10 @@ pub struct Weighing {
     /// A pick more than this much slower than the faster of cuBLAS and Inductor's pick is
     /// harmful (0.03: 3 %).
     pub harm: f64,
+    /// Seconds of autotuning a harmful pick is worth avoiding: a policy's score is then its
+    /// loss plus this price per harmful pick. Infinite (the default): harmful picks first,
+    /// then the loss, so a leaf spends any autotuning that avoids one harmful pick.
+    pub harm_price_s: f64,
 }
 
 impl Weighing {
@@ -122,13 +126,20 @@ impl Weighing {
         o.run_ms * (1.0 + self.harm) < s.truth_default_ms
     }
 
-    /// A policy's score on some samples: harmful picks first, then the loss.
+    /// A policy's score on some samples, lower is better and scores add up over disjoint
+    /// samples: (harmful picks, loss), or with a finite [`Self::harm_price_s`], (0, loss plus
+    /// the harmful picks' price).
     pub fn score(&self, p: &Policy, samples: &[&Sample]) -> (usize, f64) {
         let scorer = Scorer::of(p);
-        samples.iter().fold((0, 0.0), |(h, l), s| {
+        let (h, l) = samples.iter().fold((0, 0.0), |(h, l), s| {
             let o = scorer.outcome(s);
             (h + usize::from(self.harmful(o, s)), l + self.loss_s(o, s))
-        })
+        });
+        if self.harm_price_s.is_finite() {
+            (0, l + self.harm_price_s * h as f64)
+        } else {
+            (h, l)
+        }
     }
 }
 

@@ -7,10 +7,9 @@ use ah_core::Value;
 const W: Weighing = Weighing {
     horizon: 1e5,
     harm: 0.03,
+    harm_price_s: f64::INFINITY,
 };
 
-/// A GEMM of `m` rows (the only feature) where cuBLAS takes `cublas` ms and the Triton choice
-/// `t1` takes `triton` ms in truth; `t2` is always slower. Autotuning costs 10 s.
 /// The leaf rule with the full list allowed.
 fn rule(min_support: usize) -> LeafRule {
     LeafRule {
@@ -21,7 +20,9 @@ fn rule(min_support: usize) -> LeafRule {
     }
 }
 
-fn gemm(m: i64, cublas: f64, triton: f64) -> Sample {
+/// A GEMM of `m` rows (the only feature) where cuBLAS takes `cublas` ms and the Triton choice
+/// `t1` takes `triton` ms in truth; `t2` is always slower. Autotuning costs 10 s.
+pub(super) fn gemm(m: i64, cublas: f64, triton: f64) -> Sample {
     let choice = |name: &str, ms: f64, price: f64| Choice::new(name.into(), ms, price);
     Sample::new(
         vec![Value::Int(m), Value::Str("mm".into())],
@@ -36,7 +37,7 @@ fn gemm(m: i64, cublas: f64, triton: f64) -> Sample {
     )
 }
 
-fn features() -> Vec<String> {
+pub(super) fn features() -> Vec<String> {
     vec!["m".into(), "op".into()]
 }
 
@@ -155,7 +156,7 @@ fn the_tree_splits_where_the_policy_changes() {
     assert_eq!(tree.decide(&gemm(5000, 1.0, 0.5), &f), &Policy::Extern);
     // The same data gives the same tree.
     assert_eq!(tree, growth.grow(&refs));
-    let cv = eval::cross_validate(&samples, &growth, 3, 10, 1);
+    let cv = eval::cross_validate(&samples, &growth, 3, 10, 1).all;
     assert_eq!(cv.len(), 4);
     assert_eq!(cv[3].harmful, 0.0);
     assert!(cv[3].autotune_s < cv[0].autotune_s);
@@ -194,13 +195,13 @@ fn repeated_cross_validation_reports_the_means() {
         max_depth: 2,
         leaf_rule: rule(1),
     };
-    let once = eval::cross_validate(&samples, &growth, 3, 10, 1);
-    let three = eval::cross_validate(&samples, &growth, 3, 10, 3);
+    let once = eval::cross_validate(&samples, &growth, 3, 10, 1).all;
+    let three = eval::cross_validate(&samples, &growth, 3, 10, 3).all;
     let runs: Vec<f64> = (0..3)
         .map(|r| {
             let folds = eval::folds(samples.len(), 3, r);
             let single = eval::cross_validate_with_folds(&samples, &growth, &folds, 10);
-            single[3].harmful
+            single.all[3].harmful
         })
         .collect();
     assert_eq!(once[3].harmful, runs[0]);
@@ -222,7 +223,7 @@ fn a_repeated_cross_validation_is_recorded_and_reported() {
     let logs = [root.join("data/inductor_mm_h100.txt")];
     for (repeats, says) in [(1, false), (2, true)] {
         let params = PruneParams {
-            first: Some(40),
+            first: vec![40],
             cv_repeats: repeats,
             ..Default::default()
         };
@@ -276,7 +277,7 @@ fn generated_python_decides_like_the_model() {
     }
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
     let params = PruneParams {
-        first: Some(48),
+        first: vec![48],
         ..Default::default()
     };
     let logs = [root.join("data/inductor_mm_h100.txt")];
@@ -363,12 +364,13 @@ fn shipped_command(line: &str) -> (Vec<String>, PruneParams) {
     while let Some(w) = words.next() {
         let mut value = || words.next().expect("an option's value").to_string();
         match w {
-            "--first" => p.first = Some(value().parse().unwrap()),
+            "--first" => p.first = value().split(',').map(|n| n.parse().unwrap()).collect(),
             "--min-leaf" => p.min_leaf = value().parse().unwrap(),
             "--max-depth" => p.max_depth = value().parse().unwrap(),
             "--min-support" => p.min_support = value().parse().unwrap(),
             "--horizon" => p.horizon = value().parse().unwrap(),
             "--harm" => p.harm = value().parse().unwrap(),
+            "--harm-price" => p.harm_price_s = value().parse().unwrap(),
             "--folds" => p.folds = value().parse().unwrap(),
             "--no-full-list" => p.full_list = false,
             "--max-keep" => p.max_keep = value().parse().unwrap(),
@@ -520,7 +522,7 @@ fn the_mm_artifact_ranks_like_the_handler_decides() {
     }
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
     let params = PruneParams {
-        first: Some(48),
+        first: vec![48],
         ..Default::default()
     };
     let logs = [root.join("data/inductor_mm_h100.txt")];

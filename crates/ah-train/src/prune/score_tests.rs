@@ -1,0 +1,94 @@
+//! How policies are scored: the harmful picks' price (`--harm-price`) and the results of each
+//! op's GEMMs.
+
+use super::policy::{best_policy, LeafRule, Policy, Weighing};
+use super::tests::{features, gemm};
+use super::tree::Growth;
+use super::*;
+use ah_core::Value;
+
+fn rule() -> LeafRule {
+    LeafRule {
+        min_support: 1,
+        full_list: true,
+        grown: false,
+        max_keep: policy::MAX_KEEP,
+    }
+}
+
+/// A leaf of GEMMs where cuBLAS is 11 % slower than the Triton choice `t1` (harmful), which
+/// costs 5 s to keep; no horizon, so only autotuning and harmful picks count. Harmful picks
+/// first (an infinite price) keeps `t1`; a price below its 5 s keeps cuBLAS alone, above keeps
+/// `t1` again.
+#[test]
+fn a_finite_harm_price_trades_harmful_picks_against_autotuning() {
+    let samples: Vec<Sample> = (0..4).map(|m| gemm(m, 1.0, 0.9)).collect();
+    let refs: Vec<&Sample> = samples.iter().collect();
+    let priced = |harm_price_s: f64| Weighing {
+        horizon: 0.0,
+        harm: 0.03,
+        harm_price_s,
+    };
+    let t1 = Policy::Keep {
+        choices: vec!["t1".into()],
+    };
+    assert_eq!(best_policy(&refs, &priced(f64::INFINITY), rule()).0, t1);
+    assert_eq!(best_policy(&refs, &priced(1.0), rule()).0, Policy::Extern);
+    assert_eq!(best_policy(&refs, &priced(1.0), rule()).1, (0, 4.0));
+    assert_eq!(best_policy(&refs, &priced(10.0), rule()).0, t1);
+    let bad = PruneParams {
+        harm_price_s: -1.0,
+        ..PruneParams::default()
+    };
+    assert!(bad.check().is_err());
+}
+
+/// A cross-validation over GEMMs of two ops reports each op's results too: every rule's GEMMs
+/// and harmful picks of the ops add up to its totals, and the table names each op.
+#[test]
+fn cross_validation_reports_each_ops_results() {
+    let samples: Vec<Sample> = (0..12)
+        .map(|m| {
+            let mut s = gemm(m, 1.0, if m % 2 == 0 { 0.5 } else { 1.5 });
+            if m % 3 == 0 {
+                s.values[1] = Value::Str("bmm".into());
+            }
+            s
+        })
+        .collect();
+    let features = features();
+    let categorical = vec!["op".to_string()];
+    let growth = Growth {
+        features: &features,
+        categorical: &categorical,
+        weighing: Weighing {
+            horizon: 1e5,
+            harm: 0.03,
+            harm_price_s: f64::INFINITY,
+        },
+        min_leaf: 1,
+        max_depth: 2,
+        leaf_rule: rule(),
+    };
+    let cv = eval::cross_validate(&samples, &growth, 3, 10, 2);
+    let ops: Vec<&str> = cv.by_op.iter().map(|g| g.op.as_str()).collect();
+    assert_eq!(ops, ["bmm", "mm"]);
+    for (r, total) in cv.all.iter().enumerate() {
+        let sum = |f: &dyn Fn(&RuleResult) -> f64| -> f64 {
+            cv.by_op.iter().map(|g| f(&g.results[r])).sum()
+        };
+        assert_eq!(sum(&|x| x.gemms as f64), total.gemms as f64);
+        assert!((sum(&|x| x.harmful) - total.harmful).abs() < 1e-9);
+        assert!((sum(&|x| x.autotune_s) - total.autotune_s).abs() < 1e-9);
+    }
+    let table = eval::by_op_table(&cv.by_op);
+    assert!(
+        table.contains("| bmm | learned (cross-validated) | 4 |"),
+        "{table}"
+    );
+    // One op: no breakdown.
+    let mm: Vec<Sample> = (0..6).map(|m| gemm(m, 1.0, 0.5)).collect();
+    assert!(eval::cross_validate(&mm, &growth, 3, 10, 1)
+        .by_op
+        .is_empty());
+}
