@@ -100,7 +100,7 @@ impl PruneParams {
         if !(self.harm.is_finite() && self.harm >= 0.0) {
             return bad("--harm must be a finite fraction, 0 or more (0.03: 3 %)");
         }
-        if !(self.harm_price_s >= 0.0) {
+        if self.harm_price_s.is_nan() || self.harm_price_s < 0.0 {
             return bad("--harm-price must be a number of seconds, 0 or more (or inf)");
         }
         if self.min_leaf == 0

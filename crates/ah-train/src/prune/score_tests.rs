@@ -36,11 +36,13 @@ fn a_finite_harm_price_trades_harmful_picks_against_autotuning() {
     assert_eq!(best_policy(&refs, &priced(1.0), rule()).0, Policy::Extern);
     assert_eq!(best_policy(&refs, &priced(1.0), rule()).1, (0, 4.0));
     assert_eq!(best_policy(&refs, &priced(10.0), rule()).0, t1);
-    let bad = PruneParams {
-        harm_price_s: -1.0,
-        ..PruneParams::default()
-    };
-    assert!(bad.check().is_err());
+    for price in [-1.0, f64::NAN] {
+        let bad = PruneParams {
+            harm_price_s: price,
+            ..PruneParams::default()
+        };
+        assert!(bad.check().is_err(), "{price}");
+    }
 }
 
 /// A cross-validation over GEMMs of two ops reports each op's results too: every rule's GEMMs
