@@ -74,35 +74,60 @@ fn a_gemm_logged_twice_loads_once_with_its_first_times() {
     assert_eq!(s.kept_extern().unwrap().bench_ms, first);
 }
 
+/// The shipped default log (`data/inductor_mm_h100.txt`) and its extras lines, to cut test
+/// logs from.
+struct ShippedLog {
+    text: String,
+    extras: String,
+}
+
+impl ShippedLog {
+    fn read() -> ShippedLog {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+        let read = |p: &str| std::fs::read_to_string(root.join(p)).unwrap();
+        ShippedLog {
+            text: read("data/inductor_mm_h100.txt"),
+            extras: read("data/inductor_mm_h100.txt.extras.jsonl"),
+        }
+    }
+
+    fn extras_lines(&self) -> Vec<&str> {
+        self.extras.lines().collect()
+    }
+
+    /// The prefix of GEMM `i`'s rows: its features and a comma.
+    fn key(&self, i: usize) -> String {
+        let line = self.extras.lines().nth(i).unwrap();
+        let v: serde_json::Value = serde_json::from_str(line).unwrap();
+        v["features"].as_str().unwrap().to_string() + ","
+    }
+
+    /// The log's two header lines and the rows of GEMMs `range`.
+    fn rows(&self, range: std::ops::Range<usize>) -> String {
+        let keys: Vec<String> = range.map(|i| self.key(i)).collect();
+        let rows = self
+            .text
+            .lines()
+            .skip(2)
+            .filter(|l| keys.iter().any(|k| l.starts_with(k)));
+        self.text
+            .lines()
+            .take(2)
+            .chain(rows)
+            .map(|l| format!("{l}\n"))
+            .collect()
+    }
+}
+
 /// A log grown by appending (new GEMMs, and one pinned GEMM measured again with other times
 /// and other templates) trains the same `--first` tree on the same GEMMs: the shipped command stays reproducible
 /// while its logs grow.
 #[test]
 fn appending_to_a_log_changes_nothing_of_a_first_n_tree() {
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let shipped = ShippedLog::read();
+    let lines = shipped.extras_lines();
     let dir = tempfile::tempdir().unwrap();
     let log = dir.path().join("inductor_mm_h100.txt");
-    let text = std::fs::read_to_string(root.join("data/inductor_mm_h100.txt")).unwrap();
-    let extras =
-        std::fs::read_to_string(root.join("data/inductor_mm_h100.txt.extras.jsonl")).unwrap();
-    let lines: Vec<&str> = extras.lines().collect();
-    let key = |i: usize| {
-        let v: serde_json::Value = serde_json::from_str(lines[i]).unwrap();
-        v["features"].as_str().unwrap().to_string() + ","
-    };
-    // The log's two header lines and the rows of its first n GEMMs.
-    let first_rows = |n: usize| -> String {
-        let keys: Vec<String> = (0..n).map(key).collect();
-        let rows = text
-            .lines()
-            .skip(2)
-            .filter(|l| keys.iter().any(|k| l.starts_with(k)));
-        text.lines()
-            .take(2)
-            .chain(rows)
-            .map(|l| format!("{l}\n"))
-            .collect()
-    };
     let params = PruneParams {
         first: vec![40],
         ..Default::default()
@@ -113,11 +138,15 @@ fn appending_to_a_log_changes_nothing_of_a_first_n_tree() {
         let (model, data) = train(std::slice::from_ref(&log), "Grown", &params).unwrap();
         (model.tree, data.samples)
     };
-    let pinned = write(first_rows(40), &lines[..40]);
+    let pinned = write(shipped.rows(0..40), &lines[..40]);
     // 20 more GEMMs, then GEMM 3 again: its rows with every time doubled and a template renamed.
-    let mut grown = first_rows(60);
-    let again = key(3);
-    for l in text.lines().filter(|l| l.starts_with(again.as_str())) {
+    let mut grown = shipped.rows(0..60);
+    let again = shipped.key(3);
+    for l in shipped
+        .text
+        .lines()
+        .filter(|l| l.starts_with(again.as_str()))
+    {
         let (head, t) = l.rsplit_once(',').unwrap();
         let head = head.replace("BLOCK-M=64", "BLOCK-M=16");
         grown += &format!("{head},{}\n", 2.0 * t.parse::<f64>().unwrap());
@@ -135,31 +164,13 @@ fn appending_to_a_log_changes_nothing_of_a_first_n_tree() {
 /// does not match the logs is refused.
 #[test]
 fn first_per_log_keeps_the_training_gemms_when_an_earlier_log_grows() {
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-    let text = std::fs::read_to_string(root.join("data/inductor_mm_h100.txt")).unwrap();
-    let extras =
-        std::fs::read_to_string(root.join("data/inductor_mm_h100.txt.extras.jsonl")).unwrap();
-    let lines: Vec<&str> = extras.lines().collect();
-    let key = |i: usize| {
-        let v: serde_json::Value = serde_json::from_str(lines[i]).unwrap();
-        v["features"].as_str().unwrap().to_string() + ","
-    };
+    let shipped = ShippedLog::read();
+    let lines = shipped.extras_lines();
     let dir = tempfile::tempdir().unwrap();
     // A log of GEMMs `range` of the shipped log: its header, their rows and extras lines.
     let write = |name: &str, range: std::ops::Range<usize>| {
-        let keys: Vec<String> = range.clone().map(key).collect();
-        let rows = text
-            .lines()
-            .skip(2)
-            .filter(|l| keys.iter().any(|k| l.starts_with(k)));
-        let body: String = text
-            .lines()
-            .take(2)
-            .chain(rows)
-            .map(|l| format!("{l}\n"))
-            .collect();
         let log = dir.path().join(name);
-        std::fs::write(&log, body).unwrap();
+        std::fs::write(&log, shipped.rows(range.clone())).unwrap();
         std::fs::write(ah_log::extras_path(&log), lines[range].join("\n") + "\n").unwrap();
         log
     };
