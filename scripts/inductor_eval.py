@@ -3,7 +3,7 @@
 
 Usage (one CUDA GPU, PyTorch with Inductor and Triton):
   python3 scripts/inductor_eval.py --handler generated/inductor_mm_h100.py --out out/eval.json \
-      [--gemms FILE.jsonl] [--workloads gemms,llama_train,llama_infer] \
+      [--gemms FILE.jsonl] [--workloads gemms,llama_train,llama_infer,encoder_train] \
       [--settings none,ours,max_autotune,mm_ranking] [--budget-s 1500] [--rounds 9]
   python3 scripts/inductor_eval.py --dry-run        # the planned GEMMs, no torch needed
   python3 scripts/inductor_eval.py --dry-run --handler H.py [--gemms F] [--workloads W]
@@ -36,7 +36,11 @@ bias-free linears, bf16, SDPA; no RoPE or embeddings: GEMMs and attention are wh
 32 decode steps with a static KV cache. Compile time = first call(s) until every graph (forward and
 backward; prefill and decode) is compiled; step time = median of alternated CUDA-graph replays
 (eager calls right after the compile if capture fails, flagged). GEMM lowerings seen per setting
-show that the handler reached every graph, the backward one included.
+show that the handler reached every graph, the backward one included. `encoder_train`: a model of
+another family, where the GEMMs are addmm and bmm: a 2-layer BERT-base-style encoder (hidden 768,
+12 heads of 64, GELU MLP 3072, LayerNorm, linears with bias, attention as explicit matmul and
+softmax) with its MLM head onto BERT's 30522-word vocabulary (a width cuBLAS handles poorly),
+fp16, one forward+backward on 8 x 512 tokens.
 
 Work is ordered by --workloads (GEMMs first by default), settings by --settings (none always
 first: it is the baseline). The JSON is rewritten after every item; --budget-s skips what would
@@ -59,7 +63,7 @@ sys.path.insert(0, os.path.join(ROOT, "python"))
 from ah_inductor.choices import is_contiguous  # noqa: E402  (the handler's own; imports no torch)
 
 SETTINGS = ("none", "ours", "max_autotune", "mm_ranking", "full_max_autotune", "ours_full")
-WORKLOADS = ("gemms", "llama_train", "llama_infer")
+WORKLOADS = ("gemms", "llama_train", "llama_infer", "encoder_train")
 # Full max-autotune is mode="max-autotune-no-cudagraphs" (templates, coordinate-descent tuning,
 # pointwise autotuning): its options come from Inductor itself (`list_mode_options`), because
 # torch.compile takes a mode or options, not both. CUDA graphs are ours to capture.
@@ -184,6 +188,29 @@ def llama_gemms(workload, hidden=2048, inter=5632, heads=16, head_dim=128):
             out += [g("llama", f"{what} prefill 4x512", "mm", 4 * 512, i, o, bf, tb=True),
                     g("llama", f"{what} decode m=4", "mm", 4, i, o, bf, tb=True)]
     return out
+
+
+def encoder_gemms(tokens=8 * 512, seq=512, hidden=768, heads=12, inter=3072, vocab=30522):
+    """The GEMMs of `encoder_train` as its code lays them out (Inductor may see a transposed view
+    materialised): each linear's forward addmm, input-gradient and weight-gradient mm; each
+    attention matmul's forward and backward bmm."""
+    fp, hd, bh = "float16", hidden // heads, tokens // seq * heads
+    out = []
+    for what, i, o in [("q/k/v", hidden, hidden), ("o", hidden, hidden), ("ffn up", hidden, inter),
+                       ("ffn down", inter, hidden), ("mlm transform", hidden, hidden), ("mlm decoder", hidden, vocab)]:
+        out += [g("encoder", f"{what} fwd", "addmm", tokens, i, o, fp, tb=True),
+                g("encoder", f"{what} grad_input", "mm", tokens, o, i, fp),
+                g("encoder", f"{what} grad_weight", "mm", o, tokens, i, fp, ta=True)]
+    att = lambda what, m, k, n, **t: g("encoder", what, "bmm", m, k, n, fp, batch=bh, **t)  # noqa: E731
+    out += [att("scores q@k.t", seq, hd, seq, tb=True), att("context p@v", seq, seq, hd),
+            att("grad p = dctx@v.t", seq, hd, seq, tb=True), att("grad v = p.t@dctx", seq, seq, hd, ta=True),
+            att("grad q = ds@k", seq, seq, hd), att("grad k = ds.t@q", seq, seq, hd, ta=True)]
+    return out
+
+
+def workload_gemms(workload):
+    """The GEMMs an end-to-end workload's code makes (what --dry-run --handler decides)."""
+    return encoder_gemms() if workload == "encoder_train" else llama_gemms(workload)
 
 
 def handler_features(gm):
@@ -758,12 +785,67 @@ def infer_workload(torch, model, options, batch=4, prompt=512, steps=32):
     return first_no_grad, run
 
 
+def encoder(torch, layers=2, hidden=768, heads=12, inter=3072, vocab=30522):
+    """A BERT-base-style encoder stack with its MLM head (no embeddings), fp16 on CUDA: linears
+    with bias (addmm), attention as explicit matmuls (bmm) and softmax."""
+    nn, F = torch.nn, torch.nn.functional
+    hd = hidden // heads
+
+    class Layer(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.q, self.k, self.v, self.o = (nn.Linear(hidden, hidden) for _ in range(4))
+            self.up, self.down = nn.Linear(hidden, inter), nn.Linear(inter, hidden)
+            self.n1, self.n2 = nn.LayerNorm(hidden), nn.LayerNorm(hidden)
+
+        def forward(self, x):
+            b, t, _ = x.shape
+            q, k, v = (p(x).view(b, t, heads, hd).transpose(1, 2) for p in (self.q, self.k, self.v))
+            p = torch.softmax(q @ k.transpose(-1, -2) * hd ** -0.5, dim=-1)
+            x = self.n1(x + self.o((p @ v).transpose(1, 2).reshape(b, t, hidden)))
+            return self.n2(x + self.down(F.gelu(self.up(x))))
+
+    class Encoder(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.layers = nn.ModuleList(Layer() for _ in range(layers))
+            self.transform, self.norm = nn.Linear(hidden, hidden), nn.LayerNorm(hidden)
+            self.decoder = nn.Linear(hidden, vocab)
+
+        def forward(self, x):
+            for layer in self.layers:
+                x = layer(x)
+            return self.decoder(self.norm(F.gelu(self.transform(x))))
+
+    return Encoder().to(device="cuda", dtype=torch.float16)
+
+
+def encoder_workload(torch, model, options):
+    """(first-call function, step function) of a forward+backward on 8 x 512 tokens."""
+    compiled = torch.compile(model, dynamic=False, options=options)
+    x = torch.randn(8, 512, 768, device="cuda", dtype=torch.float16, requires_grad=True)
+
+    def step():
+        for p in model.parameters():
+            p.grad = None
+        compiled(x).float().square().mean().backward()
+
+    return step, step
+
+
+E2E = {  # workload: (model, workload)
+    "llama_train": (llama, train_workload),
+    "llama_infer": (llama, infer_workload),
+    "encoder_train": (encoder, encoder_workload),
+}
+
+
 def measure_e2e(ind, workload, settings, out_of_time):
     torch = ind.torch
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.manual_seed(0)
-    model = llama(torch)
-    make = train_workload if workload == "llama_train" else infer_workload
+    build, make = E2E[workload]
+    model = build(torch)
     rec = {"compile_s": {}, "timing": {}}
     replays, eager = {}, {}
     # A captured graph reads its workload's tensors (inputs, KV caches, positions) when it is
@@ -888,7 +970,7 @@ def main(argv=None):
         handler = load_handler(a.handler)
         for w in a.workloads:
             print(f"{w}:")
-            preview(gemms if w == "gemms" else llama_gemms(w), handler)
+            preview(gemms if w == "gemms" else workload_gemms(w), handler)
         return 0
     if a.dry_run:
         for i, gm in enumerate(gemms):

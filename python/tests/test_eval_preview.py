@@ -31,8 +31,8 @@ def stub_inputs(gm):
 def all_gemms():
     gemms = inductor_eval.holdout_gemms()
     gemms += inductor_eval.read_gemms(os.path.join(ROOT, "data", "inductor_holdout2_gemms.jsonl"))
-    for w in ("llama_train", "llama_infer"):
-        gemms += inductor_eval.llama_gemms(w)
+    for w in inductor_eval.WORKLOADS[1:]:
+        gemms += inductor_eval.workload_gemms(w)
     return gemms
 
 
