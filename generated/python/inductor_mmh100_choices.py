@@ -23,6 +23,19 @@
 #   | mm | fixed top-10 (PyTorch's rule) | 371 | 4222.5 | 1.0339 | 139 | 3.632x |
 #   | mm | never autotune GEMMs (cuBLAS only) | 371 | 0.0 | 0.9864 | 77 | 6.109x |
 #   | mm | learned (cross-validated) | 371 | 238.1 | 0.9608 | 43 | 6.109x |
+#   The learned rule's worst picks (compiled truth over the faster of cuBLAS and max-autotune's pick):
+#   | GEMM (op batch x m x k x n, layout, dtype) | kept | ours | max-autotune | cuBLAS |
+#   |---|---|---|---|---|
+#   | mm 1x256x7808x6919 NT bfloat16 | cuBLAS only | 6.109x | 1.000x | 6.109x |
+#   | mm 1x64x85x327 NT float16 | cuBLAS + 3 templates | 3.233x | 1.131x | 1.000x |
+#   | mm 1x64x957x121 NN bfloat16 | cuBLAS + 1 template | 3.085x | 1.173x | 1.000x |
+#   | mm 1x3319x256x6209 NT bfloat16 | cuBLAS only | 2.986x | 1.000x | 2.986x |
+#   | addmm 1x29x64x147 TN float32 | cuBLAS only | 2.859x | 1.000x | 2.859x |
+#   | mm 1x2371x1216x25 TN float16 | cuBLAS + 1 template | 2.785x | 1.248x | 1.000x |
+#   | addmm 1x1856x105x147 NT float16 | cuBLAS + 1 template | 2.768x | 1.000x | 1.195x |
+#   | bmm 24x128x128x64 TN bfloat16 | cuBLAS + 4 templates | 2.662x | 1.000x | 1.104x |
+#   | bmm 48x1500x64x1500 NT bfloat16 | cuBLAS only | 2.503x | 1.000x | 2.503x |
+#   | mm 1x810x1024x30522 NT float32 | cuBLAS only | 2.335x | 1.000x | 2.335x |
 # Use: import this file as a module and call install() before torch.compile (see
 # docs/inductor.md in autoheuristic-rs).
 

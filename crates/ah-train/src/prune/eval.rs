@@ -3,6 +3,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::data::Sample;
+use super::misses::{self, Miss};
 use super::policy::{ranking, Policy, Weighing};
 use super::tree::{Growth, Node};
 
@@ -112,6 +113,10 @@ pub struct Scored {
     /// ops: where the learned rule wins and where it loses.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub by_op: Vec<OpResults>,
+    /// The learned rule's worst harmful picks ([`misses::worst`]; over repeats, the worst of
+    /// any split).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub worst: Vec<Miss>,
 }
 
 /// The rules' results on one op's GEMMs.
@@ -146,6 +151,7 @@ impl Scored {
         Scored {
             all: side_by_side(all, ours, fixed, ctx),
             by_op,
+            worst: misses::worst(all, ours, ctx.features, ctx.weighing),
         }
     }
 
@@ -164,6 +170,7 @@ impl Scored {
                     results: mean(&|x| &x.by_op[g].results),
                 })
                 .collect(),
+            worst: misses::worst_of(runs.iter().flat_map(|x| x.worst.iter().cloned())),
         }
     }
 }

@@ -13,6 +13,7 @@
 pub mod data;
 mod error;
 pub mod eval;
+pub mod misses;
 pub mod policy;
 pub mod sizing;
 pub mod tree;
@@ -24,6 +25,7 @@ use serde::{Deserialize, Serialize};
 pub use data::{load, Sample, Samples};
 pub use error::PruneError;
 pub use eval::{cross_validate, OpResults, RuleResult, Scored};
+pub use misses::Miss;
 pub use policy::{LeafRule, Policy, Weighing};
 pub use tree::{Growth, Node, Quantity, Test};
 
@@ -162,12 +164,18 @@ pub struct PruneModel {
     /// `cross_validation` on each op's GEMMs.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub cross_validation_by_op: Vec<OpResults>,
+    /// The learned rule's worst cross-validated harmful picks ([`misses::worst`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cross_validation_worst: Vec<Miss>,
     /// The log's GEMMs after the training ones (`--first`), side by side with the fixed rules.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub held_out: Vec<RuleResult>,
     /// `held_out` on each op's GEMMs.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub held_out_by_op: Vec<OpResults>,
+    /// The learned rule's worst harmful picks of `held_out`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub held_out_worst: Vec<Miss>,
 }
 
 /// Trains on `logs` (one or more of one runner and device, each with its extras sidecar
@@ -249,8 +257,10 @@ pub fn train(
         cross_validation: cross_validation.all,
         cv_repeats: params.cv_repeats,
         cross_validation_by_op: cross_validation.by_op,
+        cross_validation_worst: cross_validation.worst,
         held_out: held_out.all,
         held_out_by_op: held_out.by_op,
+        held_out_worst: held_out.worst,
     };
     Ok((model, data))
 }
@@ -281,9 +291,10 @@ pub fn report(model: &PruneModel, data: &Samples) -> String {
         String::new()
     } else {
         format!(
-            "## GEMMs logged after the training ones (not trained on)\n\n{}\n{}",
+            "## GEMMs logged after the training ones (not trained on)\n\n{}\n{}{}",
             eval::table(&model.held_out),
             by_op(&model.held_out_by_op),
+            worst(&model.held_out_worst),
         )
     };
     format!(
@@ -299,7 +310,7 @@ pub fn report(model: &PruneModel, data: &Samples) -> String {
         },
         leaves = model.tree.leaves(),
         cv = eval::table(&model.cross_validation),
-        cv_by_op = by_op(&model.cross_validation_by_op),
+        cv_by_op = by_op(&model.cross_validation_by_op) + &worst(&model.cross_validation_worst),
         fit = eval::table(&[fit]),
         repeats = match model.cv_repeats {
             1 => String::new(),
@@ -314,6 +325,17 @@ fn by_op(groups: &[OpResults]) -> String {
         return String::new();
     }
     format!("By op:\n\n{}\n", eval::by_op_table(groups))
+}
+
+/// A report's list of the learned rule's worst picks (nothing where it made no harmful pick).
+fn worst(misses: &[Miss]) -> String {
+    if misses.is_empty() {
+        return String::new();
+    }
+    format!(
+        "The learned rule's worst picks (compiled truth over the faster of cuBLAS and max-autotune's pick):\n\n{}\n",
+        misses::table(misses)
+    )
 }
 
 fn one() -> usize {

@@ -94,3 +94,39 @@ fn cross_validation_reports_each_ops_results() {
         .by_op
         .is_empty());
 }
+
+/// The worst picks list only harmful ones, worst first, each GEMM once and at most
+/// `misses::LISTED`, named by what the log says of them.
+#[test]
+fn the_worst_picks_are_the_harmful_ones_worst_first() {
+    // cuBLAS only on GEMMs where Triton runs in `1 / x` of cuBLAS's time: harmful where x > 1.03.
+    let samples: Vec<Sample> = (0..14)
+        .map(|m| gemm(m, 1.0, 1.0 / (1.0 + m as f64 / 10.0)))
+        .collect();
+    let refs: Vec<&Sample> = samples.iter().collect();
+    let extern_ = vec![Policy::Extern; refs.len()];
+    let w = Weighing {
+        horizon: 0.0,
+        harm: 0.03,
+        harm_price_s: f64::INFINITY,
+    };
+    let worst = misses::worst(&refs, &extern_, &features(), &w);
+    assert_eq!(worst.len(), misses::LISTED);
+    assert_eq!(worst[0].gemm, "mm ?x13x?x? ??");
+    assert!((worst[0].ours - 2.3).abs() < 1e-9, "{worst:?}");
+    assert!(worst.windows(2).all(|p| p[0].ours >= p[1].ours));
+    assert!(worst
+        .iter()
+        .all(|m| m.decision == "cuBLAS only" && m.cublas == m.ours));
+    // Twice the same misses (two repeats of a cross-validation): each GEMM once.
+    let twice = misses::worst_of(worst.iter().chain(&worst).cloned());
+    assert_eq!(twice, worst);
+    // No harmful pick: nothing listed, and the report leaves the section out.
+    let best = vec![Policy::Default; refs.len()];
+    assert!(misses::worst(&refs, &best, &features(), &w).is_empty());
+    let table = misses::table(&worst);
+    assert!(
+        table.contains("| mm ?x13x?x? ?? | cuBLAS only | 2.300x | 1.000x | 2.300x |"),
+        "{table}"
+    );
+}
