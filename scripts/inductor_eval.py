@@ -744,10 +744,12 @@ def llama(torch, layers=2, hidden=2048, inter=5632, heads=16, head_dim=128):
     return Decoder().to(device="cuda", dtype=torch.bfloat16)
 
 
-def train_workload(torch, model, options):
-    """(first-call function, step function) of a forward+backward on 8 x 1024 tokens."""
+def train_workload(torch, model, options, shape=(8, 1024, 2048)):
+    """(first-call function, step function) of a forward+backward on an input of `shape`
+    (batch, tokens, hidden; default the decoder's 8 x 1024 tokens) in the model's dtype."""
     compiled = torch.compile(model, dynamic=False, options=options)
-    x = torch.randn(8, 1024, 2048, device="cuda", dtype=torch.bfloat16, requires_grad=True)
+    dtype = next(model.parameters()).dtype
+    x = torch.randn(*shape, device="cuda", dtype=dtype, requires_grad=True)
 
     def step():
         for p in model.parameters():
@@ -822,15 +824,7 @@ def encoder(torch, layers=2, hidden=768, heads=12, inter=3072, vocab=30522):
 
 def encoder_workload(torch, model, options):
     """(first-call function, step function) of a forward+backward on 8 x 512 tokens."""
-    compiled = torch.compile(model, dynamic=False, options=options)
-    x = torch.randn(8, 512, 768, device="cuda", dtype=torch.float16, requires_grad=True)
-
-    def step():
-        for p in model.parameters():
-            p.grad = None
-        compiled(x).float().square().mean().backward()
-
-    return step, step
+    return train_workload(torch, model, options, shape=(8, 512, 768))
 
 
 E2E = {  # workload: (model, workload)
