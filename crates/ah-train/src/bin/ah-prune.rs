@@ -255,13 +255,7 @@ fn header(
         .skip(1)
         .filter(|a| a != "--check")
         .collect();
-    let cv = report
-        .lines()
-        .skip_while(|l| !l.starts_with("## Cross-validated"))
-        .skip(1)
-        .take_while(|l| !l.starts_with("## "))
-        .filter(|l| !l.is_empty())
-        .map(|l| format!("  {l}"));
+    let cv = cv_lines(report);
     let lines = [
         format!("{}: {what}", model.name),
         format!(
@@ -282,7 +276,33 @@ fn header(
     lines.map(|l| format!("{c} {l}\n")).collect()
 }
 
+/// The report's cross-validated section as header lines, each one line of comment whatever the
+/// logged values in it hold (a GEMM's op or dtype in the worst picks comes from the log: a bare
+/// carriage return there would end a Python comment).
+fn cv_lines(report: &str) -> Vec<String> {
+    report
+        .lines()
+        .skip_while(|l| !l.starts_with("## Cross-validated"))
+        .skip(1)
+        .take_while(|l| !l.starts_with("## "))
+        .filter(|l| !l.is_empty())
+        .map(|l| format!("  {}", ah_codegen::escape::comment(l)))
+        .collect()
+}
+
 fn valid_name(name: &str) -> bool {
     name.starts_with(|c: char| c.is_ascii_uppercase())
         && name.chars().all(|c| c.is_ascii_alphanumeric())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::cv_lines;
+
+    #[test]
+    fn header_lines_of_the_report_stay_comments() {
+        let report = "# T\n\n## Cross-validated\n\n| mm\r\u{2028}x | 1 |\n\n## On the training GEMMs\n| no |\n";
+        let lines = cv_lines(report);
+        assert_eq!(lines, ["  | mm\\r\\u{2028}x | 1 |"]);
+    }
 }
