@@ -51,7 +51,8 @@ pub(crate) fn invalid(model: &Json, message: String) -> CodegenError {
 }
 
 /// The learned part every Python rendering of a pruning model ends with: `HEURISTIC` (name,
-/// device capability, PyTorch version, ops), `_align` and the `decide(f)` tree.
+/// device capability, PyTorch version, ops), the helpers its quantities call (`_align`,
+/// `_lead_align`) and the `decide(f)` tree.
 pub(crate) fn learned_source(model: &Json) -> Result<String, CodegenError> {
     if model["kind"] != "inductor_choices" {
         return Err(invalid(
@@ -74,14 +75,61 @@ pub(crate) fn learned_source(model: &Json) -> Result<String, CodegenError> {
     let tree = prune_tree::read(&model["tree"]).map_err(|m| invalid(model, m))?;
     node(&tree, 1, &mut decide);
     Ok(format!(
-        "# ---- the learned heuristic ----\n\nHEURISTIC = {{\n    \"name\": {name},\n    \"device_capa\": ({c0}, {c1}),\n    \"torch\": {torch},\n    \"ops\": ({ops},),\n}}\n\n\ndef _align(x):\n    \"\"\"The largest power of two, at most 128, that divides x.\"\"\"\n    return min(128, x & -x) if x > 0 else 0\n\n\n{decide}",
+        "# ---- the learned heuristic ----\n\nHEURISTIC = {{\n    \"name\": {name},\n    \"device_capa\": ({c0}, {c1}),\n    \"torch\": {torch},\n    \"ops\": ({ops},),\n}}\n\n\n{helpers}{decide}",
         name = lit(&model["name"]),
         c0 = capa[0],
         c1 = capa[1],
         torch = lit(&model["torch"]),
         ops = ops.join(", "),
+        helpers = helpers(&tree),
     ))
 }
+
+/// The helpers the tree's quantities call, each emitted only when a split uses it.
+fn helpers(tree: &Node) -> String {
+    let lead = prune_tree::uses(tree, |q| matches!(q, Quantity::LeadAlign));
+    let align = lead || prune_tree::uses(tree, |q| matches!(q, Quantity::Align(_)));
+    let mut out = String::new();
+    if align {
+        out.push_str(ALIGN);
+    }
+    if lead {
+        let table: Vec<String> = prune_tree::DTYPE_BYTES
+            .iter()
+            .map(|(d, b)| format!("{}: {b}", lit(&Json::String((*d).into()))))
+            .collect();
+        out.push_str(&LEAD_ALIGN.replace("TABLE", &table.join(", ")));
+    }
+    out
+}
+
+/// `_align`, which a tree testing an alignment calls.
+const ALIGN: &str = "def _align(x):
+    \"\"\"The largest power of two, at most 128, that divides x.\"\"\"
+    return min(128, x & -x) if x > 0 else 0
+
+
+";
+
+/// `_lead_align` (`prune_tree::lead_align`; TABLE is `prune_tree::DTYPE_BYTES`).
+const LEAD_ALIGN: &str = "# Bytes of an element of each dtype _lead_align knows; others count 1.
+_DTYPE_BYTES = {TABLE}
+
+
+def _lead_align(f):
+    \"\"\"The smallest alignment in bytes, at most 128, of the leading dimensions of the operands
+    (the larger of each one's strides) and the output (n): cuBLAS runs its fast kernels only
+    when all three are 16-byte aligned.\"\"\"
+    size = _DTYPE_BYTES.get(f[\"mat1_dtype\"], 1)
+    lds = (
+        max(f[\"mat1_stride_0\"], f[\"mat1_stride_1\"]),
+        max(f[\"mat2_stride_0\"], f[\"mat2_stride_1\"]),
+        f[\"n\"],
+    )
+    return min(min(128, _align(ld) * size) for ld in lds)
+
+
+";
 
 /// A JSON value as a Python literal (strings as JSON string literals).
 pub(crate) fn lit(v: &Json) -> String {
@@ -100,6 +148,7 @@ fn quantity(q: Quantity) -> String {
         Quantity::Feature(n) => f(n),
         Quantity::Product(a, b) => format!("{} * {}", f(a), f(b)),
         Quantity::Align(n) => format!("_align({})", f(n)),
+        Quantity::LeadAlign => "_lead_align(f)".into(),
     }
 }
 

@@ -67,13 +67,32 @@ pub fn render_module(model: &Json, header: &str) -> Result<String, CodegenError>
         return Err(invalid("device_capa must be two integers".into()));
     };
     let text = |k: &str| model[k].as_str().unwrap_or_default().to_string();
-    let align = if body.contains("align(") { ALIGN } else { "" };
     crate::rustfmt::rustfmt(&format!(
-        "{header}\n{PRELUDE}{align}\n/// The heuristic's name.\npub const NAME: &str = {name:?};\n/// The CUDA device capability it was trained on.\npub const DEVICE_CAPA: (u32, u32) = ({c0}, {c1});\n/// The PyTorch major.minor it was trained with.\npub const TORCH: &str = {torch:?};\n/// The Inductor ops it decides (`baddbmm` is decided as `bmm`).\npub const OPS: &[&str] = &[{ops}];\n\n/// The learned policy for GEMM `g`.\npub fn decide(g: &Gemm) -> Policy {{\n{body}}}\n",
+        "{header}\n{PRELUDE}{helpers}\n/// The heuristic's name.\npub const NAME: &str = {name:?};\n/// The CUDA device capability it was trained on.\npub const DEVICE_CAPA: (u32, u32) = ({c0}, {c1});\n/// The PyTorch major.minor it was trained with.\npub const TORCH: &str = {torch:?};\n/// The Inductor ops it decides (`baddbmm` is decided as `bmm`).\npub const OPS: &[&str] = &[{ops}];\n\n/// The learned policy for GEMM `g`.\npub fn decide(g: &Gemm) -> Policy {{\n{body}}}\n",
         name = text("name"),
         torch = text("torch"),
         ops = ops.join(", "),
+        helpers = helpers(&tree),
     ))
+}
+
+/// The helpers the tree's quantities call, each emitted only when a split uses it (an unused
+/// private function is a warning in the user's build).
+fn helpers(tree: &Node) -> String {
+    let lead = prune_tree::uses(tree, |q| matches!(q, Quantity::LeadAlign));
+    let align = lead || prune_tree::uses(tree, |q| matches!(q, Quantity::Align(_)));
+    let mut out = String::new();
+    if align {
+        out.push_str(ALIGN);
+    }
+    if lead {
+        let table: Vec<String> = prune_tree::DTYPE_BYTES
+            .iter()
+            .map(|(d, b)| format!("({d:?}, {b})"))
+            .collect();
+        out.push_str(&LEAD_ALIGN.replace("TABLE", &table.join(", ")));
+    }
+    out
 }
 
 /// The types every module defines (one self-contained file, no dependency).
@@ -181,6 +200,32 @@ fn align(x: i64) -> i64 {
 }
 ";
 
+/// The helper a tree that tests the leading dimensions' alignment calls (`prune_tree::lead_align`;
+/// TABLE is `prune_tree::DTYPE_BYTES`).
+const LEAD_ALIGN: &str = "
+/// Bytes of an element of each dtype `lead_align` knows; others count 1.
+const DTYPE_BYTES: &[(&str, i64)] = &[TABLE];
+
+/// The smallest alignment in bytes, at most 128, of the leading dimensions of `g`'s operands
+/// (the larger of each one's strides) and output (`n`): cuBLAS runs its fast kernels only when
+/// all three are 16-byte aligned.
+fn lead_align(g: &Gemm) -> i64 {
+    let bytes = DTYPE_BYTES
+        .iter()
+        .find(|(d, _)| *d == g.mat1_dtype)
+        .map_or(1, |&(_, b)| b);
+    [
+        g.mat1_stride_0.max(g.mat1_stride_1),
+        g.mat2_stride_0.max(g.mat2_stride_1),
+        g.n,
+    ]
+    .into_iter()
+    .map(|ld| align(ld).saturating_mul(bytes).min(128))
+    .min()
+    .unwrap_or(0)
+}
+";
+
 fn integer(name: &str) -> Result<String, String> {
     INTEGER
         .contains(&name)
@@ -193,6 +238,7 @@ fn quantity(q: Quantity) -> Result<String, String> {
         Quantity::Feature(n) => format!("{} as f64", integer(n)?),
         Quantity::Product(a, b) => format!("({} as f64) * ({} as f64)", integer(a)?, integer(b)?),
         Quantity::Align(n) => format!("align({}) as f64", integer(n)?),
+        Quantity::LeadAlign => "lead_align(g) as f64".into(),
     })
 }
 
@@ -313,5 +359,24 @@ mod tests {
         assert!(render_module(&model(le), "").is_err());
         let eq = json!({"node": "split", "test": {"kind": "eq", "feature": "m", "value": 1}, "yes": leaf, "no": leaf});
         assert!(render_module(&model(eq), "").is_err());
+    }
+
+    #[test]
+    fn an_alignment_helper_is_emitted_only_for_a_tree_that_tests_it() {
+        let leaf = json!({"node": "leaf", "policy": {"kind": "extern"}, "samples": 1});
+        let split = |quantity: Json| {
+            json!({"node": "split",
+            "test": {"kind": "le", "quantity": quantity, "threshold": 12.0},
+            "yes": leaf, "no": {"node": "leaf", "policy": {"kind": "default"}, "samples": 1}})
+        };
+        let plain =
+            render_module(&model(split(json!({"kind": "feature", "name": "m"}))), "").unwrap();
+        assert!(!plain.contains("fn align(") && !plain.contains("fn lead_align("));
+        let one = render_module(&model(split(json!({"kind": "align", "name": "k"}))), "").unwrap();
+        assert!(one.contains("fn align(") && !one.contains("fn lead_align("));
+        let lead = render_module(&model(split(json!({"kind": "lead_align"}))), "").unwrap();
+        assert!(lead.contains("fn align(") && lead.contains("fn lead_align(g: &Gemm) -> i64"));
+        assert!(lead.contains("if lead_align(g) as f64 <= 12.0 {"), "{lead}");
+        assert!(lead.contains(r#"("torch.bfloat16", 2)"#));
     }
 }

@@ -14,8 +14,66 @@ pub enum Quantity<'a> {
     Feature(&'a str),
     /// The product of two features.
     Product(&'a str, &'a str),
-    /// The largest power of two, at most 128, that divides a feature.
+    /// The largest power of two, at most 128, that divides a feature ([`align`]).
     Align(&'a str),
+    /// The smallest alignment in bytes of the leading dimensions of the operands and the
+    /// output ([`lead_align`]).
+    LeadAlign,
+}
+
+/// The cap of [`align`] and [`lead_align`].
+pub const ALIGN_CAP: i64 = 128;
+
+/// The logged features [`lead_align`] reads: the operands' strides, the output's leading
+/// dimension `n`, and the first operand's element type.
+pub const LEAD_ALIGN_FEATURES: [&str; 6] = [
+    "mat1_stride_0",
+    "mat1_stride_1",
+    "mat2_stride_0",
+    "mat2_stride_1",
+    "n",
+    "mat1_dtype",
+];
+
+/// Bytes of an element of each dtype [`dtype_bytes`] knows, as PyTorch's log spells it; the
+/// generated Python and Rust carry this table.
+pub const DTYPE_BYTES: [(&str, i64); 6] = [
+    ("torch.float64", 8),
+    ("torch.int64", 8),
+    ("torch.float32", 4),
+    ("torch.int32", 4),
+    ("torch.float16", 2),
+    ("torch.bfloat16", 2),
+];
+
+/// The largest power of two, at most [`ALIGN_CAP`], that divides `x` (0 for `x <= 0`).
+pub fn align(x: i64) -> i64 {
+    if x <= 0 {
+        0
+    } else {
+        (x & -x).min(ALIGN_CAP)
+    }
+}
+
+/// Bytes of an element of a logged dtype ([`DTYPE_BYTES`]); 1 for a dtype not listed, which
+/// reads its GEMM as the least aligned.
+pub fn dtype_bytes(dtype: &str) -> i64 {
+    DTYPE_BYTES
+        .iter()
+        .find(|(d, _)| *d == dtype)
+        .map_or(1, |&(_, b)| b)
+}
+
+/// The smallest alignment in bytes, at most [`ALIGN_CAP`], of the leading dimensions of a
+/// GEMM's operands and output: a matrix's leading dimension is the larger of its two strides
+/// (`mat1`, `mat2`), the output's is `n`, and each counts as [`align`] of it times `bytes`, an
+/// element's size. cuBLAS runs its fast kernels only when all three are 16-byte aligned.
+pub fn lead_align(mat1: [i64; 2], mat2: [i64; 2], n: i64, bytes: i64) -> i64 {
+    [mat1[0].max(mat1[1]), mat2[0].max(mat2[1]), n]
+        .into_iter()
+        .map(|ld| align(ld).saturating_mul(bytes).min(ALIGN_CAP))
+        .min()
+        .unwrap_or(0)
 }
 
 /// A split's test.
@@ -80,6 +138,7 @@ fn quantity(q: &Json) -> Result<Quantity<'_>, String> {
         Some("feature") => Quantity::Feature(name(q, "name")?),
         Some("product") => Quantity::Product(name(q, "a")?, name(q, "b")?),
         Some("align") => Quantity::Align(name(q, "name")?),
+        Some("lead_align") => Quantity::LeadAlign,
         _ => return Err(format!("unknown quantity {}", clip(q))),
     })
 }
@@ -131,4 +190,14 @@ fn policy(p: &Json) -> Result<Policy<'_>, String> {
 /// A JSON value as an error message quotes it.
 fn clip(v: &Json) -> String {
     ah_core::error::clip(&v.to_string()).into_owned()
+}
+
+/// Whether a split of `n` compares `q` (a renderer emits a quantity's helper only then).
+pub fn uses(n: &Node, q: fn(&Quantity) -> bool) -> bool {
+    match n {
+        Node::Leaf(_) => false,
+        Node::Split(t, yes, no) => {
+            matches!(t, Test::Le(x, _) if q(x)) || uses(yes, q) || uses(no, q)
+        }
+    }
 }

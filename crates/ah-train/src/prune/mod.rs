@@ -349,6 +349,8 @@ fn is_one(x: &usize) -> bool {
 #[cfg(test)]
 mod data_tests;
 #[cfg(test)]
+mod quantity_tests;
+#[cfg(test)]
 mod score_tests;
 #[cfg(test)]
 mod tests;

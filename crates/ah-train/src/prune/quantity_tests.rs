@@ -1,0 +1,119 @@
+//! The leading dimensions' alignment ([`Quantity::LeadAlign`]): its value, when the tree may
+//! split on it, and the generated handler computing the same value.
+
+use super::data::{Choice, Sample};
+use super::tree::{lead_align, Quantity, Test};
+use ah_core::Value;
+
+const FEATURES: [&str; 6] = [
+    "n",
+    "mat1_dtype",
+    "mat1_stride_0",
+    "mat1_stride_1",
+    "mat2_stride_0",
+    "mat2_stride_1",
+];
+
+fn features() -> Vec<String> {
+    FEATURES.map(String::from).to_vec()
+}
+
+/// A GEMM with these features (FEATURES order) and one cuBLAS choice.
+fn sample(n: i64, dtype: &str, mat1: [i64; 2], mat2: [i64; 2]) -> Sample {
+    let values = vec![
+        Value::Int(n),
+        Value::Str(dtype.into()),
+        Value::Int(mat1[0]),
+        Value::Int(mat1[1]),
+        Value::Int(mat2[0]),
+        Value::Int(mat2[1]),
+    ];
+    let cublas = Choice::new("extern_mm".into(), 1.0, 0.0);
+    Sample::new(values, vec![cublas], 1.0, 1.0, 0.0)
+}
+
+#[test]
+fn the_least_aligned_leading_dimension_in_bytes() {
+    // bf16 q @ k.t of 1025 tokens x 130 keys: the output's 130 columns are 4-byte aligned.
+    assert_eq!(lead_align([64, 1], [1, 64], 130, 2), 4);
+    // p.t() @ do over 1025 tokens: the transposed operand's leading dimension is odd.
+    assert_eq!(lead_align([1, 1025], [64, 1], 64, 2), 2);
+    // Aligned everywhere, capped at 128 bytes.
+    assert_eq!(lead_align([4096, 1], [1, 4096], 1024, 2), 128);
+    // fp32 with 4-element alignment is 16 bytes; an unknown dtype counts 1 byte.
+    assert_eq!(lead_align([12, 1], [1, 12], 20, 4), 16);
+    assert_eq!(lead_align([12, 1], [1, 12], 20, 1), 4);
+    // A zero stride (a broadcast operand) leaves the larger one as its leading dimension.
+    assert_eq!(lead_align([0, 1], [64, 1], 64, 2), 2);
+}
+
+#[test]
+fn a_tree_reads_it_from_the_logged_features() {
+    let f = features();
+    let s = sample(130, "torch.bfloat16", [64, 1], [1, 64]);
+    assert_eq!(Quantity::LeadAlign.eval(&s, &f), Some(4.0));
+    let s = sample(130, "torch.float32", [64, 1], [1, 64]);
+    assert_eq!(Quantity::LeadAlign.eval(&s, &f), Some(8.0));
+    // Without a dtype it has no value, and the tree then leaves the GEMM to Inductor.
+    assert_eq!(Quantity::LeadAlign.eval(&s, &f[..1]), None);
+}
+
+#[test]
+fn the_tree_may_split_on_it_only_when_the_log_has_its_features() {
+    let f = features();
+    let numeric: Vec<String> = f.iter().filter(|n| *n != "mat1_dtype").cloned().collect();
+    assert!(Quantity::all(&f, &numeric).contains(&Quantity::LeadAlign));
+    let without_dtype = &f[..1];
+    assert!(!Quantity::all(without_dtype, &numeric[..1]).contains(&Quantity::LeadAlign));
+}
+
+/// The generated handler's `_lead_align` gives the trainer's value on a grid of strides,
+/// sizes and dtypes (each threshold of a chain of splits sends the GEMM to a leaf that names
+/// the value). Skips without python3 (ah-test-support's policy).
+#[test]
+fn the_generated_handler_computes_the_same_value() {
+    if ah_test_support::skip_without_python("the lead_align parity test") {
+        return;
+    }
+    let leaf = |v: i64| serde_json::json!({"node": "leaf", "policy": {"kind": "keep", "choices": [format!("a{v}")]}, "samples": 1});
+    let levels = [0, 1, 2, 4, 8, 16, 32, 64, 128];
+    let mut tree = leaf(128);
+    for w in levels.windows(2).rev() {
+        let test = Test::Le {
+            quantity: Quantity::LeadAlign,
+            threshold: (w[0] + w[1]) as f64 / 2.0,
+        };
+        tree = serde_json::json!({"node": "split", "test": test, "yes": leaf(w[0]), "no": tree});
+    }
+    let model = serde_json::json!({"kind": "inductor_choices", "name": "LeadAlignCheck",
+        "device_capa": [9, 0], "torch": "2.11", "ops": ["mm"], "tree": tree});
+    let code = ah_codegen::inductor::render_module(&model, "# test").unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let module = dir.path().join("lead_align_check_choices.py");
+    std::fs::write(&module, code).unwrap();
+    let mut cases = String::new();
+    for dtype in ["torch.bfloat16", "torch.float32", "torch.float8_e4m3fn"] {
+        for (a, b, n) in [
+            (64, 1025, 130),
+            (1, 77, 4096),
+            (4096, 1, 1),
+            (0, 48, 96),
+            (6, 10, 24),
+        ] {
+            let f = serde_json::json!({"n": n, "mat1_dtype": dtype, "mat1_stride_0": a,
+                "mat1_stride_1": 1, "mat2_stride_0": 1, "mat2_stride_1": b});
+            let bytes = super::tree::dtype_bytes(dtype);
+            let expected = format!("a{}", lead_align([a, 1], [1, b], n, bytes));
+            cases.push_str(&serde_json::json!({"f": f, "expected": expected}).to_string());
+            cases.push('\n');
+        }
+    }
+    let script = "import importlib.util, json, sys\n\
+        spec = importlib.util.spec_from_file_location('m', sys.argv[1]); m = importlib.util.module_from_spec(spec); spec.loader.exec_module(m)\n\
+        for line in sys.stdin:\n\
+        \x20   c = json.loads(line); kind, names = m.decide(c['f'])\n\
+        \x20   print(names[0] == c['expected'], names[0], c['expected'])\n";
+    let out = super::tests::run_python(&module, script, &cases);
+    assert_eq!(out.lines().count(), 15, "{out}");
+    assert!(out.lines().all(|l| l.starts_with("True")), "{out}");
+}
