@@ -78,6 +78,11 @@ struct Cli {
     /// one choice at a time (the trainer before 2026-11-24's third session).
     #[arg(long)]
     no_grown_lists: bool,
+    /// The tree's first split separates the GEMMs with a leading dimension below 16-byte
+    /// alignment, which cuBLAS cannot run on its fast path, from the rest, so that each side
+    /// learns its own rule (docs/inductor.md)
+    #[arg(long)]
+    alignment_first: bool,
     /// Folds of the cross-validation.
     #[arg(long, default_value_t = PruneParams::default().folds)]
     folds: usize,
@@ -123,6 +128,7 @@ fn run(cli: Cli) -> anyhow::Result<bool> {
         full_list: !cli.no_full_list,
         max_keep: cli.max_keep,
         grown_lists: !cli.no_grown_lists,
+        alignment_first: cli.alignment_first,
         folds: cli.folds,
         cv_repeats: cli.cv_repeats,
         first: cli.first.clone(),

@@ -59,6 +59,9 @@ pub struct PruneParams {
     /// Whether each final leaf also weighs lists grown one choice at a time (default true; see
     /// [`policy::grown_lists`]) besides the top-k prefixes of its ranking.
     pub grown_lists: bool,
+    /// Whether the root splits GEMMs below 16-byte alignment of a leading dimension from the
+    /// rest before anything else ([`Test::cublas_aligned`]; default false).
+    pub alignment_first: bool,
     /// Folds of the cross-validation (default 5).
     pub folds: usize,
     /// Times the cross-validation is run, each over another split into folds, its figures the
@@ -84,6 +87,7 @@ impl Default for PruneParams {
             full_list: true,
             max_keep: policy::MAX_KEEP,
             grown_lists: true,
+            alignment_first: false,
             folds: 5,
             cv_repeats: 1,
             top_k: 10,
@@ -218,6 +222,7 @@ pub fn train(
             grown: params.grown_lists,
             max_keep: params.max_keep,
         },
+        first_split: params.alignment_first.then(Test::cublas_aligned),
     };
     let all: Vec<&Sample> = data.samples.iter().collect();
     let tree = growth.grow(&all);

@@ -117,3 +117,45 @@ fn the_generated_handler_computes_the_same_value() {
     assert_eq!(out.lines().count(), 15, "{out}");
     assert!(out.lines().all(|l| l.starts_with("True")), "{out}");
 }
+
+/// `--alignment-first`: the root splits on [`Test::cublas_aligned`] even where no split pays
+/// (every GEMM here has cuBLAS only), unless a side would hold fewer than `min_leaf` GEMMs.
+#[test]
+fn alignment_first_makes_the_root_split_on_cublas_alignment() {
+    use super::policy::{LeafRule, Weighing};
+    use super::tree::{Growth, Node};
+    let f = features();
+    let samples: Vec<Sample> = [130, 1024, 2730, 4096, 256, 512]
+        .map(|n| sample(n, "torch.bfloat16", [64, 1], [1, 64]))
+        .to_vec();
+    let refs: Vec<&Sample> = samples.iter().collect();
+    let grow = |min_leaf: usize| {
+        Growth {
+            features: &f,
+            categorical: &["mat1_dtype".to_string()],
+            weighing: Weighing {
+                horizon: 1e5,
+                harm: 0.03,
+                harm_price_s: 20.0,
+            },
+            min_leaf,
+            max_depth: 3,
+            leaf_rule: LeafRule {
+                min_support: 1,
+                full_list: true,
+                grown: false,
+                max_keep: 4,
+            },
+            first_split: Some(Test::cublas_aligned()),
+        }
+        .grow(&refs)
+    };
+    // n = 130, 2730: below 16 bytes; 1024, 4096, 256, 512: aligned.
+    let Node::Split { test, yes, no } = grow(2) else {
+        panic!("the root does not split");
+    };
+    assert_eq!(test, Test::cublas_aligned());
+    assert_eq!((yes.leaves(), no.leaves()), (1, 1));
+    // With 3 GEMMs a leaf at least, the 2 below 16 bytes cannot have one of their own.
+    assert!(matches!(grow(3), Node::Leaf { samples: 6, .. }));
+}

@@ -71,6 +71,7 @@ fn cross_validation_reports_each_ops_results() {
         min_leaf: 1,
         max_depth: 2,
         leaf_rule: rule(),
+        first_split: None,
     };
     let cv = eval::cross_validate(&samples, &growth, 3, 10, 2);
     let ops: Vec<&str> = cv.by_op.iter().map(|g| g.op.as_str()).collect();

@@ -143,6 +143,7 @@ fn the_tree_splits_where_the_policy_changes() {
         min_leaf: 3,
         max_depth: 4,
         leaf_rule: rule(1),
+        first_split: None,
     };
     let refs: Vec<&Sample> = samples.iter().collect();
     let tree = growth.grow(&refs);
@@ -194,6 +195,7 @@ fn repeated_cross_validation_reports_the_means() {
         min_leaf: 1,
         max_depth: 2,
         leaf_rule: rule(1),
+        first_split: None,
     };
     let once = eval::cross_validate(&samples, &growth, 3, 10, 1).all;
     let three = eval::cross_validate(&samples, &growth, 3, 10, 3).all;
@@ -375,6 +377,7 @@ fn shipped_command(line: &str) -> (Vec<String>, PruneParams) {
             "--no-full-list" => p.full_list = false,
             "--max-keep" => p.max_keep = value().parse().unwrap(),
             "--no-grown-lists" => p.grown_lists = false,
+            "--alignment-first" => p.alignment_first = true,
             "--output-dir" | "--python-dir" | "--rust-dir" | "--artifact-dir" => {
                 value();
             }

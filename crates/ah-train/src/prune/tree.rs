@@ -121,6 +121,18 @@ pub enum Test {
 }
 
 impl Test {
+    /// GEMMs with a leading dimension below 16-byte alignment ([`Quantity::LeadAlign`] <= 12,
+    /// between 8 and 16): the ones cuBLAS cannot run on its fast path, where Triton's templates
+    /// win most often. As the root's split (`ah-prune --alignment-first`) it lets each side
+    /// learn its own rule: a greedy root split on size left GEMMs of 4- and 8-byte alignment in
+    /// a cuBLAS-only leaf of aligned ones.
+    pub fn cublas_aligned() -> Test {
+        Test::Le {
+            quantity: Quantity::LeadAlign,
+            threshold: 12.0,
+        }
+    }
+
     /// Whether `s` passes (`None`: a value is missing).
     pub fn eval(&self, s: &Sample, features: &[String]) -> Option<bool> {
         match self {
@@ -195,6 +207,9 @@ pub struct Growth<'a> {
     pub max_depth: usize,
     /// Which policies a leaf may take.
     pub leaf_rule: LeafRule,
+    /// A test the root splits on before any other (when each side keeps `min_leaf` GEMMs),
+    /// whatever the greedy search would pick there: [`Test::cublas_aligned`].
+    pub first_split: Option<Test>,
 }
 
 impl Growth<'_> {
@@ -211,9 +226,19 @@ impl Growth<'_> {
         if depth >= self.max_depth || samples.len() < 2 * self.min_leaf {
             return leaf();
         }
-        let (_, score) = best_policy(samples, &self.weighing, self.leaf_rule);
-        let Some((test, _)) = self.best_split(samples, score) else {
-            return leaf();
+        let first = self
+            .first_split
+            .as_ref()
+            .filter(|t| depth == 0 && self.fits(samples, t));
+        let test = match first {
+            Some(t) => t.clone(),
+            None => {
+                let (_, score) = best_policy(samples, &self.weighing, self.leaf_rule);
+                let Some((test, _)) = self.best_split(samples, score) else {
+                    return leaf();
+                };
+                test
+            }
         };
         let (yes, no): (Vec<&Sample>, Vec<&Sample>) = samples
             .iter()
@@ -223,6 +248,15 @@ impl Growth<'_> {
             yes: Box::new(self.node(&yes, depth + 1)),
             no: Box::new(self.node(&no, depth + 1)),
         }
+    }
+
+    /// Whether `test` leaves at least `min_leaf` of `samples` on each side.
+    fn fits(&self, samples: &[&Sample], test: &Test) -> bool {
+        let yes = samples
+            .iter()
+            .filter(|s| test.eval(s, self.features) == Some(true))
+            .count();
+        yes >= self.min_leaf && samples.len() - yes >= self.min_leaf
     }
 
     /// The test whose two sides' best policies score lowest, if lower than `parent`.
