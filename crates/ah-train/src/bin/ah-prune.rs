@@ -92,7 +92,8 @@ struct Cli {
     #[arg(long, value_name = "R", default_value_t = PruneParams::default().cv_repeats)]
     cv_repeats: usize,
     /// Train on the first N GEMMs of the logs only (a log grows as its collection resumes); the
-    /// rest are scored as held out. One count is over the logs in a row; one per log
+    /// rest are scored as held out. N counts GEMMs with compiled truth, not extras lines: give
+    /// the count the report names, or a grown log adds GEMMs to the training ones. One count is over the logs in a row; one per log
     /// (`--first 436,139,267`) keeps the training GEMMs fixed however each log grows.
     #[arg(long, value_name = "N[,N...]", value_delimiter = ',')]
     first: Vec<usize>,
