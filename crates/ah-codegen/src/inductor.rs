@@ -87,20 +87,9 @@ pub(crate) fn learned_source(model: &Json) -> Result<String, CodegenError> {
 
 /// The helpers the tree's quantities call, each emitted only when a split uses it.
 fn helpers(tree: &Node) -> String {
-    let lead = prune_tree::uses(tree, |q| matches!(q, Quantity::LeadAlign));
-    let align = lead || prune_tree::uses(tree, |q| matches!(q, Quantity::Align(_)));
-    let mut out = String::new();
-    if align {
-        out.push_str(ALIGN);
-    }
-    if lead {
-        let table: Vec<String> = prune_tree::DTYPE_BYTES
-            .iter()
-            .map(|(d, b)| format!("{}: {b}", lit(&Json::String((*d).into()))))
-            .collect();
-        out.push_str(&LEAD_ALIGN.replace("TABLE", &table.join(", ")));
-    }
-    out
+    prune_tree::Helpers::of(tree).source(ALIGN, LEAD_ALIGN, |d, b| {
+        format!("{}: {b}", lit(&Json::String(d.into())))
+    })
 }
 
 /// `_align`, which a tree testing an alignment calls.

@@ -79,20 +79,7 @@ pub fn render_module(model: &Json, header: &str) -> Result<String, CodegenError>
 /// The helpers the tree's quantities call, each emitted only when a split uses it (an unused
 /// private function is a warning in the user's build).
 fn helpers(tree: &Node) -> String {
-    let lead = prune_tree::uses(tree, |q| matches!(q, Quantity::LeadAlign));
-    let align = lead || prune_tree::uses(tree, |q| matches!(q, Quantity::Align(_)));
-    let mut out = String::new();
-    if align {
-        out.push_str(ALIGN);
-    }
-    if lead {
-        let table: Vec<String> = prune_tree::DTYPE_BYTES
-            .iter()
-            .map(|(d, b)| format!("({d:?}, {b})"))
-            .collect();
-        out.push_str(&LEAD_ALIGN.replace("TABLE", &table.join(", ")));
-    }
-    out
+    prune_tree::Helpers::of(tree).source(ALIGN, LEAD_ALIGN, |d, b| format!("({d:?}, {b})"))
 }
 
 /// The types every module defines (one self-contained file, no dependency).

@@ -192,8 +192,46 @@ fn clip(v: &Json) -> String {
     ah_core::error::clip(&v.to_string()).into_owned()
 }
 
-/// Whether a split of `n` compares `q` (a renderer emits a quantity's helper only then).
-pub fn uses(n: &Node, q: fn(&Quantity) -> bool) -> bool {
+/// The helper functions a rendering of a tree calls, each emitted only when a split uses it
+/// (an unused private function is a warning in the user's Rust build and dead code in Python).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Helpers {
+    /// [`align`]: for [`Quantity::Align`], and inside `lead_align`.
+    pub align: bool,
+    /// [`lead_align`], with its [`DTYPE_BYTES`] table.
+    pub lead_align: bool,
+}
+
+impl Helpers {
+    /// The helpers `tree` calls.
+    pub fn of(tree: &Node) -> Helpers {
+        let lead_align = uses(tree, |q| matches!(q, Quantity::LeadAlign));
+        let align = lead_align || uses(tree, |q| matches!(q, Quantity::Align(_)));
+        Helpers { align, lead_align }
+    }
+
+    /// The helpers' source in a language: `align` and `lead_align` as that language writes
+    /// them, the latter's `TABLE` replaced by [`DTYPE_BYTES`], each entry written by `entry`.
+    pub fn source(
+        self,
+        align: &str,
+        lead_align: &str,
+        entry: impl Fn(&str, i64) -> String,
+    ) -> String {
+        let table: Vec<String> = DTYPE_BYTES.iter().map(|&(d, b)| entry(d, b)).collect();
+        let mut out = String::new();
+        if self.align {
+            out.push_str(align);
+        }
+        if self.lead_align {
+            out.push_str(&lead_align.replace("TABLE", &table.join(", ")));
+        }
+        out
+    }
+}
+
+/// Whether a split of `n` compares a quantity for which `q` holds.
+fn uses(n: &Node, q: fn(&Quantity) -> bool) -> bool {
     match n {
         Node::Leaf(_) => false,
         Node::Split(t, yes, no) => {
