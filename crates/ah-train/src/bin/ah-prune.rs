@@ -8,7 +8,7 @@ use std::process::ExitCode;
 use anyhow::Context;
 use clap::Parser;
 
-use ah_train::prune::{report, train, PruneParams};
+use ah_train::prune::{report, train, GemmOp, PruneParams};
 
 /// Train a max-autotune pruning heuristic (see docs/inductor.md).
 #[derive(Parser, Debug)]
@@ -57,6 +57,10 @@ struct Cli {
     /// where it avoids most harm. Default: inf (avoid harmful picks first, at any cost).
     #[arg(long, value_name = "S", default_value_t = PruneParams::default().harm_price_s)]
     harm_price: f64,
+    /// A price for one op's harmful picks instead of --harm-price, e.g. `bmm=30` (repeat for
+    /// several ops; OP is mm, addmm or bmm, S seconds or inf).
+    #[arg(long, value_name = "OP=S", value_parser = op_price)]
+    op_harm_price: Vec<(GemmOp, f64)>,
     /// Fewest training GEMMs in a leaf.
     #[arg(long, default_value_t = PruneParams::default().min_leaf)]
     min_leaf: usize,
@@ -123,6 +127,7 @@ fn run(cli: Cli) -> anyhow::Result<bool> {
         horizon: cli.horizon,
         harm: cli.harm,
         harm_price_s: cli.harm_price,
+        op_harm_price_s: op_prices(&cli.op_harm_price)?,
         min_leaf: cli.min_leaf,
         max_depth: cli.max_depth,
         min_support: cli.min_support,
@@ -312,4 +317,31 @@ mod tests {
         let lines = cv_lines(report);
         assert_eq!(lines, ["  | mm\\r\\u{2028}x | 1 |"]);
     }
+}
+
+/// `--op-harm-price OP=S`.
+fn op_price(text: &str) -> Result<(GemmOp, f64), String> {
+    let (op, price) = text
+        .split_once('=')
+        .ok_or_else(|| format!("{text:?}: write OP=S, e.g. bmm=30"))?;
+    let op =
+        GemmOp::parse(op).ok_or_else(|| format!("{op:?} is not an op: use mm, addmm or bmm"))?;
+    let price: f64 = price
+        .parse()
+        .map_err(|_| format!("{price:?} is not a number of seconds (or inf)"))?;
+    Ok((op, price))
+}
+
+/// The prices of `--op-harm-price`, by op; an op given twice is refused.
+fn op_prices(given: &[(GemmOp, f64)]) -> anyhow::Result<[Option<f64>; 3]> {
+    let mut prices = [None; 3];
+    for &(op, price) in given {
+        if prices[op.index()].replace(price).is_some() {
+            anyhow::bail!(
+                "--op-harm-price names {} twice: give each op one price",
+                op.name()
+            );
+        }
+    }
+    Ok(prices)
 }

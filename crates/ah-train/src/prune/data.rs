@@ -87,6 +87,41 @@ pub fn name_key(name: &str) -> u64 {
     BuildHasherDefault::<DefaultHasher>::default().hash_one(name)
 }
 
+/// The ATen op of a GEMM, as its `op` feature logs it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum GemmOp {
+    /// `mm`.
+    Mm,
+    /// `addmm` (a linear with bias).
+    Addmm,
+    /// `bmm`.
+    Bmm,
+}
+
+impl GemmOp {
+    /// Every op, in the order of [`GemmOp::index`].
+    pub const ALL: [GemmOp; 3] = [GemmOp::Mm, GemmOp::Addmm, GemmOp::Bmm];
+
+    /// Its name as logged.
+    pub fn name(self) -> &'static str {
+        match self {
+            GemmOp::Mm => "mm",
+            GemmOp::Addmm => "addmm",
+            GemmOp::Bmm => "bmm",
+        }
+    }
+
+    /// The op logged as `name`, if it is one of [`GemmOp::ALL`].
+    pub fn parse(name: &str) -> Option<GemmOp> {
+        GemmOp::ALL.into_iter().find(|o| o.name() == name)
+    }
+
+    /// Its position in [`GemmOp::ALL`].
+    pub fn index(self) -> usize {
+        self as usize
+    }
+}
+
 /// One measured GEMM. Its choices are fixed once made: which of them is the kept cuBLAS choice
 /// and which Inductor picks are found once, in [`Sample::new`].
 #[derive(Debug, Clone, PartialEq)]
@@ -100,6 +135,8 @@ pub struct Sample {
     pub truth_autotune_ms: f64,
     /// Compile time under max-autotune minus without it, s.
     pub autotune_s: f64,
+    /// Its op, where the log has an `op` feature ([`Samples::read_ops`]).
+    pub op: Option<GemmOp>,
     kept_extern: Option<usize>,
     winner: Option<usize>,
     /// Which choice a kept name keeps: ([`name_key`] of the name, choice index), sorted by
@@ -127,6 +164,7 @@ impl Sample {
             truth_default_ms,
             truth_autotune_ms,
             autotune_s,
+            op: None,
             kept_extern,
             winner,
             offers,
@@ -266,6 +304,19 @@ pub struct Samples {
 }
 
 impl Samples {
+    /// Sets every GEMM's [`Sample::op`] from its `op` feature (nothing without one).
+    pub fn read_ops(&mut self) {
+        let Some(at) = self.features.iter().position(|f| f == "op") else {
+            return;
+        };
+        for s in self.samples.iter_mut().chain(self.later.iter_mut()) {
+            s.op = match &s.values[at] {
+                Value::Str(name) => GemmOp::parse(name),
+                _ => None,
+            };
+        }
+    }
+
     /// Sets, on every GEMM (later ones included), which choice each template name of the
     /// training GEMMs keeps there as Inductor sizes configs to the GEMM ([`super::sizing`]).
     /// Only the training GEMMs' names count, so GEMMs logged later change nothing of a tree
@@ -413,13 +464,15 @@ pub fn load(log: &Path, extras: &Path) -> Result<Samples, PruneError> {
             None => without_extras += 1,
         }
     }
-    Ok(Samples {
+    let mut samples = Samples {
         metadata: log.metadata.clone(),
         features: log.features.clone(),
         samples,
         without_extras,
         later: Vec::new(),
-    })
+    };
+    samples.read_ops();
+    Ok(samples)
 }
 
 /// The extras lines by their `features` text; the first line of a GEMM wins (see [`load`]).

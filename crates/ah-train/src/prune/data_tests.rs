@@ -42,7 +42,14 @@ fn a_gemm_logged_twice_loads_once_with_its_first_times() {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
     let log = root.join("data/inductor_mm_h100.txt");
     let data = data::load(&log, &ah_log::extras_path(&log)).unwrap();
+    let op_at = data.features.iter().position(|f| f == "op").unwrap();
     for s in &data.samples {
+        let op = s.op.map(|o| Value::Str(o.name().into()));
+        assert_eq!(
+            op.as_ref(),
+            Some(&s.values[op_at]),
+            "the op read from the feature"
+        );
         let mut names: Vec<&str> = s.choices().iter().map(|c| c.name.as_str()).collect();
         names.sort_unstable();
         let n = names.len();

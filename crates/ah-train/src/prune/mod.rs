@@ -18,11 +18,12 @@ pub mod policy;
 pub mod sizing;
 pub mod tree;
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-pub use data::{load, Sample, Samples};
+pub use data::{load, GemmOp, Sample, Samples};
 pub use error::PruneError;
 pub use eval::{cross_validate, OpResults, RuleResult, Scored};
 pub use misses::Miss;
@@ -43,6 +44,9 @@ pub struct PruneParams {
     /// avoids harmful picks first, whatever they cost). A finite price trades harmful picks
     /// against autotuning time where avoiding them costs most.
     pub harm_price_s: f64,
+    /// Per op ([`GemmOp::index`]), a price that replaces `harm_price_s` for its GEMMs (default
+    /// none): `--op-harm-price bmm=30`.
+    pub op_harm_price_s: [Option<f64>; 3],
     /// Fewest training GEMMs in a leaf (default 3).
     pub min_leaf: usize,
     /// Deepest split level (default 4).
@@ -81,6 +85,7 @@ impl Default for PruneParams {
             horizon: 1e5,
             harm: 0.03,
             harm_price_s: f64::INFINITY,
+            op_harm_price_s: [None; 3],
             min_leaf: 3,
             max_depth: 4,
             min_support: 1,
@@ -109,6 +114,14 @@ impl PruneParams {
         if self.harm_price_s.is_nan() || self.harm_price_s < 0.0 {
             return bad("--harm-price must be a number of seconds, 0 or more (or inf)");
         }
+        if self
+            .op_harm_price_s
+            .iter()
+            .flatten()
+            .any(|p| p.is_nan() || *p < 0.0)
+        {
+            return bad("--op-harm-price OP=S: S must be a number of seconds, 0 or more (or inf)");
+        }
         if self.min_leaf == 0
             || self.folds < 2
             || self.top_k == 0
@@ -128,7 +141,19 @@ impl PruneParams {
             horizon: self.horizon,
             harm: self.harm,
             harm_price_s: self.harm_price_s,
+            op_harm_price_s: self.op_harm_price_s,
         }
+    }
+
+    /// The ops priced apart, by name, with their price (`None`: infinite).
+    fn op_prices(&self) -> BTreeMap<String, Option<f64>> {
+        GemmOp::ALL
+            .into_iter()
+            .filter_map(|op| {
+                let p = self.op_harm_price_s[op.index()]?;
+                Some((op.name().to_string(), Some(p).filter(|p| p.is_finite())))
+            })
+            .collect()
     }
 }
 
@@ -158,6 +183,9 @@ pub struct PruneModel {
     /// `--harm-price`, where finite.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub harm_price_s: Option<f64>,
+    /// `--op-harm-price`: the ops priced apart, with their price (`null`: infinite).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub op_harm_price_s: BTreeMap<String, Option<f64>>,
     /// Training GEMMs.
     pub gemms: usize,
     /// Cross-validation, side by side with the fixed rules.
@@ -258,6 +286,7 @@ pub fn train(
         horizon: params.horizon,
         harm: params.harm,
         harm_price_s: Some(params.harm_price_s).filter(|p| p.is_finite()),
+        op_harm_price_s: params.op_prices(),
         gemms: data.samples.len(),
         cross_validation: cross_validation.all,
         cv_repeats: params.cv_repeats,
@@ -285,6 +314,7 @@ pub fn report(model: &PruneModel, data: &Samples) -> String {
         horizon: model.horizon,
         harm: model.harm,
         harm_price_s: f64::INFINITY,
+        op_harm_price_s: [None; 3],
     };
     let all: Vec<&Sample> = data.samples.iter().collect();
     let policies: Vec<Policy> = all
@@ -309,10 +339,7 @@ pub fn report(model: &PruneModel, data: &Samples) -> String {
         skipped = data.without_extras,
         h = model.horizon,
         harm = model.harm * 100.0,
-        price = match model.harm_price_s {
-            Some(p) => format!(", a harmful pick priced at {p} s of autotuning"),
-            None => String::new(),
-        },
+        price = prices(model),
         leaves = model.tree.leaves(),
         cv = eval::table(&model.cross_validation),
         cv_by_op = by_op(&model.cross_validation_by_op) + &worst(&model.cross_validation_worst),
@@ -322,6 +349,19 @@ pub fn report(model: &PruneModel, data: &Samples) -> String {
             r => format!("; the means of {r} splits into folds"),
         },
     )
+}
+
+/// The report's words on what a harmful pick was priced at (nothing where no price was set).
+fn prices(model: &PruneModel) -> String {
+    let seconds = |p: Option<f64>| p.map_or("infinite".to_string(), |p| format!("{p} s"));
+    let flat = model
+        .harm_price_s
+        .map(|p| format!(", a harmful pick priced at {p} s of autotuning"));
+    let ops = model
+        .op_harm_price_s
+        .iter()
+        .map(|(op, p)| format!(", a harmful {op} pick priced at {}", seconds(*p)));
+    flat.into_iter().chain(ops).collect()
 }
 
 /// A report's section on each op's GEMMs (nothing where the GEMMs are of one op).

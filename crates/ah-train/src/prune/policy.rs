@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::data::{faster, name_key, Sample};
+use super::data::{faster, name_key, GemmOp, Sample};
 
 /// A leaf's decision, made before any Triton template is generated.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -106,6 +106,10 @@ pub struct Weighing {
     /// loss plus this price per harmful pick. Infinite (the default): harmful picks first,
     /// then the loss, so a leaf spends any autotuning that avoids one harmful pick.
     pub harm_price_s: f64,
+    /// Per op ([`GemmOp::index`]), a price that replaces [`Self::harm_price_s`] for that op's
+    /// GEMMs (`--op-harm-price bmm=30`): where one op's harmful picks are dearer to the user
+    /// than the others', or its held-out misses say the flat price buys too few of them.
+    pub op_harm_price_s: [Option<f64>; 3],
 }
 
 impl Weighing {
@@ -127,19 +131,33 @@ impl Weighing {
     }
 
     /// A policy's score on some samples, lower is better and scores add up over disjoint
-    /// samples: (harmful picks, loss), or with a finite [`Self::harm_price_s`], (0, loss plus
-    /// the harmful picks' price).
+    /// samples: (harmful picks of an infinite [`Self::price_s`], loss plus the finite prices of
+    /// the other harmful picks). With one infinite price that is (harmful picks, loss); with
+    /// one finite price, (0, loss plus the harmful picks' price).
     pub fn score(&self, p: &Policy, samples: &[&Sample]) -> (usize, f64) {
         let scorer = Scorer::of(p);
-        let (h, l) = samples.iter().fold((0, 0.0), |(h, l), s| {
+        // Harmful picks counted by who prices them: the flat price, then each op's.
+        let mut harmful = [0usize; 1 + GemmOp::ALL.len()];
+        let mut l = 0.0;
+        for s in samples {
             let o = scorer.outcome(s);
-            (h + usize::from(self.harmful(o, s)), l + self.loss_s(o, s))
-        });
-        if self.harm_price_s.is_finite() {
-            (0, l + self.harm_price_s * h as f64)
-        } else {
-            (h, l)
+            if self.harmful(o, s) {
+                let own = s.op.filter(|op| self.op_harm_price_s[op.index()].is_some());
+                harmful[own.map_or(0, |op| 1 + op.index())] += 1;
+            }
+            l += self.loss_s(o, s);
         }
+        let prices = std::iter::once(self.harm_price_s)
+            .chain(GemmOp::ALL.map(|op| self.op_harm_price_s[op.index()].unwrap_or(0.0)));
+        let mut unpriced = 0;
+        for (price, h) in prices.zip(harmful).filter(|&(_, h)| h > 0) {
+            if price.is_finite() {
+                l += price * h as f64;
+            } else {
+                unpriced += h;
+            }
+        }
+        (unpriced, l)
     }
 }
 

@@ -137,6 +137,7 @@ fn alignment_first_makes_the_root_split_on_cublas_alignment() {
                 horizon: 1e5,
                 harm: 0.03,
                 harm_price_s: 20.0,
+                op_harm_price_s: [None; 3],
             },
             min_leaf,
             max_depth: 3,

@@ -28,6 +28,7 @@ fn a_finite_harm_price_trades_harmful_picks_against_autotuning() {
         horizon: 0.0,
         harm: 0.03,
         harm_price_s,
+        op_harm_price_s: [None; 3],
     };
     let t1 = Policy::Keep {
         choices: vec!["t1".into()],
@@ -42,7 +43,46 @@ fn a_finite_harm_price_trades_harmful_picks_against_autotuning() {
             ..PruneParams::default()
         };
         assert!(bad.check().is_err(), "{price}");
+        let bad_op = PruneParams {
+            op_harm_price_s: [None, None, Some(price)],
+            ..PruneParams::default()
+        };
+        assert!(bad_op.check().is_err(), "bmm={price}");
     }
+}
+
+/// The leaf above, its GEMMs bmms: a bmm price (`--op-harm-price bmm=10`) replaces the flat
+/// price of 1 s for them alone, so they keep `t1` while mm GEMMs under the same weighing keep
+/// cuBLAS; an infinite bmm price under a finite flat one counts their harmful picks first.
+#[test]
+fn an_op_harm_price_replaces_the_flat_price_for_that_ops_gemms() {
+    let of = |op: Option<GemmOp>| -> Vec<Sample> {
+        (0..4)
+            .map(|m| {
+                let mut s = gemm(m, 1.0, 0.9);
+                s.op = op;
+                s
+            })
+            .collect()
+    };
+    let (bmms, mms) = (of(Some(GemmOp::Bmm)), of(Some(GemmOp::Mm)));
+    let w = |bmm: f64| Weighing {
+        horizon: 0.0,
+        harm: 0.03,
+        harm_price_s: 1.0,
+        op_harm_price_s: [None, None, Some(bmm)],
+    };
+    let t1 = Policy::Keep {
+        choices: vec!["t1".into()],
+    };
+    let best = |s: &[Sample], w: &Weighing| best_policy(&s.iter().collect::<Vec<_>>(), w, rule());
+    assert_eq!(best(&bmms, &w(10.0)).0, t1);
+    assert_eq!(best(&mms, &w(10.0)).0, Policy::Extern);
+    assert_eq!(best(&mms, &w(10.0)).1, (0, 4.0));
+    let extern_bmms = w(f64::INFINITY).score(&Policy::Extern, &bmms.iter().collect::<Vec<_>>());
+    assert_eq!(extern_bmms, (4, 0.0));
+    let mixed: Vec<&Sample> = bmms.iter().chain(&mms).collect();
+    assert_eq!(w(10.0).score(&Policy::Extern, &mixed), (0, 44.0));
 }
 
 /// A cross-validation over GEMMs of two ops reports each op's results too: every rule's GEMMs
@@ -67,6 +107,7 @@ fn cross_validation_reports_each_ops_results() {
             horizon: 1e5,
             harm: 0.03,
             harm_price_s: f64::INFINITY,
+            op_harm_price_s: [None; 3],
         },
         min_leaf: 1,
         max_depth: 2,
@@ -110,6 +151,7 @@ fn the_worst_picks_are_the_harmful_ones_worst_first() {
         horizon: 0.0,
         harm: 0.03,
         harm_price_s: f64::INFINITY,
+        op_harm_price_s: [None; 3],
     };
     let worst = misses::worst(&refs, &extern_, &features(), &w);
     assert_eq!(worst.len(), misses::LISTED);

@@ -8,6 +8,7 @@ const W: Weighing = Weighing {
     horizon: 1e5,
     harm: 0.03,
     harm_price_s: f64::INFINITY,
+    op_harm_price_s: [None; 3],
 };
 
 /// The leaf rule with the full list allowed.

@@ -40,3 +40,34 @@ fn a_log_is_required() {
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("<LOG>"));
 }
+
+/// `--op-harm-price` takes OP=S for a known op, once each: anything else exits 2 saying what
+/// to write, before a log is read or anything is written.
+#[test]
+fn a_bad_op_harm_price_is_refused_with_what_to_write() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let cases: [(&[&str], &str); 5] = [
+        (&["--op-harm-price", "bmm"], "write OP=S"),
+        (&["--op-harm-price", "conv=3"], "use mm, addmm or bmm"),
+        (&["--op-harm-price", "bmm=soon"], "not a number of seconds"),
+        (&["--op-harm-price", "bmm=-1"], "0 or more"),
+        (
+            &["--op-harm-price", "bmm=1", "--op-harm-price", "bmm=2"],
+            "names bmm twice",
+        ),
+    ];
+    for (flags, says) in cases {
+        let mut args: Vec<&std::ffi::OsStr> = vec![
+            "missing.txt".as_ref(),
+            "--output-dir".as_ref(),
+            out.as_os_str(),
+        ];
+        args.extend(flags.iter().map(std::ffi::OsStr::new));
+        let o = prune(&args);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{flags:?}: {err}");
+        assert!(err.contains(says), "{flags:?}: {err}");
+        assert!(!out.exists(), "{flags:?}");
+    }
+}
