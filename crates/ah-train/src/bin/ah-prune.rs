@@ -307,18 +307,6 @@ fn valid_name(name: &str) -> bool {
         && name.chars().all(|c| c.is_ascii_alphanumeric())
 }
 
-#[cfg(test)]
-mod tests {
-    use super::cv_lines;
-
-    #[test]
-    fn header_lines_of_the_report_stay_comments() {
-        let report = "# T\n\n## Cross-validated\n\n| mm\r\u{2028}x | 1 |\n\n## On the training GEMMs\n| no |\n";
-        let lines = cv_lines(report);
-        assert_eq!(lines, ["  | mm\\r\\u{2028}x | 1 |"]);
-    }
-}
-
 /// `--op-harm-price OP=S`.
 fn op_price(text: &str) -> Result<(GemmOp, f64), String> {
     let (op, price) = text
@@ -344,4 +332,16 @@ fn op_prices(given: &[(GemmOp, f64)]) -> anyhow::Result<[Option<f64>; 3]> {
         }
     }
     Ok(prices)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::cv_lines;
+
+    #[test]
+    fn header_lines_of_the_report_stay_comments() {
+        let report = "# T\n\n## Cross-validated\n\n| mm\r\u{2028}x | 1 |\n\n## On the training GEMMs\n| no |\n";
+        let lines = cv_lines(report);
+        assert_eq!(lines, ["  | mm\\r\\u{2028}x | 1 |"]);
+    }
 }
