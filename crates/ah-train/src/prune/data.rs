@@ -355,6 +355,19 @@ pub fn load_logs(logs: &[std::path::PathBuf]) -> Result<Samples, PruneError> {
     Ok(all)
 }
 
+/// Refuses `--first n` for `logs` that hold only `len` GEMMs with compiled truth: the command
+/// would take GEMMs logged later as the logs grow, and train on other GEMMs than the ones it
+/// names (a shipped command said 400 of an attention log of 383, and trained on 400 once the
+/// log grew).
+pub fn check_first(logs: &str, n: usize, len: usize) -> Result<(), PruneError> {
+    if n <= len {
+        return Ok(());
+    }
+    Err(PruneError::Params(format!(
+        "{logs}: --first {n}, but only {len} GEMMs have compiled truth: give {len}, the count the report names (a larger count takes GEMMs logged later once the log grows)"
+    )))
+}
+
 /// [`load_logs`], training on the first `counts[i]` GEMMs of `logs[i]` only and holding the
 /// rest of each log out (`later`): a command stays reproducible however much each of its logs
 /// grows, where one count over the logs in a row (`--first N`) shifts when an earlier log grows.
@@ -371,8 +384,9 @@ pub fn load_logs_first(
     }
     let mut parts = read_logs(logs)?;
     let mut later = Vec::new();
-    for (part, &n) in parts.iter_mut().zip(counts) {
-        later.push(part.samples.split_off(n.min(part.samples.len())));
+    for ((part, &n), log) in parts.iter_mut().zip(counts).zip(logs) {
+        check_first(&log.display().to_string(), n, part.samples.len())?;
+        later.push(part.samples.split_off(n));
     }
     let mut parts = parts.into_iter();
     let mut all = parts.next().expect("read_logs reads at least one log");

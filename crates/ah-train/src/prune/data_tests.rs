@@ -200,6 +200,22 @@ fn first_per_log_keeps_the_training_gemms_when_an_earlier_log_grows() {
     assert_eq!((pinned.later.len(), grown.later.len()), (5, 10));
     let in_a_row = load(25, vec![35]);
     assert!(in_a_row.samples != pinned.samples);
+    // A count above what a log holds would take its later GEMMs once it grows: refused.
+    for (first, says) in [
+        (vec![21, 15], "a.txt: --first 21, but only 20 GEMMs"),
+        (vec![20, 21], "b.txt: --first 21, but only 20 GEMMs"),
+        (vec![41], "b.txt: --first 41, but only 40 GEMMs"),
+    ] {
+        let a = write("a.txt", 0..20);
+        let params = PruneParams {
+            first: first.clone(),
+            ..Default::default()
+        };
+        let err = train(&[a, b.clone()], "Over", &params)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains(says), "{first:?}: {err}");
+    }
     let params = PruneParams {
         first: vec![1, 2, 3],
         ..Default::default()

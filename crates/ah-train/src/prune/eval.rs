@@ -2,6 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::causes::Causes;
 use super::data::Sample;
 use super::misses::{self, Miss};
 use super::policy::{ranking, Policy, Weighing};
@@ -117,6 +118,10 @@ pub struct Scored {
     /// any split).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub worst: Vec<Miss>,
+    /// The learned rule's harmful picks by cause: on every GEMM, then on each op's where there
+    /// are several ops.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub causes: Vec<Causes>,
 }
 
 /// The rules' results on one op's GEMMs.
@@ -132,6 +137,15 @@ impl Scored {
     /// The four rules on `all` and on each op's GEMMs among them.
     fn of(all: &[&Sample], ours: &[Policy], fixed: &[Policy], ctx: &Context<'_>) -> Scored {
         let groups = op_groups(all, ctx.features);
+        let w = ctx.weighing;
+        let mut causes = vec![Causes::count("all", all, ours, w)];
+        if groups.len() >= 2 {
+            causes.extend(
+                groups
+                    .iter()
+                    .map(|(op, idx)| Causes::count(op, &pick(all, idx), &pick(ours, idx), w)),
+            );
+        }
         let by_op = if groups.len() < 2 {
             Vec::new()
         } else {
@@ -152,6 +166,7 @@ impl Scored {
             all: side_by_side(all, ours, fixed, ctx),
             by_op,
             worst: misses::worst(all, ours, ctx.features, ctx.weighing),
+            causes,
         }
     }
 
@@ -171,6 +186,11 @@ impl Scored {
                 })
                 .collect(),
             worst: misses::worst_of(runs.iter().flat_map(|x| x.worst.iter().cloned())),
+            causes: (0..runs[0].causes.len())
+                .map(|g| {
+                    Causes::mean_of(&runs.iter().map(|x| x.causes[g].clone()).collect::<Vec<_>>())
+                })
+                .collect(),
         }
     }
 }
@@ -351,7 +371,7 @@ pub fn by_op_table(groups: &[OpResults]) -> String {
 }
 
 /// A count, or a mean of counts over repeats: `150`, `151.3`.
-fn count(x: f64) -> String {
+pub(super) fn count(x: f64) -> String {
     if x.fract() == 0.0 {
         format!("{x:.0}")
     } else {

@@ -10,6 +10,7 @@
 //! [`PruneParams::horizon`] calls. Labels are compiled truth, not Inductor's benchmark times,
 //! which on small GEMMs favour Triton where cuBLAS is faster (docs/inductor.md).
 
+pub mod causes;
 pub mod data;
 mod error;
 pub mod eval;
@@ -23,6 +24,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+pub use causes::Causes;
 pub use data::{load, GemmOp, Sample, Samples};
 pub use error::PruneError;
 pub use eval::{cross_validate, OpResults, RuleResult, Scored};
@@ -199,6 +201,9 @@ pub struct PruneModel {
     /// The learned rule's worst cross-validated harmful picks ([`misses::worst`]).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub cross_validation_worst: Vec<Miss>,
+    /// The learned rule's cross-validated harmful picks by cause ([`Causes`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cross_validation_causes: Vec<Causes>,
     /// The log's GEMMs after the training ones (`--first`), side by side with the fixed rules.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub held_out: Vec<RuleResult>,
@@ -208,6 +213,9 @@ pub struct PruneModel {
     /// The learned rule's worst harmful picks of `held_out`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub held_out_worst: Vec<Miss>,
+    /// The learned rule's harmful picks of `held_out` by cause.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub held_out_causes: Vec<Causes>,
 }
 
 /// Trains on `logs` (one or more of one runner and device, each with its extras sidecar
@@ -218,11 +226,16 @@ pub fn train(
     params: &PruneParams,
 ) -> Result<(PruneModel, Samples), PruneError> {
     params.check()?;
+    let names = || {
+        let names: Vec<String> = logs.iter().map(|l| l.display().to_string()).collect();
+        names.join(", ")
+    };
     let data = match params.first[..] {
         [] => data::load_logs(logs)?,
         [n] => {
             let mut data = data::load_logs(logs)?;
-            data.later = data.samples.split_off(n.min(data.samples.len()));
+            data::check_first(&names(), n, data.samples.len())?;
+            data.later = data.samples.split_off(n);
             data.size_offers();
             data
         }
@@ -231,7 +244,7 @@ pub fn train(
     if data.samples.len() < 2 * params.min_leaf {
         return Err(PruneError::Params(format!(
             "{}: {} GEMMs with compiled truth; at least {} are needed (collect more with ah-collect --name inductor_mm)",
-            logs.iter().map(|l| l.display().to_string()).collect::<Vec<_>>().join(", "),
+            names(),
             data.samples.len(),
             2 * params.min_leaf
         )));
@@ -292,9 +305,11 @@ pub fn train(
         cv_repeats: params.cv_repeats,
         cross_validation_by_op: cross_validation.by_op,
         cross_validation_worst: cross_validation.worst,
+        cross_validation_causes: cross_validation.causes,
         held_out: held_out.all,
         held_out_by_op: held_out.by_op,
         held_out_worst: held_out.worst,
+        held_out_causes: held_out.causes,
     };
     Ok((model, data))
 }
@@ -329,7 +344,7 @@ pub fn report(model: &PruneModel, data: &Samples) -> String {
             "## GEMMs logged after the training ones (not trained on)\n\n{}\n{}{}",
             eval::table(&model.held_out),
             by_op(&model.held_out_by_op),
-            worst(&model.held_out_worst),
+            worst(&model.held_out_worst) + &causes(&model.held_out_causes),
         )
     };
     format!(
@@ -342,7 +357,9 @@ pub fn report(model: &PruneModel, data: &Samples) -> String {
         price = prices(model),
         leaves = model.tree.leaves(),
         cv = eval::table(&model.cross_validation),
-        cv_by_op = by_op(&model.cross_validation_by_op) + &worst(&model.cross_validation_worst),
+        cv_by_op = by_op(&model.cross_validation_by_op)
+            + &worst(&model.cross_validation_worst)
+            + &causes(&model.cross_validation_causes),
         fit = eval::table(&[fit]),
         repeats = match model.cv_repeats {
             1 => String::new(),
@@ -380,6 +397,17 @@ fn worst(misses: &[Miss]) -> String {
     format!(
         "The learned rule's worst picks (compiled truth over the faster of cuBLAS and max-autotune's pick):\n\n{}\n",
         misses::table(misses)
+    )
+}
+
+/// A report's count of the learned rule's harmful picks by cause (nothing where it made none).
+fn causes(causes: &[Causes]) -> String {
+    if causes.first().is_none_or(|c| c.total() == 0.0) {
+        return String::new();
+    }
+    format!(
+        "Where the learned rule's harmful picks come from:\n\n{}\n",
+        causes::table(causes)
     )
 }
 

@@ -1,6 +1,7 @@
-//! How policies are scored: the harmful picks' price (`--harm-price`) and the results of each
-//! op's GEMMs.
+//! How policies are scored: the harmful picks' price (`--harm-price`, `--op-harm-price`), the
+//! results of each op's GEMMs, and the causes of the harmful picks.
 
+use super::data::Choice;
 use super::policy::{best_policy, LeafRule, Policy, Weighing};
 use super::tests::{features, gemm};
 use super::tree::Growth;
@@ -172,4 +173,55 @@ fn the_worst_picks_are_the_harmful_ones_worst_first() {
         table.contains("| mm ?x13x?x? ?? | cuBLAS only | 2.300x | 1.000x | 2.300x |"),
         "{table}"
     );
+}
+
+/// Each harmful pick is counted under the decision that made it: cuBLAS alone where a template
+/// won, a kept list that lacked Inductor's pick, a kept list with it where that pick is itself
+/// slower than cuBLAS (max-autotune's own miss), the full list; what is not harmful is not
+/// counted, and the counts add up to the harmful total.
+#[test]
+fn harmful_picks_are_counted_by_cause() {
+    let values = || vec![Value::Int(64), Value::Str("mm".into())];
+    let choice = |name: &str, ms: f64| Choice::new(name.into(), ms, 1.0);
+    let choices = || {
+        vec![
+            choice("extern_mm", 1.0),
+            choice("t1", 0.5),
+            choice("t2", 0.9),
+        ]
+    };
+    // Inductor's pick t1 is truly 2x faster than cuBLAS; on `own_miss` it is 1.2x slower.
+    let wins = Sample::new(values(), choices(), 1.0, 0.5, 3.0);
+    let own_miss = Sample::new(values(), choices(), 1.0, 1.2, 3.0);
+    let keep = |c: &str| Policy::Keep {
+        choices: vec![c.into()],
+    };
+    let cases = [
+        (&wins, Policy::Extern),
+        (&wins, keep("t2")),
+        (&wins, keep("t1")),
+        (&own_miss, keep("t1")),
+        (&own_miss, Policy::Default),
+        (&own_miss, Policy::Extern),
+    ];
+    let all: Vec<&Sample> = cases.iter().map(|c| c.0).collect();
+    let ours: Vec<Policy> = cases.iter().map(|c| c.1.clone()).collect();
+    let w = Weighing {
+        horizon: 0.0,
+        harm: 0.03,
+        harm_price_s: f64::INFINITY,
+        op_harm_price_s: [None; 3],
+    };
+    let c = Causes::count("mm", &all, &ours, &w);
+    let expected = Causes {
+        op: "mm".into(),
+        cublas_only: 1.0,
+        list_without_pick: 1.0,
+        list_with_pick: 1.0,
+        full_list: 1.0,
+    };
+    assert_eq!(c, expected);
+    assert_eq!(c.total(), eval::score("x", &all, &ours, &w).harmful);
+    let table = causes::table(&[c]);
+    assert!(table.contains("| mm | 4 | 1 | 1 | 1 | 1 |"), "{table}");
 }
