@@ -7,7 +7,6 @@
 use serde::{Deserialize, Serialize};
 
 use super::data::{name_key, Sample};
-use super::eval::count;
 use super::policy::{Policy, Weighing};
 
 /// The learned rule's harmful picks on some GEMMs, by the decision that made them (means over
@@ -74,23 +73,4 @@ fn keeps_winner(s: &Sample, choices: &[String]) -> bool {
     choices
         .iter()
         .any(|c| s.offered(name_key(c)) == Some(winner))
-}
-
-/// The causes as a markdown table, a row per op.
-pub fn table(causes: &[Causes]) -> String {
-    let mut s = String::from(
-        "| op | harmful | cuBLAS only (a template won) | kept list without max-autotune's pick | kept max-autotune's pick (its own miss) | full list (its own miss) |\n|---|---|---|---|---|---|\n",
-    );
-    for c in causes {
-        s.push_str(&format!(
-            "| {} | {} | {} | {} | {} | {} |\n",
-            c.op.replace('|', "\\|"),
-            count(c.total()),
-            count(c.cublas_only),
-            count(c.list_without_pick),
-            count(c.list_with_pick),
-            count(c.full_list),
-        ));
-    }
-    s
 }

@@ -370,8 +370,27 @@ pub fn by_op_table(groups: &[OpResults]) -> String {
     s
 }
 
+/// The causes as a markdown table, a row per op.
+pub fn causes_table(causes: &[Causes]) -> String {
+    let mut s = String::from(
+        "| op | harmful | cuBLAS only (a template won) | kept list without max-autotune's pick | kept max-autotune's pick (its own miss) | full list (its own miss) |\n|---|---|---|---|---|---|\n",
+    );
+    for c in causes {
+        s.push_str(&format!(
+            "| {} | {} | {} | {} | {} | {} |\n",
+            c.op.replace('|', "\\|"),
+            count(c.total()),
+            count(c.cublas_only),
+            count(c.list_without_pick),
+            count(c.list_with_pick),
+            count(c.full_list),
+        ));
+    }
+    s
+}
+
 /// A count, or a mean of counts over repeats: `150`, `151.3`.
-pub(super) fn count(x: f64) -> String {
+fn count(x: f64) -> String {
     if x.fract() == 0.0 {
         format!("{x:.0}")
     } else {

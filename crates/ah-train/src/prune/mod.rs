@@ -407,7 +407,7 @@ fn causes(causes: &[Causes]) -> String {
     }
     format!(
         "Where the learned rule's harmful picks come from:\n\n{}\n",
-        causes::table(causes)
+        eval::causes_table(causes)
     )
 }
 

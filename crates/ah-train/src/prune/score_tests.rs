@@ -222,6 +222,6 @@ fn harmful_picks_are_counted_by_cause() {
     };
     assert_eq!(c, expected);
     assert_eq!(c.total(), eval::score("x", &all, &ours, &w).harmful);
-    let table = causes::table(&[c]);
+    let table = eval::causes_table(&[c]);
     assert!(table.contains("| mm | 4 | 1 | 1 | 1 | 1 |"), "{table}");
 }
