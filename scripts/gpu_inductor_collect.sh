@@ -8,7 +8,7 @@
 #     --shapes decode --num-samples 400 --exclude data/inductor_mm_h100.txt
 # and the attention log:
 #   AH_INDUCTOR_LOG=inductor_mm_attention_h100.txt bash scripts/gpu_inductor_collect.sh 540 \
-#     --shapes attention --num-samples 400 --exclude data/inductor_mm_h100.txt
+#     --shapes attention --num-samples 480 --exclude data/inductor_mm_h100.txt
 set -uo pipefail
 secs=${1:?seconds}; shift
 log=${AH_INDUCTOR_LOG:-inductor_mm_h100.txt}
@@ -22,7 +22,13 @@ export PYTHONUNBUFFERED=1
 # its whole process group, and a second SIGINT ends ah-collect at once, losing its summary).
 timeout --foreground -s INT -k 90 "$secs" .gpu/ah-collect --name inductor_mm --device cuda --seed 1 \
   --out "$out/$log" "$@" 2>&1 | grep -v '^\s*$' | tail -n 60
-echo "exit: ${PIPESTATUS[0]}"
+rc=${PIPESTATUS[0]}
+# timeout exits 124 when it stopped ah-collect at the limit (ah-collect's own 130 is not passed on).
+case $rc in
+  0) echo "exit: 0 (every sample measured)" ;;
+  124) echo "exit: 124 (stopped cleanly at the ${secs} s limit: run the same command again to resume)" ;;
+  *) echo "exit: $rc (an error: see the output above)" ;;
+esac
 # The lock is no data, and the device tool brings back a limited number of files: a call that
 # also wrote evaluation files once lost the provenance sidecar, and with it the session's GEMMs.
 rm -f "$out/$log.lock"
