@@ -2,6 +2,7 @@
 //! at equal or better run time, from an `inductor_mm` log and its extras sidecar; writes the
 //! model, a report, and (unless `--no-codegen`) the `InductorChoices` handler module.
 
+use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -140,7 +141,21 @@ fn run(cli: Cli) -> anyhow::Result<bool> {
         first: cli.first.clone(),
         ..PruneParams::default()
     };
-    let (model, data) = train(&cli.logs, &cli.heuristic_name, &params)?;
+    let bar = if std::io::stderr().is_terminal() {
+        indicatif::ProgressBar::new(params.trees())
+    } else {
+        indicatif::ProgressBar::hidden()
+    };
+    bar.set_style(
+        indicatif::ProgressStyle::with_template(
+            "{spinner} growing trees (the model, then the cross-validation's) [{bar:30}] {pos}/{len} {elapsed}",
+        )
+        .expect("valid template")
+        .progress_chars("=> "),
+    );
+    let trained = train(&cli.logs, &cli.heuristic_name, &params, &|n| bar.inc(n));
+    bar.finish_and_clear();
+    let (model, data) = trained?;
     let text = report(&model, &data);
     let modules = if cli.no_codegen {
         Vec::new()

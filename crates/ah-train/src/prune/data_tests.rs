@@ -142,7 +142,7 @@ fn appending_to_a_log_changes_nothing_of_a_first_n_tree() {
     let write = |rows: String, extra: &[&str]| {
         std::fs::write(&log, rows).unwrap();
         std::fs::write(ah_log::extras_path(&log), extra.join("\n") + "\n").unwrap();
-        let (model, data) = train(std::slice::from_ref(&log), "Grown", &params).unwrap();
+        let (model, data) = train(std::slice::from_ref(&log), "Grown", &params, &|_| {}).unwrap();
         (model.tree, data.samples)
     };
     let pinned = write(shipped.rows(0..40), &lines[..40]);
@@ -188,7 +188,7 @@ fn first_per_log_keeps_the_training_gemms_when_an_earlier_log_grows() {
             first,
             ..Default::default()
         };
-        let (_, data) = train(&[a, b.clone()], "Grown", &params).unwrap();
+        let (_, data) = train(&[a, b.clone()], "Grown", &params, &|_| {}).unwrap();
         data
     };
     let pinned = load(20, vec![20, 15]);
@@ -211,7 +211,7 @@ fn first_per_log_keeps_the_training_gemms_when_an_earlier_log_grows() {
             first: first.clone(),
             ..Default::default()
         };
-        let err = train(&[a, b.clone()], "Over", &params)
+        let err = train(&[a, b.clone()], "Over", &params, &|_| {})
             .unwrap_err()
             .to_string();
         assert!(err.contains(says), "{first:?}: {err}");
@@ -220,7 +220,7 @@ fn first_per_log_keeps_the_training_gemms_when_an_earlier_log_grows() {
         first: vec![1, 2, 3],
         ..Default::default()
     };
-    let err = train(&[b.clone(), b], "Bad", &params).unwrap_err();
+    let err = train(&[b.clone(), b], "Bad", &params, &|_| {}).unwrap_err();
     assert!(err.to_string().contains("3 counts for 2 logs"), "{err}");
 }
 

@@ -222,25 +222,32 @@ fn pick<T: Clone>(xs: &[T], idx: &[usize]) -> Vec<T> {
 /// k-fold cross-validation, `repeats` times over other splits ([`folds`]): every GEMM is
 /// decided by a tree (and a fixed top-10 list) made without it; returns the learned rule and
 /// the baselines, side by side, each the mean of the repeats ([`mean_of`]).
+/// `progress` is called once per tree grown.
 pub fn cross_validate(
     samples: &[Sample],
     growth: &Growth<'_>,
     k: usize,
     top_k: usize,
     repeats: usize,
+    progress: &(dyn Fn(u64) + Sync),
 ) -> Scored {
     let runs: Vec<Scored> = (0..repeats.max(1))
-        .map(|r| cross_validate_with_folds(samples, growth, &folds(samples.len(), k, r), top_k))
+        .map(|r| {
+            let folds = folds(samples.len(), k, r);
+            cross_validate_with_folds(samples, growth, &folds, top_k, progress)
+        })
         .collect();
     Scored::mean_of(&runs)
 }
 
-/// One cross-validation over the given folds (a partition of the GEMMs' indices).
+/// One cross-validation over the given folds (a partition of the GEMMs' indices); `progress` is
+/// called once per fold's tree.
 pub fn cross_validate_with_folds(
     samples: &[Sample],
     growth: &Growth<'_>,
     folds: &[Vec<usize>],
     top_k: usize,
+    progress: &(dyn Fn(u64) + Sync),
 ) -> Scored {
     let n = samples.len();
     let mut ours = vec![Policy::Default; n];
@@ -251,6 +258,7 @@ pub fn cross_validate_with_folds(
             .map(|i| &samples[i])
             .collect();
         let tree = growth.grow(&train);
+        progress(1);
         let top = ranking(&train).into_iter().take(top_k).collect();
         for &i in test {
             ours[i] = tree.decide(&samples[i], growth.features).clone();

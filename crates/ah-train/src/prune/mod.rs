@@ -137,6 +137,11 @@ impl PruneParams {
         Ok(())
     }
 
+    /// Trees [`train`] grows: one per fold of each cross-validation, then the final one.
+    pub fn trees(&self) -> u64 {
+        (self.folds * self.cv_repeats + 1) as u64
+    }
+
     /// The weighing of outcomes.
     pub fn weighing(&self) -> Weighing {
         Weighing {
@@ -219,11 +224,13 @@ pub struct PruneModel {
 }
 
 /// Trains on `logs` (one or more of one runner and device, each with its extras sidecar
-/// `LOG.extras.jsonl`), their GEMMs in the order given.
+/// `LOG.extras.jsonl`), their GEMMs in the order given. `progress` is called once per tree
+/// grown, [`PruneParams::trees`] times in all.
 pub fn train(
     logs: &[PathBuf],
     name: &str,
     params: &PruneParams,
+    progress: &(dyn Fn(u64) + Sync),
 ) -> Result<(PruneModel, Samples), PruneError> {
     params.check()?;
     let names = || {
@@ -267,12 +274,14 @@ pub fn train(
     };
     let all: Vec<&Sample> = data.samples.iter().collect();
     let tree = growth.grow(&all);
+    progress(1);
     let cross_validation = cross_validate(
         &data.samples,
         &growth,
         params.folds,
         params.top_k,
         params.cv_repeats,
+        progress,
     );
     let held_out = if data.later.is_empty() {
         Scored::default()

@@ -158,7 +158,7 @@ fn the_tree_splits_where_the_policy_changes() {
     assert_eq!(tree.decide(&gemm(5000, 1.0, 0.5), &f), &Policy::Extern);
     // The same data gives the same tree.
     assert_eq!(tree, growth.grow(&refs));
-    let cv = eval::cross_validate(&samples, &growth, 3, 10, 1).all;
+    let cv = eval::cross_validate(&samples, &growth, 3, 10, 1, &|_| {}).all;
     assert_eq!(cv.len(), 4);
     assert_eq!(cv[3].harmful, 0.0);
     assert!(cv[3].autotune_s < cv[0].autotune_s);
@@ -198,12 +198,12 @@ fn repeated_cross_validation_reports_the_means() {
         leaf_rule: rule(1),
         first_split: None,
     };
-    let once = eval::cross_validate(&samples, &growth, 3, 10, 1).all;
-    let three = eval::cross_validate(&samples, &growth, 3, 10, 3).all;
+    let once = eval::cross_validate(&samples, &growth, 3, 10, 1, &|_| {}).all;
+    let three = eval::cross_validate(&samples, &growth, 3, 10, 3, &|_| {}).all;
     let runs: Vec<f64> = (0..3)
         .map(|r| {
             let folds = eval::folds(samples.len(), 3, r);
-            let single = eval::cross_validate_with_folds(&samples, &growth, &folds, 10);
+            let single = eval::cross_validate_with_folds(&samples, &growth, &folds, 10, &|_| {});
             single.all[3].harmful
         })
         .collect();
@@ -230,7 +230,7 @@ fn a_repeated_cross_validation_is_recorded_and_reported() {
             cv_repeats: repeats,
             ..Default::default()
         };
-        let (model, data) = train(&logs, "RepeatCheck", &params).unwrap();
+        let (model, data) = train(&logs, "RepeatCheck", &params, &|_| {}).unwrap();
         let json = serde_json::to_value(&model).unwrap();
         assert_eq!(json.get("cv_repeats").is_some(), says);
         let back: PruneModel = serde_json::from_value(json).unwrap();
@@ -284,7 +284,7 @@ fn generated_python_decides_like_the_model() {
         ..Default::default()
     };
     let logs = [root.join("data/inductor_mm_h100.txt")];
-    let (model, data) = train(&logs, "ParityCheck", &params).unwrap();
+    let (model, data) = train(&logs, "ParityCheck", &params, &|_| {}).unwrap();
     let code =
         ah_codegen::inductor::render_module(&serde_json::to_value(&model).unwrap(), "# test")
             .unwrap();
@@ -403,7 +403,7 @@ fn the_shipped_rust_module_decides_like_the_model() {
     let command = header.lines().nth(2).unwrap();
     let (logs, params) = shipped_command(command);
     let logs: Vec<_> = logs.iter().map(|l| root.join(l)).collect();
-    let (model, data) = train(&logs, "InductorMMH100", &params).unwrap();
+    let (model, data) = train(&logs, "InductorMMH100", &params, &|_| {}).unwrap();
     let mut universe = super::data::universe(data.samples.iter());
     universe.extend(
         [
@@ -530,7 +530,7 @@ fn the_mm_artifact_ranks_like_the_handler_decides() {
         ..Default::default()
     };
     let logs = [root.join("data/inductor_mm_h100.txt")];
-    let (model, data) = train(&logs, "ParityCheck", &params).unwrap();
+    let (model, data) = train(&logs, "ParityCheck", &params, &|_| {}).unwrap();
     let json = serde_json::to_value(&model).unwrap();
     let dir = tempfile::tempdir().unwrap();
     let handler = ah_codegen::inductor::render_module(&json, "# test").unwrap();
