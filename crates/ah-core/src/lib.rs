@@ -14,20 +14,21 @@
 //!   code does;
 //! - the [`LearnedHeuristic`] interface that generated code implements, the [`Registry`] it
 //!   registers into, and the typed helpers generated code calls ([`generated`]);
-//! - the one median ([`stats`]) and atomic file writes ([`fs::write_atomic`]), the one way the
-//!   tools write their outputs.
+//! - the one median ([`stats`]) and, with the `fs` feature, atomic file writes
+//!   (`fs::write_atomic`), the one way the tools write their outputs.
 //!
 //! Elsewhere: the log format is `ah-log`, the runtime (AutoHeuristic, select, multi-kernel,
 //! the pick cache) `ah-runtime`.
 //!
 //! serde is the only outside dependency (serde_json too with the `json` feature, which the
-//! tools turn on): a generated heuristics crate links nine crates. This crate prints nothing
+//! tools turn on, like `fs`): a generated heuristics crate links nine crates. This crate prints nothing
 //! and has no GPU code; errors are typed ([`Error`]), their `Display` written by hand.
 #![deny(missing_docs)]
 
 pub mod context;
 mod duplicates;
 pub mod error;
+#[cfg(feature = "fs")]
 pub mod fs;
 pub mod generated;
 pub mod heuristic;

@@ -16,6 +16,7 @@ use crate::error::{clip_to, Error, Result};
 /// One operation per line, `NAME = EXPR` or `NAME :cat = EXPR` (`:num` is accepted and is the
 /// default); blank lines and lines starting with `#` are skipped. Errors name the file, the
 /// line and the column.
+#[cfg(feature = "fs")]
 pub fn parse_operations_file(path: impl AsRef<Path>) -> Result<Vec<Operation>> {
     let path = path.as_ref();
     let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;

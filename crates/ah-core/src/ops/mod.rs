@@ -62,7 +62,9 @@ pub use crate::optimization::builtin_operations;
 pub use ast::{BinaryOp, BoolOp, CmpOp, Expr, Func, Operator, UnaryOp};
 pub(crate) use builtin::{mixed_mm_operations, mm_operations, pad_mm_operations};
 pub use compiled::{CompiledOps, SlotOperation};
-pub use file::{parse_operations_file, parse_operations_str};
+#[cfg(feature = "fs")]
+pub use file::parse_operations_file;
+pub use file::parse_operations_str;
 pub(crate) use operation::first_unknown_input;
 pub use operation::{apply_operations, check_operations, Operation, OperationSpec};
 pub use parse::{parse_expr, MAX_DEPTH, MAX_NODES};
