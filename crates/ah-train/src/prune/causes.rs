@@ -1,6 +1,6 @@
 //! Why the learned rule's harmful picks were harmful, counted by op: the totals say how often
 //! the rule loses, this says which kind of decision lost, so that the next change goes where
-//! the losses are. On the 1178 training GEMMs of 2026-11-25 about two thirds of bmm's
+//! the losses are. On the 1251 training GEMMs of 2026-11-25 about two thirds of bmm's
 //! cross-validated harmful picks were cuBLAS-only decisions on GEMMs where a template won
 //! (docs/results.md), not kept lists that missed the winning config.
 

@@ -81,7 +81,7 @@ impl Choice {
     }
 }
 
-/// A 64-bit hash of a choice name, fixed for the process ([`Choice::is_named`]).
+/// A 64-bit hash of a choice name, fixed for the process (a [`Choice`] keys its name with it once).
 pub fn name_key(name: &str) -> u64 {
     use std::hash::{BuildHasher, BuildHasherDefault, DefaultHasher};
     BuildHasherDefault::<DefaultHasher>::default().hash_one(name)
@@ -273,7 +273,7 @@ fn fastest<'a>(choices: impl Iterator<Item = (usize, &'a Choice)>) -> Option<(us
     choices.fold(None, faster)
 }
 
-/// One step of [`fastest`]: `c` when it is finite and faster than `best` so far.
+/// One step of `fastest`: `c` when it is finite and faster than `best` so far.
 pub fn faster<'a>(
     best: Option<(usize, &'a Choice)>,
     c: (usize, &'a Choice),

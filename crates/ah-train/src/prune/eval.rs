@@ -221,7 +221,7 @@ fn pick<T: Clone>(xs: &[T], idx: &[usize]) -> Vec<T> {
 
 /// k-fold cross-validation, `repeats` times over other splits ([`folds`]): every GEMM is
 /// decided by a tree (and a fixed top-10 list) made without it; returns the learned rule and
-/// the baselines, side by side, each the mean of the repeats ([`mean_of`]).
+/// the baselines, side by side, each the mean of the repeats (`mean_of`).
 /// `progress` is called once per tree grown.
 pub fn cross_validate(
     samples: &[Sample],

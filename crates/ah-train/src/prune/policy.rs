@@ -131,8 +131,8 @@ impl Weighing {
     }
 
     /// A policy's score on some samples, lower is better and scores add up over disjoint
-    /// samples: (harmful picks of an infinite [`Self::price_s`], loss plus the finite prices of
-    /// the other harmful picks). With one infinite price that is (harmful picks, loss); with
+    /// samples: (harmful picks whose price is infinite, loss plus the finite prices of the other
+    /// harmful picks; an op's price in [`Self::op_harm_price_s`], else the flat one). With one infinite price that is (harmful picks, loss); with
     /// one finite price, (0, loss plus the harmful picks' price).
     pub fn score(&self, p: &Policy, samples: &[&Sample]) -> (usize, f64) {
         let scorer = Scorer::of(p);
