@@ -138,11 +138,13 @@ impl Weighing {
         let scorer = Scorer::of(p);
         // Harmful picks counted by who prices them: the flat price, then each op's.
         let mut harmful = [0usize; 1 + GemmOp::ALL.len()];
+        let by_op = self.op_harm_price_s.iter().any(Option::is_some);
         let mut l = 0.0;
         for s in samples {
             let o = scorer.outcome(s);
             if self.harmful(o, s) {
-                let own = s.op.filter(|op| self.op_harm_price_s[op.index()].is_some());
+                let own =
+                    s.op.filter(|op| by_op && self.op_harm_price_s[op.index()].is_some());
                 harmful[own.map_or(0, |op| 1 + op.index())] += 1;
             }
             l += self.loss_s(o, s);
