@@ -18,6 +18,13 @@ process with caches disabled (../shared/docs/gpu.md):
   default one cuBLAS): each captured in a CUDA graph right after its compile, replayed
   alternately after warming the clocks, median per call.
 
+``AH_INDUCTOR_PTXAS=align`` in the environment makes the worker key its own Triton cache on the
+ptxas Inductor's compile workers run (`ptxas.py`), as the generated handler's ``install()`` does:
+compile-time prices are then those a user of the handler pays, without the second, serial compile
+of every template that PyTorch 2.11 with Triton 3.6 makes otherwise. The default, ``as-is``,
+measures max-autotune as PyTorch leaves it. The hello's settings name which (``ah_ptxas``), so a
+log says which world its prices come from.
+
 ``--engine fake`` answers without PyTorch (deterministic made-up numbers) so that the protocol
 and ah-collect's driver are tested on machines without a GPU.
 """
@@ -36,6 +43,7 @@ import traceback
 if __package__ in (None, ""):
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from ah_inductor.naming import caller_name, ktc_name  # noqa: E402
+from ah_inductor.ptxas import ptxas_align  # noqa: E402
 
 PROTOCOL = 1
 OPS = ("mm", "addmm", "bmm")
@@ -51,6 +59,18 @@ CHOICE_SETTINGS = (
     "triton.decompose_k_threshold",
     "compile_threads",
 )
+
+
+# How the worker keys Triton's cache: "as-is" (as PyTorch leaves it) or "align" (`ptxas.py`).
+PTXAS_MODES = ("as-is", "align")
+
+
+def ptxas_mode(environ=os.environ):
+    """The ``AH_INDUCTOR_PTXAS`` setting; raises ValueError for anything but `PTXAS_MODES`."""
+    mode = environ.get("AH_INDUCTOR_PTXAS", "as-is")
+    if mode not in PTXAS_MODES:
+        raise ValueError(f"AH_INDUCTOR_PTXAS={mode!r}: expected one of {', '.join(PTXAS_MODES)}")
+    return mode
 
 
 class BadRequest(ValueError):
@@ -126,7 +146,7 @@ class FakeEngine:
             "cuda": "fake",
             "device_name": "fake GPU",
             "capability": [9, 0],
-            "settings": {},
+            "settings": {"ah_ptxas": ptxas_mode()},
         }
 
     def broken(self):
@@ -279,6 +299,9 @@ class TorchEngine:
         self.truth_rounds = truth_rounds
         self.graph_ms = graph_ms
         inductor_config.force_disable_caches = True
+        self.ptxas = ptxas_mode()
+        if self.ptxas == "align" and ptxas_align() is None:
+            raise RuntimeError("AH_INDUCTOR_PTXAS=align, but this PyTorch bundles no ptxas to align on")
         self.recorder = Recorder()
         self.recorder.install()
         self._start_up()
@@ -306,6 +329,7 @@ class TorchEngine:
                 settings[key] = obj if isinstance(obj, (int, float, str, bool)) else repr(obj)
             except AttributeError:
                 settings[key] = None
+        settings["ah_ptxas"] = self.ptxas
         return {
             "protocol": PROTOCOL,
             "engine": "torch",
@@ -484,6 +508,7 @@ def main(argv=None):
     proto = os.fdopen(os.dup(1), "w", buffering=1)
     os.dup2(2, 1)
     try:
+        ptxas_mode()
         engine = TorchEngine() if args.engine == "torch" else FakeEngine()
     except Exception as e:  # noqa: BLE001 - reported to the driver as the hello
         proto.write(json.dumps({"hello_error": f"{type(e).__name__}: {e}"}) + "\n")

@@ -86,6 +86,35 @@ class Protocol(unittest.TestCase):
         self.assertFalse(answer["ok"])
 
 
+class PtxasMode(unittest.TestCase):
+    def test_mode_defaults_to_as_is_and_refuses_typos(self):
+        self.assertEqual(worker.ptxas_mode({}), "as-is")
+        self.assertEqual(worker.ptxas_mode({"AH_INDUCTOR_PTXAS": "align"}), "align")
+        with self.assertRaisesRegex(ValueError, "expected one of as-is, align"):
+            worker.ptxas_mode({"AH_INDUCTOR_PTXAS": "aligned"})
+
+    def test_hello_names_the_mode(self):
+        old = os.environ.get("AH_INDUCTOR_PTXAS")
+        os.environ["AH_INDUCTOR_PTXAS"] = "align"
+        try:
+            self.assertEqual(worker.FakeEngine().hello()["settings"], {"ah_ptxas": "align"})
+        finally:
+            if old is None:
+                del os.environ["AH_INDUCTOR_PTXAS"]
+            else:
+                os.environ["AH_INDUCTOR_PTXAS"] = old
+
+    def test_a_bad_mode_is_the_hello_error(self):
+        import subprocess
+
+        env = dict(os.environ, AH_INDUCTOR_PTXAS="sometimes")
+        script = os.path.join(os.path.dirname(__file__), "..", "ah_inductor", "worker.py")
+        p = subprocess.run([sys.executable, script, "--engine", "fake"], input="", env=env,
+                           capture_output=True, text=True, timeout=60)
+        self.assertEqual(p.returncode, 3)
+        self.assertIn("AH_INDUCTOR_PTXAS='sometimes'", json.loads(p.stdout)["hello_error"])
+
+
 class Assemble(unittest.TestCase):
     def test_records_become_an_answer(self):
         rec = worker.Recorder()

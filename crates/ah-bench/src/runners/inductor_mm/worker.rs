@@ -17,6 +17,8 @@ use serde_json::Value;
 const WORKER_PY: &str = include_str!("../../../../../python/ah_inductor/worker.py");
 /// `python/ah_inductor/naming.py`.
 const NAMING_PY: &str = include_str!("../../../../../python/ah_inductor/naming.py");
+/// `python/ah_inductor/ptxas.py` (the worker aligns Triton's ptxas with `AH_INDUCTOR_PTXAS=align`).
+const PTXAS_PY: &str = include_str!("../../../../../python/ah_inductor/ptxas.py");
 /// Lines of the worker's stderr kept for error messages.
 const STDERR_TAIL: usize = 40;
 /// The longest a worker may take to start (import PyTorch, compile its start-up graphs).
@@ -93,6 +95,7 @@ impl Worker {
             .and_then(|()| std::fs::write(pkg.join("__init__.py"), ""))
             .and_then(|()| std::fs::write(pkg.join("worker.py"), WORKER_PY))
             .and_then(|()| std::fs::write(pkg.join("naming.py"), NAMING_PY))
+            .and_then(|()| std::fs::write(pkg.join("ptxas.py"), PTXAS_PY))
             .map_err(spawn_err)?;
         let mut cmd = Command::new(&python);
         cmd.arg(pkg.join("worker.py"))
