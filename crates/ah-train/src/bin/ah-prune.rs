@@ -9,7 +9,14 @@ use std::process::ExitCode;
 use anyhow::Context;
 use clap::Parser;
 
-use ah_train::prune::{report, train, GemmOp, PruneParams};
+use ah_train::prune::{report, train, GemmOp, Pricing, PruneParams};
+
+/// `--prices` (the library's [`Pricing`], which has no clap derive).
+#[derive(clap::ValueEnum, Clone, Copy, Debug)]
+enum Prices {
+    Logged,
+    OnePtxas,
+}
 
 /// Train a max-autotune pruning heuristic (see docs/inductor.md).
 #[derive(Parser, Debug)]
@@ -102,6 +109,12 @@ struct Cli {
     /// (`--first 436,139,267`) keeps the training GEMMs fixed however each log grows.
     #[arg(long, value_name = "N[,N...]", value_delimiter = ',')]
     first: Vec<usize>,
+    /// How a kept list's compile-time price is reckoned: `logged` (as the logs measured
+    /// max-autotune as PyTorch 2.11 leaves it, each template compiled twice; prices add up) or
+    /// `one-ptxas` (as users of the handler pay it: templates precompile in parallel, the
+    /// slowest sets the wall, benchmarks take hundredths of a second; docs/inductor.md).
+    #[arg(long, value_enum, default_value_t = Prices::Logged)]
+    prices: Prices,
     /// Write nothing; exit 1 when the handler module on disk differs from what this command
     /// generates (stale generated code).
     #[arg(long)]
@@ -138,6 +151,10 @@ fn run(cli: Cli) -> anyhow::Result<bool> {
         alignment_first: cli.alignment_first,
         folds: cli.folds,
         cv_repeats: cli.cv_repeats,
+        pricing: match cli.prices {
+            Prices::Logged => Pricing::Logged,
+            Prices::OnePtxas => Pricing::OnePtxas,
+        },
         first: cli.first.clone(),
         ..PruneParams::default()
     };

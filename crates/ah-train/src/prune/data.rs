@@ -43,9 +43,16 @@ pub struct Choice {
     pub name: String,
     /// Inductor's benchmark time, ms (`inf` when it failed).
     pub bench_ms: f64,
-    /// What keeping it costs at compile time, s: code generation, precompilation and
-    /// benchmarking, scaled so that the GEMM's prices add up to its measured autotuning time.
+    /// What keeping it costs at compile time, s, whatever else is kept. As logged: code
+    /// generation, precompilation and benchmarking, scaled so that the GEMM's prices add up to
+    /// its measured autotuning time ([`super::pricing`] prices it otherwise).
     pub price_s: f64,
+    /// Its compile seconds, paid in parallel with the other kept choices' (a kept list pays the
+    /// slowest) and once more when Inductor picks it: 0 as logged ([`super::pricing::list_s`]).
+    pub compile_s: f64,
+    /// Its logged code generation seconds, and precompile seconds as with one ptxas: what
+    /// [`super::pricing::Pricing::OnePtxas`] prices it from.
+    parts: (f64, f64),
     /// [`name_key`] of the name: a grid scores outcomes millions of times, and comparing
     /// names as strings took most of its time.
     key: u64,
@@ -67,7 +74,25 @@ impl Choice {
             name,
             bench_ms,
             price_s,
+            compile_s: 0.0,
+            parts: (0.0, 0.0),
         }
+    }
+
+    /// With its logged code generation seconds and its precompile seconds as with one ptxas.
+    pub fn with_parts(mut self, gen_s: f64, precompile_s: f64) -> Choice {
+        self.parts = (gen_s, precompile_s);
+        self
+    }
+
+    /// Its logged code generation seconds.
+    pub fn gen_s(&self) -> f64 {
+        self.parts.0
+    }
+
+    /// Its precompile seconds as with one ptxas (0 for a cuBLAS choice).
+    pub fn precompile_s(&self) -> f64 {
+        self.parts.1
     }
 
     /// ATen (cuBLAS) choices, which a pruned list always keeps.
@@ -203,6 +228,11 @@ impl Sample {
     /// Its choices, log order.
     pub fn choices(&self) -> &[Choice] {
         &self.choices
+    }
+
+    /// Its choices, to price them ([`super::pricing`]); names and benchmark times stay.
+    pub(super) fn choices_mut(&mut self) -> impl Iterator<Item = &mut Choice> {
+        self.choices.iter_mut()
     }
 
     /// The faster of cuBLAS and Inductor's pick in compiled truth.
@@ -532,11 +562,13 @@ fn sample(values: Vec<Value>, times: &[(String, f64)], x: &Json) -> Option<Sampl
         .map(|(n, _)| raw.get(n).copied().unwrap_or(0.0))
         .sum();
     let scale = if total > 0.0 { autotune_s / total } else { 0.0 };
+    let parts = parts(x);
     let choices = times
         .iter()
         .map(|(name, t)| {
             let price_s = raw.get(name).copied().unwrap_or(0.0) * scale;
-            Choice::new(config_name(name), *t, price_s)
+            let (gen_s, precompile_s) = parts.get(name).copied().unwrap_or_default();
+            Choice::new(config_name(name), *t, price_s).with_parts(gen_s, precompile_s)
         })
         .collect();
     Some(Sample::new(
@@ -570,6 +602,29 @@ fn raw_prices(x: &Json) -> HashMap<String, f64> {
                 name,
                 f(c, "gen_s") + f(c, "bench_s") + f(c, "precompile_s") * pre_scale,
             ))
+        })
+        .collect()
+}
+
+/// Each choice's logged code generation seconds and its precompile seconds as with one ptxas
+/// (logged ones scaled by [`super::pricing::LOGGED_PRECOMPILE_SCALE`] unless the worker ran
+/// with `AH_INDUCTOR_PTXAS=align`).
+fn parts(x: &Json) -> HashMap<String, (f64, f64)> {
+    let aligned = x["worker"]["settings"]["ah_ptxas"].as_str() == Some("align");
+    let scale = if aligned {
+        1.0
+    } else {
+        super::pricing::LOGGED_PRECOMPILE_SCALE
+    };
+    let f = |c: &Json, k: &str| c[k].as_f64().unwrap_or(0.0).max(0.0);
+    let list = x["choices"]
+        .as_array()
+        .map(Vec::as_slice)
+        .unwrap_or_default();
+    list.iter()
+        .filter_map(|c| {
+            let name = c["name"].as_str()?.to_string();
+            Some((name, (f(c, "gen_s"), f(c, "precompile_s") * scale)))
         })
         .collect()
 }

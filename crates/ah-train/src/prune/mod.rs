@@ -16,6 +16,7 @@ mod error;
 pub mod eval;
 pub mod misses;
 pub mod policy;
+pub mod pricing;
 pub mod sizing;
 pub mod tree;
 
@@ -30,6 +31,7 @@ pub use error::PruneError;
 pub use eval::{cross_validate, OpResults, RuleResult, Scored};
 pub use misses::Miss;
 pub use policy::{LeafRule, Policy, Weighing};
+pub use pricing::Pricing;
 pub use tree::{Growth, Node, Quantity, Test};
 
 /// Parameters of [`train`], linfa-style: `Default` is the CLI's default, [`Self::check`]
@@ -79,6 +81,8 @@ pub struct PruneParams {
     /// shipped heuristic names the GEMMs it was made from): one count, over the logs in a row,
     /// or one per log ([`data::load_logs_first`]). Empty: all.
     pub first: Vec<usize>,
+    /// How a kept list's compile-time price is reckoned (default [`Pricing::Logged`]).
+    pub pricing: Pricing,
 }
 
 impl Default for PruneParams {
@@ -99,6 +103,7 @@ impl Default for PruneParams {
             cv_repeats: 1,
             top_k: 10,
             first: Vec::new(),
+            pricing: Pricing::Logged,
         }
     }
 }
@@ -193,6 +198,9 @@ pub struct PruneModel {
     /// `--op-harm-price`: the ops priced apart, with their price (`null`: infinite).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub op_harm_price_s: BTreeMap<String, Option<f64>>,
+    /// How kept lists were priced (`--prices`; `logged` is not written).
+    #[serde(default, skip_serializing_if = "is_logged")]
+    pub prices: Pricing,
     /// Training GEMMs.
     pub gemms: usize,
     /// Cross-validation, side by side with the fixed rules.
@@ -237,7 +245,7 @@ pub fn train(
         let names: Vec<String> = logs.iter().map(|l| l.display().to_string()).collect();
         names.join(", ")
     };
-    let data = match params.first[..] {
+    let mut data = match params.first[..] {
         [] => data::load_logs(logs)?,
         [n] => {
             let mut data = data::load_logs(logs)?;
@@ -248,6 +256,7 @@ pub fn train(
         }
         _ => data::load_logs_first(logs, &params.first)?,
     };
+    data.reprice(params.pricing);
     if data.samples.len() < 2 * params.min_leaf {
         return Err(PruneError::Params(format!(
             "{}: {} GEMMs with compiled truth; at least {} are needed (collect more with ah-collect --name inductor_mm)",
@@ -309,6 +318,7 @@ pub fn train(
         harm: params.harm,
         harm_price_s: Some(params.harm_price_s).filter(|p| p.is_finite()),
         op_harm_price_s: params.op_prices(),
+        prices: params.pricing,
         gemms: data.samples.len(),
         cross_validation: cross_validation.all,
         cv_repeats: params.cv_repeats,
@@ -387,7 +397,9 @@ fn prices(model: &PruneModel) -> String {
         .op_harm_price_s
         .iter()
         .map(|(op, p)| format!(", a harmful {op} pick priced at {}", seconds(*p)));
-    flat.into_iter().chain(ops).collect()
+    let pricing = (model.prices == Pricing::OnePtxas)
+        .then(|| ", kept lists priced as with one ptxas (`--prices one-ptxas`)".to_string());
+    flat.into_iter().chain(ops).chain(pricing).collect()
 }
 
 /// A report's section on each op's GEMMs (nothing where the GEMMs are of one op).
@@ -431,8 +443,14 @@ fn is_one(x: &usize) -> bool {
 #[cfg(test)]
 mod data_tests;
 #[cfg(test)]
+mod pricing_tests;
+#[cfg(test)]
 mod quantity_tests;
 #[cfg(test)]
 mod score_tests;
 #[cfg(test)]
 mod tests;
+
+fn is_logged(p: &Pricing) -> bool {
+    *p == Pricing::Logged
+}

@@ -3,6 +3,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::data::{faster, name_key, GemmOp, Sample};
+use super::pricing::list_s;
 
 /// A leaf's decision, made before any Triton template is generated.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -77,11 +78,15 @@ fn kept_outcome(s: &Sample, kept: &[usize]) -> Outcome {
         .iter()
         .enumerate()
         .filter(|&(i, c)| Some(i) == cublas || (!c.is_extern() && kept.contains(&i)));
-    let (count, price_s, picked) = kept.fold((0, 0.0, None), |(n, p, best), c| {
-        (n + 1, p + c.1.price_s, faster(best, c))
-    });
+    let (count, picked) = kept
+        .clone()
+        .fold((0, None), |(n, best), c| (n + 1, faster(best, c)));
     // One choice left: Inductor takes it without autotuning.
-    let cost_s = if count > 1 { price_s } else { 0.0 };
+    let cost_s = if count > 1 {
+        list_s(kept.map(|(_, c)| c), picked.map(|(_, c)| c))
+    } else {
+        0.0
+    };
     let run_ms = match (picked, s.winner()) {
         (None, _) => s.truth_default_ms,
         (Some((_, p)), _) if p.is_extern() => s.truth_default_ms,

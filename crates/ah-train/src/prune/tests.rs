@@ -379,6 +379,13 @@ fn shipped_command(line: &str) -> (Vec<String>, PruneParams) {
             "--max-keep" => p.max_keep = value().parse().unwrap(),
             "--no-grown-lists" => p.grown_lists = false,
             "--alignment-first" => p.alignment_first = true,
+            "--prices" => {
+                p.pricing = match value().as_str() {
+                    "logged" => Pricing::Logged,
+                    "one-ptxas" => Pricing::OnePtxas,
+                    other => panic!("--prices {other}: a pricing this test does not know"),
+                }
+            }
             "--output-dir" | "--python-dir" | "--rust-dir" | "--artifact-dir" => {
                 value();
             }
