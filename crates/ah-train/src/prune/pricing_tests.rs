@@ -28,7 +28,14 @@ fn gemm() -> Sample {
 
 fn priced(pricing: Pricing) -> Sample {
     let mut samples = Samples {
-        metadata: Default::default(),
+        metadata: ah_core::Metadata {
+            shared_memory: 0,
+            device_capa: (9, 0),
+            name: "inductor_mm".into(),
+            numerical_features: vec!["m".into()],
+            categorical_features: vec!["op".into()],
+            choices: None,
+        },
         features: vec!["m".into(), "op".into()],
         samples: vec![gemm()],
         without_extras: 0,
