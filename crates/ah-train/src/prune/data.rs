@@ -50,7 +50,7 @@ pub struct Choice {
     /// Its compile seconds, paid in parallel with the other kept choices' (a kept list pays the
     /// slowest) and once more when Inductor picks it: 0 as logged ([`super::pricing::list_s`]).
     pub compile_s: f64,
-    /// Its logged code generation seconds, and precompile seconds as with one ptxas: what
+    /// Its logged code generation and precompile seconds: what
     /// [`super::pricing::Pricing::OnePtxas`] prices it from.
     parts: (f64, f64),
     /// [`name_key`] of the name: a grid scores outcomes millions of times, and comparing
@@ -79,7 +79,7 @@ impl Choice {
         }
     }
 
-    /// With its logged code generation seconds and its precompile seconds as with one ptxas.
+    /// With its logged code generation and precompile seconds.
     pub fn with_parts(mut self, gen_s: f64, precompile_s: f64) -> Choice {
         self.parts = (gen_s, precompile_s);
         self
@@ -90,7 +90,7 @@ impl Choice {
         self.parts.0
     }
 
-    /// Its precompile seconds as with one ptxas (0 for a cuBLAS choice).
+    /// Its logged precompile seconds (0 for a cuBLAS choice).
     pub fn precompile_s(&self) -> f64 {
         self.parts.1
     }
@@ -162,6 +162,9 @@ pub struct Sample {
     pub autotune_s: f64,
     /// Its op, where the log has an `op` feature ([`Samples::read_ops`]).
     pub op: Option<GemmOp>,
+    /// Whether it was measured with one ptxas (`AH_INDUCTOR_PTXAS=align`, the extras line's
+    /// `worker.settings.ah_ptxas`), as users of the handler compile; else as PyTorch leaves it.
+    pub one_ptxas: bool,
     kept_extern: Option<usize>,
     winner: Option<usize>,
     /// Which choice a kept name keeps: ([`name_key`] of the name, choice index), sorted by
@@ -190,6 +193,7 @@ impl Sample {
             truth_autotune_ms,
             autotune_s,
             op: None,
+            one_ptxas: false,
             kept_extern,
             winner,
             offers,
@@ -571,13 +575,15 @@ fn sample(values: Vec<Value>, times: &[(String, f64)], x: &Json) -> Option<Sampl
             Choice::new(config_name(name), *t, price_s).with_parts(gen_s, precompile_s)
         })
         .collect();
-    Some(Sample::new(
+    let mut s = Sample::new(
         values,
         choices,
         truth_default_ms,
         truth_autotune_ms,
         autotune_s,
-    ))
+    );
+    s.one_ptxas = x["worker"]["settings"]["ah_ptxas"].as_str() == Some("align");
+    Some(s)
 }
 
 /// Unscaled price per choice: generation + benchmarking + its share of the precompile
@@ -606,16 +612,8 @@ fn raw_prices(x: &Json) -> HashMap<String, f64> {
         .collect()
 }
 
-/// Each choice's logged code generation seconds and its precompile seconds as with one ptxas
-/// (logged ones scaled by [`super::pricing::LOGGED_PRECOMPILE_SCALE`] unless the worker ran
-/// with `AH_INDUCTOR_PTXAS=align`).
+/// Each choice's logged code generation and precompile seconds.
 fn parts(x: &Json) -> HashMap<String, (f64, f64)> {
-    let aligned = x["worker"]["settings"]["ah_ptxas"].as_str() == Some("align");
-    let scale = if aligned {
-        1.0
-    } else {
-        super::pricing::LOGGED_PRECOMPILE_SCALE
-    };
     let f = |c: &Json, k: &str| c[k].as_f64().unwrap_or(0.0).max(0.0);
     let list = x["choices"]
         .as_array()
@@ -624,7 +622,7 @@ fn parts(x: &Json) -> HashMap<String, (f64, f64)> {
     list.iter()
         .filter_map(|c| {
             let name = c["name"].as_str()?.to_string();
-            Some((name, (f(c, "gen_s"), f(c, "precompile_s") * scale)))
+            Some((name, (f(c, "gen_s"), f(c, "precompile_s"))))
         })
         .collect()
 }

@@ -54,7 +54,7 @@ pub const BENCH_FIXED_S: f64 = 0.024;
 pub const BENCH_CALLS: f64 = 8.8;
 /// A template's precompile seconds with one ptxas over those logged as PyTorch leaves it: the
 /// median ratio over the same choices of the 87 GEMMs both logs hold (their inverse, 0.86).
-/// A log collected with `AH_INDUCTOR_PTXAS=align` needs none.
+/// A GEMM measured with `AH_INDUCTOR_PTXAS=align` ([`Sample::one_ptxas`]) needs none.
 pub const LOGGED_PRECOMPILE_SCALE: f64 = 1.16;
 
 /// Seconds Inductor's benchmark of a choice whose benchmark time is `bench_ms` takes with one
@@ -98,9 +98,14 @@ impl Sample {
     /// [`Pricing::OnePtxas`]: each choice's price from its logged parts, and the full list's
     /// autotuning time from them.
     fn price_one_ptxas(&mut self) {
+        let scale = if self.one_ptxas {
+            1.0
+        } else {
+            LOGGED_PRECOMPILE_SCALE
+        };
         for c in self.choices_mut() {
             c.price_s = c.gen_s() + bench_s(c.bench_ms);
-            c.compile_s = c.precompile_s();
+            c.compile_s = c.precompile_s() * scale;
         }
         self.autotune_s = list_s(self.choices().iter(), self.winner());
     }
