@@ -308,10 +308,14 @@ fn header(
         ),
         format!("  ah-prune {}", args.join(" ").replace(['\n', '\r'], " ")),
         format!(
-            "Trained on {} GEMMs (horizon {} calls, harm bound {} %). Cross-validated:",
+            "Trained on {} GEMMs (horizon {} calls, harm bound {} %{}). Cross-validated:",
             model.gemms,
             model.horizon,
-            model.harm * 100.0
+            model.harm * 100.0,
+            match model.prices {
+                Pricing::Logged => "",
+                Pricing::OnePtxas => "; autotuning seconds as with one ptxas, modelled",
+            }
         ),
     ]
     .into_iter()

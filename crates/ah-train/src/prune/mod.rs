@@ -367,7 +367,7 @@ pub fn report(model: &PruneModel, data: &Samples) -> String {
         )
     };
     format!(
-        "# {name}: which max-autotune GEMM choices to keep\n\n{gemms} GEMMs ({skipped} without compiled truth skipped); horizon {h} calls, harm bound {harm} %{price}; {leaves} leaves.\n\n## Cross-validated, side by side (every GEMM decided by a tree made without it{repeats})\n\n{cv}\n{cv_by_op}## On the training GEMMs\n\n{fit}\n{later}Columns: autotuning seconds of the kept choices (measured prices; a single kept choice costs nothing); compiled truth (CUDA-graph replay) of the pick relative to default max-autotune's pick and to the faster of cuBLAS and that pick (geometric means); picks more than the harm bound slower than that; the worst; GEMMs not left to the full list.\n",
+        "# {name}: which max-autotune GEMM choices to keep\n\n{gemms} GEMMs ({skipped} without compiled truth skipped); horizon {h} calls, harm bound {harm} %{price}; {leaves} leaves.\n\n## Cross-validated, side by side (every GEMM decided by a tree made without it{repeats})\n\n{cv}\n{cv_by_op}## On the training GEMMs\n\n{fit}\n{later}Columns: autotuning seconds of the kept choices (measured prices, or with `--prices one-ptxas` modelled from them as users of the handler pay; a single kept choice costs nothing); compiled truth (CUDA-graph replay) of the pick relative to default max-autotune's pick and to the faster of cuBLAS and that pick (geometric means); picks more than the harm bound slower than that; the worst; GEMMs not left to the full list.\n",
         name = model.name,
         gemms = model.gemms,
         skipped = data.without_extras,
