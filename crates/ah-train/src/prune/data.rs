@@ -560,19 +560,20 @@ fn sample(values: Vec<Value>, times: &[(String, f64)], x: &Json) -> Option<Sampl
     let truth_autotune_ms = positive(&x["truth_ms"]["max_autotune"])?;
     let autotune_s =
         (x["compile_s"]["max_autotune"].as_f64()? - x["compile_s"]["default"].as_f64()?).max(0.0);
-    let raw = raw_prices(x);
+    let logged = logged(x);
+    let raw = raw_prices(x, &logged);
+    let parts: HashMap<&str, Logged> = logged.iter().map(|(n, l)| (n.as_str(), *l)).collect();
     let total: f64 = times
         .iter()
         .map(|(n, _)| raw.get(n).copied().unwrap_or(0.0))
         .sum();
     let scale = if total > 0.0 { autotune_s / total } else { 0.0 };
-    let parts = parts(x);
     let choices = times
         .iter()
         .map(|(name, t)| {
             let price_s = raw.get(name).copied().unwrap_or(0.0) * scale;
-            let (gen_s, precompile_s) = parts.get(name).copied().unwrap_or_default();
-            Choice::new(config_name(name), *t, price_s).with_parts(gen_s, precompile_s)
+            let l = parts.get(name.as_str()).copied().unwrap_or_default();
+            Choice::new(config_name(name), *t, price_s).with_parts(l.gen_s, l.precompile_s)
         })
         .collect();
     let mut s = Sample::new(
@@ -586,34 +587,16 @@ fn sample(values: Vec<Value>, times: &[(String, f64)], x: &Json) -> Option<Sampl
     Some(s)
 }
 
-/// Unscaled price per choice: generation + benchmarking + its share of the precompile
-/// phase's wall time (precompilation runs in parallel: each choice's precompile seconds are
-/// scaled by the phase's wall time over their sum).
-fn raw_prices(x: &Json) -> HashMap<String, f64> {
-    let list = x["choices"].as_array().cloned().unwrap_or_default();
-    let f = |c: &Json, k: &str| c[k].as_f64().unwrap_or(0.0).max(0.0);
-    let pre_sum: f64 = list.iter().map(|c| f(c, "precompile_s")).sum();
-    let pre_wall = x["autotune_phases_s"]["precompile"]
-        .as_f64()
-        .unwrap_or(pre_sum);
-    let pre_scale = if pre_sum > 0.0 {
-        pre_wall / pre_sum
-    } else {
-        0.0
-    };
-    list.iter()
-        .filter_map(|c| {
-            let name = c["name"].as_str()?.to_string();
-            Some((
-                name,
-                f(c, "gen_s") + f(c, "bench_s") + f(c, "precompile_s") * pre_scale,
-            ))
-        })
-        .collect()
+/// A choice's logged seconds: code generation, benchmarking, precompilation.
+#[derive(Debug, Clone, Copy, Default)]
+struct Logged {
+    gen_s: f64,
+    bench_s: f64,
+    precompile_s: f64,
 }
 
-/// Each choice's logged code generation and precompile seconds.
-fn parts(x: &Json) -> HashMap<String, (f64, f64)> {
+/// Each named choice's logged seconds, in the extras line's order.
+fn logged(x: &Json) -> Vec<(String, Logged)> {
     let f = |c: &Json, k: &str| c[k].as_f64().unwrap_or(0.0).max(0.0);
     let list = x["choices"]
         .as_array()
@@ -622,7 +605,34 @@ fn parts(x: &Json) -> HashMap<String, (f64, f64)> {
     list.iter()
         .filter_map(|c| {
             let name = c["name"].as_str()?.to_string();
-            Some((name, (f(c, "gen_s"), f(c, "precompile_s"))))
+            let seconds = Logged {
+                gen_s: f(c, "gen_s"),
+                bench_s: f(c, "bench_s"),
+                precompile_s: f(c, "precompile_s"),
+            };
+            Some((name, seconds))
+        })
+        .collect()
+}
+
+/// Unscaled price per choice: generation + benchmarking + its share of the precompile
+/// phase's wall time (precompilation runs in parallel: each choice's precompile seconds are
+/// scaled by the phase's wall time over their sum).
+fn raw_prices(x: &Json, logged: &[(String, Logged)]) -> HashMap<String, f64> {
+    let pre_sum: f64 = logged.iter().map(|(_, l)| l.precompile_s).sum();
+    let pre_wall = x["autotune_phases_s"]["precompile"]
+        .as_f64()
+        .unwrap_or(pre_sum);
+    let pre_scale = if pre_sum > 0.0 {
+        pre_wall / pre_sum
+    } else {
+        0.0
+    };
+    logged
+        .iter()
+        .map(|(name, l)| {
+            let price = l.gen_s + l.bench_s + l.precompile_s * pre_scale;
+            (name.clone(), price)
         })
         .collect()
 }
