@@ -1,0 +1,161 @@
+"""`scripts/holdout_pool.py`: held-out result files pooled run by run; a setting is over the
+bound when it runs more than 3 % slower than the faster of cuBLAS and max-autotune's pick; the
+second full-list search (`max_autotune_ptxas`) is counted against the first's bound; bad files
+are named and exit 2."""
+
+import io
+import json
+import os
+import sys
+import tempfile
+import unittest
+from contextlib import redirect_stderr, redirect_stdout
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "scripts"))
+
+import holdout_pool  # noqa: E402
+
+
+def gemm(m):
+    return {"name": f"g{m}", "op": "mm", "batch": 1, "m": m, "k": 64, "n": 64, "dtype": "bfloat16",
+            "tf32": False, "trans_a": False, "trans_b": True}
+
+
+def rec(run_ms, picked=None):
+    return {"gemm": gemm(8), "run_ms": run_ms, "picked": picked or {}}
+
+
+HANDLER = """
+HEURISTIC = {"name": "Fake"}
+install = uninstall = stats = reset_stats = lambda *a: None
+def decide(f):
+    if f["m"] < 100:
+        return ("extern", ())
+    return ("default", ()) if f["m"] < 300 else ("keep", ("triton_mm_x",))
+"""
+
+
+def write(folder, name, gemms):
+    path = os.path.join(folder, name)
+    with open(path, "w") as f:
+        json.dump({"gemms": gemms}, f)
+    return path
+
+
+PICK = {"max_autotune": {"triton_mm_a": 1}, "max_autotune_ptxas": {"triton_mm_a": 1}}
+OTHER = {"max_autotune": {"triton_mm_a": 1}, "max_autotune_ptxas": {"extern_mm": 1}}
+
+
+class PoolTest(unittest.TestCase):
+    def pooled(self):
+        with tempfile.TemporaryDirectory() as d:
+            a = write(d, "a.json", [
+                # 5 us: the second search picked cuBLAS's 1.2x slower twin; ours 1.5x
+                rec({"none": 0.005, "ours": 0.0075, "max_autotune": 0.005, "max_autotune_ptxas": 0.006}, OTHER),
+                # 200 us: everyone within the bound but cuBLAS (1.2x)
+                rec({"none": 0.24, "ours": 0.2, "max_autotune": 0.2, "max_autotune_ptxas": 0.201}, PICK),
+                {"gemm": {"name": "skipped"}},
+            ])
+            b = write(d, "b.json", [rec({"none": 2.0, "max_autotune": 2.0})])
+            return holdout_pool.records([a, b])
+
+    def test_every_measured_run_is_one_record(self):
+        recs = self.pooled()
+        self.assertEqual(len(recs), 3)
+        self.assertEqual(holdout_pool.tally(recs, "none"), (3, 1, 1, 1.2))
+        self.assertEqual(holdout_pool.tally(recs, "ours"), (2, 1, 1, 1.5))
+        n, over, far, worst = holdout_pool.tally(recs, "max_autotune_ptxas")
+        self.assertEqual((n, over, far), (2, 1, 1))
+        self.assertAlmostEqual(worst, 1.2)
+
+    def test_the_second_search_is_counted_with_its_agreement(self):
+        both, alike = holdout_pool.twice(self.pooled())
+        self.assertEqual((len(both), alike), (2, 1))
+
+    def test_bands_split_by_cublas_run_time(self):
+        bands = [holdout_pool.band_of(r) for r in self.pooled()]
+        self.assertEqual(bands, [0, 3, 4])
+        self.assertEqual(holdout_pool.band_label(0), "0 us - 10 us")
+        self.assertEqual(holdout_pool.band_label(4), ">= 1000 us")
+
+    def test_tables_print(self):
+        with tempfile.TemporaryDirectory() as d:
+            path = write(d, "a.json", [rec({"none": 0.005, "ours": 0.0075, "max_autotune": 0.005,
+                                            "max_autotune_ptxas": 0.006}, OTHER)])
+            out = io.StringIO()
+            with redirect_stdout(out):
+                self.assertEqual(holdout_pool.main([path]), 0)
+        text = out.getvalue()
+        self.assertIn("searched default max-autotune's full list twice: 1 GEMMs; the two searches "
+                      "picked the same choice on 0", text)
+        self.assertIn("| max-autotune again (one ptxas) | 1 / 1 (1 past 1.10x; worst 1.20x) | 1.200 |", text)
+
+    def test_a_file_that_is_not_a_result_is_named_and_exits_2(self):
+        with tempfile.TemporaryDirectory() as d:
+            bad = os.path.join(d, "bad.json")
+            with open(bad, "w") as f:
+                f.write("[1, 2]")
+            for path in (bad, os.path.join(d, "missing.json")):
+                err = io.StringIO()
+                with redirect_stderr(err):
+                    self.assertEqual(holdout_pool.main([path]), 2)
+                self.assertIn(path, err.getvalue())
+
+    def test_a_handler_is_replayed_where_its_outcomes_were_measured(self):
+        with tempfile.TemporaryDirectory() as d:
+            module = os.path.join(d, "fake_choices.py")
+            with open(module, "w") as f:
+                f.write(HANDLER)
+            path = write(d, "a.json", [
+                # m 8: cuBLAS only, replayed as none (1.2x the bound)
+                dict(rec({"none": 0.006, "ours": 0.005, "max_autotune": 0.005, "max_autotune_ptxas": 0.005},
+                         PICK), autotune_s={"ours": 1.0, "max_autotune": 9.0, "max_autotune_ptxas": 2.0}),
+                # m 200: full list, replayed as the second search
+                dict(rec({"none": 1.0, "ours": 1.0, "max_autotune": 0.9, "max_autotune_ptxas": 0.91}, PICK),
+                     gemm=gemm(200), autotune_s={"ours": 0.0, "max_autotune": 12.0, "max_autotune_ptxas": 3.0}),
+                # m 500: a kept list, not replayed
+                dict(rec({"none": 1.0, "ours": 1.0, "max_autotune": 1.0, "max_autotune_ptxas": 1.0}, PICK),
+                     gemm=gemm(500)),
+                # searched once: not replayed
+                dict(rec({"none": 1.0, "max_autotune": 1.0}), gemm=gemm(200)),
+            ])
+            recs = holdout_pool.records([path])
+            decide = holdout_pool.handler_decide(module)
+            rows = holdout_pool.replayed(recs, decide)
+            self.assertEqual([r["kind"] for r in rows], ["extern", "default", "keep"])
+            self.assertEqual([r["run_ms"]["replay"] for r in rows], [0.006, 0.91, None])
+            self.assertEqual([r["replay_s"] for r in rows], [0.0, 3.0, None])
+            out = io.StringIO()
+            with redirect_stdout(out):
+                self.assertEqual(holdout_pool.main(["--handler", module, path]), 0)
+        text = out.getvalue()
+        self.assertIn("1 cuBLAS only, 1 full list, 1 kept lists (not replayed)", text)
+        self.assertIn("| replayed handler | 1 / 2 (1 past 1.10x; worst 1.20x) |", text)
+        self.assertIn("replayed 3.0 s, the measured handler 1.0 s, max-autotune 21.0 s, "
+                      "max-autotune again (one ptxas) 5.0 s", text)
+
+    def test_a_module_that_is_no_handler_is_named_and_exits_2(self):
+        with tempfile.TemporaryDirectory() as d:
+            result = write(d, "a.json", [rec({"none": 1.0, "max_autotune": 1.0})])
+            broken = os.path.join(d, "broken_choices.py")
+            with open(broken, "w") as f:
+                f.write("def install(:\n")
+            no_decide = os.path.join(d, "plain_choices.py")
+            with open(no_decide, "w") as f:
+                f.write(HANDLER.replace("def decide", "def other"))
+            for module in (broken, no_decide, os.path.join(d, "missing.py")):
+                err = io.StringIO()
+                with redirect_stderr(err):
+                    self.assertEqual(holdout_pool.main(["--handler", module, result]), 2)
+                self.assertIn(module, err.getvalue())
+
+    def test_no_file_is_a_usage_error(self):
+        err = io.StringIO()
+        with redirect_stderr(err):
+            self.assertEqual(holdout_pool.main([]), 2)
+        self.assertIn("name the result files", err.getvalue())
+
+
+if __name__ == "__main__":
+    unittest.main()

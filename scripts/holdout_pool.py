@@ -1,0 +1,209 @@
+#!/usr/bin/env python3
+"""Pools the held-out evaluations of scripts/inductor_eval.py and asks two questions of them.
+
+1. How reachable is issue 26's bound? A GEMM is over it when its compiled truth is more than 3 %
+   slower than the faster of cuBLAS and default max-autotune's pick (`inductor_eval.best_ms`).
+   Runs that measured `max_autotune_ptxas` beside `max_autotune` compiled each GEMM under default
+   max-autotune twice in one process: the same choice list, searched again with one ptxas, which
+   changes what compiling costs and not what is offered. How often that second search lands over
+   the bound set by the first is the bound's noise floor: what default max-autotune itself
+   scores against its own pick.
+2. Where do the misses lie? Per band of cuBLAS's run time, how many GEMMs each setting leaves over
+   the bound (every run that measured `none` and `max_autotune`; `ours` is whichever handler that
+   run measured).
+3. With `--handler MODULE.py`: what would another handler have done on these GEMMs, without a
+   GPU? Its decisions are replayed on the runs that searched the full list twice, where each
+   outcome was measured: `extern` ran as `none` (cuBLAS, the one choice Inductor then takes),
+   `default` as the second search, `max_autotune_ptxas` (the full list with ptxas aligned, as
+   the handler's install() runs it; an outcome measured apart from the bound's). A `keep` list
+   was measured only if the run's own handler kept the same list, which a result file does not
+   record: those GEMMs are counted as not replayed. Screening only: the held-out sets were
+   written blind for the handlers they measured, not for the one replayed, so a handler chosen
+   this way still needs a fresh blind set.
+
+Reads only the result files (no torch, no GPU). Every run is one record: a GEMM measured in two
+runs counts twice, as the two measurements it is.
+
+Usage: scripts/holdout_pool.py [--handler MODULE.py] RESULT.json [RESULT.json ...] > pooled.md
+"""
+
+import json
+import math
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from inductor_eval import (  # noqa: E402 - the bound, the features and the loader have one owner
+    SLOW_FLAG, best_ms, geomean, handler_features, load_handler)
+
+# Bands of cuBLAS's compiled run time, ms: a few microseconds, where Inductor's benchmark
+# misreads cuBLAS (docs/inductor.md), up to GEMMs of milliseconds.
+BANDS_MS = (0.0, 0.01, 0.05, 0.1, 1.0, math.inf)
+FAR = 1.10  # a miss past this is no run-to-run wobble
+SECOND = "max_autotune_ptxas"
+SETTINGS = ("none", "ours", "max_autotune", SECOND)
+LABELS = {"none": "cuBLAS only", "ours": "ours", "max_autotune": "max-autotune",
+          SECOND: "max-autotune again (one ptxas)"}
+
+
+class PoolError(Exception):
+    """A file that is not a result of inductor_eval.py (named in the message)."""
+
+
+def records(paths):
+    """Every measured GEMM of every run: dicts with `run_ms`, `picked` and `source`."""
+    out = []
+    for path in paths:
+        try:
+            with open(path) as f:
+                gemms = json.load(f)["gemms"]
+            for r in gemms:
+                run = r.get("run_ms", {})
+                if {"none", "max_autotune"} <= set(run):
+                    out.append({"gemm": r["gemm"], "run_ms": run, "picked": r.get("picked", {}),
+                                "autotune_s": r.get("autotune_s", {}), "source": path})
+        except (OSError, ValueError, KeyError, TypeError, AttributeError) as e:
+            raise PoolError(f"{path}: not a result file of inductor_eval.py ({type(e).__name__}: {e})") from e
+    return out
+
+
+def tally(recs, setting):
+    """(measured, over the bound, over FAR, worst ratio to the bound) of one setting."""
+    rel = [r["run_ms"][setting] / best_ms(r) for r in recs if r["run_ms"].get(setting)]
+    return (len(rel), sum(x > SLOW_FLAG for x in rel), sum(x > FAR for x in rel),
+            max(rel, default=None))
+
+
+def twice(recs):
+    """The runs that searched the full list twice, and how often the two searches picked alike."""
+    both = [r for r in recs if r["run_ms"].get(SECOND)]
+    alike = sum(1 for r in both
+                if r["picked"].get("max_autotune") and r["picked"].get("max_autotune") == r["picked"].get(SECOND))
+    return both, alike
+
+
+def band_of(r):
+    ms = r["run_ms"]["none"]
+    return next(i for i, hi in enumerate(BANDS_MS[1:]) if ms < hi)
+
+
+def band_label(i):
+    lo, hi = BANDS_MS[i], BANDS_MS[i + 1]
+    us = lambda ms: f"{ms * 1000:g} us"  # noqa: E731
+    return f">= {us(lo)}" if hi == math.inf else f"{us(lo)} - {us(hi)}"
+
+
+def fmt_tally(t):
+    n, over, far, worst = t
+    return "-" if not n else f"{over} / {n} ({far} past {FAR:.2f}x; worst {worst:.2f}x)"
+
+
+def noise_table(recs):
+    both, alike = twice(recs)
+    lines = [f"Runs that searched default max-autotune's full list twice: {len(both)} GEMMs; "
+             f"the two searches picked the same choice on {alike}.", "",
+             "| setting | over the bound (3 %) | run / max-autotune's (gmean) |", "|---|---|---|"]
+    for s in SETTINGS:
+        gm = geomean([r["run_ms"][s] / r["run_ms"]["max_autotune"] for r in both if r["run_ms"].get(s)])
+        lines.append(f"| {LABELS[s]} | {fmt_tally(tally(both, s))} | {'-' if gm is None else f'{gm:.3f}'} |")
+    return "\n".join(lines)
+
+
+def band_table(recs):
+    lines = ["| cuBLAS run time | GEMMs | " + " | ".join(LABELS[s] for s in SETTINGS) + " |",
+             "|---|---|" + "---|" * len(SETTINGS)]
+    for i in range(len(BANDS_MS) - 1):
+        inside = [r for r in recs if band_of(r) == i]
+        if inside:
+            cells = [fmt_tally(tally(inside, s)) for s in SETTINGS]
+            lines.append(f"| {band_label(i)} | {len(inside)} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def replayed(recs, decide):
+    """The records that searched the full list twice, each with the replayed decision's kind, and
+    its run ms (`run_ms["replay"]`) and autotuning s (`replay_s`), None for a kept list."""
+    out = []
+    for r in twice(recs)[0]:
+        try:
+            kind, _ = decide(handler_features(r["gemm"]))
+        except (KeyError, TypeError, ValueError) as e:
+            raise PoolError(f"{r['source']}: the handler cannot decide {r['gemm'].get('name', r['gemm'])!r} "
+                            f"({type(e).__name__}: {e})") from e
+        run = {"extern": r["run_ms"]["none"], "default": r["run_ms"][SECOND]}.get(kind)
+        cost = {"extern": 0.0, "default": r["autotune_s"].get(SECOND)}.get(kind)
+        out.append(dict(r, kind=kind, run_ms=dict(r["run_ms"], replay=run), replay_s=cost))
+    return out
+
+
+def replay_table(recs, decide):
+    rows = replayed(recs, decide)
+    kinds = {k: sum(r["kind"] == k for r in rows) for k in ("extern", "default", "keep")}
+    known = [r for r in rows if r["run_ms"]["replay"] is not None]
+    priced = [r for r in known if r["replay_s"] is not None
+              and all(r["autotune_s"].get(k) is not None for k in ("ours", "max_autotune", SECOND))]
+    cost = lambda rs, key: sum(max(r["autotune_s"][key], 0.0) for r in rs)  # noqa: E731
+    lines = [f"Replayed on the {len(rows)} GEMMs searched twice: {kinds['extern']} cuBLAS only, {kinds['default']} full list, "
+             f"{kinds['keep']} kept lists (not replayed).", "",
+             "| on the replayed GEMMs | over the bound (3 %) | run / max-autotune's (gmean) |",
+             "|---|---|---|"]
+    for s, label in (("replay", "replayed handler"), ("ours", "the handler each run measured"),
+                     ("max_autotune", LABELS["max_autotune"])):
+        gm = geomean([r["run_ms"][s] / r["run_ms"]["max_autotune"] for r in known if r["run_ms"].get(s)])
+        lines.append(f"| {label} | {fmt_tally(tally(known, s))} | {'-' if gm is None else f'{gm:.3f}'} |")
+    if priced:
+        lines += ["", f"Autotuning on the {len(priced)} replayed GEMMs whose runs measured both handlers' "
+                  f"costs: replayed {sum(r['replay_s'] for r in priced):.1f} s, the measured handler "
+                  f"{cost(priced, 'ours'):.1f} s, {LABELS['max_autotune']} {cost(priced, 'max_autotune'):.1f} s, "
+                  f"{LABELS[SECOND]} {cost(priced, SECOND):.1f} s."]
+    return "\n".join(lines)
+
+
+def handler_decide(path):
+    """The `decide` of a generated handler module (inductor_eval's loader)."""
+    try:
+        decide = getattr(load_handler(path), "decide", None)
+    except (OSError, SyntaxError, ImportError, SystemExit) as e:
+        raise PoolError(f"{path}: cannot load the handler module ({e})") from e
+    if not callable(decide):
+        raise PoolError(f"{path}: defines no decide(features); give a module that ah-prune generated")
+    return decide
+
+
+def parse(argv):
+    handler = None
+    if argv[:1] == ["--handler"]:
+        if len(argv) < 2:
+            raise PoolError("--handler needs a module")
+        handler, argv = argv[1], argv[2:]
+    if not argv:
+        raise PoolError("name the result files (see --help)")
+    return handler, argv
+
+
+def main(argv):
+    if argv[:1] in (["-h"], ["--help"]):
+        print(__doc__.strip())
+        return 0
+    try:
+        handler, paths = parse(argv)
+        recs = records(paths)
+        decide = handler_decide(handler) if handler else None
+        replay = replay_table(recs, decide) if decide else None
+    except PoolError as e:
+        print(f"holdout_pool: {e}", file=sys.stderr)
+        return 2
+    print(f"{len(recs)} measured GEMMs from {len(paths)} result files. A cell: GEMMs over the "
+          f"bound / GEMMs measured.\n")
+    print(noise_table(recs))
+    print()
+    print(band_table(recs))
+    if replay:
+        print()
+        print(replay)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
