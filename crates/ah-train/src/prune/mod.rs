@@ -440,6 +440,10 @@ fn is_one(x: &usize) -> bool {
     *x == 1
 }
 
+fn is_logged(p: &Pricing) -> bool {
+    *p == Pricing::Logged
+}
+
 #[cfg(test)]
 mod data_tests;
 #[cfg(test)]
@@ -450,7 +454,3 @@ mod quantity_tests;
 mod score_tests;
 #[cfg(test)]
 mod tests;
-
-fn is_logged(p: &Pricing) -> bool {
-    *p == Pricing::Logged
-}
