@@ -5,6 +5,8 @@ Usage (one CUDA GPU, PyTorch with Inductor and Triton):
   python3 scripts/inductor_eval.py --handler generated/inductor_mm_h100.py --out out/eval.json \
       [--gemms FILE.jsonl] [--workloads gemms,llama_train,llama_infer,encoder_train] \
       [--settings none,ours,max_autotune,mm_ranking] [--budget-s 1500] [--rounds 9]
+  python3 scripts/inductor_eval.py --handler H.py --out out/eval.json --workload-file my_model.py
+                                                     # your own model end to end (load_workload_file)
   python3 scripts/inductor_eval.py --dry-run        # the planned GEMMs, no torch needed
   python3 scripts/inductor_eval.py --dry-run --handler H.py [--gemms F] [--workloads W]
                                                      # what the handler decides for each, no torch
@@ -880,6 +882,36 @@ E2E = {  # workload: (model, workload)
 }
 
 
+class WorkloadFileError(ValueError):
+    """A --workload-file that cannot be used (named in the message)."""
+
+
+def load_workload_file(path):
+    """Registers the end-to-end workload of a Python file under its stem and returns that name.
+    The file defines `build(torch)`, which returns the model on CUDA, and `workload(torch, model,
+    options)`, which compiles it with `torch.compile(..., options=options)` and returns `(first,
+    step)`: `first()` makes the first call(s) until every graph is compiled (timed as compile
+    time), `step()` one step (captured in a CUDA graph and replayed for the step time), as the
+    built-in workloads do (docs/inductor.md). Loading runs no torch."""
+    name = os.path.splitext(os.path.basename(path))[0]
+    if name in E2E or name in WORKLOADS or not name.isidentifier():
+        raise WorkloadFileError(f"{path}: the workload would be named {name!r}, which is taken or not an "
+                                f"identifier; rename the file")
+    spec = importlib.util.spec_from_file_location(f"ah_workload_{name}", path)
+    if spec is None:
+        raise WorkloadFileError(f"{path}: not a Python file")
+    module = importlib.util.module_from_spec(spec)
+    try:
+        spec.loader.exec_module(module)
+    except (OSError, SyntaxError, ImportError) as e:
+        raise WorkloadFileError(f"{path}: cannot load it ({type(e).__name__}: {e})") from e
+    missing = [f for f in ("build", "workload") if not callable(getattr(module, f, None))]
+    if missing:
+        raise WorkloadFileError(f"{path}: defines no {' and no '.join(missing)}(...); see load_workload_file")
+    E2E[name] = (module.build, module.workload)
+    return name
+
+
 def measure_e2e(ind, workload, settings, out_of_time):
     torch = ind.torch
     torch.backends.cuda.matmul.allow_tf32 = False
@@ -969,7 +1001,13 @@ def parse(argv):
     p.add_argument("--handler", help="the generated handler module (.py); needed for setting ours")
     p.add_argument("--out", help="the JSON results file")
     p.add_argument("--gemms", help="JSON lines of GEMMs (replaces the held-out list)")
-    p.add_argument("--workloads", default=",".join(WORKLOADS))
+    p.add_argument("--workloads", default=None,
+                   help=f"comma-separated, of {', '.join(WORKLOADS)} (default: all of them, or none "
+                        f"when --workload-file is given)")
+    p.add_argument("--workload-file", action="append", default=[], metavar="FILE.py",
+                   help="an end-to-end workload of your own, run after --workloads under the file's "
+                        "name: it defines build(torch) and workload(torch, model, options) "
+                        "(docs/inductor.md); repeatable")
     p.add_argument("--settings", default=",".join(DEFAULT_SETTINGS),
                    help=f"comma-separated, of {', '.join(SETTINGS)}")
     p.add_argument("--budget-s", type=float, default=None, help="start no item after this many seconds")
@@ -979,6 +1017,8 @@ def parse(argv):
     p.add_argument("--dry-run", action="store_true",
                    help="print the planned GEMMs and stop (no torch); with --handler, what it decides for each")
     a = p.parse_args(argv)
+    if a.workloads is None:
+        a.workloads = "" if a.workload_file else ",".join(WORKLOADS)
     a.workloads = [w for w in a.workloads.split(",") if w]
     a.settings = [s for s in a.settings.split(",") if s]
     for w in a.workloads:
@@ -996,6 +1036,11 @@ def parse(argv):
 
 def main(argv=None):
     a = parse(argv)
+    try:
+        a.workloads += [load_workload_file(f) for f in a.workload_file]
+    except WorkloadFileError as e:
+        print(f"inductor_eval: {e}", file=sys.stderr)
+        return 2
     if a.merge:
         try:
             data = merge(a.merge)
@@ -1013,7 +1058,10 @@ def main(argv=None):
         handler = load_handler(a.handler)
         for w in a.workloads:
             print(f"{w}:")
-            preview(gemms if w == "gemms" else workload_gemms(w), handler)
+            if w in WORKLOADS:
+                preview(gemms if w == "gemms" else workload_gemms(w), handler)
+            else:
+                print("  (a workload file: its GEMMs are known once Inductor compiles it)")
         return 0
     if a.dry_run:
         for i, gm in enumerate(gemms):

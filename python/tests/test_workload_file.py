@@ -1,0 +1,76 @@
+"""`scripts/inductor_eval.py --workload-file`: a user's end-to-end workload is registered under
+its file's name and run after --workloads (alone when --workloads is not given); the shipped
+example follows the contract; a file that cannot be used is named and exits 2 (no torch here:
+the model is built only when measured)."""
+
+import io
+import os
+import sys
+import tempfile
+import unittest
+from contextlib import redirect_stderr, redirect_stdout
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.join(HERE, "..", "..")
+sys.path.insert(0, os.path.join(ROOT, "scripts"))
+
+import inductor_eval  # noqa: E402
+
+EXAMPLE = os.path.join(ROOT, "scripts", "example_workload.py")
+HANDLER = os.path.join(ROOT, "generated", "python", "inductor_mmh100_choices.py")
+
+
+class WorkloadFile(unittest.TestCase):
+    def setUp(self):
+        self.e2e = dict(inductor_eval.E2E)
+
+    def tearDown(self):
+        inductor_eval.E2E.clear()
+        inductor_eval.E2E.update(self.e2e)
+
+    def run_main(self, argv):
+        out, err = io.StringIO(), io.StringIO()
+        with redirect_stdout(out), redirect_stderr(err):
+            code = inductor_eval.main(argv)
+        return code, out.getvalue(), err.getvalue()
+
+    def test_the_example_is_registered_under_its_name(self):
+        self.assertEqual(inductor_eval.load_workload_file(EXAMPLE), "example_workload")
+        build, workload = inductor_eval.E2E["example_workload"]
+        self.assertTrue(callable(build) and callable(workload))
+
+    def test_alone_unless_workloads_are_named(self):
+        code, out, _ = self.run_main(["--dry-run", "--workload-file", EXAMPLE])
+        self.assertEqual(code, 0)
+        self.assertIn("; workloads example_workload\n", out)
+        inductor_eval.E2E.pop("example_workload")
+        code, out, _ = self.run_main(["--dry-run", "--workloads", "gemms,llama_train", "--workload-file", EXAMPLE])
+        self.assertEqual(code, 0)
+        self.assertIn("; workloads gemms,llama_train,example_workload\n", out)
+
+    def test_the_preview_says_a_files_gemms_are_known_once_compiled(self):
+        code, out, _ = self.run_main(["--dry-run", "--handler", HANDLER, "--workload-file", EXAMPLE])
+        self.assertEqual(code, 0)
+        self.assertIn("example_workload:\n  (a workload file: its GEMMs are known once Inductor compiles it)", out)
+
+    def test_a_file_that_cannot_be_used_is_named_and_exits_2(self):
+        with tempfile.TemporaryDirectory() as d:
+            files = {
+                "no_step.py": "def build(torch):\n    return None\n",
+                "broken.py": "def build(torch:\n",
+                "llama_train.py": "def build(torch): pass\ndef workload(torch, model, options): pass\n",
+                "my-model.py": "def build(torch): pass\ndef workload(torch, model, options): pass\n",
+            }
+            for name, text in files.items():
+                with open(os.path.join(d, name), "w") as f:
+                    f.write(text)
+            for name in [*files, "missing.py"]:
+                path = os.path.join(d, name)
+                code, _, err = self.run_main(["--dry-run", "--workload-file", path])
+                self.assertEqual(code, 2, name)
+                self.assertIn(path, err)
+            self.assertNotIn("no_step", inductor_eval.E2E)
+
+
+if __name__ == "__main__":
+    unittest.main()
