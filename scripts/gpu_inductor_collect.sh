@@ -10,7 +10,8 @@
 #   AH_INDUCTOR_LOG=inductor_mm_attention_h100.txt bash scripts/gpu_inductor_collect.sh 540 \
 #     --shapes attention --num-samples 480 --exclude data/inductor_mm_h100.txt
 # Prices as users of the generated handler pay them (one ptxas, python/ah_inductor/ptxas.py): the
-# same GEMMs as the first of the main log, in a log of their own (never resume an as-is log so):
+# same GEMMs as the first of the main log, in a log of their own (ah-collect refuses to resume a
+# log measured in the other mode):
 #   AH_INDUCTOR_PTXAS=align AH_INDUCTOR_LOG=inductor_mm_aligned_h100.txt \
 #     bash scripts/gpu_inductor_collect.sh 540 --num-samples 600
 set -uo pipefail

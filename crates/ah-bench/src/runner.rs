@@ -138,6 +138,14 @@ pub trait BenchmarkRunner: Send + Sync + 'static {
     ) -> Option<serde_json::Value> {
         None
     }
+
+    /// Why a log whose extras sidecar ends with `last_extras` (its last whole line, from
+    /// [`Self::extras`]) must not be resumed by this runner as it is set up now, or `None`:
+    /// for a setting that changes what a measurement means and is recorded only there (e.g.
+    /// `inductor_mm`'s `AH_INDUCTOR_PTXAS`), so that one log never mixes two kinds.
+    fn resume_conflict(&self, _last_extras: &serde_json::Value) -> Option<String> {
+        None
+    }
 }
 
 /// A runner's choice of input distribution (see [`BenchmarkRunner::input_distribution`]).
@@ -184,6 +192,8 @@ pub trait DynRunner: Send + Sync {
     fn ready(&self, kind: BackendKind) -> Result<(), String>;
     /// See [`BenchmarkRunner::fixed_reps`].
     fn fixed_reps(&self) -> Option<usize>;
+    /// See [`BenchmarkRunner::resume_conflict`].
+    fn resume_conflict(&self, last_extras: &serde_json::Value) -> Option<String>;
     /// Draws the input of a sample (redrawing until the precondition holds, at most
     /// `max_draws` times) and returns its context and a description; `None` if no draw
     /// satisfied the precondition.
@@ -238,6 +248,9 @@ impl<R: BenchmarkRunner> DynRunner for R {
     }
     fn fixed_reps(&self) -> Option<usize> {
         BenchmarkRunner::fixed_reps(self)
+    }
+    fn resume_conflict(&self, last_extras: &serde_json::Value) -> Option<String> {
+        BenchmarkRunner::resume_conflict(self, last_extras)
     }
 
     fn draw(&self, rng: &mut SampleRng, target: &Target, max_draws: usize) -> Option<DrawnInput> {

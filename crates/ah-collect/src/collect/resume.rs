@@ -1,10 +1,14 @@
 //! Resuming a collection: the log is repaired after a kill (its format is `ah_log`'s),
-//! and its medians sidecar made to hold the same inputs.
+//! its medians sidecar made to hold the same inputs, and its extras sidecar asked whether the
+//! runner measures now as it measured then.
 
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use super::error::CollectError;
+use ah_core::error::shown;
+
+use super::error::{io_err, CollectError};
+use super::extras_path;
 use crate::runner::Repetitions;
 
 /// Result of [`repair_log`]: bytes removed and the complete inputs.
@@ -34,4 +38,34 @@ pub(super) fn reconcile_sidecar(
         return Ok(BTreeMap::new());
     }
     Ok(ah_log::keep_inputs(path, reps, main)?)
+}
+
+/// Refuses to resume `out` when `conflict` (the runner's
+/// [`crate::BenchmarkRunner::resume_conflict`]) objects to the last whole line of its extras
+/// sidecar: the log was measured in a way this run would not measure. A log without the
+/// sidecar, or without a whole line in it, passes.
+pub(super) fn check_extras(
+    out: &Path,
+    conflict: impl Fn(&serde_json::Value) -> Option<String>,
+) -> Result<(), CollectError> {
+    let path = extras_path(out);
+    let bytes = match std::fs::read(&path) {
+        Ok(b) => b,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(io_err(&path)(e)),
+    };
+    let text = String::from_utf8_lossy(&bytes);
+    let last = text
+        .lines()
+        .rev()
+        .find_map(|l| serde_json::from_str::<serde_json::Value>(l).ok());
+    match last.and_then(|line| conflict(&line)) {
+        None => Ok(()),
+        Some(why) => Err(CollectError::Invalid(format!(
+            "{}: {why} (the last line of {}); resume with the setting it was measured with, \
+             or write to another --out",
+            shown(out),
+            shown(&path)
+        ))),
+    }
 }

@@ -21,7 +21,7 @@ use super::provenance::{
     read_provenance,
 };
 use super::report::{CollectSummary, Observer};
-use super::resume::{reconcile_sidecar, repair_log, Repair};
+use super::resume::{check_extras, reconcile_sidecar, repair_log, Repair};
 use super::select::{sample_rng, SampleCounts, Samples};
 use super::todo::Todo;
 use super::workers::{run_workers, ExtrasWriter, Totals, Writers};
@@ -243,6 +243,7 @@ fn open_log(
     let provenance = read_provenance(&prov_path)?;
     check_reps(&cfg.out, &prov_path, &provenance, cfg.repetitions())?;
     check_distribution(&provenance, runner, &cfg.out, &prov_path)?;
+    check_extras(&cfg.out, |line| runner.resume_conflict(line))?;
     let repair = if cfg.out.exists() {
         repair_log(&cfg.out, cfg.repetitions())?
     } else {

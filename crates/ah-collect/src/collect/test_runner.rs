@@ -48,6 +48,11 @@ where
     fn prepare(&self, _i: &u64, _b: &mut Backend) -> Result<(), BenchError> {
         Ok(())
     }
+    /// An extras line `{"refuse": WHY}` (written by a test: this runner writes none) is a log
+    /// it must not resume.
+    fn resume_conflict(&self, last_extras: &serde_json::Value) -> Option<String> {
+        last_extras["refuse"].as_str().map(str::to_string)
+    }
     fn run(
         &self,
         input: &u64,

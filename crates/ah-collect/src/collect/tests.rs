@@ -426,6 +426,39 @@ fn a_damaged_provenance_sidecar_is_refused_and_kept() {
 }
 
 #[test]
+fn a_log_its_runner_would_measure_otherwise_is_refused_and_kept() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("fn.txt");
+    let r = FnRunner {
+        name: "fn",
+        measure: |x: u64, _c: &str| {
+            Ok(crate::Measurement::from_samples(&mut [1.0 + x as f64 / 1e6]).unwrap())
+        },
+    };
+    collect(&r, &cfg(&out, 2, Shard::ALL), &mut Silent).unwrap();
+    let extras = extras_path(&out);
+    // A last line torn by a kill is passed over for the whole line before it.
+    std::fs::write(&extras, "{\"refuse\": \"measured otherwise\"}\n{\"refu").unwrap();
+    let before = std::fs::read(&out).unwrap();
+    let e = collect(&r, &cfg(&out, 3, Shard::ALL), &mut Silent)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("fn.txt: measured otherwise (the last line of ")
+            && e.contains("fn.txt.extras.jsonl); resume with the setting it was measured with"),
+        "{e}"
+    );
+    assert_eq!(
+        std::fs::read(&out).unwrap(),
+        before,
+        "the log is kept as it was"
+    );
+    std::fs::write(&extras, "{\"refuse\": null}\n").unwrap();
+    let s = collect(&r, &cfg(&out, 3, Shard::ALL), &mut Silent).unwrap();
+    assert_eq!((s.measured, s.already_done), (1, 2));
+}
+
+#[test]
 fn merge_never_replaces_rows_it_does_not_merge() {
     let dir = tempfile::tempdir().unwrap();
     let a = dir.path().join("a.txt");

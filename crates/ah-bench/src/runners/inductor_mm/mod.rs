@@ -29,7 +29,7 @@ use crate::dtype::DType;
 use crate::runner::{BenchmarkRunner, InputDistribution, SampleRng, Target};
 use crate::runners::add_mm_layout_features;
 pub use shapes::{Gemm, Mixture, Op, Source};
-pub use worker::{Engine, Worker, WorkerError};
+pub use worker::{Engine, Ptxas, Worker, WorkerError};
 
 /// The runner's name.
 pub const NAME: &str = "inductor_mm";
@@ -39,6 +39,9 @@ pub struct InductorMmRunner {
     catalogue: Arc<Catalogue>,
     mixture: Mixture,
     engine: Engine,
+    /// How its workers key Triton's cache ([`Ptxas::from_env`] unless set; an invalid
+    /// `AH_INDUCTOR_PTXAS` is reported by `ready`).
+    ptxas: Result<Ptxas, String>,
     /// One worker per device ordinal, started on the device's first input.
     workers: Mutex<HashMap<usize, Arc<Mutex<Option<Worker>>>>>,
 }
@@ -57,7 +60,16 @@ impl InductorMmRunner {
             catalogue: Arc::new(catalogue),
             mixture: Mixture::All,
             engine,
+            ptxas: Ptxas::from_env(),
             workers: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// The same runner with its workers keying Triton's cache as `ptxas` says.
+    pub fn with_ptxas(self, ptxas: Ptxas) -> Self {
+        InductorMmRunner {
+            ptxas: Ok(ptxas),
+            ..self
         }
     }
 
@@ -84,7 +96,8 @@ impl InductorMmRunner {
             *guard = None;
         }
         if guard.is_none() {
-            let w = Worker::spawn(self.engine, Some(device))
+            let ptxas = self.ptxas.clone().map_err(BenchError::Other)?;
+            let w = Worker::spawn(self.engine, ptxas, Some(device))
                 .map_err(|e| BenchError::Other(e.to_string()))?;
             *guard = Some(w);
         }
@@ -212,6 +225,7 @@ impl BenchmarkRunner for InductorMmRunner {
     }
 
     fn ready(&self, kind: BackendKind) -> Result<(), String> {
+        self.ptxas.as_ref().map_err(Clone::clone)?;
         if kind != BackendKind::Cuda || self.engine == Engine::Fake {
             return Ok(());
         }
@@ -274,6 +288,22 @@ impl BenchmarkRunner for InductorMmRunner {
             median_ms: ms,
             runs: 1,
             busy_ms: c.bench_s * 1e3,
+        })
+    }
+
+    /// A log measured with the other [`Ptxas`] mode (an extras line without `ah_ptxas` was
+    /// measured as PyTorch leaves it): its compile-time prices are of another kind.
+    fn resume_conflict(&self, last_extras: &Value) -> Option<String> {
+        let now = self.ptxas.as_ref().ok()?.name();
+        let before = last_extras["worker"]["settings"]["ah_ptxas"]
+            .as_str()
+            .unwrap_or(Ptxas::AsIs.name());
+        (before != now).then(|| {
+            format!(
+                "measured with {var}={before}, and this run would measure with {var}={now}: \
+                 compile-time prices of the two kinds do not mix in one log",
+                var = Ptxas::VAR
+            )
         })
     }
 

@@ -139,7 +139,7 @@ fn a_failed_gemm_is_an_error_and_the_worker_goes_on() {
     if !python_or_skip() {
         return;
     }
-    let mut w = Worker::spawn(Engine::Fake, None).unwrap();
+    let mut w = Worker::spawn(Engine::Fake, Ptxas::AsIs, None).unwrap();
     let bad = json!({"op": "mm", "m": 13, "k": 13, "n": 8, "dtype": "float16"});
     assert!(matches!(w.measure(&bad), Err(WorkerError::Failed(e)) if e.contains("13x13")));
     let good = json!({"op": "bmm", "batch": 4, "m": 9, "k": 16, "n": 8, "dtype": "bfloat16"});
@@ -188,4 +188,48 @@ fn the_attention_mixture_draws_attention_bmms_in_every_layout() {
     assert!(count(&|g| g.batch > 256) > 100);
     let shapes = BenchmarkRunner::input_distribution(&r).map(|d| d.shapes);
     assert_eq!(shapes, Some("inductor_attention"));
+}
+
+#[test]
+fn a_log_is_resumed_only_in_the_ptxas_mode_it_was_measured_in() {
+    let old_line = json!({"worker": {"settings": {"compile_threads": 16}}});
+    let aligned_line = json!({"worker": {"settings": {"ah_ptxas": "align"}}});
+    let runner =
+        |p| -> Box<dyn DynRunner> { Box::new(InductorMmRunner::new(Engine::Fake).with_ptxas(p)) };
+    let (as_is, align) = (runner(Ptxas::AsIs), runner(Ptxas::Align));
+    assert_eq!(as_is.resume_conflict(&old_line), None);
+    assert_eq!(align.resume_conflict(&aligned_line), None);
+    let why = align
+        .resume_conflict(&old_line)
+        .expect("as-is log, align run");
+    assert!(
+        why.contains("AH_INDUCTOR_PTXAS=as-is") && why.contains("AH_INDUCTOR_PTXAS=align"),
+        "{why}"
+    );
+    assert!(as_is.resume_conflict(&aligned_line).is_some());
+}
+
+#[test]
+fn an_unknown_ptxas_mode_is_refused_before_any_worker_starts() {
+    assert_eq!(Ptxas::parse("align"), Ok(Ptxas::Align));
+    assert_eq!(Ptxas::parse("as-is"), Ok(Ptxas::AsIs));
+    let err = Ptxas::parse("yes").unwrap_err();
+    assert!(err.contains("AH_INDUCTOR_PTXAS=\"yes\"") && err.contains("as-is or align"));
+    let runner = InductorMmRunner {
+        ptxas: Err(err.clone()),
+        ..InductorMmRunner::new(Engine::Fake)
+    };
+    assert_eq!(BenchmarkRunner::ready(&runner, BackendKind::Cuda), Err(err));
+    assert_eq!(DynRunner::resume_conflict(&runner, &json!({})), None);
+}
+
+#[test]
+fn the_worker_measures_in_the_mode_it_is_given_and_says_so() {
+    if !python_or_skip() {
+        return;
+    }
+    for mode in [Ptxas::AsIs, Ptxas::Align] {
+        let w = Worker::spawn(Engine::Fake, mode, None).unwrap();
+        assert_eq!(w.hello()["settings"]["ah_ptxas"], mode.name());
+    }
 }

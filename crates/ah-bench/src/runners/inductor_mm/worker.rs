@@ -40,6 +40,50 @@ pub enum Engine {
     Fake,
 }
 
+/// How the worker keys Triton's cache (`AH_INDUCTOR_PTXAS`; `python/ah_inductor/worker.py`):
+/// as PyTorch 2.11 with Triton 3.6 leaves it, which compiles every max-autotune template a
+/// second time, or on the ptxas of Inductor's compile workers, as the generated handler's
+/// `install()` does. The two measure different compile-time prices, recorded in each extras
+/// line (`worker.settings.ah_ptxas`), and one log holds one kind.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Ptxas {
+    /// As PyTorch leaves it (`as-is`, the default).
+    #[default]
+    AsIs,
+    /// One ptxas (`align`).
+    Align,
+}
+
+impl Ptxas {
+    /// The environment variable that chooses it.
+    pub const VAR: &'static str = "AH_INDUCTOR_PTXAS";
+
+    /// Its name, as the variable and the extras lines spell it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Ptxas::AsIs => "as-is",
+            Ptxas::Align => "align",
+        }
+    }
+
+    /// The mode named `name`.
+    pub fn parse(name: &str) -> Result<Ptxas, String> {
+        [Ptxas::AsIs, Ptxas::Align]
+            .into_iter()
+            .find(|p| p.name() == name)
+            .ok_or_else(|| format!("{}={name:?}: expected as-is or align", Self::VAR))
+    }
+
+    /// The mode [`Self::VAR`] chooses (unset: [`Ptxas::AsIs`]).
+    pub fn from_env() -> Result<Ptxas, String> {
+        match std::env::var(Self::VAR) {
+            Ok(v) => Self::parse(&v),
+            Err(std::env::VarError::NotPresent) => Ok(Ptxas::AsIs),
+            Err(e) => Err(format!("{}: {e}", Self::VAR)),
+        }
+    }
+}
+
 /// Why a worker could not answer.
 #[derive(Debug, thiserror::Error)]
 pub enum WorkerError {
@@ -79,8 +123,13 @@ pub struct Worker {
 }
 
 impl Worker {
-    /// Starts a worker; `device` restricts it to one CUDA ordinal (`CUDA_VISIBLE_DEVICES`).
-    pub fn spawn(engine: Engine, device: Option<usize>) -> Result<Worker, WorkerError> {
+    /// Starts a worker that keys Triton's cache as `ptxas` says; `device` restricts it to one
+    /// CUDA ordinal (`CUDA_VISIBLE_DEVICES`).
+    pub fn spawn(
+        engine: Engine,
+        ptxas: Ptxas,
+        device: Option<usize>,
+    ) -> Result<Worker, WorkerError> {
         let python = python();
         let spawn_err = |source| WorkerError::Spawn {
             python: python.to_string_lossy().into_owned(),
@@ -108,6 +157,7 @@ impl Worker {
                 },
             ])
             .env("PYTHONUNBUFFERED", "1")
+            .env(Ptxas::VAR, ptxas.name())
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
