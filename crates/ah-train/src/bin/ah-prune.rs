@@ -9,13 +9,20 @@ use std::process::ExitCode;
 use anyhow::Context;
 use clap::Parser;
 
-use ah_train::prune::{report, train, GemmOp, Pricing, PruneParams};
+use ah_train::prune::{report, train, CvSplit, GemmOp, Pricing, PruneParams};
 
 /// `--prices` (the library's [`Pricing`], which has no clap derive).
 #[derive(clap::ValueEnum, Clone, Copy, Debug)]
 enum Prices {
     Logged,
     OnePtxas,
+}
+
+/// `--cv-split` (the library's [`CvSplit`], which has no clap derive).
+#[derive(clap::ValueEnum, Clone, Copy, Debug)]
+enum Split {
+    Gemm,
+    Shape,
 }
 
 /// Train a max-autotune pruning heuristic (see docs/inductor.md).
@@ -103,6 +110,12 @@ struct Cli {
     /// comparing settings (scripts/inductor_prune_grid.sh) takes several.
     #[arg(long, value_name = "R", default_value_t = PruneParams::default().cv_repeats)]
     cv_repeats: usize,
+    /// How the cross-validation splits GEMMs into folds: `gemm`, one at a time, or `shape`,
+    /// the GEMMs of one op, k, n, dtype, layout and TF32 setting together (a layer's weight at
+    /// every token count), so that a GEMM is decided by a tree that saw none of its shape, as a
+    /// new architecture's are (docs/inductor.md).
+    #[arg(long, value_enum, default_value_t = Split::Gemm)]
+    cv_split: Split,
     /// Train on the first N GEMMs of the logs only (a log grows as its collection resumes); the
     /// rest are scored as held out. N counts GEMMs with compiled truth, not extras lines: give
     /// the count the report names, or a grown log adds GEMMs to the training ones. One count is over the logs in a row; one per log
@@ -151,6 +164,10 @@ fn run(cli: Cli) -> anyhow::Result<bool> {
         alignment_first: cli.alignment_first,
         folds: cli.folds,
         cv_repeats: cli.cv_repeats,
+        cv_split: match cli.cv_split {
+            Split::Gemm => CvSplit::Gemm,
+            Split::Shape => CvSplit::Shape,
+        },
         pricing: match cli.prices {
             Prices::Logged => Pricing::Logged,
             Prices::OnePtxas => Pricing::OnePtxas,

@@ -4,6 +4,7 @@ use serde::{Deserialize, Serialize};
 
 use super::causes::Causes;
 use super::data::Sample;
+use super::folds::{folds, CvSplit};
 use super::misses::{self, Miss};
 use super::policy::{ranking, Policy, Weighing};
 use super::tree::{Growth, Node};
@@ -79,30 +80,6 @@ fn mean_of(repeats: &[RuleResult]) -> RuleResult {
         worst: repeats.iter().map(|x| x.worst).fold(0.0, f64::max),
         decided: mean(&|x| x.decided),
     }
-}
-
-/// The folds of `n` GEMMs in repeat `repeat` of a cross-validation. In repeat 0, GEMM `i` is
-/// in fold `i % k` (the log's order is the sampler's, already random). A later repeat first
-/// orders the GEMMs by a fixed hash of `i` and the repeat: with another split into folds, the
-/// harmful count of one setting moved by up to 11 of 635 GEMMs, more than separated the best
-/// settings of a grid, so the grid compares settings over several repeats.
-pub fn folds(n: usize, k: usize, repeat: usize) -> Vec<Vec<usize>> {
-    let k = k.clamp(1, n.max(1));
-    let mut order: Vec<usize> = (0..n).collect();
-    if repeat > 0 {
-        order.sort_by_key(|&i| splitmix64(((repeat as u64) << 32) ^ i as u64));
-    }
-    (0..k)
-        .map(|f| order.iter().skip(f).step_by(k).copied().collect())
-        .collect()
-}
-
-/// SplitMix64's output function: a fixed, well-mixed hash of `x`.
-fn splitmix64(x: u64) -> u64 {
-    let mut z = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^ (z >> 31)
 }
 
 /// The rules' results on a set of GEMMs, on all of them and on each op's.
@@ -219,21 +196,23 @@ fn pick<T: Clone>(xs: &[T], idx: &[usize]) -> Vec<T> {
     idx.iter().map(|&i| xs[i].clone()).collect()
 }
 
-/// k-fold cross-validation, `repeats` times over other splits ([`folds`]): every GEMM is
-/// decided by a tree (and a fixed top-10 list) made without it; returns the learned rule and
-/// the baselines, side by side, each the mean of the repeats (`mean_of`).
+/// k-fold cross-validation (`split`: how, and `k`), `repeats` times over other splits
+/// ([`folds`]): every GEMM is decided by a tree (and a fixed top-10 list) made without it;
+/// returns the learned rule and the baselines, side by side, each the mean of the repeats
+/// (`mean_of`).
 /// `progress` is called once per tree grown.
 pub fn cross_validate(
     samples: &[Sample],
     growth: &Growth<'_>,
-    k: usize,
+    split: (CvSplit, usize),
     top_k: usize,
     repeats: usize,
     progress: &(dyn Fn(u64) + Sync),
 ) -> Scored {
+    let (split, k) = split;
     let runs: Vec<Scored> = (0..repeats.max(1))
         .map(|r| {
-            let folds = folds(samples.len(), k, r);
+            let folds = folds(samples, growth.features, split, k, r);
             cross_validate_with_folds(samples, growth, &folds, top_k, progress)
         })
         .collect();

@@ -14,6 +14,7 @@ pub mod causes;
 pub mod data;
 mod error;
 pub mod eval;
+pub mod folds;
 pub mod misses;
 pub mod policy;
 pub mod pricing;
@@ -29,6 +30,7 @@ pub use causes::Causes;
 pub use data::{load, GemmOp, Sample, Samples};
 pub use error::PruneError;
 pub use eval::{cross_validate, OpResults, RuleResult, Scored};
+pub use folds::CvSplit;
 pub use misses::Miss;
 pub use policy::{LeafRule, Policy, Weighing};
 pub use pricing::Pricing;
@@ -73,8 +75,10 @@ pub struct PruneParams {
     /// Folds of the cross-validation (default 5).
     pub folds: usize,
     /// Times the cross-validation is run, each over another split into folds, its figures the
-    /// means (default 1; the grid uses more: [`eval::folds`]).
+    /// means (default 1; the grid uses more: [`folds::of_groups`]).
     pub cv_repeats: usize,
+    /// How the cross-validation splits GEMMs into folds (default [`CvSplit::Gemm`]).
+    pub cv_split: CvSplit,
     /// Template choices kept by the fixed top-k baseline (default 10, PyTorch's `top_k`).
     pub top_k: usize,
     /// Train on the first GEMMs of the logs only (a log grows as its collection resumes; a
@@ -101,6 +105,7 @@ impl Default for PruneParams {
             alignment_first: false,
             folds: 5,
             cv_repeats: 1,
+            cv_split: CvSplit::Gemm,
             top_k: 10,
             first: Vec::new(),
             pricing: Pricing::Logged,
@@ -208,6 +213,9 @@ pub struct PruneModel {
     /// Splits into folds `cross_validation` is the mean of (`--cv-repeats`; 1 is not written).
     #[serde(default = "one", skip_serializing_if = "is_one")]
     pub cv_repeats: usize,
+    /// How those folds split the GEMMs (`--cv-split`; `gemm` is not written).
+    #[serde(default, skip_serializing_if = "is_gemm_split")]
+    pub cv_split: CvSplit,
     /// `cross_validation` on each op's GEMMs.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub cross_validation_by_op: Vec<OpResults>,
@@ -287,7 +295,7 @@ pub fn train(
     let cross_validation = cross_validate(
         &data.samples,
         &growth,
-        params.folds,
+        (params.cv_split, params.folds),
         params.top_k,
         params.cv_repeats,
         progress,
@@ -322,6 +330,7 @@ pub fn train(
         gemms: data.samples.len(),
         cross_validation: cross_validation.all,
         cv_repeats: params.cv_repeats,
+        cv_split: params.cv_split,
         cross_validation_by_op: cross_validation.by_op,
         cross_validation_worst: cross_validation.worst,
         cross_validation_causes: cross_validation.causes,
@@ -383,6 +392,9 @@ pub fn report(model: &PruneModel, data: &Samples) -> String {
         repeats = match model.cv_repeats {
             1 => String::new(),
             r => format!("; the means of {r} splits into folds"),
+        } + match model.cv_split {
+            CvSplit::Gemm => "",
+            CvSplit::Shape => "; the GEMMs of one shape (op, k, n, dtypes, layout, TF32) in one fold",
         },
     )
 }
@@ -442,6 +454,10 @@ fn is_one(x: &usize) -> bool {
 
 fn is_logged(p: &Pricing) -> bool {
     *p == Pricing::Logged
+}
+
+fn is_gemm_split(s: &CvSplit) -> bool {
+    *s == CvSplit::Gemm
 }
 
 #[cfg(test)]

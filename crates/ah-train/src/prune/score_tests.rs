@@ -115,7 +115,7 @@ fn cross_validation_reports_each_ops_results() {
         leaf_rule: rule(),
         first_split: None,
     };
-    let cv = eval::cross_validate(&samples, &growth, 3, 10, 2, &|_| {});
+    let cv = eval::cross_validate(&samples, &growth, (CvSplit::Gemm, 3), 10, 2, &|_| {});
     let ops: Vec<&str> = cv.by_op.iter().map(|g| g.op.as_str()).collect();
     assert_eq!(ops, ["bmm", "mm"]);
     for (r, total) in cv.all.iter().enumerate() {
@@ -133,9 +133,11 @@ fn cross_validation_reports_each_ops_results() {
     );
     // One op: no breakdown.
     let mm: Vec<Sample> = (0..6).map(|m| gemm(m, 1.0, 0.5)).collect();
-    assert!(eval::cross_validate(&mm, &growth, 3, 10, 1, &|_| {})
-        .by_op
-        .is_empty());
+    assert!(
+        eval::cross_validate(&mm, &growth, (CvSplit::Gemm, 3), 10, 1, &|_| {})
+            .by_op
+            .is_empty()
+    );
 }
 
 /// The worst picks list only harmful ones, worst first, each GEMM once and at most

@@ -158,7 +158,7 @@ fn the_tree_splits_where_the_policy_changes() {
     assert_eq!(tree.decide(&gemm(5000, 1.0, 0.5), &f), &Policy::Extern);
     // The same data gives the same tree.
     assert_eq!(tree, growth.grow(&refs));
-    let cv = eval::cross_validate(&samples, &growth, 3, 10, 1, &|_| {}).all;
+    let cv = eval::cross_validate(&samples, &growth, (CvSplit::Gemm, 3), 10, 1, &|_| {}).all;
     assert_eq!(cv.len(), 4);
     assert_eq!(cv[3].harmful, 0.0);
     assert!(cv[3].autotune_s < cv[0].autotune_s);
@@ -168,17 +168,61 @@ fn the_tree_splits_where_the_policy_changes() {
 /// (`i % k`), later ones split otherwise, the same way on every run.
 #[test]
 fn folds_cover_every_gemm_once() {
+    let one_each: Vec<usize> = (0..10).collect();
+    let split = |repeat| folds::of_groups(&one_each, 3, repeat);
     for repeat in 0..4 {
-        let f = eval::folds(10, 3, repeat);
+        let f = split(repeat);
         assert_eq!(f.len(), 3);
         let mut all: Vec<usize> = f.concat();
         all.sort_unstable();
-        assert_eq!(all, (0..10).collect::<Vec<_>>());
-        assert_eq!(f, eval::folds(10, 3, repeat));
+        assert_eq!(all, one_each);
+        assert_eq!(f, split(repeat));
     }
-    assert_eq!(eval::folds(10, 3, 0)[1], [1, 4, 7]);
-    assert_ne!(eval::folds(10, 3, 1), eval::folds(10, 3, 0));
-    assert_ne!(eval::folds(10, 3, 2), eval::folds(10, 3, 1));
+    assert_eq!(split(0)[1], [1, 4, 7]);
+    assert_ne!(split(1), split(0));
+    assert_ne!(split(2), split(1));
+}
+
+/// `--cv-split shape`: the GEMMs of one weight shape (op, k, n, dtypes, layout, TF32) are
+/// one group, whatever their m or batch, and a group is never split between folds.
+#[test]
+fn shape_folds_keep_a_shape_together() {
+    let f: Vec<String> = ["m", "k", "n", "op"].map(String::from).to_vec();
+    let samples: Vec<Sample> = [
+        (8, 64, 32),
+        (16, 64, 32),
+        (8, 64, 48),
+        (256, 64, 32),
+        (8, 128, 48),
+    ]
+    .iter()
+    .map(|&(m, k, n)| {
+        let mut s = gemm(m, 1.0, 0.5);
+        s.values = vec![
+            Value::Int(m),
+            Value::Int(k),
+            Value::Int(n),
+            Value::Str("mm".into()),
+        ];
+        s
+    })
+    .collect();
+    let groups = folds::shape_groups(&samples, &f);
+    assert_eq!(groups, [0, 0, 1, 0, 2]);
+    for repeat in 0..3 {
+        let folds = folds::folds(&samples, &f, CvSplit::Shape, 2, repeat);
+        let fold_of = |i: usize| folds.iter().position(|x| x.contains(&i)).unwrap();
+        assert_eq!(fold_of(0), fold_of(1));
+        assert_eq!(fold_of(0), fold_of(3));
+        assert_eq!(folds.concat().len(), samples.len());
+    }
+    // One GEMM a group is the plain split.
+    assert_eq!(
+        folds::folds(&samples, &f, CvSplit::Gemm, 2, 1),
+        folds::of_groups(&[0, 1, 2, 3, 4], 2, 1)
+    );
+    // More folds than shapes: as many folds as shapes.
+    assert_eq!(folds::folds(&samples, &f, CvSplit::Shape, 5, 0).len(), 3);
 }
 
 /// A repeated cross-validation reports the means of its repeats: one repeat is the plain one.
@@ -198,11 +242,11 @@ fn repeated_cross_validation_reports_the_means() {
         leaf_rule: rule(1),
         first_split: None,
     };
-    let once = eval::cross_validate(&samples, &growth, 3, 10, 1, &|_| {}).all;
-    let three = eval::cross_validate(&samples, &growth, 3, 10, 3, &|_| {}).all;
+    let once = eval::cross_validate(&samples, &growth, (CvSplit::Gemm, 3), 10, 1, &|_| {}).all;
+    let three = eval::cross_validate(&samples, &growth, (CvSplit::Gemm, 3), 10, 3, &|_| {}).all;
     let runs: Vec<f64> = (0..3)
         .map(|r| {
-            let folds = eval::folds(samples.len(), 3, r);
+            let folds = folds::of_groups(&(0..samples.len()).collect::<Vec<_>>(), 3, r);
             let single = eval::cross_validate_with_folds(&samples, &growth, &folds, 10, &|_| {});
             single.all[3].harmful
         })
