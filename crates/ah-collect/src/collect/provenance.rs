@@ -165,6 +165,34 @@ pub(super) fn check_distribution(
     )))
 }
 
+/// Refuses to resume a log collected on another device model than `infos`' (the provenance's
+/// `device_name`): two GPUs of one identity (an H100 and an H200 share PyTorch's capability and
+/// shared memory, so the log's metadata cannot tell them apart) time the same choices
+/// differently, and one log holds one model's timings.
+pub(super) fn check_device(
+    provenance: &serde_json::Value,
+    infos: &[BackendInfo],
+    out: &Path,
+    prov_path: &Path,
+) -> Result<(), CollectError> {
+    let resumed = provenance["sessions"]
+        .as_array()
+        .is_some_and(|s| !s.is_empty());
+    let Some(before) = provenance["device_name"].as_str().filter(|_| resumed) else {
+        return Ok(());
+    };
+    match infos.iter().find(|i| i.device_name != before) {
+        None => Ok(()),
+        Some(now) => Err(CollectError::Invalid(format!(
+            "{}: was collected on {before} (see {}), and this run is on {}: one log holds one \
+             device model's timings; collect into another --out",
+            shown(out),
+            shown(prov_path),
+            now.device_name
+        ))),
+    }
+}
+
 /// Records in the sidecar what every session shares: the tool, the runner, the device, the
 /// request and how it times.
 pub(super) fn fill_provenance_head(

@@ -17,8 +17,8 @@ use serde_json::json;
 use super::config::{open_backend, CollectConfig, Devices};
 use super::error::{io_err, CollectError};
 use super::provenance::{
-    check_distribution, check_reps, corrupt_provenance, fill_provenance_head, now_unix,
-    read_provenance,
+    check_device, check_distribution, check_reps, corrupt_provenance, fill_provenance_head,
+    now_unix, read_provenance,
 };
 use super::report::{CollectSummary, Observer};
 use super::resume::{check_extras, reconcile_sidecar, repair_log, Repair};
@@ -44,7 +44,7 @@ pub fn collect(
     // This shard's samples, drawn as the workers take them (cheap, host only).
     let mut samples = Samples::new(runner, cfg, &target)?;
     let (metadata, header) = log_head(runner, cfg, &target, samples.first()?)?;
-    let mut session = open_log(runner, cfg, &metadata, &header)?;
+    let mut session = open_log(runner, cfg, &infos, (&metadata, &header))?;
     let medians_done = std::mem::take(&mut session.medians_done);
     let todo = Todo::new(samples, session.repair.complete.clone(), medians_done);
     let session_index = open_session(&mut session, runner, cfg, &metadata, &infos, started_unix)?;
@@ -229,8 +229,8 @@ struct Session {
 fn open_log(
     runner: &dyn DynRunner,
     cfg: &CollectConfig,
-    metadata: &Metadata,
-    header: &[String],
+    infos: &[BackendInfo],
+    (metadata, header): (&Metadata, &[String]),
 ) -> Result<Session, CollectError> {
     if let Some(dir) = cfg.out.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir).map_err(io_err(dir))?;
@@ -243,6 +243,7 @@ fn open_log(
     let provenance = read_provenance(&prov_path)?;
     check_reps(&cfg.out, &prov_path, &provenance, cfg.repetitions())?;
     check_distribution(&provenance, runner, &cfg.out, &prov_path)?;
+    check_device(&provenance, infos, &cfg.out, &prov_path)?;
     check_extras(&cfg.out, |line| runner.resume_conflict(line))?;
     let repair = if cfg.out.exists() {
         repair_log(&cfg.out, cfg.repetitions())?

@@ -459,6 +459,39 @@ fn a_log_its_runner_would_measure_otherwise_is_refused_and_kept() {
 }
 
 #[test]
+fn a_log_collected_on_another_device_model_is_refused_and_kept() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("pad_mm.txt");
+    let r = small_runner();
+    collect(r.as_ref(), &cfg(&out, 2, Shard::ALL), &mut Silent).unwrap();
+    let prov = provenance_path(&out);
+    let mine: serde_json::Value = serde_json::from_slice(&std::fs::read(&prov).unwrap()).unwrap();
+    let mut other = mine.clone();
+    other["device_name"] = json!("NVIDIA H200");
+    std::fs::write(&prov, serde_json::to_vec(&other).unwrap()).unwrap();
+    let before = std::fs::read(&out).unwrap();
+    let e = collect(r.as_ref(), &cfg(&out, 3, Shard::ALL), &mut Silent)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("pad_mm.txt: was collected on NVIDIA H200 (see ")
+            && e.contains(&format!(
+                "and this run is on {}: one log holds one device model's timings",
+                mine["device_name"].as_str().unwrap()
+            )),
+        "{e}"
+    );
+    assert_eq!(
+        std::fs::read(&out).unwrap(),
+        before,
+        "the log is kept as it was"
+    );
+    std::fs::write(&prov, serde_json::to_vec(&mine).unwrap()).unwrap();
+    let s = collect(r.as_ref(), &cfg(&out, 3, Shard::ALL), &mut Silent).unwrap();
+    assert_eq!((s.measured, s.already_done), (1, 2));
+}
+
+#[test]
 fn merge_never_replaces_rows_it_does_not_merge() {
     let dir = tempfile::tempdir().unwrap();
     let a = dir.path().join("a.txt");
