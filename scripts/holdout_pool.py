@@ -16,15 +16,18 @@
    outcome was measured: `extern` ran as `none` (cuBLAS, the one choice Inductor then takes),
    `default` as the second search, `max_autotune_ptxas` (the full list with ptxas aligned, as
    the handler's install() runs it; an outcome measured apart from the bound's). A `keep` list
-   was measured only if the run's own handler kept the same list, which a result file does not
-   record: those GEMMs are counted as not replayed. Screening only: the held-out sets were
-   written blind for the handlers they measured, not for the one replayed, so a handler chosen
-   this way still needs a fresh blind set.
+   was measured only where the run's own handler kept the same list: with `--measured
+   MEASURED.py`, the handler those runs measured as `ours`, every decision equal to its
+   decision is replayed as `ours` ran (its run time and autotuning), kept lists included;
+   other kept lists are counted as not replayed. The measured handler must decide every GEMM
+   of the files as their `ours` did (checked). Screening only: the held-out sets were written
+   blind for the handlers they measured, not for the one replayed, so a handler chosen this
+   way still needs a fresh blind set.
 
 Reads only the result files (no torch, no GPU). Every run is one record: a GEMM measured in two
 runs counts twice, as the two measurements it is.
 
-Usage: scripts/holdout_pool.py [--handler MODULE.py] RESULT.json [RESULT.json ...] > pooled.md
+Usage: scripts/holdout_pool.py [--handler MODULE.py [--measured MEASURED.py]] RESULT.json ... > pooled.md
 """
 
 import json
@@ -62,7 +65,8 @@ def records(paths):
                 run = r.get("run_ms", {})
                 if {"none", "max_autotune"} <= set(run):
                     out.append({"gemm": r["gemm"], "run_ms": run, "picked": r.get("picked", {}),
-                                "autotune_s": r.get("autotune_s", {}), "source": path})
+                                "autotune_s": r.get("autotune_s", {}), "ours_stats": r.get("ours_stats", {}),
+                                "source": path})
         except (OSError, ValueError, KeyError, TypeError, AttributeError) as e:
             raise PoolError(f"{path}: not a result file of inductor_eval.py ({type(e).__name__}: {e})") from e
     return out
@@ -121,31 +125,58 @@ def band_table(recs):
     return "\n".join(lines)
 
 
-def replayed(recs, decide):
-    """The records that searched the full list twice, each with the replayed decision's kind, and
-    its run ms (`run_ms["replay"]`) and autotuning s (`replay_s`), None for a kept list."""
+def decision(decide, r, what):
+    """`decide`'s (kind, kept names) for record `r`'s GEMM; `what` names the handler in errors."""
+    try:
+        kind, names = decide(handler_features(r["gemm"]))
+        return kind, tuple(names)
+    except (KeyError, TypeError, ValueError) as e:
+        raise PoolError(f"{r['source']}: {what} cannot decide {r['gemm'].get('name', r['gemm'])!r} "
+                        f"({type(e).__name__}: {e})") from e
+
+
+def measured_kind(r):
+    """The decision `ours` recorded for record `r` (its handler's stats), or None."""
+    kinds = [k for k in ("extern", "keep", "default") if r.get("ours_stats", {}).get(k)]
+    return kinds[0] if len(kinds) == 1 else None
+
+
+def replayed(recs, decide, measured=None):
+    """The records that searched the full list twice, each with the replayed decision's `kind`,
+    its run ms (`run_ms["replay"]`) and autotuning s (`replay_s`), None where not measured, and
+    `as_measured` (the decision equals `measured`'s, so `ours` measured it)."""
     out = []
     for r in twice(recs)[0]:
-        try:
-            kind, _ = decide(handler_features(r["gemm"]))
-        except (KeyError, TypeError, ValueError) as e:
-            raise PoolError(f"{r['source']}: the handler cannot decide {r['gemm'].get('name', r['gemm'])!r} "
-                            f"({type(e).__name__}: {e})") from e
-        run = {"extern": r["run_ms"]["none"], "default": r["run_ms"][SECOND]}.get(kind)
-        cost = {"extern": 0.0, "default": r["autotune_s"].get(SECOND)}.get(kind)
-        out.append(dict(r, kind=kind, run_ms=dict(r["run_ms"], replay=run), replay_s=cost))
+        kind, names = decision(decide, r, "the handler")
+        same = False
+        if measured is not None and "ours" in r["run_ms"]:
+            was = decision(measured, r, "the measured handler")
+            if was[0] != measured_kind(r):
+                raise PoolError(f"{r['source']}: {r['gemm'].get('name')!r}: the measured handler decides "
+                                f"{was[0]}, the run's handler decided {measured_kind(r)}; give the module "
+                                f"that run measured")
+            same = was == (kind, names)
+        if same:
+            run, cost = r["run_ms"]["ours"], max(r["autotune_s"].get("ours", 0.0), 0.0)
+        else:
+            run = {"extern": r["run_ms"]["none"], "default": r["run_ms"][SECOND]}.get(kind)
+            cost = {"extern": 0.0, "default": r["autotune_s"].get(SECOND)}.get(kind)
+        out.append(dict(r, kind=kind, as_measured=same, run_ms=dict(r["run_ms"], replay=run),
+                        replay_s=None if run is None else cost))
     return out
 
 
-def replay_table(recs, decide):
-    rows = replayed(recs, decide)
+def replay_table(recs, decide, measured=None):
+    rows = replayed(recs, decide, measured)
     kinds = {k: sum(r["kind"] == k for r in rows) for k in ("extern", "default", "keep")}
     known = [r for r in rows if r["run_ms"]["replay"] is not None]
+    kept = sum(r["kind"] == "keep" and r["run_ms"]["replay"] is None for r in rows)
     priced = [r for r in known if r["replay_s"] is not None
               and all(r["autotune_s"].get(k) is not None for k in ("ours", "max_autotune", SECOND))]
     cost = lambda rs, key: sum(max(r["autotune_s"][key], 0.0) for r in rs)  # noqa: E731
+    same = f"; {sum(r['as_measured'] for r in rows)} decided as the measured handler did" if measured else ""
     lines = [f"Replayed on the {len(rows)} GEMMs searched twice: {kinds['extern']} cuBLAS only, {kinds['default']} full list, "
-             f"{kinds['keep']} kept lists (not replayed).", "",
+             f"{kinds['keep']} kept lists ({kept} not replayed){same}.", "",
              "| on the replayed GEMMs | over the bound (3 %) | run / max-autotune's (gmean) |",
              "|---|---|---|"]
     for s, label in (("replay", "replayed handler"), ("ours", "the handler each run measured"),
@@ -172,14 +203,17 @@ def handler_decide(path):
 
 
 def parse(argv):
-    handler = None
-    if argv[:1] == ["--handler"]:
+    """(handler, measured handler, result files) of the command line."""
+    modules = {"--handler": None, "--measured": None}
+    while argv[:1] and argv[0] in modules:
         if len(argv) < 2:
-            raise PoolError("--handler needs a module")
-        handler, argv = argv[1], argv[2:]
+            raise PoolError(f"{argv[0]} needs a module")
+        modules[argv[0]], argv = argv[1], argv[2:]
+    if modules["--measured"] and not modules["--handler"]:
+        raise PoolError("--measured needs --handler (the handler to replay)")
     if not argv:
         raise PoolError("name the result files (see --help)")
-    return handler, argv
+    return modules["--handler"], modules["--measured"], argv
 
 
 def main(argv):
@@ -187,10 +221,11 @@ def main(argv):
         print(__doc__.strip())
         return 0
     try:
-        handler, paths = parse(argv)
+        handler, measured, paths = parse(argv)
         recs = records(paths)
         decide = handler_decide(handler) if handler else None
-        replay = replay_table(recs, decide) if decide else None
+        measured = handler_decide(measured) if measured else None
+        replay = replay_table(recs, decide, measured) if decide else None
     except PoolError as e:
         print(f"holdout_pool: {e}", file=sys.stderr)
         return 2

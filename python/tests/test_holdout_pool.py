@@ -130,10 +130,40 @@ class PoolTest(unittest.TestCase):
             with redirect_stdout(out):
                 self.assertEqual(holdout_pool.main(["--handler", module, path]), 0)
         text = out.getvalue()
-        self.assertIn("1 cuBLAS only, 1 full list, 1 kept lists (not replayed)", text)
+        self.assertIn("1 cuBLAS only, 1 full list, 1 kept lists (1 not replayed)", text)
         self.assertIn("| replayed handler | 1 / 2 (1 past 1.10x; worst 1.20x) |", text)
         self.assertIn("replayed 3.0 s, the measured handler 1.0 s, max-autotune 21.0 s, "
                       "max-autotune again (one ptxas) 5.0 s", text)
+
+    def test_decisions_as_the_measured_handler_made_them_replay_as_ours_ran(self):
+        with tempfile.TemporaryDirectory() as d:
+            candidate, measured = os.path.join(d, "cand_choices.py"), os.path.join(d, "meas_choices.py")
+            with open(candidate, "w") as f:
+                f.write(HANDLER)
+            with open(measured, "w") as f:  # keeps m 500 the same way, leaves m 200 to the full list too
+                f.write(HANDLER)
+            stats = lambda kind: {"extern": 0, "keep": 0, "default": 0, kind: 1}  # noqa: E731
+            runs = {"none": 1.0, "ours": 1.5, "max_autotune": 1.0, "max_autotune_ptxas": 1.0}
+            path = write(d, "a.json", [
+                dict(rec(dict(runs), PICK), gemm=gemm(200), ours_stats=stats("default"),
+                     autotune_s={"ours": 2.0, "max_autotune": 9.0, "max_autotune_ptxas": 3.0}),
+                dict(rec(dict(runs), PICK), gemm=gemm(500), ours_stats=stats("keep"),
+                     autotune_s={"ours": -0.5, "max_autotune": 9.0, "max_autotune_ptxas": 3.0}),
+            ])
+            recs = holdout_pool.records([path])
+            rows = holdout_pool.replayed(recs, holdout_pool.handler_decide(candidate),
+                                         holdout_pool.handler_decide(measured))
+            self.assertEqual([r["as_measured"] for r in rows], [True, True])
+            self.assertEqual([r["run_ms"]["replay"] for r in rows], [1.5, 1.5])
+            self.assertEqual([r["replay_s"] for r in rows], [2.0, 0.0])
+            # A module the runs did not measure is refused, naming the file.
+            with open(measured, "w") as f:
+                f.write(HANDLER.replace('("default", ())', '("extern", ())'))
+            err = io.StringIO()
+            with redirect_stderr(err), redirect_stdout(io.StringIO()):
+                code = holdout_pool.main(["--handler", candidate, "--measured", measured, path])
+            self.assertEqual(code, 2)
+            self.assertIn("the measured handler decides extern, the run's handler decided default", err.getvalue())
 
     def test_a_module_that_is_no_handler_is_named_and_exits_2(self):
         with tempfile.TemporaryDirectory() as d:
@@ -155,6 +185,10 @@ class PoolTest(unittest.TestCase):
         with redirect_stderr(err):
             self.assertEqual(holdout_pool.main([]), 2)
         self.assertIn("name the result files", err.getvalue())
+        err = io.StringIO()
+        with redirect_stderr(err):
+            self.assertEqual(holdout_pool.main(["--measured", "m.py", "a.json"]), 2)
+        self.assertIn("--measured needs --handler", err.getvalue())
 
 
 if __name__ == "__main__":
