@@ -72,6 +72,7 @@ STAT_KEYS = KINDS + ("skipped", "other_op", "error", "empty")
 
 _MARK = "_ah_choices_runtime"
 _INNER = "_ah_choices_inner"
+_WRAPPED = ("_finalize_template_configs", "uuid")  # the instance attributes wrap() sets
 _RUNTIMES = {}  # key -> Runtime: how a pickled ChoicesFactory finds its runtime
 
 
@@ -351,20 +352,28 @@ class Runtime:
     # -- wrapping handlers ---------------------------------------------------------------------
 
     def wrap(self, handler):
-        """Wraps `handler`'s `_finalize_template_configs` (an instance attribute); returns it."""
+        """Wraps `handler`'s `_finalize_template_configs` and `uuid` (instance attributes);
+        returns it. `uuid()` is the wrapped handler's (None where it has none) with this
+        heuristic's key: PyTorch after 2.11 keys its caches on it and refuses a configured
+        handler without one."""
         d = getattr(handler, "__dict__", None)
         if d is None or not hasattr(handler, "_finalize_template_configs") or d.get(_MARK) is self:
             return handler
-        had_own = "_finalize_template_configs" in d
+        saved = {name: d[name] for name in _WRAPPED if name in d}
         inner = handler._finalize_template_configs
+        inner_uuid = getattr(handler, "uuid", None)
         runtime = self
 
         def _finalize_template_configs(template_choices, kernel_inputs, templates, op_name, kwarg_overrides=None):
             return runtime.finalize(inner, template_choices, kernel_inputs, templates, op_name, kwarg_overrides)
 
+        def uuid():
+            return ("ah_inductor_choices", runtime.key, inner_uuid() if callable(inner_uuid) else None)
+
         d["_finalize_template_configs"] = _finalize_template_configs
+        d["uuid"] = uuid
         d[_MARK] = self
-        d[_INNER] = (inner, had_own, _finalize_template_configs)
+        d[_INNER] = (saved, _finalize_template_configs)
         try:
             self._wrapped.add(handler)
         except TypeError:
@@ -375,13 +384,14 @@ class Runtime:
         d = getattr(handler, "__dict__", {})
         if d.get(_MARK) is not self:
             return
-        inner, had_own, ours = d[_INNER]
+        saved, ours = d[_INNER]
         if d.get("_finalize_template_configs") is not ours:
             return  # wrapped again on top of us: left in place, passes through while inactive
-        if had_own:
-            d["_finalize_template_configs"] = inner
-        else:
-            del d["_finalize_template_configs"]
+        for name in _WRAPPED:
+            if name in saved:
+                d[name] = saved[name]
+            else:
+                d.pop(name, None)
         del d[_MARK], d[_INNER]
 
     # -- install / uninstall -------------------------------------------------------------------

@@ -499,6 +499,22 @@ class Install(unittest.TestCase):
             self.assertNotIn("_finalize_template_configs", user.__dict__)
             self.assertEqual(len(call_handler(user, mm_inputs(16, 64, 64))), 3)
 
+    def test_a_wrapped_handler_has_a_uuid_with_the_heuristics_key(self):
+        # PyTorch after 2.11 keys its caches on the configured handler's uuid() and refuses one
+        # without it: the wrapper adds it, keeping the inner handler's, and uninstall() removes it.
+        with fake_torch() as torch:
+            slot = torch._inductor.virtualized._choices
+            plain, own = UserHandler(), UserHandler()
+            own.uuid = lambda: "user-v1"
+            for h in (plain, own):
+                slot._set_handler(h)
+                self.rt.install()
+                self.assertEqual(h.uuid(), ("ah_inductor_choices", self.rt.key,
+                                            "user-v1" if h is own else None))
+                self.rt.uninstall()
+            self.assertNotIn("uuid", plain.__dict__)
+            self.assertEqual(own.uuid(), "user-v1")
+
     def test_new_threads_get_a_wrapped_handler_from_the_previous_factory(self):
         with fake_torch() as torch:
             config = torch._inductor.config
