@@ -903,7 +903,7 @@ def load_workload_file(path):
     module = importlib.util.module_from_spec(spec)
     try:
         spec.loader.exec_module(module)
-    except (OSError, SyntaxError, ImportError) as e:
+    except Exception as e:  # noqa: BLE001 - the user's file: any error at import is theirs to see
         raise WorkloadFileError(f"{path}: cannot load it ({type(e).__name__}: {e})") from e
     missing = [f for f in ("build", "workload") if not callable(getattr(module, f, None))]
     if missing:

@@ -58,6 +58,8 @@ class WorkloadFile(unittest.TestCase):
             files = {
                 "no_step.py": "def build(torch):\n    return None\n",
                 "broken.py": "def build(torch:\n",
+                "raises.py": "import no_such_module_here\n",
+                "divides.py": "1 / 0\n",
                 "llama_train.py": "def build(torch): pass\ndef workload(torch, model, options): pass\n",
                 "my-model.py": "def build(torch): pass\ndef workload(torch, model, options): pass\n",
             }
