@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+"""Pools the held-out evaluations of scripts/inductor_eval.py and asks them three questions.
 """Pools the held-out evaluations of scripts/inductor_eval.py and asks two questions of them.
 
 1. How reachable is issue 26's bound? A GEMM is over it when its compiled truth is more than 3 %
