@@ -1,5 +1,5 @@
+#!/usr/bin/env python3
 """Pools the held-out evaluations of scripts/inductor_eval.py and asks them three questions.
-"""Pools the held-out evaluations of scripts/inductor_eval.py and asks two questions of them.
 
 1. How reachable is issue 26's bound? A GEMM is over it when its compiled truth is more than 3 %
    slower than the faster of cuBLAS and default max-autotune's pick (`inductor_eval.best_ms`).
