@@ -125,6 +125,13 @@ fn shapes_arg(recorded: &str) -> &str {
     }
 }
 
+/// Whether the sidecar records an earlier session: the log is being resumed.
+fn resumed(provenance: &serde_json::Value) -> bool {
+    provenance["sessions"]
+        .as_array()
+        .is_some_and(|s| !s.is_empty())
+}
+
 /// Refuses to resume a log drawn from another input distribution or catalogue; a sidecar
 /// without `shapes` is PyTorch's generator (logs collected before pad_mm's `--shapes`).
 pub(super) fn check_distribution(
@@ -133,10 +140,7 @@ pub(super) fn check_distribution(
     out: &Path,
     prov_path: &Path,
 ) -> Result<(), CollectError> {
-    let resumed = provenance["sessions"]
-        .as_array()
-        .is_some_and(|s| !s.is_empty());
-    let Some(now) = runner.input_distribution().filter(|_| resumed) else {
+    let Some(now) = runner.input_distribution().filter(|_| resumed(provenance)) else {
         return Ok(());
     };
     let prev = provenance["shapes"].as_str().unwrap_or("pytorch");
@@ -175,10 +179,10 @@ pub(super) fn check_device(
     out: &Path,
     prov_path: &Path,
 ) -> Result<(), CollectError> {
-    let resumed = provenance["sessions"]
-        .as_array()
-        .is_some_and(|s| !s.is_empty());
-    let Some(before) = provenance["device_name"].as_str().filter(|_| resumed) else {
+    let Some(before) = provenance["device_name"]
+        .as_str()
+        .filter(|_| resumed(provenance))
+    else {
         return Ok(());
     };
     match infos.iter().find(|i| i.device_name != before) {
