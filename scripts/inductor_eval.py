@@ -901,12 +901,16 @@ def load_workload_file(path):
     if spec is None:
         raise WorkloadFileError(f"{path}: not a Python file")
     module = importlib.util.module_from_spec(spec)
+    # Importable by name, as Dynamo imports the module of a class it traces (the file's model).
+    sys.modules[spec.name] = module
     try:
         spec.loader.exec_module(module)
     except Exception as e:  # noqa: BLE001 - the user's file: any error at import is theirs to see
+        del sys.modules[spec.name]
         raise WorkloadFileError(f"{path}: cannot load it ({type(e).__name__}: {e})") from e
     missing = [f for f in ("build", "workload") if not callable(getattr(module, f, None))]
     if missing:
+        del sys.modules[spec.name]
         raise WorkloadFileError(f"{path}: defines no {' and no '.join(missing)}(...); see load_workload_file")
     E2E[name] = (module.build, module.workload)
     return name

@@ -3,6 +3,7 @@ its file's name and run after --workloads (alone when --workloads is not given);
 example follows the contract; a file that cannot be used is named and exits 2 (no torch here:
 the model is built only when measured)."""
 
+import importlib
 import io
 import os
 import sys
@@ -27,6 +28,8 @@ class WorkloadFile(unittest.TestCase):
     def tearDown(self):
         inductor_eval.E2E.clear()
         inductor_eval.E2E.update(self.e2e)
+        for name in [m for m in sys.modules if m.startswith("ah_workload_")]:
+            del sys.modules[name]
 
     def run_main(self, argv):
         out, err = io.StringIO(), io.StringIO()
@@ -38,6 +41,13 @@ class WorkloadFile(unittest.TestCase):
         self.assertEqual(inductor_eval.load_workload_file(EXAMPLE), "example_workload")
         build, workload = inductor_eval.E2E["example_workload"]
         self.assertTrue(callable(build) and callable(workload))
+
+    def test_the_files_module_is_importable_by_name(self):
+        # Dynamo imports the module of a class it traces: an unregistered module failed every
+        # setting on the H100 with "No module named 'ah_workload_example_workload'".
+        inductor_eval.load_workload_file(EXAMPLE)
+        module = importlib.import_module("ah_workload_example_workload")
+        self.assertIs(module.build, inductor_eval.E2E["example_workload"][0])
 
     def test_alone_unless_workloads_are_named(self):
         code, out, _ = self.run_main(["--dry-run", "--workload-file", EXAMPLE])
@@ -72,6 +82,7 @@ class WorkloadFile(unittest.TestCase):
                 self.assertEqual(code, 2, name)
                 self.assertIn(path, err)
             self.assertNotIn("no_step", inductor_eval.E2E)
+            self.assertNotIn("ah_workload_no_step", sys.modules)
 
 
 if __name__ == "__main__":
