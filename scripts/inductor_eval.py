@@ -959,7 +959,15 @@ def fmt(x, spec=".3f"):
 
 
 def table(data, settings):
+    """The report: the GEMM table and its totals (when GEMMs were measured), then each workload."""
     cols = ["none"] + [s for s in settings if s != "none"]
+    lines = gemm_table(data, cols) if data["gemms"] else []
+    for w, r in data["e2e"].items():
+        lines += [""] + e2e_table(w, r)
+    return "\n".join(lines).lstrip("\n")
+
+
+def gemm_table(data, cols):
     lines = ["| GEMM | " + " | ".join(f"compile s {s}" for s in cols) + " | "
              + " | ".join(f"run ms {s}" for s in cols) + " | ours / best | picked (max_autotune) |",
              "|" + "---|" * (2 + 2 * len(cols) + 1)]
@@ -984,17 +992,26 @@ def table(data, settings):
     slow = sm.get("slower_than_best_by_3pct", {})
     lines.append(f"GEMMs > {SLOW_FLAG:.2f}x the faster of none and max_autotune: "
                  + ", ".join(f"{s} {slow[s]} (worst {sm['worst_rel_best'][s]:.2f}x)" for s in cols if s in slow))
-    for w, r in data["e2e"].items():
-        lines += ["", f"| {w} | compile s | step ms | GEMM lowerings | autotuned | timing |", "|---|---|---|---|---|---|"]
-        for s in r["compile_s"]:
-            lines.append(f"| {s} | {r['compile_s'][s]:.1f} | {fmt(r.get('step_ms', {}).get(s))} | "
-                         f"{r['lowerings'].get(s)} | {r['autotuned'].get(s)} | {r['timing'].get(s)} |")
-        for s in OURS:
-            if r.get(f"{s}_stats"):
-                lines.append(f"\n{w}: the handler's decisions ({s}) {r[f'{s}_stats']}")
-        for s, phases in r.get("phases_s", {}).items():
-            lines.append(f"{w} {s}: seconds inside " + ", ".join(f"{k} {v:.1f}" if isinstance(v, float) else f"{k} {v}" for k, v in phases.items()))
-    return "\n".join(lines)
+    return lines
+
+
+def e2e_table(w, r):
+    """One workload: compile and step time per setting, then what failed, what the handler decided
+    and where the compile time went."""
+    lines = [f"| {w} | compile s | step ms | GEMM lowerings | autotuned | timing |", "|---|---|---|---|---|---|"]
+    for s in r["compile_s"]:
+        lines.append(f"| {s} | {r['compile_s'][s]:.1f} | {fmt(r.get('step_ms', {}).get(s))} | "
+                     f"{r['lowerings'].get(s)} | {r['autotuned'].get(s)} | {r['timing'].get(s)} |")
+    failed = [f"{w} {s} failed: {e}" for s, e in r.get("errors", {}).items()]
+    lines += [""] + failed if failed else []
+    for s in OURS:
+        if r.get(f"{s}_stats"):
+            lines.append(f"\n{w}: the handler's decisions ({s}) {r[f'{s}_stats']}")
+    for s, phases in r.get("phases_s", {}).items():
+        if phases:
+            lines.append(f"{w} {s}: seconds inside " + ", ".join(
+                f"{k} {v:.1f}" if isinstance(v, float) else f"{k} {v}" for k, v in phases.items()))
+    return lines
 
 
 # -- main ---------------------------------------------------------------------------------------------

@@ -49,6 +49,17 @@ class WorkloadFile(unittest.TestCase):
         module = importlib.import_module("ah_workload_example_workload")
         self.assertIs(module.build, inductor_eval.E2E["example_workload"][0])
 
+    def test_the_report_of_a_workload_alone_says_what_failed_and_has_no_gemm_table(self):
+        data = {"gemms": [], "summary": {}, "e2e": {"example_workload": {
+            "compile_s": {"none": 8.9}, "step_ms": {"none": 2.3}, "lowerings": {"none": 36},
+            "autotuned": {"none": 0}, "timing": {"none": "cuda_graph"},
+            "errors": {"ours": "InternalTorchDynamoError: boom"}, "phases_s": {"none": {}, "ours": {}}}}}
+        report = inductor_eval.table(data, ["none", "ours"])
+        self.assertTrue(report.startswith("| example_workload | compile s |"), report)
+        self.assertIn("\n| none | 8.9 | 2.300 | 36 | 0 | cuda_graph |\n", report)
+        self.assertIn("\nexample_workload ours failed: InternalTorchDynamoError: boom", report)
+        self.assertNotIn("| GEMM |", report)
+
     def test_alone_unless_workloads_are_named(self):
         code, out, _ = self.run_main(["--dry-run", "--workload-file", EXAMPLE])
         self.assertEqual(code, 0)
