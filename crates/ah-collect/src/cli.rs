@@ -187,6 +187,8 @@ pub(crate) enum ShapesArg {
     /// inductor_mm: attention bmms only (scores, `p @ v` and backward layouts; encoders,
     /// diffusion, windows).
     Attention,
+    /// inductor_mm: attention bmms over many sets of 2-64 tokens (molecules, graphs, points).
+    Tiny,
 }
 
 impl ShapesArg {
@@ -197,6 +199,7 @@ impl ShapesArg {
             ShapesArg::Mix => "mix",
             ShapesArg::Decode => "decode",
             ShapesArg::Attention => "attention",
+            ShapesArg::Tiny => "tiny",
         }
     }
 
@@ -206,6 +209,7 @@ impl ShapesArg {
         match self {
             ShapesArg::Decode => Some(Mixture::Decode),
             ShapesArg::Attention => Some(Mixture::Attention),
+            ShapesArg::Tiny => Some(Mixture::Tiny),
             _ => None,
         }
     }

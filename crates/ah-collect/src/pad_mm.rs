@@ -54,7 +54,7 @@ pub(crate) fn pad_mm_runner(
     Ok(r.with_shapes(match shapes {
         ShapesArg::Pytorch => ShapeDistribution::Pytorch,
         ShapesArg::Real => ShapeDistribution::Real(catalogue()?),
-        ShapesArg::Mix | ShapesArg::Decode | ShapesArg::Attention => {
+        ShapesArg::Mix | ShapesArg::Decode | ShapesArg::Attention | ShapesArg::Tiny => {
             ShapeDistribution::Mix(catalogue()?)
         }
     }))

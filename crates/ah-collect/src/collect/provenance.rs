@@ -115,12 +115,13 @@ pub(super) fn check_reps(
 
 /// The `--shapes` value that draws the distribution a sidecar records as `recorded`:
 /// inductor_mm records its mixtures under names of their own (`inductor`, `inductor_decode`,
-/// `inductor_attention`).
+/// `inductor_attention`, `inductor_tiny`).
 fn shapes_arg(recorded: &str) -> &str {
     match recorded {
         "inductor" => "mix",
         "inductor_decode" => "decode",
         "inductor_attention" => "attention",
+        "inductor_tiny" => "tiny",
         other => other,
     }
 }
@@ -267,6 +268,7 @@ mod tests {
         assert_eq!(super::shapes_arg("inductor"), "mix");
         assert_eq!(super::shapes_arg("inductor_decode"), "decode");
         assert_eq!(super::shapes_arg("inductor_attention"), "attention");
+        assert_eq!(super::shapes_arg("inductor_tiny"), "tiny");
         assert_eq!(super::shapes_arg("real"), "real");
     }
 }

@@ -25,7 +25,13 @@
 //! to 16x16 patches) 25 %, or log-uniform in 64-8192 35 % (a patch grid plus a class token,
 //! `s + 1`, half of those); cross-attention to a shorter context 15 %.
 //!
-//! In all three mixtures, a draw whose operands and output take more than an eighth of the
+//! [`Mixture::Tiny`] (`--shapes tiny`) draws attention over many small sets, where no logged
+//! bmm had both `m` and `n` at or under 32 and a held-out model (Graphormer's 8192 products of
+//! 21x24x21) ran 2.1x slower on cuBLAS than on a template: `sets x heads` of 1024-32768, a set of
+//! 2-64 tokens (odd half the time: atoms, graph nodes, points), head dimension 8-64, in the three
+//! attention layouts of [`Mixture::Attention`].
+//!
+//! In all four mixtures, a draw whose operands and output take more than an eighth of the
 //! device, or whose work would take cuBLAS more than a few milliseconds (a flop cap per dtype),
 //! is drawn again: autotuning time grows with the GEMM's run time and the collection is paid
 //! for in device time.
@@ -147,6 +153,8 @@ pub enum Mixture {
     Decode,
     /// Attention `bmm`s only (prefill, encoders, windows; forward and backward layouts).
     Attention,
+    /// Attention `bmm`s over many sets of 2-64 tokens (molecules, graphs, point groups).
+    Tiny,
 }
 
 impl Mixture {
@@ -156,6 +164,7 @@ impl Mixture {
             Mixture::All => "inductor",
             Mixture::Decode => "inductor_decode",
             Mixture::Attention => "inductor_attention",
+            Mixture::Tiny => "inductor_tiny",
         }
     }
 }
@@ -175,6 +184,29 @@ pub fn draw_from(
         Mixture::All => draw(rng, catalogue, target),
         Mixture::Decode => draw_decode(rng, catalogue, target),
         Mixture::Attention => draw_attention(rng, catalogue, target),
+        Mixture::Tiny => draw_tiny(rng, target),
+    }
+}
+
+/// Head dimensions of [`Mixture::Tiny`] (Graphormer 24 and 32, point and molecule models 8-64).
+const TINY_HEAD_DIMS: [usize; 7] = [8, 16, 24, 32, 40, 48, 64];
+
+fn draw_tiny(rng: &mut SampleRng, target: &Target) -> Gemm {
+    loop {
+        let (dtype, tf32) = draw_dtype(rng);
+        let s = if rng.random_bool(0.5) {
+            2 * rng.random_range(1..=32)
+        } else {
+            2 * rng.random_range(1..32) + 1
+        };
+        let d = TINY_HEAD_DIMS[rng.random_range(0..TINY_HEAD_DIMS.len())];
+        let g = Gemm {
+            batch: 1 << rng.random_range(10..=15),
+            ..attention_layout(rng, s, s, d, dtype, tf32)
+        };
+        if g.fits(target) {
+            return g;
+        }
     }
 }
 
@@ -207,8 +239,24 @@ fn attention_bmm(rng: &mut SampleRng, model: &Model, dtype: DType, tf32: bool) -
     };
     let d = spec.head_dim.max(1);
     let batch = ((1 << rng.random_range(0..=6)) * spec.heads.max(1)).min(4096);
+    Gemm {
+        batch,
+        ..attention_layout(rng, s, t, d, dtype, tf32)
+    }
+}
+
+/// One of attention's three `bmm` layouts for `s` queries, `t` keys and head dimension `d`:
+/// scores 30 %, `p @ v` 30 %, the backward's `p.t() @ do` 40 % (batch 1; the caller sets it).
+fn attention_layout(
+    rng: &mut SampleRng,
+    s: usize,
+    t: usize,
+    d: usize,
+    dtype: DType,
+    tf32: bool,
+) -> Gemm {
     let a = Source::Attention;
-    let g = match rng.random_range(0..10) {
+    match rng.random_range(0..10) {
         // scores = q @ k.t(); also dp = do @ v.t()
         0..3 => Gemm {
             trans_b: true,
@@ -221,8 +269,7 @@ fn attention_bmm(rng: &mut SampleRng, model: &Model, dtype: DType, tf32: bool) -
             trans_a: true,
             ..plain(Op::Bmm, t, s, d, dtype, tf32, a)
         },
-    };
-    Gemm { batch, ..g }
+    }
 }
 
 /// A model's sequence length 40 %, a window's 25 %, else log-uniform in 64-8192 (plus a class

@@ -233,3 +233,23 @@ fn the_worker_measures_in_the_mode_it_is_given_and_says_so() {
         assert_eq!(w.hello()["settings"]["ah_ptxas"], mode.name());
     }
 }
+
+#[test]
+fn the_tiny_mixture_draws_many_small_attention_products() {
+    let r = InductorMmRunner::new(Engine::Fake).with_mixture(Mixture::Tiny);
+    let a = draws_of(Mixture::Tiny, 1000);
+    assert!(a.iter().all(|g| g.fits(&target())
+        && g.op == Op::Bmm
+        && g.source == Source::Attention
+        && (1024..=32768).contains(&g.batch)
+        && g.m.max(g.n) <= 64
+        && g.k <= 64));
+    let count = |f: &dyn Fn(&Gemm) -> bool| a.iter().filter(|g| f(g)).count();
+    assert!((200..400).contains(&count(&|g| g.trans_b)), "q @ k.t()");
+    assert!((280..520).contains(&count(&|g| g.trans_a)), "p.t() @ do");
+    // Odd set sizes (misaligned operands) and sizes past Attention's largest batch.
+    assert!((400..600).contains(&count(&|g| g.m % 2 == 1)));
+    assert!(count(&|g| g.batch > 4096) > 300);
+    let shapes = BenchmarkRunner::input_distribution(&r).map(|d| d.shapes);
+    assert_eq!(shapes, Some("inductor_tiny"));
+}
