@@ -9,6 +9,9 @@
 # and the attention log:
 #   AH_INDUCTOR_LOG=inductor_mm_attention_h100.txt bash scripts/gpu_inductor_collect.sh 540 \
 #     --shapes attention --num-samples 480 --exclude data/inductor_mm_h100.txt
+# and attention over many tiny sets (molecules, graphs, points; not yet collected):
+#   AH_INDUCTOR_LOG=inductor_mm_tiny_h100.txt bash scripts/gpu_inductor_collect.sh 540 \
+#     --shapes tiny --num-samples 200
 # Prices as users of the generated handler pay them (one ptxas, python/ah_inductor/ptxas.py): the
 # same GEMMs as the first of the main log, in a log of their own (ah-collect refuses to resume a
 # log measured in the other mode):
