@@ -196,7 +196,7 @@ def start_inductor():
     """inductor_eval's warm process (fresh caches, caches disabled, start-up paid), or what is
     missing (no CUDA device, torch not importable)."""
     try:
-        return ie.Inductor(None, rounds=1), None
+        return ie.Inductor({}, rounds=1), None
     except SystemExit as e:  # Inductor's "PyTorch sees no CUDA device"
         return None, str(e).replace("inductor_eval: ", "")
     except ImportError as e:

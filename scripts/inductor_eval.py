@@ -7,6 +7,8 @@ Usage (one CUDA GPU, PyTorch with Inductor and Triton):
       [--settings none,ours,max_autotune,mm_ranking] [--budget-s 1500] [--rounds 9]
   python3 scripts/inductor_eval.py --handler H.py --out out/eval.json --workload-file my_model.py
                                                      # your own model end to end (load_workload_file)
+  python3 scripts/inductor_eval.py --handler H.py --candidate C.py --settings none,ours,candidate,...
+                                                     # two handlers side by side in one process
   python3 scripts/inductor_eval.py --dry-run        # the planned GEMMs, no torch needed
   python3 scripts/inductor_eval.py --dry-run --handler H.py [--gemms F] [--workloads W]
                                                      # what the handler decides for each, no torch
@@ -27,6 +29,8 @@ that no setting finds kernels another compiled; start-up paid first):
   full_max_autotune  mode="max-autotune-no-cudagraphs": GEMM templates, coordinate-descent and
                 pointwise autotuning (torch.compile's "max-autotune" without its CUDA graphs)
   ours_full     full_max_autotune with the handler installed
+  candidate     max_autotune_gemm with a second handler (--candidate) installed: a new handler
+                judged beside the shipped one on the same GEMMs, in the same process
 
 Per GEMM (default: held-out real-model GEMMs from crates/ah-bench/catalogue/holdout.toml;
 `--gemms` lines: {"op":"mm","batch":1,"m":..,"k":..,"n":..,"dtype":"bfloat16","tf32":false,
@@ -70,7 +74,7 @@ from ah_inductor.choices import is_contiguous  # noqa: E402  (the handler's own;
 from ah_inductor.ptxas import forget_ptxas_version, ptxas_align, ptxas_restore  # noqa: E402
 
 SETTINGS = ("none", "ours", "max_autotune", "max_autotune_ptxas", "mm_ranking",
-            "full_max_autotune", "ours_full")
+            "full_max_autotune", "ours_full", "candidate")
 WORKLOADS = ("gemms", "llama_train", "llama_infer", "encoder_train")
 # Full max-autotune is mode="max-autotune-no-cudagraphs" (templates, coordinate-descent tuning,
 # pointwise autotuning): its options come from Inductor itself (`list_mode_options`), because
@@ -84,8 +88,12 @@ OPTIONS = {
     "ours": {"max_autotune_gemm": True},
     "full_max_autotune": FULL,
     "ours_full": FULL,
+    "candidate": {"max_autotune_gemm": True},
 }
-OURS = ("ours", "ours_full")  # the settings with the handler installed
+# The settings with a handler installed, and which: --handler's ("ours") or --candidate's.
+HANDLED = {"ours": "ours", "ours_full": "ours", "candidate": "candidate"}
+OURS = ("ours", "ours_full")  # the settings with --handler installed
+LEARNED = ("ours", "candidate")  # the GEMM settings flagged against the bound, one per handler
 DEFAULT_SETTINGS = ("none", "ours", "max_autotune", "mm_ranking")
 SLOW_FLAG = 1.03  # a GEMM of ours more than 3 % slower than the faster of max-autotune and cuBLAS
 
@@ -316,13 +324,17 @@ def summarize(data):
             rel = [r["run_ms"][s] / r["run_ms"]["max_autotune"] for r in have
                    if s in r["run_ms"] and "max_autotune" in r["run_ms"]]
             out["run_rel_max_autotune_geomean"][s] = geomean(rel)
-    for base in ("max_autotune", "max_autotune_ptxas"):
-        both = [r for r in gemms if {"ours", base} <= set(r.get("autotune_s", {}))]
-        if base == "max_autotune" or both:
-            ours = sum(max(r["autotune_s"]["ours"], 0.0) for r in both)
-            ma = sum(r["autotune_s"][base] for r in both)
-            out[f"autotune_ratio_{base}_over_ours"] = ma / ours if ours > 0 else None
-    out["ours_slower_than_best_by_3pct"] = [r["gemm"]["name"] for r in gemms if r.get("ours_flag")]
+    for learned in LEARNED:
+        if learned != "ours" and not any(learned in r.get("autotune_s", {}) for r in gemms):
+            continue  # "ours" is always summarised (the report's line names it)
+        for base in ("max_autotune", "max_autotune_ptxas"):
+            both = [r for r in gemms if {learned, base} <= set(r.get("autotune_s", {}))]
+            if base == "max_autotune" or both:
+                ours = sum(max(r["autotune_s"][learned], 0.0) for r in both)
+                ma = sum(r["autotune_s"][base] for r in both)
+                out[f"autotune_ratio_{base}_over_{learned}"] = ma / ours if ours > 0 else None
+        out[f"{learned}_slower_than_best_by_3pct"] = [r["gemm"]["name"] for r in gemms
+                                                       if r.get(f"{learned}_flag")]
     out["slower_than_best_by_3pct"], out["worst_rel_best"] = {}, {}
     for s in SETTINGS:
         rel = [r["run_ms"][s] / best_ms(r) for r in gemms if s in r["run_ms"] and best_ms(r)]
@@ -448,7 +460,7 @@ class PhaseTimer:
 class Inductor:
     """One warm process: torch imported with caches disabled, Inductor's choices observed."""
 
-    def __init__(self, handler_path, rounds):
+    def __init__(self, handler_paths, rounds):
         cache = tempfile.mkdtemp(prefix="ah-inductor-eval-")
         os.environ["TORCHINDUCTOR_CACHE_DIR"] = os.path.join(cache, "inductor")
         os.environ["TRITON_CACHE_DIR"] = os.path.join(cache, "triton")
@@ -460,18 +472,26 @@ class Inductor:
             raise SystemExit("inductor_eval: PyTorch sees no CUDA device")
         self.torch, self.config, self.rounds = torch, config, rounds
         config.force_disable_caches = True
-        self.handler = load_handler(handler_path) if handler_path else None
-        self.handler_refused = bool(self.handler) and not self._handler_installs()
+        # role ("ours", "candidate") -> handler module; a handler that refuses this GPU or
+        # PyTorch is left out (it warns once) and named in self.refused.
+        self.handlers, self.refused = {}, []
+        for role, path in handler_paths.items():
+            handler = load_handler(path)
+            if self._installs(handler):
+                self.handlers[role] = handler
+            else:
+                self.refused.append(role)
         self.lowerings = []  # per AlgorithmSelectorCache call: choice names
         self.winners = []  # per benchmarked call: the fastest choice
         self.phases = PhaseTimer()
         self._observe()
         self._start_up()
 
-    def _handler_installs(self):
+    @staticmethod
+    def _installs(handler):
         """Whether the handler accepts this GPU and PyTorch (it warns once if not)."""
-        ok = self.handler.install()
-        self.handler.uninstall()
+        ok = handler.install()
+        handler.uninstall()
         return ok
 
     def _observe(self):
@@ -526,28 +546,31 @@ class Inductor:
         return {"torch": torch.__version__, "triton": triton.__version__, "cuda": torch.version.cuda,
                 "device": torch.cuda.get_device_name(0),
                 "capability": list(torch.cuda.get_device_capability(0)),
-                "handler": getattr(self.handler, "HEURISTIC", None)}
+                "handler": getattr(self.handlers.get("ours"), "HEURISTIC", None),
+                "candidate": getattr(self.handlers.get("candidate"), "HEURISTIC", None)}
 
     @contextlib.contextmanager
     def setting(self, name, record):
-        """Compiles inside: options for torch.compile; our handler installed for "ours"."""
+        """Compiles inside: options for torch.compile; a handler installed for the settings
+        of HANDLED."""
         self.lowerings.clear()
         self.winners.clear()
         self.phases.reset()
+        handler = self.handlers.get(HANDLED.get(name))
         installed = False
         aligned = ptxas_align() if name == "max_autotune_ptxas" else None
-        if name not in OURS and aligned is None:
+        if handler is None and aligned is None:
             stale_ptxas(self.torch)
-        if name in OURS:
-            self.handler.reset_stats()
-            installed = self.handler.install()
+        if handler is not None:
+            handler.reset_stats()
+            installed = handler.install()
         try:
             yield self.options(name)
         finally:
             ptxas_restore(aligned)
             if installed:
-                record[f"{name}_stats"] = self.handler.stats()
-                self.handler.uninstall()
+                record[f"{name}_stats"] = handler.stats()
+                handler.uninstall()
             record.setdefault("phases_s", {})[name] = self.phases.totals()
             record.setdefault("lowerings", {})[name] = len(self.lowerings)
             record.setdefault("autotuned", {})[name] = sum(len(c) > 1 for c in self.lowerings)
@@ -709,11 +732,12 @@ def failure(ind, rec, setting):
 
 
 def flag_ours(rec):
-    run = rec["run_ms"]
-    if "ours" in run and ("max_autotune" in run or "none" in run):
-        best = min(run[s] for s in ("max_autotune", "none") if s in run)
-        rec["ours_rel_best"] = run["ours"] / best
-        rec["ours_flag"] = rec["ours_rel_best"] > SLOW_FLAG
+    """Each handler's run time over the bound (best_ms), flagged past SLOW_FLAG."""
+    best = best_ms(rec)
+    for s in LEARNED:
+        if s in rec["run_ms"] and best:
+            rec[f"{s}_rel_best"] = rec["run_ms"][s] / best
+            rec[f"{s}_flag"] = rec[f"{s}_rel_best"] > SLOW_FLAG
 
 
 # -- end to end --------------------------------------------------------------------------------------
@@ -968,27 +992,31 @@ def table(data, settings):
 
 
 def gemm_table(data, cols):
+    learned = ["ours"] + [s for s in LEARNED[1:] if s in cols]
     lines = ["| GEMM | " + " | ".join(f"compile s {s}" for s in cols) + " | "
-             + " | ".join(f"run ms {s}" for s in cols) + " | ours / best | picked (max_autotune) |",
-             "|" + "---|" * (2 + 2 * len(cols) + 1)]
+             + " | ".join(f"run ms {s}" for s in cols) + " | "
+             + " | ".join(f"{s} / best" for s in learned) + " | picked (max_autotune) |",
+             "|" + "---|" * (2 + 2 * len(cols) + len(learned))]
     for r in data["gemms"]:
         c, t = r.get("compile_s", {}), r.get("run_ms", {})
         picked = ", ".join(r.get("picked", {}).get("max_autotune", {})) or "-"
-        flag = " **slow**" if r.get("ours_flag") else ""
+        rel = [fmt(r.get(f"{s}_rel_best")) + (" **slow**" if r.get(f"{s}_flag") else "") for s in learned]
         lines.append(f"| {r['gemm']['name']} ({describe(r['gemm'])}) | "
                      + " | ".join(fmt(c.get(s), ".2f") for s in cols) + " | "
                      + " | ".join(fmt(t.get(s), ".4f") for s in cols)
-                     + f" | {fmt(r.get('ours_rel_best'))}{flag} | {picked} |")
+                     + f" | {' | '.join(rel)} | {picked} |")
     sm = data["summary"]
     lines += ["", "| setting | autotuning s (sum) | run time / max_autotune (geomean) |", "|---|---|---|"]
     for s in cols:
         lines.append(f"| {s} | {fmt(sm['autotune_s'].get(s), '.1f')} | "
                      f"{fmt(sm['run_rel_max_autotune_geomean'].get(s), '.4f')} |")
-    ratios = "; ".join(f"autotuning time {b} / ours: {fmt(sm[f'autotune_ratio_{b}_over_ours'], '.1f')}x"
-                       for b in ("max_autotune", "max_autotune_ptxas")
-                       if f"autotune_ratio_{b}_over_ours" in sm)
-    lines.append(f"\n{ratios}; "
-                 f"ours > {SLOW_FLAG:.2f}x the best: {sm['ours_slower_than_best_by_3pct'] or 'none'}")
+    lines.append("")
+    for s in learned:
+        ratios = "; ".join(f"autotuning time {b} / {s}: {fmt(sm[f'autotune_ratio_{b}_over_{s}'], '.1f')}x"
+                           for b in ("max_autotune", "max_autotune_ptxas")
+                           if f"autotune_ratio_{b}_over_{s}" in sm)
+        lines.append(f"{ratios}; "
+                     f"{s} > {SLOW_FLAG:.2f}x the best: {sm.get(f'{s}_slower_than_best_by_3pct') or 'none'}")
     slow = sm.get("slower_than_best_by_3pct", {})
     lines.append(f"GEMMs > {SLOW_FLAG:.2f}x the faster of none and max_autotune: "
                  + ", ".join(f"{s} {slow[s]} (worst {sm['worst_rel_best'][s]:.2f}x)" for s in cols if s in slow))
@@ -1004,7 +1032,7 @@ def e2e_table(w, r):
                      f"{r['lowerings'].get(s)} | {r['autotuned'].get(s)} | {r['timing'].get(s)} |")
     failed = [f"{w} {s} failed: {e}" for s, e in r.get("errors", {}).items()]
     lines += [""] + failed if failed else []
-    for s in OURS:
+    for s in HANDLED:
         if r.get(f"{s}_stats"):
             lines.append(f"\n{w}: the handler's decisions ({s}) {r[f'{s}_stats']}")
     for s, phases in r.get("phases_s", {}).items():
@@ -1020,6 +1048,9 @@ def e2e_table(w, r):
 def parse(argv):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--handler", help="the generated handler module (.py); needed for setting ours")
+    p.add_argument("--candidate", metavar="MODULE.py",
+                   help="a second handler module, measured as setting candidate beside ours (its file "
+                        "name must differ from --handler's: ah-prune --heuristic-name)")
     p.add_argument("--out", help="the JSON results file")
     p.add_argument("--gemms", help="JSON lines of GEMMs (replaces the held-out list)")
     p.add_argument("--workloads", default=None,
@@ -1050,9 +1081,21 @@ def parse(argv):
             p.error(f"unknown setting {s!r} (one of {', '.join(SETTINGS)})")
     if not a.dry_run and not a.out and not a.merge:
         p.error("--out is required")
-    if set(OURS) & set(a.settings) and not a.handler and not a.dry_run and not a.merge:
-        p.error("settings ours and ours_full need --handler")
+    if not a.dry_run and not a.merge:
+        if set(OURS) & set(a.settings) and not a.handler:
+            p.error("settings ours and ours_full need --handler")
+        if "candidate" in a.settings and not a.candidate:
+            p.error("setting candidate needs --candidate")
+    if a.handler and a.candidate and os.path.basename(a.handler) == os.path.basename(a.candidate):
+        p.error(f"--handler and --candidate are both named {os.path.basename(a.candidate)}: each handler "
+                "is imported under its file name, so give the candidate another (ah-prune --heuristic-name)")
     return a
+
+
+def handler_paths(a):
+    """role -> module path of the handlers the settings install."""
+    roles = {HANDLED[s] for s in a.settings if s in HANDLED}
+    return {role: getattr(a, "handler" if role == "ours" else role) for role in sorted(roles)}
 
 
 def main(argv=None):
@@ -1075,14 +1118,16 @@ def main(argv=None):
     except (OSError, GemmFileError) as e:
         print(f"inductor_eval: {e}", file=sys.stderr)
         return 2
-    if a.dry_run and a.handler:
-        handler = load_handler(a.handler)
-        for w in a.workloads:
-            print(f"{w}:")
-            if w in WORKLOADS:
-                preview(gemms if w == "gemms" else workload_gemms(w), handler)
-            else:
-                print("  (a workload file: its GEMMs are known once Inductor compiles it)")
+    if a.dry_run and (a.handler or a.candidate):
+        paths = [p for p in (a.handler, a.candidate) if p]
+        for path in paths:
+            handler = load_handler(path)
+            for w in a.workloads:
+                print(f"{w} ({os.path.basename(path)}):" if len(paths) > 1 else f"{w}:")
+                if w in WORKLOADS:
+                    preview(gemms if w == "gemms" else workload_gemms(w), handler)
+                else:
+                    print("  (a workload file: its GEMMs are known once Inductor compiles it)")
         return 0
     if a.dry_run:
         for i, gm in enumerate(gemms):
@@ -1090,11 +1135,12 @@ def main(argv=None):
         print(f"{len(gemms)} GEMMs; workloads {','.join(a.workloads)}")
         return 0
     t0 = time.perf_counter()
-    ind = Inductor(a.handler if set(OURS) & set(a.settings) else None, a.rounds)
-    if ind.handler_refused:
-        print("inductor_eval: the handler refused this GPU or PyTorch; setting ours is dropped",
-              file=sys.stderr)
-        a.settings = [s for s in a.settings if s not in OURS]
+    ind = Inductor(handler_paths(a), a.rounds)
+    for role in ind.refused:
+        dropped = [s for s in a.settings if HANDLED.get(s) == role]
+        print(f"inductor_eval: the {role} handler refused this GPU or PyTorch; setting(s) "
+              f"{', '.join(dropped)} dropped", file=sys.stderr)
+        a.settings = [s for s in a.settings if s not in dropped]
     results = Results(a.out, dict(ind.meta(), args=vars(a), start_up_s=time.perf_counter() - t0))
     budget_end = None if a.budget_s is None else t0 + a.budget_s
 
