@@ -9,7 +9,7 @@
 # and the attention log:
 #   AH_INDUCTOR_LOG=inductor_mm_attention_h100.txt bash scripts/gpu_inductor_collect.sh 540 \
 #     --shapes attention --num-samples 480 --exclude data/inductor_mm_h100.txt
-# and attention over many tiny sets (molecules, graphs, points; not yet collected):
+# and attention over many tiny sets (molecules, graphs, points; 200 collected in two calls):
 #   AH_INDUCTOR_LOG=inductor_mm_tiny_h100.txt bash scripts/gpu_inductor_collect.sh 540 \
 #     --shapes tiny --num-samples 200
 # Prices as users of the generated handler pay them (one ptxas, python/ah_inductor/ptxas.py): the

@@ -992,19 +992,18 @@ def table(data, settings):
 
 
 def gemm_table(data, cols):
-    learned = ["ours"] + [s for s in LEARNED[1:] if s in cols]
-    lines = ["| GEMM | " + " | ".join(f"compile s {s}" for s in cols) + " | "
-             + " | ".join(f"run ms {s}" for s in cols) + " | "
-             + " | ".join(f"{s} / best" for s in learned) + " | picked (max_autotune) |",
-             "|" + "---|" * (2 + 2 * len(cols) + len(learned))]
+    learned = [s for s in LEARNED if s in cols]  # a run without a handler has no such column
+    head = (["GEMM"] + [f"compile s {s}" for s in cols] + [f"run ms {s}" for s in cols]
+            + [f"{s} / best" for s in learned] + ["picked (max_autotune)"])
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for r in data["gemms"]:
         c, t = r.get("compile_s", {}), r.get("run_ms", {})
         picked = ", ".join(r.get("picked", {}).get("max_autotune", {})) or "-"
-        rel = [fmt(r.get(f"{s}_rel_best")) + (" **slow**" if r.get(f"{s}_flag") else "") for s in learned]
-        lines.append(f"| {r['gemm']['name']} ({describe(r['gemm'])}) | "
-                     + " | ".join(fmt(c.get(s), ".2f") for s in cols) + " | "
-                     + " | ".join(fmt(t.get(s), ".4f") for s in cols)
-                     + f" | {' | '.join(rel)} | {picked} |")
+        cells = ([f"{r['gemm']['name']} ({describe(r['gemm'])})"] + [fmt(c.get(s), ".2f") for s in cols]
+                 + [fmt(t.get(s), ".4f") for s in cols]
+                 + [fmt(r.get(f"{s}_rel_best")) + (" **slow**" if r.get(f"{s}_flag") else "") for s in learned]
+                 + [picked])
+        lines.append("| " + " | ".join(cells) + " |")
     sm = data["summary"]
     lines += ["", "| setting | autotuning s (sum) | run time / max_autotune (geomean) |", "|---|---|---|"]
     for s in cols:

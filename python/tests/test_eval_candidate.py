@@ -68,6 +68,16 @@ class CandidateTest(unittest.TestCase):
         text = inductor_eval.table(data, ["none", "ours", "max_autotune"])
         self.assertNotIn("candidate", text)
 
+    def test_a_run_without_a_handler_has_no_handler_column(self):
+        gemms = [rec("a", {"none": 1.0, "mm_ranking": 1.2}, {"none": 0.0, "mm_ranking": 3.0})]
+        data = {"gemms": gemms, "e2e": {}}
+        data["summary"] = inductor_eval.summarize(data)
+        lines = inductor_eval.table(data, ["none", "mm_ranking"]).splitlines()
+        self.assertEqual(lines[0], "| GEMM | compile s none | compile s mm_ranking | run ms none | "
+                                   "run ms mm_ranking | picked (max_autotune) |")
+        self.assertEqual(lines[1], "|" + "---|" * 6)
+        self.assertFalse(any("/ ours" in line for line in lines), lines)
+
     def parse_error(self, argv):
         err = io.StringIO()
         with contextlib.redirect_stderr(err), self.assertRaises(SystemExit) as cm:
