@@ -66,7 +66,7 @@ def records(paths):
                 if {"none", "max_autotune"} <= set(run):
                     out.append({"gemm": r["gemm"], "run_ms": run, "picked": r.get("picked", {}),
                                 "autotune_s": r.get("autotune_s", {}), "ours_stats": r.get("ours_stats", {}),
-                                "source": path})
+                                "ours_decisions": r.get("ours_decisions"), "source": path})
         except (OSError, ValueError, KeyError, TypeError, AttributeError) as e:
             raise PoolError(f"{path}: not a result file of inductor_eval.py ({type(e).__name__}: {e})") from e
     return out
@@ -125,10 +125,20 @@ def band_table(recs):
     return "\n".join(lines)
 
 
+def features_of(r):
+    """The features a handler decides record `r`'s GEMM on: those its run's handler recorded
+    (`ours_decisions`, since the fifteenth session), which are the GEMM as Inductor handed it over
+    after its own rewrites (pad_mm pads a misaligned width first), else the preview's."""
+    seen = r.get("ours_decisions") or []
+    if len(seen) == 1:  # one GEMM compiled alone: one lowering, one decision
+        return {k: v for k, v in seen[0].items() if k not in ("decision", "kept")}
+    return handler_features(r["gemm"])
+
+
 def decision(decide, r, what):
     """`decide`'s (kind, kept names) for record `r`'s GEMM; `what` names the handler in errors."""
     try:
-        kind, names = decide(handler_features(r["gemm"]))
+        kind, names = decide(features_of(r))
         return kind, tuple(names)
     except (KeyError, TypeError, ValueError) as e:
         raise PoolError(f"{r['source']}: {what} cannot decide {r['gemm'].get('name', r['gemm'])!r} "

@@ -570,6 +570,8 @@ class Inductor:
             ptxas_restore(aligned)
             if installed:
                 record[f"{name}_stats"] = handler.stats()
+                if hasattr(handler, "decisions"):  # handler modules since 2026-11-25 (15th)
+                    record[f"{name}_decisions"] = handler.decisions()
                 handler.uninstall()
             record.setdefault("phases_s", {})[name] = self.phases.totals()
             record.setdefault("lowerings", {})[name] = len(self.lowerings)

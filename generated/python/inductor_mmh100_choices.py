@@ -298,8 +298,8 @@ source of this file, then the learned tree, which defines two globals:
             return ("extern", ())
         return ("keep", ("triton_mm_BLOCK-M=128_BLOCK-K=64_BLOCK-N=128_numstages=3_numwarps=8_GROUP-M=8",))
 
-The module-level `install()`, `uninstall()`, `stats()` and `reset_stats()` read those globals at
-call time, so they may be defined after this source. `Runtime(heuristic, decide)` does the same
+The module-level `install()`, `uninstall()`, `stats()`, `reset_stats()` and `decisions()` read
+those globals at call time, so they may be defined after this source. `Runtime(heuristic, decide)` does the same
 for a heuristic given explicitly (tests, or two heuristics in one process).
 
 What a decision does, before any Triton template code is generated (Inductor's
@@ -354,6 +354,9 @@ OP_NAMES = {"mm": "mm", "addmm": "addmm", "bmm": "bmm", "baddbmm": "bmm"}
 # "error": features or decision failed (Inductor's list kept); "empty": a decision that would
 # have left no choice at all (Inductor's list kept).
 STAT_KEYS = KINDS + ("skipped", "other_op", "error", "empty")
+# `decisions()` keeps the most recent this many (features, decision) records: a model compiles
+# hundreds of GEMM lowerings at most, and a long-lived process must not grow without bound.
+DECISION_LOG = 10000
 
 _MARK = "_ah_choices_runtime"
 _INNER = "_ah_choices_inner"
@@ -528,6 +531,7 @@ class Runtime:
         self.active = False
         self._lock = threading.Lock()
         self._counts = dict.fromkeys(STAT_KEYS, 0)
+        self._decisions = []
         self._warned = set()
         self._wrapped = weakref.WeakSet()
         self._saved = None  # (config module, previous factory, virtualized `_choices`, hook)
@@ -548,6 +552,21 @@ class Runtime:
     def reset_stats(self):
         with self._lock:
             self._counts = dict.fromkeys(STAT_KEYS, 0)
+            self._decisions = []
+
+    def record(self, f, kind, names):
+        """Remembers one decision and the features it was made on (see `decisions()`)."""
+        with self._lock:
+            self._decisions.append(dict(f, decision=kind, kept=len(names)))
+            del self._decisions[:-DECISION_LOG]
+
+    def decisions(self):
+        """The decisions since the last `reset_stats()`, oldest first (at most DECISION_LOG):
+        each the features the heuristic saw, as Inductor handed it the GEMM (after its own
+        rewrites, e.g. pad_mm's padding), plus `decision` (extern, keep or default) and `kept`
+        (how many template configs a keep named)."""
+        with self._lock:
+            return [dict(d) for d in self._decisions]
 
     def warn_once(self, message):
         if message not in self._warned:
@@ -569,6 +588,7 @@ class Runtime:
         if decided is None:
             return inner(template_choices, *args)
         (kind, names), f = decided
+        self.record(f, kind, names)
         if kind == "extern":
             return self._extern(inner, template_choices, args)
         result = inner(template_choices, *args)
@@ -794,6 +814,11 @@ def stats():
 
 def reset_stats():
     _default_runtime().reset_stats()
+
+
+def decisions():
+    """What was decided, and on which features, since start or the last `reset_stats()`."""
+    return _default_runtime().decisions()
 
 
 # ---- the learned heuristic ----

@@ -293,6 +293,29 @@ class Decisions(unittest.TestCase):
         self.assertEqual(len(out), 4)
         self.assertEqual(self.rt.stats()["default"], 1)
 
+    def test_each_decision_is_recorded_with_the_features_it_was_made_on(self):
+        self.run_op(mm_inputs(16, 4096, 4096))
+        self.run_op(mm_inputs(512, 4096, 4096))
+        self.run_op(mm_inputs(8192, 4096, 4096))
+        self.run_op(mm_inputs(16, 64, 64), op="convolution")  # not the heuristic's: no record
+        got = self.rt.decisions()
+        self.assertEqual([(d["m"], d["decision"], d["kept"]) for d in got],
+                         [(16, "extern", 0), (512, "keep", 1), (8192, "default", 0)])
+        self.assertEqual(got[0]["op"], "mm")
+        got[0]["m"] = -1  # a copy: the log is not the caller's to change
+        self.assertEqual(self.rt.decisions()[0]["m"], 16)
+        self.rt.reset_stats()
+        self.assertEqual(self.rt.decisions(), [])
+
+    def test_the_decision_log_keeps_the_most_recent(self):
+        for m in range(3):
+            self.rt.record({"m": m}, "extern", ())
+        old = choices.DECISION_LOG
+        choices.DECISION_LOG = 2
+        self.addCleanup(setattr, choices, "DECISION_LOG", old)
+        self.rt.record({"m": 3}, "extern", ())
+        self.assertEqual([d["m"] for d in self.rt.decisions()], [2, 3])
+
     def addmm_choices(self, poison=False):
         tc = mm_choices(self, poison=poison)
         del tc["aten::mm"]
@@ -649,8 +672,10 @@ class GeneratedModule(unittest.TestCase):
             self.assertEqual(len(call_handler(h, mm_inputs(16, 64, 64), op="addmm")), 4)
             s = mod.stats()
             self.assertEqual((s["extern"], s["default"], s["other_op"]), (1, 1, 1))
+            self.assertEqual([(d["m"], d["decision"]) for d in mod.decisions()], [(16, "extern"), (512, "default")])
             mod.reset_stats()
             self.assertEqual(sum(mod.stats().values()), 0)
+            self.assertEqual(mod.decisions(), [])
             mod.uninstall()
             self.assertIsNone(torch._inductor.config.inductor_choices_class)
 

@@ -165,6 +165,29 @@ class PoolTest(unittest.TestCase):
             self.assertEqual(code, 2)
             self.assertIn("the measured handler decides extern, the run's handler decided default", err.getvalue())
 
+    def test_recorded_features_are_decided_on_instead_of_the_preview(self):
+        # The run's handler saw m=500 (Inductor rewrote the GEMM, as pad_mm does); the preview
+        # of the GEMM as written says m=8. Both handlers decide on what the run saw.
+        with tempfile.TemporaryDirectory() as d:
+            handler = os.path.join(d, "h_choices.py")
+            with open(handler, "w") as f:
+                f.write(HANDLER)
+            seen = dict(holdout_pool.handler_features(gemm(500)), decision="keep", kept=1)
+            path = write(d, "a.json", [dict(
+                rec({"none": 1.0, "ours": 0.9, "max_autotune": 1.0, "max_autotune_ptxas": 1.0}, PICK),
+                ours_stats={"extern": 0, "keep": 1, "default": 0}, ours_decisions=[seen],
+                autotune_s={"ours": 0.5, "max_autotune": 9.0, "max_autotune_ptxas": 3.0})])
+            recs = holdout_pool.records([path])
+            self.assertEqual(holdout_pool.features_of(recs[0])["m"], 500)
+            decide = holdout_pool.handler_decide(handler)
+            rows = holdout_pool.replayed(recs, decide, decide)
+            self.assertEqual((rows[0]["kind"], rows[0]["as_measured"]), ("keep", True))
+            self.assertEqual(rows[0]["run_ms"]["replay"], 0.9)
+            # Without the record, the preview's m=8 decides extern, which the run did not.
+            del recs[0]["ours_decisions"]
+            with self.assertRaises(holdout_pool.PoolError):
+                holdout_pool.replayed(recs, decide, decide)
+
     def test_a_module_that_is_no_handler_is_named_and_exits_2(self):
         with tempfile.TemporaryDirectory() as d:
             result = write(d, "a.json", [rec({"none": 1.0, "max_autotune": 1.0})])
