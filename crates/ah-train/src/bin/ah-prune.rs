@@ -9,13 +9,20 @@ use std::process::ExitCode;
 use anyhow::Context;
 use clap::Parser;
 
-use ah_train::prune::{report, train, CvSplit, GemmOp, Pricing, PruneParams};
+use ah_train::prune::{report, train, CvSplit, FeatureSource, GemmOp, Pricing, PruneParams};
 
 /// `--prices` (the library's [`Pricing`], which has no clap derive).
 #[derive(clap::ValueEnum, Clone, Copy, Debug)]
 enum Prices {
     Logged,
     OnePtxas,
+}
+
+/// `--features` (the library's [`FeatureSource`], which has no clap derive).
+#[derive(clap::ValueEnum, Clone, Copy, Debug)]
+enum Features {
+    Logged,
+    Seen,
 }
 
 /// `--cv-split` (the library's [`CvSplit`], which has no clap derive).
@@ -128,6 +135,12 @@ struct Cli {
     /// slowest sets the wall, benchmarks take hundredths of a second; docs/inductor.md).
     #[arg(long, value_enum, default_value_t = Prices::Logged)]
     prices: Prices,
+    /// Which features a GEMM is trained on: `logged` (the log's, as the collection wrote the
+    /// GEMM) or `seen` (as Inductor handed it to the choices handler, where the extras line
+    /// recorded it: Inductor's pad_mm pass pads a misaligned width first, which 19 of the 1514
+    /// logged H100 GEMMs met; a shipped handler decides on these; docs/inductor.md).
+    #[arg(long, value_enum, default_value_t = Features::Logged)]
+    features: Features,
     /// Write nothing; exit 1 when the handler module on disk differs from what this command
     /// generates (stale generated code).
     #[arg(long)]
@@ -171,6 +184,10 @@ fn run(cli: Cli) -> anyhow::Result<bool> {
         pricing: match cli.prices {
             Prices::Logged => Pricing::Logged,
             Prices::OnePtxas => Pricing::OnePtxas,
+        },
+        features: match cli.features {
+            Features::Logged => FeatureSource::Logged,
+            Features::Seen => FeatureSource::Seen,
         },
         first: cli.first.clone(),
         ..PruneParams::default()

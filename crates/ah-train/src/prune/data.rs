@@ -10,6 +10,7 @@ use ah_log::ReadOptions;
 use serde_json::Value as Json;
 
 use super::error::PruneError;
+use super::seen::{seen_values, FeatureSource};
 use super::sizing;
 
 /// cuBLAS choices the handler keeps first when Inductor offers several (`ATEN_FIRST` in
@@ -153,6 +154,9 @@ impl GemmOp {
 pub struct Sample {
     /// The logged feature values, header order.
     pub values: Vec<Value>,
+    /// The same features of the GEMM as Inductor handed it to the choices handler (the extras
+    /// line's `seen`, [`super::seen`]), where the line has them.
+    pub seen: Option<Vec<Value>>,
     choices: Vec<Choice>,
     /// Compiled truth without max-autotune (cuBLAS), ms per call.
     pub truth_default_ms: f64,
@@ -188,6 +192,7 @@ impl Sample {
         let offers = own_offers(&choices);
         Sample {
             values,
+            seen: None,
             choices,
             truth_default_ms,
             truth_autotune_ms,
@@ -338,6 +343,19 @@ pub struct Samples {
 }
 
 impl Samples {
+    /// Puts each GEMM's [`Sample::seen`] features in place of its logged ones, where it has
+    /// them (`ah-prune --features seen`); returns how many GEMMs changed.
+    pub fn use_seen(&mut self) -> usize {
+        let mut changed = 0;
+        for s in self.samples.iter_mut().chain(self.later.iter_mut()) {
+            if let Some(seen) = s.seen.take() {
+                changed += usize::from(seen != s.values);
+                s.values = seen;
+            }
+        }
+        changed
+    }
+
     /// Sets every GEMM's [`Sample::op`] from its `op` feature (nothing without one).
     pub fn read_ops(&mut self) {
         let Some(at) = self.features.iter().position(|f| f == "op") else {
@@ -378,8 +396,11 @@ impl Samples {
 /// Reads `logs` (each with its extras sidecar, `ah_log::extras_path`) as one set of GEMMs, in the
 /// order given. The logs must be of one runner and device with the same features (e.g. the
 /// default and the decode mixture of `inductor_mm`); a GEMM in two logs counts once, first.
-pub fn load_logs(logs: &[std::path::PathBuf]) -> Result<Samples, PruneError> {
-    let mut parts = read_logs(logs)?.into_iter();
+pub fn load_logs(
+    logs: &[std::path::PathBuf],
+    source: FeatureSource,
+) -> Result<Samples, PruneError> {
+    let mut parts = read_logs(logs, source)?.into_iter();
     let mut all = parts.next().expect("read_logs reads at least one log");
     for more in parts {
         all.without_extras += more.without_extras;
@@ -408,6 +429,7 @@ pub fn check_first(logs: &str, n: usize, len: usize) -> Result<(), PruneError> {
 pub fn load_logs_first(
     logs: &[std::path::PathBuf],
     counts: &[usize],
+    source: FeatureSource,
 ) -> Result<Samples, PruneError> {
     if counts.len() != logs.len() {
         return Err(PruneError::Params(format!(
@@ -416,7 +438,7 @@ pub fn load_logs_first(
             logs.len()
         )));
     }
-    let mut parts = read_logs(logs)?;
+    let mut parts = read_logs(logs, source)?;
     let mut later = Vec::new();
     for ((part, &n), log) in parts.iter_mut().zip(counts).zip(logs) {
         check_first(&log.display().to_string(), n, part.samples.len())?;
@@ -435,15 +457,21 @@ pub fn load_logs_first(
     Ok(all)
 }
 
-/// Each of `logs`, read alone; an error where one's metadata or features differ from the
-/// first's.
-fn read_logs(logs: &[std::path::PathBuf]) -> Result<Vec<Samples>, PruneError> {
+/// Each of `logs`, read alone, its GEMMs with the features of `source`; an error where one's
+/// metadata or features differ from the first's.
+fn read_logs(
+    logs: &[std::path::PathBuf],
+    source: FeatureSource,
+) -> Result<Vec<Samples>, PruneError> {
     let first = logs
         .first()
         .ok_or_else(|| PruneError::Params("give at least one inductor_mm log".into()))?;
     let mut parts: Vec<Samples> = Vec::with_capacity(logs.len());
     for log in logs {
-        let part = load(log, &ah_log::extras_path(log))?;
+        let mut part = load(log, &ah_log::extras_path(log))?;
+        if source == FeatureSource::Seen {
+            part.use_seen();
+        }
         if let Some(head) = parts.first() {
             if part.metadata != head.metadata || part.features != head.features {
                 return Err(PruneError::Input {
@@ -507,7 +535,10 @@ pub fn load(log: &Path, extras: &Path) -> Result<Samples, PruneError> {
     let mut without_extras = 0;
     for key in order {
         let (values, times) = rows.remove(&key).expect("grouped above");
-        match by_key.get(&key).and_then(|x| sample(values, &times, x)) {
+        match by_key
+            .get(&key)
+            .and_then(|x| sample(values, &times, x, &log.features))
+        {
             Some(s) => samples.push(s),
             None => without_extras += 1,
         }
@@ -555,7 +586,12 @@ fn read_extras(path: &Path) -> Result<HashMap<String, Json>, PruneError> {
 }
 
 /// A sample from a GEMM's log times and its extras line; `None` when the extras lack truth.
-fn sample(values: Vec<Value>, times: &[(String, f64)], x: &Json) -> Option<Sample> {
+fn sample(
+    values: Vec<Value>,
+    times: &[(String, f64)],
+    x: &Json,
+    features: &[String],
+) -> Option<Sample> {
     let truth_default_ms = positive(&x["truth_ms"]["default"])?;
     let truth_autotune_ms = positive(&x["truth_ms"]["max_autotune"])?;
     let autotune_s =
@@ -584,6 +620,7 @@ fn sample(values: Vec<Value>, times: &[(String, f64)], x: &Json) -> Option<Sampl
         autotune_s,
     );
     s.one_ptxas = x["worker"]["settings"]["ah_ptxas"].as_str() == Some("align");
+    s.seen = seen_values(&s.values, features, &x["seen"]);
     Some(s)
 }
 

@@ -5,7 +5,7 @@
 use super::data::{self, Choice, Sample, Samples};
 use super::policy::{self, Policy};
 use super::tests::run_python;
-use super::{train, PruneParams};
+use super::{train, FeatureSource, PruneParams};
 use ah_core::Value;
 
 /// Logs are read in the order given, a GEMM of two logs counts once, and a log of another
@@ -15,24 +15,55 @@ fn logs_load_together_only_when_they_match() {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
     let main = root.join("data/inductor_mm_h100.txt");
     let decode = root.join("data/inductor_mm_decode_h100.txt");
-    let one = data::load_logs(std::slice::from_ref(&main)).unwrap();
-    let both = data::load_logs(&[main.clone(), decode.clone()]).unwrap();
-    let other = data::load_logs(std::slice::from_ref(&decode)).unwrap();
+    let one = data::load_logs(std::slice::from_ref(&main), FeatureSource::Logged).unwrap();
+    let both = data::load_logs(&[main.clone(), decode.clone()], FeatureSource::Logged).unwrap();
+    let other = data::load_logs(std::slice::from_ref(&decode), FeatureSource::Logged).unwrap();
     assert_eq!(both.samples.len(), one.samples.len() + other.samples.len());
     assert_eq!(both.samples[..one.samples.len()], one.samples[..]);
-    let twice = data::load_logs(&[main.clone(), main.clone()]).unwrap();
+    let twice = data::load_logs(&[main.clone(), main.clone()], FeatureSource::Logged).unwrap();
     assert_eq!(twice.samples.len(), one.samples.len());
     let pad = root.join("data/pad_mm_h100.txt");
     let dir = tempfile::tempdir().unwrap();
     let copy = dir.path().join("pad.txt");
     std::fs::copy(&pad, &copy).unwrap();
     std::fs::write(ah_log::extras_path(&copy), "").unwrap();
-    let err = data::load_logs(&[main, copy.clone()])
+    let err = data::load_logs(&[main, copy.clone()], FeatureSource::Logged)
         .unwrap_err()
         .to_string();
     assert!(err.contains(&copy.display().to_string()), "{err}");
     assert!(err.contains("one runner and device"), "{err}");
-    assert!(data::load_logs(&[]).is_err());
+    assert!(data::load_logs(&[], FeatureSource::Logged).is_err());
+}
+
+/// `--features seen` trains the GEMMs that Inductor padded before lowering as the handler sees
+/// them: 15 of the main H100 log's and 4 of the attention log's, every other GEMM unchanged, and
+/// each changed one to a wider, aligned `n` or `k`.
+#[test]
+fn seen_features_replace_the_logged_ones_where_inductor_padded() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    for (name, padded) in [
+        ("inductor_mm_h100", 15),
+        ("inductor_mm_decode_h100", 0),
+        ("inductor_mm_attention_h100", 4),
+        ("inductor_mm_tiny_h100", 0),
+    ] {
+        let log = root.join(format!("data/{name}.txt"));
+        let logged = data::load(&log, &ah_log::extras_path(&log)).unwrap();
+        let mut seen = logged.clone();
+        assert_eq!(seen.use_seen(), padded, "{name}");
+        let at = |f: &str| logged.features.iter().position(|x| x == f).unwrap();
+        for (a, b) in logged.samples.iter().zip(&seen.samples) {
+            if a.values != b.values {
+                let wider = |f: &str| b.values[at(f)].as_f64() >= a.values[at(f)].as_f64();
+                assert!(
+                    wider("n") && wider("k") && wider("m"),
+                    "{name}: {:?} -> {:?}",
+                    a.values,
+                    b.values
+                );
+            }
+        }
+    }
 }
 
 /// A GEMM the collector drew twice is logged twice (four in the main H100 log): it loads as one
@@ -239,7 +270,7 @@ fn every_logged_config_is_a_large_gemms_config_sized() {
     .iter()
     .map(|n| root.join(format!("data/{n}.txt")))
     .collect();
-    let data = data::load_logs(&logs).unwrap();
+    let data = data::load_logs(&logs, FeatureSource::Logged).unwrap();
     let at = |f: &str| data.features.iter().position(|x| x == f).unwrap();
     let dims = |s: &Sample| {
         let int = |i: usize| s.values[i].to_string().parse::<i64>().unwrap();
@@ -345,7 +376,7 @@ fn python_sizes_configs_as_the_trainer() {
         root.join("data/inductor_mm_h100.txt"),
         root.join("data/inductor_mm_attention_h100.txt"),
     ];
-    let data = data::load_logs(&logs).unwrap();
+    let data = data::load_logs(&logs, FeatureSource::Logged).unwrap();
     let mut names = universe(data.samples.iter());
     names.extend(
         [

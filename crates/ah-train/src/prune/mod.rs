@@ -18,6 +18,7 @@ pub mod folds;
 pub mod misses;
 pub mod policy;
 pub mod pricing;
+pub mod seen;
 pub mod sizing;
 pub mod tree;
 
@@ -34,6 +35,7 @@ pub use folds::CvSplit;
 pub use misses::Miss;
 pub use policy::{LeafRule, Policy, Weighing};
 pub use pricing::Pricing;
+pub use seen::FeatureSource;
 pub use tree::{Growth, Node, Quantity, Test};
 
 /// Parameters of [`train`], linfa-style: `Default` is the CLI's default, [`Self::check`]
@@ -87,6 +89,8 @@ pub struct PruneParams {
     pub first: Vec<usize>,
     /// How a kept list's compile-time price is reckoned (default [`Pricing::Logged`]).
     pub pricing: Pricing,
+    /// Which features the GEMMs are trained on (default [`FeatureSource::Logged`]).
+    pub features: FeatureSource,
 }
 
 impl Default for PruneParams {
@@ -109,6 +113,7 @@ impl Default for PruneParams {
             top_k: 10,
             first: Vec::new(),
             pricing: Pricing::Logged,
+            features: FeatureSource::Logged,
         }
     }
 }
@@ -254,15 +259,15 @@ pub fn train(
         names.join(", ")
     };
     let mut data = match params.first[..] {
-        [] => data::load_logs(logs)?,
+        [] => data::load_logs(logs, params.features)?,
         [n] => {
-            let mut data = data::load_logs(logs)?;
+            let mut data = data::load_logs(logs, params.features)?;
             data::check_first(&names(), n, data.samples.len())?;
             data.later = data.samples.split_off(n);
             data.size_offers();
             data
         }
-        _ => data::load_logs_first(logs, &params.first)?,
+        _ => data::load_logs_first(logs, &params.first, params.features)?,
     };
     data.reprice(params.pricing);
     if data.samples.len() < 2 * params.min_leaf {
