@@ -99,7 +99,7 @@ pub(crate) struct Cli {
     #[arg(
         long,
         value_enum,
-        help = "Inputs: pad_mm pytorch|real|mix [default: the log's, mix for a new log]; inductor_mm mix|decode|attention|tiny [default: mix]"
+        help = "Inputs: pad_mm pytorch|real|mix [default: the log's, mix for a new log]; inductor_mm mix|decode|attention|tiny|tokens [default: mix]"
     )]
     pub(crate) shapes: Option<ShapesArg>,
     /// Real-model catalogue for `--shapes real|mix` (format: docs/collection.md); default: the
@@ -189,6 +189,9 @@ pub(crate) enum ShapesArg {
     Attention,
     /// inductor_mm: attention bmms over many sets of 2-64 tokens (molecules, graphs, points).
     Tiny,
+    /// inductor_mm: narrow linear layers of a training step over 32768-1048576 tokens (graph
+    /// edges, points, recommendation batches; weight gradients with a long k).
+    Tokens,
 }
 
 impl ShapesArg {
@@ -200,6 +203,7 @@ impl ShapesArg {
             ShapesArg::Decode => "decode",
             ShapesArg::Attention => "attention",
             ShapesArg::Tiny => "tiny",
+            ShapesArg::Tokens => "tokens",
         }
     }
 
@@ -210,6 +214,7 @@ impl ShapesArg {
             ShapesArg::Decode => Some(Mixture::Decode),
             ShapesArg::Attention => Some(Mixture::Attention),
             ShapesArg::Tiny => Some(Mixture::Tiny),
+            ShapesArg::Tokens => Some(Mixture::Tokens),
             _ => None,
         }
     }

@@ -54,8 +54,11 @@ pub(crate) fn pad_mm_runner(
     Ok(r.with_shapes(match shapes {
         ShapesArg::Pytorch => ShapeDistribution::Pytorch,
         ShapesArg::Real => ShapeDistribution::Real(catalogue()?),
-        ShapesArg::Mix | ShapesArg::Decode | ShapesArg::Attention | ShapesArg::Tiny => {
-            ShapeDistribution::Mix(catalogue()?)
-        }
+        // inductor_mm's mixtures were refused above.
+        ShapesArg::Mix
+        | ShapesArg::Decode
+        | ShapesArg::Attention
+        | ShapesArg::Tiny
+        | ShapesArg::Tokens => ShapeDistribution::Mix(catalogue()?),
     }))
 }

@@ -253,3 +253,35 @@ fn the_tiny_mixture_draws_many_small_attention_products() {
     let shapes = BenchmarkRunner::input_distribution(&r).map(|d| d.shapes);
     assert_eq!(shapes, Some("inductor_tiny"));
 }
+
+#[test]
+fn the_tokens_mixture_draws_narrow_layers_over_many_tokens() {
+    let r = InductorMmRunner::new(Engine::Fake).with_mixture(Mixture::Tokens);
+    let a = draws_of(Mixture::Tokens, 1000);
+    assert!(a.iter().all(|g| g.fits(&target())
+        && g.op != Op::Bmm
+        && g.batch == 1
+        && matches!(g.source, Source::Training(_))));
+    let count = |f: &dyn Fn(&Gemm) -> bool| a.iter().filter(|g| f(g)).count();
+    // Weight gradients: `k` is the token count, past every other mixture's 16384.
+    let grad_weight = count(&|g| g.trans_a);
+    assert!((250..420).contains(&grad_weight), "{grad_weight}");
+    assert!(a
+        .iter()
+        .filter(|g| g.trans_a)
+        .all(|g| g.k > 32768 && g.m <= 1024 && g.n <= 1024));
+    assert!(
+        count(&|g| g.trans_a && g.k >= 262144) > 50,
+        "long reductions"
+    );
+    // Forward and input gradient: `m` is the token count; odd token counts half the time.
+    assert!(a
+        .iter()
+        .filter(|g| !g.trans_a)
+        .all(|g| g.m > 32768 && g.k <= 1024 && g.n <= 1024));
+    let odd = count(&|g| (if g.trans_a { g.k } else { g.m }) % 2 == 1);
+    assert!((400..600).contains(&odd), "{odd}");
+    assert!(count(&|g| g.op == Op::Addmm) > 50);
+    let shapes = BenchmarkRunner::input_distribution(&r).map(|d| d.shapes);
+    assert_eq!(shapes, Some("inductor_tokens"));
+}
