@@ -19,7 +19,8 @@
 # AH_GRID_PRICES (ah-prune's --harm-price in seconds, "inf": harmful picks first); AH_GRID_LISTS
 # ("capped"; "full" lets leaves leave a GEMM to the full list, "full capped" scores both).
 #   bash scripts/inductor_prune_grid.sh [LOG...] [extra ah-prune options, e.g. --first 157]
-# LOGs default to the logs of data/: the default mixture, decode and attention (those present).
+# LOGs default to the logs of data/: the default mixture, decode, attention, tiny and tokens
+# (those present), in the order the shipped command names them.
 # AH_PRUNE names a built ah-prune to run instead of building one (the lent GPU machine, with 16
 # cores, has no cargo: `AH_PRUNE=.gpu/ah-prune bash scripts/inductor_prune_grid.sh`).
 # Trees here never leave a GEMM
@@ -34,7 +35,8 @@ while [ $# -gt 0 ] && [ "${1#-}" = "$1" ]; do
   shift
 done
 if [ ${#logs[@]} -eq 0 ]; then
-  for f in data/inductor_mm_h100.txt data/inductor_mm_decode_h100.txt data/inductor_mm_attention_h100.txt; do
+  for f in data/inductor_mm_h100.txt data/inductor_mm_decode_h100.txt data/inductor_mm_attention_h100.txt \
+    data/inductor_mm_tiny_h100.txt data/inductor_mm_tokens_h100.txt; do
     [ -f "$f" ] && logs+=("$f")
   done
 fi
