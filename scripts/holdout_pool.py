@@ -24,10 +24,20 @@
    blind for the handlers they measured, not for the one replayed, so a handler chosen this
    way still needs a fresh blind set.
 
+`--ours candidate` counts the second handler of runs that measured one (`inductor_eval.py
+--candidate`) as `ours` in all three (its run time, autotuning, stats and recorded decisions);
+other runs keep their `ours`. A handler those runs measured as `candidate` and then shipped is
+then the `--measured` one.
+
+Where a run recorded the features its handler decided on (`ours_decisions`, since the
+fifteenth session), replayed handlers decide on those, not on the preview's: Inductor may
+rewrite a GEMM (pad_mm) before the handler sees it.
+
 Reads only the result files (no torch, no GPU). Every run is one record: a GEMM measured in two
 runs counts twice, as the two measurements it is.
 
-Usage: scripts/holdout_pool.py [--handler MODULE.py [--measured MEASURED.py]] RESULT.json ... > pooled.md
+Usage: scripts/holdout_pool.py [--handler MODULE.py [--measured MEASURED.py]] [--ours ours|candidate]
+                               RESULT.json ... > pooled.md
 """
 
 import json
@@ -54,8 +64,9 @@ class PoolError(Exception):
     """A file that is not a result of inductor_eval.py (named in the message)."""
 
 
-def records(paths):
-    """Every measured GEMM of every run: dicts with `run_ms`, `picked` and `source`."""
+def records(paths, ours="ours"):
+    """Every measured GEMM of every run: dicts with `run_ms`, `picked` and `source`. With `ours`
+    another handler setting (`candidate`), a run that measured it counts that handler as ours."""
     out = []
     for path in paths:
         try:
@@ -64,11 +75,24 @@ def records(paths):
             for r in gemms:
                 run = r.get("run_ms", {})
                 if {"none", "max_autotune"} <= set(run):
-                    out.append({"gemm": r["gemm"], "run_ms": run, "picked": r.get("picked", {}),
-                                "autotune_s": r.get("autotune_s", {}), "ours_stats": r.get("ours_stats", {}),
-                                "ours_decisions": r.get("ours_decisions"), "source": path})
+                    out.append(as_ours({"gemm": r["gemm"], "run_ms": run, "picked": r.get("picked", {}),
+                                        "autotune_s": r.get("autotune_s", {}), "source": path}, r, ours))
         except (OSError, ValueError, KeyError, TypeError, AttributeError) as e:
             raise PoolError(f"{path}: not a result file of inductor_eval.py ({type(e).__name__}: {e})") from e
+    return out
+
+
+def as_ours(out, r, setting):
+    """`out` with setting `setting` of result record `r` (where `r` measured it) as `ours`:
+    its run time, autotuning, stats and recorded decisions."""
+    setting = setting if setting in r.get("run_ms", {}) else "ours"
+    out["run_ms"], out["autotune_s"] = dict(out["run_ms"]), dict(out["autotune_s"])
+    for key in ("run_ms", "autotune_s"):
+        out[key].pop("ours", None)
+        if setting in r.get(key, {}):
+            out[key]["ours"] = r[key][setting]
+    out["ours_stats"] = r.get(f"{setting}_stats", {})
+    out["ours_decisions"] = r.get(f"{setting}_decisions")
     return out
 
 
@@ -213,17 +237,20 @@ def handler_decide(path):
 
 
 def parse(argv):
-    """(handler, measured handler, result files) of the command line."""
-    modules = {"--handler": None, "--measured": None}
+    """(handler, measured handler, the setting counted as ours, result files) of the command
+    line."""
+    modules = {"--handler": None, "--measured": None, "--ours": "ours"}
     while argv[:1] and argv[0] in modules:
         if len(argv) < 2:
-            raise PoolError(f"{argv[0]} needs a module")
+            raise PoolError(f"{argv[0]} needs a value")
         modules[argv[0]], argv = argv[1], argv[2:]
     if modules["--measured"] and not modules["--handler"]:
         raise PoolError("--measured needs --handler (the handler to replay)")
+    if modules["--ours"] not in ("ours", "candidate"):
+        raise PoolError(f"--ours {modules['--ours']}: give ours or candidate")
     if not argv:
         raise PoolError("name the result files (see --help)")
-    return modules["--handler"], modules["--measured"], argv
+    return modules["--handler"], modules["--measured"], modules["--ours"], argv
 
 
 def main(argv):
@@ -231,8 +258,8 @@ def main(argv):
         print(__doc__.strip())
         return 0
     try:
-        handler, measured, paths = parse(argv)
-        recs = records(paths)
+        handler, measured, ours, paths = parse(argv)
+        recs = records(paths, ours)
         decide = handler_decide(handler) if handler else None
         measured = handler_decide(measured) if measured else None
         replay = replay_table(recs, decide, measured) if decide else None

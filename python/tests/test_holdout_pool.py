@@ -188,6 +188,31 @@ class PoolTest(unittest.TestCase):
             with self.assertRaises(holdout_pool.PoolError):
                 holdout_pool.replayed(recs, decide, decide)
 
+    def test_a_runs_candidate_can_count_as_ours(self):
+        with tempfile.TemporaryDirectory() as d:
+            handler = os.path.join(d, "h_choices.py")
+            with open(handler, "w") as f:
+                f.write(HANDLER)
+            seen = dict(holdout_pool.handler_features(gemm(500)), decision="keep", kept=1)
+            both = dict(rec({"none": 1.0, "ours": 2.0, "candidate": 0.9, "max_autotune": 1.0,
+                             "max_autotune_ptxas": 1.0}, PICK),
+                        ours_stats={"extern": 1}, candidate_stats={"keep": 1}, candidate_decisions=[seen],
+                        autotune_s={"ours": 0.0, "candidate": 0.5, "max_autotune": 9.0, "max_autotune_ptxas": 3.0})
+            alone = rec({"none": 1.0, "ours": 1.1, "max_autotune": 1.0, "max_autotune_ptxas": 1.0}, PICK)
+            path = write(d, "a.json", [both, alone])
+            plain, cand = holdout_pool.records([path]), holdout_pool.records([path], "candidate")
+            self.assertEqual([r["run_ms"]["ours"] for r in plain], [2.0, 1.1])
+            self.assertEqual([r["run_ms"]["ours"] for r in cand], [0.9, 1.1])  # no candidate: its ours
+            self.assertEqual(cand[0]["autotune_s"]["ours"], 0.5)
+            self.assertEqual(holdout_pool.measured_kind(cand[0]), "keep")
+            decide = holdout_pool.handler_decide(handler)
+            row = holdout_pool.replayed(cand[:1], decide, decide)[0]
+            self.assertEqual((row["kind"], row["as_measured"], row["run_ms"]["replay"]), ("keep", True, 0.9))
+            err = io.StringIO()
+            with redirect_stderr(err), redirect_stdout(io.StringIO()):
+                self.assertEqual(holdout_pool.main(["--ours", "mine", path]), 2)
+            self.assertIn("give ours or candidate", err.getvalue())
+
     def test_a_module_that_is_no_handler_is_named_and_exits_2(self):
         with tempfile.TemporaryDirectory() as d:
             result = write(d, "a.json", [rec({"none": 1.0, "max_autotune": 1.0})])
