@@ -299,8 +299,9 @@ source of this file, then the learned tree, which defines two globals:
         return ("keep", ("triton_mm_BLOCK-M=128_BLOCK-K=64_BLOCK-N=128_numstages=3_numwarps=8_GROUP-M=8",))
 
 The module-level `install()`, `uninstall()`, `stats()`, `reset_stats()` and `decisions()` read
-those globals at call time, so they may be defined after this source. `Runtime(heuristic, decide)` does the same
-for a heuristic given explicitly (tests, or two heuristics in one process).
+those globals at call time, so they may be defined after this source. `Runtime(heuristic,
+decide)` does the same for a heuristic given explicitly (tests, or two heuristics in one
+process).
 
 What a decision does, before any Triton template code is generated (Inductor's
 `_finalize_template_configs` sees lazy `KernelTemplateChoice`s):
