@@ -330,9 +330,9 @@ def summarize(data):
         for base in ("max_autotune", "max_autotune_ptxas"):
             both = [r for r in gemms if {learned, base} <= set(r.get("autotune_s", {}))]
             if base == "max_autotune" or both:
-                ours = sum(max(r["autotune_s"][learned], 0.0) for r in both)
+                spent = sum(max(r["autotune_s"][learned], 0.0) for r in both)
                 ma = sum(r["autotune_s"][base] for r in both)
-                out[f"autotune_ratio_{base}_over_{learned}"] = ma / ours if ours > 0 else None
+                out[f"autotune_ratio_{base}_over_{learned}"] = ma / spent if spent > 0 else None
         out[f"{learned}_slower_than_best_by_3pct"] = [r["gemm"]["name"] for r in gemms
                                                        if r.get(f"{learned}_flag")]
     out["slower_than_best_by_3pct"], out["worst_rel_best"] = {}, {}

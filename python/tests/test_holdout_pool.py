@@ -43,6 +43,19 @@ def write(folder, name, gemms):
     return path
 
 
+def handler_file(folder):
+    """HANDLER written as a generated module in `folder`; its path."""
+    path = os.path.join(folder, "h_choices.py")
+    with open(path, "w") as f:
+        f.write(HANDLER)
+    return path
+
+
+def seen_keep(m):
+    """A run's recorded decision: `keep`, made on GEMM `gemm(m)` as the handler saw it."""
+    return dict(holdout_pool.handler_features(gemm(m)), decision="keep", kept=1)
+
+
 PICK = {"max_autotune": {"triton_mm_a": 1}, "max_autotune_ptxas": {"triton_mm_a": 1}}
 OTHER = {"max_autotune": {"triton_mm_a": 1}, "max_autotune_ptxas": {"extern_mm": 1}}
 
@@ -169,10 +182,8 @@ class PoolTest(unittest.TestCase):
         # The run's handler saw m=500 (Inductor rewrote the GEMM, as pad_mm does); the preview
         # of the GEMM as written says m=8. Both handlers decide on what the run saw.
         with tempfile.TemporaryDirectory() as d:
-            handler = os.path.join(d, "h_choices.py")
-            with open(handler, "w") as f:
-                f.write(HANDLER)
-            seen = dict(holdout_pool.handler_features(gemm(500)), decision="keep", kept=1)
+            handler = handler_file(d)
+            seen = seen_keep(500)
             path = write(d, "a.json", [dict(
                 rec({"none": 1.0, "ours": 0.9, "max_autotune": 1.0, "max_autotune_ptxas": 1.0}, PICK),
                 ours_stats={"extern": 0, "keep": 1, "default": 0}, ours_decisions=[seen],
@@ -190,10 +201,8 @@ class PoolTest(unittest.TestCase):
 
     def test_a_runs_candidate_can_count_as_ours(self):
         with tempfile.TemporaryDirectory() as d:
-            handler = os.path.join(d, "h_choices.py")
-            with open(handler, "w") as f:
-                f.write(HANDLER)
-            seen = dict(holdout_pool.handler_features(gemm(500)), decision="keep", kept=1)
+            handler = handler_file(d)
+            seen = seen_keep(500)
             both = dict(rec({"none": 1.0, "ours": 2.0, "candidate": 0.9, "max_autotune": 1.0,
                              "max_autotune_ptxas": 1.0}, PICK),
                         ours_stats={"extern": 1}, candidate_stats={"keep": 1}, candidate_decisions=[seen],
