@@ -23,6 +23,25 @@
 //!   | mm | fixed top-10 (PyTorch's rule) | 474 | 1640.8 | 1.0217 | 165 | 4.051x |
 //!   | mm | never autotune GEMMs (cuBLAS only) | 474 | 0.0 | 0.9948 | 122 | 6.109x |
 //!   | mm | learned (cross-validated) | 474 | 427.7 | 0.9233 | 34 | 2.318x |
+//!   By log:
+//!   | log | rule | GEMMs | autotuning s | run vs max-autotune (gmean) | harmful | worst |
+//!   |---|---|---|---|---|---|---|
+//!   | inductor_mm_attention_h100.txt | default max-autotune (full list) | 460 | 1410.8 | 1.0000 | 72 | 1.787x |
+//!   | inductor_mm_attention_h100.txt | fixed top-10 (PyTorch's rule) | 460 | 1262.9 | 1.0310 | 112 | 2.507x |
+//!   | inductor_mm_attention_h100.txt | never autotune GEMMs (cuBLAS only) | 460 | 0.0 | 1.1063 | 229 | 5.238x |
+//!   | inductor_mm_attention_h100.txt | learned (cross-validated) | 460 | 915.1 | 0.9922 | 75 | 1.787x |
+//!   | inductor_mm_decode_h100.txt | default max-autotune (full list) | 359 | 938.3 | 1.0000 | 114 | 5.064x |
+//!   | inductor_mm_decode_h100.txt | fixed top-10 (PyTorch's rule) | 359 | 800.7 | 1.0238 | 134 | 7.548x |
+//!   | inductor_mm_decode_h100.txt | never autotune GEMMs (cuBLAS only) | 359 | 0.0 | 0.9944 | 158 | 4.107x |
+//!   | inductor_mm_decode_h100.txt | learned (cross-validated) | 359 | 345.0 | 0.9074 | 43 | 2.173x |
+//!   | inductor_mm_h100.txt | default max-autotune (full list) | 432 | 1888.2 | 1.0000 | 133 | 3.769x |
+//!   | inductor_mm_h100.txt | fixed top-10 (PyTorch's rule) | 432 | 1713.3 | 1.0382 | 170 | 3.769x |
+//!   | inductor_mm_h100.txt | never autotune GEMMs (cuBLAS only) | 432 | 0.0 | 0.9938 | 103 | 6.109x |
+//!   | inductor_mm_h100.txt | learned (cross-validated) | 432 | 440.1 | 0.9357 | 50 | 2.859x |
+//!   | inductor_mm_tiny_h100.txt | default max-autotune (full list) | 200 | 207.6 | 1.0000 | 4 | 2.800x |
+//!   | inductor_mm_tiny_h100.txt | fixed top-10 (PyTorch's rule) | 200 | 165.4 | 1.0165 | 27 | 2.800x |
+//!   | inductor_mm_tiny_h100.txt | never autotune GEMMs (cuBLAS only) | 200 | 0.0 | 1.9085 | 182 | 5.930x |
+//!   | inductor_mm_tiny_h100.txt | learned (cross-validated) | 200 | 194.6 | 1.0048 | 10 | 2.800x |
 //!   The learned rule's worst picks (compiled truth over the faster of cuBLAS and max-autotune's pick):
 //!   | GEMM (op batch x m x k x n, layout, dtype) | kept | ours | max-autotune | cuBLAS |
 //!   |---|---|---|---|---|

@@ -166,6 +166,10 @@ pub struct Sample {
     pub autotune_s: f64,
     /// Its op, where the log has an `op` feature ([`Samples::read_ops`]).
     pub op: Option<GemmOp>,
+    /// The file name of the log it was read from ([`load`]; empty for GEMMs made in code), so
+    /// that a report can score each log's GEMMs apart: a log is one region of GEMMs (the
+    /// default mixture, decode, attention, tiny products, many tokens).
+    pub log: String,
     /// Whether it was measured with one ptxas (`AH_INDUCTOR_PTXAS=align`, the extras line's
     /// `worker.settings.ah_ptxas`), as users of the handler compile; else as PyTorch leaves it.
     pub one_ptxas: bool,
@@ -198,6 +202,7 @@ impl Sample {
             truth_autotune_ms,
             autotune_s,
             op: None,
+            log: String::new(),
             one_ptxas: false,
             kept_extern,
             winner,
@@ -502,6 +507,10 @@ fn push_new(to: &mut Vec<Sample>, more: Vec<Sample>, also: &[Sample]) {
 /// Reads `log` and its extras sidecar `extras`. Its GEMMs keep each choice by its own name
 /// until [`Samples::size_offers`] runs ([`load_logs`] runs it).
 pub fn load(log: &Path, extras: &Path) -> Result<Samples, PruneError> {
+    let file_name = log.file_name().map_or_else(
+        || log.display().to_string(),
+        |f| f.to_string_lossy().into_owned(),
+    );
     let log = Log::read(log, ReadOptions::default()).map_err(PruneError::Log)?;
     let by_key = read_extras(extras)?;
     let mut order: Vec<String> = Vec::new();
@@ -539,7 +548,10 @@ pub fn load(log: &Path, extras: &Path) -> Result<Samples, PruneError> {
             .get(&key)
             .and_then(|x| sample(values, &times, x, &log.features))
         {
-            Some(s) => samples.push(s),
+            Some(s) => samples.push(Sample {
+                log: file_name.clone(),
+                ..s
+            }),
             None => without_extras += 1,
         }
     }

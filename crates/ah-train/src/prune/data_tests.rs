@@ -8,8 +8,8 @@ use super::tests::run_python;
 use super::{train, FeatureSource, PruneParams};
 use ah_core::Value;
 
-/// Logs are read in the order given, a GEMM of two logs counts once, and a log of another
-/// runner or device is refused with its path.
+/// Logs are read in the order given, each GEMM names its log, a GEMM of two logs counts once,
+/// and a log of another runner or device is refused with its path.
 #[test]
 fn logs_load_together_only_when_they_match() {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
@@ -20,6 +20,12 @@ fn logs_load_together_only_when_they_match() {
     let other = data::load_logs(std::slice::from_ref(&decode), FeatureSource::Logged).unwrap();
     assert_eq!(both.samples.len(), one.samples.len() + other.samples.len());
     assert_eq!(both.samples[..one.samples.len()], one.samples[..]);
+    let logs: Vec<&str> = both.samples.iter().map(|s| s.log.as_str()).collect();
+    let (from_main, from_decode) = logs.split_at(one.samples.len());
+    assert!(from_main.iter().all(|l| *l == "inductor_mm_h100.txt"));
+    assert!(from_decode
+        .iter()
+        .all(|l| *l == "inductor_mm_decode_h100.txt"));
     let twice = data::load_logs(&[main.clone(), main.clone()], FeatureSource::Logged).unwrap();
     assert_eq!(twice.samples.len(), one.samples.len());
     let pad = root.join("data/pad_mm_h100.txt");

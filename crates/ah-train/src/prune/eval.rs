@@ -82,7 +82,7 @@ fn mean_of(repeats: &[RuleResult]) -> RuleResult {
     }
 }
 
-/// The rules' results on a set of GEMMs, on all of them and on each op's.
+/// The rules' results on a set of GEMMs, on all of them, on each op's and on each log's.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
 pub struct Scored {
     /// On every GEMM: default, fixed top-k, cuBLAS only, learned.
@@ -90,7 +90,11 @@ pub struct Scored {
     /// The same on each op's GEMMs (`mm`, `addmm`, `bmm`, by name), where there are several
     /// ops: where the learned rule wins and where it loses.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub by_op: Vec<OpResults>,
+    pub by_op: Vec<GroupResults>,
+    /// The same on each log's GEMMs ([`Sample::log`], by name), where they come from several
+    /// logs: how the learned rule does in each region the logs sample.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub by_log: Vec<GroupResults>,
     /// The learned rule's worst harmful picks ([`misses::worst`]; over repeats, the worst of
     /// any split).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -101,35 +105,37 @@ pub struct Scored {
     pub causes: Vec<Causes>,
 }
 
-/// The rules' results on one op's GEMMs.
+/// The rules' results on one group of the GEMMs: one op's, or one log's.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-pub struct OpResults {
-    /// The op, as logged.
-    pub op: String,
+pub struct GroupResults {
+    /// The op as logged, or the log's file name (model files before the breakdown by log
+    /// named this `op`).
+    #[serde(alias = "op")]
+    pub group: String,
     /// Default, fixed top-k, cuBLAS only, learned.
     pub results: Vec<RuleResult>,
 }
 
 impl Scored {
-    /// The four rules on `all` and on each op's GEMMs among them.
+    /// The four rules on `all`, on each op's GEMMs among them and on each log's.
     fn of(all: &[&Sample], ours: &[Policy], fixed: &[Policy], ctx: &Context<'_>) -> Scored {
-        let groups = op_groups(all, ctx.features);
+        let ops = groups(all, |s| op_of(s, ctx.features));
         let w = ctx.weighing;
         let mut causes = vec![Causes::count("all", all, ours, w)];
-        if groups.len() >= 2 {
+        if ops.len() >= 2 {
             causes.extend(
-                groups
-                    .iter()
+                ops.iter()
                     .map(|(op, idx)| Causes::count(op, &pick(all, idx), &pick(ours, idx), w)),
             );
         }
-        let by_op = if groups.len() < 2 {
-            Vec::new()
-        } else {
+        let breakdown = |groups: Vec<(String, Vec<usize>)>| -> Vec<GroupResults> {
+            if groups.len() < 2 {
+                return Vec::new();
+            }
             groups
                 .into_iter()
-                .map(|(op, idx)| OpResults {
-                    op,
+                .map(|(group, idx)| GroupResults {
+                    group,
                     results: side_by_side(
                         &pick(all, &idx),
                         &pick(ours, &idx),
@@ -141,7 +147,8 @@ impl Scored {
         };
         Scored {
             all: side_by_side(all, ours, fixed, ctx),
-            by_op,
+            by_op: breakdown(ops),
+            by_log: breakdown(groups(all, |s| s.log.clone())),
             worst: misses::worst(all, ours, ctx.features, ctx.weighing),
             causes,
         }
@@ -154,14 +161,18 @@ impl Scored {
                 .map(|r| mean_of(&runs.iter().map(|x| of(x)[r].clone()).collect::<Vec<_>>()))
                 .collect()
         };
+        let groups = |of: &dyn Fn(&Scored) -> &[GroupResults]| -> Vec<GroupResults> {
+            (0..of(&runs[0]).len())
+                .map(|g| GroupResults {
+                    group: of(&runs[0])[g].group.clone(),
+                    results: mean(&|x| &of(x)[g].results),
+                })
+                .collect()
+        };
         Scored {
             all: mean(&|x| &x.all),
-            by_op: (0..runs[0].by_op.len())
-                .map(|g| OpResults {
-                    op: runs[0].by_op[g].op.clone(),
-                    results: mean(&|x| &x.by_op[g].results),
-                })
-                .collect(),
+            by_op: groups(&|x| &x.by_op),
+            by_log: groups(&|x| &x.by_log),
             worst: misses::worst_of(runs.iter().flat_map(|x| x.worst.iter().cloned())),
             causes: (0..runs[0].causes.len())
                 .map(|g| {
@@ -180,13 +191,19 @@ struct Context<'a> {
     learned: &'a str,
 }
 
-/// The indices of `all` by op (the `op` feature; `""` where a log has none), ops by name.
-fn op_groups(all: &[&Sample], features: &[String]) -> Vec<(String, Vec<usize>)> {
+/// A GEMM's op (the `op` feature; `""` where a log has none).
+fn op_of(s: &Sample, features: &[String]) -> String {
     let at = features.iter().position(|f| f == "op");
+    at.and_then(|a| s.values.get(a))
+        .map(ToString::to_string)
+        .unwrap_or_default()
+}
+
+/// The indices of `all` by `key`, keys by name.
+fn groups(all: &[&Sample], key: impl Fn(&Sample) -> String) -> Vec<(String, Vec<usize>)> {
     let mut groups: std::collections::BTreeMap<String, Vec<usize>> = Default::default();
     for (i, s) in all.iter().enumerate() {
-        let op = at.and_then(|a| s.values.get(a)).map(ToString::to_string);
-        groups.entry(op.unwrap_or_default()).or_default().push(i);
+        groups.entry(key(s)).or_default().push(i);
     }
     groups.into_iter().collect()
 }
@@ -335,16 +352,17 @@ pub fn table(results: &[RuleResult]) -> String {
     s
 }
 
-/// Each op's results as one markdown table, the rules' rows under their op.
-pub fn by_op_table(groups: &[OpResults]) -> String {
-    let mut s = String::from(
-        "| op | rule | GEMMs | autotuning s | run vs max-autotune (gmean) | harmful | worst |\n|---|---|---|---|---|---|---|\n",
+/// Each group's results as one markdown table (`label`: what groups them, `op` or `log`), the
+/// rules' rows under their group.
+pub fn groups_table(label: &str, groups: &[GroupResults]) -> String {
+    let mut s = format!(
+        "| {label} | rule | GEMMs | autotuning s | run vs max-autotune (gmean) | harmful | worst |\n|---|---|---|---|---|---|---|\n",
     );
     for g in groups {
         for r in &g.results {
             s.push_str(&format!(
                 "| {} | {} | {} | {:.1} | {:.4} | {} | {:.3}x |\n",
-                g.op.replace('|', "\\|"),
+                g.group.replace('|', "\\|"),
                 r.rule,
                 r.gemms,
                 r.autotune_s,

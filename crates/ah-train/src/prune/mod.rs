@@ -30,7 +30,7 @@ use serde::{Deserialize, Serialize};
 pub use causes::Causes;
 pub use data::{load, GemmOp, Sample, Samples};
 pub use error::PruneError;
-pub use eval::{cross_validate, OpResults, RuleResult, Scored};
+pub use eval::{cross_validate, GroupResults, RuleResult, Scored};
 pub use folds::CvSplit;
 pub use misses::Miss;
 pub use policy::{LeafRule, Policy, Weighing};
@@ -223,7 +223,10 @@ pub struct PruneModel {
     pub cv_split: CvSplit,
     /// `cross_validation` on each op's GEMMs.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub cross_validation_by_op: Vec<OpResults>,
+    pub cross_validation_by_op: Vec<GroupResults>,
+    /// `cross_validation` on each log's GEMMs, where there are several logs.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cross_validation_by_log: Vec<GroupResults>,
     /// The learned rule's worst cross-validated harmful picks ([`misses::worst`]).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub cross_validation_worst: Vec<Miss>,
@@ -235,7 +238,10 @@ pub struct PruneModel {
     pub held_out: Vec<RuleResult>,
     /// `held_out` on each op's GEMMs.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub held_out_by_op: Vec<OpResults>,
+    pub held_out_by_op: Vec<GroupResults>,
+    /// `held_out` on each log's GEMMs, where they come from several logs.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub held_out_by_log: Vec<GroupResults>,
     /// The learned rule's worst harmful picks of `held_out`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub held_out_worst: Vec<Miss>,
@@ -337,10 +343,12 @@ pub fn train(
         cv_repeats: params.cv_repeats,
         cv_split: params.cv_split,
         cross_validation_by_op: cross_validation.by_op,
+        cross_validation_by_log: cross_validation.by_log,
         cross_validation_worst: cross_validation.worst,
         cross_validation_causes: cross_validation.causes,
         held_out: held_out.all,
         held_out_by_op: held_out.by_op,
+        held_out_by_log: held_out.by_log,
         held_out_worst: held_out.worst,
         held_out_causes: held_out.causes,
     };
@@ -376,12 +384,12 @@ pub fn report(model: &PruneModel, data: &Samples) -> String {
         format!(
             "## GEMMs logged after the training ones (not trained on)\n\n{}\n{}{}",
             eval::table(&model.held_out),
-            by_op(&model.held_out_by_op),
+            by_group("op", &model.held_out_by_op) + &by_group("log", &model.held_out_by_log),
             worst(&model.held_out_worst) + &causes(&model.held_out_causes),
         )
     };
     format!(
-        "# {name}: which max-autotune GEMM choices to keep\n\n{gemms} GEMMs ({skipped} without compiled truth skipped); horizon {h} calls, harm bound {harm} %{price}; {leaves} leaves.\n\n## Cross-validated, side by side (every GEMM decided by a tree made without it{repeats})\n\n{cv}\n{cv_by_op}## On the training GEMMs\n\n{fit}\n{later}Columns: autotuning seconds of the kept choices (measured prices, or with `--prices one-ptxas` modelled from them as users of the handler pay; a single kept choice costs nothing); compiled truth (CUDA-graph replay) of the pick relative to default max-autotune's pick and to the faster of cuBLAS and that pick (geometric means); picks more than the harm bound slower than that; the worst; GEMMs not left to the full list.\n",
+        "# {name}: which max-autotune GEMM choices to keep\n\n{gemms} GEMMs ({skipped} without compiled truth skipped); horizon {h} calls, harm bound {harm} %{price}; {leaves} leaves.\n\n## Cross-validated, side by side (every GEMM decided by a tree made without it{repeats})\n\n{cv}\n{cv_groups}## On the training GEMMs\n\n{fit}\n{later}Columns: autotuning seconds of the kept choices (measured prices, or with `--prices one-ptxas` modelled from them as users of the handler pay; a single kept choice costs nothing); compiled truth (CUDA-graph replay) of the pick relative to default max-autotune's pick and to the faster of cuBLAS and that pick (geometric means); picks more than the harm bound slower than that; the worst; GEMMs not left to the full list.\n",
         name = model.name,
         gemms = model.gemms,
         skipped = data.without_extras,
@@ -390,7 +398,8 @@ pub fn report(model: &PruneModel, data: &Samples) -> String {
         price = prices(model),
         leaves = model.tree.leaves(),
         cv = eval::table(&model.cross_validation),
-        cv_by_op = by_op(&model.cross_validation_by_op)
+        cv_groups = by_group("op", &model.cross_validation_by_op)
+            + &by_group("log", &model.cross_validation_by_log)
             + &worst(&model.cross_validation_worst)
             + &causes(&model.cross_validation_causes),
         fit = eval::table(&[fit]),
@@ -419,12 +428,13 @@ fn prices(model: &PruneModel) -> String {
     flat.into_iter().chain(ops).chain(pricing).collect()
 }
 
-/// A report's section on each op's GEMMs (nothing where the GEMMs are of one op).
-fn by_op(groups: &[OpResults]) -> String {
+/// A report's section on each op's or each log's GEMMs (`label`; nothing where the GEMMs are
+/// of one).
+fn by_group(label: &str, groups: &[GroupResults]) -> String {
     if groups.is_empty() {
         return String::new();
     }
-    format!("By op:\n\n{}\n", eval::by_op_table(groups))
+    format!("By {label}:\n\n{}\n", eval::groups_table(label, groups))
 }
 
 /// A report's list of the learned rule's worst picks (nothing where it made no harmful pick).

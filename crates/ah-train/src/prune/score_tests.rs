@@ -86,16 +86,18 @@ fn an_op_harm_price_replaces_the_flat_price_for_that_ops_gemms() {
     assert_eq!(w(10.0).score(&Policy::Extern, &mixed), (0, 44.0));
 }
 
-/// A cross-validation over GEMMs of two ops reports each op's results too: every rule's GEMMs
-/// and harmful picks of the ops add up to its totals, and the table names each op.
+/// A cross-validation over GEMMs of two ops from two logs reports each op's and each log's
+/// results too: every rule's GEMMs and harmful picks of the groups add up to its totals, and
+/// the tables name each group.
 #[test]
-fn cross_validation_reports_each_ops_results() {
+fn cross_validation_reports_each_ops_and_each_logs_results() {
     let samples: Vec<Sample> = (0..12)
         .map(|m| {
             let mut s = gemm(m, 1.0, if m % 2 == 0 { 0.5 } else { 1.5 });
             if m % 3 == 0 {
                 s.values[1] = Value::Str("bmm".into());
             }
+            s.log = if m < 7 { "main.txt" } else { "tokens.txt" }.into();
             s
         })
         .collect();
@@ -116,28 +118,36 @@ fn cross_validation_reports_each_ops_results() {
         first_split: None,
     };
     let cv = eval::cross_validate(&samples, &growth, (CvSplit::Gemm, 3), 10, 2, &|_| {});
-    let ops: Vec<&str> = cv.by_op.iter().map(|g| g.op.as_str()).collect();
-    assert_eq!(ops, ["bmm", "mm"]);
-    for (r, total) in cv.all.iter().enumerate() {
-        let sum = |f: &dyn Fn(&RuleResult) -> f64| -> f64 {
-            cv.by_op.iter().map(|g| f(&g.results[r])).sum()
-        };
-        assert_eq!(sum(&|x| x.gemms as f64), total.gemms as f64);
-        assert!((sum(&|x| x.harmful) - total.harmful).abs() < 1e-9);
-        assert!((sum(&|x| x.autotune_s) - total.autotune_s).abs() < 1e-9);
+    for (groups, names) in [
+        (&cv.by_op, ["bmm", "mm"]),
+        (&cv.by_log, ["main.txt", "tokens.txt"]),
+    ] {
+        let got: Vec<&str> = groups.iter().map(|g| g.group.as_str()).collect();
+        assert_eq!(got, names);
+        for (r, total) in cv.all.iter().enumerate() {
+            let sum = |f: &dyn Fn(&RuleResult) -> f64| -> f64 {
+                groups.iter().map(|g| f(&g.results[r])).sum()
+            };
+            assert_eq!(sum(&|x| x.gemms as f64), total.gemms as f64);
+            assert!((sum(&|x| x.harmful) - total.harmful).abs() < 1e-9);
+            assert!((sum(&|x| x.autotune_s) - total.autotune_s).abs() < 1e-9);
+        }
     }
-    let table = eval::by_op_table(&cv.by_op);
+    let table = eval::groups_table("op", &cv.by_op);
     assert!(
         table.contains("| bmm | learned (cross-validated) | 4 |"),
         "{table}"
     );
-    // One op: no breakdown.
-    let mm: Vec<Sample> = (0..6).map(|m| gemm(m, 1.0, 0.5)).collect();
+    let table = eval::groups_table("log", &cv.by_log);
+    assert!(table.starts_with("| log | rule |"), "{table}");
     assert!(
-        eval::cross_validate(&mm, &growth, (CvSplit::Gemm, 3), 10, 1, &|_| {})
-            .by_op
-            .is_empty()
+        table.contains("| tokens.txt | learned (cross-validated) | 5 |"),
+        "{table}"
     );
+    // One op of one log: no breakdown.
+    let mm: Vec<Sample> = (0..6).map(|m| gemm(m, 1.0, 0.5)).collect();
+    let one = eval::cross_validate(&mm, &growth, (CvSplit::Gemm, 3), 10, 1, &|_| {});
+    assert!(one.by_op.is_empty() && one.by_log.is_empty());
 }
 
 /// The worst picks list only harmful ones, worst first, each GEMM once and at most
