@@ -86,6 +86,19 @@ class PoolTest(unittest.TestCase):
         both, alike = holdout_pool.twice(self.pooled())
         self.assertEqual((len(both), alike), (2, 1))
 
+    def test_one_kernel_thrice_counts_its_spread_apart(self):
+        cublas = {"none": {"extern_mm": 1}, "ours": {"extern_mm": 1}, "max_autotune": {"extern_mm": 1}}
+        recs = [
+            rec({"none": 0.105, "ours": 0.106, "max_autotune": 0.1}, cublas),  # 1.06x: spread alone
+            rec({"none": 0.1, "ours": 0.1, "max_autotune": 0.1}, dict(cublas, ours={"triton_mm_a": 1})),
+            rec({"none": 0.1, "max_autotune": 0.1}, cublas),  # ours not measured
+        ]
+        self.assertEqual(holdout_pool.same_kernel(recs), recs[:1])
+        line = holdout_pool.same_kernel_line(recs)
+        self.assertIn("On 1 GEMMs", line)
+        self.assertIn("ours 1 (worst 1.060x), cuBLAS only 1 (worst 1.050x)", line)
+        self.assertIn("No run", holdout_pool.same_kernel_line(recs[1:]))
+
     def test_bands_split_by_cublas_run_time(self):
         bands = [holdout_pool.band_of(r) for r in self.pooled()]
         self.assertEqual(bands, [0, 3, 4])
