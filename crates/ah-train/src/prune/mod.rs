@@ -260,30 +260,7 @@ pub fn train(
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<(PruneModel, Samples), PruneError> {
     params.check()?;
-    let names = || {
-        let names: Vec<String> = logs.iter().map(|l| l.display().to_string()).collect();
-        names.join(", ")
-    };
-    let mut data = match params.first[..] {
-        [] => data::load_logs(logs, params.features)?,
-        [n] => {
-            let mut data = data::load_logs(logs, params.features)?;
-            data::check_first(&names(), n, data.samples.len())?;
-            data.later = data.samples.split_off(n);
-            data.size_offers();
-            data
-        }
-        _ => data::load_logs_first(logs, &params.first, params.features)?,
-    };
-    data.reprice(params.pricing);
-    if data.samples.len() < 2 * params.min_leaf {
-        return Err(PruneError::Params(format!(
-            "{}: {} GEMMs with compiled truth; at least {} are needed (collect more with ah-collect --name inductor_mm)",
-            names(),
-            data.samples.len(),
-            2 * params.min_leaf
-        )));
-    }
+    let data = load_for_training(logs, params)?;
     let meta = &data.metadata;
     let categorical = meta.categorical_features.clone();
     let growth = Growth {
@@ -353,6 +330,36 @@ pub fn train(
         held_out_causes: held_out.causes,
     };
     Ok((model, data))
+}
+
+/// The GEMMs of `logs` as `params` asks (`--first`, `--features`, `--prices`), refused where
+/// too few have compiled truth to train on.
+fn load_for_training(logs: &[PathBuf], params: &PruneParams) -> Result<Samples, PruneError> {
+    let names = || {
+        let names: Vec<String> = logs.iter().map(|l| l.display().to_string()).collect();
+        names.join(", ")
+    };
+    let mut data = match params.first[..] {
+        [] => data::load_logs(logs, params.features)?,
+        [n] => {
+            let mut data = data::load_logs(logs, params.features)?;
+            data::check_first(&names(), n, data.samples.len())?;
+            data.later = data.samples.split_off(n);
+            data.size_offers();
+            data
+        }
+        _ => data::load_logs_first(logs, &params.first, params.features)?,
+    };
+    data.reprice(params.pricing);
+    if data.samples.len() < 2 * params.min_leaf {
+        return Err(PruneError::Params(format!(
+            "{}: {} GEMMs with compiled truth; at least {} are needed (collect more with ah-collect --name inductor_mm)",
+            names(),
+            data.samples.len(),
+            2 * params.min_leaf
+        )));
+    }
+    Ok(data)
 }
 
 /// `major.minor` of the PyTorch the extras were measured with (`""` if unknown).
