@@ -237,3 +237,10 @@ fn harmful_picks_are_counted_by_cause() {
     let table = eval::causes_table(&[c]);
     assert!(table.contains("| mm | 4 | 1 | 1 | 1 | 1 |"), "{table}");
 }
+
+/// Model files written before the breakdown by log named a group `op`; they still read.
+#[test]
+fn groups_of_older_model_files_read_by_their_op() {
+    let old: eval::GroupResults = serde_json::from_str(r#"{"op": "bmm", "results": []}"#).unwrap();
+    assert_eq!(old.group, "bmm");
+}
