@@ -10,6 +10,14 @@ use plotters::prelude::*;
 use crate::train::{GridRow, TrainOutput};
 use ah_eval::metrics::{Metrics, EXTRA_METRICS, UPSTREAM_METRICS};
 
+/// `text` (a log's file name, an op or a GEMM as logged: free text) as one markdown table
+/// cell: on one line ([`ah_codegen::escape::comment`]'s escapes for line breaks and other unsafe
+/// characters) with its pipes escaped. Reports' tables go into generated modules' headers line
+/// by line, so a name must not break a row.
+pub fn markdown_cell(text: &str) -> String {
+    ah_codegen::escape::comment(text).replace('|', "\\|")
+}
+
 fn fmt_v(v: f64) -> String {
     if v.fract() == 0.0 && v.abs() < 1e15 {
         format!("{v:.0}")

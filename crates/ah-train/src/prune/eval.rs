@@ -362,7 +362,7 @@ pub fn groups_table(label: &str, groups: &[GroupResults]) -> String {
         for r in &g.results {
             s.push_str(&format!(
                 "| {} | {} | {} | {:.1} | {:.4} | {} | {:.3}x |\n",
-                g.group.replace('|', "\\|"),
+                crate::report::markdown_cell(&g.group),
                 r.rule,
                 r.gemms,
                 r.autotune_s,
@@ -383,7 +383,7 @@ pub fn causes_table(causes: &[Causes]) -> String {
     for c in causes {
         s.push_str(&format!(
             "| {} | {} | {} | {} | {} | {} |\n",
-            c.op.replace('|', "\\|"),
+            crate::report::markdown_cell(&c.op),
             count(c.total()),
             count(c.cublas_only),
             count(c.list_without_pick),

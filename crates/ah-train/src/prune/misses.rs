@@ -106,7 +106,7 @@ pub fn table(misses: &[Miss]) -> String {
     for m in misses {
         s.push_str(&format!(
             "| {} | {} | {:.3}x | {:.3}x | {:.3}x |\n",
-            m.gemm.replace('|', "\\|"),
+            crate::report::markdown_cell(&m.gemm),
             m.decision,
             m.ours,
             m.max_autotune,

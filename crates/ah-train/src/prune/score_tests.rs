@@ -244,3 +244,26 @@ fn groups_of_older_model_files_read_by_their_op() {
     let old: eval::GroupResults = serde_json::from_str(r#"{"op": "bmm", "results": []}"#).unwrap();
     assert_eq!(old.group, "bmm");
 }
+
+/// A log's file name is free text and the tables go into generated headers line by line: a
+/// hostile one (line break, quotes, a pipe, a comment closer) stays in its row, escaped.
+#[test]
+fn a_hostile_log_name_stays_in_its_row() {
+    let w = Weighing {
+        horizon: 1e5,
+        harm: 0.03,
+        harm_price_s: f64::INFINITY,
+        op_harm_price_s: [None; 3],
+    };
+    let result = eval::score("learned", &[], &[], &w);
+    let group = eval::GroupResults {
+        group: "a|b\n## \"\"\" */ c.txt".into(),
+        results: vec![result],
+    };
+    let table = eval::groups_table("log", &[group]);
+    assert_eq!(table.lines().count(), 3, "{table}");
+    assert!(
+        table.contains(r#"| a\|b\n## """ */ c.txt | learned |"#),
+        "{table}"
+    );
+}
