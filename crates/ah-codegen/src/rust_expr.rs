@@ -76,6 +76,29 @@ const P_UNARY: Prec = 7;
 /// Identifiers, literals, calls, method calls, `?`, macros.
 pub const P_ATOM: Prec = 8;
 
+/// Parentheses an eager operand may nest before it is bound to a temporary. rustfmt's time
+/// grows steeply with nested calls: a chain of 100 comparisons, each operand converted
+/// (`i64::from(i64::from(... <= m) <= m)`), took it 10 s on one expression; hoisted every
+/// 16 levels, the whole generation of that model takes 70 ms.
+const MAX_NESTING: usize = 16;
+
+/// The deepest parenthesis nesting in `code` (parentheses inside string literals count too:
+/// an overestimate only hoists sooner).
+fn nesting(code: &str) -> usize {
+    let (mut depth, mut max) = (0usize, 0usize);
+    for b in code.bytes() {
+        match b {
+            b'(' => {
+                depth += 1;
+                max = max.max(depth);
+            }
+            b')' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    max
+}
+
 /// A rendered expression: code without redundant outer parentheses, its kind and precedence.
 #[derive(Debug, Clone)]
 pub struct Code {
@@ -233,10 +256,15 @@ impl Renderer<'_> {
         Ok((stmts, c?))
     }
 
-    /// Renders an eager operand: a block is hoisted (see [`Renderer::hoist`]).
+    /// Renders an eager operand: a block, or code nested deeper than [`MAX_NESTING`], is
+    /// hoisted (see [`Renderer::hoist`]).
     fn operand(&mut self, e: &Expr) -> R {
         let c = self.render(e)?;
-        Ok(if c.prec == P_BLOCK { self.hoist(c) } else { c })
+        Ok(if c.prec == P_BLOCK || nesting(&c.code) > MAX_NESTING {
+            self.hoist(c)
+        } else {
+            c
+        })
     }
 
     fn checked(&mut self, code: String) -> String {
