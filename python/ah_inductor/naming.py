@@ -57,8 +57,18 @@ def choice_name(template_uid, kwargs):
 _SAME_CONFIGS = (("triton_bmm_", "triton_mm_"),)
 
 
+# Inductor offers `decompose_k` as one choice per split of `k` (``subgraph_decompose_k_ksplit=S``),
+# the splits a GEMM offers depending on the divisors of its `k`: a heuristic keeps the family, every
+# split the GEMM offers, under one name (`ah_train::prune::family`, which prices it as all of them).
+_FAMILIES = (("subgraph_decompose_k_", "subgraph_decompose_k"),)
+
+
 def config_name(name):
-    """The name a heuristic keeps for choice `name`: ``triton_bmm_`` spelled ``triton_mm_``."""
+    """The name a heuristic keeps for choice `name`: a `decompose_k` split's family's, and
+    ``triton_bmm_`` spelled ``triton_mm_``."""
+    for prefix, family in _FAMILIES:
+        if name.startswith(prefix):
+            return family
     for prefix, canonical in _SAME_CONFIGS:
         if name.startswith(prefix):
             return canonical + name[len(prefix):]

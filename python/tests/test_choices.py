@@ -360,6 +360,17 @@ class Decisions(unittest.TestCase):
         self.assertEqual(names(out), ["extern_bmm", TILE_NAME.replace("triton_mm_", "triton_bmm_")])
         self.assertEqual(rt.stats()["keep"], 1)
 
+    def test_keep_of_the_decompose_k_family_keeps_every_split_offered(self):
+        rt = choices.Runtime(HEURISTIC, lambda f: ("keep", ("subgraph_decompose_k",)))
+        rt.active = True
+        tc = {"aten::mm": iter([ktc("aten::mm")]),
+              "triton::mm": iter([ktc("triton::mm", **TILE)]),
+              "decompose_k": iter([ktc("decompose_k", k_split=s) for s in (2, 8, 32)])}
+        with fake_torch():
+            out = rt.finalize(self.inner, tc, mm_inputs(64, 65536, 64), templates_of(tc), "mm", None)
+        self.assertEqual(names(out), ["extern_mm"] + [f"subgraph_decompose_k_ksplit={s}" for s in (2, 8, 32)])
+        self.assertEqual(rt.stats()["keep"], 1)
+
     def test_keep_keeps_the_config_inductor_sized_for_a_small_gemm(self):
         # 16 x 64 x 32 per batch entry: Inductor offers TILE (64 x 32 x 128, 4 warps) as
         # 16 x 32 x 32 with 2 warps, and the kept TILE keeps that one.
@@ -394,9 +405,10 @@ class Decisions(unittest.TestCase):
                      "triton_mm_BLOCK-M=64_BLOCK-M=32_BLOCK-K=32_BLOCK-N=64", "t1"):
             self.assertEqual(naming.sized_config(name, 1, 1, 1), name)
 
-    def test_config_name_reads_bmm_as_mm_and_nothing_else(self):
+    def test_config_name_reads_bmm_as_mm_a_split_as_its_family_and_nothing_else(self):
         self.assertEqual(naming.config_name("triton_bmm_BLOCK-M=64"), "triton_mm_BLOCK-M=64")
-        for name in ("triton_mm_BLOCK-M=64", "extern_bmm", "subgraph_decompose_k_ksplit=2", "triton_bmmx"):
+        self.assertEqual(naming.config_name("subgraph_decompose_k_ksplit=2"), "subgraph_decompose_k")
+        for name in ("triton_mm_BLOCK-M=64", "extern_bmm", "subgraph_decompose_kx", "triton_bmmx"):
             self.assertEqual(naming.config_name(name), name)
 
     def test_other_ops_pass_through(self):

@@ -10,6 +10,7 @@ use ah_log::ReadOptions;
 use serde_json::Value as Json;
 
 use super::error::PruneError;
+use super::family;
 use super::seen::{seen_values, FeatureSource};
 use super::sizing;
 
@@ -25,8 +26,12 @@ pub const PREFERRED_EXTERN: &[&str] = &["extern_bias_addmm"];
 /// Triton choice of a bmm at all.
 const SAME_CONFIGS: &[(&str, &str)] = &[("triton_bmm_", "triton_mm_")];
 
-/// The name a policy keeps for the logged choice `name`.
+/// The name a policy keeps for the logged choice `name`: its family's for a member of one
+/// ([`super::family`]), the `mm` config's for a `bmm` config, else `name`.
 pub fn config_name(name: &str) -> String {
+    if let Some(family) = family::family_of(name) {
+        return family.to_string();
+    }
     SAME_CONFIGS
         .iter()
         .find_map(|(prefix, canonical)| {
@@ -54,6 +59,9 @@ pub struct Choice {
     /// Its logged code generation and precompile seconds: what
     /// [`super::pricing::Pricing::OnePtxas`] prices it from.
     parts: (f64, f64),
+    /// For a family's choice, the benchmark seconds (one ptxas) of its members other than the
+    /// fastest ([`super::family::merge`]); 0 for one choice.
+    members_bench_s: f64,
     /// [`name_key`] of the name: a grid scores outcomes millions of times, and comparing
     /// names as strings took most of its time.
     key: u64,
@@ -77,6 +85,7 @@ impl Choice {
             price_s,
             compile_s: 0.0,
             parts: (0.0, 0.0),
+            members_bench_s: 0.0,
         }
     }
 
@@ -84,6 +93,18 @@ impl Choice {
     pub fn with_parts(mut self, gen_s: f64, precompile_s: f64) -> Choice {
         self.parts = (gen_s, precompile_s);
         self
+    }
+
+    /// With the benchmark seconds of a family's other members ([`super::family::merge`]).
+    pub(super) fn with_members_bench_s(mut self, seconds: f64) -> Choice {
+        self.members_bench_s = seconds;
+        self
+    }
+
+    /// The benchmark seconds (one ptxas) of a family's members other than the fastest, which
+    /// keeping the family also pays; 0 for one choice.
+    pub fn members_bench_s(&self) -> f64 {
+        self.members_bench_s
     }
 
     /// Its logged code generation seconds.
@@ -624,6 +645,7 @@ fn sample(
             Choice::new(config_name(name), *t, price_s).with_parts(l.gen_s, l.precompile_s)
         })
         .collect();
+    let choices = family::merge(choices);
     let mut s = Sample::new(
         values,
         choices,

@@ -422,3 +422,44 @@ for line in sys.stdin:
     out.append(sized_config(name, int(m), int(n), int(k)))
 sys.stdout.write("".join(x + "\n" for x in out))
 "#;
+
+/// The tokens log's `decompose_k` splits load as one family choice per GEMM, at the fastest
+/// split's benchmark time (`super::family`), and no GEMM has a name twice.
+#[test]
+fn decompose_k_splits_load_as_one_family_choice() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let log = root.join("data/inductor_mm_tokens_h100.txt");
+    let data = data::load(&log, &ah_log::extras_path(&log)).unwrap();
+    let text = std::fs::read_to_string(&log).unwrap();
+    let mut fastest: std::collections::HashMap<String, f64> = Default::default();
+    for line in text.lines().skip(2) {
+        let (rest, time) = line.rsplit_once(',').unwrap();
+        let (gemm, choice) = rest.rsplit_once(',').unwrap();
+        if choice.starts_with("subgraph_decompose_k_ksplit=") {
+            let t: f64 = time.parse().unwrap();
+            let best = fastest.entry(gemm.to_string()).or_insert(t);
+            *best = best.min(t);
+        }
+    }
+    assert!(fastest.len() >= 30, "{} GEMMs offer decompose_k", fastest.len());
+    let mut seen = 0;
+    for s in &data.samples {
+        let names: Vec<&str> = s.choices().iter().map(|c| c.name.as_str()).collect();
+        assert!(names.iter().all(|n| !n.starts_with("subgraph_decompose_k_")));
+        let mut unique = names.clone();
+        unique.sort_unstable();
+        unique.dedup();
+        assert_eq!(unique.len(), names.len(), "{:?}", s.values);
+        let gemm: Vec<String> = s.values.iter().map(|v| v.to_string()).collect();
+        let family = s.choices().iter().find(|c| c.name == "subgraph_decompose_k");
+        match (fastest.get(&gemm.join(",")), family) {
+            (Some(&t), Some(c)) => {
+                assert_eq!(c.bench_ms, t, "{gemm:?}");
+                seen += 1;
+            }
+            (None, None) => {}
+            (t, c) => panic!("{gemm:?}: logged {t:?}, loaded {:?}", c.map(|c| c.bench_ms)),
+        }
+    }
+    assert_eq!(seen, fastest.len());
+}

@@ -14,6 +14,7 @@ pub mod causes;
 pub mod data;
 mod error;
 pub mod eval;
+pub mod family;
 pub mod folds;
 pub mod misses;
 pub mod policy;

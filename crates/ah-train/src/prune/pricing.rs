@@ -106,7 +106,7 @@ impl Sample {
             LOGGED_PRECOMPILE_SCALE
         };
         for c in self.choices_mut() {
-            c.price_s = c.gen_s() + bench_s(c.bench_ms);
+            c.price_s = c.gen_s() + bench_s(c.bench_ms) + c.members_bench_s();
             c.compile_s = c.precompile_s() * scale;
         }
         self.autotune_s = list_s(self.choices().iter(), self.winner());

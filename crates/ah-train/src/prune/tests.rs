@@ -520,16 +520,20 @@ fn the_shipped_rust_module_decides_like_the_model() {
     }
 }
 
-/// A `bmm` config is kept under the name of the same `mm` config (naming.py's `config_name`);
-/// every other name is read as logged.
+/// A `bmm` config is kept under the name of the same `mm` config and a `decompose_k` split
+/// under its family's (naming.py's `config_name`); every other name is read as logged.
 #[test]
-fn config_name_reads_a_bmm_config_as_mm_and_nothing_else() {
+fn config_name_reads_a_bmm_config_as_mm_a_split_as_its_family_and_nothing_else() {
     use super::data::config_name;
     assert_eq!(config_name("triton_bmm_BLOCK-M=64"), "triton_mm_BLOCK-M=64");
+    assert_eq!(
+        config_name("subgraph_decompose_k_ksplit=2"),
+        "subgraph_decompose_k"
+    );
     for name in [
         "triton_mm_BLOCK-M=64",
         "extern_bmm",
-        "subgraph_decompose_k_ksplit=2",
+        "subgraph_decompose_kx",
         "triton_bmmx",
     ] {
         assert_eq!(config_name(name), name);
