@@ -59,9 +59,9 @@ pub struct Choice {
     /// Its logged code generation and precompile seconds: what
     /// [`super::pricing::Pricing::OnePtxas`] prices it from.
     parts: (f64, f64),
-    /// For a family's choice, the benchmark seconds (one ptxas) of its members other than the
-    /// fastest ([`super::family::merge`]); 0 for one choice.
-    members_bench_s: f64,
+    /// For a family's choice ([`Choice::family`]), its members other than the fastest: how
+    /// many, and the sum of their finite benchmark times, ms; (0, 0) for one choice.
+    others: (u32, f64),
     /// [`name_key`] of the name: a grid scores outcomes millions of times, and comparing
     /// names as strings took most of its time.
     key: u64,
@@ -85,7 +85,7 @@ impl Choice {
             price_s,
             compile_s: 0.0,
             parts: (0.0, 0.0),
-            members_bench_s: 0.0,
+            others: (0, 0.0),
         }
     }
 
@@ -95,16 +95,37 @@ impl Choice {
         self
     }
 
-    /// With the benchmark seconds of a family's other members ([`super::family::merge`]).
-    pub(super) fn with_members_bench_s(mut self, seconds: f64) -> Choice {
-        self.members_bench_s = seconds;
-        self
+    /// One choice for a family's `members` (at least one; [`super::family`]): the fastest
+    /// member's benchmark time (Inductor picks it), the members' prices and code generation
+    /// summed, the slowest member's precompile (they precompile in parallel), and the others'
+    /// benchmark times ([`Choice::others`]).
+    pub fn family(members: &[Choice]) -> Choice {
+        let fastest = (0..members.len())
+            .min_by(|&a, &b| members[a].bench_ms.total_cmp(&members[b].bench_ms))
+            .unwrap_or(0);
+        let others = members.iter().enumerate().filter(|&(i, _)| i != fastest);
+        let finite_ms = others
+            .clone()
+            .map(|(_, c)| c.bench_ms)
+            .filter(|t| t.is_finite())
+            .sum();
+        let gen_s = members.iter().map(Choice::gen_s).sum();
+        let precompile_s = members.iter().map(Choice::precompile_s).fold(0.0, f64::max);
+        let price_s = members.iter().map(|c| c.price_s).sum();
+        let mut c = Choice::new(
+            members[fastest].name.clone(),
+            members[fastest].bench_ms,
+            price_s,
+        )
+        .with_parts(gen_s, precompile_s);
+        c.others = (u32::try_from(others.count()).unwrap_or(u32::MAX), finite_ms);
+        c
     }
 
-    /// The benchmark seconds (one ptxas) of a family's members other than the fastest, which
-    /// keeping the family also pays; 0 for one choice.
-    pub fn members_bench_s(&self) -> f64 {
-        self.members_bench_s
+    /// A family's members other than the fastest, which keeping it also benchmarks: how many,
+    /// and the sum of their finite benchmark times, ms; (0, 0) for one choice.
+    pub fn others(&self) -> (u32, f64) {
+        self.others
     }
 
     /// Its logged code generation seconds.
@@ -645,7 +666,7 @@ fn sample(
             Choice::new(config_name(name), *t, price_s).with_parts(l.gen_s, l.precompile_s)
         })
         .collect();
-    let choices = family::merge(choices);
+    let choices = family::merge(choices, |c| c.name.as_str(), Choice::family);
     let mut s = Sample::new(
         values,
         choices,

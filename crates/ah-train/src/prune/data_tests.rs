@@ -441,17 +441,26 @@ fn decompose_k_splits_load_as_one_family_choice() {
             *best = best.min(t);
         }
     }
-    assert!(fastest.len() >= 30, "{} GEMMs offer decompose_k", fastest.len());
+    assert!(
+        fastest.len() >= 30,
+        "{} GEMMs offer decompose_k",
+        fastest.len()
+    );
     let mut seen = 0;
     for s in &data.samples {
         let names: Vec<&str> = s.choices().iter().map(|c| c.name.as_str()).collect();
-        assert!(names.iter().all(|n| !n.starts_with("subgraph_decompose_k_")));
+        assert!(names
+            .iter()
+            .all(|n| !n.starts_with("subgraph_decompose_k_")));
         let mut unique = names.clone();
         unique.sort_unstable();
         unique.dedup();
         assert_eq!(unique.len(), names.len(), "{:?}", s.values);
         let gemm: Vec<String> = s.values.iter().map(|v| v.to_string()).collect();
-        let family = s.choices().iter().find(|c| c.name == "subgraph_decompose_k");
+        let family = s
+            .choices()
+            .iter()
+            .find(|c| c.name == "subgraph_decompose_k");
         match (fastest.get(&gemm.join(",")), family) {
             (Some(&t), Some(c)) => {
                 assert_eq!(c.bench_ms, t, "{gemm:?}");
@@ -462,4 +471,42 @@ fn decompose_k_splits_load_as_one_family_choice() {
         }
     }
     assert_eq!(seen, fastest.len());
+}
+
+/// A family's splits become one choice, priced as all of them, where its first split was.
+#[test]
+fn a_family_becomes_one_choice_priced_as_all_its_members() {
+    use super::family;
+    let choice = |name: &str, bench_ms, price_s, (gen_s, pre_s)| {
+        Choice::new(data::config_name(name), bench_ms, price_s).with_parts(gen_s, pre_s)
+    };
+    let choices = vec![
+        choice("extern_mm", 1.0, 0.1, (0.0, 0.0)),
+        choice("subgraph_decompose_k_ksplit=2", 0.9, 0.5, (0.2, 1.0)),
+        choice("triton_mm_BLOCK-M=64", 1.1, 0.3, (0.1, 0.4)),
+        choice("subgraph_decompose_k_ksplit=8", 0.7, 0.6, (0.3, 2.0)),
+        choice(
+            "subgraph_decompose_k_ksplit=4",
+            f64::INFINITY,
+            0.2,
+            (0.1, 0.5),
+        ),
+    ];
+    let out = family::merge(choices, |c| c.name.as_str(), Choice::family);
+    let names: Vec<&str> = out.iter().map(|c| c.name.as_str()).collect();
+    assert_eq!(
+        names,
+        ["extern_mm", "subgraph_decompose_k", "triton_mm_BLOCK-M=64"]
+    );
+    let dk = &out[1];
+    assert_eq!(dk.bench_ms, 0.7, "Inductor picks the fastest split");
+    assert!((dk.price_s - 1.3).abs() < 1e-12, "every split is paid for");
+    assert!((dk.gen_s() - 0.6).abs() < 1e-12);
+    assert_eq!(dk.precompile_s(), 2.0, "the splits precompile in parallel");
+    assert_eq!(
+        dk.others(),
+        (2, 0.9),
+        "the failed split counts, without a time"
+    );
+    assert_eq!(out[0].others(), (0, 0.0));
 }

@@ -59,6 +59,13 @@ pub const BENCH_CALLS: f64 = 8.8;
 /// A GEMM measured with `AH_INDUCTOR_PTXAS=align` ([`Sample::one_ptxas`]) needs none.
 pub const LOGGED_PRECOMPILE_SCALE: f64 = 1.16;
 
+/// [`bench_s`] summed over `n` choices whose finite benchmark times add up to `finite_ms` (a
+/// failed one costs [`BENCH_FIXED_S`] alone): what a family's members besides the fastest add
+/// to its price ([`Choice::others`]).
+pub fn bench_s_of(n: u32, finite_ms: f64) -> f64 {
+    f64::from(n) * BENCH_FIXED_S + BENCH_CALLS * finite_ms / 1e3
+}
+
 /// Seconds Inductor's benchmark of a choice whose benchmark time is `bench_ms` takes with one
 /// ptxas ([`BENCH_FIXED_S`] alone for a choice that failed, logged as `inf`).
 pub fn bench_s(bench_ms: f64) -> f64 {
@@ -106,7 +113,8 @@ impl Sample {
             LOGGED_PRECOMPILE_SCALE
         };
         for c in self.choices_mut() {
-            c.price_s = c.gen_s() + bench_s(c.bench_ms) + c.members_bench_s();
+            let (others, others_ms) = c.others();
+            c.price_s = c.gen_s() + bench_s(c.bench_ms) + bench_s_of(others, others_ms);
             c.compile_s = c.precompile_s() * scale;
         }
         self.autotune_s = list_s(self.choices().iter(), self.winner());

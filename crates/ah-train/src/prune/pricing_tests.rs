@@ -114,3 +114,13 @@ fn aligned_logs_are_not_scaled_again() {
     assert_eq!(a.compile_s, a.precompile_s());
     assert!((l.compile_s - l.precompile_s() * LOGGED_PRECOMPILE_SCALE).abs() < 1e-12);
 }
+
+/// What a family's other members add is their benchmarks' seconds, summed.
+#[test]
+fn a_familys_other_members_cost_their_benchmarks() {
+    use super::pricing::bench_s_of;
+    let times = [0.5, 2.0, f64::INFINITY];
+    let want: f64 = times.iter().map(|&t| bench_s(t)).sum();
+    assert!((bench_s_of(3, 2.5) - want).abs() < 1e-12);
+    assert_eq!(bench_s_of(0, 0.0), 0.0);
+}
