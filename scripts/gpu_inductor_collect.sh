@@ -2,6 +2,9 @@
 # Collects (or resumes) the inductor_mm log on the lent GPU machine, stopping cleanly before
 # the device tool's 10-minute limit. Run there from the repository root with the binary in .gpu/:
 #   bash scripts/gpu_inductor_collect.sh SECONDS [ah-collect options...]
+# At SECONDS ah-collect is asked to stop and finishes the GEMM it is measuring (killed 90 s
+# later at most): give the device call a limit of SECONDS + 100, or it may be cut off first
+# (a call of 530 s with SECONDS 470 was; its log stayed whole, docs/results.md).
 # The log (data/$AH_INDUCTOR_LOG, default inductor_mm_h100.txt) and its sidecars are read from
 # data/ (when present, to resume) and written to $OUT. The decode log:
 #   AH_INDUCTOR_LOG=inductor_mm_decode_h100.txt bash scripts/gpu_inductor_collect.sh 530 \
