@@ -9,6 +9,8 @@ Usage (one CUDA GPU, PyTorch with Inductor and Triton):
                                                      # your own model end to end (load_workload_file)
   python3 scripts/inductor_eval.py --handler H.py --candidate C.py --settings none,ours,candidate,...
                                                      # two handlers side by side in one process
+  python3 scripts/inductor_eval.py --handler H.py --gemms SET.jsonl --lines 1-14 --out A.json ...
+                                                     # a set in parts (each part one device call)
   python3 scripts/inductor_eval.py --dry-run        # the planned GEMMs, no torch needed
   python3 scripts/inductor_eval.py --dry-run --handler H.py [--gemms F] [--workloads W]
                                                      # what the handler decides for each, no torch
@@ -146,14 +148,15 @@ class GemmFileError(ValueError):
     """A line of a GEMM file (`--gemms`) that is not a GEMM; the message names file and line."""
 
 
-def read_gemms(path, source=None):
+def read_gemms(path, source=None, lines=None):
     """The GEMMs of a JSON-lines file (lines `{"op","m","k","n","dtype",...}`), with their
     defaults; a bad line raises GemmFileError naming the file and the line. `source` (the
-    path as shown) adds `"source": "FILE:LINE"` to each GEMM."""
+    path as shown) adds `"source": "FILE:LINE"` to each GEMM. `lines` (first, last), 1-based
+    and inclusive, reads only those lines (`--lines`)."""
     out = []
     with open(path) as f:
         for i, line in enumerate(f, 1):
-            if not line.strip():
+            if not line.strip() or (lines and not lines[0] <= i <= lines[1]):
                 continue
             where = f"{source or path}:{i}"
             try:
@@ -1046,6 +1049,14 @@ def e2e_table(w, r):
 # -- main ---------------------------------------------------------------------------------------------
 
 
+def line_range(text):
+    """`A-B` (1 <= A <= B) as (A, B), for --lines."""
+    first, dash, last = text.partition("-")
+    if dash and first.isdigit() and last.isdigit() and 1 <= int(first) <= int(last):
+        return int(first), int(last)
+    raise argparse.ArgumentTypeError(f"{text!r} is not A-B with 1 <= A <= B (e.g. 1-14)")
+
+
 def parse(argv):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--handler", help="the generated handler module (.py); needed for setting ours")
@@ -1054,6 +1065,9 @@ def parse(argv):
                         "name must differ from --handler's: ah-prune --heuristic-name)")
     p.add_argument("--out", help="the JSON results file")
     p.add_argument("--gemms", help="JSON lines of GEMMs (replaces the held-out list)")
+    p.add_argument("--lines", metavar="A-B", type=line_range,
+                   help="only the GEMMs on lines A to B of --gemms (1-based, inclusive): a set "
+                        "measured in parts, each result file naming the file and its lines")
     p.add_argument("--workloads", default=None,
                    help=f"comma-separated, of {', '.join(WORKLOADS)} (default: all of them, or none "
                         f"when --workload-file is given)")
@@ -1087,6 +1101,8 @@ def parse(argv):
             p.error("settings ours and ours_full need --handler")
         if "candidate" in a.settings and not a.candidate:
             p.error("setting candidate needs --candidate")
+    if a.lines and not a.gemms:
+        p.error("--lines needs --gemms")
     if a.handler and a.candidate and os.path.basename(a.handler) == os.path.basename(a.candidate):
         p.error(f"--handler and --candidate are both named {os.path.basename(a.candidate)}: each handler "
                 "is imported under its file name, so give the candidate another (ah-prune --heuristic-name)")
@@ -1115,7 +1131,7 @@ def main(argv=None):
         print(table(data, [s for s in SETTINGS if s in data["summary"]["autotune_s"]]))
         return 0
     try:
-        gemms = read_gemms(a.gemms) if a.gemms else holdout_gemms()
+        gemms = read_gemms(a.gemms, lines=a.lines) if a.gemms else holdout_gemms()
     except (OSError, GemmFileError) as e:
         print(f"inductor_eval: {e}", file=sys.stderr)
         return 2

@@ -1,0 +1,50 @@
+"""`scripts/inductor_eval.py --lines A-B`: a GEMM set measured in parts reads only its part's
+lines, keeps their line numbers in errors, and the command line refuses a range that is no range."""
+
+import contextlib
+import io
+import json
+import os
+import sys
+import tempfile
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "scripts"))
+
+import inductor_eval  # noqa: E402
+
+
+def gemm(m):
+    return json.dumps({"op": "mm", "m": m, "k": 64, "n": 64, "dtype": "bfloat16"}) + "\n"
+
+
+class LinesTest(unittest.TestCase):
+    def setUp(self):
+        fd, self.path = tempfile.mkstemp(suffix=".jsonl")
+        with os.fdopen(fd, "w") as f:
+            f.writelines([gemm(1), gemm(2), "\n", gemm(4), "not json\n"])
+        self.addCleanup(os.unlink, self.path)
+
+    def test_only_the_lines_of_the_range_are_read(self):
+        got = inductor_eval.read_gemms(self.path, lines=(2, 4))
+        self.assertEqual([g["m"] for g in got], [2, 4])
+        self.assertEqual([g["name"] for g in got], ["line 2", "line 4"])
+        self.assertEqual(len(inductor_eval.read_gemms(self.path, lines=(1, 1))), 1)
+
+    def test_a_bad_line_in_the_range_is_named_with_its_line(self):
+        with self.assertRaisesRegex(inductor_eval.GemmFileError, r":5: not JSON"):
+            inductor_eval.read_gemms(self.path, lines=(4, 5))
+
+    def test_a_range_that_is_no_range_is_refused(self):
+        self.assertEqual(inductor_eval.line_range("15-28"), (15, 28))
+        for bad in ("0-3", "3-1", "1", "a-b", "-2", "1-"):
+            with self.subTest(bad=bad), contextlib.redirect_stderr(io.StringIO()):
+                with self.assertRaises(SystemExit):
+                    inductor_eval.parse(["--dry-run", "--gemms", self.path, "--lines", bad])
+        with contextlib.redirect_stderr(io.StringIO()), self.assertRaises(SystemExit):
+            inductor_eval.parse(["--dry-run", "--lines", "1-2"])
+
+
+if __name__ == "__main__":
+    unittest.main()
