@@ -103,11 +103,11 @@ impl Choice {
         let fastest = (0..members.len())
             .min_by(|&a, &b| members[a].bench_ms.total_cmp(&members[b].bench_ms))
             .unwrap_or(0);
-        let others = members.iter().enumerate().filter(|&(i, _)| i != fastest);
-        let finite_ms = others
-            .clone()
+        let finite_ms = members
+            .iter()
+            .enumerate()
+            .filter(|&(i, c)| i != fastest && c.bench_ms.is_finite())
             .map(|(_, c)| c.bench_ms)
-            .filter(|t| t.is_finite())
             .sum();
         let gen_s = members.iter().map(Choice::gen_s).sum();
         let precompile_s = members.iter().map(Choice::precompile_s).fold(0.0, f64::max);
@@ -118,7 +118,8 @@ impl Choice {
             price_s,
         )
         .with_parts(gen_s, precompile_s);
-        c.others = (u32::try_from(others.count()).unwrap_or(u32::MAX), finite_ms);
+        let others = members.len().saturating_sub(1);
+        c.others = (u32::try_from(others).unwrap_or(u32::MAX), finite_ms);
         c
     }
 
