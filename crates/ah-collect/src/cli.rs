@@ -192,6 +192,9 @@ pub(crate) enum ShapesArg {
     /// inductor_mm: narrow linear layers of a training step over 32768-1048576 tokens (graph
     /// edges, points, recommendation batches; weight gradients with a long k).
     Tokens,
+    /// inductor_mm: attention bmms over many sets of 65-512 tokens (2D and 3D windows,
+    /// time-series windows), head dimensions 8-80.
+    Windows,
 }
 
 impl ShapesArg {
@@ -204,6 +207,7 @@ impl ShapesArg {
             ShapesArg::Attention => "attention",
             ShapesArg::Tiny => "tiny",
             ShapesArg::Tokens => "tokens",
+            ShapesArg::Windows => "windows",
         }
     }
 
@@ -215,6 +219,7 @@ impl ShapesArg {
             ShapesArg::Attention => Some(Mixture::Attention),
             ShapesArg::Tiny => Some(Mixture::Tiny),
             ShapesArg::Tokens => Some(Mixture::Tokens),
+            ShapesArg::Windows => Some(Mixture::Windows),
             _ => None,
         }
     }
@@ -252,5 +257,25 @@ pub(crate) fn non_negative_ms(s: &str) -> Result<f64, String> {
         Ok(v) if v.is_finite() && v >= 0.0 => Ok(v),
         // clap quotes the value before this message: not again.
         _ => Err("not a duration in ms (a number >= 0)".to_string()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ShapesArg;
+    use clap::ValueEnum as _;
+
+    /// A log records inductor_mm's mixture by `Mixture::name`, and a resume that names another
+    /// one is told the `--shapes` value to give, read back from that name (`inductor_` and the
+    /// value): the two spellings must stay in step.
+    #[test]
+    fn every_inductor_mixture_is_recorded_as_inductor_and_its_shapes_value() {
+        for arg in ShapesArg::value_variants() {
+            let value = arg.to_possible_value().unwrap();
+            assert_eq!(value.get_name(), arg.name());
+            if let Some(mixture) = arg.inductor_mixture() {
+                assert_eq!(mixture.name(), format!("inductor_{}", arg.name()));
+            }
+        }
     }
 }

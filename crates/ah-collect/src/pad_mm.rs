@@ -59,6 +59,7 @@ pub(crate) fn pad_mm_runner(
         | ShapesArg::Decode
         | ShapesArg::Attention
         | ShapesArg::Tiny
-        | ShapesArg::Tokens => ShapeDistribution::Mix(catalogue()?),
+        | ShapesArg::Tokens
+        | ShapesArg::Windows => ShapeDistribution::Mix(catalogue()?),
     }))
 }

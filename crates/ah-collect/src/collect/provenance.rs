@@ -114,15 +114,13 @@ pub(super) fn check_reps(
 }
 
 /// The `--shapes` value that draws the distribution a sidecar records as `recorded`:
-/// inductor_mm records its mixtures under names of their own (`inductor`, `inductor_decode`,
-/// `inductor_attention`, `inductor_tiny`).
+/// inductor_mm records its default mixture as `inductor` and each other one as `inductor_` and
+/// its `--shapes` value (`inductor_decode`, ..., `inductor_windows`; a test in the CLI keeps
+/// the two spellings in step).
 fn shapes_arg(recorded: &str) -> &str {
     match recorded {
         "inductor" => "mix",
-        "inductor_decode" => "decode",
-        "inductor_attention" => "attention",
-        "inductor_tiny" => "tiny",
-        other => other,
+        other => other.strip_prefix("inductor_").unwrap_or(other),
     }
 }
 
@@ -269,6 +267,8 @@ mod tests {
         assert_eq!(super::shapes_arg("inductor_decode"), "decode");
         assert_eq!(super::shapes_arg("inductor_attention"), "attention");
         assert_eq!(super::shapes_arg("inductor_tiny"), "tiny");
+        assert_eq!(super::shapes_arg("inductor_tokens"), "tokens");
+        assert_eq!(super::shapes_arg("inductor_windows"), "windows");
         assert_eq!(super::shapes_arg("real"), "real");
     }
 }

@@ -40,7 +40,16 @@
 //! (16-1024) 70 %, else log-uniform in 8-1024; forward (addmm 30 %), input gradient and weight
 //! gradient a third each.
 //!
-//! In all five mixtures, a draw whose operands and output take more than an eighth of the
+//! [`Mixture::Windows`] (`--shapes windows`) draws attention over many sets of 65-512 tokens,
+//! between Tiny's sets and Attention's sequences, where Attention's head dimensions (a catalogue
+//! model's, mostly 64-128) and batches (at most 4096) leave a gap: two blind held-out misses were
+//! scores `q @ k.t()` with a 32-wide head over 144 and 192 tokens (Pangu-Weather's 3D windows,
+//! 22320 x 144 x 32 x 144; the Temporal Fusion Transformer's 192 time steps, 4096 x 192 x 32 x
+//! 192), where the kept 128-wide tiles lost to max-autotune's 64 x 32 x 64. `sets x heads` of
+//! 256-32768, a set of 65-512 tokens (a 2D or 3D window 40 %, a time-series window 30 %, else
+//! log-uniform, odd half the time), head dimension 8-80, in the three attention layouts.
+//!
+//! In all six mixtures, a draw whose operands and output take more than an eighth of the
 //! device, or whose work would take cuBLAS more than a few milliseconds (a flop cap per dtype),
 //! is drawn again: autotuning time grows with the GEMM's run time and the collection is paid
 //! for in device time.
@@ -166,6 +175,8 @@ pub enum Mixture {
     Tiny,
     /// Narrow linear layers of a training step over 32768-1048576 tokens.
     Tokens,
+    /// Attention `bmm`s over many sets of 65-512 tokens (windows, time-series windows).
+    Windows,
 }
 
 impl Mixture {
@@ -177,6 +188,7 @@ impl Mixture {
             Mixture::Attention => "inductor_attention",
             Mixture::Tiny => "inductor_tiny",
             Mixture::Tokens => "inductor_tokens",
+            Mixture::Windows => "inductor_windows",
         }
     }
 }
@@ -198,6 +210,7 @@ pub fn draw_from(
         Mixture::Attention => draw_attention(rng, catalogue, target),
         Mixture::Tiny => draw_tiny(rng, target),
         Mixture::Tokens => draw_tokens_wide(rng, target),
+        Mixture::Windows => draw_windows(rng, target),
     }
 }
 
@@ -255,6 +268,50 @@ fn draw_tiny(rng: &mut SampleRng, target: &Target) -> Gemm {
         let d = TINY_HEAD_DIMS[rng.random_range(0..TINY_HEAD_DIMS.len())];
         let g = Gemm {
             batch: 1 << rng.random_range(10..=15),
+            ..attention_layout(rng, s, s, d, dtype, tf32)
+        };
+        if g.fits(target) {
+            return g;
+        }
+    }
+}
+
+/// Tokens per window of [`Mixture::Windows`]: 2D windows (Swin V2 and SwinIR 8x8 to 16x16,
+/// Uformer, Restormer-style patches), 3D windows (Pangu-Weather 2x12x6 = 144, Video Swin 8x7x7 =
+/// 392, 4x8x8 = 256), and 65, an 8x8 grid plus a class token.
+const MID_WINDOWS: [usize; 12] = [65, 81, 100, 121, 144, 169, 196, 225, 256, 289, 392, 400];
+
+/// Time-series windows (Informer and Autoformer 96 + 48, TFT's 192 = 168 + 24, PatchTST 336 and
+/// 512, one week of hours 168).
+const SERIES: [usize; 8] = [96, 144, 168, 192, 288, 336, 384, 512];
+
+/// Head dimensions of [`Mixture::Windows`] (Pangu 32, TFT 32, Swin 32, small ViTs 16-80).
+const WINDOW_HEAD_DIMS: [usize; 8] = [8, 16, 24, 32, 40, 48, 64, 80];
+
+/// A set size of [`Mixture::Windows`]: a window 40 %, a series 30 %, else log-uniform in
+/// 65-512, odd half of those.
+fn window_tokens(rng: &mut SampleRng) -> usize {
+    match rng.random_range(0..10) {
+        0..4 => MID_WINDOWS[rng.random_range(0..MID_WINDOWS.len())],
+        4..7 => SERIES[rng.random_range(0..SERIES.len())],
+        _ => {
+            let s = 2f64.powf(rng.random_range(6.03..9.0)) as usize;
+            if rng.random_bool(0.5) {
+                s | 1
+            } else {
+                s.div_ceil(8) * 8
+            }
+        }
+    }
+}
+
+fn draw_windows(rng: &mut SampleRng, target: &Target) -> Gemm {
+    loop {
+        let (dtype, tf32) = draw_dtype(rng);
+        let s = window_tokens(rng);
+        let d = WINDOW_HEAD_DIMS[rng.random_range(0..WINDOW_HEAD_DIMS.len())];
+        let g = Gemm {
+            batch: 2f64.powf(rng.random_range(8.0..15.0)).round() as usize,
             ..attention_layout(rng, s, s, d, dtype, tf32)
         };
         if g.fits(target) {

@@ -255,6 +255,34 @@ fn the_tiny_mixture_draws_many_small_attention_products() {
 }
 
 #[test]
+fn the_windows_mixture_draws_attention_over_many_mid_sized_sets() {
+    let r = InductorMmRunner::new(Engine::Fake).with_mixture(Mixture::Windows);
+    let a = draws_of(Mixture::Windows, 1000);
+    // A set of `s` tokens: scores are s x d x s, `p @ v` and `p.t() @ do` s x s x d.
+    let set = |g: &Gemm| if g.trans_b { g.m } else { g.k };
+    let head = |g: &Gemm| if g.trans_b { g.k } else { g.n };
+    assert!(a.iter().all(|g| g.fits(&target())
+        && g.op == Op::Bmm
+        && g.source == Source::Attention
+        && (256..=32768).contains(&g.batch)
+        && (65..=512).contains(&set(g))
+        && g.m == set(g)
+        && (8..=80).contains(&head(g))));
+    let count = |f: &dyn Fn(&Gemm) -> bool| a.iter().filter(|g| f(g)).count();
+    assert!((200..400).contains(&count(&|g| g.trans_b)), "q @ k.t()");
+    assert!((280..520).contains(&count(&|g| g.trans_a)), "p.t() @ do");
+    // The blind misses' kind: a head of at most 32 over a set that is no multiple of 128.
+    assert!(count(&|g| head(g) <= 32 && set(g) % 128 != 0) > 300);
+    assert!(count(&|g| set(g) % 2 == 1) > 100, "odd sets");
+    assert!(
+        count(&|g| g.batch > 4096) > 200,
+        "past Attention's largest batch"
+    );
+    let shapes = BenchmarkRunner::input_distribution(&r).map(|d| d.shapes);
+    assert_eq!(shapes, Some("inductor_windows"));
+}
+
+#[test]
 fn the_tokens_mixture_draws_narrow_layers_over_many_tokens() {
     let r = InductorMmRunner::new(Engine::Fake).with_mixture(Mixture::Tokens);
     let a = draws_of(Mixture::Tokens, 1000);
