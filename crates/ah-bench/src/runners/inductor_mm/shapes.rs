@@ -208,9 +208,9 @@ pub fn draw_from(
         Mixture::All => draw(rng, catalogue, target),
         Mixture::Decode => draw_decode(rng, catalogue, target),
         Mixture::Attention => draw_attention(rng, catalogue, target),
-        Mixture::Tiny => draw_tiny(rng, target),
+        Mixture::Tiny => draw_sets(rng, target, &TINY),
         Mixture::Tokens => draw_tokens_wide(rng, target),
-        Mixture::Windows => draw_windows(rng, target),
+        Mixture::Windows => draw_sets(rng, target, &WINDOWS_SETS),
     }
 }
 
@@ -257,17 +257,41 @@ fn draw_tokens_wide(rng: &mut SampleRng, target: &Target) -> Gemm {
 /// Head dimensions of [`Mixture::Tiny`] (Graphormer 24 and 32, point and molecule models 8-64).
 const TINY_HEAD_DIMS: [usize; 7] = [8, 16, 24, 32, 40, 48, 64];
 
-fn draw_tiny(rng: &mut SampleRng, target: &Target) -> Gemm {
+/// A set size of [`Mixture::Tiny`]: 2-64 tokens, odd half the time.
+fn tiny_tokens(rng: &mut SampleRng) -> usize {
+    if rng.random_bool(0.5) {
+        2 * rng.random_range(1..=32)
+    } else {
+        2 * rng.random_range(1..32) + 1
+    }
+}
+
+const TINY: SetAttention = SetAttention {
+    tokens: tiny_tokens,
+    heads: &TINY_HEAD_DIMS,
+    batch: |rng| 1 << rng.random_range(10..=15),
+};
+
+/// How [`Mixture::Tiny`] and [`Mixture::Windows`] draw self-attention over many sets.
+struct SetAttention {
+    /// Tokens per set.
+    tokens: fn(&mut SampleRng) -> usize,
+    /// Head dimensions, drawn uniformly.
+    heads: &'static [usize],
+    /// `sets x heads`.
+    batch: fn(&mut SampleRng) -> usize,
+}
+
+/// One attention `bmm` over many sets, in one of [`attention_layout`]'s layouts. The draws come
+/// in the order the tiny and windows logs were collected with (dtype, set, head, batch,
+/// layout): a change of order would change what a resumed log draws.
+fn draw_sets(rng: &mut SampleRng, target: &Target, how: &SetAttention) -> Gemm {
     loop {
         let (dtype, tf32) = draw_dtype(rng);
-        let s = if rng.random_bool(0.5) {
-            2 * rng.random_range(1..=32)
-        } else {
-            2 * rng.random_range(1..32) + 1
-        };
-        let d = TINY_HEAD_DIMS[rng.random_range(0..TINY_HEAD_DIMS.len())];
+        let s = (how.tokens)(rng);
+        let d = how.heads[rng.random_range(0..how.heads.len())];
         let g = Gemm {
-            batch: 1 << rng.random_range(10..=15),
+            batch: (how.batch)(rng),
             ..attention_layout(rng, s, s, d, dtype, tf32)
         };
         if g.fits(target) {
@@ -305,20 +329,11 @@ fn window_tokens(rng: &mut SampleRng) -> usize {
     }
 }
 
-fn draw_windows(rng: &mut SampleRng, target: &Target) -> Gemm {
-    loop {
-        let (dtype, tf32) = draw_dtype(rng);
-        let s = window_tokens(rng);
-        let d = WINDOW_HEAD_DIMS[rng.random_range(0..WINDOW_HEAD_DIMS.len())];
-        let g = Gemm {
-            batch: 2f64.powf(rng.random_range(8.0..15.0)).round() as usize,
-            ..attention_layout(rng, s, s, d, dtype, tf32)
-        };
-        if g.fits(target) {
-            return g;
-        }
-    }
-}
+const WINDOWS_SETS: SetAttention = SetAttention {
+    tokens: window_tokens,
+    heads: &WINDOW_HEAD_DIMS,
+    batch: |rng| 2f64.powf(rng.random_range(8.0..15.0)).round() as usize,
+};
 
 fn draw_attention(rng: &mut SampleRng, catalogue: &Catalogue, target: &Target) -> Gemm {
     loop {
