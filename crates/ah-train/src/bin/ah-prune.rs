@@ -145,6 +145,10 @@ struct Cli {
     /// generates (stale generated code).
     #[arg(long)]
     check: bool,
+    /// Worker threads: the tree and each fold's tree of the cross-validation grow side by side
+    /// (default: all cores; the result does not depend on it).
+    #[arg(long, value_parser = clap::value_parser!(u16).range(1..))]
+    threads: Option<u16>,
 }
 
 fn main() -> ExitCode {
@@ -160,6 +164,12 @@ fn main() -> ExitCode {
 
 /// Trains, writes; false when `--check` found stale code.
 fn run(cli: Cli) -> anyhow::Result<bool> {
+    if let Some(n) = cli.threads {
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(n.into())
+            .build_global()
+            .context("setting up threads")?;
+    }
     if !valid_name(&cli.heuristic_name) {
         anyhow::bail!("--heuristic-name {:?}: use letters and digits, starting with a capital letter (e.g. InductorMMH100)", cli.heuristic_name);
     }

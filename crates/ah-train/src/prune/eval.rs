@@ -1,5 +1,6 @@
 //! Cross-validation of the policy tree against the fixed rules on the same GEMMs.
 
+use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use super::causes::Causes;
@@ -216,7 +217,8 @@ fn pick<T: Clone>(xs: &[T], idx: &[usize]) -> Vec<T> {
 /// k-fold cross-validation (`split`: how, and `k`), `repeats` times over other splits
 /// ([`folds`]): every GEMM is decided by a tree (and a fixed top-10 list) made without it;
 /// returns the learned rule and the baselines, side by side, each the mean of the repeats
-/// (`mean_of`).
+/// (`mean_of`). The repeats and their folds' trees grow in parallel (rayon's pool); each
+/// tree is grown as alone, so the result does not depend on the number of threads.
 /// `progress` is called once per tree grown.
 pub fn cross_validate(
     samples: &[Sample],
@@ -228,6 +230,7 @@ pub fn cross_validate(
 ) -> Scored {
     let (split, k) = split;
     let runs: Vec<Scored> = (0..repeats.max(1))
+        .into_par_iter()
         .map(|r| {
             let folds = folds(samples, growth.features, split, k, r);
             cross_validate_with_folds(samples, growth, &folds, top_k, progress)
@@ -246,20 +249,26 @@ pub fn cross_validate_with_folds(
     progress: &(dyn Fn(u64) + Sync),
 ) -> Scored {
     let n = samples.len();
+    let decided: Vec<(Node, Vec<String>)> = folds
+        .par_iter()
+        .map(|test| {
+            let train: Vec<&Sample> = (0..n)
+                .filter(|i| !test.contains(i))
+                .map(|i| &samples[i])
+                .collect();
+            let tree = growth.grow(&train);
+            progress(1);
+            let top = ranking(&train).into_iter().take(top_k).collect();
+            (tree, top)
+        })
+        .collect();
     let mut ours = vec![Policy::Default; n];
     let mut fixed = vec![Policy::Default; n];
-    for test in folds {
-        let train: Vec<&Sample> = (0..n)
-            .filter(|i| !test.contains(i))
-            .map(|i| &samples[i])
-            .collect();
-        let tree = growth.grow(&train);
-        progress(1);
-        let top = ranking(&train).into_iter().take(top_k).collect();
+    for (test, (tree, top)) in folds.iter().zip(&decided) {
         for &i in test {
             ours[i] = tree.decide(&samples[i], growth.features).clone();
             fixed[i] = Policy::Keep {
-                choices: Vec::clone(&top),
+                choices: top.clone(),
             };
         }
     }

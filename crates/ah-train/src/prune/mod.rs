@@ -279,15 +279,23 @@ pub fn train(
         first_split: params.alignment_first.then(Test::cublas_aligned),
     };
     let all: Vec<&Sample> = data.samples.iter().collect();
-    let tree = growth.grow(&all);
-    progress(1);
-    let cross_validation = cross_validate(
-        &data.samples,
-        &growth,
-        (params.cv_split, params.folds),
-        params.top_k,
-        params.cv_repeats,
-        progress,
+    // The tree and the cross-validation's trees grow side by side, each as it would alone.
+    let (tree, cross_validation) = rayon::join(
+        || {
+            let tree = growth.grow(&all);
+            progress(1);
+            tree
+        },
+        || {
+            cross_validate(
+                &data.samples,
+                &growth,
+                (params.cv_split, params.folds),
+                params.top_k,
+                params.cv_repeats,
+                progress,
+            )
+        },
     );
     let held_out = if data.later.is_empty() {
         Scored::default()

@@ -21,6 +21,20 @@ fn rule(min_support: usize) -> LeafRule {
     }
 }
 
+/// A grower of the small trees these tests need: weighing `W`, leaves keeping a list on one
+/// winner, no first split.
+fn growth<'a>(f: &'a [String], cat: &'a [String], min_leaf: usize, max_depth: usize) -> Growth<'a> {
+    Growth {
+        features: f,
+        categorical: cat,
+        weighing: W,
+        min_leaf,
+        max_depth,
+        leaf_rule: rule(1),
+        first_split: None,
+    }
+}
+
 /// A GEMM of `m` rows (the only feature) where cuBLAS takes `cublas` ms and the Triton choice
 /// `t1` takes `triton` ms in truth; `t2` is always slower. Autotuning costs 10 s.
 pub(super) fn gemm(m: i64, cublas: f64, triton: f64) -> Sample {
@@ -137,15 +151,7 @@ fn the_tree_splits_where_the_policy_changes() {
     let mut samples: Vec<Sample> = (0..6).map(|i| gemm(i, 1.0, 0.5)).collect();
     samples.extend((0..6).map(|i| gemm(1000 + i, 1.0, 1.5)));
     let (f, cat) = (features(), vec!["op".to_string()]);
-    let growth = Growth {
-        features: &f,
-        categorical: &cat,
-        weighing: W,
-        min_leaf: 3,
-        max_depth: 4,
-        leaf_rule: rule(1),
-        first_split: None,
-    };
+    let growth = growth(&f, &cat, 3, 4);
     let refs: Vec<&Sample> = samples.iter().collect();
     let tree = growth.grow(&refs);
     assert_eq!(tree.leaves(), 2);
@@ -233,15 +239,7 @@ fn repeated_cross_validation_reports_the_means() {
         .collect();
     let features = features();
     let categorical = vec!["op".to_string()];
-    let growth = Growth {
-        features: &features,
-        categorical: &categorical,
-        weighing: W,
-        min_leaf: 1,
-        max_depth: 2,
-        leaf_rule: rule(1),
-        first_split: None,
-    };
+    let growth = growth(&features, &categorical, 1, 2);
     let once = eval::cross_validate(&samples, &growth, (CvSplit::Gemm, 3), 10, 1, &|_| {}).all;
     let three = eval::cross_validate(&samples, &growth, (CvSplit::Gemm, 3), 10, 3, &|_| {}).all;
     let runs: Vec<f64> = (0..3)
@@ -260,6 +258,29 @@ fn repeated_cross_validation_reports_the_means() {
         assert!((three[b].run_vs_best - once[b].run_vs_best).abs() < 1e-12);
         assert_eq!(three[b].harmful, once[b].harmful);
     }
+}
+
+/// The folds' trees grow in parallel: the cross-validation is the same on one thread as on
+/// four, repeats, per-log and per-op results and worst picks included.
+#[test]
+fn cross_validation_does_not_depend_on_the_number_of_threads() {
+    let samples: Vec<Sample> = (0..40)
+        .map(|m| gemm(m, 1.0, [0.5, 1.5, 0.97, 1.2][m as usize % 4]))
+        .collect();
+    let features = features();
+    let categorical = vec!["op".to_string()];
+    let growth = growth(&features, &categorical, 2, 3);
+    let on = |threads: usize| {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .unwrap();
+        let cv = pool.install(|| {
+            eval::cross_validate(&samples, &growth, (CvSplit::Gemm, 5), 10, 3, &|_| {})
+        });
+        serde_json::to_string(&(cv.all, cv.by_op, cv.by_log, cv.worst)).unwrap()
+    };
+    assert_eq!(on(1), on(4));
 }
 
 /// A model trained with `--cv-repeats` records it, and its report says what the figures are;
