@@ -14,9 +14,9 @@ Usage (one CUDA GPU, PyTorch with Inductor and Triton):
   python3 scripts/inductor_eval.py --dry-run        # the planned GEMMs, no torch needed
   python3 scripts/inductor_eval.py --dry-run --handler H.py [--gemms F] [--workloads W]
                                                      # what the handler decides for each, no torch
-  python3 scripts/inductor_eval.py --merge A.json B.json ...
+  python3 scripts/inductor_eval.py --merge A.json B.json ... [--out AB.json]
                                                      # the GEMMs of several result files as one
-                                                     # table, no torch (see merge)
+                                                     # table (and one file), no torch (see merge)
 
 Settings (one warm process, caches disabled, a fresh Triton cache folder for every compile, so
 that no setting finds kernels another compiled; start-up paid first):
@@ -363,7 +363,7 @@ def merge(paths):
     (by name) in several files takes each setting's figures from the last file that measured that
     setting: a re-run of some GEMMs with a new handler (all of `none,ours,max_autotune`, so that
     its figures are alternated in one process) replaces those settings, and the rest is kept."""
-    by_name, order = {}, []
+    by_name, order, skipped = {}, [], []
     for path in paths:
         try:
             with open(path) as f:
@@ -379,16 +379,34 @@ def merge(paths):
                 by_name[name] = {"gemm": r["gemm"]}
                 order.append(name)
             rec = by_name[name]
-            for key in ("compile_s", "run_ms", "autotune_s", "picked", "choices", "ours_stats"):
-                if key in r:
-                    rec.setdefault(key, {})
-                    rec[key] = {**rec[key], **r[key]} if isinstance(r[key], dict) else r[key]
+            for key, value in r.items():
+                if key != "gemm":
+                    old = rec.get(key)
+                    both = isinstance(old, dict) and isinstance(value, dict)
+                    rec[key] = {**old, **value} if both else value
+        skipped += data.get("skipped", [])
     gemms = [by_name[n] for n in order]
     for r in gemms:
         flag_ours(r)
-    data = {"gemms": gemms, "e2e": {}}
+    measured = set(order)
+    data = {"meta": {"merged_from": list(paths)}, "gemms": gemms, "e2e": {},
+            "skipped": [s for s in dict.fromkeys(skipped) if s not in measured]}
     data["summary"] = summarize(data)
     return data
+
+
+def write_merged(data, path, inputs):
+    """Writes a merged result to `path` (through a temporary file, so that a failed write leaves
+    nothing half-written); refuses to replace one of the files it was merged from."""
+    if any(os.path.realpath(path) == os.path.realpath(i) for i in inputs):
+        raise MergeError(f"{path}: is one of the files being merged; give --out another path")
+    tmp = path + ".tmp"
+    try:
+        with open(tmp, "w") as f:
+            json.dump(data, f, indent=1, default=_json_default)
+        os.replace(tmp, path)
+    except OSError as e:
+        raise MergeError(f"{path}: cannot write the merged result ({e})") from e
 
 
 # -- measuring -------------------------------------------------------------------------------------
@@ -1080,7 +1098,8 @@ def parse(argv):
     p.add_argument("--budget-s", type=float, default=None, help="start no item after this many seconds")
     p.add_argument("--rounds", type=int, default=9, help="alternated rounds of the run-time median")
     p.add_argument("--merge", nargs="+", metavar="JSON",
-                   help="print the GEMMs of these result files as one table (see merge) and stop")
+                   help="print the GEMMs of these result files as one table (see merge) and stop; "
+                        "with --out, also write them there as one result file")
     p.add_argument("--dry-run", action="store_true",
                    help="print the planned GEMMs and stop (no torch); with --handler, what it decides for each")
     a = p.parse_args(argv)
@@ -1125,6 +1144,8 @@ def main(argv=None):
     if a.merge:
         try:
             data = merge(a.merge)
+            if a.out:
+                write_merged(data, a.out, a.merge)
         except MergeError as e:
             print(f"inductor_eval: {e}", file=sys.stderr)
             return 2

@@ -67,6 +67,39 @@ class MergeTest(unittest.TestCase):
                 self.assertEqual(inductor_eval.main(["--merge", path]), 0)
         self.assertIn("GEMMs > 1.03x the faster of none and max_autotune: none 0", out.getvalue())
 
+    def test_out_writes_the_merged_result_as_one_file(self):
+        with tempfile.TemporaryDirectory() as d:
+            a = self.write(d, "a.json", [rec("a", {"none": 1.0, "ours": 1.0, "max_autotune": 1.0},
+                                             {"none": 0.0, "ours": 0.0, "max_autotune": 3.0})])
+            b = self.write(d, "b.json", [dict(rec("b", {"none": 2.0, "ours": 1.0, "max_autotune": 1.0},
+                                                  {"none": 0.0, "ours": 1.0, "max_autotune": 4.0}),
+                                              ours_decisions=[{"decision": "keep", "kept": 2}])])
+            out = os.path.join(d, "ab.json")
+            with redirect_stdout(io.StringIO()):
+                self.assertEqual(inductor_eval.main(["--merge", a, b, "--out", out]), 0)
+            with open(out) as f:
+                written = json.load(f)
+            self.assertEqual(written["meta"]["merged_from"], [a, b])
+            self.assertEqual([r["gemm"]["name"] for r in written["gemms"]], ["a", "b"])
+            # Every figure of a record travels, not only the run and compile times.
+            self.assertEqual(written["gemms"][1]["ours_decisions"], [{"decision": "keep", "kept": 2}])
+            # The file is a result file itself: merging it alone gives the same summary.
+            self.assertEqual(inductor_eval.merge([out])["summary"], written["summary"])
+            self.assertFalse(os.path.exists(out + ".tmp"))
+
+    def test_out_never_replaces_an_input(self):
+        with tempfile.TemporaryDirectory() as d:
+            a = self.write(d, "a.json", [rec("a", {"none": 1.0, "ours": 1.0, "max_autotune": 1.0},
+                                             {"none": 0.0, "ours": 0.0, "max_autotune": 3.0})])
+            with open(a) as f:
+                before = f.read()
+            err = io.StringIO()
+            with redirect_stderr(err), redirect_stdout(io.StringIO()):
+                self.assertEqual(inductor_eval.main(["--merge", a, "--out", a]), 2)
+            self.assertIn("one of the files being merged", err.getvalue())
+            with open(a) as f:
+                self.assertEqual(f.read(), before)
+
     def test_a_file_that_is_not_a_result_is_named_and_exits_2(self):
         with tempfile.TemporaryDirectory() as d:
             bad = os.path.join(d, "bad.json")
