@@ -56,8 +56,10 @@ score() {
   local leaf=$1 depth=$2 support=$3 list=$4 keep=$5 price=$6 out="$tmp/$1-$2-$3-$4-$5-$6"
   local flag=()
   [ "$list" = capped ] && flag=(--no-full-list)
+  # One thread each: the settings already fill every core (ah-prune grows its trees on all
+  # cores by default; rayon reads RAYON_NUM_THREADS, as --threads sets it).
   # shellcheck disable=SC2086 # $log: the logs, split on spaces
-  "$prune" $log --no-codegen --min-leaf "$leaf" --max-depth "$depth" \
+  RAYON_NUM_THREADS=1 "$prune" $log --no-codegen --min-leaf "$leaf" --max-depth "$depth" \
     --min-support "$support" "${flag[@]}" --max-keep "$keep" --harm-price "$price" \
     --cv-repeats "${AH_GRID_REPEATS:-3}" --output-dir "$out" "${@:7}" >/dev/null 2>&1
   # The cross-validated rows of a report: "GEMMs|autotuning s|run vs MA|run vs best|harmful".
