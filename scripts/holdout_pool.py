@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Pools the held-out evaluations of scripts/inductor_eval.py and asks them three questions.
+"""Pools the held-out evaluations of scripts/inductor_eval.py and asks them four questions.
 
 1. How reachable is issue 26's bound? (And how much of a miss is measurement alone: on GEMMs
    where cuBLAS only, ours and max-autotune all ran a cuBLAS kernel, each setting ran the same
@@ -13,7 +13,10 @@
 2. Where do the misses lie? Per band of cuBLAS's run time, how many GEMMs each setting leaves over
    the bound (every run that measured `none` and `max_autotune`; `ours` is whichever handler that
    run measured).
-3. With `--handler MODULE.py`: what would another handler have done on these GEMMs, without a
+3. Which are ours at and above 100 us, where max-autotune's two searches agree? One line each:
+   the file, the GEMM, what the handler decided (`ours_decisions`: cuBLAS only, a kept list of
+   how many choices, or the full list), and ours, cuBLAS and max-autotune over the bound's best.
+4. With `--handler MODULE.py`: what would another handler have done on these GEMMs, without a
    GPU? Its decisions are replayed on the runs that searched the full list twice, where each
    outcome was measured: `extern` ran as `none` (cuBLAS, the one choice Inductor then takes),
    `default` as the second search, `max_autotune_ptxas` (the full list with ptxas aligned, as
@@ -27,7 +30,7 @@
    way still needs a fresh blind set.
 
 `--ours candidate` counts the second handler of runs that measured one (`inductor_eval.py
---candidate`) as `ours` in all three (its run time, autotuning, stats and recorded decisions);
+--candidate`) as `ours` in all four (its run time, autotuning, stats and recorded decisions);
 other runs keep their `ours`. A handler those runs measured as `candidate` and then shipped is
 then the `--measured` one.
 
@@ -173,6 +176,39 @@ def band_table(recs):
     return "\n".join(lines)
 
 
+MISS_MIN_MS = 0.1  # the misses listed one by one: at and above 100 us of cuBLAS
+
+
+def decided(r):
+    """What the handler of record `r` decided, in words: as recorded with its features
+    (`ours_decisions`, with the kept list's length), else as its stats counted it."""
+    seen = r.get("ours_decisions") or []
+    kinds = {(d.get("decision"), d.get("kept")) for d in seen}
+    kind, kept = kinds.pop() if len(kinds) == 1 else (measured_kind(r), None)
+    if kind == "keep":
+        return "kept list" if kept is None else f"kept {kept}"
+    return {"extern": "cuBLAS only", "default": "full list"}.get(kind, "-")
+
+
+def misses_table(recs, min_ms=MISS_MIN_MS):
+    """Ours over the bound where cuBLAS takes at least `min_ms`, one line per GEMM."""
+    lines = ["| file | GEMM (op batch x m x k x n, dtype, layout) | decided | ours | cuBLAS | max-autotune |",
+             "|---|---|---|---|---|---|"]
+    for r in recs:
+        run, g = r["run_ms"], r["gemm"]
+        best = best_ms(r)
+        if run["none"] < min_ms or not run.get("ours") or run["ours"] <= SLOW_FLAG * best:
+            continue
+        tf32 = "+tf32" if g.get("tf32") else ""
+        layout = ("T" if g.get("trans_a") else "N") + ("T" if g.get("trans_b") else "N")
+        shape = f"{g['op']} {g['batch']}x{g['m']}x{g['k']}x{g['n']} {g['dtype']}{tf32} {layout}"
+        cells = [f"{run[s] / best:.3f}x" for s in ("ours", "none", "max_autotune")]
+        lines.append(f"| {os.path.basename(r['source'])} | {shape} | {decided(r)} | " + " | ".join(cells) + " |")
+    if len(lines) == 2:
+        return f"No GEMM of at least {min_ms * 1000:g} us is over the bound for ours."
+    return f"Ours over the bound at and above {min_ms * 1000:g} us of cuBLAS:\n\n" + "\n".join(lines)
+
+
 def features_of(r):
     """The features a handler decides record `r`'s GEMM on: those its run's handler recorded
     (`ours_decisions`, since the fifteenth session), which are the GEMM as Inductor handed it over
@@ -297,6 +333,8 @@ def main(argv):
     print(same_kernel_line(recs))
     print()
     print(band_table(recs))
+    print()
+    print(misses_table(recs))
     if replay:
         print()
         print(replay)

@@ -117,6 +117,28 @@ class PoolTest(unittest.TestCase):
                       "picked the same choice on 0", text)
         self.assertIn("| max-autotune again (one ptxas) | 1 / 1 (1 past 1.10x; worst 1.20x) | 1.200 |", text)
 
+    def test_ours_misses_at_and_above_100_us_are_listed_with_the_decision(self):
+        with tempfile.TemporaryDirectory() as d:
+            path = write(d, "a.json", [
+                # 200 us, ours 1.1x after keeping 2 choices: listed
+                dict(rec({"none": 0.2, "ours": 0.22, "max_autotune": 0.2}),
+                     ours_decisions=[dict(holdout_pool.handler_features(gemm(8)), decision="keep", kept=2)]),
+                # 2 ms, ours 1.05x on cuBLAS only, recorded by stats alone (older runs): listed
+                dict(rec({"none": 2.1, "ours": 2.1, "max_autotune": 2.0}), ours_stats={"extern": 1}),
+                # 5 us, ours 1.5x: under 100 us, not listed; 300 us within the bound: not listed
+                rec({"none": 0.005, "ours": 0.0075, "max_autotune": 0.005}),
+                rec({"none": 0.3, "ours": 0.305, "max_autotune": 0.3}),
+            ])
+            recs = holdout_pool.records([path])
+        table = holdout_pool.misses_table(recs)
+        rows = [line for line in table.splitlines() if line.startswith("| a.json")]
+        self.assertEqual(rows, [
+            "| a.json | mm 1x8x64x64 bfloat16 NT | kept 2 | 1.100x | 1.000x | 1.000x |",
+            "| a.json | mm 1x8x64x64 bfloat16 NT | cuBLAS only | 1.050x | 1.050x | 1.000x |",
+        ])
+        self.assertIn("No GEMM of at least 10000 us",
+                      holdout_pool.misses_table(recs, min_ms=10.0))
+
     def test_a_file_that_is_not_a_result_is_named_and_exits_2(self):
         with tempfile.TemporaryDirectory() as d:
             bad = os.path.join(d, "bad.json")
