@@ -93,6 +93,10 @@ struct Cli {
     /// than --harm; with fewer, the leaf keeps cuBLAS only or the full list.
     #[arg(long, default_value_t = PruneParams::default().min_support)]
     min_support: usize,
+    /// Fewest GEMMs of a leaf on which cuBLAS alone is within --harm of the best for the leaf
+    /// to decide cuBLAS only; with fewer, it keeps templates or the full list (0: no bound).
+    #[arg(long, default_value_t = PruneParams::default().min_extern_support)]
+    min_extern_support: usize,
     /// Never leave a GEMM to Inductor's full list (default max-autotune): a leaf keeps at most
     /// --max-keep template choices, which bounds the autotuning time.
     #[arg(long)]
@@ -181,6 +185,7 @@ fn run(cli: Cli) -> anyhow::Result<bool> {
         min_leaf: cli.min_leaf,
         max_depth: cli.max_depth,
         min_support: cli.min_support,
+        min_extern_support: cli.min_extern_support,
         full_list: !cli.no_full_list,
         max_keep: cli.max_keep,
         grown_lists: !cli.no_grown_lists,

@@ -64,6 +64,10 @@ pub struct PruneParams {
     /// than [`Self::harm`] (default 1). Fewer, and the leaf keeps cuBLAS only or the full
     /// list.
     pub min_support: usize,
+    /// Fewest GEMMs of a leaf on which cuBLAS alone is within [`Self::harm`] of the best for
+    /// the leaf to decide cuBLAS only (default 0: no such bound); fewer, and it keeps a list or
+    /// the full list ([`LeafRule::min_extern_support`]).
+    pub min_extern_support: usize,
     /// Whether a leaf may leave a GEMM to Inductor's full list (default true); without it a
     /// leaf keeps at most its top 8 templates.
     pub full_list: bool,
@@ -104,6 +108,7 @@ impl Default for PruneParams {
             min_leaf: 3,
             max_depth: 4,
             min_support: 1,
+            min_extern_support: 0,
             full_list: true,
             max_keep: policy::MAX_KEEP,
             grown_lists: true,
@@ -272,6 +277,7 @@ pub fn train(
         max_depth: params.max_depth,
         leaf_rule: LeafRule {
             min_support: params.min_support,
+            min_extern_support: params.min_extern_support,
             full_list: params.full_list,
             grown: params.grown_lists,
             max_keep: params.max_keep,

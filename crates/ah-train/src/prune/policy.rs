@@ -205,6 +205,12 @@ pub fn ranking(samples: &[&Sample]) -> Vec<String> {
 pub struct LeafRule {
     /// Fewest GEMMs of a leaf on which a list of templates must beat cuBLAS alone.
     pub min_support: usize,
+    /// Fewest GEMMs of a leaf on which cuBLAS alone must be safe (within the harm bound) for
+    /// the leaf to decide cuBLAS only, when it may leave GEMMs to the full list instead (0:
+    /// always a candidate). A leaf of a few GEMMs that all ran best on cuBLAS decided cuBLAS
+    /// only for a region it barely saw: set 15's and set 16's blind weight gradients with a
+    /// misaligned width over 16384-151500 rows (a 5-GEMM leaf) ran 2.0-2.2x behind a template.
+    pub min_extern_support: usize,
     /// Whether a leaf may leave a GEMM to Inductor's full list (default max-autotune). Without
     /// it the most a leaf keeps is its top 8 templates: a bound on autotuning time that the
     /// harmful-first score would otherwise spend on leaves of noisy or large GEMMs.
@@ -218,14 +224,19 @@ pub struct LeafRule {
 
 /// The candidate policies of a leaf: cuBLAS only, the leaf's top 1, 2, 3, 4, 6 and 8 template
 /// choices (those sizes up to `rule.max_keep`, and `rule.max_keep` itself), and the full list
-/// (when `rule.full_list`). A list of templates is a candidate only
+/// (when `rule.full_list`). cuBLAS only is a candidate when it is safe on at least
+/// `rule.min_extern_support` of the leaf's GEMMs, or when there is no full list to fall back
+/// on. A list of templates is a candidate only
 /// when it beats cuBLAS alone by more than the harm bound on at least `rule.min_support` of the
 /// leaf's GEMMs: its case must rest on more than one or two GEMMs (one fp32 GEMM whose Triton
 /// pick won once made a leaf keep that config for every shape that reached it, and a held-out
 /// bf16 decode GEMM then ran 2.2x slower than cuBLAS).
 pub fn candidates(samples: &[&Sample], w: &Weighing, rule: LeafRule) -> Vec<Policy> {
     let ranked = ranking(samples);
-    let mut out = vec![Policy::Extern];
+    let mut out = Vec::new();
+    if !rule.full_list || extern_support(samples, w) >= rule.min_extern_support {
+        out.push(Policy::Extern);
+    }
     let mut sizes: Vec<usize> = [1, 2, 3, 4, 6, MAX_KEEP, rule.max_keep]
         .into_iter()
         .filter(|&k| k <= rule.max_keep)
@@ -303,7 +314,7 @@ pub fn best_leaf_policy(samples: &[&Sample], w: &Weighing, rule: LeafRule) -> Po
     let all = candidates(samples, w, rule).into_iter().chain(grown);
     lowest(all, samples, w)
         .map(|(p, _)| p)
-        .expect("Extern is always a candidate")
+        .expect("cuBLAS only or the full list is always a candidate")
 }
 
 /// The policy of `policies` that scores lowest on `samples` (harmful picks, then loss; the
@@ -321,6 +332,14 @@ fn lowest(
         .min_by(|a, b| a.1 .0.cmp(&b.1 .0).then(a.1 .1.total_cmp(&b.1 .1)))
 }
 
+/// GEMMs of `samples` on which cuBLAS alone is within the harm bound of the best.
+pub fn extern_support(samples: &[&Sample], w: &Weighing) -> usize {
+    samples
+        .iter()
+        .filter(|s| !w.harmful(Policy::Extern.outcome(s), s))
+        .count()
+}
+
 /// GEMMs of `samples` on which `p` beats cuBLAS alone by more than the harm bound.
 pub fn support(p: &Policy, samples: &[&Sample], w: &Weighing) -> usize {
     let scorer = Scorer::of(p);
@@ -333,5 +352,5 @@ pub fn support(p: &Policy, samples: &[&Sample], w: &Weighing) -> usize {
 /// The best candidate for `samples` and its score.
 pub fn best_policy(samples: &[&Sample], w: &Weighing, rule: LeafRule) -> (Policy, (usize, f64)) {
     lowest(candidates(samples, w, rule).into_iter(), samples, w)
-        .expect("Extern is always a candidate")
+        .expect("cuBLAS only or the full list is always a candidate")
 }

@@ -143,6 +143,7 @@ fn alignment_first_makes_the_root_split_on_cublas_alignment() {
             max_depth: 3,
             leaf_rule: LeafRule {
                 min_support: 1,
+                min_extern_support: 0,
                 full_list: true,
                 grown: false,
                 max_keep: 4,

@@ -11,6 +11,7 @@ use ah_core::Value;
 fn rule() -> LeafRule {
     LeafRule {
         min_support: 1,
+        min_extern_support: 0,
         full_list: true,
         grown: false,
         max_keep: policy::MAX_KEEP,

@@ -15,6 +15,7 @@ const W: Weighing = Weighing {
 fn rule(min_support: usize) -> LeafRule {
     LeafRule {
         min_support,
+        min_extern_support: 0,
         full_list: true,
         grown: false,
         max_keep: policy::MAX_KEEP,
@@ -112,6 +113,33 @@ fn a_leaf_keeps_templates_only_on_enough_support() {
     };
     assert!(!policy::candidates(&refs, &W, capped).contains(&Policy::Default));
     assert_eq!(best_policy(&refs, &W, capped).0, Policy::Extern);
+}
+
+/// cuBLAS only needs `min_extern_support` GEMMs on which it is safe, else the leaf leaves its
+/// GEMMs to the full list; without a full list to fall back on, cuBLAS only stays.
+#[test]
+fn a_leaf_decides_cublas_only_on_enough_support() {
+    // Five GEMMs where cuBLAS wins by a little: all five safe on cuBLAS alone.
+    let samples: Vec<Sample> = (0..5).map(|i| gemm(100 + i, 1.0, 1.01)).collect();
+    let refs: Vec<&Sample> = samples.iter().collect();
+    assert_eq!(policy::extern_support(&refs, &W), 5);
+    let bounded = |min_extern_support| LeafRule {
+        min_extern_support,
+        ..rule(1)
+    };
+    assert_eq!(best_policy(&refs, &W, bounded(5)).0, Policy::Extern);
+    assert_eq!(best_policy(&refs, &W, bounded(6)).0, Policy::Default);
+    assert!(!policy::candidates(&refs, &W, bounded(6)).contains(&Policy::Extern));
+    let capped = LeafRule {
+        full_list: false,
+        ..bounded(6)
+    };
+    assert_eq!(best_policy(&refs, &W, capped).0, Policy::Extern);
+    // A GEMM where cuBLAS is harmful does not count.
+    let mut mixed = samples.clone();
+    mixed.push(gemm(7, 1.0, 0.2));
+    let refs: Vec<&Sample> = mixed.iter().collect();
+    assert_eq!(policy::extern_support(&refs, &W), 5);
 }
 
 /// `max_keep` bounds every candidate list, and a bound between the usual sizes is a size too.
@@ -436,6 +464,7 @@ fn shipped_command(line: &str) -> (Vec<String>, PruneParams) {
             "--min-leaf" => p.min_leaf = value().parse().unwrap(),
             "--max-depth" => p.max_depth = value().parse().unwrap(),
             "--min-support" => p.min_support = value().parse().unwrap(),
+            "--min-extern-support" => p.min_extern_support = value().parse().unwrap(),
             "--horizon" => p.horizon = value().parse().unwrap(),
             "--harm" => p.harm = value().parse().unwrap(),
             "--harm-price" => p.harm_price_s = value().parse().unwrap(),
