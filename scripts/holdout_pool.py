@@ -24,7 +24,9 @@
    was measured only where the run's own handler kept the same list: with `--measured
    MEASURED.py`, the handler those runs measured as `ours`, every decision equal to its
    decision is replayed as `ours` ran (its run time and autotuning), kept lists included;
-   other kept lists are counted as not replayed. The measured handler must decide every GEMM
+   other kept lists are not replayed as measured; where the run recorded default max-autotune's
+   benchmark of each choice (`bench_ms`, since the nineteenth session), they are estimated as the
+   trainer scores a kept list and counted on a line of their own. The measured handler must decide every GEMM
    of the files as their `ours` did (checked). Screening only: the held-out sets were written
    blind for the handlers they measured, not for the one replayed, so a handler chosen this
    way still needs a fresh blind set.
@@ -81,7 +83,8 @@ def records(paths, ours="ours"):
                 run = r.get("run_ms", {})
                 if {"none", "max_autotune"} <= set(run):
                     out.append(as_ours({"gemm": r["gemm"], "run_ms": run, "picked": r.get("picked", {}),
-                                        "autotune_s": r.get("autotune_s", {}), "source": path}, r, ours))
+                                        "autotune_s": r.get("autotune_s", {}), "source": path,
+                                        "bench_ms": r.get("bench_ms")}, r, ours))
         except (OSError, ValueError, KeyError, TypeError, AttributeError) as e:
             raise PoolError(f"{path}: not a result file of inductor_eval.py ({type(e).__name__}: {e})") from e
     return out
@@ -255,12 +258,46 @@ def replayed(recs, decide, measured=None):
         else:
             run = {"extern": r["run_ms"]["none"], "default": r["run_ms"][SECOND]}.get(kind)
             cost = {"extern": 0.0, "default": r["autotune_s"].get(SECOND)}.get(kind)
-        out.append(dict(r, kind=kind, as_measured=same, run_ms=dict(r["run_ms"], replay=run),
+        out.append(dict(r, kind=kind, names=names, as_measured=same, run_ms=dict(r["run_ms"], replay=run),
                         replay_s=None if run is None else cost))
     return out
 
 
-def replay_table(recs, decide, measured=None):
+def kept_estimate(r, names, keeps):
+    """Run ms of kept list `names` on record `r`, estimated as the trainer scores a kept list
+    (`kept_outcome` in crates/ah-train/src/prune/policy.rs) from default max-autotune's benchmark
+    of the GEMM (`bench_ms`, recorded since the nineteenth session): Inductor picks the fastest
+    benchmarked of cuBLAS and the kept templates; cuBLAS runs as `none` ran, max-autotune's own
+    pick as it ran, another template at its benchmark scaled by the pick's truth over its
+    benchmark. `keeps(names, features)` is the handler's set of kept config names as sized to
+    the GEMM. None without a benchmark or a single pick to scale by."""
+    bench, picked = r.get("bench_ms"), list(r.get("picked", {}).get("max_autotune", {}))
+    if not bench or len(picked) != 1 or picked[0] not in bench:
+        return None
+    allowed = keeps(names, features_of(r))
+    kept = {c: t for c, t in bench.items() if c.startswith("extern_") or allowed(c)}
+    pick = min(kept, key=kept.get)
+    run = r["run_ms"]
+    if pick.startswith("extern_"):
+        return run["none"]
+    return run["max_autotune"] * (1.0 if pick == picked[0] else kept[pick] / bench[picked[0]])
+
+
+def kept_line(rows, keeps):
+    """The replayed kept lists that a recorded benchmark lets us estimate, apart from the
+    measured outcomes (an estimate from the first search cannot carry a second search's noise)."""
+    est = [(r, kept_estimate(r, r["names"], keeps)) for r in rows
+           if r["kind"] == "keep" and r["run_ms"]["replay"] is None]
+    est = [(r, ms) for r, ms in est if ms is not None]
+    if not est:
+        return None
+    over = [ms / best_ms(r) for r, ms in est if ms > SLOW_FLAG * best_ms(r)]
+    worst = f"; worst {max(over):.2f}x" if over else ""
+    return (f"Kept lists estimated from default max-autotune's recorded benchmark (`bench_ms`): "
+            f"{len(est)}, over the bound on {len(over)}{worst}.")
+
+
+def replay_table(recs, decide, measured=None, keeps=None):
     rows = replayed(recs, decide, measured)
     kinds = {k: sum(r["kind"] == k for r in rows) for k in ("extern", "default", "keep")}
     known = [r for r in rows if r["run_ms"]["replay"] is not None]
@@ -282,18 +319,38 @@ def replay_table(recs, decide, measured=None):
                   f"costs: replayed {sum(r['replay_s'] for r in priced):.1f} s, the measured handler "
                   f"{cost(priced, 'ours'):.1f} s, {LABELS['max_autotune']} {cost(priced, 'max_autotune'):.1f} s, "
                   f"{LABELS[SECOND]} {cost(priced, SECOND):.1f} s."]
+    estimated = kept_line(rows, keeps) if keeps else None
+    if estimated:
+        lines += ["", estimated]
     return "\n".join(lines)
 
 
-def handler_decide(path):
-    """The `decide` of a generated handler module (inductor_eval's loader)."""
+def handler_module(path):
+    """A generated handler module (inductor_eval's loader) that defines `decide`."""
     try:
-        decide = getattr(load_handler(path), "decide", None)
+        module = load_handler(path)
     except (OSError, SyntaxError, ImportError, SystemExit) as e:
         raise PoolError(f"{path}: cannot load the handler module ({e})") from e
-    if not callable(decide):
+    if not callable(getattr(module, "decide", None)):
         raise PoolError(f"{path}: defines no decide(features); give a module that ah-prune generated")
-    return decide
+    return module
+
+
+def handler_decide(path):
+    """The `decide` of a generated handler module."""
+    return handler_module(path).decide
+
+
+def handler_keeps(module):
+    """`keeps(names, features)` of a handler module: whether a benchmarked choice name is one of
+    kept list `names` as the handler sizes them to the GEMM (`choices.py`'s `_keep`)."""
+    if not all(callable(getattr(module, fn, None)) for fn in ("sized_configs", "config_name")):
+        return None  # not a generated module: its kept lists are not estimated
+
+    def keeps(names, f):
+        sized = frozenset(module.sized_configs(names, f["m"], f["n"], f["k"]))
+        return lambda choice: module.config_name(choice) in sized
+    return keeps
 
 
 def parse(argv):
@@ -320,9 +377,9 @@ def main(argv):
     try:
         handler, measured, ours, paths = parse(argv)
         recs = records(paths, ours)
-        decide = handler_decide(handler) if handler else None
+        module = handler_module(handler) if handler else None
         measured = handler_decide(measured) if measured else None
-        replay = replay_table(recs, decide, measured) if decide else None
+        replay = replay_table(recs, module.decide, measured, handler_keeps(module)) if module else None
     except PoolError as e:
         print(f"holdout_pool: {e}", file=sys.stderr)
         return 2

@@ -56,7 +56,8 @@ fp16, one forward+backward on 8 x 512 tokens.
 
 Work is ordered by --workloads (GEMMs first by default), settings by --settings (none always
 first: it is the baseline). The JSON is rewritten after every item; --budget-s skips what would
-start after the budget. The markdown table is printed at the end.
+start after the budget, and the end says which `--lines` of the --gemms file measure what it
+skipped. The markdown table is printed at the end.
 """
 
 import argparse
@@ -144,6 +145,16 @@ def holdout_gemms():
 DTYPES = ("float16", "bfloat16", "float32")
 
 
+def bench_record(setting, timings):
+    """What a GEMM record keeps of Inductor's benchmark (`bench_ms`: choice name -> ms, rounded
+    to 0.1 ns): default max-autotune's full list, when the setting benchmarked exactly one
+    lowering, so that `holdout_pool.py` can replay a kept list as the trainer scores one. None
+    otherwise (other settings; workloads, whose lowerings are many)."""
+    if setting != "max_autotune" or len(timings) != 1:
+        return None
+    return {name: round(ms, 7) for name, ms in sorted(timings[0].items())}
+
+
 class GemmFileError(ValueError):
     """A line of a GEMM file (`--gemms`) that is not a GEMM; the message names file and line."""
 
@@ -167,6 +178,7 @@ def read_gemms(path, source=None, lines=None):
                 raise GemmFileError(f"{where}: not a JSON object")
             check_gemm_fields(d, where)
             d.setdefault("name", f"line {i}")
+            d["line"] = i
             d.setdefault("batch", 1)
             for key in ("tf32", "trans_a", "trans_b"):
                 d[key] = bool(d.get(key, False))
@@ -504,6 +516,7 @@ class Inductor:
                 self.refused.append(role)
         self.lowerings = []  # per AlgorithmSelectorCache call: choice names
         self.winners = []  # per benchmarked call: the fastest choice
+        self.timings = []  # per benchmarked call: {choice name: benchmark ms} (finite ones)
         self.phases = PhaseTimer()
         self._observe()
         self._start_up()
@@ -527,6 +540,7 @@ class Inductor:
             finite = {c: t for c, t in timings.items() if math.isfinite(t)}
             if finite:
                 self.winners.append(caller_name(min(finite, key=finite.get)))
+                self.timings.append({caller_name(c): t for c, t in finite.items()})
 
         sa.get_algorithm_selector_cache().add_preprocessing_fn(seen)
         sa.add_feedback_saver(feedback)
@@ -576,6 +590,7 @@ class Inductor:
         of HANDLED."""
         self.lowerings.clear()
         self.winners.clear()
+        self.timings.clear()
         self.phases.reset()
         handler = self.handlers.get(HANDLED.get(name))
         installed = False
@@ -599,6 +614,9 @@ class Inductor:
             record.setdefault("autotuned", {})[name] = sum(len(c) > 1 for c in self.lowerings)
             record.setdefault("choices", {})[name] = sum(len(c) for c in self.lowerings)
             record.setdefault("picked", {})[name] = self.picks()
+            bench = bench_record(name, self.timings)
+            if bench is not None:
+                record["bench_ms"] = bench
 
     def options(self, name):
         """torch.compile's options for setting `name`."""
@@ -1185,12 +1203,14 @@ def main(argv=None):
     def out_of_time():
         return budget_end is not None and time.perf_counter() > budget_end
 
+    late = []  # GEMMs the budget left unmeasured
     for w in a.workloads:
         items = gemms if w == "gemms" else [w]
         for item in items:
             label = item["name"] if w == "gemms" else item
             if out_of_time():
                 results.data["skipped"].append(label)
+                late += [item] if w == "gemms" else []
                 continue
             print(f"[{time.perf_counter() - t0:7.1f}s] {label}", file=sys.stderr, flush=True)
             try:
@@ -1204,7 +1224,20 @@ def main(argv=None):
             results.save()
     results.save()
     print(table(results.data, a.settings))
+    if late:
+        note = budget_note(late, a.gemms)
+        print(f"\n{note}")
+        print(f"inductor_eval: {note}", file=sys.stderr)
     return 0
+
+
+def budget_note(late, gemms_path):
+    """What the budget left unmeasured, and the --lines that measure it (GEMMs of a --gemms file
+    carry their line; the budget skips a run's last GEMMs, so their lines are one range)."""
+    lines = [g["line"] for g in late if "line" in g]
+    rerun = (f" (lines {min(lines)}-{max(lines)} of {gemms_path}): measure them with "
+             f"`--lines {min(lines)}-{max(lines)}`") if lines and gemms_path else ""
+    return f"The budget ran out before {len(late)} GEMM(s){rerun}."
 
 
 if __name__ == "__main__":

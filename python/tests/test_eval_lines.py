@@ -32,6 +32,14 @@ class LinesTest(unittest.TestCase):
         self.assertEqual([g["name"] for g in got], ["line 2", "line 4"])
         self.assertEqual(len(inductor_eval.read_gemms(self.path, lines=(1, 1))), 1)
 
+    def test_each_gemm_keeps_its_line_and_the_budget_note_names_the_rest(self):
+        got = inductor_eval.read_gemms(self.path, lines=(1, 4))
+        self.assertEqual([g["line"] for g in got], [1, 2, 4])
+        note = inductor_eval.budget_note(got[1:], "set.jsonl")
+        self.assertIn("before 2 GEMM(s) (lines 2-4 of set.jsonl)", note)
+        self.assertIn("`--lines 2-4`", note)
+        self.assertNotIn("--lines", inductor_eval.budget_note([{"name": "x"}], None))
+
     def test_a_bad_line_in_the_range_is_named_with_its_line(self):
         with self.assertRaisesRegex(inductor_eval.GemmFileError, r":5: not JSON"):
             inductor_eval.read_gemms(self.path, lines=(4, 5))

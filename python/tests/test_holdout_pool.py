@@ -183,6 +183,33 @@ class PoolTest(unittest.TestCase):
         self.assertIn("replayed 3.0 s, the measured handler 1.0 s, max-autotune 21.0 s, "
                       "max-autotune again (one ptxas) 5.0 s", text)
 
+    def test_kept_lists_are_estimated_from_the_recorded_benchmark_on_a_line_of_their_own(self):
+        sized = HANDLER + "config_name = lambda n: n\nsized_configs = lambda names, m, n, k: names\n"
+        run = {"none": 1.0, "ours": 1.0, "max_autotune": 0.5, "max_autotune_ptxas": 0.5}
+        bench = {"extern_mm": 0.9, "triton_mm_a": 0.4, "triton_mm_x": 0.6}
+        with tempfile.TemporaryDirectory() as d:
+            module = os.path.join(d, "fake_choices.py")
+            with open(module, "w") as f:
+                f.write(sized)
+            path = write(d, "a.json", [
+                # m 500 keeps triton_mm_x: picked over cuBLAS, at 0.6 / 0.4 of max-autotune's truth
+                dict(rec(run, PICK), gemm=gemm(500), bench_ms=bench),
+                # no benchmark recorded: not estimated
+                dict(rec(run, PICK), gemm=gemm(501)),
+            ])
+            recs = holdout_pool.records([path])
+            keeps = holdout_pool.handler_keeps(holdout_pool.handler_module(module))
+            self.assertAlmostEqual(holdout_pool.kept_estimate(recs[0], ("triton_mm_x",), keeps), 0.75)
+            self.assertEqual(holdout_pool.kept_estimate(recs[0], ("triton_mm_a",), keeps), 0.5)
+            self.assertEqual(holdout_pool.kept_estimate(recs[0], ("triton_mm_z",), keeps), 1.0)
+            self.assertIsNone(holdout_pool.kept_estimate(recs[1], ("triton_mm_x",), keeps))
+            out = io.StringIO()
+            with redirect_stdout(out):
+                self.assertEqual(holdout_pool.main(["--handler", module, path]), 0)
+        self.assertIn("(`bench_ms`): 1, over the bound on 1; worst 1.50x.", out.getvalue())
+        with tempfile.TemporaryDirectory() as d:  # no naming functions: nothing is estimated
+            self.assertIsNone(holdout_pool.handler_keeps(holdout_pool.handler_module(handler_file(d))))
+
     def test_decisions_as_the_measured_handler_made_them_replay_as_ours_ran(self):
         with tempfile.TemporaryDirectory() as d:
             candidate, measured = os.path.join(d, "cand_choices.py"), os.path.join(d, "meas_choices.py")
