@@ -13,7 +13,8 @@
 2. Where do the misses lie? Per band of cuBLAS's run time, how many GEMMs each setting leaves over
    the bound (every run that measured `none` and `max_autotune`; `ours` is whichever handler that
    run measured).
-3. Which are ours at and above 100 us, where max-autotune's two searches agree? One line each:
+3. Which are ours at and above 100 us, where max-autotune's two searches agree? One line each
+   (and, with `--handler`, the replayed handler's too):
    the file, the GEMM, what the handler decided (`ours_decisions`: cuBLAS only, a kept list of
    how many choices, or the full list), and ours, cuBLAS and max-autotune over the bound's best.
 4. With `--handler MODULE.py`: what would another handler have done on these GEMMs, without a
@@ -193,23 +194,32 @@ def decided(r):
     return {"extern": "cuBLAS only", "default": "full list"}.get(kind, "-")
 
 
-def misses_table(recs, min_ms=MISS_MIN_MS):
-    """Ours over the bound where cuBLAS takes at least `min_ms`, one line per GEMM."""
-    lines = ["| file | GEMM (op batch x m x k x n, dtype, layout) | decided | ours | cuBLAS | max-autotune |",
+def replay_decided(r):
+    """What a replayed handler decided on row `r` of `replayed`, in words."""
+    if r["kind"] == "keep":
+        return f"kept {len(r['names'])}"
+    return {"extern": "cuBLAS only", "default": "full list"}.get(r["kind"], "-")
+
+
+def misses_table(recs, min_ms=MISS_MIN_MS, setting="ours", how=decided):
+    """`setting` (ours, or `replay` on rows of `replayed`, decided as `how` says) over the bound
+    where cuBLAS takes at least `min_ms`, one line per GEMM."""
+    who = "Ours" if setting == "ours" else "The replayed handler"
+    lines = [f"| file | GEMM (op batch x m x k x n, dtype, layout) | decided | {setting} | cuBLAS | max-autotune |",
              "|---|---|---|---|---|---|"]
     for r in recs:
         run, g = r["run_ms"], r["gemm"]
         best = best_ms(r)
-        if run["none"] < min_ms or not run.get("ours") or run["ours"] <= SLOW_FLAG * best:
+        if run["none"] < min_ms or not run.get(setting) or run[setting] <= SLOW_FLAG * best:
             continue
         tf32 = "+tf32" if g.get("tf32") else ""
         layout = ("T" if g.get("trans_a") else "N") + ("T" if g.get("trans_b") else "N")
         shape = f"{g['op']} {g['batch']}x{g['m']}x{g['k']}x{g['n']} {g['dtype']}{tf32} {layout}"
-        cells = [f"{run[s] / best:.3f}x" for s in ("ours", "none", "max_autotune")]
-        lines.append(f"| {os.path.basename(r['source'])} | {shape} | {decided(r)} | " + " | ".join(cells) + " |")
+        cells = [f"{run[s] / best:.3f}x" for s in (setting, "none", "max_autotune")]
+        lines.append(f"| {os.path.basename(r['source'])} | {shape} | {how(r)} | " + " | ".join(cells) + " |")
     if len(lines) == 2:
-        return f"No GEMM of at least {min_ms * 1000:g} us is over the bound for ours."
-    return f"Ours over the bound at and above {min_ms * 1000:g} us of cuBLAS:\n\n" + "\n".join(lines)
+        return f"No GEMM of at least {min_ms * 1000:g} us is over the bound for {who.lower()}."
+    return f"{who} over the bound at and above {min_ms * 1000:g} us of cuBLAS:\n\n" + "\n".join(lines)
 
 
 def features_of(r):
@@ -322,6 +332,7 @@ def replay_table(recs, decide, measured=None, keeps=None):
     estimated = kept_line(rows, keeps) if keeps else None
     if estimated:
         lines += ["", estimated]
+    lines += ["", misses_table(known, setting="replay", how=replay_decided)]
     return "\n".join(lines)
 
 

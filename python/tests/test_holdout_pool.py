@@ -182,6 +182,18 @@ class PoolTest(unittest.TestCase):
         self.assertIn("| replayed handler | 1 / 2 (1 past 1.10x; worst 1.20x) |", text)
         self.assertIn("replayed 3.0 s, the measured handler 1.0 s, max-autotune 21.0 s, "
                       "max-autotune again (one ptxas) 5.0 s", text)
+        self.assertIn("No GEMM of at least 100 us is over the bound for the replayed handler.", text)
+
+    def test_the_replayed_handlers_misses_at_and_above_100_us_are_listed(self):
+        run = {"none": 1.2, "ours": 1.0, "max_autotune": 1.0, "max_autotune_ptxas": 1.0}
+        with tempfile.TemporaryDirectory() as d:
+            path = write(d, "a.json", [dict(rec(run, PICK), gemm=gemm(50))])
+            out = io.StringIO()
+            with redirect_stdout(out):
+                self.assertEqual(holdout_pool.main(["--handler", handler_file(d), path]), 0)
+        self.assertIn("The replayed handler over the bound at and above 100 us of cuBLAS:", out.getvalue())
+        self.assertIn("| a.json | mm 1x50x64x64 bfloat16 NT | cuBLAS only | 1.200x | 1.200x | 1.000x |",
+                      out.getvalue())
 
     def test_kept_lists_are_estimated_from_the_recorded_benchmark_on_a_line_of_their_own(self):
         sized = HANDLER + "config_name = lambda n: n\nsized_configs = lambda names, m, n, k: names\n"
@@ -207,6 +219,7 @@ class PoolTest(unittest.TestCase):
             with redirect_stdout(out):
                 self.assertEqual(holdout_pool.main(["--handler", module, path]), 0)
         self.assertIn("(`bench_ms`): 1, over the bound on 1; worst 1.50x.", out.getvalue())
+        self.assertEqual(holdout_pool.replay_decided({"kind": "keep", "names": ("a", "b")}), "kept 2")
         with tempfile.TemporaryDirectory() as d:  # no naming functions: nothing is estimated
             self.assertIsNone(holdout_pool.handler_keeps(holdout_pool.handler_module(handler_file(d))))
 
