@@ -195,6 +195,8 @@ pub(crate) enum ShapesArg {
     /// inductor_mm: attention bmms over many sets of 65-512 tokens (2D and 3D windows,
     /// time-series windows), head dimensions 8-80.
     Windows,
+    /// inductor_mm: attention bmms with narrow heads (16-64) over sequences of 577-4096 tokens.
+    Heads,
 }
 
 impl ShapesArg {
@@ -208,6 +210,7 @@ impl ShapesArg {
             ShapesArg::Tiny => "tiny",
             ShapesArg::Tokens => "tokens",
             ShapesArg::Windows => "windows",
+            ShapesArg::Heads => "heads",
         }
     }
 
@@ -220,6 +223,7 @@ impl ShapesArg {
             ShapesArg::Tiny => Some(Mixture::Tiny),
             ShapesArg::Tokens => Some(Mixture::Tokens),
             ShapesArg::Windows => Some(Mixture::Windows),
+            ShapesArg::Heads => Some(Mixture::Heads),
             _ => None,
         }
     }

@@ -60,6 +60,7 @@ pub(crate) fn pad_mm_runner(
         | ShapesArg::Attention
         | ShapesArg::Tiny
         | ShapesArg::Tokens
-        | ShapesArg::Windows => ShapeDistribution::Mix(catalogue()?),
+        | ShapesArg::Windows
+        | ShapesArg::Heads => ShapeDistribution::Mix(catalogue()?),
     }))
 }

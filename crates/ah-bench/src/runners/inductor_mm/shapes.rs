@@ -49,7 +49,15 @@
 //! 256-32768, a set of 65-512 tokens (a 2D or 3D window 40 %, a time-series window 30 %, else
 //! log-uniform, odd half the time), head dimension 8-80, in the three attention layouts.
 //!
-//! In all six mixtures, a draw whose operands and output take more than an eighth of the
+//! [`Mixture::Heads`] (`--shapes heads`) draws attention with narrow heads over long sequences,
+//! which no other mixture covers: Windows stops at 512 tokens, and Attention's head dimension
+//! is a catalogue model's (mostly 64-128). Two blind held-out misses of at least 100 us were
+//! scores of this kind (768 x 1024 x 32 x 1024 and 64 x 2048 x 64 x 2048, 6-7 % behind a
+//! template). `batch x heads` of 16-2048, a sequence of 577-4096 tokens (a common vision or
+//! language length 50 %, else log-uniform, odd half of those), head dimension 16-64, in the
+//! three attention layouts.
+//!
+//! In all seven mixtures, a draw whose operands and output take more than an eighth of the
 //! device, or whose work would take cuBLAS more than a few milliseconds (a flop cap per dtype),
 //! is drawn again: autotuning time grows with the GEMM's run time and the collection is paid
 //! for in device time.
@@ -177,6 +185,8 @@ pub enum Mixture {
     Tokens,
     /// Attention `bmm`s over many sets of 65-512 tokens (windows, time-series windows).
     Windows,
+    /// Attention `bmm`s with narrow heads (16-64) over sequences of 577-4096 tokens.
+    Heads,
 }
 
 impl Mixture {
@@ -189,6 +199,7 @@ impl Mixture {
             Mixture::Tiny => "inductor_tiny",
             Mixture::Tokens => "inductor_tokens",
             Mixture::Windows => "inductor_windows",
+            Mixture::Heads => "inductor_heads",
         }
     }
 }
@@ -211,6 +222,7 @@ pub fn draw_from(
         Mixture::Tiny => draw_sets(rng, target, &TINY),
         Mixture::Tokens => draw_tokens_wide(rng, target),
         Mixture::Windows => draw_sets(rng, target, &WINDOWS_SETS),
+        Mixture::Heads => draw_sets(rng, target, &LONG_HEADS),
     }
 }
 
@@ -272,7 +284,8 @@ const TINY: SetAttention = SetAttention {
     batch: |rng| 1 << rng.random_range(10..=15),
 };
 
-/// How [`Mixture::Tiny`] and [`Mixture::Windows`] draw self-attention over many sets.
+/// How [`Mixture::Tiny`], [`Mixture::Windows`] and [`Mixture::Heads`] draw self-attention
+/// over many sets (or sequences).
 struct SetAttention {
     /// Tokens per set.
     tokens: fn(&mut SampleRng) -> usize,
@@ -333,6 +346,34 @@ const WINDOWS_SETS: SetAttention = SetAttention {
     tokens: window_tokens,
     heads: &WINDOW_HEAD_DIMS,
     batch: |rng| 2f64.powf(rng.random_range(8.0..15.0)).round() as usize,
+};
+
+/// Common long sequences of [`Mixture::Heads`]: ViT-B/16 at 384 px plus a class token (577),
+/// at 448 px (785), DINOv2 at 518 px with a class token (1370), 56 x 56 patch grids (3136),
+/// language contexts (1024-4096).
+const LONG_SEQS: [usize; 10] = [577, 785, 1024, 1025, 1370, 1536, 2048, 2304, 3136, 4096];
+
+/// Head dimensions of [`Mixture::Heads`] (narrow heads of small and efficient models, and 64).
+const NARROW_HEAD_DIMS: [usize; 6] = [16, 24, 32, 40, 48, 64];
+
+/// A sequence of [`Mixture::Heads`]: a common one 50 %, else log-uniform in 577-4096, odd
+/// half of those.
+fn long_tokens(rng: &mut SampleRng) -> usize {
+    if rng.random_bool(0.5) {
+        return LONG_SEQS[rng.random_range(0..LONG_SEQS.len())];
+    }
+    let s = 2f64.powf(rng.random_range(9.175..12.0)) as usize;
+    if rng.random_bool(0.5) {
+        s | 1
+    } else {
+        s.div_ceil(8) * 8
+    }
+}
+
+const LONG_HEADS: SetAttention = SetAttention {
+    tokens: long_tokens,
+    heads: &NARROW_HEAD_DIMS,
+    batch: |rng| 2f64.powf(rng.random_range(4.0..11.0)).round() as usize,
 };
 
 fn draw_attention(rng: &mut SampleRng, catalogue: &Catalogue, target: &Target) -> Gemm {

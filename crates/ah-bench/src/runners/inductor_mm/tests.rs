@@ -283,6 +283,29 @@ fn the_windows_mixture_draws_attention_over_many_mid_sized_sets() {
 }
 
 #[test]
+fn the_heads_mixture_draws_narrow_heads_over_long_sequences() {
+    let r = InductorMmRunner::new(Engine::Fake).with_mixture(Mixture::Heads);
+    let a = draws_of(Mixture::Heads, 1000);
+    let seq = |g: &Gemm| if g.trans_b { g.m } else { g.k };
+    let head = |g: &Gemm| if g.trans_b { g.k } else { g.n };
+    assert!(a.iter().all(|g| g.fits(&target())
+        && g.op == Op::Bmm
+        && g.source == Source::Attention
+        && (16..=2048).contains(&g.batch)
+        && (577..=4096).contains(&seq(g))
+        && g.m == seq(g)
+        && (16..=64).contains(&head(g))));
+    let count = |f: &dyn Fn(&Gemm) -> bool| a.iter().filter(|g| f(g)).count();
+    assert!((200..400).contains(&count(&|g| g.trans_b)), "q @ k.t()");
+    // The blind misses' kind: scores with a head of at most 32 over 1024 tokens or more.
+    assert!(count(&|g| g.trans_b && head(g) <= 32 && seq(g) >= 1024) > 80);
+    assert!(count(&|g| seq(g) % 2 == 1) > 150, "odd sequences");
+    assert!(count(&|g| g.batch >= 512) > 150, "many sequences x heads");
+    let shapes = BenchmarkRunner::input_distribution(&r).map(|d| d.shapes);
+    assert_eq!(shapes, Some("inductor_heads"));
+}
+
+#[test]
 fn the_tokens_mixture_draws_narrow_layers_over_many_tokens() {
     let r = InductorMmRunner::new(Engine::Fake).with_mixture(Mixture::Tokens);
     let a = draws_of(Mixture::Tokens, 1000);
