@@ -18,9 +18,12 @@
 # and narrow layers over many tokens (weight gradients with a long k; 200 collected in four calls):
 #   AH_INDUCTOR_LOG=inductor_mm_tokens_h100.txt bash scripts/gpu_inductor_collect.sh 480 \
 #     --shapes tokens --num-samples 200
-# and attention over many sets of 65-512 tokens (windows, time series; not yet collected):
+# and attention over many sets of 65-512 tokens (windows, time series; 19 collected so far):
 #   AH_INDUCTOR_LOG=inductor_mm_windows_h100.txt bash scripts/gpu_inductor_collect.sh 480 \
 #     --shapes windows --num-samples 200
+# and attention with narrow heads over long sequences (not yet collected):
+#   AH_INDUCTOR_LOG=inductor_mm_heads_h100.txt bash scripts/gpu_inductor_collect.sh 480 \
+#     --shapes heads --num-samples 200
 # Prices as users of the generated handler pay them (one ptxas, python/ah_inductor/ptxas.py): the
 # same GEMMs as the first of the main log, in a log of their own (ah-collect refuses to resume a
 # log measured in the other mode):
