@@ -506,4 +506,6 @@ mod quantity_tests;
 #[cfg(test)]
 mod score_tests;
 #[cfg(test)]
+mod support_tests;
+#[cfg(test)]
 mod tests;
