@@ -389,66 +389,66 @@ def decide(f):
         if f["mat2_stride_1"] <= 1274.5:
             if f["n"] <= 51065.0:
                 if f["batch"] * f["m"] <= 15.0:
-                    return ("keep", ("triton_mm_BLOCK-M=64_BLOCK-K=128_BLOCK-N=128_numstages=4_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=64_BLOCK-K=128_BLOCK-N=64_numstages=5_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=32_BLOCK-K=128_BLOCK-N=32_numstages=2_numwarps=4_GROUP-M=8",))
+                    return ("keep", ("triton_mm_BLOCK-M=64_BLOCK-K=128_BLOCK-N=128_numstages=4_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=64_BLOCK-K=128_BLOCK-N=64_numstages=5_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=32_BLOCK-K=128_BLOCK-N=32_numstages=2_numwarps=4_GROUP-M=8",))  # 16 training GEMMs
                 else:
                     if f["n"] <= 40389.5:
-                        return ("default", ())
+                        return ("default", ())  # 481 training GEMMs
                     else:
-                        return ("keep", ("triton_mm_BLOCK-M=128_BLOCK-K=64_BLOCK-N=128_numstages=3_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=128_BLOCK-K=32_BLOCK-N=64_numstages=4_numwarps=8_GROUP-M=8", "triton_mm_BLOCK-M=128_BLOCK-K=64_BLOCK-N=128_numstages=5_numwarps=8_GROUP-M=8", "triton_mm_BLOCK-M=64_BLOCK-K=64_BLOCK-N=64_numstages=3_numwarps=8_GROUP-M=8",))
+                        return ("keep", ("triton_mm_BLOCK-M=128_BLOCK-K=64_BLOCK-N=128_numstages=3_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=128_BLOCK-K=32_BLOCK-N=64_numstages=4_numwarps=8_GROUP-M=8", "triton_mm_BLOCK-M=128_BLOCK-K=64_BLOCK-N=128_numstages=5_numwarps=8_GROUP-M=8", "triton_mm_BLOCK-M=64_BLOCK-K=64_BLOCK-N=64_numstages=3_numwarps=8_GROUP-M=8",))  # 11 training GEMMs
             else:
                 if f["m"] * f["k"] <= 14336.0:
-                    return ("default", ())
+                    return ("default", ())  # 8 training GEMMs
                 else:
-                    return ("keep", ("triton_mm_BLOCK-M=128_BLOCK-K=64_BLOCK-N=128_numstages=5_numwarps=8_GROUP-M=8", "triton_mm_BLOCK-M=128_BLOCK-K=128_BLOCK-N=128_numstages=4_numwarps=8_GROUP-M=8",))
+                    return ("keep", ("triton_mm_BLOCK-M=128_BLOCK-K=64_BLOCK-N=128_numstages=5_numwarps=8_GROUP-M=8", "triton_mm_BLOCK-M=128_BLOCK-K=128_BLOCK-N=128_numstages=4_numwarps=8_GROUP-M=8",))  # 11 training GEMMs
         else:
             if f["m"] <= 416.0:
-                return ("keep", ("triton_mm_BLOCK-M=64_BLOCK-K=128_BLOCK-N=64_numstages=5_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=128_BLOCK-K=64_BLOCK-N=128_numstages=5_numwarps=8_GROUP-M=8",))
+                return ("keep", ("triton_mm_BLOCK-M=64_BLOCK-K=128_BLOCK-N=64_numstages=5_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=128_BLOCK-K=64_BLOCK-N=128_numstages=5_numwarps=8_GROUP-M=8",))  # 14 training GEMMs
             else:
-                return ("extern", ())
+                return ("extern", ())  # 9 training GEMMs
     else:
         if f["k"] <= 136.0:
             if f["using_tf32"] == False:
                 if f["mat2_stride_1"] <= 20.0:
                     if f["batch"] <= 144.0:
-                        return ("extern", ())
+                        return ("extern", ())  # 13 training GEMMs
                     else:
-                        return ("default", ())
+                        return ("default", ())  # 10 training GEMMs
                 else:
-                    return ("extern", ())
+                    return ("extern", ())  # 23 training GEMMs
             else:
                 if f["batch"] * f["m"] <= 404480.0:
                     if f["m"] * f["n"] <= 18194112.0:
-                        return ("default", ())
+                        return ("default", ())  # 197 training GEMMs
                     else:
-                        return ("keep", ("triton_mm_BLOCK-M=64_BLOCK-K=128_BLOCK-N=128_numstages=4_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=128_BLOCK-K=64_BLOCK-N=64_numstages=3_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=128_BLOCK-K=64_BLOCK-N=128_numstages=3_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=64_BLOCK-K=64_BLOCK-N=128_numstages=3_numwarps=4_GROUP-M=8",))
+                        return ("keep", ("triton_mm_BLOCK-M=64_BLOCK-K=128_BLOCK-N=128_numstages=4_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=128_BLOCK-K=64_BLOCK-N=64_numstages=3_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=128_BLOCK-K=64_BLOCK-N=128_numstages=3_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=64_BLOCK-K=64_BLOCK-N=128_numstages=3_numwarps=4_GROUP-M=8",))  # 12 training GEMMs
                 else:
                     if f["mat2_stride_1"] <= 88.0:
-                        return ("keep", ("triton_mm_BLOCK-M=128_BLOCK-K=64_BLOCK-N=128_numstages=3_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=128_BLOCK-K=32_BLOCK-N=128_numstages=3_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=64_BLOCK-K=64_BLOCK-N=128_numstages=3_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=64_BLOCK-K=64_BLOCK-N=128_numstages=5_numwarps=8_GROUP-M=8",))
+                        return ("keep", ("triton_mm_BLOCK-M=128_BLOCK-K=64_BLOCK-N=128_numstages=3_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=128_BLOCK-K=32_BLOCK-N=128_numstages=3_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=64_BLOCK-K=64_BLOCK-N=128_numstages=3_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=64_BLOCK-K=64_BLOCK-N=128_numstages=5_numwarps=8_GROUP-M=8",))  # 20 training GEMMs
                     else:
-                        return ("extern", ())
+                        return ("extern", ())  # 9 training GEMMs
         else:
             if f["n"] <= 12416.0:
                 if f["batch"] * f["m"] <= 47928.5:
                     if f["batch"] <= 176.0:
-                        return ("extern", ())
+                        return ("extern", ())  # 523 training GEMMs
                     else:
-                        return ("default", ())
+                        return ("default", ())  # 17 training GEMMs
                 else:
                     if f["mat1_dtype"] == "torch.float32":
-                        return ("keep", ("triton_mm_BLOCK-M=64_BLOCK-K=32_BLOCK-N=128_numstages=3_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=64_BLOCK-K=32_BLOCK-N=64_numstages=2_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=128_BLOCK-K=32_BLOCK-N=128_numstages=4_numwarps=8_GROUP-M=8",))
+                        return ("keep", ("triton_mm_BLOCK-M=64_BLOCK-K=32_BLOCK-N=128_numstages=3_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=64_BLOCK-K=32_BLOCK-N=64_numstages=2_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=128_BLOCK-K=32_BLOCK-N=128_numstages=4_numwarps=8_GROUP-M=8",))  # 47 training GEMMs
                     else:
-                        return ("default", ())
+                        return ("default", ())  # 114 training GEMMs
             else:
                 if f["m"] * f["n"] <= 1725184.0:
                     if f["n"] <= 41200.0:
-                        return ("default", ())
+                        return ("default", ())  # 39 training GEMMs
                     else:
-                        return ("keep", ("triton_mm_BLOCK-M=64_BLOCK-K=128_BLOCK-N=64_numstages=5_numwarps=4_GROUP-M=8",))
+                        return ("keep", ("triton_mm_BLOCK-M=64_BLOCK-K=128_BLOCK-N=64_numstages=5_numwarps=4_GROUP-M=8",))  # 19 training GEMMs
                 else:
                     if f["m"] <= 126.0:
-                        return ("keep", ("triton_mm_BLOCK-M=64_BLOCK-K=128_BLOCK-N=64_numstages=5_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=128_BLOCK-K=64_BLOCK-N=128_numstages=5_numwarps=8_GROUP-M=8", "triton_mm_BLOCK-M=128_BLOCK-K=128_BLOCK-N=128_numstages=4_numwarps=8_GROUP-M=8", "triton_mm_BLOCK-M=128_BLOCK-K=64_BLOCK-N=64_numstages=3_numwarps=4_GROUP-M=8",))
+                        return ("keep", ("triton_mm_BLOCK-M=64_BLOCK-K=128_BLOCK-N=64_numstages=5_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=128_BLOCK-K=64_BLOCK-N=128_numstages=5_numwarps=8_GROUP-M=8", "triton_mm_BLOCK-M=128_BLOCK-K=128_BLOCK-N=128_numstages=4_numwarps=8_GROUP-M=8", "triton_mm_BLOCK-M=128_BLOCK-K=64_BLOCK-N=64_numstages=3_numwarps=4_GROUP-M=8",))  # 22 training GEMMs
                     else:
-                        return ("extern", ())
+                        return ("extern", ())  # 12 training GEMMs
 
 
 # Every template choice a leaf keeps (as large GEMMs are offered it), and the features

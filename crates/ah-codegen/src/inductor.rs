@@ -171,13 +171,24 @@ fn policy(p: &Policy) -> String {
 fn node(n: &Node, depth: usize, out: &mut String) {
     let pad = "    ".repeat(depth);
     match n {
-        Node::Leaf(p) => out.push_str(&format!("{pad}return {}\n", policy(p))),
+        Node::Leaf(p, samples) => {
+            out.push_str(&format!("{pad}return {}{}\n", policy(p), support(*samples)))
+        }
         Node::Split(t, yes, no) => {
             out.push_str(&format!("{pad}if {}:\n", test(*t)));
             node(yes, depth + 1, out);
             out.push_str(&format!("{pad}else:\n"));
             node(no, depth + 1, out);
         }
+    }
+}
+
+/// A leaf's count of training GEMMs as a comment after its decision (nothing when unknown).
+fn support(samples: Option<u64>) -> String {
+    match samples {
+        Some(1) => "  # 1 training GEMM".into(),
+        Some(n) => format!("  # {n} training GEMMs"),
+        None => String::new(),
     }
 }
 
@@ -209,6 +220,23 @@ mod tests {
         assert!(code.contains(&format!("if f[{lit}] == {lit}:")));
         assert!(code.contains(&format!("return (\"keep\", ({lit},))")));
         assert!(!code.contains("os.system('rm -rf /') #\n"));
+    }
+
+    #[test]
+    fn a_leaf_says_how_many_training_gemms_it_rests_on() {
+        let tree = json!({"node": "split",
+            "test": {"kind": "le", "quantity": {"kind": "feature", "name": "m"}, "threshold": 64.0},
+            "yes": {"node": "leaf", "policy": {"kind": "extern"}, "samples": 1},
+            "no": {"node": "split",
+                "test": {"kind": "le", "quantity": {"kind": "feature", "name": "k"}, "threshold": 8.0},
+                "yes": {"node": "leaf", "policy": {"kind": "extern"}, "samples": 523},
+                "no": {"node": "leaf", "policy": {"kind": "default"}, "samples": "5; import evil_module"}}});
+        let code = render_module(&model(tree), "# h").unwrap();
+        assert!(code.contains("return (\"extern\", ())  # 1 training GEMM\n"));
+        assert!(code.contains("return (\"extern\", ())  # 523 training GEMMs\n"));
+        // A count that is no integer is left out, never written into the code.
+        assert!(code.contains("return (\"default\", ())\n"));
+        assert!(!code.contains("evil_module"));
     }
 
     #[test]

@@ -103,14 +103,14 @@ class {name}(LearnedHeuristicDecision):
 /// The template names the leaves of `n` keep, each once, first occurrence first.
 fn keep_names<'a>(n: &Node<'a>, out: &mut Vec<&'a str>) {
     match n {
-        Node::Leaf(Policy::Keep(names)) => {
+        Node::Leaf(Policy::Keep(names), _) => {
             for name in names {
                 if !out.contains(name) {
                     out.push(name);
                 }
             }
         }
-        Node::Leaf(_) => {}
+        Node::Leaf(..) => {}
         Node::Split(_, yes, no) => {
             keep_names(yes, out);
             keep_names(no, out);

@@ -259,7 +259,7 @@ fn policy(p: &Policy) -> String {
 fn node(n: &Node, depth: usize, out: &mut String) -> Result<(), String> {
     let pad = "    ".repeat(depth);
     match n {
-        Node::Leaf(p) => out.push_str(&format!("{pad}{}\n", policy(p))),
+        Node::Leaf(p, _) => out.push_str(&format!("{pad}{}\n", policy(p))),
         Node::Split(t, yes, no) => {
             let (cond, no) = condition(*t, yes, no)?;
             out.push_str(&format!("{pad}if {cond} {{\n"));
@@ -330,11 +330,12 @@ mod tests {
 
     #[test]
     fn splits_down_a_no_branch_to_the_same_subtree_share_one_condition() {
-        let leaf = |kind: &str| json!({"node": "leaf", "policy": {"kind": kind}, "samples": 1});
+        // Leaves that decide alike are the same subtree whatever their counts of training GEMMs.
+        let leaf = |kind: &str, samples: u64| json!({"node": "leaf", "policy": {"kind": kind}, "samples": samples});
         let le = |name: &str, t: f64| json!({"kind": "le", "quantity": {"kind": "feature", "name": name}, "threshold": t});
-        let inner = json!({"node": "split", "test": le("n", 8.0), "yes": leaf("extern"), "no": leaf("default")});
-        let tree = json!({"node": "split", "test": le("m", 16.0), "yes": leaf("extern"),
-            "no": {"node": "split", "test": le("k", 32.0), "yes": leaf("extern"), "no": inner}});
+        let inner = json!({"node": "split", "test": le("n", 8.0), "yes": leaf("extern", 7), "no": leaf("default", 1)});
+        let tree = json!({"node": "split", "test": le("m", 16.0), "yes": leaf("extern", 5),
+            "no": {"node": "split", "test": le("k", 32.0), "yes": leaf("extern", 523), "no": inner}});
         let code = render_module(&model(tree), "").unwrap();
         assert!(code.contains("if g.m as f64 <= 16.0 || g.k as f64 <= 32.0 || g.n as f64 <= 8.0 {\n        Policy::Extern\n    } else {\n        Policy::Default\n    }"), "{code}");
     }

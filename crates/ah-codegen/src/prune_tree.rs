@@ -97,12 +97,27 @@ pub enum Policy<'a> {
 }
 
 /// A node.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone)]
 pub enum Node<'a> {
-    /// A decision.
-    Leaf(Policy<'a>),
+    /// A decision, and how many training GEMMs reached it (where the model says: the generated
+    /// Python shows it beside the decision, so a reader sees what a leaf rests on).
+    Leaf(Policy<'a>, Option<u64>),
     /// A test, the subtree where it holds, the subtree where it does not.
     Split(Test<'a>, Box<Node<'a>>, Box<Node<'a>>),
+}
+
+/// Nodes are equal when they decide alike: a leaf's count of training GEMMs is not part of its
+/// decision (the Rust module merges branches that decide alike).
+impl PartialEq for Node<'_> {
+    fn eq(&self, other: &Self) -> bool {
+        match (self, other) {
+            (Node::Leaf(a, _), Node::Leaf(b, _)) => a == b,
+            (Node::Split(t, yes, no), Node::Split(u, yes2, no2)) => {
+                t == u && yes == yes2 && no == no2
+            }
+            _ => false,
+        }
+    }
 }
 
 /// Reads the tree `n`; an error says what is wrong with it.
@@ -117,7 +132,7 @@ fn node(n: &Json, depth: usize) -> Result<Node<'_>, String> {
         ));
     }
     match n["node"].as_str() {
-        Some("leaf") => Ok(Node::Leaf(policy(&n["policy"])?)),
+        Some("leaf") => Ok(Node::Leaf(policy(&n["policy"])?, n["samples"].as_u64())),
         Some("split") => Ok(Node::Split(
             test(&n["test"])?,
             Box::new(node(&n["yes"], depth + 1)?),
@@ -233,7 +248,7 @@ impl Helpers {
 /// Whether a split of `n` compares a quantity for which `q` holds.
 fn uses(n: &Node, q: fn(&Quantity) -> bool) -> bool {
     match n {
-        Node::Leaf(_) => false,
+        Node::Leaf(..) => false,
         Node::Split(t, yes, no) => {
             matches!(t, Test::Le(x, _) if q(x)) || uses(yes, q) || uses(no, q)
         }
