@@ -331,14 +331,17 @@ fn window_tokens(rng: &mut SampleRng) -> usize {
     match rng.random_range(0..10) {
         0..4 => MID_WINDOWS[rng.random_range(0..MID_WINDOWS.len())],
         4..7 => SERIES[rng.random_range(0..SERIES.len())],
-        _ => {
-            let s = 2f64.powf(rng.random_range(6.03..9.0)) as usize;
-            if rng.random_bool(0.5) {
-                s | 1
-            } else {
-                s.div_ceil(8) * 8
-            }
-        }
+        _ => odd_or_aligned(rng, 6.03..9.0),
+    }
+}
+
+/// A length log-uniform in 2^`exps` tokens, odd half the time, else a multiple of 8.
+fn odd_or_aligned(rng: &mut SampleRng, exps: std::ops::Range<f64>) -> usize {
+    let s = 2f64.powf(rng.random_range(exps)) as usize;
+    if rng.random_bool(0.5) {
+        s | 1
+    } else {
+        s.div_ceil(8) * 8
     }
 }
 
@@ -362,12 +365,7 @@ fn long_tokens(rng: &mut SampleRng) -> usize {
     if rng.random_bool(0.5) {
         return LONG_SEQS[rng.random_range(0..LONG_SEQS.len())];
     }
-    let s = 2f64.powf(rng.random_range(9.175..12.0)) as usize;
-    if rng.random_bool(0.5) {
-        s | 1
-    } else {
-        s.div_ceil(8) * 8
-    }
+    odd_or_aligned(rng, 9.175..12.0)
 }
 
 const LONG_HEADS: SetAttention = SetAttention {
