@@ -162,12 +162,12 @@ class GemmFileError(ValueError):
 def read_gemms(path, source=None, lines=None):
     """The GEMMs of a JSON-lines file (lines `{"op","m","k","n","dtype",...}`), with their
     defaults; a bad line raises GemmFileError naming the file and the line. `source` (the
-    path as shown) adds `"source": "FILE:LINE"` to each GEMM. `lines` (first, last), 1-based
-    and inclusive, reads only those lines (`--lines`)."""
+    path as shown) adds `"source": "FILE:LINE"` to each GEMM. `lines`, a list of (first, last),
+    1-based and inclusive, reads only those lines (`--lines`)."""
     out = []
     with open(path) as f:
         for i, line in enumerate(f, 1):
-            if not line.strip() or (lines and not lines[0] <= i <= lines[1]):
+            if not line.strip() or (lines and not any(a <= i <= b for a, b in lines)):
                 continue
             where = f"{source or path}:{i}"
             try:
@@ -1086,11 +1086,27 @@ def e2e_table(w, r):
 
 
 def line_range(text):
-    """`A-B` (1 <= A <= B) as (A, B), for --lines."""
+    """`A-B` (1 <= A <= B) as (A, B)."""
     first, dash, last = text.partition("-")
     if dash and first.isdigit() and last.isdigit() and 1 <= int(first) <= int(last):
         return int(first), int(last)
     raise argparse.ArgumentTypeError(f"{text!r} is not A-B with 1 <= A <= B (e.g. 1-14)")
+
+
+def line_ranges(text):
+    """`A-B[,C-D...]` as a list of (A, B), for --lines."""
+    return [line_range(part) for part in text.split(",")]
+
+
+def as_ranges(numbers):
+    """Line numbers as `A-B[,C-D...]`, each run of consecutive numbers one range."""
+    runs = []
+    for n in sorted(set(numbers)):
+        if runs and n == runs[-1][1] + 1:
+            runs[-1][1] = n
+        else:
+            runs.append([n, n])
+    return ",".join(f"{a}-{b}" for a, b in runs)
 
 
 def parse(argv):
@@ -1101,9 +1117,10 @@ def parse(argv):
                         "name must differ from --handler's: ah-prune --heuristic-name)")
     p.add_argument("--out", help="the JSON results file")
     p.add_argument("--gemms", help="JSON lines of GEMMs (replaces the held-out list)")
-    p.add_argument("--lines", metavar="A-B", type=line_range,
-                   help="only the GEMMs on lines A to B of --gemms (1-based, inclusive): a set "
-                        "measured in parts, each result file naming the file and its lines")
+    p.add_argument("--lines", metavar="A-B[,C-D...]", type=line_ranges,
+                   help="only the GEMMs on lines A to B (and C to D ...) of --gemms (1-based, "
+                        "inclusive): a set measured in parts, each result file naming the file and "
+                        "its lines")
     p.add_argument("--workloads", default=None,
                    help=f"comma-separated, of {', '.join(WORKLOADS)} (default: all of them, or none "
                         f"when --workload-file is given)")
@@ -1233,10 +1250,10 @@ def main(argv=None):
 
 def budget_note(late, gemms_path):
     """What the budget left unmeasured, and the --lines that measure it (GEMMs of a --gemms file
-    carry their line; the budget skips a run's last GEMMs, so their lines are one range)."""
-    lines = [g["line"] for g in late if "line" in g]
-    rerun = (f" (lines {min(lines)}-{max(lines)} of {gemms_path}): measure them with "
-             f"`--lines {min(lines)}-{max(lines)}`") if lines and gemms_path else ""
+    carry their line), as few ranges as hold them."""
+    lines = as_ranges(g["line"] for g in late if "line" in g)
+    rerun = (f" (lines {lines} of {gemms_path}): measure them with `--lines {lines}`"
+             if lines and gemms_path else "")
     return f"The budget ran out before {len(late)} GEMM(s){rerun}."
 
 
