@@ -189,16 +189,19 @@ def decided(r):
     seen = r.get("ours_decisions") or []
     kinds = {(d.get("decision"), d.get("kept")) for d in seen}
     kind, kept = kinds.pop() if len(kinds) == 1 else (measured_kind(r), None)
-    if kind == "keep":
-        return "kept list" if kept is None else f"kept {kept}"
-    return {"extern": "cuBLAS only", "default": "full list"}.get(kind, "-")
+    return in_words(kind, kept)
 
 
 def replay_decided(r):
     """What a replayed handler decided on row `r` of `replayed`, in words."""
-    if r["kind"] == "keep":
-        return f"kept {len(r['names'])}"
-    return {"extern": "cuBLAS only", "default": "full list"}.get(r["kind"], "-")
+    return in_words(r["kind"], len(r["names"]))
+
+
+def in_words(kind, kept=None):
+    """A decision in words: its kind, and for a kept list how many choices (when known)."""
+    if kind == "keep":
+        return "kept list" if kept is None else f"kept {kept}"
+    return {"extern": "cuBLAS only", "default": "full list"}.get(kind, "-")
 
 
 def misses_table(recs, min_ms=MISS_MIN_MS, setting="ours", how=decided):
