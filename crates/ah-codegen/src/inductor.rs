@@ -230,7 +230,7 @@ mod tests {
             "no": {"node": "split",
                 "test": {"kind": "le", "quantity": {"kind": "feature", "name": "k"}, "threshold": 8.0},
                 "yes": {"node": "leaf", "policy": {"kind": "extern"}, "samples": 523},
-                "no": {"node": "leaf", "policy": {"kind": "default"}, "samples": "5; import evil_module"}}});
+                "no": {"node": "leaf", "policy": {"kind": "default"}, "samples": "5\"\n; import evil_module"}}});
         let code = render_module(&model(tree), "# h").unwrap();
         assert!(code.contains("return (\"extern\", ())  # 1 training GEMM\n"));
         assert!(code.contains("return (\"extern\", ())  # 523 training GEMMs\n"));
