@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Collects (or resumes) the inductor_mm log on the lent GPU machine, stopping cleanly before
-# the device tool's 10-minute limit. Run there from the repository root with the binary in .gpu/:
+# the device tool's 10-minute limit. Run there from the repository root with the binary in .gpu/
+# (.gpu/ah-collect, or gzipped as .gpu/ah-collect.gz when the working tree and the binary together
+# pass the device tool's 64 MiB carry limit; it is unpacked first):
 #   bash scripts/gpu_inductor_collect.sh SECONDS [ah-collect options...]
 # At SECONDS ah-collect is asked to stop and finishes the GEMM it is measuring (killed 90 s
 # later at most): give the device call a limit of SECONDS + 100, or it may be cut off first
@@ -36,6 +38,9 @@ out=${OUT:?OUT is the folder whose files come back}
 for f in data/$log data/$log.medians.txt data/$log.provenance.json data/$log.extras.jsonl; do
   [ -f "$f" ] && cp "$f" "$out/"
 done
+if [ ! -x .gpu/ah-collect ] && [ -f .gpu/ah-collect.gz ]; then
+  gunzip -k .gpu/ah-collect.gz && chmod +x .gpu/ah-collect
+fi
 export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
 export PYTHONUNBUFFERED=1
 # --foreground: one SIGINT to ah-collect alone (without it, timeout signals the child and then
