@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Pools the held-out evaluations of scripts/inductor_eval.py and asks them four questions.
+"""Pools the held-out evaluations of scripts/inductor_eval.py and asks them five questions.
 
 1. How reachable is issue 26's bound? (And how much of a miss is measurement alone: on GEMMs
    where cuBLAS only, ours and max-autotune all ran a cuBLAS kernel, each setting ran the same
@@ -44,8 +44,13 @@ rewrite a GEMM (pad_mm) before the handler sees it.
 Reads only the result files (no torch, no GPU). Every run is one record: a GEMM measured in two
 runs counts twice, as the two measurements it is.
 
-Usage: scripts/holdout_pool.py [--handler MODULE.py [--measured MEASURED.py]] [--ours ours|candidate]
-                               RESULT.json ... > pooled.md
+5. With `--handler A.py --against B.py`: which of two handlers to ship? Both are replayed as in
+   4 and scored on the GEMMs where both outcomes are known (the same GEMMs for both, which the
+   two replays alone are not: a kept list one of them decides may be unmeasured), with the
+   GEMMs where one is over the bound and the other is not.
+
+Usage: scripts/holdout_pool.py [--handler MODULE.py [--measured MEASURED.py] [--against OTHER.py]]
+                               [--ours ours|candidate] RESULT.json ... > pooled.md
 """
 
 import json
@@ -204,6 +209,13 @@ def in_words(kind, kept=None):
     return {"extern": "cuBLAS only", "default": "full list"}.get(kind, "-")
 
 
+def shape_of(g):
+    """A GEMM of a result file in words: op batch x m x k x n, dtype (+tf32), layout."""
+    tf32 = "+tf32" if g.get("tf32") else ""
+    layout = ("T" if g.get("trans_a") else "N") + ("T" if g.get("trans_b") else "N")
+    return f"{g['op']} {g['batch']}x{g['m']}x{g['k']}x{g['n']} {g['dtype']}{tf32} {layout}"
+
+
 def misses_table(recs, min_ms=MISS_MIN_MS, setting="ours", how=decided):
     """`setting` (ours, or `replay` on rows of `replayed`, decided as `how` says) over the bound
     where cuBLAS takes at least `min_ms`, one line per GEMM."""
@@ -211,15 +223,11 @@ def misses_table(recs, min_ms=MISS_MIN_MS, setting="ours", how=decided):
     lines = [f"| file | GEMM (op batch x m x k x n, dtype, layout) | decided | {setting} | cuBLAS | max-autotune |",
              "|---|---|---|---|---|---|"]
     for r in recs:
-        run, g = r["run_ms"], r["gemm"]
-        best = best_ms(r)
+        run, best = r["run_ms"], best_ms(r)
         if run["none"] < min_ms or not run.get(setting) or run[setting] <= SLOW_FLAG * best:
             continue
-        tf32 = "+tf32" if g.get("tf32") else ""
-        layout = ("T" if g.get("trans_a") else "N") + ("T" if g.get("trans_b") else "N")
-        shape = f"{g['op']} {g['batch']}x{g['m']}x{g['k']}x{g['n']} {g['dtype']}{tf32} {layout}"
         cells = [f"{run[s] / best:.3f}x" for s in (setting, "none", "max_autotune")]
-        lines.append(f"| {os.path.basename(r['source'])} | {shape} | {how(r)} | " + " | ".join(cells) + " |")
+        lines.append(f"| {os.path.basename(r['source'])} | {shape_of(r['gemm'])} | {how(r)} | " + " | ".join(cells) + " |")
     if len(lines) == 2:
         return f"No GEMM of at least {min_ms * 1000:g} us is over the bound for {who.lower()}."
     return f"{who} over the bound at and above {min_ms * 1000:g} us of cuBLAS:\n\n" + "\n".join(lines)
@@ -339,6 +347,37 @@ def replay_table(recs, decide, measured=None, keeps=None):
     return "\n".join(lines)
 
 
+def against_table(recs, decide, other, measured=None):
+    """The replayed handler (A) against another (B, `other`'s decide) on the GEMMs where both
+    outcomes are known, so that the two are scored on the same GEMMs, and the GEMMs where one is
+    over the bound and the other is not. Each is replayed as `replayed` replays it."""
+    pairs = list(zip(replayed(recs, decide, measured), replayed(recs, other, measured)))
+    differ = sum((a["kind"], a["names"]) != (b["kind"], b["names"]) for a, b in pairs)
+    both = [(a, b) for a, b in pairs if a["run_ms"]["replay"] is not None and b["run_ms"]["replay"] is not None]
+    priced = all(a["replay_s"] is not None and b["replay_s"] is not None for a, b in both)
+    lines = [f"The replayed handler (A) against `--against` (B): {differ} of {len(pairs)} decisions differ; "
+             f"both replayed on {len(both)} GEMMs:", "",
+             "| handler | over the bound (3 %) | of them at 100 us or more | run / max-autotune's (gmean) "
+             "| autotuning s |", "|---|---|---|---|---|"]
+    for label, rows in (("A", [a for a, _ in both]), ("B", [b for _, b in both])):
+        over = [r for r in rows if r["run_ms"]["replay"] > SLOW_FLAG * best_ms(r)]
+        big = sum(r["run_ms"]["none"] >= MISS_MIN_MS for r in over)
+        gm = geomean([r["run_ms"]["replay"] / r["run_ms"]["max_autotune"] for r in rows])
+        cost = f"{sum(r['replay_s'] for r in rows):.1f}" if priced else "-"
+        lines.append(f"| {label} | {fmt_tally(tally(rows, 'replay'))} | {big} | "
+                     f"{'-' if gm is None else f'{gm:.3f}'} | {cost} |")
+    flips = [(a, b) for a, b in both
+             if (a["run_ms"]["replay"] > SLOW_FLAG * best_ms(a)) != (b["run_ms"]["replay"] > SLOW_FLAG * best_ms(b))]
+    if flips:
+        lines += ["", "Where one of them is over the bound and the other is not:", "",
+                  "| file | GEMM (op batch x m x k x n, dtype, layout) | A decided | A | B decided | B | cuBLAS ms |",
+                  "|---|---|---|---|---|---|---|"]
+        lines += [f"| {os.path.basename(a['source'])} | {shape_of(a['gemm'])} | {replay_decided(a)} | "
+                  f"{a['run_ms']['replay'] / best_ms(a):.3f}x | {replay_decided(b)} | "
+                  f"{b['run_ms']['replay'] / best_ms(b):.3f}x | {a['run_ms']['none']:.4f} |" for a, b in flips]
+    return "\n".join(lines)
+
+
 def handler_module(path):
     """A generated handler module (inductor_eval's loader) that defines `decide`."""
     try:
@@ -368,20 +407,21 @@ def handler_keeps(module):
 
 
 def parse(argv):
-    """(handler, measured handler, the setting counted as ours, result files) of the command
-    line."""
-    modules = {"--handler": None, "--measured": None, "--ours": "ours"}
+    """(handler, measured handler, handler to compare against, the setting counted as ours,
+    result files) of the command line."""
+    modules = {"--handler": None, "--measured": None, "--against": None, "--ours": "ours"}
     while argv[:1] and argv[0] in modules:
         if len(argv) < 2:
             raise PoolError(f"{argv[0]} needs a value")
         modules[argv[0]], argv = argv[1], argv[2:]
-    if modules["--measured"] and not modules["--handler"]:
-        raise PoolError("--measured needs --handler (the handler to replay)")
+    for needs in ("--measured", "--against"):
+        if modules[needs] and not modules["--handler"]:
+            raise PoolError(f"{needs} needs --handler (the handler to replay)")
     if modules["--ours"] not in ("ours", "candidate"):
         raise PoolError(f"--ours {modules['--ours']}: give ours or candidate")
     if not argv:
         raise PoolError("name the result files (see --help)")
-    return modules["--handler"], modules["--measured"], modules["--ours"], argv
+    return modules["--handler"], modules["--measured"], modules["--against"], modules["--ours"], argv
 
 
 def main(argv):
@@ -389,11 +429,12 @@ def main(argv):
         print(__doc__.strip())
         return 0
     try:
-        handler, measured, ours, paths = parse(argv)
+        handler, measured, against, ours, paths = parse(argv)
         recs = records(paths, ours)
         module = handler_module(handler) if handler else None
         measured = handler_decide(measured) if measured else None
         replay = replay_table(recs, module.decide, measured, handler_keeps(module)) if module else None
+        versus = against_table(recs, module.decide, handler_decide(against), measured) if against else None
     except PoolError as e:
         print(f"holdout_pool: {e}", file=sys.stderr)
         return 2
@@ -406,9 +447,10 @@ def main(argv):
     print(band_table(recs))
     print()
     print(misses_table(recs))
-    if replay:
-        print()
-        print(replay)
+    for section in (replay, versus):
+        if section:
+            print()
+            print(section)
     return 0
 
 

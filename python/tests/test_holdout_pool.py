@@ -184,6 +184,38 @@ class PoolTest(unittest.TestCase):
                       "max-autotune again (one ptxas) 5.0 s", text)
         self.assertIn("No GEMM of at least 100 us is over the bound for the replayed handler.", text)
 
+    def test_two_handlers_are_scored_on_the_gemms_both_replay(self):
+        other = HANDLER.replace('if f["m"] < 100', 'if f["m"] < 300')  # m 200: cuBLAS only
+        with tempfile.TemporaryDirectory() as d:
+            b = os.path.join(d, "other_choices.py")
+            with open(b, "w") as f:
+                f.write(other)
+            path = write(d, "a.json", [
+                # m 200: A's full list runs as the second search (0.91), B's cuBLAS only 1.1x
+                dict(rec({"none": 1.0, "ours": 1.0, "max_autotune": 0.9, "max_autotune_ptxas": 0.91}, PICK),
+                     gemm=gemm(200), autotune_s={"ours": 0.0, "max_autotune": 12.0, "max_autotune_ptxas": 3.0}),
+                # m 8: both cuBLAS only, within the bound
+                dict(rec({"none": 0.005, "ours": 0.005, "max_autotune": 0.005, "max_autotune_ptxas": 0.005},
+                         PICK), autotune_s={"ours": 0.0, "max_autotune": 1.0, "max_autotune_ptxas": 1.0}),
+                # m 500: both keep a list, not measured: scored for neither
+                dict(rec({"none": 1.0, "ours": 1.0, "max_autotune": 1.0, "max_autotune_ptxas": 1.0}, PICK),
+                     gemm=gemm(500)),
+            ])
+            out = io.StringIO()
+            with redirect_stdout(out):
+                self.assertEqual(holdout_pool.main(["--handler", handler_file(d), "--against", b, path]), 0)
+        text = out.getvalue()
+        self.assertIn("(B): 1 of 3 decisions differ; both replayed on 2 GEMMs:", text)
+        self.assertIn("| A | 0 / 2 (0 past 1.10x; worst 1.01x) | 0 | 1.006 | 3.0 |", text)
+        self.assertIn("| B | 1 / 2 (1 past 1.10x; worst 1.11x) | 1 | 1.054 | 0.0 |", text)
+        self.assertIn("| a.json | mm 1x200x64x64 bfloat16 NT | full list | 1.011x | cuBLAS only | 1.111x | 1.0000 |",
+                      text)
+
+    def test_against_needs_a_handler(self):
+        with redirect_stderr(io.StringIO()) as err:
+            self.assertEqual(holdout_pool.main(["--against", "b.py", "a.json"]), 2)
+        self.assertIn("--against needs --handler", err.getvalue())
+
     def test_the_replayed_handlers_misses_at_and_above_100_us_are_listed(self):
         run = {"none": 1.2, "ours": 1.0, "max_autotune": 1.0, "max_autotune_ptxas": 1.0}
         with tempfile.TemporaryDirectory() as d:
