@@ -20,7 +20,7 @@
 # and narrow layers over many tokens (weight gradients with a long k; 200 collected in four calls):
 #   AH_INDUCTOR_LOG=inductor_mm_tokens_h100.txt bash scripts/gpu_inductor_collect.sh 480 \
 #     --shapes tokens --num-samples 200
-# and attention over many sets of 65-512 tokens (windows, time series; 19 collected so far):
+# and attention over many sets of 65-512 tokens (windows, time series; 135 collected so far):
 #   AH_INDUCTOR_LOG=inductor_mm_windows_h100.txt bash scripts/gpu_inductor_collect.sh 480 \
 #     --shapes windows --num-samples 200
 # and attention with narrow heads over long sequences (not yet collected):
