@@ -24,4 +24,4 @@ pub mod runner;
 pub mod runners;
 
 pub use backend::{Backend, BackendKind, BenchError, Measurement, TimingConfig};
-pub use runner::{BenchmarkRunner, DynRunner, SampleRng, Target};
+pub use runner::{BenchmarkRunner, DynRunner, Feedback, SampleRng, Target};

@@ -31,6 +31,23 @@ pub fn sample_rng(seed: u64, index: u64) -> SampleRng {
     rng
 }
 
+/// What a runner's logged feedback is, as the provenance sidecar records it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Feedback {
+    /// Timed through the [`Backend`]'s protocol: the minimum over the timed calls, their median
+    /// in the log's medians sidecar.
+    Timed,
+    /// One number per choice that the runner reports from elsewhere (Inductor's own benchmark
+    /// while it autotunes): `label` says what it is and `method` how it was measured. Such a
+    /// log gets no medians sidecar, which would copy it byte for byte.
+    Reported {
+        /// What the feedback is (the provenance's `label`).
+        label: &'static str,
+        /// How it was measured (the provenance's `timing_method`).
+        method: &'static str,
+    },
+}
+
 /// What a runner may know about the target when it draws an input (memory limits, scale).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Target {
@@ -128,6 +145,12 @@ pub trait BenchmarkRunner: Send + Sync + 'static {
         None
     }
 
+    /// What the logged feedback is: [`Feedback::Timed`] unless the runner reports numbers it
+    /// did not time through the backend.
+    fn feedback(&self) -> Feedback {
+        Feedback::Timed
+    }
+
     /// What the runner measured of an input beyond the log's rows (compile-time costs,
     /// compiled truth, ...): one JSON object appended to the log's extras sidecar
     /// (`FILE.extras.jsonl`, [`crate::collect`]) before the input's rows. `None`: nothing.
@@ -192,6 +215,8 @@ pub trait DynRunner: Send + Sync {
     fn ready(&self, kind: BackendKind) -> Result<(), String>;
     /// See [`BenchmarkRunner::fixed_reps`].
     fn fixed_reps(&self) -> Option<usize>;
+    /// See [`BenchmarkRunner::feedback`].
+    fn feedback(&self) -> Feedback;
     /// See [`BenchmarkRunner::resume_conflict`].
     fn resume_conflict(&self, last_extras: &serde_json::Value) -> Option<String>;
     /// Draws the input of a sample (redrawing until the precondition holds, at most
@@ -248,6 +273,9 @@ impl<R: BenchmarkRunner> DynRunner for R {
     }
     fn fixed_reps(&self) -> Option<usize> {
         BenchmarkRunner::fixed_reps(self)
+    }
+    fn feedback(&self) -> Feedback {
+        BenchmarkRunner::feedback(self)
     }
     fn resume_conflict(&self, last_extras: &serde_json::Value) -> Option<String> {
         BenchmarkRunner::resume_conflict(self, last_extras)

@@ -16,4 +16,4 @@ pub mod collect;
 
 pub use ah_bench::{backend, catalogue, dtype, runner, runners};
 pub use ah_bench::{Backend, BackendKind, BenchError, Measurement, TimingConfig};
-pub use ah_bench::{BenchmarkRunner, DynRunner, SampleRng, Target};
+pub use ah_bench::{BenchmarkRunner, DynRunner, Feedback, SampleRng, Target};

@@ -10,8 +10,11 @@
 //!   calls in ms (`inf` when the choice failed). All rows of one input are written with one
 //!   `write` and then `fsync`ed, so a kill loses at most the input in flight.
 //! - **Sidecars.** `FILE.medians.txt` is the same log with the median of the timed calls as
-//!   feedback (train on it for median labelling); `FILE.provenance.json` records the device,
-//!   library versions, tool version, seed, command lines and timing method of every session.
+//!   feedback (train on it for median labelling); a runner that reports one number per choice
+//!   ([`Feedback::Reported`](crate::runner::Feedback), Inductor's benchmark) starts none, as it
+//!   would copy the log. `FILE.provenance.json` records the device, library versions, tool
+//!   version, seed, command lines and timing method (the runner's, where it reports its
+//!   feedback) of every session.
 //! - **Resume.** Re-running with the same output, seed and sample count skips inputs whose rows
 //!   are all in the log; a torn last line, or an incomplete last input, is cut off first. The
 //!   log's metadata line and header must be exactly the runner's (another column order would

@@ -12,7 +12,7 @@ use serde_json::json;
 use super::config::CollectConfig;
 use super::error::{io_err, CollectError};
 use crate::backend::{BackendInfo, BackendKind};
-use crate::runner::{DynRunner, Repetitions};
+use crate::runner::{DynRunner, Feedback, Repetitions};
 
 /// The provenance sidecar, or a fresh one when there is none. A sidecar that is not a JSON
 /// object with a `sessions` list is refused, never replaced: it holds the session history.
@@ -229,12 +229,20 @@ pub(super) fn fill_provenance_head(
         .iter()
         .map(|p| p.file_name().map(|n| n.to_string_lossy().to_string()))
         .collect::<Vec<_>>());
-    v["label"] = json!(
+    let (label, method) = feedback_provenance(runner.feedback(), infos[0].kind);
+    v["label"] = json!(label);
+    v["timing_method"] = json!(method);
+}
+
+/// The provenance's `label` and `timing_method`: what the runner says of feedback it reports,
+/// else the backend's timing protocol.
+fn feedback_provenance(feedback: Feedback, kind: BackendKind) -> (&'static str, &'static str) {
+    const TIMED: &str =
         "feedback = min over the timed calls of one benchmark (PyTorch's InductorBenchmarker); \
-         FILE.medians.txt holds the median over the same calls"
-    );
-    v["timing_method"] = json!(match infos[0].kind {
-        BackendKind::Cuda =>
+                         FILE.medians.txt holds the median over the same calls";
+    match (feedback, kind) {
+        (Feedback::Reported { label, method }, _) => (label, method),
+        (Feedback::Timed, BackendKind::Cuda) => (TIMED,
             "CUDA events around each call on one stream; 1 warm-up call per choice (first repetition); \
              L2 flush (memset of an L2-sized buffer) before every timed call; 5 estimation runs, \
              100 flushes, then max(min(100, 25 ms // estimate), 1) timed runs; min and median over all timed runs; \
@@ -243,12 +251,12 @@ pub(super) fn fill_provenance_head(
              a long warm-up together with one more run right after it (the faster kept; a short second run means PyTorch's protocol after all); \
              CUDA_MODULE_LOADING=EAGER unless set (the session's cuda_module_loading); \
              repetitions: num_reps per input, long_reps for an input whose every choice measured a min of at least \
-             long_run_ms in its first repetition",
-        BackendKind::Cpu =>
+             long_run_ms in its first repetition"),
+        (Feedback::Timed, BackendKind::Cpu) => (TIMED,
             "wall clock (std::time::Instant) around each call; 1 warm-up call per choice; 3 estimation runs, \
              then max(min(20, 10 ms // estimate), 1) timed runs; no cache flush; min and median over all timed runs; \
-             no long-call rule, so every input gets num_reps repetitions",
-    });
+             no long-call rule, so every input gets num_reps repetitions"),
+    }
 }
 
 /// Seconds since the Unix epoch (0 if the clock is before it).

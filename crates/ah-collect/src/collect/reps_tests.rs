@@ -6,11 +6,13 @@ use std::path::Path;
 use super::test_runner::{test_config, FnRunner, MeasureFn};
 use super::*;
 use crate::backend::{BenchError, TimingConfig};
+use crate::runner::Feedback;
 
 /// Choice `a` is long (50 ms) when `x` is even, `b` when `x % 4 == 0`, else 1 ms: inputs with
 /// `x % 4 == 0` are all long, the others are not (`x % 4 == 2`: only `a` is long).
 const KERNELS: FnRunner<MeasureFn> = FnRunner {
     name: "kernels",
+    feedback: Feedback::Timed,
     measure: kernel_ms,
 };
 

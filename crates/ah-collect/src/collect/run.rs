@@ -27,7 +27,7 @@ use super::todo::Todo;
 use super::workers::{run_workers, ExtrasWriter, Totals, Writers};
 use super::{check_outputs, extras_path, lock_log, medians_path, provenance_path, LogLock};
 use crate::backend::{BackendInfo, BackendKind, CudaBackend};
-use crate::runner::{DrawnInput, DynRunner, Target};
+use crate::runner::{DrawnInput, DynRunner, Feedback, Target};
 
 /// Runs a collection. See the module documentation.
 pub fn collect(
@@ -252,7 +252,9 @@ fn open_log(
     };
     // A log with rows and no sidecar (PyTorch's, or one whose sidecar was not kept) gets none:
     // it would hold only the inputs measured from now on. A sidecar that exists is kept whole.
-    let medians_done = if med_path.exists() || repair.complete.is_empty() {
+    // A runner that reports one number per choice starts none: it would copy the log.
+    let starts = repair.complete.is_empty() && runner.feedback() == Feedback::Timed;
+    let medians_done = if med_path.exists() || starts {
         Some(reconcile_sidecar(
             &med_path,
             cfg.repetitions(),

@@ -9,6 +9,7 @@ use std::sync::{Arc, Mutex};
 use super::test_runner::{test_config, FnRunner};
 use super::*;
 use crate::backend::BenchError;
+use crate::runner::Feedback;
 
 /// A CPU collection of `n` samples at `--num-reps 2` (no long rule: 4 rows per input).
 fn cfg(out: &Path, n: u64, stop: &Arc<AtomicBool>) -> CollectConfig {
@@ -41,6 +42,7 @@ fn stopping_runner(
     let (stop, seen) = (Arc::clone(stop), Mutex::new(BTreeSet::new()));
     FnRunner {
         name: "stoppable",
+        feedback: Feedback::Timed,
         measure: move |x: u64, choice: &str| {
             let mut seen = seen.lock().unwrap();
             if seen.insert(x) && seen.len() == k {
@@ -77,6 +79,7 @@ fn a_stop_finishes_the_input_in_flight_and_a_rerun_resumes_to_the_same_bytes() {
     let whole = dir.path().join("whole.txt");
     let plain = FnRunner {
         name: "stoppable",
+        feedback: Feedback::Timed,
         measure: value,
     };
     let s = collect(&plain, &cfg(&whole, 8, &never), &mut Silent).unwrap();
@@ -123,6 +126,7 @@ fn a_stop_before_the_start_measures_nothing_and_a_stop_after_the_end_is_no_inter
     let stop = Arc::new(AtomicBool::new(true));
     let plain = FnRunner {
         name: "stoppable",
+        feedback: Feedback::Timed,
         measure: value,
     };
     let s = collect(&plain, &cfg(&out, 4, &stop), &mut Silent).unwrap();

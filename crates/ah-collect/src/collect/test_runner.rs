@@ -5,7 +5,7 @@ use std::path::Path;
 
 use super::{CollectConfig, Devices, Shard};
 use crate::backend::{Backend, BackendKind, BenchError};
-use crate::runner::{SampleRng, Target};
+use crate::runner::{Feedback, SampleRng, Target};
 use crate::Measurement;
 use crate::TimingConfig;
 
@@ -16,6 +16,8 @@ pub(super) type MeasureFn = fn(u64, &str) -> Result<Measurement, BenchError>;
 pub(super) struct FnRunner<F> {
     /// The runner's name (the log's metadata `name`).
     pub(super) name: &'static str,
+    /// What its feedback is (`Timed`, or `Reported` as Inductor's runner reports its own).
+    pub(super) feedback: Feedback,
     pub(super) measure: F,
 }
 
@@ -36,6 +38,9 @@ where
     }
     fn supports(&self, _kind: BackendKind) -> bool {
         true
+    }
+    fn feedback(&self) -> Feedback {
+        self.feedback
     }
     fn create_input(&self, rng: &mut SampleRng, _target: &Target) -> u64 {
         rand::Rng::random_range(rng, 0..1_000_000)

@@ -6,10 +6,10 @@ use std::path::Path;
 use serde_json::json;
 
 use super::select::{sample_rng, Samples};
-use super::test_runner::{test_config, FnRunner};
+use super::test_runner::{test_config, FnRunner, MeasureFn};
 use super::*;
 use crate::backend::{BackendKind, BenchError};
-use crate::runner::{DynRunner, Target};
+use crate::runner::{DynRunner, Feedback, Target};
 use crate::runners::{find, RunnerOptions};
 
 fn cfg(out: &Path, n: u64, shard: Shard) -> CollectConfig {
@@ -431,6 +431,7 @@ fn a_log_its_runner_would_measure_otherwise_is_refused_and_kept() {
     let out = dir.path().join("fn.txt");
     let r = FnRunner {
         name: "fn",
+        feedback: Feedback::Timed,
         measure: |x: u64, _c: &str| {
             Ok(crate::Measurement::from_samples(&mut [1.0 + x as f64 / 1e6]).unwrap())
         },
@@ -456,6 +457,49 @@ fn a_log_its_runner_would_measure_otherwise_is_refused_and_kept() {
     std::fs::write(&extras, "{\"refuse\": null}\n").unwrap();
     let s = collect(&r, &cfg(&out, 3, Shard::ALL), &mut Silent).unwrap();
     assert_eq!((s.measured, s.already_done), (1, 2));
+}
+
+/// A runner that reports one number per choice, as Inductor's does.
+fn reporting() -> FnRunner<MeasureFn> {
+    FnRunner {
+        name: "reported",
+        feedback: Feedback::Reported {
+            label: "feedback = the test's own number",
+            method: "reported by the test",
+        },
+        measure: |x, _c| Ok(crate::Measurement::from_samples(&mut [1.0 + x as f64]).unwrap()),
+    }
+}
+
+#[test]
+fn a_runner_that_reports_its_feedback_gets_no_medians_sidecar_and_says_what_it_is() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("reported.txt");
+    let r = reporting();
+    collect(&r, &cfg(&out, 2, Shard::ALL), &mut Silent).unwrap();
+    let s = collect(&r, &cfg(&out, 3, Shard::ALL), &mut Silent).unwrap();
+    assert_eq!((s.measured, s.already_done), (1, 2));
+    assert!(!medians_path(&out).exists());
+    assert_eq!(keys(&out).len(), 3);
+    let prov: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(provenance_path(&out)).unwrap()).unwrap();
+    assert_eq!(prov["label"], "feedback = the test's own number");
+    assert_eq!(prov["timing_method"], "reported by the test");
+}
+
+#[test]
+fn a_medians_sidecar_a_reporting_runner_finds_is_kept_in_step() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("reported.txt");
+    let r = reporting();
+    collect(&r, &cfg(&out, 2, Shard::ALL), &mut Silent).unwrap();
+    // A log collected before the runner reported its feedback has a sidecar: it grows with it.
+    std::fs::copy(&out, medians_path(&out)).unwrap();
+    collect(&r, &cfg(&out, 3, Shard::ALL), &mut Silent).unwrap();
+    assert_eq!(
+        std::fs::read(medians_path(&out)).unwrap(),
+        std::fs::read(&out).unwrap()
+    );
 }
 
 #[test]
@@ -537,6 +581,7 @@ fn flaky(
 {
     FnRunner {
         name: "flaky",
+        feedback: Feedback::Timed,
         measure: move |x: u64, choice: &str| match (fail_on == Some(x), choice) {
             (true, "b") => Err(BenchError::ContextLost("CUDA_ERROR_ILLEGAL_ADDRESS".into())),
             (false, "b") => Err(BenchError::OutOfMemory("too big".into())),

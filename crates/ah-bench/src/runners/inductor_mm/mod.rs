@@ -26,7 +26,7 @@ use serde_json::{json, Value};
 use crate::backend::{Backend, BackendKind, BenchError, Measurement};
 use crate::catalogue::Catalogue;
 use crate::dtype::DType;
-use crate::runner::{BenchmarkRunner, InputDistribution, SampleRng, Target};
+use crate::runner::{BenchmarkRunner, Feedback, InputDistribution, SampleRng, Target};
 use crate::runners::add_mm_layout_features;
 pub use shapes::{Gemm, Mixture, Op, Source};
 pub use worker::{Engine, Ptxas, Worker, WorkerError};
@@ -234,6 +234,19 @@ impl BenchmarkRunner for InductorMmRunner {
 
     fn fixed_reps(&self) -> Option<usize> {
         Some(1)
+    }
+
+    fn feedback(&self) -> Feedback {
+        Feedback::Reported {
+            label:
+                "feedback = Inductor's own benchmark of each choice while it autotunes the GEMM \
+                    under max_autotune_gemm (select_algorithm's feedback saver), one number per \
+                    choice: no medians sidecar",
+            method:
+                "Inductor's autotuning benchmark (its benchmarker, in the worker's one compile \
+                     with caches disabled); compiled truth of the pick and of cuBLAS in the extras \
+                     sidecar: CUDA-graph replay after warming the clocks, alternated, median",
+        }
     }
 
     fn create_input(&self, rng: &mut SampleRng, target: &Target) -> Gemm {

@@ -336,3 +336,13 @@ fn the_tokens_mixture_draws_narrow_layers_over_many_tokens() {
     let shapes = BenchmarkRunner::input_distribution(&r).map(|d| d.shapes);
     assert_eq!(shapes, Some("inductor_tokens"));
 }
+
+#[test]
+fn its_feedback_is_inductors_own_benchmark_with_no_median_beside_it() {
+    let r = InductorMmRunner::new(Engine::Fake);
+    let Feedback::Reported { label, method } = DynRunner::feedback(&r) else {
+        panic!("inductor_mm reports Inductor's benchmark; the backend does not time it");
+    };
+    assert!(label.contains("Inductor's own benchmark") && label.contains("no medians sidecar"));
+    assert!(method.contains("compiled truth"));
+}
