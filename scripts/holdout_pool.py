@@ -27,7 +27,9 @@
    decision is replayed as `ours` ran (its run time and autotuning), kept lists included;
    other kept lists are not replayed as measured; where the run recorded default max-autotune's
    benchmark of each choice (`bench_ms`, since the nineteenth session), they are estimated as the
-   trainer scores a kept list and counted on a line of their own. The measured handler must decide every GEMM
+   trainer scores a kept list and counted on a line of their own. The rest are counted on another,
+   with the likely misses among them: max-autotune's pick not kept, and cuBLAS alone over the
+   bound. The measured handler must decide every GEMM
    of the files as their `ours` did (checked). Screening only: the held-out sets were written
    blind for the handlers they measured, not for the one replayed, so a handler chosen this
    way still needs a fresh blind set.
@@ -318,6 +320,32 @@ def kept_line(rows, keeps):
             f"{len(est)}, over the bound on {len(over)}{worst}.")
 
 
+def unreplayed_keeps(rows, keeps):
+    """The kept lists of `replayed` rows that neither a run measured nor a recorded benchmark
+    lets us estimate, and of them the likely misses: max-autotune's pick is not kept and cuBLAS
+    alone is over the bound, so the list wins only if a kept template does what max-autotune's
+    pick did. (n, likely, likely at 100 us or more)."""
+    left = [r for r in rows if r["kind"] == "keep" and r["run_ms"]["replay"] is None
+            and kept_estimate(r, r["names"], keeps) is None]
+    likely = []
+    for r in left:
+        allowed = keeps(r["names"], features_of(r))
+        picks = list(r["picked"].get("max_autotune", {}))
+        if (picks and not any(p.startswith("extern") or allowed(p) for p in picks)
+                and r["run_ms"]["none"] > SLOW_FLAG * best_ms(r)):
+            likely.append(r)
+    return len(left), len(likely), sum(r["run_ms"]["none"] >= MISS_MIN_MS for r in likely)
+
+
+def unreplayed_line(label, rows, keeps):
+    n, likely, big = unreplayed_keeps(rows, keeps)
+    if not n:
+        return None
+    return (f"{label}: {n} kept lists neither replayed nor estimated; on {likely} of them "
+            f"max-autotune's pick is not kept and cuBLAS alone is over the bound (likely misses; "
+            f"{big} at 100 us or more).")
+
+
 def replay_table(recs, decide, measured=None, keeps=None):
     rows = replayed(recs, decide, measured)
     kinds = {k: sum(r["kind"] == k for r in rows) for k in ("extern", "default", "keep")}
@@ -343,11 +371,14 @@ def replay_table(recs, decide, measured=None, keeps=None):
     estimated = kept_line(rows, keeps) if keeps else None
     if estimated:
         lines += ["", estimated]
+    unreplayed = unreplayed_line("The replayed handler", rows, keeps) if keeps else None
+    if unreplayed:
+        lines += ["", unreplayed]
     lines += ["", misses_table(known, setting="replay", how=replay_decided)]
     return "\n".join(lines)
 
 
-def against_table(recs, decide, other, measured=None):
+def against_table(recs, decide, other, measured=None, keeps=(None, None)):
     """The replayed handler (A) against another (B, `other`'s decide) on the GEMMs where both
     outcomes are known, so that the two are scored on the same GEMMs, and the GEMMs where one is
     over the bound and the other is not. Each is replayed as `replayed` replays it."""
@@ -366,6 +397,10 @@ def against_table(recs, decide, other, measured=None):
         cost = f"{sum(r['replay_s'] for r in rows):.1f}" if priced else "-"
         lines.append(f"| {label} | {fmt_tally(tally(rows, 'replay'))} | {big} | "
                      f"{'-' if gm is None else f'{gm:.3f}'} | {cost} |")
+    for label, rows, k in (("A", [a for a, _ in pairs], keeps[0]), ("B", [b for _, b in pairs], keeps[1])):
+        line = unreplayed_line(label, rows, k) if k else None
+        if line:
+            lines += ["", line]
     flips = [(a, b) for a, b in both
              if (a["run_ms"]["replay"] > SLOW_FLAG * best_ms(a)) != (b["run_ms"]["replay"] > SLOW_FLAG * best_ms(b))]
     if flips:
@@ -434,7 +469,9 @@ def main(argv):
         module = handler_module(handler) if handler else None
         measured = handler_decide(measured) if measured else None
         replay = replay_table(recs, module.decide, measured, handler_keeps(module)) if module else None
-        versus = against_table(recs, module.decide, handler_decide(against), measured) if against else None
+        other = handler_module(against) if against else None
+        versus = (against_table(recs, module.decide, other.decide, measured,
+                                (handler_keeps(module), handler_keeps(other))) if other else None)
     except PoolError as e:
         print(f"holdout_pool: {e}", file=sys.stderr)
         return 2

@@ -238,8 +238,12 @@ class PoolTest(unittest.TestCase):
             path = write(d, "a.json", [
                 # m 500 keeps triton_mm_x: picked over cuBLAS, at 0.6 / 0.4 of max-autotune's truth
                 dict(rec(run, PICK), gemm=gemm(500), bench_ms=bench),
-                # no benchmark recorded: not estimated
+                # no benchmark recorded: not estimated; max-autotune's pick is not kept and cuBLAS
+                # is 2x: a likely miss
                 dict(rec(run, PICK), gemm=gemm(501)),
+                # nor here, but max-autotune's pick is kept
+                dict(rec(run, {"max_autotune": {"triton_mm_x": 1}, "max_autotune_ptxas": {"triton_mm_x": 1}}),
+                     gemm=gemm(502)),
             ])
             recs = holdout_pool.records([path])
             keeps = holdout_pool.handler_keeps(holdout_pool.handler_module(module))
@@ -251,6 +255,9 @@ class PoolTest(unittest.TestCase):
             with redirect_stdout(out):
                 self.assertEqual(holdout_pool.main(["--handler", module, path]), 0)
         self.assertIn("(`bench_ms`): 1, over the bound on 1; worst 1.50x.", out.getvalue())
+        self.assertIn("The replayed handler: 2 kept lists neither replayed nor estimated; on 1 of them "
+                      "max-autotune's pick is not kept and cuBLAS alone is over the bound (likely misses; "
+                      "1 at 100 us or more).", out.getvalue())
         self.assertEqual(holdout_pool.replay_decided({"kind": "keep", "names": ("a", "b")}), "kept 2")
         with tempfile.TemporaryDirectory() as d:  # no naming functions: nothing is estimated
             self.assertIsNone(holdout_pool.handler_keeps(holdout_pool.handler_module(handler_file(d))))
