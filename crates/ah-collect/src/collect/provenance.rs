@@ -239,7 +239,7 @@ pub(super) fn fill_provenance_head(
 fn feedback_provenance(feedback: Feedback, kind: BackendKind) -> (&'static str, &'static str) {
     const TIMED: &str =
         "feedback = min over the timed calls of one benchmark (PyTorch's InductorBenchmarker); \
-                         FILE.medians.txt holds the median over the same calls";
+         FILE.medians.txt holds the median over the same calls";
     match (feedback, kind) {
         (Feedback::Reported { label, method }, _) => (label, method),
         (Feedback::Timed, BackendKind::Cuda) => (TIMED,

@@ -238,14 +238,13 @@ impl BenchmarkRunner for InductorMmRunner {
 
     fn feedback(&self) -> Feedback {
         Feedback::Reported {
-            label:
-                "feedback = Inductor's own benchmark of each choice while it autotunes the GEMM \
-                    under max_autotune_gemm (select_algorithm's feedback saver), one number per \
-                    choice: no medians sidecar",
-            method:
-                "Inductor's autotuning benchmark (its benchmarker, in the worker's one compile \
-                     with caches disabled); compiled truth of the pick and of cuBLAS in the extras \
-                     sidecar: CUDA-graph replay after warming the clocks, alternated, median",
+            label: "feedback = Inductor's own benchmark of each choice while it autotunes the \
+                    GEMM under max_autotune_gemm (select_algorithm's feedback saver), one number \
+                    per choice: no medians sidecar",
+            method: "Inductor's autotuning benchmark (its benchmarker, in the worker's one \
+                     compile with caches disabled); compiled truth of the pick and of cuBLAS in \
+                     the extras sidecar: CUDA-graph replay after warming the clocks, alternated, \
+                     median",
         }
     }
 
