@@ -29,13 +29,18 @@
    benchmark of each choice (`bench_ms`, since the nineteenth session), they are estimated as the
    trainer scores a kept list and counted on a line of their own. The rest are counted on another,
    with the likely misses among them: max-autotune's pick not kept, and cuBLAS alone over the
-   bound. The measured handler must decide every GEMM
-   of the files as their `ours` did (checked). Screening only: the held-out sets were written
+   bound. The measured handler must decide every GEMM of the files as their `ours` did
+   (checked). Screening only: the held-out sets were written
    blind for the handlers they measured, not for the one replayed, so a handler chosen this
    way still needs a fresh blind set.
 
+5. With `--handler A.py --against B.py`: which of two handlers to ship? Both are replayed as in
+   4 and scored on the GEMMs where both outcomes are known (the same GEMMs for both, which the
+   two replays alone are not: a kept list one of them decides may be unmeasured), with the
+   GEMMs where one is over the bound and the other is not.
+
 `--ours candidate` counts the second handler of runs that measured one (`inductor_eval.py
---candidate`) as `ours` in all four (its run time, autotuning, stats and recorded decisions);
+--candidate`) as `ours` in all five (its run time, autotuning, stats and recorded decisions);
 other runs keep their `ours`. A handler those runs measured as `candidate` and then shipped is
 then the `--measured` one.
 
@@ -45,11 +50,6 @@ rewrite a GEMM (pad_mm) before the handler sees it.
 
 Reads only the result files (no torch, no GPU). Every run is one record: a GEMM measured in two
 runs counts twice, as the two measurements it is.
-
-5. With `--handler A.py --against B.py`: which of two handlers to ship? Both are replayed as in
-   4 and scored on the GEMMs where both outcomes are known (the same GEMMs for both, which the
-   two replays alone are not: a kept list one of them decides may be unmeasured), with the
-   GEMMs where one is over the bound and the other is not.
 
 Usage: scripts/holdout_pool.py [--handler MODULE.py [--measured MEASURED.py] [--against OTHER.py]]
                                [--ours ours|candidate] RESULT.json ... > pooled.md
