@@ -1227,7 +1227,8 @@ def main(argv=None):
             label = item["name"] if w == "gemms" else item
             if out_of_time():
                 results.data["skipped"].append(label)
-                late += [item] if w == "gemms" else []
+                if w == "gemms":
+                    late.append(item)
                 continue
             print(f"[{time.perf_counter() - t0:7.1f}s] {label}", file=sys.stderr, flush=True)
             try:
