@@ -1,0 +1,164 @@
+#!/usr/bin/env python3
+"""Which of Inductor's two cuBLAS calls for addmm is faster, over a grid and every logged addmm?
+
+Inductor offers addmm two ATen choices: `bias_addmm` (the 1-D bias: cuBLASLt's bias epilogue, the
+call Inductor makes without max-autotune) and `addmm` (the bias expanded to 2-D with stride 0:
+ATen copies it into the output and runs the GEMM with beta 1). probe_addmm_path.py showed that
+each compiled call runs as its eager twin, and that either can be 2x faster than the other. This
+times the two eager calls (CUDA-graph replay of about 1 ms of calls, clocks warmed, the two alternated over
+--rounds rounds, median) for:
+
+- a grid: fp32 (TF32 off and on), bf16 and fp16; m over 1..65536; (k, n) pairs of real layers;
+- every addmm GEMM of the inductor_mm logs given (their features: m, k, n, dtype, TF32, layout)
+  and of the held-out GEMM files given (JSON lines with op addmm).
+
+Writes one JSON line per GEMM (`m k n dtype tf32 trans_a trans_b source ms_bias ms_expanded`)
+to --out and prints a summary per dtype: how often and by how much each call wins.
+Usage: probe_addmm_bias.py --out FILE.jsonl [--logs LOG ...] [--gemms FILE.jsonl ...] [--rounds 15]
+"""
+import argparse
+import csv
+import json
+import statistics
+import time
+
+import torch
+
+GRID_M = [1, 8, 32, 64, 128, 192, 256, 320, 384, 512, 768, 1024, 2048, 4096, 16384, 65536]
+GRID_KN = [(768, 768), (768, 3072), (3072, 768), (1024, 4096), (4096, 14336), (5120, 5120),
+           (512, 3072), (3136, 512), (48, 32), (263, 512), (2048, 527), (4096, 32000)]
+GRID_DTYPES = [("float32", False), ("float32", True), ("bfloat16", False), ("float16", False)]
+
+
+def grid():
+    for dtype, tf32 in GRID_DTYPES:
+        for m in GRID_M:
+            for k, n in GRID_KN:
+                if m * max(k, n) <= 2**28 and 2 * m * k * n <= 4e10:
+                    yield {"m": m, "k": k, "n": n, "dtype": dtype, "tf32": tf32,
+                           "trans_a": False, "trans_b": True, "source": "grid"}
+
+
+def from_logs(paths):
+    """The addmm GEMMs of inductor_mm logs, once each."""
+    for path in paths:
+        with open(path) as f:
+            f.readline()  # the log's JSON header line
+            seen = set()
+            for r in csv.DictReader(f):
+                if r["op"] != "addmm":
+                    continue
+                key = tuple(r[c] for c in ("m", "k", "n", "mat1_dtype", "using_tf32", "mat1_stride_0",
+                                           "mat2_stride_0"))
+                if key in seen:
+                    continue
+                seen.add(key)
+                m, k, n = int(r["m"]), int(r["k"]), int(r["n"])
+                yield {"m": m, "k": k, "n": n, "dtype": r["mat1_dtype"].removeprefix("torch."),
+                       "tf32": r["using_tf32"] == "True",
+                       "trans_a": int(r["mat1_stride_0"]) == 1 and m > 1,
+                       "trans_b": int(r["mat2_stride_0"]) == 1 and k > 1, "source": path}
+
+
+def from_gemms(paths):
+    for path in paths:
+        with open(path) as f:
+            for line in f:
+                g = json.loads(line)
+                if g.get("op") == "addmm":
+                    yield {"m": g["m"], "k": g["k"], "n": g["n"], "dtype": g["dtype"],
+                           "tf32": bool(g.get("tf32")), "trans_a": bool(g.get("trans_a")),
+                           "trans_b": bool(g.get("trans_b")), "source": path}
+
+
+def operand(rows, cols, transposed, dtype):
+    if transposed:
+        return torch.randn(cols, rows, device="cuda", dtype=dtype).t()
+    return torch.randn(rows, cols, device="cuda", dtype=dtype)
+
+
+def calls_for(fn):
+    """Calls per graph: about 1 ms of work, 1 to 20."""
+    fn()
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    start.record()
+    fn()
+    end.record()
+    end.synchronize()
+    return max(1, min(20, round(1.0 / max(start.elapsed_time(end), 1e-3))))
+
+
+def capture(fn, calls):
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s):
+        for _ in range(2):
+            fn()
+    torch.cuda.current_stream().wait_stream(s)
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        for _ in range(calls):
+            fn()
+    return g
+
+
+def time_pair(g, rounds):
+    torch.backends.cuda.matmul.allow_tf32 = g["tf32"]
+    dt = getattr(torch, g["dtype"])
+    a = operand(g["m"], g["k"], g["trans_a"], dt)
+    b = operand(g["k"], g["n"], g["trans_b"], dt)
+    bias = torch.randn(g["n"], device="cuda", dtype=dt)
+    wide = bias.expand(g["m"], g["n"])
+    calls = calls_for(lambda: torch.addmm(bias, a, b))
+    graphs = {"bias": capture(lambda: torch.addmm(bias, a, b), calls),
+              "expanded": capture(lambda: torch.addmm(wide, a, b), calls)}
+    deadline = time.perf_counter() + 0.05
+    while time.perf_counter() < deadline:
+        for gr in graphs.values():
+            gr.replay()
+    torch.cuda.synchronize()
+    times = {k: [] for k in graphs}
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    for r in range(rounds):
+        for k in (list(graphs) if r % 2 == 0 else list(reversed(graphs))):
+            start.record()
+            graphs[k].replay()
+            end.record()
+            end.synchronize()
+            times[k].append(start.elapsed_time(end) / calls)
+    return {f"ms_{k}": statistics.median(v) for k, v in times.items()}
+
+
+def summary(rows):
+    groups = {}
+    for r in rows:
+        key = r["dtype"] + ("+tf32" if r["dtype"] == "float32" and r["tf32"] else "")
+        groups.setdefault(key, []).append(r["ms_expanded"] / r["ms_bias"])
+    print("| dtype | GEMMs | expanded faster by >3 % | bias faster by >3 % | best expanded | best bias |")
+    print("|---|---|---|---|---|---|")
+    for key, ratios in sorted(groups.items()):
+        print(f"| {key} | {len(ratios)} | {sum(x < 0.97 for x in ratios)} | {sum(x > 1.03 for x in ratios)} "
+              f"| {min(ratios):.3f} | {max(ratios):.3f} |")
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--out", required=True)
+    p.add_argument("--logs", nargs="*", default=[])
+    p.add_argument("--gemms", nargs="*", default=[])
+    p.add_argument("--rounds", type=int, default=15)
+    a = p.parse_args()
+    print(f"torch {torch.__version__}, {torch.cuda.get_device_name()}")
+    rows, t0 = [], time.perf_counter()
+    with open(a.out, "w") as out:
+        for g in [*grid(), *from_logs(a.logs), *from_gemms(a.gemms)]:
+            g.update(time_pair(g, a.rounds))
+            rows.append(g)
+            out.write(json.dumps(g) + "\n")
+            if len(rows) % 100 == 0:
+                print(f"{len(rows)} GEMMs, {time.perf_counter() - t0:.0f} s", flush=True)
+    summary(rows)
+
+
+if __name__ == "__main__":
+    main()
