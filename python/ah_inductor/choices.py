@@ -21,7 +21,7 @@ process).
 What a decision does, before any Triton template code is generated (Inductor's
 `_finalize_template_configs` sees lazy `KernelTemplateChoice`s):
 - ``("extern", ())``: one ATen/cuBLAS choice (`one_aten`: the call Inductor makes without
-  max-autotune) is handed to the inner handler; the generators of the other templates are never
+  max-autotune, except for fp32 addmm with TF32 off and 16 <= m <= 768) is handed to the inner handler; the generators of the other templates are never
   iterated, and with a single choice Inductor benchmarks nothing.
 - ``("keep", names)``: that ATen choice plus the Triton/subgraph choices whose `ktc_name`, read
   by `config_name` (a `bmm` config is named as the same `mm` config), is one of names as
@@ -159,16 +159,34 @@ def is_aten(uid):
 # ATen templates preferred when Inductor offers several for one GEMM. `bias_addmm` is addmm with
 # the 1-D bias (cuBLASLt's bias epilogue), the call Inductor makes without max-autotune; its
 # `aten::addmm` choice gets the bias expanded to 2-D, which makes ATen copy it into the output
-# first (measured on the H100: 1.27x slower on a decode addmm, 1.65x on an fp32 one).
+# first. On the H100 the 1-D call is the faster of the two on 137 of 155 bf16, 140 of 155 fp16 and
+# 129 of 155 TF32 GEMMs of a grid (scripts/probe_addmm_bias.py, data/addmm_bias_h100.jsonl).
 # `ah_train::prune` models the same choice (PREFERRED_EXTERN there).
 ATEN_FIRST = ("aten::bias_addmm",)
+# fp32 addmm with TF32 off is the exception: there neither call dominates (the expanded one is
+# faster by more than 3 % on 77 of the grid's 155, up to 2.5x; the 1-D one on 67, up to 7.8x),
+# and the expanded call wins mostly where 16 <= m <= 768. Keeping it there, and the 1-D call
+# elsewhere, leaves 35 of the grid's GEMMs more than 3 % slower than the faster call against 77
+# for the 1-D call always, and 6 of the 39 real-model addmm GEMMs of the logs and held-out sets
+# against 13 (the rule was read off the grid). Inductor's own benchmark of the two is no judge:
+# it misorders 8 of the 28 logged ones, by up to 2.2x. `ah_train::prune` scores the expanded
+# call with the 1-D call's compiled truth (the logs hold no other), a pessimistic estimate.
+EXPANDED_BIAS_M = (16, 768)
 
 
-def one_aten(uids):
-    """The one ATen template uid kept of `uids`: the first of `ATEN_FIRST` offered, else the
-    first ATen uid; None when there is none."""
+def aten_first(f):
+    """The ATen template uids `one_aten` prefers, in order, for the GEMM of features `f`."""
+    if f is not None and f.get("op") == "addmm" and f.get("mat1_dtype") == "torch.float32" \
+            and f.get("using_tf32") is False and EXPANDED_BIAS_M[0] <= f.get("m", 0) <= EXPANDED_BIAS_M[1]:
+        return ("aten::addmm",) + ATEN_FIRST
+    return ATEN_FIRST
+
+
+def one_aten(uids, f=None):
+    """The one ATen template uid kept of `uids` for the GEMM of features `f`: the first of
+    `aten_first(f)` offered, else the first ATen uid; None when there is none."""
     aten = [u for u in uids if is_aten(u)]
-    for uid in ATEN_FIRST:
+    for uid in aten_first(f):
         if uid in aten:
             return uid
     return aten[0] if aten else None
@@ -306,10 +324,10 @@ class Runtime:
         (kind, names), f = decided
         self.record(f, kind, names)
         if kind == "extern":
-            return self._extern(inner, template_choices, args)
+            return self._extern(inner, template_choices, args, f)
         result = inner(template_choices, *args)
         if kind == "keep":
-            return self._keep(result, frozenset(sized_configs(names, f["m"], f["n"], f["k"])))
+            return self._keep(result, frozenset(sized_configs(names, f["m"], f["n"], f["k"])), f)
         self.count("default")
         return result
 
@@ -336,10 +354,10 @@ class Runtime:
         )
         return None
 
-    def _extern(self, inner, template_choices, args):
+    def _extern(self, inner, template_choices, args, f):
         kernel_inputs, templates, op_name, kwarg_overrides = args
         try:
-            uid = one_aten(template_choices)
+            uid = one_aten(template_choices, f)
             aten = {uid: template_choices[uid]} if uid is not None else {}
             aten_templates = [t for t in templates if getattr(t, "uid", "") == uid]
         except Exception as e:  # noqa: BLE001
@@ -357,9 +375,9 @@ class Runtime:
         self.count("extern")
         return kept
 
-    def _keep(self, result, names):
+    def _keep(self, result, names, f):
         try:
-            aten = one_aten([c.template.uid for c in result])
+            aten = one_aten([c.template.uid for c in result], f)
             kept = [c for c in result if c.template.uid == aten or config_name(ktc_name(c)) in names]
         except Exception as e:  # noqa: BLE001
             self._error("naming the choices", e)

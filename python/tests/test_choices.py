@@ -272,9 +272,9 @@ class Decisions(unittest.TestCase):
         self.rt.active = True
         self.inner = FakeInductorChoices()._finalize_template_configs
 
-    def run_op(self, ki, op="mm", tc=None):
+    def run_op(self, ki, op="mm", tc=None, allow_tf32=False):
         tc = tc if tc is not None else mm_choices()
-        with fake_torch():
+        with fake_torch(allow_tf32=allow_tf32):
             return self.rt.finalize(self.inner, tc, ki, templates_of(tc), op, None)
 
     def test_extern_keeps_cublas_and_never_iterates_templates(self):
@@ -321,9 +321,9 @@ class Decisions(unittest.TestCase):
         del tc["aten::mm"]
         return {"aten::addmm": iter([ktc("aten::addmm")]), "aten::bias_addmm": iter([ktc("aten::bias_addmm")]), **tc}
 
-    def addmm_inputs(self, m):
-        bias = ((4096,), (1,), "torch.float16")
-        return StubInputs([bias, operand(m, 4096, False, "torch.float16"), operand(4096, 4096, True, "torch.float16")])
+    def addmm_inputs(self, m, dtype="torch.float16"):
+        bias = ((4096,), (1,), dtype)
+        return StubInputs([bias, operand(m, 4096, False, dtype), operand(4096, 4096, True, dtype)])
 
     def test_extern_keeps_one_aten_choice_the_1d_bias_call(self):
         out = self.run_op(self.addmm_inputs(16), op="addmm", tc=self.addmm_choices(poison=True))
@@ -332,6 +332,26 @@ class Decisions(unittest.TestCase):
     def test_keep_keeps_one_aten_choice(self):
         out = self.run_op(self.addmm_inputs(512), op="addmm", tc=self.addmm_choices())
         self.assertEqual(names(out), ["extern_bias_addmm", TILE_NAME])
+
+    def test_fp32_addmm_without_tf32_keeps_the_expanded_bias_call_for_middle_m(self):
+        fp32 = self.addmm_inputs(16, "torch.float32")
+        out = self.run_op(fp32, op="addmm", tc=self.addmm_choices(poison=True))
+        self.assertEqual(names(out), ["extern_addmm"])
+        out = self.run_op(self.addmm_inputs(512, "torch.float32"), op="addmm", tc=self.addmm_choices())
+        self.assertEqual(names(out), ["extern_addmm", TILE_NAME])
+        out = self.run_op(fp32, op="addmm", tc=self.addmm_choices(poison=True), allow_tf32=True)
+        self.assertEqual(names(out), ["extern_bias_addmm"])
+
+    def test_aten_first_takes_the_expanded_call_only_inside_its_region(self):
+        f = {"op": "addmm", "mat1_dtype": "torch.float32", "using_tf32": False}
+        both = ["aten::addmm", "aten::bias_addmm"]
+        lo, hi = choices.EXPANDED_BIAS_M
+        for m, want in ((lo - 1, "aten::bias_addmm"), (lo, "aten::addmm"), (hi, "aten::addmm"),
+                        (hi + 1, "aten::bias_addmm")):
+            self.assertEqual(choices.one_aten(both, dict(f, m=m)), want, m)
+        for other in ({"using_tf32": True}, {"using_tf32": "not_float_32", "mat1_dtype": "torch.bfloat16"},
+                      {"op": "mm"}):
+            self.assertEqual(choices.one_aten(both, dict(f, m=lo, **other)), "aten::bias_addmm", other)
 
     def test_one_aten_prefers_bias_addmm_else_the_first(self):
         self.assertEqual(choices.one_aten(["triton::mm", "aten::addmm", "aten::bias_addmm"]), "aten::bias_addmm")
