@@ -21,7 +21,7 @@ process).
 What a decision does, before any Triton template code is generated (Inductor's
 `_finalize_template_configs` sees lazy `KernelTemplateChoice`s):
 - ``("extern", ())``: one ATen/cuBLAS choice (`one_aten`: the call Inductor makes without
-  max-autotune, except for fp32 addmm with TF32 off and 16 <= m <= 768) is handed to the inner handler; the generators of the other templates are never
+  max-autotune, except for some fp32 addmm without TF32: `expanded_bias_call`) is handed to the inner handler; the generators of the other templates are never
   iterated, and with a single choice Inductor benchmarks nothing.
 - ``("keep", names)``: that ATen choice plus the Triton/subgraph choices whose `ktc_name`, read
   by `config_name` (a `bmm` config is named as the same `mm` config), is one of names as
@@ -163,21 +163,29 @@ def is_aten(uid):
 # 129 of 155 TF32 GEMMs of a grid (scripts/probe_addmm_bias.py, data/addmm_bias_h100.jsonl).
 # `ah_train::prune` models the same choice (PREFERRED_EXTERN there).
 ATEN_FIRST = ("aten::bias_addmm",)
-# fp32 addmm with TF32 off is the exception: there neither call dominates (the expanded one is
-# faster by more than 3 % on 77 of the grid's 155, up to 2.5x; the 1-D one on 67, up to 7.8x),
-# and the expanded call wins mostly where 16 <= m <= 768. Keeping it there, and the 1-D call
-# elsewhere, leaves 35 of the grid's GEMMs more than 3 % slower than the faster call against 77
-# for the 1-D call always, and 6 of the 39 real-model addmm GEMMs of the logs and held-out sets
-# against 13 (the rule was read off the grid). Inductor's own benchmark of the two is no judge:
-# it misorders 8 of the 28 logged ones, by up to 2.2x. `ah_train::prune` scores the expanded
-# call with the 1-D call's compiled truth (the logs hold no other), a pessimistic estimate.
-EXPANDED_BIAS_M = (16, 768)
+# fp32 addmm with TF32 off is the exception: there neither call dominates (on the grid the
+# expanded one is faster by more than 3 % on 77 of 155 GEMMs, up to 2.5x; the 1-D one on 67, up
+# to 7.8x). The expanded call (cuBLAS's own GEMM with beta 1) wins where the output is small and
+# k long, the GEMMs that split k: m >= 16, k >= 768 and m x n <= 2^21. Keeping it there, and the
+# 1-D call elsewhere, leaves 30 of the grid's GEMMs more than 3 % slower than the faster call
+# against 77 for the 1-D call always; on the 39 real-model addmm GEMMs of the logs and held-out
+# sets 2 against 13 (the rule was chosen on the grid). Inductor's own benchmark of the two is no
+# judge: it misorders 8 of the 28 logged ones, by up to 2.2x. `ah_train::prune` scores the
+# expanded call with the 1-D call's compiled truth (the logs hold no other), a pessimistic estimate.
+EXPANDED_BIAS_MIN_M, EXPANDED_BIAS_MIN_K, EXPANDED_BIAS_MAX_MN = 16, 768, 2**21
+
+
+def expanded_bias_call(f):
+    """Whether the GEMM of features `f` is an fp32 addmm without TF32 that the expanded-bias call
+    runs faster (see EXPANDED_BIAS_*)."""
+    return (f.get("op") == "addmm" and f.get("mat1_dtype") == "torch.float32" and f.get("using_tf32") is False
+            and f.get("m", 0) >= EXPANDED_BIAS_MIN_M and f.get("k", 0) >= EXPANDED_BIAS_MIN_K
+            and f.get("m", 0) * f.get("n", 0) <= EXPANDED_BIAS_MAX_MN)
 
 
 def aten_first(f):
     """The ATen template uids `one_aten` prefers, in order, for the GEMM of features `f`."""
-    if f is not None and f.get("op") == "addmm" and f.get("mat1_dtype") == "torch.float32" \
-            and f.get("using_tf32") is False and EXPANDED_BIAS_M[0] <= f.get("m", 0) <= EXPANDED_BIAS_M[1]:
+    if f is not None and expanded_bias_call(f):
         return ("aten::addmm",) + ATEN_FIRST
     return ATEN_FIRST
 

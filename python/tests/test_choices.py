@@ -333,25 +333,26 @@ class Decisions(unittest.TestCase):
         out = self.run_op(self.addmm_inputs(512), op="addmm", tc=self.addmm_choices())
         self.assertEqual(names(out), ["extern_bias_addmm", TILE_NAME])
 
-    def test_fp32_addmm_without_tf32_keeps_the_expanded_bias_call_for_middle_m(self):
-        fp32 = self.addmm_inputs(16, "torch.float32")
+    def test_fp32_addmm_without_tf32_keeps_the_expanded_bias_call_where_k_splits(self):
+        fp32 = self.addmm_inputs(16, "torch.float32")  # 16 x 4096 x 4096
         out = self.run_op(fp32, op="addmm", tc=self.addmm_choices(poison=True))
         self.assertEqual(names(out), ["extern_addmm"])
         out = self.run_op(self.addmm_inputs(512, "torch.float32"), op="addmm", tc=self.addmm_choices())
-        self.assertEqual(names(out), ["extern_addmm", TILE_NAME])
+        self.assertEqual(names(out), ["extern_addmm", TILE_NAME])  # a kept list too: 512 x 4096 = 2^21
         out = self.run_op(fp32, op="addmm", tc=self.addmm_choices(poison=True), allow_tf32=True)
         self.assertEqual(names(out), ["extern_bias_addmm"])
 
     def test_aten_first_takes_the_expanded_call_only_inside_its_region(self):
-        f = {"op": "addmm", "mat1_dtype": "torch.float32", "using_tf32": False}
+        f = {"op": "addmm", "mat1_dtype": "torch.float32", "using_tf32": False, "m": 256, "k": 3136, "n": 512}
         both = ["aten::addmm", "aten::bias_addmm"]
-        lo, hi = choices.EXPANDED_BIAS_M
-        for m, want in ((lo - 1, "aten::bias_addmm"), (lo, "aten::addmm"), (hi, "aten::addmm"),
-                        (hi + 1, "aten::bias_addmm")):
-            self.assertEqual(choices.one_aten(both, dict(f, m=m)), want, m)
-        for other in ({"using_tf32": True}, {"using_tf32": "not_float_32", "mat1_dtype": "torch.bfloat16"},
-                      {"op": "mm"}):
-            self.assertEqual(choices.one_aten(both, dict(f, m=lo, **other)), "aten::bias_addmm", other)
+        self.assertEqual(choices.one_aten(both, f), "aten::addmm")
+        edge = {"m": choices.EXPANDED_BIAS_MIN_M, "k": choices.EXPANDED_BIAS_MIN_K,
+                "n": choices.EXPANDED_BIAS_MAX_MN // choices.EXPANDED_BIAS_MIN_M}
+        self.assertEqual(choices.one_aten(both, dict(f, **edge)), "aten::addmm")
+        for other in ({"m": edge["m"] - 1}, {"k": edge["k"] - 1}, {"n": edge["n"] + 1}, {"using_tf32": True},
+                      {"using_tf32": "not_float_32", "mat1_dtype": "torch.bfloat16"}, {"op": "mm"}):
+            self.assertEqual(choices.one_aten(both, dict(f, **edge) | other), "aten::bias_addmm", other)
+        self.assertEqual(choices.one_aten(both), "aten::bias_addmm")
 
     def test_one_aten_prefers_bias_addmm_else_the_first(self):
         self.assertEqual(choices.one_aten(["triton::mm", "aten::addmm", "aten::bias_addmm"]), "aten::bias_addmm")
