@@ -23,7 +23,7 @@
 # and attention over many sets of 65-512 tokens (windows, time series; 135 collected so far):
 #   AH_INDUCTOR_LOG=inductor_mm_windows_h100.txt bash scripts/gpu_inductor_collect.sh 480 \
 #     --shapes windows --num-samples 200
-# and attention with narrow heads over long sequences (105 collected so far):
+# and attention with narrow heads over long sequences (151 collected so far):
 #   AH_INDUCTOR_LOG=inductor_mm_heads_h100.txt bash scripts/gpu_inductor_collect.sh 480 \
 #     --shapes heads --num-samples 200
 # Prices as users of the generated handler pay them (one ptxas, python/ah_inductor/ptxas.py): the
