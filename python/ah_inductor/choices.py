@@ -21,8 +21,9 @@ process).
 What a decision does, before any Triton template code is generated (Inductor's
 `_finalize_template_configs` sees lazy `KernelTemplateChoice`s):
 - ``("extern", ())``: one ATen/cuBLAS choice (`one_aten`: the call Inductor makes without
-  max-autotune, except for some fp32 addmm without TF32: `expanded_bias_call`) is handed to the inner handler; the generators of the other templates are never
-  iterated, and with a single choice Inductor benchmarks nothing.
+  max-autotune, but for some fp32 addmm without TF32, `expanded_bias_call`) is handed to the
+  inner handler; the generators of the other templates are never iterated, and with a single
+  choice Inductor benchmarks nothing.
 - ``("keep", names)``: that ATen choice plus the Triton/subgraph choices whose `ktc_name`, read
   by `config_name` (a `bmm` config is named as the same `mm` config), is one of names as
   Inductor sizes them to this GEMM (`sized_config`: a config learned on large GEMMs keeps the
@@ -165,13 +166,14 @@ def is_aten(uid):
 ATEN_FIRST = ("aten::bias_addmm",)
 # fp32 addmm with TF32 off is the exception: there neither call dominates (on the grid the
 # expanded one is faster by more than 3 % on 77 of 155 GEMMs, up to 2.5x; the 1-D one on 67, up
-# to 7.8x). The expanded call (cuBLAS's own GEMM with beta 1) wins where the output is small and
-# k long, the GEMMs that split k: m >= 16, k >= 768 and m x n <= 2^21. Keeping it there, and the
-# 1-D call elsewhere, leaves 30 of the grid's GEMMs more than 3 % slower than the faster call
-# against 77 for the 1-D call always; on the 39 real-model addmm GEMMs of the logs and held-out
-# sets 2 against 13 (the rule was chosen on the grid). Inductor's own benchmark of the two is no
-# judge: it misorders 8 of the 28 logged ones, by up to 2.2x. `ah_train::prune` scores the
-# expanded call with the 1-D call's compiled truth (the logs hold no other), a pessimistic estimate.
+# to 7.8x). The expanded call (ATen copies the bias into the output, then a GEMM with beta 1)
+# wins where the output is small and k long: m >= 16, k >= 768 and m x n <= 2^21. Keeping it
+# there, and the 1-D call elsewhere, leaves 30 of the grid's GEMMs more than 3 % slower than the
+# faster call against 77 for the 1-D call always; on the 39 real-model addmm GEMMs of the logs
+# and held-out sets, 2 against 13 (the rule was chosen on the grid). Inductor's own benchmark of
+# the two is no judge: it misorders 8 of the 28 logged ones, by up to 2.2x. `ah_train::prune`
+# scores the expanded call with the 1-D call's compiled truth (the logs hold no other), a
+# pessimistic estimate there.
 EXPANDED_BIAS_MIN_M, EXPANDED_BIAS_MIN_K, EXPANDED_BIAS_MAX_MN = 16, 768, 2**21
 
 
