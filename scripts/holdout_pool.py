@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Pools the held-out evaluations of scripts/inductor_eval.py and asks them five questions.
+"""Pools the held-out evaluations of scripts/inductor_eval.py and asks them five questions
+(and sums their autotuning: ours against max-autotune, over the GEMMs that measured both).
 
 1. How reachable is issue 26's bound? (And how much of a miss is measurement alone: on GEMMs
    where cuBLAS only, ours and max-autotune all ran a cuBLAS kernel, each setting ran the same
@@ -174,6 +175,20 @@ def noise_table(recs):
         gm = geomean([r["run_ms"][s] / r["run_ms"]["max_autotune"] for r in both if r["run_ms"].get(s)])
         lines.append(f"| {LABELS[s]} | {fmt_tally(tally(both, s))} | {'-' if gm is None else f'{gm:.3f}'} |")
     return "\n".join(lines)
+
+
+def autotuning_line(recs):
+    """Autotuning seconds (compile time over cuBLAS only's) summed over the GEMMs whose runs
+    measured both ours and max-autotune, and how many times less ours spent."""
+    both = [r for r in recs if {"ours", "max_autotune"} <= set(r.get("autotune_s", {}))]
+    if not both:
+        return "No run measured the autotuning of both ours and max-autotune."
+    ours, ma = (sum(r["autotune_s"][s] for r in both) for s in ("ours", "max_autotune"))
+    again = [r["autotune_s"][SECOND] for r in both if SECOND in r["autotune_s"]]
+    less = f"{ma / ours:.1f}x less" if ours > 0 else "ours spent none"
+    return (f"Autotuning on the {len(both)} GEMMs whose runs measured ours and max-autotune: "
+            f"ours {ours:.1f} s, max-autotune {ma:.1f} s ({less}); max-autotune again (one ptxas) "
+            f"{sum(again):.1f} s on {len(again)} of them.")
 
 
 def band_table(recs):
@@ -478,6 +493,8 @@ def main(argv):
     print(f"{len(recs)} measured GEMMs from {len(paths)} result files. A cell: GEMMs over the "
           f"bound / GEMMs measured.\n")
     print(noise_table(recs))
+    print()
+    print(autotuning_line(recs))
     print()
     print(same_kernel_line(recs))
     print()

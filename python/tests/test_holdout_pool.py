@@ -73,6 +73,20 @@ class PoolTest(unittest.TestCase):
             b = write(d, "b.json", [rec({"none": 2.0, "max_autotune": 2.0})])
             return holdout_pool.records([a, b])
 
+    def test_autotuning_is_summed_over_the_gemms_that_measured_ours_and_max_autotune(self):
+        with tempfile.TemporaryDirectory() as d:
+            times = {"none": 0.1, "ours": 0.1, "max_autotune": 0.1}
+            path = write(d, "a.json", [
+                dict(rec(times), autotune_s={"ours": 1.0, "max_autotune": 9.0, "max_autotune_ptxas": 2.5}),
+                dict(rec(times), autotune_s={"ours": -0.2, "max_autotune": 11.0}),
+                dict(rec(times), autotune_s={"max_autotune": 50.0}),  # ours not measured: left out
+            ])
+            line = holdout_pool.autotuning_line(holdout_pool.records([path]))
+        self.assertIn("the 2 GEMMs", line)
+        self.assertIn("ours 0.8 s, max-autotune 20.0 s (25.0x less)", line)
+        self.assertIn("2.5 s on 1 of them", line)
+        self.assertIn("No run", holdout_pool.autotuning_line([]))
+
     def test_every_measured_run_is_one_record(self):
         recs = self.pooled()
         self.assertEqual(len(recs), 3)
