@@ -666,10 +666,11 @@ class Inductor:
                 r()
             self.torch.cuda.synchronize()
 
-    def alternate(self, replays, per_replay):
-        """Median ms per call of each replay function: clocks warmed, order alternated."""
+    def alternate(self, replays, per_replay, warm_s=0.3):
+        """Median ms per call of each replay function: clocks warmed (`warm_s`), order
+        alternated."""
         torch = self.torch
-        self.warm_clocks(replays)
+        self.warm_clocks(replays, warm_s)
         times = {name: [] for name in replays}
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         names = list(replays)

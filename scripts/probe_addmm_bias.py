@@ -5,8 +5,8 @@ Inductor offers addmm two ATen choices: `bias_addmm` (the 1-D bias: cuBLASLt's b
 call Inductor makes without max-autotune) and `addmm` (the bias expanded to 2-D with stride 0:
 ATen copies it into the output and runs the GEMM with beta 1). probe_addmm_path.py showed that
 each compiled call runs as its eager twin, and that either can be 2x faster than the other. This
-times the two eager calls (CUDA-graph replay of about 1 ms of calls, clocks warmed, the two alternated over
---rounds rounds, median) for:
+times the two eager calls with inductor_eval.py's timer (CUDA-graph replay of about 1 ms of calls,
+clocks warmed for 50 ms, the two alternated over --rounds rounds, median) for:
 
 - a grid: fp32 (TF32 off and on), bf16 and fp16; m over 1..65536; (k, n) pairs of real layers;
 - every addmm GEMM of the inductor_mm logs given (their features: m, k, n, dtype, TF32, layout)
@@ -19,10 +19,14 @@ Usage: probe_addmm_bias.py --out FILE.jsonl [--logs LOG ...] [--gemms FILE.jsonl
 import argparse
 import csv
 import json
-import statistics
+import os
+import sys
 import time
 
 import torch
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import inductor_eval as E  # noqa: E402  (its timer: CUDA-graph capture, warmed clocks, alternation)
 
 GRID_M = [1, 8, 32, 64, 128, 192, 256, 320, 384, 512, 768, 1024, 2048, 4096, 16384, 65536]
 GRID_KN = [(768, 768), (768, 3072), (3072, 768), (1024, 4096), (4096, 14336), (5120, 5120),
@@ -77,56 +81,20 @@ def operand(rows, cols, transposed, dtype):
     return torch.randn(rows, cols, device="cuda", dtype=dtype)
 
 
-def calls_for(fn):
-    """Calls per graph: about 1 ms of work, 1 to 20."""
-    fn()
-    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    start.record()
-    fn()
-    end.record()
-    end.synchronize()
-    return max(1, min(20, round(1.0 / max(start.elapsed_time(end), 1e-3))))
-
-
-def capture(fn, calls):
-    s = torch.cuda.Stream()
-    s.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(s):
-        for _ in range(2):
-            fn()
-    torch.cuda.current_stream().wait_stream(s)
-    g = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(g):
-        for _ in range(calls):
-            fn()
-    return g
-
-
-def time_pair(g, rounds):
+def time_pair(ind, g):
+    """Median ms per call of the two calls of GEMM `g`, timed by `ind` (inductor_eval's)."""
     torch.backends.cuda.matmul.allow_tf32 = g["tf32"]
     dt = getattr(torch, g["dtype"])
     a = operand(g["m"], g["k"], g["trans_a"], dt)
     b = operand(g["k"], g["n"], g["trans_b"], dt)
     bias = torch.randn(g["n"], device="cuda", dtype=dt)
     wide = bias.expand(g["m"], g["n"])
-    calls = calls_for(lambda: torch.addmm(bias, a, b))
-    graphs = {"bias": capture(lambda: torch.addmm(bias, a, b), calls),
-              "expanded": capture(lambda: torch.addmm(wide, a, b), calls)}
-    deadline = time.perf_counter() + 0.05
-    while time.perf_counter() < deadline:
-        for gr in graphs.values():
-            gr.replay()
-    torch.cuda.synchronize()
-    times = {k: [] for k in graphs}
-    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    for r in range(rounds):
-        for k in (list(graphs) if r % 2 == 0 else list(reversed(graphs))):
-            start.record()
-            graphs[k].replay()
-            end.record()
-            end.synchronize()
-            times[k].append(start.elapsed_time(end) / calls)
-    return {f"ms_{k}": statistics.median(v) for k, v in times.items()}
+    one_d = lambda: torch.addmm(bias, a, b)  # noqa: E731
+    calls = max(1, min(20, round(1.0 / max(ind.probe_ms(one_d), 1e-3))))  # about 1 ms of calls
+    graphs = {"bias": ind.capture(one_d, calls),
+              "expanded": ind.capture(lambda: torch.addmm(wide, a, b), calls)}
+    times = ind.alternate({k: gr.replay for k, gr in graphs.items()}, calls, warm_s=0.05)
+    return {f"ms_{k}": v for k, v in times.items()}
 
 
 def summary(rows):
@@ -149,10 +117,11 @@ def main():
     p.add_argument("--rounds", type=int, default=15)
     a = p.parse_args()
     print(f"torch {torch.__version__}, {torch.cuda.get_device_name()}")
+    ind = E.Inductor({}, a.rounds)
     rows, t0 = [], time.perf_counter()
     with open(a.out, "w") as out:
         for g in [*grid(), *from_logs(a.logs), *from_gemms(a.gemms)]:
-            g.update(time_pair(g, a.rounds))
+            g.update(time_pair(ind, g))
             rows.append(g)
             out.write(json.dumps(g) + "\n")
             if len(rows) % 100 == 0:
