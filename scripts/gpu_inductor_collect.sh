@@ -23,9 +23,13 @@
 # and attention over many sets of 65-512 tokens (windows, time series; 135 collected so far):
 #   AH_INDUCTOR_LOG=inductor_mm_windows_h100.txt bash scripts/gpu_inductor_collect.sh 480 \
 #     --shapes windows --num-samples 200
-# and attention with narrow heads over long sequences (151 collected so far):
+# and attention with narrow heads over long sequences (200 collected in five calls):
 #   AH_INDUCTOR_LOG=inductor_mm_heads_h100.txt bash scripts/gpu_inductor_collect.sh 480 \
 #     --shapes heads --num-samples 200
+# and batched products over a long axis into a small output (cross-attention of few queries,
+# linear attention's state, per-block weight gradients; started in the twenty-second session):
+#   AH_INDUCTOR_LOG=inductor_mm_pool_h100.txt bash scripts/gpu_inductor_collect.sh 480 \
+#     --shapes pool --num-samples 200
 # Prices as users of the generated handler pay them (one ptxas, python/ah_inductor/ptxas.py): the
 # same GEMMs as the first of the main log, in a log of their own (ah-collect refuses to resume a
 # log measured in the other mode):

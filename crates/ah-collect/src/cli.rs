@@ -197,6 +197,9 @@ pub(crate) enum ShapesArg {
     Windows,
     /// inductor_mm: attention bmms with narrow heads (16-64) over sequences of 577-4096 tokens.
     Heads,
+    /// inductor_mm: batched products summing over 2048-131072 tokens into a small output
+    /// (cross-attention of few queries, linear attention's state, per-block weight gradients).
+    Pool,
 }
 
 impl ShapesArg {
@@ -211,6 +214,7 @@ impl ShapesArg {
             ShapesArg::Tokens => "tokens",
             ShapesArg::Windows => "windows",
             ShapesArg::Heads => "heads",
+            ShapesArg::Pool => "pool",
         }
     }
 
@@ -224,6 +228,7 @@ impl ShapesArg {
             ShapesArg::Tokens => Some(Mixture::Tokens),
             ShapesArg::Windows => Some(Mixture::Windows),
             ShapesArg::Heads => Some(Mixture::Heads),
+            ShapesArg::Pool => Some(Mixture::Pool),
             _ => None,
         }
     }

@@ -61,6 +61,7 @@ pub(crate) fn pad_mm_runner(
         | ShapesArg::Tiny
         | ShapesArg::Tokens
         | ShapesArg::Windows
-        | ShapesArg::Heads => ShapeDistribution::Mix(catalogue()?),
+        | ShapesArg::Heads
+        | ShapesArg::Pool => ShapeDistribution::Mix(catalogue()?),
     }))
 }

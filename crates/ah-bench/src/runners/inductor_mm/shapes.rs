@@ -57,7 +57,19 @@
 //! language length 50 %, else log-uniform, odd half of those), head dimension 16-64, in the
 //! three attention layouts.
 //!
-//! In all seven mixtures, a draw whose operands and output take more than an eighth of the
+//! [`Mixture::Pool`] (`--shapes pool`) draws batched products that sum over a long axis into a
+//! small output, which no other mixture covers (only a handful of logged bmms had `k` of 2048 or
+//! more and over eight times `m` and `n`, nearly all decode attention with `m` = 1): a blind
+//! held-out miss of 2.6x (Transolver's slice tokens, 64 x 64 x 16641 x 16 fp32, 573 us on cuBLAS
+//! against 217 us on a template) was one. A long axis of 2048-131072 tokens (odd half the
+//! time), then one of three sources: cross-attention of 4-512 queries over it, `p @ v`
+//! (Perceiver latents, Transolver slices, slot attention; `p` stored transposed half the time,
+//! as an einsum over points leaves it) 40 %; linear attention's state `k.t() @ v` (Performer,
+//! linear transformers, chunked state-space models; 16-256 features by head dimensions 16-128)
+//! 30 %; per-block or per-expert weight gradients `x.t() @ dy` (block-diagonal linears, batched
+//! experts; 2-64 blocks of narrow widths) 30 %.
+//!
+//! In all eight mixtures, a draw whose operands and output take more than an eighth of the
 //! device, or whose work would take cuBLAS more than a few milliseconds (a flop cap per dtype),
 //! is drawn again: autotuning time grows with the GEMM's run time and the collection is paid
 //! for in device time.
@@ -187,6 +199,9 @@ pub enum Mixture {
     Windows,
     /// Attention `bmm`s with narrow heads (16-64) over sequences of 577-4096 tokens.
     Heads,
+    /// Batched products summing over 2048-131072 tokens into a small output (cross-attention
+    /// of few queries, linear attention's state, per-block weight gradients).
+    Pool,
 }
 
 impl Mixture {
@@ -200,6 +215,7 @@ impl Mixture {
             Mixture::Tokens => "inductor_tokens",
             Mixture::Windows => "inductor_windows",
             Mixture::Heads => "inductor_heads",
+            Mixture::Pool => "inductor_pool",
         }
     }
 }
@@ -223,6 +239,7 @@ pub fn draw_from(
         Mixture::Tokens => draw_tokens_wide(rng, target),
         Mixture::Windows => draw_sets(rng, target, &WINDOWS_SETS),
         Mixture::Heads => draw_sets(rng, target, &LONG_HEADS),
+        Mixture::Pool => draw_pool(rng, target),
     }
 }
 
@@ -373,6 +390,77 @@ const LONG_HEADS: SetAttention = SetAttention {
     heads: &NARROW_HEAD_DIMS,
     batch: |rng| 2f64.powf(rng.random_range(4.0..11.0)).round() as usize,
 };
+
+/// Queries of [`Mixture::Pool`]'s cross-attention (slots 4-16, Transolver's 32-64 slices,
+/// Perceiver's 256-512 latents) and features of its linear attention.
+const FEW_ROWS: [usize; 11] = [4, 8, 16, 24, 32, 48, 64, 96, 128, 256, 512];
+
+/// Head dimensions of [`Mixture::Pool`] (Transolver 16, Perceiver 64, linear attention 32-128).
+const POOL_HEAD_DIMS: [usize; 6] = [16, 24, 32, 64, 96, 128];
+
+/// Features of linear attention's state (Performer's random features, elu + 1 maps, state-space
+/// chunk states).
+const STATE_FEATURES: [usize; 5] = [16, 32, 64, 128, 256];
+
+fn pick(rng: &mut SampleRng, from: &[usize]) -> usize {
+    from[rng.random_range(0..from.len())]
+}
+
+/// One GEMM of [`Mixture::Pool`] (see the module documentation): `k` is the long axis.
+fn draw_pool(rng: &mut SampleRng, target: &Target) -> Gemm {
+    loop {
+        let (dtype, tf32) = draw_dtype(rng);
+        let t = odd_or_aligned(rng, 11.0..17.0);
+        let a = Source::Attention;
+        let g = match rng.random_range(0..10) {
+            // out = p @ v: few queries attend over t tokens.
+            0..4 => Gemm {
+                trans_a: rng.random_bool(0.5),
+                batch: 1 << rng.random_range(0..=10),
+                ..plain(
+                    Op::Bmm,
+                    pick(rng, &FEW_ROWS),
+                    t,
+                    pick(rng, &POOL_HEAD_DIMS),
+                    dtype,
+                    tf32,
+                    a,
+                )
+            },
+            // state = phi(k).t() @ v over t tokens, per sequence x head.
+            4..7 => Gemm {
+                trans_a: true,
+                batch: 1 << rng.random_range(2..=10),
+                ..plain(
+                    Op::Bmm,
+                    pick(rng, &STATE_FEATURES),
+                    t,
+                    pick(rng, &POOL_HEAD_DIMS),
+                    dtype,
+                    tf32,
+                    a,
+                )
+            },
+            // dW[b] = x[b].t() @ dy[b] over the t tokens each block or expert saw.
+            _ => Gemm {
+                trans_a: true,
+                batch: rng.random_range(2..=64),
+                ..plain(
+                    Op::Bmm,
+                    narrow_width(rng),
+                    t,
+                    narrow_width(rng),
+                    dtype,
+                    tf32,
+                    Source::Training(GemmKind::GradWeight),
+                )
+            },
+        };
+        if g.fits(target) {
+            return g;
+        }
+    }
+}
 
 fn draw_attention(rng: &mut SampleRng, catalogue: &Catalogue, target: &Target) -> Gemm {
     loop {

@@ -2,6 +2,7 @@ use super::*;
 use crate::backend::{CpuBackend, TimingConfig};
 use crate::runner::sample_rng;
 use crate::runner::DynRunner;
+use crate::runners::pad_mm::real_models::GemmKind;
 use crate::runners::test_target;
 use ah_core::{DeviceIdentity, Value as V};
 
@@ -303,6 +304,30 @@ fn the_heads_mixture_draws_narrow_heads_over_long_sequences() {
     assert!(count(&|g| g.batch >= 512) > 150, "many sequences x heads");
     let shapes = BenchmarkRunner::input_distribution(&r).map(|d| d.shapes);
     assert_eq!(shapes, Some("inductor_heads"));
+}
+
+#[test]
+fn the_pool_mixture_draws_products_over_a_long_axis_into_a_small_output() {
+    let r = InductorMmRunner::new(Engine::Fake).with_mixture(Mixture::Pool);
+    let a = draws_of(Mixture::Pool, 1000);
+    assert!(a.iter().all(|g| g.fits(&target())
+        && g.op == Op::Bmm
+        && (2048..=131072).contains(&g.k)
+        && g.m.max(g.n) <= 1024
+        && !g.trans_b));
+    let count = |f: &dyn Fn(&Gemm) -> bool| a.iter().filter(|g| f(g)).count();
+    let grad_weight = count(&|g| matches!(g.source, Source::Training(GemmKind::GradWeight)));
+    assert!((200..400).contains(&grad_weight), "{grad_weight}");
+    // The blind miss's kind: k far past both m and n, fp32, p stored transposed.
+    assert!(count(&|g| g.k >= 16 * g.m.max(g.n) && g.dtype == DType::F32 && g.trans_a) > 100);
+    assert!(
+        count(&|g| g.source == Source::Attention && !g.trans_a) > 100,
+        "p @ v"
+    );
+    assert!(count(&|g| g.k % 2 == 1) > 300, "odd long axes");
+    assert!(count(&|g| g.k >= 32768) > 100, "the longest axes");
+    let shapes = BenchmarkRunner::input_distribution(&r).map(|d| d.shapes);
+    assert_eq!(shapes, Some("inductor_pool"));
 }
 
 #[test]
