@@ -10,7 +10,9 @@
    max-autotune twice in one process: the same choice list, searched again with one ptxas, which
    changes what compiling costs and not what is offered. How often that second search lands over
    the bound set by the first is the bound's noise floor: what default max-autotune itself
-   scores against its own pick.
+   scores against its own pick. Runs that measured two handlers (`--candidate`) give the
+   handlers' own floor: on the GEMMs both decided alike (cuBLAS only, or the full list), how
+   often the two compiled results lie more than 3 % apart.
 2. Where do the misses lie? Per band of cuBLAS's run time, how many GEMMs each setting leaves over
    the bound (every run that measured `none` and `max_autotune`; `ours` is whichever handler that
    run measured).
@@ -93,7 +95,7 @@ def records(paths, ours="ours"):
                 if {"none", "max_autotune"} <= set(run):
                     out.append(as_ours({"gemm": r["gemm"], "run_ms": run, "picked": r.get("picked", {}),
                                         "autotune_s": r.get("autotune_s", {}), "source": path,
-                                        "bench_ms": r.get("bench_ms")}, r, ours))
+                                        "bench_ms": r.get("bench_ms"), "twin": twin_of(r)}, r, ours))
         except (OSError, ValueError, KeyError, TypeError, AttributeError) as e:
             raise PoolError(f"{path}: not a result file of inductor_eval.py ({type(e).__name__}: {e})") from e
     return out
@@ -111,6 +113,36 @@ def as_ours(out, r, setting):
     out["ours_stats"] = r.get(f"{setting}_stats", {})
     out["ours_decisions"] = r.get(f"{setting}_decisions")
     return out
+
+
+def twin_of(r):
+    """For a run that measured two handlers (`ours` and `candidate`) and saw both decide this
+    GEMM alike, cuBLAS only or the full list: (that decision, the slower's run time over the
+    faster's). None otherwise (a kept list may keep other choices under the same count)."""
+    run, a, b = r.get("run_ms", {}), r.get("ours_decisions"), r.get("candidate_decisions")
+    if not (run.get("ours") and run.get("candidate") and a and a == b):
+        return None
+    kinds = {d.get("decision") for d in a}
+    if len(kinds) != 1 or kinds & {"keep"}:
+        return None
+    return kinds.pop(), max(run["ours"], run["candidate"]) / min(run["ours"], run["candidate"])
+
+
+def twins_line(recs):
+    """A handler's own noise floor: the GEMMs two handlers decided alike, compiled twice in one
+    process, and how often the two results lie more than the bound apart."""
+    twins = [r["twin"] for r in recs if r.get("twin")]
+    if not twins:
+        return "No run measured two handlers that decided a GEMM alike."
+    parts = []
+    for kind, words in (("extern", "cuBLAS only"), ("default", "the full list")):
+        ratios = [x for k, x in twins if k == kind]
+        if ratios:
+            parts.append(f"{words}: {sum(x > SLOW_FLAG for x in ratios)} of {len(ratios)} more "
+                         f"than 3 % apart (worst {max(ratios):.3f}x)")
+    return (f"On {len(twins)} GEMMs two handlers of one run decided alike and were compiled "
+            f"twice: " + "; ".join(parts) + ". The same decision, compiled again, lands over "
+            "the bound this often: a handler's own noise floor.")
 
 
 def tally(recs, setting):
@@ -497,6 +529,8 @@ def main(argv):
     print(autotuning_line(recs))
     print()
     print(same_kernel_line(recs))
+    print()
+    print(twins_line(recs))
     print()
     print(band_table(recs))
     print()

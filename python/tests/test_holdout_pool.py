@@ -113,6 +113,31 @@ class PoolTest(unittest.TestCase):
         self.assertIn("ours 1 (worst 1.060x), cuBLAS only 1 (worst 1.050x)", line)
         self.assertIn("No run", holdout_pool.same_kernel_line(recs[1:]))
 
+    def test_two_handlers_deciding_alike_measure_their_own_noise_floor(self):
+        def decided(kind, kept=0):
+            return [dict(holdout_pool.handler_features(gemm(8)), decision=kind, kept=kept)]
+
+        def twin(ours, candidate, a, b=None):
+            r = rec({"none": 0.1, "ours": ours, "candidate": candidate, "max_autotune": 0.1})
+            return dict(r, ours_decisions=a, candidate_decisions=b or a)
+
+        with tempfile.TemporaryDirectory() as d:
+            path = write(d, "a.json", [
+                twin(0.100, 0.116, decided("default")),  # the full list searched twice: 1.16x
+                twin(0.100, 0.101, decided("default")),
+                twin(0.100, 0.102, decided("extern")),
+                twin(0.100, 0.200, decided("keep", 2)),  # kept lists may differ: left out
+                twin(0.100, 0.200, decided("extern"), decided("default")),  # decided apart
+                rec({"none": 0.1, "ours": 0.1, "max_autotune": 0.1}),  # one handler
+            ])
+            recs = holdout_pool.records([path])
+        self.assertEqual([r["twin"] is not None for r in recs], [True, True, True, False, False, False])
+        line = holdout_pool.twins_line(recs)
+        self.assertIn("On 3 GEMMs", line)
+        self.assertIn("cuBLAS only: 0 of 1 more than 3 % apart (worst 1.020x)", line)
+        self.assertIn("the full list: 1 of 2 more than 3 % apart (worst 1.160x)", line)
+        self.assertIn("No run", holdout_pool.twins_line(recs[3:]))
+
     def test_bands_split_by_cublas_run_time(self):
         bands = [holdout_pool.band_of(r) for r in self.pooled()]
         self.assertEqual(bands, [0, 3, 4])
