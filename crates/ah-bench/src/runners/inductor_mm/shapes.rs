@@ -406,55 +406,44 @@ fn pick(rng: &mut SampleRng, from: &[usize]) -> usize {
     from[rng.random_range(0..from.len())]
 }
 
-/// One GEMM of [`Mixture::Pool`] (see the module documentation): `k` is the long axis.
+/// One GEMM of [`Mixture::Pool`] (see the module documentation): `k` is the long axis. The
+/// draws come in the order the pool log was collected with (dtype, axis, source, then the
+/// source's layout, batch, `m` and `n`).
 fn draw_pool(rng: &mut SampleRng, target: &Target) -> Gemm {
     loop {
         let (dtype, tf32) = draw_dtype(rng);
         let t = odd_or_aligned(rng, 11.0..17.0);
-        let a = Source::Attention;
-        let g = match rng.random_range(0..10) {
+        let attention = Source::Attention;
+        let (trans_a, batch, m, n, source) = match rng.random_range(0..10) {
             // out = p @ v: few queries attend over t tokens.
-            0..4 => Gemm {
-                trans_a: rng.random_bool(0.5),
-                batch: 1 << rng.random_range(0..=10),
-                ..plain(
-                    Op::Bmm,
-                    pick(rng, &FEW_ROWS),
-                    t,
-                    pick(rng, &POOL_HEAD_DIMS),
-                    dtype,
-                    tf32,
-                    a,
-                )
-            },
+            0..4 => (
+                rng.random_bool(0.5),
+                1 << rng.random_range(0..=10),
+                pick(rng, &FEW_ROWS),
+                pick(rng, &POOL_HEAD_DIMS),
+                attention,
+            ),
             // state = phi(k).t() @ v over t tokens, per sequence x head.
-            4..7 => Gemm {
-                trans_a: true,
-                batch: 1 << rng.random_range(2..=10),
-                ..plain(
-                    Op::Bmm,
-                    pick(rng, &STATE_FEATURES),
-                    t,
-                    pick(rng, &POOL_HEAD_DIMS),
-                    dtype,
-                    tf32,
-                    a,
-                )
-            },
+            4..7 => (
+                true,
+                1 << rng.random_range(2..=10),
+                pick(rng, &STATE_FEATURES),
+                pick(rng, &POOL_HEAD_DIMS),
+                attention,
+            ),
             // dW[b] = x[b].t() @ dy[b] over the t tokens each block or expert saw.
-            _ => Gemm {
-                trans_a: true,
-                batch: rng.random_range(2..=64),
-                ..plain(
-                    Op::Bmm,
-                    narrow_width(rng),
-                    t,
-                    narrow_width(rng),
-                    dtype,
-                    tf32,
-                    Source::Training(GemmKind::GradWeight),
-                )
-            },
+            _ => (
+                true,
+                rng.random_range(2..=64),
+                narrow_width(rng),
+                narrow_width(rng),
+                Source::Training(GemmKind::GradWeight),
+            ),
+        };
+        let g = Gemm {
+            trans_a,
+            batch,
+            ..plain(Op::Bmm, m, t, n, dtype, tf32, source)
         };
         if g.fits(target) {
             return g;

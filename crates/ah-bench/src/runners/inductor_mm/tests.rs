@@ -331,6 +331,25 @@ fn the_pool_mixture_draws_products_over_a_long_axis_into_a_small_output() {
 }
 
 #[test]
+fn the_pool_mixture_draws_what_its_log_was_collected_with() {
+    // The first GEMMs of data/inductor_mm_pool_h100.txt (`--seed 1`): a change to the order of
+    // the draws would make a resumed log mix two distributions under one name.
+    let r = InductorMmRunner::new(Engine::Fake).with_mixture(Mixture::Pool);
+    let first: Vec<_> = (0..3)
+        .map(|i| r.create_input(&mut sample_rng(1, i), &target()))
+        .map(|g| (g.batch, g.m, g.k, g.n, g.dtype, g.trans_a))
+        .collect();
+    assert_eq!(
+        first,
+        [
+            (32, 32, 122939, 96, DType::F16, true),
+            (512, 24, 5136, 96, DType::F32, false),
+            (1024, 32, 3979, 32, DType::BF16, true),
+        ]
+    );
+}
+
+#[test]
 fn the_tokens_mixture_draws_narrow_layers_over_many_tokens() {
     let r = InductorMmRunner::new(Engine::Fake).with_mixture(Mixture::Tokens);
     let a = draws_of(Mixture::Tokens, 1000);
