@@ -141,8 +141,8 @@ def twins_line(recs):
             parts.append(f"{words}: {sum(x > SLOW_FLAG for x in ratios)} of {len(ratios)} more "
                          f"than 3 % apart (worst {max(ratios):.3f}x)")
     return (f"On {len(twins)} GEMMs two handlers of one run decided alike and were compiled "
-            f"twice: " + "; ".join(parts) + ". The same decision, compiled again, lands over "
-            "the bound this often: a handler's own noise floor.")
+            f"twice: " + "; ".join(parts) + ". The same decision, compiled again, lands more "
+            "than 3 % away this often: a handler's own noise floor.")
 
 
 def tally(recs, setting):

@@ -392,7 +392,7 @@ const LONG_HEADS: SetAttention = SetAttention {
 };
 
 /// Queries of [`Mixture::Pool`]'s cross-attention (slots 4-16, Transolver's 32-64 slices,
-/// Perceiver's 256-512 latents) and features of its linear attention.
+/// Perceiver's 256-512 latents).
 const FEW_ROWS: [usize; 11] = [4, 8, 16, 24, 32, 48, 64, 96, 128, 256, 512];
 
 /// Head dimensions of [`Mixture::Pool`] (Transolver 16, Perceiver 64, linear attention 32-128).
@@ -402,6 +402,7 @@ const POOL_HEAD_DIMS: [usize; 6] = [16, 24, 32, 64, 96, 128];
 /// chunk states).
 const STATE_FEATURES: [usize; 5] = [16, 32, 64, 128, 256];
 
+/// One of `from`, uniformly.
 fn pick(rng: &mut SampleRng, from: &[usize]) -> usize {
     from[rng.random_range(0..from.len())]
 }
