@@ -142,6 +142,7 @@ fn quantity(q: Quantity) -> String {
         Quantity::Product(a, b) => format!("{} * {}", f(a), f(b)),
         Quantity::Align(n) => format!("_align({})", f(n)),
         Quantity::LeadAlign => "_lead_align(f)".into(),
+        Quantity::KRatio => format!("{} / max({}, {}, 1)", f("k"), f("m"), f("n")),
     }
 }
 

@@ -226,6 +226,12 @@ fn quantity(q: Quantity) -> Result<String, String> {
         Quantity::Product(a, b) => format!("({} as f64) * ({} as f64)", integer(a)?, integer(b)?),
         Quantity::Align(n) => format!("align({}) as f64", integer(n)?),
         Quantity::LeadAlign => "lead_align(g) as f64".into(),
+        Quantity::KRatio => format!(
+            "{} as f64 / {}.max({}).max(1) as f64",
+            integer("k")?,
+            integer("m")?,
+            integer("n")?
+        ),
     })
 }
 
@@ -347,6 +353,20 @@ mod tests {
         assert!(render_module(&model(le), "").is_err());
         let eq = json!({"node": "split", "test": {"kind": "eq", "feature": "m", "value": 1}, "yes": leaf, "no": leaf});
         assert!(render_module(&model(eq), "").is_err());
+    }
+
+    #[test]
+    fn the_contraction_ratio_divides_k_by_the_larger_side() {
+        let leaf = json!({"node": "leaf", "policy": {"kind": "extern"}, "samples": 1});
+        let tree = json!({"node": "split",
+            "test": {"kind": "le", "quantity": {"kind": "k_ratio"}, "threshold": 64.5},
+            "yes": leaf, "no": {"node": "leaf", "policy": {"kind": "default"}, "samples": 1}});
+        let code = render_module(&model(tree), "").unwrap();
+        assert!(
+            code.contains("if g.k as f64 / g.m.max(g.n).max(1) as f64 <= 64.5 {"),
+            "{code}"
+        );
+        assert!(!code.contains("fn align("));
     }
 
     #[test]

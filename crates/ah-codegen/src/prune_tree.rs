@@ -19,6 +19,8 @@ pub enum Quantity<'a> {
     /// The smallest alignment in bytes of the leading dimensions of the operands and the
     /// output ([`lead_align`]).
     LeadAlign,
+    /// `k` over the larger of `m` and `n` ([`k_ratio`]).
+    KRatio,
 }
 
 /// The cap of [`align`] and [`lead_align`].
@@ -74,6 +76,14 @@ pub fn lead_align(mat1: [i64; 2], mat2: [i64; 2], n: i64, bytes: i64) -> i64 {
         .map(|ld| align(ld).saturating_mul(bytes).min(ALIGN_CAP))
         .min()
         .unwrap_or(0)
+}
+
+/// How long the contraction is against the output's larger side: `k` over the larger of `m`
+/// and `n` (and over 1 where both are 0), as a float. The generated Python and Rust divide
+/// the same two integers (exact as doubles below 2^53), so they agree with the trainer at
+/// every threshold.
+pub fn k_ratio(m: i64, k: i64, n: i64) -> f64 {
+    k as f64 / m.max(n).max(1) as f64
 }
 
 /// A split's test.
@@ -154,6 +164,7 @@ fn quantity(q: &Json) -> Result<Quantity<'_>, String> {
         Some("product") => Quantity::Product(name(q, "a")?, name(q, "b")?),
         Some("align") => Quantity::Align(name(q, "name")?),
         Some("lead_align") => Quantity::LeadAlign,
+        Some("k_ratio") => Quantity::KRatio,
         _ => return Err(format!("unknown quantity {}", clip(q))),
     })
 }

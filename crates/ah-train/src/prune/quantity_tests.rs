@@ -1,8 +1,9 @@
-//! The leading dimensions' alignment ([`Quantity::LeadAlign`]): its value, when the tree may
-//! split on it, and the generated handler computing the same value.
+//! The leading dimensions' alignment ([`Quantity::LeadAlign`]) and the contraction's ratio
+//! ([`Quantity::KRatio`]): their values, when the tree may split on them, and the generated
+//! handler computing the same values.
 
 use super::data::{Choice, Sample};
-use super::tree::{lead_align, Quantity, Test};
+use super::tree::{k_ratio, lead_align, Quantity, Test};
 use ah_core::Value;
 
 const FEATURES: [&str; 6] = [
@@ -115,6 +116,86 @@ fn the_generated_handler_computes_the_same_value() {
         \x20   print(names[0] == c['expected'], names[0], c['expected'])\n";
     let out = super::tests::run_python(&module, script, &cases);
     assert_eq!(out.lines().count(), 15, "{out}");
+    assert!(out.lines().all(|l| l.starts_with("True")), "{out}");
+}
+
+#[test]
+fn the_contraction_ratio_is_k_over_the_larger_output_side() {
+    // A Gram matrix over 512 x 512 pixels of 64 channels; slot attention's update.
+    assert_eq!(k_ratio(64, 262144, 64), 4096.0);
+    assert_eq!(k_ratio(7, 16384, 64), 256.0);
+    // A wide output over a short k.
+    assert_eq!(k_ratio(8192, 64, 1024), 0.0078125);
+    // Empty sides divide by 1.
+    assert_eq!(k_ratio(0, 5, 0), 5.0);
+}
+
+#[test]
+fn a_tree_may_split_on_the_ratio_when_the_log_has_m_k_and_n() {
+    let names = |v: &[&str]| v.iter().map(|n| n.to_string()).collect::<Vec<_>>();
+    let f = names(&["m", "k", "n"]);
+    assert!(Quantity::all(&f, &f).contains(&Quantity::KRatio));
+    let s = Sample::new(
+        vec![Value::Int(96), Value::Int(6161), Value::Int(24)],
+        vec![Choice::new("extern_mm".into(), 1.0, 0.0)],
+        1.0,
+        1.0,
+        0.0,
+    );
+    assert_eq!(Quantity::KRatio.eval(&s, &f), Some(6161.0 / 96.0));
+    let without_k = names(&["m", "n"]);
+    assert!(!Quantity::all(&without_k, &without_k).contains(&Quantity::KRatio));
+}
+
+/// The generated handler's `k / max(m, n, 1)` sends every GEMM of a grid to the leaf the
+/// trainer's value does, a GEMM exactly at a threshold included (Python's true division and
+/// Rust's f64 division of the same integers round alike). Skips without python3.
+#[test]
+fn the_generated_handler_computes_the_same_ratio() {
+    if ah_test_support::skip_without_python("the k_ratio parity test") {
+        return;
+    }
+    let thresholds = [0.5, 1.0, 6161.0 / 96.0, 4096.0];
+    let leaf = |i: usize| serde_json::json!({"node": "leaf", "policy": {"kind": "keep", "choices": [format!("r{i}")]}, "samples": 1});
+    let mut tree = leaf(thresholds.len());
+    for (i, &threshold) in thresholds.iter().enumerate().rev() {
+        let test = Test::Le {
+            quantity: Quantity::KRatio,
+            threshold,
+        };
+        tree = serde_json::json!({"node": "split", "test": test, "yes": leaf(i), "no": tree});
+    }
+    let model = serde_json::json!({"kind": "inductor_choices", "name": "KRatioCheck",
+        "device_capa": [9, 0], "torch": "2.11", "ops": ["mm"], "tree": tree});
+    let code = ah_codegen::inductor::render_module(&model, "# test").unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let module = dir.path().join("k_ratio_check_choices.py");
+    std::fs::write(&module, code).unwrap();
+    let grid = [
+        (96, 6161, 24),
+        (96, 6162, 24),
+        (64, 262144, 64),
+        (64, 262145, 64),
+        (8192, 64, 1024),
+        (0, 1, 0),
+        (3, 3, 1),
+        (1, 3, 7),
+    ];
+    let mut cases = String::new();
+    for (m, k, n) in grid {
+        let r = k_ratio(m, k, n);
+        let expected = format!("r{}", thresholds.iter().take_while(|&&t| r > t).count());
+        let f = serde_json::json!({"m": m, "k": k, "n": n});
+        cases.push_str(&serde_json::json!({"f": f, "expected": expected}).to_string());
+        cases.push('\n');
+    }
+    let script = "import importlib.util, json, sys\n\
+        spec = importlib.util.spec_from_file_location('m', sys.argv[1]); m = importlib.util.module_from_spec(spec); spec.loader.exec_module(m)\n\
+        for line in sys.stdin:\n\
+        \x20   c = json.loads(line); kind, names = m.decide(c['f'])\n\
+        \x20   print(names[0] == c['expected'], names[0], c['expected'])\n";
+    let out = super::tests::run_python(&module, script, &cases);
+    assert_eq!(out.lines().count(), grid.len(), "{out}");
     assert!(out.lines().all(|l| l.starts_with("True")), "{out}");
 }
 

@@ -44,9 +44,20 @@ pub enum Quantity {
     /// spends most of its splits on.
     #[serde(rename = "lead_align")]
     LeadAlign,
+    /// How long the contraction is against the output's larger side: `k` over the larger of
+    /// `m` and `n` ([`k_ratio`]). A batched product into a small output over a long axis
+    /// (linear attention's state, a Gram matrix, a weight gradient over many tokens) is where
+    /// fp32 cuBLAS without TF32 loses most: on the logs of 2026-11-26, cuBLAS was more than
+    /// 10 % behind max-autotune's pick on 20 of the 39 fp32 bmm with a ratio of 8 or more, and
+    /// on 2 of the 15 fp32 mm. A tree reading `m`, `k` and `n` apart needs several splits
+    /// to say it.
+    #[serde(rename = "k_ratio")]
+    KRatio,
 }
 
-pub use ah_codegen::prune_tree::{align, dtype_bytes, lead_align, ALIGN_CAP, LEAD_ALIGN_FEATURES};
+pub use ah_codegen::prune_tree::{
+    align, dtype_bytes, k_ratio, lead_align, ALIGN_CAP, LEAD_ALIGN_FEATURES,
+};
 
 impl Quantity {
     /// The quantities the tree may split on, given the logged `features` and which of them
@@ -75,6 +86,12 @@ impl Quantity {
         {
             q.push(Quantity::LeadAlign);
         }
+        if ["m", "k", "n"]
+            .iter()
+            .all(|d| numeric.iter().any(|f| f == d))
+        {
+            q.push(Quantity::KRatio);
+        }
         q
     }
 
@@ -95,6 +112,7 @@ impl Quantity {
                 let mat2 = [int("mat2_stride_0")?, int("mat2_stride_1")?];
                 Some(lead_align(mat1, mat2, int("n")?, dtype_bytes(dtype)) as f64)
             }
+            Quantity::KRatio => Some(k_ratio(int("m")?, int("k")?, int("n")?)),
         }
     }
 }
