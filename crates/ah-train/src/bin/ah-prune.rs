@@ -113,6 +113,11 @@ struct Cli {
     /// learns its own rule (docs/inductor.md)
     #[arg(long)]
     alignment_first: bool,
+    /// The tree may also split on k over the larger of m and n: how long the contraction is
+    /// against the output (a Gram matrix, linear attention's state, a weight gradient over many
+    /// tokens), where fp32 cuBLAS without TF32 loses most (docs/inductor.md)
+    #[arg(long)]
+    k_ratio: bool,
     /// Folds of the cross-validation.
     #[arg(long, default_value_t = PruneParams::default().folds)]
     folds: usize,
@@ -190,6 +195,7 @@ fn run(cli: Cli) -> anyhow::Result<bool> {
         max_keep: cli.max_keep,
         grown_lists: !cli.no_grown_lists,
         alignment_first: cli.alignment_first,
+        k_ratio: cli.k_ratio,
         folds: cli.folds,
         cv_repeats: cli.cv_repeats,
         cv_split: match cli.cv_split {

@@ -79,6 +79,10 @@ pub struct PruneParams {
     /// Whether the root splits GEMMs below 16-byte alignment of a leading dimension from the
     /// rest before anything else ([`Test::cublas_aligned`]; default false).
     pub alignment_first: bool,
+    /// Whether the tree may split on `k` over the larger of `m` and `n`
+    /// ([`tree::Quantity::KRatio`]; default false, which the shipped handler was trained
+    /// without).
+    pub k_ratio: bool,
     /// Folds of the cross-validation (default 5).
     pub folds: usize,
     /// Times the cross-validation is run, each over another split into folds, its figures the
@@ -113,6 +117,7 @@ impl Default for PruneParams {
             max_keep: policy::MAX_KEEP,
             grown_lists: true,
             alignment_first: false,
+            k_ratio: false,
             folds: 5,
             cv_repeats: 1,
             cv_split: CvSplit::Gemm,
@@ -283,6 +288,7 @@ pub fn train(
             max_keep: params.max_keep,
         },
         first_split: params.alignment_first.then(Test::cublas_aligned),
+        k_ratio: params.k_ratio,
     };
     let all: Vec<&Sample> = data.samples.iter().collect();
     // The tree and the cross-validation's trees grow side by side, each as it would alone.

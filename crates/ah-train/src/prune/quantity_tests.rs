@@ -63,9 +63,9 @@ fn a_tree_reads_it_from_the_logged_features() {
 fn the_tree_may_split_on_it_only_when_the_log_has_its_features() {
     let f = features();
     let numeric: Vec<String> = f.iter().filter(|n| *n != "mat1_dtype").cloned().collect();
-    assert!(Quantity::all(&f, &numeric).contains(&Quantity::LeadAlign));
+    assert!(Quantity::all(&f, &numeric, false).contains(&Quantity::LeadAlign));
     let without_dtype = &f[..1];
-    assert!(!Quantity::all(without_dtype, &numeric[..1]).contains(&Quantity::LeadAlign));
+    assert!(!Quantity::all(without_dtype, &numeric[..1], false).contains(&Quantity::LeadAlign));
 }
 
 /// The generated handler's `_lead_align` gives the trainer's value on a grid of strides,
@@ -131,10 +131,12 @@ fn the_contraction_ratio_is_k_over_the_larger_output_side() {
 }
 
 #[test]
-fn a_tree_may_split_on_the_ratio_when_the_log_has_m_k_and_n() {
+fn a_tree_may_split_on_the_ratio_when_asked_and_the_log_has_m_k_and_n() {
     let names = |v: &[&str]| v.iter().map(|n| n.to_string()).collect::<Vec<_>>();
     let f = names(&["m", "k", "n"]);
-    assert!(Quantity::all(&f, &f).contains(&Quantity::KRatio));
+    assert!(Quantity::all(&f, &f, true).contains(&Quantity::KRatio));
+    // Only when asked for (`ah-prune --k-ratio`): the shipped handler was trained without it.
+    assert!(!Quantity::all(&f, &f, false).contains(&Quantity::KRatio));
     let s = Sample::new(
         vec![Value::Int(96), Value::Int(6161), Value::Int(24)],
         vec![Choice::new("extern_mm".into(), 1.0, 0.0)],
@@ -144,7 +146,7 @@ fn a_tree_may_split_on_the_ratio_when_the_log_has_m_k_and_n() {
     );
     assert_eq!(Quantity::KRatio.eval(&s, &f), Some(6161.0 / 96.0));
     let without_k = names(&["m", "n"]);
-    assert!(!Quantity::all(&without_k, &without_k).contains(&Quantity::KRatio));
+    assert!(!Quantity::all(&without_k, &without_k, true).contains(&Quantity::KRatio));
 }
 
 /// The generated handler's `k / max(m, n, 1)` sends every GEMM of a grid to the leaf the
@@ -230,6 +232,7 @@ fn alignment_first_makes_the_root_split_on_cublas_alignment() {
                 max_keep: 4,
             },
             first_split: Some(Test::cublas_aligned()),
+            k_ratio: false,
         }
         .grow(&refs)
     };

@@ -33,6 +33,7 @@ fn growth<'a>(f: &'a [String], cat: &'a [String], min_leaf: usize, max_depth: us
         max_depth,
         leaf_rule: rule(1),
         first_split: None,
+        k_ratio: false,
     }
 }
 
@@ -420,6 +421,7 @@ fn shipped_command(line: &str) -> (Vec<String>, PruneParams) {
             "--max-keep" => p.max_keep = value().parse().unwrap(),
             "--no-grown-lists" => p.grown_lists = false,
             "--alignment-first" => p.alignment_first = true,
+            "--k-ratio" => p.k_ratio = true,
             "--prices" => {
                 p.pricing = match value().as_str() {
                     "logged" => Pricing::Logged,

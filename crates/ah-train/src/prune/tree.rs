@@ -60,9 +60,9 @@ pub use ah_codegen::prune_tree::{
 };
 
 impl Quantity {
-    /// The quantities the tree may split on, given the logged `features` and which of them
-    /// are `numeric`.
-    pub fn all(features: &[String], numeric: &[String]) -> Vec<Quantity> {
+    /// The quantities the tree may split on, given the logged `features`, which of them are
+    /// `numeric`, and whether [`Quantity::KRatio`] is one (`ah-prune --k-ratio`).
+    pub fn all(features: &[String], numeric: &[String], k_ratio: bool) -> Vec<Quantity> {
         let mut q: Vec<Quantity> = numeric
             .iter()
             .map(|n| Quantity::Feature { name: n.clone() })
@@ -86,9 +86,10 @@ impl Quantity {
         {
             q.push(Quantity::LeadAlign);
         }
-        if ["m", "k", "n"]
-            .iter()
-            .all(|d| numeric.iter().any(|f| f == d))
+        if k_ratio
+            && ["m", "k", "n"]
+                .iter()
+                .all(|d| numeric.iter().any(|f| f == d))
         {
             q.push(Quantity::KRatio);
         }
@@ -227,6 +228,8 @@ pub struct Growth<'a> {
     /// A test the root splits on before any other (when each side keeps `min_leaf` GEMMs),
     /// whatever the greedy search would pick there: [`Test::cublas_aligned`].
     pub first_split: Option<Test>,
+    /// Whether splits may test [`Quantity::KRatio`].
+    pub k_ratio: bool,
 }
 
 impl Growth<'_> {
@@ -314,7 +317,7 @@ impl Growth<'_> {
             .cloned()
             .collect();
         let mut tests = Vec::new();
-        for quantity in Quantity::all(self.features, &numeric) {
+        for quantity in Quantity::all(self.features, &numeric, self.k_ratio) {
             let mut v: Vec<f64> = samples
                 .iter()
                 .filter_map(|s| quantity.eval(s, self.features))
