@@ -27,7 +27,7 @@
 #   AH_INDUCTOR_LOG=inductor_mm_heads_h100.txt bash scripts/gpu_inductor_collect.sh 480 \
 #     --shapes heads --num-samples 200
 # and batched products over a long axis into a small output (cross-attention of few queries,
-# linear attention's state, per-block weight gradients; 109 collected so far):
+# linear attention's state, per-block weight gradients; 200 collected in four calls):
 #   AH_INDUCTOR_LOG=inductor_mm_pool_h100.txt bash scripts/gpu_inductor_collect.sh 480 \
 #     --shapes pool --num-samples 200
 # Prices as users of the generated handler pay them (one ptxas, python/ah_inductor/ptxas.py): the
