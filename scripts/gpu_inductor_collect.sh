@@ -17,7 +17,7 @@
 # and attention over many tiny sets (molecules, graphs, points; 200 collected in two calls):
 #   AH_INDUCTOR_LOG=inductor_mm_tiny_h100.txt bash scripts/gpu_inductor_collect.sh 540 \
 #     --shapes tiny --num-samples 200
-# and narrow layers over many tokens (weight gradients with a long k; 200 collected in four calls):
+# and narrow layers over many tokens (weight gradients with a long k; 247 collected in five calls):
 #   AH_INDUCTOR_LOG=inductor_mm_tokens_h100.txt bash scripts/gpu_inductor_collect.sh 480 \
 #     --shapes tokens --num-samples 200
 # and attention over many sets of 65-512 tokens (windows, time series; 135 collected so far):
