@@ -17,9 +17,10 @@
 # and attention over many tiny sets (molecules, graphs, points; 200 collected in two calls):
 #   AH_INDUCTOR_LOG=inductor_mm_tiny_h100.txt bash scripts/gpu_inductor_collect.sh 540 \
 #     --shapes tiny --num-samples 200
-# and narrow layers over many tokens (weight gradients with a long k; 247 collected in five calls):
+# and narrow layers over many tokens (weight gradients with a long k; 247 of 260 collected in
+# five calls, the same draws as with 200 followed by more):
 #   AH_INDUCTOR_LOG=inductor_mm_tokens_h100.txt bash scripts/gpu_inductor_collect.sh 480 \
-#     --shapes tokens --num-samples 200
+#     --shapes tokens --num-samples 260
 # and attention over many sets of 65-512 tokens (windows, time series; 135 collected so far):
 #   AH_INDUCTOR_LOG=inductor_mm_windows_h100.txt bash scripts/gpu_inductor_collect.sh 480 \
 #     --shapes windows --num-samples 200
