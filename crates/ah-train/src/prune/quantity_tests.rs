@@ -5,6 +5,7 @@
 use super::data::{Choice, Sample};
 use super::tree::{k_ratio, lead_align, Quantity, Test};
 use ah_core::Value;
+use serde_json::Value as Json;
 
 const FEATURES: [&str; 6] = [
     "n",
@@ -68,6 +69,44 @@ fn the_tree_may_split_on_it_only_when_the_log_has_its_features() {
     assert!(!Quantity::all(without_dtype, &numeric[..1], false).contains(&Quantity::LeadAlign));
 }
 
+/// Checks that the handler generated for a chain of `quantity <= threshold` splits sends each
+/// GEMM of `cases` (its features, and the trainer's value of `quantity` on it) to the leaf the
+/// trainer's value does: leaf `i` holds the values above `i` of the (ascending) thresholds.
+fn generated_handler_agrees(quantity: Quantity, thresholds: &[f64], cases: &[(Json, f64)]) {
+    let leaf = |i: usize| serde_json::json!({"node": "leaf", "policy": {"kind": "keep", "choices": [format!("l{i}")]}, "samples": 1});
+    let mut tree = leaf(thresholds.len());
+    for (i, &threshold) in thresholds.iter().enumerate().rev() {
+        let test = Test::Le {
+            quantity: quantity.clone(),
+            threshold,
+        };
+        tree = serde_json::json!({"node": "split", "test": test, "yes": leaf(i), "no": tree});
+    }
+    let model = serde_json::json!({"kind": "inductor_choices", "name": "QuantityCheck",
+        "device_capa": [9, 0], "torch": "2.11", "ops": ["mm"], "tree": tree});
+    let code = ah_codegen::inductor::render_module(&model, "# test").unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let module = dir.path().join("quantity_check_choices.py");
+    std::fs::write(&module, code).unwrap();
+    let mut lines = String::new();
+    for (f, value) in cases {
+        let expected = format!(
+            "l{}",
+            thresholds.iter().take_while(|&&t| *value > t).count()
+        );
+        lines.push_str(&serde_json::json!({"f": f, "expected": expected}).to_string());
+        lines.push('\n');
+    }
+    let script = "import importlib.util, json, sys\n\
+        spec = importlib.util.spec_from_file_location('m', sys.argv[1]); m = importlib.util.module_from_spec(spec); spec.loader.exec_module(m)\n\
+        for line in sys.stdin:\n\
+        \x20   c = json.loads(line); kind, names = m.decide(c['f'])\n\
+        \x20   print(names[0] == c['expected'], names[0], c['expected'])\n";
+    let out = super::tests::run_python(&module, script, &lines);
+    assert_eq!(out.lines().count(), cases.len(), "{out}");
+    assert!(out.lines().all(|l| l.starts_with("True")), "{out}");
+}
+
 /// The generated handler's `_lead_align` gives the trainer's value on a grid of strides,
 /// sizes and dtypes (each threshold of a chain of splits sends the GEMM to a leaf that names
 /// the value). Skips without python3 (ah-test-support's policy).
@@ -76,23 +115,12 @@ fn the_generated_handler_computes_the_same_value() {
     if ah_test_support::skip_without_python("the lead_align parity test") {
         return;
     }
-    let leaf = |v: i64| serde_json::json!({"node": "leaf", "policy": {"kind": "keep", "choices": [format!("a{v}")]}, "samples": 1});
     let levels = [0, 1, 2, 4, 8, 16, 32, 64, 128];
-    let mut tree = leaf(128);
-    for w in levels.windows(2).rev() {
-        let test = Test::Le {
-            quantity: Quantity::LeadAlign,
-            threshold: (w[0] + w[1]) as f64 / 2.0,
-        };
-        tree = serde_json::json!({"node": "split", "test": test, "yes": leaf(w[0]), "no": tree});
-    }
-    let model = serde_json::json!({"kind": "inductor_choices", "name": "LeadAlignCheck",
-        "device_capa": [9, 0], "torch": "2.11", "ops": ["mm"], "tree": tree});
-    let code = ah_codegen::inductor::render_module(&model, "# test").unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    let module = dir.path().join("lead_align_check_choices.py");
-    std::fs::write(&module, code).unwrap();
-    let mut cases = String::new();
+    let thresholds: Vec<f64> = levels
+        .windows(2)
+        .map(|w| (w[0] + w[1]) as f64 / 2.0)
+        .collect();
+    let mut cases = Vec::new();
     for dtype in ["torch.bfloat16", "torch.float32", "torch.float8_e4m3fn"] {
         for (a, b, n) in [
             (64, 1025, 130),
@@ -104,19 +132,10 @@ fn the_generated_handler_computes_the_same_value() {
             let f = serde_json::json!({"n": n, "mat1_dtype": dtype, "mat1_stride_0": a,
                 "mat1_stride_1": 1, "mat2_stride_0": 1, "mat2_stride_1": b});
             let bytes = super::tree::dtype_bytes(dtype);
-            let expected = format!("a{}", lead_align([a, 1], [1, b], n, bytes));
-            cases.push_str(&serde_json::json!({"f": f, "expected": expected}).to_string());
-            cases.push('\n');
+            cases.push((f, lead_align([a, 1], [1, b], n, bytes) as f64));
         }
     }
-    let script = "import importlib.util, json, sys\n\
-        spec = importlib.util.spec_from_file_location('m', sys.argv[1]); m = importlib.util.module_from_spec(spec); spec.loader.exec_module(m)\n\
-        for line in sys.stdin:\n\
-        \x20   c = json.loads(line); kind, names = m.decide(c['f'])\n\
-        \x20   print(names[0] == c['expected'], names[0], c['expected'])\n";
-    let out = super::tests::run_python(&module, script, &cases);
-    assert_eq!(out.lines().count(), 15, "{out}");
-    assert!(out.lines().all(|l| l.starts_with("True")), "{out}");
+    generated_handler_agrees(Quantity::LeadAlign, &thresholds, &cases);
 }
 
 #[test]
@@ -157,23 +176,7 @@ fn the_generated_handler_computes_the_same_ratio() {
     if ah_test_support::skip_without_python("the k_ratio parity test") {
         return;
     }
-    let thresholds = [0.5, 1.0, 6161.0 / 96.0, 4096.0];
-    let leaf = |i: usize| serde_json::json!({"node": "leaf", "policy": {"kind": "keep", "choices": [format!("r{i}")]}, "samples": 1});
-    let mut tree = leaf(thresholds.len());
-    for (i, &threshold) in thresholds.iter().enumerate().rev() {
-        let test = Test::Le {
-            quantity: Quantity::KRatio,
-            threshold,
-        };
-        tree = serde_json::json!({"node": "split", "test": test, "yes": leaf(i), "no": tree});
-    }
-    let model = serde_json::json!({"kind": "inductor_choices", "name": "KRatioCheck",
-        "device_capa": [9, 0], "torch": "2.11", "ops": ["mm"], "tree": tree});
-    let code = ah_codegen::inductor::render_module(&model, "# test").unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    let module = dir.path().join("k_ratio_check_choices.py");
-    std::fs::write(&module, code).unwrap();
-    let grid = [
+    let cases: Vec<(Json, f64)> = [
         (96, 6161, 24),
         (96, 6162, 24),
         (64, 262144, 64),
@@ -182,23 +185,16 @@ fn the_generated_handler_computes_the_same_ratio() {
         (0, 1, 0),
         (3, 3, 1),
         (1, 3, 7),
-    ];
-    let mut cases = String::new();
-    for (m, k, n) in grid {
-        let r = k_ratio(m, k, n);
-        let expected = format!("r{}", thresholds.iter().take_while(|&&t| r > t).count());
-        let f = serde_json::json!({"m": m, "k": k, "n": n});
-        cases.push_str(&serde_json::json!({"f": f, "expected": expected}).to_string());
-        cases.push('\n');
-    }
-    let script = "import importlib.util, json, sys\n\
-        spec = importlib.util.spec_from_file_location('m', sys.argv[1]); m = importlib.util.module_from_spec(spec); spec.loader.exec_module(m)\n\
-        for line in sys.stdin:\n\
-        \x20   c = json.loads(line); kind, names = m.decide(c['f'])\n\
-        \x20   print(names[0] == c['expected'], names[0], c['expected'])\n";
-    let out = super::tests::run_python(&module, script, &cases);
-    assert_eq!(out.lines().count(), grid.len(), "{out}");
-    assert!(out.lines().all(|l| l.starts_with("True")), "{out}");
+    ]
+    .into_iter()
+    .map(|(m, k, n)| {
+        (
+            serde_json::json!({"m": m, "k": k, "n": n}),
+            k_ratio(m, k, n),
+        )
+    })
+    .collect();
+    generated_handler_agrees(Quantity::KRatio, &[0.5, 1.0, 6161.0 / 96.0, 4096.0], &cases);
 }
 
 /// `--alignment-first`: the root splits on [`Test::cublas_aligned`] even where no split pays
