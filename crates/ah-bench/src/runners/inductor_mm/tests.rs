@@ -14,6 +14,16 @@ fn draws(n: u64) -> Vec<Gemm> {
     draws_of(Mixture::All, n)
 }
 
+/// How many of the draws `a` `f` holds for.
+fn count(a: &[Gemm], f: impl Fn(&Gemm) -> bool) -> usize {
+    a.iter().filter(|g| f(g)).count()
+}
+
+/// The name of the input distribution a runner says it draws from (its log's `shapes`).
+fn shapes_of(r: &InductorMmRunner) -> Option<&'static str> {
+    BenchmarkRunner::input_distribution(r).map(|d| d.shapes)
+}
+
 fn draws_of(mixture: Mixture, n: u64) -> Vec<Gemm> {
     let r = InductorMmRunner::new(Engine::Fake).with_mixture(mixture);
     (0..n)
@@ -178,17 +188,15 @@ fn the_attention_mixture_draws_attention_bmms_in_every_layout() {
         && g.op == Op::Bmm
         && g.source == Source::Attention
         && !(g.trans_a && g.trans_b)));
-    let count = |f: &dyn Fn(&Gemm) -> bool| a.iter().filter(|g| f(g)).count();
-    let (scores, backward) = (count(&|g| g.trans_b), count(&|g| g.trans_a));
+    let (scores, backward) = (count(&a, |g| g.trans_b), count(&a, |g| g.trans_a));
     assert!((200..400).contains(&scores), "{scores} q @ k.t()");
     assert!((280..520).contains(&backward), "{backward} p.t() @ do");
     // Windows (49..256 tokens), patch grids with a class token (odd), long sequences.
-    assert!(count(&|g| g.m == 196 || g.n == 196) > 10);
-    assert!(count(&|g| g.m % 2 == 1 && g.m > 64) > 50);
-    assert!(count(&|g| g.m >= 4096) > 20);
-    assert!(count(&|g| g.batch > 256) > 100);
-    let shapes = BenchmarkRunner::input_distribution(&r).map(|d| d.shapes);
-    assert_eq!(shapes, Some("inductor_attention"));
+    assert!(count(&a, |g| g.m == 196 || g.n == 196) > 10);
+    assert!(count(&a, |g| g.m % 2 == 1 && g.m > 64) > 50);
+    assert!(count(&a, |g| g.m >= 4096) > 20);
+    assert!(count(&a, |g| g.batch > 256) > 100);
+    assert_eq!(shapes_of(&r), Some("inductor_attention"));
 }
 
 #[test]
@@ -245,14 +253,12 @@ fn the_tiny_mixture_draws_many_small_attention_products() {
         && (1024..=32768).contains(&g.batch)
         && g.m.max(g.n) <= 64
         && g.k <= 64));
-    let count = |f: &dyn Fn(&Gemm) -> bool| a.iter().filter(|g| f(g)).count();
-    assert!((200..400).contains(&count(&|g| g.trans_b)), "q @ k.t()");
-    assert!((280..520).contains(&count(&|g| g.trans_a)), "p.t() @ do");
+    assert!((200..400).contains(&count(&a, |g| g.trans_b)), "q @ k.t()");
+    assert!((280..520).contains(&count(&a, |g| g.trans_a)), "p.t() @ do");
     // Odd set sizes (misaligned operands) and sizes past Attention's largest batch.
-    assert!((400..600).contains(&count(&|g| g.m % 2 == 1)));
-    assert!(count(&|g| g.batch > 4096) > 300);
-    let shapes = BenchmarkRunner::input_distribution(&r).map(|d| d.shapes);
-    assert_eq!(shapes, Some("inductor_tiny"));
+    assert!((400..600).contains(&count(&a, |g| g.m % 2 == 1)));
+    assert!(count(&a, |g| g.batch > 4096) > 300);
+    assert_eq!(shapes_of(&r), Some("inductor_tiny"));
 }
 
 #[test]
@@ -269,18 +275,16 @@ fn the_windows_mixture_draws_attention_over_many_mid_sized_sets() {
         && (65..=512).contains(&set(g))
         && g.m == set(g)
         && (8..=80).contains(&head(g))));
-    let count = |f: &dyn Fn(&Gemm) -> bool| a.iter().filter(|g| f(g)).count();
-    assert!((200..400).contains(&count(&|g| g.trans_b)), "q @ k.t()");
-    assert!((280..520).contains(&count(&|g| g.trans_a)), "p.t() @ do");
+    assert!((200..400).contains(&count(&a, |g| g.trans_b)), "q @ k.t()");
+    assert!((280..520).contains(&count(&a, |g| g.trans_a)), "p.t() @ do");
     // The blind misses' kind: a head of at most 32 over a set that is no multiple of 128.
-    assert!(count(&|g| head(g) <= 32 && set(g) % 128 != 0) > 300);
-    assert!(count(&|g| set(g) % 2 == 1) > 100, "odd sets");
+    assert!(count(&a, |g| head(g) <= 32 && set(g) % 128 != 0) > 300);
+    assert!(count(&a, |g| set(g) % 2 == 1) > 100, "odd sets");
     assert!(
-        count(&|g| g.batch > 4096) > 200,
+        count(&a, |g| g.batch > 4096) > 200,
         "past Attention's largest batch"
     );
-    let shapes = BenchmarkRunner::input_distribution(&r).map(|d| d.shapes);
-    assert_eq!(shapes, Some("inductor_windows"));
+    assert_eq!(shapes_of(&r), Some("inductor_windows"));
 }
 
 #[test]
@@ -296,14 +300,15 @@ fn the_heads_mixture_draws_narrow_heads_over_long_sequences() {
         && (577..=4096).contains(&seq(g))
         && g.m == seq(g)
         && (16..=64).contains(&head(g))));
-    let count = |f: &dyn Fn(&Gemm) -> bool| a.iter().filter(|g| f(g)).count();
-    assert!((200..400).contains(&count(&|g| g.trans_b)), "q @ k.t()");
+    assert!((200..400).contains(&count(&a, |g| g.trans_b)), "q @ k.t()");
     // The blind misses' kind: scores with a head of at most 32 over 1024 tokens or more.
-    assert!(count(&|g| g.trans_b && head(g) <= 32 && seq(g) >= 1024) > 80);
-    assert!(count(&|g| seq(g) % 2 == 1) > 150, "odd sequences");
-    assert!(count(&|g| g.batch >= 512) > 150, "many sequences x heads");
-    let shapes = BenchmarkRunner::input_distribution(&r).map(|d| d.shapes);
-    assert_eq!(shapes, Some("inductor_heads"));
+    assert!(count(&a, |g| g.trans_b && head(g) <= 32 && seq(g) >= 1024) > 80);
+    assert!(count(&a, |g| seq(g) % 2 == 1) > 150, "odd sequences");
+    assert!(
+        count(&a, |g| g.batch >= 512) > 150,
+        "many sequences x heads"
+    );
+    assert_eq!(shapes_of(&r), Some("inductor_heads"));
 }
 
 #[test]
@@ -315,19 +320,24 @@ fn the_pool_mixture_draws_products_over_a_long_axis_into_a_small_output() {
         && (2048..=131072).contains(&g.k)
         && g.m.max(g.n) <= 1024
         && !g.trans_b));
-    let count = |f: &dyn Fn(&Gemm) -> bool| a.iter().filter(|g| f(g)).count();
-    let grad_weight = count(&|g| matches!(g.source, Source::Training(GemmKind::GradWeight)));
+    let grad_weight = count(&a, |g| {
+        matches!(g.source, Source::Training(GemmKind::GradWeight))
+    });
     assert!((200..400).contains(&grad_weight), "{grad_weight}");
     // The blind miss's kind: k far past both m and n, fp32, p stored transposed.
-    assert!(count(&|g| g.k >= 16 * g.m.max(g.n) && g.dtype == DType::F32 && g.trans_a) > 100);
     assert!(
-        count(&|g| g.source == Source::Attention && !g.trans_a) > 100,
+        count(&a, |g| g.k >= 16 * g.m.max(g.n)
+            && g.dtype == DType::F32
+            && g.trans_a)
+            > 100
+    );
+    assert!(
+        count(&a, |g| g.source == Source::Attention && !g.trans_a) > 100,
         "p @ v"
     );
-    assert!(count(&|g| g.k % 2 == 1) > 300, "odd long axes");
-    assert!(count(&|g| g.k >= 32768) > 100, "the longest axes");
-    let shapes = BenchmarkRunner::input_distribution(&r).map(|d| d.shapes);
-    assert_eq!(shapes, Some("inductor_pool"));
+    assert!(count(&a, |g| g.k % 2 == 1) > 300, "odd long axes");
+    assert!(count(&a, |g| g.k >= 32768) > 100, "the longest axes");
+    assert_eq!(shapes_of(&r), Some("inductor_pool"));
 }
 
 #[test]
@@ -357,16 +367,15 @@ fn the_tokens_mixture_draws_narrow_layers_over_many_tokens() {
         && g.op != Op::Bmm
         && g.batch == 1
         && matches!(g.source, Source::Training(_))));
-    let count = |f: &dyn Fn(&Gemm) -> bool| a.iter().filter(|g| f(g)).count();
     // Weight gradients: `k` is the token count, past every other mixture's 16384.
-    let grad_weight = count(&|g| g.trans_a);
+    let grad_weight = count(&a, |g| g.trans_a);
     assert!((250..420).contains(&grad_weight), "{grad_weight}");
     assert!(a
         .iter()
         .filter(|g| g.trans_a)
         .all(|g| g.k > 32768 && g.m <= 1024 && g.n <= 1024));
     assert!(
-        count(&|g| g.trans_a && g.k >= 262144) > 50,
+        count(&a, |g| g.trans_a && g.k >= 262144) > 50,
         "long reductions"
     );
     // Forward and input gradient: `m` is the token count; odd token counts half the time.
@@ -374,11 +383,10 @@ fn the_tokens_mixture_draws_narrow_layers_over_many_tokens() {
         .iter()
         .filter(|g| !g.trans_a)
         .all(|g| g.m > 32768 && g.k <= 1024 && g.n <= 1024));
-    let odd = count(&|g| (if g.trans_a { g.k } else { g.m }) % 2 == 1);
+    let odd = count(&a, |g| (if g.trans_a { g.k } else { g.m }) % 2 == 1);
     assert!((400..600).contains(&odd), "{odd}");
-    assert!(count(&|g| g.op == Op::Addmm) > 50);
-    let shapes = BenchmarkRunner::input_distribution(&r).map(|d| d.shapes);
-    assert_eq!(shapes, Some("inductor_tokens"));
+    assert!(count(&a, |g| g.op == Op::Addmm) > 50);
+    assert_eq!(shapes_of(&r), Some("inductor_tokens"));
 }
 
 #[test]
