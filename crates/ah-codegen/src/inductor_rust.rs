@@ -232,6 +232,13 @@ fn quantity(q: Quantity) -> Result<String, String> {
             integer("m")?,
             integer("n")?
         ),
+        Quantity::Work => format!(
+            "({} as f64) * ({} as f64) * ({} as f64) * ({} as f64)",
+            integer("batch")?,
+            integer("m")?,
+            integer("k")?,
+            integer("n")?
+        ),
     })
 }
 
@@ -367,6 +374,21 @@ mod tests {
             "{code}"
         );
         assert!(!code.contains("fn align("));
+    }
+
+    #[test]
+    fn the_work_multiplies_batch_and_the_three_sides_as_floats() {
+        let leaf = json!({"node": "leaf", "policy": {"kind": "extern"}, "samples": 1});
+        let tree = json!({"node": "split",
+            "test": {"kind": "le", "quantity": {"kind": "work"}, "threshold": 1e9},
+            "yes": leaf, "no": {"node": "leaf", "policy": {"kind": "default"}, "samples": 1}});
+        let code = render_module(&model(tree), "").unwrap();
+        assert!(
+            code.contains(
+                "if (g.batch as f64) * (g.m as f64) * (g.k as f64) * (g.n as f64) <= 1000000000.0 {"
+            ),
+            "{code}"
+        );
     }
 
     #[test]

@@ -21,6 +21,10 @@ pub enum Quantity<'a> {
     LeadAlign,
     /// `k` over the larger of `m` and `n` ([`k_ratio`]).
     KRatio,
+    /// The multiply-adds of the GEMM, `batch * m * k * n`, as a float (exact below 2^53, far
+    /// above any threshold a guard sets, so the generated Python's integer product and the
+    /// Rust module's float product agree with the trainer).
+    Work,
 }
 
 /// The cap of [`align`] and [`lead_align`].
@@ -165,6 +169,7 @@ fn quantity(q: &Json) -> Result<Quantity<'_>, String> {
         Some("align") => Quantity::Align(name(q, "name")?),
         Some("lead_align") => Quantity::LeadAlign,
         Some("k_ratio") => Quantity::KRatio,
+        Some("work") => Quantity::Work,
         _ => return Err(format!("unknown quantity {}", clip(q))),
     })
 }

@@ -118,6 +118,12 @@ struct Cli {
     /// tokens), where fp32 cuBLAS without TF32 loses most (docs/inductor.md)
     #[arg(long)]
     k_ratio: bool,
+    /// fp32 GEMMs without TF32 of more than MACS multiply-adds (batch*m*k*n) are never decided
+    /// cuBLAS only: where the tree would, they keep Inductor's full list. Without TF32, cuBLAS
+    /// and Triton's fp32 templates race on even terms, and held-out GEMMs of this kind missed
+    /// most where the tree trusted cuBLAS (docs/inductor.md)
+    #[arg(long, value_name = "MACS")]
+    fp32_full_list_above: Option<f64>,
     /// Folds of the cross-validation.
     #[arg(long, default_value_t = PruneParams::default().folds)]
     folds: usize,
@@ -196,6 +202,7 @@ fn run(cli: Cli) -> anyhow::Result<bool> {
         grown_lists: !cli.no_grown_lists,
         alignment_first: cli.alignment_first,
         k_ratio: cli.k_ratio,
+        fp32_full_list_above: cli.fp32_full_list_above,
         folds: cli.folds,
         cv_repeats: cli.cv_repeats,
         cv_split: match cli.cv_split {

@@ -16,6 +16,7 @@ mod error;
 pub mod eval;
 pub mod family;
 pub mod folds;
+pub mod guard;
 pub mod misses;
 pub mod policy;
 pub mod pricing;
@@ -33,6 +34,7 @@ pub use data::{load, GemmOp, Sample, Samples};
 pub use error::PruneError;
 pub use eval::{cross_validate, GroupResults, RuleResult, Scored};
 pub use folds::CvSplit;
+pub use guard::SearchGuard;
 pub use misses::Miss;
 pub use policy::{LeafRule, Policy, Weighing};
 pub use pricing::Pricing;
@@ -83,6 +85,10 @@ pub struct PruneParams {
     /// ([`tree::Quantity::KRatio`]; default false, which the shipped handler was trained
     /// without).
     pub k_ratio: bool,
+    /// fp32 GEMMs without TF32 of more than this many multiply-adds (`batch * m * k * n`) are
+    /// never decided cuBLAS only: where a leaf would, they keep the full list
+    /// ([`SearchGuard`]; default none, which the shipped handler was trained without).
+    pub fp32_full_list_above: Option<f64>,
     /// Folds of the cross-validation (default 5).
     pub folds: usize,
     /// Times the cross-validation is run, each over another split into folds, its figures the
@@ -118,6 +124,7 @@ impl Default for PruneParams {
             grown_lists: true,
             alignment_first: false,
             k_ratio: false,
+            fp32_full_list_above: None,
             folds: 5,
             cv_repeats: 1,
             cv_split: CvSplit::Gemm,
@@ -149,6 +156,16 @@ impl PruneParams {
             .any(|p| p.is_nan() || *p < 0.0)
         {
             return bad("--op-harm-price OP=S: S must be a number of seconds, 0 or more (or inf)");
+        }
+        if let Some(work) = self.fp32_full_list_above {
+            if !(work.is_finite() && work >= 0.0) {
+                return bad(
+                    "--fp32-full-list-above must be a finite number of multiply-adds, 0 or more",
+                );
+            }
+            if !self.full_list {
+                return bad("--fp32-full-list-above leaves GEMMs to the full list, which --no-full-list forbids: give one of them");
+            }
         }
         if self.min_leaf == 0
             || self.folds < 2
@@ -289,6 +306,9 @@ pub fn train(
         },
         first_split: params.alignment_first.then(Test::cublas_aligned),
         k_ratio: params.k_ratio,
+        guard: params
+            .fp32_full_list_above
+            .map(|above_work| SearchGuard { above_work }),
     };
     let all: Vec<&Sample> = data.samples.iter().collect();
     // The tree and the cross-validation's trees grow side by side, each as it would alone.
@@ -505,6 +525,8 @@ fn is_gemm_split(s: &CvSplit) -> bool {
 
 #[cfg(test)]
 mod data_tests;
+#[cfg(test)]
+mod guard_tests;
 #[cfg(test)]
 mod pricing_tests;
 #[cfg(test)]

@@ -72,7 +72,11 @@ fn the_tree_may_split_on_it_only_when_the_log_has_its_features() {
 /// Checks that the handler generated for a chain of `quantity <= threshold` splits sends each
 /// GEMM of `cases` (its features, and the trainer's value of `quantity` on it) to the leaf the
 /// trainer's value does: leaf `i` holds the values above `i` of the (ascending) thresholds.
-fn generated_handler_agrees(quantity: Quantity, thresholds: &[f64], cases: &[(Json, f64)]) {
+pub(super) fn generated_handler_agrees(
+    quantity: Quantity,
+    thresholds: &[f64],
+    cases: &[(Json, f64)],
+) {
     let leaf = |i: usize| serde_json::json!({"node": "leaf", "policy": {"kind": "keep", "choices": [format!("l{i}")]}, "samples": 1});
     let mut tree = leaf(thresholds.len());
     for (i, &threshold) in thresholds.iter().enumerate().rev() {
@@ -229,6 +233,7 @@ fn alignment_first_makes_the_root_split_on_cublas_alignment() {
             },
             first_split: Some(Test::cublas_aligned()),
             k_ratio: false,
+            guard: None,
         }
         .grow(&refs)
     };

@@ -34,6 +34,7 @@ fn growth<'a>(f: &'a [String], cat: &'a [String], min_leaf: usize, max_depth: us
         leaf_rule: rule(1),
         first_split: None,
         k_ratio: false,
+        guard: None,
     }
 }
 
@@ -422,6 +423,7 @@ fn shipped_command(line: &str) -> (Vec<String>, PruneParams) {
             "--no-grown-lists" => p.grown_lists = false,
             "--alignment-first" => p.alignment_first = true,
             "--k-ratio" => p.k_ratio = true,
+            "--fp32-full-list-above" => p.fp32_full_list_above = Some(value().parse().unwrap()),
             "--prices" => {
                 p.pricing = match value().as_str() {
                     "logged" => Pricing::Logged,

@@ -12,6 +12,7 @@ use serde::{Deserialize, Serialize};
 use ah_core::Value;
 
 use super::data::Sample;
+use super::guard::SearchGuard;
 use super::policy::{best_leaf_policy, best_policy, LeafRule, Policy, Weighing};
 
 /// A numeric quantity of a GEMM.
@@ -53,6 +54,9 @@ pub enum Quantity {
     /// to say it.
     #[serde(rename = "k_ratio")]
     KRatio,
+    /// The GEMM's multiply-adds, `batch * m * k * n`: its size, which no split searches (a
+    /// tree has `m`, `k` and the products of two), read by a [`super::guard::SearchGuard`].
+    Work,
 }
 
 pub use ah_codegen::prune_tree::{
@@ -114,6 +118,7 @@ impl Quantity {
                 Some(lead_align(mat1, mat2, int("n")?, dtype_bytes(dtype)) as f64)
             }
             Quantity::KRatio => Some(k_ratio(int("m")?, int("k")?, int("n")?)),
+            Quantity::Work => Some(get("batch")? * get("m")? * get("k")? * get("n")?),
         }
     }
 }
@@ -230,12 +235,19 @@ pub struct Growth<'a> {
     pub first_split: Option<Test>,
     /// Whether splits may test [`Quantity::KRatio`].
     pub k_ratio: bool,
+    /// Where cuBLAS only is not trusted: the grown tree's cuBLAS-only leaves leave those GEMMs
+    /// to the full list ([`SearchGuard::apply`]).
+    pub guard: Option<SearchGuard>,
 }
 
 impl Growth<'_> {
-    /// Grows a tree on `samples`.
+    /// Grows a tree on `samples` (and guards it, with [`Self::guard`]).
     pub fn grow(&self, samples: &[&Sample]) -> Node {
-        self.node(samples, 0)
+        let tree = self.node(samples, 0);
+        match &self.guard {
+            Some(guard) => guard.apply(tree, samples, self.features),
+            None => tree,
+        }
     }
 
     fn node(&self, samples: &[&Sample], depth: usize) -> Node {

@@ -1,0 +1,120 @@
+//! A guard on the tree's cuBLAS-only leaves (`ah-prune --fp32-full-list-above`): fp32 GEMMs
+//! without TF32 of more than a given number of multiply-adds are left to Inductor's full list
+//! wherever a leaf would decide cuBLAS only.
+//!
+//! Why a rule beside the learned tree: without TF32, cuBLAS's SGEMM and Triton's fp32 templates
+//! race on even terms, and which wins turns on details no split of a depth-5 tree sees. On the
+//! held-out sets 13-29 (docs/results.md), the shipped tree decided cuBLAS only for 25 such
+//! GEMMs of 100 us or more and 6 of them ran more than 3 % behind max-autotune's pick, against
+//! 1 of 45 in bf16, fp16 and TF32; its training leaves there had been clean. At that size
+//! searching the full list is reliable (default max-autotune missed none of the 199 held-out
+//! GEMMs of 100 us or more) and costs a few seconds, so the guard trades those seconds for
+//! the misses. Below the threshold a search's own noise costs more than it finds.
+
+use ah_core::Value;
+
+use super::data::Sample;
+use super::policy::Policy;
+use super::tree::{Node, Quantity, Test};
+
+/// fp32 GEMMs without TF32 of more than [`Self::above_work`] multiply-adds are never decided
+/// cuBLAS only.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SearchGuard {
+    /// The multiply-adds (`batch * m * k * n`, [`Quantity::Work`]) above which it holds.
+    pub above_work: f64,
+}
+
+impl SearchGuard {
+    /// fp32 without TF32: the log's `using_tf32` is `False` (bf16 and fp16 log
+    /// `not_float_32`, fp32 with TF32 `True`).
+    pub fn fp32_without_tf32() -> Test {
+        Test::Eq {
+            feature: "using_tf32".into(),
+            value: Value::Bool(false),
+        }
+    }
+
+    /// A GEMM small enough for its leaf's cuBLAS only: at most [`Self::above_work`].
+    pub fn small(&self) -> Test {
+        Test::Le {
+            quantity: Quantity::Work,
+            threshold: self.above_work,
+        }
+    }
+
+    /// `tree` with each cuBLAS-only leaf that a guarded GEMM can reach split in two: guarded
+    /// GEMMs get the full list, the rest cuBLAS only. `samples` are the GEMMs the tree grew on;
+    /// the new leaves count theirs. A leaf under a test that already rules guarded GEMMs out
+    /// (a bf16 branch) is left alone, and one under `using_tf32 == False` tests the size only.
+    pub fn apply(&self, tree: Node, samples: &[&Sample], features: &[String]) -> Node {
+        self.guard(tree, samples, features, None)
+    }
+
+    /// `guarded`: whether the path to `node` says its GEMMs are fp32 without TF32 (`None`:
+    /// it does not say).
+    fn guard(
+        &self,
+        node: Node,
+        samples: &[&Sample],
+        features: &[String],
+        guarded: Option<bool>,
+    ) -> Node {
+        match node {
+            Node::Split { test, yes, no } => {
+                let (on_yes, on_no): (Vec<&Sample>, Vec<&Sample>) = samples
+                    .iter()
+                    .partition(|s| test.eval(s, features) == Some(true));
+                let (g_yes, g_no) = implied(&test, guarded);
+                Node::Split {
+                    yes: Box::new(self.guard(*yes, &on_yes, features, g_yes)),
+                    no: Box::new(self.guard(*no, &on_no, features, g_no)),
+                    test,
+                }
+            }
+            Node::Leaf {
+                policy: Policy::Extern,
+                ..
+            } if guarded != Some(false) => self.split_leaf(samples, features, guarded),
+            leaf => leaf,
+        }
+    }
+
+    fn split_leaf(&self, samples: &[&Sample], features: &[String], guarded: Option<bool>) -> Node {
+        let leaf = |policy: Policy, samples: usize| Box::new(Node::Leaf { policy, samples });
+        let passes = |t: &Test, s: &Sample| t.eval(s, features) == Some(true);
+        let fp32 = Self::fp32_without_tf32();
+        let of_fp32: Vec<&Sample> = samples
+            .iter()
+            .copied()
+            .filter(|s| guarded == Some(true) || passes(&fp32, s))
+            .collect();
+        let small = of_fp32.iter().filter(|s| passes(&self.small(), s)).count();
+        let by_size = Node::Split {
+            test: self.small(),
+            yes: leaf(Policy::Extern, small),
+            no: leaf(Policy::Default, of_fp32.len() - small),
+        };
+        if guarded == Some(true) {
+            return by_size;
+        }
+        Node::Split {
+            test: fp32,
+            yes: Box::new(by_size),
+            no: leaf(Policy::Extern, samples.len() - of_fp32.len()),
+        }
+    }
+}
+
+/// What each side of `test` says about guarded GEMMs, given what the path to it says.
+fn implied(test: &Test, guarded: Option<bool>) -> (Option<bool>, Option<bool>) {
+    let Test::Eq { feature, value } = test else {
+        return (guarded, guarded);
+    };
+    match feature.as_str() {
+        "using_tf32" if *value == Value::Bool(false) => (Some(true), Some(false)),
+        "using_tf32" => (Some(false), guarded),
+        "mat1_dtype" if *value != Value::Str("torch.float32".into()) => (Some(false), guarded),
+        _ => (guarded, guarded),
+    }
+}

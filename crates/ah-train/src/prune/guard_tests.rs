@@ -1,0 +1,163 @@
+//! The guard on cuBLAS-only leaves ([`SearchGuard`]): which leaves it splits, what the new
+//! leaves decide and count, and the handler generated from a guarded tree.
+
+use super::data::{Choice, Sample};
+use super::guard::SearchGuard;
+use super::policy::Policy;
+use super::tree::{Node, Quantity, Test};
+use ah_core::Value;
+
+const FEATURES: [&str; 6] = ["m", "k", "n", "batch", "mat1_dtype", "using_tf32"];
+
+fn features() -> Vec<String> {
+    FEATURES.map(String::from).to_vec()
+}
+
+/// A GEMM of one cuBLAS choice; `tf32` is the log's `using_tf32` cell.
+fn gemm(m: i64, k: i64, n: i64, dtype: &str, tf32: &str) -> Sample {
+    let values = vec![
+        Value::Int(m),
+        Value::Int(k),
+        Value::Int(n),
+        Value::Int(1),
+        Value::Str(format!("torch.{dtype}")),
+        Value::parse(tf32),
+    ];
+    Sample::new(
+        values,
+        vec![Choice::new("extern_mm".into(), 1.0, 0.0)],
+        1.0,
+        1.0,
+        0.0,
+    )
+}
+
+fn leaf(policy: Policy, samples: usize) -> Box<Node> {
+    Box::new(Node::Leaf { policy, samples })
+}
+
+const GUARD: SearchGuard = SearchGuard { above_work: 1e9 };
+
+#[test]
+fn a_cublas_only_leaf_leaves_large_fp32_without_tf32_to_the_full_list() {
+    let f = features();
+    let samples = [
+        gemm(4096, 1024, 1024, "float32", "False"), // 4.3e9 multiply-adds: guarded
+        gemm(64, 64, 64, "float32", "False"),       // small
+        gemm(4096, 1024, 1024, "float32", "True"),  // TF32
+        gemm(4096, 1024, 1024, "bfloat16", "not_float_32"),
+    ];
+    let refs: Vec<&Sample> = samples.iter().collect();
+    let tree = GUARD.apply(*leaf(Policy::Extern, 4), &refs, &f);
+    let expected = Node::Split {
+        test: SearchGuard::fp32_without_tf32(),
+        yes: Box::new(Node::Split {
+            test: GUARD.small(),
+            yes: leaf(Policy::Extern, 1),
+            no: leaf(Policy::Default, 1),
+        }),
+        no: leaf(Policy::Extern, 2),
+    };
+    assert_eq!(tree, expected);
+    let decided: Vec<&Policy> = samples.iter().map(|s| tree.decide(s, &f)).collect();
+    assert_eq!(
+        decided,
+        [
+            &Policy::Default,
+            &Policy::Extern,
+            &Policy::Extern,
+            &Policy::Extern
+        ]
+    );
+    // The counts of a leaf's training GEMMs survive a round trip through the model JSON.
+    let json = serde_json::to_string(&tree).unwrap();
+    assert!(json.contains(r#""quantity":{"kind":"work"}"#), "{json}");
+    assert_eq!(serde_json::from_str::<Node>(&json).unwrap(), tree);
+}
+
+#[test]
+fn leaves_the_path_rules_out_or_in_are_split_no_more_than_needed() {
+    let f = features();
+    let on = |value: Value, yes: Box<Node>, no: Box<Node>| Node::Split {
+        test: Test::Eq {
+            feature: "using_tf32".into(),
+            value,
+        },
+        yes,
+        no,
+    };
+    let keep = || {
+        leaf(
+            Policy::Keep {
+                choices: vec!["t".into()],
+            },
+            0,
+        )
+    };
+    // Under `using_tf32 == False` the size alone is tested; under `== True` and under a bf16
+    // test nothing is; other policies are never touched.
+    let tree = on(
+        Value::Bool(false),
+        leaf(Policy::Extern, 0),
+        Box::new(on(
+            Value::Bool(true),
+            leaf(Policy::Extern, 0),
+            Box::new(Node::Split {
+                test: Test::Eq {
+                    feature: "mat1_dtype".into(),
+                    value: Value::Str("torch.bfloat16".into()),
+                },
+                yes: leaf(Policy::Extern, 0),
+                no: keep(),
+            }),
+        )),
+    );
+    let guarded = GUARD.apply(tree.clone(), &[], &f);
+    let Node::Split { yes, no, .. } = &guarded else {
+        panic!("the root is no longer a split");
+    };
+    let by_size = Node::Split {
+        test: GUARD.small(),
+        yes: leaf(Policy::Extern, 0),
+        no: leaf(Policy::Default, 0),
+    };
+    assert_eq!(**yes, by_size);
+    let Node::Split { no: original, .. } = &tree else {
+        unreachable!()
+    };
+    assert_eq!(no, original);
+}
+
+#[test]
+fn work_is_the_product_of_batch_and_the_three_sides() {
+    let f = features();
+    let s = gemm(4096, 1000, 3, "float32", "False");
+    assert_eq!(Quantity::Work.eval(&s, &f), Some(4096.0 * 1000.0 * 3.0));
+    assert_eq!(Quantity::Work.eval(&s, &f[..3]), None);
+}
+
+/// The generated handler's `f["batch"] * f["m"] * f["k"] * f["n"]` sends GEMMs on both sides
+/// of a threshold, and exactly at it, where the trainer's value does. Skips without python3.
+#[test]
+fn the_generated_handler_computes_the_same_work() {
+    if ah_test_support::skip_without_python("the work parity test") {
+        return;
+    }
+    let cases: Vec<(serde_json::Value, f64)> = [
+        (1_i64, 1000, 1000, 1000),
+        (1, 1000, 1000, 1001),
+        (8, 21347, 64, 64),
+        (1, 2449029, 100, 256),
+        (64, 64, 16641, 16),
+    ]
+    .into_iter()
+    .map(|(b, m, k, n)| {
+        let work = (b * m * k * n) as f64;
+        (
+            serde_json::json!({"batch": b, "m": m, "k": k, "n": n}),
+            work,
+        )
+    })
+    .collect();
+    super::quantity_tests::generated_handler_agrees(Quantity::Work, &[1e9, 1.2e10], &cases);
+}
