@@ -9,7 +9,9 @@ use std::process::ExitCode;
 use anyhow::Context;
 use clap::Parser;
 
-use ah_train::prune::{report, train, CvSplit, FeatureSource, GemmOp, Pricing, PruneParams};
+use ah_train::prune::{
+    guard_words, report, train, CvSplit, FeatureSource, GemmOp, Pricing, PruneParams,
+};
 
 /// `--prices` (the library's [`Pricing`], which has no clap derive).
 #[derive(clap::ValueEnum, Clone, Copy, Debug)]
@@ -370,14 +372,17 @@ fn header(
         ),
         format!("  ah-prune {}", args.join(" ").replace(['\n', '\r'], " ")),
         format!(
-            "Trained on {} GEMMs (horizon {} calls, harm bound {} %{}). Cross-validated:",
+            "Trained on {} GEMMs (horizon {} calls, harm bound {} %{}{}). Cross-validated:",
             model.gemms,
             model.horizon,
             model.harm * 100.0,
             match model.prices {
                 Pricing::Logged => "",
                 Pricing::OnePtxas => "; autotuning seconds as with one ptxas, modelled",
-            }
+            },
+            model
+                .fp32_full_list_above
+                .map_or(String::new(), |w| format!("; {}", guard_words(w))),
         ),
     ]
     .into_iter()

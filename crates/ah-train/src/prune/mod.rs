@@ -239,6 +239,10 @@ pub struct PruneModel {
     /// How kept lists were priced (`--prices`; `logged` is not written).
     #[serde(default, skip_serializing_if = "is_logged")]
     pub prices: Pricing,
+    /// `--fp32-full-list-above`: the multiply-adds above which the tree's cuBLAS-only leaves
+    /// leave fp32 GEMMs without TF32 to the full list ([`SearchGuard`]; none: not guarded).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fp32_full_list_above: Option<f64>,
     /// Training GEMMs.
     pub gemms: usize,
     /// Cross-validation, side by side with the fixed rules.
@@ -356,6 +360,7 @@ pub fn train(
         harm_price_s: Some(params.harm_price_s).filter(|p| p.is_finite()),
         op_harm_price_s: params.op_prices(),
         prices: params.pricing,
+        fp32_full_list_above: params.fp32_full_list_above,
         gemms: data.samples.len(),
         cross_validation: cross_validation.all,
         cv_repeats: params.cv_repeats,
@@ -473,7 +478,21 @@ fn prices(model: &PruneModel) -> String {
         .map(|(op, p)| format!(", a harmful {op} pick priced at {}", seconds(*p)));
     let pricing = (model.prices == Pricing::OnePtxas)
         .then(|| ", kept lists priced as with one ptxas (`--prices one-ptxas`)".to_string());
-    flat.into_iter().chain(ops).chain(pricing).collect()
+    let guard = model
+        .fp32_full_list_above
+        .map(|w| format!(", {}", guard_words(w)));
+    flat.into_iter()
+        .chain(ops)
+        .chain(pricing)
+        .chain(guard)
+        .collect()
+}
+
+/// What `--fp32-full-list-above W` does, in the words of the report and the module headers.
+pub fn guard_words(work: f64) -> String {
+    format!(
+        "no cuBLAS-only decision for fp32 GEMMs without TF32 above {work:e} multiply-adds (`--fp32-full-list-above`)"
+    )
 }
 
 /// A report's section on each op's or each log's GEMMs (`label`; nothing where the GEMMs are
