@@ -6,9 +6,10 @@ use serde::{Deserialize, Serialize};
 use super::causes::Causes;
 use super::data::Sample;
 use super::folds::{folds, CvSplit};
+use super::grow::Growth;
 use super::misses::{self, Miss};
 use super::policy::{ranking, Policy, Weighing};
-use super::tree::{Growth, Node};
+use super::tree::Node;
 
 /// One rule's totals over held-out GEMMs.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]

@@ -16,6 +16,7 @@ mod error;
 pub mod eval;
 pub mod family;
 pub mod folds;
+pub mod grow;
 pub mod guard;
 pub mod misses;
 pub mod policy;
@@ -34,12 +35,13 @@ pub use data::{load, GemmOp, Sample, Samples};
 pub use error::PruneError;
 pub use eval::{cross_validate, GroupResults, RuleResult, Scored};
 pub use folds::CvSplit;
+pub use grow::Growth;
 pub use guard::SearchGuard;
 pub use misses::Miss;
 pub use policy::{LeafRule, Policy, Weighing};
 pub use pricing::Pricing;
 pub use seen::FeatureSource;
-pub use tree::{Growth, Node, Quantity, Test};
+pub use tree::{Node, Quantity, Test};
 
 /// Parameters of [`train`], linfa-style: `Default` is the CLI's default, [`Self::check`]
 /// refuses what cannot work.

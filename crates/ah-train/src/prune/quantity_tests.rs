@@ -205,8 +205,9 @@ fn the_generated_handler_computes_the_same_ratio() {
 /// (every GEMM here has cuBLAS only), unless a side would hold fewer than `min_leaf` GEMMs.
 #[test]
 fn alignment_first_makes_the_root_split_on_cublas_alignment() {
+    use super::grow::Growth;
     use super::policy::{LeafRule, Weighing};
-    use super::tree::{Growth, Node};
+    use super::tree::Node;
     let f = features();
     let samples: Vec<Sample> = [130, 1024, 2730, 4096, 256, 512]
         .map(|n| sample(n, "torch.bfloat16", [64, 1], [1, 64]))

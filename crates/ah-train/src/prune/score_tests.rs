@@ -2,9 +2,9 @@
 //! results of each op's GEMMs, and the causes of the harmful picks.
 
 use super::data::Choice;
+use super::grow::Growth;
 use super::policy::{best_policy, LeafRule, Policy, Weighing};
 use super::tests::{features, gemm};
-use super::tree::Growth;
 use super::*;
 use ah_core::Value;
 

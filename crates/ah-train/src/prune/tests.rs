@@ -1,6 +1,6 @@
 use super::data::{Choice, Sample};
+use super::grow::Growth;
 use super::policy::{best_policy, LeafRule, Policy, Weighing};
-use super::tree::Growth;
 use super::*;
 use ah_core::Value;
 
