@@ -161,3 +161,20 @@ fn the_generated_handler_computes_the_same_work() {
     .collect();
     super::quantity_tests::generated_handler_agrees(Quantity::Work, &[1e9, 1.2e10], &cases);
 }
+
+#[test]
+fn a_threshold_that_cannot_guard_is_refused() {
+    use super::PruneParams;
+    let with = |work: f64, full_list: bool| PruneParams {
+        fp32_full_list_above: Some(work),
+        full_list,
+        ..PruneParams::default()
+    };
+    assert!(with(1e9, true).check().is_ok());
+    for bad in [f64::NAN, f64::INFINITY, -1.0] {
+        assert!(with(bad, true).check().is_err(), "{bad}");
+    }
+    // The guard leaves GEMMs to the full list, which --no-full-list forbids.
+    let err = with(1e9, false).check().unwrap_err().to_string();
+    assert!(err.contains("--no-full-list"), "{err}");
+}

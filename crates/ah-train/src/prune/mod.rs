@@ -89,7 +89,7 @@ pub struct PruneParams {
     pub k_ratio: bool,
     /// fp32 GEMMs without TF32 of more than this many multiply-adds (`batch * m * k * n`) are
     /// never decided cuBLAS only: where a leaf would, they keep the full list
-    /// ([`SearchGuard`]; default none, which the shipped handler was trained without).
+    /// ([`SearchGuard`]; default none; the shipped handler is trained with 1e9).
     pub fp32_full_list_above: Option<f64>,
     /// Folds of the cross-validation (default 5).
     pub folds: usize,
