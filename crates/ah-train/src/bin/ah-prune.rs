@@ -126,6 +126,11 @@ struct Cli {
     /// most where the tree trusted cuBLAS (docs/inductor.md)
     #[arg(long, value_name = "MACS")]
     fp32_full_list_above: Option<f64>,
+    /// With --fp32-full-list-above: the guarded GEMMs keep the list of templates the trainer
+    /// learns on all of them together (or the full list, where that scores better) instead of
+    /// the full list, which costs less autotuning (docs/inductor.md)
+    #[arg(long, requires = "fp32_full_list_above")]
+    fp32_guard_list: bool,
     /// Folds of the cross-validation.
     #[arg(long, default_value_t = PruneParams::default().folds)]
     folds: usize,
@@ -205,6 +210,7 @@ fn run(cli: Cli) -> anyhow::Result<bool> {
         alignment_first: cli.alignment_first,
         k_ratio: cli.k_ratio,
         fp32_full_list_above: cli.fp32_full_list_above,
+        fp32_guard_list: cli.fp32_guard_list,
         folds: cli.folds,
         cv_repeats: cli.cv_repeats,
         cv_split: match cli.cv_split {
@@ -380,9 +386,9 @@ fn header(
                 Pricing::Logged => "",
                 Pricing::OnePtxas => "; autotuning seconds as with one ptxas, modelled",
             },
-            model
-                .fp32_full_list_above
-                .map_or(String::new(), |w| format!("; {}", guard_words(w))),
+            model.fp32_full_list_above.map_or(String::new(), |w| {
+                format!("; {}", guard_words(w, model.fp32_guard_list))
+            }),
         ),
     ]
     .into_iter()

@@ -32,7 +32,7 @@ pub struct Growth<'a> {
     /// Whether splits may test [`Quantity::KRatio`].
     pub k_ratio: bool,
     /// Where cuBLAS only is not trusted: the grown tree's cuBLAS-only leaves leave those GEMMs
-    /// to the full list ([`SearchGuard::apply`]).
+    /// to the full list or a list learned for them ([`SearchGuard::apply`]).
     pub guard: Option<SearchGuard>,
 }
 
@@ -41,7 +41,10 @@ impl Growth<'_> {
     pub fn grow(&self, samples: &[&Sample]) -> Node {
         let tree = self.node(samples, 0);
         match &self.guard {
-            Some(guard) => guard.apply(tree, samples, self.features),
+            Some(guard) => {
+                let policy = guard.policy(samples, self.features, &self.weighing, self.leaf_rule);
+                guard.apply(tree, samples, self.features, &policy)
+            }
             None => tree,
         }
     }

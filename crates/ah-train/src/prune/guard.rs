@@ -14,7 +14,7 @@
 use ah_core::Value;
 
 use super::data::Sample;
-use super::policy::Policy;
+use super::policy::{best_leaf_policy, LeafRule, Policy, Weighing};
 use super::tree::{Node, Quantity, Test};
 
 /// fp32 GEMMs without TF32 of more than [`Self::above_work`] multiply-adds are never decided
@@ -23,6 +23,9 @@ use super::tree::{Node, Quantity, Test};
 pub struct SearchGuard {
     /// The multiply-adds (`batch * m * k * n`, [`Quantity::Work`]) above which it holds.
     pub above_work: f64,
+    /// Whether guarded GEMMs keep the list learned on all the guarded training GEMMs together
+    /// ([`Self::policy`]) instead of the full list (`ah-prune --fp32-guard-list`).
+    pub learned_list: bool,
 }
 
 impl SearchGuard {
@@ -43,12 +46,52 @@ impl SearchGuard {
         }
     }
 
+    /// What guarded GEMMs get: the full list, or with [`Self::learned_list`] the leaf policy
+    /// of the guarded GEMMs of `samples` taken together, cuBLAS only excluded (a list of
+    /// templates with the support `rule` asks, or the full list where that scores better). A
+    /// tree's leaves hold a few guarded GEMMs each, the region over a hundred.
+    pub fn policy(
+        &self,
+        samples: &[&Sample],
+        features: &[String],
+        w: &Weighing,
+        rule: LeafRule,
+    ) -> Policy {
+        let guarded: Vec<&Sample> = samples
+            .iter()
+            .copied()
+            .filter(|s| self.guards(s, features))
+            .collect();
+        if !self.learned_list || guarded.is_empty() {
+            return Policy::Default;
+        }
+        let rule = LeafRule {
+            min_extern_support: usize::MAX,
+            full_list: true,
+            ..rule
+        };
+        best_leaf_policy(&guarded, w, rule)
+    }
+
+    /// Whether `s` is fp32 without TF32 and above the threshold.
+    fn guards(&self, s: &Sample, features: &[String]) -> bool {
+        Self::fp32_without_tf32().eval(s, features) == Some(true)
+            && self.small().eval(s, features) == Some(false)
+    }
+
     /// `tree` with each cuBLAS-only leaf that a guarded GEMM can reach split in two: guarded
-    /// GEMMs get the full list, the rest cuBLAS only. `samples` are the GEMMs the tree grew on;
-    /// the new leaves count theirs. A leaf under a test that already rules guarded GEMMs out
-    /// (a bf16 branch) is left alone, and one under `using_tf32 == False` tests the size only.
-    pub fn apply(&self, tree: Node, samples: &[&Sample], features: &[String]) -> Node {
-        self.guard(tree, samples, features, None)
+    /// GEMMs get `policy` ([`Self::policy`]), the rest cuBLAS only. `samples` are the GEMMs the
+    /// tree grew on; the new leaves count theirs. A leaf under a test that already rules
+    /// guarded GEMMs out (a bf16 branch) is left alone, and one under `using_tf32 == False`
+    /// tests the size only.
+    pub fn apply(
+        &self,
+        tree: Node,
+        samples: &[&Sample],
+        features: &[String],
+        policy: &Policy,
+    ) -> Node {
+        self.guard(tree, samples, features, None, policy)
     }
 
     /// `guarded`: whether the path to `node` says its GEMMs are fp32 without TF32 (`None`:
@@ -59,6 +102,7 @@ impl SearchGuard {
         samples: &[&Sample],
         features: &[String],
         guarded: Option<bool>,
+        policy: &Policy,
     ) -> Node {
         match node {
             Node::Split { test, yes, no } => {
@@ -67,20 +111,26 @@ impl SearchGuard {
                     .partition(|s| test.eval(s, features) == Some(true));
                 let (g_yes, g_no) = implied(&test, guarded);
                 Node::Split {
-                    yes: Box::new(self.guard(*yes, &on_yes, features, g_yes)),
-                    no: Box::new(self.guard(*no, &on_no, features, g_no)),
+                    yes: Box::new(self.guard(*yes, &on_yes, features, g_yes, policy)),
+                    no: Box::new(self.guard(*no, &on_no, features, g_no, policy)),
                     test,
                 }
             }
             Node::Leaf {
                 policy: Policy::Extern,
                 ..
-            } if guarded != Some(false) => self.split_leaf(samples, features, guarded),
+            } if guarded != Some(false) => self.split_leaf(samples, features, guarded, policy),
             leaf => leaf,
         }
     }
 
-    fn split_leaf(&self, samples: &[&Sample], features: &[String], guarded: Option<bool>) -> Node {
+    fn split_leaf(
+        &self,
+        samples: &[&Sample],
+        features: &[String],
+        guarded: Option<bool>,
+        policy: &Policy,
+    ) -> Node {
         let leaf = |policy: Policy, samples: usize| Box::new(Node::Leaf { policy, samples });
         let passes = |t: &Test, s: &Sample| t.eval(s, features) == Some(true);
         let fp32 = Self::fp32_without_tf32();
@@ -93,7 +143,7 @@ impl SearchGuard {
         let by_size = Node::Split {
             test: self.small(),
             yes: leaf(Policy::Extern, small),
-            no: leaf(Policy::Default, of_fp32.len() - small),
+            no: leaf(policy.clone(), of_fp32.len() - small),
         };
         if guarded == Some(true) {
             return by_size;

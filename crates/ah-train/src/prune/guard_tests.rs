@@ -36,7 +36,10 @@ fn leaf(policy: Policy, samples: usize) -> Box<Node> {
     Box::new(Node::Leaf { policy, samples })
 }
 
-const GUARD: SearchGuard = SearchGuard { above_work: 1e9 };
+const GUARD: SearchGuard = SearchGuard {
+    above_work: 1e9,
+    learned_list: false,
+};
 
 #[test]
 fn a_cublas_only_leaf_leaves_large_fp32_without_tf32_to_the_full_list() {
@@ -48,7 +51,7 @@ fn a_cublas_only_leaf_leaves_large_fp32_without_tf32_to_the_full_list() {
         gemm(4096, 1024, 1024, "bfloat16", "not_float_32"),
     ];
     let refs: Vec<&Sample> = samples.iter().collect();
-    let tree = GUARD.apply(*leaf(Policy::Extern, 4), &refs, &f);
+    let tree = GUARD.apply(*leaf(Policy::Extern, 4), &refs, &f, &Policy::Default);
     let expected = Node::Split {
         test: SearchGuard::fp32_without_tf32(),
         yes: Box::new(Node::Split {
@@ -112,7 +115,7 @@ fn leaves_the_path_rules_out_or_in_are_split_no_more_than_needed() {
             }),
         )),
     );
-    let guarded = GUARD.apply(tree.clone(), &[], &f);
+    let guarded = GUARD.apply(tree.clone(), &[], &f, &Policy::Default);
     let Node::Split { yes, no, .. } = &guarded else {
         panic!("the root is no longer a split");
     };
@@ -177,4 +180,58 @@ fn a_threshold_that_cannot_guard_is_refused() {
     // The guard leaves GEMMs to the full list, which --no-full-list forbids.
     let err = with(1e9, false).check().unwrap_err().to_string();
     assert!(err.contains("--no-full-list"), "{err}");
+}
+
+/// A guarded GEMM on which template `t1` beats cuBLAS by half and costs 0.1 s to keep, against
+/// 10 s for the full list.
+fn guarded_win(m: i64) -> Sample {
+    let values = gemm(m, 1024, 1024, "float32", "False").values;
+    let choices = vec![
+        Choice::new("extern_mm".into(), 1.0, 0.0),
+        Choice::new("triton_mm_t1".into(), 0.5, 0.1),
+        Choice::new("triton_mm_t2".into(), 0.9, 0.1),
+    ];
+    Sample::new(values, choices, 1.0, 0.5, 10.0)
+}
+
+#[test]
+fn a_learned_guard_keeps_the_list_that_wins_on_the_guarded_gemms_together() {
+    use super::policy::{LeafRule, Weighing};
+    let f = features();
+    let w = Weighing {
+        horizon: 1e5,
+        harm: 0.03,
+        harm_price_s: 40.0,
+        op_harm_price_s: [None; 3],
+    };
+    let rule = LeafRule {
+        min_support: 2,
+        min_extern_support: 0,
+        full_list: true,
+        grown: true,
+        max_keep: 4,
+    };
+    let samples = [
+        guarded_win(4096),
+        guarded_win(8192),
+        guarded_win(2048),
+        gemm(64, 64, 64, "float32", "False"),
+        gemm(4096, 1024, 1024, "bfloat16", "not_float_32"),
+    ];
+    let refs: Vec<&Sample> = samples.iter().collect();
+    let learned = SearchGuard {
+        learned_list: true,
+        ..GUARD
+    };
+    let keep_t1 = Policy::Keep {
+        choices: vec!["triton_mm_t1".into()],
+    };
+    assert_eq!(learned.policy(&refs, &f, &w, rule), keep_t1);
+    // Without --fp32-guard-list, or with no guarded training GEMM, the full list.
+    assert_eq!(GUARD.policy(&refs, &f, &w, rule), Policy::Default);
+    assert_eq!(learned.policy(&refs[3..], &f, &w, rule), Policy::Default);
+    // Never cuBLAS only, even where cuBLAS alone is safe on every guarded GEMM.
+    let safe = [gemm(4096, 1024, 1024, "float32", "False")];
+    let safe: Vec<&Sample> = safe.iter().collect();
+    assert_ne!(learned.policy(&safe, &f, &w, rule), Policy::Extern);
 }

@@ -91,6 +91,9 @@ pub struct PruneParams {
     /// never decided cuBLAS only: where a leaf would, they keep the full list
     /// ([`SearchGuard`]; default none; the shipped handler is trained with 1e9).
     pub fp32_full_list_above: Option<f64>,
+    /// With [`Self::fp32_full_list_above`]: guarded GEMMs keep the list learned on all of them
+    /// together instead of the full list ([`SearchGuard::learned_list`]; default false).
+    pub fp32_guard_list: bool,
     /// Folds of the cross-validation (default 5).
     pub folds: usize,
     /// Times the cross-validation is run, each over another split into folds, its figures the
@@ -127,6 +130,7 @@ impl Default for PruneParams {
             alignment_first: false,
             k_ratio: false,
             fp32_full_list_above: None,
+            fp32_guard_list: false,
             folds: 5,
             cv_repeats: 1,
             cv_split: CvSplit::Gemm,
@@ -168,6 +172,9 @@ impl PruneParams {
             if !self.full_list {
                 return bad("--fp32-full-list-above leaves GEMMs to the full list, which --no-full-list forbids: give one of them");
             }
+        }
+        if self.fp32_guard_list && self.fp32_full_list_above.is_none() {
+            return bad("--fp32-guard-list says what the GEMMs --fp32-full-list-above guards keep: give both");
         }
         if self.min_leaf == 0
             || self.folds < 2
@@ -245,6 +252,9 @@ pub struct PruneModel {
     /// leave fp32 GEMMs without TF32 to the full list ([`SearchGuard`]; none: not guarded).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fp32_full_list_above: Option<f64>,
+    /// `--fp32-guard-list`: those GEMMs keep a list learned for them (false: the full list).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub fp32_guard_list: bool,
     /// Training GEMMs.
     pub gemms: usize,
     /// Cross-validation, side by side with the fixed rules.
@@ -312,9 +322,10 @@ pub fn train(
         },
         first_split: params.alignment_first.then(Test::cublas_aligned),
         k_ratio: params.k_ratio,
-        guard: params
-            .fp32_full_list_above
-            .map(|above_work| SearchGuard { above_work }),
+        guard: params.fp32_full_list_above.map(|above_work| SearchGuard {
+            above_work,
+            learned_list: params.fp32_guard_list,
+        }),
     };
     let all: Vec<&Sample> = data.samples.iter().collect();
     // The tree and the cross-validation's trees grow side by side, each as it would alone.
@@ -363,6 +374,7 @@ pub fn train(
         op_harm_price_s: params.op_prices(),
         prices: params.pricing,
         fp32_full_list_above: params.fp32_full_list_above,
+        fp32_guard_list: params.fp32_guard_list,
         gemms: data.samples.len(),
         cross_validation: cross_validation.all,
         cv_repeats: params.cv_repeats,
@@ -482,7 +494,7 @@ fn prices(model: &PruneModel) -> String {
         .then(|| ", kept lists priced as with one ptxas (`--prices one-ptxas`)".to_string());
     let guard = model
         .fp32_full_list_above
-        .map(|w| format!(", {}", guard_words(w)));
+        .map(|w| format!(", {}", guard_words(w, model.fp32_guard_list)));
     flat.into_iter()
         .chain(ops)
         .chain(pricing)
@@ -491,9 +503,14 @@ fn prices(model: &PruneModel) -> String {
 }
 
 /// What `--fp32-full-list-above W` does, in the words of the report and the module headers.
-pub fn guard_words(work: f64) -> String {
+pub fn guard_words(work: f64, learned_list: bool) -> String {
+    let keep = if learned_list {
+        "; they keep a list learned for them (`--fp32-guard-list`)"
+    } else {
+        ""
+    };
     format!(
-        "no cuBLAS-only decision for fp32 GEMMs without TF32 above {work:e} multiply-adds (`--fp32-full-list-above`)"
+        "no cuBLAS-only decision for fp32 GEMMs without TF32 above {work:e} multiply-adds (`--fp32-full-list-above`){keep}"
     )
 }
 

@@ -424,6 +424,7 @@ fn shipped_command(line: &str) -> (Vec<String>, PruneParams) {
             "--alignment-first" => p.alignment_first = true,
             "--k-ratio" => p.k_ratio = true,
             "--fp32-full-list-above" => p.fp32_full_list_above = Some(value().parse().unwrap()),
+            "--fp32-guard-list" => p.fp32_guard_list = true,
             "--prices" => {
                 p.pricing = match value().as_str() {
                     "logged" => Pricing::Logged,
