@@ -184,18 +184,9 @@ fn main() -> ExitCode {
     }
 }
 
-/// Trains, writes; false when `--check` found stale code.
-fn run(cli: Cli) -> anyhow::Result<bool> {
-    if let Some(n) = cli.threads {
-        rayon::ThreadPoolBuilder::new()
-            .num_threads(n.into())
-            .build_global()
-            .context("setting up threads")?;
-    }
-    if !valid_name(&cli.heuristic_name) {
-        anyhow::bail!("--heuristic-name {:?}: use letters and digits, starting with a capital letter (e.g. InductorMMH100)", cli.heuristic_name);
-    }
-    let params = PruneParams {
+/// The training parameters `cli` asks for.
+fn params(cli: &Cli) -> anyhow::Result<PruneParams> {
+    Ok(PruneParams {
         horizon: cli.horizon,
         harm: cli.harm,
         harm_price_s: cli.harm_price,
@@ -227,7 +218,21 @@ fn run(cli: Cli) -> anyhow::Result<bool> {
         },
         first: cli.first.clone(),
         ..PruneParams::default()
-    };
+    })
+}
+
+/// Trains, writes; false when `--check` found stale code.
+fn run(cli: Cli) -> anyhow::Result<bool> {
+    if let Some(n) = cli.threads {
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(n.into())
+            .build_global()
+            .context("setting up threads")?;
+    }
+    if !valid_name(&cli.heuristic_name) {
+        anyhow::bail!("--heuristic-name {:?}: use letters and digits, starting with a capital letter (e.g. InductorMMH100)", cli.heuristic_name);
+    }
+    let params = params(&cli)?;
     let bar = if std::io::stderr().is_terminal() {
         indicatif::ProgressBar::new(params.trees())
     } else {
