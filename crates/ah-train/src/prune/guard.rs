@@ -4,9 +4,9 @@
 //!
 //! Why a rule beside the learned tree: without TF32, cuBLAS's SGEMM and Triton's fp32 templates
 //! race on even terms, and which wins turns on details no split of a depth-5 tree sees. On the
-//! held-out sets 13-29 (docs/results.md), the shipped tree decided cuBLAS only for 25 such
-//! GEMMs of 100 us or more and 6 of them ran more than 3 % behind max-autotune's pick, against
-//! 1 of 45 in bf16, fp16 and TF32; its training leaves there had been clean. At that size
+//! held-out sets 13-29 (docs/results.md), the tree shipped before it decided cuBLAS only for
+//! 25 such GEMMs of 100 us or more and 6 of them ran more than 3 % behind max-autotune's
+//! pick, against 1 of 45 in bf16, fp16 and TF32; its training leaves there had been clean. At that size
 //! searching the full list is reliable (default max-autotune missed none of the 199 held-out
 //! GEMMs of 100 us or more) and costs a few seconds, so the guard trades those seconds for
 //! the misses. Below the threshold a search's own noise costs more than it finds.
