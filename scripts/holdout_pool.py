@@ -40,7 +40,9 @@
 5. With `--handler A.py --against B.py`: which of two handlers to ship? Both are replayed as in
    4 and scored on the GEMMs where both outcomes are known (the same GEMMs for both, which the
    two replays alone are not: a kept list one of them decides may be unmeasured), with the
-   GEMMs where one is over the bound and the other is not.
+   GEMMs where one is over the bound and the other is not; then again with the unmeasured kept
+   lists estimated from the recorded benchmark as in 4, where that adds GEMMs (a candidate that
+   turns full lists into kept lists is otherwise scored only where it did not).
 
 `--ours candidate` counts the second handler of runs that measured one (`inductor_eval.py
 --candidate`) as `ours` in all five (its run time, autotuning, stats and recorded decisions);
@@ -425,6 +427,37 @@ def replay_table(recs, decide, measured=None, keeps=None):
     return "\n".join(lines)
 
 
+def known_or_estimated(r, keeps):
+    """A replayed record's run ms: as replayed, or for a kept list no run measured, estimated
+    from the recorded benchmark (`kept_estimate`; needs the handler's `keeps`). None: neither."""
+    ms = r["run_ms"]["replay"]
+    if ms is None and r["kind"] == "keep" and keeps:
+        ms = kept_estimate(r, r["names"], keeps)
+    return ms
+
+
+def estimated_against(pairs, keeps):
+    """A and B again, with the kept lists no run measured estimated (`known_or_estimated`),
+    on the GEMMs where both are known or estimated; None where that adds no GEMM. A candidate
+    that turns full lists into kept lists is otherwise compared only where it did not."""
+    rows = [(a, b, known_or_estimated(a, keeps[0]), known_or_estimated(b, keeps[1])) for a, b in pairs]
+    rows = [(a, b, x, y) for a, b, x, y in rows if x is not None and y is not None]
+    if sum(a["run_ms"]["replay"] is None or b["run_ms"]["replay"] is None for a, b, _, _ in rows) == 0:
+        return None
+    lines = [f"With the kept lists no run measured estimated from the recorded benchmark, on the {len(rows)} "
+             f"GEMMs where both are known or estimated (autotuning not estimated):", "",
+             "| handler | over the bound (3 %) | of them at 100 us or more | run / max-autotune's (gmean) |",
+             "|---|---|---|---|"]
+    for label, col in (("A", 2), ("B", 3)):
+        ratios = [(r[col] / best_ms(r[0]), r[0]["run_ms"]["none"]) for r in rows]
+        over = [x for x, _ in ratios if x > SLOW_FLAG]
+        big = sum(x > SLOW_FLAG and none >= MISS_MIN_MS for x, none in ratios)
+        gm = geomean([r[col] / r[0]["run_ms"]["max_autotune"] for r in rows])
+        worst = f"; worst {max(over):.2f}x" if over else ""
+        lines.append(f"| {label} | {len(over)} / {len(rows)}{worst} | {big} | {'-' if gm is None else f'{gm:.3f}'} |")
+    return "\n".join(lines)
+
+
 def against_table(recs, decide, other, measured=None, keeps=(None, None)):
     """The replayed handler (A) against another (B, `other`'s decide) on the GEMMs where both
     outcomes are known, so that the two are scored on the same GEMMs, and the GEMMs where one is
@@ -448,6 +481,9 @@ def against_table(recs, decide, other, measured=None, keeps=(None, None)):
         line = unreplayed_line(label, rows, k) if k else None
         if line:
             lines += ["", line]
+    estimated = estimated_against(pairs, keeps)
+    if estimated:
+        lines += ["", estimated]
     flips = [(a, b) for a, b in both
              if (a["run_ms"]["replay"] > SLOW_FLAG * best_ms(a)) != (b["run_ms"]["replay"] > SLOW_FLAG * best_ms(b))]
     if flips:

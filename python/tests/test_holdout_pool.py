@@ -301,6 +301,31 @@ class PoolTest(unittest.TestCase):
         with tempfile.TemporaryDirectory() as d:  # no naming functions: nothing is estimated
             self.assertIsNone(holdout_pool.handler_keeps(holdout_pool.handler_module(handler_file(d))))
 
+    def test_two_handlers_are_also_scored_with_kept_lists_estimated(self):
+        sized = HANDLER + "config_name = lambda n: n\nsized_configs = lambda names, m, n, k: names\n"
+        run = {"none": 1.0, "ours": 1.0, "max_autotune": 0.5, "max_autotune_ptxas": 0.5}
+        bench = {"extern_mm": 0.9, "triton_mm_a": 0.4, "triton_mm_x": 0.6}
+        with tempfile.TemporaryDirectory() as d:
+            a, b = os.path.join(d, "a_choices.py"), os.path.join(d, "b_choices.py")
+            with open(a, "w") as f:
+                f.write(sized)
+            with open(b, "w") as f:  # m 500: the full list instead of A's kept list
+                f.write(sized.replace('if f["m"] < 300', 'if f["m"] < 600'))
+            path = write(d, "r.json", [
+                # A keeps triton_mm_x: estimated at 0.75, 1.5x; B's full list ran 0.5
+                dict(rec(run, PICK), gemm=gemm(500), bench_ms=bench),
+                dict(rec({"none": 0.005, "ours": 0.005, "max_autotune": 0.005, "max_autotune_ptxas": 0.005},
+                         PICK), gemm=gemm(8)),
+            ])
+            out = io.StringIO()
+            with redirect_stdout(out):
+                self.assertEqual(holdout_pool.main(["--handler", a, "--against", b, path]), 0)
+        text = out.getvalue()
+        self.assertIn("both replayed on 1 GEMMs:", text)
+        self.assertIn("on the 2 GEMMs where both are known or estimated", text)
+        self.assertIn("| A | 1 / 2; worst 1.50x | 1 | 1.225 |", text)
+        self.assertIn("| B | 0 / 2 | 0 | 1.000 |", text)
+
     def test_decisions_as_the_measured_handler_made_them_replay_as_ours_ran(self):
         with tempfile.TemporaryDirectory() as d:
             candidate, measured = os.path.join(d, "cand_choices.py"), os.path.join(d, "meas_choices.py")
