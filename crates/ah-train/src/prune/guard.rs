@@ -57,12 +57,15 @@ impl SearchGuard {
         w: &Weighing,
         rule: LeafRule,
     ) -> Policy {
+        if !self.learned_list {
+            return Policy::Default;
+        }
         let guarded: Vec<&Sample> = samples
             .iter()
             .copied()
             .filter(|s| self.guards(s, features))
             .collect();
-        if !self.learned_list || guarded.is_empty() {
+        if guarded.is_empty() {
             return Policy::Default;
         }
         let rule = LeafRule {
@@ -133,15 +136,15 @@ impl SearchGuard {
     ) -> Node {
         let leaf = |policy: Policy, samples: usize| Box::new(Node::Leaf { policy, samples });
         let passes = |t: &Test, s: &Sample| t.eval(s, features) == Some(true);
-        let fp32 = Self::fp32_without_tf32();
+        let (fp32, size) = (Self::fp32_without_tf32(), self.small());
         let of_fp32: Vec<&Sample> = samples
             .iter()
             .copied()
             .filter(|s| guarded == Some(true) || passes(&fp32, s))
             .collect();
-        let small = of_fp32.iter().filter(|s| passes(&self.small(), s)).count();
+        let small = of_fp32.iter().filter(|s| passes(&size, s)).count();
         let by_size = Node::Split {
-            test: self.small(),
+            test: size,
             yes: leaf(Policy::Extern, small),
             no: leaf(policy.clone(), of_fp32.len() - small),
         };

@@ -4,8 +4,7 @@
 //! Tests are `feature <= threshold` on numeric quantities (logged numeric features, products
 //! of two dimensions, the power-of-two alignment of a dimension, the byte alignment of the
 //! leading dimensions) and `feature == value` on categorical ones. Thresholds are midpoints
-//! between consecutive distinct training values; candidate tests are tried in a fixed order and
-//! the first best one wins, so the same data gives the same tree.
+//! between consecutive distinct training values.
 
 use serde::{Deserialize, Serialize};
 
