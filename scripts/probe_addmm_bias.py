@@ -8,13 +8,16 @@ each compiled call runs as its eager twin, and that either can be 2x faster than
 times the two eager calls with inductor_eval.py's timer (CUDA-graph replay of about 1 ms of calls,
 clocks warmed for 50 ms, the two alternated over --rounds rounds, median) for:
 
-- a grid: fp32 (TF32 off and on), bf16 and fp16; m over 1..65536; (k, n) pairs of real layers;
-- every addmm GEMM of the inductor_mm logs given (their features: m, k, n, dtype, TF32, layout)
-  and of the held-out GEMM files given (JSON lines with op addmm).
+- every addmm GEMM of the held-out GEMM files given (JSON lines with op addmm) and of the
+  inductor_mm logs given (their features: m, k, n, dtype, TF32, layout), in that order;
+- then a grid (--grid): "standard", fp32 (TF32 off and on), bf16 and fp16, m over 1..65536, (k, n)
+  pairs of real layers; "long-k", fp32 (TF32 off and on) and bf16, k over 8k..64k into outputs
+  of 64..16384 x 64..1024.
 
 Writes one JSON line per GEMM (`m k n dtype tf32 trans_a trans_b source ms_bias ms_expanded`)
 to --out and prints a summary per dtype: how often and by how much each call wins.
 Usage: probe_addmm_bias.py --out FILE.jsonl [--logs LOG ...] [--gemms FILE.jsonl ...] [--rounds 15]
+                           [--grid standard|long-k|none]
 """
 import argparse
 import csv
@@ -32,15 +35,31 @@ GRID_M = [1, 8, 32, 64, 128, 192, 256, 320, 384, 512, 768, 1024, 2048, 4096, 163
 GRID_KN = [(768, 768), (768, 3072), (3072, 768), (1024, 4096), (4096, 14336), (5120, 5120),
            (512, 3072), (3136, 512), (48, 32), (263, 512), (2048, 527), (4096, 32000)]
 GRID_DTYPES = [("float32", False), ("float32", True), ("bfloat16", False), ("float16", False)]
+# The long-k grid: contractions of 8k-64k over outputs of a few to a few hundred tiles, where the
+# first grid has no GEMM (a long reduction into a small output is where split-K pays).
+LONG_K_M = [64, 256, 1024, 4096, 16384]
+LONG_K_K = [8192, 16384, 32768, 65536]
+LONG_K_N = [64, 128, 256, 512, 1024]
+LONG_K_DTYPES = [("float32", False), ("float32", True), ("bfloat16", False)]
 
 
-def grid():
-    for dtype, tf32 in GRID_DTYPES:
-        for m in GRID_M:
-            for k, n in GRID_KN:
+def grid_rows(source, dtypes, ms, kns):
+    for dtype, tf32 in dtypes:
+        for m in ms:
+            for k, n in kns:
                 if m * max(k, n) <= 2**28 and 2 * m * k * n <= 4e10:
                     yield {"m": m, "k": k, "n": n, "dtype": dtype, "tf32": tf32,
-                           "trans_a": False, "trans_b": True, "source": "grid"}
+                           "trans_a": False, "trans_b": True, "source": source}
+
+
+def grid(name):
+    """The GEMMs of grid `name`: "standard", "long-k" or "none"."""
+    if name == "standard":
+        return grid_rows("grid", GRID_DTYPES, GRID_M, GRID_KN)
+    if name == "long-k":
+        kns = [(k, n) for k in LONG_K_K for n in LONG_K_N]
+        return grid_rows("grid-long-k", LONG_K_DTYPES, LONG_K_M, kns)
+    return iter(())
 
 
 def from_logs(paths):
@@ -115,12 +134,14 @@ def main():
     p.add_argument("--logs", nargs="*", default=[])
     p.add_argument("--gemms", nargs="*", default=[])
     p.add_argument("--rounds", type=int, default=15)
+    p.add_argument("--grid", choices=["standard", "long-k", "none"], default="standard",
+                   help="which grid to time after the held-out GEMMs and logs (default: standard)")
     a = p.parse_args()
     print(f"torch {torch.__version__}, {torch.cuda.get_device_name()}")
     ind = E.Inductor({}, a.rounds)
     rows, t0 = [], time.perf_counter()
     with open(a.out, "w") as out:
-        for g in [*grid(), *from_logs(a.logs), *from_gemms(a.gemms)]:
+        for g in [*from_gemms(a.gemms), *from_logs(a.logs), *grid(a.grid)]:
             g.update(time_pair(ind, g))
             rows.append(g)
             out.write(json.dumps(g) + "\n")
