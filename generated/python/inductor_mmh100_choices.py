@@ -339,7 +339,7 @@ process).
 What a decision does, before any Triton template code is generated (Inductor's
 `_finalize_template_configs` sees lazy `KernelTemplateChoice`s):
 - ``("extern", ())``: one ATen/cuBLAS choice (`one_aten`: the call Inductor makes without
-  max-autotune, but for some fp32 addmm without TF32, `expanded_bias_call`) is handed to the
+  max-autotune, but for some fp32 addmm, `expanded_bias_call`) is handed to the
   inner handler; the generators of the other templates are never iterated, and with a single
   choice Inductor benchmarks nothing.
 - ``("keep", names)``: that ATen choice plus the Triton/subgraph choices whose `ktc_name`, read
@@ -482,25 +482,41 @@ def is_aten(uid):
 # 129 of 155 TF32 GEMMs of a grid (scripts/probe_addmm_bias.py, data/addmm_bias_h100.jsonl).
 # `ah_train::prune` models the same choice (PREFERRED_EXTERN there).
 ATEN_FIRST = ("aten::bias_addmm",)
-# fp32 addmm with TF32 off is the exception: there neither call dominates (on the grid the
-# expanded one is faster by more than 3 % on 77 of 155 GEMMs, up to 2.5x; the 1-D one on 67, up
-# to 7.8x). The expanded call (ATen copies the bias into the output, then a GEMM with beta 1)
-# wins where the output is small and k long: m >= 16, k >= 768 and m x n <= 2^21. Keeping it
-# there, and the 1-D call elsewhere, leaves 30 of the grid's GEMMs more than 3 % slower than the
-# faster call against 77 for the 1-D call always; on the 39 real-model addmm GEMMs of the logs
-# and held-out sets, 2 against 13 (the rule was chosen on the grid). Inductor's own benchmark of
+# fp32 addmm is the exception: there the expanded call (ATen copies the bias into the output, then
+# cuBLAS's GEMM with beta 1, which may split k) wins where k is long for the output's size, and by
+# up to 3.7x; the 1-D call's epilogue kernels elsewhere, by up to 7.8x. Measured as "k per output
+# tile" (tiles of 128 x 128): the expanded call is kept for m >= 16 and k >= 16 per tile without
+# TF32, and k >= 128 per tile over at most 16 tiles with TF32. Chosen on the 924 GEMMs of
+# data/addmm_bias_h100.jsonl (a grid, the logged GEMMs, held-out sets 10-24) and the 210 of the
+# long-k grid of data/addmm_bias_longk_h100.jsonl (contractions of 8k-64k the first lacked):
+# more than 3 % slower than the faster call on 44 of their 529 fp32 GEMMs, against 105 for the
+# earlier rule (m >= 16, k >= 768, m x n <= 2^21, TF32 off only) and 232 for the 1-D call
+# always; on the 37 fp32 addmm GEMMs of held-out sets 25-33, which chose nothing, 3 against 4
+# (worst 1.12x against 2.56x). For bf16 and fp16 no such rule beat the 1-D call always. Inductor's own benchmark of
 # the two is no judge: it misorders 8 of the 28 logged ones, by up to 2.2x. `ah_train::prune`
 # scores the expanded call with the 1-D call's compiled truth (the logs hold no other), a
 # pessimistic estimate there.
-EXPANDED_BIAS_MIN_M, EXPANDED_BIAS_MIN_K, EXPANDED_BIAS_MAX_MN = 16, 768, 2**21
+EXPANDED_BIAS_MIN_M, EXPANDED_BIAS_TILE = 16, 128
+EXPANDED_BIAS_K_PER_TILE = {False: 16, True: 128}  # by `using_tf32`
+EXPANDED_BIAS_MAX_TILES_TF32 = 16
+
+
+def output_tiles(m, n):
+    """The 128 x 128 tiles of an m x n output (EXPANDED_BIAS_TILE)."""
+    return -(-m // EXPANDED_BIAS_TILE) * -(-n // EXPANDED_BIAS_TILE)
 
 
 def expanded_bias_call(f):
-    """Whether the GEMM of features `f` is an fp32 addmm without TF32 that the expanded-bias call
-    runs faster (see EXPANDED_BIAS_*)."""
-    return (f.get("op") == "addmm" and f.get("mat1_dtype") == "torch.float32" and f.get("using_tf32") is False
-            and f.get("m", 0) >= EXPANDED_BIAS_MIN_M and f.get("k", 0) >= EXPANDED_BIAS_MIN_K
-            and f.get("m", 0) * f.get("n", 0) <= EXPANDED_BIAS_MAX_MN)
+    """Whether the GEMM of features `f` is an fp32 addmm that the expanded-bias call runs faster
+    (see EXPANDED_BIAS_*)."""
+    tf32 = f.get("using_tf32")
+    if f.get("op") != "addmm" or f.get("mat1_dtype") != "torch.float32" or tf32 not in (True, False):
+        return False
+    m, k, n = f.get("m", 0), f.get("k", 0), f.get("n", 0)
+    tiles = output_tiles(m, n)
+    if m < EXPANDED_BIAS_MIN_M or (tf32 and tiles > EXPANDED_BIAS_MAX_TILES_TF32):
+        return False
+    return k >= EXPANDED_BIAS_K_PER_TILE[tf32] * tiles
 
 
 def aten_first(f):

@@ -333,25 +333,35 @@ class Decisions(unittest.TestCase):
         out = self.run_op(self.addmm_inputs(512), op="addmm", tc=self.addmm_choices())
         self.assertEqual(names(out), ["extern_bias_addmm", TILE_NAME])
 
-    def test_fp32_addmm_without_tf32_keeps_the_expanded_bias_call_where_k_splits(self):
-        fp32 = self.addmm_inputs(16, "torch.float32")  # 16 x 4096 x 4096
+    def test_fp32_addmm_keeps_the_expanded_bias_call_where_k_splits(self):
+        fp32 = self.addmm_inputs(16, "torch.float32")  # 16 x 4096 x 4096: 32 tiles, 128 k per tile
         out = self.run_op(fp32, op="addmm", tc=self.addmm_choices(poison=True))
         self.assertEqual(names(out), ["extern_addmm"])
         out = self.run_op(self.addmm_inputs(512, "torch.float32"), op="addmm", tc=self.addmm_choices())
-        self.assertEqual(names(out), ["extern_addmm", TILE_NAME])  # a kept list too: 512 x 4096 = 2^21
+        self.assertEqual(names(out), ["extern_addmm", TILE_NAME])  # a kept list too: 128 tiles, 32 k per tile
         out = self.run_op(fp32, op="addmm", tc=self.addmm_choices(poison=True), allow_tf32=True)
-        self.assertEqual(names(out), ["extern_bias_addmm"])
+        self.assertEqual(names(out), ["extern_bias_addmm"])  # TF32: more than 16 tiles
 
     def test_aten_first_takes_the_expanded_call_only_inside_its_region(self):
-        f = {"op": "addmm", "mat1_dtype": "torch.float32", "using_tf32": False, "m": 256, "k": 3136, "n": 512}
         both = ["aten::addmm", "aten::bias_addmm"]
+        per_tile = choices.EXPANDED_BIAS_K_PER_TILE
+        # without TF32: 4 x 2 tiles of 128, so k from 8 x 16 per tile
+        f = {"op": "addmm", "mat1_dtype": "torch.float32", "using_tf32": False, "m": 512, "n": 129,
+             "k": 8 * per_tile[False]}
+        self.assertEqual(choices.output_tiles(512, 129), 8)
         self.assertEqual(choices.one_aten(both, f), "aten::addmm")
-        edge = {"m": choices.EXPANDED_BIAS_MIN_M, "k": choices.EXPANDED_BIAS_MIN_K,
-                "n": choices.EXPANDED_BIAS_MAX_MN // choices.EXPANDED_BIAS_MIN_M}
-        self.assertEqual(choices.one_aten(both, dict(f, **edge)), "aten::addmm")
-        for other in ({"m": edge["m"] - 1}, {"k": edge["k"] - 1}, {"n": edge["n"] + 1}, {"using_tf32": True},
+        self.assertEqual(choices.one_aten(both, dict(f, m=choices.EXPANDED_BIAS_MIN_M, k=2 * per_tile[False])),
+                         "aten::addmm")
+        for other in ({"m": choices.EXPANDED_BIAS_MIN_M - 1}, {"k": f["k"] - 1}, {"n": 257},
                       {"using_tf32": "not_float_32", "mat1_dtype": "torch.bfloat16"}, {"op": "mm"}):
-            self.assertEqual(choices.one_aten(both, dict(f, **edge) | other), "aten::bias_addmm", other)
+            self.assertEqual(choices.one_aten(both, f | other), "aten::bias_addmm", other)
+        # with TF32: 128 per tile, over at most 16 tiles
+        t = dict(f, using_tf32=True, k=8 * per_tile[True])
+        self.assertEqual(choices.one_aten(both, t), "aten::addmm")
+        self.assertEqual(choices.one_aten(both, dict(t, k=t["k"] - 1)), "aten::bias_addmm")
+        wide = dict(t, m=1024, n=257, k=10**6)  # 8 x 3 = 24 tiles
+        self.assertEqual(choices.one_aten(both, wide), "aten::bias_addmm")
+        self.assertEqual(choices.one_aten(both, dict(wide, using_tf32=False)), "aten::addmm")
         self.assertEqual(choices.one_aten(both), "aten::bias_addmm")
 
     def test_one_aten_prefers_bias_addmm_else_the_first(self):
