@@ -342,9 +342,12 @@ def kept_estimate(r, names, keeps):
     benchmarked of cuBLAS and the kept templates; cuBLAS runs as `none` ran, max-autotune's own
     pick as it ran, another template at its benchmark scaled by the pick's truth over its
     benchmark. `keeps(names, features)` is the handler's set of kept config names as sized to
-    the GEMM. None without a benchmark or a single pick to scale by."""
-    bench, picked = r.get("bench_ms"), list(r.get("picked", {}).get("max_autotune", {}))
-    if not bench or len(picked) != 1 or picked[0] not in bench:
+    the GEMM. None without a benchmark or a single pick to scale by. A `decompose_k` pick's
+    own kernels (the batched GEMM inside its subgraph, `extern_bmm_dtype`) were never
+    benchmarked as choices: the pick is the one picked kernel the benchmark names."""
+    bench = r.get("bench_ms")
+    picked = [c for c in r.get("picked", {}).get("max_autotune", {}) if bench and c in bench]
+    if not bench or len(picked) != 1:
         return None
     allowed = keeps(names, features_of(r))
     kept = {c: t for c, t in bench.items() if c.startswith("extern_") or allowed(c)}

@@ -266,6 +266,24 @@ class PoolTest(unittest.TestCase):
         self.assertIn("| a.json | mm 1x50x64x64 bfloat16 NT | cuBLAS only | 1.200x | 1.200x | 1.000x |",
                       out.getvalue())
 
+    def test_a_decompose_k_pick_is_estimated_by_its_own_name(self):
+        sized = HANDLER + "config_name = lambda n: n\nsized_configs = lambda names, m, n, k: names\n"
+        run = {"none": 1.0, "ours": 1.0, "max_autotune": 0.5, "max_autotune_ptxas": 0.5}
+        dk = "subgraph_decompose_k_ksplit=4"
+        bench = {"extern_mm": 0.9, dk: 0.4, "triton_mm_x": 0.6}
+        # the subgraph's batched GEMM is compiled too, but was never a choice of the benchmark
+        picked = {dk: 1, "extern_bmm_dtype": 2}
+        with tempfile.TemporaryDirectory() as d:
+            module = os.path.join(d, "fake_choices.py")
+            with open(module, "w") as f:
+                f.write(sized)
+            path = write(d, "a.json", [dict(rec(run, {"max_autotune": picked, "max_autotune_ptxas": picked}),
+                                            gemm=gemm(500), bench_ms=bench)])
+            recs = holdout_pool.records([path])
+            keeps = holdout_pool.handler_keeps(holdout_pool.handler_module(module))
+            self.assertEqual(holdout_pool.kept_estimate(recs[0], (dk,), keeps), 0.5)
+            self.assertAlmostEqual(holdout_pool.kept_estimate(recs[0], ("triton_mm_x",), keeps), 0.75)
+
     def test_kept_lists_are_estimated_from_the_recorded_benchmark_on_a_line_of_their_own(self):
         sized = HANDLER + "config_name = lambda n: n\nsized_configs = lambda names, m, n, k: names\n"
         run = {"none": 1.0, "ours": 1.0, "max_autotune": 0.5, "max_autotune_ptxas": 0.5}
