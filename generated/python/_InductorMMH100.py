@@ -361,6 +361,15 @@ HEURISTIC = {
 }
 
 
+# Template choices kept at 5 leaves of the learned tree.
+KEPT_1 = (
+    "triton_mm_BLOCK-M=64_BLOCK-K=32_BLOCK-N=128_numstages=3_numwarps=4_GROUP-M=8",
+    "subgraph_decompose_k",
+    "triton_mm_BLOCK-M=64_BLOCK-K=16_BLOCK-N=64_numstages=2_numwarps=4_GROUP-M=8",
+    "triton_mm_BLOCK-M=128_BLOCK-K=32_BLOCK-N=128_numstages=4_numwarps=8_GROUP-M=8",
+)
+
+
 def _align(x):
     """The largest power of two, at most 128, that divides x."""
     return min(128, x & -x) if x > 0 else 0
@@ -408,7 +417,7 @@ def decide(f):
                     if f["batch"] * f["m"] * f["k"] * f["n"] <= 1000000000.0:
                         return ("extern", ())  # 0 training GEMMs
                     else:
-                        return ("keep", ("triton_mm_BLOCK-M=64_BLOCK-K=32_BLOCK-N=128_numstages=3_numwarps=4_GROUP-M=8", "subgraph_decompose_k", "triton_mm_BLOCK-M=64_BLOCK-K=16_BLOCK-N=64_numstages=2_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=128_BLOCK-K=32_BLOCK-N=128_numstages=4_numwarps=8_GROUP-M=8",))  # 2 training GEMMs
+                        return ("keep", KEPT_1)  # 2 training GEMMs
                 else:
                     return ("extern", ())  # 7 training GEMMs
     else:
@@ -419,14 +428,14 @@ def decide(f):
                         if f["batch"] * f["m"] * f["k"] * f["n"] <= 1000000000.0:
                             return ("extern", ())  # 12 training GEMMs
                         else:
-                            return ("keep", ("triton_mm_BLOCK-M=64_BLOCK-K=32_BLOCK-N=128_numstages=3_numwarps=4_GROUP-M=8", "subgraph_decompose_k", "triton_mm_BLOCK-M=64_BLOCK-K=16_BLOCK-N=64_numstages=2_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=128_BLOCK-K=32_BLOCK-N=128_numstages=4_numwarps=8_GROUP-M=8",))  # 1 training GEMM
+                            return ("keep", KEPT_1)  # 1 training GEMM
                     else:
                         return ("default", ())  # 10 training GEMMs
                 else:
                     if f["batch"] * f["m"] * f["k"] * f["n"] <= 1000000000.0:
                         return ("extern", ())  # 18 training GEMMs
                     else:
-                        return ("keep", ("triton_mm_BLOCK-M=64_BLOCK-K=32_BLOCK-N=128_numstages=3_numwarps=4_GROUP-M=8", "subgraph_decompose_k", "triton_mm_BLOCK-M=64_BLOCK-K=16_BLOCK-N=64_numstages=2_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=128_BLOCK-K=32_BLOCK-N=128_numstages=4_numwarps=8_GROUP-M=8",))  # 5 training GEMMs
+                        return ("keep", KEPT_1)  # 5 training GEMMs
             else:
                 if f["batch"] * f["m"] <= 404480.0:
                     if f["m"] * f["n"] <= 18194112.0:
@@ -446,7 +455,7 @@ def decide(f):
                             if f["batch"] * f["m"] * f["k"] * f["n"] <= 1000000000.0:
                                 return ("extern", ())  # 55 training GEMMs
                             else:
-                                return ("keep", ("triton_mm_BLOCK-M=64_BLOCK-K=32_BLOCK-N=128_numstages=3_numwarps=4_GROUP-M=8", "subgraph_decompose_k", "triton_mm_BLOCK-M=64_BLOCK-K=16_BLOCK-N=64_numstages=2_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=128_BLOCK-K=32_BLOCK-N=128_numstages=4_numwarps=8_GROUP-M=8",))  # 40 training GEMMs
+                                return ("keep", KEPT_1)  # 40 training GEMMs
                         else:
                             return ("extern", ())  # 428 training GEMMs
                     else:
@@ -470,7 +479,7 @@ def decide(f):
                             if f["batch"] * f["m"] * f["k"] * f["n"] <= 1000000000.0:
                                 return ("extern", ())  # 0 training GEMMs
                             else:
-                                return ("keep", ("triton_mm_BLOCK-M=64_BLOCK-K=32_BLOCK-N=128_numstages=3_numwarps=4_GROUP-M=8", "subgraph_decompose_k", "triton_mm_BLOCK-M=64_BLOCK-K=16_BLOCK-N=64_numstages=2_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=128_BLOCK-K=32_BLOCK-N=128_numstages=4_numwarps=8_GROUP-M=8",))  # 0 training GEMMs
+                                return ("keep", KEPT_1)  # 0 training GEMMs
                         else:
                             return ("extern", ())  # 12 training GEMMs
 

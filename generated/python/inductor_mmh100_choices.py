@@ -368,6 +368,7 @@ never raises into Inductor: a failure in the features or the decision keeps Indu
 import hashlib
 import os
 import threading
+import types
 import warnings
 import weakref
 
@@ -548,21 +549,53 @@ def check_decision(decision):
 
 def _code_digest(code, h):
     h.update(code.co_code)
+    h.update(repr(code.co_names).encode())
     for c in code.co_consts:
         if hasattr(c, "co_code"):
             _code_digest(c, h)
+        elif isinstance(c, frozenset):  # a set literal: its order changes with the hash seed
+            h.update(repr(sorted(map(repr, c))).encode())
         else:
             h.update(repr(c).encode())
 
 
+def _plain(v):
+    """Whether `v` is a constant whose repr is the same in every process."""
+    if isinstance(v, (str, int, float, bool, type(None))):
+        return True
+    if isinstance(v, tuple):
+        return all(map(_plain, v))
+    return isinstance(v, dict) and all(_plain(k) and _plain(x) for k, x in v.items())
+
+
+def _module_digest(decide, h):
+    """The code of the functions and classes of the module `decide` is defined in, and its
+    public upper-case constants: the runtime's rules (`one_aten` and the EXPANDED_BIAS_* bounds)
+    and the template lists `decide` shares change what Inductor compiles as much as `decide`."""
+    env = getattr(decide, "__globals__", None) or {}
+    module = env.get("__name__")
+    for name in sorted(env):
+        v = env[name]
+        if isinstance(v, (types.FunctionType, type)) and getattr(v, "__module__", None) == module:
+            members = [v] if isinstance(v, types.FunctionType) else [m for _, m in sorted(vars(v).items())]
+            h.update(name.encode())
+            for f in members:
+                if isinstance(f, types.FunctionType):
+                    _code_digest(f.__code__, h)
+        elif name.isupper() and not name.startswith("_") and _plain(v):
+            h.update(f"{name}={v!r}".encode())
+
+
 def fingerprint(heuristic, decide):
-    """A stable id of the heuristic (its metadata and its decision code), for cache keys."""
+    """A stable id of the heuristic (its metadata, its decision code and the module around it:
+    `_module_digest`), for cache keys; the same in every process."""
     if heuristic.get("fingerprint"):
         return str(heuristic["fingerprint"])
     h = hashlib.sha256(repr(sorted((str(k), repr(v)) for k, v in heuristic.items())).encode())
     code = getattr(decide, "__code__", None)
     if code is not None:
         _code_digest(code, h)
+    _module_digest(decide, h)
     return h.hexdigest()[:16]
 
 
@@ -909,6 +942,15 @@ HEURISTIC = {
 }
 
 
+# Template choices kept at 5 leaves of the learned tree.
+KEPT_1 = (
+    "triton_mm_BLOCK-M=64_BLOCK-K=32_BLOCK-N=128_numstages=3_numwarps=4_GROUP-M=8",
+    "subgraph_decompose_k",
+    "triton_mm_BLOCK-M=64_BLOCK-K=16_BLOCK-N=64_numstages=2_numwarps=4_GROUP-M=8",
+    "triton_mm_BLOCK-M=128_BLOCK-K=32_BLOCK-N=128_numstages=4_numwarps=8_GROUP-M=8",
+)
+
+
 def _align(x):
     """The largest power of two, at most 128, that divides x."""
     return min(128, x & -x) if x > 0 else 0
@@ -956,7 +998,7 @@ def decide(f):
                     if f["batch"] * f["m"] * f["k"] * f["n"] <= 1000000000.0:
                         return ("extern", ())  # 0 training GEMMs
                     else:
-                        return ("keep", ("triton_mm_BLOCK-M=64_BLOCK-K=32_BLOCK-N=128_numstages=3_numwarps=4_GROUP-M=8", "subgraph_decompose_k", "triton_mm_BLOCK-M=64_BLOCK-K=16_BLOCK-N=64_numstages=2_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=128_BLOCK-K=32_BLOCK-N=128_numstages=4_numwarps=8_GROUP-M=8",))  # 2 training GEMMs
+                        return ("keep", KEPT_1)  # 2 training GEMMs
                 else:
                     return ("extern", ())  # 7 training GEMMs
     else:
@@ -967,14 +1009,14 @@ def decide(f):
                         if f["batch"] * f["m"] * f["k"] * f["n"] <= 1000000000.0:
                             return ("extern", ())  # 12 training GEMMs
                         else:
-                            return ("keep", ("triton_mm_BLOCK-M=64_BLOCK-K=32_BLOCK-N=128_numstages=3_numwarps=4_GROUP-M=8", "subgraph_decompose_k", "triton_mm_BLOCK-M=64_BLOCK-K=16_BLOCK-N=64_numstages=2_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=128_BLOCK-K=32_BLOCK-N=128_numstages=4_numwarps=8_GROUP-M=8",))  # 1 training GEMM
+                            return ("keep", KEPT_1)  # 1 training GEMM
                     else:
                         return ("default", ())  # 10 training GEMMs
                 else:
                     if f["batch"] * f["m"] * f["k"] * f["n"] <= 1000000000.0:
                         return ("extern", ())  # 18 training GEMMs
                     else:
-                        return ("keep", ("triton_mm_BLOCK-M=64_BLOCK-K=32_BLOCK-N=128_numstages=3_numwarps=4_GROUP-M=8", "subgraph_decompose_k", "triton_mm_BLOCK-M=64_BLOCK-K=16_BLOCK-N=64_numstages=2_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=128_BLOCK-K=32_BLOCK-N=128_numstages=4_numwarps=8_GROUP-M=8",))  # 5 training GEMMs
+                        return ("keep", KEPT_1)  # 5 training GEMMs
             else:
                 if f["batch"] * f["m"] <= 404480.0:
                     if f["m"] * f["n"] <= 18194112.0:
@@ -994,7 +1036,7 @@ def decide(f):
                             if f["batch"] * f["m"] * f["k"] * f["n"] <= 1000000000.0:
                                 return ("extern", ())  # 55 training GEMMs
                             else:
-                                return ("keep", ("triton_mm_BLOCK-M=64_BLOCK-K=32_BLOCK-N=128_numstages=3_numwarps=4_GROUP-M=8", "subgraph_decompose_k", "triton_mm_BLOCK-M=64_BLOCK-K=16_BLOCK-N=64_numstages=2_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=128_BLOCK-K=32_BLOCK-N=128_numstages=4_numwarps=8_GROUP-M=8",))  # 40 training GEMMs
+                                return ("keep", KEPT_1)  # 40 training GEMMs
                         else:
                             return ("extern", ())  # 428 training GEMMs
                     else:
@@ -1018,6 +1060,6 @@ def decide(f):
                             if f["batch"] * f["m"] * f["k"] * f["n"] <= 1000000000.0:
                                 return ("extern", ())  # 0 training GEMMs
                             else:
-                                return ("keep", ("triton_mm_BLOCK-M=64_BLOCK-K=32_BLOCK-N=128_numstages=3_numwarps=4_GROUP-M=8", "subgraph_decompose_k", "triton_mm_BLOCK-M=64_BLOCK-K=16_BLOCK-N=64_numstages=2_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=128_BLOCK-K=32_BLOCK-N=128_numstages=4_numwarps=8_GROUP-M=8",))  # 0 training GEMMs
+                                return ("keep", KEPT_1)  # 0 training GEMMs
                         else:
                             return ("extern", ())  # 12 training GEMMs

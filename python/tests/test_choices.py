@@ -6,10 +6,12 @@ import contextlib
 import importlib.util
 import os
 import pickle
+import subprocess
 import sys
 import tempfile
 import threading
 import types
+import textwrap
 import unittest
 import warnings
 
@@ -725,6 +727,46 @@ class GeneratedModule(unittest.TestCase):
     def test_package_module_without_a_tree_says_so(self):
         with self.assertRaises(RuntimeError):
             choices.install()
+
+
+
+class FingerprintTests(unittest.TestCase):
+    """The cache key's fingerprint covers what decides the compiled kernels, the same everywhere."""
+
+    SOURCE = textwrap.dedent("""
+        SHARED = ("a", "b")
+        BOUNDS = {False: 16, True: 128}
+
+
+        def rule(op):
+            return op in {"mm", "addmm", "bmm", "baddbmm"}
+
+
+        def decide(f):
+            return ("keep", SHARED) if rule(f["op"]) else ("extern", ())
+    """)
+
+    @staticmethod
+    def decide(source):
+        env = {"__name__": "fake_handler"}
+        exec(source, env)
+        return env["decide"]
+
+    def test_it_covers_the_module_around_decide(self):
+        base = choices.fingerprint(HEURISTIC, self.decide(self.SOURCE))
+        self.assertEqual(base, choices.fingerprint(HEURISTIC, self.decide(self.SOURCE)))
+        for old, new in (('("a", "b")', '("a", "c")'), ("True: 128", "True: 64"), ('"baddbmm"}', '"int_mm"}')):
+            changed = self.decide(self.SOURCE.replace(old, new))
+            self.assertNotEqual(base, choices.fingerprint(HEURISTIC, changed), new)
+        self.assertEqual(choices.fingerprint(dict(HEURISTIC, fingerprint="v1"), self.decide(self.SOURCE)), "v1")
+
+    def test_it_is_the_same_in_every_process(self):
+        code = (f"import sys; sys.path.insert(0, {os.path.join(HERE, '..')!r}); "
+                "from ah_inductor import choices; env = {'__name__': 'fake_handler'}; "
+                f"exec({self.SOURCE!r}, env); print(choices.fingerprint({HEURISTIC!r}, env['decide']))")
+        outs = {subprocess.run([sys.executable, "-c", code], env=dict(os.environ, PYTHONHASHSEED=str(seed)),
+                               capture_output=True, text=True, check=True).stdout for seed in (1, 2, 3, 4)}
+        self.assertEqual(len(outs), 1, outs)
 
 
 if __name__ == "__main__":

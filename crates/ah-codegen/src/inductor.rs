@@ -14,7 +14,7 @@
 use serde_json::Value as Json;
 
 use crate::error::CodegenError;
-use crate::prune_tree::{self, Node, Policy, Quantity, Test};
+use crate::prune_tree::{self, Node, Policy, Quantity, SharedLists, Test};
 
 /// `python/ah_inductor/naming.py`.
 pub const NAMING_PY: &str = include_str!("../../../python/ah_inductor/naming.py");
@@ -77,9 +77,11 @@ pub(crate) fn learned_source(model: &Json) -> Result<String, CodegenError> {
         .collect();
     let mut decide = String::from("def decide(f):\n    \"\"\"The learned policy for a GEMM's features `f` (see choices.py).\"\"\"\n");
     let tree = prune_tree::read(&model["tree"]).map_err(|m| invalid(model, m))?;
-    node(&tree, 1, &mut decide);
+    let shared = SharedLists::of(&tree);
+    node(&tree, 1, &shared, &mut decide);
     Ok(format!(
-        "# ---- the learned heuristic ----\n\nHEURISTIC = {{\n    \"name\": {name},\n    \"device_capa\": ({c0}, {c1}),\n    \"torch\": {torch},\n    \"ops\": ({ops},),\n}}\n\n\n{helpers}{decide}",
+        "# ---- the learned heuristic ----\n\nHEURISTIC = {{\n    \"name\": {name},\n    \"device_capa\": ({c0}, {c1}),\n    \"torch\": {torch},\n    \"ops\": ({ops},),\n}}\n\n{lists}\n{helpers}{decide}",
+        lists = shared_source(&shared),
         name = lit(&model["name"]),
         c0 = capa[0],
         c1 = capa[1],
@@ -156,31 +158,53 @@ fn test(t: Test) -> String {
     }
 }
 
-fn policy(p: &Policy) -> String {
+/// The shared lists as module constants (`KEPT_1 = (...)`), each after a blank line, and a
+/// blank line after the last (two before the next `def`); nothing when none is shared.
+fn shared_source(shared: &SharedLists) -> String {
+    let mut out: String = shared
+        .iter()
+        .map(|(name, names, leaves)| {
+            let items: String = names.iter().map(|n| format!("    {},\n", str_lit(n))).collect();
+            format!("\n# Template choices kept at {leaves} leaves of the learned tree.\n{name} = (\n{items})\n")
+        })
+        .collect();
+    if !out.is_empty() {
+        out.push('\n');
+    }
+    out
+}
+
+fn str_lit(s: &str) -> String {
+    lit(&Json::String(s.into()))
+}
+
+fn policy(p: &Policy, shared: &SharedLists) -> String {
     match p {
         Policy::Extern => "(\"extern\", ())".into(),
         Policy::Default => "(\"default\", ())".into(),
-        Policy::Keep(names) => {
-            let names: Vec<String> = names
-                .iter()
-                .map(|n| lit(&Json::String((*n).into())))
-                .collect();
-            format!("(\"keep\", ({},))", names.join(", "))
-        }
+        Policy::Keep(names) => match shared.name(names) {
+            Some(name) => format!("(\"keep\", {name})"),
+            None => {
+                let names: Vec<String> = names.iter().map(|n| str_lit(n)).collect();
+                format!("(\"keep\", ({},))", names.join(", "))
+            }
+        },
     }
 }
 
-fn node(n: &Node, depth: usize, out: &mut String) {
+fn node(n: &Node, depth: usize, shared: &SharedLists, out: &mut String) {
     let pad = "    ".repeat(depth);
     match n {
-        Node::Leaf(p, samples) => {
-            out.push_str(&format!("{pad}return {}{}\n", policy(p), support(*samples)))
-        }
+        Node::Leaf(p, samples) => out.push_str(&format!(
+            "{pad}return {}{}\n",
+            policy(p, shared),
+            support(*samples)
+        )),
         Node::Split(t, yes, no) => {
             out.push_str(&format!("{pad}if {}:\n", test(*t)));
-            node(yes, depth + 1, out);
+            node(yes, depth + 1, shared, out);
             out.push_str(&format!("{pad}else:\n"));
-            node(no, depth + 1, out);
+            node(no, depth + 1, shared, out);
         }
     }
 }
@@ -201,7 +225,7 @@ pub(crate) fn strip_main(src: &str) -> &str {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use serde_json::json;
 
@@ -222,6 +246,38 @@ mod tests {
         assert!(code.contains(&format!("if f[{lit}] == {lit}:")));
         assert!(code.contains(&format!("return (\"keep\", ({lit},))")));
         assert!(!code.contains("os.system('rm -rf /') #\n"));
+    }
+
+    /// A tree keeping `shared` at two leaves and `once` at one.
+    pub(crate) fn shared_tree(shared: &str, once: &str) -> Json {
+        let keep = |c: &str| json!({"node": "leaf", "policy": {"kind": "keep", "choices": [c, "b"]}, "samples": 2});
+        let le = |name: &str| json!({"kind": "le", "quantity": {"kind": "feature", "name": name}, "threshold": 8.0});
+        json!({"node": "split", "test": le("m"), "yes": keep(shared),
+            "no": {"node": "split", "test": le("k"), "yes": keep(once),
+                "no": {"node": "split", "test": le("n"), "yes": {"node": "leaf", "policy": {"kind": "extern"}},
+                    "no": keep(shared)}}})
+    }
+
+    #[test]
+    fn a_list_kept_at_several_leaves_is_named_once() {
+        let evil = "x\"); import os #\n";
+        let code = render_module(&model(shared_tree(evil, "once")), "# h").unwrap();
+        let lit = serde_json::to_string(evil).unwrap();
+        let constant = format!("# Template choices kept at 2 leaves of the learned tree.\nKEPT_1 = (\n    {lit},\n    \"b\",\n)\n\n\n");
+        assert!(code.contains(&constant), "{code}");
+        assert_eq!(
+            code.matches("return (\"keep\", KEPT_1)  # 2 training GEMMs\n")
+                .count(),
+            2
+        );
+        assert!(code.contains("return (\"keep\", (\"once\", \"b\",))  # 2 training GEMMs\n"));
+        assert_eq!(code.matches(&lit).count(), 1);
+        // Without a shared list, nothing is added between HEURISTIC and the tree.
+        let once =
+            json!({"node": "leaf", "policy": {"kind": "keep", "choices": ["one"]}, "samples": 1});
+        let plain = render_module(&model(once), "# h").unwrap();
+        assert!(!plain.contains("KEPT_"));
+        assert!(plain.contains("}\n\n\ndef decide(f):"), "{plain}");
     }
 
     #[test]

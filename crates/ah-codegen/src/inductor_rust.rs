@@ -13,7 +13,7 @@ use serde_json::Value as Json;
 use ah_core::Value;
 
 use crate::error::CodegenError;
-use crate::prune_tree::{self, Node, Policy, Quantity, Test};
+use crate::prune_tree::{self, Node, Policy, Quantity, SharedLists, Test};
 
 /// The handler's integer features (struct fields of type `i64`), in its order.
 const INTEGER: [&str; 8] = [
@@ -49,7 +49,8 @@ pub fn render_module(model: &Json, header: &str) -> Result<String, CodegenError>
     };
     let mut body = String::new();
     let tree = prune_tree::read(&model["tree"]).map_err(&invalid)?;
-    node(&tree, 1, &mut body).map_err(invalid)?;
+    let shared = SharedLists::of(&tree);
+    node(&tree, 1, &shared, &mut body).map_err(invalid)?;
     let ops: Vec<String> = model["ops"]
         .as_array()
         .into_iter()
@@ -68,11 +69,12 @@ pub fn render_module(model: &Json, header: &str) -> Result<String, CodegenError>
     };
     let text = |k: &str| model[k].as_str().unwrap_or_default().to_string();
     crate::rustfmt::rustfmt(&format!(
-        "{header}\n{PRELUDE}{helpers}\n/// The heuristic's name.\npub const NAME: &str = {name:?};\n/// The CUDA device capability it was trained on.\npub const DEVICE_CAPA: (u32, u32) = ({c0}, {c1});\n/// The PyTorch major.minor it was trained with.\npub const TORCH: &str = {torch:?};\n/// The Inductor ops it decides (`baddbmm` is decided as `bmm`).\npub const OPS: &[&str] = &[{ops}];\n\n/// The learned policy for GEMM `g`.\npub fn decide(g: &Gemm) -> Policy {{\n{body}}}\n",
+        "{header}\n{PRELUDE}{helpers}\n/// The heuristic's name.\npub const NAME: &str = {name:?};\n/// The CUDA device capability it was trained on.\npub const DEVICE_CAPA: (u32, u32) = ({c0}, {c1});\n/// The PyTorch major.minor it was trained with.\npub const TORCH: &str = {torch:?};\n/// The Inductor ops it decides (`baddbmm` is decided as `bmm`).\npub const OPS: &[&str] = &[{ops}];\n{lists}\n/// The learned policy for GEMM `g`.\npub fn decide(g: &Gemm) -> Policy {{\n{body}}}\n",
         name = text("name"),
         torch = text("torch"),
         ops = ops.join(", "),
         helpers = helpers(&tree),
+        lists = shared_source(&shared),
     ))
 }
 
@@ -258,26 +260,44 @@ fn test(t: Test) -> Result<String, String> {
     }
 }
 
-fn policy(p: &Policy) -> String {
+/// The shared lists as constants (`const KEPT_1: &[&str] = &[...];`), each documented.
+fn shared_source(shared: &SharedLists) -> String {
+    shared
+        .iter()
+        .map(|(name, names, leaves)| {
+            format!(
+                "\n/// Template choices kept at {leaves} leaves of the learned tree.\nconst {name}: &[&str] = &[{}];\n",
+                str_lits(names)
+            )
+        })
+        .collect()
+}
+
+fn str_lits(names: &[&str]) -> String {
+    let names: Vec<String> = names.iter().map(|n| format!("{n:?}")).collect();
+    names.join(", ")
+}
+
+fn policy(p: &Policy, shared: &SharedLists) -> String {
     match p {
         Policy::Extern => "Policy::Extern".into(),
         Policy::Default => "Policy::Default".into(),
-        Policy::Keep(names) => {
-            let names: Vec<String> = names.iter().map(|n| format!("{n:?}")).collect();
-            format!("Policy::Keep(&[{}])", names.join(", "))
-        }
+        Policy::Keep(names) => match shared.name(names) {
+            Some(name) => format!("Policy::Keep({name})"),
+            None => format!("Policy::Keep(&[{}])", str_lits(names)),
+        },
     }
 }
 
-fn node(n: &Node, depth: usize, out: &mut String) -> Result<(), String> {
+fn node(n: &Node, depth: usize, shared: &SharedLists, out: &mut String) -> Result<(), String> {
     let pad = "    ".repeat(depth);
     match n {
-        Node::Leaf(p, _) => out.push_str(&format!("{pad}{}\n", policy(p))),
+        Node::Leaf(p, _) => out.push_str(&format!("{pad}{}\n", policy(p, shared))),
         Node::Split(t, yes, no) => {
             let (cond, no) = condition(*t, yes, no)?;
             out.push_str(&format!("{pad}if {cond} {{\n"));
-            node(yes, depth + 1, out)?;
-            otherwise(no, depth, out)?;
+            node(yes, depth + 1, shared, out)?;
+            otherwise(no, depth, shared, out)?;
         }
     }
     Ok(())
@@ -303,16 +323,16 @@ fn condition<'n, 'a>(
 }
 
 /// The `else` of a split at `depth`: an `else if` chain while the no-branch splits.
-fn otherwise(n: &Node, depth: usize, out: &mut String) -> Result<(), String> {
+fn otherwise(n: &Node, depth: usize, shared: &SharedLists, out: &mut String) -> Result<(), String> {
     let pad = "    ".repeat(depth);
     if let Node::Split(t, yes, no) = n {
         let (cond, no) = condition(*t, yes, no)?;
         out.push_str(&format!("{pad}}} else if {cond} {{\n"));
-        node(yes, depth + 1, out)?;
-        return otherwise(no, depth, out);
+        node(yes, depth + 1, shared, out)?;
+        return otherwise(no, depth, shared, out);
     }
     out.push_str(&format!("{pad}}} else {{\n"));
-    node(n, depth + 1, out)?;
+    node(n, depth + 1, shared, out)?;
     out.push_str(&format!("{pad}}}\n"));
     Ok(())
 }
@@ -339,6 +359,18 @@ mod tests {
         assert!(code.contains(&format!("if g.op == {lit} {{")));
         assert!(code.contains(&format!("Policy::Keep(&[{lit}])")));
         assert!(!code.contains("exit(1); (\"\n"));
+    }
+
+    #[test]
+    fn a_list_kept_at_several_leaves_is_named_once() {
+        let evil = "x\"); std::process::exit(1); (\"";
+        let tree = crate::inductor::tests::shared_tree(evil, "once");
+        let code = render_module(&model(tree), "//! h").unwrap();
+        let lit = format!("{evil:?}");
+        assert!(code.contains("/// Template choices kept at 2 leaves of the learned tree.\nconst KEPT_1: &[&str] = &["), "{code}");
+        assert_eq!(code.matches("Policy::Keep(KEPT_1)").count(), 2, "{code}");
+        assert!(code.contains("Policy::Keep(&[\"once\", \"b\"])"), "{code}");
+        assert_eq!(code.matches(&lit).count(), 1);
     }
 
     #[test]

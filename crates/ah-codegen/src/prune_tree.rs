@@ -270,3 +270,50 @@ fn uses(n: &Node, q: fn(&Quantity) -> bool) -> bool {
         }
     }
 }
+
+/// The template lists kept at more than one leaf of a tree, each with its leaf count, first
+/// occurrence first. Both renderings name each once (`KEPT_1`, ...) and refer to it from its
+/// leaves, as a hand-written module would: a guard's learned list
+/// (`ah-prune --fp32-guard-list`) repeats at every guarded leaf.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SharedLists<'a>(Vec<(Vec<&'a str>, usize)>);
+
+impl<'a> SharedLists<'a> {
+    /// The lists of `tree` kept at two leaves or more.
+    pub fn of(tree: &Node<'a>) -> SharedLists<'a> {
+        let mut all: Vec<(Vec<&'a str>, usize)> = Vec::new();
+        count_lists(tree, &mut all);
+        all.retain(|(_, leaves)| *leaves > 1);
+        SharedLists(all)
+    }
+
+    /// The constant naming `names` (`KEPT_1` for the first shared list), if it is shared.
+    pub fn name(&self, names: &[&str]) -> Option<String> {
+        self.0
+            .iter()
+            .position(|(list, _)| list == names)
+            .map(|i| format!("KEPT_{}", i + 1))
+    }
+
+    /// Each shared list with its constant's name and its leaf count, in order.
+    pub fn iter(&self) -> impl Iterator<Item = (String, &[&'a str], usize)> + '_ {
+        self.0
+            .iter()
+            .enumerate()
+            .map(|(i, (list, leaves))| (format!("KEPT_{}", i + 1), list.as_slice(), *leaves))
+    }
+}
+
+fn count_lists<'a>(n: &Node<'a>, out: &mut Vec<(Vec<&'a str>, usize)>) {
+    match n {
+        Node::Leaf(Policy::Keep(names), _) => match out.iter_mut().find(|(l, _)| l == names) {
+            Some((_, leaves)) => *leaves += 1,
+            None => out.push((names.clone(), 1)),
+        },
+        Node::Leaf(..) => {}
+        Node::Split(_, yes, no) => {
+            count_lists(yes, out);
+            count_lists(no, out);
+        }
+    }
+}

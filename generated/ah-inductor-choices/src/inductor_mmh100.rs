@@ -209,6 +209,14 @@ pub const TORCH: &str = "2.11";
 /// The Inductor ops it decides (`baddbmm` is decided as `bmm`).
 pub const OPS: &[&str] = &["mm", "addmm", "bmm"];
 
+/// Template choices kept at 5 leaves of the learned tree.
+const KEPT_1: &[&str] = &[
+    "triton_mm_BLOCK-M=64_BLOCK-K=32_BLOCK-N=128_numstages=3_numwarps=4_GROUP-M=8",
+    "subgraph_decompose_k",
+    "triton_mm_BLOCK-M=64_BLOCK-K=16_BLOCK-N=64_numstages=2_numwarps=4_GROUP-M=8",
+    "triton_mm_BLOCK-M=128_BLOCK-K=32_BLOCK-N=128_numstages=4_numwarps=8_GROUP-M=8",
+];
+
 /// The learned policy for GEMM `g`.
 pub fn decide(g: &Gemm) -> Policy {
     if lead_align(g) as f64 <= 12.0 {
@@ -235,12 +243,7 @@ pub fn decide(g: &Gemm) -> Policy {
             if (g.batch as f64) * (g.m as f64) * (g.k as f64) * (g.n as f64) <= 1000000000.0 {
                 Policy::Extern
             } else {
-                Policy::Keep(&[
-                    "triton_mm_BLOCK-M=64_BLOCK-K=32_BLOCK-N=128_numstages=3_numwarps=4_GROUP-M=8",
-                    "subgraph_decompose_k",
-                    "triton_mm_BLOCK-M=64_BLOCK-K=16_BLOCK-N=64_numstages=2_numwarps=4_GROUP-M=8",
-                    "triton_mm_BLOCK-M=128_BLOCK-K=32_BLOCK-N=128_numstages=4_numwarps=8_GROUP-M=8",
-                ])
+                Policy::Keep(KEPT_1)
             }
         } else {
             Policy::Extern
@@ -253,7 +256,7 @@ pub fn decide(g: &Gemm) -> Policy {
                     {
                         Policy::Extern
                     } else {
-                        Policy::Keep(&["triton_mm_BLOCK-M=64_BLOCK-K=32_BLOCK-N=128_numstages=3_numwarps=4_GROUP-M=8", "subgraph_decompose_k", "triton_mm_BLOCK-M=64_BLOCK-K=16_BLOCK-N=64_numstages=2_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=128_BLOCK-K=32_BLOCK-N=128_numstages=4_numwarps=8_GROUP-M=8"])
+                        Policy::Keep(KEPT_1)
                     }
                 } else {
                     Policy::Default
@@ -262,12 +265,7 @@ pub fn decide(g: &Gemm) -> Policy {
             {
                 Policy::Extern
             } else {
-                Policy::Keep(&[
-                    "triton_mm_BLOCK-M=64_BLOCK-K=32_BLOCK-N=128_numstages=3_numwarps=4_GROUP-M=8",
-                    "subgraph_decompose_k",
-                    "triton_mm_BLOCK-M=64_BLOCK-K=16_BLOCK-N=64_numstages=2_numwarps=4_GROUP-M=8",
-                    "triton_mm_BLOCK-M=128_BLOCK-K=32_BLOCK-N=128_numstages=4_numwarps=8_GROUP-M=8",
-                ])
+                Policy::Keep(KEPT_1)
             }
         } else if (g.batch as f64) * (g.m as f64) <= 404480.0 {
             if (g.m as f64) * (g.n as f64) <= 18194112.0 {
@@ -298,7 +296,7 @@ pub fn decide(g: &Gemm) -> Policy {
                     {
                         Policy::Extern
                     } else {
-                        Policy::Keep(&["triton_mm_BLOCK-M=64_BLOCK-K=32_BLOCK-N=128_numstages=3_numwarps=4_GROUP-M=8", "subgraph_decompose_k", "triton_mm_BLOCK-M=64_BLOCK-K=16_BLOCK-N=64_numstages=2_numwarps=4_GROUP-M=8", "triton_mm_BLOCK-M=128_BLOCK-K=32_BLOCK-N=128_numstages=4_numwarps=8_GROUP-M=8"])
+                        Policy::Keep(KEPT_1)
                     }
                 } else {
                     Policy::Extern
@@ -334,12 +332,7 @@ pub fn decide(g: &Gemm) -> Policy {
         if (g.batch as f64) * (g.m as f64) * (g.k as f64) * (g.n as f64) <= 1000000000.0 {
             Policy::Extern
         } else {
-            Policy::Keep(&[
-                "triton_mm_BLOCK-M=64_BLOCK-K=32_BLOCK-N=128_numstages=3_numwarps=4_GROUP-M=8",
-                "subgraph_decompose_k",
-                "triton_mm_BLOCK-M=64_BLOCK-K=16_BLOCK-N=64_numstages=2_numwarps=4_GROUP-M=8",
-                "triton_mm_BLOCK-M=128_BLOCK-K=32_BLOCK-N=128_numstages=4_numwarps=8_GROUP-M=8",
-            ])
+            Policy::Keep(KEPT_1)
         }
     } else {
         Policy::Extern
