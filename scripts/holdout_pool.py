@@ -22,7 +22,10 @@
    how many choices, or the full list), and ours, cuBLAS and max-autotune over the bound's best.
 4. With `--handler MODULE.py`: what would another handler have done on these GEMMs, without a
    GPU? Its decisions are replayed on the runs that searched the full list twice, where each
-   outcome was measured: `extern` ran as `none` (cuBLAS, the one choice Inductor then takes),
+   outcome was measured: `extern` ran as `none` (cuBLAS, the one choice Inductor then takes;
+   for an addmm where the handler's runtime keeps the expanded-bias call instead of the 1-D
+   one `none` ran, `none` scaled by the two calls' eager twins in data/addmm_bias_*.jsonl, and
+   not replayed where they were not timed),
    `default` as the second search, `max_autotune_ptxas` (the full list with ptxas aligned, as
    the handler's install() runs it; an outcome measured apart from the bound's). A `keep` list
    was measured only where the run's own handler kept the same list: with `--measured
@@ -75,6 +78,10 @@ from inductor_eval import (  # noqa: E402 - the bound, the features and the load
 BANDS_MS = (0.0, 0.01, 0.05, 0.1, 1.0, math.inf)
 FAR = 1.10  # a miss past this is no run-to-run wobble
 SECOND = "max_autotune_ptxas"
+# Eager twins of addmm's two cuBLAS calls (scripts/probe_addmm_bias.py): how a handler that keeps
+# the expanded-bias call where `none` ran the 1-D one is replayed (`expanded_ms`).
+ADDMM_PROBES = tuple(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "data", f)
+                     for f in ("addmm_bias_h100.jsonl", "addmm_bias_longk_h100.jsonl"))
 SETTINGS = ("none", "ours", "max_autotune", SECOND)
 LABELS = {"none": "cuBLAS only", "ours": "ours", "max_autotune": "max-autotune",
           SECOND: "max-autotune again (one ptxas)"}
@@ -84,9 +91,11 @@ class PoolError(Exception):
     """A file that is not a result of inductor_eval.py (named in the message)."""
 
 
-def records(paths, ours="ours"):
-    """Every measured GEMM of every run: dicts with `run_ms`, `picked` and `source`. With `ours`
-    another handler setting (`candidate`), a run that measured it counts that handler as ours."""
+def records(paths, ours="ours", probes=ADDMM_PROBES):
+    """Every measured GEMM of every run: dicts with `run_ms`, `picked`, `source` and, for an
+    addmm the probes timed, `expanded_ms` (`expanded_ms`). With `ours` another handler setting
+    (`candidate`), a run that measured it counts that handler as ours."""
+    timed = addmm_probe(probes)
     out = []
     for path in paths:
         try:
@@ -97,10 +106,42 @@ def records(paths, ours="ours"):
                 if {"none", "max_autotune"} <= set(run):
                     out.append(as_ours({"gemm": r["gemm"], "run_ms": run, "picked": r.get("picked", {}),
                                         "autotune_s": r.get("autotune_s", {}), "source": path,
-                                        "bench_ms": r.get("bench_ms"), "twin": twin_of(r)}, r, ours))
+                                        "bench_ms": r.get("bench_ms"), "twin": twin_of(r),
+                                        "expanded_ms": expanded_ms(r["gemm"], run, timed)}, r, ours))
         except (OSError, ValueError, KeyError, TypeError, AttributeError) as e:
             raise PoolError(f"{path}: not a result file of inductor_eval.py ({type(e).__name__}: {e})") from e
     return out
+
+
+def probe_key(g):
+    """What identifies an addmm GEMM in the probe files and the result files alike."""
+    return (g["m"], g["k"], g["n"], g["dtype"], bool(g.get("tf32")), bool(g.get("trans_a")),
+            bool(g.get("trans_b")))
+
+
+def addmm_probe(paths):
+    """{`probe_key`: (ms of the 1-D bias call, ms of the expanded call)} of the probe files
+    that exist (scripts/probe_addmm_bias.py's JSON lines)."""
+    timed = {}
+    for path in paths:
+        if not os.path.exists(path):
+            continue
+        try:
+            with open(path) as f:
+                for line in f:
+                    row = json.loads(line)
+                    timed[probe_key(row)] = (row["ms_bias"], row["ms_expanded"])
+        except (OSError, ValueError, KeyError, TypeError) as e:
+            raise PoolError(f"{path}: not a probe file of probe_addmm_bias.py ({type(e).__name__}: {e})") from e
+    return timed
+
+
+def expanded_ms(g, run, timed):
+    """An addmm's run ms with the expanded-bias call: `none` (which ran the 1-D call, as
+    Inductor does without max-autotune) scaled by the probe's ratio of the two eager calls;
+    None for another op or a GEMM the probe did not time."""
+    pair = timed.get(probe_key(g)) if g.get("op") == "addmm" else None
+    return run["none"] * pair[1] / pair[0] if pair else None
 
 
 def as_ours(out, r, setting):
@@ -317,6 +358,7 @@ def replayed(recs, decide, measured=None):
     out = []
     for r in twice(recs)[0]:
         kind, names = decision(decide, r, "the handler")
+        cublas = cublas_ms(r, decide)
         same = False
         if measured is not None and "ours" in r["run_ms"]:
             was = decision(measured, r, "the measured handler")
@@ -324,23 +366,56 @@ def replayed(recs, decide, measured=None):
                 raise PoolError(f"{r['source']}: {r['gemm'].get('name')!r}: the measured handler decides "
                                 f"{was[0]}, the run's handler decided {measured_kind(r)}; give the module "
                                 f"that run measured")
-            same = was == (kind, names)
+            same = was == (kind, names) and (kind == "default" or same_aten_call(r, decide))
         if same:
             run, cost = r["run_ms"]["ours"], max(r["autotune_s"].get("ours", 0.0), 0.0)
         else:
-            run = {"extern": r["run_ms"]["none"], "default": r["run_ms"][SECOND]}.get(kind)
+            run = {"extern": cublas, "default": r["run_ms"][SECOND]}.get(kind)
             cost = {"extern": 0.0, "default": r["autotune_s"].get(SECOND)}.get(kind)
         out.append(dict(r, kind=kind, names=names, as_measured=same, run_ms=dict(r["run_ms"], replay=run),
-                        replay_s=None if run is None else cost))
+                        replay_s=None if run is None else cost, cublas_ms=cublas, aten_call=aten_call(r, decide)))
     return out
+
+
+def keeps_expanded(decide, f):
+    """Whether the handler of `decide` keeps addmm's expanded-bias call for features `f` where
+    Inductor offers both (its runtime's `expanded_bias_call`; a module without one keeps the
+    1-D call, as Inductor without max-autotune)."""
+    rule = (getattr(decide, "__globals__", None) or {}).get("expanded_bias_call")
+    return bool(callable(rule) and f.get("op") == "addmm" and rule(f))
+
+
+def cublas_ms(r, decide):
+    """Record `r`'s run ms with the one cuBLAS call the handler of `decide` keeps: `none`, or
+    where it keeps the expanded-bias call, `expanded_ms` (None where no probe timed it)."""
+    return r.get("expanded_ms") if keeps_expanded(decide, features_of(r)) else r["run_ms"]["none"]
+
+
+ADDMM_CALLS = ("extern_addmm", "extern_bias_addmm")
+
+
+def aten_call(r, decide):
+    """The ATen choice the handler of `decide` keeps of record `r`'s addmm (`extern_addmm`, the
+    expanded-bias call, or `extern_bias_addmm`); None for other ops."""
+    f = features_of(r)
+    if f.get("op") != "addmm":
+        return None
+    return ADDMM_CALLS[0] if keeps_expanded(decide, f) else ADDMM_CALLS[1]
+
+
+def same_aten_call(r, decide):
+    """Whether the handler of `decide` keeps the ATen addmm call record `r`'s `ours` picked (a
+    handler measured before its runtime changed which one it keeps did not run as it would)."""
+    call = aten_call(r, decide)
+    return call is None or not set(r.get("picked", {}).get("ours", {})) & (set(ADDMM_CALLS) - {call})
 
 
 def kept_estimate(r, names, keeps):
     """Run ms of kept list `names` on record `r`, estimated as the trainer scores a kept list
     (`kept_outcome` in crates/ah-train/src/prune/policy.rs) from default max-autotune's benchmark
     of the GEMM (`bench_ms`, recorded since the nineteenth session): Inductor picks the fastest
-    benchmarked of cuBLAS and the kept templates; cuBLAS runs as `none` ran, max-autotune's own
-    pick as it ran, another template at its benchmark scaled by the pick's truth over its
+    benchmarked of cuBLAS and the kept templates; cuBLAS (for addmm the one call the handler
+    keeps, `aten_call`) runs as the replay says (`cublas_ms`), max-autotune's own pick as it ran, another template at its benchmark scaled by the pick's truth over its
     benchmark. `keeps(names, features)` is the handler's set of kept config names as sized to
     the GEMM. None without a benchmark or a single pick to scale by. A `decompose_k` pick's
     own kernels (the batched GEMM inside its subgraph, `extern_bmm_dtype`) were never
@@ -349,12 +424,15 @@ def kept_estimate(r, names, keeps):
     picked = [c for c in r.get("picked", {}).get("max_autotune", {}) if bench and c in bench]
     if not bench or len(picked) != 1:
         return None
-    allowed = keeps(names, features_of(r))
-    kept = {c: t for c, t in bench.items() if c.startswith("extern_") or allowed(c)}
+    allowed, call = keeps(names, features_of(r)), r.get("aten_call")
+    kept = {c: t for c, t in bench.items()
+            if (c.startswith("extern_") and call in (None, c)) or allowed(c)}
+    if not kept:
+        return None
     pick = min(kept, key=kept.get)
     run = r["run_ms"]
     if pick.startswith("extern_"):
-        return run["none"]
+        return r.get("cublas_ms", run["none"])
     return run["max_autotune"] * (1.0 if pick == picked[0] else kept[pick] / bench[picked[0]])
 
 

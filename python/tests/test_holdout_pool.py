@@ -266,6 +266,45 @@ class PoolTest(unittest.TestCase):
         self.assertIn("| a.json | mm 1x50x64x64 bfloat16 NT | cuBLAS only | 1.200x | 1.200x | 1.000x |",
                       out.getvalue())
 
+    def test_a_handler_keeping_the_expanded_bias_call_is_replayed_by_the_probe(self):
+        expanded = HANDLER + ("def expanded_bias_call(f):\n"
+                              "    return f['op'] == 'addmm' and f['k'] >= 1000\n")
+        addmm = lambda k: dict(gemm(8), op="addmm", k=k, name=f"a{k}", dtype="float32")  # noqa: E731
+        run = {"none": 1.0, "ours": 1.0, "max_autotune": 0.6, "max_autotune_ptxas": 0.6}
+        both = {"max_autotune": {"extern_addmm": 1}, "max_autotune_ptxas": {"extern_addmm": 1}}
+        with tempfile.TemporaryDirectory() as d:
+            module = os.path.join(d, "x_choices.py")
+            with open(module, "w") as f:
+                f.write(expanded)
+            probe = os.path.join(d, "probe.jsonl")
+            with open(probe, "w") as f:
+                row = dict(holdout_pool.handler_features(addmm(2000)), dtype="float32", tf32=False,
+                           trans_a=False, trans_b=True, ms_bias=0.05, ms_expanded=0.03)
+                f.write(json.dumps(row) + "\n")
+            path = write(d, "a.json", [
+                # the probe timed it: the expanded call at 0.03 / 0.05 of the 1-D call's 1.0 ms
+                dict(rec(run, dict(both, ours={"extern_bias_addmm": 1})), gemm=addmm(2000),
+                     ours_stats={"extern": 1}),
+                # not timed: the replay cannot say
+                dict(rec(run, dict(both, ours={"extern_bias_addmm": 1})), gemm=addmm(3000),
+                     ours_stats={"extern": 1}),
+                # the handler keeps the 1-D call here, as `ours` ran it: replayed as measured
+                dict(rec(run, dict(both, ours={"extern_bias_addmm": 1})), gemm=addmm(500),
+                     ours_stats={"extern": 1}),
+            ])
+            recs = holdout_pool.records([path], probes=[probe, os.path.join(d, "missing.jsonl")])
+            self.assertAlmostEqual(recs[0]["expanded_ms"], 0.6)
+            self.assertIsNone(recs[1]["expanded_ms"])
+            decide = holdout_pool.handler_decide(module)
+            rows = holdout_pool.replayed(recs, decide, measured=decide)
+        self.assertAlmostEqual(rows[0]["run_ms"]["replay"], 0.6)
+        # `ours` ran the 1-D call under the same decision: not the handler's run, so not replayed as it
+        self.assertFalse(rows[0]["as_measured"])
+        self.assertIsNone(rows[1]["run_ms"]["replay"])
+        self.assertEqual(rows[2]["run_ms"]["replay"], 1.0)
+        self.assertTrue(rows[2]["as_measured"])
+        self.assertEqual([r["aten_call"] for r in rows], ["extern_addmm", "extern_addmm", "extern_bias_addmm"])
+
     def test_a_decompose_k_pick_is_estimated_by_its_own_name(self):
         sized = HANDLER + "config_name = lambda n: n\nsized_configs = lambda names, m, n, k: names\n"
         run = {"none": 1.0, "ours": 1.0, "max_autotune": 0.5, "max_autotune_ptxas": 0.5}
