@@ -126,13 +126,15 @@ def addmm_probe(paths):
     for path in paths:
         if not os.path.exists(path):
             continue
+        at = 0
         try:
             with open(path) as f:
-                for line in f:
+                for at, line in enumerate(f, 1):
                     row = json.loads(line)
-                    timed[probe_key(row)] = (row["ms_bias"], row["ms_expanded"])
+                    timed[probe_key(row)] = (float(row["ms_bias"]), float(row["ms_expanded"]))
         except (OSError, ValueError, KeyError, TypeError) as e:
-            raise PoolError(f"{path}: not a probe file of probe_addmm_bias.py ({type(e).__name__}: {e})") from e
+            raise PoolError(f"{path}:{at}: not a line of probe_addmm_bias.py ({type(e).__name__}: {e}); "
+                            "rerun the probe or remove the file") from e
     return timed
 
 

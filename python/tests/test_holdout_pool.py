@@ -305,6 +305,17 @@ class PoolTest(unittest.TestCase):
         self.assertTrue(rows[2]["as_measured"])
         self.assertEqual([r["aten_call"] for r in rows], ["extern_addmm", "extern_addmm", "extern_bias_addmm"])
 
+    def test_a_bad_probe_line_is_named(self):
+        with tempfile.TemporaryDirectory() as d:
+            probe = os.path.join(d, "probe.jsonl")
+            with open(probe, "w") as f:
+                f.write(json.dumps({"m": 1, "k": 2, "n": 3, "dtype": "float32", "ms_bias": 1.0, "ms_expanded": 1.0}))
+                f.write("\n{\"m\": 1}\n")
+            path = write(d, "a.json", [rec({"none": 1.0, "max_autotune": 1.0})])
+            with self.assertRaises(holdout_pool.PoolError) as e:
+                holdout_pool.records([path], probes=[probe])
+        self.assertIn("probe.jsonl:2: not a line of probe_addmm_bias.py", str(e.exception))
+
     def test_a_decompose_k_pick_is_estimated_by_its_own_name(self):
         sized = HANDLER + "config_name = lambda n: n\nsized_configs = lambda names, m, n, k: names\n"
         run = {"none": 1.0, "ours": 1.0, "max_autotune": 0.5, "max_autotune_ptxas": 0.5}
