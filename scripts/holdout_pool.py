@@ -82,6 +82,8 @@ SECOND = "max_autotune_ptxas"
 # the expanded-bias call where `none` ran the 1-D one is replayed (`expanded_ms`).
 ADDMM_PROBES = tuple(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "data", f)
                      for f in ("addmm_bias_h100.jsonl", "addmm_bias_longk_h100.jsonl"))
+# Inductor's two ATen choices for addmm: the expanded-bias call, the 1-D one.
+ADDMM_CALLS = ("extern_addmm", "extern_bias_addmm")
 SETTINGS = ("none", "ours", "max_autotune", SECOND)
 LABELS = {"none": "cuBLAS only", "ours": "ours", "max_autotune": "max-autotune",
           SECOND: "max-autotune again (one ptxas)"}
@@ -93,8 +95,8 @@ class PoolError(Exception):
 
 def records(paths, ours="ours", probes=ADDMM_PROBES):
     """Every measured GEMM of every run: dicts with `run_ms`, `picked`, `source` and, for an
-    addmm the probes timed, `expanded_ms` (`expanded_ms`). With `ours` another handler setting
-    (`candidate`), a run that measured it counts that handler as ours."""
+    addmm the probes timed, its run ms with the expanded-bias call (`expanded_ms`). With `ours`
+    another handler setting (`candidate`), a run that measured it counts that handler as ours."""
     timed = addmm_probe(probes)
     out = []
     for path in paths:
@@ -393,9 +395,6 @@ def cublas_ms(r, decide):
     return r.get("expanded_ms") if keeps_expanded(decide, features_of(r)) else r["run_ms"]["none"]
 
 
-ADDMM_CALLS = ("extern_addmm", "extern_bias_addmm")
-
-
 def aten_call(r, decide):
     """The ATen choice the handler of `decide` keeps of record `r`'s addmm (`extern_addmm`, the
     expanded-bias call, or `extern_bias_addmm`); None for other ops."""
@@ -417,8 +416,8 @@ def kept_estimate(r, names, keeps):
     (`kept_outcome` in crates/ah-train/src/prune/policy.rs) from default max-autotune's benchmark
     of the GEMM (`bench_ms`, recorded since the nineteenth session): Inductor picks the fastest
     benchmarked of cuBLAS and the kept templates; cuBLAS (for addmm the one call the handler
-    keeps, `aten_call`) runs as the replay says (`cublas_ms`), max-autotune's own pick as it ran, another template at its benchmark scaled by the pick's truth over its
-    benchmark. `keeps(names, features)` is the handler's set of kept config names as sized to
+    keeps, `aten_call`) runs as the replay says (`cublas_ms`), max-autotune's own pick as it
+    ran, another template at its benchmark scaled by the pick's truth over its benchmark. `keeps(names, features)` is the handler's set of kept config names as sized to
     the GEMM. None without a benchmark or a single pick to scale by. A `decompose_k` pick's
     own kernels (the batched GEMM inside its subgraph, `extern_bmm_dtype`) were never
     benchmarked as choices: the pick is the one picked kernel the benchmark names."""
