@@ -377,7 +377,8 @@ def replayed(recs, decide, measured=None):
             run = {"extern": cublas, "default": r["run_ms"][SECOND]}.get(kind)
             cost = {"extern": 0.0, "default": r["autotune_s"].get(SECOND)}.get(kind)
         out.append(dict(r, kind=kind, names=names, as_measured=same, run_ms=dict(r["run_ms"], replay=run),
-                        replay_s=None if run is None else cost, cublas_ms=cublas, aten_call=aten_call(r, decide)))
+                        replay_s=None if run is None else cost, cublas_ms=cublas,
+                        aten_call=aten_call(r, decide)))
     return out
 
 
@@ -417,10 +418,11 @@ def kept_estimate(r, names, keeps):
     of the GEMM (`bench_ms`, recorded since the nineteenth session): Inductor picks the fastest
     benchmarked of cuBLAS and the kept templates; cuBLAS (for addmm the one call the handler
     keeps, `aten_call`) runs as the replay says (`cublas_ms`), max-autotune's own pick as it
-    ran, another template at its benchmark scaled by the pick's truth over its benchmark. `keeps(names, features)` is the handler's set of kept config names as sized to
-    the GEMM. None without a benchmark or a single pick to scale by. A `decompose_k` pick's
-    own kernels (the batched GEMM inside its subgraph, `extern_bmm_dtype`) were never
-    benchmarked as choices: the pick is the one picked kernel the benchmark names."""
+    ran, another template at its benchmark scaled by the pick's truth over its benchmark.
+    `keeps(names, features)` is the handler's set of kept config names as sized to the GEMM.
+    None without a benchmark or a single pick to scale by. A `decompose_k` pick's own kernels
+    (the batched GEMM inside its subgraph, `extern_bmm_dtype`) were never benchmarked as
+    choices: the pick is the one picked kernel the benchmark names."""
     bench = r.get("bench_ms")
     picked = [c for c in r.get("picked", {}).get("max_autotune", {}) if bench and c in bench]
     if not bench or len(picked) != 1:
