@@ -1,7 +1,7 @@
-"""`scripts/holdout_pool.py`: held-out result files pooled run by run; a setting is over the
-bound when it runs more than 3 % slower than the faster of cuBLAS and max-autotune's pick; the
-second full-list search (`max_autotune_ptxas`) is counted against the first's bound; bad files
-are named and exit 2."""
+"""`scripts/holdout_pool.py`, with `holdout_records.py` and `holdout_replay.py`: held-out result
+files pooled run by run; a setting is over the bound when it runs more than 3 % slower than the
+faster of cuBLAS and max-autotune's pick; the second full-list search (`max_autotune_ptxas`) is
+counted against the first's bound; bad files are named and exit 2."""
 
 import io
 import json
@@ -15,6 +15,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "scripts"))
 
 import holdout_pool  # noqa: E402
+import holdout_records  # noqa: E402
+import holdout_replay  # noqa: E402
 
 
 def gemm(m):
@@ -53,7 +55,7 @@ def handler_file(folder):
 
 def seen_keep(m):
     """A run's recorded decision: `keep`, made on GEMM `gemm(m)` as the handler saw it."""
-    return dict(holdout_pool.handler_features(gemm(m)), decision="keep", kept=1)
+    return dict(holdout_records.handler_features(gemm(m)), decision="keep", kept=1)
 
 
 PICK = {"max_autotune": {"triton_mm_a": 1}, "max_autotune_ptxas": {"triton_mm_a": 1}}
@@ -71,7 +73,7 @@ class PoolTest(unittest.TestCase):
                 {"gemm": {"name": "skipped"}},
             ])
             b = write(d, "b.json", [rec({"none": 2.0, "max_autotune": 2.0})])
-            return holdout_pool.records([a, b])
+            return holdout_records.records([a, b])
 
     def test_autotuning_is_summed_over_the_gemms_that_measured_ours_and_max_autotune(self):
         with tempfile.TemporaryDirectory() as d:
@@ -81,7 +83,7 @@ class PoolTest(unittest.TestCase):
                 dict(rec(times), autotune_s={"ours": -0.2, "max_autotune": 11.0}),
                 dict(rec(times), autotune_s={"max_autotune": 50.0}),  # ours not measured: left out
             ])
-            line = holdout_pool.autotuning_line(holdout_pool.records([path]))
+            line = holdout_pool.autotuning_line(holdout_records.records([path]))
         self.assertIn("the 2 GEMMs", line)
         self.assertIn("ours 0.8 s, max-autotune 20.0 s (25.0x less)", line)
         self.assertIn("2.5 s on 1 of them", line)
@@ -90,14 +92,14 @@ class PoolTest(unittest.TestCase):
     def test_every_measured_run_is_one_record(self):
         recs = self.pooled()
         self.assertEqual(len(recs), 3)
-        self.assertEqual(holdout_pool.tally(recs, "none"), (3, 1, 1, 1.2))
-        self.assertEqual(holdout_pool.tally(recs, "ours"), (2, 1, 1, 1.5))
-        n, over, far, worst = holdout_pool.tally(recs, "max_autotune_ptxas")
+        self.assertEqual(holdout_records.tally(recs, "none"), (3, 1, 1, 1.2))
+        self.assertEqual(holdout_records.tally(recs, "ours"), (2, 1, 1, 1.5))
+        n, over, far, worst = holdout_records.tally(recs, "max_autotune_ptxas")
         self.assertEqual((n, over, far), (2, 1, 1))
         self.assertAlmostEqual(worst, 1.2)
 
     def test_the_second_search_is_counted_with_its_agreement(self):
-        both, alike = holdout_pool.twice(self.pooled())
+        both, alike = holdout_records.twice(self.pooled())
         self.assertEqual((len(both), alike), (2, 1))
 
     def test_one_kernel_thrice_counts_its_spread_apart(self):
@@ -115,7 +117,7 @@ class PoolTest(unittest.TestCase):
 
     def test_two_handlers_deciding_alike_measure_their_own_noise_floor(self):
         def decided(kind, kept=0):
-            return [dict(holdout_pool.handler_features(gemm(8)), decision=kind, kept=kept)]
+            return [dict(holdout_records.handler_features(gemm(8)), decision=kind, kept=kept)]
 
         def twin(ours, candidate, a, b=None):
             r = rec({"none": 0.1, "ours": ours, "candidate": candidate, "max_autotune": 0.1})
@@ -130,7 +132,7 @@ class PoolTest(unittest.TestCase):
                 twin(0.100, 0.200, decided("extern"), decided("default")),  # decided apart
                 rec({"none": 0.1, "ours": 0.1, "max_autotune": 0.1}),  # one handler
             ])
-            recs = holdout_pool.records([path])
+            recs = holdout_records.records([path])
         self.assertEqual([r["twin"] is not None for r in recs], [True, True, True, False, False, False])
         line = holdout_pool.twins_line(recs)
         self.assertIn("On 3 GEMMs", line)
@@ -161,22 +163,22 @@ class PoolTest(unittest.TestCase):
             path = write(d, "a.json", [
                 # 200 us, ours 1.1x after keeping 2 choices: listed
                 dict(rec({"none": 0.2, "ours": 0.22, "max_autotune": 0.2}),
-                     ours_decisions=[dict(holdout_pool.handler_features(gemm(8)), decision="keep", kept=2)]),
+                     ours_decisions=[dict(holdout_records.handler_features(gemm(8)), decision="keep", kept=2)]),
                 # 2 ms, ours 1.05x on cuBLAS only, recorded by stats alone (older runs): listed
                 dict(rec({"none": 2.1, "ours": 2.1, "max_autotune": 2.0}), ours_stats={"extern": 1}),
                 # 5 us, ours 1.5x: under 100 us, not listed; 300 us within the bound: not listed
                 rec({"none": 0.005, "ours": 0.0075, "max_autotune": 0.005}),
                 rec({"none": 0.3, "ours": 0.305, "max_autotune": 0.3}),
             ])
-            recs = holdout_pool.records([path])
-        table = holdout_pool.misses_table(recs)
+            recs = holdout_records.records([path])
+        table = holdout_records.misses_table(recs)
         rows = [line for line in table.splitlines() if line.startswith("| a.json")]
         self.assertEqual(rows, [
             "| a.json | mm 1x8x64x64 bfloat16 NT | kept 2 | 1.100x | 1.000x | 1.000x |",
             "| a.json | mm 1x8x64x64 bfloat16 NT | cuBLAS only | 1.050x | 1.050x | 1.000x |",
         ])
         self.assertIn("No GEMM of at least 10000 us",
-                      holdout_pool.misses_table(recs, min_ms=10.0))
+                      holdout_records.misses_table(recs, min_ms=10.0))
 
     def test_a_file_that_is_not_a_result_is_named_and_exits_2(self):
         with tempfile.TemporaryDirectory() as d:
@@ -207,9 +209,9 @@ class PoolTest(unittest.TestCase):
                 # searched once: not replayed
                 dict(rec({"none": 1.0, "max_autotune": 1.0}), gemm=gemm(200)),
             ])
-            recs = holdout_pool.records([path])
-            decide = holdout_pool.handler_decide(module)
-            rows = holdout_pool.replayed(recs, decide)
+            recs = holdout_records.records([path])
+            decide = holdout_replay.handler_decide(module)
+            rows = holdout_replay.replayed(recs, decide)
             self.assertEqual([r["kind"] for r in rows], ["extern", "default", "keep"])
             self.assertEqual([r["run_ms"]["replay"] for r in rows], [0.006, 0.91, None])
             self.assertEqual([r["replay_s"] for r in rows], [0.0, 3.0, None])
@@ -278,7 +280,7 @@ class PoolTest(unittest.TestCase):
                 f.write(expanded)
             probe = os.path.join(d, "probe.jsonl")
             with open(probe, "w") as f:
-                row = dict(holdout_pool.handler_features(addmm(2000)), dtype="float32", tf32=False,
+                row = dict(holdout_records.handler_features(addmm(2000)), dtype="float32", tf32=False,
                            trans_a=False, trans_b=True, ms_bias=0.05, ms_expanded=0.03)
                 f.write(json.dumps(row) + "\n")
             path = write(d, "a.json", [
@@ -292,11 +294,11 @@ class PoolTest(unittest.TestCase):
                 dict(rec(run, dict(both, ours={"extern_bias_addmm": 1})), gemm=addmm(500),
                      ours_stats={"extern": 1}),
             ])
-            recs = holdout_pool.records([path], probes=[probe, os.path.join(d, "missing.jsonl")])
+            recs = holdout_records.records([path], probes=[probe, os.path.join(d, "missing.jsonl")])
             self.assertAlmostEqual(recs[0]["expanded_ms"], 0.6)
             self.assertIsNone(recs[1]["expanded_ms"])
-            decide = holdout_pool.handler_decide(module)
-            rows = holdout_pool.replayed(recs, decide, measured=decide)
+            decide = holdout_replay.handler_decide(module)
+            rows = holdout_replay.replayed(recs, decide, measured=decide)
         self.assertAlmostEqual(rows[0]["run_ms"]["replay"], 0.6)
         # `ours` ran the 1-D call under the same decision: not the handler's run, so not replayed as it
         self.assertFalse(rows[0]["as_measured"])
@@ -312,8 +314,8 @@ class PoolTest(unittest.TestCase):
                 f.write(json.dumps({"m": 1, "k": 2, "n": 3, "dtype": "float32", "ms_bias": 1.0, "ms_expanded": 1.0}))
                 f.write("\n{\"m\": 1}\n")
             path = write(d, "a.json", [rec({"none": 1.0, "max_autotune": 1.0})])
-            with self.assertRaises(holdout_pool.PoolError) as e:
-                holdout_pool.records([path], probes=[probe])
+            with self.assertRaises(holdout_records.PoolError) as e:
+                holdout_records.records([path], probes=[probe])
         self.assertIn("probe.jsonl:2: not a line of probe_addmm_bias.py", str(e.exception))
 
     def test_a_decompose_k_pick_is_estimated_by_its_own_name(self):
@@ -329,10 +331,10 @@ class PoolTest(unittest.TestCase):
                 f.write(sized)
             path = write(d, "a.json", [dict(rec(run, {"max_autotune": picked, "max_autotune_ptxas": picked}),
                                             gemm=gemm(500), bench_ms=bench)])
-            recs = holdout_pool.records([path])
-            keeps = holdout_pool.handler_keeps(holdout_pool.handler_module(module))
-            self.assertEqual(holdout_pool.kept_estimate(recs[0], (dk,), keeps), 0.5)
-            self.assertAlmostEqual(holdout_pool.kept_estimate(recs[0], ("triton_mm_x",), keeps), 0.75)
+            recs = holdout_records.records([path])
+            keeps = holdout_replay.handler_keeps(holdout_replay.handler_module(module))
+            self.assertEqual(holdout_replay.kept_estimate(recs[0], (dk,), keeps), 0.5)
+            self.assertAlmostEqual(holdout_replay.kept_estimate(recs[0], ("triton_mm_x",), keeps), 0.75)
 
     def test_kept_lists_are_estimated_from_the_recorded_benchmark_on_a_line_of_their_own(self):
         sized = HANDLER + "config_name = lambda n: n\nsized_configs = lambda names, m, n, k: names\n"
@@ -352,12 +354,12 @@ class PoolTest(unittest.TestCase):
                 dict(rec(run, {"max_autotune": {"triton_mm_x": 1}, "max_autotune_ptxas": {"triton_mm_x": 1}}),
                      gemm=gemm(502)),
             ])
-            recs = holdout_pool.records([path])
-            keeps = holdout_pool.handler_keeps(holdout_pool.handler_module(module))
-            self.assertAlmostEqual(holdout_pool.kept_estimate(recs[0], ("triton_mm_x",), keeps), 0.75)
-            self.assertEqual(holdout_pool.kept_estimate(recs[0], ("triton_mm_a",), keeps), 0.5)
-            self.assertEqual(holdout_pool.kept_estimate(recs[0], ("triton_mm_z",), keeps), 1.0)
-            self.assertIsNone(holdout_pool.kept_estimate(recs[1], ("triton_mm_x",), keeps))
+            recs = holdout_records.records([path])
+            keeps = holdout_replay.handler_keeps(holdout_replay.handler_module(module))
+            self.assertAlmostEqual(holdout_replay.kept_estimate(recs[0], ("triton_mm_x",), keeps), 0.75)
+            self.assertEqual(holdout_replay.kept_estimate(recs[0], ("triton_mm_a",), keeps), 0.5)
+            self.assertEqual(holdout_replay.kept_estimate(recs[0], ("triton_mm_z",), keeps), 1.0)
+            self.assertIsNone(holdout_replay.kept_estimate(recs[1], ("triton_mm_x",), keeps))
             out = io.StringIO()
             with redirect_stdout(out):
                 self.assertEqual(holdout_pool.main(["--handler", module, path]), 0)
@@ -365,9 +367,9 @@ class PoolTest(unittest.TestCase):
         self.assertIn("The replayed handler: 2 kept lists neither replayed nor estimated; on 1 of them "
                       "max-autotune's pick is not kept and cuBLAS alone is over the bound (likely misses; "
                       "1 at 100 us or more).", out.getvalue())
-        self.assertEqual(holdout_pool.replay_decided({"kind": "keep", "names": ("a", "b")}), "kept 2")
+        self.assertEqual(holdout_replay.replay_decided({"kind": "keep", "names": ("a", "b")}), "kept 2")
         with tempfile.TemporaryDirectory() as d:  # no naming functions: nothing is estimated
-            self.assertIsNone(holdout_pool.handler_keeps(holdout_pool.handler_module(handler_file(d))))
+            self.assertIsNone(holdout_replay.handler_keeps(holdout_replay.handler_module(handler_file(d))))
 
     def test_two_handlers_are_also_scored_with_kept_lists_estimated(self):
         sized = HANDLER + "config_name = lambda n: n\nsized_configs = lambda names, m, n, k: names\n"
@@ -409,9 +411,9 @@ class PoolTest(unittest.TestCase):
                 dict(rec(dict(runs), PICK), gemm=gemm(500), ours_stats=stats("keep"),
                      autotune_s={"ours": -0.5, "max_autotune": 9.0, "max_autotune_ptxas": 3.0}),
             ])
-            recs = holdout_pool.records([path])
-            rows = holdout_pool.replayed(recs, holdout_pool.handler_decide(candidate),
-                                         holdout_pool.handler_decide(measured))
+            recs = holdout_records.records([path])
+            rows = holdout_replay.replayed(recs, holdout_replay.handler_decide(candidate),
+                                         holdout_replay.handler_decide(measured))
             self.assertEqual([r["as_measured"] for r in rows], [True, True])
             self.assertEqual([r["run_ms"]["replay"] for r in rows], [1.5, 1.5])
             self.assertEqual([r["replay_s"] for r in rows], [2.0, 0.0])
@@ -434,16 +436,16 @@ class PoolTest(unittest.TestCase):
                 rec({"none": 1.0, "ours": 0.9, "max_autotune": 1.0, "max_autotune_ptxas": 1.0}, PICK),
                 ours_stats={"extern": 0, "keep": 1, "default": 0}, ours_decisions=[seen],
                 autotune_s={"ours": 0.5, "max_autotune": 9.0, "max_autotune_ptxas": 3.0})])
-            recs = holdout_pool.records([path])
-            self.assertEqual(holdout_pool.features_of(recs[0])["m"], 500)
-            decide = holdout_pool.handler_decide(handler)
-            rows = holdout_pool.replayed(recs, decide, decide)
+            recs = holdout_records.records([path])
+            self.assertEqual(holdout_records.features_of(recs[0])["m"], 500)
+            decide = holdout_replay.handler_decide(handler)
+            rows = holdout_replay.replayed(recs, decide, decide)
             self.assertEqual((rows[0]["kind"], rows[0]["as_measured"]), ("keep", True))
             self.assertEqual(rows[0]["run_ms"]["replay"], 0.9)
             # Without the record, the preview's m=8 decides extern, which the run did not.
             del recs[0]["ours_decisions"]
-            with self.assertRaises(holdout_pool.PoolError):
-                holdout_pool.replayed(recs, decide, decide)
+            with self.assertRaises(holdout_records.PoolError):
+                holdout_replay.replayed(recs, decide, decide)
 
     def test_a_runs_candidate_can_count_as_ours(self):
         with tempfile.TemporaryDirectory() as d:
@@ -455,13 +457,13 @@ class PoolTest(unittest.TestCase):
                         autotune_s={"ours": 0.0, "candidate": 0.5, "max_autotune": 9.0, "max_autotune_ptxas": 3.0})
             alone = rec({"none": 1.0, "ours": 1.1, "max_autotune": 1.0, "max_autotune_ptxas": 1.0}, PICK)
             path = write(d, "a.json", [both, alone])
-            plain, cand = holdout_pool.records([path]), holdout_pool.records([path], "candidate")
+            plain, cand = holdout_records.records([path]), holdout_records.records([path], "candidate")
             self.assertEqual([r["run_ms"]["ours"] for r in plain], [2.0, 1.1])
             self.assertEqual([r["run_ms"]["ours"] for r in cand], [0.9, 1.1])  # no candidate: its ours
             self.assertEqual(cand[0]["autotune_s"]["ours"], 0.5)
-            self.assertEqual(holdout_pool.measured_kind(cand[0]), "keep")
-            decide = holdout_pool.handler_decide(handler)
-            row = holdout_pool.replayed(cand[:1], decide, decide)[0]
+            self.assertEqual(holdout_records.measured_kind(cand[0]), "keep")
+            decide = holdout_replay.handler_decide(handler)
+            row = holdout_replay.replayed(cand[:1], decide, decide)[0]
             self.assertEqual((row["kind"], row["as_measured"], row["run_ms"]["replay"]), ("keep", True, 0.9))
             err = io.StringIO()
             with redirect_stderr(err), redirect_stdout(io.StringIO()):
