@@ -39,7 +39,8 @@ def replayed(recs, decide, measured=None):
     out = []
     for r in twice(recs)[0]:
         kind, names = decision(decide, r, "the handler")
-        cublas = cublas_ms(r, decide)
+        call = aten_call(r, decide)
+        cublas = cublas_ms(r, call)
         same = False
         if measured is not None and "ours" in r["run_ms"]:
             was = decision(measured, r, "the measured handler")
@@ -47,15 +48,14 @@ def replayed(recs, decide, measured=None):
                 raise PoolError(f"{r['source']}: {r['gemm'].get('name')!r}: the measured handler decides "
                                 f"{was[0]}, the run's handler decided {measured_kind(r)}; give the module "
                                 f"that run measured")
-            same = was == (kind, names) and (kind == "default" or same_aten_call(r, decide))
+            same = was == (kind, names) and (kind == "default" or same_aten_call(r, call))
         if same:
             run, cost = r["run_ms"]["ours"], max(r["autotune_s"].get("ours", 0.0), 0.0)
         else:
             run = {"extern": cublas, "default": r["run_ms"][SECOND]}.get(kind)
             cost = {"extern": 0.0, "default": r["autotune_s"].get(SECOND)}.get(kind)
         out.append(dict(r, kind=kind, names=names, as_measured=same, run_ms=dict(r["run_ms"], replay=run),
-                        replay_s=None if run is None else cost, cublas_ms=cublas,
-                        aten_call=aten_call(r, decide)))
+                        replay_s=None if run is None else cost, cublas_ms=cublas, aten_call=call))
     return out
 
 
@@ -67,10 +67,10 @@ def keeps_expanded(decide, f):
     return bool(callable(rule) and f.get("op") == "addmm" and rule(f))
 
 
-def cublas_ms(r, decide):
-    """Record `r`'s run ms with the one cuBLAS call the handler of `decide` keeps: `none`, or
-    where it keeps the expanded-bias call, `expanded_ms` (None where no probe timed it)."""
-    return r.get("expanded_ms") if keeps_expanded(decide, features_of(r)) else r["run_ms"]["none"]
+def cublas_ms(r, call):
+    """Record `r`'s run ms with the one cuBLAS call a handler keeps (`call`, its `aten_call`):
+    `none`, or for the expanded-bias call `expanded_ms` (None where no probe timed it)."""
+    return r.get("expanded_ms") if call == ADDMM_CALLS[0] else r["run_ms"]["none"]
 
 
 def aten_call(r, decide):
@@ -82,10 +82,9 @@ def aten_call(r, decide):
     return ADDMM_CALLS[0] if keeps_expanded(decide, f) else ADDMM_CALLS[1]
 
 
-def same_aten_call(r, decide):
-    """Whether the handler of `decide` keeps the ATen addmm call record `r`'s `ours` picked (a
-    handler measured before its runtime changed which one it keeps did not run as it would)."""
-    call = aten_call(r, decide)
+def same_aten_call(r, call):
+    """Whether `call` (a handler's `aten_call`) is the ATen addmm call record `r`'s `ours` picked
+    (a handler measured before its runtime changed which one it keeps did not run as it would)."""
     return call is None or not set(r.get("picked", {}).get("ours", {})) & (set(ADDMM_CALLS) - {call})
 
 
