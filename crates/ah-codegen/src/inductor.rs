@@ -93,9 +93,7 @@ pub(crate) fn learned_source(model: &Json) -> Result<String, CodegenError> {
 
 /// The helpers the tree's quantities call, each emitted only when a split uses it.
 fn helpers(tree: &Node) -> String {
-    prune_tree::Helpers::of(tree).source(ALIGN, LEAD_ALIGN, |d, b| {
-        format!("{}: {b}", lit(&Json::String(d.into())))
-    })
+    prune_tree::Helpers::of(tree).source(ALIGN, LEAD_ALIGN, |d, b| format!("{}: {b}", str_lit(d)))
 }
 
 /// `_align`, which a tree testing an alignment calls.
@@ -138,7 +136,7 @@ pub(crate) fn lit(v: &Json) -> String {
 }
 
 fn quantity(q: Quantity) -> String {
-    let f = |name: &str| format!("f[{}]", lit(&Json::String(name.into())));
+    let f = |name: &str| format!("f[{}]", str_lit(name));
     match q {
         Quantity::Feature(n) => f(n),
         Quantity::Product(a, b) => format!("{} * {}", f(a), f(b)),
@@ -153,7 +151,7 @@ fn test(t: Test) -> String {
     match t {
         Test::Le(q, thr) => format!("{} <= {thr:?}", quantity(q)),
         Test::Eq(feat, value) => {
-            format!("f[{}] == {}", lit(&Json::String(feat.into())), lit(value))
+            format!("f[{}] == {}", str_lit(feat), lit(value))
         }
     }
 }
@@ -174,7 +172,8 @@ fn shared_source(shared: &SharedLists) -> String {
     out
 }
 
-fn str_lit(s: &str) -> String {
+/// A string as a Python literal (a JSON string literal).
+pub(crate) fn str_lit(s: &str) -> String {
     lit(&Json::String(s.into()))
 }
 

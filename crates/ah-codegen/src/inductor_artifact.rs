@@ -12,7 +12,7 @@
 use serde_json::Value as Json;
 
 use crate::error::CodegenError;
-use crate::inductor::{invalid, learned_source, lit, strip_main, NAMING_PY};
+use crate::inductor::{invalid, learned_source, lit, str_lit, strip_main, NAMING_PY};
 use crate::prune_tree::{self, Node, Policy};
 
 /// `python/ah_inductor/artifact.py`.
@@ -58,10 +58,7 @@ pub fn render_artifact(model: &Json, header: &str) -> Result<String, CodegenErro
 
 /// The `LearnedHeuristicDecision` subclass.
 fn class(name: &str, features: &[String], kept: &[&str]) -> String {
-    let kept: Vec<String> = kept
-        .iter()
-        .map(|n| lit(&Json::String((*n).into())))
-        .collect();
+    let kept: Vec<String> = kept.iter().map(|n| str_lit(n)).collect();
     format!(
         "# Every template choice a leaf keeps (as large GEMMs are offered it), and the features
 # `decide` reads.

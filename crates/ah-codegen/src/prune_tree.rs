@@ -292,7 +292,7 @@ impl<'a> SharedLists<'a> {
         self.0
             .iter()
             .position(|(list, _)| list == names)
-            .map(|i| format!("KEPT_{}", i + 1))
+            .map(constant_name)
     }
 
     /// Each shared list with its constant's name and its leaf count, in order.
@@ -300,8 +300,13 @@ impl<'a> SharedLists<'a> {
         self.0
             .iter()
             .enumerate()
-            .map(|(i, (list, leaves))| (format!("KEPT_{}", i + 1), list.as_slice(), *leaves))
+            .map(|(i, (list, leaves))| (constant_name(i), list.as_slice(), *leaves))
     }
+}
+
+/// The name of the `i`-th shared list (from 0): `KEPT_1`, ...
+fn constant_name(i: usize) -> String {
+    format!("KEPT_{}", i + 1)
 }
 
 fn count_lists<'a>(n: &Node<'a>, out: &mut Vec<(Vec<&'a str>, usize)>) {
