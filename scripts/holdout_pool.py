@@ -43,7 +43,9 @@
 5. With `--handler A.py --against B.py`: which of two handlers to ship? Both are replayed as in
    4 and scored on the GEMMs where both outcomes are known (the same GEMMs for both, which the
    two replays alone are not: a kept list one of them decides may be unmeasured), with the
-   GEMMs where one is over the bound and the other is not; then again with the unmeasured kept
+   GEMMs where one is over the bound and the other is not. Beside the count, each handler's run
+   time over the bound's best, summed over those GEMMs: what a job running each GEMM once pays
+   for the misses, which the count weighs alike at 5 us and 5 ms. Then again with the unmeasured kept
    lists estimated from the recorded benchmark as in 4, where that adds GEMMs (a candidate that
    turns full lists into kept lists is otherwise scored only where it did not).
 

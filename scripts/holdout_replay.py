@@ -206,15 +206,18 @@ def estimated_against(pairs, keeps):
         return None
     lines = [f"With the kept lists no run measured estimated from the recorded benchmark, on the {len(rows)} "
              f"GEMMs where both are known or estimated (autotuning not estimated):", "",
-             "| handler | over the bound (3 %) | of them at 100 us or more | run / max-autotune's (gmean) |",
-             "|---|---|---|---|"]
+             "| handler | over the bound (3 %) | of them at 100 us or more | run / max-autotune's (gmean) "
+             "| over the best, ms (sum) |",
+             "|---|---|---|---|---|"]
     for label, col in (("A", 2), ("B", 3)):
         ratios = [(r[col] / best_ms(r[0]), r[0]["run_ms"]["none"]) for r in rows]
         over = [x for x, _ in ratios if x > SLOW_FLAG]
         big = sum(x > SLOW_FLAG and none >= MISS_MIN_MS for x, none in ratios)
         gm = geomean([r[col] / r[0]["run_ms"]["max_autotune"] for r in rows])
         worst = f"; worst {max(over):.2f}x" if over else ""
-        lines.append(f"| {label} | {len(over)} / {len(rows)}{worst} | {big} | {'-' if gm is None else f'{gm:.3f}'} |")
+        excess = sum(r[col] - best_ms(r[0]) for r in rows)
+        lines.append(f"| {label} | {len(over)} / {len(rows)}{worst} | {big} | {'-' if gm is None else f'{gm:.3f}'} "
+                     f"| {excess:.4f} |")
     return "\n".join(lines)
 
 
@@ -229,14 +232,15 @@ def against_table(recs, decide, other, measured=None, keeps=(None, None)):
     lines = [f"The replayed handler (A) against `--against` (B): {differ} of {len(pairs)} decisions differ; "
              f"both replayed on {len(both)} GEMMs:", "",
              "| handler | over the bound (3 %) | of them at 100 us or more | run / max-autotune's (gmean) "
-             "| autotuning s |", "|---|---|---|---|---|"]
+             "| over the best, ms (sum) | autotuning s |", "|---|---|---|---|---|---|"]
     for label, rows in (("A", [a for a, _ in both]), ("B", [b for _, b in both])):
         over = [r for r in rows if r["run_ms"]["replay"] > SLOW_FLAG * best_ms(r)]
         big = sum(r["run_ms"]["none"] >= MISS_MIN_MS for r in over)
         gm = geomean([r["run_ms"]["replay"] / r["run_ms"]["max_autotune"] for r in rows])
         cost = f"{sum(r['replay_s'] for r in rows):.1f}" if priced else "-"
+        excess = sum(r["run_ms"]["replay"] - best_ms(r) for r in rows)
         lines.append(f"| {label} | {fmt_tally(tally(rows, 'replay'))} | {big} | "
-                     f"{'-' if gm is None else f'{gm:.3f}'} | {cost} |")
+                     f"{'-' if gm is None else f'{gm:.3f}'} | {excess:.4f} | {cost} |")
     for label, rows, k in (("A", [a for a, _ in pairs], keeps[0]), ("B", [b for _, b in pairs], keeps[1])):
         line = unreplayed_line(label, rows, k) if k else None
         if line:

@@ -247,8 +247,8 @@ class PoolTest(unittest.TestCase):
                 self.assertEqual(holdout_pool.main(["--handler", handler_file(d), "--against", b, path]), 0)
         text = out.getvalue()
         self.assertIn("(B): 1 of 3 decisions differ; both replayed on 2 GEMMs:", text)
-        self.assertIn("| A | 0 / 2 (0 past 1.10x; worst 1.01x) | 0 | 1.006 | 3.0 |", text)
-        self.assertIn("| B | 1 / 2 (1 past 1.10x; worst 1.11x) | 1 | 1.054 | 0.0 |", text)
+        self.assertIn("| A | 0 / 2 (0 past 1.10x; worst 1.01x) | 0 | 1.006 | 0.0100 | 3.0 |", text)
+        self.assertIn("| B | 1 / 2 (1 past 1.10x; worst 1.11x) | 1 | 1.054 | 0.1000 | 0.0 |", text)
         self.assertIn("| a.json | mm 1x200x64x64 bfloat16 NT | full list | 1.011x | cuBLAS only | 1.111x | 1.0000 |",
                       text)
 
@@ -393,8 +393,8 @@ class PoolTest(unittest.TestCase):
         text = out.getvalue()
         self.assertIn("both replayed on 1 GEMMs:", text)
         self.assertIn("on the 2 GEMMs where both are known or estimated", text)
-        self.assertIn("| A | 1 / 2; worst 1.50x | 1 | 1.225 |", text)
-        self.assertIn("| B | 0 / 2 | 0 | 1.000 |", text)
+        self.assertIn("| A | 1 / 2; worst 1.50x | 1 | 1.225 | 0.2500 |", text)
+        self.assertIn("| B | 0 / 2 | 0 | 1.000 | 0.0000 |", text)
 
     def test_decisions_as_the_measured_handler_made_them_replay_as_ours_ran(self):
         with tempfile.TemporaryDirectory() as d:
