@@ -6,8 +6,10 @@ what the same call's profiled time reads alone (data/profiled_bench_h100.jsonl a
 data/extern_bench_h100.jsonl): the GPU does more, or other, work. For each GEMM of --gemms
 (--lines) this lists, from the profiler, the CUDA kernels of (1) the eager call alone, ten times,
 and (2) one max-autotune compile of the GEMM, without Triton's kernels and the L2 flushes, with
-their count and mean microseconds; and the inputs Inductor made to benchmark with (size, stride,
-dtype, storage offset). Prints a report; no file.
+their count and mean microseconds; the inputs Inductor made to benchmark with (size, stride,
+dtype, storage offset, address mod 256); and the CPU microseconds one call takes to submit (50
+calls without a synchronize, wall time over 50), for the eager call and for every callable
+max-autotune's benchmarker timed. Prints a report; no file.
 
 Usage: probe_extern_kernels.py --gemms FILE.jsonl --lines A-B[,C-D]
 """
@@ -58,6 +60,35 @@ def example_values():
     return seen
 
 
+def submit_us(call, n=50):
+    """CPU microseconds per call of `call`, submitted `n` times without a synchronize."""
+    import time
+
+    call()
+    torch.cuda.synchronize()
+    t0 = time.perf_counter()
+    for _ in range(n):
+        call()
+    t1 = time.perf_counter()
+    torch.cuda.synchronize()
+    return (t1 - t0) / n * 1e6
+
+
+def submit_times():
+    """Records, for every callable Inductor's benchmarker times, its CPU submit time."""
+    from torch._inductor.runtime import benchmarking
+
+    seen, original = [], benchmarking.InductorBenchmarker.benchmark_gpu
+
+    def wrapped(self, _callable, *args, **kwargs):
+        name = getattr(_callable, "__qualname__", type(_callable).__name__)
+        seen.append((name, round(submit_us(_callable), 1)))
+        return original(self, _callable, *args, **kwargs)
+
+    benchmarking.InductorBenchmarker.benchmark_gpu = wrapped
+    return seen
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--gemms", required=True)
@@ -66,7 +97,7 @@ def main(argv=None):
     import torch._inductor.config as config
 
     config.force_disable_caches = True
-    seen = example_values()
+    seen, submits = example_values(), submit_times()
     from torch.profiler import ProfilerActivity, profile
 
     for gm in E.read_gemms(a.gemms, lines=a.lines):
@@ -81,14 +112,17 @@ def main(argv=None):
                 fn(*args, out=out)
             torch.cuda.synchronize()
         report("eager call, 10 times", cuda_kernels(prof))
+        print(f"  eager call submits in {submit_us(lambda: fn(*args, out=out)):.1f} us")
         torch._dynamo.reset()
         seen.clear()
+        submits.clear()
         compiled = torch.compile(fn, dynamic=False, fullgraph=True, options={"max_autotune_gemm": True})
         with profile(activities=[ProfilerActivity.CUDA]) as prof:
             compiled(*args)
             torch.cuda.synchronize()
         report("one max-autotune compile", cuda_kernels(prof))
         print("  benchmark inputs:", sorted(set(seen)))
+        print("  benchmarked callables, CPU us per submit:", submits)
     return 0
 
 
