@@ -73,59 +73,64 @@ class Graphed(Profiled):
         self.bench = {caller_name(c): t for c, t in timings.items() if math.isfinite(t)}
         again = graph_timings([c for c in timings if math.isfinite(timings[c])], input_nodes)
         self.profiled = {caller_name(c): t for c, t in again.items()}
+        self.kept = len(self.bench) - len(self.profiled)
         timings.update(again)
 
 
 def graph_timings(choices, input_nodes):
-    """{choice: ms} by CUDA graph for the choices that can be captured."""
+    """{choice: ms} by CUDA graph for the Triton and cuBLAS choices; the rest, and any that
+    fails to capture, are left out (they keep Inductor's time)."""
     import torch
     from torch._inductor.select_algorithm import AlgorithmSelectorCache, ExternKernelCaller
 
     make = AlgorithmSelectorCache.benchmark_example_value
     inputs = [make(n) for n in input_nodes]
     flush = torch.empty(torch.cuda.get_device_properties(0).L2_cache_size // 4, dtype=torch.int, device="cuda")
-    base = graph_ms(flush.zero_, None)
+    base = graph_ms(lambda: flush.zero_, None)
     out = {}
     for c in choices:
+        result = make(c.layout)
+        if isinstance(c, ExternKernelCaller):
+            algo = c.to_callable()
+            factory = lambda algo=algo, result=result: (lambda: algo(*inputs, out=result))  # noqa: E731
+        elif hasattr(c, "bmreq"):
+            # the run function binds the current stream: made anew on each stream it runs on
+            factory = lambda c=c, result=result: c.bmreq.make_run_fn(*inputs, out=result)  # noqa: E731
+        else:
+            continue
         try:
-            result = make(c.layout)
-            if isinstance(c, ExternKernelCaller):
-                algo = c.to_callable()
-                call = lambda algo=algo, result=result: algo(*inputs, out=result)  # noqa: E731
-            elif hasattr(c, "bmreq"):
-                call = c.bmreq.make_run_fn(*inputs, out=result)
-            else:
-                continue
-            out[c] = max(graph_ms(call, flush.zero_) - base, 1e-6)
+            out[c] = max(graph_ms(factory, flush.zero_) - base, 1e-6)
         except Exception:  # noqa: BLE001 - a choice that cannot be captured keeps Inductor's time
             torch.cuda.synchronize()
     return out
 
 
-def graph_ms(call, before, rounds=5):
-    """Median ms of one `before(); call()` in a CUDA graph of about 1 ms of them."""
+def graph_ms(factory, before, rounds=5):
+    """Median ms of one `before(); call()` in a CUDA graph of about 1 ms of them, `call` made
+    by `factory()` on the stream it runs on."""
     import torch
 
-    def body():
-        if before is not None:
-            before()
-        call()
+    def run(call, times):
+        for _ in range(times):
+            if before is not None:
+                before()
+            call()
 
     stream = torch.cuda.Stream()
     stream.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(stream):
-        body()
-    torch.cuda.current_stream().wait_stream(stream)
     start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    start.record()
-    body()
-    end.record()
+    with torch.cuda.stream(stream):
+        call = factory()
+        run(call, 1)
+        start.record()
+        run(call, 1)
+        end.record()
     end.synchronize()
+    torch.cuda.current_stream().wait_stream(stream)
     n = max(1, min(50, round(1.0 / max(start.elapsed_time(end), 1e-3))))
     g = torch.cuda.CUDAGraph()
     with torch.cuda.graph(g):
-        for _ in range(n):
-            body()
+        run(factory(), n)
     g.replay()
     times = []
     for _ in range(rounds):
@@ -169,6 +174,7 @@ def measure(ind, saver, gm):
             graphs[s] = ind.capture(lambda: compiled(*args), calls)
         saver.on = False
     rec["profiled_bench_ms"], rec["profiled_ms"] = saver.bench, saver.profiled
+    rec["retimed"] = len(saver.profiled)
     ind.fresh()
     rec["run_ms"] = ind.alternate({s: g.replay for s, g in graphs.items()}, calls)
     return rec
