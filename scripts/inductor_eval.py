@@ -493,7 +493,7 @@ class PhaseTimer:
 class Inductor:
     """One warm process: torch imported with caches disabled, Inductor's choices observed."""
 
-    def __init__(self, handler_paths, rounds):
+    def __init__(self, handler_paths, rounds, retime=()):
         cache = tempfile.mkdtemp(prefix="ah-inductor-eval-")
         os.environ["TORCHINDUCTOR_CACHE_DIR"] = os.path.join(cache, "inductor")
         os.environ["TRITON_CACHE_DIR"] = os.path.join(cache, "triton")
@@ -504,6 +504,7 @@ class Inductor:
         if not torch.cuda.is_available():
             raise SystemExit("inductor_eval: PyTorch sees no CUDA device")
         self.torch, self.config, self.rounds = torch, config, rounds
+        self.retime = frozenset(retime)  # roles installed with retime=True (--retime)
         config.force_disable_caches = True
         # role ("ours", "candidate") -> handler module; a handler that refuses this GPU or
         # PyTorch is left out (it warns once) and named in self.refused.
@@ -582,7 +583,8 @@ class Inductor:
                 "device": torch.cuda.get_device_name(0),
                 "capability": list(torch.cuda.get_device_capability(0)),
                 "handler": getattr(self.handlers.get("ours"), "HEURISTIC", None),
-                "candidate": getattr(self.handlers.get("candidate"), "HEURISTIC", None)}
+                "candidate": getattr(self.handlers.get("candidate"), "HEURISTIC", None),
+                "retime": sorted(self.retime)}
 
     @contextlib.contextmanager
     def setting(self, name, record):
@@ -599,7 +601,7 @@ class Inductor:
             stale_ptxas(self.torch)
         if handler is not None:
             handler.reset_stats()
-            installed = handler.install()
+            installed = handler.install(retime=True) if HANDLED.get(name) in self.retime else handler.install()
         try:
             yield self.options(name)
         finally:
@@ -1136,6 +1138,9 @@ def parse(argv):
     p.add_argument("--merge", nargs="+", metavar="JSON",
                    help="print the GEMMs of these result files as one table (see merge) and stop; "
                         "with --out, also write them there as one result file")
+    p.add_argument("--retime", action="append", default=[], choices=("ours", "candidate"),
+                   help="install that role's handler with retime=True: the choices of small GEMMs it "
+                        "leaves to max-autotune are timed again by CUDA graph (retime.py); repeatable")
     p.add_argument("--dry-run", action="store_true",
                    help="print the planned GEMMs and stop (no torch); with --handler, what it decides for each")
     a = p.parse_args(argv)
@@ -1209,7 +1214,7 @@ def main(argv=None):
         print(f"{len(gemms)} GEMMs; workloads {','.join(a.workloads)}")
         return 0
     t0 = time.perf_counter()
-    ind = Inductor(handler_paths(a), a.rounds)
+    ind = Inductor(handler_paths(a), a.rounds, a.retime)
     for role in ind.refused:
         dropped = [s for s in a.settings if HANDLED.get(s) == role]
         print(f"inductor_eval: the {role} handler refused this GPU or PyTorch; setting(s) "

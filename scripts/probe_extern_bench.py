@@ -26,7 +26,15 @@ import sys
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
 import inductor_eval as E  # noqa: E402  (the GEMM's function and operands, the file reader)
+from ah_inductor.retime import graph_ms as retime_graph_ms  # noqa: E402  (the CUDA-graph timer)
+
+
+def graph_ms(call, before=None):
+    """Median ms of one `before(); call()` in a CUDA graph of about 1 ms of them."""
+    return retime_graph_ms(lambda: call, before, rounds=9)
+
 
 
 def extern_call(gm):
@@ -34,37 +42,6 @@ def extern_call(gm):
     fn, args = E.gemm_fn(torch, gm)
     out = fn(*args)
     return lambda: fn(*args, out=out)
-
-
-def graph_ms(call, before=None, rounds=9):
-    """Median ms per call of a CUDA graph of about 1 ms of `call`s (each after `before`)."""
-    n = max(1, min(50, round(1.0 / max(events_warm_ms(call, iters=3), 1e-3))))
-
-    def body():
-        if before is not None:
-            before()
-        call()
-
-    stream = torch.cuda.Stream()
-    stream.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(stream):
-        body()
-    torch.cuda.current_stream().wait_stream(stream)
-    g = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(g):
-        for _ in range(n):
-            body()
-    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    for _ in range(3):
-        g.replay()
-    times = []
-    for _ in range(rounds):
-        start.record()
-        g.replay()
-        end.record()
-        end.synchronize()
-        times.append(start.elapsed_time(end) / n)
-    return statistics.median(times)
 
 
 def events_warm_ms(call, iters=100):

@@ -36,7 +36,9 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
 import inductor_eval as E  # noqa: E402  (the warm process, the GEMM's function, the timer)
+from ah_inductor.retime import graph_timings  # noqa: E402  (the handler runtime's CUDA-graph timer)
 
 SETTINGS = ("none", "max_autotune", "max_autotune_profiled")
 
@@ -63,7 +65,9 @@ class Profiled:
 class Graphed(Profiled):
     """The feedback saver of `--retime graph`: times each Triton and cuBLAS choice by CUDA-graph
     replay of an L2 flush and one call, less the flush replayed alone (no CPU overhead, the
-    flush kept); other choices keep Inductor's time."""
+    flush kept; `ah_inductor.retime.graph_timings`, which the handler's install(retime=True)
+    runs); other choices keep Inductor's time. Unlike the handler's saver, it re-times every
+    GEMM, whatever its size."""
 
     def __call__(self, timings, name, input_nodes, choices, profiled_bench, *rest):
         if not self.on:
@@ -75,71 +79,6 @@ class Graphed(Profiled):
         self.profiled = {caller_name(c): t for c, t in again.items()}
         self.kept = len(self.bench) - len(self.profiled)
         timings.update(again)
-
-
-def graph_timings(choices, input_nodes):
-    """{choice: ms} by CUDA graph for the Triton and cuBLAS choices; the rest, and any that
-    fails to capture, are left out (they keep Inductor's time)."""
-    import torch
-    from torch._inductor.select_algorithm import AlgorithmSelectorCache, ExternKernelCaller
-
-    make = AlgorithmSelectorCache.benchmark_example_value
-    inputs = [make(n) for n in input_nodes]
-    flush = torch.empty(torch.cuda.get_device_properties(0).L2_cache_size // 4, dtype=torch.int, device="cuda")
-    base = graph_ms(lambda: flush.zero_, None)
-    out = {}
-    for c in choices:
-        result = make(c.layout)
-        if isinstance(c, ExternKernelCaller):
-            algo = c.to_callable()
-            factory = lambda algo=algo, result=result: (lambda: algo(*inputs, out=result))  # noqa: E731
-        elif hasattr(c, "bmreq"):
-            # the run function binds the current stream: made anew on each stream it runs on
-            factory = lambda c=c, result=result: c.bmreq.make_run_fn(*inputs, out=result)  # noqa: E731
-        else:
-            continue
-        try:
-            out[c] = max(graph_ms(factory, flush.zero_) - base, 1e-6)
-        except Exception:  # noqa: BLE001 - a choice that cannot be captured keeps Inductor's time
-            torch.cuda.synchronize()
-    return out
-
-
-def graph_ms(factory, before, rounds=5):
-    """Median ms of one `before(); call()` in a CUDA graph of about 1 ms of them, `call` made
-    by `factory()` on the stream it runs on."""
-    import torch
-
-    def run(call, times):
-        for _ in range(times):
-            if before is not None:
-                before()
-            call()
-
-    stream = torch.cuda.Stream()
-    stream.wait_stream(torch.cuda.current_stream())
-    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    with torch.cuda.stream(stream):
-        call = factory()
-        run(call, 1)
-        start.record()
-        run(call, 1)
-        end.record()
-    end.synchronize()
-    torch.cuda.current_stream().wait_stream(stream)
-    n = max(1, min(50, round(1.0 / max(start.elapsed_time(end), 1e-3))))
-    g = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(g):
-        run(factory(), n)
-    g.replay()
-    times = []
-    for _ in range(rounds):
-        start.record()
-        g.replay()
-        end.record()
-        end.synchronize()
-        times.append(start.elapsed_time(end) / n)
-    return sorted(times)[len(times) // 2]
 
 
 def install(ind, retime="profiled"):

@@ -1,7 +1,7 @@
 """The runtime of a learned GEMM heuristic installed as Inductor's `InductorChoices` handler.
 
-A generated handler module is: a header, the sources of ``naming.py`` and ``ptxas.py``, the
-source of this file, then the learned tree, which defines two globals:
+A generated handler module is: a header, the sources of ``naming.py``, ``ptxas.py`` and
+``retime.py``, the source of this file, then the learned tree, which defines two globals:
 
     HEURISTIC = {"name": "InductorMMH100", "device_capa": (9, 0), "torch": "2.11",
                  "ops": ("mm", "addmm", "bmm")}
@@ -41,6 +41,9 @@ already has is wrapped, not replaced: the heuristic narrows the list that handle
 ``TRITON_PTXAS_PATH`` is set (``ptxas.py``: on PyTorch 2.11 with CUDA 13 the two differ, and every
 template the workers precompiled is compiled again, serially, in the benchmark phase);
 ``install(align_ptxas=False)`` leaves Triton alone, and `uninstall()` undoes it.
+``install(retime=True)`` also times the choices of small GEMMs that max-autotune still searches
+again by CUDA graph, before Inductor picks (``retime.py``: Inductor's benchmark reads cuBLAS's
+call at its CPU submit time, about 25 us); it is off by default until a blind set measures it.
 
 It refuses (warns once, returns False) when the CUDA device capability or PyTorch's major.minor
 differ from the heuristic's, unless the environment sets ``AH_INDUCTOR_CHOICES_FORCE=1``. It
@@ -62,6 +65,10 @@ try:
     ptxas_align, ptxas_restore  # noqa: B018 - defined when pasted after ptxas.py's source
 except NameError:
     from ah_inductor.ptxas import ptxas_align, ptxas_restore
+try:
+    retime_install, retime_uninstall  # noqa: B018 - defined when pasted after retime.py's source
+except NameError:
+    from ah_inductor.retime import retime_install, retime_uninstall
 
 FORCE_ENV = "AH_INDUCTOR_CHOICES_FORCE"
 KINDS = ("extern", "keep", "default")
@@ -329,6 +336,8 @@ class Runtime:
         self._wrapped = weakref.WeakSet()
         self._saved = None  # (config module, previous factory, virtualized `_choices`, hook)
         self._ptxas = None  # what `ptxas_align()` changed, for uninstall()
+        self._retimer = None  # the feedback saver of install(retime=True), for uninstall()
+        self._factory_key = self.key  # the key installed, "-retime" added with retime
         _RUNTIMES[self.key] = self
 
     # -- statistics and warnings -------------------------------------------------------------
@@ -511,12 +520,14 @@ class Runtime:
             problems.append(f"it was trained with PyTorch {want_torch} and this is PyTorch {have_torch}")
         return "; ".join(problems) or None
 
-    def install(self, align_ptxas=True):
+    def install(self, align_ptxas=True, retime=False):
         """Installs the heuristic for every graph Inductor compiles from now on; True if
         installed, False if refused (the device or PyTorch differ; warned once). With
         `align_ptxas` (the default), this process's Triton also uses the ptxas of Inductor's
         compile workers, so that the templates they precompile are not compiled again here
-        (ptxas.py); `uninstall()` undoes that too."""
+        (ptxas.py). With `retime`, the choices of small GEMMs that max-autotune still searches
+        are timed again by CUDA graph before Inductor picks (retime.py; off by default until a
+        blind set has measured it), and the cache key says so. `uninstall()` undoes all three."""
         if self.active:
             return True
         import torch
@@ -531,13 +542,15 @@ class Runtime:
             )
             return False
         prev = config.inductor_choices_class
-        if isinstance(prev, ChoicesFactory) and prev.key == self.key:
+        if isinstance(prev, ChoicesFactory) and prev.key in (self.key, f"{self.key}-retime"):
             prev = prev.prev
-        _RUNTIMES[self.key] = self
-        config.inductor_choices_class = ChoicesFactory(self.key, prev)
+        self._factory_key = f"{self.key}-retime" if retime else self.key
+        _RUNTIMES[self._factory_key] = self
+        config.inductor_choices_class = ChoicesFactory(self._factory_key, prev)
         slot = virtualized._choices
         self._saved = (config, prev, slot, self._hook(slot))
         self._ptxas = ptxas_align() if align_ptxas else None
+        self._retimer = retime_install() if retime else None
         self.active = True
         self.wrap(slot._get_handler())
         return True
@@ -567,8 +580,10 @@ class Runtime:
         self._saved = None
         ptxas_restore(self._ptxas)
         self._ptxas = None
+        retime_uninstall(self._retimer)
+        self._retimer = None
         current = config.inductor_choices_class
-        if isinstance(current, ChoicesFactory) and current.key == self.key:
+        if isinstance(current, ChoicesFactory) and current.key == self._factory_key:
             config.inductor_choices_class = prev
         if slot.__dict__.get("_get_handler") is hook:
             del slot.__dict__["_get_handler"]
@@ -589,9 +604,9 @@ def _default_runtime():
     return _DEFAULT[0]
 
 
-def install(align_ptxas=True):
+def install(align_ptxas=True, retime=False):
     """Installs this module's heuristic (see the module docstring); True if installed."""
-    return _default_runtime().install(align_ptxas)
+    return _default_runtime().install(align_ptxas, retime)
 
 
 def uninstall():

@@ -173,7 +173,10 @@ def fake_torch(capa=(9, 0), version="2.11.0+cu130", cuda=True, fp32_precision=No
     config = module("torch._inductor.config", inductor_choices_class=None)
     virtualized = module("torch._inductor.virtualized", _choices=FakeVirtualized(config))
     ichoices = module("torch._inductor.choices", InductorChoices=FakeInductorChoices)
-    inductor = module("torch._inductor", config=config, virtualized=virtualized, choices=ichoices)
+    selector = types.SimpleNamespace(feedback_saver_fns=[])
+    select = module("torch._inductor.select_algorithm", get_algorithm_selector_cache=lambda: selector)
+    inductor = module("torch._inductor", config=config, virtualized=virtualized, choices=ichoices,
+                      select_algorithm=select)
     torch = module(
         "torch",
         __version__=version,
@@ -181,7 +184,7 @@ def fake_torch(capa=(9, 0), version="2.11.0+cu130", cuda=True, fp32_precision=No
         cuda=types.SimpleNamespace(is_available=lambda: cuda, get_device_capability=lambda: capa),
         backends=types.SimpleNamespace(cuda=types.SimpleNamespace(matmul=matmul)),
     )
-    mods = {m.__name__: m for m in (torch, inductor, config, virtualized, ichoices)}
+    mods = {m.__name__: m for m in (torch, inductor, config, virtualized, ichoices, select)}
     saved = {name: sys.modules.get(name) for name in mods}
     sys.modules.update(mods)
     try:
@@ -566,6 +569,25 @@ class Install(unittest.TestCase):
             self.rt.uninstall()
             self.assertNotIn("_finalize_template_configs", user.__dict__)
             self.assertEqual(len(call_handler(user, mm_inputs(16, 64, 64))), 3)
+
+    def test_retime_registers_a_saver_first_and_keys_the_cache_apart(self):
+        with fake_torch() as torch:
+            savers = torch._inductor.select_algorithm.get_algorithm_selector_cache().feedback_saver_fns
+            savers.append("a recorder of picks")
+            config = torch._inductor.config
+            self.assertTrue(self.rt.install())
+            plain_key = config.inductor_choices_class.key
+            self.assertEqual(savers, ["a recorder of picks"])  # off by default
+            self.rt.uninstall()
+            self.assertTrue(self.rt.install(retime=True))
+            self.assertEqual(config.inductor_choices_class.key, f"{plain_key}-retime")
+            self.assertEqual(savers[1:], ["a recorder of picks"])
+            self.assertEqual(type(savers[0]).__name__, "Retimer")
+            saver = savers[0]
+            self.rt.uninstall()
+            self.assertEqual(savers, ["a recorder of picks"])
+            self.assertFalse(saver.active)
+            self.assertIsNone(config.inductor_choices_class)
 
     def test_a_wrapped_handler_has_a_uuid_with_the_heuristics_key(self):
         # PyTorch after 2.11 keys its caches on the configured handler's uuid() and refuses one

@@ -4,7 +4,9 @@
 //!
 //! The file is the header, then the sources of `python/ah_inductor/naming.py` (the one owner
 //! of choice names), `python/ah_inductor/ptxas.py` (one ptxas for Inductor's compile workers
-//! and the compiling process) and `python/ah_inductor/choices.py` (the handler runtime: features from
+//! and the compiling process), `python/ah_inductor/retime.py` (max-autotune's small-GEMM choices
+//! timed again by CUDA graph, with `install(retime=True)`) and `python/ah_inductor/choices.py`
+//! (the handler runtime: features from
 //! Inductor's `KernelInputs`, `install()`/`uninstall()`/`stats()`, composition, guards), then
 //! the heuristic's `HEURISTIC` description and its `decide(f)` tree rendered here, which the
 //! runtime's functions read at call time. Every string that reaches
@@ -20,6 +22,8 @@ use crate::prune_tree::{self, Node, Policy, Quantity, SharedLists, Test};
 pub const NAMING_PY: &str = include_str!("../../../python/ah_inductor/naming.py");
 /// `python/ah_inductor/ptxas.py`.
 pub const PTXAS_PY: &str = include_str!("../../../python/ah_inductor/ptxas.py");
+/// `python/ah_inductor/retime.py`.
+pub const RETIME_PY: &str = include_str!("../../../python/ah_inductor/retime.py");
 /// `python/ah_inductor/choices.py`.
 pub const CHOICES_PY: &str = include_str!("../../../python/ah_inductor/choices.py");
 pub use crate::prune_tree::MAX_DEPTH;
@@ -35,9 +39,10 @@ pub fn file_name(name: &str) -> String {
 pub fn render_module(model: &Json, header: &str) -> Result<String, CodegenError> {
     let learned = learned_source(model)?;
     let source = format!(
-        "{header}\n{naming}\n\n{ptxas}\n\n{choices}\n\n{learned}",
+        "{header}\n{naming}\n\n{ptxas}\n\n{retime}\n\n{choices}\n\n{learned}",
         naming = strip_main(NAMING_PY),
         ptxas = strip_main(PTXAS_PY),
+        retime = strip_main(RETIME_PY),
         choices = strip_main(CHOICES_PY),
     );
     // Compiled before it is written, like every Python artifact (`python_check`).

@@ -1,0 +1,125 @@
+"""Tests of retime.py without PyTorch: the feedback saver's rules (which lowerings it re-times,
+that it replaces timings in place and never raises) with the CUDA-graph timer stubbed, how a
+choice's call is made, and its registration among Inductor's feedback savers (a fake
+`torch._inductor.select_algorithm`)."""
+
+import math
+import os
+import sys
+import types
+import unittest
+from unittest import mock
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, ".."))
+
+from ah_inductor import retime  # noqa: E402
+
+SMALL = retime.RETIME_BELOW_MS / 10
+
+
+class Retimer(unittest.TestCase):
+    def setUp(self):
+        self.saver = retime.Retimer()
+        self.timings = {"cublas": 0.025, "triton": 0.012, "broken": math.inf}
+
+    def call(self, name="mm", timings=None):
+        timings = self.timings if timings is None else timings
+        self.saver(timings, name, ["a", "b"], list(timings), lambda: {}, {})
+        return timings
+
+    def test_replaces_the_timings_it_measured_in_place(self):
+        seen = []
+
+        def graphs(choices, inputs):
+            seen.append((sorted(choices), inputs))
+            return {"cublas": 0.004}
+
+        with mock.patch.object(retime, "graph_timings", graphs):
+            out = self.call()
+        self.assertEqual(out, {"cublas": 0.004, "triton": 0.012, "broken": math.inf})
+        self.assertEqual(seen, [(["cublas", "triton"], ["a", "b"])])  # finite choices only
+        self.assertEqual((self.saver.retimed, self.saver.failed), (1, 0))
+
+    def test_leaves_other_lowerings_and_large_gemms_alone(self):
+        with mock.patch.object(retime, "graph_timings", lambda c, i: self.fail("re-timed")):
+            self.call(name="convolution")
+            large = {"cublas": retime.RETIME_BELOW_MS, "triton": 2 * retime.RETIME_BELOW_MS}
+            self.assertEqual(self.call(timings=dict(large)), large)
+            self.assertEqual(self.call(timings={"broken": math.inf}), {"broken": math.inf})
+            self.saver.active = False
+            self.call()
+        self.assertEqual(self.saver.retimed, 0)
+
+    def test_a_failure_keeps_inductors_timings(self):
+        def boom(choices, inputs):
+            raise RuntimeError("capture failed")
+
+        before = dict(self.timings)
+        with mock.patch.object(retime, "graph_timings", boom):
+            self.assertEqual(self.call(), before)
+        self.assertEqual((self.saver.retimed, self.saver.failed), (0, 1))
+
+    def test_re_times_every_gemm_op(self):
+        with mock.patch.object(retime, "graph_timings", lambda c, i: {"triton": SMALL}):
+            for op in retime.RETIME_OPS:
+                self.assertEqual(self.call(name=op, timings={"triton": 0.01})["triton"], SMALL)
+
+
+class CallFactory(unittest.TestCase):
+    class Extern:
+        def __init__(self):
+            self.calls = []
+
+        def to_callable(self):
+            return lambda *args, out: self.calls.append((args, out))
+
+    def test_an_extern_choice_calls_its_aten_function_with_out(self):
+        choice = self.Extern()
+        call = retime.call_factory(choice, (1, 2), "out", self.Extern)()
+        call()
+        self.assertEqual(choice.calls, [((1, 2), "out")])
+
+    def test_a_triton_choice_makes_its_run_function_on_each_stream(self):
+        made = []
+        bmreq = types.SimpleNamespace(make_run_fn=lambda *args, out: made.append((args, out)) or (lambda: None))
+        factory = retime.call_factory(types.SimpleNamespace(bmreq=bmreq), (1,), "out", self.Extern)
+        self.assertEqual(made, [])  # nothing bound until a stream asks
+        factory()
+        factory()
+        self.assertEqual(made, [((1,), "out"), ((1,), "out")])
+
+    def test_other_choices_are_not_re_timed(self):
+        self.assertIsNone(retime.call_factory(types.SimpleNamespace(), (), "out", self.Extern))
+
+
+class Registration(unittest.TestCase):
+    def fake(self, savers):
+        selector = types.SimpleNamespace(feedback_saver_fns=savers)
+        select = types.ModuleType("torch._inductor.select_algorithm")
+        select.get_algorithm_selector_cache = lambda: selector
+        inductor = types.ModuleType("torch._inductor")
+        inductor.select_algorithm = select
+        torch = types.ModuleType("torch")
+        torch._inductor = inductor
+        return mock.patch.dict(sys.modules, {"torch": torch, "torch._inductor": inductor,
+                                             "torch._inductor.select_algorithm": select})
+
+    def test_installs_first_and_uninstalls_only_its_own(self):
+        savers = ["recorder"]
+        with self.fake(savers):
+            saver = retime.retime_install()
+            self.assertEqual(savers, [saver, "recorder"])
+            retime.retime_uninstall(saver)
+        self.assertEqual(savers, ["recorder"])
+        self.assertFalse(saver.active)
+        retime.retime_uninstall(None)
+
+    def test_a_pytorch_without_feedback_savers_gets_none(self):
+        with mock.patch.dict(sys.modules, {"torch": None, "torch._inductor": None,
+                                           "torch._inductor.select_algorithm": None}):
+            self.assertIsNone(retime.retime_install())
+
+
+if __name__ == "__main__":
+    unittest.main()
