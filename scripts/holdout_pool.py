@@ -61,8 +61,13 @@ rewrite a GEMM (pad_mm) before the handler sees it.
 Reads only the result files (no torch, no GPU). Every run is one record: a GEMM measured in two
 runs counts twice, as the two measurements it is.
 
+`--files-from LIST` reads result files from LIST, one per line relative to LIST's folder (#
+starts a comment), before any named on the command line. data/holdout_pool.txt lists the pool
+that docs/results.md scores: every blind set since 13, each measured with the handler shipped
+when it ran.
+
 Usage: scripts/holdout_pool.py [--handler MODULE.py [--measured MEASURED.py] [--against OTHER.py]]
-                               [--ours ours|candidate] RESULT.json ... > pooled.md
+                               [--ours ours|candidate] [--files-from LIST] [RESULT.json ...] > pooled.md
 """
 
 import math
@@ -168,21 +173,38 @@ def band_table(recs):
     return "\n".join(lines)
 
 
+def listed_files(path):
+    """The result files named in list file `path`: one per line, relative to the list's folder;
+    blank lines and lines starting with # are left out."""
+    try:
+        with open(path) as f:
+            lines = [line.strip() for line in f]
+    except OSError as e:
+        raise PoolError(f"--files-from {path}: {e.strerror}") from None
+    base = os.path.dirname(path)
+    names = [line for line in lines if line and not line.startswith("#")]
+    if not names:
+        raise PoolError(f"--files-from {path}: names no result file (one per line, # for comments)")
+    return [os.path.join(base, name) for name in names]
+
+
 def parse(argv):
     """(handler, measured handler, handler to compare against, the setting counted as ours,
     result files) of the command line."""
-    modules = {"--handler": None, "--measured": None, "--against": None, "--ours": "ours"}
+    modules = {"--handler": None, "--measured": None, "--against": None, "--ours": "ours", "--files-from": None}
     while argv[:1] and argv[0] in modules:
         if len(argv) < 2:
             raise PoolError(f"{argv[0]} needs a value")
         modules[argv[0]], argv = argv[1], argv[2:]
+    if modules["--files-from"]:
+        argv = listed_files(modules["--files-from"]) + argv
     for needs in ("--measured", "--against"):
         if modules[needs] and not modules["--handler"]:
             raise PoolError(f"{needs} needs --handler (the handler to replay)")
     if modules["--ours"] not in ("ours", "candidate"):
         raise PoolError(f"--ours {modules['--ours']}: give ours or candidate")
     if not argv:
-        raise PoolError("name the result files (see --help)")
+        raise PoolError("name the result files, or a list of them with --files-from (see --help)")
     return modules["--handler"], modules["--measured"], modules["--against"], modules["--ours"], argv
 
 

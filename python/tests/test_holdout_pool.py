@@ -252,6 +252,22 @@ class PoolTest(unittest.TestCase):
         self.assertIn("| a.json | mm 1x200x64x64 bfloat16 NT | full list | 1.011x | cuBLAS only | 1.111x | 1.0000 |",
                       text)
 
+    def test_result_files_can_come_from_a_list_beside_them(self):
+        with tempfile.TemporaryDirectory() as d:
+            write(d, "a.json", [rec({"none": 1.0, "ours": 1.0, "max_autotune": 0.9})])
+            listing = os.path.join(d, "pool.txt")
+            with open(listing, "w") as f:
+                f.write("# the pool\n\na.json\n")
+            out = io.StringIO()
+            with redirect_stdout(out):
+                self.assertEqual(holdout_pool.main(["--files-from", listing]), 0)
+            self.assertIn("1 measured GEMMs from 1 result files.", out.getvalue())
+            with open(listing, "w") as f:
+                f.write("# nothing yet\n")
+            with redirect_stderr(io.StringIO()) as err:
+                self.assertEqual(holdout_pool.main(["--files-from", listing]), 2)
+            self.assertIn("names no result file", err.getvalue())
+
     def test_against_needs_a_handler(self):
         with redirect_stderr(io.StringIO()) as err:
             self.assertEqual(holdout_pool.main(["--against", "b.py", "a.json"]), 2)
