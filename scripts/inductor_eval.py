@@ -25,6 +25,9 @@ that no setting finds kernels another compiled; start-up paid first):
   max_autotune_ptxas  max_autotune with this process's Triton on the ptxas of Inductor's compile
                 workers (python/ah_inductor/ptxas.py; the handler's install() does the same):
                 how much of ours is that alone
+  max_autotune_retime  max_autotune_ptxas with the choices of small GEMMs timed again by CUDA
+                graph before Inductor picks (python/ah_inductor/retime.py, as the handler's
+                install(retime=True) does): the re-timing alone, on every GEMM's full list
   mm_ranking    max_autotune_gemm plus PyTorch's shipped `_MMRankingH100` (autoheuristic_use="mm";
                 only `tuned_mm` consults it, so it is run for op mm only)
   ours          max_autotune_gemm with the handler module's install() (stats() recorded)
@@ -75,9 +78,11 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "python"))
 from ah_inductor.choices import is_contiguous  # noqa: E402  (the handler's own; imports no torch)
 from ah_inductor.ptxas import forget_ptxas_version, ptxas_align, ptxas_restore  # noqa: E402
+from ah_inductor.retime import retime_install, retime_uninstall  # noqa: E402  (imports no torch)
 
-SETTINGS = ("none", "ours", "max_autotune", "max_autotune_ptxas", "mm_ranking",
+SETTINGS = ("none", "ours", "max_autotune", "max_autotune_ptxas", "max_autotune_retime", "mm_ranking",
             "full_max_autotune", "ours_full", "candidate")
+ALIGNED = ("max_autotune_ptxas", "max_autotune_retime")  # settings with ptxas aligned, no handler
 WORKLOADS = ("gemms", "llama_train", "llama_infer", "encoder_train")
 # Full max-autotune is mode="max-autotune-no-cudagraphs" (templates, coordinate-descent tuning,
 # pointwise autotuning): its options come from Inductor itself (`list_mode_options`), because
@@ -87,6 +92,7 @@ OPTIONS = {
     "none": {},
     "max_autotune": {"max_autotune_gemm": True},
     "max_autotune_ptxas": {"max_autotune_gemm": True},
+    "max_autotune_retime": {"max_autotune_gemm": True},
     "mm_ranking": {"max_autotune_gemm": True, "autoheuristic_use": "mm"},
     "ours": {"max_autotune_gemm": True},
     "full_max_autotune": FULL,
@@ -596,7 +602,8 @@ class Inductor:
         self.phases.reset()
         handler = self.handlers.get(HANDLED.get(name))
         installed = False
-        aligned = ptxas_align() if name == "max_autotune_ptxas" else None
+        aligned = ptxas_align() if name in ALIGNED else None
+        retimer = retime_install() if name == "max_autotune_retime" else None
         if handler is None and aligned is None:
             stale_ptxas(self.torch)
         if handler is not None:
@@ -606,6 +613,7 @@ class Inductor:
             yield self.options(name)
         finally:
             ptxas_restore(aligned)
+            retime_uninstall(retimer)
             if installed:
                 record[f"{name}_stats"] = handler.stats()
                 if hasattr(handler, "decisions"):  # handler modules since 2026-11-25 (15th)
