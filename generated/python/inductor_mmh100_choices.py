@@ -384,11 +384,10 @@ def graph_timings(choices, input_nodes):
     base = graph_ms(lambda: flush.zero_, None)
     out = {}
     for c in choices:
-        factory = call_factory(c, inputs, make(c.layout), ExternKernelCaller)
-        if factory is None:
-            continue
         try:
-            out[c] = max(graph_ms(factory, flush.zero_) - base, 1e-6)
+            factory = call_factory(c, inputs, make(c.layout), ExternKernelCaller)
+            if factory is not None:
+                out[c] = max(graph_ms(factory, flush.zero_) - base, 1e-6)
         except Exception:  # noqa: BLE001 - this choice keeps Inductor's time
             torch.cuda.synchronize()
     return out
