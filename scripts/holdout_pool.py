@@ -10,7 +10,9 @@
    max-autotune twice in one process: the same choice list, searched again with one ptxas, which
    changes what compiling costs and not what is offered. How often that second search lands over
    the bound set by the first is the bound's noise floor: what default max-autotune itself
-   scores against its own pick. Runs that measured two handlers (`--candidate`) give the
+   scores against its own pick. Runs that also measured `max_autotune_retime` (the second search with
+   its choices re-timed by CUDA graph, python/ah_inductor/retime.py) get a row and a column of
+   their own. Runs that measured two handlers (`--candidate`) give the
    handlers' own floor: on the GEMMs both decided alike (cuBLAS only, or the full list), how
    often the two compiled results lie more than 3 % apart.
 2. Where do the misses lie? Per band of cuBLAS's run time, how many GEMMs each setting leaves over
@@ -77,7 +79,7 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from holdout_records import (  # noqa: E402 - the records and the bound's tallies
-    LABELS, SECOND, SETTINGS, PoolError, fmt_tally, misses_table, records, tally, twice)
+    LABELS, RETIMED, SECOND, PoolError, fmt_tally, misses_table, records, shown_settings, tally, twice)
 from holdout_replay import (  # noqa: E402 - questions 4 and 5
     against_table, handler_decide, handler_keeps, handler_module, replay_table)
 from inductor_eval import SLOW_FLAG, geomean  # noqa: E402 - the bound has one owner
@@ -142,7 +144,7 @@ def noise_table(recs):
     lines = [f"Runs that searched default max-autotune's full list twice: {len(both)} GEMMs; "
              f"the two searches picked the same choice on {alike}.", "",
              "| setting | over the bound (3 %) | run / max-autotune's (gmean) |", "|---|---|---|"]
-    for s in SETTINGS:
+    for s in shown_settings(recs):
         gm = geomean([r["run_ms"][s] / r["run_ms"]["max_autotune"] for r in both if r["run_ms"].get(s)])
         lines.append(f"| {LABELS[s]} | {fmt_tally(tally(both, s))} | {'-' if gm is None else f'{gm:.3f}'} |")
     return "\n".join(lines)
@@ -157,18 +159,21 @@ def autotuning_line(recs):
     ours, ma = (sum(r["autotune_s"][s] for r in both) for s in ("ours", "max_autotune"))
     again = [r["autotune_s"][SECOND] for r in both if SECOND in r["autotune_s"]]
     less = f"{ma / ours:.1f}x less" if ours > 0 else "ours spent none"
+    retimed = [r["autotune_s"][RETIMED] for r in both if RETIMED in r["autotune_s"]]
+    retimed = f"; re-timed {sum(retimed):.1f} s on {len(retimed)}" if retimed else ""
     return (f"Autotuning on the {len(both)} GEMMs whose runs measured ours and max-autotune: "
             f"ours {ours:.1f} s, max-autotune {ma:.1f} s ({less}); max-autotune again (one ptxas) "
-            f"{sum(again):.1f} s on {len(again)} of them.")
+            f"{sum(again):.1f} s on {len(again)} of them{retimed}.")
 
 
 def band_table(recs):
-    lines = ["| cuBLAS run time | GEMMs | " + " | ".join(LABELS[s] for s in SETTINGS) + " |",
-             "|---|---|" + "---|" * len(SETTINGS)]
+    shown = shown_settings(recs)
+    lines = ["| cuBLAS run time | GEMMs | " + " | ".join(LABELS[s] for s in shown) + " |",
+             "|---|---|" + "---|" * len(shown)]
     for i in range(len(BANDS_MS) - 1):
         inside = [r for r in recs if band_of(r) == i]
         if inside:
-            cells = [fmt_tally(tally(inside, s)) for s in SETTINGS]
+            cells = [fmt_tally(tally(inside, s)) for s in shown]
             lines.append(f"| {band_label(i)} | {len(inside)} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 

@@ -16,8 +16,11 @@ from inductor_eval import SLOW_FLAG, best_ms, handler_features  # noqa: E402 - t
 FAR = 1.10  # a miss past this is no run-to-run wobble
 SECOND = "max_autotune_ptxas"
 SETTINGS = ("none", "ours", "max_autotune", SECOND)
+# Default max-autotune's full list searched with one ptxas and its choices re-timed by CUDA graph
+# (python/ah_inductor/retime.py): tabled beside the others where a run measured it.
+RETIMED = "max_autotune_retime"
 LABELS = {"none": "cuBLAS only", "ours": "ours", "max_autotune": "max-autotune",
-          SECOND: "max-autotune again (one ptxas)"}
+          SECOND: "max-autotune again (one ptxas)", RETIMED: "max-autotune again, re-timed (one ptxas)"}
 # Eager twins of addmm's two cuBLAS calls (scripts/probe_addmm_bias.py): how a handler that keeps
 # the expanded-bias call where `none` ran the 1-D one is replayed (`expanded_ms`).
 ADDMM_PROBES = tuple(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "data", f)
@@ -126,6 +129,11 @@ def twice(recs):
     alike = sum(1 for r in both
                 if r["picked"].get("max_autotune") and r["picked"].get("max_autotune") == r["picked"].get(SECOND))
     return both, alike
+
+
+def shown_settings(recs):
+    """The settings the tables show: SETTINGS, and RETIMED where a run measured it."""
+    return SETTINGS + ((RETIMED,) if any(r["run_ms"].get(RETIMED) for r in recs) else ())
 
 
 def fmt_tally(t):

@@ -157,6 +157,23 @@ class PoolTest(unittest.TestCase):
         self.assertIn("searched default max-autotune's full list twice: 1 GEMMs; the two searches "
                       "picked the same choice on 0", text)
         self.assertIn("| max-autotune again (one ptxas) | 1 / 1 (1 past 1.10x; worst 1.20x) | 1.200 |", text)
+        self.assertNotIn("re-timed", text)  # no run measured it: no row, no column
+
+    def test_the_re_timed_search_is_tabled_where_a_run_measured_it(self):
+        with tempfile.TemporaryDirectory() as d:
+            path = write(d, "a.json", [dict(
+                rec({"none": 0.005, "ours": 0.005, "max_autotune": 0.006, "max_autotune_ptxas": 0.006,
+                     "max_autotune_retime": 0.005}, OTHER),
+                autotune_s={"ours": 1.0, "max_autotune": 9.0, "max_autotune_ptxas": 3.0,
+                            "max_autotune_retime": 3.5})])
+            out = io.StringIO()
+            with redirect_stdout(out):
+                self.assertEqual(holdout_pool.main([path]), 0)
+        text = out.getvalue()
+        self.assertIn("| max-autotune again, re-timed (one ptxas) | 0 / 1 (0 past 1.10x; worst 1.00x) | 0.833 |",
+                      text)
+        self.assertIn("| max-autotune again (one ptxas) | max-autotune again, re-timed (one ptxas) |", text)
+        self.assertIn("on 1 of them; re-timed 3.5 s on 1.", text)
 
     def test_ours_misses_at_and_above_100_us_are_listed_with_the_decision(self):
         with tempfile.TemporaryDirectory() as d:
