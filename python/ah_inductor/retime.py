@@ -12,7 +12,7 @@ drops the CPU side, did not fix the picks: it reads cuBLAS's call at 2.3x).
 
 `Retimer` is a feedback saver (`torch._inductor.select_algorithm.add_feedback_saver`): Inductor
 calls it with the timings dict after benchmarking a lowering's choices, and selects from that dict
-afterwards. For a GEMM lowering (`mm`, `addmm`, `bmm`) whose fastest time is under
+afterwards. For a GEMM lowering (`mm`, `addmm`, `bmm`, `baddbmm`) whose fastest time is under
 RETIME_BELOW_MS, it times each cuBLAS and Triton choice again as a CUDA graph of an L2 flush and
 one call, less the flush alone (the flush kept: cold operands, as Inductor measures; no CPU side),
 and replaces those timings in place. Choices it cannot time that way (decompositions, a capture
@@ -24,7 +24,7 @@ cuBLAS and the two picks, 0.933x against 0.850x cuBLAS's run time, for the same 
 It never raises into Inductor: any failure leaves the timings as Inductor measured them.
 """
 
-RETIME_OPS = ("mm", "addmm", "bmm")
+RETIME_OPS = ("mm", "addmm", "bmm", "baddbmm")  # the names Inductor gives its GEMM lowerings
 # Above this fastest benchmark (ms), the call's CPU side is hidden behind the flush or the kernel.
 RETIME_BELOW_MS = 0.2
 RETIME_ROUNDS = 5
