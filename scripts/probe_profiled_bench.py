@@ -77,7 +77,6 @@ class Graphed(Profiled):
         self.bench = {caller_name(c): t for c, t in timings.items() if math.isfinite(t)}
         again = graph_timings([c for c in timings if math.isfinite(timings[c])], input_nodes)
         self.profiled = {caller_name(c): t for c, t in again.items()}
-        self.kept = len(self.bench) - len(self.profiled)
         timings.update(again)
 
 
