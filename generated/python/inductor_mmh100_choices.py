@@ -342,6 +342,8 @@ cuBLAS and the two picks, 0.933x against 0.850x cuBLAS's run time, for the same 
 It never raises into Inductor: any failure leaves the timings as Inductor measured them.
 """
 
+import math
+
 RETIME_OPS = ("mm", "addmm", "bmm", "baddbmm")  # the names Inductor gives its GEMM lowerings
 # Above this fastest benchmark (ms), the call's CPU side is hidden behind the flush or the kernel.
 RETIME_BELOW_MS = 0.2
@@ -360,7 +362,7 @@ class Retimer:
         if not self.active or name not in RETIME_OPS:
             return
         try:
-            finite = [c for c, t in timings.items() if t == t and t != float("inf")]
+            finite = [c for c, t in timings.items() if math.isfinite(t)]
             if not finite or min(timings[c] for c in finite) >= RETIME_BELOW_MS:
                 return
             again = graph_timings(finite, input_nodes)
@@ -809,7 +811,7 @@ class Runtime:
         self._saved = None  # (config module, previous factory, virtualized `_choices`, hook)
         self._ptxas = None  # what `ptxas_align()` changed, for uninstall()
         self._retimer = None  # the feedback saver of install(retime=True), for uninstall()
-        self._factory_key = self.key  # the key installed, "-retime" added with retime
+        self._factory_key = self.key  # the key installed: `factory_key(retime)`
         _RUNTIMES[self.key] = self
 
     # -- statistics and warnings -------------------------------------------------------------
@@ -992,6 +994,11 @@ class Runtime:
             problems.append(f"it was trained with PyTorch {want_torch} and this is PyTorch {have_torch}")
         return "; ".join(problems) or None
 
+    def factory_key(self, retime):
+        """The key of the factory `install(retime=...)` sets: the re-timing changes what
+        Inductor picks, so the cache must tell the two apart."""
+        return f"{self.key}-retime" if retime else self.key
+
     def install(self, align_ptxas=True, retime=False):
         """Installs the heuristic for every graph Inductor compiles from now on; True if
         installed, False if refused (the device or PyTorch differ; warned once). With
@@ -1014,9 +1021,9 @@ class Runtime:
             )
             return False
         prev = config.inductor_choices_class
-        if isinstance(prev, ChoicesFactory) and prev.key in (self.key, f"{self.key}-retime"):
+        if isinstance(prev, ChoicesFactory) and prev.key in (self.factory_key(False), self.factory_key(True)):
             prev = prev.prev
-        self._factory_key = f"{self.key}-retime" if retime else self.key
+        self._factory_key = self.factory_key(retime)
         _RUNTIMES[self._factory_key] = self
         config.inductor_choices_class = ChoicesFactory(self._factory_key, prev)
         slot = virtualized._choices

@@ -337,7 +337,7 @@ class Runtime:
         self._saved = None  # (config module, previous factory, virtualized `_choices`, hook)
         self._ptxas = None  # what `ptxas_align()` changed, for uninstall()
         self._retimer = None  # the feedback saver of install(retime=True), for uninstall()
-        self._factory_key = self.key  # the key installed, "-retime" added with retime
+        self._factory_key = self.key  # the key installed: `factory_key(retime)`
         _RUNTIMES[self.key] = self
 
     # -- statistics and warnings -------------------------------------------------------------
@@ -520,6 +520,11 @@ class Runtime:
             problems.append(f"it was trained with PyTorch {want_torch} and this is PyTorch {have_torch}")
         return "; ".join(problems) or None
 
+    def factory_key(self, retime):
+        """The key of the factory `install(retime=...)` sets: the re-timing changes what
+        Inductor picks, so the cache must tell the two apart."""
+        return f"{self.key}-retime" if retime else self.key
+
     def install(self, align_ptxas=True, retime=False):
         """Installs the heuristic for every graph Inductor compiles from now on; True if
         installed, False if refused (the device or PyTorch differ; warned once). With
@@ -542,9 +547,9 @@ class Runtime:
             )
             return False
         prev = config.inductor_choices_class
-        if isinstance(prev, ChoicesFactory) and prev.key in (self.key, f"{self.key}-retime"):
+        if isinstance(prev, ChoicesFactory) and prev.key in (self.factory_key(False), self.factory_key(True)):
             prev = prev.prev
-        self._factory_key = f"{self.key}-retime" if retime else self.key
+        self._factory_key = self.factory_key(retime)
         _RUNTIMES[self._factory_key] = self
         config.inductor_choices_class = ChoicesFactory(self._factory_key, prev)
         slot = virtualized._choices

@@ -24,6 +24,8 @@ cuBLAS and the two picks, 0.933x against 0.850x cuBLAS's run time, for the same 
 It never raises into Inductor: any failure leaves the timings as Inductor measured them.
 """
 
+import math
+
 RETIME_OPS = ("mm", "addmm", "bmm", "baddbmm")  # the names Inductor gives its GEMM lowerings
 # Above this fastest benchmark (ms), the call's CPU side is hidden behind the flush or the kernel.
 RETIME_BELOW_MS = 0.2
@@ -42,7 +44,7 @@ class Retimer:
         if not self.active or name not in RETIME_OPS:
             return
         try:
-            finite = [c for c, t in timings.items() if t == t and t != float("inf")]
+            finite = [c for c, t in timings.items() if math.isfinite(t)]
             if not finite or min(timings[c] for c in finite) >= RETIME_BELOW_MS:
                 return
             again = graph_timings(finite, input_nodes)
