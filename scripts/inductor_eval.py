@@ -101,6 +101,7 @@ OPTIONS = {
 }
 # The settings with a handler installed, and which: --handler's ("ours") or --candidate's.
 HANDLED = {"ours": "ours", "ours_full": "ours", "candidate": "candidate"}
+ROLES = ("ours", "candidate")  # the handlers a run installs (--handler, --candidate)
 OURS = ("ours", "ours_full")  # the settings with --handler installed
 LEARNED = ("ours", "candidate")  # the GEMM settings flagged against the bound, one per handler
 DEFAULT_SETTINGS = ("none", "ours", "max_autotune", "mm_ranking")
@@ -499,7 +500,7 @@ class PhaseTimer:
 class Inductor:
     """One warm process: torch imported with caches disabled, Inductor's choices observed."""
 
-    def __init__(self, handler_paths, rounds, retime=()):
+    def __init__(self, handler_paths, rounds, retime=None):
         cache = tempfile.mkdtemp(prefix="ah-inductor-eval-")
         os.environ["TORCHINDUCTOR_CACHE_DIR"] = os.path.join(cache, "inductor")
         os.environ["TRITON_CACHE_DIR"] = os.path.join(cache, "triton")
@@ -510,7 +511,7 @@ class Inductor:
         if not torch.cuda.is_available():
             raise SystemExit("inductor_eval: PyTorch sees no CUDA device")
         self.torch, self.config, self.rounds = torch, config, rounds
-        self.retime = frozenset(retime)  # roles installed with retime=True (--retime)
+        self.retime = dict(retime or {})  # role -> the retime= its install() gets (--[no-]retime)
         config.force_disable_caches = True
         # role ("ours", "candidate") -> handler module; a handler that refuses this GPU or
         # PyTorch is left out (it warns once) and named in self.refused.
@@ -590,7 +591,7 @@ class Inductor:
                 "capability": list(torch.cuda.get_device_capability(0)),
                 "handler": getattr(self.handlers.get("ours"), "HEURISTIC", None),
                 "candidate": getattr(self.handlers.get("candidate"), "HEURISTIC", None),
-                "retime": sorted(self.retime)}
+                "retime": dict(sorted(self.retime.items()))}
 
     @contextlib.contextmanager
     def setting(self, name, record):
@@ -608,7 +609,7 @@ class Inductor:
             stale_ptxas(self.torch)
         if handler is not None:
             handler.reset_stats()
-            installed = handler.install(retime=True) if HANDLED.get(name) in self.retime else handler.install()
+            installed = self._install(handler, HANDLED.get(name))
         try:
             yield self.options(name)
         finally:
@@ -627,6 +628,12 @@ class Inductor:
             bench = bench_record(name, self.timings)
             if bench is not None:
                 record["bench_ms"] = bench
+
+    def _install(self, handler, role):
+        """Installs a role's handler, with the `retime=` that --retime or --no-retime gave it."""
+        if role in self.retime:
+            return handler.install(retime=self.retime[role])
+        return handler.install()
 
     def options(self, name):
         """torch.compile's options for setting `name`."""
@@ -1146,9 +1153,13 @@ def parse(argv):
     p.add_argument("--merge", nargs="+", metavar="JSON",
                    help="print the GEMMs of these result files as one table (see merge) and stop; "
                         "with --out, also write them there as one result file")
-    p.add_argument("--retime", action="append", default=[], choices=("ours", "candidate"),
+    p.add_argument("--retime", action="append", default=[], choices=ROLES,
                    help="install that role's handler with retime=True: the choices of small GEMMs it "
-                        "leaves to max-autotune are timed again by CUDA graph (retime.py); repeatable")
+                        "leaves to max-autotune are timed again by CUDA graph (retime.py; the default "
+                        "of handler modules since the twenty-seventh session); repeatable")
+    p.add_argument("--no-retime", action="append", default=[], choices=ROLES,
+                   help="install that role's handler with retime=False: Inductor's own timings pick; "
+                        "repeatable")
     p.add_argument("--dry-run", action="store_true",
                    help="print the planned GEMMs and stop (no torch); with --handler, what it decides for each")
     a = p.parse_args(argv)
@@ -1174,7 +1185,16 @@ def parse(argv):
     if a.handler and a.candidate and os.path.basename(a.handler) == os.path.basename(a.candidate):
         p.error(f"--handler and --candidate are both named {os.path.basename(a.candidate)}: each handler "
                 "is imported under its file name, so give the candidate another (ah-prune --heuristic-name)")
+    both = set(a.retime) & set(a.no_retime)
+    if both:
+        p.error(f"--retime and --no-retime both name {', '.join(sorted(both))}")
     return a
+
+
+def retime_flags(a):
+    """role -> the `retime=` its handler's install() gets; a role not named keeps its module's
+    default (older modules have no `retime` argument)."""
+    return {**{r: True for r in a.retime}, **{r: False for r in a.no_retime}}
 
 
 def handler_paths(a):
@@ -1222,7 +1242,7 @@ def main(argv=None):
         print(f"{len(gemms)} GEMMs; workloads {','.join(a.workloads)}")
         return 0
     t0 = time.perf_counter()
-    ind = Inductor(handler_paths(a), a.rounds, a.retime)
+    ind = Inductor(handler_paths(a), a.rounds, retime_flags(a))
     for role in ind.refused:
         dropped = [s for s in a.settings if HANDLED.get(s) == role]
         print(f"inductor_eval: the {role} handler refused this GPU or PyTorch; setting(s) "

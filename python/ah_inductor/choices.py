@@ -41,9 +41,9 @@ already has is wrapped, not replaced: the heuristic narrows the list that handle
 ``TRITON_PTXAS_PATH`` is set (``ptxas.py``: on PyTorch 2.11 with CUDA 13 the two differ, and every
 template the workers precompiled is compiled again, serially, in the benchmark phase);
 ``install(align_ptxas=False)`` leaves Triton alone, and `uninstall()` undoes it.
-``install(retime=True)`` also times the choices of small GEMMs that max-autotune still searches
-again by CUDA graph, before Inductor picks (``retime.py``: Inductor's benchmark reads cuBLAS's
-call at its CPU submit time, about 25 us); it is off by default until a blind set measures it.
+`install()` also times the choices of small GEMMs that max-autotune still searches again by
+CUDA graph, before Inductor picks (``retime.py``: Inductor's benchmark reads cuBLAS's call at its
+CPU submit time, about 25 us); ``install(retime=False)`` leaves Inductor's timings as they are.
 
 It refuses (warns once, returns False) when the CUDA device capability or PyTorch's major.minor
 differ from the heuristic's, unless the environment sets ``AH_INDUCTOR_CHOICES_FORCE=1``. It
@@ -525,14 +525,14 @@ class Runtime:
         Inductor picks, so the cache must tell the two apart."""
         return f"{self.key}-retime" if retime else self.key
 
-    def install(self, align_ptxas=True, retime=False):
+    def install(self, align_ptxas=True, retime=True):
         """Installs the heuristic for every graph Inductor compiles from now on; True if
         installed, False if refused (the device or PyTorch differ; warned once). With
         `align_ptxas` (the default), this process's Triton also uses the ptxas of Inductor's
         compile workers, so that the templates they precompile are not compiled again here
-        (ptxas.py). With `retime`, the choices of small GEMMs that max-autotune still searches
-        are timed again by CUDA graph before Inductor picks (retime.py; off by default until a
-        blind set has measured it), and the cache key says so. `uninstall()` undoes all three."""
+        (ptxas.py). With `retime` (the default since blind set 36 measured it), the choices of
+        small GEMMs that max-autotune still searches are timed again by CUDA graph before
+        Inductor picks (retime.py), and the cache key says so. `uninstall()` undoes all three."""
         if self.active:
             return True
         import torch
@@ -609,7 +609,7 @@ def _default_runtime():
     return _DEFAULT[0]
 
 
-def install(align_ptxas=True, retime=False):
+def install(align_ptxas=True, retime=True):
     """Installs this module's heuristic (see the module docstring); True if installed."""
     return _default_runtime().install(align_ptxas, retime)
 

@@ -575,11 +575,11 @@ class Install(unittest.TestCase):
             savers = torch._inductor.select_algorithm.get_algorithm_selector_cache().feedback_saver_fns
             savers.append("a recorder of picks")
             config = torch._inductor.config
-            self.assertTrue(self.rt.install())
+            self.assertTrue(self.rt.install(retime=False))
             plain_key = config.inductor_choices_class.key
-            self.assertEqual(savers, ["a recorder of picks"])  # off by default
+            self.assertEqual(savers, ["a recorder of picks"])
             self.rt.uninstall()
-            self.assertTrue(self.rt.install(retime=True))
+            self.assertTrue(self.rt.install())  # on by default
             self.assertEqual(config.inductor_choices_class.key, f"{plain_key}-retime")
             self.assertEqual(savers[1:], ["a recorder of picks"])
             self.assertEqual(type(savers[0]).__name__, "Retimer")

@@ -95,6 +95,15 @@ class CandidateTest(unittest.TestCase):
         a = inductor_eval.parse(["--out", "x.json", "--settings", "none,max_autotune", "--handler", "h.py"])
         self.assertEqual(inductor_eval.handler_paths(a), {})
 
+    def test_retime_flags_name_only_the_roles_given(self):
+        base = ["--out", "x.json", "--settings", "none,ours,candidate", "--handler", "a/h.py",
+                "--candidate", "b/c.py"]
+        self.assertEqual(inductor_eval.retime_flags(inductor_eval.parse(base)), {})
+        a = inductor_eval.parse(base + ["--no-retime", "ours", "--retime", "candidate"])
+        self.assertEqual(inductor_eval.retime_flags(a), {"ours": False, "candidate": True})
+        both = self.parse_error(base + ["--retime", "ours", "--no-retime", "ours"])
+        self.assertIn("--retime and --no-retime both name ours", both)
+
 
 if __name__ == "__main__":
     unittest.main()
