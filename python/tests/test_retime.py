@@ -25,7 +25,8 @@ class Retimer(unittest.TestCase):
 
     def call(self, name="mm", timings=None):
         timings = self.timings if timings is None else timings
-        self.saver(timings, name, ["a", "b"], list(timings), lambda: {}, {})
+        with mock.patch.object(retime, "extern_test", lambda: lambda c: c.startswith("cublas")):
+            self.saver(timings, name, ["a", "b"], list(timings), lambda: {}, {})
         return timings
 
     def test_replaces_the_timings_it_measured_in_place(self):
@@ -59,6 +60,21 @@ class Retimer(unittest.TestCase):
         with mock.patch.object(retime, "graph_timings", boom):
             self.assertEqual(self.call(), before)
         self.assertEqual((self.saver.retimed, self.saver.failed), (0, 1))
+
+    def test_re_times_only_the_aten_choice_inductor_timed_fastest(self):
+        # addmm's expanded-bias call must not overtake the 1-D one by re-timing alone.
+        seen = []
+
+        def graphs(choices, inputs):
+            seen.append(list(choices))
+            return {c: SMALL for c in choices}
+
+        timings = {"cublas_bias_addmm": 0.030, "cublas_addmm": 0.031, "triton": 0.012}
+        with mock.patch.object(retime, "graph_timings", graphs):
+            out = self.call(name="addmm", timings=timings)
+        self.assertEqual(seen, [["cublas_bias_addmm", "triton"]])
+        self.assertEqual(out["cublas_addmm"], 0.031)  # Inductor's time: it stays behind
+        self.assertEqual(min(out, key=out.get), "cublas_bias_addmm")
 
     def test_re_times_every_gemm_op(self):
         with mock.patch.object(retime, "graph_timings", lambda c, i: {"triton": SMALL}):
