@@ -29,7 +29,9 @@
    one `none` ran, `none` scaled by the two calls' eager twins in data/addmm_bias_*.jsonl, and
    not replayed where they were not timed),
    `default` as the second search, `max_autotune_ptxas` (the full list with ptxas aligned, as
-   the handler's install() runs it; an outcome measured apart from the bound's). A `keep` list
+   the handler's install() runs it; an outcome measured apart from the bound's), or, where the
+   run measured it, as that search re-timed, `max_autotune_retime` (as install() runs it since
+   the twenty-seventh session). A `keep` list
    was measured only where the run's own handler kept the same list: with `--measured
    MEASURED.py`, the handler those runs measured as `ours`, every decision equal to its
    decision is replayed as `ours` ran (its run time and autotuning), kept lists included;

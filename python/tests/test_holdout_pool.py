@@ -242,6 +242,23 @@ class PoolTest(unittest.TestCase):
                       "max-autotune again (one ptxas) 5.0 s", text)
         self.assertIn("No GEMM of at least 100 us is over the bound for the replayed handler.", text)
 
+    def test_a_full_list_is_replayed_as_the_re_timed_search_where_a_run_measured_it(self):
+        with tempfile.TemporaryDirectory() as d:
+            module = os.path.join(d, "fake_choices.py")
+            with open(module, "w") as f:
+                f.write(HANDLER)
+            times = {"none": 1.0, "ours": 1.0, "max_autotune": 0.9, "max_autotune_ptxas": 0.95}
+            path = write(d, "a.json", [
+                dict(rec(dict(times, max_autotune_retime=0.91), PICK), gemm=gemm(200),
+                     autotune_s={"ours": 0.0, "max_autotune": 12.0, "max_autotune_ptxas": 3.0,
+                                 "max_autotune_retime": 3.5}),
+                dict(rec(times, PICK), gemm=gemm(200),
+                     autotune_s={"ours": 0.0, "max_autotune": 12.0, "max_autotune_ptxas": 3.0}),
+            ])
+            rows = holdout_replay.replayed(holdout_records.records([path]), holdout_replay.handler_decide(module))
+        self.assertEqual([r["run_ms"]["replay"] for r in rows], [0.91, 0.95])
+        self.assertEqual([r["replay_s"] for r in rows], [3.5, 3.0])
+
     def test_two_handlers_are_scored_on_the_gemms_both_replay(self):
         other = HANDLER.replace('if f["m"] < 100', 'if f["m"] < 300')  # m 200: cuBLAS only
         with tempfile.TemporaryDirectory() as d:
