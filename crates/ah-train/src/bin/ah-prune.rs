@@ -131,6 +131,12 @@ struct Cli {
     /// the full list, which costs less autotuning (docs/inductor.md)
     #[arg(long, requires = "fp32_full_list_above")]
     fp32_guard_list: bool,
+    /// With --fp32-guard-list: seconds of autotuning one harmful pick is worth when that list is
+    /// weighed against the full list, instead of --harm-price. Blind set 33 judged the list
+    /// learned at 40 s against the full list: as many misses, half the autotuning; a tree
+    /// priced higher would otherwise give the guarded GEMMs the full list (docs/inductor.md)
+    #[arg(long, value_name = "S", requires = "fp32_guard_list")]
+    fp32_guard_price: Option<f64>,
     /// Folds of the cross-validation.
     #[arg(long, default_value_t = PruneParams::default().folds)]
     folds: usize,
@@ -202,6 +208,7 @@ fn params(cli: &Cli) -> anyhow::Result<PruneParams> {
         k_ratio: cli.k_ratio,
         fp32_full_list_above: cli.fp32_full_list_above,
         fp32_guard_list: cli.fp32_guard_list,
+        fp32_guard_price_s: cli.fp32_guard_price,
         folds: cli.folds,
         cv_repeats: cli.cv_repeats,
         cv_split: match cli.cv_split {
@@ -391,9 +398,7 @@ fn header(
                 Pricing::Logged => "",
                 Pricing::OnePtxas => "; autotuning seconds as with one ptxas, modelled",
             },
-            model.fp32_full_list_above.map_or(String::new(), |w| {
-                format!("; {}", guard_words(w, model.fp32_guard_list))
-            }),
+            guard_words(model).map_or(String::new(), |g| format!("; {g}")),
         ),
     ]
     .into_iter()

@@ -26,6 +26,9 @@ pub struct SearchGuard {
     /// Whether guarded GEMMs keep the list learned on all the guarded training GEMMs together
     /// ([`Self::policy`]) instead of the full list (`ah-prune --fp32-guard-list`).
     pub learned_list: bool,
+    /// The price of a harmful pick at which that list is weighed against the full list, where
+    /// it is not the tree's (`ah-prune --fp32-guard-price`; none: the tree's).
+    pub harm_price_s: Option<f64>,
 }
 
 impl SearchGuard {
@@ -48,8 +51,9 @@ impl SearchGuard {
 
     /// What guarded GEMMs get: the full list, or with [`Self::learned_list`] the leaf policy
     /// of the guarded GEMMs of `samples` taken together, cuBLAS only excluded (a list of
-    /// templates with the support `rule` asks, or the full list where that scores better). A
-    /// tree's leaves hold a few guarded GEMMs each, the region over a hundred.
+    /// templates with the support `rule` asks, or the full list where that scores better, with
+    /// harmful picks priced at [`Self::harm_price_s`] where given). A tree's leaves hold a few
+    /// guarded GEMMs each, the region over a hundred.
     pub fn policy(
         &self,
         samples: &[&Sample],
@@ -73,7 +77,11 @@ impl SearchGuard {
             full_list: true,
             ..rule
         };
-        best_leaf_policy(&guarded, w, rule)
+        let w = Weighing {
+            harm_price_s: self.harm_price_s.unwrap_or(w.harm_price_s),
+            ..*w
+        };
+        best_leaf_policy(&guarded, &w, rule)
     }
 
     /// Whether `s` is fp32 without TF32 and above the threshold.

@@ -39,6 +39,7 @@ fn leaf(policy: Policy, samples: usize) -> Box<Node> {
 const GUARD: SearchGuard = SearchGuard {
     above_work: 1e9,
     learned_list: false,
+    harm_price_s: None,
 };
 
 #[test]
@@ -182,6 +183,23 @@ fn a_threshold_that_cannot_guard_is_refused() {
     assert!(err.contains("--no-full-list"), "{err}");
 }
 
+#[test]
+fn a_guard_price_needs_the_guard_list_and_finite_seconds() {
+    use super::PruneParams;
+    let with = |list: bool, price: f64| PruneParams {
+        fp32_full_list_above: Some(1e9),
+        fp32_guard_list: list,
+        fp32_guard_price_s: Some(price),
+        ..PruneParams::default()
+    };
+    assert!(with(true, 40.0).check().is_ok());
+    let err = with(false, 40.0).check().unwrap_err().to_string();
+    assert!(err.contains("--fp32-guard-list"), "{err}");
+    for bad in [f64::NAN, f64::INFINITY, -1.0] {
+        assert!(with(true, bad).check().is_err(), "{bad}");
+    }
+}
+
 /// A guarded GEMM on which template `t1` beats cuBLAS by half and costs 0.1 s to keep, against
 /// 10 s for the full list.
 fn guarded_win(m: i64) -> Sample {
@@ -234,4 +252,65 @@ fn a_learned_guard_keeps_the_list_that_wins_on_the_guarded_gemms_together() {
     let safe = [gemm(4096, 1024, 1024, "float32", "False")];
     let safe: Vec<&Sample> = safe.iter().collect();
     assert_ne!(learned.policy(&safe, &f, &w, rule), Policy::Extern);
+}
+
+/// A guarded GEMM on which `t2` wins and `t1`, the list's choice, runs 4 % behind it: a harmful
+/// pick that costs 2 s of run-time loss over the horizon, where the full list costs 10 s.
+fn guarded_near_miss(m: i64) -> Sample {
+    let values = gemm(m, 1024, 1024, "float32", "False").values;
+    let choices = vec![
+        Choice::new("extern_mm".into(), 1.0, 0.0),
+        Choice::new("triton_mm_t1".into(), 0.52, 0.1),
+        Choice::new("triton_mm_t2".into(), 0.5, 0.1),
+    ];
+    Sample::new(values, choices, 1.0, 0.5, 10.0)
+}
+
+#[test]
+fn the_guard_weighs_its_list_at_its_own_price_where_given() {
+    use super::policy::{LeafRule, Weighing};
+    let f = features();
+    let w = |harm_price_s| Weighing {
+        horizon: 1e5,
+        harm: 0.03,
+        harm_price_s,
+        op_harm_price_s: [None; 3],
+    };
+    // One choice at most: the list keeps t1, which wins three GEMMs and misses on the fourth.
+    let rule = LeafRule {
+        min_support: 2,
+        min_extern_support: 0,
+        full_list: true,
+        grown: true,
+        max_keep: 1,
+    };
+    let samples = [
+        guarded_win(2048),
+        guarded_win(4096),
+        guarded_win(8192),
+        guarded_near_miss(16384),
+    ];
+    let refs: Vec<&Sample> = samples.iter().collect();
+    let keep_t1 = Policy::Keep {
+        choices: vec!["triton_mm_t1".into()],
+    };
+    let guard = |harm_price_s| SearchGuard {
+        learned_list: true,
+        harm_price_s,
+        ..GUARD
+    };
+    // The list costs 0.4 s and 2 s of loss plus the miss's price; the full list 40 s.
+    assert_eq!(
+        guard(None).policy(&refs, &f, &w(160.0), rule),
+        Policy::Default
+    );
+    assert_eq!(
+        guard(Some(20.0)).policy(&refs, &f, &w(160.0), rule),
+        keep_t1
+    );
+    assert_eq!(guard(None).policy(&refs, &f, &w(20.0), rule), keep_t1);
+    assert_eq!(
+        guard(Some(160.0)).policy(&refs, &f, &w(20.0), rule),
+        Policy::Default
+    );
 }

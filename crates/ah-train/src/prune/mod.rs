@@ -94,6 +94,10 @@ pub struct PruneParams {
     /// With [`Self::fp32_full_list_above`]: guarded GEMMs keep the list learned on all of them
     /// together instead of the full list ([`SearchGuard::learned_list`]; default false).
     pub fp32_guard_list: bool,
+    /// With [`Self::fp32_guard_list`]: the price of a harmful pick at which that list is weighed
+    /// against the full list, where it is not [`Self::harm_price_s`] ([`SearchGuard::harm_price_s`];
+    /// default none).
+    pub fp32_guard_price_s: Option<f64>,
     /// Folds of the cross-validation (default 5).
     pub folds: usize,
     /// Times the cross-validation is run, each over another split into folds, its figures the
@@ -131,6 +135,7 @@ impl Default for PruneParams {
             k_ratio: false,
             fp32_full_list_above: None,
             fp32_guard_list: false,
+            fp32_guard_price_s: None,
             folds: 5,
             cv_repeats: 1,
             cv_split: CvSplit::Gemm,
@@ -175,6 +180,15 @@ impl PruneParams {
         }
         if self.fp32_guard_list && self.fp32_full_list_above.is_none() {
             return bad("--fp32-guard-list says what the GEMMs --fp32-full-list-above guards keep: give both");
+        }
+        if self.fp32_guard_price_s.is_some() && !self.fp32_guard_list {
+            return bad("--fp32-guard-price prices the list --fp32-guard-list keeps: give both");
+        }
+        if self
+            .fp32_guard_price_s
+            .is_some_and(|p| !p.is_finite() || p < 0.0)
+        {
+            return bad("--fp32-guard-price must be a finite number of seconds, 0 or more");
         }
         if self.min_leaf == 0
             || self.folds < 2
@@ -255,6 +269,9 @@ pub struct PruneModel {
     /// `--fp32-guard-list`: those GEMMs keep a list learned for them (false: the full list).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub fp32_guard_list: bool,
+    /// `--fp32-guard-price`: the harm price that list was weighed at (none: the tree's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fp32_guard_price_s: Option<f64>,
     /// Training GEMMs.
     pub gemms: usize,
     /// Cross-validation, side by side with the fixed rules.
@@ -325,6 +342,7 @@ pub fn train(
         guard: params.fp32_full_list_above.map(|above_work| SearchGuard {
             above_work,
             learned_list: params.fp32_guard_list,
+            harm_price_s: params.fp32_guard_price_s,
         }),
     };
     let all: Vec<&Sample> = data.samples.iter().collect();
@@ -375,6 +393,7 @@ pub fn train(
         prices: params.pricing,
         fp32_full_list_above: params.fp32_full_list_above,
         fp32_guard_list: params.fp32_guard_list,
+        fp32_guard_price_s: params.fp32_guard_price_s,
         gemms: data.samples.len(),
         cross_validation: cross_validation.all,
         cv_repeats: params.cv_repeats,
@@ -492,9 +511,7 @@ fn prices(model: &PruneModel) -> String {
         .map(|(op, p)| format!(", a harmful {op} pick priced at {}", seconds(*p)));
     let pricing = (model.prices == Pricing::OnePtxas)
         .then(|| ", kept lists priced as with one ptxas (`--prices one-ptxas`)".to_string());
-    let guard = model
-        .fp32_full_list_above
-        .map(|w| format!(", {}", guard_words(w, model.fp32_guard_list)));
+    let guard = guard_words(model).map(|g| format!(", {g}"));
     flat.into_iter()
         .chain(ops)
         .chain(pricing)
@@ -502,16 +519,20 @@ fn prices(model: &PruneModel) -> String {
         .collect()
 }
 
-/// What `--fp32-full-list-above W` does, in the words of the report and the module headers.
-pub fn guard_words(work: f64, learned_list: bool) -> String {
-    let keep = if learned_list {
-        "; they keep a list learned for them (`--fp32-guard-list`)"
-    } else {
-        ""
+/// What `--fp32-full-list-above W` (and `--fp32-guard-list`, `--fp32-guard-price`) do, in the
+/// words of the report and the module headers; none without the guard.
+pub fn guard_words(model: &PruneModel) -> Option<String> {
+    let work = model.fp32_full_list_above?;
+    let keep = match (model.fp32_guard_list, model.fp32_guard_price_s) {
+        (false, _) => String::new(),
+        (true, None) => "; they keep a list learned for them (`--fp32-guard-list`)".to_string(),
+        (true, Some(p)) => format!(
+            "; they keep a list learned for them (`--fp32-guard-list`), weighed against the full list with a harmful pick priced at {p} s (`--fp32-guard-price`)"
+        ),
     };
-    format!(
+    Some(format!(
         "no cuBLAS-only decision for fp32 GEMMs without TF32 above {work:e} multiply-adds (`--fp32-full-list-above`){keep}"
-    )
+    ))
 }
 
 /// A report's section on each op's or each log's GEMMs (`label`; nothing where the GEMMs are

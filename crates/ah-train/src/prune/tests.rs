@@ -425,6 +425,7 @@ fn shipped_command(line: &str) -> (Vec<String>, PruneParams) {
             "--k-ratio" => p.k_ratio = true,
             "--fp32-full-list-above" => p.fp32_full_list_above = Some(value().parse().unwrap()),
             "--fp32-guard-list" => p.fp32_guard_list = true,
+            "--fp32-guard-price" => p.fp32_guard_price_s = Some(value().parse().unwrap()),
             "--prices" => {
                 p.pricing = match value().as_str() {
                     "logged" => Pricing::Logged,
