@@ -3,7 +3,7 @@
 
 use super::data::{Choice, Sample};
 use super::guard::SearchGuard;
-use super::policy::Policy;
+use super::policy::{LeafRule, Policy, Weighing};
 use super::tree::{Node, Quantity, Test};
 use ah_core::Value;
 
@@ -200,6 +200,27 @@ fn a_guard_price_needs_the_guard_list_and_finite_seconds() {
     }
 }
 
+/// The weighing of the guard's tests: the horizon and harm bound `ah-prune` defaults to.
+fn weighing(harm_price_s: f64) -> Weighing {
+    Weighing {
+        horizon: 1e5,
+        harm: 0.03,
+        harm_price_s,
+        op_harm_price_s: [None; 3],
+    }
+}
+
+/// A leaf rule keeping at most `max_keep` templates, each on at least two GEMMs.
+fn rule(max_keep: usize) -> LeafRule {
+    LeafRule {
+        min_support: 2,
+        min_extern_support: 0,
+        full_list: true,
+        grown: true,
+        max_keep,
+    }
+}
+
 /// A guarded GEMM on which template `t1` beats cuBLAS by half and costs 0.1 s to keep, against
 /// 10 s for the full list.
 fn guarded_win(m: i64) -> Sample {
@@ -214,21 +235,8 @@ fn guarded_win(m: i64) -> Sample {
 
 #[test]
 fn a_learned_guard_keeps_the_list_that_wins_on_the_guarded_gemms_together() {
-    use super::policy::{LeafRule, Weighing};
     let f = features();
-    let w = Weighing {
-        horizon: 1e5,
-        harm: 0.03,
-        harm_price_s: 40.0,
-        op_harm_price_s: [None; 3],
-    };
-    let rule = LeafRule {
-        min_support: 2,
-        min_extern_support: 0,
-        full_list: true,
-        grown: true,
-        max_keep: 4,
-    };
+    let (w, rule) = (weighing(40.0), rule(4));
     let samples = [
         guarded_win(4096),
         guarded_win(8192),
@@ -268,22 +276,10 @@ fn guarded_near_miss(m: i64) -> Sample {
 
 #[test]
 fn the_guard_weighs_its_list_at_its_own_price_where_given() {
-    use super::policy::{LeafRule, Weighing};
     let f = features();
-    let w = |harm_price_s| Weighing {
-        horizon: 1e5,
-        harm: 0.03,
-        harm_price_s,
-        op_harm_price_s: [None; 3],
-    };
+    let w = weighing;
     // One choice at most: the list keeps t1, which wins three GEMMs and misses on the fourth.
-    let rule = LeafRule {
-        min_support: 2,
-        min_extern_support: 0,
-        full_list: true,
-        grown: true,
-        max_keep: 1,
-    };
+    let rule = rule(1);
     let samples = [
         guarded_win(2048),
         guarded_win(4096),
