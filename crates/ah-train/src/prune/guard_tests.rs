@@ -221,16 +221,21 @@ fn rule(max_keep: usize) -> LeafRule {
     }
 }
 
-/// A guarded GEMM on which template `t1` beats cuBLAS by half and costs 0.1 s to keep, against
-/// 10 s for the full list.
-fn guarded_win(m: i64) -> Sample {
+/// A guarded GEMM: cuBLAS at 1 ms, templates `t1` and `t2` at these benchmark times (ms), each
+/// 0.1 s to keep, against 10 s for the full list, whose pick runs 0.5 ms.
+fn guarded(m: i64, t1_ms: f64, t2_ms: f64) -> Sample {
     let values = gemm(m, 1024, 1024, "float32", "False").values;
     let choices = vec![
         Choice::new("extern_mm".into(), 1.0, 0.0),
-        Choice::new("triton_mm_t1".into(), 0.5, 0.1),
-        Choice::new("triton_mm_t2".into(), 0.9, 0.1),
+        Choice::new("triton_mm_t1".into(), t1_ms, 0.1),
+        Choice::new("triton_mm_t2".into(), t2_ms, 0.1),
     ];
     Sample::new(values, choices, 1.0, 0.5, 10.0)
+}
+
+/// A guarded GEMM on which `t1` beats cuBLAS by half.
+fn guarded_win(m: i64) -> Sample {
+    guarded(m, 0.5, 0.9)
 }
 
 #[test]
@@ -265,13 +270,7 @@ fn a_learned_guard_keeps_the_list_that_wins_on_the_guarded_gemms_together() {
 /// A guarded GEMM on which `t2` wins and `t1`, the list's choice, runs 4 % behind it: a harmful
 /// pick that costs 2 s of run-time loss over the horizon, where the full list costs 10 s.
 fn guarded_near_miss(m: i64) -> Sample {
-    let values = gemm(m, 1024, 1024, "float32", "False").values;
-    let choices = vec![
-        Choice::new("extern_mm".into(), 1.0, 0.0),
-        Choice::new("triton_mm_t1".into(), 0.52, 0.1),
-        Choice::new("triton_mm_t2".into(), 0.5, 0.1),
-    ];
-    Sample::new(values, choices, 1.0, 0.5, 10.0)
+    guarded(m, 0.52, 0.5)
 }
 
 #[test]
