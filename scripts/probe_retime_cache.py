@@ -37,9 +37,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import inductor_eval as E  # noqa: E402  (GEMM files, operands, handler loading)
 
-PHASES = (("fill", False, True, False), ("warm_retime", True, False, True),
-          ("warm_plain", False, False, True), ("cold_retime", True, True, False))
-# (name, retime, fresh cache folder, FX graph cache off)
+PHASES = (("fill", False, "warm", False), ("warm_retime", True, "warm", True),
+          ("warm_plain", False, "warm", True), ("cold_retime", True, "cold", False))
+# (name, retime, cache folder: `fill` fills "warm" first, FX graph cache off)
 
 
 class Picks:
@@ -92,8 +92,8 @@ def drive(a):
     """Runs the phases as fresh processes over two cache folders; returns the records."""
     recs = []
     with tempfile.TemporaryDirectory(prefix="ah-retime-cache-") as root:
-        for name, retime, fresh, no_graph in PHASES:
-            folder = os.path.join(root, "cold" if fresh and name != "fill" else "warm")
+        for name, retime, cache, no_graph in PHASES:
+            folder = os.path.join(root, cache)
             env = dict(os.environ, TORCHINDUCTOR_CACHE_DIR=os.path.join(folder, "inductor"),
                        TRITON_CACHE_DIR=os.path.join(folder, "triton"))
             cmd = [sys.executable, os.path.abspath(__file__), "--phase", name, "--handler", a.handler,
