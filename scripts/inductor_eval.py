@@ -1104,27 +1104,30 @@ def e2e_table(w, r):
 
 
 def line_range(text):
-    """`A-B` (1 <= A <= B) as (A, B)."""
+    """`A-B` (1 <= A <= B) as (A, B); a single line `A` as (A, A)."""
     first, dash, last = text.partition("-")
-    if dash and first.isdigit() and last.isdigit() and 1 <= int(first) <= int(last):
+    if not dash:
+        last = first
+    if first.isdigit() and last.isdigit() and 1 <= int(first) <= int(last):
         return int(first), int(last)
-    raise argparse.ArgumentTypeError(f"{text!r} is not A-B with 1 <= A <= B (e.g. 1-14)")
+    raise argparse.ArgumentTypeError(f"{text!r} is not A or A-B with 1 <= A <= B (e.g. 1-14)")
 
 
 def line_ranges(text):
-    """`A-B[,C-D...]` as a list of (A, B), for --lines."""
+    """`A-B[,C,D-E...]` as a list of (A, B), for --lines."""
     return [line_range(part) for part in text.split(",")]
 
 
 def as_ranges(numbers):
-    """Line numbers as `A-B[,C-D...]`, each run of consecutive numbers one range."""
+    """Line numbers as `A-B[,C,D-E...]`, each run of consecutive numbers one range (a lone line
+    as its number)."""
     runs = []
     for n in sorted(set(numbers)):
         if runs and n == runs[-1][1] + 1:
             runs[-1][1] = n
         else:
             runs.append([n, n])
-    return ",".join(f"{a}-{b}" for a, b in runs)
+    return ",".join(f"{a}-{b}" if a < b else f"{a}" for a, b in runs)
 
 
 def parse(argv):
@@ -1135,7 +1138,7 @@ def parse(argv):
                         "name must differ from --handler's: ah-prune --heuristic-name)")
     p.add_argument("--out", help="the JSON results file")
     p.add_argument("--gemms", help="JSON lines of GEMMs (replaces the held-out list)")
-    p.add_argument("--lines", metavar="A-B[,C-D...]", type=line_ranges,
+    p.add_argument("--lines", metavar="A-B[,C,...]", type=line_ranges,
                    help="only the GEMMs on lines A to B (and C to D ...) of --gemms (1-based, "
                         "inclusive): a set measured in parts, each result file naming the file and "
                         "its lines")
