@@ -31,6 +31,10 @@
 # linear attention's state, per-block weight gradients; 200 collected in four calls):
 #   AH_INDUCTOR_LOG=inductor_mm_pool_h100.txt bash scripts/gpu_inductor_collect.sh 480 \
 #     --shapes pool --num-samples 200
+# and linears with one wide and one narrow side (MoE routers, LoRA adapters, small heads; 44
+# collected in the first call of 470 s):
+#   AH_INDUCTOR_LOG=inductor_mm_adapters_h100.txt bash scripts/gpu_inductor_collect.sh 470 \
+#     --shapes adapters --num-samples 200
 # Prices as users of the generated handler pay them (one ptxas, python/ah_inductor/ptxas.py): the
 # same GEMMs as the first of the main log, in a log of their own (ah-collect refuses to resume a
 # log measured in the other mode):

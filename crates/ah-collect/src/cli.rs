@@ -99,7 +99,7 @@ pub(crate) struct Cli {
     #[arg(
         long,
         value_enum,
-        help = "Inputs: pad_mm pytorch|real|mix [default: the log's, mix for a new log]; inductor_mm mix|decode|attention|tiny|tokens|windows|heads|pool [default: mix]"
+        help = "Inputs: pad_mm pytorch|real|mix [default: the log's, mix for a new log]; inductor_mm mix|decode|attention|tiny|tokens|windows|heads|pool|adapters [default: mix]"
     )]
     pub(crate) shapes: Option<ShapesArg>,
     /// Real-model catalogue for `--shapes real|mix` (format: docs/collection.md); default: the
@@ -200,6 +200,9 @@ pub(crate) enum ShapesArg {
     /// inductor_mm: batched products summing over 2048-131072 tokens into a small output
     /// (cross-attention of few queries, linear attention's state, per-block weight gradients).
     Pool,
+    /// inductor_mm: linear layers with one wide and one narrow side over 2048-131072 tokens
+    /// (MoE routers, LoRA adapters, small task heads).
+    Adapters,
 }
 
 impl ShapesArg {
@@ -215,6 +218,7 @@ impl ShapesArg {
             ShapesArg::Windows => "windows",
             ShapesArg::Heads => "heads",
             ShapesArg::Pool => "pool",
+            ShapesArg::Adapters => "adapters",
         }
     }
 
@@ -229,6 +233,7 @@ impl ShapesArg {
             ShapesArg::Windows => Some(Mixture::Windows),
             ShapesArg::Heads => Some(Mixture::Heads),
             ShapesArg::Pool => Some(Mixture::Pool),
+            ShapesArg::Adapters => Some(Mixture::Adapters),
             _ => None,
         }
     }

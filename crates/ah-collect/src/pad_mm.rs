@@ -62,6 +62,7 @@ pub(crate) fn pad_mm_runner(
         | ShapesArg::Tokens
         | ShapesArg::Windows
         | ShapesArg::Heads
-        | ShapesArg::Pool => ShapeDistribution::Mix(catalogue()?),
+        | ShapesArg::Pool
+        | ShapesArg::Adapters => ShapeDistribution::Mix(catalogue()?),
     }))
 }

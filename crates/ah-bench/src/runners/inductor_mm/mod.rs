@@ -14,6 +14,7 @@
 //! Needs PyTorch (2.8 or newer) with Triton and a CUDA GPU in `python3` (or `$AH_PYTHON`);
 //! `--devices 0,1,...` runs one worker per GPU.
 
+mod dims;
 pub mod shapes;
 pub mod worker;
 

@@ -69,7 +69,14 @@
 //! 30 %; per-block or per-expert weight gradients `x.t() @ dy` (block-diagonal linears, batched
 //! experts; 2-64 blocks of narrow widths) 30 %.
 //!
-//! In all eight mixtures, a draw whose operands and output take more than an eighth of the
+//! [`Mixture::Adapters`] (`--shapes adapters`) draws linears with one wide side (a hidden size
+//! of 768-8192) and one narrow (2-256: MoE routers, LoRA ranks, small heads; log-uniform 20 %),
+//! narrow out 60 %, over 2048-131072 tokens (odd half the time), in the three training layouts:
+//! the logs held 8 such forward or input-gradient GEMMs, and three blind misses were such
+//! layers decided cuBLAS only (Qwen1.5-MoE's and Phi-3.5-MoE's routers, 32768 x 2048 x 60 and
+//! 65536 x 4096 x 16, and a QLoRA `lora_B`, 8192 x 64 x 4096; 1.08-1.19x).
+//!
+//! In all nine mixtures, a draw whose operands and output take more than an eighth of the
 //! device, or whose work would take cuBLAS more than a few milliseconds (a flop cap per dtype),
 //! is drawn again: autotuning time grows with the GEMM's run time and the collection is paid
 //! for in device time.
@@ -80,6 +87,12 @@ use crate::catalogue::{Catalogue, Linear, Model};
 use crate::dtype::DType;
 use crate::runner::{SampleRng, Target};
 use crate::runners::pad_mm::real_models::{draw_tokens, GemmKind};
+
+use super::dims::{
+    adapter_width, long_tokens, narrow_width, odd_or_aligned, pick, tiny_tokens, wide_tokens,
+    window_tokens, FEW_ROWS, HIDDEN_SIZES, NARROW_HEAD_DIMS, POOL_HEAD_DIMS, STATE_FEATURES,
+    TINY_HEAD_DIMS, WINDOW_HEAD_DIMS,
+};
 
 /// The GEMM operation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -202,6 +215,9 @@ pub enum Mixture {
     /// Batched products summing over 2048-131072 tokens into a small output (cross-attention
     /// of few queries, linear attention's state, per-block weight gradients).
     Pool,
+    /// Linear layers with one wide and one narrow side over 2048-131072 tokens (MoE routers,
+    /// LoRA adapters, small task heads).
+    Adapters,
 }
 
 impl Mixture {
@@ -216,6 +232,7 @@ impl Mixture {
             Mixture::Windows => "inductor_windows",
             Mixture::Heads => "inductor_heads",
             Mixture::Pool => "inductor_pool",
+            Mixture::Adapters => "inductor_adapters",
         }
     }
 }
@@ -240,29 +257,32 @@ pub fn draw_from(
         Mixture::Windows => draw_sets(rng, target, &WINDOWS_SETS),
         Mixture::Heads => draw_sets(rng, target, &LONG_HEADS),
         Mixture::Pool => draw_pool(rng, target),
+        Mixture::Adapters => draw_adapter(rng, target),
     }
 }
 
-/// Widths of narrow layers (graph and point MLPs, recommendation towers, small transformers).
-const NARROW_WIDTHS: [usize; 12] = [16, 32, 48, 64, 96, 128, 192, 256, 384, 512, 768, 1024];
-
-/// A layer width of [`Mixture::Tokens`]: a common narrow one 70 %, else log-uniform in 8-1024.
-fn narrow_width(rng: &mut SampleRng) -> usize {
-    if rng.random_bool(0.7) {
-        NARROW_WIDTHS[rng.random_range(0..NARROW_WIDTHS.len())]
-    } else {
-        2f64.powf(rng.random_range(3.0..10.0)) as usize
-    }
-}
-
-/// Tokens of [`Mixture::Tokens`]: log-uniform in 2^15-2^20, odd half the time (10000 residues
-/// x 48 neighbours is even; 1001-token sequences x 97 are not).
-fn wide_tokens(rng: &mut SampleRng) -> usize {
-    let t = 2f64.powf(rng.random_range(15.0..20.0)) as usize;
-    if rng.random_bool(0.5) {
-        t | 1
-    } else {
-        t.div_ceil(64) * 64
+/// One linear of [`Mixture::Adapters`] (see the module documentation).
+fn draw_adapter(rng: &mut SampleRng, target: &Target) -> Gemm {
+    loop {
+        let (dtype, tf32) = draw_dtype(rng);
+        let tokens = odd_or_aligned(rng, 11.0..17.0);
+        let wide = pick(rng, &HIDDEN_SIZES);
+        let narrow = adapter_width(rng);
+        let (in_features, out_features) = if rng.random_bool(0.6) {
+            (wide, narrow)
+        } else {
+            (narrow, wide)
+        };
+        let l = Linear {
+            name: "adapter",
+            in_features,
+            out_features,
+            head: false,
+        };
+        let g = linear_gemm(rng, tokens, l, dtype, tf32);
+        if g.fits(target) {
+            return g;
+        }
     }
 }
 
@@ -280,18 +300,6 @@ fn draw_tokens_wide(rng: &mut SampleRng, target: &Target) -> Gemm {
         if g.fits(target) {
             return g;
         }
-    }
-}
-
-/// Head dimensions of [`Mixture::Tiny`] (Graphormer 24 and 32, point and molecule models 8-64).
-const TINY_HEAD_DIMS: [usize; 7] = [8, 16, 24, 32, 40, 48, 64];
-
-/// A set size of [`Mixture::Tiny`]: 2-64 tokens, odd half the time.
-fn tiny_tokens(rng: &mut SampleRng) -> usize {
-    if rng.random_bool(0.5) {
-        2 * rng.random_range(1..=32)
-    } else {
-        2 * rng.random_range(1..32) + 1
     }
 }
 
@@ -330,82 +338,17 @@ fn draw_sets(rng: &mut SampleRng, target: &Target, how: &SetAttention) -> Gemm {
     }
 }
 
-/// Tokens per window of [`Mixture::Windows`]: 2D windows (Swin V2 and SwinIR 8x8 to 16x16,
-/// Uformer, Restormer-style patches), 3D windows (Pangu-Weather 2x12x6 = 144, Video Swin 8x7x7 =
-/// 392, 4x8x8 = 256), and 65, an 8x8 grid plus a class token.
-const MID_WINDOWS: [usize; 12] = [65, 81, 100, 121, 144, 169, 196, 225, 256, 289, 392, 400];
-
-/// Time-series windows (Informer and Autoformer 96 + 48, TFT's 192 = 168 + 24, PatchTST 336 and
-/// 512, one week of hours 168).
-const SERIES: [usize; 8] = [96, 144, 168, 192, 288, 336, 384, 512];
-
-/// Head dimensions of [`Mixture::Windows`] (Pangu 32, TFT 32, Swin 32, small ViTs 16-80).
-const WINDOW_HEAD_DIMS: [usize; 8] = [8, 16, 24, 32, 40, 48, 64, 80];
-
-/// A set size of [`Mixture::Windows`]: a window 40 %, a series 30 %, else log-uniform in
-/// 65-512, odd half of those.
-fn window_tokens(rng: &mut SampleRng) -> usize {
-    match rng.random_range(0..10) {
-        0..4 => MID_WINDOWS[rng.random_range(0..MID_WINDOWS.len())],
-        4..7 => SERIES[rng.random_range(0..SERIES.len())],
-        _ => odd_or_aligned(rng, 6.03..9.0),
-    }
-}
-
-/// A length log-uniform in 2^`exps` tokens, odd half the time, else a multiple of 8.
-fn odd_or_aligned(rng: &mut SampleRng, exps: std::ops::Range<f64>) -> usize {
-    let s = 2f64.powf(rng.random_range(exps)) as usize;
-    if rng.random_bool(0.5) {
-        s | 1
-    } else {
-        s.div_ceil(8) * 8
-    }
-}
-
 const WINDOWS_SETS: SetAttention = SetAttention {
     tokens: window_tokens,
     heads: &WINDOW_HEAD_DIMS,
     batch: |rng| 2f64.powf(rng.random_range(8.0..15.0)).round() as usize,
 };
 
-/// Common long sequences of [`Mixture::Heads`]: ViT-B/16 at 384 px plus a class token (577),
-/// at 448 px (785), DINOv2 at 518 px with a class token (1370), 56 x 56 patch grids (3136),
-/// language contexts (1024-4096).
-const LONG_SEQS: [usize; 10] = [577, 785, 1024, 1025, 1370, 1536, 2048, 2304, 3136, 4096];
-
-/// Head dimensions of [`Mixture::Heads`] (narrow heads of small and efficient models, and 64).
-const NARROW_HEAD_DIMS: [usize; 6] = [16, 24, 32, 40, 48, 64];
-
-/// A sequence of [`Mixture::Heads`]: a common one 50 %, else log-uniform in 577-4096, odd
-/// half of those.
-fn long_tokens(rng: &mut SampleRng) -> usize {
-    if rng.random_bool(0.5) {
-        return LONG_SEQS[rng.random_range(0..LONG_SEQS.len())];
-    }
-    odd_or_aligned(rng, 9.175..12.0)
-}
-
 const LONG_HEADS: SetAttention = SetAttention {
     tokens: long_tokens,
     heads: &NARROW_HEAD_DIMS,
     batch: |rng| 2f64.powf(rng.random_range(4.0..11.0)).round() as usize,
 };
-
-/// Queries of [`Mixture::Pool`]'s cross-attention (slots 4-16, Transolver's 32-64 slices,
-/// Perceiver's 256-512 latents).
-const FEW_ROWS: [usize; 11] = [4, 8, 16, 24, 32, 48, 64, 96, 128, 256, 512];
-
-/// Head dimensions of [`Mixture::Pool`] (Transolver 16, Perceiver 64, linear attention 32-128).
-const POOL_HEAD_DIMS: [usize; 6] = [16, 24, 32, 64, 96, 128];
-
-/// Features of linear attention's state (Performer's random features, elu + 1 maps, state-space
-/// chunk states).
-const STATE_FEATURES: [usize; 5] = [16, 32, 64, 128, 256];
-
-/// One of `from`, uniformly.
-fn pick(rng: &mut SampleRng, from: &[usize]) -> usize {
-    from[rng.random_range(0..from.len())]
-}
 
 /// One GEMM of [`Mixture::Pool`] (see the module documentation): `k` is the long axis. The
 /// draws come in the order the pool log was collected with (dtype, axis, source, then the

@@ -341,6 +341,39 @@ fn the_pool_mixture_draws_products_over_a_long_axis_into_a_small_output() {
 }
 
 #[test]
+fn the_adapters_mixture_draws_wide_to_narrow_linears_over_many_tokens() {
+    let r = InductorMmRunner::new(Engine::Fake).with_mixture(Mixture::Adapters);
+    let a = draws_of(Mixture::Adapters, 1000);
+    // The linear's two sides and its tokens, whatever the layout.
+    let sides = |g: &Gemm| match g.source {
+        Source::Training(GemmKind::GradWeight) => (g.m, g.n, g.k),
+        _ => (g.k, g.n, g.m),
+    };
+    assert!(a.iter().all(|g| {
+        let (x, y, tokens) = sides(g);
+        g.fits(&target())
+            && g.op != Op::Bmm
+            && (2048..=131072).contains(&tokens)
+            && x.min(y) <= 256
+            && x.max(y) >= 768
+    }));
+    // The blind misses' kind: a forward over 8192 tokens or more into (or from) 64 or fewer.
+    let forward = |g: &Gemm| matches!(g.source, Source::Training(GemmKind::Forward));
+    assert!(count(&a, |g| forward(g) && g.m >= 8192 && g.k.min(g.n) <= 64) > 100);
+    assert!(
+        count(&a, |g| forward(g) && g.k < g.n) > 80,
+        "lora_B: narrow in"
+    );
+    assert!(count(&a, |g| g.op == Op::Addmm) > 50, "biased forwards");
+    let grad_weight = count(&a, |g| {
+        matches!(g.source, Source::Training(GemmKind::GradWeight)) && g.trans_a
+    });
+    assert!((250..420).contains(&grad_weight), "{grad_weight}");
+    assert!(count(&a, |g| sides(g).2 % 2 == 1) > 300, "odd token counts");
+    assert_eq!(shapes_of(&r), Some("inductor_adapters"));
+}
+
+#[test]
 fn the_pool_mixture_draws_what_its_log_was_collected_with() {
     // The first GEMMs of data/inductor_mm_pool_h100.txt (`--seed 1`): a change to the order of
     // the draws would make a resumed log mix two distributions under one name.
@@ -355,6 +388,25 @@ fn the_pool_mixture_draws_what_its_log_was_collected_with() {
             (32, 32, 122939, 96, DType::F16, true),
             (512, 24, 5136, 96, DType::F32, false),
             (1024, 32, 3979, 32, DType::BF16, true),
+        ]
+    );
+}
+
+#[test]
+fn the_adapters_mixture_draws_what_its_log_was_collected_with() {
+    // The first GEMMs of data/inductor_mm_adapters_h100.txt (`--seed 1`), which later sessions
+    // resume: a change to the order of the draws would mix two distributions under one name.
+    let r = InductorMmRunner::new(Engine::Fake).with_mixture(Mixture::Adapters);
+    let first: Vec<_> = (0..3)
+        .map(|i| r.create_input(&mut sample_rng(1, i), &target()))
+        .map(|g| (g.op, g.m, g.k, g.n, g.dtype, g.trans_a))
+        .collect();
+    assert_eq!(
+        first,
+        [
+            (Op::Mm, 4096, 122939, 128, DType::F16, true),
+            (Op::Mm, 5136, 8, 1024, DType::F32, false),
+            (Op::Mm, 93857, 256, 2560, DType::F16, false),
         ]
     );
 }
