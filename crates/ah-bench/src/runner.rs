@@ -153,7 +153,7 @@ pub trait BenchmarkRunner: Send + Sync + 'static {
 
     /// What the runner measured of an input beyond the log's rows (compile-time costs,
     /// compiled truth, ...): one JSON object appended to the log's extras sidecar
-    /// (`FILE.extras.jsonl`, [`crate::collect`]) before the input's rows. `None`: nothing.
+    /// (`FILE.extras.jsonl`, `ah_collect::collect`) before the input's rows. `None`: nothing.
     fn extras(
         &self,
         _input: &Self::Input,

@@ -22,7 +22,7 @@ impl Log {
     /// Reads a log like [`Log::read`] (same result, same messages), parsing the two halves of a
     /// large file on two threads and merging them (choice indices remapped, line numbers of
     /// skipped lines and of errors shifted to the whole file's). A plain log is parsed from the
-    /// file, each half by its thread ([`Halves`]); a gzip log is held in memory, uncompressed,
+    /// file, each half by its thread (`halves.rs`); a gzip log is held in memory, uncompressed,
     /// while it is read. An input with rows in both halves has its values twice (equal, one
     /// slice for the rows of each half).
     pub fn read_parallel(path: impl AsRef<Path>, options: ReadOptions) -> Result<Log> {
