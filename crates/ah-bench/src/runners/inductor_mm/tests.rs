@@ -373,21 +373,26 @@ fn the_adapters_mixture_draws_wide_to_narrow_linears_over_many_tokens() {
     assert_eq!(shapes_of(&r), Some("inductor_adapters"));
 }
 
+/// The first three GEMMs `mixture` draws with `--seed 1` (op, batch, m, k, n, dtype, trans_a):
+/// what a log collected with it begins with.
+fn first_draws_of_seed_1(mixture: Mixture) -> Vec<(Op, usize, usize, usize, usize, DType, bool)> {
+    let r = InductorMmRunner::new(Engine::Fake).with_mixture(mixture);
+    (0..3)
+        .map(|i| r.create_input(&mut sample_rng(1, i), &target()))
+        .map(|g| (g.op, g.batch, g.m, g.k, g.n, g.dtype, g.trans_a))
+        .collect()
+}
+
 #[test]
 fn the_pool_mixture_draws_what_its_log_was_collected_with() {
     // The first GEMMs of data/inductor_mm_pool_h100.txt (`--seed 1`): a change to the order of
     // the draws would make a resumed log mix two distributions under one name.
-    let r = InductorMmRunner::new(Engine::Fake).with_mixture(Mixture::Pool);
-    let first: Vec<_> = (0..3)
-        .map(|i| r.create_input(&mut sample_rng(1, i), &target()))
-        .map(|g| (g.batch, g.m, g.k, g.n, g.dtype, g.trans_a))
-        .collect();
     assert_eq!(
-        first,
+        first_draws_of_seed_1(Mixture::Pool),
         [
-            (32, 32, 122939, 96, DType::F16, true),
-            (512, 24, 5136, 96, DType::F32, false),
-            (1024, 32, 3979, 32, DType::BF16, true),
+            (Op::Bmm, 32, 32, 122939, 96, DType::F16, true),
+            (Op::Bmm, 512, 24, 5136, 96, DType::F32, false),
+            (Op::Bmm, 1024, 32, 3979, 32, DType::BF16, true),
         ]
     );
 }
@@ -396,17 +401,12 @@ fn the_pool_mixture_draws_what_its_log_was_collected_with() {
 fn the_adapters_mixture_draws_what_its_log_was_collected_with() {
     // The first GEMMs of data/inductor_mm_adapters_h100.txt (`--seed 1`), which later sessions
     // resume: a change to the order of the draws would mix two distributions under one name.
-    let r = InductorMmRunner::new(Engine::Fake).with_mixture(Mixture::Adapters);
-    let first: Vec<_> = (0..3)
-        .map(|i| r.create_input(&mut sample_rng(1, i), &target()))
-        .map(|g| (g.op, g.m, g.k, g.n, g.dtype, g.trans_a))
-        .collect();
     assert_eq!(
-        first,
+        first_draws_of_seed_1(Mixture::Adapters),
         [
-            (Op::Mm, 4096, 122939, 128, DType::F16, true),
-            (Op::Mm, 5136, 8, 1024, DType::F32, false),
-            (Op::Mm, 93857, 256, 2560, DType::F16, false),
+            (Op::Mm, 1, 4096, 122939, 128, DType::F16, true),
+            (Op::Mm, 1, 5136, 8, 1024, DType::F32, false),
+            (Op::Mm, 1, 93857, 256, 2560, DType::F16, false),
         ]
     );
 }
