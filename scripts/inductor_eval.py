@@ -101,7 +101,7 @@ OPTIONS = {
 }
 # The settings with a handler installed, and which: --handler's ("ours") or --candidate's.
 HANDLED = {"ours": "ours", "ours_full": "ours", "candidate": "candidate"}
-ROLES = ("ours", "candidate")  # the handlers a run installs (--handler, --candidate)
+ROLES = tuple(dict.fromkeys(HANDLED.values()))  # the handlers a run installs: ours, candidate
 OURS = ("ours", "ours_full")  # the settings with --handler installed
 LEARNED = ("ours", "candidate")  # the GEMM settings flagged against the bound, one per handler
 DEFAULT_SETTINGS = ("none", "ours", "max_autotune", "mm_ranking")
