@@ -153,7 +153,7 @@ def features_of(r):
 
 def measured_kind(r):
     """The decision `ours` recorded for record `r` (its handler's stats), or None."""
-    kinds = [k for k in ("extern", "keep", "default") if r.get("ours_stats", {}).get(k)]
+    kinds = [k for k in ("extern", "keep", "default", "drop") if r.get("ours_stats", {}).get(k)]
     return kinds[0] if len(kinds) == 1 else None
 
 
@@ -170,7 +170,7 @@ def in_words(kind, kept=None):
     """A decision in words: its kind, and for a kept list how many choices (when known)."""
     if kind == "keep":
         return "kept list" if kept is None else f"kept {kept}"
-    return {"extern": "cuBLAS only", "default": "full list"}.get(kind, "-")
+    return {"extern": "cuBLAS only", "default": "full list", "drop": "full list trimmed"}.get(kind, "-")
 
 
 def shape_of(g):

@@ -55,9 +55,21 @@ def replayed(recs, decide, measured=None):
             search = full_list_search(r)
             run = {"extern": cublas, "default": r["run_ms"][search]}.get(kind)
             cost = {"extern": 0.0, "default": r["autotune_s"].get(search)}.get(kind)
+            if kind == "drop" and not drops_pick(r, names, decide, search):
+                # The search picks as it did; its price is the whole list's, an upper bound.
+                run, cost = r["run_ms"][search], r["autotune_s"].get(search)
         out.append(dict(r, kind=kind, names=names, as_measured=same, run_ms=dict(r["run_ms"], replay=run),
                         replay_s=None if run is None else cost, cublas_ms=cublas, aten_call=call))
     return out
+
+
+def drops_pick(r, names, decide, search):
+    """Whether a full list without `names` (a "drop" decision of the handler of `decide`, names
+    read by its module's `config_name`) drops what the full-list search `search` of record `r`
+    picked; True where the record names no pick (the trimmed list is then not replayed)."""
+    name_of = (getattr(decide, "__globals__", None) or {}).get("config_name") or (lambda n: n)
+    picks = r.get("picked", {}).get(search, {})
+    return not picks or any(name_of(p) in names for p in picks)
 
 
 def full_list_search(r):
@@ -165,15 +177,16 @@ def unreplayed_line(label, rows, keeps):
 
 def replay_table(recs, decide, measured=None, keeps=None):
     rows = replayed(recs, decide, measured)
-    kinds = {k: sum(r["kind"] == k for r in rows) for k in ("extern", "default", "keep")}
+    kinds = {k: sum(r["kind"] == k for r in rows) for k in ("extern", "default", "drop", "keep")}
     known = [r for r in rows if r["run_ms"]["replay"] is not None]
     kept = sum(r["kind"] == "keep" and r["run_ms"]["replay"] is None for r in rows)
     priced = [r for r in known if r["replay_s"] is not None
               and all(r["autotune_s"].get(k) is not None for k in ("ours", "max_autotune", SECOND))]
     cost = lambda rs, key: sum(max(r["autotune_s"][key], 0.0) for r in rs)  # noqa: E731
     same = f"; {sum(r['as_measured'] for r in rows)} decided as the measured handler did" if measured else ""
+    trimmed = f"{kinds['drop']} trimmed full lists (priced whole), " if kinds["drop"] else ""
     lines = [f"Replayed on the {len(rows)} GEMMs searched twice: {kinds['extern']} cuBLAS only, {kinds['default']} full list, "
-             f"{kinds['keep']} kept lists ({kept} not replayed){same}.", "",
+             f"{trimmed}{kinds['keep']} kept lists ({kept} not replayed){same}.", "",
              "| on the replayed GEMMs | over the bound (3 %) | run / max-autotune's (gmean) |",
              "|---|---|---|"]
     for s, label in (("replay", "replayed handler"), ("ours", "the handler each run measured"),

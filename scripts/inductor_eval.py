@@ -273,7 +273,8 @@ def preview(gemms, handler):
     for i, gm in enumerate(gemms):
         kind, names = handler.decide(handler_features(gm))
         counts[kind] = counts.get(kind, 0) + 1
-        kept = f" + {len(names)} Triton configs" if kind == "keep" else ""
+        kept = {"keep": f" + {len(names)} Triton configs",
+                "drop": f" - {len(names)} Triton configs"}.get(kind, "")
         print(f"{i + 1:3d}  {describe(gm):42s} {gm['name']}  -> {kind}{kept}")
     print("decisions: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
 

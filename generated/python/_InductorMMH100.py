@@ -326,7 +326,9 @@ def mm_best_choices(decide, feature_names, context, choices):
     if f is None:
         return None
     kind, names = decide(f)
-    if kind == "default":
+    if kind not in ("extern", "keep"):
+        # The full list, whole or trimmed ("drop"): PyTorch's hook can only narrow the
+        # choices to ranked ones, so the artifact is unsure and Inductor autotunes them all.
         return None
     kept = sized_configs(names, f["m"], f["n"], f["k"]) if kind == "keep" else ()
     ranked = mm_choice_ids(kept)

@@ -536,6 +536,10 @@ What a decision does, before any Triton template code is generated (Inductor's
   Inductor sizes them to this GEMM (`sized_config`: a config learned on large GEMMs keeps the
   smaller-tiled config Inductor offers a small one in its place).
 - ``("default", ())``: Inductor's list unchanged.
+- ``("drop", names)``: Inductor's list without the Triton/subgraph choices whose `ktc_name`,
+  read by `config_name`, is one of names as Inductor offers them to this GEMM (not sized: the
+  names are configs that never came near the best on the training GEMMs of their kind,
+  ``ah-prune --fp32-drop-never-near``); every ATen choice stays.
 
 `install()` reaches every graph, the backward graph compiled in autograd's thread included:
 it sets ``torch._inductor.config.inductor_choices_class`` to a `ChoicesFactory` (handlers made
@@ -578,7 +582,7 @@ except NameError:
     from ah_inductor.retime import retime_install, retime_uninstall
 
 FORCE_ENV = "AH_INDUCTOR_CHOICES_FORCE"
-KINDS = ("extern", "keep", "default")
+KINDS = ("extern", "keep", "default", "drop")
 # Inductor's op names (the `name` its lowerings pass to `get_template_configs`) -> the logged `op`.
 OP_NAMES = {"mm": "mm", "addmm": "addmm", "bmm": "bmm", "baddbmm": "bmm"}
 # What `stats()` counts: decisions by kind; "skipped": an op of the heuristic whose features
@@ -903,6 +907,8 @@ class Runtime:
         result = inner(template_choices, *args)
         if kind == "keep":
             return self._keep(result, frozenset(sized_configs(names, f["m"], f["n"], f["k"])), f)
+        if kind == "drop":
+            return self._drop(result, names)
         self.count("default")
         return result
 
@@ -961,6 +967,18 @@ class Runtime:
             self.count("empty")
             return result
         self.count("keep")
+        return kept
+
+    def _drop(self, result, names):
+        try:
+            kept = [c for c in result if is_aten(c.template.uid) or config_name(ktc_name(c)) not in names]
+        except Exception as e:  # noqa: BLE001
+            self._error("naming the choices", e)
+            return result
+        if not kept:
+            self.count("empty")
+            return result
+        self.count("drop")
         return kept
 
     # -- wrapping handlers ---------------------------------------------------------------------

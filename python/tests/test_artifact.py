@@ -98,6 +98,10 @@ class BestChoices(unittest.TestCase):
     def test_default_is_no_ranking(self):
         self.assertIsNone(self.run_decide(("default", ()))[0])
 
+    def test_a_trimmed_full_list_is_no_ranking(self):
+        # PyTorch's hook narrows to ranked choices only: a trimmed full list is unsure there.
+        self.assertIsNone(self.run_decide(("drop", ("triton_mm_x",)))[0])
+
     def test_a_missing_feature_is_no_ranking(self):
         out, _, seen = self.run_decide(("extern", ()), Context(m=1))
         self.assertEqual((out, seen), (None, []))

@@ -293,6 +293,34 @@ class Decisions(unittest.TestCase):
         self.assertEqual(names(out), ["extern_mm", TILE_NAME])
         self.assertEqual(self.rt.stats()["keep"], 1)
 
+    def test_drop_leaves_out_configs_by_the_name_offered_and_keeps_every_aten_choice(self):
+        big = TILE_NAME.replace("BLOCK-M=64", "BLOCK-M=128")
+        rt = choices.Runtime(HEURISTIC, lambda f: ("drop", (big, "subgraph_decompose_k")))
+        rt.active = True
+        tc = mm_choices()
+        with fake_torch():
+            out = rt.finalize(self.inner, tc, mm_inputs(8192, 4096, 4096), templates_of(tc), "mm", None)
+        self.assertEqual(names(out), ["extern_mm", TILE_NAME])
+        self.assertEqual(rt.stats()["drop"], 1)
+        # Not sized: a dropped name that Inductor offers this GEMM only sized down is not dropped.
+        rt = choices.Runtime(HEURISTIC, lambda f: ("drop", (big,)))
+        rt.active = True
+        ki = StubInputs([operand(16, 64, False, batch=4), operand(64, 32, False, batch=4)])
+        tc = {"aten::bmm": iter([ktc("aten::bmm")]),
+              "triton::bmm": iter([ktc("triton::bmm", **dict(TILE, BLOCK_M=16, BLOCK_N=32, num_warps=2))])}
+        with fake_torch():
+            out = rt.finalize(self.inner, tc, ki, templates_of(tc), "bmm", None)
+        self.assertEqual(len(out), 2)
+
+    def test_drop_of_every_template_keeps_what_is_left(self):
+        rt = choices.Runtime(HEURISTIC, lambda f: ("drop", ("nothing_offered",)))
+        rt.active = True
+        tc = mm_choices()
+        with fake_torch():
+            out = rt.finalize(self.inner, tc, mm_inputs(8192, 4096, 4096), templates_of(tc), "mm", None)
+        self.assertEqual(len(out), 4)
+        self.assertEqual(rt.stats()["drop"], 1)
+
     def test_default_is_unchanged(self):
         out = self.run_op(mm_inputs(8192, 4096, 4096))
         self.assertEqual(len(out), 4)

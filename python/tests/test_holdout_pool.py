@@ -259,6 +259,23 @@ class PoolTest(unittest.TestCase):
         self.assertEqual([r["run_ms"]["replay"] for r in rows], [0.91, 0.95])
         self.assertEqual([r["replay_s"] for r in rows], [3.5, 3.0])
 
+    def test_a_trimmed_full_list_is_replayed_as_the_search_unless_it_drops_the_pick(self):
+        with tempfile.TemporaryDirectory() as d:
+            module = os.path.join(d, "fake_choices.py")
+            with open(module, "w") as f:
+                f.write(HANDLER.replace('("default", ())', '("drop", ("triton_mm_a",))'))
+            times = {"none": 1.0, "ours": 1.0, "max_autotune": 0.9, "max_autotune_ptxas": 0.95}
+            cost = {"ours": 0.0, "max_autotune": 12.0, "max_autotune_ptxas": 3.0}
+            path = write(d, "a.json", [
+                dict(rec(times, OTHER), gemm=gemm(200), autotune_s=cost),  # picked cuBLAS
+                dict(rec(times, PICK), gemm=gemm(200), autotune_s=cost),  # picked the dropped `a`
+            ])
+            rows = holdout_replay.replayed(holdout_records.records([path]), holdout_replay.handler_decide(module))
+        self.assertEqual([r["kind"] for r in rows], ["drop", "drop"])
+        self.assertEqual([r["run_ms"]["replay"] for r in rows], [0.95, None])
+        self.assertEqual([r["replay_s"] for r in rows], [3.0, None])
+        self.assertEqual(holdout_records.in_words("drop"), "full list trimmed")
+
     def test_two_handlers_are_scored_on_the_gemms_both_replay(self):
         other = HANDLER.replace('if f["m"] < 100', 'if f["m"] < 300')  # m 200: cuBLAS only
         with tempfile.TemporaryDirectory() as d:

@@ -166,9 +166,10 @@ fn test(t: Test) -> String {
 fn shared_source(shared: &SharedLists) -> String {
     let mut out: String = shared
         .iter()
-        .map(|(name, names, leaves)| {
+        .map(|(kind, name, names, leaves)| {
             let items: String = names.iter().map(|n| format!("    {},\n", str_lit(n))).collect();
-            format!("\n# Template choices kept at {leaves} leaves of the learned tree.\n{name} = (\n{items})\n")
+            let doing = kind.doing();
+            format!("\n# Template choices {doing} at {leaves} leaves of the learned tree.\n{name} = (\n{items})\n")
         })
         .collect();
     if !out.is_empty() {
@@ -186,13 +187,20 @@ fn policy(p: &Policy, shared: &SharedLists) -> String {
     match p {
         Policy::Extern => "(\"extern\", ())".into(),
         Policy::Default => "(\"default\", ())".into(),
-        Policy::Keep(names) => match shared.name(names) {
-            Some(name) => format!("(\"keep\", {name})"),
-            None => {
-                let names: Vec<String> = names.iter().map(|n| str_lit(n)).collect();
-                format!("(\"keep\", ({},))", names.join(", "))
+        Policy::Keep(names) | Policy::Drop(names) => {
+            let kind = if matches!(p, Policy::Keep(_)) {
+                "keep"
+            } else {
+                "drop"
+            };
+            match shared.name(p) {
+                Some(name) => format!("(\"{kind}\", {name})"),
+                None => {
+                    let names: Vec<String> = names.iter().map(|n| str_lit(n)).collect();
+                    format!("(\"{kind}\", ({},))", names.join(", "))
+                }
             }
-        },
+        }
     }
 }
 
@@ -282,6 +290,36 @@ pub(crate) mod tests {
         let plain = render_module(&model(once), "# h").unwrap();
         assert!(!plain.contains("KEPT_"));
         assert!(plain.contains("}\n\n\ndef decide(f):"), "{plain}");
+    }
+
+    /// A tree dropping `dropped` from the full list at two leaves and keeping the same names at
+    /// a third.
+    pub(crate) fn dropped_tree(dropped: &str) -> Json {
+        let leaf = |kind: &str| json!({"node": "leaf", "policy": {"kind": kind, "choices": [dropped]}, "samples": 3});
+        let le = |name: &str| json!({"kind": "le", "quantity": {"kind": "feature", "name": name}, "threshold": 8.0});
+        json!({"node": "split", "test": le("m"), "yes": leaf("drop"),
+            "no": {"node": "split", "test": le("k"), "yes": leaf("keep"), "no": leaf("drop")}})
+    }
+
+    #[test]
+    fn a_list_dropped_at_several_leaves_is_named_apart_from_kept_ones() {
+        let evil = "x\"); import os #\n";
+        let code = render_module(&model(dropped_tree(evil)), "# h").unwrap();
+        let lit = serde_json::to_string(evil).unwrap();
+        let constant = format!("# Template choices dropped from the full list at 2 leaves of the learned tree.\nDROPPED_1 = (\n    {lit},\n)\n");
+        assert!(code.contains(&constant), "{code}");
+        assert_eq!(
+            code.matches("return (\"drop\", DROPPED_1)  # 3 training GEMMs\n")
+                .count(),
+            2
+        );
+        assert!(
+            code.contains(&format!(
+                "return (\"keep\", ({lit},))  # 3 training GEMMs\n"
+            )),
+            "{code}"
+        );
+        assert!(!code.contains("KEPT_1"));
     }
 
     #[test]

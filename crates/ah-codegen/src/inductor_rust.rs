@@ -128,6 +128,10 @@ pub enum Policy {
     Keep(&'static [&'static str]),
     /// Unsure: Inductor's full list.
     Default,
+    /// Unsure, but not about these template choices: Inductor's full list without them,
+    /// matched by the names Inductor offers this GEMM (configs that never came near the best
+    /// on the training GEMMs of their kind; not sized).
+    Drop(&'static [&'static str]),
 }
 
 /// The choice Inductor offers GEMM `g` for the kept config `name`: Inductor clamps a Triton
@@ -264,9 +268,10 @@ fn test(t: Test) -> Result<String, String> {
 fn shared_source(shared: &SharedLists) -> String {
     shared
         .iter()
-        .map(|(name, names, leaves)| {
+        .map(|(kind, name, names, leaves)| {
             format!(
-                "\n/// Template choices kept at {leaves} leaves of the learned tree.\nconst {name}: &[&str] = &[{}];\n",
+                "\n/// Template choices {} at {leaves} leaves of the learned tree.\nconst {name}: &[&str] = &[{}];\n",
+                kind.doing(),
                 str_lits(names)
             )
         })
@@ -282,10 +287,17 @@ fn policy(p: &Policy, shared: &SharedLists) -> String {
     match p {
         Policy::Extern => "Policy::Extern".into(),
         Policy::Default => "Policy::Default".into(),
-        Policy::Keep(names) => match shared.name(names) {
-            Some(name) => format!("Policy::Keep({name})"),
-            None => format!("Policy::Keep(&[{}])", str_lits(names)),
-        },
+        Policy::Keep(names) | Policy::Drop(names) => {
+            let kind = if matches!(p, Policy::Keep(_)) {
+                "Keep"
+            } else {
+                "Drop"
+            };
+            match shared.name(p) {
+                Some(name) => format!("Policy::{kind}({name})"),
+                None => format!("Policy::{kind}(&[{}])", str_lits(names)),
+            }
+        }
     }
 }
 
@@ -359,6 +371,18 @@ mod tests {
         assert!(code.contains(&format!("if g.op == {lit} {{")));
         assert!(code.contains(&format!("Policy::Keep(&[{lit}])")));
         assert!(!code.contains("exit(1); (\"\n"));
+    }
+
+    #[test]
+    fn a_list_dropped_at_several_leaves_is_named_apart_from_kept_ones() {
+        let evil = "x\"); std::process::exit(1); (\"";
+        let tree = crate::inductor::tests::dropped_tree(evil);
+        let code = render_module(&model(tree), "//! h").unwrap();
+        let lit = format!("{evil:?}");
+        let constant = format!("/// Template choices dropped from the full list at 2 leaves of the learned tree.\nconst DROPPED_1: &[&str] = &[{lit}];");
+        assert!(code.contains(&constant), "{code}");
+        assert_eq!(code.matches("Policy::Drop(DROPPED_1)").count(), 2, "{code}");
+        assert!(code.contains(&format!("Policy::Keep(&[{lit}])")), "{code}");
     }
 
     #[test]

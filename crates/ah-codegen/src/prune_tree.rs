@@ -108,6 +108,9 @@ pub enum Policy<'a> {
     Keep(Vec<&'a str>),
     /// Inductor's full list.
     Default,
+    /// Inductor's full list without these template choices (matched by the names Inductor
+    /// offers the GEMM, not sized).
+    Drop(Vec<&'a str>),
 }
 
 /// A node.
@@ -204,18 +207,23 @@ fn policy(p: &Json) -> Result<Policy<'_>, String> {
     match p["kind"].as_str() {
         Some("extern") => Ok(Policy::Extern),
         Some("default") => Ok(Policy::Default),
-        Some("keep") => p["choices"]
-            .as_array()
-            .ok_or("a keep policy without choices")?
-            .iter()
-            .map(|n| {
-                n.as_str()
-                    .ok_or_else(|| "a choice that is not a string".into())
-            })
-            .collect::<Result<_, String>>()
-            .map(Policy::Keep),
+        Some("keep") => names(p, "keep").map(Policy::Keep),
+        Some("drop") => names(p, "drop").map(Policy::Drop),
         _ => Err(format!("unknown policy {}", clip(p))),
     }
+}
+
+/// The choice names of a `kind` policy `p`.
+fn names<'a>(p: &'a Json, kind: &str) -> Result<Vec<&'a str>, String> {
+    p["choices"]
+        .as_array()
+        .ok_or_else(|| format!("a {kind} policy without choices"))?
+        .iter()
+        .map(|n| {
+            n.as_str()
+                .ok_or_else(|| "a choice that is not a string".into())
+        })
+        .collect()
 }
 
 /// A JSON value as an error message quotes it.
@@ -271,51 +279,96 @@ fn uses(n: &Node, q: fn(&Quantity) -> bool) -> bool {
     }
 }
 
-/// The template lists kept at more than one leaf of a tree, each with its leaf count, first
-/// occurrence first. Both renderings name each once (`KEPT_1`, ...) and refer to it from its
-/// leaves, as a hand-written module would: a guard's learned list
-/// (`ah-prune --fp32-guard-list`) repeats at every guarded leaf.
+/// What a shared list of template names does at its leaves.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ListKind {
+    /// Kept beside cuBLAS ([`Policy::Keep`]).
+    Kept,
+    /// Dropped from the full list ([`Policy::Drop`]).
+    Dropped,
+}
+
+impl ListKind {
+    /// The kind and names of `p`'s list, if it has one.
+    pub fn of<'p, 'a>(p: &'p Policy<'a>) -> Option<(ListKind, &'p [&'a str])> {
+        match p {
+            Policy::Keep(names) => Some((ListKind::Kept, names)),
+            Policy::Drop(names) => Some((ListKind::Dropped, names)),
+            Policy::Extern | Policy::Default => None,
+        }
+    }
+
+    /// How a comment above the list's constant says what it does.
+    pub fn doing(self) -> &'static str {
+        match self {
+            ListKind::Kept => "kept",
+            ListKind::Dropped => "dropped from the full list",
+        }
+    }
+
+    fn prefix(self) -> &'static str {
+        match self {
+            ListKind::Kept => "KEPT",
+            ListKind::Dropped => "DROPPED",
+        }
+    }
+}
+
+/// The template lists kept (or dropped) at more than one leaf of a tree, each with its leaf
+/// count, first occurrence first. Both renderings name each once (`KEPT_1`, ..., `DROPPED_1`,
+/// ...) and refer to it from its leaves, as a hand-written module would: a guard's learned list
+/// (`ah-prune --fp32-guard-list`) repeats at every guarded leaf, and the configs
+/// `--fp32-drop-never-near` drops at every strict-fp32 full-list leaf.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct SharedLists<'a>(Vec<(Vec<&'a str>, usize)>);
+pub struct SharedLists<'a>(Vec<(ListKind, Vec<&'a str>, usize)>);
 
 impl<'a> SharedLists<'a> {
-    /// The lists of `tree` kept at two leaves or more.
+    /// The lists of `tree` kept or dropped at two leaves or more.
     pub fn of(tree: &Node<'a>) -> SharedLists<'a> {
-        let mut all: Vec<(Vec<&'a str>, usize)> = Vec::new();
+        let mut all: Vec<(ListKind, Vec<&'a str>, usize)> = Vec::new();
         count_lists(tree, &mut all);
-        all.retain(|(_, leaves)| *leaves > 1);
+        all.retain(|(_, _, leaves)| *leaves > 1);
         SharedLists(all)
     }
 
-    /// The constant naming `names` (`KEPT_1` for the first shared list), if it is shared.
-    pub fn name(&self, names: &[&str]) -> Option<String> {
-        self.0
+    /// The constant naming the list of `p` (`KEPT_1` for the first shared kept list), if it
+    /// is shared.
+    pub fn name(&self, p: &Policy) -> Option<String> {
+        let (kind, names) = ListKind::of(p)?;
+        let i = self
+            .0
             .iter()
-            .position(|(list, _)| list == names)
-            .map(constant_name)
+            .position(|(k, list, _)| *k == kind && list == names)?;
+        Some(self.constant_name(i))
     }
 
-    /// Each shared list with its constant's name and its leaf count, in order.
-    pub fn iter(&self) -> impl Iterator<Item = (String, &[&'a str], usize)> + '_ {
-        self.0
-            .iter()
-            .enumerate()
-            .map(|(i, (list, leaves))| (constant_name(i), list.as_slice(), *leaves))
+    /// Each shared list with its kind, its constant's name and its leaf count, in order.
+    pub fn iter(&self) -> impl Iterator<Item = (ListKind, String, &[&'a str], usize)> + '_ {
+        self.0.iter().enumerate().map(|(i, (kind, list, leaves))| {
+            (*kind, self.constant_name(i), list.as_slice(), *leaves)
+        })
+    }
+
+    /// The name of the `i`-th shared list: its kind's prefix and its rank among that kind's,
+    /// from 1.
+    fn constant_name(&self, i: usize) -> String {
+        let kind = self.0[i].0;
+        let rank = self.0[..i].iter().filter(|(k, _, _)| *k == kind).count();
+        format!("{}_{}", kind.prefix(), rank + 1)
     }
 }
 
-/// The name of the `i`-th shared list (from 0): `KEPT_1`, ...
-fn constant_name(i: usize) -> String {
-    format!("KEPT_{}", i + 1)
-}
-
-fn count_lists<'a>(n: &Node<'a>, out: &mut Vec<(Vec<&'a str>, usize)>) {
+fn count_lists<'a>(n: &Node<'a>, out: &mut Vec<(ListKind, Vec<&'a str>, usize)>) {
     match n {
-        Node::Leaf(Policy::Keep(names), _) => match out.iter_mut().find(|(l, _)| l == names) {
-            Some((_, leaves)) => *leaves += 1,
-            None => out.push((names.clone(), 1)),
-        },
-        Node::Leaf(..) => {}
+        Node::Leaf(p, _) => {
+            let Some((kind, names)) = ListKind::of(p) else {
+                return;
+            };
+            match out.iter_mut().find(|(k, l, _)| *k == kind && l == names) {
+                Some((_, _, leaves)) => *leaves += 1,
+                None => out.push((kind, names.to_vec(), 1)),
+            }
+        }
         Node::Split(_, yes, no) => {
             count_lists(yes, out);
             count_lists(no, out);

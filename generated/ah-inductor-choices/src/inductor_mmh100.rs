@@ -120,6 +120,10 @@ pub enum Policy {
     Keep(&'static [&'static str]),
     /// Unsure: Inductor's full list.
     Default,
+    /// Unsure, but not about these template choices: Inductor's full list without them,
+    /// matched by the names Inductor offers this GEMM (configs that never came near the best
+    /// on the training GEMMs of their kind; not sized).
+    Drop(&'static [&'static str]),
 }
 
 /// The choice Inductor offers GEMM `g` for the kept config `name`: Inductor clamps a Triton

@@ -18,6 +18,7 @@
 //!     Policy::Extern => println!("cuBLAS only"),
 //!     Policy::Keep(templates) => println!("cuBLAS and {templates:?}"),
 //!     Policy::Default => println!("Inductor's full list"),
+//!     Policy::Drop(templates) => println!("Inductor's full list without {templates:?}"),
 //! }
 //! ```
 

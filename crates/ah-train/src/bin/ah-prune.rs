@@ -137,6 +137,12 @@ struct Cli {
     /// priced higher would otherwise give the guarded GEMMs the full list (docs/inductor.md)
     #[arg(long, value_name = "S", requires = "fp32_guard_list")]
     fp32_guard_price: Option<f64>,
+    /// fp32 GEMMs without TF32 that the tree leaves to Inductor's full list go without the
+    /// template configs offered on at least SEEN strict-fp32 training GEMMs that never
+    /// benchmarked within --harm of the best choice of any: they change no pick the logs saw and
+    /// include the slowest configs to compile (docs/inductor.md)
+    #[arg(long, value_name = "SEEN")]
+    fp32_drop_never_near: Option<usize>,
     /// Folds of the cross-validation.
     #[arg(long, default_value_t = PruneParams::default().folds)]
     folds: usize,
@@ -209,6 +215,7 @@ fn params(cli: &Cli) -> anyhow::Result<PruneParams> {
         fp32_full_list_above: cli.fp32_full_list_above,
         fp32_guard_list: cli.fp32_guard_list,
         fp32_guard_price_s: cli.fp32_guard_price,
+        fp32_drop_never_near: cli.fp32_drop_never_near,
         folds: cli.folds,
         cv_repeats: cli.cv_repeats,
         cv_split: match cli.cv_split {

@@ -17,7 +17,8 @@ pub struct Causes {
     pub op: String,
     /// cuBLAS only, where max-autotune's pick (a template) was faster.
     pub cublas_only: f64,
-    /// A kept list without max-autotune's pick: Inductor took a slower kept choice.
+    /// A kept list without max-autotune's pick (a full list without it, too: `Policy::Drop`):
+    /// Inductor took a slower kept choice.
     pub list_without_pick: f64,
     /// A kept list with max-autotune's pick, which Inductor took, and which is itself slower
     /// than cuBLAS: max-autotune's own miss, made cheaper.
@@ -42,6 +43,9 @@ impl Causes {
                 Policy::Default => &mut c.full_list,
                 Policy::Keep { choices } if keeps_winner(s, choices) => &mut c.list_with_pick,
                 Policy::Keep { .. } => &mut c.list_without_pick,
+                // The full list without max-autotune's pick is a kept list without it.
+                Policy::Drop { choices } if drops_winner(s, choices) => &mut c.list_without_pick,
+                Policy::Drop { .. } => &mut c.full_list,
             } += 1.0;
         }
         c
@@ -66,6 +70,12 @@ impl Causes {
 }
 
 /// Whether the kept `choices` keep Inductor's pick among all of `s`'s choices.
+/// Whether `choices`, matched by own name as `Policy::Drop` drops them, hold Inductor's pick.
+fn drops_winner(s: &Sample, choices: &[String]) -> bool {
+    s.winner()
+        .is_some_and(|w| choices.iter().any(|c| name_key(c) == w.key()))
+}
+
 fn keeps_winner(s: &Sample, choices: &[String]) -> bool {
     let Some(winner) = s.winner_index() else {
         return false;

@@ -147,6 +147,11 @@ impl Choice {
         self.is_extern
     }
 
+    /// [`name_key`] of its own name.
+    pub fn key(&self) -> u64 {
+        self.key
+    }
+
     /// The name a ranking credits this choice to, with its [`name_key`].
     pub fn ranked_as(&self) -> (u64, &str) {
         (self.ranked_key, &self.ranked_as)

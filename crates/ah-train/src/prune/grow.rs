@@ -7,6 +7,7 @@
 use ah_core::Value;
 
 use super::data::Sample;
+use super::drop::NeverNear;
 use super::guard::SearchGuard;
 use super::policy::{best_leaf_policy, best_policy, LeafRule, Weighing};
 use super::tree::{Node, Quantity, Test};
@@ -34,16 +35,27 @@ pub struct Growth<'a> {
     /// Where cuBLAS only is not trusted: the grown tree's cuBLAS-only leaves leave those GEMMs
     /// to the full list or a list learned for them ([`SearchGuard::apply`]).
     pub guard: Option<SearchGuard>,
+    /// Where the full list is trimmed: strict-fp32 GEMMs left to it go without the configs
+    /// that never came near the best on the training GEMMs of their kind ([`NeverNear::apply`]).
+    pub drop: Option<NeverNear>,
 }
 
 impl Growth<'_> {
-    /// Grows a tree on `samples` (and guards it, with [`Self::guard`]).
+    /// Grows a tree on `samples` (then guards it, with [`Self::guard`], and trims its full
+    /// lists, with [`Self::drop`]).
     pub fn grow(&self, samples: &[&Sample]) -> Node {
         let tree = self.node(samples, 0);
-        match &self.guard {
+        let tree = match &self.guard {
             Some(guard) => {
                 let policy = guard.policy(samples, self.features, &self.weighing, self.leaf_rule);
                 guard.apply(tree, samples, self.features, &policy)
+            }
+            None => tree,
+        };
+        match &self.drop {
+            Some(drop) => {
+                let never_near = drop.learn(samples, self.features);
+                drop.apply(tree, samples, self.features, &never_near)
             }
             None => tree,
         }

@@ -168,7 +168,7 @@ impl SearchGuard {
 }
 
 /// What each side of `test` says about guarded GEMMs, given what the path to it says.
-fn implied(test: &Test, guarded: Option<bool>) -> (Option<bool>, Option<bool>) {
+pub(super) fn implied(test: &Test, guarded: Option<bool>) -> (Option<bool>, Option<bool>) {
     let Test::Eq { feature, value } = test else {
         return (guarded, guarded);
     };

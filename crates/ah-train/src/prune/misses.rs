@@ -62,6 +62,7 @@ fn decision(p: &Policy) -> String {
         Policy::Keep { choices } if choices.len() == 1 => "cuBLAS + 1 template".into(),
         Policy::Keep { choices } => format!("cuBLAS + {} templates", choices.len()),
         Policy::Default => "full list".into(),
+        Policy::Drop { choices } => format!("full list less {} templates", choices.len()),
     }
 }
 

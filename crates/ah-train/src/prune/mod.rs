@@ -12,6 +12,7 @@
 
 pub mod causes;
 pub mod data;
+pub mod drop;
 mod error;
 pub mod eval;
 pub mod family;
@@ -32,6 +33,7 @@ use serde::{Deserialize, Serialize};
 
 pub use causes::Causes;
 pub use data::{load, GemmOp, Sample, Samples};
+pub use drop::NeverNear;
 pub use error::PruneError;
 pub use eval::{cross_validate, GroupResults, RuleResult, Scored};
 pub use folds::CvSplit;
@@ -98,6 +100,10 @@ pub struct PruneParams {
     /// against the full list, where it is not [`Self::harm_price_s`] ([`SearchGuard::harm_price_s`];
     /// default none).
     pub fp32_guard_price_s: Option<f64>,
+    /// Strict-fp32 GEMMs the tree leaves to the full list go without the template configs
+    /// offered on at least this many strict-fp32 training GEMMs and never within
+    /// [`Self::harm`] of the best choice of any ([`NeverNear`]; default none: the full list).
+    pub fp32_drop_never_near: Option<usize>,
     /// Folds of the cross-validation (default 5).
     pub folds: usize,
     /// Times the cross-validation is run, each over another split into folds, its figures the
@@ -136,6 +142,7 @@ impl Default for PruneParams {
             fp32_full_list_above: None,
             fp32_guard_list: false,
             fp32_guard_price_s: None,
+            fp32_drop_never_near: None,
             folds: 5,
             cv_repeats: 1,
             cv_split: CvSplit::Gemm,
@@ -189,6 +196,12 @@ impl PruneParams {
             .is_some_and(|p| !p.is_finite() || p < 0.0)
         {
             return bad("--fp32-guard-price must be a finite number of seconds, 0 or more");
+        }
+        if self.fp32_drop_never_near == Some(0) {
+            return bad("--fp32-drop-never-near SEEN: a config must have been offered on at least 1 GEMM to be judged");
+        }
+        if self.fp32_drop_never_near.is_some() && !self.full_list {
+            return bad("--fp32-drop-never-near trims the full list, which --no-full-list forbids: give one of them");
         }
         if self.min_leaf == 0
             || self.folds < 2
@@ -272,6 +285,10 @@ pub struct PruneModel {
     /// `--fp32-guard-price`: the harm price that list was weighed at (none: the tree's).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fp32_guard_price_s: Option<f64>,
+    /// `--fp32-drop-never-near`: how often a config must have been offered to strict-fp32
+    /// training GEMMs to be dropped from their full lists ([`NeverNear`]; none: not trimmed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fp32_drop_never_near: Option<usize>,
     /// Training GEMMs.
     pub gemms: usize,
     /// Cross-validation, side by side with the fixed rules.
@@ -344,6 +361,10 @@ pub fn train(
             learned_list: params.fp32_guard_list,
             harm_price_s: params.fp32_guard_price_s,
         }),
+        drop: params.fp32_drop_never_near.map(|min_seen| NeverNear {
+            min_seen,
+            bound: params.harm,
+        }),
     };
     let all: Vec<&Sample> = data.samples.iter().collect();
     // The tree and the cross-validation's trees grow side by side, each as it would alone.
@@ -394,6 +415,7 @@ pub fn train(
         fp32_full_list_above: params.fp32_full_list_above,
         fp32_guard_list: params.fp32_guard_list,
         fp32_guard_price_s: params.fp32_guard_price_s,
+        fp32_drop_never_near: params.fp32_drop_never_near,
         gemms: data.samples.len(),
         cross_validation: cross_validation.all,
         cv_repeats: params.cv_repeats,
@@ -512,10 +534,14 @@ fn prices(model: &PruneModel) -> String {
     let pricing = (model.prices == Pricing::OnePtxas)
         .then(|| ", kept lists priced as with one ptxas (`--prices one-ptxas`)".to_string());
     let guard = guard_words(model).map(|g| format!(", {g}"));
+    let drop = model.fp32_drop_never_near.map(|seen| {
+        format!(", fp32 GEMMs without TF32 left to the full list go without the configs offered on at least {seen} of their training GEMMs and never within the harm bound of the best (`--fp32-drop-never-near`)")
+    });
     flat.into_iter()
         .chain(ops)
         .chain(pricing)
         .chain(guard)
+        .chain(drop)
         .collect()
 }
 
@@ -584,6 +610,8 @@ fn is_gemm_split(s: &CvSplit) -> bool {
 
 #[cfg(test)]
 mod data_tests;
+#[cfg(test)]
+mod drop_tests;
 #[cfg(test)]
 mod guard_tests;
 #[cfg(test)]

@@ -19,6 +19,13 @@ pub enum Policy {
     },
     /// Unsure: Inductor's full list (default max-autotune).
     Default,
+    /// Unsure, but not about everything: Inductor's full list without these template choices,
+    /// matched by their own names as Inductor offers them to the GEMM (configs that never came
+    /// near the best on the training GEMMs this leaf's region holds: [`super::drop`]).
+    Drop {
+        /// Choice names (`python/ah_inductor/naming.py`).
+        choices: Vec<String>,
+    },
 }
 
 /// What a policy costs and yields on one GEMM.
@@ -43,6 +50,7 @@ impl Policy {
 enum Scorer {
     Default,
     Kept(Vec<u64>),
+    Dropped(Vec<u64>),
 }
 
 impl Scorer {
@@ -50,7 +58,8 @@ impl Scorer {
         match p {
             Policy::Default => Scorer::Default,
             Policy::Extern => Scorer::Kept(Vec::new()),
-            Policy::Keep { choices } => Scorer::Kept(choices.iter().map(|n| name_key(n)).collect()),
+            Policy::Keep { choices } => Scorer::Kept(keys(choices)),
+            Policy::Drop { choices } => Scorer::Dropped(keys(choices)),
         }
     }
 
@@ -64,8 +73,19 @@ impl Scorer {
                 let kept: Vec<usize> = keys.iter().filter_map(|&k| s.offered(k)).collect();
                 kept_outcome(s, &kept)
             }
+            Scorer::Dropped(keys) => {
+                let kept: Vec<usize> = (s.choices().iter().enumerate())
+                    .filter(|(_, c)| !c.is_extern() && !keys.contains(&c.key()))
+                    .map(|(i, _)| i)
+                    .collect();
+                kept_outcome(s, &kept)
+            }
         }
     }
+}
+
+fn keys(names: &[String]) -> Vec<u64> {
+    names.iter().map(|n| name_key(n)).collect()
 }
 
 /// What `s` costs and yields when a pruned list leaves it the one cuBLAS choice and the

@@ -235,6 +235,7 @@ fn alignment_first_makes_the_root_split_on_cublas_alignment() {
             first_split: Some(Test::cublas_aligned()),
             k_ratio: false,
             guard: None,
+            drop: None,
         }
         .grow(&refs)
     };

@@ -119,6 +119,7 @@ fn cross_validation_reports_each_ops_and_each_logs_results() {
         first_split: None,
         k_ratio: false,
         guard: None,
+        drop: None,
     };
     let cv = eval::cross_validate(&samples, &growth, (CvSplit::Gemm, 3), 10, 2, &|_| {});
     for (groups, names) in [

@@ -35,6 +35,7 @@ fn growth<'a>(f: &'a [String], cat: &'a [String], min_leaf: usize, max_depth: us
         first_split: None,
         k_ratio: false,
         guard: None,
+        drop: None,
     }
 }
 
@@ -345,6 +346,7 @@ fn generated_python_decides_like_the_model() {
             Policy::Extern => serde_json::json!(["extern", []]),
             Policy::Default => serde_json::json!(["default", []]),
             Policy::Keep { choices } => serde_json::json!(["keep", choices]),
+            Policy::Drop { choices } => serde_json::json!(["drop", choices]),
         };
         cases.push_str(&serde_json::json!({"f": f, "expected": expected}).to_string());
         cases.push('\n');
@@ -426,6 +428,7 @@ fn shipped_command(line: &str) -> (Vec<String>, PruneParams) {
             "--fp32-full-list-above" => p.fp32_full_list_above = Some(value().parse().unwrap()),
             "--fp32-guard-list" => p.fp32_guard_list = true,
             "--fp32-guard-price" => p.fp32_guard_price_s = Some(value().parse().unwrap()),
+            "--fp32-drop-never-near" => p.fp32_drop_never_near = Some(value().parse().unwrap()),
             "--prices" => {
                 p.pricing = match value().as_str() {
                     "logged" => Pricing::Logged,
@@ -517,6 +520,7 @@ fn the_shipped_rust_module_decides_like_the_model() {
             (Policy::Extern, shipped::Policy::Extern) => true,
             (Policy::Default, shipped::Policy::Default) => true,
             (Policy::Keep { choices }, shipped::Policy::Keep(names)) => choices == names,
+            (Policy::Drop { choices }, shipped::Policy::Drop(names)) => choices == names,
             _ => false,
         };
         assert!(same, "{g:?}");

@@ -1,0 +1,128 @@
+//! A pass on the tree's full-list leaves (`ah-prune --fp32-drop-never-near`): fp32 GEMMs
+//! without TF32 that a leaf leaves to Inductor's full list get that list without the template
+//! configs that never came near the best on the training GEMMs of their kind.
+//!
+//! Why: in strict fp32 the full list is where autotuning time goes. Triton compiles fp32
+//! configs slowly, and the slowest of them (5.5-7.5 s each on the H100) set the precompile
+//! phase's wall; on blind set 40 the full lists of 12 strict-fp32 GEMMs cost 103 of the
+//! handler's 122 s (docs/results.md). Of the 198 configs the logs offered strict-fp32 GEMMs, 27
+//! never benchmarked within 3 % of the best choice of any of them, and none of them came that
+//! near on the 143 blind strict-fp32 GEMMs of the pooled held-out sets (`scripts/never_near.py`).
+//! Leaving a config out that never wins changes no pick Inductor makes, only what it compiles.
+//! A config is dropped only when the logs offered it often ([`NeverNear::min_seen`]): a rarely
+//! offered one has not been tried enough to be judged.
+
+use std::collections::BTreeMap;
+
+use super::data::Sample;
+use super::guard::{implied, SearchGuard};
+use super::policy::Policy;
+use super::tree::Node;
+
+/// Template configs offered on at least [`Self::min_seen`] strict-fp32 training GEMMs and
+/// never benchmarked within [`Self::bound`] of the best choice of any of them.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct NeverNear {
+    /// Fewest strict-fp32 GEMMs a config must have been offered on to be dropped.
+    pub min_seen: usize,
+    /// How near the best a config's benchmark must come, once, to be kept (0.03: 3 %).
+    pub bound: f64,
+}
+
+impl NeverNear {
+    /// The configs to drop, learned on the strict-fp32 GEMMs of `samples`, sorted by name.
+    pub fn learn(&self, samples: &[&Sample], features: &[String]) -> Vec<String> {
+        let fp32 = SearchGuard::fp32_without_tf32();
+        // Per config: GEMMs offered on, and whether it ever came near the best.
+        let mut seen: BTreeMap<&str, (usize, bool)> = BTreeMap::new();
+        for s in samples
+            .iter()
+            .filter(|s| fp32.eval(s, features) == Some(true))
+        {
+            let finite = || s.choices().iter().filter(|c| c.bench_ms.is_finite());
+            let Some(best) = finite().map(|c| c.bench_ms).reduce(f64::min) else {
+                continue;
+            };
+            for c in s.choices().iter().filter(|c| !c.is_extern()) {
+                let e = seen.entry(c.name.as_str()).or_insert((0, false));
+                e.0 += 1;
+                e.1 |= c.bench_ms <= (1.0 + self.bound) * best;
+            }
+        }
+        seen.into_iter()
+            .filter(|&(_, (n, near))| n >= self.min_seen && !near)
+            .map(|(name, _)| name.to_string())
+            .collect()
+    }
+
+    /// `tree` with each full-list leaf that strict-fp32 GEMMs can reach split in two: those
+    /// GEMMs get the full list without `drop`, the rest the full list. `samples` are the GEMMs
+    /// the tree grew on; the new leaves count theirs. Nothing changes when `drop` is empty.
+    pub fn apply(
+        &self,
+        tree: Node,
+        samples: &[&Sample],
+        features: &[String],
+        drop: &[String],
+    ) -> Node {
+        if drop.is_empty() {
+            return tree;
+        }
+        let policy = Policy::Drop {
+            choices: drop.to_vec(),
+        };
+        split_full_lists(tree, samples, features, None, &policy)
+    }
+}
+
+/// `fp32`: whether the path to `node` says its GEMMs are fp32 without TF32 (`None`: it does
+/// not say).
+fn split_full_lists(
+    node: Node,
+    samples: &[&Sample],
+    features: &[String],
+    fp32: Option<bool>,
+    policy: &Policy,
+) -> Node {
+    match node {
+        Node::Split { test, yes, no } => {
+            let (on_yes, on_no): (Vec<&Sample>, Vec<&Sample>) = samples
+                .iter()
+                .partition(|s| test.eval(s, features) == Some(true));
+            let (f_yes, f_no) = implied(&test, fp32);
+            Node::Split {
+                yes: Box::new(split_full_lists(*yes, &on_yes, features, f_yes, policy)),
+                no: Box::new(split_full_lists(*no, &on_no, features, f_no, policy)),
+                test,
+            }
+        }
+        Node::Leaf {
+            policy: Policy::Default,
+            samples: n,
+        } => match fp32 {
+            Some(false) => Node::Leaf {
+                policy: Policy::Default,
+                samples: n,
+            },
+            Some(true) => Node::Leaf {
+                policy: policy.clone(),
+                samples: n,
+            },
+            None => {
+                let test = SearchGuard::fp32_without_tf32();
+                let yes = samples
+                    .iter()
+                    .filter(|s| test.eval(s, features) == Some(true))
+                    .count();
+                let leaf =
+                    |policy: Policy, samples: usize| Box::new(Node::Leaf { policy, samples });
+                Node::Split {
+                    test,
+                    yes: leaf(policy.clone(), yes),
+                    no: leaf(Policy::Default, samples.len() - yes),
+                }
+            }
+        },
+        leaf => leaf,
+    }
+}
