@@ -87,6 +87,14 @@ class Verdict(unittest.TestCase):
             r = check.judge(("default", ()), kept, ranked=ranked, offered=OFFERED + extras)
             self.assertFalse(r["ok"], kept)
 
+    def test_a_trimmed_full_list_is_judged_as_the_whole_list(self):
+        drop = ("drop", (ID_A,))
+        r = check.judge(drop, OFFERED, ranked=None, offered=OFFERED, benchmarked=4)
+        self.assertTrue(r["ok"], r)
+        self.assertEqual((r["handler"], r["effective"]), ("drop", "default"))
+        self.assertIn("trimmed", r["verdict"])
+        self.assertFalse(check.judge(drop, ["extern_mm"], ranked=["extern_mm"], offered=OFFERED)["ok"])
+
     def test_no_autotuning_call(self):
         r = check.judge(("extern", ()), None)
         self.assertFalse(r["ok"])
