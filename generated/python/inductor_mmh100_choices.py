@@ -957,28 +957,30 @@ class Runtime:
         return kept
 
     def _keep(self, result, names, f):
-        try:
+        def kept_if():
             aten = one_aten([c.template.uid for c in result], f)
-            kept = [c for c in result if c.template.uid == aten or config_name(ktc_name(c)) in names]
-        except Exception as e:  # noqa: BLE001
-            self._error("naming the choices", e)
-            return result
-        if not kept:
-            self.count("empty")
-            return result
-        self.count("keep")
-        return kept
+            return lambda c: c.template.uid == aten or config_name(ktc_name(c)) in names
+        return self._narrow(result, "keep", kept_if)
 
     def _drop(self, result, names):
+        def kept_if():
+            return lambda c: is_aten(c.template.uid) or config_name(ktc_name(c)) not in names
+        return self._narrow(result, "drop", kept_if)
+
+    def _narrow(self, result, kind, kept_if):
+        """Inductor's `result` narrowed to the choices the test `kept_if()` makes keeps, counted
+        as `kind`; `result` itself (counted as an error, or as "empty") where naming the choices
+        fails or nothing would be left."""
         try:
-            kept = [c for c in result if is_aten(c.template.uid) or config_name(ktc_name(c)) not in names]
+            keeps = kept_if()
+            kept = [c for c in result if keeps(c)]
         except Exception as e:  # noqa: BLE001
             self._error("naming the choices", e)
             return result
         if not kept:
             self.count("empty")
             return result
-        self.count("drop")
+        self.count(kind)
         return kept
 
     # -- wrapping handlers ---------------------------------------------------------------------

@@ -15,7 +15,7 @@
 use std::collections::BTreeMap;
 
 use super::data::Sample;
-use super::guard::{implied, SearchGuard};
+use super::guard::{map_leaves, SearchGuard};
 use super::policy::Policy;
 use super::tree::Node;
 
@@ -68,61 +68,50 @@ impl NeverNear {
         if drop.is_empty() {
             return tree;
         }
-        let policy = Policy::Drop {
+        let trimmed = Policy::Drop {
             choices: drop.to_vec(),
         };
-        split_full_lists(tree, samples, features, None, &policy)
+        map_leaves(
+            tree,
+            samples,
+            features,
+            None,
+            &|leaf, samples, fp32| match leaf {
+                Node::Leaf {
+                    policy: Policy::Default,
+                    samples: n,
+                } => split_full_list(n, samples, features, fp32, &trimmed),
+                leaf => leaf,
+            },
+        )
     }
 }
 
-/// `fp32`: whether the path to `node` says its GEMMs are fp32 without TF32 (`None`: it does
-/// not say).
-fn split_full_lists(
-    node: Node,
+/// A full-list leaf of `n` training GEMMs (`samples`) with strict-fp32 GEMMs given `trimmed`
+/// instead; `fp32`: whether the path to it says they are fp32 without TF32 (`None`: it does
+/// not say, and the leaf is split on it).
+fn split_full_list(
+    n: usize,
     samples: &[&Sample],
     features: &[String],
     fp32: Option<bool>,
-    policy: &Policy,
+    trimmed: &Policy,
 ) -> Node {
-    match node {
-        Node::Split { test, yes, no } => {
-            let (on_yes, on_no): (Vec<&Sample>, Vec<&Sample>) = samples
+    let leaf = |policy: Policy, samples: usize| Node::Leaf { policy, samples };
+    match fp32 {
+        Some(false) => leaf(Policy::Default, n),
+        Some(true) => leaf(trimmed.clone(), n),
+        None => {
+            let test = SearchGuard::fp32_without_tf32();
+            let yes = samples
                 .iter()
-                .partition(|s| test.eval(s, features) == Some(true));
-            let (f_yes, f_no) = implied(&test, fp32);
+                .filter(|s| test.eval(s, features) == Some(true))
+                .count();
             Node::Split {
-                yes: Box::new(split_full_lists(*yes, &on_yes, features, f_yes, policy)),
-                no: Box::new(split_full_lists(*no, &on_no, features, f_no, policy)),
                 test,
+                yes: Box::new(leaf(trimmed.clone(), yes)),
+                no: Box::new(leaf(Policy::Default, samples.len() - yes)),
             }
         }
-        Node::Leaf {
-            policy: Policy::Default,
-            samples: n,
-        } => match fp32 {
-            Some(false) => Node::Leaf {
-                policy: Policy::Default,
-                samples: n,
-            },
-            Some(true) => Node::Leaf {
-                policy: policy.clone(),
-                samples: n,
-            },
-            None => {
-                let test = SearchGuard::fp32_without_tf32();
-                let yes = samples
-                    .iter()
-                    .filter(|s| test.eval(s, features) == Some(true))
-                    .count();
-                let leaf =
-                    |policy: Policy, samples: usize| Box::new(Node::Leaf { policy, samples });
-                Node::Split {
-                    test,
-                    yes: leaf(policy.clone(), yes),
-                    no: leaf(Policy::Default, samples.len() - yes),
-                }
-            }
-        },
-        leaf => leaf,
     }
 }

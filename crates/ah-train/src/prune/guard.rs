@@ -102,37 +102,19 @@ impl SearchGuard {
         features: &[String],
         policy: &Policy,
     ) -> Node {
-        self.guard(tree, samples, features, None, policy)
-    }
-
-    /// `guarded`: whether the path to `node` says its GEMMs are fp32 without TF32 (`None`:
-    /// it does not say).
-    fn guard(
-        &self,
-        node: Node,
-        samples: &[&Sample],
-        features: &[String],
-        guarded: Option<bool>,
-        policy: &Policy,
-    ) -> Node {
-        match node {
-            Node::Split { test, yes, no } => {
-                let (on_yes, on_no): (Vec<&Sample>, Vec<&Sample>) = samples
-                    .iter()
-                    .partition(|s| test.eval(s, features) == Some(true));
-                let (g_yes, g_no) = implied(&test, guarded);
-                Node::Split {
-                    yes: Box::new(self.guard(*yes, &on_yes, features, g_yes, policy)),
-                    no: Box::new(self.guard(*no, &on_no, features, g_no, policy)),
-                    test,
-                }
-            }
-            Node::Leaf {
-                policy: Policy::Extern,
-                ..
-            } if guarded != Some(false) => self.split_leaf(samples, features, guarded, policy),
-            leaf => leaf,
-        }
+        map_leaves(
+            tree,
+            samples,
+            features,
+            None,
+            &|leaf, samples, guarded| match leaf {
+                Node::Leaf {
+                    policy: Policy::Extern,
+                    ..
+                } if guarded != Some(false) => self.split_leaf(samples, features, guarded, policy),
+                leaf => leaf,
+            },
+        )
     }
 
     fn split_leaf(
@@ -167,8 +149,34 @@ impl SearchGuard {
     }
 }
 
+/// `node` with each leaf replaced by what `f` makes of it, given the training GEMMs that reach
+/// it and whether the path to it says they are fp32 without TF32 (`None`: it does not say;
+/// `fp32` says it for `node`).
+pub(super) fn map_leaves(
+    node: Node,
+    samples: &[&Sample],
+    features: &[String],
+    fp32: Option<bool>,
+    f: &dyn Fn(Node, &[&Sample], Option<bool>) -> Node,
+) -> Node {
+    match node {
+        Node::Split { test, yes, no } => {
+            let (on_yes, on_no): (Vec<&Sample>, Vec<&Sample>) = samples
+                .iter()
+                .partition(|s| test.eval(s, features) == Some(true));
+            let (f_yes, f_no) = implied(&test, fp32);
+            Node::Split {
+                yes: Box::new(map_leaves(*yes, &on_yes, features, f_yes, f)),
+                no: Box::new(map_leaves(*no, &on_no, features, f_no, f)),
+                test,
+            }
+        }
+        leaf => f(leaf, samples, fp32),
+    }
+}
+
 /// What each side of `test` says about guarded GEMMs, given what the path to it says.
-pub(super) fn implied(test: &Test, guarded: Option<bool>) -> (Option<bool>, Option<bool>) {
+fn implied(test: &Test, guarded: Option<bool>) -> (Option<bool>, Option<bool>) {
     let Test::Eq { feature, value } = test else {
         return (guarded, guarded);
     };

@@ -155,6 +155,36 @@ impl Default for PruneParams {
 }
 
 impl PruneParams {
+    /// How the tree grows under these parameters, on GEMMs of these features (header order)
+    /// of which `categorical` are categorical.
+    pub fn growth<'a>(&self, features: &'a [String], categorical: &'a [String]) -> Growth<'a> {
+        Growth {
+            features,
+            categorical,
+            weighing: self.weighing(),
+            min_leaf: self.min_leaf,
+            max_depth: self.max_depth,
+            leaf_rule: LeafRule {
+                min_support: self.min_support,
+                min_extern_support: self.min_extern_support,
+                full_list: self.full_list,
+                grown: self.grown_lists,
+                max_keep: self.max_keep,
+            },
+            first_split: self.alignment_first.then(Test::cublas_aligned),
+            k_ratio: self.k_ratio,
+            guard: self.fp32_full_list_above.map(|above_work| SearchGuard {
+                above_work,
+                learned_list: self.fp32_guard_list,
+                harm_price_s: self.fp32_guard_price_s,
+            }),
+            drop: self.fp32_drop_never_near.map(|min_seen| NeverNear {
+                min_seen,
+                bound: self.harm,
+            }),
+        }
+    }
+
     /// Refuses parameters that cannot train.
     pub fn check(&self) -> Result<(), PruneError> {
         let bad = |m: &str| Err(PruneError::Params(m.to_string()));
@@ -341,31 +371,7 @@ pub fn train(
     let data = load_for_training(logs, params)?;
     let meta = &data.metadata;
     let categorical = meta.categorical_features.clone();
-    let growth = Growth {
-        features: &data.features,
-        categorical: &categorical,
-        weighing: params.weighing(),
-        min_leaf: params.min_leaf,
-        max_depth: params.max_depth,
-        leaf_rule: LeafRule {
-            min_support: params.min_support,
-            min_extern_support: params.min_extern_support,
-            full_list: params.full_list,
-            grown: params.grown_lists,
-            max_keep: params.max_keep,
-        },
-        first_split: params.alignment_first.then(Test::cublas_aligned),
-        k_ratio: params.k_ratio,
-        guard: params.fp32_full_list_above.map(|above_work| SearchGuard {
-            above_work,
-            learned_list: params.fp32_guard_list,
-            harm_price_s: params.fp32_guard_price_s,
-        }),
-        drop: params.fp32_drop_never_near.map(|min_seen| NeverNear {
-            min_seen,
-            bound: params.harm,
-        }),
-    };
+    let growth = params.growth(&data.features, &categorical);
     let all: Vec<&Sample> = data.samples.iter().collect();
     // The tree and the cross-validation's trees grow side by side, each as it would alone.
     let (tree, cross_validation) = rayon::join(
