@@ -149,6 +149,10 @@ impl SearchGuard {
     }
 }
 
+/// What [`map_leaves`] makes of a leaf, given the training GEMMs that reach it and whether the
+/// path to it says they are fp32 without TF32.
+pub(super) type LeafMap<'a> = dyn Fn(Node, &[&Sample], Option<bool>) -> Node + 'a;
+
 /// `node` with each leaf replaced by what `f` makes of it, given the training GEMMs that reach
 /// it and whether the path to it says they are fp32 without TF32 (`None`: it does not say;
 /// `fp32` says it for `node`).
@@ -157,7 +161,7 @@ pub(super) fn map_leaves(
     samples: &[&Sample],
     features: &[String],
     fp32: Option<bool>,
-    f: &dyn Fn(Node, &[&Sample], Option<bool>) -> Node,
+    f: &LeafMap,
 ) -> Node {
     match node {
         Node::Split { test, yes, no } => {
