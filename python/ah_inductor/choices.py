@@ -369,8 +369,8 @@ class Runtime:
     def decisions(self):
         """The decisions since the last `reset_stats()`, oldest first (at most DECISION_LOG):
         each the features the heuristic saw, as Inductor handed it the GEMM (after its own
-        rewrites, e.g. pad_mm's padding), plus `decision` (extern, keep or default) and `kept`
-        (how many template configs a keep named)."""
+        rewrites, e.g. pad_mm's padding), plus `decision` (extern, keep, default or drop) and
+        `kept` (how many template configs a keep named, or a drop left out)."""
         with self._lock:
             return [dict(d) for d in self._decisions]
 

@@ -29,7 +29,8 @@ pub struct RuleResult {
     pub harmful: f64,
     /// The worst pick's truth over the faster of the two.
     pub worst: f64,
-    /// GEMMs decided (not the full list; the mean over repeats).
+    /// GEMMs decided (not left to the whole full list: a trimmed one, [`Policy::Drop`], counts;
+    /// the mean over repeats).
     pub decided: f64,
 }
 
