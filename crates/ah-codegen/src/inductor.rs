@@ -148,6 +148,7 @@ fn quantity(q: Quantity) -> String {
         Quantity::Align(n) => format!("_align({})", f(n)),
         Quantity::LeadAlign => "_lead_align(f)".into(),
         Quantity::KRatio => format!("{} / max({}, {}, 1)", f("k"), f("m"), f("n")),
+        Quantity::MinSide => format!("min({}, {}, {})", f("m"), f("k"), f("n")),
         Quantity::Work => format!("{} * {} * {} * {}", f("batch"), f("m"), f("k"), f("n")),
     }
 }

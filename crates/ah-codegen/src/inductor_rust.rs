@@ -238,6 +238,12 @@ fn quantity(q: Quantity) -> Result<String, String> {
             integer("m")?,
             integer("n")?
         ),
+        Quantity::MinSide => format!(
+            "{}.min({}).min({}) as f64",
+            integer("m")?,
+            integer("k")?,
+            integer("n")?
+        ),
         Quantity::Work => format!(
             "({} as f64) * ({} as f64) * ({} as f64) * ({} as f64)",
             integer("batch")?,
@@ -416,6 +422,19 @@ mod tests {
         assert!(render_module(&model(le), "").is_err());
         let eq = json!({"node": "split", "test": {"kind": "eq", "feature": "m", "value": 1}, "yes": leaf, "no": leaf});
         assert!(render_module(&model(eq), "").is_err());
+    }
+
+    #[test]
+    fn the_narrowest_side_is_the_integer_minimum() {
+        let leaf = json!({"node": "leaf", "policy": {"kind": "extern"}, "samples": 1});
+        let tree = json!({"node": "split",
+            "test": {"kind": "le", "quantity": {"kind": "min_side"}, "threshold": 64.5},
+            "yes": leaf, "no": {"node": "leaf", "policy": {"kind": "default"}, "samples": 1}});
+        let code = render_module(&model(tree), "").unwrap();
+        assert!(
+            code.contains("if g.m.min(g.k).min(g.n) as f64 <= 64.5 {"),
+            "{code}"
+        );
     }
 
     #[test]

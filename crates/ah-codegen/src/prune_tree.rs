@@ -21,6 +21,8 @@ pub enum Quantity<'a> {
     LeadAlign,
     /// `k` over the larger of `m` and `n` ([`k_ratio`]).
     KRatio,
+    /// The GEMM's narrowest side, the smallest of `m`, `k` and `n` ([`min_side`]).
+    MinSide,
     /// The multiply-adds of the GEMM, `batch * m * k * n`, as a float (exact below 2^53, far
     /// above any threshold a guard sets, so the generated Python's integer product and the
     /// Rust module's float product agree with the trainer).
@@ -88,6 +90,12 @@ pub fn lead_align(mat1: [i64; 2], mat2: [i64; 2], n: i64, bytes: i64) -> i64 {
 /// every threshold.
 pub fn k_ratio(m: i64, k: i64, n: i64) -> f64 {
     k as f64 / m.max(n).max(1) as f64
+}
+
+/// The narrowest side of a GEMM: the smallest of `m`, `k` and `n`, as a float (exact below
+/// 2^53, so the generated Python's and Rust's integer minimum agree with the trainer).
+pub fn min_side(m: i64, k: i64, n: i64) -> f64 {
+    m.min(k).min(n) as f64
 }
 
 /// A split's test.
@@ -172,6 +180,7 @@ fn quantity(q: &Json) -> Result<Quantity<'_>, String> {
         Some("align") => Quantity::Align(name(q, "name")?),
         Some("lead_align") => Quantity::LeadAlign,
         Some("k_ratio") => Quantity::KRatio,
+        Some("min_side") => Quantity::MinSide,
         Some("work") => Quantity::Work,
         _ => return Err(format!("unknown quantity {}", clip(q))),
     })

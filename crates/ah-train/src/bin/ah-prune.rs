@@ -120,6 +120,11 @@ struct Cli {
     /// tokens), where fp32 cuBLAS without TF32 loses most (docs/inductor.md)
     #[arg(long)]
     k_ratio: bool,
+    /// The tree may also split on a GEMM's narrowest side, the smallest of m, k and n: what
+    /// tells an MoE router, a LoRA adapter or a small head (a side of 4-64 over many tokens)
+    /// from an ordinary linear (docs/inductor.md)
+    #[arg(long)]
+    min_side: bool,
     /// fp32 GEMMs without TF32 of more than MACS multiply-adds (batch*m*k*n) are never decided
     /// cuBLAS only: where the tree would, they keep Inductor's full list. Without TF32, cuBLAS
     /// and Triton's fp32 templates race on even terms, and held-out GEMMs of this kind missed
@@ -212,6 +217,7 @@ fn params(cli: &Cli) -> anyhow::Result<PruneParams> {
         grown_lists: !cli.no_grown_lists,
         alignment_first: cli.alignment_first,
         k_ratio: cli.k_ratio,
+        min_side: cli.min_side,
         fp32_full_list_above: cli.fp32_full_list_above,
         fp32_guard_list: cli.fp32_guard_list,
         fp32_guard_price_s: cli.fp32_guard_price,

@@ -32,6 +32,8 @@ pub struct Growth<'a> {
     pub first_split: Option<Test>,
     /// Whether splits may test [`Quantity::KRatio`].
     pub k_ratio: bool,
+    /// Whether splits may test [`Quantity::MinSide`].
+    pub min_side: bool,
     /// Where cuBLAS only is not trusted: the grown tree's cuBLAS-only leaves leave those GEMMs
     /// to the full list or a list learned for them ([`SearchGuard::apply`]).
     pub guard: Option<SearchGuard>,
@@ -140,7 +142,7 @@ impl Growth<'_> {
             .cloned()
             .collect();
         let mut tests = Vec::new();
-        for quantity in Quantity::all(self.features, &numeric, self.k_ratio) {
+        for quantity in Quantity::all(self.features, &numeric, self.k_ratio, self.min_side) {
             let mut v: Vec<f64> = samples
                 .iter()
                 .filter_map(|s| quantity.eval(s, self.features))

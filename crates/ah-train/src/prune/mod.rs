@@ -89,6 +89,10 @@ pub struct PruneParams {
     /// ([`tree::Quantity::KRatio`]; default false, which the shipped handler was trained
     /// without).
     pub k_ratio: bool,
+    /// Whether the tree may split on a GEMM's narrowest side, the smallest of `m`, `k` and `n`
+    /// ([`tree::Quantity::MinSide`]; default false, which the shipped handler was trained
+    /// without).
+    pub min_side: bool,
     /// fp32 GEMMs without TF32 of more than this many multiply-adds (`batch * m * k * n`) are
     /// never decided cuBLAS only: where a leaf would, they keep the full list
     /// ([`SearchGuard`]; default none; the shipped handler is trained with 1e9).
@@ -139,6 +143,7 @@ impl Default for PruneParams {
             grown_lists: true,
             alignment_first: false,
             k_ratio: false,
+            min_side: false,
             fp32_full_list_above: None,
             fp32_guard_list: false,
             fp32_guard_price_s: None,
@@ -173,6 +178,7 @@ impl PruneParams {
             },
             first_split: self.alignment_first.then(Test::cublas_aligned),
             k_ratio: self.k_ratio,
+            min_side: self.min_side,
             guard: self.fp32_full_list_above.map(|above_work| SearchGuard {
                 above_work,
                 learned_list: self.fp32_guard_list,

@@ -3,7 +3,7 @@
 //! handler computing the same values.
 
 use super::data::{Choice, Sample};
-use super::tree::{k_ratio, lead_align, Quantity, Test};
+use super::tree::{k_ratio, lead_align, min_side, Quantity, Test};
 use ah_core::Value;
 use serde_json::Value as Json;
 
@@ -64,9 +64,11 @@ fn a_tree_reads_it_from_the_logged_features() {
 fn the_tree_may_split_on_it_only_when_the_log_has_its_features() {
     let f = features();
     let numeric: Vec<String> = f.iter().filter(|n| *n != "mat1_dtype").cloned().collect();
-    assert!(Quantity::all(&f, &numeric, false).contains(&Quantity::LeadAlign));
+    assert!(Quantity::all(&f, &numeric, false, false).contains(&Quantity::LeadAlign));
     let without_dtype = &f[..1];
-    assert!(!Quantity::all(without_dtype, &numeric[..1], false).contains(&Quantity::LeadAlign));
+    assert!(
+        !Quantity::all(without_dtype, &numeric[..1], false, false).contains(&Quantity::LeadAlign)
+    );
 }
 
 /// Checks that the handler generated for a chain of `quantity <= threshold` splits sends each
@@ -157,9 +159,9 @@ fn the_contraction_ratio_is_k_over_the_larger_output_side() {
 fn a_tree_may_split_on_the_ratio_when_asked_and_the_log_has_m_k_and_n() {
     let names = |v: &[&str]| v.iter().map(|n| n.to_string()).collect::<Vec<_>>();
     let f = names(&["m", "k", "n"]);
-    assert!(Quantity::all(&f, &f, true).contains(&Quantity::KRatio));
+    assert!(Quantity::all(&f, &f, true, false).contains(&Quantity::KRatio));
     // Only when asked for (`ah-prune --k-ratio`): the shipped handler was trained without it.
-    assert!(!Quantity::all(&f, &f, false).contains(&Quantity::KRatio));
+    assert!(!Quantity::all(&f, &f, false, false).contains(&Quantity::KRatio));
     let s = Sample::new(
         vec![Value::Int(96), Value::Int(6161), Value::Int(24)],
         vec![Choice::new("extern_mm".into(), 1.0, 0.0)],
@@ -169,7 +171,7 @@ fn a_tree_may_split_on_the_ratio_when_asked_and_the_log_has_m_k_and_n() {
     );
     assert_eq!(Quantity::KRatio.eval(&s, &f), Some(6161.0 / 96.0));
     let without_k = names(&["m", "n"]);
-    assert!(!Quantity::all(&without_k, &without_k, true).contains(&Quantity::KRatio));
+    assert!(!Quantity::all(&without_k, &without_k, true, true).contains(&Quantity::KRatio));
 }
 
 /// The generated handler's `k / max(m, n, 1)` sends every GEMM of a grid to the leaf the
@@ -199,6 +201,53 @@ fn the_generated_handler_computes_the_same_ratio() {
     })
     .collect();
     generated_handler_agrees(Quantity::KRatio, &[0.5, 1.0, 6161.0 / 96.0, 4096.0], &cases);
+}
+
+#[test]
+fn the_narrowest_side_is_the_smallest_of_m_k_and_n_and_split_on_only_when_asked() {
+    // A router's forward over 32768 tokens into 64 experts; a LoRA B weight gradient of rank 4.
+    assert_eq!(min_side(32768, 8192, 64), 64.0);
+    assert_eq!(min_side(12288, 4096, 4), 4.0);
+    let names = |v: &[&str]| v.iter().map(|n| n.to_string()).collect::<Vec<_>>();
+    let f = names(&["m", "k", "n"]);
+    assert!(Quantity::all(&f, &f, false, true).contains(&Quantity::MinSide));
+    // Only when asked for (`ah-prune --min-side`), and only with m, k and n logged.
+    assert!(!Quantity::all(&f, &f, false, false).contains(&Quantity::MinSide));
+    let without_k = names(&["m", "n"]);
+    assert!(!Quantity::all(&without_k, &without_k, false, true).contains(&Quantity::MinSide));
+    let s = Sample::new(
+        vec![Value::Int(96), Value::Int(6161), Value::Int(24)],
+        vec![Choice::new("extern_mm".into(), 1.0, 0.0)],
+        1.0,
+        1.0,
+        0.0,
+    );
+    assert_eq!(Quantity::MinSide.eval(&s, &f), Some(24.0));
+}
+
+/// The generated handler's `min(m, k, n)` sends every GEMM of a grid to the leaf the trainer's
+/// value does, a GEMM exactly at a threshold included. Skips without python3.
+#[test]
+fn the_generated_handler_computes_the_same_narrowest_side() {
+    if ah_test_support::skip_without_python("the min_side parity test") {
+        return;
+    }
+    let cases: Vec<(Json, f64)> = [
+        (32768, 8192, 64),
+        (32768, 8192, 65),
+        (4, 4096, 12288),
+        (12288, 3, 4096),
+        (0, 5, 7),
+    ]
+    .into_iter()
+    .map(|(m, k, n)| {
+        (
+            serde_json::json!({"m": m, "k": k, "n": n}),
+            min_side(m, k, n),
+        )
+    })
+    .collect();
+    generated_handler_agrees(Quantity::MinSide, &[3.5, 4.0, 64.0, 64.5], &cases);
 }
 
 /// `--alignment-first`: the root splits on [`Test::cublas_aligned`] even where no split pays
@@ -234,6 +283,7 @@ fn alignment_first_makes_the_root_split_on_cublas_alignment() {
             },
             first_split: Some(Test::cublas_aligned()),
             k_ratio: false,
+            min_side: false,
             guard: None,
             drop: None,
         }

@@ -118,6 +118,7 @@ fn cross_validation_reports_each_ops_and_each_logs_results() {
         leaf_rule: rule(),
         first_split: None,
         k_ratio: false,
+        min_side: false,
         guard: None,
         drop: None,
     };

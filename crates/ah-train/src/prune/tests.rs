@@ -34,6 +34,7 @@ fn growth<'a>(f: &'a [String], cat: &'a [String], min_leaf: usize, max_depth: us
         leaf_rule: rule(1),
         first_split: None,
         k_ratio: false,
+        min_side: false,
         guard: None,
         drop: None,
     }
@@ -425,6 +426,7 @@ fn shipped_command(line: &str) -> (Vec<String>, PruneParams) {
             "--no-grown-lists" => p.grown_lists = false,
             "--alignment-first" => p.alignment_first = true,
             "--k-ratio" => p.k_ratio = true,
+            "--min-side" => p.min_side = true,
             "--fp32-full-list-above" => p.fp32_full_list_above = Some(value().parse().unwrap()),
             "--fp32-guard-list" => p.fp32_guard_list = true,
             "--fp32-guard-price" => p.fp32_guard_price_s = Some(value().parse().unwrap()),

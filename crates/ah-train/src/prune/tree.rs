@@ -52,19 +52,35 @@ pub enum Quantity {
     /// to say it.
     #[serde(rename = "k_ratio")]
     KRatio,
+    /// The GEMM's narrowest side, the smallest of `m`, `k` and `n` ([`min_side`]): what tells an
+    /// MoE router, a LoRA adapter or a small head (a side of 4-64 over thousands of tokens) from
+    /// an ordinary linear (a narrow side of 256 or more). With the adapters log in training, a
+    /// tree reading `m`, `k` and `n` apart put the older held-out sets' linears into one
+    /// 581-GEMM full-list leaf (docs/results.md, twenty-ninth session).
+    #[serde(rename = "min_side")]
+    MinSide,
     /// The GEMM's multiply-adds, `batch * m * k * n`: its size, which no split searches (a
     /// tree has `m`, `k` and the products of two), read by a [`super::guard::SearchGuard`].
     Work,
 }
 
 pub use ah_codegen::prune_tree::{
-    align, dtype_bytes, k_ratio, lead_align, ALIGN_CAP, LEAD_ALIGN_FEATURES,
+    align, dtype_bytes, k_ratio, lead_align, min_side, ALIGN_CAP, LEAD_ALIGN_FEATURES,
 };
 
 impl Quantity {
     /// The quantities the tree may split on, given the logged `features`, which of them are
-    /// `numeric`, and whether [`Quantity::KRatio`] is one (`ah-prune --k-ratio`).
-    pub fn all(features: &[String], numeric: &[String], k_ratio: bool) -> Vec<Quantity> {
+    /// `numeric`, and whether [`Quantity::KRatio`] (`ah-prune --k-ratio`) and
+    /// [`Quantity::MinSide`] (`--min-side`) are among them.
+    pub fn all(
+        features: &[String],
+        numeric: &[String],
+        k_ratio: bool,
+        min_side: bool,
+    ) -> Vec<Quantity> {
+        let has_mkn = ["m", "k", "n"]
+            .iter()
+            .all(|d| numeric.iter().any(|f| f == d));
         let mut q: Vec<Quantity> = numeric
             .iter()
             .map(|n| Quantity::Feature { name: n.clone() })
@@ -88,12 +104,11 @@ impl Quantity {
         {
             q.push(Quantity::LeadAlign);
         }
-        if k_ratio
-            && ["m", "k", "n"]
-                .iter()
-                .all(|d| numeric.iter().any(|f| f == d))
-        {
+        if k_ratio && has_mkn {
             q.push(Quantity::KRatio);
+        }
+        if min_side && has_mkn {
+            q.push(Quantity::MinSide);
         }
         q
     }
@@ -116,6 +131,7 @@ impl Quantity {
                 Some(lead_align(mat1, mat2, int("n")?, dtype_bytes(dtype)) as f64)
             }
             Quantity::KRatio => Some(k_ratio(int("m")?, int("k")?, int("n")?)),
+            Quantity::MinSide => Some(min_side(int("m")?, int("k")?, int("n")?)),
             Quantity::Work => Some(get("batch")? * get("m")? * get("k")? * get("n")?),
         }
     }
