@@ -39,8 +39,12 @@ impl NeverNear {
             .iter()
             .filter(|s| fp32.eval(s, features) == Some(true))
         {
-            let finite = || s.choices().iter().filter(|c| c.bench_ms.is_finite());
-            let Some(best) = finite().map(|c| c.bench_ms).reduce(f64::min) else {
+            let finite = s
+                .choices()
+                .iter()
+                .map(|c| c.bench_ms)
+                .filter(|ms| ms.is_finite());
+            let Some(best) = finite.reduce(f64::min) else {
                 continue;
             };
             for c in s.choices().iter().filter(|c| !c.is_extern()) {

@@ -174,6 +174,15 @@ fn a_tree_may_split_on_the_ratio_when_asked_and_the_log_has_m_k_and_n() {
     assert!(!Quantity::all(&without_k, &without_k, true, true).contains(&Quantity::KRatio));
 }
 
+/// [`generated_handler_agrees`]'s cases for a quantity of `m`, `k` and `n`: each GEMM's features
+/// and the trainer's value of it.
+fn mkn_cases(gemms: &[(i64, i64, i64)], value: fn(i64, i64, i64) -> f64) -> Vec<(Json, f64)> {
+    gemms
+        .iter()
+        .map(|&(m, k, n)| (serde_json::json!({"m": m, "k": k, "n": n}), value(m, k, n)))
+        .collect()
+}
+
 /// The generated handler's `k / max(m, n, 1)` sends every GEMM of a grid to the leaf the
 /// trainer's value does, a GEMM exactly at a threshold included (Python's true division and
 /// Rust's f64 division of the same integers round alike). Skips without python3.
@@ -182,24 +191,19 @@ fn the_generated_handler_computes_the_same_ratio() {
     if ah_test_support::skip_without_python("the k_ratio parity test") {
         return;
     }
-    let cases: Vec<(Json, f64)> = [
-        (96, 6161, 24),
-        (96, 6162, 24),
-        (64, 262144, 64),
-        (64, 262145, 64),
-        (8192, 64, 1024),
-        (0, 1, 0),
-        (3, 3, 1),
-        (1, 3, 7),
-    ]
-    .into_iter()
-    .map(|(m, k, n)| {
-        (
-            serde_json::json!({"m": m, "k": k, "n": n}),
-            k_ratio(m, k, n),
-        )
-    })
-    .collect();
+    let cases = mkn_cases(
+        &[
+            (96, 6161, 24),
+            (96, 6162, 24),
+            (64, 262144, 64),
+            (64, 262145, 64),
+            (8192, 64, 1024),
+            (0, 1, 0),
+            (3, 3, 1),
+            (1, 3, 7),
+        ],
+        k_ratio,
+    );
     generated_handler_agrees(Quantity::KRatio, &[0.5, 1.0, 6161.0 / 96.0, 4096.0], &cases);
 }
 
@@ -232,21 +236,16 @@ fn the_generated_handler_computes_the_same_narrowest_side() {
     if ah_test_support::skip_without_python("the min_side parity test") {
         return;
     }
-    let cases: Vec<(Json, f64)> = [
-        (32768, 8192, 64),
-        (32768, 8192, 65),
-        (4, 4096, 12288),
-        (12288, 3, 4096),
-        (0, 5, 7),
-    ]
-    .into_iter()
-    .map(|(m, k, n)| {
-        (
-            serde_json::json!({"m": m, "k": k, "n": n}),
-            min_side(m, k, n),
-        )
-    })
-    .collect();
+    let cases = mkn_cases(
+        &[
+            (32768, 8192, 64),
+            (32768, 8192, 65),
+            (4, 4096, 12288),
+            (12288, 3, 4096),
+            (0, 5, 7),
+        ],
+        min_side,
+    );
     generated_handler_agrees(Quantity::MinSide, &[3.5, 4.0, 64.0, 64.5], &cases);
 }
 
