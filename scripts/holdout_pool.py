@@ -81,7 +81,8 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from holdout_records import (  # noqa: E402 - the records and the bound's tallies
-    LABELS, RETIMED, SECOND, PoolError, fmt_tally, misses_table, records, shown_settings, tally, twice)
+    LABELS, RETIMED, SECOND, PoolError, fmt_tally, misses_table, records, shape_of, shown_settings, tally,
+    twice)
 from holdout_replay import (  # noqa: E402 - questions 4 and 5
     against_table, handler_decide, handler_keeps, handler_module, replay_table)
 from inductor_eval import SLOW_FLAG, geomean  # noqa: E402 - the bound has one owner
@@ -150,6 +151,19 @@ def noise_table(recs):
         gm = geomean([r["run_ms"][s] / r["run_ms"]["max_autotune"] for r in both if r["run_ms"].get(s)])
         lines.append(f"| {LABELS[s]} | {fmt_tally(tally(both, s))} | {'-' if gm is None else f'{gm:.3f}'} |")
     return "\n".join(lines)
+
+
+def failed_line(recs):
+    """The compiles that failed, by setting: the bound's tallies leave them out (no run time),
+    and a failed compile is worse than any miss."""
+    failed = {}
+    for r in recs:
+        for s in r["errors"]:
+            failed.setdefault(s, []).append(f"{shape_of(r['gemm'])} ({os.path.basename(r['source'])})")
+    if not failed:
+        return "No compile failed."
+    return "Compiles that failed (left out of the tallies): " + "; ".join(
+        f"{LABELS.get(s, s)} {len(v)}: {', '.join(v)}" for s, v in failed.items())
 
 
 def autotuning_line(recs):
@@ -234,6 +248,8 @@ def main(argv):
     print(f"{len(recs)} measured GEMMs from {len(paths)} result files. A cell: GEMMs over the "
           f"bound / GEMMs measured.\n")
     print(noise_table(recs))
+    print()
+    print(failed_line(recs))
     print()
     print(autotuning_line(recs))
     print()

@@ -50,6 +50,7 @@ def records(paths, ours="ours", probes=ADDMM_PROBES):
                     out.append(as_ours({"gemm": r["gemm"], "run_ms": run, "picked": r.get("picked", {}),
                                         "autotune_s": r.get("autotune_s", {}), "source": path,
                                         "bench_ms": r.get("bench_ms"), "twin": twin_of(r),
+                                        "errors": r.get("errors", {}),
                                         "expanded_ms": expanded_ms(r["gemm"], run, timed)}, r, ours))
         except (OSError, ValueError, KeyError, TypeError, AttributeError) as e:
             raise PoolError(f"{path}: not a result file of inductor_eval.py ({type(e).__name__}: {e})") from e
@@ -91,10 +92,10 @@ def expanded_ms(g, run, timed):
 
 def as_ours(out, r, setting):
     """`out` with setting `setting` of result record `r` (where `r` measured it) as `ours`:
-    its run time, autotuning, stats and recorded decisions."""
+    its run time, autotuning, failure, stats and recorded decisions."""
     setting = setting if setting in r.get("run_ms", {}) else "ours"
-    out["run_ms"], out["autotune_s"] = dict(out["run_ms"]), dict(out["autotune_s"])
-    for key in ("run_ms", "autotune_s"):
+    out["run_ms"], out["autotune_s"], out["errors"] = dict(out["run_ms"]), dict(out["autotune_s"]), dict(out["errors"])
+    for key in ("run_ms", "autotune_s", "errors"):
         out[key].pop("ours", None)
         if setting in r.get(key, {}):
             out[key]["ours"] = r[key][setting]

@@ -382,7 +382,8 @@ def merge(paths):
     """The GEMMs of several result files as one result, in order of first appearance. A GEMM
     (by name) in several files takes each setting's figures from the last file that measured that
     setting: a re-run of some GEMMs with a new handler (all of `none,ours,max_autotune`, so that
-    its figures are alternated in one process) replaces those settings, and the rest is kept."""
+    its figures are alternated in one process) replaces those settings, and the rest is kept (a
+    setting that failed in an earlier file and ran in a later one is no longer failed)."""
     by_name, order, skipped = {}, [], []
     for path in paths:
         try:
@@ -399,6 +400,8 @@ def merge(paths):
                 by_name[name] = {"gemm": r["gemm"]}
                 order.append(name)
             rec = by_name[name]
+            if rec.get("errors"):  # a setting measured again is no longer failed
+                rec["errors"] = {s: e for s, e in rec["errors"].items() if s not in r["run_ms"]}
             for key, value in r.items():
                 if key != "gemm":
                     old = rec.get(key)
@@ -1079,7 +1082,14 @@ def gemm_table(data, cols):
     slow = sm.get("slower_than_best_by_3pct", {})
     lines.append(f"GEMMs > {SLOW_FLAG:.2f}x the faster of none and max_autotune: "
                  + ", ".join(f"{s} {slow[s]} (worst {sm['worst_rel_best'][s]:.2f}x)" for s in cols if s in slow))
-    return lines
+    return lines + failed_lines(data["gemms"])
+
+
+def failed_lines(gemms):
+    """One line per GEMM and setting whose compile failed: a failure is worse than any miss of the
+    bound, and the bound's counts leave it out (it has no run time)."""
+    return [f"FAILED: {s} on {describe(r['gemm'])} ({r['gemm']['name'][:60]}): {e.splitlines()[0]}"
+            for r in gemms for s, e in r.get("errors", {}).items()]
 
 
 def e2e_table(w, r):

@@ -362,6 +362,22 @@ class Decisions(unittest.TestCase):
         out = self.run_op(self.addmm_inputs(16), op="addmm", tc=self.addmm_choices(poison=True))
         self.assertEqual(names(out), ["extern_bias_addmm"])
 
+    def test_extern_tries_the_next_aten_choice_when_the_preferred_makes_none(self):
+        # Inductor 2.11 offers aten::bias_addmm for the fp16 addmm 16384 x 4096 x 1 and makes no
+        # choice of it: a list of that one template alone was empty, and the compile failed.
+        tc = self.addmm_choices(poison=True)
+        tc["aten::bias_addmm"] = iter([])
+        out = self.run_op(self.addmm_inputs(16), op="addmm", tc=tc)
+        self.assertEqual(names(out), ["extern_addmm"])
+        self.assertEqual(self.rt.stats()["extern"], 1)
+
+    def test_extern_keeps_everything_when_no_aten_template_makes_a_choice(self):
+        tc = self.addmm_choices()
+        tc["aten::bias_addmm"], tc["aten::addmm"] = iter([]), iter([])
+        out = self.run_op(self.addmm_inputs(16), op="addmm", tc=tc)
+        self.assertEqual(len(out), 3)
+        self.assertEqual(self.rt.stats()["empty"], 1)
+
     def test_keep_keeps_one_aten_choice(self):
         out = self.run_op(self.addmm_inputs(512), op="addmm", tc=self.addmm_choices())
         self.assertEqual(names(out), ["extern_bias_addmm", TILE_NAME])
@@ -401,6 +417,8 @@ class Decisions(unittest.TestCase):
         self.assertEqual(choices.one_aten(["triton::mm", "aten::addmm", "aten::bias_addmm"]), "aten::bias_addmm")
         self.assertEqual(choices.one_aten(["triton::mm", "aten::addmm"]), "aten::addmm")
         self.assertIsNone(choices.one_aten(["triton::mm", "decompose_k"]))
+        self.assertEqual(choices.aten_order(["aten::addmm", "triton::mm", "aten::bias_addmm"]),
+                         ["aten::bias_addmm", "aten::addmm"])
 
     def test_baddbmm_is_decided_as_bmm(self):
         seen = []

@@ -79,6 +79,21 @@ class MergeTest(unittest.TestCase):
                 self.assertEqual(inductor_eval.main(["--merge", path]), 0)
         self.assertIn("GEMMs > 1.03x the faster of none and max_autotune: none 0", out.getvalue())
 
+    def test_a_failed_compile_is_printed_until_a_later_file_measures_that_setting(self):
+        failed = dict(rec("a", {"none": 1.0, "max_autotune": 1.0}, {"none": 0.0, "max_autotune": 3.0}),
+                      errors={"ours": "InductorError: NoValidChoicesError\n  target: aten.addmm"})
+        fixed = rec("a", {"none": 1.0, "ours": 1.0, "max_autotune": 1.0}, {"none": 0.0, "ours": 0.1, "max_autotune": 3.0})
+        with tempfile.TemporaryDirectory() as d:
+            first = self.write(d, "a.json", [failed])
+            out = io.StringIO()
+            with redirect_stdout(out):
+                self.assertEqual(inductor_eval.main(["--merge", first]), 0)
+            self.assertIn("FAILED: ours on mm 8x16x32 bfloat16 NT (a): InductorError: NoValidChoicesError\n",
+                          out.getvalue())
+            merged = inductor_eval.merge([first, self.write(d, "b.json", [fixed])])
+        self.assertEqual(merged["gemms"][0]["errors"], {})
+        self.assertEqual(inductor_eval.failed_lines(merged["gemms"]), [])
+
     def test_out_writes_the_merged_result_as_one_file(self):
         with tempfile.TemporaryDirectory() as d:
             a = self.write(d, "a.json", [rec("a", {"none": 1.0, "ours": 1.0, "max_autotune": 1.0},

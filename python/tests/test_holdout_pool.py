@@ -89,6 +89,22 @@ class PoolTest(unittest.TestCase):
         self.assertIn("2.5 s on 1 of them", line)
         self.assertIn("No run", holdout_pool.autotuning_line([]))
 
+    def test_failed_compiles_are_named_and_left_out_of_the_tallies(self):
+        with tempfile.TemporaryDirectory() as d:
+            path = write(d, "a.json", [
+                dict(rec({"none": 0.1, "max_autotune": 0.1}), errors={"ours": "NoValidChoicesError"}),
+                dict(rec({"none": 0.1, "candidate": 0.1, "max_autotune": 0.1}),
+                     errors={"ours": "NoValidChoicesError"}),
+            ])
+            recs = holdout_records.records([path])
+            as_candidate = holdout_records.records([path], ours="candidate")
+        self.assertEqual(holdout_records.tally(recs, "ours")[0], 0)
+        self.assertEqual(holdout_pool.failed_line(recs), "Compiles that failed (left out of the tallies): "
+                         "ours 2: mm 1x8x64x64 bfloat16 NT (a.json), mm 1x8x64x64 bfloat16 NT (a.json)")
+        # Counting the candidate as ours: the run that measured it did not fail it.
+        self.assertIn("ours 1:", holdout_pool.failed_line(as_candidate))
+        self.assertEqual(holdout_pool.failed_line(self.pooled()), "No compile failed.")
+
     def test_every_measured_run_is_one_record(self):
         recs = self.pooled()
         self.assertEqual(len(recs), 3)
