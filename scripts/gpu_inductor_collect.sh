@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Collects (or resumes) the inductor_mm log on the lent GPU machine, stopping cleanly before
 # the device tool's 10-minute limit. Run there from the repository root with the binary in .gpu/
-# (.gpu/ah-collect, or gzipped as .gpu/ah-collect.gz when the working tree and the binary together
-# pass the device tool's 64 MiB carry limit; it is unpacked first):
+# (.gpu/ah-collect, or packed as .gpu/ah-collect.xz or .gpu/ah-collect.gz when the working tree and
+# the binary together pass the device tool's 64 MiB carry limit; it is unpacked first. The tracked
+# tree alone is 62 MiB since the twenty-ninth session, and the gzipped binary, 1.3 MiB, no longer
+# travels with it; xz packs it to 1.0 MiB: `xz -9e -k .gpu/ah-collect`):
 #   bash scripts/gpu_inductor_collect.sh SECONDS [ah-collect options...]
 # At SECONDS ah-collect is asked to stop and finishes the GEMM it is measuring (killed 90 s
 # later at most): give the device call a limit of SECONDS + 100, or it may be cut off first
@@ -47,7 +49,10 @@ out=${OUT:?OUT is the folder whose files come back}
 for f in data/$log data/$log.medians.txt data/$log.provenance.json data/$log.extras.jsonl; do
   [ -f "$f" ] && cp "$f" "$out/"
 done
-if [ ! -x .gpu/ah-collect ] && [ -f .gpu/ah-collect.gz ]; then
+if [ ! -x .gpu/ah-collect ] && [ -f .gpu/ah-collect.xz ]; then
+  python3 -c 'import lzma, shutil, sys; shutil.copyfileobj(lzma.open(sys.argv[1]), open(sys.argv[2], "wb"))' \
+    .gpu/ah-collect.xz .gpu/ah-collect && chmod +x .gpu/ah-collect
+elif [ ! -x .gpu/ah-collect ] && [ -f .gpu/ah-collect.gz ]; then
   gunzip -k .gpu/ah-collect.gz && chmod +x .gpu/ah-collect
 fi
 export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
