@@ -62,6 +62,9 @@ Where a run recorded the features its handler decided on (`ours_decisions`, sinc
 fifteenth session), replayed handlers decide on those, not on the preview's: Inductor may
 rewrite a GEMM (pad_mm) before the handler sees it.
 
+Compiles that failed (a setting's `errors` in a result file) are named on a line of their own;
+the tallies leave them out, having no run time.
+
 Reads only the result files (no torch, no GPU). Every run is one record: a GEMM measured in two
 runs counts twice, as the two measurements it is.
 

@@ -450,7 +450,7 @@ class Runtime:
             if kept:
                 self.count("extern")
                 return kept
-        # No ATen choice made (e.g. max_autotune_gemm_backends without ATEN): keep the rest.
+        # No ATen choice made (e.g. max_autotune_gemm_backends without ATEN): Inductor's list.
         self.count("empty")
         return inner(template_choices, *args)
 
