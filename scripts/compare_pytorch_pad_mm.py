@@ -34,6 +34,8 @@ import sys
 import time
 from collections import OrderedDict
 
+import sidecar  # scripts/: a log's medians sidecar, plain or .gz
+
 try:
     import torch
 except ImportError:  # --rescore needs neither torch nor a GPU
@@ -41,7 +43,9 @@ except ImportError:  # --rescore needs neither torch nor a GPU
 
 
 def read_log(path):
-    with open(path) as f:
+    """A log's feature names and rows by input and choice; `path` (the log or its medians
+    sidecar) is read from `path.gz` when only that exists (`sidecar.open_text`)."""
+    with sidecar.open_text(path) as f:
         lines = f.read().splitlines()
     header = lines[1].split(",")
     groups = OrderedDict()

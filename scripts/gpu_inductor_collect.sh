@@ -46,8 +46,19 @@ set -uo pipefail
 secs=${1:?seconds}; shift
 log=${AH_INDUCTOR_LOG:-inductor_mm_h100.txt}
 out=${OUT:?OUT is the folder whose files come back}
-for f in data/$log data/$log.medians.txt data/$log.provenance.json data/$log.extras.jsonl; do
-  [ -f "$f" ] && cp "$f" "$out/"
+# A sidecar kept gzip-compressed in data/ (finished logs keep theirs so, docs/collection.md) is
+# sent plain: ah-collect appends to the plain file and refuses one beside a .gz. The sidecars come
+# back plain: put them in data/ in place of the .gz ones (gzip -9 -n them again once the log is
+# finished).
+for f in $log $log.medians.txt $log.provenance.json $log.extras.jsonl; do
+  if [ -f "data/$f" ] && [ -f "data/$f.gz" ]; then
+    echo "error: data/$f and data/$f.gz both exist: keep one of them" >&2
+    exit 2
+  elif [ -f "data/$f" ]; then
+    cp "data/$f" "$out/"
+  elif [ -f "data/$f.gz" ]; then
+    gzip -dc "data/$f.gz" >"$out/$f"
+  fi
 done
 if [ ! -x .gpu/ah-collect ] && [ -f .gpu/ah-collect.xz ]; then
   python3 -c 'import lzma, shutil, sys; shutil.copyfileobj(lzma.open(sys.argv[1]), open(sys.argv[2], "wb"))' \

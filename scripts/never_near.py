@@ -21,12 +21,13 @@ those GEMMs had a never-near config within the bound. Reads files only (no torch
 
 import argparse
 import collections
-import glob
 import json
 import math
 import os
 import statistics
 import sys
+
+import sidecar  # scripts/: the plain sidecar, else its .gz
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 DATA = os.path.join(HERE, "..", "data")
@@ -51,16 +52,21 @@ def finite(v):
 
 
 def read_extras(paths):
-    """(dtype class, choices) of every logged GEMM; a line that is not JSON names its file and
-    line and ends the run."""
+    """(dtype class, choices) of every logged GEMM; each path is an extras sidecar's plain name,
+    read from the file or its `.gz` (`sidecar.open_text`). A line that is not JSON names the file
+    read and the line, and ends the run; so does a sidecar that is missing or there twice."""
     out = []
     for path in paths:
-        with open(path) as f:
+        try:
+            f = sidecar.open_text(path)
+        except (OSError, sidecar.SidecarError) as e:
+            sys.exit(f"never_near: {e}")
+        with f:
             for no, line in enumerate(f, 1):
                 try:
                     rec = json.loads(line)
                 except json.JSONDecodeError as e:
-                    sys.exit(f"never_near: {path}:{no}: not JSON ({e.msg}); is it an extras sidecar?")
+                    sys.exit(f"never_near: {f.name}:{no}: not JSON ({e.msg}); is it an extras sidecar?")
                 if rec.get("gemm") and rec.get("choices"):
                     out.append((dtype_class(rec["gemm"]), rec["choices"]))
     return out
@@ -124,7 +130,9 @@ def blind_check(pool_list, dropped_by_class, bound):
 
 def parse(argv):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("extras", nargs="*", help="LOG.extras.jsonl files (default: data/inductor_mm_*h100.txt's)")
+    p.add_argument("extras", nargs="*",
+                   help="LOG.extras.jsonl files, each read from LOG.extras.jsonl.gz when only that exists "
+                        "(default: data/inductor_mm_*h100.txt's)")
     p.add_argument("--bound", type=float, default=1.03, help="near = within this factor of the best (1.03)")
     p.add_argument("--min-seen", type=int, default=20, help="GEMMs a config must be offered on (20)")
     p.add_argument("--pool", default=os.path.join(DATA, "holdout_pool.txt"),
@@ -134,7 +142,7 @@ def parse(argv):
 
 def main(argv):
     a = parse(argv)
-    paths = a.extras or sorted(glob.glob(os.path.join(DATA, "inductor_mm_*h100.txt.extras.jsonl")))
+    paths = a.extras or sidecar.find(os.path.join(DATA, "inductor_mm_*h100.txt.extras.jsonl"))
     if not paths:
         sys.exit("never_near: no extras sidecars given or found in data/")
     result = never_near(read_extras(paths), a.bound, a.min_seen)

@@ -27,10 +27,12 @@
 //! - `merge`: [`join_logs`] (PyTorch's `merge_data.py`);
 //! - `lock`: [`lock_log`], the lock every writer of a log holds;
 //! - `sidecar`: [`medians_path`], [`extras_path`], [`provenance_path`], the names of a log's
-//!   sidecar files;
+//!   sidecar files, and [`sidecar_to_read`], [`read_sidecar`] and [`check_appendable`], the
+//!   plain file or its `.gz` (a finished log's sidecars may be kept compressed);
 //! - `device`: [`device_difference`], how two logs' devices differ.
 //!
-//! It prints nothing; errors are the core's [`ah_core::Error`] (they name the file and line).
+//! It prints nothing; errors are the core's [`ah_core::Error`] (they name the file and line),
+//! and [`SidecarError`] for where a sidecar is read or written.
 #![deny(missing_docs)]
 
 mod device;
@@ -66,5 +68,8 @@ pub use metadata::parse_metadata_line;
 pub use read::{log_text, metadata_line, open_maybe_gz, read_bytes};
 pub use repair::{infer_reps, keep_inputs, repair_inputs, InputRepair, Repetitions};
 pub use rows::{row_spans, RowSpan};
-pub use sidecar::{extras_path, medians_path, provenance_path};
+pub use sidecar::{
+    check_appendable, extras_path, medians_path, provenance_path, read_sidecar, sidecar_to_read,
+    SidecarError,
+};
 pub use write::{push_row, LogWriter};

@@ -19,6 +19,10 @@ pub enum CollectError {
     /// The log format layer refused (e.g. PyTorch's InconsistentMetadata).
     #[error(transparent)]
     Core(#[from] ah_core::Error),
+    /// A sidecar is kept gzip-compressed where it would be written, or exists both plain and
+    /// compressed where it is read (`ah_log::SidecarError`).
+    #[error(transparent)]
+    Sidecar(#[from] ah_log::SidecarError),
     /// The CUDA backend could not start.
     #[error(transparent)]
     Cuda(#[from] CudaInitError),

@@ -24,7 +24,9 @@ pub struct MergeSummary {
 /// Joins logs of the same runner, device and features (identical first two lines, as
 /// PyTorch's `merge_data.py` requires): the first file's head, then every file's rows in
 /// order. Written through a temporary file and a rename. When every input has a
-/// `.medians.txt` sidecar, those are merged into `OUT.medians.txt` too.
+/// `.medians.txt` sidecar (plain or `.medians.txt.gz`), those are merged into
+/// `OUT.medians.txt` too; an output whose medians sidecar is kept compressed is refused
+/// (`ah_log::SidecarError::Compressed`): the merge would write a plain one beside it.
 ///
 /// Safe next to collections: the output's lock is taken exclusively and every input's lock
 /// shared (locks identify the file: another name of it contends), so a merge onto or from a
@@ -52,6 +54,7 @@ pub fn merge(inputs: &[PathBuf], out: &Path) -> Result<MergeSummary, CollectErro
     }
     ah_core::fs::check_writable_path(out)?;
     ah_core::fs::check_writable_path(&medians_path(out))?;
+    ah_log::check_appendable(&medians_path(out))?;
     let out_lock = lock_log(out, true)?;
     let mut held: Vec<LogLock> = Vec::new();
     let mut out_is_input = false;
@@ -72,8 +75,8 @@ pub fn merge(inputs: &[PathBuf], out: &Path) -> Result<MergeSummary, CollectErro
         )));
     }
     let joined = join_logs(inputs)?;
-    let med_inputs: Vec<PathBuf> = inputs.iter().map(|p| medians_path(p)).collect();
-    let medians = med_inputs.iter().all(|p| p.exists());
+    let med_inputs = input_medians(inputs)?;
+    let medians = med_inputs.is_some();
     let out_medians = medians_path(out);
     if !medians && out_medians.exists() {
         return Err(CollectError::Invalid(format!(
@@ -83,11 +86,7 @@ pub fn merge(inputs: &[PathBuf], out: &Path) -> Result<MergeSummary, CollectErro
             shown(out)
         )));
     }
-    let med = if medians {
-        Some(join_logs(&med_inputs)?)
-    } else {
-        None
-    };
+    let med = med_inputs.map(|paths| join_logs(&paths)).transpose()?;
     write_atomic(out, joined.text.as_bytes())?;
     if let Some(m) = med {
         write_atomic(&medians_path(out), m.text.as_bytes())?;
@@ -97,4 +96,17 @@ pub fn merge(inputs: &[PathBuf], out: &Path) -> Result<MergeSummary, CollectErro
         torn_lines_dropped: joined.torn,
         medians,
     })
+}
+
+/// The medians sidecar of every input, each plain or gzip-compressed
+/// (`ah_log::sidecar_to_read`); `None` when an input has none.
+fn input_medians(inputs: &[PathBuf]) -> Result<Option<Vec<PathBuf>>, CollectError> {
+    let mut paths = Vec::with_capacity(inputs.len());
+    for input in inputs {
+        match ah_log::sidecar_to_read(&medians_path(input))? {
+            Some(p) => paths.push(p),
+            None => return Ok(None),
+        }
+    }
+    Ok(Some(paths))
 }

@@ -22,8 +22,10 @@ pub use ah_log::{extras_path, medians_path, provenance_path};
 
 /// Refuses a log whose path, or a sidecar's, is not a regular file (a FIFO would hang the
 /// collection; a folder, a device) or has a name too long for its file system
-/// ([`ah_core::fs::check_writable_path`]): called before anything is read or written, so that
-/// a refusal leaves no partial log and no log without its sidecars.
+/// ([`ah_core::fs::check_writable_path`]), and a log whose medians or extras sidecar is kept
+/// gzip-compressed (`ah_log::check_appendable`: the collection appends to the plain file):
+/// called before anything is read or written, so that a refusal leaves no partial log and no
+/// log without its sidecars.
 pub fn check_outputs(out: &Path) -> Result<(), CollectError> {
     for path in [
         out.to_path_buf(),
@@ -34,5 +36,7 @@ pub fn check_outputs(out: &Path) -> Result<(), CollectError> {
     ] {
         ah_core::fs::check_writable_path(&path)?;
     }
+    ah_log::check_appendable(&medians_path(out))?;
+    ah_log::check_appendable(&extras_path(out))?;
     Ok(())
 }

@@ -43,7 +43,8 @@ pub(super) fn reconcile_sidecar(
 /// Refuses to resume `out` when `conflict` (the runner's
 /// [`crate::BenchmarkRunner::resume_conflict`]) objects to the last whole line of its extras
 /// sidecar: the log was measured in a way this run would not measure. A log without the
-/// sidecar, or without a whole line in it, passes.
+/// sidecar, or without a whole line in it, passes. (A log whose extras sidecar is kept
+/// compressed was refused before: [`super::check_outputs`].)
 pub(super) fn check_extras(
     out: &Path,
     conflict: impl Fn(&serde_json::Value) -> Option<String>,

@@ -5,5 +5,6 @@ mod cli;
 mod common;
 mod corpus;
 mod data;
+mod gz_sidecars;
 mod hostile_logs;
 mod resume_checks;

@@ -45,7 +45,7 @@ enum Split {
 struct Cli {
     /// The `inductor_mm` logs (`ah-collect --name inductor_mm`, e.g. the default mixture and
     /// `--shapes decode`), their GEMMs in this order; each log's extras sidecar is
-    /// `LOG.extras.jsonl`.
+    /// `LOG.extras.jsonl`, or `LOG.extras.jsonl.gz` where only that exists.
     #[arg(required = true, value_name = "LOG")]
     logs: Vec<PathBuf>,
     /// The heuristic's name (letters and digits, starting with a capital letter).

@@ -555,8 +555,8 @@ fn push_new(to: &mut Vec<Sample>, more: Vec<Sample>, also: &[Sample]) {
     }
 }
 
-/// Reads `log` and its extras sidecar `extras`. Its GEMMs keep each choice by its own name
-/// until [`Samples::size_offers`] runs ([`load_logs`] runs it).
+/// Reads `log` and its extras sidecar `extras` (or `extras.gz`). Its GEMMs keep each choice
+/// by its own name until [`Samples::size_offers`] runs ([`load_logs`] runs it).
 pub fn load(log: &Path, extras: &Path) -> Result<Samples, PruneError> {
     let file_name = log.file_name().map_or_else(
         || log.display().to_string(),
@@ -618,11 +618,11 @@ pub fn load(log: &Path, extras: &Path) -> Result<Samples, PruneError> {
 }
 
 /// The extras lines by their `features` text; the first line of a GEMM wins (see [`load`]).
-fn read_extras(path: &Path) -> Result<HashMap<String, Json>, PruneError> {
-    let text = std::fs::read_to_string(path).map_err(|source| PruneError::Io {
-        path: path.to_path_buf(),
-        source,
-    })?;
+/// `extras` is the sidecar's name: it is read from it, or from `extras.gz`
+/// (`ah_log::read_sidecar`), and a line's error names the file read.
+fn read_extras(extras: &Path) -> Result<HashMap<String, Json>, PruneError> {
+    let (path, text) = extras_text(extras)?;
+    let path = path.as_path();
     let mut map = HashMap::new();
     for (i, line) in text
         .lines()
@@ -646,6 +646,29 @@ fn read_extras(path: &Path) -> Result<HashMap<String, Json>, PruneError> {
         map.entry(key.to_string()).or_insert(v);
     }
     Ok(map)
+}
+
+/// The file the extras sidecar `extras` is read from, and its text; an error when there is
+/// none (neither `extras` nor `extras.gz`) or it is not UTF-8.
+fn extras_text(extras: &Path) -> Result<(std::path::PathBuf, String), PruneError> {
+    let io = |path: &Path, source| PruneError::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    let Some((path, bytes)) = ah_log::read_sidecar(extras)? else {
+        let missing = std::io::Error::new(
+            std::io::ErrorKind::NotFound,
+            "no such file, nor a gzip-compressed one (.gz)",
+        );
+        return Err(io(extras, missing));
+    };
+    let text = String::from_utf8(bytes).map_err(|e| {
+        io(
+            &path,
+            std::io::Error::new(std::io::ErrorKind::InvalidData, e),
+        )
+    })?;
+    Ok((path, text))
 }
 
 /// A sample from a GEMM's log times and its extras line; `None` when the extras lack truth.

@@ -41,6 +41,49 @@ fn logs_load_together_only_when_they_match() {
     assert!(data::load_logs(&[], FeatureSource::Logged).is_err());
 }
 
+/// An extras sidecar kept gzip-compressed (`LOG.extras.jsonl.gz`, as `data/` keeps finished
+/// logs' ones) loads the same GEMMs as the plain file; a bad line names the `.gz` file, and a
+/// log with neither file is refused naming the sidecar.
+#[test]
+fn a_compressed_extras_sidecar_loads_the_same_gemms_as_the_plain_one() {
+    use std::io::Write as _;
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let shipped = root.join("data/inductor_mm_tiny_h100.txt");
+    let (_, extras) = ah_log::read_sidecar(&ah_log::extras_path(&shipped))
+        .unwrap()
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("tiny.txt");
+    std::fs::copy(&shipped, &log).unwrap();
+    let plain = ah_log::extras_path(&log);
+    let gz = dir.path().join("tiny.txt.extras.jsonl.gz");
+    let gzip = |bytes: &[u8]| {
+        let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+        enc.write_all(bytes).unwrap();
+        std::fs::write(&gz, enc.finish().unwrap()).unwrap();
+    };
+    std::fs::write(&plain, &extras).unwrap();
+    let from_plain = data::load(&log, &plain).unwrap();
+    std::fs::remove_file(&plain).unwrap();
+    gzip(&extras);
+    let from_gz = data::load(&log, &plain).unwrap();
+    assert!(from_plain.samples.len() > 100);
+    assert_eq!(from_gz.samples, from_plain.samples);
+    assert_eq!(from_gz.without_extras, from_plain.without_extras);
+    gzip(b"{\"features\": \"1\"}\n{oops\n");
+    let err = data::load(&log, &plain).unwrap_err().to_string();
+    assert!(
+        err.contains("tiny.txt.extras.jsonl.gz:2: not a JSON object"),
+        "{err}"
+    );
+    std::fs::remove_file(&gz).unwrap();
+    let err = data::load(&log, &plain).unwrap_err().to_string();
+    assert!(
+        err.contains("tiny.txt.extras.jsonl: no such file, nor a gzip-compressed one"),
+        "{err}"
+    );
+}
+
 /// `--features seen` trains the GEMMs that Inductor padded before lowering as the handler sees
 /// them: 15 of the main H100 log's and 4 of the attention log's, every other GEMM unchanged, and
 /// each changed one to a wider, aligned `n` or `k`.
@@ -128,10 +171,13 @@ struct ShippedLog {
 impl ShippedLog {
     fn read() -> ShippedLog {
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-        let read = |p: &str| std::fs::read_to_string(root.join(p)).unwrap();
+        let log = root.join("data/inductor_mm_h100.txt");
+        let (_, extras) = ah_log::read_sidecar(&ah_log::extras_path(&log))
+            .unwrap()
+            .expect("the shipped log's extras sidecar (plain or .gz)");
         ShippedLog {
-            text: read("data/inductor_mm_h100.txt"),
-            extras: read("data/inductor_mm_h100.txt.extras.jsonl"),
+            text: std::fs::read_to_string(&log).unwrap(),
+            extras: String::from_utf8(extras).unwrap(),
         }
     }
 

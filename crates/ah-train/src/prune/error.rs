@@ -16,6 +16,10 @@ pub enum PruneError {
         /// The OS error.
         source: std::io::Error,
     },
+    /// A sidecar exists both plain and gzip-compressed (`ah_log::SidecarError`), or its
+    /// compressed copy cannot be read.
+    #[error(transparent)]
+    Sidecar(#[from] ah_log::SidecarError),
     /// A line of an input file is not what it should be.
     #[error("{}:{line}: {message}", path.display())]
     Input {

@@ -477,7 +477,12 @@ fn load_for_training(logs: &[PathBuf], params: &PruneParams) -> Result<Samples, 
 
 /// `major.minor` of the PyTorch the extras were measured with (`""` if unknown).
 fn torch_version(extras: &Path) -> String {
-    let text = std::fs::read_to_string(extras).unwrap_or_default();
+    let bytes = ah_log::read_sidecar(extras)
+        .ok()
+        .flatten()
+        .unwrap_or_default()
+        .1;
+    let text = String::from_utf8_lossy(&bytes);
     let first = text.lines().next().unwrap_or("");
     let v: serde_json::Value = serde_json::from_str(first).unwrap_or_default();
     let full = v["worker"]["torch"].as_str().unwrap_or("");

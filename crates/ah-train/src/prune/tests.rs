@@ -554,11 +554,8 @@ fn config_name_reads_a_bmm_config_as_mm_a_split_as_its_family_and_nothing_else()
 #[test]
 fn bmm_gemms_load_their_triton_configs_under_mm_names() {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-    let data = super::data::load(
-        &root.join("data/inductor_mm_h100.txt"),
-        &root.join("data/inductor_mm_h100.txt.extras.jsonl"),
-    )
-    .unwrap();
+    let log = root.join("data/inductor_mm_h100.txt");
+    let data = super::data::load(&log, &ah_log::extras_path(&log)).unwrap();
     let op = data.features.iter().position(|f| f == "op").unwrap();
     let bmm: Vec<_> = data
         .samples
