@@ -3,8 +3,9 @@
 # the device tool's 10-minute limit. Run there from the repository root with the binary in .gpu/
 # (.gpu/ah-collect, or packed as .gpu/ah-collect.xz or .gpu/ah-collect.gz when the working tree and
 # the binary together pass the device tool's 64 MiB carry limit; it is unpacked first. The tracked
-# tree alone is 62 MiB since the twenty-ninth session, and the gzipped binary, 1.3 MiB, no longer
-# travels with it; xz packs it to 1.0 MiB: `xz -9e -k .gpu/ah-collect`):
+# tree alone reached 62 MiB in the twenty-ninth session, when the gzipped binary, 1.3 MiB, no
+# longer travelled with it; xz packs it to 1.0 MiB: `xz -9e -k .gpu/ah-collect`. With finished
+# logs' sidecars gzipped in data/ the tree is 42 MiB):
 #   bash scripts/gpu_inductor_collect.sh SECONDS [ah-collect options...]
 # At SECONDS ah-collect is asked to stop and finishes the GEMM it is measuring (killed 90 s
 # later at most): give the device call a limit of SECONDS + 100, or it may be cut off first

@@ -46,16 +46,20 @@ mkdir -p "$OUT"
 MIX=data/pad_mm_h100_mix.txt
 CATEGORY_GUARD=mat1_dtype,prepadded_mat1,prepadded_mat2,using_tf32,bfloat_perf_hit
 CATEGORY_GUARD+=,mat1_innermost_needs_padding,mat2_innermost_needs_padding,mat1_iscontig,mat2_iscontig
-rm -f "$MIX" "$MIX.medians.txt"
+# The mix's medians sidecar is committed gzip-compressed (`gzip -9 -n`, reproducible; readers
+# take it as it is): the merge below writes it plain, and is refused beside an old .gz.
+rm -f "$MIX" "$MIX.medians.txt" "$MIX.medians.txt.gz"
 MID_INPUTS=600
 MID="$OUT/pad_mm_h100_mid.first$MID_INPUTS.txt"
 # The first MID_INPUTS inputs (runs of rows with equal features) of the mid-size log and of its
-# medians sidecar.
+# medians sidecar (plain or .gz: scripts/sidecar.py).
 python3 - data/pad_mm_h100_mid.txt "$MID" "$MID_INPUTS" <<'PY'
 import sys
+sys.path.insert(0, "scripts")
+import sidecar
 src, dst, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
 for suffix in ("", ".medians.txt"):
-    lines = open(src + suffix).read().splitlines(keepends=True)
+    lines = sidecar.open_text(src + suffix).read().splitlines(keepends=True)
     out, last, inputs = lines[:2], None, 0
     for line in lines[2:]:
         key = line.rsplit(",", 2)[0]
@@ -69,6 +73,7 @@ PY
 SOURCES=(data/pad_mm_h100_real.txt data/pad_mm_h100_real_seed11.txt data/pad_mm_h100_fullrange.txt "$MID")
 "$B/ah-collect" merge "${SOURCES[@]}" -o "$MIX" -q
 rm -f "$MIX.lock" "$MID.lock"
+gzip -9 -n "$MIX.medians.txt"
 python3 - "$MIX" "$MID_INPUTS" "${SOURCES[@]}" <<'PY'
 import hashlib, json, sys
 mix, mid_inputs = sys.argv[1], sys.argv[2]
