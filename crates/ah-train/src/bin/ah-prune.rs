@@ -148,6 +148,12 @@ struct Cli {
     /// include the slowest configs to compile (docs/inductor.md)
     #[arg(long, value_name = "SEEN")]
     fp32_drop_never_near: Option<usize>,
+    /// Score searches whose fastest benchmark is under MS milliseconds as the handler's
+    /// re-timing picks them (install()'s default, python/ah_inductor/retime.py uses 0.2): the
+    /// kept choice fastest in compiled truth, instead of the one Inductor's benchmark reads
+    /// fastest (cuBLAS's CPU submit time inflates its benchmark on small GEMMs)
+    #[arg(long, value_name = "MS")]
+    retime_below_ms: Option<f64>,
     /// Folds of the cross-validation.
     #[arg(long, default_value_t = PruneParams::default().folds)]
     folds: usize,
@@ -222,6 +228,7 @@ fn params(cli: &Cli) -> anyhow::Result<PruneParams> {
         fp32_guard_list: cli.fp32_guard_list,
         fp32_guard_price_s: cli.fp32_guard_price,
         fp32_drop_never_near: cli.fp32_drop_never_near,
+        retime_below_ms: cli.retime_below_ms,
         folds: cli.folds,
         cv_repeats: cli.cv_repeats,
         cv_split: match cli.cv_split {

@@ -224,6 +224,10 @@ pub struct Sample {
     /// Whether it was measured with one ptxas (`AH_INDUCTOR_PTXAS=align`, the extras line's
     /// `worker.settings.ah_ptxas`), as users of the handler compile; else as PyTorch leaves it.
     pub one_ptxas: bool,
+    /// Searches whose fastest benchmark is under this many ms are scored as the handler's
+    /// re-timing picks ([`super::retime`]; set by [`Samples::model_retime`]); `None`: as
+    /// Inductor's benchmark picks.
+    pub retime_below_ms: Option<f64>,
     kept_extern: Option<usize>,
     winner: Option<usize>,
     /// Which choice a kept name keeps: ([`name_key`] of the name, choice index), sorted by
@@ -255,6 +259,7 @@ impl Sample {
             op: None,
             log: String::new(),
             one_ptxas: false,
+            retime_below_ms: None,
             kept_extern,
             winner,
             offers,

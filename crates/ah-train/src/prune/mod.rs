@@ -22,6 +22,7 @@ pub mod guard;
 pub mod misses;
 pub mod policy;
 pub mod pricing;
+pub mod retime;
 pub mod seen;
 pub mod sizing;
 pub mod tree;
@@ -108,6 +109,10 @@ pub struct PruneParams {
     /// offered on at least this many strict-fp32 training GEMMs and never within
     /// [`Self::harm`] of the best choice of any ([`NeverNear`]; default none: the full list).
     pub fp32_drop_never_near: Option<usize>,
+    /// Score searches whose fastest benchmark is under this many ms as the handler's re-timing
+    /// picks ([`retime`]; default none: as Inductor's benchmark picks, which the shipped
+    /// handler was trained with).
+    pub retime_below_ms: Option<f64>,
     /// Folds of the cross-validation (default 5).
     pub folds: usize,
     /// Times the cross-validation is run, each over another split into folds, its figures the
@@ -148,6 +153,7 @@ impl Default for PruneParams {
             fp32_guard_list: false,
             fp32_guard_price_s: None,
             fp32_drop_never_near: None,
+            retime_below_ms: None,
             folds: 5,
             cv_repeats: 1,
             cv_split: CvSplit::Gemm,
@@ -232,6 +238,12 @@ impl PruneParams {
             .is_some_and(|p| !p.is_finite() || p < 0.0)
         {
             return bad("--fp32-guard-price must be a finite number of seconds, 0 or more");
+        }
+        if self
+            .retime_below_ms
+            .is_some_and(|ms| !ms.is_finite() || ms <= 0.0)
+        {
+            return bad("--retime-below-ms must be a finite number of milliseconds above 0");
         }
         if self.fp32_drop_never_near == Some(0) {
             return bad("--fp32-drop-never-near SEEN: a config must have been offered on at least 1 GEMM to be judged");
@@ -325,6 +337,10 @@ pub struct PruneModel {
     /// training GEMMs to be dropped from their full lists ([`NeverNear`]; none: not trimmed).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fp32_drop_never_near: Option<usize>,
+    /// `--retime-below-ms`: searches under this fastest benchmark were scored as the handler's
+    /// re-timing picks ([`retime`]; none: as Inductor's benchmark picks).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retime_below_ms: Option<f64>,
     /// Training GEMMs.
     pub gemms: usize,
     /// Cross-validation, side by side with the fixed rules.
@@ -428,6 +444,7 @@ pub fn train(
         fp32_guard_list: params.fp32_guard_list,
         fp32_guard_price_s: params.fp32_guard_price_s,
         fp32_drop_never_near: params.fp32_drop_never_near,
+        retime_below_ms: params.retime_below_ms,
         gemms: data.samples.len(),
         cross_validation: cross_validation.all,
         cv_repeats: params.cv_repeats,
@@ -464,6 +481,7 @@ fn load_for_training(logs: &[PathBuf], params: &PruneParams) -> Result<Samples, 
         _ => data::load_logs_first(logs, &params.first, params.features)?,
     };
     data.reprice(params.pricing);
+    data.model_retime(params.retime_below_ms);
     if data.samples.len() < 2 * params.min_leaf {
         return Err(PruneError::Params(format!(
             "{}: {} GEMMs with compiled truth; at least {} are needed (collect more with ah-collect --name inductor_mm)",
@@ -554,11 +572,15 @@ fn prices(model: &PruneModel) -> String {
     let drop = model.fp32_drop_never_near.map(|seen| {
         format!(", fp32 GEMMs without TF32 left to the full list go without the configs offered on at least {seen} of their training GEMMs and never within the harm bound of the best (`--fp32-drop-never-near`)")
     });
+    let retime = model.retime_below_ms.map(|ms| {
+        format!(", searches whose fastest benchmark is under {ms} ms scored as the handler's re-timing picks them (`--retime-below-ms`)")
+    });
     flat.into_iter()
         .chain(ops)
         .chain(pricing)
         .chain(guard)
         .chain(drop)
+        .chain(retime)
         .collect()
 }
 
@@ -635,6 +657,8 @@ mod guard_tests;
 mod pricing_tests;
 #[cfg(test)]
 mod quantity_tests;
+#[cfg(test)]
+mod retime_tests;
 #[cfg(test)]
 mod score_tests;
 #[cfg(test)]

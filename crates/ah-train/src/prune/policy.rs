@@ -2,8 +2,9 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::data::{faster, name_key, GemmOp, Sample};
+use super::data::{faster, name_key, Choice, GemmOp, Sample};
 use super::pricing::list_s;
+use super::retime::retimed_ms;
 
 /// A leaf's decision, made before any Triton template is generated.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -65,10 +66,16 @@ impl Scorer {
 
     fn outcome(&self, s: &Sample) -> Outcome {
         match self {
-            Scorer::Default => Outcome {
-                cost_s: s.autotune_s,
-                run_ms: s.truth_autotune_ms,
-            },
+            Scorer::Default => {
+                let retimed = s.retime_below_ms.and_then(|below| {
+                    let all: Vec<usize> = (0..s.choices().len()).collect();
+                    retimed_ms(s, &all, Some(below))
+                });
+                Outcome {
+                    cost_s: s.autotune_s,
+                    run_ms: retimed.unwrap_or(s.truth_autotune_ms),
+                }
+            }
             Scorer::Kept(keys) => {
                 let kept: Vec<usize> = keys.iter().filter_map(|&k| s.offered(k)).collect();
                 kept_outcome(s, &kept)
@@ -103,11 +110,22 @@ fn kept_outcome(s: &Sample, kept: &[usize]) -> Outcome {
         .fold((0, None), |(n, best), c| (n + 1, faster(best, c)));
     // One choice left: Inductor takes it without autotuning.
     let cost_s = if count > 1 {
-        list_s(kept.map(|(_, c)| c), picked.map(|(_, c)| c))
+        list_s(kept.clone().map(|(_, c)| c), picked.map(|(_, c)| c))
     } else {
         0.0
     };
-    let run_ms = match (picked, s.winner()) {
+    let retimed = s.retime_below_ms.and_then(|below| {
+        let searched: Vec<usize> = kept.map(|(i, _)| i).collect();
+        retimed_ms(s, &searched, Some(below))
+    });
+    let run_ms = retimed.unwrap_or_else(|| benchmark_pick_ms(s, picked));
+    Outcome { cost_s, run_ms }
+}
+
+/// Compiled truth of `picked`, the kept choice Inductor's benchmark picks (estimated for a
+/// template that is neither cuBLAS nor Inductor's pick among all choices).
+fn benchmark_pick_ms(s: &Sample, picked: Option<(usize, &Choice)>) -> f64 {
+    match (picked, s.winner()) {
         (None, _) => s.truth_default_ms,
         (Some((_, p)), _) if p.is_extern() => s.truth_default_ms,
         (Some((i, _)), _) if Some(i) == s.winner_index() => s.truth_autotune_ms,
@@ -115,8 +133,7 @@ fn kept_outcome(s: &Sample, kept: &[usize]) -> Outcome {
             p.bench_ms * s.truth_autotune_ms / w.bench_ms
         }
         _ => s.truth_default_ms,
-    };
-    Outcome { cost_s, run_ms }
+    }
 }
 
 /// How outcomes are weighed (see [`super::PruneParams`]).
