@@ -69,7 +69,7 @@ impl Scorer {
             Scorer::Default => {
                 let retimed = s.retime_below_ms.and_then(|below| {
                     let all: Vec<usize> = (0..s.choices().len()).collect();
-                    retimed_ms(s, &all, Some(below))
+                    retimed_ms(s, &all, below)
                 });
                 Outcome {
                     cost_s: s.autotune_s,
@@ -116,7 +116,7 @@ fn kept_outcome(s: &Sample, kept: &[usize]) -> Outcome {
     };
     let retimed = s.retime_below_ms.and_then(|below| {
         let searched: Vec<usize> = kept.map(|(i, _)| i).collect();
-        retimed_ms(s, &searched, Some(below))
+        retimed_ms(s, &searched, below)
     });
     let run_ms = retimed.unwrap_or_else(|| benchmark_pick_ms(s, picked));
     Outcome { cost_s, run_ms }

@@ -22,17 +22,16 @@ use super::data::Sample;
 
 /// With re-timing below `below_ms` modelled: compiled truth (ms) of what a search over the
 /// choices `kept` (indices into the sample's choices; cuBLAS's among them where kept) picks,
-/// or `None` where the search is not re-timed (no threshold, a single choice, or the fastest
-/// benchmark at or above the threshold) or no kept choice has a known or estimated truth.
-pub fn retimed_ms(s: &Sample, kept: &[usize], below_ms: Option<f64>) -> Option<f64> {
-    let below = below_ms?;
+/// or `None` where the search is not re-timed (a single choice, or the fastest benchmark at
+/// or above the threshold) or no kept choice has a known or estimated truth.
+pub fn retimed_ms(s: &Sample, kept: &[usize], below_ms: f64) -> Option<f64> {
     let choices = s.choices();
     let fastest = kept
         .iter()
         .map(|&i| choices[i].bench_ms)
         .filter(|b| b.is_finite())
         .reduce(f64::min)?;
-    if kept.len() < 2 || fastest >= below {
+    if kept.len() < 2 || fastest >= below_ms {
         return None;
     }
     kept.iter().filter_map(|&i| truth_ms(s, i)).reduce(f64::min)
