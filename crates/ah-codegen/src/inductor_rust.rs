@@ -424,13 +424,18 @@ mod tests {
         assert!(render_module(&model(eq), "").is_err());
     }
 
-    #[test]
-    fn the_narrowest_side_is_the_integer_minimum() {
+    /// The module of a tree with one split, `quantity <= 64.5`, between two leaves.
+    fn one_split_on(quantity: &str) -> String {
         let leaf = json!({"node": "leaf", "policy": {"kind": "extern"}, "samples": 1});
         let tree = json!({"node": "split",
-            "test": {"kind": "le", "quantity": {"kind": "min_side"}, "threshold": 64.5},
+            "test": {"kind": "le", "quantity": {"kind": quantity}, "threshold": 64.5},
             "yes": leaf, "no": {"node": "leaf", "policy": {"kind": "default"}, "samples": 1}});
-        let code = render_module(&model(tree), "").unwrap();
+        render_module(&model(tree), "").unwrap()
+    }
+
+    #[test]
+    fn the_narrowest_side_is_the_integer_minimum() {
+        let code = one_split_on("min_side");
         assert!(
             code.contains("if g.m.min(g.k).min(g.n) as f64 <= 64.5 {"),
             "{code}"
@@ -439,11 +444,7 @@ mod tests {
 
     #[test]
     fn the_contraction_ratio_divides_k_by_the_larger_side() {
-        let leaf = json!({"node": "leaf", "policy": {"kind": "extern"}, "samples": 1});
-        let tree = json!({"node": "split",
-            "test": {"kind": "le", "quantity": {"kind": "k_ratio"}, "threshold": 64.5},
-            "yes": leaf, "no": {"node": "leaf", "policy": {"kind": "default"}, "samples": 1}});
-        let code = render_module(&model(tree), "").unwrap();
+        let code = one_split_on("k_ratio");
         assert!(
             code.contains("if g.k as f64 / g.m.max(g.n).max(1) as f64 <= 64.5 {"),
             "{code}"
