@@ -195,6 +195,48 @@ def sized_config(name, m, n, k):
     return _SIZED_TEMPLATE + "_".join(f"{key}={sized.get(key, values[key])}" for key, _, _ in parts)
 
 
+# A Triton `mm` config's software pipeline holds `num_stages` tiles of each operand in shared
+# memory: num_stages x (BLOCK_M x BLOCK_K x a's element bytes + BLOCK_K x BLOCK_N x b's). Where
+# that exceeds what one block may use on the device (the log's `shared_memory`, 232448 bytes on
+# the H100), the config mostly fails to run: over the 47k template benchmarks of the shipped H100
+# logs, none of the 43812 within it failed, and 1824 of the 2802 beyond it did (1465 of them
+# fp32) (`ah_train::prune::sizing::pipeline_bytes` is the same rule; a Rust test
+# checks both against the logs). A kept list learned on 16-bit GEMMs may hold only such configs
+# for an fp32 one: the handler then leaves the GEMM to Inductor's full list.
+# Element bytes by dtype as the log spells it: `ah_codegen::prune_tree::DTYPE_BYTES`'s table.
+DTYPE_BYTES = {"torch.float64": 8, "torch.int64": 8, "torch.float32": 4, "torch.int32": 4,
+               "torch.float16": 2, "torch.bfloat16": 2}
+
+
+def pipeline_bytes(name, a_bytes, b_bytes):
+    """Shared memory, in bytes, that the `triton_mm_` config `name` (as offered: sized) asks for
+    operands of `a_bytes` and `b_bytes` per element; None for any other name."""
+    if not name.startswith(_SIZED_TEMPLATE):
+        return None
+    parts = [p.partition("=") for p in name[len(_SIZED_TEMPLATE):].split("_")]
+    if not all(eq and 0 < len(v) <= 18 and v.isascii() and v.isdigit() for _, eq, v in parts):
+        return None
+    values = {key: int(v) for key, _, v in parts}
+    if len(values) != len(parts) or any(
+        key not in values for key in ("BLOCK-M", "BLOCK-N", "BLOCK-K", "numstages")
+    ):
+        return None
+    bm, bn, bk = values["BLOCK-M"], values["BLOCK-N"], values["BLOCK-K"]
+    need = values["numstages"] * (bm * bk * a_bytes + bk * bn * b_bytes)
+    return need if need < 1 << 63 else None  # as the trainer's i64 reads it
+
+
+def none_fit(names, f, shared_memory):
+    """Whether the template choices `names` (read by `config_name`, as offered to the GEMM of
+    features `f`) are one or more `triton_mm_` configs that each need more than
+    `shared_memory` bytes (0: no limit known, never). A choice of another template may run."""
+    a, b = DTYPE_BYTES.get(f.get("mat1_dtype")), DTYPE_BYTES.get(f.get("mat2_dtype"))
+    if not shared_memory or a is None or b is None:
+        return False
+    need = [pipeline_bytes(name, a, b) for name in names]
+    return bool(need) and all(x is not None and x > shared_memory for x in need)
+
+
 def sized_configs(names, m, n, k):
     """`sized_config` of each of `names`, each once, first occurrence first."""
     out = []
@@ -263,7 +305,8 @@ A decision becomes a variable-length ranking:
 - ``("extern", ())``: ``[extern_mm]``: only cuBLAS is kept, nothing is benchmarked;
 - ``("keep", names)``: ``extern_mm`` and the kept configs as Inductor sizes them to the GEMM
   (`sized_config`), as PyTorch names them (`pytorch_mm_id`; configs that differ only in
-  GROUP_M become one);
+  GROUP_M become one); no ranking (None) where every kept config Inductor offers needs more
+  shared memory than the device has (`none_fit`), as the handler does;
 - ``("default", ())``: no ranking (None): Inductor keeps its whole list.
 
 On another GPU or PyTorch (major.minor) than the heuristic's, `mm_precondition` is False
@@ -274,9 +317,9 @@ import re
 import warnings
 
 try:
-    pytorch_mm_id, sized_config, sized_configs  # noqa: B018 - defined when pasted after naming.py's source
+    none_fit, pytorch_mm_id, sized_config, sized_configs  # noqa: B018 - defined when pasted after naming.py's source
 except NameError:
-    from ah_inductor.naming import pytorch_mm_id, sized_config, sized_configs
+    from ah_inductor.naming import none_fit, pytorch_mm_id, sized_config, sized_configs
 
 # Features of our log that PyTorch's `mm` context does not hold: constant for `tuned_mm`.
 MM_CONSTANTS = {"batch": 1, "op": "mm"}
@@ -324,8 +367,9 @@ def mm_features(context, names):
     return f
 
 
-def mm_best_choices(decide, feature_names, context, choices):
-    """`get_best_choices`: (probability, index into `choices`) best first, or None (unsure)."""
+def mm_best_choices(decide, feature_names, context, choices, shared_memory=0):
+    """`get_best_choices`: (probability, index into `choices`) best first, or None (unsure).
+    `shared_memory`: the heuristic's (`HEURISTIC["shared_memory"]`; 0: no limit known)."""
     f = mm_features(context, feature_names)
     if f is None:
         return None
@@ -337,6 +381,8 @@ def mm_best_choices(decide, feature_names, context, choices):
     kept = sized_configs(names, f["m"], f["n"], f["k"]) if kind == "keep" else ()
     ranked = mm_choice_ids(kept)
     index = {c: i for i, c in enumerate(choices)}
+    if none_fit([n for n in kept if pytorch_mm_id(n) in index], f, shared_memory):
+        return None
     kept = [index[c] for c in ranked if c in index]
     return [(1.0 / len(kept), i) for i in kept]
 
@@ -370,6 +416,7 @@ def mm_precondition(heuristic, metadata):
 HEURISTIC = {
     "name": "InductorMMH100",
     "device_capa": (9, 0),
+    "shared_memory": 232448,
     "torch": "2.11",
     "ops": ("mm", "addmm", "bmm",),
 }
@@ -416,15 +463,11 @@ def _align(x):
     return min(128, x & -x) if x > 0 else 0
 
 
-# Bytes of an element of each dtype _lead_align knows; others count 1.
-_DTYPE_BYTES = {"torch.float64": 8, "torch.int64": 8, "torch.float32": 4, "torch.int32": 4, "torch.float16": 2, "torch.bfloat16": 2}
-
-
 def _lead_align(f):
     """The smallest alignment in bytes, at most 128, of the leading dimensions of the operands
     (the larger of each one's strides) and the output (n): cuBLAS runs its fast kernels only
     when all three are 16-byte aligned."""
-    size = _DTYPE_BYTES.get(f["mat1_dtype"], 1)
+    size = DTYPE_BYTES.get(f["mat1_dtype"], 1)
     lds = (
         max(f["mat1_stride_0"], f["mat1_stride_1"]),
         max(f["mat2_stride_0"], f["mat2_stride_1"]),
@@ -591,4 +634,4 @@ class InductorMMH100(LearnedHeuristicDecision):
         return "mm"
 
     def get_best_choices(self, context):
-        return mm_best_choices(decide, FEATURES, context, self.choices)
+        return mm_best_choices(decide, FEATURES, context, self.choices, HEURISTIC.get("shared_memory", 0))

@@ -195,6 +195,48 @@ def sized_config(name, m, n, k):
     return _SIZED_TEMPLATE + "_".join(f"{key}={sized.get(key, values[key])}" for key, _, _ in parts)
 
 
+# A Triton `mm` config's software pipeline holds `num_stages` tiles of each operand in shared
+# memory: num_stages x (BLOCK_M x BLOCK_K x a's element bytes + BLOCK_K x BLOCK_N x b's). Where
+# that exceeds what one block may use on the device (the log's `shared_memory`, 232448 bytes on
+# the H100), the config mostly fails to run: over the 47k template benchmarks of the shipped H100
+# logs, none of the 43812 within it failed, and 1824 of the 2802 beyond it did (1465 of them
+# fp32) (`ah_train::prune::sizing::pipeline_bytes` is the same rule; a Rust test
+# checks both against the logs). A kept list learned on 16-bit GEMMs may hold only such configs
+# for an fp32 one: the handler then leaves the GEMM to Inductor's full list.
+# Element bytes by dtype as the log spells it: `ah_codegen::prune_tree::DTYPE_BYTES`'s table.
+DTYPE_BYTES = {"torch.float64": 8, "torch.int64": 8, "torch.float32": 4, "torch.int32": 4,
+               "torch.float16": 2, "torch.bfloat16": 2}
+
+
+def pipeline_bytes(name, a_bytes, b_bytes):
+    """Shared memory, in bytes, that the `triton_mm_` config `name` (as offered: sized) asks for
+    operands of `a_bytes` and `b_bytes` per element; None for any other name."""
+    if not name.startswith(_SIZED_TEMPLATE):
+        return None
+    parts = [p.partition("=") for p in name[len(_SIZED_TEMPLATE):].split("_")]
+    if not all(eq and 0 < len(v) <= 18 and v.isascii() and v.isdigit() for _, eq, v in parts):
+        return None
+    values = {key: int(v) for key, _, v in parts}
+    if len(values) != len(parts) or any(
+        key not in values for key in ("BLOCK-M", "BLOCK-N", "BLOCK-K", "numstages")
+    ):
+        return None
+    bm, bn, bk = values["BLOCK-M"], values["BLOCK-N"], values["BLOCK-K"]
+    need = values["numstages"] * (bm * bk * a_bytes + bk * bn * b_bytes)
+    return need if need < 1 << 63 else None  # as the trainer's i64 reads it
+
+
+def none_fit(names, f, shared_memory):
+    """Whether the template choices `names` (read by `config_name`, as offered to the GEMM of
+    features `f`) are one or more `triton_mm_` configs that each need more than
+    `shared_memory` bytes (0: no limit known, never). A choice of another template may run."""
+    a, b = DTYPE_BYTES.get(f.get("mat1_dtype")), DTYPE_BYTES.get(f.get("mat2_dtype"))
+    if not shared_memory or a is None or b is None:
+        return False
+    need = [pipeline_bytes(name, a, b) for name in names]
+    return bool(need) and all(x is not None and x > shared_memory for x in need)
+
+
 def sized_configs(names, m, n, k):
     """`sized_config` of each of `names`, each once, first occurrence first."""
     out = []
@@ -515,7 +557,7 @@ A generated handler module is: a header, the sources of ``naming.py``, ``ptxas.p
 ``retime.py``, the source of this file, then the learned tree, which defines two globals:
 
     HEURISTIC = {"name": "InductorMMH100", "device_capa": (9, 0), "torch": "2.11",
-                 "ops": ("mm", "addmm", "bmm")}
+                 "ops": ("mm", "addmm", "bmm"), "shared_memory": 232448}
 
     def decide(f):
         # f: m, k, n, batch, op, mat1_dtype, mat2_dtype, mat1_stride_0, mat1_stride_1,
@@ -538,7 +580,11 @@ What a decision does, before any Triton template code is generated (Inductor's
 - ``("keep", names)``: that ATen choice plus the Triton/subgraph choices whose `ktc_name`, read
   by `config_name` (a `bmm` config is named as the same `mm` config), is one of names as
   Inductor sizes them to this GEMM (`sized_config`: a config learned on large GEMMs keeps the
-  smaller-tiled config Inductor offers a small one in its place).
+  smaller-tiled config Inductor offers a small one in its place). Where every template
+  choice so kept is a Triton `mm` config whose pipeline needs more shared memory than the
+  device has at this GEMM's operand width (`none_fit`, with ``HEURISTIC["shared_memory"]``:
+  a list learned on 16-bit GEMMs reached by an fp32 one), those configs would fail to run and
+  leave cuBLAS alone: Inductor's list unchanged instead, counted as "unfit".
 - ``("default", ())``: Inductor's list unchanged.
 - ``("drop", names)``: Inductor's list without the Triton/subgraph choices whose `ktc_name`,
   read by `config_name`, is one of names as Inductor offers them to this GEMM (not sized: the
@@ -573,9 +619,9 @@ import warnings
 import weakref
 
 try:
-    ktc_name, config_name, sized_configs  # noqa: B018 - defined when pasted after naming.py's source
+    ktc_name, config_name, none_fit, sized_configs  # noqa: B018 - defined when pasted after naming.py's source
 except NameError:
-    from ah_inductor.naming import config_name, ktc_name, sized_configs
+    from ah_inductor.naming import config_name, ktc_name, none_fit, sized_configs
 try:
     ptxas_align, ptxas_restore  # noqa: B018 - defined when pasted after ptxas.py's source
 except NameError:
@@ -592,8 +638,9 @@ OP_NAMES = {"mm": "mm", "addmm": "addmm", "bmm": "bmm", "baddbmm": "bmm"}
 # What `stats()` counts: decisions by kind; "skipped": an op of the heuristic whose features
 # cannot be computed (symbolic sizes); "other_op": an op the heuristic does not handle;
 # "error": features or decision failed (Inductor's list kept); "empty": a decision that would
-# have left no choice at all (Inductor's list kept).
-STAT_KEYS = KINDS + ("skipped", "other_op", "error", "empty")
+# have left no choice at all (Inductor's list kept); "unfit": a kept list whose template choices
+# cannot run on the device (`none_fit`; Inductor's list kept).
+STAT_KEYS = KINDS + ("skipped", "other_op", "error", "empty", "unfit")
 # `decisions()` keeps the most recent this many (features, decision) records: a model compiles
 # hundreds of GEMM lowerings at most, and a long-lived process must not grow without bound.
 DECISION_LOG = 10000
@@ -969,25 +1016,30 @@ class Runtime:
         def kept_if():
             aten = one_aten([c.template.uid for c in result], f)
             return lambda c: c.template.uid == aten or config_name(ktc_name(c)) in names
-        return self._narrow(result, "keep", kept_if)
+
+        def unfit(kept):
+            templates = [config_name(ktc_name(c)) for c in kept if not is_aten(c.template.uid)]
+            return none_fit(templates, f, self.heuristic.get("shared_memory", 0))
+        return self._narrow(result, "keep", kept_if, unfit)
 
     def _drop(self, result, names):
         def kept_if():
             return lambda c: is_aten(c.template.uid) or config_name(ktc_name(c)) not in names
         return self._narrow(result, "drop", kept_if)
 
-    def _narrow(self, result, kind, kept_if):
+    def _narrow(self, result, kind, kept_if, unfit=None):
         """Inductor's `result` narrowed to the choices the test `kept_if()` makes keeps, counted
-        as `kind`; `result` itself (counted as an error, or as "empty") where naming the choices
-        fails or nothing would be left."""
+        as `kind`; `result` itself (counted as an error, "empty" or "unfit") where naming the
+        choices fails, nothing would be left, or `unfit(kept)` says they cannot run."""
         try:
             keeps = kept_if()
             kept = [c for c in result if keeps(c)]
+            cannot_run = unfit is not None and unfit(kept)
         except Exception as e:  # noqa: BLE001
             self._error("naming the choices", e)
             return result
-        if not kept:
-            self.count("empty")
+        if not kept or cannot_run:
+            self.count("unfit" if kept else "empty")
             return result
         self.count(kind)
         return kept
@@ -1175,6 +1227,7 @@ def decisions():
 HEURISTIC = {
     "name": "InductorMMH100",
     "device_capa": (9, 0),
+    "shared_memory": 232448,
     "torch": "2.11",
     "ops": ("mm", "addmm", "bmm",),
 }
@@ -1221,15 +1274,11 @@ def _align(x):
     return min(128, x & -x) if x > 0 else 0
 
 
-# Bytes of an element of each dtype _lead_align knows; others count 1.
-_DTYPE_BYTES = {"torch.float64": 8, "torch.int64": 8, "torch.float32": 4, "torch.int32": 4, "torch.float16": 2, "torch.bfloat16": 2}
-
-
 def _lead_align(f):
     """The smallest alignment in bytes, at most 128, of the leading dimensions of the operands
     (the larger of each one's strides) and the output (n): cuBLAS runs its fast kernels only
     when all three are 16-byte aligned."""
-    size = _DTYPE_BYTES.get(f["mat1_dtype"], 1)
+    size = DTYPE_BYTES.get(f["mat1_dtype"], 1)
     lds = (
         max(f["mat1_stride_0"], f["mat1_stride_1"]),
         max(f["mat2_stride_0"], f["mat2_stride_1"]),

@@ -15,7 +15,8 @@ A decision becomes a variable-length ranking:
 - ``("extern", ())``: ``[extern_mm]``: only cuBLAS is kept, nothing is benchmarked;
 - ``("keep", names)``: ``extern_mm`` and the kept configs as Inductor sizes them to the GEMM
   (`sized_config`), as PyTorch names them (`pytorch_mm_id`; configs that differ only in
-  GROUP_M become one);
+  GROUP_M become one); no ranking (None) where every kept config Inductor offers needs more
+  shared memory than the device has (`none_fit`), as the handler does;
 - ``("default", ())``: no ranking (None): Inductor keeps its whole list.
 
 On another GPU or PyTorch (major.minor) than the heuristic's, `mm_precondition` is False
@@ -26,9 +27,9 @@ import re
 import warnings
 
 try:
-    pytorch_mm_id, sized_config, sized_configs  # noqa: B018 - defined when pasted after naming.py's source
+    none_fit, pytorch_mm_id, sized_config, sized_configs  # noqa: B018 - defined when pasted after naming.py's source
 except NameError:
-    from ah_inductor.naming import pytorch_mm_id, sized_config, sized_configs
+    from ah_inductor.naming import none_fit, pytorch_mm_id, sized_config, sized_configs
 
 # Features of our log that PyTorch's `mm` context does not hold: constant for `tuned_mm`.
 MM_CONSTANTS = {"batch": 1, "op": "mm"}
@@ -76,8 +77,9 @@ def mm_features(context, names):
     return f
 
 
-def mm_best_choices(decide, feature_names, context, choices):
-    """`get_best_choices`: (probability, index into `choices`) best first, or None (unsure)."""
+def mm_best_choices(decide, feature_names, context, choices, shared_memory=0):
+    """`get_best_choices`: (probability, index into `choices`) best first, or None (unsure).
+    `shared_memory`: the heuristic's (`HEURISTIC["shared_memory"]`; 0: no limit known)."""
     f = mm_features(context, feature_names)
     if f is None:
         return None
@@ -89,6 +91,8 @@ def mm_best_choices(decide, feature_names, context, choices):
     kept = sized_configs(names, f["m"], f["n"], f["k"]) if kind == "keep" else ()
     ranked = mm_choice_ids(kept)
     index = {c: i for i, c in enumerate(choices)}
+    if none_fit([n for n in kept if pytorch_mm_id(n) in index], f, shared_memory):
+        return None
     kept = [index[c] for c in ranked if c in index]
     return [(1.0 / len(kept), i) for i in kept]
 

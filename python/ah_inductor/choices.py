@@ -4,7 +4,7 @@ A generated handler module is: a header, the sources of ``naming.py``, ``ptxas.p
 ``retime.py``, the source of this file, then the learned tree, which defines two globals:
 
     HEURISTIC = {"name": "InductorMMH100", "device_capa": (9, 0), "torch": "2.11",
-                 "ops": ("mm", "addmm", "bmm")}
+                 "ops": ("mm", "addmm", "bmm"), "shared_memory": 232448}
 
     def decide(f):
         # f: m, k, n, batch, op, mat1_dtype, mat2_dtype, mat1_stride_0, mat1_stride_1,
@@ -27,7 +27,11 @@ What a decision does, before any Triton template code is generated (Inductor's
 - ``("keep", names)``: that ATen choice plus the Triton/subgraph choices whose `ktc_name`, read
   by `config_name` (a `bmm` config is named as the same `mm` config), is one of names as
   Inductor sizes them to this GEMM (`sized_config`: a config learned on large GEMMs keeps the
-  smaller-tiled config Inductor offers a small one in its place).
+  smaller-tiled config Inductor offers a small one in its place). Where every template
+  choice so kept is a Triton `mm` config whose pipeline needs more shared memory than the
+  device has at this GEMM's operand width (`none_fit`, with ``HEURISTIC["shared_memory"]``:
+  a list learned on 16-bit GEMMs reached by an fp32 one), those configs would fail to run and
+  leave cuBLAS alone: Inductor's list unchanged instead, counted as "unfit".
 - ``("default", ())``: Inductor's list unchanged.
 - ``("drop", names)``: Inductor's list without the Triton/subgraph choices whose `ktc_name`,
   read by `config_name`, is one of names as Inductor offers them to this GEMM (not sized: the
@@ -62,9 +66,9 @@ import warnings
 import weakref
 
 try:
-    ktc_name, config_name, sized_configs  # noqa: B018 - defined when pasted after naming.py's source
+    ktc_name, config_name, none_fit, sized_configs  # noqa: B018 - defined when pasted after naming.py's source
 except NameError:
-    from ah_inductor.naming import config_name, ktc_name, sized_configs
+    from ah_inductor.naming import config_name, ktc_name, none_fit, sized_configs
 try:
     ptxas_align, ptxas_restore  # noqa: B018 - defined when pasted after ptxas.py's source
 except NameError:
@@ -81,8 +85,9 @@ OP_NAMES = {"mm": "mm", "addmm": "addmm", "bmm": "bmm", "baddbmm": "bmm"}
 # What `stats()` counts: decisions by kind; "skipped": an op of the heuristic whose features
 # cannot be computed (symbolic sizes); "other_op": an op the heuristic does not handle;
 # "error": features or decision failed (Inductor's list kept); "empty": a decision that would
-# have left no choice at all (Inductor's list kept).
-STAT_KEYS = KINDS + ("skipped", "other_op", "error", "empty")
+# have left no choice at all (Inductor's list kept); "unfit": a kept list whose template choices
+# cannot run on the device (`none_fit`; Inductor's list kept).
+STAT_KEYS = KINDS + ("skipped", "other_op", "error", "empty", "unfit")
 # `decisions()` keeps the most recent this many (features, decision) records: a model compiles
 # hundreds of GEMM lowerings at most, and a long-lived process must not grow without bound.
 DECISION_LOG = 10000
@@ -458,25 +463,30 @@ class Runtime:
         def kept_if():
             aten = one_aten([c.template.uid for c in result], f)
             return lambda c: c.template.uid == aten or config_name(ktc_name(c)) in names
-        return self._narrow(result, "keep", kept_if)
+
+        def unfit(kept):
+            templates = [config_name(ktc_name(c)) for c in kept if not is_aten(c.template.uid)]
+            return none_fit(templates, f, self.heuristic.get("shared_memory", 0))
+        return self._narrow(result, "keep", kept_if, unfit)
 
     def _drop(self, result, names):
         def kept_if():
             return lambda c: is_aten(c.template.uid) or config_name(ktc_name(c)) not in names
         return self._narrow(result, "drop", kept_if)
 
-    def _narrow(self, result, kind, kept_if):
+    def _narrow(self, result, kind, kept_if, unfit=None):
         """Inductor's `result` narrowed to the choices the test `kept_if()` makes keeps, counted
-        as `kind`; `result` itself (counted as an error, or as "empty") where naming the choices
-        fails or nothing would be left."""
+        as `kind`; `result` itself (counted as an error, "empty" or "unfit") where naming the
+        choices fails, nothing would be left, or `unfit(kept)` says they cannot run."""
         try:
             keeps = kept_if()
             kept = [c for c in result if keeps(c)]
+            cannot_run = unfit is not None and unfit(kept)
         except Exception as e:  # noqa: BLE001
             self._error("naming the choices", e)
             return result
-        if not kept:
-            self.count("empty")
+        if not kept or cannot_run:
+            self.count("unfit" if kept else "empty")
             return result
         self.count(kind)
         return kept

@@ -112,6 +112,48 @@ def sized_config(name, m, n, k):
     return _SIZED_TEMPLATE + "_".join(f"{key}={sized.get(key, values[key])}" for key, _, _ in parts)
 
 
+# A Triton `mm` config's software pipeline holds `num_stages` tiles of each operand in shared
+# memory: num_stages x (BLOCK_M x BLOCK_K x a's element bytes + BLOCK_K x BLOCK_N x b's). Where
+# that exceeds what one block may use on the device (the log's `shared_memory`, 232448 bytes on
+# the H100), the config mostly fails to run: over the 47k template benchmarks of the shipped H100
+# logs, none of the 43812 within it failed, and 1824 of the 2802 beyond it did (1465 of them
+# fp32) (`ah_train::prune::sizing::pipeline_bytes` is the same rule; a Rust test
+# checks both against the logs). A kept list learned on 16-bit GEMMs may hold only such configs
+# for an fp32 one: the handler then leaves the GEMM to Inductor's full list.
+# Element bytes by dtype as the log spells it: `ah_codegen::prune_tree::DTYPE_BYTES`'s table.
+DTYPE_BYTES = {"torch.float64": 8, "torch.int64": 8, "torch.float32": 4, "torch.int32": 4,
+               "torch.float16": 2, "torch.bfloat16": 2}
+
+
+def pipeline_bytes(name, a_bytes, b_bytes):
+    """Shared memory, in bytes, that the `triton_mm_` config `name` (as offered: sized) asks for
+    operands of `a_bytes` and `b_bytes` per element; None for any other name."""
+    if not name.startswith(_SIZED_TEMPLATE):
+        return None
+    parts = [p.partition("=") for p in name[len(_SIZED_TEMPLATE):].split("_")]
+    if not all(eq and 0 < len(v) <= 18 and v.isascii() and v.isdigit() for _, eq, v in parts):
+        return None
+    values = {key: int(v) for key, _, v in parts}
+    if len(values) != len(parts) or any(
+        key not in values for key in ("BLOCK-M", "BLOCK-N", "BLOCK-K", "numstages")
+    ):
+        return None
+    bm, bn, bk = values["BLOCK-M"], values["BLOCK-N"], values["BLOCK-K"]
+    need = values["numstages"] * (bm * bk * a_bytes + bk * bn * b_bytes)
+    return need if need < 1 << 63 else None  # as the trainer's i64 reads it
+
+
+def none_fit(names, f, shared_memory):
+    """Whether the template choices `names` (read by `config_name`, as offered to the GEMM of
+    features `f`) are one or more `triton_mm_` configs that each need more than
+    `shared_memory` bytes (0: no limit known, never). A choice of another template may run."""
+    a, b = DTYPE_BYTES.get(f.get("mat1_dtype")), DTYPE_BYTES.get(f.get("mat2_dtype"))
+    if not shared_memory or a is None or b is None:
+        return False
+    need = [pipeline_bytes(name, a, b) for name in names]
+    return bool(need) and all(x is not None and x > shared_memory for x in need)
+
+
 def sized_configs(names, m, n, k):
     """`sized_config` of each of `names`, each once, first occurrence first."""
     out = []

@@ -86,6 +86,17 @@ class BestChoices(unittest.TestCase):
         out = artifact.mm_best_choices(lambda f: ("keep", kept), FEATURES, ctx(m=512), choices)
         self.assertEqual([choices[i] for _, i in out], ["extern_mm", TILE_ID])
 
+    def test_keep_of_configs_that_cannot_run_at_the_width_is_no_ranking(self):
+        # 128 x 128 x 128 at 4 stages needs 512 KiB in fp32 (256 KiB in bf16): beyond 227 KiB.
+        big = "triton_mm_BLOCK-M=128_BLOCK-K=128_BLOCK-N=128_numstages=4_numwarps=8"
+        choices = artifact.mm_choice_ids([big])
+        features = FEATURES + ("mat2_dtype",)
+        fp32 = Context(m=4096, k=4096, n=4096, mat1_dtype="torch.float32", mat2_dtype="torch.float32")
+        best = artifact.mm_best_choices(lambda f: ("keep", (big,)), features, fp32, choices, 232448)
+        self.assertIsNone(best)
+        unlimited = artifact.mm_best_choices(lambda f: ("keep", (big,)), features, fp32, choices)
+        self.assertEqual([choices[i] for _, i in unlimited], choices)
+
     def test_known_ids_cover_every_sizing_and_stay_bounded(self):
         kept = (f"triton_mm_{TILE}_GROUP-M=8",)
         known = artifact.mm_known_ids(kept)

@@ -527,6 +527,42 @@ class Decisions(unittest.TestCase):
             out = rt.finalize(self.inner, tc, mm_inputs(512, 64, 64), templates_of(tc), "mm", None)
         self.assertEqual(names(out), ["extern_mm"])
 
+    def test_keep_whose_configs_cannot_run_at_the_width_keeps_inductors_list(self):
+        # 128 x 128 x 128 at 4 stages: 4 x (128 x 128 + 128 x 128) x 2 bytes = 256 KiB in bf16,
+        # 512 KiB in fp32, beyond the H100's 227 KiB; 64 x 32 x 128 at 3 stages fits either.
+        big = dict(TILE, BLOCK_M=128, BLOCK_K=128, BLOCK_N=128, num_stages=4, num_warps=8)
+        big_name = naming.choice_name("triton::mm", big)
+        heuristic = dict(HEURISTIC, shared_memory=232448)
+
+        def run(decision, dtype, heuristic=heuristic):
+            rt = choices.Runtime(heuristic, lambda f: decision)
+            rt.active = True
+            tc = {"aten::mm": iter([ktc("aten::mm")]),
+                  "triton::mm": iter([ktc("triton::mm", **TILE), ktc("triton::mm", **big)])}
+            with fake_torch():
+                out = rt.finalize(self.inner, tc, mm_inputs(4096, 4096, 4096, dtype=dtype), templates_of(tc), "mm", None)
+            return names(out), rt.stats()
+
+        out, stats = run(("keep", (big_name,)), "torch.float32")
+        self.assertEqual((out, stats["unfit"], stats["keep"]), (["extern_mm", TILE_NAME, big_name], 1, 0))
+        self.assertEqual(run(("keep", (big_name,)), "torch.bfloat16")[0], ["extern_mm", TILE_NAME, big_name])
+        # One config that fits is enough to keep the list; without a limit nothing changes.
+        self.assertEqual(run(("keep", (big_name, TILE_NAME)), "torch.float32")[0], ["extern_mm", TILE_NAME, big_name])
+        self.assertEqual(run(("keep", (big_name,)), "torch.float32", HEURISTIC)[0], ["extern_mm", big_name])
+        self.assertEqual(run(("keep", (TILE_NAME,)), "torch.float32")[0], ["extern_mm", TILE_NAME])
+
+    def test_pipeline_bytes_counts_each_operands_tiles_per_stage(self):
+        c = "triton_mm_BLOCK-M=128_BLOCK-K=64_BLOCK-N=32_numstages=5_numwarps=8_GROUP-M=8"
+        self.assertEqual(naming.pipeline_bytes(c, 4, 2), 5 * (128 * 64 * 4 + 64 * 32 * 2))
+        for name in ("extern_mm", "subgraph_decompose_k", "triton_mm_persistent_tma_BLOCK-M=128_BLOCK-K=64_BLOCK-N=128",
+                     "triton_mm_BLOCK-M=64_BLOCK-K=32_BLOCK-N=64_numwarps=4", "triton_mm_BLOCK-M=64_BLOCK-K=x_BLOCK-N=64_numstages=2"):
+            self.assertIsNone(naming.pipeline_bytes(name, 4, 4))
+        f = {"mat1_dtype": "torch.float32", "mat2_dtype": "torch.float32"}
+        self.assertFalse(naming.none_fit([], f, 232448))
+        self.assertTrue(naming.none_fit([c.replace("N=32", "N=128")], f, 232448))
+        self.assertFalse(naming.none_fit([c.replace("N=32", "N=128"), "subgraph_decompose_k"], f, 232448))
+        self.assertFalse(naming.none_fit([c.replace("N=32", "N=128")], dict(f, mat1_dtype="torch.int8"), 232448))
+
     def test_extern_without_aten_keeps_everything(self):
         tc = mm_choices()
         del tc["aten::mm"]

@@ -60,7 +60,7 @@ pub(crate) fn invalid(model: &Json, message: String) -> CodegenError {
 }
 
 /// The learned part every Python rendering of a pruning model ends with: `HEURISTIC` (name,
-/// device capability, PyTorch version, ops), the helpers its quantities call (`_align`,
+/// device capability and shared memory, PyTorch version, ops), the helpers its quantities call (`_align`,
 /// `_lead_align`) and the `decide(f)` tree.
 pub(crate) fn learned_source(model: &Json) -> Result<String, CodegenError> {
     if model["kind"] != "inductor_choices" {
@@ -85,11 +85,12 @@ pub(crate) fn learned_source(model: &Json) -> Result<String, CodegenError> {
     let shared = SharedLists::of(&tree);
     node(&tree, 1, &shared, &mut decide);
     Ok(format!(
-        "# ---- the learned heuristic ----\n\nHEURISTIC = {{\n    \"name\": {name},\n    \"device_capa\": ({c0}, {c1}),\n    \"torch\": {torch},\n    \"ops\": ({ops},),\n}}\n\n{lists}\n{helpers}{decide}",
+        "# ---- the learned heuristic ----\n\nHEURISTIC = {{\n    \"name\": {name},\n    \"device_capa\": ({c0}, {c1}),\n    \"shared_memory\": {shared_memory},\n    \"torch\": {torch},\n    \"ops\": ({ops},),\n}}\n\n{lists}\n{helpers}{decide}",
         lists = shared_source(&shared),
         name = lit(&model["name"]),
         c0 = capa[0],
         c1 = capa[1],
+        shared_memory = model["shared_memory"].as_u64().unwrap_or(0),
         torch = lit(&model["torch"]),
         ops = ops.join(", "),
         helpers = helpers(&tree),
@@ -98,7 +99,7 @@ pub(crate) fn learned_source(model: &Json) -> Result<String, CodegenError> {
 
 /// The helpers the tree's quantities call, each emitted only when a split uses it.
 fn helpers(tree: &Node) -> String {
-    prune_tree::Helpers::of(tree).source(ALIGN, LEAD_ALIGN, |d, b| format!("{}: {b}", str_lit(d)))
+    prune_tree::Helpers::of(tree).source(ALIGN, LEAD_ALIGN)
 }
 
 /// `_align`, which a tree testing an alignment calls.
@@ -109,16 +110,13 @@ const ALIGN: &str = "def _align(x):
 
 ";
 
-/// `_lead_align` (`prune_tree::lead_align`; TABLE is `prune_tree::DTYPE_BYTES`).
-const LEAD_ALIGN: &str = "# Bytes of an element of each dtype _lead_align knows; others count 1.
-_DTYPE_BYTES = {TABLE}
-
-
-def _lead_align(f):
+/// `_lead_align` (`prune_tree::lead_align`), over `naming.py`'s `DTYPE_BYTES` (every rendering
+/// holds naming.py's source; a Rust test checks that table against `prune_tree::DTYPE_BYTES`).
+const LEAD_ALIGN: &str = "def _lead_align(f):
     \"\"\"The smallest alignment in bytes, at most 128, of the leading dimensions of the operands
     (the larger of each one's strides) and the output (n): cuBLAS runs its fast kernels only
     when all three are 16-byte aligned.\"\"\"
-    size = _DTYPE_BYTES.get(f[\"mat1_dtype\"], 1)
+    size = DTYPE_BYTES.get(f[\"mat1_dtype\"], 1)
     lds = (
         max(f[\"mat1_stride_0\"], f[\"mat1_stride_1\"]),
         max(f[\"mat2_stride_0\"], f[\"mat2_stride_1\"]),

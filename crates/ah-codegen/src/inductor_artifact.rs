@@ -90,7 +90,7 @@ class {name}(LearnedHeuristicDecision):
         return \"mm\"
 
     def get_best_choices(self, context):
-        return mm_best_choices(decide, FEATURES, context, self.choices)
+        return mm_best_choices(decide, FEATURES, context, self.choices, HEURISTIC.get(\"shared_memory\", 0))
 ",
         kept = kept.join(", "),
         features = features.join(", "),

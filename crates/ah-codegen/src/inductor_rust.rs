@@ -69,19 +69,30 @@ pub fn render_module(model: &Json, header: &str) -> Result<String, CodegenError>
     };
     let text = |k: &str| model[k].as_str().unwrap_or_default().to_string();
     crate::rustfmt::rustfmt(&format!(
-        "{header}\n{PRELUDE}{helpers}\n/// The heuristic's name.\npub const NAME: &str = {name:?};\n/// The CUDA device capability it was trained on.\npub const DEVICE_CAPA: (u32, u32) = ({c0}, {c1});\n/// The PyTorch major.minor it was trained with.\npub const TORCH: &str = {torch:?};\n/// The Inductor ops it decides (`baddbmm` is decided as `bmm`).\npub const OPS: &[&str] = &[{ops}];\n{lists}\n/// The learned policy for GEMM `g`.\npub fn decide(g: &Gemm) -> Policy {{\n{body}}}\n",
+        "{header}\n{PRELUDE}{table}{helpers}\n/// The heuristic's name.\npub const NAME: &str = {name:?};\n/// The CUDA device capability it was trained on.\npub const DEVICE_CAPA: (u32, u32) = ({c0}, {c1});\n/// Bytes of shared memory a block may use on that device (the training log's; 0: not known).\npub const SHARED_MEMORY: u64 = {shared_memory};\n/// The PyTorch major.minor it was trained with.\npub const TORCH: &str = {torch:?};\n/// The Inductor ops it decides (`baddbmm` is decided as `bmm`).\npub const OPS: &[&str] = &[{ops}];\n{lists}\n/// The learned policy for GEMM `g`.\npub fn decide(g: &Gemm) -> Policy {{\n{body}}}\n",
         name = text("name"),
         torch = text("torch"),
         ops = ops.join(", "),
         helpers = helpers(&tree),
         lists = shared_source(&shared),
+        table = DTYPE_TABLE.replace("TABLE", &dtype_table()),
+        shared_memory = model["shared_memory"].as_u64().unwrap_or(0),
     ))
 }
 
 /// The helpers the tree's quantities call, each emitted only when a split uses it (an unused
 /// private function is a warning in the user's build).
 fn helpers(tree: &Node) -> String {
-    prune_tree::Helpers::of(tree).source(ALIGN, LEAD_ALIGN, |d, b| format!("({d:?}, {b})"))
+    prune_tree::Helpers::of(tree).source(ALIGN, LEAD_ALIGN)
+}
+
+/// `prune_tree::DTYPE_BYTES` as the entries of a Rust slice.
+fn dtype_table() -> String {
+    let entries: Vec<String> = prune_tree::DTYPE_BYTES
+        .iter()
+        .map(|&(d, b)| format!("({d:?}, {b})"))
+        .collect();
+    entries.join(", ")
 }
 
 /// The types every module defines (one self-contained file, no dependency).
@@ -124,7 +135,8 @@ pub enum Policy {
     /// One cuBLAS choice only: nothing is generated or benchmarked.
     Extern,
     /// One cuBLAS choice and these template choices (names as `naming.py` spells them), each
-    /// as Inductor sizes it to the GEMM: see [`sized_config`].
+    /// as Inductor sizes it to the GEMM: see [`sized_config`]; Inductor's full list where those
+    /// it offers cannot run: see [`none_fit`].
     Keep(&'static [&'static str]),
     /// Unsure: Inductor's full list.
     Default,
@@ -140,23 +152,9 @@ pub enum Policy {
 /// offered smaller-tiled to a small one. Other names are returned as they are. The same rule
 /// as `sized_config` in `naming.py` and in `ah_train::prune::sizing`.
 pub fn sized_config(name: &str, g: &Gemm) -> String {
-    let Some(rest) = name.strip_prefix(\"triton_mm_\") else {
+    let Some(mut values) = config_values(name) else {
         return name.to_string();
     };
-    let parsed: Option<Vec<(&str, i64)>> = rest
-        .split('_')
-        .map(|part| {
-            let (key, value) = part.split_once('=')?;
-            let digits = (1..=18).contains(&value.len()) && value.bytes().all(|b| b.is_ascii_digit());
-            Some((key, value.parse().ok().filter(|_| digits)?))
-        })
-        .collect();
-    let Some(mut values) = parsed else {
-        return name.to_string();
-    };
-    if (1..values.len()).any(|i| values[..i].iter().any(|(k, _)| *k == values[i].0)) {
-        return name.to_string();
-    }
     let get = |key: &str| values.iter().find(|(k, _)| *k == key).map(|&(_, v)| v);
     let clamp = |block: i64, dim: i64| {
         let dim = u64::try_from(dim.max(1)).unwrap_or(1).next_power_of_two();
@@ -178,6 +176,57 @@ pub fn sized_config(name: &str, g: &Gemm) -> String {
     let parts: Vec<String> = values.iter().map(|(k, v)| format!(\"{k}={v}\")).collect();
     format!(\"triton_mm_{}\", parts.join(\"_\"))
 }
+
+/// The `KEY=VALUE` parts of a `triton_mm_` config's name, in order; `None` for another name,
+/// or unless every value is 1 to 18 ASCII digits and no key repeats.
+fn config_values(name: &str) -> Option<Vec<(&str, i64)>> {
+    let values: Vec<(&str, i64)> = name
+        .strip_prefix(\"triton_mm_\")?
+        .split('_')
+        .map(|part| {
+            let (key, value) = part.split_once('=')?;
+            let digits = (1..=18).contains(&value.len()) && value.bytes().all(|b| b.is_ascii_digit());
+            Some((key, value.parse().ok().filter(|_| digits)?))
+        })
+        .collect::<Option<_>>()?;
+    let repeats = (1..values.len()).any(|i| values[..i].iter().any(|(k, _)| *k == values[i].0));
+    (!repeats).then_some(values)
+}
+
+/// Shared memory, in bytes, that the offered (sized) `triton_mm_` config `name` asks for in
+/// GEMM `g`'s operand dtypes: its pipeline holds `numstages` tiles of each operand,
+/// `numstages * (BLOCK-M * BLOCK-K * a + BLOCK-K * BLOCK-N * b)` with `a` and `b` their
+/// element bytes. `None` for another name or an unknown dtype. Where it exceeds
+/// [`SHARED_MEMORY`] the config mostly fails to run. The same rule as `pipeline_bytes` in
+/// `naming.py` and in `ah_train::prune::sizing`.
+pub fn pipeline_bytes(name: &str, g: &Gemm) -> Option<i64> {
+    let bytes = |d: &str| DTYPE_BYTES.iter().find(|(x, _)| *x == d).map(|&(_, b)| b);
+    let (a, b) = (bytes(g.mat1_dtype)?, bytes(g.mat2_dtype)?);
+    let values = config_values(name)?;
+    let get = |key: &str| values.iter().find(|(k, _)| *k == key).map(|&(_, v)| v);
+    let (bm, bn, bk) = (get(\"BLOCK-M\")?, get(\"BLOCK-N\")?, get(\"BLOCK-K\")?);
+    let tiles = bm.checked_mul(bk)?.checked_mul(a)?.checked_add(bk.checked_mul(bn)?.checked_mul(b)?)?;
+    get(\"numstages\")?.checked_mul(tiles)
+}
+
+/// Whether the template choices of a [`Policy::Keep`] that Inductor offers GEMM `g` (`offered`,
+/// names as `naming.py` spells them) are one or more `triton_mm_` configs that each need more
+/// than [`SHARED_MEMORY`]: they would fail to run and leave cuBLAS alone, so the handler leaves
+/// the GEMM to Inductor's full list instead (never when [`SHARED_MEMORY`] is 0, not known).
+pub fn none_fit(offered: &[&str], g: &Gemm) -> bool {
+    let limit = i64::try_from(SHARED_MEMORY).unwrap_or(i64::MAX);
+    SHARED_MEMORY > 0
+        && !offered.is_empty()
+        && offered
+            .iter()
+            .all(|name| pipeline_bytes(name, g).is_some_and(|need| need > limit))
+}
+";
+
+/// Bytes of an element of each dtype (`prune_tree::DTYPE_BYTES`; TABLE is replaced by it).
+const DTYPE_TABLE: &str = "
+/// Bytes of an element of each dtype `pipeline_bytes` and `lead_align` know.
+const DTYPE_BYTES: &[(&str, i64)] = &[TABLE];
 ";
 
 /// The helper a tree that tests a feature's alignment calls (emitted only then: an unused
@@ -193,12 +242,9 @@ fn align(x: i64) -> i64 {
 }
 ";
 
-/// The helper a tree that tests the leading dimensions' alignment calls (`prune_tree::lead_align`;
-/// TABLE is `prune_tree::DTYPE_BYTES`).
+/// The helper a tree that tests the leading dimensions' alignment calls (`prune_tree::lead_align`),
+/// over the module's `DTYPE_BYTES` (a dtype not there counts 1).
 const LEAD_ALIGN: &str = "
-/// Bytes of an element of each dtype `lead_align` knows; others count 1.
-const DTYPE_BYTES: &[(&str, i64)] = &[TABLE];
-
 /// The smallest alignment in bytes, at most 128, of the leading dimensions of `g`'s operands
 /// (the larger of each one's strides) and output (`n`): cuBLAS runs its fast kernels only when
 /// all three are 16-byte aligned.

@@ -44,7 +44,8 @@ pub const LEAD_ALIGN_FEATURES: [&str; 6] = [
 ];
 
 /// Bytes of an element of each dtype [`dtype_bytes`] knows, as PyTorch's log spells it; the
-/// generated Python and Rust carry this table.
+/// generated Rust carries this table, the Python `naming.py`'s `DTYPE_BYTES` (a test checks
+/// the two agree).
 pub const DTYPE_BYTES: [(&str, i64); 6] = [
     ("torch.float64", 8),
     ("torch.int64", 8),
@@ -246,7 +247,7 @@ fn clip(v: &Json) -> String {
 pub struct Helpers {
     /// [`align`]: for [`Quantity::Align`], and inside `lead_align`.
     pub align: bool,
-    /// [`lead_align`], with its [`DTYPE_BYTES`] table.
+    /// [`lead_align`] (over the rendering's [`DTYPE_BYTES`] table).
     pub lead_align: bool,
 }
 
@@ -259,20 +260,14 @@ impl Helpers {
     }
 
     /// The helpers' source in a language: `align` and `lead_align` as that language writes
-    /// them, the latter's `TABLE` replaced by [`DTYPE_BYTES`], each entry written by `entry`.
-    pub fn source(
-        self,
-        align: &str,
-        lead_align: &str,
-        entry: impl Fn(&str, i64) -> String,
-    ) -> String {
-        let table: Vec<String> = DTYPE_BYTES.iter().map(|&(d, b)| entry(d, b)).collect();
+    /// them (each rendering defines the [`DTYPE_BYTES`] table `lead_align` reads).
+    pub fn source(self, align: &str, lead_align: &str) -> String {
         let mut out = String::new();
         if self.align {
             out.push_str(align);
         }
         if self.lead_align {
-            out.push_str(&lead_align.replace("TABLE", &table.join(", ")));
+            out.push_str(lead_align);
         }
         out
     }

@@ -120,7 +120,8 @@ pub enum Policy {
     /// One cuBLAS choice only: nothing is generated or benchmarked.
     Extern,
     /// One cuBLAS choice and these template choices (names as `naming.py` spells them), each
-    /// as Inductor sizes it to the GEMM: see [`sized_config`].
+    /// as Inductor sizes it to the GEMM: see [`sized_config`]; Inductor's full list where those
+    /// it offers cannot run: see [`none_fit`].
     Keep(&'static [&'static str]),
     /// Unsure: Inductor's full list.
     Default,
@@ -136,24 +137,9 @@ pub enum Policy {
 /// offered smaller-tiled to a small one. Other names are returned as they are. The same rule
 /// as `sized_config` in `naming.py` and in `ah_train::prune::sizing`.
 pub fn sized_config(name: &str, g: &Gemm) -> String {
-    let Some(rest) = name.strip_prefix("triton_mm_") else {
+    let Some(mut values) = config_values(name) else {
         return name.to_string();
     };
-    let parsed: Option<Vec<(&str, i64)>> = rest
-        .split('_')
-        .map(|part| {
-            let (key, value) = part.split_once('=')?;
-            let digits =
-                (1..=18).contains(&value.len()) && value.bytes().all(|b| b.is_ascii_digit());
-            Some((key, value.parse().ok().filter(|_| digits)?))
-        })
-        .collect();
-    let Some(mut values) = parsed else {
-        return name.to_string();
-    };
-    if (1..values.len()).any(|i| values[..i].iter().any(|(k, _)| *k == values[i].0)) {
-        return name.to_string();
-    }
     let get = |key: &str| values.iter().find(|(k, _)| *k == key).map(|&(_, v)| v);
     let clamp = |block: i64, dim: i64| {
         let dim = u64::try_from(dim.max(1)).unwrap_or(1).next_power_of_two();
@@ -178,16 +164,56 @@ pub fn sized_config(name: &str, g: &Gemm) -> String {
     format!("triton_mm_{}", parts.join("_"))
 }
 
-/// The largest power of two, at most 128, that divides `x` (0 for `x <= 0`).
-fn align(x: i64) -> i64 {
-    if x > 0 {
-        (x & -x).min(128)
-    } else {
-        0
-    }
+/// The `KEY=VALUE` parts of a `triton_mm_` config's name, in order; `None` for another name,
+/// or unless every value is 1 to 18 ASCII digits and no key repeats.
+fn config_values(name: &str) -> Option<Vec<(&str, i64)>> {
+    let values: Vec<(&str, i64)> = name
+        .strip_prefix("triton_mm_")?
+        .split('_')
+        .map(|part| {
+            let (key, value) = part.split_once('=')?;
+            let digits =
+                (1..=18).contains(&value.len()) && value.bytes().all(|b| b.is_ascii_digit());
+            Some((key, value.parse().ok().filter(|_| digits)?))
+        })
+        .collect::<Option<_>>()?;
+    let repeats = (1..values.len()).any(|i| values[..i].iter().any(|(k, _)| *k == values[i].0));
+    (!repeats).then_some(values)
 }
 
-/// Bytes of an element of each dtype `lead_align` knows; others count 1.
+/// Shared memory, in bytes, that the offered (sized) `triton_mm_` config `name` asks for in
+/// GEMM `g`'s operand dtypes: its pipeline holds `numstages` tiles of each operand,
+/// `numstages * (BLOCK-M * BLOCK-K * a + BLOCK-K * BLOCK-N * b)` with `a` and `b` their
+/// element bytes. `None` for another name or an unknown dtype. Where it exceeds
+/// [`SHARED_MEMORY`] the config mostly fails to run. The same rule as `pipeline_bytes` in
+/// `naming.py` and in `ah_train::prune::sizing`.
+pub fn pipeline_bytes(name: &str, g: &Gemm) -> Option<i64> {
+    let bytes = |d: &str| DTYPE_BYTES.iter().find(|(x, _)| *x == d).map(|&(_, b)| b);
+    let (a, b) = (bytes(g.mat1_dtype)?, bytes(g.mat2_dtype)?);
+    let values = config_values(name)?;
+    let get = |key: &str| values.iter().find(|(k, _)| *k == key).map(|&(_, v)| v);
+    let (bm, bn, bk) = (get("BLOCK-M")?, get("BLOCK-N")?, get("BLOCK-K")?);
+    let tiles = bm
+        .checked_mul(bk)?
+        .checked_mul(a)?
+        .checked_add(bk.checked_mul(bn)?.checked_mul(b)?)?;
+    get("numstages")?.checked_mul(tiles)
+}
+
+/// Whether the template choices of a [`Policy::Keep`] that Inductor offers GEMM `g` (`offered`,
+/// names as `naming.py` spells them) are one or more `triton_mm_` configs that each need more
+/// than [`SHARED_MEMORY`]: they would fail to run and leave cuBLAS alone, so the handler leaves
+/// the GEMM to Inductor's full list instead (never when [`SHARED_MEMORY`] is 0, not known).
+pub fn none_fit(offered: &[&str], g: &Gemm) -> bool {
+    let limit = i64::try_from(SHARED_MEMORY).unwrap_or(i64::MAX);
+    SHARED_MEMORY > 0
+        && !offered.is_empty()
+        && offered
+            .iter()
+            .all(|name| pipeline_bytes(name, g).is_some_and(|need| need > limit))
+}
+
+/// Bytes of an element of each dtype `pipeline_bytes` and `lead_align` know.
 const DTYPE_BYTES: &[(&str, i64)] = &[
     ("torch.float64", 8),
     ("torch.int64", 8),
@@ -196,6 +222,15 @@ const DTYPE_BYTES: &[(&str, i64)] = &[
     ("torch.float16", 2),
     ("torch.bfloat16", 2),
 ];
+
+/// The largest power of two, at most 128, that divides `x` (0 for `x <= 0`).
+fn align(x: i64) -> i64 {
+    if x > 0 {
+        (x & -x).min(128)
+    } else {
+        0
+    }
+}
 
 /// The smallest alignment in bytes, at most 128, of the leading dimensions of `g`'s operands
 /// (the larger of each one's strides) and output (`n`): cuBLAS runs its fast kernels only when
@@ -220,6 +255,8 @@ fn lead_align(g: &Gemm) -> i64 {
 pub const NAME: &str = "InductorMMH100";
 /// The CUDA device capability it was trained on.
 pub const DEVICE_CAPA: (u32, u32) = (9, 0);
+/// Bytes of shared memory a block may use on that device (the training log's; 0: not known).
+pub const SHARED_MEMORY: u64 = 232448;
 /// The PyTorch major.minor it was trained with.
 pub const TORCH: &str = "2.11";
 /// The Inductor ops it decides (`baddbmm` is decided as `bmm`).

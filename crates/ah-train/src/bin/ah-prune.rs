@@ -154,6 +154,11 @@ struct Cli {
     /// fastest (cuBLAS's CPU submit time inflates its benchmark on small GEMMs)
     #[arg(long, value_name = "MS")]
     retime_below_ms: Option<f64>,
+    /// Score a kept list whose Triton configs all need more shared memory than the device has
+    /// (the log's shared_memory) at a GEMM's operand widths as the handler runs it: Inductor's
+    /// full list. The handler applies that rule whether or not the tree was grown with it
+    #[arg(long)]
+    model_unfit: bool,
     /// Folds of the cross-validation.
     #[arg(long, default_value_t = PruneParams::default().folds)]
     folds: usize,
@@ -229,6 +234,7 @@ fn params(cli: &Cli) -> anyhow::Result<PruneParams> {
         fp32_guard_price_s: cli.fp32_guard_price,
         fp32_drop_never_near: cli.fp32_drop_never_near,
         retime_below_ms: cli.retime_below_ms,
+        model_unfit: cli.model_unfit,
         folds: cli.folds,
         cv_repeats: cli.cv_repeats,
         cv_split: match cli.cv_split {

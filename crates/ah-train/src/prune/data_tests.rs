@@ -414,6 +414,57 @@ fn a_kept_config_keeps_its_sized_choice() {
     assert_eq!(policy::ranking(&refs[..1]), vec![big.to_string()]);
 }
 
+/// A kept list whose configs all need more shared memory than the device has at a GEMM's
+/// widths is scored, once marked (`--model-unfit`), as the handler runs it: the full list.
+/// One config that fits, a bf16 GEMM, or a log without `shared_memory` keeps the list.
+#[test]
+fn a_kept_list_that_cannot_run_is_scored_as_the_full_list_once_marked() {
+    // 5 x (128 x 64 + 64 x 128) elements: 160 KiB in bf16, 320 KiB in fp32 (limit 227 KiB).
+    let big = "triton_mm_BLOCK-M=128_BLOCK-K=64_BLOCK-N=128_numstages=5_numwarps=8_GROUP-M=8";
+    let small = "triton_mm_BLOCK-M=64_BLOCK-K=32_BLOCK-N=64_numstages=3_numwarps=4_GROUP-M=8";
+    let sample = |dtype: &str| {
+        let choices = [("extern_mm", 1.0), (big, f64::INFINITY), (small, 0.5)]
+            .map(|(n, ms)| Choice::new(n.into(), ms, 1.0));
+        let d = Value::Str(dtype.into());
+        Sample::new(vec![d.clone(), d], choices.to_vec(), 1.0, 0.5, 7.0)
+    };
+    let data = |shared_memory: u64| {
+        let features = vec!["mat1_dtype".to_string(), "mat2_dtype".to_string()];
+        Samples {
+            metadata: ah_core::Metadata {
+                shared_memory,
+                device_capa: (9, 0),
+                name: "inductor_mm".into(),
+                numerical_features: Vec::new(),
+                categorical_features: features.clone(),
+                choices: None,
+            },
+            features,
+            samples: vec![sample("torch.float32"), sample("torch.bfloat16")],
+            without_extras: 0,
+            later: Vec::new(),
+        }
+    };
+    let keep = |names: &[&str]| Policy::Keep {
+        choices: names.iter().map(|n| n.to_string()).collect(),
+    };
+    let full = Policy::Default.outcome(&data(0).samples[0]);
+    for limit in [0, 232448] {
+        let mut d = data(limit);
+        let unmarked = keep(&[big]).outcome(&d.samples[0]);
+        assert_eq!(
+            (unmarked.run_ms, unmarked.cost_s),
+            (1.0, 2.0),
+            "cuBLAS alone picked"
+        );
+        d.mark_unfit();
+        let fp32 = keep(&[big]).outcome(&d.samples[0]);
+        assert_eq!(fp32 == full, limit > 0, "{limit}");
+        assert_eq!(keep(&[big]).outcome(&d.samples[1]).run_ms, 1.0, "bf16 fits");
+        assert_eq!(keep(&[big, small]).outcome(&d.samples[0]).run_ms, 0.5);
+    }
+}
+
 /// `naming.py`'s `sized_config` (the handler's and the artifact's) sizes every template name of
 /// the shipped logs to every logged GEMM as `prune::sizing` does, hostile names included.
 #[test]
@@ -468,6 +519,104 @@ for line in sys.stdin:
     out.append(sized_config(name, int(m), int(n), int(k)))
 sys.stdout.write("".join(x + "\n" for x in out))
 "#;
+
+/// `naming.py`'s `pipeline_bytes` (the handler's and the artifact's) gives every template name
+/// of the shipped logs, hostile names included, the trainer's value at each element width,
+/// and its `DTYPE_BYTES` is the table the generated code and the trainer read.
+#[test]
+fn python_counts_pipeline_bytes_as_the_trainer() {
+    use super::data::universe;
+    use super::sizing::pipeline_bytes;
+    if ah_test_support::skip_without_python("the pipeline-bytes parity test") {
+        return;
+    }
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let logs = [root.join("data/inductor_mm_h100.txt")];
+    let data = data::load_logs(&logs, FeatureSource::Logged).unwrap();
+    let mut names = universe(data.samples.iter());
+    names.extend(
+        [
+            "triton_mm_BLOCK-M=999999999999999999_BLOCK-K=999999999999999999_BLOCK-N=1_numstages=9",
+            "triton_mm_BLOCK-M=64_BLOCK-K=32_BLOCK-N=64",
+            "triton_mm_BLOCK-M=64_BLOCK-K=32_BLOCK-N=64_numstages=03",
+            "extern_mm",
+        ]
+        .map(String::from),
+    );
+    let mut cases = String::new();
+    let mut want = String::new();
+    for name in &names {
+        for (a, b) in [(2, 2), (4, 4), (4, 2), (8, 1)] {
+            cases += &format!("{name} {a} {b}\n");
+            want += &format!("{:?}\n", pipeline_bytes(name, a, b));
+        }
+    }
+    let table: Vec<String> = ah_codegen::prune_tree::DTYPE_BYTES
+        .iter()
+        .map(|(d, b)| format!("{d}={b}"))
+        .collect();
+    want += &format!("{}\n", table.join(" "));
+    let out = run_python(&root.join("python"), PIPELINE_PARITY, &cases);
+    assert!(
+        out == want,
+        "Python counts some pipeline otherwise than Rust:\n{out}"
+    );
+}
+
+/// `pipeline_bytes` of each "name a b" line of stdin as Rust's `{:?}` of an `Option<i64>`, then
+/// naming.py's `DTYPE_BYTES` as "dtype=bytes" pairs.
+const PIPELINE_PARITY: &str = r#"
+import sys
+sys.path.insert(0, sys.argv[1])
+from ah_inductor.naming import DTYPE_BYTES, pipeline_bytes
+out = []
+for line in sys.stdin:
+    name, a, b = line.split()
+    need = pipeline_bytes(name, int(a), int(b))
+    out.append("None" if need is None else f"Some({need})")
+out.append(" ".join(f"{d}={b}" for d, b in DTYPE_BYTES.items()))
+sys.stdout.write("".join(x + "\n" for x in out))
+"#;
+
+/// The rule the handler leaves a kept list by holds in the shipped logs: no `triton_mm` config
+/// within the device's shared memory at its GEMM's widths ever failed to benchmark, and most
+/// beyond it did (`sizing::pipeline_bytes`, `Samples::mark_unfit`).
+#[test]
+fn configs_within_the_shared_memory_always_ran_in_the_shipped_logs() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let logs: Vec<_> = [
+        "h100",
+        "decode_h100",
+        "attention_h100",
+        "tiny_h100",
+        "tokens_h100",
+    ]
+    .iter()
+    .map(|n| root.join(format!("data/inductor_mm_{n}.txt")))
+    .collect();
+    let mut data = data::load_logs(&logs, FeatureSource::Logged).unwrap();
+    assert_eq!(data.metadata.shared_memory, 232448);
+    data.mark_unfit();
+    let mut within = (0, 0);
+    let mut beyond = (0, 0);
+    for c in data.samples.iter().flat_map(|s| s.choices()) {
+        if !c.name.starts_with("triton_mm_") {
+            continue;
+        }
+        let count = if c.is_unfit() {
+            &mut beyond
+        } else {
+            &mut within
+        };
+        count.0 += 1;
+        count.1 += usize::from(!c.bench_ms.is_finite());
+    }
+    assert_eq!(within.1, 0, "{within:?} within, {beyond:?} beyond");
+    assert!(
+        within.0 > 20000 && beyond.1 * 2 > beyond.0,
+        "{within:?} {beyond:?}"
+    );
+}
 
 /// The tokens log's `decompose_k` splits load as one family choice per GEMM, at the fastest
 /// split's benchmark time (`super::family`), and no GEMM has a name twice.

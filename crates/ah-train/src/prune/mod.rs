@@ -113,6 +113,10 @@ pub struct PruneParams {
     /// picks ([`retime`]; default none: as Inductor's benchmark picks, which the shipped
     /// handler was trained with).
     pub retime_below_ms: Option<f64>,
+    /// Score a kept list whose template choices on a GEMM all need more shared memory than the
+    /// device has as the handler runs it, the full list ([`data::Samples::mark_unfit`]; default
+    /// off: the shipped tree was grown without it, and the handler applies the rule anyway).
+    pub model_unfit: bool,
     /// Folds of the cross-validation (default 5).
     pub folds: usize,
     /// Times the cross-validation is run, each over another split into folds, its figures the
@@ -154,6 +158,7 @@ impl Default for PruneParams {
             fp32_guard_price_s: None,
             fp32_drop_never_near: None,
             retime_below_ms: None,
+            model_unfit: false,
             folds: 5,
             cv_repeats: 1,
             cv_split: CvSplit::Gemm,
@@ -300,6 +305,11 @@ pub struct PruneModel {
     pub name: String,
     /// The device identity of the training log: capability.
     pub device_capa: (u32, u32),
+    /// The training log's `shared_memory`: bytes a block may use on the device. A kept list
+    /// whose configs all need more is left to the full list ([`data::Samples::mark_unfit`];
+    /// 0: not known, never).
+    #[serde(default)]
+    pub shared_memory: u64,
     /// The PyTorch version the data was collected with (`major.minor`).
     pub torch: String,
     /// Logged feature names, header order.
@@ -341,6 +351,9 @@ pub struct PruneModel {
     /// re-timing picks ([`retime`]; none: as Inductor's benchmark picks).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub retime_below_ms: Option<f64>,
+    /// `--model-unfit`: kept lists that cannot run on a GEMM were scored as the full list.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub model_unfit: bool,
     /// Training GEMMs.
     pub gemms: usize,
     /// Cross-validation, side by side with the fixed rules.
@@ -430,6 +443,7 @@ pub fn train(
         kind: "inductor_choices".into(),
         name: name.to_string(),
         device_capa: meta.device_capa,
+        shared_memory: meta.shared_memory,
         torch: torch_version(&ah_log::extras_path(&logs[0])),
         features: data.features.clone(),
         categorical,
@@ -445,6 +459,7 @@ pub fn train(
         fp32_guard_price_s: params.fp32_guard_price_s,
         fp32_drop_never_near: params.fp32_drop_never_near,
         retime_below_ms: params.retime_below_ms,
+        model_unfit: params.model_unfit,
         gemms: data.samples.len(),
         cross_validation: cross_validation.all,
         cv_repeats: params.cv_repeats,
@@ -481,6 +496,9 @@ fn load_for_training(logs: &[PathBuf], params: &PruneParams) -> Result<Samples, 
         _ => data::load_logs_first(logs, &params.first, params.features)?,
     };
     data.reprice(params.pricing);
+    if params.model_unfit {
+        data.mark_unfit();
+    }
     data.model_retime(params.retime_below_ms);
     if data.samples.len() < 2 * params.min_leaf {
         return Err(PruneError::Params(format!(
@@ -575,12 +593,16 @@ fn prices(model: &PruneModel) -> String {
     let retime = model.retime_below_ms.map(|ms| {
         format!(", searches whose fastest benchmark is under {ms} ms scored as the handler's re-timing picks them (`--retime-below-ms`)")
     });
+    let unfit = model.model_unfit.then(|| {
+        ", kept lists whose configs need more shared memory than the device has scored as the full list (`--model-unfit`)".to_string()
+    });
     flat.into_iter()
         .chain(ops)
         .chain(pricing)
         .chain(guard)
         .chain(drop)
         .chain(retime)
+        .chain(unfit)
         .collect()
 }
 

@@ -78,6 +78,10 @@ impl Scorer {
             }
             Scorer::Kept(keys) => {
                 let kept: Vec<usize> = keys.iter().filter_map(|&k| s.offered(k)).collect();
+                // Configs that cannot run here: the handler leaves the GEMM to the full list.
+                if !kept.is_empty() && kept.iter().all(|&i| s.choices()[i].is_unfit()) {
+                    return Scorer::Default.outcome(s);
+                }
                 kept_outcome(s, &kept)
             }
             Scorer::Dropped(keys) => {

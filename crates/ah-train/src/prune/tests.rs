@@ -510,6 +510,13 @@ fn the_shipped_rust_module_decides_like_the_model() {
             mat2_iscontig: &text[4],
             using_tf32: &text[5],
         };
+        let width = |d: &str| {
+            let bytes = ah_codegen::prune_tree::DTYPE_BYTES
+                .iter()
+                .find(|(x, _)| *x == d);
+            bytes.map(|&(_, b)| b)
+        };
+        let widths = width(g.mat1_dtype).zip(width(g.mat2_dtype));
         for name in &universe {
             let (m, n, k) = (g.m, g.n, g.k);
             assert_eq!(
@@ -517,7 +524,10 @@ fn the_shipped_rust_module_decides_like_the_model() {
                 sized_config(name, m, n, k),
                 "{g:?}"
             );
+            let need = widths.and_then(|(a, b)| super::sizing::pipeline_bytes(name, a, b));
+            assert_eq!(shipped::pipeline_bytes(name, &g), need, "{name} {g:?}");
         }
+        assert_eq!(shipped::SHARED_MEMORY, data.metadata.shared_memory);
         let same = match (model.tree.decide(s, &model.features), shipped::decide(&g)) {
             (Policy::Extern, shipped::Policy::Extern) => true,
             (Policy::Default, shipped::Policy::Default) => true,
