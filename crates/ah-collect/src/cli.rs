@@ -99,7 +99,7 @@ pub(crate) struct Cli {
     #[arg(
         long,
         value_enum,
-        help = "Inputs: pad_mm pytorch|real|mix [default: the log's, mix for a new log]; inductor_mm mix|decode|attention|tiny|tokens|windows|heads|pool|adapters [default: mix]"
+        help = "Inputs: pad_mm pytorch|real|mix [default: the log's, mix for a new log]; inductor_mm mix|decode|attention|tiny|tokens|windows|heads|pool|adapters|hires [default: mix]"
     )]
     pub(crate) shapes: Option<ShapesArg>,
     /// Real-model catalogue for `--shapes real|mix` (format: docs/collection.md); default: the
@@ -203,6 +203,9 @@ pub(crate) enum ShapesArg {
     /// inductor_mm: linear layers with one wide and one narrow side over 2048-131072 tokens
     /// (MoE routers, LoRA adapters, small task heads).
     Adapters,
+    /// inductor_mm: attention bmms at high resolution, few batch x heads (1-20) over
+    /// 4096-17776 tokens (diffusion latents, video).
+    Hires,
 }
 
 impl ShapesArg {
@@ -219,6 +222,7 @@ impl ShapesArg {
             ShapesArg::Heads => "heads",
             ShapesArg::Pool => "pool",
             ShapesArg::Adapters => "adapters",
+            ShapesArg::Hires => "hires",
         }
     }
 
@@ -234,6 +238,7 @@ impl ShapesArg {
             ShapesArg::Heads => Some(Mixture::Heads),
             ShapesArg::Pool => Some(Mixture::Pool),
             ShapesArg::Adapters => Some(Mixture::Adapters),
+            ShapesArg::Hires => Some(Mixture::Hires),
             _ => None,
         }
     }

@@ -63,6 +63,7 @@ pub(crate) fn pad_mm_runner(
         | ShapesArg::Windows
         | ShapesArg::Heads
         | ShapesArg::Pool
-        | ShapesArg::Adapters => ShapeDistribution::Mix(catalogue()?),
+        | ShapesArg::Adapters
+        | ShapesArg::Hires => ShapeDistribution::Mix(catalogue()?),
     }))
 }

@@ -99,6 +99,24 @@ pub(super) fn long_tokens(rng: &mut SampleRng) -> usize {
     odd_or_aligned(rng, 9.175..12.0)
 }
 
+/// Common sequences of `Mixture::Hires`: latent or patch grids of 64 x 64 (with SD3's 333 and
+/// Flux's 512 text tokens), 80 x 80, 96 x 96 (Stable Diffusion 2 at 768 px), 112 x 112, 128 x
+/// 128 (SDXL-sized latents at 1024 px), ViT-style grids with a class token (4097, 9217), and
+/// CogVideoX's 17550 video plus 226 text tokens.
+const HIRES_SEQS: [usize; 10] = [4096, 4097, 4429, 4608, 6400, 9216, 9217, 12544, 16384, 17776];
+
+/// Head dimensions of `Mixture::Hires` (diffusion UNets' 40-160 channels per head, DiTs' 64-128).
+pub(super) const WIDE_HEAD_DIMS: [usize; 6] = [40, 64, 72, 80, 96, 128];
+
+/// A sequence of `Mixture::Hires`: a common one 50 %, else log-uniform in 4096-16384, odd half
+/// of those.
+pub(super) fn hires_tokens(rng: &mut SampleRng) -> usize {
+    if rng.random_bool(0.5) {
+        return HIRES_SEQS[rng.random_range(0..HIRES_SEQS.len())];
+    }
+    odd_or_aligned(rng, 12.0..14.0)
+}
+
 /// Queries of `Mixture::Pool`'s cross-attention (slots 4-16, Transolver's 32-64 slices,
 /// Perceiver's 256-512 latents).
 pub(super) const FEW_ROWS: [usize; 11] = [4, 8, 16, 24, 32, 48, 64, 96, 128, 256, 512];

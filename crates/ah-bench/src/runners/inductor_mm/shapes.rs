@@ -76,7 +76,17 @@
 //! layers decided cuBLAS only (Qwen1.5-MoE's and Phi-3.5-MoE's routers, 32768 x 2048 x 60 and
 //! 65536 x 4096 x 16, and a QLoRA `lora_B`, 8192 x 64 x 4096; 1.08-1.19x).
 //!
-//! In all nine mixtures, a draw whose operands and output take more than an eighth of the
+//! [`Mixture::Hires`] (`--shapes hires`) draws self-attention at high resolution: few
+//! `batch x heads` (1-20) over 4096-16384 tokens, which no other mixture covers (Attention's and
+//! Heads' batches reach 16 and more with shorter sequences, and their sequences stop at 8192 and
+//! 4096): the largest blind misses of set 47 and of the pool were scores `q @ k.t()` of diffusion
+//! UNets at 96 x 96 latents (10 x 9216 x 64 x 9216 fp16 and 4 x 9216 x 64 x 9216 fp32, 0.67 and
+//! 1.16 ms on cuBLAS, 11-12 % behind a template), in a cuBLAS-only leaf whose 330 training GEMMs
+//! held one with `k` at most 128. A sequence of a common latent or patch grid 50 % (64 x 64 to
+//! 128 x 128, with text tokens or a class token, CogVideoX's 17776), else log-uniform in
+//! 4096-16384 (odd half of those), head dimension 40-128, in the three attention layouts.
+//!
+//! In all ten mixtures, a draw whose operands and output take more than an eighth of the
 //! device, or whose work would take cuBLAS more than a few milliseconds (a flop cap per dtype),
 //! is drawn again: autotuning time grows with the GEMM's run time and the collection is paid
 //! for in device time.
@@ -89,9 +99,9 @@ use crate::runner::{SampleRng, Target};
 use crate::runners::pad_mm::real_models::{draw_tokens, GemmKind};
 
 use super::dims::{
-    adapter_width, long_tokens, narrow_width, odd_or_aligned, pick, tiny_tokens, wide_tokens,
+    adapter_width, hires_tokens, long_tokens, narrow_width, odd_or_aligned, pick, tiny_tokens, wide_tokens,
     window_tokens, FEW_ROWS, HIDDEN_SIZES, NARROW_HEAD_DIMS, POOL_HEAD_DIMS, STATE_FEATURES,
-    TINY_HEAD_DIMS, WINDOW_HEAD_DIMS,
+    TINY_HEAD_DIMS, WIDE_HEAD_DIMS, WINDOW_HEAD_DIMS,
 };
 
 /// The GEMM operation.
@@ -218,6 +228,8 @@ pub enum Mixture {
     /// Linear layers with one wide and one narrow side over 2048-131072 tokens (MoE routers,
     /// LoRA adapters, small task heads).
     Adapters,
+    /// Attention `bmm`s at high resolution: few `batch x heads` (1-20) over 4096-17776 tokens.
+    Hires,
 }
 
 impl Mixture {
@@ -233,6 +245,7 @@ impl Mixture {
             Mixture::Heads => "inductor_heads",
             Mixture::Pool => "inductor_pool",
             Mixture::Adapters => "inductor_adapters",
+            Mixture::Hires => "inductor_hires",
         }
     }
 }
@@ -258,6 +271,7 @@ pub fn draw_from(
         Mixture::Heads => draw_sets(rng, target, &LONG_HEADS),
         Mixture::Pool => draw_pool(rng, target),
         Mixture::Adapters => draw_adapter(rng, target),
+        Mixture::Hires => draw_sets(rng, target, &HIRES),
     }
 }
 
@@ -342,6 +356,12 @@ const WINDOWS_SETS: SetAttention = SetAttention {
     tokens: window_tokens,
     heads: &WINDOW_HEAD_DIMS,
     batch: |rng| 2f64.powf(rng.random_range(8.0..15.0)).round() as usize,
+};
+
+const HIRES: SetAttention = SetAttention {
+    tokens: hires_tokens,
+    heads: &WIDE_HEAD_DIMS,
+    batch: |rng| 2f64.powf(rng.random_range(0.0..4.33)).round() as usize,
 };
 
 const LONG_HEADS: SetAttention = SetAttention {

@@ -398,6 +398,28 @@ fn the_pool_mixture_draws_what_its_log_was_collected_with() {
 }
 
 #[test]
+fn the_hires_mixture_draws_few_heads_over_high_resolution_sequences() {
+    let r = InductorMmRunner::new(Engine::Fake).with_mixture(Mixture::Hires);
+    let a = draws_of(Mixture::Hires, 1000);
+    let seq = |g: &Gemm| if g.trans_b { g.m } else { g.k };
+    let head = |g: &Gemm| if g.trans_b { g.k } else { g.n };
+    assert!(a.iter().all(|g| g.fits(&target())
+        && g.op == Op::Bmm
+        && g.source == Source::Attention
+        && (1..=20).contains(&g.batch)
+        && (4096..=17776).contains(&seq(g))
+        && g.m == seq(g)
+        && (40..=128).contains(&head(g))));
+    assert!((200..400).contains(&count(&a, |g| g.trans_b)), "q @ k.t()");
+    // The blind misses' kind: scores with a 64-wide head over a 96 x 96 latent, few heads.
+    assert!(count(&a, |g| g.trans_b && head(g) == 64 && g.batch <= 16) > 30);
+    assert!(count(&a, |g| seq(g) == 9216) > 20, "Stable Diffusion 2 at 768 px");
+    assert!(count(&a, |g| seq(g) % 2 == 1) > 150, "odd sequences");
+    assert!(count(&a, |g| g.batch <= 4) > 300, "few sequences x heads");
+    assert_eq!(shapes_of(&r), Some("inductor_hires"));
+}
+
+#[test]
 fn the_adapters_mixture_draws_what_its_log_was_collected_with() {
     // The first GEMMs of data/inductor_mm_adapters_h100.txt (`--seed 1`), which later sessions
     // resume: a change to the order of the draws would mix two distributions under one name.
