@@ -38,6 +38,10 @@
 # collected in the first call of 470 s):
 #   AH_INDUCTOR_LOG=inductor_mm_adapters_h100.txt bash scripts/gpu_inductor_collect.sh 470 \
 #     --shapes adapters --num-samples 200
+# and attention at high resolution (few batch x heads over 4096-17776 tokens; 55 collected in
+# two calls of 470 and 440 s, about 3.5 GEMMs a minute):
+#   AH_INDUCTOR_LOG=inductor_mm_hires_h100.txt bash scripts/gpu_inductor_collect.sh 440 \
+#     --shapes hires --num-samples 200
 # Prices as users of the generated handler pay them (one ptxas, python/ah_inductor/ptxas.py): the
 # same GEMMs as the first of the main log, in a log of their own (ah-collect refuses to resume a
 # log measured in the other mode):
