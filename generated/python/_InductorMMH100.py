@@ -176,23 +176,34 @@ def _clamp(block, dim):
     return max(min(block, max(power, _MIN_BLOCK)), _MIN_BLOCK)
 
 
+def _config_values(name, needed):
+    """The ``KEY=VALUE`` parts of the `triton_mm_` config `name` as a dict, in order; None for
+    another name, unless every value is 1 to 18 ASCII digits, no key repeats and every key of
+    `needed` is there (as `ah_train::prune::sizing` reads them: a hostile name is left alone
+    alike in Rust and Python)."""
+    if not name.startswith(_SIZED_TEMPLATE):
+        return None
+    parts = [p.partition("=") for p in name[len(_SIZED_TEMPLATE):].split("_")]
+    if not all(eq and 0 < len(v) <= 18 and v.isascii() and v.isdigit() for _, eq, v in parts):
+        return None
+    values = {key: int(v) for key, _, v in parts}
+    if len(values) != len(parts) or any(key not in values for key in needed):
+        return None
+    return values
+
+
 def sized_config(name, m, n, k):
     """The config Inductor offers a GEMM of `m` x `n` x `k` (one batch entry) for config `name`
     (read by `config_name`): `name` itself when it is no `triton_mm_` config or the GEMM is large
     enough. A kept config means the choice Inductor sized from it for the GEMM at hand."""
-    if not name.startswith(_SIZED_TEMPLATE):
-        return name
-    parts = [p.partition("=") for p in name[len(_SIZED_TEMPLATE):].split("_")]
-    if not all(eq and 0 < len(v) <= 18 and v.isascii() and v.isdigit() for _, eq, v in parts):
-        return name
-    values = {key: int(v) for key, _, v in parts}
-    if len(values) != len(parts) or any(key not in values for key in ("BLOCK-M", "BLOCK-N", "BLOCK-K")):
+    values = _config_values(name, ("BLOCK-M", "BLOCK-N", "BLOCK-K"))
+    if values is None:
         return name
     bm, bn = _clamp(values["BLOCK-M"], m), _clamp(values["BLOCK-N"], n)
     sized = {"BLOCK-M": bm, "BLOCK-N": bn, "BLOCK-K": _clamp(values["BLOCK-K"], k)}
     if "numwarps" in values:
         sized["numwarps"] = min(values["numwarps"], bm * bn // _TILE_PER_WARP)
-    return _SIZED_TEMPLATE + "_".join(f"{key}={sized.get(key, values[key])}" for key, _, _ in parts)
+    return _SIZED_TEMPLATE + "_".join(f"{key}={sized.get(key, v)}" for key, v in values.items())
 
 
 # A Triton `mm` config's software pipeline holds `num_stages` tiles of each operand in shared
@@ -211,15 +222,8 @@ DTYPE_BYTES = {"torch.float64": 8, "torch.int64": 8, "torch.float32": 4, "torch.
 def pipeline_bytes(name, a_bytes, b_bytes):
     """Shared memory, in bytes, that the `triton_mm_` config `name` (as offered: sized) asks for
     operands of `a_bytes` and `b_bytes` per element; None for any other name."""
-    if not name.startswith(_SIZED_TEMPLATE):
-        return None
-    parts = [p.partition("=") for p in name[len(_SIZED_TEMPLATE):].split("_")]
-    if not all(eq and 0 < len(v) <= 18 and v.isascii() and v.isdigit() for _, eq, v in parts):
-        return None
-    values = {key: int(v) for key, _, v in parts}
-    if len(values) != len(parts) or any(
-        key not in values for key in ("BLOCK-M", "BLOCK-N", "BLOCK-K", "numstages")
-    ):
+    values = _config_values(name, ("BLOCK-M", "BLOCK-N", "BLOCK-K", "numstages"))
+    if values is None:
         return None
     bm, bn, bk = values["BLOCK-M"], values["BLOCK-N"], values["BLOCK-K"]
     need = values["numstages"] * (bm * bk * a_bytes + bk * bn * b_bytes)
