@@ -103,7 +103,9 @@ pub(super) fn long_tokens(rng: &mut SampleRng) -> usize {
 /// Flux's 512 text tokens), 80 x 80, 96 x 96 (Stable Diffusion 2 at 768 px), 112 x 112, 128 x
 /// 128 (SDXL-sized latents at 1024 px), ViT-style grids with a class token (4097, 9217), and
 /// CogVideoX's 17550 video plus 226 text tokens.
-const HIRES_SEQS: [usize; 10] = [4096, 4097, 4429, 4608, 6400, 9216, 9217, 12544, 16384, 17776];
+const HIRES_SEQS: [usize; 10] = [
+    4096, 4097, 4429, 4608, 6400, 9216, 9217, 12544, 16384, 17776,
+];
 
 /// Head dimensions of `Mixture::Hires` (diffusion UNets' 40-160 channels per head, DiTs' 64-128).
 pub(super) const WIDE_HEAD_DIMS: [usize; 6] = [40, 64, 72, 80, 96, 128];

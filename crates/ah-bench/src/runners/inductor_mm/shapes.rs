@@ -99,9 +99,9 @@ use crate::runner::{SampleRng, Target};
 use crate::runners::pad_mm::real_models::{draw_tokens, GemmKind};
 
 use super::dims::{
-    adapter_width, hires_tokens, long_tokens, narrow_width, odd_or_aligned, pick, tiny_tokens, wide_tokens,
-    window_tokens, FEW_ROWS, HIDDEN_SIZES, NARROW_HEAD_DIMS, POOL_HEAD_DIMS, STATE_FEATURES,
-    TINY_HEAD_DIMS, WIDE_HEAD_DIMS, WINDOW_HEAD_DIMS,
+    adapter_width, hires_tokens, long_tokens, narrow_width, odd_or_aligned, pick, tiny_tokens,
+    wide_tokens, window_tokens, FEW_ROWS, HIDDEN_SIZES, NARROW_HEAD_DIMS, POOL_HEAD_DIMS,
+    STATE_FEATURES, TINY_HEAD_DIMS, WIDE_HEAD_DIMS, WINDOW_HEAD_DIMS,
 };
 
 /// The GEMM operation.

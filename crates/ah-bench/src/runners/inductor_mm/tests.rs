@@ -413,7 +413,10 @@ fn the_hires_mixture_draws_few_heads_over_high_resolution_sequences() {
     assert!((200..400).contains(&count(&a, |g| g.trans_b)), "q @ k.t()");
     // The blind misses' kind: scores with a 64-wide head over a 96 x 96 latent, few heads.
     assert!(count(&a, |g| g.trans_b && head(g) == 64 && g.batch <= 16) > 30);
-    assert!(count(&a, |g| seq(g) == 9216) > 20, "Stable Diffusion 2 at 768 px");
+    assert!(
+        count(&a, |g| seq(g) == 9216) > 20,
+        "Stable Diffusion 2 at 768 px"
+    );
     assert!(count(&a, |g| seq(g) % 2 == 1) > 150, "odd sequences");
     assert!(count(&a, |g| g.batch <= 4) > 300, "few sequences x heads");
     assert_eq!(shapes_of(&r), Some("inductor_hires"));
