@@ -4,7 +4,6 @@
 use std::collections::HashMap;
 use std::path::Path;
 
-use ah_codegen::prune_tree::DTYPE_BYTES;
 use ah_core::Value;
 use ah_log::Log;
 use ah_log::ReadOptions;
@@ -156,6 +155,10 @@ impl Choice {
     /// widths ([`Samples::mark_unfit`]).
     pub fn is_unfit(&self) -> bool {
         self.unfit
+    }
+
+    pub(super) fn set_unfit(&mut self, unfit: bool) {
+        self.unfit = unfit;
     }
 
     /// [`name_key`] of its own name.
@@ -460,34 +463,6 @@ impl Samples {
             };
             if let (Some(m), Some(n), Some(k)) = (dim(m), dim(n), dim(k)) {
                 s.size_offers(&universe, (m, n, k));
-            }
-        }
-    }
-
-    /// Marks, on every GEMM (later ones included), each `triton_mm` config whose pipeline
-    /// needs more than the log's `shared_memory` at the GEMM's operand widths
-    /// ([`super::sizing::pipeline_bytes`]). A kept list whose template choices are all such
-    /// configs is scored as the handler runs it: Inductor's full list. Nothing is marked for a
-    /// log without `shared_memory` or dtype features.
-    pub fn mark_unfit(&mut self) {
-        let limit = i64::try_from(self.metadata.shared_memory).unwrap_or(i64::MAX);
-        let at = |name: &str| self.features.iter().position(|f| f == name);
-        let (Some(a), Some(b)) = (at("mat1_dtype"), at("mat2_dtype")) else {
-            return;
-        };
-        if limit == 0 {
-            return;
-        }
-        let bytes = |v: &Value| match v {
-            Value::Str(d) => DTYPE_BYTES.iter().find(|(n, _)| n == d).map(|&(_, b)| b),
-            _ => None,
-        };
-        for s in self.samples.iter_mut().chain(self.later.iter_mut()) {
-            let (Some(wa), Some(wb)) = (bytes(&s.values[a]), bytes(&s.values[b])) else {
-                continue;
-            };
-            for c in s.choices.iter_mut() {
-                c.unfit = sizing::pipeline_bytes(&c.name, wa, wb).is_some_and(|x| x > limit);
             }
         }
     }

@@ -26,6 +26,7 @@ pub mod retime;
 pub mod seen;
 pub mod sizing;
 pub mod tree;
+pub mod unfit;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
