@@ -42,6 +42,9 @@
 # two calls of 470 and 440 s, about 3.5 GEMMs a minute):
 #   AH_INDUCTOR_LOG=inductor_mm_hires_h100.txt bash scripts/gpu_inductor_collect.sh 440 \
 #     --shapes hires --num-samples 200
+# and batched decode (forward linears over 65-256 sequences, bf16 and fp16; not begun):
+#   AH_INDUCTOR_LOG=inductor_mm_serving_h100.txt bash scripts/gpu_inductor_collect.sh 440 \
+#     --shapes serving --num-samples 200
 # Prices as users of the generated handler pay them (one ptxas, python/ah_inductor/ptxas.py): the
 # same GEMMs as the first of the main log, in a log of their own (ah-collect refuses to resume a
 # log measured in the other mode):

@@ -99,7 +99,7 @@ pub(crate) struct Cli {
     #[arg(
         long,
         value_enum,
-        help = "Inputs: pad_mm pytorch|real|mix [default: the log's, mix for a new log]; inductor_mm mix|decode|attention|tiny|tokens|windows|heads|pool|adapters|hires [default: mix]"
+        help = "Inputs: pad_mm pytorch|real|mix [default: the log's, mix for a new log]; inductor_mm mix|decode|attention|tiny|tokens|windows|heads|pool|adapters|hires|serving [default: mix]"
     )]
     pub(crate) shapes: Option<ShapesArg>,
     /// Real-model catalogue for `--shapes real|mix` (format: docs/collection.md); default: the
@@ -206,6 +206,8 @@ pub(crate) enum ShapesArg {
     /// inductor_mm: attention bmms at high resolution, few batch x heads (1-20) over
     /// 4096-17776 tokens (diffusion latents, video).
     Hires,
+    /// inductor_mm: batched decode, forward linears over 65-256 sequences in bf16 and fp16.
+    Serving,
 }
 
 impl ShapesArg {
@@ -223,6 +225,7 @@ impl ShapesArg {
             ShapesArg::Pool => "pool",
             ShapesArg::Adapters => "adapters",
             ShapesArg::Hires => "hires",
+            ShapesArg::Serving => "serving",
         }
     }
 
@@ -239,6 +242,7 @@ impl ShapesArg {
             ShapesArg::Pool => Some(Mixture::Pool),
             ShapesArg::Adapters => Some(Mixture::Adapters),
             ShapesArg::Hires => Some(Mixture::Hires),
+            ShapesArg::Serving => Some(Mixture::Serving),
             _ => None,
         }
     }

@@ -64,6 +64,7 @@ pub(crate) fn pad_mm_runner(
         | ShapesArg::Heads
         | ShapesArg::Pool
         | ShapesArg::Adapters
-        | ShapesArg::Hires => ShapeDistribution::Mix(catalogue()?),
+        | ShapesArg::Hires
+        | ShapesArg::Serving => ShapeDistribution::Mix(catalogue()?),
     }))
 }

@@ -423,6 +423,27 @@ fn the_hires_mixture_draws_few_heads_over_high_resolution_sequences() {
 }
 
 #[test]
+fn the_serving_mixture_draws_batched_decode_linears() {
+    let r = InductorMmRunner::new(Engine::Fake).with_mixture(Mixture::Serving);
+    let a = draws_of(Mixture::Serving, 1000);
+    assert!(a.iter().all(|g| g.fits(&target())
+        && g.op != Op::Bmm
+        && g.batch == 1
+        && g.source == Source::Decode
+        && (65..=256).contains(&g.m)
+        && g.trans_b
+        && g.dtype != DType::F32));
+    assert!(
+        count(&a, |g| [128, 192, 256].contains(&g.m)) > 450,
+        "common batch sizes"
+    );
+    assert!(count(&a, |g| g.m % 8 != 0) > 300, "any number of sequences");
+    assert!(count(&a, |g| g.n > 30000) > 150, "LM heads");
+    assert!((300..500).contains(&count(&a, |g| g.dtype == DType::F16)));
+    assert_eq!(shapes_of(&r), Some("inductor_serving"));
+}
+
+#[test]
 fn the_adapters_mixture_draws_what_its_log_was_collected_with() {
     // The first GEMMs of data/inductor_mm_adapters_h100.txt (`--seed 1`), which later sessions
     // resume: a change to the order of the draws would mix two distributions under one name.
