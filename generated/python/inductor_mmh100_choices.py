@@ -209,11 +209,11 @@ def sized_config(name, m, n, k):
 # A Triton `mm` config's software pipeline holds `num_stages` tiles of each operand in shared
 # memory: num_stages x (BLOCK_M x BLOCK_K x a's element bytes + BLOCK_K x BLOCK_N x b's). Where
 # that exceeds what one block may use on the device (the log's `shared_memory`, 232448 bytes on
-# the H100), the config mostly fails to run: over the 47k template benchmarks of the shipped H100
-# logs, none of the 43812 within it failed, and 1824 of the 2802 beyond it did (1465 of them
-# fp32) (`ah_train::prune::sizing::pipeline_bytes` is the same rule; a Rust test
-# checks both against the logs). A kept list learned on 16-bit GEMMs may hold only such configs
-# for an fp32 one: the handler then leaves the GEMM to Inductor's full list.
+# the H100), the config mostly fails to run: of the 46614 template benchmarks of the shipped H100
+# logs, none of the 43812 within it failed, and 1824 of the 2802 beyond it did, 1465 of them in
+# fp32. `ah_train::prune::sizing::pipeline_bytes` is the same rule; Rust tests check that the
+# two agree and that the logs bear the rule out. A kept list learned on 16-bit GEMMs may hold
+# only such configs for an fp32 one: the handler then leaves the GEMM to Inductor's full list.
 # Element bytes by dtype as the log spells it: `ah_codegen::prune_tree::DTYPE_BYTES`'s table.
 DTYPE_BYTES = {"torch.float64": 8, "torch.int64": 8, "torch.float32": 4, "torch.int32": 4,
                "torch.float16": 2, "torch.bfloat16": 2}
