@@ -259,6 +259,35 @@ pub(crate) mod tests {
         assert!(!code.contains("os.system('rm -rf /') #\n"));
     }
 
+    /// `shared_memory` reaches the code as a number only: a hostile value (text, negative,
+    /// fractional) is rendered as 0, which turns the unfit rule off.
+    #[test]
+    fn shared_memory_is_rendered_as_an_integer_or_zero() {
+        let leaf = json!({"node": "leaf", "policy": {"kind": "extern"}, "samples": 1});
+        let with = |v: Json| {
+            let mut m = model(leaf.clone());
+            m["shared_memory"] = v;
+            (
+                render_module(&m, "# h").unwrap(),
+                crate::inductor_rust::render_module(&m, "//! h").unwrap(),
+            )
+        };
+        let (py, rs) = with(json!(232448));
+        assert!(py.contains("\"shared_memory\": 232448,"));
+        assert!(rs.contains("pub const SHARED_MEMORY: u64 = 232448;"));
+        for evil in [
+            json!("1,\n    __import__(\"evil\")"),
+            json!(-5),
+            json!(1.5),
+            json!([1]),
+        ] {
+            let (py, rs) = with(evil.clone());
+            assert!(py.contains("\"shared_memory\": 0,"), "{evil}");
+            assert!(rs.contains("pub const SHARED_MEMORY: u64 = 0;"), "{evil}");
+            assert!(!py.contains("evil") && !rs.contains("evil"), "{evil}");
+        }
+    }
+
     /// A tree keeping `shared` at two leaves and `once` at one.
     pub(crate) fn shared_tree(shared: &str, once: &str) -> Json {
         let keep = |c: &str| json!({"node": "leaf", "policy": {"kind": "keep", "choices": [c, "b"]}, "samples": 2});
