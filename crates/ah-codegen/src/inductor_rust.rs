@@ -75,7 +75,7 @@ pub fn render_module(model: &Json, header: &str) -> Result<String, CodegenError>
         ops = ops.join(", "),
         helpers = helpers(&tree),
         lists = shared_source(&shared),
-        table = DTYPE_TABLE.replace("TABLE", &dtype_table()),
+        table = dtype_table(),
         shared_memory = model["shared_memory"].as_u64().unwrap_or(0),
     ))
 }
@@ -86,13 +86,16 @@ fn helpers(tree: &Node) -> String {
     prune_tree::Helpers::of(tree).source(ALIGN, LEAD_ALIGN)
 }
 
-/// `prune_tree::DTYPE_BYTES` as the entries of a Rust slice.
+/// The module's `DTYPE_BYTES`: `prune_tree::DTYPE_BYTES` as a Rust slice.
 fn dtype_table() -> String {
     let entries: Vec<String> = prune_tree::DTYPE_BYTES
         .iter()
         .map(|&(d, b)| format!("({d:?}, {b})"))
         .collect();
-    entries.join(", ")
+    format!(
+        "\n/// Bytes of an element of each dtype `pipeline_bytes` and `lead_align` know.\nconst DTYPE_BYTES: &[(&str, i64)] = &[{}];\n",
+        entries.join(", ")
+    )
 }
 
 /// The types every module defines (one self-contained file, no dependency).
@@ -221,12 +224,6 @@ pub fn none_fit(offered: &[&str], g: &Gemm) -> bool {
             .iter()
             .all(|name| pipeline_bytes(name, g).is_some_and(|need| need > limit))
 }
-";
-
-/// Bytes of an element of each dtype (`prune_tree::DTYPE_BYTES`; TABLE is replaced by it).
-const DTYPE_TABLE: &str = "
-/// Bytes of an element of each dtype `pipeline_bytes` and `lead_align` know.
-const DTYPE_BYTES: &[(&str, i64)] = &[TABLE];
 ";
 
 /// The helper a tree that tests a feature's alignment calls (emitted only then: an unused
