@@ -242,15 +242,24 @@ def estimated_against(pairs, keeps):
     return "\n".join(lines)
 
 
+def differ_words(pairs):
+    """How many of the (A, B) decision pairs differ, and how many of those only in the configs
+    of a kept or trimmed list: a replay scores a trimmed list as the full list's measured search,
+    so such pairs come out alike."""
+    differ = [(a, b) for a, b in pairs if (a["kind"], a["names"]) != (b["kind"], b["names"])]
+    names_only = sum(a["kind"] == b["kind"] for a, b in differ)
+    words = f"{len(differ)} of {len(pairs)} decisions differ"
+    return words + (f" ({names_only} only in the configs a list keeps)" if names_only else "")
+
+
 def against_table(recs, decide, other, measured=None, keeps=(None, None)):
     """The replayed handler (A) against another (B, `other`'s decide) on the GEMMs where both
     outcomes are known, so that the two are scored on the same GEMMs, and the GEMMs where one is
     over the bound and the other is not. Each is replayed as `replayed` replays it."""
     pairs = list(zip(replayed(recs, decide, measured), replayed(recs, other, measured)))
-    differ = sum((a["kind"], a["names"]) != (b["kind"], b["names"]) for a, b in pairs)
     both = [(a, b) for a, b in pairs if a["run_ms"]["replay"] is not None and b["run_ms"]["replay"] is not None]
     priced = all(a["replay_s"] is not None and b["replay_s"] is not None for a, b in both)
-    lines = [f"The replayed handler (A) against `--against` (B): {differ} of {len(pairs)} decisions differ; "
+    lines = [f"The replayed handler (A) against `--against` (B): {differ_words(pairs)}; "
              f"both replayed on {len(both)} GEMMs:", "",
              "| handler | over the bound (3 %) | of them at 100 us or more | run / max-autotune's (gmean) "
              "| over the best, ms (sum) | autotuning s |", "|---|---|---|---|---|---|"]

@@ -319,6 +319,16 @@ class PoolTest(unittest.TestCase):
         self.assertIn("| a.json | mm 1x200x64x64 bfloat16 NT | full list | 1.011x | cuBLAS only | 1.111x | 1.0000 |",
                       text)
 
+    def test_decisions_that_differ_only_in_a_lists_configs_are_counted_apart(self):
+        def row(kind, *names):
+            return {"kind": kind, "names": names}
+        pairs = [(row("drop", "a", "b"), row("drop", "a")),  # the same kind, one config more
+                 (row("extern"), row("default")),  # another kind
+                 (row("keep", "x"), row("keep", "x"))]  # alike
+        self.assertEqual(holdout_replay.differ_words(pairs),
+                         "2 of 3 decisions differ (1 only in the configs a list keeps)")
+        self.assertEqual(holdout_replay.differ_words(pairs[1:]), "1 of 2 decisions differ")
+
     def test_result_files_can_come_from_a_list_beside_them(self):
         with tempfile.TemporaryDirectory() as d:
             write(d, "a.json", [rec({"none": 1.0, "ours": 1.0, "max_autotune": 0.9})])
