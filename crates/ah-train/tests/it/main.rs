@@ -3,5 +3,6 @@
 
 mod anchors;
 mod cli;
+mod cli_refusals;
 mod prune_cli;
 mod small_log;
