@@ -5,6 +5,7 @@
 //! gives the same tree.
 
 use ah_core::Value;
+use rayon::prelude::*;
 
 use super::data::Sample;
 use super::drop::NeverNear;
@@ -104,25 +105,22 @@ impl Growth<'_> {
         yes >= self.min_leaf && samples.len() - yes >= self.min_leaf
     }
 
-    /// The test whose two sides' best policies score lowest, if lower than `parent`.
+    /// The test whose two sides' best policies score lowest, if lower than `parent`. The
+    /// candidates are scored in parallel (rayon's pool) and compared in their fixed order, so
+    /// the first best one wins as in a sequential search.
     fn best_split(
         &self,
         samples: &[&Sample],
         parent: (usize, f64),
     ) -> Option<(Test, (usize, f64))> {
+        let tests = self.tests(samples);
+        let scores: Vec<Option<(usize, f64)>> = tests
+            .par_iter()
+            .map(|test| self.split_score(samples, test))
+            .collect();
         let mut best: Option<(Test, (usize, f64))> = None;
-        for test in self.tests(samples) {
-            let (yes, no): (Vec<&Sample>, Vec<&Sample>) = samples
-                .iter()
-                .partition(|s| test.eval(s, self.features) == Some(true));
-            if yes.len() < self.min_leaf || no.len() < self.min_leaf {
-                continue;
-            }
-            let (a, b) = (
-                best_policy(&yes, &self.weighing, self.leaf_rule).1,
-                best_policy(&no, &self.weighing, self.leaf_rule).1,
-            );
-            let score = (a.0 + b.0, a.1 + b.1);
+        for (test, score) in tests.into_iter().zip(scores) {
+            let Some(score) = score else { continue };
             let better = |than: (usize, f64)| {
                 score.0 < than.0 || (score.0 == than.0 && score.1 < than.1 - 1e-9)
             };
@@ -131,6 +129,20 @@ impl Growth<'_> {
             }
         }
         best
+    }
+
+    /// The summed score of the best policies on the two sides of `test`, or None when a side
+    /// has fewer than `min_leaf` GEMMs.
+    fn split_score(&self, samples: &[&Sample], test: &Test) -> Option<(usize, f64)> {
+        let (yes, no): (Vec<&Sample>, Vec<&Sample>) = samples
+            .iter()
+            .partition(|s| test.eval(s, self.features) == Some(true));
+        if yes.len() < self.min_leaf || no.len() < self.min_leaf {
+            return None;
+        }
+        let a = best_policy(&yes, &self.weighing, self.leaf_rule).1;
+        let b = best_policy(&no, &self.weighing, self.leaf_rule).1;
+        Some((a.0 + b.0, a.1 + b.1))
     }
 
     /// Candidate tests, in a fixed order.

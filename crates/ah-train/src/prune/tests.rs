@@ -262,6 +262,30 @@ fn cross_validation_does_not_depend_on_the_number_of_threads() {
     assert_eq!(on(1), on(4));
 }
 
+/// A node's candidate splits are scored in parallel: the tree is the same on one thread as on
+/// four, ties between candidates (blocks of five GEMMs where a template wins, then cuBLAS, and
+/// so on: several thresholds score alike) broken alike.
+#[test]
+fn a_tree_does_not_depend_on_the_number_of_threads() {
+    let samples: Vec<Sample> = (0..40)
+        .map(|m| gemm(m, 1.0, if (m / 5) % 2 == 0 { 0.5 } else { 1.5 }))
+        .collect();
+    let features = features();
+    let categorical = vec!["op".to_string()];
+    let growth = growth(&features, &categorical, 2, 3);
+    let all: Vec<&Sample> = samples.iter().collect();
+    let on = |threads: usize| {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .unwrap();
+        serde_json::to_string(&pool.install(|| growth.grow(&all))).unwrap()
+    };
+    let one = on(1);
+    assert!(one.contains(r#""node":"split""#), "{one}");
+    assert_eq!(one, on(4));
+}
+
 /// A model trained with `--cv-repeats` records it, and its report says what the figures are;
 /// one repeat writes neither (models and reports as before the option).
 #[test]
@@ -460,12 +484,15 @@ fn the_shipped_rust_module_decides_like_the_model() {
     let module = root.join("generated/ah-inductor-choices/src/inductor_mmh100.rs");
     let header = std::fs::read_to_string(&module).unwrap();
     let command = header.lines().nth(2).unwrap();
-    let (logs, mut params) = shipped_command(command);
-    // The tree does not depend on the cross-validation, which this test does not read: two
-    // folds instead of the command's five take most of its time off (`make test` on 2 cores).
-    params.folds = 2;
+    let (logs, params) = shipped_command(command);
     let logs: Vec<_> = logs.iter().map(|l| root.join(l)).collect();
-    let (model, data) = train(&logs, "InductorMMH100", &params, &|_| {}).unwrap();
+    // The tree alone, grown as `train` grows it: the cross-validation, which this test does
+    // not read, would double its time (`make test` on 2 cores).
+    let data = super::load_for_training(&logs, &params).unwrap();
+    let categorical = data.metadata.categorical_features.clone();
+    let tree = params
+        .growth(&data.features, &categorical)
+        .grow(&data.samples.iter().collect::<Vec<_>>());
     let mut universe = super::data::universe(data.samples.iter());
     universe.extend(
         [
@@ -479,7 +506,7 @@ fn the_shipped_rust_module_decides_like_the_model() {
     );
     for s in &data.samples {
         let get = |n: &str| {
-            let i = model.features.iter().position(|f| f == n).unwrap();
+            let i = data.features.iter().position(|f| f == n).unwrap();
             s.values[i].clone()
         };
         let int = |n: &str| get(n).as_f64().unwrap() as i64;
@@ -528,7 +555,7 @@ fn the_shipped_rust_module_decides_like_the_model() {
             assert_eq!(shipped::pipeline_bytes(name, &g), need, "{name} {g:?}");
         }
         assert_eq!(shipped::SHARED_MEMORY, data.metadata.shared_memory);
-        let same = match (model.tree.decide(s, &model.features), shipped::decide(&g)) {
+        let same = match (tree.decide(s, &data.features), shipped::decide(&g)) {
             (Policy::Extern, shipped::Policy::Extern) => true,
             (Policy::Default, shipped::Policy::Default) => true,
             (Policy::Keep { choices }, shipped::Policy::Keep(names)) => choices == names,
