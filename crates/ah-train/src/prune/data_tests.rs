@@ -3,8 +3,8 @@
 //! Inductor sizes a config to a GEMM.
 
 use super::data::{self, Choice, Sample, Samples};
+use super::parity_tests::run_python;
 use super::policy::{self, Policy};
-use super::tests::run_python;
 use super::{train, FeatureSource, PruneParams};
 use ah_core::Value;
 

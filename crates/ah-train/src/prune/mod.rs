@@ -677,6 +677,8 @@ mod drop_tests;
 #[cfg(test)]
 mod guard_tests;
 #[cfg(test)]
+mod parity_tests;
+#[cfg(test)]
 mod pricing_tests;
 #[cfg(test)]
 mod quantity_tests;

@@ -108,7 +108,7 @@ pub(super) fn generated_handler_agrees(
         for line in sys.stdin:\n\
         \x20   c = json.loads(line); kind, names = m.decide(c['f'])\n\
         \x20   print(names[0] == c['expected'], names[0], c['expected'])\n";
-    let out = super::tests::run_python(&module, script, &lines);
+    let out = super::parity_tests::run_python(&module, script, &lines);
     assert_eq!(out.lines().count(), cases.len(), "{out}");
     assert!(out.lines().all(|l| l.starts_with("True")), "{out}");
 }
