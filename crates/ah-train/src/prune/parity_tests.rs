@@ -5,6 +5,18 @@
 use super::policy::Policy;
 use super::*;
 
+/// The model trained on the shipped log's first 48 GEMMs with default parameters, and its
+/// samples: what the parity tests of the generated forms render and compare against.
+fn first_48() -> (PruneModel, data::Samples) {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let params = PruneParams {
+        first: vec![48],
+        ..Default::default()
+    };
+    let logs = [root.join("data/inductor_mm_h100.txt")];
+    train(&logs, "ParityCheck", &params, &|_| {}).unwrap()
+}
+
 /// The generated handler module decides like the model on every GEMM of the shipped log's
 /// first 48 (rule 5: generated code equals the in-memory model), run by python3 without
 /// PyTorch (`decide` needs none). Skips without python3 (ah-test-support's policy: a failure
@@ -14,13 +26,7 @@ fn generated_python_decides_like_the_model() {
     if ah_test_support::skip_without_python("the generated handler's parity test") {
         return;
     }
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-    let params = PruneParams {
-        first: vec![48],
-        ..Default::default()
-    };
-    let logs = [root.join("data/inductor_mm_h100.txt")];
-    let (model, data) = train(&logs, "ParityCheck", &params, &|_| {}).unwrap();
+    let (model, data) = first_48();
     let code =
         ah_codegen::inductor::render_module(&serde_json::to_value(&model).unwrap(), "# test")
             .unwrap();
@@ -210,13 +216,7 @@ fn the_mm_artifact_ranks_like_the_handler_decides() {
     if ah_test_support::skip_without_python("the mm artifact's parity test") {
         return;
     }
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-    let params = PruneParams {
-        first: vec![48],
-        ..Default::default()
-    };
-    let logs = [root.join("data/inductor_mm_h100.txt")];
-    let (model, data) = train(&logs, "ParityCheck", &params, &|_| {}).unwrap();
+    let (model, data) = first_48();
     let json = serde_json::to_value(&model).unwrap();
     let dir = tempfile::tempdir().unwrap();
     let handler = ah_codegen::inductor::render_module(&json, "# test").unwrap();

@@ -1,7 +1,28 @@
 //! The `ah-train` binary refusing bad input and warning about odd input: exit code 2 with a
 //! message that names the file and line, or a warning with counts, and no half-written outputs.
 
+use std::path::Path;
+use std::process::Output;
+
 use crate::cli::{files_in, log_with_inf_picks, run, stderr, toy_log, MD};
+
+/// Trains `log` as `name` into `out`, quietly and without code generation, with `extra`
+/// arguments after; the output and its stderr.
+fn train_quietly(log: &Path, name: &str, out: &Path, extra: &[&str]) -> (Output, String) {
+    let mut args = vec![
+        log.to_str().unwrap(),
+        "--heuristic-name",
+        name,
+        "--output-dir",
+        out.to_str().unwrap(),
+        "-q",
+        "--no-codegen",
+    ];
+    args.extend_from_slice(extra);
+    let o = run(&args);
+    let err = stderr(&o);
+    (o, err)
+}
 
 /// Runs on a bad input; expects exit code 2, a message containing `needle`, and no outputs.
 fn expect_error(log_text: &str, extra: &[&str], needle: &str) {
@@ -124,16 +145,7 @@ fn odd_data_gives_warnings_with_counts() {
     let log = dir.path().join("odd.txt");
     std::fs::write(&log, text).unwrap();
     let out = dir.path().join("out");
-    let o = run(&[
-        log.to_str().unwrap(),
-        "--heuristic-name",
-        "Odd",
-        "--output-dir",
-        out.to_str().unwrap(),
-        "-q",
-        "--no-codegen",
-    ]);
-    let err = stderr(&o);
+    let (o, err) = train_quietly(&log, "Odd", &out, &[]);
     assert!(o.status.success(), "{err}");
     assert!(err.contains("2 rows with NaN feedback"), "{err}");
     assert!(
@@ -199,19 +211,12 @@ fn non_positive_times_and_data_of_another_device_are_warned_with_file_and_line()
     );
     std::fs::write(&other, text.replacen(MD, &md_a100, 1)).unwrap();
     let out = dir.path().join("out");
-    let o = run(&[
-        train.to_str().unwrap(),
-        "--heuristic-name",
+    let (o, err) = train_quietly(
+        &train,
         "Toy",
-        "--output-dir",
-        out.to_str().unwrap(),
-        "--data",
-        "a100",
-        other.to_str().unwrap(),
-        "-q",
-        "--no-codegen",
-    ]);
-    let err = stderr(&o);
+        &out,
+        &["--data", "a100", other.to_str().unwrap()],
+    );
     assert!(o.status.success(), "{err}");
     assert!(err.contains("2 malformed lines skipped"), "{err}");
     assert!(
@@ -238,16 +243,7 @@ fn one_winner_class_is_a_warning() {
     let log = dir.path().join("one.txt");
     std::fs::write(&log, s).unwrap();
     let out = dir.path().join("out");
-    let o = run(&[
-        log.to_str().unwrap(),
-        "--heuristic-name",
-        "One",
-        "--output-dir",
-        out.to_str().unwrap(),
-        "-q",
-        "--no-codegen",
-    ]);
-    let err = stderr(&o);
+    let (o, err) = train_quietly(&log, "One", &out, &[]);
     assert!(o.status.success(), "{err}");
     assert!(err.contains("same winner `a`"), "{err}");
 }
