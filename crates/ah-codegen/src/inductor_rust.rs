@@ -27,7 +27,7 @@ const INTEGER: [&str; 8] = [
     "mat2_stride_1",
 ];
 /// The handler's categorical features (struct fields of type `&str`), in its order.
-const CATEGORICAL: [&str; 6] = [
+pub const CATEGORICAL: [&str; 6] = [
     "op",
     "mat1_dtype",
     "mat2_dtype",

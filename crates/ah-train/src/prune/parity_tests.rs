@@ -149,17 +149,11 @@ fn the_shipped_rust_module_decides_like_the_model() {
             s.values[i].clone()
         };
         let int = |n: &str| get(n).as_f64().unwrap() as i64;
-        let text: Vec<String> = [
-            "op",
-            "mat1_dtype",
-            "mat2_dtype",
-            "mat1_iscontig",
-            "mat2_iscontig",
-            "using_tf32",
-        ]
-        .iter()
-        .map(|n| get(n).to_string())
-        .collect();
+        // The module's `&str` fields, in its order: op, the dtypes, contiguity, TF32.
+        let text: Vec<String> = ah_codegen::inductor_rust::CATEGORICAL
+            .iter()
+            .map(|n| get(n).to_string())
+            .collect();
         let g = shipped::Gemm {
             m: int("m"),
             k: int("k"),
