@@ -12,12 +12,13 @@ clocks warmed for 50 ms, the two alternated over --rounds rounds, median) for:
   inductor_mm logs given (their features: m, k, n, dtype, TF32, layout), in that order;
 - then a grid (--grid): "standard", fp32 (TF32 off and on), bf16 and fp16, m over 1..65536, (k, n)
   pairs of real layers; "long-k", fp32 (TF32 off and on) and bf16, k over 8k..64k into outputs
-  of 64..16384 x 64..1024.
+  of 64..16384 x 64..1024; "boundary", fp32 (TF32 off and on), k exactly on the handler's bound
+  for the expanded call (judged by scripts/bias_rule.py).
 
 Writes one JSON line per GEMM (`m k n dtype tf32 trans_a trans_b source ms_bias ms_expanded`)
 to --out and prints a summary per dtype: how often and by how much each call wins.
 Usage: probe_addmm_bias.py --out FILE.jsonl [--logs LOG ...] [--gemms FILE.jsonl ...] [--rounds 15]
-                           [--grid standard|long-k|none]
+                           [--grid standard|long-k|boundary|none]
 """
 import argparse
 import csv
@@ -41,6 +42,10 @@ LONG_K_M = [64, 256, 1024, 4096, 16384]
 LONG_K_K = [8192, 16384, 32768, 65536]
 LONG_K_N = [64, 128, 256, 512, 1024]
 LONG_K_DTYPES = [("float32", False), ("float32", True), ("bfloat16", False)]
+# The boundary grid: fp32 GEMMs whose k sits exactly on the handler's bound for the expanded call
+# (`expanded_bias_call`: k >= K_PER_TILE x tiles), where `>=` and `>` differ (scripts/bias_rule.py).
+BOUNDARY_M = [16, 32, 64, 128, 192, 256, 384, 512, 1024, 2048]
+BOUNDARY_N = [32, 101, 256, 512, 768, 1000, 1024, 2048]
 
 
 def grid_rows(source, dtypes, ms, kns):
@@ -52,13 +57,32 @@ def grid_rows(source, dtypes, ms, kns):
                            "trans_a": False, "trans_b": True, "source": source}
 
 
+def boundary_rows():
+    """fp32 GEMMs (TF32 on and off) of BOUNDARY_M x BOUNDARY_N with k exactly on the bound, where
+    the handler's rule can pick the expanded call at all."""
+    from ah_inductor.choices import (EXPANDED_BIAS_K_PER_TILE, EXPANDED_BIAS_MAX_TILES_TF32,
+                                     EXPANDED_BIAS_MIN_M, output_tiles)
+    for tf32 in (True, False):
+        for m in BOUNDARY_M:
+            for n in BOUNDARY_N:
+                tiles = output_tiles(m, n)
+                k = EXPANDED_BIAS_K_PER_TILE[tf32] * tiles
+                if m < EXPANDED_BIAS_MIN_M or (tf32 and tiles > EXPANDED_BIAS_MAX_TILES_TF32):
+                    continue
+                if m * max(k, n) <= 2**28:
+                    yield {"m": m, "k": k, "n": n, "dtype": "float32", "tf32": tf32,
+                           "trans_a": False, "trans_b": True, "source": "grid-boundary"}
+
+
 def grid(name):
-    """The GEMMs of grid `name`: "standard", "long-k" or "none"."""
+    """The GEMMs of grid `name`: "standard", "long-k", "boundary" or "none"."""
     if name == "standard":
         return grid_rows("grid", GRID_DTYPES, GRID_M, GRID_KN)
     if name == "long-k":
         kns = [(k, n) for k in LONG_K_K for n in LONG_K_N]
         return grid_rows("grid-long-k", LONG_K_DTYPES, LONG_K_M, kns)
+    if name == "boundary":
+        return boundary_rows()
     return iter(())
 
 
@@ -134,7 +158,7 @@ def main():
     p.add_argument("--logs", nargs="*", default=[])
     p.add_argument("--gemms", nargs="*", default=[])
     p.add_argument("--rounds", type=int, default=15)
-    p.add_argument("--grid", choices=["standard", "long-k", "none"], default="standard",
+    p.add_argument("--grid", choices=["standard", "long-k", "boundary", "none"], default="standard",
                    help="which grid to time after the held-out GEMMs and logs (default: standard)")
     a = p.parse_args()
     print(f"torch {torch.__version__}, {torch.cuda.get_device_name()}")

@@ -1,0 +1,92 @@
+"""`scripts/bias_rule.py`: the handler's pick between addmm's two cuBLAS calls, judged on probe
+rows, with `>=` and `>` at its k-per-tile bound; bad lines are named. And
+`scripts/probe_addmm_bias.py`'s boundary grid puts k exactly on that bound."""
+
+import json
+import os
+import sys
+import tempfile
+import types
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "scripts"))
+
+import bias_rule  # noqa: E402
+from ah_inductor import choices  # noqa: E402  (bias_rule put python/ on the path)
+
+
+def row(m, k, n, tf32, expanded_over_bias):
+    return {"m": m, "k": k, "n": n, "dtype": "float32", "tf32": tf32, "trans_a": False,
+            "trans_b": True, "source": "test", "ms_bias": 0.010,
+            "ms_expanded": 0.010 * expanded_over_bias}
+
+
+# 256 x 1000: 2 x 8 = 16 tiles, so with TF32 the bound is k = 128 x 16 = 2048.
+ON_BOUND_1D_WINS = row(256, 2048, 1000, True, 1.25)
+ABOVE_BOUND_EXPANDED_WINS = row(256, 4096, 1000, True, 0.5)
+BELOW_BOUND_1D_WINS = row(256, 1024, 1000, True, 1.5)
+
+
+class BiasRuleTest(unittest.TestCase):
+    def write(self, lines):
+        d = tempfile.mkdtemp()
+        path = os.path.join(d, "probe.jsonl")
+        with open(path, "w") as f:
+            f.write("".join(line + "\n" for line in lines))
+        return path
+
+    def test_the_strict_rule_differs_only_on_the_bound(self):
+        self.assertTrue(bias_rule.shipped(ON_BOUND_1D_WINS))
+        self.assertFalse(bias_rule.strict(ON_BOUND_1D_WINS))
+        for r in (ABOVE_BOUND_EXPANDED_WINS, BELOW_BOUND_1D_WINS):
+            self.assertEqual(bias_rule.shipped(r), bias_rule.strict(r))
+        off = row(256, 16 * 16, 1000, False, 1.0)  # without TF32 the bound is 16 x tiles
+        self.assertTrue(bias_rule.shipped(off))
+        self.assertFalse(bias_rule.strict(off))
+        self.assertTrue(bias_rule.strict_tf32(off))
+
+    def test_the_report_counts_slow_picks_and_lists_the_bound(self):
+        rows = [ON_BOUND_1D_WINS, ABOVE_BOUND_EXPANDED_WINS, BELOW_BOUND_1D_WINS]
+        text = bias_rule.report(rows)
+        self.assertIn("| shipped (`k >= bound`) | 3 | 1 | 1 | 1.25x |", text)
+        self.assertIn("| strict with TF32 (`k > bound`) | 3 | 0 | 0 | 1.00x |", text)
+        self.assertIn("On the bound, where the rules differ: 1 (expanded / 1-D bias)", text)
+        self.assertIn("256 x 2048 x 1000 TF32: 1.250", text)
+
+    def test_reads_only_fp32_rows(self):
+        bf16 = dict(ON_BOUND_1D_WINS, dtype="bfloat16")
+        path = self.write([json.dumps(ON_BOUND_1D_WINS), json.dumps(bf16)])
+        self.assertEqual(len(bias_rule.read([path])), 1)
+
+    def test_a_bad_line_is_named(self):
+        path = self.write([json.dumps(ON_BOUND_1D_WINS), "{not json", "[1, 2]"])
+        with self.assertRaises(ValueError) as e:
+            bias_rule.read([path])
+        self.assertIn("probe.jsonl:2: not JSON", str(e.exception))
+        path = self.write(["[1, 2]"])
+        with self.assertRaises(ValueError) as e:
+            bias_rule.read([path])
+        self.assertIn("probe.jsonl:1: not a line of probe_addmm_bias.py", str(e.exception))
+
+
+class BoundaryGridTest(unittest.TestCase):
+    def test_every_gemm_sits_on_the_bound(self):
+        had_torch = "torch" in sys.modules
+        sys.modules.setdefault("torch", types.ModuleType("torch"))  # the grid needs no GPU
+        try:
+            import probe_addmm_bias
+            rows = list(probe_addmm_bias.grid("boundary"))
+        finally:
+            if not had_torch:
+                sys.modules.pop("torch", None)
+                sys.modules.pop("probe_addmm_bias", None)
+        self.assertEqual({r["tf32"] for r in rows}, {True, False})
+        for r in rows:
+            f = bias_rule.features(r)
+            self.assertTrue(choices.expanded_bias_call(f), r)
+            self.assertFalse(bias_rule.strict(r), r)
+
+
+if __name__ == "__main__":
+    unittest.main()

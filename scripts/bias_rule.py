@@ -1,0 +1,107 @@
+#!/usr/bin/env python3
+"""How often the handler's pick between Inductor's two cuBLAS calls for fp32 addmm is slow.
+
+For addmm the handler keeps one cuBLAS call (`expanded_bias_call` in
+python/ah_inductor/choices.py): the 1-D bias (cuBLASLt's epilogue) or, for fp32 GEMMs whose k is
+long for their output, the bias expanded to 2-D. This reads probe_addmm_bias.py's JSON lines,
+which time both calls of each GEMM, and counts the fp32 GEMMs where the kept call runs more than
+3 % (inductor_eval's SLOW_FLAG) behind the faster one, for the shipped rule and for the same rule
+with a strict comparison at its k-per-tile bound (`k > bound` instead of `k >= bound`), with TF32
+or everywhere; then it lists the GEMMs that sit exactly on the bound, where they differ.
+Usage: bias_rule.py FILE.jsonl [FILE.jsonl ...]
+"""
+import argparse
+import json
+import os
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "python"))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from ah_inductor.choices import expanded_bias_call  # noqa: E402  (the rule has one owner)
+from inductor_eval import SLOW_FLAG  # noqa: E402  (the bound has one owner)
+
+FIELDS = ("m", "k", "n", "dtype", "tf32", "ms_bias", "ms_expanded")
+
+
+def read(paths):
+    """The fp32 rows of probe_addmm_bias.py's files; ValueError naming the file and line of a
+    line that is not one of its rows."""
+    rows = []
+    for path in paths:
+        with open(path) as f:
+            for no, line in enumerate(f, 1):
+                try:
+                    r = json.loads(line)
+                except json.JSONDecodeError as e:
+                    raise ValueError(f"{path}:{no}: not JSON ({e.msg})") from None
+                missing = [k for k in FIELDS if k not in r] if isinstance(r, dict) else FIELDS
+                if missing:
+                    raise ValueError(f"{path}:{no}: not a line of probe_addmm_bias.py "
+                                     f"(missing {', '.join(missing)})")
+                if r["dtype"] == "float32":
+                    rows.append(r)
+    return rows
+
+
+def features(r, k=None):
+    """The handler's features of probe row `r` (with `k` in place of its own, if given)."""
+    return {"op": "addmm", "mat1_dtype": "torch.float32", "using_tf32": bool(r["tf32"]),
+            "m": r["m"], "k": r["k"] if k is None else k, "n": r["n"]}
+
+
+def shipped(r):
+    return expanded_bias_call(features(r))
+
+
+def strict(r):
+    """The shipped rule with `k > bound`: k - 1 meets `k - 1 >= bound` exactly when k > bound,
+    and nothing else the rule reads depends on k."""
+    return expanded_bias_call(features(r, r["k"] - 1))
+
+
+def strict_tf32(r):
+    """Strict with TF32 only, the shipped rule without it."""
+    return strict(r) if r["tf32"] else shipped(r)
+
+
+RULES = (("shipped (`k >= bound`)", shipped), ("strict with TF32 (`k > bound`)", strict_tf32),
+         ("strict (`k > bound`)", strict))
+
+
+def kept_ratio(r, rule):
+    """The kept call's time over the faster call's."""
+    kept = r["ms_expanded"] if rule(r) else r["ms_bias"]
+    return kept / min(r["ms_bias"], r["ms_expanded"])
+
+
+def report(rows):
+    lines = ["| rule | fp32 GEMMs | kept call > 3 % slower | of them TF32 | worst |",
+             "|---|---|---|---|---|"]
+    for name, rule in RULES:
+        slow = [r for r in rows if kept_ratio(r, rule) > SLOW_FLAG]
+        worst = max((kept_ratio(r, rule) for r in rows), default=1.0)
+        lines.append(f"| {name} | {len(rows)} | {len(slow)} | {sum(bool(r['tf32']) for r in slow)} "
+                     f"| {worst:.2f}x |")
+    tied = [r for r in rows if shipped(r) != strict(r)]
+    lines += ["", f"On the bound, where the rules differ: {len(tied)} (expanded / 1-D bias)"]
+    lines += [f"  {r['m']} x {r['k']} x {r['n']} {'TF32' if r['tf32'] else 'fp32'}: "
+              f"{r['ms_expanded'] / r['ms_bias']:.3f}" for r in tied]
+    return "\n".join(lines)
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("files", nargs="+", help="probe_addmm_bias.py's JSON lines")
+    a = p.parse_args()
+    try:
+        rows = read(a.files)
+    except (OSError, ValueError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    print(report(rows))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
