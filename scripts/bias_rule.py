@@ -39,9 +39,16 @@ def read(paths):
                 if missing:
                     raise ValueError(f"{path}:{no}: not a line of probe_addmm_bias.py "
                                      f"(missing {', '.join(missing)})")
+                if not all(number(r[k]) for k in ("m", "k", "n", "ms_bias", "ms_expanded")):
+                    raise ValueError(f"{path}:{no}: m, k, n and the two times must be positive "
+                                     "numbers")
                 if r["dtype"] == "float32":
                     rows.append(r)
     return rows
+
+
+def number(v):
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and v > 0
 
 
 def features(r, k=None):

@@ -68,6 +68,10 @@ class BiasRuleTest(unittest.TestCase):
         with self.assertRaises(ValueError) as e:
             bias_rule.read([path])
         self.assertIn("probe.jsonl:1: not a line of probe_addmm_bias.py", str(e.exception))
+        path = self.write([json.dumps(dict(ON_BOUND_1D_WINS, ms_bias="fast"))])
+        with self.assertRaises(ValueError) as e:
+            bias_rule.read([path])
+        self.assertIn("probe.jsonl:1: m, k, n and the two times must be positive", str(e.exception))
 
 
 class BoundaryGridTest(unittest.TestCase):
