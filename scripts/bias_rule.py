@@ -5,9 +5,10 @@ For addmm the handler keeps one cuBLAS call (`expanded_bias_call` in
 python/ah_inductor/choices.py): the 1-D bias (cuBLASLt's epilogue) or, for fp32 GEMMs whose k is
 long for their output, the bias expanded to 2-D. This reads probe_addmm_bias.py's JSON lines,
 which time both calls of each GEMM, and counts the fp32 GEMMs where the kept call runs more than
-3 % (inductor_eval's SLOW_FLAG) behind the faster one, for the shipped rule and for the same rule
-with a strict comparison at its k-per-tile bound (`k > bound` instead of `k >= bound`), with TF32
-or everywhere; then it lists the GEMMs that sit exactly on the bound, where they differ.
+3 % (inductor_eval's SLOW_FLAG) behind the faster one: for the shipped rule (`k > bound`, since
+the thirty-fifth session) and the one before it (`k >= bound`); then for the shipped rule with
+its bound times each of MULTIPLES, with TF32 and without; then it lists the GEMMs that sit
+exactly on the bound, where the first two differ.
 Usage: bias_rule.py FILE.jsonl [FILE.jsonl ...]
 """
 import argparse
@@ -18,7 +19,7 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "python"))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from ah_inductor.choices import expanded_bias_call  # noqa: E402  (the rule has one owner)
+from ah_inductor.choices import EXPANDED_BIAS_K_PER_TILE, expanded_bias_call  # noqa: E402  (the rule has one owner)
 from inductor_eval import SLOW_FLAG  # noqa: E402  (the bound has one owner)
 
 FIELDS = ("m", "k", "n", "dtype", "tf32", "ms_bias", "ms_expanded")
@@ -61,19 +62,22 @@ def shipped(r):
     return expanded_bias_call(features(r))
 
 
-def strict(r):
-    """The shipped rule with `k > bound`: k - 1 meets `k - 1 >= bound` exactly when k > bound,
-    and nothing else the rule reads depends on k."""
-    return expanded_bias_call(features(r, r["k"] - 1))
+def inclusive(r):
+    """The rule as shipped before the thirty-fifth session, `k >= bound`: k + 1 meets
+    `k + 1 > bound` exactly when k >= bound, and nothing else the rule reads depends on k."""
+    return expanded_bias_call(features(r, r["k"] + 1))
 
 
-def strict_tf32(r):
-    """Strict with TF32 only, the shipped rule without it."""
-    return strict(r) if r["tf32"] else shipped(r)
+def scaled(tf32, multiple):
+    """The shipped rule with the bound of GEMMs with TF32 `tf32` times `multiple`."""
+    per_tile = dict(EXPANDED_BIAS_K_PER_TILE)
+    per_tile[tf32] = multiple * per_tile[tf32]
+    return lambda r: expanded_bias_call(features(r), per_tile)
 
 
-RULES = (("shipped (`k >= bound`)", shipped), ("strict with TF32 (`k > bound`)", strict_tf32),
-         ("strict (`k > bound`)", strict))
+RULES = (("shipped (`k > bound`)", shipped), ("inclusive (`k >= bound`)", inclusive))
+# The multiples of the bound scanned, with TF32 and without (probe_addmm_bias.py's per-tile grid).
+MULTIPLES = (1, 1.5, 2, 3, 4, 6, 8)
 
 
 def kept_ratio(r, rule):
@@ -90,7 +94,14 @@ def report(rows):
         worst = max((kept_ratio(r, rule) for r in rows), default=1.0)
         lines.append(f"| {name} | {len(rows)} | {len(slow)} | {sum(bool(r['tf32']) for r in slow)} "
                      f"| {worst:.2f}x |")
-    tied = [r for r in rows if shipped(r) != strict(r)]
+    lines += ["", "| TF32 | bound x | GEMMs | kept call > 3 % slower | worst |", "|---|---|---|---|---|"]
+    for tf32 in (True, False):
+        part = [r for r in rows if bool(r["tf32"]) == tf32]
+        for multiple in MULTIPLES:
+            ratios = [kept_ratio(r, scaled(tf32, multiple)) for r in part]
+            lines.append(f"| {'on' if tf32 else 'off'} | {multiple} | {len(part)} | "
+                         f"{sum(x > SLOW_FLAG for x in ratios)} | {max(ratios, default=1.0):.2f}x |")
+    tied = [r for r in rows if shipped(r) != inclusive(r)]
     lines += ["", f"On the bound, where the rules differ: {len(tied)} (expanded / 1-D bias)"]
     lines += [f"  {r['m']} x {r['k']} x {r['n']} {'TF32' if r['tf32'] else 'fp32'}: "
               f"{r['ms_expanded'] / r['ms_bias']:.3f}" for r in tied]

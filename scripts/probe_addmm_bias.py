@@ -13,12 +13,13 @@ clocks warmed for 50 ms, the two alternated over --rounds rounds, median) for:
 - then a grid (--grid): "standard", fp32 (TF32 off and on), bf16 and fp16, m over 1..65536, (k, n)
   pairs of real layers; "long-k", fp32 (TF32 off and on) and bf16, k over 8k..64k into outputs
   of 64..16384 x 64..1024; "boundary", fp32 (TF32 off and on), k exactly on the handler's bound
-  for the expanded call (judged by scripts/bias_rule.py).
+  for the expanded call (judged by scripts/bias_rule.py); "per-tile", the same outputs with k at
+  1.5 to 8 times the bound (PER_TILE_MULTIPLES).
 
 Writes one JSON line per GEMM (`m k n dtype tf32 trans_a trans_b source ms_bias ms_expanded`)
 to --out and prints a summary per dtype: how often and by how much each call wins.
 Usage: probe_addmm_bias.py --out FILE.jsonl [--logs LOG ...] [--gemms FILE.jsonl ...] [--rounds 15]
-                           [--grid standard|long-k|boundary|none]
+                           [--grid standard|long-k|boundary|per-tile|none]
 """
 import argparse
 import csv
@@ -43,9 +44,12 @@ LONG_K_K = [8192, 16384, 32768, 65536]
 LONG_K_N = [64, 128, 256, 512, 1024]
 LONG_K_DTYPES = [("float32", False), ("float32", True), ("bfloat16", False)]
 # The boundary grid: fp32 GEMMs whose k sits exactly on the handler's bound for the expanded call
-# (`expanded_bias_call`: k >= K_PER_TILE x tiles), where `>=` and `>` differ (scripts/bias_rule.py).
+# (`expanded_bias_call`: k > K_PER_TILE x tiles), where `>=` and `>` differ (scripts/bias_rule.py).
 BOUNDARY_M = [16, 32, 64, 128, 192, 256, 384, 512, 1024, 2048]
 BOUNDARY_N = [32, 101, 256, 512, 768, 1000, 1024, 2048]
+# The per-tile grid: the boundary grid's outputs with k at these multiples of the bound, where a
+# higher bound would hand GEMMs back to the 1-D call (`bias_rule.py` scans the same multiples).
+PER_TILE_MULTIPLES = (1.5, 2, 3, 4, 6, 8)
 
 
 def grid_rows(source, dtypes, ms, kns):
@@ -57,25 +61,26 @@ def grid_rows(source, dtypes, ms, kns):
                            "trans_a": False, "trans_b": True, "source": source}
 
 
-def boundary_rows():
-    """fp32 GEMMs (TF32 on and off) of BOUNDARY_M x BOUNDARY_N with k exactly on the bound, where
-    the handler's rule can pick the expanded call at all."""
+def boundary_rows(multiples=(1,), source="grid-boundary"):
+    """fp32 GEMMs (TF32 on and off) of BOUNDARY_M x BOUNDARY_N with k at `multiples` of the bound
+    (exactly on it by default), where the handler's rule can pick the expanded call at all."""
     from ah_inductor.choices import (EXPANDED_BIAS_K_PER_TILE, EXPANDED_BIAS_MAX_TILES_TF32,
                                      EXPANDED_BIAS_MIN_M, output_tiles)
     for tf32 in (True, False):
         for m in BOUNDARY_M:
             for n in BOUNDARY_N:
                 tiles = output_tiles(m, n)
-                k = EXPANDED_BIAS_K_PER_TILE[tf32] * tiles
                 if m < EXPANDED_BIAS_MIN_M or (tf32 and tiles > EXPANDED_BIAS_MAX_TILES_TF32):
                     continue
-                if m * max(k, n) <= 2**28:
-                    yield {"m": m, "k": k, "n": n, "dtype": "float32", "tf32": tf32,
-                           "trans_a": False, "trans_b": True, "source": "grid-boundary"}
+                for multiple in multiples:
+                    k = round(multiple * EXPANDED_BIAS_K_PER_TILE[tf32] * tiles)
+                    if m * max(k, n) <= 2**28:
+                        yield {"m": m, "k": k, "n": n, "dtype": "float32", "tf32": tf32,
+                               "trans_a": False, "trans_b": True, "source": source}
 
 
 def grid(name):
-    """The GEMMs of grid `name`: "standard", "long-k", "boundary" or "none"."""
+    """The GEMMs of grid `name`: "standard", "long-k", "boundary", "per-tile" or "none"."""
     if name == "standard":
         return grid_rows("grid", GRID_DTYPES, GRID_M, GRID_KN)
     if name == "long-k":
@@ -83,6 +88,8 @@ def grid(name):
         return grid_rows("grid-long-k", LONG_K_DTYPES, LONG_K_M, kns)
     if name == "boundary":
         return boundary_rows()
+    if name == "per-tile":
+        return boundary_rows(PER_TILE_MULTIPLES, "grid-per-tile")
     return iter(())
 
 
@@ -158,7 +165,7 @@ def main():
     p.add_argument("--logs", nargs="*", default=[])
     p.add_argument("--gemms", nargs="*", default=[])
     p.add_argument("--rounds", type=int, default=15)
-    p.add_argument("--grid", choices=["standard", "long-k", "boundary", "none"], default="standard",
+    p.add_argument("--grid", choices=["standard", "long-k", "boundary", "per-tile", "none"], default="standard",
                    help="which grid to time after the held-out GEMMs and logs (default: standard)")
     a = p.parse_args()
     print(f"torch {torch.__version__}, {torch.cuda.get_device_name()}")
