@@ -184,19 +184,27 @@ ATEN_FIRST = ("aten::bias_addmm",)
 # fp32 addmm is the exception: there the expanded call (ATen copies the bias into the output, then
 # cuBLAS's GEMM with beta 1, which may split k) wins where k is long for the output's size, and by
 # up to 3.7x; the 1-D call's epilogue kernels elsewhere, by up to 7.8x. Measured as "k per output
-# tile" (tiles of 128 x 128): the expanded call is kept for m >= 16 and k >= 16 per tile without
-# TF32, and k >= 128 per tile over at most 16 tiles with TF32. Chosen on the 924 GEMMs of
-# data/addmm_bias_h100.jsonl (a grid, the logged GEMMs, held-out sets 10-24) and the 210 of the
-# long-k grid of data/addmm_bias_longk_h100.jsonl (contractions of 8k-64k the first lacked):
-# more than 3 % slower than the faster call on 44 of their 529 fp32 GEMMs, against 105 for the
-# earlier rule (m >= 16, k >= 768, m x n <= 2^21, TF32 off only) and 232 for the 1-D call
-# always; on the 37 fp32 addmm GEMMs of held-out sets 25-33, which chose nothing, 3 against 4
-# (worst 1.12x against 2.56x). For bf16 and fp16 no such rule beat the 1-D call always. Inductor's own benchmark of
-# the two is no judge: it misorders 8 of the 28 logged ones, by up to 2.2x. `ah_train::prune`
-# scores the expanded call with the 1-D call's compiled truth (the logs hold no other), a
-# pessimistic estimate there.
+# tile" (tiles of 128 x 128): the expanded call is kept for m >= 16 and k > 32 per tile without
+# TF32, and k > 512 per tile over at most 16 tiles with TF32. Inductor's own benchmark of the two
+# is no judge: it misorders 8 of the 28 logged ones, by up to 2.2x. `ah_train::prune` scores the
+# expanded call with the 1-D call's compiled truth (the logs hold no other), a pessimistic
+# estimate there. How the bounds were chosen (scripts/bias_rule.py over the probe files, each
+# scripts/probe_addmm_bias.py's; "slow" is more than 3 % behind the faster call):
+# - Thirty-second session, on data/addmm_bias_h100.jsonl (a grid, the logged GEMMs, held-out sets
+#   10-24) and data/addmm_bias_longk_h100.jsonl (contractions of 8k-64k): `k >= 16` and `k >= 128`
+#   per tile, slow on 44 of 529 fp32 GEMMs against 105 for the rule before it and 232 for the 1-D
+#   call always; on held-out sets 25-33, 3 of 37 against 4.
+# - Thirty-fifth session, by rules registered before their data (docs/results.md):
+#   data/addmm_bias_boundary_h100.jsonl put k exactly on those bounds, where the 1-D call won on
+#   54 of 60 TF32 GEMMs (the expanded call on 6) and on 56 of 80 without (18), so `>` replaced
+#   `>=`: slow picks over the three files 157 -> 70. data/addmm_bias_pertile_h100.jsonl put k at
+#   1.5-8 times the bounds; over the four files (1543 fp32 GEMMs) the fewest slow picks came at
+#   4x with TF32 (103 of 693, against 199 at 1x) and 2x without (206 of 850, against 237), so the
+#   bounds became 512 and 32. On the 120 held-out and logged GEMMs among them: slow 8 against 10,
+#   but the worst from 1.42x to 2.56x (a 20 x 113 x 512 fp32 addmm, a few microseconds).
+# For bf16 and fp16 no such rule beat the 1-D call always.
 EXPANDED_BIAS_MIN_M, EXPANDED_BIAS_TILE = 16, 128
-EXPANDED_BIAS_K_PER_TILE = {False: 16, True: 128}  # by `using_tf32`
+EXPANDED_BIAS_K_PER_TILE = {False: 32, True: 512}  # by `using_tf32`
 EXPANDED_BIAS_MAX_TILES_TF32 = 16
 
 

@@ -1,6 +1,7 @@
 """`scripts/bias_rule.py`: the handler's pick between addmm's two cuBLAS calls, judged on probe
-rows, with `>=` and `>` at its k-per-tile bound; bad lines are named. And
-`scripts/probe_addmm_bias.py`'s boundary grid puts k exactly on that bound."""
+rows, with `>` and `>=` at its k-per-tile bound and with that bound scaled; bad lines are named.
+And `scripts/probe_addmm_bias.py`'s boundary grid puts k exactly on that bound, its per-tile grid
+at multiples of it."""
 
 import json
 import os
@@ -22,10 +23,11 @@ def row(m, k, n, tf32, expanded_over_bias):
             "ms_expanded": 0.010 * expanded_over_bias}
 
 
-# 256 x 1000: 2 x 8 = 16 tiles, so with TF32 the bound is k = 128 x 16 = 2048.
-ON_BOUND_1D_WINS = row(256, 2048, 1000, True, 1.25)
-ABOVE_BOUND_EXPANDED_WINS = row(256, 4096, 1000, True, 0.5)
-BELOW_BOUND_1D_WINS = row(256, 1024, 1000, True, 1.5)
+# 256 x 1000: 2 x 8 = 16 tiles, so with TF32 the bound is k = K_PER_TILE x 16.
+BOUND_TF32 = choices.EXPANDED_BIAS_K_PER_TILE[True] * 16
+ON_BOUND_1D_WINS = row(256, BOUND_TF32, 1000, True, 1.25)
+ABOVE_BOUND_EXPANDED_WINS = row(256, 2 * BOUND_TF32, 1000, True, 0.5)
+BELOW_BOUND_1D_WINS = row(256, BOUND_TF32 // 2, 1000, True, 1.5)
 
 
 class BiasRuleTest(unittest.TestCase):
@@ -36,23 +38,35 @@ class BiasRuleTest(unittest.TestCase):
             f.write("".join(line + "\n" for line in lines))
         return path
 
-    def test_the_strict_rule_differs_only_on_the_bound(self):
-        self.assertTrue(bias_rule.shipped(ON_BOUND_1D_WINS))
-        self.assertFalse(bias_rule.strict(ON_BOUND_1D_WINS))
+    def test_the_inclusive_rule_differs_only_on_the_bound(self):
+        self.assertFalse(bias_rule.shipped(ON_BOUND_1D_WINS))
+        self.assertTrue(bias_rule.inclusive(ON_BOUND_1D_WINS))
         for r in (ABOVE_BOUND_EXPANDED_WINS, BELOW_BOUND_1D_WINS):
-            self.assertEqual(bias_rule.shipped(r), bias_rule.strict(r))
-        off = row(256, 16 * 16, 1000, False, 1.0)  # without TF32 the bound is 16 x tiles
-        self.assertTrue(bias_rule.shipped(off))
-        self.assertFalse(bias_rule.strict(off))
-        self.assertTrue(bias_rule.strict_tf32(off))
+            self.assertEqual(bias_rule.shipped(r), bias_rule.inclusive(r))
+        off = row(256, choices.EXPANDED_BIAS_K_PER_TILE[False] * 16, 1000, False, 1.0)
+        self.assertFalse(bias_rule.shipped(off))
+        self.assertTrue(bias_rule.inclusive(off))
 
-    def test_the_report_counts_slow_picks_and_lists_the_bound(self):
+    def test_a_scaled_bound_moves_only_its_own_tf32_setting(self):
+        twice = bias_rule.scaled(True, 2)
+        self.assertTrue(bias_rule.shipped(ABOVE_BOUND_EXPANDED_WINS))
+        self.assertFalse(twice(ABOVE_BOUND_EXPANDED_WINS))  # now exactly on the doubled bound
+        self.assertTrue(twice(dict(ABOVE_BOUND_EXPANDED_WINS, k=2 * BOUND_TF32 + 1)))
+        off = row(256, 2 * choices.EXPANDED_BIAS_K_PER_TILE[False] * 16, 1000, False, 1.0)
+        self.assertEqual(twice(off), bias_rule.shipped(off))
+        self.assertTrue(bias_rule.shipped(off))
+        self.assertFalse(bias_rule.scaled(False, 2)(off))
+
+    def test_the_report_counts_slow_picks_scans_the_bound_and_lists_it(self):
         rows = [ON_BOUND_1D_WINS, ABOVE_BOUND_EXPANDED_WINS, BELOW_BOUND_1D_WINS]
         text = bias_rule.report(rows)
-        self.assertIn("| shipped (`k >= bound`) | 3 | 1 | 1 | 1.25x |", text)
-        self.assertIn("| strict with TF32 (`k > bound`) | 3 | 0 | 0 | 1.00x |", text)
+        self.assertIn("| shipped (`k > bound`) | 3 | 0 | 0 | 1.00x |", text)
+        self.assertIn("| inclusive (`k >= bound`) | 3 | 1 | 1 | 1.25x |", text)
+        self.assertIn("| on | 1 | 3 | 0 | 1.00x |", text)
+        self.assertIn("| on | 2 | 3 | 1 | 2.00x |", text)  # hands the long-k GEMM to the 1-D call
+        self.assertIn("| off | 1 | 0 | 0 | 1.00x |", text)
         self.assertIn("On the bound, where the rules differ: 1 (expanded / 1-D bias)", text)
-        self.assertIn("256 x 2048 x 1000 TF32: 1.250", text)
+        self.assertIn(f"256 x {BOUND_TF32} x 1000 TF32: 1.250", text)
 
     def test_reads_only_fp32_rows(self):
         bf16 = dict(ON_BOUND_1D_WINS, dtype="bfloat16")
@@ -75,21 +89,33 @@ class BiasRuleTest(unittest.TestCase):
 
 
 class BoundaryGridTest(unittest.TestCase):
-    def test_every_gemm_sits_on_the_bound(self):
+    def grid(self, name):
         had_torch = "torch" in sys.modules
         sys.modules.setdefault("torch", types.ModuleType("torch"))  # the grid needs no GPU
         try:
             import probe_addmm_bias
-            rows = list(probe_addmm_bias.grid("boundary"))
+            rows = list(probe_addmm_bias.grid(name))
         finally:
             if not had_torch:
                 sys.modules.pop("torch", None)
                 sys.modules.pop("probe_addmm_bias", None)
         self.assertEqual({r["tf32"] for r in rows}, {True, False})
+        return rows
+
+    def test_every_gemm_of_the_boundary_grid_sits_on_the_bound(self):
+        rows = self.grid("boundary")
         for r in rows:
-            f = bias_rule.features(r)
-            self.assertTrue(choices.expanded_bias_call(f), r)
-            self.assertFalse(bias_rule.strict(r), r)
+            self.assertTrue(bias_rule.inclusive(r), r)
+            self.assertFalse(bias_rule.shipped(r), r)
+
+    def test_the_per_tile_grid_puts_k_at_each_multiple_of_the_bound(self):
+        rows = self.grid("per-tile")
+        multiples = set()
+        for r in rows:
+            bound = choices.EXPANDED_BIAS_K_PER_TILE[r["tf32"]] * choices.output_tiles(r["m"], r["n"])
+            multiples.add(r["k"] / bound)
+            self.assertTrue(bias_rule.shipped(r), r)  # every multiple is above the bound
+        self.assertEqual(sorted(multiples), [1.5, 2, 3, 4, 6, 8])
 
 
 if __name__ == "__main__":

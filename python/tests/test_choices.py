@@ -386,8 +386,10 @@ class Decisions(unittest.TestCase):
         fp32 = self.addmm_inputs(16, "torch.float32")  # 16 x 4096 x 4096: 32 tiles, 128 k per tile
         out = self.run_op(fp32, op="addmm", tc=self.addmm_choices(poison=True))
         self.assertEqual(names(out), ["extern_addmm"])
+        out = self.run_op(self.addmm_inputs(256, "torch.float32"), op="addmm", tc=self.addmm_choices())
+        self.assertEqual(names(out), ["extern_addmm", TILE_NAME])  # a kept list too: 64 tiles, 64 k per tile
         out = self.run_op(self.addmm_inputs(512, "torch.float32"), op="addmm", tc=self.addmm_choices())
-        self.assertEqual(names(out), ["extern_addmm", TILE_NAME])  # a kept list too: 128 tiles, 32 k per tile
+        self.assertEqual(names(out), ["extern_bias_addmm", TILE_NAME])  # on the bound: 128 tiles, 32 k per tile
         out = self.run_op(fp32, op="addmm", tc=self.addmm_choices(poison=True), allow_tf32=True)
         self.assertEqual(names(out), ["extern_bias_addmm"])  # TF32: more than 16 tiles
 
@@ -399,7 +401,7 @@ class Decisions(unittest.TestCase):
              "k": 8 * per_tile[False] + 1}
         self.assertEqual(choices.output_tiles(512, 129), 8)
         self.assertEqual(choices.one_aten(both, f), "aten::addmm")
-        self.assertEqual(choices.one_aten(both, dict(f, m=choices.EXPANDED_BIAS_MIN_M, k=2 * per_tile[False])),
+        self.assertEqual(choices.one_aten(both, dict(f, m=choices.EXPANDED_BIAS_MIN_M, k=2 * per_tile[False] + 1)),
                          "aten::addmm")
         for other in ({"m": choices.EXPANDED_BIAS_MIN_M - 1}, {"k": f["k"] - 1}, {"n": 257},
                       {"using_tf32": "not_float_32", "mat1_dtype": "torch.bfloat16"}, {"op": "mm"}):
