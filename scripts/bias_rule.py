@@ -7,8 +7,9 @@ long for their output, the bias expanded to 2-D. This reads probe_addmm_bias.py'
 which time both calls of each GEMM, and counts the fp32 GEMMs where the kept call runs more than
 3 % (inductor_eval's SLOW_FLAG) behind the faster one: for the shipped rule (`k > bound`, since
 the thirty-fifth session) and the one before it (`k >= bound`); then for the shipped rule with
-its bound times each of MULTIPLES, with TF32 and without; then it lists the GEMMs that sit
-exactly on the bound, where the first two differ.
+its bound times each of MULTIPLES, with TF32 and without; then with each of MIN_M_CANDIDATES as
+its smallest m; then it lists the GEMMs that sit exactly on the bound, where the first two
+differ.
 Usage: bias_rule.py FILE.jsonl [FILE.jsonl ...]
 """
 import argparse
@@ -75,9 +76,16 @@ def scaled(tf32, multiple):
     return lambda r: expanded_bias_call(features(r), per_tile)
 
 
+def min_m(value):
+    """The shipped rule with EXPANDED_BIAS_MIN_M `value`."""
+    return lambda r: expanded_bias_call(features(r), min_m=value)
+
+
 RULES = (("shipped (`k > bound`)", shipped), ("inclusive (`k >= bound`)", inclusive))
 # The multiples of the bound scanned, with TF32 and without (probe_addmm_bias.py's per-tile grid).
 MULTIPLES = (1, 1.5, 2, 3, 4, 6, 8)
+# The smallest m given the expanded call, scanned (probe_addmm_bias.py's small-m grid).
+MIN_M_CANDIDATES = (16, 24, 32, 48, 64)
 
 
 def kept_ratio(r, rule):
@@ -101,6 +109,12 @@ def report(rows):
             ratios = [kept_ratio(r, scaled(tf32, multiple)) for r in part]
             lines.append(f"| {'on' if tf32 else 'off'} | {multiple} | {len(part)} | "
                          f"{sum(x > SLOW_FLAG for x in ratios)} | {max(ratios, default=1.0):.2f}x |")
+    lines += ["", "| min m | GEMMs | kept call > 3 % slower | of them TF32 | worst |", "|---|---|---|---|---|"]
+    for value in MIN_M_CANDIDATES:
+        ratios = [(kept_ratio(r, min_m(value)), r["tf32"]) for r in rows]
+        slow = [tf32 for x, tf32 in ratios if x > SLOW_FLAG]
+        lines.append(f"| {value} | {len(rows)} | {len(slow)} | {sum(map(bool, slow))} | "
+                     f"{max((x for x, _ in ratios), default=1.0):.2f}x |")
     tied = [r for r in rows if shipped(r) != inclusive(r)]
     lines += ["", f"On the bound, where the rules differ: {len(tied)} (expanded / 1-D bias)"]
     lines += [f"  {r['m']} x {r['k']} x {r['n']} {'TF32' if r['tf32'] else 'fp32'}: "

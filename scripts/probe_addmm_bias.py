@@ -14,12 +14,13 @@ clocks warmed for 50 ms, the two alternated over --rounds rounds, median) for:
   pairs of real layers; "long-k", fp32 (TF32 off and on) and bf16, k over 8k..64k into outputs
   of 64..16384 x 64..1024; "boundary", fp32 (TF32 off and on), k exactly on the handler's bound
   for the expanded call (judged by scripts/bias_rule.py); "per-tile", the same outputs with k at
-  1.5 to 8 times the bound (PER_TILE_MULTIPLES).
+  1.5 to 8 times the bound (PER_TILE_MULTIPLES); "small-m", m of 16-56 over other widths, k at
+  1.5 to 8 times the bound, where EXPANDED_BIAS_MIN_M draws its edge.
 
 Writes one JSON line per GEMM (`m k n dtype tf32 trans_a trans_b source ms_bias ms_expanded`)
 to --out and prints a summary per dtype: how often and by how much each call wins.
 Usage: probe_addmm_bias.py --out FILE.jsonl [--logs LOG ...] [--gemms FILE.jsonl ...] [--rounds 15]
-                           [--grid standard|long-k|boundary|per-tile|none]
+                           [--grid standard|long-k|boundary|per-tile|small-m|none]
 """
 import argparse
 import csv
@@ -50,6 +51,11 @@ BOUNDARY_N = [32, 101, 256, 512, 768, 1000, 1024, 2048]
 # The per-tile grid: the boundary grid's outputs with k at these multiples of the bound, where a
 # higher bound would hand GEMMs back to the 1-D call (`bias_rule.py` scans the same multiples).
 PER_TILE_MULTIPLES = (1.5, 2, 3, 4, 6, 8)
+# The small-m grid: short outputs (m of 16-56, the edge EXPANDED_BIAS_MIN_M draws) over widths the
+# other grids lack, k above the bound (`bias_rule.py` scans the same edge: MIN_M_CANDIDATES).
+SMALL_M = [16, 20, 24, 28, 32, 40, 48, 56]
+SMALL_M_N = [64, 128, 384, 640, 1536, 4096]
+SMALL_M_MULTIPLES = (1.5, 2, 4, 8)
 
 
 def grid_rows(source, dtypes, ms, kns):
@@ -61,14 +67,14 @@ def grid_rows(source, dtypes, ms, kns):
                            "trans_a": False, "trans_b": True, "source": source}
 
 
-def boundary_rows(multiples=(1,), source="grid-boundary"):
-    """fp32 GEMMs (TF32 on and off) of BOUNDARY_M x BOUNDARY_N with k at `multiples` of the bound
-    (exactly on it by default), where the handler's rule can pick the expanded call at all."""
+def boundary_rows(multiples=(1,), source="grid-boundary", ms=BOUNDARY_M, ns=BOUNDARY_N):
+    """fp32 GEMMs (TF32 on and off) of `ms` x `ns` with k at `multiples` of the bound (exactly on
+    it by default), where the handler's rule can pick the expanded call at all."""
     from ah_inductor.choices import (EXPANDED_BIAS_K_PER_TILE, EXPANDED_BIAS_MAX_TILES_TF32,
                                      EXPANDED_BIAS_MIN_M, output_tiles)
     for tf32 in (True, False):
-        for m in BOUNDARY_M:
-            for n in BOUNDARY_N:
+        for m in ms:
+            for n in ns:
                 tiles = output_tiles(m, n)
                 if m < EXPANDED_BIAS_MIN_M or (tf32 and tiles > EXPANDED_BIAS_MAX_TILES_TF32):
                     continue
@@ -80,7 +86,8 @@ def boundary_rows(multiples=(1,), source="grid-boundary"):
 
 
 def grid(name):
-    """The GEMMs of grid `name`: "standard", "long-k", "boundary", "per-tile" or "none"."""
+    """The GEMMs of grid `name`: "standard", "long-k", "boundary", "per-tile", "small-m" or
+    "none"."""
     if name == "standard":
         return grid_rows("grid", GRID_DTYPES, GRID_M, GRID_KN)
     if name == "long-k":
@@ -90,6 +97,8 @@ def grid(name):
         return boundary_rows()
     if name == "per-tile":
         return boundary_rows(PER_TILE_MULTIPLES, "grid-per-tile")
+    if name == "small-m":
+        return boundary_rows(SMALL_M_MULTIPLES, "grid-small-m", SMALL_M, SMALL_M_N)
     return iter(())
 
 
@@ -165,7 +174,7 @@ def main():
     p.add_argument("--logs", nargs="*", default=[])
     p.add_argument("--gemms", nargs="*", default=[])
     p.add_argument("--rounds", type=int, default=15)
-    p.add_argument("--grid", choices=["standard", "long-k", "boundary", "per-tile", "none"], default="standard",
+    p.add_argument("--grid", choices=["standard", "long-k", "boundary", "per-tile", "small-m", "none"], default="standard",
                    help="which grid to time after the held-out GEMMs and logs (default: standard)")
     a = p.parse_args()
     print(f"torch {torch.__version__}, {torch.cuda.get_device_name()}")

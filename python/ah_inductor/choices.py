@@ -213,16 +213,16 @@ def output_tiles(m, n):
     return -(-m // EXPANDED_BIAS_TILE) * -(-n // EXPANDED_BIAS_TILE)
 
 
-def expanded_bias_call(f, k_per_tile=None):
+def expanded_bias_call(f, k_per_tile=None, min_m=None):
     """Whether the GEMM of features `f` is an fp32 addmm that the expanded-bias call runs faster
-    (see EXPANDED_BIAS_*; `k_per_tile`, by `using_tf32`, in place of EXPANDED_BIAS_K_PER_TILE to
-    judge another bound: scripts/bias_rule.py)."""
+    (see EXPANDED_BIAS_*; `k_per_tile`, by `using_tf32`, and `min_m` in place of
+    EXPANDED_BIAS_K_PER_TILE and EXPANDED_BIAS_MIN_M judge other bounds: scripts/bias_rule.py)."""
     tf32 = f.get("using_tf32")
     if f.get("op") != "addmm" or f.get("mat1_dtype") != "torch.float32" or tf32 not in (True, False):
         return False
     m, k, n = f.get("m", 0), f.get("k", 0), f.get("n", 0)
     tiles = output_tiles(m, n)
-    if m < EXPANDED_BIAS_MIN_M or (tf32 and tiles > EXPANDED_BIAS_MAX_TILES_TF32):
+    if m < (min_m or EXPANDED_BIAS_MIN_M) or (tf32 and tiles > EXPANDED_BIAS_MAX_TILES_TF32):
         return False
     return k > (k_per_tile or EXPANDED_BIAS_K_PER_TILE)[tf32] * tiles
 

@@ -57,6 +57,16 @@ class BiasRuleTest(unittest.TestCase):
         self.assertTrue(bias_rule.shipped(off))
         self.assertFalse(bias_rule.scaled(False, 2)(off))
 
+    def test_a_higher_min_m_hands_short_outputs_to_the_1d_call(self):
+        edge = choices.EXPANDED_BIAS_MIN_M
+        short = row(edge, 4 * choices.EXPANDED_BIAS_K_PER_TILE[False], 100, False, 20.0)
+        self.assertTrue(bias_rule.shipped(short))
+        self.assertTrue(bias_rule.min_m(edge)(short))
+        self.assertFalse(bias_rule.min_m(edge + 1)(short))
+        text = bias_rule.report([short])
+        self.assertIn(f"| {edge} | 1 | 1 | 0 | 20.00x |", text)
+        self.assertIn("| 64 | 1 | 0 | 0 | 1.00x |", text)
+
     def test_the_report_counts_slow_picks_scans_the_bound_and_lists_it(self):
         rows = [ON_BOUND_1D_WINS, ABOVE_BOUND_EXPANDED_WINS, BELOW_BOUND_1D_WINS]
         text = bias_rule.report(rows)
@@ -116,6 +126,15 @@ class BoundaryGridTest(unittest.TestCase):
             multiples.add(r["k"] / bound)
             self.assertTrue(bias_rule.shipped(r), r)  # every multiple is above the bound
         self.assertEqual(sorted(multiples), [1.5, 2, 3, 4, 6, 8])
+
+    def test_the_small_m_grid_spans_the_min_m_candidates_above_the_bound(self):
+        rows = self.grid("small-m")
+        ms = {r["m"] for r in rows}
+        self.assertLessEqual(min(ms), min(bias_rule.MIN_M_CANDIDATES))
+        for value in bias_rule.MIN_M_CANDIDATES[1:-1]:
+            self.assertTrue(any(m < value for m in ms) and any(m >= value for m in ms), value)
+        for r in rows:
+            self.assertTrue(bias_rule.shipped(r), r)  # above the bound, so m alone decides
 
 
 if __name__ == "__main__":
