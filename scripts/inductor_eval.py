@@ -504,7 +504,7 @@ class PhaseTimer:
 class Inductor:
     """One warm process: torch imported with caches disabled, Inductor's choices observed."""
 
-    def __init__(self, handler_paths, rounds, retime=None):
+    def __init__(self, handler_paths, rounds, install=None):
         cache = tempfile.mkdtemp(prefix="ah-inductor-eval-")
         os.environ["TORCHINDUCTOR_CACHE_DIR"] = os.path.join(cache, "inductor")
         os.environ["TRITON_CACHE_DIR"] = os.path.join(cache, "triton")
@@ -515,7 +515,7 @@ class Inductor:
         if not torch.cuda.is_available():
             raise SystemExit("inductor_eval: PyTorch sees no CUDA device")
         self.torch, self.config, self.rounds = torch, config, rounds
-        self.retime = dict(retime or {})  # role -> the retime= its install() gets (--[no-]retime)
+        self.install = dict(install or {})  # role -> its install()'s arguments (install_options)
         config.force_disable_caches = True
         # role ("ours", "candidate") -> handler module; a handler that refuses this GPU or
         # PyTorch is left out (it warns once) and named in self.refused.
@@ -595,7 +595,8 @@ class Inductor:
                 "capability": list(torch.cuda.get_device_capability(0)),
                 "handler": getattr(self.handlers.get("ours"), "HEURISTIC", None),
                 "candidate": getattr(self.handlers.get("candidate"), "HEURISTIC", None),
-                "retime": dict(sorted(self.retime.items()))}
+                "retime": {r: o["retime"] for r, o in sorted(self.install.items()) if "retime" in o},
+                "one_aten": sorted(r for r, o in self.install.items() if o.get("one_aten"))}
 
     @contextlib.contextmanager
     def setting(self, name, record):
@@ -634,10 +635,8 @@ class Inductor:
                 record["bench_ms"] = bench
 
     def _install(self, handler, role):
-        """Installs a role's handler, with the `retime=` that --retime or --no-retime gave it."""
-        if role in self.retime:
-            return handler.install(retime=self.retime[role])
-        return handler.install()
+        """Installs a role's handler, with the arguments --[no-]retime and --one-aten gave it."""
+        return handler.install(**self.install.get(role, {}))
 
     def options(self, name):
         """torch.compile's options for setting `name`."""
@@ -1174,6 +1173,10 @@ def parse(argv):
     p.add_argument("--no-retime", action="append", default=[], choices=ROLES,
                    help="install that role's handler with retime=False: Inductor's own timings pick; "
                         "repeatable")
+    p.add_argument("--one-aten", action="append", default=[], choices=ROLES,
+                   help="install that role's handler with one_aten=True: the lists it leaves to "
+                        "max-autotune keep one ATen choice (addmm's two cuBLAS calls: the one the "
+                        "handler's rule picks); repeatable")
     p.add_argument("--dry-run", action="store_true",
                    help="print the planned GEMMs and stop (no torch); with --handler, what it decides for each")
     a = p.parse_args(argv)
@@ -1205,10 +1208,16 @@ def parse(argv):
     return a
 
 
-def retime_flags(a):
-    """role -> the `retime=` its handler's install() gets; a role not named keeps its module's
-    default (older modules have no `retime` argument)."""
-    return {**{r: True for r in a.retime}, **{r: False for r in a.no_retime}}
+def install_options(a):
+    """role -> the arguments its handler's install() gets: `retime=` from --retime and
+    --no-retime, `one_aten=True` from --one-aten; a role not named keeps its module's defaults
+    (older modules have neither argument)."""
+    options = {}
+    for flag, value, roles in (("retime", True, a.retime), ("retime", False, a.no_retime),
+                               ("one_aten", True, a.one_aten)):
+        for role in roles:
+            options.setdefault(role, {})[flag] = value
+    return options
 
 
 def handler_paths(a):
@@ -1256,7 +1265,7 @@ def main(argv=None):
         print(f"{len(gemms)} GEMMs; workloads {','.join(a.workloads)}")
         return 0
     t0 = time.perf_counter()
-    ind = Inductor(handler_paths(a), a.rounds, retime_flags(a))
+    ind = Inductor(handler_paths(a), a.rounds, install_options(a))
     for role in ind.refused:
         dropped = [s for s in a.settings if HANDLED.get(s) == role]
         print(f"inductor_eval: the {role} handler refused this GPU or PyTorch; setting(s) "

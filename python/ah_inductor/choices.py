@@ -37,6 +37,8 @@ What a decision does, before any Triton template code is generated (Inductor's
   read by `config_name`, is one of names as Inductor offers them to this GEMM (not sized: the
   names are configs that never came near the best on the training GEMMs of their kind,
   ``ah-prune --fp32-drop-never-near``); every ATen choice stays.
+- With ``install(one_aten=True)`` (off by default) `default` and `drop` keep only
+  `one_aten`'s ATen choice, as the others do.
 
 `install()` reaches every graph, the backward graph compiled in autograd's thread included:
 it sets ``torch._inductor.config.inductor_choices_class`` to a `ChoicesFactory` (handlers made
@@ -359,7 +361,8 @@ class Runtime:
         self._saved = None  # (config module, previous factory, virtualized `_choices`, hook)
         self._ptxas = None  # what `ptxas_align()` changed, for uninstall()
         self._retimer = None  # the feedback saver of install(retime=True), for uninstall()
-        self._factory_key = self.key  # the key installed: `factory_key(retime)`
+        self._factory_key = self.key  # the key installed: `factory_key(retime, one_aten)`
+        self.one_aten = False  # install(one_aten=...): one ATen choice in the lists left to Inductor
         _RUNTIMES[self.key] = self
 
     # -- statistics and warnings -------------------------------------------------------------
@@ -419,9 +422,9 @@ class Runtime:
         if kind == "keep":
             return self._keep(result, frozenset(sized_configs(names, f["m"], f["n"], f["k"])), f)
         if kind == "drop":
-            return self._drop(result, names)
+            return self._listed_aten(self._drop(result, names), f)
         self.count("default")
-        return result
+        return self._listed_aten(result, f)
 
     def _decision(self, kernel_inputs, op):
         """((kind, names), features), or None (counted) when the features or the decision
@@ -482,6 +485,19 @@ class Runtime:
         def kept_if():
             return lambda c: is_aten(c.template.uid) or config_name(ktc_name(c)) not in names
         return self._narrow(result, "drop", kept_if)
+
+    def _listed_aten(self, result, f):
+        """A list left to Inductor's search (`default`, `drop`): with install(one_aten=True),
+        without the ATen choices other than `one_aten`'s (addmm's two cuBLAS calls, which
+        Inductor's benchmark misorders); else, or where naming them fails, `result` itself."""
+        if not self.one_aten:
+            return result
+        try:
+            keep = one_aten([c.template.uid for c in result], f)
+            return [c for c in result if c.template.uid == keep or not is_aten(c.template.uid)]
+        except Exception as e:  # noqa: BLE001
+            self._error("naming the choices", e)
+            return result
 
     def _narrow(self, result, kind, kept_if, unfit=None):
         """Inductor's `result` narrowed to the choices the test `kept_if()` makes keeps, counted
@@ -564,19 +580,22 @@ class Runtime:
             problems.append(f"it was trained with PyTorch {want_torch} and this is PyTorch {have_torch}")
         return "; ".join(problems) or None
 
-    def factory_key(self, retime):
-        """The key of the factory `install(retime=...)` sets: the re-timing changes what
-        Inductor picks, so the cache must tell the two apart."""
-        return f"{self.key}-retime" if retime else self.key
+    def factory_key(self, retime, one_aten=False):
+        """The key of the factory `install(retime=..., one_aten=...)` sets: each changes what
+        Inductor picks, so the cache must tell them apart."""
+        return self.key + ("-retime" if retime else "") + ("-one-aten" if one_aten else "")
 
-    def install(self, align_ptxas=True, retime=True):
+    def install(self, align_ptxas=True, retime=True, one_aten=False):
         """Installs the heuristic for every graph Inductor compiles from now on; True if
         installed, False if refused (the device or PyTorch differ; warned once). With
         `align_ptxas` (the default), this process's Triton also uses the ptxas of Inductor's
         compile workers, so that the templates they precompile are not compiled again here
         (ptxas.py). With `retime` (the default since blind set 36 measured it), the choices of
         small GEMMs that max-autotune still searches are timed again by CUDA graph before
-        Inductor picks (retime.py), and the cache key says so. `uninstall()` undoes all three."""
+        Inductor picks (retime.py), and the cache key says so. With `one_aten` (off by default, a
+        candidate: docs/results.md, thirty-fifth session) the lists left to max-autotune
+        (`default`, `drop`) keep one ATen choice too, as `extern` and `keep` do (`one_aten`).
+        `uninstall()` undoes all of it."""
         if self.active:
             return True
         import torch
@@ -591,9 +610,11 @@ class Runtime:
             )
             return False
         prev = config.inductor_choices_class
-        if isinstance(prev, ChoicesFactory) and prev.key in (self.factory_key(False), self.factory_key(True)):
+        ours = {self.factory_key(r, o) for r in (False, True) for o in (False, True)}
+        if isinstance(prev, ChoicesFactory) and prev.key in ours:
             prev = prev.prev
-        self._factory_key = self.factory_key(retime)
+        self._factory_key = self.factory_key(retime, one_aten)
+        self.one_aten = bool(one_aten)
         _RUNTIMES[self._factory_key] = self
         config.inductor_choices_class = ChoicesFactory(self._factory_key, prev)
         slot = virtualized._choices
@@ -653,9 +674,9 @@ def _default_runtime():
     return _DEFAULT[0]
 
 
-def install(align_ptxas=True, retime=True):
+def install(align_ptxas=True, retime=True, one_aten=False):
     """Installs this module's heuristic (see the module docstring); True if installed."""
-    return _default_runtime().install(align_ptxas, retime)
+    return _default_runtime().install(align_ptxas, retime, one_aten)
 
 
 def uninstall():

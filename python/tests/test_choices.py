@@ -326,6 +326,27 @@ class Decisions(unittest.TestCase):
         self.assertEqual(len(out), 4)
         self.assertEqual(self.rt.stats()["default"], 1)
 
+    def test_one_aten_leaves_the_search_one_cublas_call_for_addmm(self):
+        fp16 = self.addmm_inputs(8192)  # decide_by_m: default
+        both = names(self.run_op(fp16, op="addmm", tc=self.addmm_choices()))
+        self.assertEqual(both[:2], ["extern_addmm", "extern_bias_addmm"])
+        self.rt.one_aten = True
+        out = self.run_op(fp16, op="addmm", tc=self.addmm_choices())
+        self.assertEqual(names(out), both[1:])
+        self.assertEqual(self.rt.stats()["default"], 2)
+        fp32 = self.addmm_inputs(8192, "torch.float32")  # 2048 tiles: k per tile 2, the 1-D call
+        self.assertEqual(names(self.run_op(fp32, op="addmm", tc=self.addmm_choices())), both[1:])
+        long_k = self.addmm_inputs(16, "torch.float32")  # 32 tiles, 128 k per tile: expanded
+        rt = choices.Runtime(HEURISTIC, lambda f: ("drop", ("nothing_offered",)))
+        rt.active, rt.one_aten = True, True
+        for ki, kept in ((fp16, "extern_bias_addmm"), (long_k, "extern_addmm")):
+            tc = self.addmm_choices()
+            with fake_torch():
+                out = rt.finalize(self.inner, tc, ki, templates_of(tc), "addmm", None)
+            self.assertEqual(names(out), [kept] + both[2:])
+        out = self.run_op(mm_inputs(8192, 4096, 4096))  # one ATen choice offered: all stay
+        self.assertEqual(len(out), 4)
+
     def test_each_decision_is_recorded_with_the_features_it_was_made_on(self):
         self.run_op(mm_inputs(16, 4096, 4096))
         self.run_op(mm_inputs(512, 4096, 4096))
@@ -663,7 +684,12 @@ class Install(unittest.TestCase):
             plain_key = config.inductor_choices_class.key
             self.assertEqual(savers, ["a recorder of picks"])
             self.rt.uninstall()
+            self.assertTrue(self.rt.install(retime=False, one_aten=True))
+            self.assertEqual(config.inductor_choices_class.key, f"{plain_key}-one-aten")
+            self.assertTrue(self.rt.one_aten)
+            self.rt.uninstall()
             self.assertTrue(self.rt.install())  # on by default
+            self.assertFalse(self.rt.one_aten)
             self.assertEqual(config.inductor_choices_class.key, f"{plain_key}-retime")
             self.assertEqual(savers[1:], ["a recorder of picks"])
             self.assertEqual(type(savers[0]).__name__, "Retimer")

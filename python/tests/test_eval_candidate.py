@@ -95,12 +95,16 @@ class CandidateTest(unittest.TestCase):
         a = inductor_eval.parse(["--out", "x.json", "--settings", "none,max_autotune", "--handler", "h.py"])
         self.assertEqual(inductor_eval.handler_paths(a), {})
 
-    def test_retime_flags_name_only_the_roles_given(self):
+    def test_install_options_name_only_the_roles_given(self):
         base = ["--out", "x.json", "--settings", "none,ours,candidate", "--handler", "a/h.py",
                 "--candidate", "b/c.py"]
-        self.assertEqual(inductor_eval.retime_flags(inductor_eval.parse(base)), {})
+        self.assertEqual(inductor_eval.install_options(inductor_eval.parse(base)), {})
         a = inductor_eval.parse(base + ["--no-retime", "ours", "--retime", "candidate"])
-        self.assertEqual(inductor_eval.retime_flags(a), {"ours": False, "candidate": True})
+        self.assertEqual(inductor_eval.install_options(a),
+                         {"ours": {"retime": False}, "candidate": {"retime": True}})
+        a = inductor_eval.parse(base + ["--one-aten", "candidate", "--no-retime", "candidate"])
+        self.assertEqual(inductor_eval.install_options(a),
+                         {"candidate": {"retime": False, "one_aten": True}})
         both = self.parse_error(base + ["--retime", "ours", "--no-retime", "ours"])
         self.assertIn("--retime and --no-retime both name ours", both)
 
