@@ -129,6 +129,7 @@ enum TreeNode {
 }
 
 /// The tree, root first (deeper than 50 levels, so a table instead of nested `if`s).
+#[rustfmt::skip] // one node a line, as rustfmt writes them: formatting a large tree took seconds
 static TREE: [TreeNode; 301] = [
     TreeNode::Split(0, 64.0, 1, 2),
     TreeNode::Leaf(Prediction::Distribution(&DIST_0)),
