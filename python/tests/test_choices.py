@@ -417,7 +417,7 @@ class Decisions(unittest.TestCase):
     def test_aten_first_takes_the_expanded_call_only_inside_its_region(self):
         both = ["aten::addmm", "aten::bias_addmm"]
         per_tile = choices.EXPANDED_BIAS_K_PER_TILE
-        # without TF32: 4 x 2 tiles of 128, so k above 8 x 16 per tile (on the bound, the 1-D call)
+        # without TF32: 4 x 2 tiles of 128, so k above 8 x K_PER_TILE (on the bound, the 1-D call)
         f = {"op": "addmm", "mat1_dtype": "torch.float32", "using_tf32": False, "m": 512, "n": 129,
              "k": 8 * per_tile[False] + 1}
         self.assertEqual(choices.output_tiles(512, 129), 8)
@@ -427,7 +427,7 @@ class Decisions(unittest.TestCase):
         for other in ({"m": choices.EXPANDED_BIAS_MIN_M - 1}, {"k": f["k"] - 1}, {"n": 257},
                       {"using_tf32": "not_float_32", "mat1_dtype": "torch.bfloat16"}, {"op": "mm"}):
             self.assertEqual(choices.one_aten(both, f | other), "aten::bias_addmm", other)
-        # with TF32: 128 per tile, over at most 16 tiles
+        # with TF32: K_PER_TILE[True] per tile, over at most 16 tiles
         t = dict(f, using_tf32=True, k=8 * per_tile[True] + 1)
         self.assertEqual(choices.one_aten(both, t), "aten::addmm")
         self.assertEqual(choices.one_aten(both, dict(t, k=t["k"] - 1)), "aten::bias_addmm")
