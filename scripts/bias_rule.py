@@ -94,27 +94,30 @@ def kept_ratio(r, rule):
     return kept / min(r["ms_bias"], r["ms_expanded"])
 
 
+def judged(rows, rule):
+    """The rows where `rule` keeps a call more than SLOW_FLAG behind the faster, and the worst
+    kept call's ratio over all of `rows`."""
+    ratios = [(kept_ratio(r, rule), r) for r in rows]
+    return [r for x, r in ratios if x > SLOW_FLAG], max((x for x, _ in ratios), default=1.0)
+
+
+def rule_line(label, rows, rule):
+    """A table line: GEMMs, slow picks, of them TF32, worst."""
+    slow, worst = judged(rows, rule)
+    return f"| {label} | {len(rows)} | {len(slow)} | {sum(bool(r['tf32']) for r in slow)} | {worst:.2f}x |"
+
+
 def report(rows):
-    lines = ["| rule | fp32 GEMMs | kept call > 3 % slower | of them TF32 | worst |",
-             "|---|---|---|---|---|"]
-    for name, rule in RULES:
-        slow = [r for r in rows if kept_ratio(r, rule) > SLOW_FLAG]
-        worst = max((kept_ratio(r, rule) for r in rows), default=1.0)
-        lines.append(f"| {name} | {len(rows)} | {len(slow)} | {sum(bool(r['tf32']) for r in slow)} "
-                     f"| {worst:.2f}x |")
+    lines = ["| rule | fp32 GEMMs | kept call > 3 % slower | of them TF32 | worst |", "|---|---|---|---|---|"]
+    lines += [rule_line(name, rows, rule) for name, rule in RULES]
     lines += ["", "| TF32 | bound x | GEMMs | kept call > 3 % slower | worst |", "|---|---|---|---|---|"]
     for tf32 in (True, False):
         part = [r for r in rows if bool(r["tf32"]) == tf32]
         for multiple in MULTIPLES:
-            ratios = [kept_ratio(r, scaled(tf32, multiple)) for r in part]
-            lines.append(f"| {'on' if tf32 else 'off'} | {multiple} | {len(part)} | "
-                         f"{sum(x > SLOW_FLAG for x in ratios)} | {max(ratios, default=1.0):.2f}x |")
+            slow, worst = judged(part, scaled(tf32, multiple))
+            lines.append(f"| {'on' if tf32 else 'off'} | {multiple} | {len(part)} | {len(slow)} | {worst:.2f}x |")
     lines += ["", "| min m | GEMMs | kept call > 3 % slower | of them TF32 | worst |", "|---|---|---|---|---|"]
-    for value in MIN_M_CANDIDATES:
-        ratios = [(kept_ratio(r, min_m(value)), r["tf32"]) for r in rows]
-        slow = [tf32 for x, tf32 in ratios if x > SLOW_FLAG]
-        lines.append(f"| {value} | {len(rows)} | {len(slow)} | {sum(map(bool, slow))} | "
-                     f"{max((x for x, _ in ratios), default=1.0):.2f}x |")
+    lines += [rule_line(value, rows, min_m(value)) for value in MIN_M_CANDIDATES]
     tied = [r for r in rows if shipped(r) != inclusive(r)]
     lines += ["", f"On the bound, where the rules differ: {len(tied)} (expanded / 1-D bias)"]
     lines += [f"  {r['m']} x {r['k']} x {r['n']} {'TF32' if r['tf32'] else 'fp32'}: "
