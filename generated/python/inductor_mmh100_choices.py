@@ -765,6 +765,9 @@ ATEN_FIRST = ("aten::bias_addmm",)
 #   4x with TF32 (103 of 693, against 199 at 1x) and 2x without (206 of 850, against 237), so the
 #   bounds became 512 and 32. On the 120 held-out and logged GEMMs among them: slow 8 against 10,
 #   but the worst from 1.42x to 2.56x (a 20 x 113 x 512 fp32 addmm, a few microseconds).
+# - Thirty-sixth session, registered before its data: data/addmm_bias_smallm_h100.jsonl put m at
+#   16-56 over other widths. Over the five files (1895 fp32 GEMMs) the smallest m of 16 is slow
+#   on 367 (24: 378, 32: 433, 48: 517, 64: 561), so EXPANDED_BIAS_MIN_M stays 16.
 # For bf16 and fp16 no such rule beat the 1-D call always.
 EXPANDED_BIAS_MIN_M, EXPANDED_BIAS_TILE = 16, 128
 EXPANDED_BIAS_K_PER_TILE = {False: 32, True: 512}  # by `using_tf32`
