@@ -705,3 +705,20 @@ fn a_family_becomes_one_choice_priced_as_all_its_members() {
     );
     assert_eq!(out[0].others(), (0, 0.0));
 }
+
+#[test]
+fn a_key_map_hashes_a_name_key_as_itself_and_other_input_by_its_bytes() {
+    use std::hash::{BuildHasher, Hasher};
+    let build = std::hash::BuildHasherDefault::<data::KeyHasher>::default();
+    let key = data::name_key("triton_mm_BLOCK-M=64");
+    assert_eq!(build.hash_one(key), key);
+    let bytes = |b: &[u8]| {
+        let mut h = build.build_hasher();
+        h.write(b);
+        h.finish()
+    };
+    assert_ne!(bytes(b"ab"), bytes(b"ba"));
+    let mut map: data::KeyMap<&str> = Default::default();
+    map.insert(key, "kept");
+    assert_eq!(map.get(&key), Some(&"kept"));
+}

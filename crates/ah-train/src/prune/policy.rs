@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::data::{faster, name_key, Choice, GemmOp, Sample};
+use super::data::{faster, name_key, Choice, GemmOp, KeyMap, Sample};
 use super::pricing::list_s;
 use super::retime::retimed_ms;
 
@@ -181,13 +181,16 @@ impl Weighing {
     /// harmful picks; an op's price in [`Self::op_harm_price_s`], else the flat one). With one infinite price that is (harmful picks, loss); with
     /// one finite price, (0, loss plus the harmful picks' price).
     pub fn score(&self, p: &Policy, samples: &[&Sample]) -> (usize, f64) {
-        let scorer = Scorer::of(p);
+        self.score_outcomes(samples, &outcomes(p, samples))
+    }
+
+    /// [`Self::score`] of a policy whose outcomes on `samples` are `outcomes` (same order).
+    fn score_outcomes(&self, samples: &[&Sample], outcomes: &[Outcome]) -> (usize, f64) {
         // Harmful picks counted by who prices them: the flat price, then each op's.
         let mut harmful = [0usize; 1 + GemmOp::ALL.len()];
         let by_op = self.op_harm_price_s.iter().any(Option::is_some);
         let mut l = 0.0;
-        for s in samples {
-            let o = scorer.outcome(s);
+        for (s, &o) in samples.iter().zip(outcomes) {
             if self.harmful(o, s) {
                 let own =
                     s.op.filter(|op| by_op && self.op_harm_price_s[op.index()].is_some());
@@ -215,7 +218,7 @@ impl Weighing {
 pub fn ranking(samples: &[&Sample]) -> Vec<String> {
     // Keyed by name_key: a tree's growth ranks every candidate split's sides, and a map keyed
     // by the names spent most of that comparing them.
-    let mut stats: std::collections::HashMap<u64, (&str, usize, f64, usize)> = Default::default();
+    let mut stats: KeyMap<(&str, usize, f64, usize)> = Default::default();
     for s in samples {
         let templates = || {
             s.choices()
@@ -273,10 +276,36 @@ pub struct LeafRule {
 /// pick won once made a leaf keep that config for every shape that reached it, and a held-out
 /// bf16 decode GEMM then ran 2.2x slower than cuBLAS).
 pub fn candidates(samples: &[&Sample], w: &Weighing, rule: LeafRule) -> Vec<Policy> {
+    weighed_candidates(samples, w, rule)
+        .into_iter()
+        .map(|(p, _)| p)
+        .collect()
+}
+
+/// A policy with its outcome on each GEMM it is weighed on, in their order. A leaf's candidates
+/// are asked both how often they beat cuBLAS ([`support`]) and what they score, and finding the
+/// outcomes is most of a tree's growth: weighed once, they answer both.
+type Weighed = (Policy, Vec<Outcome>);
+
+/// The outcomes of `p` on `samples`, in their order.
+fn outcomes(p: &Policy, samples: &[&Sample]) -> Vec<Outcome> {
+    let scorer = Scorer::of(p);
+    samples.iter().map(|s| scorer.outcome(s)).collect()
+}
+
+/// `p` with its outcomes on `samples`.
+fn weigh(p: Policy, samples: &[&Sample]) -> Weighed {
+    let o = outcomes(&p, samples);
+    (p, o)
+}
+
+/// [`candidates`], weighed on `samples`.
+fn weighed_candidates(samples: &[&Sample], w: &Weighing, rule: LeafRule) -> Vec<Weighed> {
     let ranked = ranking(samples);
     let mut out = Vec::new();
-    if !rule.full_list || extern_support(samples, w) >= rule.min_extern_support {
-        out.push(Policy::Extern);
+    let only_cublas = weigh(Policy::Extern, samples);
+    if !rule.full_list || safe_count(samples, &only_cublas.1, w) >= rule.min_extern_support {
+        out.push(only_cublas);
     }
     let mut sizes: Vec<usize> = [1, 2, 3, 4, 6, MAX_KEEP, rule.max_keep]
         .into_iter()
@@ -289,13 +318,14 @@ pub fn candidates(samples: &[&Sample], w: &Weighing, rule: LeafRule) -> Vec<Poli
             let keep = Policy::Keep {
                 choices: ranked[..k].to_vec(),
             };
-            if support(&keep, samples, w) >= rule.min_support {
+            let keep = weigh(keep, samples);
+            if gain_count(samples, &keep.1, w) >= rule.min_support {
                 out.push(keep);
             }
         }
     }
     if rule.full_list {
-        out.push(Policy::Default);
+        out.push(weigh(Policy::Default, samples));
     }
     out
 }
@@ -351,9 +381,12 @@ pub fn best_leaf_policy(samples: &[&Sample], w: &Weighing, rule: LeafRule) -> Po
     };
     let grown = grown
         .into_iter()
-        .filter(|p| support(p, samples, w) >= rule.min_support);
-    let all = candidates(samples, w, rule).into_iter().chain(grown);
-    lowest(all, samples, w)
+        .map(|p| weigh(p, samples))
+        .filter(|(_, o)| gain_count(samples, o, w) >= rule.min_support);
+    let all = weighed_candidates(samples, w, rule)
+        .into_iter()
+        .chain(grown);
+    lowest_weighed(all, samples, w)
         .map(|(p, _)| p)
         .expect("cuBLAS only or the full list is always a candidate")
 }
@@ -365,9 +398,18 @@ fn lowest(
     samples: &[&Sample],
     w: &Weighing,
 ) -> Option<(Policy, (usize, f64))> {
-    policies
-        .map(|p| {
-            let score = w.score(&p, samples);
+    lowest_weighed(policies.map(|p| weigh(p, samples)), samples, w)
+}
+
+/// [`lowest`] of policies already weighed on `samples` (the first of equals).
+fn lowest_weighed(
+    weighed: impl Iterator<Item = Weighed>,
+    samples: &[&Sample],
+    w: &Weighing,
+) -> Option<(Policy, (usize, f64))> {
+    weighed
+        .map(|(p, o)| {
+            let score = w.score_outcomes(samples, &o);
             (p, score)
         })
         .min_by(|a, b| a.1 .0.cmp(&b.1 .0).then(a.1 .1.total_cmp(&b.1 .1)))
@@ -375,23 +417,35 @@ fn lowest(
 
 /// GEMMs of `samples` on which cuBLAS alone is within the harm bound of the best.
 pub fn extern_support(samples: &[&Sample], w: &Weighing) -> usize {
-    samples
-        .iter()
-        .filter(|s| !w.harmful(Policy::Extern.outcome(s), s))
-        .count()
+    safe_count(samples, &outcomes(&Policy::Extern, samples), w)
 }
 
 /// GEMMs of `samples` on which `p` beats cuBLAS alone by more than the harm bound.
 pub fn support(p: &Policy, samples: &[&Sample], w: &Weighing) -> usize {
-    let scorer = Scorer::of(p);
+    gain_count(samples, &outcomes(p, samples), w)
+}
+
+/// How many of `outcomes` (on `samples`, same order) are within the harm bound.
+fn safe_count(samples: &[&Sample], outcomes: &[Outcome], w: &Weighing) -> usize {
     samples
         .iter()
-        .filter(|s| w.gains(scorer.outcome(s), s))
+        .zip(outcomes)
+        .filter(|&(s, &o)| !w.harmful(o, s))
+        .count()
+}
+
+/// How many of `outcomes` (on `samples`, same order) beat cuBLAS alone by more than the harm
+/// bound.
+fn gain_count(samples: &[&Sample], outcomes: &[Outcome], w: &Weighing) -> usize {
+    samples
+        .iter()
+        .zip(outcomes)
+        .filter(|&(s, &o)| w.gains(o, s))
         .count()
 }
 
 /// The best candidate for `samples` and its score.
 pub fn best_policy(samples: &[&Sample], w: &Weighing, rule: LeafRule) -> (Policy, (usize, f64)) {
-    lowest(candidates(samples, w, rule).into_iter(), samples, w)
+    lowest_weighed(weighed_candidates(samples, w, rule).into_iter(), samples, w)
         .expect("cuBLAS only or the full list is always a candidate")
 }
