@@ -100,28 +100,26 @@ fn keys(names: &[String]) -> Vec<u64> {
 }
 
 /// What `s` costs and yields when a pruned list leaves it the one cuBLAS choice and the
-/// template choices `kept` (indices; one may repeat): one pass over its choices counts them,
-/// adds their prices and finds the fastest.
+/// template choices `kept` (indices; one may repeat): the kept choices, each once in log order,
+/// are counted, priced and searched for the fastest. (A pass over all of a GEMM's choices per
+/// policy was most of a tree's growth; a list keeps a few of them.)
 fn kept_outcome(s: &Sample, kept: &[usize]) -> Outcome {
-    let cublas = s.kept_extern_index();
-    let kept = s
-        .choices()
-        .iter()
-        .enumerate()
-        .filter(|&(i, c)| Some(i) == cublas || (!c.is_extern() && kept.contains(&i)));
-    let (count, picked) = kept
-        .clone()
-        .fold((0, None), |(n, best), c| (n + 1, faster(best, c)));
+    let choices = s.choices();
+    let templates = kept.iter().copied().filter(|&i| !choices[i].is_extern());
+    let mut at: Vec<usize> = templates.chain(s.kept_extern_index()).collect();
+    at.sort_unstable();
+    at.dedup();
+    let kept = at.iter().map(|&i| (i, &choices[i]));
+    let picked = kept.clone().fold(None, faster);
     // One choice left: Inductor takes it without autotuning.
-    let cost_s = if count > 1 {
-        list_s(kept.clone().map(|(_, c)| c), picked.map(|(_, c)| c))
+    let cost_s = if at.len() > 1 {
+        list_s(kept.map(|(_, c)| c), picked.map(|(_, c)| c))
     } else {
         0.0
     };
-    let retimed = s.retime_below_ms.and_then(|below| {
-        let searched: Vec<usize> = kept.map(|(i, _)| i).collect();
-        retimed_ms(s, &searched, below)
-    });
+    let retimed = s
+        .retime_below_ms
+        .and_then(|below| retimed_ms(s, &at, below));
     let run_ms = retimed.unwrap_or_else(|| benchmark_pick_ms(s, picked));
     Outcome { cost_s, run_ms }
 }
