@@ -3,6 +3,7 @@
 //! Inductor sizes a config to a GEMM.
 
 use super::data::{self, Choice, Sample, Samples};
+use super::keymap;
 use super::parity_tests::run_python;
 use super::policy::{self, Policy};
 use super::{train, FeatureSource, PruneParams};
@@ -709,7 +710,7 @@ fn a_family_becomes_one_choice_priced_as_all_its_members() {
 #[test]
 fn a_key_map_hashes_a_name_key_as_itself_and_other_input_by_its_bytes() {
     use std::hash::{BuildHasher, Hasher};
-    let build = std::hash::BuildHasherDefault::<data::KeyHasher>::default();
+    let build = std::hash::BuildHasherDefault::<keymap::KeyHasher>::default();
     let key = data::name_key("triton_mm_BLOCK-M=64");
     assert_eq!(build.hash_one(key), key);
     let bytes = |b: &[u8]| {
@@ -718,7 +719,7 @@ fn a_key_map_hashes_a_name_key_as_itself_and_other_input_by_its_bytes() {
         h.finish()
     };
     assert_ne!(bytes(b"ab"), bytes(b"ba"));
-    let mut map: data::KeyMap<&str> = Default::default();
+    let mut map: keymap::KeyMap<&str> = Default::default();
     map.insert(key, "kept");
     assert_eq!(map.get(&key), Some(&"kept"));
 }

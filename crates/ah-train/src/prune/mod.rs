@@ -19,6 +19,7 @@ pub mod family;
 pub mod folds;
 pub mod grow;
 pub mod guard;
+pub mod keymap;
 pub mod misses;
 pub mod policy;
 pub mod pricing;

@@ -2,7 +2,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::data::{faster, name_key, Choice, GemmOp, KeyMap, Sample};
+use super::data::{faster, name_key, Choice, GemmOp, Sample};
+use super::keymap::KeyMap;
 use super::pricing::list_s;
 use super::retime::retimed_ms;
 
