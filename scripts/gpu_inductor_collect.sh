@@ -42,9 +42,13 @@
 # two calls of 470 and 440 s, about 3.5 GEMMs a minute):
 #   AH_INDUCTOR_LOG=inductor_mm_hires_h100.txt bash scripts/gpu_inductor_collect.sh 440 \
 #     --shapes hires --num-samples 200
-# and batched decode (forward linears over 65-256 sequences, bf16 and fp16; not begun):
+# and batched decode (forward linears over 65-256 sequences, bf16 and fp16; about 2.2 GEMMs a
+# minute):
 #   AH_INDUCTOR_LOG=inductor_mm_serving_h100.txt bash scripts/gpu_inductor_collect.sh 440 \
 #     --shapes serving --num-samples 200
+# and MoE routers and narrow heads (a hidden size to 1-64 outputs over 1-16384 tokens; not begun):
+#   AH_INDUCTOR_LOG=inductor_mm_routers_h100.txt bash scripts/gpu_inductor_collect.sh 440 \
+#     --shapes routers --num-samples 200
 # Prices as users of the generated handler pay them (one ptxas, python/ah_inductor/ptxas.py): the
 # same GEMMs as the first of the main log, in a log of their own (ah-collect refuses to resume a
 # log measured in the other mode):

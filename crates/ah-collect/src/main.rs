@@ -76,8 +76,9 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         runner = Box::new(runners::inductor_mm::InductorMmRunner::default().with_mixture(mixture));
     } else if let Some(s) = cli.shapes.filter(|s| *s != ShapesArg::Mix) {
         bail!(
-            "--shapes {}: `{name}` does not draw it (pad_mm: pytorch, real or mix; inductor_mm: mix, decode or attention)",
-            s.name()
+            "--shapes {}: `{name}` does not draw it (pad_mm: pytorch, real or mix; inductor_mm: {})",
+            s.name(),
+            ShapesArg::inductor_values()
         );
     }
     if name != "pad_mm" && cli.catalogue.is_some() {

@@ -65,6 +65,7 @@ pub(crate) fn pad_mm_runner(
         | ShapesArg::Pool
         | ShapesArg::Adapters
         | ShapesArg::Hires
-        | ShapesArg::Serving => ShapeDistribution::Mix(catalogue()?),
+        | ShapesArg::Serving
+        | ShapesArg::Routers => ShapeDistribution::Mix(catalogue()?),
     }))
 }

@@ -646,7 +646,11 @@ fn shapes_errors_exit_2_naming_the_problem() {
         ),
         (
             vec!["--name", "inductor_mm", "--shapes", "real"],
-            "--shapes real: `inductor_mm` does not draw it",
+            "--shapes real: `inductor_mm` does not draw it (pad_mm: pytorch, real or mix; inductor_mm: mix, decode, attention, tiny, tokens, windows, heads, pool, adapters, hires, serving, routers)",
+        ),
+        (
+            vec!["--name", "pad_mm", "--shapes", "routers"],
+            "--shapes routers is inductor_mm's",
         ),
         (
             vec!["--name", "pad_mm", "--shapes", "decode"],

@@ -143,3 +143,33 @@ pub(super) fn adapter_width(rng: &mut SampleRng) -> usize {
         2f64.powf(rng.random_range(1.0..7.0)) as usize
     }
 }
+
+/// `Mixture::Routers`' wide sides: the hidden sizes of `Mixture::Adapters` and of the largest
+/// dense models (12288, 16384), where routers and heads read the widest activations.
+pub(super) const ROUTER_HIDDEN: [usize; 14] = [
+    768, 1024, 1536, 2048, 2560, 3072, 3584, 4096, 5120, 6144, 7168, 8192, 12288, 16384,
+];
+
+/// `Mixture::Routers`' common outputs: regression and reward heads (1), classifier heads (2,
+/// 10), router experts (Mixtral's and Grok-1's 8, DBRX's, Phi-3.5-MoE's and Jamba's 16, Granite
+/// MoE's 32 and 40, Qwen1.5-MoE's 60, DeepSeekMoE's and OLMoE's 64), and 4.
+const ROUTER_WIDTHS: [usize; 10] = [1, 2, 4, 8, 10, 16, 32, 40, 60, 64];
+
+/// An output width of `Mixture::Routers`: a common one 70 %, else uniform in 1-64.
+pub(super) fn router_width(rng: &mut SampleRng) -> usize {
+    if rng.random_bool(0.7) {
+        pick(rng, &ROUTER_WIDTHS)
+    } else {
+        rng.random_range(1..=64)
+    }
+}
+
+/// Tokens of `Mixture::Routers`: a served decode batch of 1-256 15 %, a common training
+/// micro-batch (1024-16384) 35 %, else log-uniform in 256-16384, odd half of those.
+pub(super) fn router_tokens(rng: &mut SampleRng) -> usize {
+    match rng.random_range(0..20) {
+        0..3 => rng.random_range(1..=256),
+        3..10 => pick(rng, &[1024, 2048, 4096, 8192, 16384]),
+        _ => odd_or_aligned(rng, 8.0..14.0),
+    }
+}

@@ -15,6 +15,7 @@
 //! `--devices 0,1,...` runs one worker per GPU.
 
 mod dims;
+pub mod gemm;
 pub mod shapes;
 pub mod worker;
 
@@ -29,7 +30,8 @@ use crate::catalogue::Catalogue;
 use crate::dtype::DType;
 use crate::runner::{BenchmarkRunner, Feedback, InputDistribution, SampleRng, Target};
 use crate::runners::add_mm_layout_features;
-pub use shapes::{Gemm, Mixture, Op, Source};
+pub use gemm::{Gemm, Op, Source};
+pub use shapes::Mixture;
 pub use worker::{Engine, Ptxas, Worker, WorkerError};
 
 /// The runner's name.

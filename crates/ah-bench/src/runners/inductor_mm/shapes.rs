@@ -93,7 +93,13 @@
 //! `gate_proj` at 128 sequences (128 x 8192 x 22016 fp16, cuBLAS only at 1.08x) reached a leaf
 //! of 12 training GEMMs, 3 of them with `m` in 128-256.
 //!
-//! In all eleven mixtures, a draw whose operands and output take more than an eighth of the
+//! [`Mixture::Routers`] (`--shapes routers`) draws linears from a hidden size (768-16384) to
+//! 1-64 outputs (MoE routers, classifier and regression heads) over 1-16384 tokens, fp32 45 %,
+//! forward two thirds of the time, else an input or weight gradient: the pool's blind GEMMs of
+//! this kind were over the bound on 17 of 48 (cuBLAS only on 24), and the leaf deciding routers
+//! of n <= 16 at up to 4622 tokens held 6 training GEMMs; Adapters' tokens start at 2048.
+//!
+//! In all twelve mixtures, a draw whose operands and output take more than an eighth of the
 //! device, or whose work would take cuBLAS more than a few milliseconds (a flop cap per dtype),
 //! is drawn again: autotuning time grows with the GEMM's run time and the collection is paid
 //! for in device time.
@@ -106,110 +112,17 @@ use crate::runner::{SampleRng, Target};
 use crate::runners::pad_mm::real_models::{draw_tokens, GemmKind};
 
 use super::dims::{
-    adapter_width, hires_tokens, long_tokens, narrow_width, odd_or_aligned, pick, tiny_tokens,
-    wide_tokens, window_tokens, FEW_ROWS, HIDDEN_SIZES, NARROW_HEAD_DIMS, POOL_HEAD_DIMS,
-    STATE_FEATURES, TINY_HEAD_DIMS, WIDE_HEAD_DIMS, WINDOW_HEAD_DIMS,
+    adapter_width, hires_tokens, long_tokens, narrow_width, odd_or_aligned, pick, router_tokens,
+    router_width, tiny_tokens, wide_tokens, window_tokens, FEW_ROWS, HIDDEN_SIZES,
+    NARROW_HEAD_DIMS, POOL_HEAD_DIMS, ROUTER_HIDDEN, STATE_FEATURES, TINY_HEAD_DIMS,
+    WIDE_HEAD_DIMS, WINDOW_HEAD_DIMS,
 };
-
-/// The GEMM operation.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Op {
-    /// `torch.mm(a, b)`.
-    Mm,
-    /// `torch.addmm(bias, a, b)`, bias of length n.
-    Addmm,
-    /// `torch.bmm(a, b)`.
-    Bmm,
-}
-
-impl Op {
-    /// The name the worker and the log use.
-    pub fn name(self) -> &'static str {
-        match self {
-            Op::Mm => "mm",
-            Op::Addmm => "addmm",
-            Op::Bmm => "bmm",
-        }
-    }
-}
-
-/// Where a GEMM came from (described, not logged).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Source {
-    /// A training step's GEMM of a linear layer.
-    Training(GemmKind),
-    /// Inference, one token per sequence.
-    Decode,
-    /// Inference, whole prompts.
-    Prefill,
-    /// Attention's batched GEMMs.
-    Attention,
-    /// PyTorch-style random shapes.
-    Generator,
-}
-
-/// One GEMM: `a (m x k) @ b (k x n)`, `batch` of them for bmm.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Gemm {
-    /// The operation.
-    pub op: Op,
-    /// Batch (1 unless bmm).
-    pub batch: usize,
-    /// Rows of a.
-    pub m: usize,
-    /// Inner dimension.
-    pub k: usize,
-    /// Columns of b.
-    pub n: usize,
-    /// Element type of both operands.
-    pub dtype: DType,
-    /// fp32 with TF32 allowed (`torch.backends.cuda.matmul.allow_tf32`).
-    pub tf32: bool,
-    /// a is stored transposed (`randn(k, m).t()`).
-    pub trans_a: bool,
-    /// b is stored transposed (`randn(n, k).t()`).
-    pub trans_b: bool,
-    /// Where it came from.
-    pub source: Source,
-}
+use super::gemm::{Gemm, Op, Source};
 
 /// The largest decode batch.
 const MAX_DECODE: usize = 256;
 /// The most tokens of a training or prefill GEMM.
 const MAX_TOKENS: usize = 16384;
-
-impl Gemm {
-    /// Strides of a's last two dimensions.
-    pub fn mat1_strides(&self) -> (usize, usize) {
-        crate::runners::operand_strides(self.m, self.k, self.trans_a)
-    }
-
-    /// Strides of b's last two dimensions.
-    pub fn mat2_strides(&self) -> (usize, usize) {
-        crate::runners::operand_strides(self.k, self.n, self.trans_b)
-    }
-
-    /// Multiply-adds times two.
-    pub fn flops(&self) -> f64 {
-        2.0 * (self.batch * self.m) as f64 * self.k as f64 * self.n as f64
-    }
-
-    /// Bytes of both operands, the bias and the output.
-    pub fn bytes(&self) -> u64 {
-        let elems = self.batch * (self.m * self.k + self.k * self.n + self.m * self.n) + self.n;
-        (elems * self.dtype.itemsize()) as u64
-    }
-
-    /// Whether the draw is kept (see the module documentation).
-    pub fn fits(&self, target: &Target) -> bool {
-        let cap = match (self.dtype, self.tf32) {
-            (DType::F32, false) => 1.5e11,
-            (DType::F32, true) => 1.5e12,
-            _ => 3.0e12,
-        };
-        self.flops() <= cap && self.bytes() <= target.total_memory / 8
-    }
-}
 
 /// Which GEMMs are drawn (see the module documentation).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -239,6 +152,8 @@ pub enum Mixture {
     Hires,
     /// Batched decode: forward linears over 65-256 sequences, in bf16 and fp16.
     Serving,
+    /// Linears to 1-64 outputs (MoE routers, classifier heads) over 1-16384 tokens.
+    Routers,
 }
 
 impl Mixture {
@@ -256,6 +171,7 @@ impl Mixture {
             Mixture::Adapters => "inductor_adapters",
             Mixture::Hires => "inductor_hires",
             Mixture::Serving => "inductor_serving",
+            Mixture::Routers => "inductor_routers",
         }
     }
 }
@@ -283,6 +199,35 @@ pub fn draw_from(
         Mixture::Adapters => draw_adapter(rng, target),
         Mixture::Hires => draw_sets(rng, target, &HIRES),
         Mixture::Serving => draw_serving(rng, catalogue, target),
+        Mixture::Routers => draw_router(rng, target),
+    }
+}
+
+/// One linear of [`Mixture::Routers`] (see the module documentation).
+fn draw_router(rng: &mut SampleRng, target: &Target) -> Gemm {
+    loop {
+        // More fp32 than elsewhere: DeepSeek's and Qwen's MoE gates compute their logits so.
+        let (dtype, tf32) = match rng.random_range(0..20) {
+            0..8 => (DType::BF16, false),
+            8..11 => (DType::F16, false),
+            _ => (DType::F32, rng.random_bool(0.5)),
+        };
+        let l = Linear {
+            name: "router",
+            in_features: pick(rng, &ROUTER_HIDDEN),
+            out_features: router_width(rng),
+            head: false,
+        };
+        let tokens = router_tokens(rng);
+        let g = if rng.random_bool(0.5) {
+            let source = Source::Training(GemmKind::Forward);
+            forward_linear(rng, tokens, l, source, dtype, tf32)
+        } else {
+            linear_gemm(rng, tokens, l, dtype, tf32)
+        };
+        if g.fits(target) {
+            return g;
+        }
     }
 }
 

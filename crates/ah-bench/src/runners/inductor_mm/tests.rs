@@ -496,3 +496,46 @@ fn its_feedback_is_inductors_own_benchmark_with_no_median_beside_it() {
     assert!(label.contains("Inductor's own benchmark") && label.contains("no medians sidecar"));
     assert!(method.contains("compiled truth"));
 }
+
+#[test]
+fn the_routers_mixture_draws_narrow_outputs_over_token_batches() {
+    let r = InductorMmRunner::new(Engine::Fake).with_mixture(Mixture::Routers);
+    let a = draws_of(Mixture::Routers, 1000);
+    assert!(a
+        .iter()
+        .all(|g| g.fits(&target()) && g.op != Op::Bmm && g.batch == 1));
+    // Forward `x @ W.t()`: tokens x hidden x outputs, two thirds of the draws.
+    let forward: Vec<&Gemm> = a.iter().filter(|g| g.trans_b).collect();
+    assert!((580..740).contains(&forward.len()), "{}", forward.len());
+    assert!(forward
+        .iter()
+        .all(|g| g.n <= 64 && (768..=16384).contains(&g.k) && g.m <= 16384));
+    // The gap it was written for: routers of at most 16 experts over at most 4622 tokens.
+    let gap = count(&a, |g| g.trans_b && g.n <= 16 && g.m <= 4622);
+    assert!(gap > 150, "{gap}");
+    assert!(count(&a, |g| g.trans_b && g.m <= 256) > 60, "served decode");
+    // Gradients keep the narrow side: the input gradient's k, the weight gradient's m.
+    assert!(a
+        .iter()
+        .filter(|g| !g.trans_b)
+        .all(|g| if g.trans_a { g.m <= 64 } else { g.k <= 64 }));
+    let fp32 = count(&a, |g| g.dtype == DType::F32);
+    assert!((380..520).contains(&fp32), "{fp32}");
+    assert!(count(&a, |g| g.op == Op::Addmm) > 120, "heads with bias");
+    assert_eq!(shapes_of(&r), Some("inductor_routers"));
+}
+
+#[test]
+fn the_routers_mixture_draws_what_its_log_will_be_collected_with() {
+    // The first GEMMs `--seed 1` draws, pinned before data/inductor_mm_routers_h100.txt begins:
+    // later sessions resume that log, and a change to the order of the draws would mix two
+    // distributions under one name.
+    assert_eq!(
+        first_draws_of_seed_1(Mixture::Routers),
+        [
+            (Op::Mm, 1, 637, 4, 3072, DType::F16, false),
+            (Op::Mm, 1, 218, 16, 768, DType::F32, false),
+            (Op::Mm, 1, 13979, 6144, 2, DType::F32, false),
+        ]
+    );
+}
