@@ -73,8 +73,13 @@ starts a comment), before any named on the command line. data/holdout_pool.txt l
 that docs/results.md scores: every blind set since 13, each measured with the handler shipped
 when it ran.
 
+`--only narrow-linears` asks every question of one kind of GEMM only: linear layers to a narrow
+output (not `bmm`; n <= 64, k >= 512, m <= 16384: MoE routers, classifier and regression heads,
+LoRA's `lora_A`), where the handlers' misses were densest in the thirty-seventh session.
+
 Usage: scripts/holdout_pool.py [--handler MODULE.py [--measured MEASURED.py] [--against OTHER.py]]
-                               [--ours ours|candidate] [--files-from LIST] [RESULT.json ...] > pooled.md
+                               [--ours ours|candidate] [--only narrow-linears]
+                               [--files-from LIST] [RESULT.json ...] > pooled.md
 """
 
 import math
@@ -212,10 +217,20 @@ def listed_files(path):
     return [os.path.join(base, name) for name in names]
 
 
+def narrow_linear(g):
+    """A linear layer to a narrow output: not bmm, n <= 64, k >= 512, m <= 16384."""
+    return g["op"] != "bmm" and g["n"] <= 64 and g["k"] >= 512 and g["m"] <= 16384
+
+
+# `--only NAME`: the GEMMs every question is asked of.
+SUBSETS = {"narrow-linears": narrow_linear}
+
+
 def parse(argv):
     """(handler, measured handler, handler to compare against, the setting counted as ours,
-    result files) of the command line."""
-    modules = {"--handler": None, "--measured": None, "--against": None, "--ours": "ours", "--files-from": None}
+    the subset's predicate or None, result files) of the command line."""
+    modules = {"--handler": None, "--measured": None, "--against": None, "--ours": "ours",
+               "--only": None, "--files-from": None}
     while argv[:1] and argv[0] in modules:
         if len(argv) < 2:
             raise PoolError(f"{argv[0]} needs a value")
@@ -227,9 +242,13 @@ def parse(argv):
             raise PoolError(f"{needs} needs --handler (the handler to replay)")
     if modules["--ours"] not in ("ours", "candidate"):
         raise PoolError(f"--ours {modules['--ours']}: give ours or candidate")
+    only = modules["--only"]
+    if only is not None and only not in SUBSETS:
+        raise PoolError(f"--only {only}: give one of {', '.join(SUBSETS)}")
     if not argv:
         raise PoolError("name the result files, or a list of them with --files-from (see --help)")
-    return modules["--handler"], modules["--measured"], modules["--against"], modules["--ours"], argv
+    return (modules["--handler"], modules["--measured"], modules["--against"], modules["--ours"],
+            SUBSETS.get(only), argv)
 
 
 def main(argv):
@@ -237,8 +256,8 @@ def main(argv):
         print(__doc__.strip())
         return 0
     try:
-        handler, measured, against, ours, paths = parse(argv)
-        recs = records(paths, ours)
+        handler, measured, against, ours, only, paths = parse(argv)
+        recs = [r for r in records(paths, ours) if only is None or only(r["gemm"])]
         module = handler_module(handler) if handler else None
         measured = handler_decide(measured) if measured else None
         replay = replay_table(recs, module.decide, measured, handler_keeps(module)) if module else None

@@ -345,6 +345,23 @@ class PoolTest(unittest.TestCase):
                 self.assertEqual(holdout_pool.main(["--files-from", listing]), 2)
             self.assertIn("names no result file", err.getvalue())
 
+    def test_only_narrow_linears_asks_every_question_of_them_alone(self):
+        router = dict(gemm(4096), k=4096, n=16)
+        with tempfile.TemporaryDirectory() as d:
+            a = write(d, "a.json", [
+                rec({"none": 1.0, "ours": 1.0, "max_autotune": 0.9}),
+                {"gemm": router, "run_ms": {"none": 0.01, "ours": 0.012, "max_autotune": 0.01}},
+                {"gemm": dict(router, op="bmm", batch=8), "run_ms": {"none": 1.0, "max_autotune": 1.0}},
+            ])
+            out = io.StringIO()
+            with redirect_stdout(out):
+                self.assertEqual(holdout_pool.main(["--only", "narrow-linears", a]), 0)
+            self.assertIn("1 measured GEMMs from 1 result files.", out.getvalue())
+            self.assertIn("| 10 us - 50 us | 1 | 0 / 1 (0 past 1.10x; worst 1.00x) | 1 / 1", out.getvalue())
+            with redirect_stderr(io.StringIO()) as err:
+                self.assertEqual(holdout_pool.main(["--only", "routers", a]), 2)
+            self.assertIn("--only routers: give one of narrow-linears", err.getvalue())
+
     def test_against_needs_a_handler(self):
         with redirect_stderr(io.StringIO()) as err:
             self.assertEqual(holdout_pool.main(["--against", "b.py", "a.json"]), 2)
