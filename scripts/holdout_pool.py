@@ -17,7 +17,8 @@
    often the two compiled results lie more than 3 % apart.
 2. Where do the misses lie? Per band of cuBLAS's run time, how many GEMMs each setting leaves over
    the bound (every run that measured `none` and `max_autotune`; `ours` is whichever handler that
-   run measured).
+   run measured); and per decision of ours (cuBLAS only, a kept list, the full list, the full
+   list trimmed), the same counts on the GEMMs it decided so.
 3. Which are ours at and above 100 us, where max-autotune's two searches agree? One line each
    (and, with `--handler`, the replayed handler's too):
    the file, the GEMM, what the handler decided (`ours_decisions`: cuBLAS only, a kept list of
@@ -87,10 +88,12 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
 
+from ah_inductor.choices import narrow_linear  # noqa: E402 - the kind has one owner
 from holdout_records import (  # noqa: E402 - the records and the bound's tallies
-    LABELS, RETIMED, SECOND, PoolError, fmt_tally, misses_table, records, shape_of, shown_settings, tally,
-    twice)
+    LABELS, RETIMED, SECOND, PoolError, decided, fmt_tally, misses_table, records, shape_of, shown_settings,
+    tally, twice)
 from holdout_replay import (  # noqa: E402 - questions 4 and 5
     against_table, handler_decide, handler_keeps, handler_module, replay_table)
 from inductor_eval import SLOW_FLAG, geomean  # noqa: E402 - the bound has one owner
@@ -202,6 +205,23 @@ def band_table(recs):
     return "\n".join(lines)
 
 
+def decision_table(recs):
+    """Question 2 by what ours decided (`decided`; kept lists of any length together): how
+    many of those GEMMs each setting leaves over the bound."""
+    groups = {}
+    for r in recs:
+        if r["run_ms"].get("ours"):
+            word = decided(r)
+            groups.setdefault("kept list" if word.startswith("kept") else word, []).append(r)
+    shown = ("none", "ours", "max_autotune")
+    lines = ["| ours decided | GEMMs | " + " | ".join(LABELS[s] for s in shown) + " |",
+             "|---|---|" + "---|" * len(shown)]
+    for word, inside in sorted(groups.items()):
+        cells = [fmt_tally(tally(inside, s)) for s in shown]
+        lines.append(f"| {word} | {len(inside)} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
 def listed_files(path):
     """The result files named in list file `path`: one per line, relative to the list's folder;
     blank lines and lines starting with # are left out."""
@@ -217,12 +237,8 @@ def listed_files(path):
     return [os.path.join(base, name) for name in names]
 
 
-def narrow_linear(g):
-    """A linear layer to a narrow output: not bmm, n <= 64, k >= 512, m <= 16384."""
-    return g["op"] != "bmm" and g["n"] <= 64 and g["k"] >= 512 and g["m"] <= 16384
-
-
-# `--only NAME`: the GEMMs every question is asked of.
+# `--only NAME`: the GEMMs every question is asked of (a GEMM's fields are named as the
+# handler's features are).
 SUBSETS = {"narrow-linears": narrow_linear}
 
 
@@ -280,6 +296,8 @@ def main(argv):
     print(twins_line(recs))
     print()
     print(band_table(recs))
+    print()
+    print(decision_table(recs))
     print()
     print(misses_table(recs))
     for section in (replay, versus):

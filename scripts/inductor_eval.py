@@ -596,7 +596,8 @@ class Inductor:
                 "handler": getattr(self.handlers.get("ours"), "HEURISTIC", None),
                 "candidate": getattr(self.handlers.get("candidate"), "HEURISTIC", None),
                 "retime": {r: o["retime"] for r, o in sorted(self.install.items()) if "retime" in o},
-                "one_aten": sorted(r for r, o in self.install.items() if o.get("one_aten"))}
+                "one_aten": sorted(r for r, o in self.install.items() if o.get("one_aten")),
+                "narrow_search": sorted(r for r, o in self.install.items() if o.get("narrow_search"))}
 
     @contextlib.contextmanager
     def setting(self, name, record):
@@ -635,7 +636,8 @@ class Inductor:
                 record["bench_ms"] = bench
 
     def _install(self, handler, role):
-        """Installs a role's handler, with the arguments --[no-]retime and --one-aten gave it."""
+        """Installs a role's handler, with the arguments --[no-]retime, --one-aten and
+        --narrow-search gave it."""
         return handler.install(**self.install.get(role, {}))
 
     def options(self, name):
@@ -1177,6 +1179,10 @@ def parse(argv):
                    help="install that role's handler with one_aten=True: the lists it leaves to "
                         "max-autotune keep one ATen choice (addmm's two cuBLAS calls: the one the "
                         "handler's rule picks); repeatable")
+    p.add_argument("--narrow-search", action="append", default=[], choices=ROLES,
+                   help="install that role's handler with narrow_search=True: a linear layer to a "
+                        "narrow output (choices.narrow_linear: MoE routers, classifier heads) that it "
+                        "decides cuBLAS only is left to max-autotune; repeatable")
     p.add_argument("--dry-run", action="store_true",
                    help="print the planned GEMMs and stop (no torch); with --handler, what it decides for each")
     a = p.parse_args(argv)
@@ -1210,11 +1216,12 @@ def parse(argv):
 
 def install_options(a):
     """role -> the arguments its handler's install() gets: `retime=` from --retime and
-    --no-retime, `one_aten=True` from --one-aten; a role not named keeps its module's defaults
-    (older modules have neither argument)."""
+    --no-retime, `one_aten=True` from --one-aten, `narrow_search=True` from --narrow-search; a
+    role not named keeps its module's defaults (older modules lack the later arguments)."""
     options = {}
     for flag, value, roles in (("retime", True, a.retime), ("retime", False, a.no_retime),
-                               ("one_aten", True, a.one_aten)):
+                               ("one_aten", True, a.one_aten),
+                               ("narrow_search", True, a.narrow_search)):
         for role in roles:
             options.setdefault(role, {})[flag] = value
     return options

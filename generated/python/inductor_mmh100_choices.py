@@ -600,6 +600,8 @@ What a decision does, before any Triton template code is generated (Inductor's
   ``ah-prune --fp32-drop-never-near``); every ATen choice stays.
 - With ``install(one_aten=True)`` (off by default) `default` and `drop` keep only
   `one_aten`'s ATen choice, as the others do.
+- With ``install(narrow_search=True)`` (off by default) an `extern` decision on a linear
+  layer to a narrow output (`narrow_linear`: MoE routers, classifier heads) is `default`.
 
 `install()` reaches every graph, the backward graph compiled in autograd's thread included:
 it sets ``torch._inductor.config.inductor_choices_class`` to a `ChoicesFactory` (handlers made
@@ -814,6 +816,23 @@ def one_aten(uids, f=None):
     return next(iter(aten_order(uids, f)), None)
 
 
+# A linear layer to a narrow output (`narrow_linear`): MoE routers, classifier and regression
+# heads, LoRA's lora_A. On the pooled blind sets 13-52 (`scripts/holdout_pool.py --only
+# narrow-linears`) the handlers decided 25 such GEMMs cuBLAS only and 14 of them were over the
+# bound (default max-autotune on 3 of the 25), against 2 of the 18 they left to Inductor's list;
+# `install(narrow_search=True)` is that candidate (docs/results.md, thirty-seventh session).
+NARROW_MAX_N = 64
+NARROW_MIN_K = 512
+NARROW_MAX_M = 16384
+
+
+def narrow_linear(f):
+    """Whether features `f` are a linear layer to a narrow output: not bmm, n <= NARROW_MAX_N,
+    k >= NARROW_MIN_K, m <= NARROW_MAX_M."""
+    return (f["op"] != "bmm" and f["n"] <= NARROW_MAX_N and f["k"] >= NARROW_MIN_K
+            and f["m"] <= NARROW_MAX_M)
+
+
 def check_decision(decision):
     """`decide`'s answer as (kind, frozenset of names); raises ValueError on anything else."""
     kind, names = decision
@@ -927,6 +946,7 @@ class Runtime:
         self._retimer = None  # the feedback saver of install(retime=True), for uninstall()
         self._factory_key = self.key  # the key installed: `factory_key(retime, one_aten)`
         self.one_aten = False  # install(one_aten=...): one ATen choice in the lists left to Inductor
+        self.narrow_search = False  # install(narrow_search=...): narrow linears searched, not extern
         _RUNTIMES[self.key] = self
 
     # -- statistics and warnings -------------------------------------------------------------
@@ -1001,7 +1021,10 @@ class Runtime:
         except Exception as e:  # noqa: BLE001 - never raise into Inductor
             return self._error("computing the GEMM's features", e)
         try:
-            return check_decision(self.decide(f)), f
+            kind, names = check_decision(self.decide(f))
+            if kind == "extern" and self.narrow_search and narrow_linear(f):
+                kind, names = "default", frozenset()
+            return (kind, names), f
         except Exception as e:  # noqa: BLE001 - never raise into Inductor
             return self._error("deciding", e)
 
@@ -1144,12 +1167,13 @@ class Runtime:
             problems.append(f"it was trained with PyTorch {want_torch} and this is PyTorch {have_torch}")
         return "; ".join(problems) or None
 
-    def factory_key(self, retime, one_aten=False):
-        """The key of the factory `install(retime=..., one_aten=...)` sets: each changes what
-        Inductor picks, so the cache must tell them apart."""
-        return self.key + ("-retime" if retime else "") + ("-one-aten" if one_aten else "")
+    def factory_key(self, retime, one_aten=False, narrow_search=False):
+        """The key of the factory `install(retime=..., one_aten=..., narrow_search=...)` sets:
+        each changes what Inductor picks, so the cache must tell them apart."""
+        return (self.key + ("-retime" if retime else "") + ("-one-aten" if one_aten else "")
+                + ("-narrow-search" if narrow_search else ""))
 
-    def install(self, align_ptxas=True, retime=True, one_aten=False):
+    def install(self, align_ptxas=True, retime=True, one_aten=False, narrow_search=False):
         """Installs the heuristic for every graph Inductor compiles from now on; True if
         installed, False if refused (the device or PyTorch differ; warned once). With
         `align_ptxas` (the default), this process's Triton also uses the ptxas of Inductor's
@@ -1159,7 +1183,9 @@ class Runtime:
         Inductor picks (retime.py), and the cache key says so. With `one_aten` (off by default, a
         candidate: docs/results.md, thirty-fifth session) the lists left to max-autotune
         (`default`, `drop`) keep one ATen choice too, as `extern` and `keep` do (`one_aten`).
-        `uninstall()` undoes all of it."""
+        With `narrow_search` (off by default, a candidate: docs/results.md, thirty-seventh
+        session) a linear layer to a narrow output that `decide` gives cuBLAS alone is left to
+        Inductor's list (`narrow_linear`). `uninstall()` undoes all of it."""
         if self.active:
             return True
         import torch
@@ -1174,11 +1200,13 @@ class Runtime:
             )
             return False
         prev = config.inductor_choices_class
-        ours = {self.factory_key(r, o) for r in (False, True) for o in (False, True)}
+        flags = (False, True)
+        ours = {self.factory_key(r, o, n) for r in flags for o in flags for n in flags}
         if isinstance(prev, ChoicesFactory) and prev.key in ours:
             prev = prev.prev
-        self._factory_key = self.factory_key(retime, one_aten)
+        self._factory_key = self.factory_key(retime, one_aten, narrow_search)
         self.one_aten = bool(one_aten)
+        self.narrow_search = bool(narrow_search)
         _RUNTIMES[self._factory_key] = self
         config.inductor_choices_class = ChoicesFactory(self._factory_key, prev)
         slot = virtualized._choices
@@ -1238,9 +1266,9 @@ def _default_runtime():
     return _DEFAULT[0]
 
 
-def install(align_ptxas=True, retime=True, one_aten=False):
+def install(align_ptxas=True, retime=True, one_aten=False, narrow_search=False):
     """Installs this module's heuristic (see the module docstring); True if installed."""
-    return _default_runtime().install(align_ptxas, retime, one_aten)
+    return _default_runtime().install(align_ptxas, retime, one_aten, narrow_search)
 
 
 def uninstall():

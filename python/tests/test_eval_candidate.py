@@ -105,6 +105,8 @@ class CandidateTest(unittest.TestCase):
         a = inductor_eval.parse(base + ["--one-aten", "candidate", "--no-retime", "candidate"])
         self.assertEqual(inductor_eval.install_options(a),
                          {"candidate": {"retime": False, "one_aten": True}})
+        a = inductor_eval.parse(base + ["--narrow-search", "candidate"])
+        self.assertEqual(inductor_eval.install_options(a), {"candidate": {"narrow_search": True}})
         both = self.parse_error(base + ["--retime", "ours", "--no-retime", "ours"])
         self.assertIn("--retime and --no-retime both name ours", both)
 

@@ -362,6 +362,15 @@ class PoolTest(unittest.TestCase):
                 self.assertEqual(holdout_pool.main(["--only", "routers", a]), 2)
             self.assertIn("--only routers: give one of narrow-linears", err.getvalue())
 
+    def test_misses_are_also_counted_by_what_ours_decided(self):
+        decided = lambda kind: [dict(holdout_records.handler_features(gemm(8)), decision=kind, kept=0)]
+        recs = [dict(rec({"none": 1.0, "ours": 1.2, "max_autotune": 1.0}), ours_decisions=decided("extern")),
+                dict(rec({"none": 1.2, "ours": 1.0, "max_autotune": 1.0}), ours_decisions=decided("default")),
+                dict(rec({"none": 1.0, "ours": 1.0, "max_autotune": 1.0}), ours_decisions=decided("extern"))]
+        table = holdout_pool.decision_table(recs)
+        self.assertIn("| cuBLAS only | 2 | 0 / 2 (0 past 1.10x; worst 1.00x) | 1 / 2 (1 past 1.10x; worst 1.20x)", table)
+        self.assertIn("| full list | 1 | 1 / 1 (1 past 1.10x; worst 1.20x) | 0 / 1", table)
+
     def test_against_needs_a_handler(self):
         with redirect_stderr(io.StringIO()) as err:
             self.assertEqual(holdout_pool.main(["--against", "b.py", "a.json"]), 2)

@@ -1,6 +1,6 @@
 //! One GEMM that [`super::InductorMmRunner`] draws and its worker compiles: the operation, its
 //! dimensions, dtype and operand layouts, where it came from, and whether a draw is kept
-//! ([`Gemm::fits`]). Which GEMMs are drawn is [`super::shapes`]'.
+//! ([`Gemm::fits`]). [`super::shapes`] decides which GEMMs are drawn.
 
 use crate::dtype::DType;
 use crate::runner::Target;
