@@ -597,7 +597,8 @@ class Inductor:
                 "candidate": getattr(self.handlers.get("candidate"), "HEURISTIC", None),
                 "retime": {r: o["retime"] for r, o in sorted(self.install.items()) if "retime" in o},
                 "one_aten": sorted(r for r, o in self.install.items() if o.get("one_aten")),
-                "narrow_search": sorted(r for r, o in self.install.items() if o.get("narrow_search"))}
+                "narrow_search": sorted(r for r, o in self.install.items() if o.get("narrow_search")),
+                "retime_splits": sorted(r for r, o in self.install.items() if o.get("retime_splits"))}
 
     @contextlib.contextmanager
     def setting(self, name, record):
@@ -1183,6 +1184,9 @@ def parse(argv):
                    help="install that role's handler with narrow_search=True: a linear layer to a "
                         "narrow output (choices.narrow_linear: MoE routers, classifier heads) that it "
                         "decides cuBLAS only is left to max-autotune; repeatable")
+    p.add_argument("--retime-splits", action="append", default=[], choices=ROLES,
+                   help="install that role's handler with retime_splits=True: the re-timing times "
+                        "the fastest decompose_k split too (retime.py); repeatable")
     p.add_argument("--dry-run", action="store_true",
                    help="print the planned GEMMs and stop (no torch); with --handler, what it decides for each")
     a = p.parse_args(argv)
@@ -1216,12 +1220,14 @@ def parse(argv):
 
 def install_options(a):
     """role -> the arguments its handler's install() gets: `retime=` from --retime and
-    --no-retime, `one_aten=True` from --one-aten, `narrow_search=True` from --narrow-search; a
-    role not named keeps its module's defaults (older modules lack the later arguments)."""
+    --no-retime, `one_aten=True` from --one-aten, `narrow_search=True` from --narrow-search,
+    `retime_splits=True` from --retime-splits; a role not named keeps its module's defaults
+    (older modules lack the later arguments)."""
     options = {}
     for flag, value, roles in (("retime", True, a.retime), ("retime", False, a.no_retime),
                                ("one_aten", True, a.one_aten),
-                               ("narrow_search", True, a.narrow_search)):
+                               ("narrow_search", True, a.narrow_search),
+                               ("retime_splits", True, a.retime_splits)):
         for role in roles:
             options.setdefault(role, {})[flag] = value
     return options

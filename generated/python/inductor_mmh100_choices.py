@@ -409,6 +409,16 @@ searched in one process: 6 against 2 more than 3 % behind the best of cuBLAS and
 that bound on 3 GEMMs against 14 without (sets 37 and 38: 0 against 5 and 3), and max-autotune's
 full list re-timed on 8 against 18.
 
+`Retimer(splits=True)` (``install(retime_splits=True)``, off by default, a candidate) re-times
+the decomposition Inductor timed fastest too (`decompose_k`, a `SubgraphChoiceCaller`: a batched
+product over parts of `k` and the sum of the parts, compiled to a module): its compiled call, as
+Inductor's benchmark of it makes it (`split_call`). Without it such a choice keeps Inductor's time,
+which holds the CPU side of its calls, against choices re-timed without theirs: on the three
+linears to a narrow output over a long `k` of the thirty-eighth session's recheck (a 32 x 9072
+x 32 weight gradient, a 20 x 10000 x 20 one, a 32 x 2048 x 16 decode step), default max-autotune
+picked a split and ran 1.13-1.28x faster than cuBLAS, and a handler that left the same list to
+the re-timed search picked cuBLAS (data/inductor_eval_h100_recheck_narrow*).
+
 It never raises into Inductor: any failure leaves the timings as Inductor measured them.
 """
 
@@ -423,8 +433,9 @@ RETIME_ROUNDS = 5
 class Retimer:
     """The feedback saver; counts GEMM lowerings re-timed and re-timings that failed."""
 
-    def __init__(self):
+    def __init__(self, splits=False):
         self.active = True
+        self.splits = splits
         self.retimed = 0
         self.failed = 0
 
@@ -435,7 +446,8 @@ class Retimer:
             finite = [c for c, t in timings.items() if math.isfinite(t)]
             if not finite or min(timings[c] for c in finite) >= RETIME_BELOW_MS:
                 return
-            again = graph_timings(one_extern(finite, timings, extern_test()), input_nodes)
+            chosen = one_extern(finite, timings, extern_test())
+            again = graph_timings(one_split(chosen, timings, split_test(), self.splits), input_nodes)
         except Exception:  # noqa: BLE001 - never raise into Inductor
             self.failed += 1
             return
@@ -453,6 +465,24 @@ def one_extern(choices, timings, is_extern):
     return [c for c in choices if c is keep or not is_extern(c)]
 
 
+def one_split(choices, timings, is_split, keep):
+    """`choices` less every decomposition (`is_split`) but, where `keep`, the one Inductor timed
+    fastest (each costs a compile to re-time), in their order."""
+    splits = [c for c in choices if is_split(c)]
+    fastest = min(splits, key=timings.__getitem__) if keep and splits else None
+    return [c for c in choices if c is fastest or not is_split(c)]
+
+
+def split_test():
+    """Whether a choice is a decomposition compiled as a subgraph (`decompose_k`); none on a
+    PyTorch without them."""
+    try:
+        from torch._inductor.codegen.subgraph import SubgraphChoiceCaller
+    except ImportError:
+        return lambda c: False
+    return lambda c: isinstance(c, SubgraphChoiceCaller)
+
+
 def extern_test():
     """Whether a choice is an ATen (cuBLAS) call, as Inductor types it."""
     from torch._inductor.select_algorithm import ExternKernelCaller
@@ -461,8 +491,9 @@ def extern_test():
 
 
 def graph_timings(choices, input_nodes):
-    """{choice: ms} by CUDA graph for the cuBLAS and Triton choices of `choices`, on inputs made
-    as Inductor makes them to benchmark; a choice that fails to capture is left out."""
+    """{choice: ms} by CUDA graph for the cuBLAS, Triton and decomposition choices of `choices`,
+    on inputs made as Inductor makes them to benchmark; a choice that fails to capture is left
+    out."""
     import torch
     from torch._inductor.select_algorithm import AlgorithmSelectorCache, ExternKernelCaller
 
@@ -474,7 +505,7 @@ def graph_timings(choices, input_nodes):
     out = {}
     for c in choices:
         try:
-            factory = call_factory(c, inputs, make(c.layout), ExternKernelCaller)
+            factory = call_factory(c, inputs, make(c.layout), ExternKernelCaller, split_test())
             if factory is not None:
                 out[c] = max(graph_ms(factory, flush.zero_) - base, 1e-6)
         except Exception:  # noqa: BLE001 - this choice keeps Inductor's time
@@ -482,16 +513,45 @@ def graph_timings(choices, input_nodes):
     return out
 
 
-def call_factory(choice, inputs, result, extern_type):
+def call_factory(choice, inputs, result, extern_type, is_split=lambda c: False):
     """A function making `choice`'s call on `inputs` into `result`, made anew on the stream it
-    runs on (a Triton run function binds the current stream); None for other choices."""
+    runs on (a Triton run function binds the current stream; a compiled module's call takes the
+    current stream when called); None for other choices."""
     if isinstance(choice, extern_type):
         algo = choice.to_callable()
         return lambda: (lambda: algo(*inputs, out=result))
+    if is_split(choice):
+        call = split_call(choice, inputs, result)
+        return None if call is None else (lambda: call)
     bmreq = getattr(choice, "bmreq", None)
     if bmreq is not None and hasattr(bmreq, "make_run_fn"):
         return lambda: bmreq.make_run_fn(*inputs, out=result)
     return None
+
+
+def split_call(choice, inputs, result):
+    """The call Inductor benchmarks for decomposition `choice`: its `benchmark` compiles the
+    subgraph to a module and hands a call of it to Inductor's benchmarker, which is asked here
+    for the call instead of a time. None where it hands none."""
+    from torch._inductor.runtime import benchmarking
+
+    bench = benchmarking.benchmarker
+    calls = []
+
+    def grab(fn, *args, **kwargs):
+        calls.append(fn)
+        return 0.0
+
+    own = vars(bench).get("benchmark_gpu")
+    bench.benchmark_gpu = grab
+    try:
+        choice.benchmark(*inputs, out=result)
+    finally:
+        if own is None:
+            del bench.benchmark_gpu
+        else:
+            bench.benchmark_gpu = own
+    return calls[-1] if calls else None
 
 
 def graph_ms(factory, before, rounds=RETIME_ROUNDS):
@@ -531,16 +591,16 @@ def graph_ms(factory, before, rounds=RETIME_ROUNDS):
     return sorted(times)[len(times) // 2]
 
 
-def retime_install():
-    """Registers a `Retimer` first among Inductor's feedback savers (before any that records
-    picks); returns it, or None where this PyTorch has no feedback savers."""
+def retime_install(splits=False):
+    """Registers a `Retimer(splits)` first among Inductor's feedback savers (before any that
+    records picks); returns it, or None where this PyTorch has no feedback savers."""
     try:
         from torch._inductor import select_algorithm
 
         savers = select_algorithm.get_algorithm_selector_cache().feedback_saver_fns
     except Exception:  # noqa: BLE001 - another PyTorch: nothing to re-time
         return None
-    saver = Retimer()
+    saver = Retimer(splits)
     savers.insert(0, saver)
     return saver
 
@@ -602,6 +662,8 @@ What a decision does, before any Triton template code is generated (Inductor's
   `one_aten`'s ATen choice, as the others do.
 - With ``install(narrow_search=True)`` (off by default) an `extern` decision on a linear
   layer to a narrow output (`narrow_linear`: MoE routers, classifier heads) is `default`.
+- With ``install(retime_splits=True)`` (off by default) the re-timing (below) times the
+  `decompose_k` split Inductor timed fastest too, as it does cuBLAS and Triton.
 
 `install()` reaches every graph, the backward graph compiled in autograd's thread included:
 it sets ``torch._inductor.config.inductor_choices_class`` to a `ChoicesFactory` (handlers made
@@ -1167,13 +1229,16 @@ class Runtime:
             problems.append(f"it was trained with PyTorch {want_torch} and this is PyTorch {have_torch}")
         return "; ".join(problems) or None
 
-    def factory_key(self, retime, one_aten=False, narrow_search=False):
-        """The key of the factory `install(retime=..., one_aten=..., narrow_search=...)` sets:
-        each changes what Inductor picks, so the cache must tell them apart."""
+    def factory_key(self, retime, one_aten=False, narrow_search=False, retime_splits=False):
+        """The key of the factory `install(retime=..., one_aten=..., narrow_search=...,
+        retime_splits=...)` sets: each changes what Inductor picks, so the cache must tell them
+        apart."""
         return (self.key + ("-retime" if retime else "") + ("-one-aten" if one_aten else "")
-                + ("-narrow-search" if narrow_search else ""))
+                + ("-narrow-search" if narrow_search else "")
+                + ("-retime-splits" if retime and retime_splits else ""))
 
-    def install(self, align_ptxas=True, retime=True, one_aten=False, narrow_search=False):
+    def install(self, align_ptxas=True, retime=True, one_aten=False, narrow_search=False,
+                retime_splits=False):
         """Installs the heuristic for every graph Inductor compiles from now on; True if
         installed, False if refused (the device or PyTorch differ; warned once). With
         `align_ptxas` (the default), this process's Triton also uses the ptxas of Inductor's
@@ -1185,7 +1250,9 @@ class Runtime:
         (`default`, `drop`) keep one ATen choice too, as `extern` and `keep` do (`one_aten`).
         With `narrow_search` (off by default, a candidate: docs/results.md, thirty-seventh
         session) a linear layer to a narrow output that `decide` gives cuBLAS alone is left to
-        Inductor's list (`narrow_linear`). `uninstall()` undoes all of it."""
+        Inductor's list (`narrow_linear`). With `retime_splits` (off by default, a candidate:
+        docs/results.md, thirty-eighth session) the re-timing times Inductor's fastest
+        `decompose_k` split too (retime.py). `uninstall()` undoes all of it."""
         if self.active:
             return True
         import torch
@@ -1201,10 +1268,10 @@ class Runtime:
             return False
         prev = config.inductor_choices_class
         flags = (False, True)
-        ours = {self.factory_key(r, o, n) for r in flags for o in flags for n in flags}
+        ours = {self.factory_key(r, o, n, s) for r in flags for o in flags for n in flags for s in flags}
         if isinstance(prev, ChoicesFactory) and prev.key in ours:
             prev = prev.prev
-        self._factory_key = self.factory_key(retime, one_aten, narrow_search)
+        self._factory_key = self.factory_key(retime, one_aten, narrow_search, retime_splits)
         self.one_aten = bool(one_aten)
         self.narrow_search = bool(narrow_search)
         _RUNTIMES[self._factory_key] = self
@@ -1212,7 +1279,7 @@ class Runtime:
         slot = virtualized._choices
         self._saved = (config, prev, slot, self._hook(slot))
         self._ptxas = ptxas_align() if align_ptxas else None
-        self._retimer = retime_install() if retime else None
+        self._retimer = retime_install(bool(retime_splits)) if retime else None
         self.active = True
         self.wrap(slot._get_handler())
         return True
@@ -1266,9 +1333,9 @@ def _default_runtime():
     return _DEFAULT[0]
 
 
-def install(align_ptxas=True, retime=True, one_aten=False, narrow_search=False):
+def install(align_ptxas=True, retime=True, one_aten=False, narrow_search=False, retime_splits=False):
     """Installs this module's heuristic (see the module docstring); True if installed."""
-    return _default_runtime().install(align_ptxas, retime, one_aten, narrow_search)
+    return _default_runtime().install(align_ptxas, retime, one_aten, narrow_search, retime_splits)
 
 
 def uninstall():

@@ -41,6 +41,8 @@ What a decision does, before any Triton template code is generated (Inductor's
   `one_aten`'s ATen choice, as the others do.
 - With ``install(narrow_search=True)`` (off by default) an `extern` decision on a linear
   layer to a narrow output (`narrow_linear`: MoE routers, classifier heads) is `default`.
+- With ``install(retime_splits=True)`` (off by default) the re-timing (below) times the
+  `decompose_k` split Inductor timed fastest too, as it does cuBLAS and Triton.
 
 `install()` reaches every graph, the backward graph compiled in autograd's thread included:
 it sets ``torch._inductor.config.inductor_choices_class`` to a `ChoicesFactory` (handlers made
@@ -606,13 +608,16 @@ class Runtime:
             problems.append(f"it was trained with PyTorch {want_torch} and this is PyTorch {have_torch}")
         return "; ".join(problems) or None
 
-    def factory_key(self, retime, one_aten=False, narrow_search=False):
-        """The key of the factory `install(retime=..., one_aten=..., narrow_search=...)` sets:
-        each changes what Inductor picks, so the cache must tell them apart."""
+    def factory_key(self, retime, one_aten=False, narrow_search=False, retime_splits=False):
+        """The key of the factory `install(retime=..., one_aten=..., narrow_search=...,
+        retime_splits=...)` sets: each changes what Inductor picks, so the cache must tell them
+        apart."""
         return (self.key + ("-retime" if retime else "") + ("-one-aten" if one_aten else "")
-                + ("-narrow-search" if narrow_search else ""))
+                + ("-narrow-search" if narrow_search else "")
+                + ("-retime-splits" if retime and retime_splits else ""))
 
-    def install(self, align_ptxas=True, retime=True, one_aten=False, narrow_search=False):
+    def install(self, align_ptxas=True, retime=True, one_aten=False, narrow_search=False,
+                retime_splits=False):
         """Installs the heuristic for every graph Inductor compiles from now on; True if
         installed, False if refused (the device or PyTorch differ; warned once). With
         `align_ptxas` (the default), this process's Triton also uses the ptxas of Inductor's
@@ -624,7 +629,9 @@ class Runtime:
         (`default`, `drop`) keep one ATen choice too, as `extern` and `keep` do (`one_aten`).
         With `narrow_search` (off by default, a candidate: docs/results.md, thirty-seventh
         session) a linear layer to a narrow output that `decide` gives cuBLAS alone is left to
-        Inductor's list (`narrow_linear`). `uninstall()` undoes all of it."""
+        Inductor's list (`narrow_linear`). With `retime_splits` (off by default, a candidate:
+        docs/results.md, thirty-eighth session) the re-timing times Inductor's fastest
+        `decompose_k` split too (retime.py). `uninstall()` undoes all of it."""
         if self.active:
             return True
         import torch
@@ -640,10 +647,10 @@ class Runtime:
             return False
         prev = config.inductor_choices_class
         flags = (False, True)
-        ours = {self.factory_key(r, o, n) for r in flags for o in flags for n in flags}
+        ours = {self.factory_key(r, o, n, s) for r in flags for o in flags for n in flags for s in flags}
         if isinstance(prev, ChoicesFactory) and prev.key in ours:
             prev = prev.prev
-        self._factory_key = self.factory_key(retime, one_aten, narrow_search)
+        self._factory_key = self.factory_key(retime, one_aten, narrow_search, retime_splits)
         self.one_aten = bool(one_aten)
         self.narrow_search = bool(narrow_search)
         _RUNTIMES[self._factory_key] = self
@@ -651,7 +658,7 @@ class Runtime:
         slot = virtualized._choices
         self._saved = (config, prev, slot, self._hook(slot))
         self._ptxas = ptxas_align() if align_ptxas else None
-        self._retimer = retime_install() if retime else None
+        self._retimer = retime_install(bool(retime_splits)) if retime else None
         self.active = True
         self.wrap(slot._get_handler())
         return True
@@ -705,9 +712,9 @@ def _default_runtime():
     return _DEFAULT[0]
 
 
-def install(align_ptxas=True, retime=True, one_aten=False, narrow_search=False):
+def install(align_ptxas=True, retime=True, one_aten=False, narrow_search=False, retime_splits=False):
     """Installs this module's heuristic (see the module docstring); True if installed."""
-    return _default_runtime().install(align_ptxas, retime, one_aten, narrow_search)
+    return _default_runtime().install(align_ptxas, retime, one_aten, narrow_search, retime_splits)
 
 
 def uninstall():

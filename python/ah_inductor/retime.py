@@ -29,6 +29,16 @@ searched in one process: 6 against 2 more than 3 % behind the best of cuBLAS and
 that bound on 3 GEMMs against 14 without (sets 37 and 38: 0 against 5 and 3), and max-autotune's
 full list re-timed on 8 against 18.
 
+`Retimer(splits=True)` (``install(retime_splits=True)``, off by default, a candidate) re-times
+the decomposition Inductor timed fastest too (`decompose_k`, a `SubgraphChoiceCaller`: a batched
+product over parts of `k` and the sum of the parts, compiled to a module): its compiled call, as
+Inductor's benchmark of it makes it (`split_call`). Without it such a choice keeps Inductor's time,
+which holds the CPU side of its calls, against choices re-timed without theirs: on the three
+linears to a narrow output over a long `k` of the thirty-eighth session's recheck (a 32 x 9072
+x 32 weight gradient, a 20 x 10000 x 20 one, a 32 x 2048 x 16 decode step), default max-autotune
+picked a split and ran 1.13-1.28x faster than cuBLAS, and a handler that left the same list to
+the re-timed search picked cuBLAS (data/inductor_eval_h100_recheck_narrow*).
+
 It never raises into Inductor: any failure leaves the timings as Inductor measured them.
 """
 
@@ -43,8 +53,9 @@ RETIME_ROUNDS = 5
 class Retimer:
     """The feedback saver; counts GEMM lowerings re-timed and re-timings that failed."""
 
-    def __init__(self):
+    def __init__(self, splits=False):
         self.active = True
+        self.splits = splits
         self.retimed = 0
         self.failed = 0
 
@@ -55,7 +66,8 @@ class Retimer:
             finite = [c for c, t in timings.items() if math.isfinite(t)]
             if not finite or min(timings[c] for c in finite) >= RETIME_BELOW_MS:
                 return
-            again = graph_timings(one_extern(finite, timings, extern_test()), input_nodes)
+            chosen = one_extern(finite, timings, extern_test())
+            again = graph_timings(one_split(chosen, timings, split_test(), self.splits), input_nodes)
         except Exception:  # noqa: BLE001 - never raise into Inductor
             self.failed += 1
             return
@@ -73,6 +85,24 @@ def one_extern(choices, timings, is_extern):
     return [c for c in choices if c is keep or not is_extern(c)]
 
 
+def one_split(choices, timings, is_split, keep):
+    """`choices` less every decomposition (`is_split`) but, where `keep`, the one Inductor timed
+    fastest (each costs a compile to re-time), in their order."""
+    splits = [c for c in choices if is_split(c)]
+    fastest = min(splits, key=timings.__getitem__) if keep and splits else None
+    return [c for c in choices if c is fastest or not is_split(c)]
+
+
+def split_test():
+    """Whether a choice is a decomposition compiled as a subgraph (`decompose_k`); none on a
+    PyTorch without them."""
+    try:
+        from torch._inductor.codegen.subgraph import SubgraphChoiceCaller
+    except ImportError:
+        return lambda c: False
+    return lambda c: isinstance(c, SubgraphChoiceCaller)
+
+
 def extern_test():
     """Whether a choice is an ATen (cuBLAS) call, as Inductor types it."""
     from torch._inductor.select_algorithm import ExternKernelCaller
@@ -81,8 +111,9 @@ def extern_test():
 
 
 def graph_timings(choices, input_nodes):
-    """{choice: ms} by CUDA graph for the cuBLAS and Triton choices of `choices`, on inputs made
-    as Inductor makes them to benchmark; a choice that fails to capture is left out."""
+    """{choice: ms} by CUDA graph for the cuBLAS, Triton and decomposition choices of `choices`,
+    on inputs made as Inductor makes them to benchmark; a choice that fails to capture is left
+    out."""
     import torch
     from torch._inductor.select_algorithm import AlgorithmSelectorCache, ExternKernelCaller
 
@@ -94,7 +125,7 @@ def graph_timings(choices, input_nodes):
     out = {}
     for c in choices:
         try:
-            factory = call_factory(c, inputs, make(c.layout), ExternKernelCaller)
+            factory = call_factory(c, inputs, make(c.layout), ExternKernelCaller, split_test())
             if factory is not None:
                 out[c] = max(graph_ms(factory, flush.zero_) - base, 1e-6)
         except Exception:  # noqa: BLE001 - this choice keeps Inductor's time
@@ -102,16 +133,45 @@ def graph_timings(choices, input_nodes):
     return out
 
 
-def call_factory(choice, inputs, result, extern_type):
+def call_factory(choice, inputs, result, extern_type, is_split=lambda c: False):
     """A function making `choice`'s call on `inputs` into `result`, made anew on the stream it
-    runs on (a Triton run function binds the current stream); None for other choices."""
+    runs on (a Triton run function binds the current stream; a compiled module's call takes the
+    current stream when called); None for other choices."""
     if isinstance(choice, extern_type):
         algo = choice.to_callable()
         return lambda: (lambda: algo(*inputs, out=result))
+    if is_split(choice):
+        call = split_call(choice, inputs, result)
+        return None if call is None else (lambda: call)
     bmreq = getattr(choice, "bmreq", None)
     if bmreq is not None and hasattr(bmreq, "make_run_fn"):
         return lambda: bmreq.make_run_fn(*inputs, out=result)
     return None
+
+
+def split_call(choice, inputs, result):
+    """The call Inductor benchmarks for decomposition `choice`: its `benchmark` compiles the
+    subgraph to a module and hands a call of it to Inductor's benchmarker, which is asked here
+    for the call instead of a time. None where it hands none."""
+    from torch._inductor.runtime import benchmarking
+
+    bench = benchmarking.benchmarker
+    calls = []
+
+    def grab(fn, *args, **kwargs):
+        calls.append(fn)
+        return 0.0
+
+    own = vars(bench).get("benchmark_gpu")
+    bench.benchmark_gpu = grab
+    try:
+        choice.benchmark(*inputs, out=result)
+    finally:
+        if own is None:
+            del bench.benchmark_gpu
+        else:
+            bench.benchmark_gpu = own
+    return calls[-1] if calls else None
 
 
 def graph_ms(factory, before, rounds=RETIME_ROUNDS):
@@ -151,16 +211,16 @@ def graph_ms(factory, before, rounds=RETIME_ROUNDS):
     return sorted(times)[len(times) // 2]
 
 
-def retime_install():
-    """Registers a `Retimer` first among Inductor's feedback savers (before any that records
-    picks); returns it, or None where this PyTorch has no feedback savers."""
+def retime_install(splits=False):
+    """Registers a `Retimer(splits)` first among Inductor's feedback savers (before any that
+    records picks); returns it, or None where this PyTorch has no feedback savers."""
     try:
         from torch._inductor import select_algorithm
 
         savers = select_algorithm.get_algorithm_selector_cache().feedback_saver_fns
     except Exception:  # noqa: BLE001 - another PyTorch: nothing to re-time
         return None
-    saver = Retimer()
+    saver = Retimer(splits)
     savers.insert(0, saver)
     return saver
 

@@ -724,10 +724,18 @@ class Install(unittest.TestCase):
             self.assertEqual(savers[1:], ["a recorder of picks"])
             self.assertEqual(type(savers[0]).__name__, "Retimer")
             saver = savers[0]
+            self.assertFalse(saver.splits)
             self.rt.uninstall()
             self.assertEqual(savers, ["a recorder of picks"])
             self.assertFalse(saver.active)
             self.assertIsNone(config.inductor_choices_class)
+            self.assertTrue(self.rt.install(retime_splits=True))
+            self.assertEqual(config.inductor_choices_class.key, f"{plain_key}-retime-retime-splits")
+            self.assertTrue(savers[0].splits)
+            self.rt.uninstall()
+            self.assertTrue(self.rt.install(retime=False, retime_splits=True))  # nothing to re-time
+            self.assertEqual((config.inductor_choices_class.key, savers), (plain_key, ["a recorder of picks"]))
+            self.rt.uninstall()
 
     def test_a_wrapped_handler_has_a_uuid_with_the_heuristics_key(self):
         # PyTorch after 2.11 keys its caches on the configured handler's uuid() and refuses one

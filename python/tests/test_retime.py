@@ -76,6 +76,24 @@ class Retimer(unittest.TestCase):
         self.assertEqual(out["cublas_addmm"], 0.031)  # Inductor's time: it stays behind
         self.assertEqual(min(out, key=out.get), "cublas_bias_addmm")
 
+    def test_re_times_the_fastest_split_only_when_asked(self):
+        # A decompose_k split keeps Inductor's time unless the saver re-times splits; then only
+        # the split Inductor timed fastest is compiled again and timed.
+        seen = []
+
+        def graphs(choices, inputs):
+            seen.append(list(choices))
+            return {c: SMALL for c in choices}
+
+        timings = {"cublas": 0.030, "split_4": 0.012, "split_2": 0.011, "triton": 0.020}
+        with mock.patch.object(retime, "split_test", lambda: lambda c: c.startswith("split")), \
+                mock.patch.object(retime, "graph_timings", graphs):
+            self.call(timings=dict(timings))
+            self.saver.splits = True
+            out = self.call(timings=dict(timings))
+        self.assertEqual(seen, [["cublas", "triton"], ["cublas", "split_2", "triton"]])
+        self.assertEqual((out["split_2"], out["split_4"]), (SMALL, 0.012))
+
     def test_re_times_every_gemm_op(self):
         with mock.patch.object(retime, "graph_timings", lambda c, i: {"triton": SMALL}):
             for op in retime.RETIME_OPS:
@@ -107,6 +125,60 @@ class CallFactory(unittest.TestCase):
 
     def test_other_choices_are_not_re_timed(self):
         self.assertIsNone(retime.call_factory(types.SimpleNamespace(), (), "out", self.Extern))
+
+    def test_a_split_is_compiled_once_and_its_module_call_timed(self):
+        calls = []
+        module_call = lambda: calls.append("ran")  # noqa: E731 - the compiled module's call
+        with mock.patch.object(retime, "split_call", lambda c, args, out: calls.append(args) or module_call):
+            factory = retime.call_factory("split", (1, 2), "out", self.Extern, lambda c: c == "split")
+            self.assertIs(factory(), module_call)
+            self.assertIs(factory(), module_call)
+        self.assertEqual(calls, [(1, 2)])
+        with mock.patch.object(retime, "split_call", lambda c, args, out: None):
+            self.assertIsNone(retime.call_factory("split", (), "out", self.Extern, lambda c: True))
+
+
+class SplitCall(unittest.TestCase):
+    """`split_call` against a fake `torch._inductor.runtime.benchmarking`: the call the split's
+    benchmark hands the benchmarker is returned, and the benchmarker is left as it was."""
+
+    class Bench:
+        def benchmark_gpu(self, fn):
+            raise AssertionError("the real benchmark ran")
+
+    def fake(self, bench):
+        benchmarking = types.ModuleType("torch._inductor.runtime.benchmarking")
+        benchmarking.benchmarker = bench
+        runtime = types.ModuleType("torch._inductor.runtime")
+        runtime.benchmarking = benchmarking
+        inductor = types.ModuleType("torch._inductor")
+        inductor.runtime = runtime
+        torch = types.ModuleType("torch")
+        torch._inductor = inductor
+        return mock.patch.dict(sys.modules, {"torch": torch, "torch._inductor": inductor,
+                                             "torch._inductor.runtime": runtime,
+                                             "torch._inductor.runtime.benchmarking": benchmarking})
+
+    def split(self, bench, fails=False):
+        def benchmark(*args, out):
+            if fails:
+                raise RuntimeError("compile failed")
+            return bench.benchmark_gpu(lambda: ("module", args, out))
+        return types.SimpleNamespace(benchmark=benchmark)
+
+    def test_returns_the_call_handed_to_the_benchmarker(self):
+        bench = self.Bench()
+        with self.fake(bench):
+            call = retime.split_call(self.split(bench), (1, 2), "out")
+        self.assertEqual(call(), ("module", (1, 2), "out"))
+        self.assertNotIn("benchmark_gpu", vars(bench))  # the class's method again
+
+    def test_restores_the_benchmarker_when_the_compile_fails(self):
+        bench = self.Bench()
+        own = bench.benchmark_gpu = lambda fn: 1.0
+        with self.fake(bench), self.assertRaises(RuntimeError):
+            retime.split_call(self.split(bench, fails=True), (), "out")
+        self.assertIs(bench.benchmark_gpu, own)
 
 
 class Registration(unittest.TestCase):
