@@ -141,7 +141,7 @@ def call_factory(choice, inputs, result, extern_type, is_split=lambda c: False):
         algo = choice.to_callable()
         return lambda: (lambda: algo(*inputs, out=result))
     if is_split(choice):
-        call = split_call(choice, inputs, result)
+        call = split_call(choice, inputs)
         return None if call is None else (lambda: call)
     bmreq = getattr(choice, "bmreq", None)
     if bmreq is not None and hasattr(bmreq, "make_run_fn"):
@@ -149,29 +149,16 @@ def call_factory(choice, inputs, result, extern_type, is_split=lambda c: False):
     return None
 
 
-def split_call(choice, inputs, result):
-    """The call Inductor benchmarks for decomposition `choice`: its `benchmark` compiles the
-    subgraph to a module and hands a call of it to Inductor's benchmarker, which is asked here
-    for the call instead of a time. None where it hands none."""
-    from torch._inductor.runtime import benchmarking
-
-    bench = benchmarking.benchmarker
-    calls = []
-
-    def grab(fn, *args, **kwargs):
-        calls.append(fn)
-        return 0.0
-
-    own = vars(bench).get("benchmark_gpu")
-    bench.benchmark_gpu = grab
-    try:
-        choice.benchmark(*inputs, out=result)
-    finally:
-        if own is None:
-            del bench.benchmark_gpu
-        else:
-            bench.benchmark_gpu = own
-    return calls[-1] if calls else None
+def split_call(choice, inputs):
+    """The call of decomposition `choice` as Inductor benchmarked it: on PyTorch 2.11 its
+    `benchmark` compiles the subgraph to a module once and keeps it (`_compiled_module`), whose
+    `call` takes the symbolic sizes' values and the inputs in one list (which it clears). None
+    where the choice keeps no module (another PyTorch: it keeps Inductor's time)."""
+    module = getattr(choice, "_compiled_module", None)
+    if module is None or not callable(getattr(module, "call", None)):
+        return None
+    sizes = list(getattr(choice, "sym_input_values", ()))
+    return lambda: module.call([*sizes, *inputs])
 
 
 def graph_ms(factory, before, rounds=RETIME_ROUNDS):

@@ -126,59 +126,22 @@ class CallFactory(unittest.TestCase):
     def test_other_choices_are_not_re_timed(self):
         self.assertIsNone(retime.call_factory(types.SimpleNamespace(), (), "out", self.Extern))
 
-    def test_a_split_is_compiled_once_and_its_module_call_timed(self):
+    def test_a_split_is_timed_by_the_module_inductor_compiled_for_it(self):
         calls = []
-        module_call = lambda: calls.append("ran")  # noqa: E731 - the compiled module's call
-        with mock.patch.object(retime, "split_call", lambda c, args, out: calls.append(args) or module_call):
-            factory = retime.call_factory("split", (1, 2), "out", self.Extern, lambda c: c == "split")
-            self.assertIs(factory(), module_call)
-            self.assertIs(factory(), module_call)
-        self.assertEqual(calls, [(1, 2)])
-        with mock.patch.object(retime, "split_call", lambda c, args, out: None):
-            self.assertIsNone(retime.call_factory("split", (), "out", self.Extern, lambda c: True))
+        module = types.SimpleNamespace(call=lambda args: calls.append(list(args)) or args.clear())
+        split = types.SimpleNamespace(_compiled_module=module, sym_input_values=[7])
+        factory = retime.call_factory(split, (1, 2), "out", self.Extern, lambda c: c is split)
+        call = factory()
+        call()
+        call()  # a fresh list each time: the module's call clears the one it gets
+        self.assertEqual(calls, [[7, 1, 2], [7, 1, 2]])
 
-
-class SplitCall(unittest.TestCase):
-    """`split_call` against a fake `torch._inductor.runtime.benchmarking`: the call the split's
-    benchmark hands the benchmarker is returned, and the benchmarker is left as it was."""
-
-    class Bench:
-        def benchmark_gpu(self, fn):
-            raise AssertionError("the real benchmark ran")
-
-    def fake(self, bench):
-        benchmarking = types.ModuleType("torch._inductor.runtime.benchmarking")
-        benchmarking.benchmarker = bench
-        runtime = types.ModuleType("torch._inductor.runtime")
-        runtime.benchmarking = benchmarking
-        inductor = types.ModuleType("torch._inductor")
-        inductor.runtime = runtime
-        torch = types.ModuleType("torch")
-        torch._inductor = inductor
-        return mock.patch.dict(sys.modules, {"torch": torch, "torch._inductor": inductor,
-                                             "torch._inductor.runtime": runtime,
-                                             "torch._inductor.runtime.benchmarking": benchmarking})
-
-    def split(self, bench, fails=False):
-        def benchmark(*args, out):
-            if fails:
-                raise RuntimeError("compile failed")
-            return bench.benchmark_gpu(lambda: ("module", args, out))
-        return types.SimpleNamespace(benchmark=benchmark)
-
-    def test_returns_the_call_handed_to_the_benchmarker(self):
-        bench = self.Bench()
-        with self.fake(bench):
-            call = retime.split_call(self.split(bench), (1, 2), "out")
-        self.assertEqual(call(), ("module", (1, 2), "out"))
-        self.assertNotIn("benchmark_gpu", vars(bench))  # the class's method again
-
-    def test_restores_the_benchmarker_when_the_compile_fails(self):
-        bench = self.Bench()
-        own = bench.benchmark_gpu = lambda fn: 1.0
-        with self.fake(bench), self.assertRaises(RuntimeError):
-            retime.split_call(self.split(bench, fails=True), (), "out")
-        self.assertIs(bench.benchmark_gpu, own)
+    def test_a_split_without_a_compiled_module_keeps_inductors_time(self):
+        for split in (types.SimpleNamespace(), types.SimpleNamespace(_compiled_module=None),
+                      types.SimpleNamespace(_compiled_module=object())):
+            self.assertIsNone(retime.call_factory(split, (), "out", self.Extern, lambda c: True))
+        self.assertEqual(retime.split_call(types.SimpleNamespace(_compiled_module=types.SimpleNamespace(
+            call=lambda args: args)), (3,))(), [3])  # no symbolic sizes
 
 
 class Registration(unittest.TestCase):
