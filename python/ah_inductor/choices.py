@@ -41,8 +41,8 @@ What a decision does, before any Triton template code is generated (Inductor's
   `one_aten`'s ATen choice, as the others do.
 - With ``install(narrow_search=True)`` (off by default) an `extern` decision on a linear
   layer to a narrow output (`narrow_linear`: MoE routers, classifier heads) is `default`.
-- With ``install(retime_splits=True)`` (off by default) the re-timing (below) times the
-  `decompose_k` split Inductor timed fastest too, as it does cuBLAS and Triton.
+- With ``install(retime_splits=True)`` (off by default) the re-timing (below) times
+  `decompose_k`'s splits too, as it does cuBLAS and Triton.
 
 `install()` reaches every graph, the backward graph compiled in autograd's thread included:
 it sets ``torch._inductor.config.inductor_choices_class`` to a `ChoicesFactory` (handlers made
@@ -630,8 +630,8 @@ class Runtime:
         With `narrow_search` (off by default, a candidate: docs/results.md, thirty-seventh
         session) a linear layer to a narrow output that `decide` gives cuBLAS alone is left to
         Inductor's list (`narrow_linear`). With `retime_splits` (off by default, a candidate:
-        docs/results.md, thirty-eighth session) the re-timing times Inductor's fastest
-        `decompose_k` split too (retime.py). `uninstall()` undoes all of it."""
+        docs/results.md, thirty-eighth session) the re-timing times `decompose_k`'s splits too
+        (retime.py). `uninstall()` undoes all of it."""
         if self.active:
             return True
         import torch
