@@ -77,9 +77,11 @@ when it ran.
 `--only narrow-linears` asks every question of one kind of GEMM only: linear layers to a narrow
 output (not `bmm`; n <= 64, k >= 512, m <= 16384: MoE routers, classifier and regression heads,
 LoRA's `lora_A`), where the handlers' misses were densest in the thirty-seventh session.
+`--only long-contractions`: `mm` with k at least 32 times the larger output side, where
+PyTorch 2.11's Inductor offers `decompose_k`'s splits (`triton.decompose_k_threshold`).
 
 Usage: scripts/holdout_pool.py [--handler MODULE.py [--measured MEASURED.py] [--against OTHER.py]]
-                               [--ours ours|candidate] [--only narrow-linears]
+                               [--ours ours|candidate] [--only narrow-linears|long-contractions]
                                [--files-from LIST] [RESULT.json ...] > pooled.md
 """
 
@@ -239,7 +241,15 @@ def listed_files(path):
 
 # `--only NAME`: the GEMMs every question is asked of (a GEMM's fields are named as the
 # handler's features are).
-SUBSETS = {"narrow-linears": narrow_linear}
+SPLIT_THRESHOLD = 32  # PyTorch 2.11's config.triton.decompose_k_threshold
+
+
+def long_contraction(f):
+    """Whether features `f` are an `mm` that Inductor offers `decompose_k`'s splits for."""
+    return f["op"] == "mm" and f["k"] >= SPLIT_THRESHOLD * max(f["m"], f["n"])
+
+
+SUBSETS = {"narrow-linears": narrow_linear, "long-contractions": long_contraction}
 
 
 def parse(argv):
