@@ -1,0 +1,82 @@
+"""`scripts/pool_gemms.py`: the pooled GEMMs of one kind as a --gemms file, each shape once, kept
+by the handler's decision on the features the run recorded and by cuBLAS's run time; bad
+lists are named and exit 2."""
+
+import io
+import json
+import os
+import sys
+import tempfile
+import unittest
+from contextlib import redirect_stderr, redirect_stdout
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "scripts"))
+
+import holdout_pool  # noqa: E402
+import holdout_records  # noqa: E402
+import pool_gemms  # noqa: E402
+
+HANDLER = """
+HEURISTIC = {"name": "Fake"}
+install = uninstall = stats = reset_stats = lambda *a: None
+def decide(f):
+    return ("extern", ()) if f["m"] < 100 else ("default", ())
+"""
+
+
+def gemm(m, k, n=64, line=1):
+    return {"name": f"g{m}x{k}", "op": "mm", "batch": 1, "m": m, "k": k, "n": n, "dtype": "bfloat16",
+            "tf32": False, "trans_a": False, "trans_b": True, "line": line}
+
+
+def measured(g, cublas_ms):
+    features = dict(holdout_records.handler_features(g), decision="extern", kept=0)
+    return {"gemm": g, "run_ms": {"none": cublas_ms, "max_autotune": cublas_ms, "ours": cublas_ms},
+            "picked": {}, "ours_decisions": [features]}
+
+
+class PoolGemms(unittest.TestCase):
+    def run_main(self, *args, gemms):
+        with tempfile.TemporaryDirectory() as d:
+            with open(os.path.join(d, "a.json"), "w") as f:
+                json.dump({"gemms": gemms}, f)
+            with open(os.path.join(d, "h_choices.py"), "w") as f:
+                f.write(HANDLER)
+            with open(os.path.join(d, "pool.txt"), "w") as f:
+                f.write("# the pool\na.json\n")
+            out, err = io.StringIO(), io.StringIO()
+            argv = [a.replace("H.py", os.path.join(d, "h_choices.py")) for a in args]
+            with redirect_stdout(out), redirect_stderr(err):
+                rc = pool_gemms.main(["--files-from", os.path.join(d, "pool.txt"), *argv])
+        return rc, [json.loads(line) for line in out.getvalue().splitlines()], err.getvalue()
+
+    def test_long_contractions_are_those_inductor_offers_splits_for(self):
+        f = {"op": "mm", "m": 64, "n": 32, "k": 64 * holdout_pool.SPLIT_THRESHOLD}
+        self.assertTrue(holdout_pool.long_contraction(f))
+        self.assertFalse(holdout_pool.long_contraction(dict(f, k=f["k"] - 1)))
+        self.assertFalse(holdout_pool.long_contraction(dict(f, op="bmm")))
+
+    def test_writes_each_shape_once_without_its_line_kept_by_every_test(self):
+        gemms = [measured(gemm(200, 8192, line=3), 0.05),   # long, searched, fast: kept
+                 measured(gemm(200, 8192, line=9), 0.05),   # the same shape again
+                 measured(gemm(50, 8192), 0.05),            # decided cuBLAS only
+                 measured(gemm(256, 9000), 0.5),            # cuBLAS too slow
+                 measured(gemm(200, 512), 0.05)]            # not a long contraction
+        rc, out, _ = self.run_main("--only", "long-contractions", "--handler", "H.py", "--searched",
+                                   "--below-ms", "0.2", gemms=gemms)
+        self.assertEqual(rc, 0)
+        want = dict(gemm(200, 8192))
+        del want["line"]
+        self.assertEqual(out, [want])
+        rc, out, _ = self.run_main(gemms=gemms)
+        self.assertEqual([(g["m"], g["k"]) for g in out], [(200, 8192), (50, 8192), (256, 9000), (200, 512)])
+
+    def test_a_file_that_is_no_result_is_named_and_exits_2(self):
+        rc, out, err = self.run_main(gemms="not a list of GEMMs")
+        self.assertEqual((rc, out), (2, []))
+        self.assertIn("a.json", err)
+
+
+if __name__ == "__main__":
+    unittest.main()
