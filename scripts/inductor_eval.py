@@ -598,7 +598,8 @@ class Inductor:
                 "retime": {r: o["retime"] for r, o in sorted(self.install.items()) if "retime" in o},
                 "one_aten": sorted(r for r, o in self.install.items() if o.get("one_aten")),
                 "narrow_search": sorted(r for r, o in self.install.items() if o.get("narrow_search")),
-                "retime_splits": sorted(r for r, o in self.install.items() if o.get("retime_splits"))}
+                "retime_splits": sorted(r for r, o in self.install.items() if o.get("retime_splits")),
+                "spare_splits": sorted(r for r, o in self.install.items() if o.get("spare_splits"))}
 
     @contextlib.contextmanager
     def setting(self, name, record):
@@ -1186,7 +1187,10 @@ def parse(argv):
                         "decides cuBLAS only is left to max-autotune; repeatable")
     p.add_argument("--retime-splits", action="append", default=[], choices=ROLES,
                    help="install that role's handler with retime_splits=True: the re-timing times "
-                        "the fastest decompose_k split too (retime.py); repeatable")
+                        "decompose_k's splits too (retime.py); repeatable")
+    p.add_argument("--spare-splits", action="append", default=[], choices=ROLES,
+                   help="install that role's handler with spare_splits=True: a lowering that offers "
+                        "decompose_k's splits keeps Inductor's timings (retime.py); repeatable")
     p.add_argument("--dry-run", action="store_true",
                    help="print the planned GEMMs and stop (no torch); with --handler, what it decides for each")
     a = p.parse_args(argv)
@@ -1221,13 +1225,14 @@ def parse(argv):
 def install_options(a):
     """role -> the arguments its handler's install() gets: `retime=` from --retime and
     --no-retime, `one_aten=True` from --one-aten, `narrow_search=True` from --narrow-search,
-    `retime_splits=True` from --retime-splits; a role not named keeps its module's defaults
-    (older modules lack the later arguments)."""
+    `retime_splits=True` from --retime-splits, `spare_splits=True` from --spare-splits; a role
+    not named keeps its module's defaults (older modules lack the later arguments)."""
     options = {}
     for flag, value, roles in (("retime", True, a.retime), ("retime", False, a.no_retime),
                                ("one_aten", True, a.one_aten),
                                ("narrow_search", True, a.narrow_search),
-                               ("retime_splits", True, a.retime_splits)):
+                               ("retime_splits", True, a.retime_splits),
+                               ("spare_splits", True, a.spare_splits)):
         for role in roles:
             options.setdefault(role, {})[flag] = value
     return options

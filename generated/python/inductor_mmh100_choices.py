@@ -419,6 +419,13 @@ x 32 weight gradient, a 20 x 10000 x 20 one, a 32 x 2048 x 16 decode step), defa
 picked a split and ran 1.13-1.28x faster than cuBLAS, and a handler that left the same list to
 the re-timed search picked cuBLAS (data/inductor_eval_h100_recheck_narrow*).
 
+`Retimer(spare=True)` (``install(spare_splits=True)``, off by default, a candidate) leaves a
+lowering that offers splits as Inductor timed it: where Inductor offers them (an `mm` with k at
+least 32 times the larger output side) the kernels run 10-200 us, and on the pool's 28 such GEMMs
+that a handler searched, default max-autotune was over the 3 % bound on none and the re-timed
+search on 4 (re-timing the splits too: on 3, 3 of them where the other was not;
+data/inductor_eval_h100_recheck_longk*).
+
 It never raises into Inductor: any failure leaves the timings as Inductor measured them.
 """
 
@@ -431,12 +438,16 @@ RETIME_ROUNDS = 5
 
 
 class Retimer:
-    """The feedback saver; counts GEMM lowerings re-timed and re-timings that failed."""
+    """The feedback saver; counts GEMM lowerings re-timed and re-timings that failed. With
+    `splits` it re-times decompositions too (`with_splits`); with `spare` a lowering that offers
+    any (`spares`) keeps Inductor's timings whole."""
 
-    def __init__(self, splits=False):
+    def __init__(self, splits=False, spare=False):
         self.active = True
         self.splits = splits
+        self.spare = spare
         self.retimed = 0
+        self.spared = 0
         self.failed = 0
 
     def __call__(self, timings, name, input_nodes, choices, *rest):
@@ -446,8 +457,12 @@ class Retimer:
             finite = [c for c, t in timings.items() if math.isfinite(t)]
             if not finite or min(timings[c] for c in finite) >= RETIME_BELOW_MS:
                 return
+            is_split = split_test()
+            if self.spare and any(is_split(c) for c in finite):
+                self.spared += 1
+                return
             chosen = one_extern(finite, timings, extern_test())
-            again = graph_timings(with_splits(chosen, split_test(), self.splits), input_nodes)
+            again = graph_timings(with_splits(chosen, is_split, self.splits), input_nodes)
         except Exception:  # noqa: BLE001 - never raise into Inductor
             self.failed += 1
             return
@@ -578,16 +593,16 @@ def graph_ms(factory, before, rounds=RETIME_ROUNDS):
     return sorted(times)[len(times) // 2]
 
 
-def retime_install(splits=False):
-    """Registers a `Retimer(splits)` first among Inductor's feedback savers (before any that
-    records picks); returns it, or None where this PyTorch has no feedback savers."""
+def retime_install(splits=False, spare=False):
+    """Registers a `Retimer(splits, spare)` first among Inductor's feedback savers (before any
+    that records picks); returns it, or None where this PyTorch has no feedback savers."""
     try:
         from torch._inductor import select_algorithm
 
         savers = select_algorithm.get_algorithm_selector_cache().feedback_saver_fns
     except Exception:  # noqa: BLE001 - another PyTorch: nothing to re-time
         return None
-    saver = Retimer(splits)
+    saver = Retimer(splits, spare)
     savers.insert(0, saver)
     return saver
 
@@ -651,6 +666,8 @@ What a decision does, before any Triton template code is generated (Inductor's
   layer to a narrow output (`narrow_linear`: MoE routers, classifier heads) is `default`.
 - With ``install(retime_splits=True)`` (off by default) the re-timing (below) times
   `decompose_k`'s splits too, as it does cuBLAS and Triton.
+- With ``install(spare_splits=True)`` (off by default) the re-timing leaves a lowering that
+  offers `decompose_k`'s splits as Inductor timed it.
 
 `install()` reaches every graph, the backward graph compiled in autograd's thread included:
 it sets ``torch._inductor.config.inductor_choices_class`` to a `ChoicesFactory` (handlers made
@@ -673,6 +690,7 @@ never raises into Inductor: a failure in the features or the decision keeps Indu
 """
 
 import hashlib
+import itertools
 import os
 import threading
 import types
@@ -1216,16 +1234,18 @@ class Runtime:
             problems.append(f"it was trained with PyTorch {want_torch} and this is PyTorch {have_torch}")
         return "; ".join(problems) or None
 
-    def factory_key(self, retime, one_aten=False, narrow_search=False, retime_splits=False):
+    def factory_key(self, retime, one_aten=False, narrow_search=False, retime_splits=False,
+                    spare_splits=False):
         """The key of the factory `install(retime=..., one_aten=..., narrow_search=...,
-        retime_splits=...)` sets: each changes what Inductor picks, so the cache must tell them
-        apart."""
+        retime_splits=..., spare_splits=...)` sets: each changes what Inductor picks, so the
+        cache must tell them apart."""
         return (self.key + ("-retime" if retime else "") + ("-one-aten" if one_aten else "")
                 + ("-narrow-search" if narrow_search else "")
-                + ("-retime-splits" if retime and retime_splits else ""))
+                + ("-retime-splits" if retime and retime_splits else "")
+                + ("-spare-splits" if retime and spare_splits else ""))
 
     def install(self, align_ptxas=True, retime=True, one_aten=False, narrow_search=False,
-                retime_splits=False):
+                retime_splits=False, spare_splits=False):
         """Installs the heuristic for every graph Inductor compiles from now on; True if
         installed, False if refused (the device or PyTorch differ; warned once). With
         `align_ptxas` (the default), this process's Triton also uses the ptxas of Inductor's
@@ -1239,7 +1259,9 @@ class Runtime:
         session) a linear layer to a narrow output that `decide` gives cuBLAS alone is left to
         Inductor's list (`narrow_linear`). With `retime_splits` (off by default, a candidate:
         docs/results.md, thirty-eighth session) the re-timing times `decompose_k`'s splits too
-        (retime.py). `uninstall()` undoes all of it."""
+        (retime.py). With `spare_splits` (off by default, a candidate: docs/results.md,
+        thirty-eighth session) the re-timing leaves a lowering that offers those splits as
+        Inductor timed it (retime.py). `uninstall()` undoes all of it."""
         if self.active:
             return True
         import torch
@@ -1255,10 +1277,10 @@ class Runtime:
             return False
         prev = config.inductor_choices_class
         flags = (False, True)
-        ours = {self.factory_key(r, o, n, s) for r in flags for o in flags for n in flags for s in flags}
+        ours = {self.factory_key(*f) for f in itertools.product(flags, repeat=5)}
         if isinstance(prev, ChoicesFactory) and prev.key in ours:
             prev = prev.prev
-        self._factory_key = self.factory_key(retime, one_aten, narrow_search, retime_splits)
+        self._factory_key = self.factory_key(retime, one_aten, narrow_search, retime_splits, spare_splits)
         self.one_aten = bool(one_aten)
         self.narrow_search = bool(narrow_search)
         _RUNTIMES[self._factory_key] = self
@@ -1266,7 +1288,7 @@ class Runtime:
         slot = virtualized._choices
         self._saved = (config, prev, slot, self._hook(slot))
         self._ptxas = ptxas_align() if align_ptxas else None
-        self._retimer = retime_install(bool(retime_splits)) if retime else None
+        self._retimer = retime_install(bool(retime_splits), bool(spare_splits)) if retime else None
         self.active = True
         self.wrap(slot._get_handler())
         return True
@@ -1320,9 +1342,11 @@ def _default_runtime():
     return _DEFAULT[0]
 
 
-def install(align_ptxas=True, retime=True, one_aten=False, narrow_search=False, retime_splits=False):
+def install(align_ptxas=True, retime=True, one_aten=False, narrow_search=False, retime_splits=False,
+            spare_splits=False):
     """Installs this module's heuristic (see the module docstring); True if installed."""
-    return _default_runtime().install(align_ptxas, retime, one_aten, narrow_search, retime_splits)
+    return _default_runtime().install(align_ptxas, retime, one_aten, narrow_search, retime_splits,
+                                      spare_splits)
 
 
 def uninstall():

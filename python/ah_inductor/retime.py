@@ -39,6 +39,13 @@ x 32 weight gradient, a 20 x 10000 x 20 one, a 32 x 2048 x 16 decode step), defa
 picked a split and ran 1.13-1.28x faster than cuBLAS, and a handler that left the same list to
 the re-timed search picked cuBLAS (data/inductor_eval_h100_recheck_narrow*).
 
+`Retimer(spare=True)` (``install(spare_splits=True)``, off by default, a candidate) leaves a
+lowering that offers splits as Inductor timed it: where Inductor offers them (an `mm` with k at
+least 32 times the larger output side) the kernels run 10-200 us, and on the pool's 28 such GEMMs
+that a handler searched, default max-autotune was over the 3 % bound on none and the re-timed
+search on 4 (re-timing the splits too: on 3, 3 of them where the other was not;
+data/inductor_eval_h100_recheck_longk*).
+
 It never raises into Inductor: any failure leaves the timings as Inductor measured them.
 """
 
@@ -51,12 +58,16 @@ RETIME_ROUNDS = 5
 
 
 class Retimer:
-    """The feedback saver; counts GEMM lowerings re-timed and re-timings that failed."""
+    """The feedback saver; counts GEMM lowerings re-timed and re-timings that failed. With
+    `splits` it re-times decompositions too (`with_splits`); with `spare` a lowering that offers
+    any (`spares`) keeps Inductor's timings whole."""
 
-    def __init__(self, splits=False):
+    def __init__(self, splits=False, spare=False):
         self.active = True
         self.splits = splits
+        self.spare = spare
         self.retimed = 0
+        self.spared = 0
         self.failed = 0
 
     def __call__(self, timings, name, input_nodes, choices, *rest):
@@ -66,8 +77,12 @@ class Retimer:
             finite = [c for c, t in timings.items() if math.isfinite(t)]
             if not finite or min(timings[c] for c in finite) >= RETIME_BELOW_MS:
                 return
+            is_split = split_test()
+            if self.spare and any(is_split(c) for c in finite):
+                self.spared += 1
+                return
             chosen = one_extern(finite, timings, extern_test())
-            again = graph_timings(with_splits(chosen, split_test(), self.splits), input_nodes)
+            again = graph_timings(with_splits(chosen, is_split, self.splits), input_nodes)
         except Exception:  # noqa: BLE001 - never raise into Inductor
             self.failed += 1
             return
@@ -198,16 +213,16 @@ def graph_ms(factory, before, rounds=RETIME_ROUNDS):
     return sorted(times)[len(times) // 2]
 
 
-def retime_install(splits=False):
-    """Registers a `Retimer(splits)` first among Inductor's feedback savers (before any that
-    records picks); returns it, or None where this PyTorch has no feedback savers."""
+def retime_install(splits=False, spare=False):
+    """Registers a `Retimer(splits, spare)` first among Inductor's feedback savers (before any
+    that records picks); returns it, or None where this PyTorch has no feedback savers."""
     try:
         from torch._inductor import select_algorithm
 
         savers = select_algorithm.get_algorithm_selector_cache().feedback_saver_fns
     except Exception:  # noqa: BLE001 - another PyTorch: nothing to re-time
         return None
-    saver = Retimer(splits)
+    saver = Retimer(splits, spare)
     savers.insert(0, saver)
     return saver
 

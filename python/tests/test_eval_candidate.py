@@ -110,6 +110,8 @@ class CandidateTest(unittest.TestCase):
         a = inductor_eval.parse(base + ["--narrow-search", "candidate", "--retime-splits", "candidate"])
         self.assertEqual(inductor_eval.install_options(a),
                          {"candidate": {"narrow_search": True, "retime_splits": True}})
+        a = inductor_eval.parse(base + ["--spare-splits", "candidate"])
+        self.assertEqual(inductor_eval.install_options(a), {"candidate": {"spare_splits": True}})
         both = self.parse_error(base + ["--retime", "ours", "--no-retime", "ours"])
         self.assertIn("--retime and --no-retime both name ours", both)
 

@@ -93,6 +93,18 @@ class Retimer(unittest.TestCase):
         self.assertEqual(seen, [["cublas", "triton"], ["cublas", "split_4", "split_2", "triton"]])
         self.assertEqual(out, dict.fromkeys(timings, SMALL))
 
+    def test_spares_a_lowering_that_offers_splits_when_asked(self):
+        timings = {"cublas": 0.030, "split_4": 0.012, "triton": 0.020}
+        plain = {"cublas": 0.030, "triton": 0.020}
+        self.saver.spare = True
+        with mock.patch.object(retime, "split_test", lambda: lambda c: c.startswith("split")), \
+                mock.patch.object(retime, "graph_timings", lambda c, i: dict.fromkeys(c, SMALL)):
+            self.assertEqual(self.call(timings=dict(timings)), timings)  # Inductor's, whole
+            self.assertEqual(self.call(timings=dict(plain)), dict.fromkeys(plain, SMALL))
+            self.saver.splits = True  # sparing wins over re-timing the splits
+            self.assertEqual(self.call(timings=dict(timings)), timings)
+        self.assertEqual((self.saver.spared, self.saver.retimed), (2, 1))
+
     def test_re_times_every_gemm_op(self):
         with mock.patch.object(retime, "graph_timings", lambda c, i: {"triton": SMALL}):
             for op in retime.RETIME_OPS:
