@@ -596,10 +596,8 @@ class Inductor:
                 "handler": getattr(self.handlers.get("ours"), "HEURISTIC", None),
                 "candidate": getattr(self.handlers.get("candidate"), "HEURISTIC", None),
                 "retime": {r: o["retime"] for r, o in sorted(self.install.items()) if "retime" in o},
-                "one_aten": sorted(r for r, o in self.install.items() if o.get("one_aten")),
-                "narrow_search": sorted(r for r, o in self.install.items() if o.get("narrow_search")),
-                "retime_splits": sorted(r for r, o in self.install.items() if o.get("retime_splits")),
-                "spare_splits": sorted(r for r, o in self.install.items() if o.get("spare_splits"))}
+                **{option: sorted(r for r, o in self.install.items() if o.get(option))
+                   for option, _ in SWITCHES}}
 
     @contextlib.contextmanager
     def setting(self, name, record):
@@ -1177,20 +1175,9 @@ def parse(argv):
     p.add_argument("--no-retime", action="append", default=[], choices=ROLES,
                    help="install that role's handler with retime=False: Inductor's own timings pick; "
                         "repeatable")
-    p.add_argument("--one-aten", action="append", default=[], choices=ROLES,
-                   help="install that role's handler with one_aten=True: the lists it leaves to "
-                        "max-autotune keep one ATen choice (addmm's two cuBLAS calls: the one the "
-                        "handler's rule picks); repeatable")
-    p.add_argument("--narrow-search", action="append", default=[], choices=ROLES,
-                   help="install that role's handler with narrow_search=True: a linear layer to a "
-                        "narrow output (choices.narrow_linear: MoE routers, classifier heads) that it "
-                        "decides cuBLAS only is left to max-autotune; repeatable")
-    p.add_argument("--retime-splits", action="append", default=[], choices=ROLES,
-                   help="install that role's handler with retime_splits=True: the re-timing times "
-                        "decompose_k's splits too (retime.py); repeatable")
-    p.add_argument("--spare-splits", action="append", default=[], choices=ROLES,
-                   help="install that role's handler with spare_splits=True: a lowering that offers "
-                        "decompose_k's splits keeps Inductor's timings (retime.py); repeatable")
+    for option, what in SWITCHES:
+        p.add_argument("--" + option.replace("_", "-"), action="append", default=[], choices=ROLES,
+                       help=f"install that role's handler with {option}=True: {what}; repeatable")
     p.add_argument("--dry-run", action="store_true",
                    help="print the planned GEMMs and stop (no torch); with --handler, what it decides for each")
     a = p.parse_args(argv)
@@ -1222,17 +1209,25 @@ def parse(argv):
     return a
 
 
+# The install() options a role's handler can be given switched on (`--one-aten ROLE`, ...),
+# and what each does: one table for the flags, install_options and the result's meta.
+SWITCHES = (
+    ("one_aten", "the lists it leaves to max-autotune keep one ATen choice (addmm's two cuBLAS "
+                 "calls: the one the handler's rule picks)"),
+    ("narrow_search", "a linear layer to a narrow output (choices.narrow_linear: MoE routers, "
+                      "classifier heads) that it decides cuBLAS only is left to max-autotune"),
+    ("retime_splits", "the re-timing times decompose_k's splits too (retime.py)"),
+    ("spare_splits", "a lowering that offers decompose_k's splits keeps Inductor's timings (retime.py)"),
+)
+
+
 def install_options(a):
     """role -> the arguments its handler's install() gets: `retime=` from --retime and
-    --no-retime, `one_aten=True` from --one-aten, `narrow_search=True` from --narrow-search,
-    `retime_splits=True` from --retime-splits, `spare_splits=True` from --spare-splits; a role
+    --no-retime, and `OPTION=True` for each of SWITCHES from its flag (--one-aten, ...); a role
     not named keeps its module's defaults (older modules lack the later arguments)."""
     options = {}
-    for flag, value, roles in (("retime", True, a.retime), ("retime", False, a.no_retime),
-                               ("one_aten", True, a.one_aten),
-                               ("narrow_search", True, a.narrow_search),
-                               ("retime_splits", True, a.retime_splits),
-                               ("spare_splits", True, a.spare_splits)):
+    switched = [(option, True, getattr(a, option)) for option, _ in SWITCHES]
+    for flag, value, roles in [("retime", True, a.retime), ("retime", False, a.no_retime), *switched]:
         for role in roles:
             options.setdefault(role, {})[flag] = value
     return options
