@@ -157,7 +157,24 @@ def bench_record(setting, timings):
     to 0.1 ns): default max-autotune's full list, when the setting benchmarked exactly one
     lowering, so that `holdout_pool.py` can replay a kept list as the trainer scores one. None
     otherwise (other settings; workloads, whose lowerings are many)."""
-    if setting != "max_autotune" or len(timings) != 1:
+    if setting != "max_autotune":
+        return None
+    return one_lowering(timings)
+
+
+def seen_record(setting, timings):
+    """What a handler's search selected from (`seen_ms[setting]`: choice name -> ms), for a
+    setting with a handler installed that benchmarked exactly one lowering: Inductor's times
+    after the re-timing replaced some, so a pick that lost in the compiled graph shows which
+    time misled it. None otherwise."""
+    if setting not in HANDLED:
+        return None
+    return one_lowering(timings)
+
+
+def one_lowering(timings):
+    """The timings of the one benchmarked lowering, rounded to 0.1 ns; None unless exactly one."""
+    if len(timings) != 1:
         return None
     return {name: round(ms, 7) for name, ms in sorted(timings[0].items())}
 
@@ -634,6 +651,9 @@ class Inductor:
             bench = bench_record(name, self.timings)
             if bench is not None:
                 record["bench_ms"] = bench
+            seen = seen_record(name, self.timings)
+            if seen is not None:
+                record.setdefault("seen_ms", {})[name] = seen
 
     def _install(self, handler, role):
         """Installs a role's handler, with the arguments --[no-]retime, --one-aten and

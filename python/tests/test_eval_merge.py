@@ -58,13 +58,17 @@ class MergeTest(unittest.TestCase):
         self.assertEqual(sm["worst_rel_best"]["none"], 2.0)
         self.assertEqual(sm["worst_rel_best"]["mm_ranking"], 1.5)
 
-    def test_default_max_autotunes_benchmark_is_kept_for_one_lowering_and_merged(self):
+    def test_one_lowerings_timings_are_kept_max_autotunes_and_the_handlers_and_merged(self):
         one = [{"extern_mm": 0.0123456789, "triton_mm_a": 0.01}]
         self.assertEqual(inductor_eval.bench_record("max_autotune", one),
                          {"extern_mm": 0.0123457, "triton_mm_a": 0.01})
         self.assertIsNone(inductor_eval.bench_record("ours", one))
         self.assertIsNone(inductor_eval.bench_record("max_autotune", one * 2))
         self.assertIsNone(inductor_eval.bench_record("max_autotune", []))
+        self.assertEqual(inductor_eval.seen_record("candidate", one),
+                         {"extern_mm": 0.0123457, "triton_mm_a": 0.01})
+        self.assertIsNone(inductor_eval.seen_record("max_autotune", one))
+        self.assertIsNone(inductor_eval.seen_record("ours", one * 2))
         with tempfile.TemporaryDirectory() as d:
             a = dict(rec("a", {"none": 1.0, "max_autotune": 1.0}, {}), bench_ms={"extern_mm": 1.0})
             merged = inductor_eval.merge([self.write(d, "a.json", [a])])
