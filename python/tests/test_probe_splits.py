@@ -1,0 +1,72 @@
+"""`scripts/probe_splits.py`: what it compiles for each GEMM (cuBLAS, every split, the Triton
+config put first), the filter that forces one choice, and how it judges each timing against
+compiled truth."""
+
+import os
+import sys
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "scripts"))
+sys.path.insert(0, os.path.join(HERE, ".."))
+
+import probe_splits  # noqa: E402
+
+BENCH = {"extern_mm": 0.07, "decompose_k_mm_ksplit=93": 0.076, "decompose_k_mm_ksplit=3": 0.88,
+         "triton_mm_a": 0.09, "triton_mm_b": 0.08}
+
+
+class Choice:
+    """A stub ChoiceCaller, named as Inductor's ids are."""
+
+    def __init__(self, name):
+        self.name = name
+
+    def autoheuristic_id(self):
+        return self.name
+
+
+class ProbeSplitsTest(unittest.TestCase):
+    def test_contenders_are_cublas_every_split_by_its_k_and_the_triton_config_timed_first(self):
+        graph = {"extern_mm": 0.066, "triton_mm_a": 0.05, "triton_mm_b": 0.07}
+        self.assertEqual(probe_splits.contenders(BENCH, graph),
+                         ["extern_mm", "decompose_k_mm_ksplit=3", "decompose_k_mm_ksplit=93", "triton_mm_a"])
+        # without a re-timing, Inductor's benchmark picks the Triton config
+        self.assertEqual(probe_splits.contenders(BENCH, None)[-1], "triton_mm_b")
+        self.assertEqual(probe_splits.contenders({"extern_mm": 1.0}, {}), ["extern_mm"])
+
+    def test_a_splits_k_is_read_from_its_name(self):
+        self.assertEqual(probe_splits.split_of("decompose_k_mm_ksplit=128"), 128)
+        self.assertEqual(probe_splits.split_of("extern_mm"), 0)
+
+    def test_only_keeps_the_named_choice_where_offered_and_leaves_other_lowerings_whole(self):
+        only = probe_splits.Only()
+        choices = [Choice("extern_mm"), Choice("decompose_k_mm_ksplit=8")]
+        self.assertEqual(only(choices), choices)
+        only.name = "decompose_k_mm_ksplit=8"
+        self.assertEqual([c.name for c in only(choices)], ["decompose_k_mm_ksplit=8"])
+        inner = [Choice("extern_bmm_dtype")]
+        self.assertEqual(only(inner), inner)
+
+    def test_a_timing_misses_where_its_first_runs_over_3_percent_behind_the_truly_fastest(self):
+        rec = {"truth_ms": {"extern_mm": 0.0658, "decompose_k_mm_ksplit=93": 0.0748},
+               "bench_ms": {"extern_mm": 0.070, "decompose_k_mm_ksplit=93": 0.076},
+               "graph_ms": {"extern_mm": 0.070, "decompose_k_mm_ksplit=93": 0.060},
+               "max_autotune_ms": 0.0659}
+        self.assertEqual(probe_splits.misses([rec], "bench_ms"), (0, 1.0))
+        n, worst = probe_splits.misses([rec], "graph_ms")
+        self.assertEqual(n, 1)
+        self.assertAlmostEqual(worst, 0.0748 / 0.0658)
+        text = probe_splits.summary([rec])
+        self.assertIn("bench_ms: 0", text)
+        self.assertIn("graph_ms: 1", text)
+        self.assertIn("default max-autotune's pick: 0", text)
+
+    def test_a_contender_a_timing_did_not_time_is_never_its_first(self):
+        rec = {"truth_ms": {"extern_mm": 1.0, "triton_mm_a": 2.0},
+               "graph_ms": {"triton_mm_a": 0.5}, "bench_ms": {}, "max_autotune_ms": 1.0}
+        self.assertEqual(probe_splits.misses([rec], "graph_ms")[0], 1)
+
+
+if __name__ == "__main__":
+    unittest.main()

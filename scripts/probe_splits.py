@@ -1,0 +1,207 @@
+#!/usr/bin/env python3
+"""Which timing of `decompose_k`'s splits tells their compiled truth?
+
+On long contractions (k at least 32 times the larger output side) Inductor offers splits of k
+(`decompose_k`: a batched product over parts of k and the sum of the parts) beside cuBLAS and
+Triton. Three timings have picked among them, and each missed on blind GEMMs: Inductor's own
+benchmark (default max-autotune; `install(spare_splits=True)`), the handler's re-timing that
+times cuBLAS by CUDA graph and leaves a split Inductor's time (shipped), and the re-timing of
+splits too (`install(retime_splits=True)`: a split on GNS's 128 x 78213 x 128 picked in the
+search ran 1.14x cuBLAS in the compiled graph). Those runs measured the compiled truth of the
+pick only, so they cannot say which timing was wrong.
+
+For each GEMM of --gemms (JSON lines as inductor_eval.py reads them), in one warm process
+(inductor_eval's: caches disabled, a fresh Triton cache folder per compile):
+
+1. compiles it under default max-autotune, with a feedback saver that records Inductor's
+   benchmark of every choice (`bench_ms`) and the re-timing's CUDA-graph time of every cuBLAS,
+   Triton and split choice (`graph_ms`, `ah_inductor.retime.graph_timings`, as
+   `retime_splits` times them), and replaces nothing (Inductor picks as by default);
+2. compiles it again once per contender, with every other choice of the GEMM's lowering
+   dropped (a preprocessing function; the split's own inner `bmm` is left alone): cuBLAS, every
+   split, and the Triton config the re-timing put first;
+3. measures the compiled truth of each (`truth_ms`: CUDA-graph replay, alternated, median).
+
+It prints, per timing, on how many GEMMs the contender it puts first is more than 3 % slower in
+truth than the truly fastest contender, and writes one JSON line per GEMM to --out (rewritten
+after each GEMM).
+
+Usage: probe_splits.py --gemms FILE.jsonl [--lines A-B] --out FILE.jsonl [--budget-s 480]
+                       [--rounds 9]
+"""
+import argparse
+import json
+import math
+import os
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
+import inductor_eval as E  # noqa: E402  (the warm process, the GEMM's function, the timer)
+
+TIMINGS = ("bench_ms", "graph_ms")  # the timings judged against truth_ms
+
+
+class Recorder:
+    """The feedback saver: while `on`, records both timings of the GEMM's benchmarked lowering
+    (the first one that offers a split, else the first) and changes nothing."""
+
+    def __init__(self):
+        self.on, self.bench, self.graph = False, None, None
+
+    def __call__(self, timings, name, input_nodes, choices, *rest):
+        if not self.on or (self.bench is not None and not has_split(timings)):
+            return
+        from ah_inductor.naming import caller_name
+        from ah_inductor.retime import graph_timings
+
+        finite = [c for c, t in timings.items() if math.isfinite(t)]
+        self.bench = {caller_name(c): timings[c] for c in finite}
+        self.graph = {caller_name(c): t for c, t in graph_timings(finite, input_nodes).items()}
+
+
+def has_split(timings):
+    from ah_inductor.retime import split_test
+
+    is_split = split_test()
+    return any(is_split(c) for c in timings)
+
+
+class Only:
+    """The preprocessing function: while `name` is set, a lowering that offers a choice of that
+    name keeps only it; other lowerings (the split's inner `bmm`) are left whole."""
+
+    def __init__(self):
+        self.name = None
+
+    def __call__(self, choices):
+        if self.name is None:
+            return choices
+        from ah_inductor.naming import caller_name
+
+        kept = [c for c in choices if caller_name(c) == self.name]
+        return kept or choices
+
+
+def contenders(bench, graph):
+    """What step 2 compiles: cuBLAS, every split, and the Triton config `graph` (else `bench`)
+    put first; each by name, in that order."""
+    names = list(bench)
+    extern = [n for n in names if n.startswith("extern_")]
+    splits = sorted((n for n in names if "decompose_k" in n), key=split_of)
+    triton = [n for n in names if n not in extern and n not in splits]
+    times = graph or bench
+    first = min(triton, key=lambda n: times.get(n, bench[n]), default=None)
+    return extern + splits + ([first] if first else [])
+
+
+def split_of(name):
+    """The k split a split choice's name carries (`..._ksplit=8` -> 8); 0 if none."""
+    tail = name.rsplit("=", 1)[-1]
+    return int(tail) if tail.isdigit() else 0
+
+
+def compile_graph(ind, gm, options, calls=None):
+    """A fresh compile of the GEMM under `options`, captured as a CUDA graph of `calls` calls."""
+    torch = ind.torch
+    fn, args = E.gemm_fn(torch, gm)
+    ind.fresh()
+    compiled = torch.compile(fn, dynamic=False, fullgraph=True, options=options)
+    compiled(*args)
+    torch.cuda.synchronize()
+    if calls is None:
+        calls = max(1, min(20, round(2.0 / max(ind.probe_ms(lambda: compiled(*args)), 1e-3))))
+    return ind.capture(lambda: compiled(*args), calls), calls
+
+
+def measure(ind, recorder, only, gm):
+    ind.torch.backends.cuda.matmul.allow_tf32 = bool(gm["tf32"])
+    recorder.on, recorder.bench, recorder.graph = True, None, None
+    with ind.setting("max_autotune", {}) as options:
+        graphs, calls = {}, None
+        graphs["max_autotune"], calls = compile_graph(ind, gm, options)
+        picked = ind.picks()
+    recorder.on = False
+    if recorder.bench is None:
+        raise RuntimeError("no GEMM lowering was benchmarked")
+    rec = {"gemm": gm, "picked": picked, "bench_ms": recorder.bench, "graph_ms": recorder.graph}
+    try:
+        for name in contenders(recorder.bench, recorder.graph):
+            only.name = name
+            with ind.setting("max_autotune", {}) as options:
+                graphs[name], _ = compile_graph(ind, gm, options, calls)
+    finally:
+        only.name = None
+    ind.fresh()
+    truth = ind.alternate({n: g.replay for n, g in graphs.items()}, calls)
+    rec["max_autotune_ms"] = truth.pop("max_autotune")
+    rec["truth_ms"] = truth
+    return rec
+
+
+def misses(recs, timing):
+    """GEMMs where the contender `timing` puts first runs more than 3 % slower than the truly
+    fastest contender, and the worst such ratio."""
+    count, worst = 0, 1.0
+    for r in recs:
+        truth = r["truth_ms"]
+        times = {n: r[timing].get(n, math.inf) for n in truth}
+        ratio = truth[min(times, key=times.get)] / min(truth.values())
+        count += ratio > E.SLOW_FLAG
+        worst = max(worst, ratio)
+    return count, worst
+
+
+def summary(recs):
+    lines = [f"{len(recs)} GEMMs; the contender each timing puts first, over 3 % behind the truly fastest:"]
+    for timing in TIMINGS:
+        n, worst = misses(recs, timing)
+        lines.append(f"  {timing}: {n} (worst {worst:.3f}x)")
+    over = sum(r["max_autotune_ms"] > E.SLOW_FLAG * min(r["truth_ms"].values()) for r in recs)
+    lines.append(f"  default max-autotune's pick: {over}")
+    return "\n".join(lines)
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--gemms", required=True)
+    p.add_argument("--lines", metavar="A-B[,C,...]", type=E.line_ranges,
+                   help="only these lines of --gemms (1-based, inclusive)")
+    p.add_argument("--out", required=True)
+    p.add_argument("--budget-s", type=float, default=480.0, help="start no GEMM after this many seconds")
+    p.add_argument("--rounds", type=int, default=9)
+    a = p.parse_args(argv)
+    try:
+        gemms = E.read_gemms(a.gemms, lines=a.lines)
+    except (OSError, ValueError) as e:
+        print(f"probe_splits: {e}", file=sys.stderr)
+        return 2
+    t0 = time.perf_counter()
+    ind = E.Inductor({}, a.rounds)
+    recorder, only = Recorder(), Only()
+    from torch._inductor import select_algorithm as sa
+
+    sa.get_algorithm_selector_cache().feedback_saver_fns.insert(0, recorder)
+    sa.get_algorithm_selector_cache().add_preprocessing_fn(only)
+    recs = []
+    for i, gm in enumerate(gemms, 1):
+        if time.perf_counter() - t0 > a.budget_s:
+            print(f"probe_splits: the budget ran out before line {gm['line']}", file=sys.stderr)
+            break
+        try:
+            recs.append(measure(ind, recorder, only, gm))
+        except Exception as e:  # noqa: BLE001 - one GEMM's failure is recorded, the rest still run
+            recs.append({"gemm": gm, "error": f"{type(e).__name__}: {str(e)[:300]}"})
+            ind.fresh()
+        with open(a.out, "w") as f:
+            for r in recs:
+                f.write(json.dumps(r, default=E._json_default) + "\n")
+        print(f"[{i}/{len(gemms)}] {E.describe(gm)} {recs[-1].get('truth_ms') or recs[-1].get('error')}",
+              file=sys.stderr, flush=True)
+    print(summary([r for r in recs if "truth_ms" in r]))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
