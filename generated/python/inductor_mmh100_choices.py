@@ -421,10 +421,12 @@ the pool's 28 long contractions that the shipped handler searches under 0.2 ms i
 3 % bound on 3 against that handler's 4, but on 3 where that handler was not
 (data/inductor_eval_h100_recheck_longk*): it stays off.
 
-`Retimer(spare=True)` (``install(spare_splits=True)``, off by default, a candidate) leaves a
-lowering that offers splits (an `mm` with k at least 32 times the larger output side, where the
-kernels run 10-200 us) as Inductor timed it: on those 28, default max-autotune, which re-times
-nothing, was over the bound on none.
+`Retimer(spare=True)` (``install(spare_splits=True)``, off by default) leaves a lowering that
+offers splits (an `mm` with k at least 32 times the larger output side, where the kernels run
+10-200 us) as Inductor timed it: on those 28, default max-autotune, which re-times nothing, was
+over the bound on none. On 16 blind long contractions it was over the bound on 4, as many as
+the shipped handler, and on 2 where that one was not, both a split Inductor timed first that
+ran 1.15x and 1.55x cuBLAS (data/inductor_eval_h100_longk_blind*): it stays off.
 
 It never raises into Inductor: any failure leaves the timings as Inductor measured them.
 """
@@ -1259,9 +1261,9 @@ class Runtime:
         session) a linear layer to a narrow output that `decide` gives cuBLAS alone is left to
         Inductor's list (`narrow_linear`). With `retime_splits` (off by default, a candidate:
         docs/results.md, thirty-eighth session) the re-timing times `decompose_k`'s splits too
-        (retime.py). With `spare_splits` (off by default, a candidate: docs/results.md,
-        thirty-eighth session) the re-timing leaves a lowering that offers those splits as
-        Inductor timed it (retime.py). `uninstall()` undoes all of it."""
+        (retime.py). With `spare_splits` (off by default; it failed its blind check:
+        docs/results.md, thirty-ninth session) the re-timing leaves a lowering that offers
+        those splits as Inductor timed it (retime.py). `uninstall()` undoes all of it."""
         if self.active:
             return True
         import torch

@@ -636,9 +636,9 @@ class Runtime:
         session) a linear layer to a narrow output that `decide` gives cuBLAS alone is left to
         Inductor's list (`narrow_linear`). With `retime_splits` (off by default, a candidate:
         docs/results.md, thirty-eighth session) the re-timing times `decompose_k`'s splits too
-        (retime.py). With `spare_splits` (off by default, a candidate: docs/results.md,
-        thirty-eighth session) the re-timing leaves a lowering that offers those splits as
-        Inductor timed it (retime.py). `uninstall()` undoes all of it."""
+        (retime.py). With `spare_splits` (off by default; it failed its blind check:
+        docs/results.md, thirty-ninth session) the re-timing leaves a lowering that offers
+        those splits as Inductor timed it (retime.py). `uninstall()` undoes all of it."""
         if self.active:
             return True
         import torch

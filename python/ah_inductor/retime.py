@@ -41,10 +41,12 @@ the pool's 28 long contractions that the shipped handler searches under 0.2 ms i
 3 % bound on 3 against that handler's 4, but on 3 where that handler was not
 (data/inductor_eval_h100_recheck_longk*): it stays off.
 
-`Retimer(spare=True)` (``install(spare_splits=True)``, off by default, a candidate) leaves a
-lowering that offers splits (an `mm` with k at least 32 times the larger output side, where the
-kernels run 10-200 us) as Inductor timed it: on those 28, default max-autotune, which re-times
-nothing, was over the bound on none.
+`Retimer(spare=True)` (``install(spare_splits=True)``, off by default) leaves a lowering that
+offers splits (an `mm` with k at least 32 times the larger output side, where the kernels run
+10-200 us) as Inductor timed it: on those 28, default max-autotune, which re-times nothing, was
+over the bound on none. On 16 blind long contractions it was over the bound on 4, as many as
+the shipped handler, and on 2 where that one was not, both a split Inductor timed first that
+ran 1.15x and 1.55x cuBLAS (data/inductor_eval_h100_longk_blind*): it stays off.
 
 It never raises into Inductor: any failure leaves the timings as Inductor measured them.
 """
