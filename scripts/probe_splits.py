@@ -20,7 +20,8 @@ For each GEMM of --gemms (JSON lines as inductor_eval.py reads them), in one war
 2. compiles it again once per contender, with every other choice of the GEMM's lowering
    dropped (a preprocessing function; the split's own inner `bmm` is left alone): cuBLAS, every
    split, and the Triton config the re-timing put first;
-3. measures the compiled truth of each (`truth_ms`: CUDA-graph replay, alternated, median).
+3. measures the compiled truth of each (`truth_ms`: CUDA-graph replay, alternated, median);
+   a contender that fails to compile is named under `failed` and left out.
 
 It prints, per timing, on how many GEMMs the contender it puts first is more than 3 % slower in
 truth than the truly fastest contender, and writes one JSON line per GEMM to --out (rewritten
@@ -84,6 +85,14 @@ class Only:
         return kept or choices
 
 
+def forced(name, picks):
+    """Raises unless the compile picked `name` (a filter that matched nothing leaves the list
+    whole, and Inductor's pick would then be measured under the contender's name). `picks`
+    holds the split's inner `bmm` lowerings too."""
+    if name not in picks:
+        raise RuntimeError(f"not forced: the compile picked {sorted(picks)}")
+
+
 def contenders(bench, graph):
     """What step 2 compiles: cuBLAS, every split, and the Triton config `graph` (else `bench`)
     put first; each by name, in that order."""
@@ -129,8 +138,13 @@ def measure(ind, recorder, only, gm):
     try:
         for name in contenders(recorder.bench, recorder.graph):
             only.name = name
-            with ind.setting("max_autotune", {}) as options:
-                graphs[name], _ = compile_graph(ind, gm, options, calls)
+            try:
+                with ind.setting("max_autotune", {}) as options:
+                    graphs[name], _ = compile_graph(ind, gm, options, calls)
+                    forced(name, ind.picks())
+            except Exception as e:  # noqa: BLE001 - a contender that fails is named, the rest run
+                rec.setdefault("failed", {})[name] = f"{type(e).__name__}: {str(e)[:200]}"
+                ind.fresh()
     finally:
         only.name = None
     ind.fresh()

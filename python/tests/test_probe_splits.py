@@ -35,6 +35,12 @@ class ProbeSplitsTest(unittest.TestCase):
         self.assertEqual(probe_splits.contenders(BENCH, None)[-1], "triton_mm_b")
         self.assertEqual(probe_splits.contenders({"extern_mm": 1.0}, {}), ["extern_mm"])
 
+    def test_a_compile_that_did_not_pick_the_contender_is_refused(self):
+        probe_splits.forced("decompose_k_mm_ksplit=8", {"decompose_k_mm_ksplit=8": 1, "extern_bmm_dtype": 8})
+        probe_splits.forced("extern_mm", {"extern_mm": 1})
+        with self.assertRaisesRegex(RuntimeError, "not forced"):
+            probe_splits.forced("decompose_k_mm_ksplit=8", {"extern_mm": 1})
+
     def test_a_splits_k_is_read_from_its_name(self):
         self.assertEqual(probe_splits.split_of("decompose_k_mm_ksplit=128"), 128)
         self.assertEqual(probe_splits.split_of("extern_mm"), 0)
