@@ -303,6 +303,31 @@ def describe(gm):
     return f"{gm['op']} {b}{gm['m']}x{gm['k']}x{gm['n']} {gm['dtype']}{tf} {t}"
 
 
+def probe_gemms(prog, ind, gemms, measure, out_path, budget_s, start, shown):
+    """What a probe script runs: `measure(gm)` on each GEMM in order, starting none after
+    `budget_s` seconds from `start` (perf_counter); a GEMM that raises is recorded as its error
+    (`ind` made fresh) and the rest still run. `out_path` is rewritten as JSON lines after each
+    GEMM (written empty first); progress goes to stderr with the record's `shown` field.
+    Returns the records."""
+    recs = []
+    open(out_path, "w").close()
+    for i, gm in enumerate(gemms, 1):
+        if time.perf_counter() - start > budget_s:
+            print(f"{prog}: the budget ran out before line {gm['line']}", file=sys.stderr)
+            break
+        try:
+            recs.append(measure(gm))
+        except Exception as e:  # noqa: BLE001 - one GEMM's failure is recorded, the rest still run
+            recs.append({"gemm": gm, "error": f"{type(e).__name__}: {str(e)[:300]}"})
+            ind.fresh()
+        with open(out_path, "w") as f:
+            for r in recs:
+                f.write(json.dumps(r, default=_json_default) + "\n")
+        print(f"[{i}/{len(gemms)}] {describe(gm)} {recs[-1].get(shown) or recs[-1].get('error')}",
+              file=sys.stderr, flush=True)
+    return recs
+
+
 def stale_ptxas(torch):
     """Puts this process's Triton back as PyTorch 2.11 leaves it in every process, whatever an
     aligned setting (ours, max_autotune_ptxas) did: the ptxas version it keys its cache on

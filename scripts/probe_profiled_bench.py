@@ -29,7 +29,6 @@ Usage: probe_profiled_bench.py --gemms FILE.jsonl --out FILE.jsonl [--budget-s 5
                                [--retime profiled|graph]
 """
 import argparse
-import json
 import math
 import os
 import sys
@@ -151,21 +150,8 @@ def main(argv=None):
     t0 = time.perf_counter()
     ind = E.Inductor({}, a.rounds)
     saver = install(ind, a.retime)
-    recs = []
-    for i, gm in enumerate(gemms, 1):
-        if time.perf_counter() - t0 > a.budget_s:
-            print(f"probe_profiled_bench: the budget ran out before line {gm['line']}", file=sys.stderr)
-            break
-        try:
-            recs.append(measure(ind, saver, gm))
-        except Exception as e:  # noqa: BLE001 - one GEMM's failure is recorded, the rest still run
-            recs.append({"gemm": gm, "error": f"{type(e).__name__}: {str(e)[:300]}"})
-            ind.fresh()
-        with open(a.out, "w") as f:
-            for r in recs:
-                f.write(json.dumps(r, default=E._json_default) + "\n")
-        print(f"[{i}/{len(gemms)}] {E.describe(gm)} {recs[-1].get('run_ms') or recs[-1].get('error')}",
-              file=sys.stderr, flush=True)
+    recs = E.probe_gemms("probe_profiled_bench", ind, gemms, lambda gm: measure(ind, saver, gm),
+                         a.out, a.budget_s, t0, "run_ms")
     print(summary([r for r in recs if "run_ms" in r]))
     return 0
 

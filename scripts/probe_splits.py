@@ -31,7 +31,6 @@ Usage: probe_splits.py --gemms FILE.jsonl [--lines A-B] --out FILE.jsonl [--budg
                        [--rounds 9]
 """
 import argparse
-import json
 import math
 import os
 import sys
@@ -198,21 +197,8 @@ def main(argv=None):
 
     sa.get_algorithm_selector_cache().feedback_saver_fns.insert(0, recorder)
     sa.get_algorithm_selector_cache().add_preprocessing_fn(only)
-    recs = []
-    for i, gm in enumerate(gemms, 1):
-        if time.perf_counter() - t0 > a.budget_s:
-            print(f"probe_splits: the budget ran out before line {gm['line']}", file=sys.stderr)
-            break
-        try:
-            recs.append(measure(ind, recorder, only, gm))
-        except Exception as e:  # noqa: BLE001 - one GEMM's failure is recorded, the rest still run
-            recs.append({"gemm": gm, "error": f"{type(e).__name__}: {str(e)[:300]}"})
-            ind.fresh()
-        with open(a.out, "w") as f:
-            for r in recs:
-                f.write(json.dumps(r, default=E._json_default) + "\n")
-        print(f"[{i}/{len(gemms)}] {E.describe(gm)} {recs[-1].get('truth_ms') or recs[-1].get('error')}",
-              file=sys.stderr, flush=True)
+    recs = E.probe_gemms("probe_splits", ind, gemms, lambda gm: measure(ind, recorder, only, gm),
+                         a.out, a.budget_s, t0, "truth_ms")
     print(summary([r for r in recs if "truth_ms" in r]))
     return 0
 

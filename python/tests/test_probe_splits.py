@@ -2,14 +2,20 @@
 config put first), the filter that forces one choice, and how it judges each timing against
 compiled truth."""
 
+import io
+import json
 import os
 import sys
+import tempfile
+import time
 import unittest
+from contextlib import redirect_stderr
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "scripts"))
 sys.path.insert(0, os.path.join(HERE, ".."))
 
+import inductor_eval  # noqa: E402
 import probe_splits  # noqa: E402
 
 BENCH = {"extern_mm": 0.07, "decompose_k_mm_ksplit=93": 0.076, "decompose_k_mm_ksplit=3": 0.88,
@@ -72,6 +78,48 @@ class ProbeSplitsTest(unittest.TestCase):
         rec = {"truth_ms": {"extern_mm": 1.0, "triton_mm_a": 2.0},
                "graph_ms": {"triton_mm_a": 0.5}, "bench_ms": {}, "max_autotune_ms": 1.0}
         self.assertEqual(probe_splits.misses([rec], "graph_ms")[0], 1)
+
+
+class Fresh:
+    def __init__(self):
+        self.count = 0
+
+    def fresh(self):
+        self.count += 1
+
+
+class ProbeLoopTest(unittest.TestCase):
+    GEMMS = [{"op": "mm", "batch": 1, "m": m, "k": 64, "n": 8, "dtype": "float16", "tf32": False,
+              "trans_a": True, "trans_b": False, "line": m} for m in (1, 2, 3)]
+
+    def run_loop(self, measure, budget_s=60.0, start=None):
+        ind, err = Fresh(), io.StringIO()
+        with tempfile.TemporaryDirectory() as d, redirect_stderr(err):
+            path = os.path.join(d, "out.jsonl")
+            recs = inductor_eval.probe_gemms("probe_x", ind, self.GEMMS, measure, path, budget_s,
+                                             time.perf_counter() if start is None else start, "truth_ms")
+            with open(path) as f:
+                written = [json.loads(line) for line in f]
+        return recs, written, ind, err.getvalue()
+
+    def test_a_failing_gemm_is_recorded_and_the_rest_still_run(self):
+        def measure(gm):
+            if gm["m"] == 2:
+                raise RuntimeError("no split")
+            return {"gemm": gm, "truth_ms": {"extern_mm": 1.0}}
+
+        recs, written, ind, err = self.run_loop(measure)
+        self.assertEqual(written, recs)
+        self.assertEqual([("error" in r) for r in recs], [False, True, False])
+        self.assertEqual(recs[1]["error"], "RuntimeError: no split")
+        self.assertEqual(ind.count, 1)
+        self.assertIn("[3/3] mm 3x64x8 float16 TN {'extern_mm': 1.0}", err)
+
+    def test_no_gemm_starts_after_the_budget(self):
+        recs, written, _, err = self.run_loop(lambda gm: {"gemm": gm}, budget_s=1.0,
+                                              start=time.perf_counter() - 2.0)
+        self.assertEqual((recs, written), ([], []))
+        self.assertIn("probe_x: the budget ran out before line 1", err)
 
 
 if __name__ == "__main__":
