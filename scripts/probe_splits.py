@@ -48,17 +48,28 @@ class Recorder:
     (the first one that offers a split, else the first) and changes nothing."""
 
     def __init__(self):
-        self.on, self.bench, self.graph = False, None, None
+        self.on = False
+        self.reset()
+
+    def reset(self):
+        self.bench, self.graph, self.split = None, None, False
 
     def __call__(self, timings, name, input_nodes, choices, *rest):
-        if not self.on or (self.bench is not None and not has_split(timings)):
+        if not self.on:
+            return
+        split = has_split(timings)
+        if self.bench is not None and (self.split or not split):
             return
         from ah_inductor.naming import caller_name
         from ah_inductor.retime import graph_timings
 
         finite = [c for c, t in timings.items() if math.isfinite(t)]
-        self.bench = {caller_name(c): timings[c] for c in finite}
-        self.graph = {caller_name(c): t for c, t in graph_timings(finite, input_nodes).items()}
+        self.bench, self.split = {caller_name(c): timings[c] for c in finite}, split
+        try:
+            again = graph_timings(finite, input_nodes)
+        except Exception:  # noqa: BLE001 - never raise into Inductor; no graph timing then
+            again = {}
+        self.graph = {caller_name(c): t for c, t in again.items()}
 
 
 def has_split(timings):
@@ -125,7 +136,8 @@ def compile_graph(ind, gm, options, calls=None):
 
 def measure(ind, recorder, only, gm):
     ind.torch.backends.cuda.matmul.allow_tf32 = bool(gm["tf32"])
-    recorder.on, recorder.bench, recorder.graph = True, None, None
+    recorder.on = True
+    recorder.reset()
     with ind.setting("max_autotune", {}) as options:
         graphs, calls = {}, None
         graphs["max_autotune"], calls = compile_graph(ind, gm, options)
@@ -139,8 +151,9 @@ def measure(ind, recorder, only, gm):
             only.name = name
             try:
                 with ind.setting("max_autotune", {}) as options:
-                    graphs[name], _ = compile_graph(ind, gm, options, calls)
+                    graph, _ = compile_graph(ind, gm, options, calls)
                     forced(name, ind.picks())
+                graphs[name] = graph
             except Exception as e:  # noqa: BLE001 - a contender that fails is named, the rest run
                 rec.setdefault("failed", {})[name] = f"{type(e).__name__}: {str(e)[:200]}"
                 ind.fresh()

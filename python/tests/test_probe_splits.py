@@ -47,6 +47,34 @@ class ProbeSplitsTest(unittest.TestCase):
         with self.assertRaisesRegex(RuntimeError, "not forced"):
             probe_splits.forced("decompose_k_mm_ksplit=8", {"extern_mm": 1})
 
+    def test_the_recorder_keeps_the_first_lowering_that_offers_a_split_and_changes_nothing(self):
+        import types
+
+        from ah_inductor import retime
+
+        saved = retime.split_test, retime.graph_timings
+        retime.split_test = lambda: (lambda c: "decompose_k" in c.name)
+        retime.graph_timings = lambda choices, nodes: {c: 0.5 for c in choices if c.name != "extern_bmm"}
+        try:
+            rec = probe_splits.Recorder()
+            inner = {Choice("extern_bmm"): 1.0, Choice("triton_bmm"): 2.0}
+            outer = {Choice("extern_mm"): 0.07, Choice("decompose_k_mm_ksplit=8"): 0.08}
+            later = {Choice("extern_mm"): 9.0, Choice("decompose_k_mm_ksplit=4"): 9.0}
+            rec(inner, "bmm", [], list(inner))
+            self.assertIsNone(rec.bench)  # off
+            rec.on = True
+            for timings in (inner, outer, later):
+                rec(timings, "mm", [], list(timings))
+            self.assertEqual(rec.bench, {"extern_mm": 0.07, "decompose_k_mm_ksplit=8": 0.08})
+            self.assertEqual(rec.graph, {"extern_mm": 0.5, "decompose_k_mm_ksplit=8": 0.5})
+            self.assertEqual(sorted(outer.values()), [0.07, 0.08])
+            retime.graph_timings = types.SimpleNamespace  # raises TypeError when called
+            rec.reset()
+            rec(outer, "mm", [], list(outer))
+            self.assertEqual(rec.graph, {})
+        finally:
+            retime.split_test, retime.graph_timings = saved
+
     def test_a_splits_k_is_read_from_its_name(self):
         self.assertEqual(probe_splits.split_of("decompose_k_mm_ksplit=128"), 128)
         self.assertEqual(probe_splits.split_of("extern_mm"), 0)
