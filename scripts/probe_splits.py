@@ -95,6 +95,15 @@ class Only:
         return kept or choices
 
 
+def install(cache, recorder, only):
+    """Puts the filter first among the selector cache's preprocessing functions, before
+    inductor_eval's own, which records the list each lowering is left with (so that a forced
+    compile reads as that one choice, its pick), and the recorder first among its feedback
+    savers."""
+    cache.preprocessing_fns.insert(0, only)
+    cache.feedback_saver_fns.insert(0, recorder)
+
+
 def forced(name, picks):
     """Raises unless the compile picked `name` (a filter that matched nothing leaves the list
     whole, and Inductor's pick would then be measured under the contender's name). `picks`
@@ -208,8 +217,7 @@ def main(argv=None):
     recorder, only = Recorder(), Only()
     from torch._inductor import select_algorithm as sa
 
-    sa.get_algorithm_selector_cache().feedback_saver_fns.insert(0, recorder)
-    sa.get_algorithm_selector_cache().add_preprocessing_fn(only)
+    install(sa.get_algorithm_selector_cache(), recorder, only)
     recs = E.probe_gemms("probe_splits", ind, gemms, lambda gm: measure(ind, recorder, only, gm),
                          a.out, a.budget_s, t0, "truth_ms")
     print(summary([r for r in recs if "truth_ms" in r]))

@@ -41,6 +41,21 @@ class ProbeSplitsTest(unittest.TestCase):
         self.assertEqual(probe_splits.contenders(BENCH, None)[-1], "triton_mm_b")
         self.assertEqual(probe_splits.contenders({"extern_mm": 1.0}, {}), ["extern_mm"])
 
+    def test_the_filter_runs_before_the_list_is_recorded_and_the_recorder_first(self):
+        import types
+
+        seen, feedback = [], object()
+        cache = types.SimpleNamespace(preprocessing_fns=[lambda cs: seen.append(len(cs)) or cs],
+                                      feedback_saver_fns=[feedback])
+        only, recorder = probe_splits.Only(), probe_splits.Recorder()
+        probe_splits.install(cache, recorder, only)
+        only.name = "extern_mm"
+        choices = [Choice("extern_mm"), Choice("decompose_k_mm_ksplit=8")]
+        for fn in cache.preprocessing_fns:  # as AlgorithmSelectorCache.__call__ runs them
+            choices = fn(choices)
+        self.assertEqual(seen, [1])
+        self.assertEqual(cache.feedback_saver_fns, [recorder, feedback])
+
     def test_a_compile_that_did_not_pick_the_contender_is_refused(self):
         probe_splits.forced("decompose_k_mm_ksplit=8", {"decompose_k_mm_ksplit=8": 1, "extern_bmm_dtype": 8})
         probe_splits.forced("extern_mm", {"extern_mm": 1})
