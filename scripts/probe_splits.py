@@ -220,7 +220,7 @@ def main(argv=None):
     install(sa.get_algorithm_selector_cache(), recorder, only)
     recs = E.probe_gemms("probe_splits", ind, gemms, lambda gm: measure(ind, recorder, only, gm),
                          a.out, a.budget_s, t0, "truth_ms")
-    print(summary([r for r in recs if "truth_ms" in r]))
+    print(summary([r for r in recs if r.get("truth_ms")]))
     return 0
 
 
