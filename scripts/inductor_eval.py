@@ -681,8 +681,8 @@ class Inductor:
                 record.setdefault("seen_ms", {})[name] = seen
 
     def _install(self, handler, role):
-        """Installs a role's handler, with the arguments --[no-]retime, --one-aten and
-        --narrow-search gave it."""
+        """Installs a role's handler, with the arguments --[no-]retime and the flags of
+        SWITCHES gave it (`install_options`)."""
         return handler.install(**self.install.get(role, {}))
 
     def options(self, name):
