@@ -127,24 +127,28 @@ def extern_test():
     return lambda c: isinstance(c, ExternKernelCaller)
 
 
-def graph_timings(choices, input_nodes):
+def graph_timings(choices, input_nodes, flush=True):
     """{choice: ms} by CUDA graph for the cuBLAS, Triton and decomposition choices of `choices`,
     on inputs made as Inductor makes them to benchmark; a choice that fails to capture is left
-    out."""
+    out. With `flush`, each call follows an L2 flush, timed alone and taken off (cold operands,
+    as Inductor measures); without, the calls follow one another (warm operands, as a compiled
+    graph replays)."""
     import torch
     from torch._inductor.select_algorithm import AlgorithmSelectorCache, ExternKernelCaller
 
     make = AlgorithmSelectorCache.benchmark_example_value
     inputs = [make(n) for n in input_nodes]
-    flush = torch.empty(torch.cuda.get_device_properties(torch.cuda.current_device()).L2_cache_size // 4,
-                        dtype=torch.int, device="cuda")
-    base = graph_ms(lambda: flush.zero_, None)
+    before, base = None, 0.0
+    if flush:
+        props = torch.cuda.get_device_properties(torch.cuda.current_device())
+        before = torch.empty(props.L2_cache_size // 4, dtype=torch.int, device="cuda").zero_
+        base = graph_ms(lambda: before, None)
     out = {}
     for c in choices:
         try:
             factory = call_factory(c, inputs, make(c.layout), ExternKernelCaller, split_test())
             if factory is not None:
-                out[c] = max(graph_ms(factory, flush.zero_) - base, 1e-6)
+                out[c] = max(graph_ms(factory, before) - base, 1e-6)
         except Exception:  # noqa: BLE001 - this choice keeps Inductor's time
             torch.cuda.synchronize()
     return out

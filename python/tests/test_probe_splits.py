@@ -69,7 +69,8 @@ class ProbeSplitsTest(unittest.TestCase):
 
         saved = retime.split_test, retime.graph_timings
         retime.split_test = lambda: (lambda c: "decompose_k" in c.name)
-        retime.graph_timings = lambda choices, nodes: {c: 0.5 for c in choices if c.name != "extern_bmm"}
+        retime.graph_timings = lambda choices, nodes, flush: {c: 0.5 if flush else 0.4 for c in choices
+                                                              if c.name != "extern_bmm"}
         try:
             rec = probe_splits.Recorder()
             inner = {Choice("extern_bmm"): 1.0, Choice("triton_bmm"): 2.0}
@@ -82,11 +83,12 @@ class ProbeSplitsTest(unittest.TestCase):
                 rec(timings, "mm", [], list(timings))
             self.assertEqual(rec.bench, {"extern_mm": 0.07, "decompose_k_mm_ksplit=8": 0.08})
             self.assertEqual(rec.graph, {"extern_mm": 0.5, "decompose_k_mm_ksplit=8": 0.5})
+            self.assertEqual(rec.warm, {"extern_mm": 0.4, "decompose_k_mm_ksplit=8": 0.4})
             self.assertEqual(sorted(outer.values()), [0.07, 0.08])
             retime.graph_timings = types.SimpleNamespace  # raises TypeError when called
             rec.reset()
             rec(outer, "mm", [], list(outer))
-            self.assertEqual(rec.graph, {})
+            self.assertEqual((rec.graph, rec.warm), ({}, {}))
         finally:
             retime.split_test, retime.graph_timings = saved
 
@@ -108,14 +110,32 @@ class ProbeSplitsTest(unittest.TestCase):
                "bench_ms": {"extern_mm": 0.070, "decompose_k_mm_ksplit=93": 0.076},
                "graph_ms": {"extern_mm": 0.070, "decompose_k_mm_ksplit=93": 0.060},
                "max_autotune_ms": 0.0659}
-        self.assertEqual(probe_splits.misses([rec], "bench_ms"), (0, 1.0))
-        n, worst = probe_splits.misses([rec], "graph_ms")
-        self.assertEqual(n, 1)
+        self.assertEqual(probe_splits.misses([rec], "bench_ms"), (0, 1.0, 0))
+        n, worst, over = probe_splits.misses([rec], "graph_ms")
+        self.assertEqual((n, over), (1, 1))
         self.assertAlmostEqual(worst, 0.0748 / 0.0658)
         text = probe_splits.summary([rec])
-        self.assertIn("bench_ms: 0", text)
-        self.assertIn("graph_ms: 1", text)
+        self.assertIn("bench_ms: 0 (worst 1.000x) / 0", text)
+        self.assertIn("graph_ms: 1 (worst 1.137x) / 1", text)
+        self.assertNotIn("warm_ms", text)  # not recorded: not judged
         self.assertIn("default max-autotune's pick: 0", text)
+
+    def test_the_bound_is_the_faster_of_cublas_and_max_autotunes_pick(self):
+        rec = {"truth_ms": {"extern_mm": 0.050, "decompose_k_mm_ksplit=8": 0.040,
+                            "decompose_k_mm_ksplit=4": 0.045},
+               "bench_ms": {"extern_mm": 0.09, "decompose_k_mm_ksplit=8": 0.07,
+                            "decompose_k_mm_ksplit=4": 0.06},
+               "warm_ms": {"extern_mm": 0.050, "decompose_k_mm_ksplit=8": 0.049,
+                           "decompose_k_mm_ksplit=4": 0.051},
+               "max_autotune_ms": 0.046}
+        self.assertEqual(probe_splits.bound(rec), 0.045)  # the split the benchmark put first
+        self.assertEqual(probe_splits.misses([rec], "warm_ms"), (0, 1.0, 0))
+        # charged 3 %, the split that beat cuBLAS by 2 % is passed over: cuBLAS is 1.25x the
+        # fastest and 1.11x the bound
+        n, worst, over = probe_splits.misses([rec], "warm_ms", probe_splits.CHARGE)
+        self.assertEqual((n, over), (1, 1))
+        self.assertAlmostEqual(worst, 1.25)
+        self.assertIn("warm_ms, splits charged 3 %: 1 (worst 1.250x) / 1", probe_splits.summary([rec]))
 
     def test_a_contender_a_timing_did_not_time_is_never_its_first(self):
         rec = {"truth_ms": {"extern_mm": 1.0, "triton_mm_a": 2.0},
