@@ -1263,6 +1263,8 @@ SWITCHES = (
                       "classifier heads) that it decides cuBLAS only is left to max-autotune"),
     ("retime_splits", "the re-timing times decompose_k's splits too (retime.py)"),
     ("spare_splits", "a lowering that offers decompose_k's splits keeps Inductor's timings (retime.py)"),
+    ("warm_splits", "a lowering that offers decompose_k's splits is re-timed whole on warm operands "
+                    "(retime.py)"),
 )
 
 

@@ -428,6 +428,13 @@ over the bound on none. On 16 blind long contractions it was over the bound on 4
 the shipped handler, and on 2 where that one was not, both a split Inductor timed first that
 ran 1.15x and 1.55x cuBLAS (data/inductor_eval_h100_longk_blind*): it stays off.
 
+`Retimer(warm=True)` (``install(warm_splits=True)``, off by default, a candidate) re-times a
+lowering that offers splits whole (cuBLAS, Triton and every split) without the flush: operands
+warm, as the compiled graph replays. On the 12 long contractions of scripts/probe_splits.py the
+flushed timing read cuBLAS and the splits 0.99-1.51x and 0.88-1.93x their compiled truth,
+most on small operands and unevenly among the contenders of one GEMM; without the flush, within
+about 5 % (data/probe_splits_h100c.jsonl). Other lowerings are re-timed as without it.
+
 It never raises into Inductor: any failure leaves the timings as Inductor measured them.
 """
 
@@ -442,12 +449,14 @@ RETIME_ROUNDS = 5
 class Retimer:
     """The feedback saver; counts GEMM lowerings re-timed, spared and re-timings that failed.
     With `splits` it re-times decompositions too (`with_splits`); with `spare` a lowering that
-    offers any keeps Inductor's timings whole."""
+    offers any keeps Inductor's timings whole; with `warm` such a lowering is re-timed whole,
+    without the flush (`spare` wins over it)."""
 
-    def __init__(self, splits=False, spare=False):
+    def __init__(self, splits=False, spare=False, warm=False):
         self.active = True
         self.splits = splits
         self.spare = spare
+        self.warm = warm
         self.retimed = 0
         self.spared = 0
         self.failed = 0
@@ -460,11 +469,13 @@ class Retimer:
             if not finite or min(timings[c] for c in finite) >= RETIME_BELOW_MS:
                 return
             is_split = split_test()
-            if self.spare and any(is_split(c) for c in finite):
+            offers = any(is_split(c) for c in finite)
+            if self.spare and offers:
                 self.spared += 1
                 return
-            chosen = one_extern(finite, timings, extern_test())
-            again = graph_timings(with_splits(chosen, is_split, self.splits), input_nodes)
+            warm = self.warm and offers
+            chosen = with_splits(one_extern(finite, timings, extern_test()), is_split, self.splits or warm)
+            again = graph_timings(chosen, input_nodes, flush=not warm)
         except Exception:  # noqa: BLE001 - never raise into Inductor
             self.failed += 1
             return
@@ -507,24 +518,28 @@ def extern_test():
     return lambda c: isinstance(c, ExternKernelCaller)
 
 
-def graph_timings(choices, input_nodes):
+def graph_timings(choices, input_nodes, flush=True):
     """{choice: ms} by CUDA graph for the cuBLAS, Triton and decomposition choices of `choices`,
     on inputs made as Inductor makes them to benchmark; a choice that fails to capture is left
-    out."""
+    out. With `flush`, each call follows an L2 flush, timed alone and taken off (cold operands,
+    as Inductor measures); without, the calls follow one another (warm operands, as a compiled
+    graph replays)."""
     import torch
     from torch._inductor.select_algorithm import AlgorithmSelectorCache, ExternKernelCaller
 
     make = AlgorithmSelectorCache.benchmark_example_value
     inputs = [make(n) for n in input_nodes]
-    flush = torch.empty(torch.cuda.get_device_properties(torch.cuda.current_device()).L2_cache_size // 4,
-                        dtype=torch.int, device="cuda")
-    base = graph_ms(lambda: flush.zero_, None)
+    before, base = None, 0.0
+    if flush:
+        props = torch.cuda.get_device_properties(torch.cuda.current_device())
+        before = torch.empty(props.L2_cache_size // 4, dtype=torch.int, device="cuda").zero_
+        base = graph_ms(lambda: before, None)
     out = {}
     for c in choices:
         try:
             factory = call_factory(c, inputs, make(c.layout), ExternKernelCaller, split_test())
             if factory is not None:
-                out[c] = max(graph_ms(factory, flush.zero_) - base, 1e-6)
+                out[c] = max(graph_ms(factory, before) - base, 1e-6)
         except Exception:  # noqa: BLE001 - this choice keeps Inductor's time
             torch.cuda.synchronize()
     return out
@@ -595,16 +610,16 @@ def graph_ms(factory, before, rounds=RETIME_ROUNDS):
     return sorted(times)[len(times) // 2]
 
 
-def retime_install(splits=False, spare=False):
-    """Registers a `Retimer(splits, spare)` first among Inductor's feedback savers (before any
-    that records picks); returns it, or None where this PyTorch has no feedback savers."""
+def retime_install(splits=False, spare=False, warm=False):
+    """Registers a `Retimer(splits, spare, warm)` first among Inductor's feedback savers (before
+    any that records picks); returns it, or None where this PyTorch has no feedback savers."""
     try:
         from torch._inductor import select_algorithm
 
         savers = select_algorithm.get_algorithm_selector_cache().feedback_saver_fns
     except Exception:  # noqa: BLE001 - another PyTorch: nothing to re-time
         return None
-    saver = Retimer(splits, spare)
+    saver = Retimer(splits, spare, warm)
     savers.insert(0, saver)
     return saver
 
@@ -670,6 +685,8 @@ What a decision does, before any Triton template code is generated (Inductor's
   `decompose_k`'s splits too, as it does cuBLAS and Triton.
 - With ``install(spare_splits=True)`` (off by default) the re-timing leaves a lowering that
   offers `decompose_k`'s splits as Inductor timed it.
+- With ``install(warm_splits=True)`` (off by default) the re-timing times a lowering that offers
+  `decompose_k`'s splits whole, splits included, on warm operands (no L2 flush).
 
 `install()` reaches every graph, the backward graph compiled in autograd's thread included:
 it sets ``torch._inductor.config.inductor_choices_class`` to a `ChoicesFactory` (handlers made
@@ -1237,17 +1254,18 @@ class Runtime:
         return "; ".join(problems) or None
 
     def factory_key(self, retime, one_aten=False, narrow_search=False, retime_splits=False,
-                    spare_splits=False):
+                    spare_splits=False, warm_splits=False):
         """The key of the factory `install(retime=..., one_aten=..., narrow_search=...,
-        retime_splits=..., spare_splits=...)` sets: each changes what Inductor picks, so the
-        cache must tell them apart."""
+        retime_splits=..., spare_splits=..., warm_splits=...)` sets: each changes what Inductor
+        picks, so the cache must tell them apart."""
         return (self.key + ("-retime" if retime else "") + ("-one-aten" if one_aten else "")
                 + ("-narrow-search" if narrow_search else "")
                 + ("-retime-splits" if retime and retime_splits else "")
-                + ("-spare-splits" if retime and spare_splits else ""))
+                + ("-spare-splits" if retime and spare_splits else "")
+                + ("-warm-splits" if retime and warm_splits else ""))
 
     def install(self, align_ptxas=True, retime=True, one_aten=False, narrow_search=False,
-                retime_splits=False, spare_splits=False):
+                retime_splits=False, spare_splits=False, warm_splits=False):
         """Installs the heuristic for every graph Inductor compiles from now on; True if
         installed, False if refused (the device or PyTorch differ; warned once). With
         `align_ptxas` (the default), this process's Triton also uses the ptxas of Inductor's
@@ -1263,7 +1281,9 @@ class Runtime:
         docs/results.md, thirty-eighth session) the re-timing times `decompose_k`'s splits too
         (retime.py). With `spare_splits` (off by default; it failed its blind check:
         docs/results.md, thirty-ninth session) the re-timing leaves a lowering that offers
-        those splits as Inductor timed it (retime.py). `uninstall()` undoes all of it."""
+        those splits as Inductor timed it (retime.py). With `warm_splits` (off by default, a
+        candidate: docs/results.md, fortieth session) it times such a lowering whole, splits
+        included, without the L2 flush (retime.py). `uninstall()` undoes all of it."""
         if self.active:
             return True
         import torch
@@ -1279,10 +1299,11 @@ class Runtime:
             return False
         prev = config.inductor_choices_class
         flags = (False, True)
-        ours = {self.factory_key(*f) for f in itertools.product(flags, repeat=5)}
+        ours = {self.factory_key(*f) for f in itertools.product(flags, repeat=6)}
         if isinstance(prev, ChoicesFactory) and prev.key in ours:
             prev = prev.prev
-        self._factory_key = self.factory_key(retime, one_aten, narrow_search, retime_splits, spare_splits)
+        self._factory_key = self.factory_key(retime, one_aten, narrow_search, retime_splits, spare_splits,
+                                             warm_splits)
         self.one_aten = bool(one_aten)
         self.narrow_search = bool(narrow_search)
         _RUNTIMES[self._factory_key] = self
@@ -1290,7 +1311,8 @@ class Runtime:
         slot = virtualized._choices
         self._saved = (config, prev, slot, self._hook(slot))
         self._ptxas = ptxas_align() if align_ptxas else None
-        self._retimer = retime_install(bool(retime_splits), bool(spare_splits)) if retime else None
+        self._retimer = (retime_install(bool(retime_splits), bool(spare_splits), bool(warm_splits))
+                         if retime else None)
         self.active = True
         self.wrap(slot._get_handler())
         return True
@@ -1345,10 +1367,10 @@ def _default_runtime():
 
 
 def install(align_ptxas=True, retime=True, one_aten=False, narrow_search=False, retime_splits=False,
-            spare_splits=False):
+            spare_splits=False, warm_splits=False):
     """Installs this module's heuristic (see the module docstring); True if installed."""
     return _default_runtime().install(align_ptxas, retime, one_aten, narrow_search, retime_splits,
-                                      spare_splits)
+                                      spare_splits, warm_splits)
 
 
 def uninstall():

@@ -45,6 +45,8 @@ What a decision does, before any Triton template code is generated (Inductor's
   `decompose_k`'s splits too, as it does cuBLAS and Triton.
 - With ``install(spare_splits=True)`` (off by default) the re-timing leaves a lowering that
   offers `decompose_k`'s splits as Inductor timed it.
+- With ``install(warm_splits=True)`` (off by default) the re-timing times a lowering that offers
+  `decompose_k`'s splits whole, splits included, on warm operands (no L2 flush).
 
 `install()` reaches every graph, the backward graph compiled in autograd's thread included:
 it sets ``torch._inductor.config.inductor_choices_class`` to a `ChoicesFactory` (handlers made
@@ -612,17 +614,18 @@ class Runtime:
         return "; ".join(problems) or None
 
     def factory_key(self, retime, one_aten=False, narrow_search=False, retime_splits=False,
-                    spare_splits=False):
+                    spare_splits=False, warm_splits=False):
         """The key of the factory `install(retime=..., one_aten=..., narrow_search=...,
-        retime_splits=..., spare_splits=...)` sets: each changes what Inductor picks, so the
-        cache must tell them apart."""
+        retime_splits=..., spare_splits=..., warm_splits=...)` sets: each changes what Inductor
+        picks, so the cache must tell them apart."""
         return (self.key + ("-retime" if retime else "") + ("-one-aten" if one_aten else "")
                 + ("-narrow-search" if narrow_search else "")
                 + ("-retime-splits" if retime and retime_splits else "")
-                + ("-spare-splits" if retime and spare_splits else ""))
+                + ("-spare-splits" if retime and spare_splits else "")
+                + ("-warm-splits" if retime and warm_splits else ""))
 
     def install(self, align_ptxas=True, retime=True, one_aten=False, narrow_search=False,
-                retime_splits=False, spare_splits=False):
+                retime_splits=False, spare_splits=False, warm_splits=False):
         """Installs the heuristic for every graph Inductor compiles from now on; True if
         installed, False if refused (the device or PyTorch differ; warned once). With
         `align_ptxas` (the default), this process's Triton also uses the ptxas of Inductor's
@@ -638,7 +641,9 @@ class Runtime:
         docs/results.md, thirty-eighth session) the re-timing times `decompose_k`'s splits too
         (retime.py). With `spare_splits` (off by default; it failed its blind check:
         docs/results.md, thirty-ninth session) the re-timing leaves a lowering that offers
-        those splits as Inductor timed it (retime.py). `uninstall()` undoes all of it."""
+        those splits as Inductor timed it (retime.py). With `warm_splits` (off by default, a
+        candidate: docs/results.md, fortieth session) it times such a lowering whole, splits
+        included, without the L2 flush (retime.py). `uninstall()` undoes all of it."""
         if self.active:
             return True
         import torch
@@ -654,10 +659,11 @@ class Runtime:
             return False
         prev = config.inductor_choices_class
         flags = (False, True)
-        ours = {self.factory_key(*f) for f in itertools.product(flags, repeat=5)}
+        ours = {self.factory_key(*f) for f in itertools.product(flags, repeat=6)}
         if isinstance(prev, ChoicesFactory) and prev.key in ours:
             prev = prev.prev
-        self._factory_key = self.factory_key(retime, one_aten, narrow_search, retime_splits, spare_splits)
+        self._factory_key = self.factory_key(retime, one_aten, narrow_search, retime_splits, spare_splits,
+                                             warm_splits)
         self.one_aten = bool(one_aten)
         self.narrow_search = bool(narrow_search)
         _RUNTIMES[self._factory_key] = self
@@ -665,7 +671,8 @@ class Runtime:
         slot = virtualized._choices
         self._saved = (config, prev, slot, self._hook(slot))
         self._ptxas = ptxas_align() if align_ptxas else None
-        self._retimer = retime_install(bool(retime_splits), bool(spare_splits)) if retime else None
+        self._retimer = (retime_install(bool(retime_splits), bool(spare_splits), bool(warm_splits))
+                         if retime else None)
         self.active = True
         self.wrap(slot._get_handler())
         return True
@@ -720,10 +727,10 @@ def _default_runtime():
 
 
 def install(align_ptxas=True, retime=True, one_aten=False, narrow_search=False, retime_splits=False,
-            spare_splits=False):
+            spare_splits=False, warm_splits=False):
     """Installs this module's heuristic (see the module docstring); True if installed."""
     return _default_runtime().install(align_ptxas, retime, one_aten, narrow_search, retime_splits,
-                                      spare_splits)
+                                      spare_splits, warm_splits)
 
 
 def uninstall():

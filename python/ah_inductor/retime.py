@@ -48,6 +48,13 @@ over the bound on none. On 16 blind long contractions it was over the bound on 4
 the shipped handler, and on 2 where that one was not, both a split Inductor timed first that
 ran 1.15x and 1.55x cuBLAS (data/inductor_eval_h100_longk_blind*): it stays off.
 
+`Retimer(warm=True)` (``install(warm_splits=True)``, off by default, a candidate) re-times a
+lowering that offers splits whole (cuBLAS, Triton and every split) without the flush: operands
+warm, as the compiled graph replays. On the 12 long contractions of scripts/probe_splits.py the
+flushed timing read cuBLAS and the splits 0.99-1.51x and 0.88-1.93x their compiled truth,
+most on small operands and unevenly among the contenders of one GEMM; without the flush, within
+about 5 % (data/probe_splits_h100c.jsonl). Other lowerings are re-timed as without it.
+
 It never raises into Inductor: any failure leaves the timings as Inductor measured them.
 """
 
@@ -62,12 +69,14 @@ RETIME_ROUNDS = 5
 class Retimer:
     """The feedback saver; counts GEMM lowerings re-timed, spared and re-timings that failed.
     With `splits` it re-times decompositions too (`with_splits`); with `spare` a lowering that
-    offers any keeps Inductor's timings whole."""
+    offers any keeps Inductor's timings whole; with `warm` such a lowering is re-timed whole,
+    without the flush (`spare` wins over it)."""
 
-    def __init__(self, splits=False, spare=False):
+    def __init__(self, splits=False, spare=False, warm=False):
         self.active = True
         self.splits = splits
         self.spare = spare
+        self.warm = warm
         self.retimed = 0
         self.spared = 0
         self.failed = 0
@@ -80,11 +89,13 @@ class Retimer:
             if not finite or min(timings[c] for c in finite) >= RETIME_BELOW_MS:
                 return
             is_split = split_test()
-            if self.spare and any(is_split(c) for c in finite):
+            offers = any(is_split(c) for c in finite)
+            if self.spare and offers:
                 self.spared += 1
                 return
-            chosen = one_extern(finite, timings, extern_test())
-            again = graph_timings(with_splits(chosen, is_split, self.splits), input_nodes)
+            warm = self.warm and offers
+            chosen = with_splits(one_extern(finite, timings, extern_test()), is_split, self.splits or warm)
+            again = graph_timings(chosen, input_nodes, flush=not warm)
         except Exception:  # noqa: BLE001 - never raise into Inductor
             self.failed += 1
             return
@@ -219,16 +230,16 @@ def graph_ms(factory, before, rounds=RETIME_ROUNDS):
     return sorted(times)[len(times) // 2]
 
 
-def retime_install(splits=False, spare=False):
-    """Registers a `Retimer(splits, spare)` first among Inductor's feedback savers (before any
-    that records picks); returns it, or None where this PyTorch has no feedback savers."""
+def retime_install(splits=False, spare=False, warm=False):
+    """Registers a `Retimer(splits, spare, warm)` first among Inductor's feedback savers (before
+    any that records picks); returns it, or None where this PyTorch has no feedback savers."""
     try:
         from torch._inductor import select_algorithm
 
         savers = select_algorithm.get_algorithm_selector_cache().feedback_saver_fns
     except Exception:  # noqa: BLE001 - another PyTorch: nothing to re-time
         return None
-    saver = Retimer(splits, spare)
+    saver = Retimer(splits, spare, warm)
     savers.insert(0, saver)
     return saver
 

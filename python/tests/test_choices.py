@@ -737,6 +737,10 @@ class Install(unittest.TestCase):
             self.assertEqual(config.inductor_choices_class.key, f"{plain_key}-retime-spare-splits")
             self.assertTrue(savers[0].spare and not savers[0].splits)
             self.rt.uninstall()
+            self.assertTrue(self.rt.install(warm_splits=True))
+            self.assertEqual(config.inductor_choices_class.key, f"{plain_key}-retime-warm-splits")
+            self.assertTrue(savers[0].warm and not savers[0].splits and not savers[0].spare)
+            self.rt.uninstall()
             self.assertTrue(self.rt.install(retime=False, retime_splits=True))  # nothing to re-time
             self.assertEqual((config.inductor_choices_class.key, savers), (plain_key, ["a recorder of picks"]))
             self.rt.uninstall()

@@ -112,6 +112,8 @@ class CandidateTest(unittest.TestCase):
                          {"candidate": {"narrow_search": True, "retime_splits": True}})
         a = inductor_eval.parse(base + ["--spare-splits", "candidate"])
         self.assertEqual(inductor_eval.install_options(a), {"candidate": {"spare_splits": True}})
+        a = inductor_eval.parse(base + ["--warm-splits", "candidate"])
+        self.assertEqual(inductor_eval.install_options(a), {"candidate": {"warm_splits": True}})
         both = self.parse_error(base + ["--retime", "ours", "--no-retime", "ours"])
         self.assertIn("--retime and --no-retime both name ours", both)
 

@@ -32,7 +32,7 @@ class Retimer(unittest.TestCase):
     def test_replaces_the_timings_it_measured_in_place(self):
         seen = []
 
-        def graphs(choices, inputs):
+        def graphs(choices, inputs, flush=True):
             seen.append((sorted(choices), inputs))
             return {"cublas": 0.004}
 
@@ -43,7 +43,7 @@ class Retimer(unittest.TestCase):
         self.assertEqual((self.saver.retimed, self.saver.failed), (1, 0))
 
     def test_leaves_other_lowerings_and_large_gemms_alone(self):
-        with mock.patch.object(retime, "graph_timings", lambda c, i: self.fail("re-timed")):
+        with mock.patch.object(retime, "graph_timings", lambda c, i, flush=True: self.fail("re-timed")):
             self.call(name="convolution")
             large = {"cublas": retime.RETIME_BELOW_MS, "triton": 2 * retime.RETIME_BELOW_MS}
             self.assertEqual(self.call(timings=dict(large)), large)
@@ -53,7 +53,7 @@ class Retimer(unittest.TestCase):
         self.assertEqual(self.saver.retimed, 0)
 
     def test_a_failure_keeps_inductors_timings(self):
-        def boom(choices, inputs):
+        def boom(choices, inputs, flush=True):
             raise RuntimeError("capture failed")
 
         before = dict(self.timings)
@@ -65,7 +65,7 @@ class Retimer(unittest.TestCase):
         # addmm's expanded-bias call must not overtake the 1-D one by re-timing alone.
         seen = []
 
-        def graphs(choices, inputs):
+        def graphs(choices, inputs, flush=True):
             seen.append(list(choices))
             return {c: SMALL for c in choices}
 
@@ -80,7 +80,7 @@ class Retimer(unittest.TestCase):
         # A decompose_k split keeps Inductor's time unless the saver re-times splits.
         seen = []
 
-        def graphs(choices, inputs):
+        def graphs(choices, inputs, flush=True):
             seen.append(list(choices))
             return {c: SMALL for c in choices}
 
@@ -98,15 +98,33 @@ class Retimer(unittest.TestCase):
         plain = {"cublas": 0.030, "triton": 0.020}
         self.saver.spare = True
         with mock.patch.object(retime, "split_test", lambda: lambda c: c.startswith("split")), \
-                mock.patch.object(retime, "graph_timings", lambda c, i: dict.fromkeys(c, SMALL)):
+                mock.patch.object(retime, "graph_timings", lambda c, i, flush=True: dict.fromkeys(c, SMALL)):
             self.assertEqual(self.call(timings=dict(timings)), timings)  # Inductor's, whole
             self.assertEqual(self.call(timings=dict(plain)), dict.fromkeys(plain, SMALL))
             self.saver.splits = True  # sparing wins over re-timing the splits
             self.assertEqual(self.call(timings=dict(timings)), timings)
         self.assertEqual((self.saver.spared, self.saver.retimed), (2, 1))
 
+    def test_warm_re_times_a_lowering_with_splits_whole_and_without_the_flush(self):
+        seen = []
+
+        def graphs(choices, inputs, flush=True):
+            seen.append((list(choices), flush))
+            return dict.fromkeys(choices, SMALL)
+
+        timings = {"cublas": 0.030, "split_4": 0.012, "triton": 0.020}
+        plain = {"cublas": 0.030, "triton": 0.020}
+        self.saver.warm = True
+        with mock.patch.object(retime, "split_test", lambda: lambda c: c.startswith("split")), \
+                mock.patch.object(retime, "graph_timings", graphs):
+            self.assertEqual(self.call(timings=dict(timings)), dict.fromkeys(timings, SMALL))
+            self.assertEqual(self.call(timings=dict(plain)), dict.fromkeys(plain, SMALL))
+            self.saver.spare = True  # sparing wins over it
+            self.assertEqual(self.call(timings=dict(timings)), timings)
+        self.assertEqual(seen, [(["cublas", "split_4", "triton"], False), (["cublas", "triton"], True)])
+
     def test_re_times_every_gemm_op(self):
-        with mock.patch.object(retime, "graph_timings", lambda c, i: {"triton": SMALL}):
+        with mock.patch.object(retime, "graph_timings", lambda c, i, flush=True: {"triton": SMALL}):
             for op in retime.RETIME_OPS:
                 self.assertEqual(self.call(name=op, timings={"triton": 0.01})["triton"], SMALL)
 
