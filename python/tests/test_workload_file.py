@@ -42,6 +42,15 @@ class WorkloadFile(unittest.TestCase):
         build, workload = inductor_eval.E2E["example_workload"]
         self.assertTrue(callable(build) and callable(workload))
 
+    def test_every_shipped_workload_follows_the_contract(self):
+        folder = os.path.join(ROOT, "scripts", "workloads")
+        files = sorted(f for f in os.listdir(folder) if f.endswith(".py"))
+        self.assertIn("convnext_train.py", files)
+        for f in files:
+            name = inductor_eval.load_workload_file(os.path.join(folder, f))
+            self.assertEqual(name, f[:-3])
+            self.assertTrue(all(callable(fn) for fn in inductor_eval.E2E[name]))
+
     def test_the_files_module_is_importable_by_name(self):
         # Dynamo imports the module of a class it traces: an unregistered module failed every
         # setting on the H100 with "No module named 'ah_workload_example_workload'".
