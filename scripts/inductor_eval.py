@@ -1261,8 +1261,6 @@ SWITCHES = (
                  "calls: the one the handler's rule picks)"),
     ("narrow_search", "a linear layer to a narrow output (choices.narrow_linear: MoE routers, "
                       "classifier heads) that it decides cuBLAS only is left to max-autotune"),
-    ("retime_splits", "the re-timing times decompose_k's splits too (retime.py)"),
-    ("spare_splits", "a lowering that offers decompose_k's splits keeps Inductor's timings (retime.py)"),
     ("warm_splits", "a lowering that offers decompose_k's splits is re-timed whole on warm operands "
                     "(retime.py)"),
 )

@@ -4,10 +4,10 @@
 On long contractions (k at least 32 times the larger output side) Inductor offers splits of k
 (`decompose_k`: a batched product over parts of k and the sum of the parts) beside cuBLAS and
 Triton. Three timings have picked among them, and each missed on blind GEMMs: Inductor's own
-benchmark (default max-autotune; `install(spare_splits=True)`), the handler's re-timing that
-times cuBLAS by CUDA graph and leaves a split Inductor's time (shipped), and the re-timing of
-splits too (`install(retime_splits=True)`: a split on GNS's 128 x 78213 x 128 picked in the
-search ran 1.14x cuBLAS in the compiled graph). Those runs measured the compiled truth of the
+benchmark (default max-autotune; the handler's `spare_splits`, since removed), the handler's
+re-timing that times cuBLAS by CUDA graph and leaves a split Inductor's time (shipped), and
+the re-timing of splits too (`retime_splits`, since removed: a split on GNS's 128 x 78213 x
+128 picked in the search ran 1.14x cuBLAS in the compiled graph). Those runs measured the compiled truth of the
 pick only, so they cannot say which timing was wrong.
 
 For each GEMM of --gemms (JSON lines as inductor_eval.py reads them), in one warm process
@@ -15,8 +15,8 @@ For each GEMM of --gemms (JSON lines as inductor_eval.py reads them), in one war
 
 1. compiles it under default max-autotune, with a feedback saver that records Inductor's
    benchmark of every choice (`bench_ms`) and the re-timing's CUDA-graph time of every cuBLAS,
-   Triton and split choice (`graph_ms`, `ah_inductor.retime.graph_timings`, as
-   `retime_splits` times them: each call after an L2 flush) and the same without the flush
+   Triton and split choice (`graph_ms`, `ah_inductor.retime.graph_timings`: each call after
+   an L2 flush) and the same without the flush
    (`warm_ms`: operands warm, as the compiled graph replays), and replaces nothing (Inductor
    picks as by default);
 2. compiles it again once per contender, with every other choice of the GEMM's lowering

@@ -409,31 +409,18 @@ searched in one process: 6 against 2 more than 3 % behind the best of cuBLAS and
 that bound on 3 GEMMs against 14 without (sets 37 and 38: 0 against 5 and 3), and max-autotune's
 full list re-timed on 8 against 18.
 
-`Retimer(splits=True)` (``install(retime_splits=True)``, off by default, a candidate) re-times
-the decompositions too (`decompose_k`'s splits, each a `SubgraphChoiceCaller`: a batched product
-over parts of `k` and the sum of the parts), by the module Inductor compiled to benchmark each
-(`split_call`). Without it a split keeps Inductor's time, which holds the CPU side of its calls,
-against rivals re-timed without theirs. On three linears to a narrow output over a long `k` (a
-32 x 9072 x 32 weight gradient, a 20 x 10000 x 20 one, a 32 x 2048 x 16 decode step) default
-max-autotune picked a split and ran 1.13-1.28x faster than cuBLAS, and a handler that left the
-same list to the re-timed search picked cuBLAS (data/inductor_eval_h100_recheck_narrow*). On
-the pool's 28 long contractions that the shipped handler searches under 0.2 ms it was over the
-3 % bound on 3 against that handler's 4, but on 3 where that handler was not
-(data/inductor_eval_h100_recheck_longk*): it stays off.
-
-`Retimer(spare=True)` (``install(spare_splits=True)``, off by default) leaves a lowering that
-offers splits (an `mm` with k at least 32 times the larger output side, where the kernels run
-10-200 us) as Inductor timed it: on those 28, default max-autotune, which re-times nothing, was
-over the bound on none. On 16 blind long contractions it was over the bound on 4, as many as
-the shipped handler, and on 2 where that one was not, both a split Inductor timed first that
-ran 1.15x and 1.55x cuBLAS (data/inductor_eval_h100_longk_blind*): it stays off.
-
-`Retimer(warm=True)` (``install(warm_splits=True)``, off by default, a candidate) re-times a
-lowering that offers splits whole (cuBLAS, Triton and every split) without the flush: operands
-warm, as the compiled graph replays. On the 12 long contractions of scripts/probe_splits.py the
-flushed timing read cuBLAS and the splits 0.99-1.51x and 0.88-1.93x their compiled truth,
-most on small operands and unevenly among the contenders of one GEMM; without the flush, within
-about 5 % (data/probe_splits_h100c.jsonl). Other lowerings are re-timed as without it.
+A lowering that offers decompositions (`decompose_k`'s splits of a long `k`, each a
+`SubgraphChoiceCaller`: a batched product over parts of `k` and the sum of the parts) keeps
+Inductor's time for them, which holds the CPU side of their calls, against rivals re-timed
+without theirs. `Retimer(warm=True)` (``install(warm_splits=True)``, off by default, a
+candidate) re-times such a lowering whole, each split by the module Inductor compiled to
+benchmark it (`split_call`), and without the flush: operands warm, as the compiled graph
+replays. On the 12 long contractions of scripts/probe_splits.py the flushed timing read cuBLAS
+and the splits up to 1.49x and 1.95x their compiled truth, most on small operands and unevenly
+among the contenders of one GEMM; without the flush within 5 % on 103 of 125 contenders
+(data/probe_splits_h100c.jsonl). Two other ways were tried and removed, each having failed a
+check registered before its data (docs/results.md, thirty-eighth and thirty-ninth sessions):
+re-timing the splits flushed like the rest, and leaving such a lowering Inductor's timings.
 
 It never raises into Inductor: any failure leaves the timings as Inductor measured them.
 """
@@ -447,18 +434,13 @@ RETIME_ROUNDS = 5
 
 
 class Retimer:
-    """The feedback saver; counts GEMM lowerings re-timed, spared and re-timings that failed.
-    With `splits` it re-times decompositions too (`with_splits`); with `spare` a lowering that
-    offers any keeps Inductor's timings whole; with `warm` such a lowering is re-timed whole,
-    without the flush (`spare` wins over it)."""
+    """The feedback saver; counts GEMM lowerings re-timed and re-timings that failed. With
+    `warm` a lowering that offers decompositions is re-timed whole, without the flush."""
 
-    def __init__(self, splits=False, spare=False, warm=False):
+    def __init__(self, warm=False):
         self.active = True
-        self.splits = splits
-        self.spare = spare
         self.warm = warm
         self.retimed = 0
-        self.spared = 0
         self.failed = 0
 
     def __call__(self, timings, name, input_nodes, choices, *rest):
@@ -469,12 +451,8 @@ class Retimer:
             if not finite or min(timings[c] for c in finite) >= RETIME_BELOW_MS:
                 return
             is_split = split_test()
-            offers = any(is_split(c) for c in finite)
-            if self.spare and offers:
-                self.spared += 1
-                return
-            warm = self.warm and offers
-            chosen = with_splits(one_extern(finite, timings, extern_test()), is_split, self.splits or warm)
+            warm = self.warm and any(is_split(c) for c in finite)
+            chosen = with_splits(one_extern(finite, timings, extern_test()), is_split, warm)
             again = graph_timings(chosen, input_nodes, flush=not warm)
         except Exception:  # noqa: BLE001 - never raise into Inductor
             self.failed += 1
@@ -610,16 +588,16 @@ def graph_ms(factory, before, rounds=RETIME_ROUNDS):
     return sorted(times)[len(times) // 2]
 
 
-def retime_install(splits=False, spare=False, warm=False):
-    """Registers a `Retimer(splits, spare, warm)` first among Inductor's feedback savers (before
-    any that records picks); returns it, or None where this PyTorch has no feedback savers."""
+def retime_install(warm=False):
+    """Registers a `Retimer(warm)` first among Inductor's feedback savers (before any that
+    records picks); returns it, or None where this PyTorch has no feedback savers."""
     try:
         from torch._inductor import select_algorithm
 
         savers = select_algorithm.get_algorithm_selector_cache().feedback_saver_fns
     except Exception:  # noqa: BLE001 - another PyTorch: nothing to re-time
         return None
-    saver = Retimer(splits, spare, warm)
+    saver = Retimer(warm)
     savers.insert(0, saver)
     return saver
 
@@ -681,10 +659,6 @@ What a decision does, before any Triton template code is generated (Inductor's
   `one_aten`'s ATen choice, as the others do.
 - With ``install(narrow_search=True)`` (off by default) an `extern` decision on a linear
   layer to a narrow output (`narrow_linear`: MoE routers, classifier heads) is `default`.
-- With ``install(retime_splits=True)`` (off by default) the re-timing (below) times
-  `decompose_k`'s splits too, as it does cuBLAS and Triton.
-- With ``install(spare_splits=True)`` (off by default) the re-timing leaves a lowering that
-  offers `decompose_k`'s splits as Inductor timed it.
 - With ``install(warm_splits=True)`` (off by default) the re-timing times a lowering that offers
   `decompose_k`'s splits whole, splits included, on warm operands (no L2 flush).
 
@@ -1253,19 +1227,16 @@ class Runtime:
             problems.append(f"it was trained with PyTorch {want_torch} and this is PyTorch {have_torch}")
         return "; ".join(problems) or None
 
-    def factory_key(self, retime, one_aten=False, narrow_search=False, retime_splits=False,
-                    spare_splits=False, warm_splits=False):
+    def factory_key(self, retime, one_aten=False, narrow_search=False, warm_splits=False):
         """The key of the factory `install(retime=..., one_aten=..., narrow_search=...,
-        retime_splits=..., spare_splits=..., warm_splits=...)` sets: each changes what Inductor
-        picks, so the cache must tell them apart."""
+        warm_splits=...)` sets: each changes what Inductor picks, so the cache must tell them
+        apart."""
         return (self.key + ("-retime" if retime else "") + ("-one-aten" if one_aten else "")
                 + ("-narrow-search" if narrow_search else "")
-                + ("-retime-splits" if retime and retime_splits else "")
-                + ("-spare-splits" if retime and spare_splits else "")
                 + ("-warm-splits" if retime and warm_splits else ""))
 
     def install(self, align_ptxas=True, retime=True, one_aten=False, narrow_search=False,
-                retime_splits=False, spare_splits=False, warm_splits=False):
+                warm_splits=False):
         """Installs the heuristic for every graph Inductor compiles from now on; True if
         installed, False if refused (the device or PyTorch differ; warned once). With
         `align_ptxas` (the default), this process's Triton also uses the ptxas of Inductor's
@@ -1277,13 +1248,9 @@ class Runtime:
         (`default`, `drop`) keep one ATen choice too, as `extern` and `keep` do (`one_aten`).
         With `narrow_search` (off by default, a candidate: docs/results.md, thirty-seventh
         session) a linear layer to a narrow output that `decide` gives cuBLAS alone is left to
-        Inductor's list (`narrow_linear`). With `retime_splits` (off by default, a candidate:
-        docs/results.md, thirty-eighth session) the re-timing times `decompose_k`'s splits too
-        (retime.py). With `spare_splits` (off by default; it failed its blind check:
-        docs/results.md, thirty-ninth session) the re-timing leaves a lowering that offers
-        those splits as Inductor timed it (retime.py). With `warm_splits` (off by default, a
-        candidate: docs/results.md, fortieth session) it times such a lowering whole, splits
-        included, without the L2 flush (retime.py). `uninstall()` undoes all of it."""
+        Inductor's list (`narrow_linear`). With `warm_splits` (off by default, a candidate:
+        docs/results.md, fortieth session) the re-timing times a lowering that offers
+        `decompose_k`'s splits whole, splits included, without the L2 flush (retime.py). `uninstall()` undoes all of it."""
         if self.active:
             return True
         import torch
@@ -1299,11 +1266,10 @@ class Runtime:
             return False
         prev = config.inductor_choices_class
         flags = (False, True)
-        ours = {self.factory_key(*f) for f in itertools.product(flags, repeat=6)}
+        ours = {self.factory_key(*f) for f in itertools.product(flags, repeat=4)}
         if isinstance(prev, ChoicesFactory) and prev.key in ours:
             prev = prev.prev
-        self._factory_key = self.factory_key(retime, one_aten, narrow_search, retime_splits, spare_splits,
-                                             warm_splits)
+        self._factory_key = self.factory_key(retime, one_aten, narrow_search, warm_splits)
         self.one_aten = bool(one_aten)
         self.narrow_search = bool(narrow_search)
         _RUNTIMES[self._factory_key] = self
@@ -1311,8 +1277,7 @@ class Runtime:
         slot = virtualized._choices
         self._saved = (config, prev, slot, self._hook(slot))
         self._ptxas = ptxas_align() if align_ptxas else None
-        self._retimer = (retime_install(bool(retime_splits), bool(spare_splits), bool(warm_splits))
-                         if retime else None)
+        self._retimer = retime_install(bool(warm_splits)) if retime else None
         self.active = True
         self.wrap(slot._get_handler())
         return True
@@ -1366,11 +1331,9 @@ def _default_runtime():
     return _DEFAULT[0]
 
 
-def install(align_ptxas=True, retime=True, one_aten=False, narrow_search=False, retime_splits=False,
-            spare_splits=False, warm_splits=False):
+def install(align_ptxas=True, retime=True, one_aten=False, narrow_search=False, warm_splits=False):
     """Installs this module's heuristic (see the module docstring); True if installed."""
-    return _default_runtime().install(align_ptxas, retime, one_aten, narrow_search, retime_splits,
-                                      spare_splits, warm_splits)
+    return _default_runtime().install(align_ptxas, retime, one_aten, narrow_search, warm_splits)
 
 
 def uninstall():

@@ -41,10 +41,6 @@ What a decision does, before any Triton template code is generated (Inductor's
   `one_aten`'s ATen choice, as the others do.
 - With ``install(narrow_search=True)`` (off by default) an `extern` decision on a linear
   layer to a narrow output (`narrow_linear`: MoE routers, classifier heads) is `default`.
-- With ``install(retime_splits=True)`` (off by default) the re-timing (below) times
-  `decompose_k`'s splits too, as it does cuBLAS and Triton.
-- With ``install(spare_splits=True)`` (off by default) the re-timing leaves a lowering that
-  offers `decompose_k`'s splits as Inductor timed it.
 - With ``install(warm_splits=True)`` (off by default) the re-timing times a lowering that offers
   `decompose_k`'s splits whole, splits included, on warm operands (no L2 flush).
 
@@ -613,19 +609,16 @@ class Runtime:
             problems.append(f"it was trained with PyTorch {want_torch} and this is PyTorch {have_torch}")
         return "; ".join(problems) or None
 
-    def factory_key(self, retime, one_aten=False, narrow_search=False, retime_splits=False,
-                    spare_splits=False, warm_splits=False):
+    def factory_key(self, retime, one_aten=False, narrow_search=False, warm_splits=False):
         """The key of the factory `install(retime=..., one_aten=..., narrow_search=...,
-        retime_splits=..., spare_splits=..., warm_splits=...)` sets: each changes what Inductor
-        picks, so the cache must tell them apart."""
+        warm_splits=...)` sets: each changes what Inductor picks, so the cache must tell them
+        apart."""
         return (self.key + ("-retime" if retime else "") + ("-one-aten" if one_aten else "")
                 + ("-narrow-search" if narrow_search else "")
-                + ("-retime-splits" if retime and retime_splits else "")
-                + ("-spare-splits" if retime and spare_splits else "")
                 + ("-warm-splits" if retime and warm_splits else ""))
 
     def install(self, align_ptxas=True, retime=True, one_aten=False, narrow_search=False,
-                retime_splits=False, spare_splits=False, warm_splits=False):
+                warm_splits=False):
         """Installs the heuristic for every graph Inductor compiles from now on; True if
         installed, False if refused (the device or PyTorch differ; warned once). With
         `align_ptxas` (the default), this process's Triton also uses the ptxas of Inductor's
@@ -637,13 +630,9 @@ class Runtime:
         (`default`, `drop`) keep one ATen choice too, as `extern` and `keep` do (`one_aten`).
         With `narrow_search` (off by default, a candidate: docs/results.md, thirty-seventh
         session) a linear layer to a narrow output that `decide` gives cuBLAS alone is left to
-        Inductor's list (`narrow_linear`). With `retime_splits` (off by default, a candidate:
-        docs/results.md, thirty-eighth session) the re-timing times `decompose_k`'s splits too
-        (retime.py). With `spare_splits` (off by default; it failed its blind check:
-        docs/results.md, thirty-ninth session) the re-timing leaves a lowering that offers
-        those splits as Inductor timed it (retime.py). With `warm_splits` (off by default, a
-        candidate: docs/results.md, fortieth session) it times such a lowering whole, splits
-        included, without the L2 flush (retime.py). `uninstall()` undoes all of it."""
+        Inductor's list (`narrow_linear`). With `warm_splits` (off by default, a candidate:
+        docs/results.md, fortieth session) the re-timing times a lowering that offers
+        `decompose_k`'s splits whole, splits included, without the L2 flush (retime.py). `uninstall()` undoes all of it."""
         if self.active:
             return True
         import torch
@@ -659,11 +648,10 @@ class Runtime:
             return False
         prev = config.inductor_choices_class
         flags = (False, True)
-        ours = {self.factory_key(*f) for f in itertools.product(flags, repeat=6)}
+        ours = {self.factory_key(*f) for f in itertools.product(flags, repeat=4)}
         if isinstance(prev, ChoicesFactory) and prev.key in ours:
             prev = prev.prev
-        self._factory_key = self.factory_key(retime, one_aten, narrow_search, retime_splits, spare_splits,
-                                             warm_splits)
+        self._factory_key = self.factory_key(retime, one_aten, narrow_search, warm_splits)
         self.one_aten = bool(one_aten)
         self.narrow_search = bool(narrow_search)
         _RUNTIMES[self._factory_key] = self
@@ -671,8 +659,7 @@ class Runtime:
         slot = virtualized._choices
         self._saved = (config, prev, slot, self._hook(slot))
         self._ptxas = ptxas_align() if align_ptxas else None
-        self._retimer = (retime_install(bool(retime_splits), bool(spare_splits), bool(warm_splits))
-                         if retime else None)
+        self._retimer = retime_install(bool(warm_splits)) if retime else None
         self.active = True
         self.wrap(slot._get_handler())
         return True
@@ -726,11 +713,9 @@ def _default_runtime():
     return _DEFAULT[0]
 
 
-def install(align_ptxas=True, retime=True, one_aten=False, narrow_search=False, retime_splits=False,
-            spare_splits=False, warm_splits=False):
+def install(align_ptxas=True, retime=True, one_aten=False, narrow_search=False, warm_splits=False):
     """Installs this module's heuristic (see the module docstring); True if installed."""
-    return _default_runtime().install(align_ptxas, retime, one_aten, narrow_search, retime_splits,
-                                      spare_splits, warm_splits)
+    return _default_runtime().install(align_ptxas, retime, one_aten, narrow_search, warm_splits)
 
 
 def uninstall():

@@ -724,24 +724,16 @@ class Install(unittest.TestCase):
             self.assertEqual(savers[1:], ["a recorder of picks"])
             self.assertEqual(type(savers[0]).__name__, "Retimer")
             saver = savers[0]
-            self.assertFalse(saver.splits)
+            self.assertFalse(saver.warm)
             self.rt.uninstall()
             self.assertEqual(savers, ["a recorder of picks"])
             self.assertFalse(saver.active)
             self.assertIsNone(config.inductor_choices_class)
-            self.assertTrue(self.rt.install(retime_splits=True))
-            self.assertEqual(config.inductor_choices_class.key, f"{plain_key}-retime-retime-splits")
-            self.assertTrue(savers[0].splits)
-            self.rt.uninstall()
-            self.assertTrue(self.rt.install(spare_splits=True))
-            self.assertEqual(config.inductor_choices_class.key, f"{plain_key}-retime-spare-splits")
-            self.assertTrue(savers[0].spare and not savers[0].splits)
-            self.rt.uninstall()
             self.assertTrue(self.rt.install(warm_splits=True))
             self.assertEqual(config.inductor_choices_class.key, f"{plain_key}-retime-warm-splits")
-            self.assertTrue(savers[0].warm and not savers[0].splits and not savers[0].spare)
+            self.assertTrue(savers[0].warm)
             self.rt.uninstall()
-            self.assertTrue(self.rt.install(retime=False, retime_splits=True))  # nothing to re-time
+            self.assertTrue(self.rt.install(retime=False, warm_splits=True))  # nothing to re-time
             self.assertEqual((config.inductor_choices_class.key, savers), (plain_key, ["a recorder of picks"]))
             self.rt.uninstall()
 

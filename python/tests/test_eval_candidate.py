@@ -107,13 +107,9 @@ class CandidateTest(unittest.TestCase):
                          {"candidate": {"retime": False, "one_aten": True}})
         a = inductor_eval.parse(base + ["--narrow-search", "candidate"])
         self.assertEqual(inductor_eval.install_options(a), {"candidate": {"narrow_search": True}})
-        a = inductor_eval.parse(base + ["--narrow-search", "candidate", "--retime-splits", "candidate"])
+        a = inductor_eval.parse(base + ["--narrow-search", "candidate", "--warm-splits", "candidate"])
         self.assertEqual(inductor_eval.install_options(a),
-                         {"candidate": {"narrow_search": True, "retime_splits": True}})
-        a = inductor_eval.parse(base + ["--spare-splits", "candidate"])
-        self.assertEqual(inductor_eval.install_options(a), {"candidate": {"spare_splits": True}})
-        a = inductor_eval.parse(base + ["--warm-splits", "candidate"])
-        self.assertEqual(inductor_eval.install_options(a), {"candidate": {"warm_splits": True}})
+                         {"candidate": {"narrow_search": True, "warm_splits": True}})
         both = self.parse_error(base + ["--retime", "ours", "--no-retime", "ours"])
         self.assertIn("--retime and --no-retime both name ours", both)
 

@@ -76,52 +76,27 @@ class Retimer(unittest.TestCase):
         self.assertEqual(out["cublas_addmm"], 0.031)  # Inductor's time: it stays behind
         self.assertEqual(min(out, key=out.get), "cublas_bias_addmm")
 
-    def test_re_times_the_splits_only_when_asked(self):
-        # A decompose_k split keeps Inductor's time unless the saver re-times splits.
-        seen = []
-
-        def graphs(choices, inputs, flush=True):
-            seen.append(list(choices))
-            return {c: SMALL for c in choices}
-
-        timings = {"cublas": 0.030, "split_4": 0.012, "split_2": 0.011, "triton": 0.020}
-        with mock.patch.object(retime, "split_test", lambda: lambda c: c.startswith("split")), \
-                mock.patch.object(retime, "graph_timings", graphs):
-            self.assertEqual(self.call(timings=dict(timings))["split_2"], 0.011)
-            self.saver.splits = True
-            out = self.call(timings=dict(timings))
-        self.assertEqual(seen, [["cublas", "triton"], ["cublas", "split_4", "split_2", "triton"]])
-        self.assertEqual(out, dict.fromkeys(timings, SMALL))
-
-    def test_spares_a_lowering_that_offers_splits_when_asked(self):
-        timings = {"cublas": 0.030, "split_4": 0.012, "triton": 0.020}
-        plain = {"cublas": 0.030, "triton": 0.020}
-        self.saver.spare = True
-        with mock.patch.object(retime, "split_test", lambda: lambda c: c.startswith("split")), \
-                mock.patch.object(retime, "graph_timings", lambda c, i, flush=True: dict.fromkeys(c, SMALL)):
-            self.assertEqual(self.call(timings=dict(timings)), timings)  # Inductor's, whole
-            self.assertEqual(self.call(timings=dict(plain)), dict.fromkeys(plain, SMALL))
-            self.saver.splits = True  # sparing wins over re-timing the splits
-            self.assertEqual(self.call(timings=dict(timings)), timings)
-        self.assertEqual((self.saver.spared, self.saver.retimed), (2, 1))
-
-    def test_warm_re_times_a_lowering_with_splits_whole_and_without_the_flush(self):
+    def test_a_split_keeps_inductors_time_unless_warm(self):
+        # Without `warm` the decompositions keep Inductor's time and the rest are re-timed
+        # flushed; with it a lowering that offers any is re-timed whole, without the flush.
         seen = []
 
         def graphs(choices, inputs, flush=True):
             seen.append((list(choices), flush))
             return dict.fromkeys(choices, SMALL)
 
-        timings = {"cublas": 0.030, "split_4": 0.012, "triton": 0.020}
+        timings = {"cublas": 0.030, "split_4": 0.012, "split_2": 0.011, "triton": 0.020}
         plain = {"cublas": 0.030, "triton": 0.020}
-        self.saver.warm = True
         with mock.patch.object(retime, "split_test", lambda: lambda c: c.startswith("split")), \
                 mock.patch.object(retime, "graph_timings", graphs):
+            self.assertEqual(self.call(timings=dict(timings))["split_2"], 0.011)
+            self.saver.warm = True
             self.assertEqual(self.call(timings=dict(timings)), dict.fromkeys(timings, SMALL))
             self.assertEqual(self.call(timings=dict(plain)), dict.fromkeys(plain, SMALL))
-            self.saver.spare = True  # sparing wins over it
-            self.assertEqual(self.call(timings=dict(timings)), timings)
-        self.assertEqual(seen, [(["cublas", "split_4", "triton"], False), (["cublas", "triton"], True)])
+        self.assertEqual(seen, [(["cublas", "triton"], True),
+                                (["cublas", "split_4", "split_2", "triton"], False),
+                                (["cublas", "triton"], True)])
+        self.assertEqual(self.saver.retimed, 3)
 
     def test_re_times_every_gemm_op(self):
         with mock.patch.object(retime, "graph_timings", lambda c, i, flush=True: {"triton": SMALL}):
