@@ -7,8 +7,8 @@ Triton. Three timings have picked among them, and each missed on blind GEMMs: In
 benchmark (default max-autotune; the handler's `spare_splits`, since removed), the handler's
 re-timing that times cuBLAS by CUDA graph and leaves a split Inductor's time (shipped), and
 the re-timing of splits too (`retime_splits`, since removed: a split on GNS's 128 x 78213 x
-128 picked in the search ran 1.14x cuBLAS in the compiled graph). Those runs measured the compiled truth of the
-pick only, so they cannot say which timing was wrong.
+128 picked in the search ran 1.14x cuBLAS in the compiled graph). Those runs measured the
+compiled truth of the pick only, so they cannot say which timing was wrong.
 
 For each GEMM of --gemms (JSON lines as inductor_eval.py reads them), in one warm process
 (inductor_eval's: caches disabled, a fresh Triton cache folder per compile):
@@ -16,9 +16,8 @@ For each GEMM of --gemms (JSON lines as inductor_eval.py reads them), in one war
 1. compiles it under default max-autotune, with a feedback saver that records Inductor's
    benchmark of every choice (`bench_ms`) and the re-timing's CUDA-graph time of every cuBLAS,
    Triton and split choice (`graph_ms`, `ah_inductor.retime.graph_timings`: each call after
-   an L2 flush) and the same without the flush
-   (`warm_ms`: operands warm, as the compiled graph replays), and replaces nothing (Inductor
-   picks as by default);
+   an L2 flush) and the same without the flush (`warm_ms`: operands warm, as the compiled
+   graph replays), and replaces nothing (Inductor picks as by default);
 2. compiles it again once per contender, with every other choice of the GEMM's lowering
    dropped (a preprocessing function; the split's own inner `bmm` is left alone): cuBLAS, every
    split, and the Triton config the re-timing put first;

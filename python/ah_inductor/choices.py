@@ -632,7 +632,8 @@ class Runtime:
         session) a linear layer to a narrow output that `decide` gives cuBLAS alone is left to
         Inductor's list (`narrow_linear`). With `warm_splits` (off by default, a candidate:
         docs/results.md, fortieth session) the re-timing times a lowering that offers
-        `decompose_k`'s splits whole, splits included, without the L2 flush (retime.py). `uninstall()` undoes all of it."""
+        `decompose_k`'s splits whole, splits included, without the L2 flush (retime.py).
+        `uninstall()` undoes all of it."""
         if self.active:
             return True
         import torch
