@@ -78,6 +78,15 @@ class WorkloadFile(unittest.TestCase):
         self.assertEqual(code, 0)
         self.assertIn("; workloads gemms,llama_train,example_workload\n", out)
 
+    def test_a_gemm_file_alone_measures_only_its_gemms(self):
+        gemms = os.path.join(ROOT, "data", "inductor_probe_splits_gemms.jsonl")
+        self.assertEqual(inductor_eval.parse(["--dry-run", "--gemms", gemms]).workloads, ["gemms"])
+        a = inductor_eval.parse(["--dry-run", "--gemms", gemms, "--workload-file", EXAMPLE])
+        self.assertEqual(a.workloads, ["gemms"])  # the file's workload is added after these
+        a = inductor_eval.parse(["--dry-run", "--gemms", gemms, "--workloads", "gemms,llama_train"])
+        self.assertEqual(a.workloads, ["gemms", "llama_train"])
+        self.assertEqual(inductor_eval.parse(["--dry-run"]).workloads, list(inductor_eval.WORKLOADS))
+
     def test_the_preview_says_a_files_gemms_are_known_once_compiled(self):
         code, out, _ = self.run_main(["--dry-run", "--handler", HANDLER, "--workload-file", EXAMPLE])
         self.assertEqual(code, 0)
