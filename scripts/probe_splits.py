@@ -137,9 +137,10 @@ def contenders(bench, graph):
 
 
 def split_of(name):
-    """The k split a split choice's name carries (`..._ksplit=8` -> 8); 0 if none."""
+    """The k split a split choice's name carries (`..._decompose_k_..._ksplit=8` -> 8); 0 for
+    any other choice (a Triton config's name ends in `GROUP-M=8` too)."""
     tail = name.rsplit("=", 1)[-1]
-    return int(tail) if tail.isdigit() else 0
+    return int(tail) if "decompose_k" in name and tail.isdigit() else 0
 
 
 def compile_graph(ind, gm, options, calls=None):

@@ -95,6 +95,8 @@ class ProbeSplitsTest(unittest.TestCase):
     def test_a_splits_k_is_read_from_its_name(self):
         self.assertEqual(probe_splits.split_of("decompose_k_mm_ksplit=128"), 128)
         self.assertEqual(probe_splits.split_of("extern_mm"), 0)
+        triton = "triton_mm_BLOCK-M=64_BLOCK-K=128_BLOCK-N=32_numstages=5_numwarps=4_GROUP-M=8"
+        self.assertEqual(probe_splits.split_of(triton), 0)
 
     def test_only_keeps_the_named_choice_where_offered_and_leaves_other_lowerings_whole(self):
         only = probe_splits.Only()
