@@ -1192,9 +1192,9 @@ def default_workloads(a):
     names GEMMs (--gemms: only those) or a workload of its own (--workload-file: only that).
     A call meant for a file's GEMMs that also ran the built-in end-to-end models spent its
     device time on them (docs/results.md, fortieth session)."""
-    if a.gemms or a.workload_file:
-        return "gemms" if a.gemms else ""
-    return ",".join(WORKLOADS)
+    if a.gemms:
+        return "gemms"
+    return "" if a.workload_file else ",".join(WORKLOADS)
 
 
 def parse(argv):
