@@ -637,8 +637,7 @@ class Inductor:
                 "capability": list(torch.cuda.get_device_capability(0)),
                 "handler": getattr(self.handlers.get("ours"), "HEURISTIC", None),
                 "candidate": getattr(self.handlers.get("candidate"), "HEURISTIC", None),
-                "retime": {r: o["retime"] for r, o in sorted(self.install.items()) if "retime" in o},
-                **{option: sorted(r for r, o in self.install.items() if o.get(option))
+                **{option: {r: o[option] for r, o in sorted(self.install.items()) if option in o}
                    for option, _ in SWITCHES}}
 
     @contextlib.contextmanager
@@ -681,8 +680,8 @@ class Inductor:
                 record.setdefault("seen_ms", {})[name] = seen
 
     def _install(self, handler, role):
-        """Installs a role's handler, with the arguments --[no-]retime and the flags of
-        SWITCHES gave it (`install_options`)."""
+        """Installs a role's handler, with the arguments the flags of SWITCHES gave it
+        (`install_options`)."""
         return handler.install(**self.install.get(role, {}))
 
     def options(self, name):
@@ -1224,16 +1223,12 @@ def parse(argv):
     p.add_argument("--merge", nargs="+", metavar="JSON",
                    help="print the GEMMs of these result files as one table (see merge) and stop; "
                         "with --out, also write them there as one result file")
-    p.add_argument("--retime", action="append", default=[], choices=ROLES,
-                   help="install that role's handler with retime=True: the choices of small GEMMs it "
-                        "leaves to max-autotune are timed again by CUDA graph (retime.py; the default "
-                        "of handler modules since the twenty-seventh session); repeatable")
-    p.add_argument("--no-retime", action="append", default=[], choices=ROLES,
-                   help="install that role's handler with retime=False: Inductor's own timings pick; "
-                        "repeatable")
     for option, what in SWITCHES:
-        p.add_argument("--" + option.replace("_", "-"), action="append", default=[], choices=ROLES,
+        flag = option.replace("_", "-")
+        p.add_argument("--" + flag, action="append", default=[], choices=ROLES,
                        help=f"install that role's handler with {option}=True: {what}; repeatable")
+        p.add_argument("--no-" + flag, action="append", default=[], choices=ROLES,
+                       help=f"install that role's handler with {option}=False; repeatable")
     p.add_argument("--dry-run", action="store_true",
                    help="print the planned GEMMs and stop (no torch); with --handler, what it decides for each")
     a = p.parse_args(argv)
@@ -1259,33 +1254,38 @@ def parse(argv):
     if a.handler and a.candidate and os.path.basename(a.handler) == os.path.basename(a.candidate):
         p.error(f"--handler and --candidate are both named {os.path.basename(a.candidate)}: each handler "
                 "is imported under its file name, so give the candidate another (ah-prune --heuristic-name)")
-    both = set(a.retime) & set(a.no_retime)
-    if both:
-        p.error(f"--retime and --no-retime both name {', '.join(sorted(both))}")
+    for option, _ in SWITCHES:
+        both = set(getattr(a, option)) & set(getattr(a, "no_" + option))
+        if both:
+            flag = option.replace("_", "-")
+            p.error(f"--{flag} and --no-{flag} both name {', '.join(sorted(both))}")
     return a
 
 
-# The install() options a role's handler can be given switched on (`--one-aten ROLE`, ...),
-# and what each does: one table for the flags, install_options and the result's meta.
+# The install() options a role's handler can be given (`--retime ROLE`, `--no-retime ROLE`,
+# ...), and what each does when on: one table for the flags, install_options and the result's
+# meta. A role whose flags name no option keeps its module's default for it.
 SWITCHES = (
+    ("retime", "the choices of small GEMMs it leaves to max-autotune are timed again by CUDA graph "
+               "(retime.py; the default of handler modules since the twenty-seventh session)"),
     ("one_aten", "the lists it leaves to max-autotune keep one ATen choice (addmm's two cuBLAS "
                  "calls: the one the handler's rule picks)"),
     ("narrow_search", "a linear layer to a narrow output (choices.narrow_linear: MoE routers, "
                       "classifier heads) that it decides cuBLAS only is left to max-autotune"),
     ("warm_splits", "a lowering that offers decompose_k's splits is re-timed whole on warm operands "
-                    "(retime.py)"),
+                    "(retime.py; the default of handler modules since the forty-first session)"),
 )
 
 
 def install_options(a):
-    """role -> the arguments its handler's install() gets: `retime=` from --retime and
-    --no-retime, and `OPTION=True` for each of SWITCHES from its flag (--one-aten, ...); a role
-    not named keeps its module's defaults (older modules lack the later arguments)."""
+    """role -> the arguments its handler's install() gets: `OPTION=True` from --OPTION ROLE and
+    `OPTION=False` from --no-OPTION ROLE, for each of SWITCHES; a role not named keeps its
+    module's defaults (older modules lack the later arguments)."""
     options = {}
-    switched = [(option, True, getattr(a, option)) for option, _ in SWITCHES]
-    for flag, value, roles in [("retime", True, a.retime), ("retime", False, a.no_retime), *switched]:
-        for role in roles:
-            options.setdefault(role, {})[flag] = value
+    for option, _ in SWITCHES:
+        for value, roles in ((True, getattr(a, option)), (False, getattr(a, "no_" + option))):
+            for role in roles:
+                options.setdefault(role, {})[option] = value
     return options
 
 

@@ -412,15 +412,18 @@ full list re-timed on 8 against 18.
 A lowering that offers decompositions (`decompose_k`'s splits of a long `k`, each a
 `SubgraphChoiceCaller`: a batched product over parts of `k` and the sum of the parts) keeps
 Inductor's time for them, which holds the CPU side of their calls, against rivals re-timed
-without theirs. `Retimer(warm=True)` (``install(warm_splits=True)``, off by default, a
-candidate) re-times such a lowering whole, each split by the module Inductor compiled to
-benchmark it (`split_call`), and without the flush: operands warm, as the compiled graph
+without theirs. `Retimer(warm=True)` (``install(warm_splits=True)``, the default since the
+forty-first session) re-times such a lowering whole, each split by the module Inductor compiled
+to benchmark it (`split_call`), and without the flush: operands warm, as the compiled graph
 replays. On the 12 long contractions of scripts/probe_splits.py the flushed timing read cuBLAS
 and the splits up to 1.49x and 1.95x their compiled truth, most on small operands and unevenly
 among the contenders of one GEMM; without the flush within 5 % on 103 of 125 contenders
-(data/probe_splits_h100c.jsonl). Two other ways were tried and removed, each having failed a
-check registered before its data (docs/results.md, thirty-eighth and thirty-ninth sessions):
-re-timing the splits flushed like the rest, and leaving such a lowering Inductor's timings.
+(data/probe_splits_h100c.jsonl). On 48 blind long contractions
+(data/inductor_eval_h100_longk_blind[23]*) the handler with it was over the 3 % bound on 1
+against 6 without, and ran 0.92x their time (geometric mean). Two other ways were tried and
+removed, each having failed a check registered before its data (docs/results.md, thirty-eighth
+and thirty-ninth sessions): re-timing the splits flushed like the rest, and leaving such a
+lowering Inductor's timings.
 
 It never raises into Inductor: any failure leaves the timings as Inductor measured them.
 """
@@ -659,8 +662,9 @@ What a decision does, before any Triton template code is generated (Inductor's
   `one_aten`'s ATen choice, as the others do.
 - With ``install(narrow_search=True)`` (off by default) an `extern` decision on a linear
   layer to a narrow output (`narrow_linear`: MoE routers, classifier heads) is `default`.
-- With ``install(warm_splits=True)`` (off by default) the re-timing times a lowering that offers
-  `decompose_k`'s splits whole, splits included, on warm operands (no L2 flush).
+- With ``install(warm_splits=True)`` (the default) the re-timing times a lowering that offers
+  `decompose_k`'s splits whole, splits included, on warm operands (no L2 flush);
+  ``install(warm_splits=False)`` re-times it as every other lowering.
 
 `install()` reaches every graph, the backward graph compiled in autograd's thread included:
 it sets ``torch._inductor.config.inductor_choices_class`` to a `ChoicesFactory` (handlers made
@@ -1227,7 +1231,7 @@ class Runtime:
             problems.append(f"it was trained with PyTorch {want_torch} and this is PyTorch {have_torch}")
         return "; ".join(problems) or None
 
-    def factory_key(self, retime, one_aten=False, narrow_search=False, warm_splits=False):
+    def factory_key(self, retime, one_aten=False, narrow_search=False, warm_splits=True):
         """The key of the factory `install(retime=..., one_aten=..., narrow_search=...,
         warm_splits=...)` sets: each changes what Inductor picks, so the cache must tell them
         apart."""
@@ -1236,7 +1240,7 @@ class Runtime:
                 + ("-warm-splits" if retime and warm_splits else ""))
 
     def install(self, align_ptxas=True, retime=True, one_aten=False, narrow_search=False,
-                warm_splits=False):
+                warm_splits=True):
         """Installs the heuristic for every graph Inductor compiles from now on; True if
         installed, False if refused (the device or PyTorch differ; warned once). With
         `align_ptxas` (the default), this process's Triton also uses the ptxas of Inductor's
@@ -1248,9 +1252,10 @@ class Runtime:
         (`default`, `drop`) keep one ATen choice too, as `extern` and `keep` do (`one_aten`).
         With `narrow_search` (off by default, a candidate: docs/results.md, thirty-seventh
         session) a linear layer to a narrow output that `decide` gives cuBLAS alone is left to
-        Inductor's list (`narrow_linear`). With `warm_splits` (off by default, a candidate:
-        docs/results.md, fortieth session) the re-timing times a lowering that offers
-        `decompose_k`'s splits whole, splits included, without the L2 flush (retime.py).
+        Inductor's list (`narrow_linear`). With `warm_splits` (the default since its blind checks:
+        docs/results.md, forty-first session; needs `retime`) the re-timing times a lowering
+        that offers `decompose_k`'s splits whole, splits included, without the L2 flush
+        (retime.py).
         `uninstall()` undoes all of it."""
         if self.active:
             return True
@@ -1332,7 +1337,7 @@ def _default_runtime():
     return _DEFAULT[0]
 
 
-def install(align_ptxas=True, retime=True, one_aten=False, narrow_search=False, warm_splits=False):
+def install(align_ptxas=True, retime=True, one_aten=False, narrow_search=False, warm_splits=True):
     """Installs this module's heuristic (see the module docstring); True if installed."""
     return _default_runtime().install(align_ptxas, retime, one_aten, narrow_search, warm_splits)
 

@@ -32,15 +32,18 @@ full list re-timed on 8 against 18.
 A lowering that offers decompositions (`decompose_k`'s splits of a long `k`, each a
 `SubgraphChoiceCaller`: a batched product over parts of `k` and the sum of the parts) keeps
 Inductor's time for them, which holds the CPU side of their calls, against rivals re-timed
-without theirs. `Retimer(warm=True)` (``install(warm_splits=True)``, off by default, a
-candidate) re-times such a lowering whole, each split by the module Inductor compiled to
-benchmark it (`split_call`), and without the flush: operands warm, as the compiled graph
+without theirs. `Retimer(warm=True)` (``install(warm_splits=True)``, the default since the
+forty-first session) re-times such a lowering whole, each split by the module Inductor compiled
+to benchmark it (`split_call`), and without the flush: operands warm, as the compiled graph
 replays. On the 12 long contractions of scripts/probe_splits.py the flushed timing read cuBLAS
 and the splits up to 1.49x and 1.95x their compiled truth, most on small operands and unevenly
 among the contenders of one GEMM; without the flush within 5 % on 103 of 125 contenders
-(data/probe_splits_h100c.jsonl). Two other ways were tried and removed, each having failed a
-check registered before its data (docs/results.md, thirty-eighth and thirty-ninth sessions):
-re-timing the splits flushed like the rest, and leaving such a lowering Inductor's timings.
+(data/probe_splits_h100c.jsonl). On 48 blind long contractions
+(data/inductor_eval_h100_longk_blind[23]*) the handler with it was over the 3 % bound on 1
+against 6 without, and ran 0.92x their time (geometric mean). Two other ways were tried and
+removed, each having failed a check registered before its data (docs/results.md, thirty-eighth
+and thirty-ninth sessions): re-timing the splits flushed like the rest, and leaving such a
+lowering Inductor's timings.
 
 It never raises into Inductor: any failure leaves the timings as Inductor measured them.
 """

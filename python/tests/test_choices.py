@@ -718,20 +718,20 @@ class Install(unittest.TestCase):
             self.assertEqual(config.inductor_choices_class.key, f"{plain_key}-narrow-search")
             self.assertTrue(self.rt.narrow_search and not self.rt.one_aten)
             self.rt.uninstall()
-            self.assertTrue(self.rt.install())  # on by default
+            self.assertTrue(self.rt.install())  # re-timed, splits warm, by default
             self.assertFalse(self.rt.one_aten or self.rt.narrow_search)
-            self.assertEqual(config.inductor_choices_class.key, f"{plain_key}-retime")
+            self.assertEqual(config.inductor_choices_class.key, f"{plain_key}-retime-warm-splits")
             self.assertEqual(savers[1:], ["a recorder of picks"])
             self.assertEqual(type(savers[0]).__name__, "Retimer")
             saver = savers[0]
-            self.assertFalse(saver.warm)
+            self.assertTrue(saver.warm)
             self.rt.uninstall()
             self.assertEqual(savers, ["a recorder of picks"])
             self.assertFalse(saver.active)
             self.assertIsNone(config.inductor_choices_class)
-            self.assertTrue(self.rt.install(warm_splits=True))
-            self.assertEqual(config.inductor_choices_class.key, f"{plain_key}-retime-warm-splits")
-            self.assertTrue(savers[0].warm)
+            self.assertTrue(self.rt.install(warm_splits=False))
+            self.assertEqual(config.inductor_choices_class.key, f"{plain_key}-retime")
+            self.assertFalse(savers[0].warm)
             self.rt.uninstall()
             self.assertTrue(self.rt.install(retime=False, warm_splits=True))  # nothing to re-time
             self.assertEqual((config.inductor_choices_class.key, savers), (plain_key, ["a recorder of picks"]))

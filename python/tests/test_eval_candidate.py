@@ -110,8 +110,13 @@ class CandidateTest(unittest.TestCase):
         a = inductor_eval.parse(base + ["--narrow-search", "candidate", "--warm-splits", "candidate"])
         self.assertEqual(inductor_eval.install_options(a),
                          {"candidate": {"narrow_search": True, "warm_splits": True}})
+        a = inductor_eval.parse(base + ["--no-warm-splits", "ours", "--warm-splits", "candidate"])
+        self.assertEqual(inductor_eval.install_options(a),
+                         {"ours": {"warm_splits": False}, "candidate": {"warm_splits": True}})
         both = self.parse_error(base + ["--retime", "ours", "--no-retime", "ours"])
         self.assertIn("--retime and --no-retime both name ours", both)
+        both = self.parse_error(base + ["--warm-splits", "ours", "--no-warm-splits", "ours"])
+        self.assertIn("--warm-splits and --no-warm-splits both name ours", both)
 
 
 if __name__ == "__main__":
