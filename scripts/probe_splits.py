@@ -20,7 +20,7 @@ For each GEMM of --gemms (JSON lines as inductor_eval.py reads them), in one war
    graph replays), and replaces nothing (Inductor picks as by default);
 2. compiles it again once per contender, with every other choice of the GEMM's lowering
    dropped (a preprocessing function; the split's own inner `bmm` is left alone): cuBLAS, every
-   split, and the Triton config the re-timing put first;
+   split, and the Triton configs the re-timing put first, flushed and warm;
 3. measures the compiled truth of each (`truth_ms`: CUDA-graph replay, alternated, median);
    a contender that fails to compile is named under `failed` and left out.
 
@@ -124,16 +124,19 @@ def forced(name, picks):
         raise RuntimeError(f"not forced: the compile picked {sorted(picks)}")
 
 
-def contenders(bench, graph):
-    """What step 2 compiles: cuBLAS, every split, and the Triton config `graph` (else `bench`)
-    put first; each by name, in that order."""
+def contenders(bench, graph, warm=None):
+    """What step 2 compiles: cuBLAS, every split, the Triton config `graph` (else `bench`) put
+    first and the one `warm` put first where it differs; each by name, in that order."""
     names = list(bench)
     extern = [n for n in names if n.startswith("extern_")]
     splits = sorted((n for n in names if "decompose_k" in n), key=split_of)
     triton = [n for n in names if n not in extern and n not in splits]
-    times = graph or bench
-    first = min(triton, key=lambda n: times.get(n, bench[n]), default=None)
-    return extern + splits + ([first] if first else [])
+    firsts = []
+    for times in (graph or bench, warm):
+        first = min(triton, key=lambda n: times.get(n, bench[n]), default=None) if times else None
+        if first and first not in firsts:
+            firsts.append(first)
+    return extern + splits + firsts
 
 
 def split_of(name):
@@ -170,7 +173,7 @@ def measure(ind, recorder, only, gm):
     rec = {"gemm": gm, "picked": picked, "bench_ms": recorder.bench, "graph_ms": recorder.graph,
            "warm_ms": recorder.warm}
     try:
-        for name in contenders(recorder.bench, recorder.graph):
+        for name in contenders(recorder.bench, recorder.graph, recorder.warm):
             only.name = name
             try:
                 with ind.setting("max_autotune", {}) as options:

@@ -1,5 +1,5 @@
 """`scripts/probe_splits.py`: what it compiles for each GEMM (cuBLAS, every split, the Triton
-config put first), the filter that forces one choice, and how it judges each timing against
+configs put first), the filter that forces one choice, and how it judges each timing against
 compiled truth."""
 
 import io
@@ -40,6 +40,11 @@ class ProbeSplitsTest(unittest.TestCase):
         # without a re-timing, Inductor's benchmark picks the Triton config
         self.assertEqual(probe_splits.contenders(BENCH, None)[-1], "triton_mm_b")
         self.assertEqual(probe_splits.contenders({"extern_mm": 1.0}, {}), ["extern_mm"])
+        # the warm re-timing's first Triton config too, where it differs
+        warm = {"extern_mm": 0.04, "triton_mm_a": 0.05, "triton_mm_b": 0.03}
+        self.assertEqual(probe_splits.contenders(BENCH, graph, warm)[-2:], ["triton_mm_a", "triton_mm_b"])
+        self.assertEqual(probe_splits.contenders(BENCH, graph, graph)[-2:],
+                         ["decompose_k_mm_ksplit=93", "triton_mm_a"])
 
     def test_the_filter_runs_before_the_list_is_recorded_and_the_recorder_first(self):
         import types
