@@ -1274,6 +1274,8 @@ SWITCHES = (
                       "classifier heads) that it decides cuBLAS only is left to max-autotune"),
     ("warm_splits", "a lowering that offers decompose_k's splits is re-timed whole on warm operands "
                     "(retime.py; the default of handler modules since the forty-first session)"),
+    ("warm_all", "every lowering it re-times is re-timed on warm operands, without the L2 flush "
+                 "(retime.py)"),
 )
 
 

@@ -423,7 +423,11 @@ among the contenders of one GEMM; without the flush within 5 % on 103 of 125 con
 against 6 without, and ran 0.92x their time (geometric mean). Two other ways were tried and
 removed, each having failed a check registered before its data (docs/results.md, thirty-eighth
 and thirty-ninth sessions): re-timing the splits flushed like the rest, and leaving such a
-lowering Inductor's timings.
+lowering Inductor's timings. `Retimer(warm_all=True)` (``install(warm_all=True)``, off by
+default, a candidate: docs/results.md, forty-first session) re-times every lowering it re-times
+so, small GEMMs without splits too: the probe found the flush misleading for cuBLAS as much as
+for the splits, most on small operands, and a compiled graph's GEMM mostly reads operands the
+op before it has just written.
 
 It never raises into Inductor: any failure leaves the timings as Inductor measured them.
 """
@@ -438,11 +442,13 @@ RETIME_ROUNDS = 5
 
 class Retimer:
     """The feedback saver; counts GEMM lowerings re-timed and re-timings that failed. With
-    `warm` a lowering that offers decompositions is re-timed whole, without the flush."""
+    `warm` a lowering that offers decompositions is re-timed whole, without the flush; with
+    `warm_all` every lowering it re-times is, decompositions included."""
 
-    def __init__(self, warm=False):
+    def __init__(self, warm=False, warm_all=False):
         self.active = True
         self.warm = warm
+        self.warm_all = warm_all
         self.retimed = 0
         self.failed = 0
 
@@ -454,7 +460,7 @@ class Retimer:
             if not finite or min(timings[c] for c in finite) >= RETIME_BELOW_MS:
                 return
             is_split = split_test()
-            warm = self.warm and any(is_split(c) for c in finite)
+            warm = self.warm_all or (self.warm and any(is_split(c) for c in finite))
             chosen = with_splits(one_extern(finite, timings, extern_test()), is_split, warm)
             again = graph_timings(chosen, input_nodes, flush=not warm)
         except Exception:  # noqa: BLE001 - never raise into Inductor
@@ -591,16 +597,16 @@ def graph_ms(factory, before, rounds=RETIME_ROUNDS):
     return sorted(times)[len(times) // 2]
 
 
-def retime_install(warm=False):
-    """Registers a `Retimer(warm)` first among Inductor's feedback savers (before any that
-    records picks); returns it, or None where this PyTorch has no feedback savers."""
+def retime_install(warm=False, warm_all=False):
+    """Registers a `Retimer(warm, warm_all)` first among Inductor's feedback savers (before any
+    that records picks); returns it, or None where this PyTorch has no feedback savers."""
     try:
         from torch._inductor import select_algorithm
 
         savers = select_algorithm.get_algorithm_selector_cache().feedback_saver_fns
     except Exception:  # noqa: BLE001 - another PyTorch: nothing to re-time
         return None
-    saver = Retimer(warm)
+    saver = Retimer(warm, warm_all)
     savers.insert(0, saver)
     return saver
 
@@ -665,6 +671,8 @@ What a decision does, before any Triton template code is generated (Inductor's
 - With ``install(warm_splits=True)`` (the default) the re-timing times a lowering that offers
   `decompose_k`'s splits whole, splits included, on warm operands (no L2 flush);
   ``install(warm_splits=False)`` re-times it as every other lowering.
+- With ``install(warm_all=True)`` (off by default) the re-timing times every lowering it
+  re-times on warm operands.
 
 `install()` reaches every graph, the backward graph compiled in autograd's thread included:
 it sets ``torch._inductor.config.inductor_choices_class`` to a `ChoicesFactory` (handlers made
@@ -1231,16 +1239,18 @@ class Runtime:
             problems.append(f"it was trained with PyTorch {want_torch} and this is PyTorch {have_torch}")
         return "; ".join(problems) or None
 
-    def factory_key(self, retime, one_aten=False, narrow_search=False, warm_splits=True):
+    def factory_key(self, retime, one_aten=False, narrow_search=False, warm_splits=True,
+                    warm_all=False):
         """The key of the factory `install(retime=..., one_aten=..., narrow_search=...,
-        warm_splits=...)` sets: each changes what Inductor picks, so the cache must tell them
-        apart."""
+        warm_splits=..., warm_all=...)` sets: each changes what Inductor picks, so the cache
+        must tell them apart."""
         return (self.key + ("-retime" if retime else "") + ("-one-aten" if one_aten else "")
                 + ("-narrow-search" if narrow_search else "")
-                + ("-warm-splits" if retime and warm_splits else ""))
+                + ("-warm-splits" if retime and warm_splits else "")
+                + ("-warm-all" if retime and warm_all else ""))
 
     def install(self, align_ptxas=True, retime=True, one_aten=False, narrow_search=False,
-                warm_splits=True):
+                warm_splits=True, warm_all=False):
         """Installs the heuristic for every graph Inductor compiles from now on; True if
         installed, False if refused (the device or PyTorch differ; warned once). With
         `align_ptxas` (the default), this process's Triton also uses the ptxas of Inductor's
@@ -1255,7 +1265,8 @@ class Runtime:
         Inductor's list (`narrow_linear`). With `warm_splits` (the default since its blind checks:
         docs/results.md, forty-first session; needs `retime`) the re-timing times a lowering
         that offers `decompose_k`'s splits whole, splits included, without the L2 flush
-        (retime.py).
+        (retime.py). With `warm_all` (off by default, a candidate: docs/results.md, forty-first
+        session; needs `retime`) every lowering the re-timing times is timed so.
         `uninstall()` undoes all of it."""
         if self.active:
             return True
@@ -1272,10 +1283,10 @@ class Runtime:
             return False
         prev = config.inductor_choices_class
         flags = (False, True)
-        ours = {self.factory_key(*f) for f in itertools.product(flags, repeat=4)}
+        ours = {self.factory_key(*f) for f in itertools.product(flags, repeat=5)}
         if isinstance(prev, ChoicesFactory) and prev.key in ours:
             prev = prev.prev
-        self._factory_key = self.factory_key(retime, one_aten, narrow_search, warm_splits)
+        self._factory_key = self.factory_key(retime, one_aten, narrow_search, warm_splits, warm_all)
         self.one_aten = bool(one_aten)
         self.narrow_search = bool(narrow_search)
         _RUNTIMES[self._factory_key] = self
@@ -1283,7 +1294,7 @@ class Runtime:
         slot = virtualized._choices
         self._saved = (config, prev, slot, self._hook(slot))
         self._ptxas = ptxas_align() if align_ptxas else None
-        self._retimer = retime_install(bool(warm_splits)) if retime else None
+        self._retimer = retime_install(bool(warm_splits), bool(warm_all)) if retime else None
         self.active = True
         self.wrap(slot._get_handler())
         return True
@@ -1337,9 +1348,11 @@ def _default_runtime():
     return _DEFAULT[0]
 
 
-def install(align_ptxas=True, retime=True, one_aten=False, narrow_search=False, warm_splits=True):
+def install(align_ptxas=True, retime=True, one_aten=False, narrow_search=False, warm_splits=True,
+            warm_all=False):
     """Installs this module's heuristic (see the module docstring); True if installed."""
-    return _default_runtime().install(align_ptxas, retime, one_aten, narrow_search, warm_splits)
+    return _default_runtime().install(align_ptxas, retime, one_aten, narrow_search, warm_splits,
+                                      warm_all)
 
 
 def uninstall():

@@ -44,6 +44,8 @@ What a decision does, before any Triton template code is generated (Inductor's
 - With ``install(warm_splits=True)`` (the default) the re-timing times a lowering that offers
   `decompose_k`'s splits whole, splits included, on warm operands (no L2 flush);
   ``install(warm_splits=False)`` re-times it as every other lowering.
+- With ``install(warm_all=True)`` (off by default) the re-timing times every lowering it
+  re-times on warm operands.
 
 `install()` reaches every graph, the backward graph compiled in autograd's thread included:
 it sets ``torch._inductor.config.inductor_choices_class`` to a `ChoicesFactory` (handlers made
@@ -610,16 +612,18 @@ class Runtime:
             problems.append(f"it was trained with PyTorch {want_torch} and this is PyTorch {have_torch}")
         return "; ".join(problems) or None
 
-    def factory_key(self, retime, one_aten=False, narrow_search=False, warm_splits=True):
+    def factory_key(self, retime, one_aten=False, narrow_search=False, warm_splits=True,
+                    warm_all=False):
         """The key of the factory `install(retime=..., one_aten=..., narrow_search=...,
-        warm_splits=...)` sets: each changes what Inductor picks, so the cache must tell them
-        apart."""
+        warm_splits=..., warm_all=...)` sets: each changes what Inductor picks, so the cache
+        must tell them apart."""
         return (self.key + ("-retime" if retime else "") + ("-one-aten" if one_aten else "")
                 + ("-narrow-search" if narrow_search else "")
-                + ("-warm-splits" if retime and warm_splits else ""))
+                + ("-warm-splits" if retime and warm_splits else "")
+                + ("-warm-all" if retime and warm_all else ""))
 
     def install(self, align_ptxas=True, retime=True, one_aten=False, narrow_search=False,
-                warm_splits=True):
+                warm_splits=True, warm_all=False):
         """Installs the heuristic for every graph Inductor compiles from now on; True if
         installed, False if refused (the device or PyTorch differ; warned once). With
         `align_ptxas` (the default), this process's Triton also uses the ptxas of Inductor's
@@ -634,7 +638,8 @@ class Runtime:
         Inductor's list (`narrow_linear`). With `warm_splits` (the default since its blind checks:
         docs/results.md, forty-first session; needs `retime`) the re-timing times a lowering
         that offers `decompose_k`'s splits whole, splits included, without the L2 flush
-        (retime.py).
+        (retime.py). With `warm_all` (off by default, a candidate: docs/results.md, forty-first
+        session; needs `retime`) every lowering the re-timing times is timed so.
         `uninstall()` undoes all of it."""
         if self.active:
             return True
@@ -651,10 +656,10 @@ class Runtime:
             return False
         prev = config.inductor_choices_class
         flags = (False, True)
-        ours = {self.factory_key(*f) for f in itertools.product(flags, repeat=4)}
+        ours = {self.factory_key(*f) for f in itertools.product(flags, repeat=5)}
         if isinstance(prev, ChoicesFactory) and prev.key in ours:
             prev = prev.prev
-        self._factory_key = self.factory_key(retime, one_aten, narrow_search, warm_splits)
+        self._factory_key = self.factory_key(retime, one_aten, narrow_search, warm_splits, warm_all)
         self.one_aten = bool(one_aten)
         self.narrow_search = bool(narrow_search)
         _RUNTIMES[self._factory_key] = self
@@ -662,7 +667,7 @@ class Runtime:
         slot = virtualized._choices
         self._saved = (config, prev, slot, self._hook(slot))
         self._ptxas = ptxas_align() if align_ptxas else None
-        self._retimer = retime_install(bool(warm_splits)) if retime else None
+        self._retimer = retime_install(bool(warm_splits), bool(warm_all)) if retime else None
         self.active = True
         self.wrap(slot._get_handler())
         return True
@@ -716,9 +721,11 @@ def _default_runtime():
     return _DEFAULT[0]
 
 
-def install(align_ptxas=True, retime=True, one_aten=False, narrow_search=False, warm_splits=True):
+def install(align_ptxas=True, retime=True, one_aten=False, narrow_search=False, warm_splits=True,
+            warm_all=False):
     """Installs this module's heuristic (see the module docstring); True if installed."""
-    return _default_runtime().install(align_ptxas, retime, one_aten, narrow_search, warm_splits)
+    return _default_runtime().install(align_ptxas, retime, one_aten, narrow_search, warm_splits,
+                                      warm_all)
 
 
 def uninstall():

@@ -43,7 +43,11 @@ among the contenders of one GEMM; without the flush within 5 % on 103 of 125 con
 against 6 without, and ran 0.92x their time (geometric mean). Two other ways were tried and
 removed, each having failed a check registered before its data (docs/results.md, thirty-eighth
 and thirty-ninth sessions): re-timing the splits flushed like the rest, and leaving such a
-lowering Inductor's timings.
+lowering Inductor's timings. `Retimer(warm_all=True)` (``install(warm_all=True)``, off by
+default, a candidate: docs/results.md, forty-first session) re-times every lowering it re-times
+so, small GEMMs without splits too: the probe found the flush misleading for cuBLAS as much as
+for the splits, most on small operands, and a compiled graph's GEMM mostly reads operands the
+op before it has just written.
 
 It never raises into Inductor: any failure leaves the timings as Inductor measured them.
 """
@@ -58,11 +62,13 @@ RETIME_ROUNDS = 5
 
 class Retimer:
     """The feedback saver; counts GEMM lowerings re-timed and re-timings that failed. With
-    `warm` a lowering that offers decompositions is re-timed whole, without the flush."""
+    `warm` a lowering that offers decompositions is re-timed whole, without the flush; with
+    `warm_all` every lowering it re-times is, decompositions included."""
 
-    def __init__(self, warm=False):
+    def __init__(self, warm=False, warm_all=False):
         self.active = True
         self.warm = warm
+        self.warm_all = warm_all
         self.retimed = 0
         self.failed = 0
 
@@ -74,7 +80,7 @@ class Retimer:
             if not finite or min(timings[c] for c in finite) >= RETIME_BELOW_MS:
                 return
             is_split = split_test()
-            warm = self.warm and any(is_split(c) for c in finite)
+            warm = self.warm_all or (self.warm and any(is_split(c) for c in finite))
             chosen = with_splits(one_extern(finite, timings, extern_test()), is_split, warm)
             again = graph_timings(chosen, input_nodes, flush=not warm)
         except Exception:  # noqa: BLE001 - never raise into Inductor
@@ -211,16 +217,16 @@ def graph_ms(factory, before, rounds=RETIME_ROUNDS):
     return sorted(times)[len(times) // 2]
 
 
-def retime_install(warm=False):
-    """Registers a `Retimer(warm)` first among Inductor's feedback savers (before any that
-    records picks); returns it, or None where this PyTorch has no feedback savers."""
+def retime_install(warm=False, warm_all=False):
+    """Registers a `Retimer(warm, warm_all)` first among Inductor's feedback savers (before any
+    that records picks); returns it, or None where this PyTorch has no feedback savers."""
     try:
         from torch._inductor import select_algorithm
 
         savers = select_algorithm.get_algorithm_selector_cache().feedback_saver_fns
     except Exception:  # noqa: BLE001 - another PyTorch: nothing to re-time
         return None
-    saver = Retimer(warm)
+    saver = Retimer(warm, warm_all)
     savers.insert(0, saver)
     return saver
 

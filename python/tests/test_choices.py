@@ -733,6 +733,10 @@ class Install(unittest.TestCase):
             self.assertEqual(config.inductor_choices_class.key, f"{plain_key}-retime")
             self.assertFalse(savers[0].warm)
             self.rt.uninstall()
+            self.assertTrue(self.rt.install(warm_all=True))
+            self.assertEqual(config.inductor_choices_class.key, f"{plain_key}-retime-warm-splits-warm-all")
+            self.assertTrue(savers[0].warm_all)
+            self.rt.uninstall()
             self.assertTrue(self.rt.install(retime=False, warm_splits=True))  # nothing to re-time
             self.assertEqual((config.inductor_choices_class.key, savers), (plain_key, ["a recorder of picks"]))
             self.rt.uninstall()

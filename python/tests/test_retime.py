@@ -98,6 +98,22 @@ class Retimer(unittest.TestCase):
                                 (["cublas", "triton"], True)])
         self.assertEqual(self.saver.retimed, 3)
 
+    def test_warm_all_re_times_every_lowering_without_the_flush(self):
+        seen = []
+
+        def graphs(choices, inputs, flush=True):
+            seen.append((list(choices), flush))
+            return dict.fromkeys(choices, SMALL)
+
+        self.saver.warm_all = True
+        timings = {"cublas": 0.030, "split_4": 0.012, "triton": 0.020}
+        with mock.patch.object(retime, "split_test", lambda: lambda c: c.startswith("split")), \
+                mock.patch.object(retime, "graph_timings", graphs):
+            self.call(timings={"cublas": 0.030, "triton": 0.020})
+            self.call(timings=dict(timings))
+        self.assertEqual(seen, [(["cublas", "triton"], False),
+                                (["cublas", "split_4", "triton"], False)])
+
     def test_re_times_every_gemm_op(self):
         with mock.patch.object(retime, "graph_timings", lambda c, i, flush=True: {"triton": SMALL}):
             for op in retime.RETIME_OPS:
