@@ -65,20 +65,21 @@ class Recorder:
         if self.bench is not None and (self.split or not split):
             return
         from ah_inductor.naming import caller_name
-        from ah_inductor.retime import graph_timings
 
         finite = [c for c, t in timings.items() if math.isfinite(t)]
         self.bench, self.split = {caller_name(c): timings[c] for c in finite}, split
-        self.graph = named(graph_timings, finite, input_nodes, True)
-        self.warm = named(graph_timings, finite, input_nodes, False)
+        self.graph = named_timings(finite, input_nodes, flush=True)
+        self.warm = named_timings(finite, input_nodes, flush=False)
 
 
-def named(timer, choices, input_nodes, flush):
-    """{name: ms} of `timer`'s timings; empty where it fails (never raised into Inductor)."""
+def named_timings(choices, input_nodes, flush):
+    """{name: ms} of the re-timing's CUDA-graph timings (`retime.graph_timings`), with or
+    without the flush; empty where it fails (never raised into Inductor)."""
     from ah_inductor.naming import caller_name
+    from ah_inductor.retime import graph_timings
 
     try:
-        again = timer(choices, input_nodes, flush=flush)
+        again = graph_timings(choices, input_nodes, flush=flush)
     except Exception:  # noqa: BLE001 - no timing then
         again = {}
     return {caller_name(c): t for c, t in again.items()}
