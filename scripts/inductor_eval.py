@@ -1236,9 +1236,14 @@ def parse(argv):
         a.workloads = default_workloads(a)
     a.workloads = [w for w in a.workloads.split(",") if w]
     a.settings = [s for s in a.settings.split(",") if s]
+    files = {os.path.splitext(os.path.basename(f))[0]: f for f in a.workload_file}
     for w in a.workloads:
+        if w in files:
+            p.error(f"workload {w!r} is --workload-file {files[w]}'s: it runs after --workloads "
+                    f"without being named there; leave it out of --workloads")
         if w not in WORKLOADS:
-            p.error(f"unknown workload {w!r} (one of {', '.join(WORKLOADS)})")
+            p.error(f"unknown workload {w!r} (one of {', '.join(WORKLOADS)}; a workload of your own "
+                    f"runs by --workload-file FILE.py)")
     for s in a.settings:
         if s not in SETTINGS:
             p.error(f"unknown setting {s!r} (one of {', '.join(SETTINGS)})")

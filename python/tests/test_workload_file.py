@@ -78,6 +78,23 @@ class WorkloadFile(unittest.TestCase):
         self.assertEqual(code, 0)
         self.assertIn("; workloads gemms,llama_train,example_workload\n", out)
 
+    def refused(self, argv):
+        err = io.StringIO()
+        with redirect_stderr(err), self.assertRaises(SystemExit) as exit_:
+            inductor_eval.parse(argv)
+        self.assertEqual(exit_.exception.code, 2)
+        return err.getvalue()
+
+    def test_naming_a_files_workload_in_workloads_says_to_leave_it_out(self):
+        # A call with `--workloads convnext_train --workload-file .../convnext_train.py` was
+        # refused as an unknown workload on the H100 (forty-second session), naming no way out.
+        err = self.refused(["--dry-run", "--workloads", "example_workload", "--workload-file", EXAMPLE])
+        self.assertIn(f"workload 'example_workload' is --workload-file {EXAMPLE}'s", err)
+        self.assertIn("leave it out of --workloads", err)
+        err = self.refused(["--dry-run", "--workloads", "resnet_train"])
+        self.assertIn("unknown workload 'resnet_train'", err)
+        self.assertIn("runs by --workload-file FILE.py", err)
+
     def test_a_gemm_file_alone_measures_only_its_gemms(self):
         gemms = os.path.join(ROOT, "data", "inductor_probe_splits_gemms.jsonl")
         self.assertEqual(inductor_eval.parse(["--dry-run", "--gemms", gemms]).workloads, ["gemms"])
