@@ -172,6 +172,31 @@ def seen_record(setting, timings):
     return one_lowering(timings)
 
 
+def shape_key(nodes):
+    """A lowering's inputs as text, e.g. "2048x5632, 5632x2048" (addmm's bias first): what
+    `picks_by_shape` groups lowerings by. A size Inductor holds symbolically is written as it
+    prints; an input whose size cannot be read as "?"."""
+    def sizes(node):
+        try:
+            return "x".join(str(d) for d in node.get_size())
+        except Exception:  # noqa: BLE001 - a diagnostic: a node without sizes must not stop a compile
+            return "?"
+    return ", ".join(sizes(n) for n in nodes)
+
+
+def picks_by_shape(lowerings, shapes, winners, winner_shapes):
+    """Inductor's picks grouped by their lowering's inputs (`picked_by_shape[setting]`: shape_key
+    -> {choice name: count}): the benchmarked lowerings' winners and the single-choice lowerings'
+    one choice. Two compiles of one workload compare shape by shape where `picked`'s totals
+    alone cannot say which lowering moved."""
+    out = {}
+    singles = [(shape, names[0]) for shape, names in zip(shapes, lowerings) if len(names) == 1]
+    for shape, name in list(zip(winner_shapes, winners)) + singles:
+        counts = out.setdefault(shape, {})
+        counts[name] = counts.get(name, 0) + 1
+    return {shape: dict(sorted(counts.items())) for shape, counts in sorted(out.items())}
+
+
 def one_lowering(timings):
     """The timings of the one benchmarked lowering, rounded to 0.1 ns; None unless exactly one."""
     if len(timings) != 1:
@@ -569,7 +594,9 @@ class Inductor:
             else:
                 self.refused.append(role)
         self.lowerings = []  # per AlgorithmSelectorCache call: choice names
+        self.shapes = []  # per AlgorithmSelectorCache call: its inputs' sizes (shape_key)
         self.winners = []  # per benchmarked call: the fastest choice
+        self.winner_shapes = []  # per benchmarked call: its inputs' sizes (shape_key)
         self.timings = []  # per benchmarked call: {choice name: benchmark ms} (finite ones)
         self.phases = PhaseTimer()
         self._observe()
@@ -588,12 +615,14 @@ class Inductor:
 
         def seen(choices):
             self.lowerings.append([caller_name(c) for c in choices])
+            self.shapes.append(shape_key(getattr(choices[0], "input_nodes", ()) if choices else ()))
             return choices
 
         def feedback(timings, *args, **kwargs):
             finite = {c: t for c, t in timings.items() if math.isfinite(t)}
             if finite:
                 self.winners.append(caller_name(min(finite, key=finite.get)))
+                self.winner_shapes.append(shape_key(args[1] if len(args) > 1 else kwargs.get("input_nodes", ())))
                 self.timings.append({caller_name(c): t for c, t in finite.items()})
 
         sa.get_algorithm_selector_cache().add_preprocessing_fn(seen)
@@ -645,7 +674,9 @@ class Inductor:
         """Compiles inside: options for torch.compile; a handler installed for the settings
         of HANDLED."""
         self.lowerings.clear()
+        self.shapes.clear()
         self.winners.clear()
+        self.winner_shapes.clear()
         self.timings.clear()
         self.phases.reset()
         handler = self.handlers.get(HANDLED.get(name))
@@ -672,6 +703,8 @@ class Inductor:
             record.setdefault("autotuned", {})[name] = sum(len(c) > 1 for c in self.lowerings)
             record.setdefault("choices", {})[name] = sum(len(c) for c in self.lowerings)
             record.setdefault("picked", {})[name] = self.picks()
+            record.setdefault("picked_by_shape", {})[name] = picks_by_shape(
+                self.lowerings, self.shapes, self.winners, self.winner_shapes)
             bench = bench_record(name, self.timings)
             if bench is not None:
                 record["bench_ms"] = bench
