@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Which GEMM lowerings two compiles of one workload decided differently.
+"""Which lowerings (GEMMs, convolutions) two compiles of one workload picked differently.
 
     python3 scripts/e2e_picks.py A.json:SETTING B.json:SETTING [--workload NAME]
 
@@ -24,9 +24,23 @@ def parse_ref(text):
     return path, setting
 
 
-def workload_picks(data, path, setting, workload):
-    """(step ms, picked_by_shape) of `setting` in workload `workload` of result `data`."""
-    record = data.get("e2e", {}).get(workload)
+def load(path):
+    """Result file `path`'s end-to-end records (workload -> record); raises ValueError (or
+    OSError) naming the file when it holds none in the form inductor_eval writes."""
+    with open(path) as f:
+        try:
+            data = json.load(f)
+        except json.JSONDecodeError as e:
+            raise ValueError(f"{path}: line {e.lineno}: not JSON ({e.msg})") from None
+    e2e = data.get("e2e") if isinstance(data, dict) else None
+    if not isinstance(e2e, dict) or not all(isinstance(r, dict) for r in e2e.values()):
+        raise ValueError(f"{path}: not a result file of scripts/inductor_eval.py (no end-to-end records)")
+    return e2e
+
+
+def workload_picks(e2e, path, setting, workload):
+    """(step ms, picked_by_shape) of `setting` in workload `workload` of records `e2e`."""
+    record = e2e.get(workload)
     if record is None:
         raise ValueError(f"{path}: no end-to-end workload {workload!r}")
     picks = record.get("picked_by_shape", {})
@@ -64,11 +78,8 @@ def main(argv=None):
     args = p.parse_args(argv)
     try:
         refs = [parse_ref(args.a), parse_ref(args.b)]
-        data = []
-        for path, _ in refs:
-            with open(path) as f:
-                data.append(json.load(f))
-        names = [args.workload] if args.workload else sorted(set(data[0].get("e2e", {})) & set(data[1].get("e2e", {})))
+        data = [load(path) for path, _ in refs]
+        names = [args.workload] if args.workload else sorted(set(data[0]) & set(data[1]))
         if not names:
             raise ValueError(f"{refs[0][0]} and {refs[1][0]} share no end-to-end workload")
         out = []

@@ -85,11 +85,15 @@ class Compare(unittest.TestCase):
             broken = os.path.join(d, "broken.json")
             with open(broken, "w") as f:
                 f.write("{")
+            listed = os.path.join(d, "list.json")
+            with open(listed, "w") as f:
+                f.write("[1, 2]")
             cases = {
                 "no setting": [path, f"{path}:ours"],
                 "written before picked_by_shape": [f"{path}:ours", f"{path}:ours"],
                 "missing file": [f"{d}/missing.json:ours", f"{path}:ours"],
                 "broken file": [f"{broken}:ours", f"{path}:ours"],
+                "not a result file": [f"{listed}:ours", f"{path}:ours"],
                 "no such workload": [f"{path}:ours", f"{path}:ours", "--workload", "v"],
             }
             for what, argv in cases.items():
@@ -97,6 +101,8 @@ class Compare(unittest.TestCase):
                 self.assertEqual(code, 2, what)
                 self.assertTrue(err.startswith("e2e_picks: "), (what, err))
                 self.assertEqual(out, "", what)
+            _, _, err = self.run_main(cases["broken file"])
+            self.assertIn(f"{broken}: line 1: not JSON", err)
             _, _, err = self.run_main(cases["written before picked_by_shape"])
             self.assertIn("written before picked_by_shape was recorded", err)
 
