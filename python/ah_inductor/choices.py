@@ -265,7 +265,8 @@ def one_aten(uids, f=None):
 # heads, LoRA's lora_A. On the pooled blind sets 13-52 (`scripts/holdout_pool.py --only
 # narrow-linears`) the handlers decided 25 such GEMMs cuBLAS only and 14 of them were over the
 # bound (default max-autotune on 3 of the 25), against 2 of the 18 they left to Inductor's list;
-# `install(narrow_search=True)` is that candidate (docs/results.md, thirty-seventh session).
+# `install(narrow_search=True)` was that candidate (docs/results.md, thirty-seventh session; it
+# failed its recheck in the thirty-eighth, so it is off by default).
 NARROW_MAX_N = 64
 NARROW_MIN_K = 512
 NARROW_MAX_M = 16384
@@ -630,16 +631,17 @@ class Runtime:
         compile workers, so that the templates they precompile are not compiled again here
         (ptxas.py). With `retime` (the default since blind set 36 measured it), the choices of
         small GEMMs that max-autotune still searches are timed again by CUDA graph before
-        Inductor picks (retime.py), and the cache key says so. With `one_aten` (off by default, a
-        candidate: docs/results.md, thirty-fifth session) the lists left to max-autotune
-        (`default`, `drop`) keep one ATen choice too, as `extern` and `keep` do (`one_aten`).
-        With `narrow_search` (off by default, a candidate: docs/results.md, thirty-seventh
-        session) a linear layer to a narrow output that `decide` gives cuBLAS alone is left to
-        Inductor's list (`narrow_linear`). With `warm_splits` (the default since its blind checks:
-        docs/results.md, forty-first session; needs `retime`) the re-timing times a lowering
-        that offers `decompose_k`'s splits whole, splits included, without the L2 flush
-        (retime.py). With `warm_all` (off by default, a candidate: docs/results.md, forty-first
-        session; needs `retime`) every lowering the re-timing times is timed so.
+        Inductor picks (retime.py), and the cache key says so. With `one_aten` (off by default:
+        it failed its recheck, docs/results.md, thirty-sixth session) the lists left to
+        max-autotune (`default`, `drop`) keep one ATen choice too, as `extern` and `keep` do
+        (`one_aten`). With `narrow_search` (off by default: it failed its recheck,
+        docs/results.md, thirty-eighth session) a linear layer to a narrow output that `decide`
+        gives cuBLAS alone is left to Inductor's list (`narrow_linear`). With `warm_splits` (the
+        default since its blind checks: docs/results.md, forty-first session; needs `retime`)
+        the re-timing times a lowering that offers `decompose_k`'s splits whole, splits
+        included, without the L2 flush (retime.py). With `warm_all` (off by default: it failed
+        its blind check, docs/results.md, forty-second session; needs `retime`) every lowering
+        the re-timing times is timed so.
         `uninstall()` undoes all of it."""
         if self.active:
             return True

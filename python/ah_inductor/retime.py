@@ -44,10 +44,10 @@ against 6 without, and ran 0.92x their time (geometric mean). Two other ways wer
 removed, each having failed a check registered before its data (docs/results.md, thirty-eighth
 and thirty-ninth sessions): re-timing the splits flushed like the rest, and leaving such a
 lowering Inductor's timings. `Retimer(warm_all=True)` (``install(warm_all=True)``, off by
-default, a candidate: docs/results.md, forty-first session) re-times every lowering it re-times
-so, small GEMMs without splits too: the probe found the flush misleading for cuBLAS as much as
-for the splits, most on small operands, and a compiled graph's GEMM mostly reads operands the
-op before it has just written.
+default) re-times every lowering it re-times so, small GEMMs without splits too: the probe found
+the flush misleading for cuBLAS as much as for the splits, most on small operands. It failed its
+blind check (docs/results.md, forty-second session): on warm operands addmm's expanded-bias call
+read fastest on an fp32 addmm where it ran 2.5x the 1-D call the flushed timing had picked.
 
 It never raises into Inductor: any failure leaves the timings as Inductor measured them.
 """
