@@ -1314,6 +1314,8 @@ SWITCHES = (
                     "(retime.py; the default of handler modules since the forty-first session)"),
     ("warm_all", "every lowering it re-times is re-timed on warm operands, without the L2 flush "
                  "(retime.py)"),
+    ("decode_search", "a decode step's attention context bmm (choices.decode_context: one query "
+                      "token over a long cache) that it decides cuBLAS only is left to max-autotune"),
 )
 
 

@@ -668,6 +668,9 @@ What a decision does, before any Triton template code is generated (Inductor's
   `one_aten`'s ATen choice, as the others do.
 - With ``install(narrow_search=True)`` (off by default) an `extern` decision on a linear
   layer to a narrow output (`narrow_linear`: MoE routers, classifier heads) is `default`.
+- With ``install(decode_search=True)`` (off by default) an `extern` decision on a decode
+  step's attention context `bmm` (`decode_context`: one query token over a long cache) is
+  `default`.
 - With ``install(warm_splits=True)`` (the default) the re-timing times a lowering that offers
   `decompose_k`'s splits whole, splits included, on warm operands (no L2 flush);
   ``install(warm_splits=False)`` re-times it as every other lowering.
@@ -898,12 +901,29 @@ NARROW_MAX_N = 64
 NARROW_MIN_K = 512
 NARROW_MAX_M = 16384
 
+# A decode step's attention context as `bmm` (`decode_context`): one query token per sequence
+# and head (m = 1) over a long cache (k = cached tokens >= DECODE_MIN_K) to a head's width
+# (n <= DECODE_MAX_N). On the pooled blind sets 13-54 the shipped handler decides five such
+# GEMMs cuBLAS only, where cuBLAS was over the 3 % bound on three (1.03-1.05x) and at it on a
+# fourth; on the four such GEMMs the handlers searched, ours landed within 1 % of the best.
+# `install(decode_search=True)` is that candidate (docs/results.md, forty-second session).
+DECODE_MAX_M = 1
+DECODE_MIN_K = 1024
+DECODE_MAX_N = 256
+
 
 def narrow_linear(f):
     """Whether features `f` are a linear layer to a narrow output: not bmm, n <= NARROW_MAX_N,
     k >= NARROW_MIN_K, m <= NARROW_MAX_M."""
     return (f["op"] != "bmm" and f["n"] <= NARROW_MAX_N and f["k"] >= NARROW_MIN_K
             and f["m"] <= NARROW_MAX_M)
+
+
+def decode_context(f):
+    """Whether features `f` are a decode step's attention context as `bmm`: m <= DECODE_MAX_M,
+    k >= DECODE_MIN_K, n <= DECODE_MAX_N."""
+    return (f["op"] == "bmm" and f["m"] <= DECODE_MAX_M and f["k"] >= DECODE_MIN_K
+            and f["n"] <= DECODE_MAX_N)
 
 
 def check_decision(decision):
@@ -1020,6 +1040,7 @@ class Runtime:
         self._factory_key = self.key  # the key installed: `factory_key(retime, one_aten)`
         self.one_aten = False  # install(one_aten=...): one ATen choice in the lists left to Inductor
         self.narrow_search = False  # install(narrow_search=...): narrow linears searched, not extern
+        self.decode_search = False  # install(decode_search=...): decode contexts searched, not extern
         _RUNTIMES[self.key] = self
 
     # -- statistics and warnings -------------------------------------------------------------
@@ -1095,11 +1116,17 @@ class Runtime:
             return self._error("computing the GEMM's features", e)
         try:
             kind, names = check_decision(self.decide(f))
-            if kind == "extern" and self.narrow_search and narrow_linear(f):
+            if kind == "extern" and self.searched_instead(f):
                 kind, names = "default", frozenset()
             return (kind, names), f
         except Exception as e:  # noqa: BLE001 - never raise into Inductor
             return self._error("deciding", e)
+
+    def searched_instead(self, f):
+        """Whether an `extern` decision on features `f` is left to Inductor's list instead, by
+        install(narrow_search=...) or install(decode_search=...)."""
+        return ((self.narrow_search and narrow_linear(f))
+                or (self.decode_search and decode_context(f)))
 
     def _error(self, what, e):
         self.count("error")
@@ -1241,17 +1268,18 @@ class Runtime:
         return "; ".join(problems) or None
 
     def factory_key(self, retime, one_aten=False, narrow_search=False, warm_splits=True,
-                    warm_all=False):
+                    warm_all=False, decode_search=False):
         """The key of the factory `install(retime=..., one_aten=..., narrow_search=...,
-        warm_splits=..., warm_all=...)` sets: each changes what Inductor picks, so the cache
-        must tell them apart."""
+        warm_splits=..., warm_all=..., decode_search=...)` sets: each changes what Inductor
+        picks, so the cache must tell them apart."""
         return (self.key + ("-retime" if retime else "") + ("-one-aten" if one_aten else "")
                 + ("-narrow-search" if narrow_search else "")
                 + ("-warm-splits" if retime and warm_splits else "")
-                + ("-warm-all" if retime and warm_all else ""))
+                + ("-warm-all" if retime and warm_all else "")
+                + ("-decode-search" if decode_search else ""))
 
     def install(self, align_ptxas=True, retime=True, one_aten=False, narrow_search=False,
-                warm_splits=True, warm_all=False):
+                warm_splits=True, warm_all=False, decode_search=False):
         """Installs the heuristic for every graph Inductor compiles from now on; True if
         installed, False if refused (the device or PyTorch differ; warned once). With
         `align_ptxas` (the default), this process's Triton also uses the ptxas of Inductor's
@@ -1268,7 +1296,9 @@ class Runtime:
         the re-timing times a lowering that offers `decompose_k`'s splits whole, splits
         included, without the L2 flush (retime.py). With `warm_all` (off by default: it failed
         its blind check, docs/results.md, forty-second session; needs `retime`) every lowering
-        the re-timing times is timed so.
+        the re-timing times is timed so. With `decode_search` (off by default, a candidate:
+        docs/results.md, forty-second session) a decode step's attention context `bmm` that
+        `decide` gives cuBLAS alone is left to Inductor's list (`decode_context`).
         `uninstall()` undoes all of it."""
         if self.active:
             return True
@@ -1285,12 +1315,14 @@ class Runtime:
             return False
         prev = config.inductor_choices_class
         flags = (False, True)
-        ours = {self.factory_key(*f) for f in itertools.product(flags, repeat=5)}
+        ours = {self.factory_key(*f) for f in itertools.product(flags, repeat=6)}
         if isinstance(prev, ChoicesFactory) and prev.key in ours:
             prev = prev.prev
-        self._factory_key = self.factory_key(retime, one_aten, narrow_search, warm_splits, warm_all)
+        self._factory_key = self.factory_key(retime, one_aten, narrow_search, warm_splits, warm_all,
+                                             decode_search)
         self.one_aten = bool(one_aten)
         self.narrow_search = bool(narrow_search)
+        self.decode_search = bool(decode_search)
         _RUNTIMES[self._factory_key] = self
         config.inductor_choices_class = ChoicesFactory(self._factory_key, prev)
         slot = virtualized._choices
@@ -1351,10 +1383,10 @@ def _default_runtime():
 
 
 def install(align_ptxas=True, retime=True, one_aten=False, narrow_search=False, warm_splits=True,
-            warm_all=False):
+            warm_all=False, decode_search=False):
     """Installs this module's heuristic (see the module docstring); True if installed."""
     return _default_runtime().install(align_ptxas, retime, one_aten, narrow_search, warm_splits,
-                                      warm_all)
+                                      warm_all, decode_search)
 
 
 def uninstall():

@@ -345,6 +345,35 @@ class Decisions(unittest.TestCase):
         self.assertEqual((rt.stats()["extern"], rt.stats()["default"]), (4, 1))
         self.assertEqual([d["decision"] for d in rt.decisions()], ["extern", "default", "extern", "extern", "extern"])
 
+    def test_decode_search_leaves_a_decode_contexts_cublas_decision_to_the_search(self):
+        rt = choices.Runtime(HEURISTIC, lambda f: ("extern", ()))
+        rt.active = True
+
+        def run(batch, m, k, n):
+            ki = StubInputs([operand(m, k, False, batch=batch), operand(k, n, False, batch=batch)])
+            tc = {"aten::bmm": iter([ktc("aten::bmm")]), "triton::bmm": iter([ktc("triton::bmm", **TILE)])}
+            with fake_torch():
+                return names(rt.finalize(self.inner, tc, ki, templates_of(tc), "bmm", None))
+        context = (640, 1, 1152, 128)  # 16 sequences x 40 heads, one query over 1152 cached tokens
+        self.assertEqual(len(run(*context)), 1)  # off by default
+        rt.decode_search = True
+        self.assertEqual(len(run(*context)), 2)
+        self.assertEqual(len(run(640, 1, 1023, 128)), 1)  # a short cache
+        self.assertEqual(len(run(640, 2, 4096, 128)), 1)  # two query tokens
+        self.assertEqual(len(run(640, 1, 4096, 257)), 1)  # wider than a head
+        self.assertEqual((rt.stats()["extern"], rt.stats()["default"]), (4, 1))
+        tc = mm_choices()
+        with fake_torch():  # an mm is never a decode context
+            out = rt.finalize(self.inner, tc, mm_inputs(1, 4096, 128), templates_of(tc), "mm", None)
+        self.assertEqual(names(out), ["extern_mm"])
+
+    def test_decode_context_is_a_bmm_of_one_query_over_a_long_cache(self):
+        f = {"op": "bmm", "m": 1, "k": 1024, "n": 256}
+        self.assertTrue(choices.decode_context(f))
+        self.assertTrue(choices.decode_context(dict(f, k=131072, n=64)))
+        for other in ({"op": "mm"}, {"op": "addmm"}, {"m": 2}, {"k": 1023}, {"n": 257}):
+            self.assertFalse(choices.decode_context(f | other), other)
+
     def test_narrow_linear_is_a_linear_to_at_most_64_outputs(self):
         f = {"op": "mm", "m": 16384, "k": 512, "n": 64}
         self.assertTrue(choices.narrow_linear(f))
@@ -736,6 +765,13 @@ class Install(unittest.TestCase):
             self.assertTrue(self.rt.install(warm_all=True))
             self.assertEqual(config.inductor_choices_class.key, f"{plain_key}-retime-warm-splits-warm-all")
             self.assertTrue(savers[0].warm_all)
+            self.rt.uninstall()
+            self.assertTrue(self.rt.install(retime=False, decode_search=True))
+            self.assertEqual(config.inductor_choices_class.key, f"{plain_key}-decode-search")
+            self.assertTrue(self.rt.decode_search and not self.rt.narrow_search)
+            self.rt.uninstall()
+            self.assertTrue(self.rt.install())
+            self.assertFalse(self.rt.decode_search)
             self.rt.uninstall()
             self.assertTrue(self.rt.install(retime=False, warm_splits=True))  # nothing to re-time
             self.assertEqual((config.inductor_choices_class.key, savers), (plain_key, ["a recorder of picks"]))
