@@ -428,6 +428,10 @@ default) re-times every lowering it re-times so, small GEMMs without splits too:
 the flush misleading for cuBLAS as much as for the splits, most on small operands. It failed its
 blind check (docs/results.md, forty-second session): on warm operands addmm's expanded-bias call
 read fastest on an fp32 addmm where it ran 2.5x the 1-D call the flushed timing had picked.
+`Retimer(warm_no_bias=True)` (``install(warm_no_bias=True)``, off by default, a candidate:
+docs/results.md, forty-third session) re-times so only the lowerings without a bias operand
+(WARM_NO_BIAS_OPS: `mm`, `bmm`), whose ATen call has no second form to misread; `addmm` and
+`baddbmm` stay flushed.
 
 It never raises into Inductor: any failure leaves the timings as Inductor measured them.
 """
@@ -435,6 +439,7 @@ It never raises into Inductor: any failure leaves the timings as Inductor measur
 import math
 
 RETIME_OPS = ("mm", "addmm", "bmm", "baddbmm")  # the names Inductor gives its GEMM lowerings
+WARM_NO_BIAS_OPS = ("mm", "bmm")  # those without a bias operand (`warm_no_bias`)
 # Above this fastest benchmark (ms), the call's CPU side is hidden behind the flush or the kernel.
 RETIME_BELOW_MS = 0.2
 RETIME_ROUNDS = 5
@@ -443,12 +448,14 @@ RETIME_ROUNDS = 5
 class Retimer:
     """The feedback saver; counts GEMM lowerings re-timed and re-timings that failed. With
     `warm` a lowering that offers decompositions is re-timed whole, without the flush; with
-    `warm_all` every lowering it re-times is, decompositions included."""
+    `warm_all` every lowering it re-times is, decompositions included; with `warm_no_bias`
+    every one of WARM_NO_BIAS_OPS is."""
 
-    def __init__(self, warm=False, warm_all=False):
+    def __init__(self, warm=False, warm_all=False, warm_no_bias=False):
         self.active = True
         self.warm = warm
         self.warm_all = warm_all
+        self.warm_no_bias = warm_no_bias
         self.retimed = 0
         self.failed = 0
 
@@ -460,7 +467,8 @@ class Retimer:
             if not finite or min(timings[c] for c in finite) >= RETIME_BELOW_MS:
                 return
             is_split = split_test()
-            warm = self.warm_all or (self.warm and any(is_split(c) for c in finite))
+            warm = (self.warm_all or (self.warm_no_bias and name in WARM_NO_BIAS_OPS)
+                    or (self.warm and any(is_split(c) for c in finite)))
             chosen = with_splits(one_extern(finite, timings, extern_test()), is_split, warm)
             again = graph_timings(chosen, input_nodes, flush=not warm)
         except Exception:  # noqa: BLE001 - never raise into Inductor
@@ -597,16 +605,17 @@ def graph_ms(factory, before, rounds=RETIME_ROUNDS):
     return sorted(times)[len(times) // 2]
 
 
-def retime_install(warm=False, warm_all=False):
-    """Registers a `Retimer(warm, warm_all)` first among Inductor's feedback savers (before any
-    that records picks); returns it, or None where this PyTorch has no feedback savers."""
+def retime_install(warm=False, warm_all=False, warm_no_bias=False):
+    """Registers a `Retimer(warm, warm_all, warm_no_bias)` first among Inductor's feedback savers
+    (before any that records picks); returns it, or None where this PyTorch has no feedback
+    savers."""
     try:
         from torch._inductor import select_algorithm
 
         savers = select_algorithm.get_algorithm_selector_cache().feedback_saver_fns
     except Exception:  # noqa: BLE001 - another PyTorch: nothing to re-time
         return None
-    saver = Retimer(warm, warm_all)
+    saver = Retimer(warm, warm_all, warm_no_bias)
     savers.insert(0, saver)
     return saver
 
@@ -675,7 +684,8 @@ What a decision does, before any Triton template code is generated (Inductor's
   `decompose_k`'s splits whole, splits included, on warm operands (no L2 flush);
   ``install(warm_splits=False)`` re-times it as every other lowering.
 - With ``install(warm_all=True)`` (off by default) the re-timing times every lowering it
-  re-times on warm operands.
+  re-times on warm operands; with ``install(warm_no_bias=True)`` (off by default) every `mm`
+  and `bmm` lowering it re-times.
 
 `install()` reaches every graph, the backward graph compiled in autograd's thread included:
 it sets ``torch._inductor.config.inductor_choices_class`` to a `ChoicesFactory` (handlers made
@@ -1268,18 +1278,19 @@ class Runtime:
         return "; ".join(problems) or None
 
     def factory_key(self, retime, one_aten=False, narrow_search=False, warm_splits=True,
-                    warm_all=False, decode_search=False):
+                    warm_all=False, decode_search=False, warm_no_bias=False):
         """The key of the factory `install(retime=..., one_aten=..., narrow_search=...,
-        warm_splits=..., warm_all=..., decode_search=...)` sets: each changes what Inductor
-        picks, so the cache must tell them apart."""
+        warm_splits=..., warm_all=..., decode_search=..., warm_no_bias=...)` sets: each changes
+        what Inductor picks, so the cache must tell them apart."""
         return (self.key + ("-retime" if retime else "") + ("-one-aten" if one_aten else "")
                 + ("-narrow-search" if narrow_search else "")
                 + ("-warm-splits" if retime and warm_splits else "")
                 + ("-warm-all" if retime and warm_all else "")
-                + ("-decode-search" if decode_search else ""))
+                + ("-decode-search" if decode_search else "")
+                + ("-warm-no-bias" if retime and warm_no_bias else ""))
 
     def install(self, align_ptxas=True, retime=True, one_aten=False, narrow_search=False,
-                warm_splits=True, warm_all=False, decode_search=False):
+                warm_splits=True, warm_all=False, decode_search=False, warm_no_bias=False):
         """Installs the heuristic for every graph Inductor compiles from now on; True if
         installed, False if refused (the device or PyTorch differ; warned once). With
         `align_ptxas` (the default), this process's Triton also uses the ptxas of Inductor's
@@ -1298,7 +1309,9 @@ class Runtime:
         its blind check, docs/results.md, forty-second session; needs `retime`) every lowering
         the re-timing times is timed so. With `decode_search` (off by default, a candidate:
         docs/results.md, forty-second session) a decode step's attention context `bmm` that
-        `decide` gives cuBLAS alone is left to Inductor's list (`decode_context`).
+        `decide` gives cuBLAS alone is left to Inductor's list (`decode_context`). With
+        `warm_no_bias` (off by default, a candidate: docs/results.md, forty-third session; needs
+        `retime`) every `mm` and `bmm` lowering the re-timing times is timed without the flush.
         `uninstall()` undoes all of it."""
         if self.active:
             return True
@@ -1315,11 +1328,11 @@ class Runtime:
             return False
         prev = config.inductor_choices_class
         flags = (False, True)
-        ours = {self.factory_key(*f) for f in itertools.product(flags, repeat=6)}
+        ours = {self.factory_key(*f) for f in itertools.product(flags, repeat=7)}
         if isinstance(prev, ChoicesFactory) and prev.key in ours:
             prev = prev.prev
         self._factory_key = self.factory_key(retime, one_aten, narrow_search, warm_splits, warm_all,
-                                             decode_search)
+                                             decode_search, warm_no_bias)
         self.one_aten = bool(one_aten)
         self.narrow_search = bool(narrow_search)
         self.decode_search = bool(decode_search)
@@ -1328,7 +1341,7 @@ class Runtime:
         slot = virtualized._choices
         self._saved = (config, prev, slot, self._hook(slot))
         self._ptxas = ptxas_align() if align_ptxas else None
-        self._retimer = retime_install(bool(warm_splits), bool(warm_all)) if retime else None
+        self._retimer = retime_install(bool(warm_splits), bool(warm_all), bool(warm_no_bias)) if retime else None
         self.active = True
         self.wrap(slot._get_handler())
         return True
@@ -1383,10 +1396,10 @@ def _default_runtime():
 
 
 def install(align_ptxas=True, retime=True, one_aten=False, narrow_search=False, warm_splits=True,
-            warm_all=False, decode_search=False):
+            warm_all=False, decode_search=False, warm_no_bias=False):
     """Installs this module's heuristic (see the module docstring); True if installed."""
     return _default_runtime().install(align_ptxas, retime, one_aten, narrow_search, warm_splits,
-                                      warm_all, decode_search)
+                                      warm_all, decode_search, warm_no_bias)
 
 
 def uninstall():

@@ -48,7 +48,8 @@ What a decision does, before any Triton template code is generated (Inductor's
   `decompose_k`'s splits whole, splits included, on warm operands (no L2 flush);
   ``install(warm_splits=False)`` re-times it as every other lowering.
 - With ``install(warm_all=True)`` (off by default) the re-timing times every lowering it
-  re-times on warm operands.
+  re-times on warm operands; with ``install(warm_no_bias=True)`` (off by default) every `mm`
+  and `bmm` lowering it re-times.
 
 `install()` reaches every graph, the backward graph compiled in autograd's thread included:
 it sets ``torch._inductor.config.inductor_choices_class`` to a `ChoicesFactory` (handlers made
@@ -641,18 +642,19 @@ class Runtime:
         return "; ".join(problems) or None
 
     def factory_key(self, retime, one_aten=False, narrow_search=False, warm_splits=True,
-                    warm_all=False, decode_search=False):
+                    warm_all=False, decode_search=False, warm_no_bias=False):
         """The key of the factory `install(retime=..., one_aten=..., narrow_search=...,
-        warm_splits=..., warm_all=..., decode_search=...)` sets: each changes what Inductor
-        picks, so the cache must tell them apart."""
+        warm_splits=..., warm_all=..., decode_search=..., warm_no_bias=...)` sets: each changes
+        what Inductor picks, so the cache must tell them apart."""
         return (self.key + ("-retime" if retime else "") + ("-one-aten" if one_aten else "")
                 + ("-narrow-search" if narrow_search else "")
                 + ("-warm-splits" if retime and warm_splits else "")
                 + ("-warm-all" if retime and warm_all else "")
-                + ("-decode-search" if decode_search else ""))
+                + ("-decode-search" if decode_search else "")
+                + ("-warm-no-bias" if retime and warm_no_bias else ""))
 
     def install(self, align_ptxas=True, retime=True, one_aten=False, narrow_search=False,
-                warm_splits=True, warm_all=False, decode_search=False):
+                warm_splits=True, warm_all=False, decode_search=False, warm_no_bias=False):
         """Installs the heuristic for every graph Inductor compiles from now on; True if
         installed, False if refused (the device or PyTorch differ; warned once). With
         `align_ptxas` (the default), this process's Triton also uses the ptxas of Inductor's
@@ -671,7 +673,9 @@ class Runtime:
         its blind check, docs/results.md, forty-second session; needs `retime`) every lowering
         the re-timing times is timed so. With `decode_search` (off by default, a candidate:
         docs/results.md, forty-second session) a decode step's attention context `bmm` that
-        `decide` gives cuBLAS alone is left to Inductor's list (`decode_context`).
+        `decide` gives cuBLAS alone is left to Inductor's list (`decode_context`). With
+        `warm_no_bias` (off by default, a candidate: docs/results.md, forty-third session; needs
+        `retime`) every `mm` and `bmm` lowering the re-timing times is timed without the flush.
         `uninstall()` undoes all of it."""
         if self.active:
             return True
@@ -688,11 +692,11 @@ class Runtime:
             return False
         prev = config.inductor_choices_class
         flags = (False, True)
-        ours = {self.factory_key(*f) for f in itertools.product(flags, repeat=6)}
+        ours = {self.factory_key(*f) for f in itertools.product(flags, repeat=7)}
         if isinstance(prev, ChoicesFactory) and prev.key in ours:
             prev = prev.prev
         self._factory_key = self.factory_key(retime, one_aten, narrow_search, warm_splits, warm_all,
-                                             decode_search)
+                                             decode_search, warm_no_bias)
         self.one_aten = bool(one_aten)
         self.narrow_search = bool(narrow_search)
         self.decode_search = bool(decode_search)
@@ -701,7 +705,7 @@ class Runtime:
         slot = virtualized._choices
         self._saved = (config, prev, slot, self._hook(slot))
         self._ptxas = ptxas_align() if align_ptxas else None
-        self._retimer = retime_install(bool(warm_splits), bool(warm_all)) if retime else None
+        self._retimer = retime_install(bool(warm_splits), bool(warm_all), bool(warm_no_bias)) if retime else None
         self.active = True
         self.wrap(slot._get_handler())
         return True
@@ -756,10 +760,10 @@ def _default_runtime():
 
 
 def install(align_ptxas=True, retime=True, one_aten=False, narrow_search=False, warm_splits=True,
-            warm_all=False, decode_search=False):
+            warm_all=False, decode_search=False, warm_no_bias=False):
     """Installs this module's heuristic (see the module docstring); True if installed."""
     return _default_runtime().install(align_ptxas, retime, one_aten, narrow_search, warm_splits,
-                                      warm_all, decode_search)
+                                      warm_all, decode_search, warm_no_bias)
 
 
 def uninstall():

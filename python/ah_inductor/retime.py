@@ -48,6 +48,10 @@ default) re-times every lowering it re-times so, small GEMMs without splits too:
 the flush misleading for cuBLAS as much as for the splits, most on small operands. It failed its
 blind check (docs/results.md, forty-second session): on warm operands addmm's expanded-bias call
 read fastest on an fp32 addmm where it ran 2.5x the 1-D call the flushed timing had picked.
+`Retimer(warm_no_bias=True)` (``install(warm_no_bias=True)``, off by default, a candidate:
+docs/results.md, forty-third session) re-times so only the lowerings without a bias operand
+(WARM_NO_BIAS_OPS: `mm`, `bmm`), whose ATen call has no second form to misread; `addmm` and
+`baddbmm` stay flushed.
 
 It never raises into Inductor: any failure leaves the timings as Inductor measured them.
 """
@@ -55,6 +59,7 @@ It never raises into Inductor: any failure leaves the timings as Inductor measur
 import math
 
 RETIME_OPS = ("mm", "addmm", "bmm", "baddbmm")  # the names Inductor gives its GEMM lowerings
+WARM_NO_BIAS_OPS = ("mm", "bmm")  # those without a bias operand (`warm_no_bias`)
 # Above this fastest benchmark (ms), the call's CPU side is hidden behind the flush or the kernel.
 RETIME_BELOW_MS = 0.2
 RETIME_ROUNDS = 5
@@ -63,12 +68,14 @@ RETIME_ROUNDS = 5
 class Retimer:
     """The feedback saver; counts GEMM lowerings re-timed and re-timings that failed. With
     `warm` a lowering that offers decompositions is re-timed whole, without the flush; with
-    `warm_all` every lowering it re-times is, decompositions included."""
+    `warm_all` every lowering it re-times is, decompositions included; with `warm_no_bias`
+    every one of WARM_NO_BIAS_OPS is."""
 
-    def __init__(self, warm=False, warm_all=False):
+    def __init__(self, warm=False, warm_all=False, warm_no_bias=False):
         self.active = True
         self.warm = warm
         self.warm_all = warm_all
+        self.warm_no_bias = warm_no_bias
         self.retimed = 0
         self.failed = 0
 
@@ -80,7 +87,8 @@ class Retimer:
             if not finite or min(timings[c] for c in finite) >= RETIME_BELOW_MS:
                 return
             is_split = split_test()
-            warm = self.warm_all or (self.warm and any(is_split(c) for c in finite))
+            warm = (self.warm_all or (self.warm_no_bias and name in WARM_NO_BIAS_OPS)
+                    or (self.warm and any(is_split(c) for c in finite)))
             chosen = with_splits(one_extern(finite, timings, extern_test()), is_split, warm)
             again = graph_timings(chosen, input_nodes, flush=not warm)
         except Exception:  # noqa: BLE001 - never raise into Inductor
@@ -217,16 +225,17 @@ def graph_ms(factory, before, rounds=RETIME_ROUNDS):
     return sorted(times)[len(times) // 2]
 
 
-def retime_install(warm=False, warm_all=False):
-    """Registers a `Retimer(warm, warm_all)` first among Inductor's feedback savers (before any
-    that records picks); returns it, or None where this PyTorch has no feedback savers."""
+def retime_install(warm=False, warm_all=False, warm_no_bias=False):
+    """Registers a `Retimer(warm, warm_all, warm_no_bias)` first among Inductor's feedback savers
+    (before any that records picks); returns it, or None where this PyTorch has no feedback
+    savers."""
     try:
         from torch._inductor import select_algorithm
 
         savers = select_algorithm.get_algorithm_selector_cache().feedback_saver_fns
     except Exception:  # noqa: BLE001 - another PyTorch: nothing to re-time
         return None
-    saver = Retimer(warm, warm_all)
+    saver = Retimer(warm, warm_all, warm_no_bias)
     savers.insert(0, saver)
     return saver
 

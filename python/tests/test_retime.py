@@ -114,6 +114,20 @@ class Retimer(unittest.TestCase):
         self.assertEqual(seen, [(["cublas", "triton"], False),
                                 (["cublas", "split_4", "triton"], False)])
 
+    def test_warm_no_bias_re_times_mm_and_bmm_without_the_flush(self):
+        seen = []
+
+        def graphs(choices, inputs, flush=True):
+            seen.append(flush)
+            return dict.fromkeys(choices, SMALL)
+
+        self.saver.warm_no_bias = True
+        with mock.patch.object(retime, "graph_timings", graphs):
+            for op in retime.RETIME_OPS:
+                self.call(name=op, timings={"cublas": 0.030, "triton": 0.020})
+        self.assertEqual(dict(zip(retime.RETIME_OPS, seen)),
+                         {"mm": False, "addmm": True, "bmm": False, "baddbmm": True})
+
     def test_re_times_every_gemm_op(self):
         with mock.patch.object(retime, "graph_timings", lambda c, i, flush=True: {"triton": SMALL}):
             for op in retime.RETIME_OPS:
