@@ -1317,7 +1317,8 @@ SWITCHES = (
     ("decode_search", "a decode step's attention context bmm (choices.decode_context: one query "
                       "token over a long cache) that it decides cuBLAS only is left to max-autotune"),
     ("warm_no_bias", "every mm and bmm lowering it re-times is re-timed on warm operands, without "
-                     "the L2 flush (retime.py)"),
+                     "the L2 flush (retime.py; the default of handler modules since the forty-third "
+                     "session)"),
 )
 
 

@@ -47,9 +47,9 @@ What a decision does, before any Triton template code is generated (Inductor's
 - With ``install(warm_splits=True)`` (the default) the re-timing times a lowering that offers
   `decompose_k`'s splits whole, splits included, on warm operands (no L2 flush);
   ``install(warm_splits=False)`` re-times it as every other lowering.
-- With ``install(warm_all=True)`` (off by default) the re-timing times every lowering it
-  re-times on warm operands; with ``install(warm_no_bias=True)`` (off by default) every `mm`
-  and `bmm` lowering it re-times.
+- With ``install(warm_no_bias=True)`` (the default) the re-timing times every `mm` and `bmm`
+  lowering it re-times on warm operands too; `addmm` and `baddbmm` stay flushed.
+  ``install(warm_all=True)`` (off by default) times every lowering it re-times so.
 
 `install()` reaches every graph, the backward graph compiled in autograd's thread included:
 it sets ``torch._inductor.config.inductor_choices_class`` to a `ChoicesFactory` (handlers made
@@ -642,7 +642,7 @@ class Runtime:
         return "; ".join(problems) or None
 
     def factory_key(self, retime, one_aten=False, narrow_search=False, warm_splits=True,
-                    warm_all=False, decode_search=False, warm_no_bias=False):
+                    warm_all=False, decode_search=False, warm_no_bias=True):
         """The key of the factory `install(retime=..., one_aten=..., narrow_search=...,
         warm_splits=..., warm_all=..., decode_search=..., warm_no_bias=...)` sets: each changes
         what Inductor picks, so the cache must tell them apart."""
@@ -654,7 +654,7 @@ class Runtime:
                 + ("-warm-no-bias" if retime and warm_no_bias else ""))
 
     def install(self, align_ptxas=True, retime=True, one_aten=False, narrow_search=False,
-                warm_splits=True, warm_all=False, decode_search=False, warm_no_bias=False):
+                warm_splits=True, warm_all=False, decode_search=False, warm_no_bias=True):
         """Installs the heuristic for every graph Inductor compiles from now on; True if
         installed, False if refused (the device or PyTorch differ; warned once). With
         `align_ptxas` (the default), this process's Triton also uses the ptxas of Inductor's
@@ -674,8 +674,9 @@ class Runtime:
         the re-timing times is timed so. With `decode_search` (off by default, a candidate:
         docs/results.md, forty-second session) a decode step's attention context `bmm` that
         `decide` gives cuBLAS alone is left to Inductor's list (`decode_context`). With
-        `warm_no_bias` (off by default, a candidate: docs/results.md, forty-third session; needs
-        `retime`) every `mm` and `bmm` lowering the re-timing times is timed without the flush.
+        `warm_no_bias` (the default since its blind check: docs/results.md, forty-third session;
+        needs `retime`) every `mm` and `bmm` lowering the re-timing times is timed without the
+        flush too.
         `uninstall()` undoes all of it."""
         if self.active:
             return True
@@ -760,7 +761,7 @@ def _default_runtime():
 
 
 def install(align_ptxas=True, retime=True, one_aten=False, narrow_search=False, warm_splits=True,
-            warm_all=False, decode_search=False, warm_no_bias=False):
+            warm_all=False, decode_search=False, warm_no_bias=True):
     """Installs this module's heuristic (see the module docstring); True if installed."""
     return _default_runtime().install(align_ptxas, retime, one_aten, narrow_search, warm_splits,
                                       warm_all, decode_search, warm_no_bias)
