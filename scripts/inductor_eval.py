@@ -1306,16 +1306,8 @@ def parse(argv):
 SWITCHES = (
     ("retime", "the choices of small GEMMs it leaves to max-autotune are timed again by CUDA graph "
                "(retime.py; the default of handler modules since the twenty-seventh session)"),
-    ("one_aten", "the lists it leaves to max-autotune keep one ATen choice (addmm's two cuBLAS "
-                 "calls: the one the handler's rule picks)"),
-    ("narrow_search", "a linear layer to a narrow output (choices.narrow_linear: MoE routers, "
-                      "classifier heads) that it decides cuBLAS only is left to max-autotune"),
     ("warm_splits", "a lowering that offers decompose_k's splits is re-timed whole on warm operands "
                     "(retime.py; the default of handler modules since the forty-first session)"),
-    ("warm_all", "every lowering it re-times is re-timed on warm operands, without the L2 flush "
-                 "(retime.py)"),
-    ("decode_search", "a decode step's attention context bmm (choices.decode_context: one query "
-                      "token over a long cache) that it decides cuBLAS only is left to max-autotune"),
     ("warm_no_bias", "every mm and bmm lowering it re-times is re-timed on warm operands, without "
                      "the L2 flush (retime.py; the default of handler modules since the forty-third "
                      "session)"),

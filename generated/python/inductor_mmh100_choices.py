@@ -423,14 +423,14 @@ among the contenders of one GEMM; without the flush within 5 % on 103 of 125 con
 against 6 without, and ran 0.92x their time (geometric mean). Two other ways were tried and
 removed, each having failed a check registered before its data (docs/results.md, thirty-eighth
 and thirty-ninth sessions): re-timing the splits flushed like the rest, and leaving such a
-lowering Inductor's timings. `Retimer(warm_all=True)` (``install(warm_all=True)``, off by
-default) re-times every lowering it re-times so, small GEMMs without splits too: the probe found
-the flush misleading for cuBLAS as much as for the splits, most on small operands. It failed its
-blind check (docs/results.md, forty-second session): on warm operands addmm's expanded-bias call
-read fastest on an fp32 addmm where it ran 2.5x the 1-D call the flushed timing had picked.
+lowering Inductor's timings. A third, `warm_all`, re-timed every lowering so, small GEMMs
+without splits too: the probe found the flush misleading for cuBLAS as much as for the splits,
+most on small operands. It failed its blind check (docs/results.md, forty-second session): on
+warm operands addmm's expanded-bias call read fastest on an fp32 addmm where it ran 2.5x the 1-D
+call the flushed timing had picked; it was removed in the forty-third session.
 `Retimer(warm_no_bias=True)` (``install(warm_no_bias=True)``, the default since the
-forty-third session) re-times so only the lowerings without a bias operand (WARM_NO_BIAS_OPS:
-`mm`, `bmm`), whose ATen call has no second form to misread; `addmm` and `baddbmm` stay
+forty-third session) re-times so the lowerings without a bias operand (WARM_NO_BIAS_OPS: `mm`,
+`bmm`), whose ATen call has no second form to misread; `addmm` and `baddbmm` stay
 flushed. On blind set 55 (data/inductor_eval_h100_holdout55[ab]_h2191*) the handler with it was
 over the 3 % bound on 1 GEMM against 2 without, at 0.998x their run time (geometric mean).
 
@@ -449,13 +449,11 @@ RETIME_ROUNDS = 5
 class Retimer:
     """The feedback saver; counts GEMM lowerings re-timed and re-timings that failed. With
     `warm` a lowering that offers decompositions is re-timed whole, without the flush; with
-    `warm_all` every lowering it re-times is, decompositions included; with `warm_no_bias`
-    every one of WARM_NO_BIAS_OPS is."""
+    `warm_no_bias` every one of WARM_NO_BIAS_OPS is, decompositions included."""
 
-    def __init__(self, warm=False, warm_all=False, warm_no_bias=False):
+    def __init__(self, warm=False, warm_no_bias=False):
         self.active = True
         self.warm = warm
-        self.warm_all = warm_all
         self.warm_no_bias = warm_no_bias
         self.retimed = 0
         self.failed = 0
@@ -468,7 +466,7 @@ class Retimer:
             if not finite or min(timings[c] for c in finite) >= RETIME_BELOW_MS:
                 return
             is_split = split_test()
-            warm = (self.warm_all or (self.warm_no_bias and name in WARM_NO_BIAS_OPS)
+            warm = ((self.warm_no_bias and name in WARM_NO_BIAS_OPS)
                     or (self.warm and any(is_split(c) for c in finite)))
             chosen = with_splits(one_extern(finite, timings, extern_test()), is_split, warm)
             again = graph_timings(chosen, input_nodes, flush=not warm)
@@ -606,17 +604,16 @@ def graph_ms(factory, before, rounds=RETIME_ROUNDS):
     return sorted(times)[len(times) // 2]
 
 
-def retime_install(warm=False, warm_all=False, warm_no_bias=False):
-    """Registers a `Retimer(warm, warm_all, warm_no_bias)` first among Inductor's feedback savers
-    (before any that records picks); returns it, or None where this PyTorch has no feedback
-    savers."""
+def retime_install(warm=False, warm_no_bias=False):
+    """Registers a `Retimer(warm, warm_no_bias)` first among Inductor's feedback savers (before
+    any that records picks); returns it, or None where this PyTorch has no feedback savers."""
     try:
         from torch._inductor import select_algorithm
 
         savers = select_algorithm.get_algorithm_selector_cache().feedback_saver_fns
     except Exception:  # noqa: BLE001 - another PyTorch: nothing to re-time
         return None
-    saver = Retimer(warm, warm_all, warm_no_bias)
+    saver = Retimer(warm, warm_no_bias)
     savers.insert(0, saver)
     return saver
 
@@ -674,19 +671,14 @@ What a decision does, before any Triton template code is generated (Inductor's
   read by `config_name`, is one of names as Inductor offers them to this GEMM (not sized: the
   names are configs that never came near the best on the training GEMMs of their kind,
   ``ah-prune --fp32-drop-never-near``); every ATen choice stays.
-- With ``install(one_aten=True)`` (off by default) `default` and `drop` keep only
-  `one_aten`'s ATen choice, as the others do.
-- With ``install(narrow_search=True)`` (off by default) an `extern` decision on a linear
-  layer to a narrow output (`narrow_linear`: MoE routers, classifier heads) is `default`.
-- With ``install(decode_search=True)`` (off by default) an `extern` decision on a decode
-  step's attention context `bmm` (`decode_context`: one query token over a long cache) is
-  `default`.
 - With ``install(warm_splits=True)`` (the default) the re-timing times a lowering that offers
   `decompose_k`'s splits whole, splits included, on warm operands (no L2 flush);
   ``install(warm_splits=False)`` re-times it as every other lowering.
 - With ``install(warm_no_bias=True)`` (the default) the re-timing times every `mm` and `bmm`
   lowering it re-times on warm operands too; `addmm` and `baddbmm` stay flushed.
-  ``install(warm_all=True)`` (off by default) times every lowering it re-times so.
+- Four `install()` options that failed the checks registered before their data (`one_aten`,
+  `narrow_search`, `warm_all`, `decode_search`) were removed in the forty-third session;
+  docs/inductor.md says what each did and what it measured.
 
 `install()` reaches every graph, the backward graph compiled in autograd's thread included:
 it sets ``torch._inductor.config.inductor_choices_class`` to a `ChoicesFactory` (handlers made
@@ -903,24 +895,14 @@ def one_aten(uids, f=None):
 
 
 # A linear layer to a narrow output (`narrow_linear`): MoE routers, classifier and regression
-# heads, LoRA's lora_A. On the pooled blind sets 13-52 (`scripts/holdout_pool.py --only
-# narrow-linears`) the handlers decided 25 such GEMMs cuBLAS only and 14 of them were over the
-# bound (default max-autotune on 3 of the 25), against 2 of the 18 they left to Inductor's list;
-# `install(narrow_search=True)` was that candidate (docs/results.md, thirty-seventh session; it
-# failed its recheck in the thirty-eighth, so it is off by default).
+# heads, LoRA's lora_A; a kind `scripts/holdout_pool.py --only narrow-linears` scores apart. On
+# the pooled blind sets 13-52 the handlers decided 25 such GEMMs cuBLAS only and 14 of them were
+# over the bound (default max-autotune on 3 of the 25), against 2 of the 18 they left to
+# Inductor's list; searching them instead (`narrow_search`, docs/results.md, thirty-seventh
+# session) failed its recheck in the thirty-eighth and was removed in the forty-third.
 NARROW_MAX_N = 64
 NARROW_MIN_K = 512
 NARROW_MAX_M = 16384
-
-# A decode step's attention context as `bmm` (`decode_context`): one query token per sequence
-# and head (m = 1) over a long cache (k = cached tokens >= DECODE_MIN_K) to a head's width
-# (n <= DECODE_MAX_N). On the pooled blind sets 13-54 the shipped handler decides five such
-# GEMMs cuBLAS only, where cuBLAS was over the 3 % bound on three (1.03-1.05x) and at it on a
-# fourth; on the four such GEMMs the handlers searched, ours landed within 1 % of the best.
-# `install(decode_search=True)` is that candidate (docs/results.md, forty-second session).
-DECODE_MAX_M = 1
-DECODE_MIN_K = 1024
-DECODE_MAX_N = 256
 
 
 def narrow_linear(f):
@@ -928,13 +910,6 @@ def narrow_linear(f):
     k >= NARROW_MIN_K, m <= NARROW_MAX_M."""
     return (f["op"] != "bmm" and f["n"] <= NARROW_MAX_N and f["k"] >= NARROW_MIN_K
             and f["m"] <= NARROW_MAX_M)
-
-
-def decode_context(f):
-    """Whether features `f` are a decode step's attention context as `bmm`: m <= DECODE_MAX_M,
-    k >= DECODE_MIN_K, n <= DECODE_MAX_N."""
-    return (f["op"] == "bmm" and f["m"] <= DECODE_MAX_M and f["k"] >= DECODE_MIN_K
-            and f["n"] <= DECODE_MAX_N)
 
 
 def check_decision(decision):
@@ -1048,10 +1023,7 @@ class Runtime:
         self._saved = None  # (config module, previous factory, virtualized `_choices`, hook)
         self._ptxas = None  # what `ptxas_align()` changed, for uninstall()
         self._retimer = None  # the feedback saver of install(retime=True), for uninstall()
-        self._factory_key = self.key  # the key installed: `factory_key(retime, one_aten)`
-        self.one_aten = False  # install(one_aten=...): one ATen choice in the lists left to Inductor
-        self.narrow_search = False  # install(narrow_search=...): narrow linears searched, not extern
-        self.decode_search = False  # install(decode_search=...): decode contexts searched, not extern
+        self._factory_key = self.key  # the key installed: `factory_key(retime, ...)`
         _RUNTIMES[self.key] = self
 
     # -- statistics and warnings -------------------------------------------------------------
@@ -1111,9 +1083,9 @@ class Runtime:
         if kind == "keep":
             return self._keep(result, frozenset(sized_configs(names, f["m"], f["n"], f["k"])), f)
         if kind == "drop":
-            return self._listed_aten(self._drop(result, names), f)
+            return self._drop(result, names)
         self.count("default")
-        return self._listed_aten(result, f)
+        return result
 
     def _decision(self, kernel_inputs, op):
         """((kind, names), features), or None (counted) when the features or the decision
@@ -1126,18 +1098,9 @@ class Runtime:
         except Exception as e:  # noqa: BLE001 - never raise into Inductor
             return self._error("computing the GEMM's features", e)
         try:
-            kind, names = check_decision(self.decide(f))
-            if kind == "extern" and self.searched_instead(f):
-                kind, names = "default", frozenset()
-            return (kind, names), f
+            return check_decision(self.decide(f)), f
         except Exception as e:  # noqa: BLE001 - never raise into Inductor
             return self._error("deciding", e)
-
-    def searched_instead(self, f):
-        """Whether an `extern` decision on features `f` is left to Inductor's list instead, by
-        install(narrow_search=...) or install(decode_search=...)."""
-        return ((self.narrow_search and narrow_linear(f))
-                or (self.decode_search and decode_context(f)))
 
     def _error(self, what, e):
         self.count("error")
@@ -1183,19 +1146,6 @@ class Runtime:
         def kept_if():
             return lambda c: is_aten(c.template.uid) or config_name(ktc_name(c)) not in names
         return self._narrow(result, "drop", kept_if)
-
-    def _listed_aten(self, result, f):
-        """A list left to Inductor's search (`default`, `drop`): with install(one_aten=True),
-        without the ATen choices other than `one_aten`'s (addmm's two cuBLAS calls, which
-        Inductor's benchmark misorders); else, or where naming them fails, `result` itself."""
-        if not self.one_aten:
-            return result
-        try:
-            keep = one_aten([c.template.uid for c in result], f)
-            return [c for c in result if c.template.uid == keep or not is_aten(c.template.uid)]
-        except Exception as e:  # noqa: BLE001
-            self._error("naming the choices", e)
-            return result
 
     def _narrow(self, result, kind, kept_if, unfit=None):
         """Inductor's `result` narrowed to the choices the test `kept_if()` makes keeps, counted
@@ -1278,43 +1228,27 @@ class Runtime:
             problems.append(f"it was trained with PyTorch {want_torch} and this is PyTorch {have_torch}")
         return "; ".join(problems) or None
 
-    def factory_key(self, retime, one_aten=False, narrow_search=False, warm_splits=True,
-                    warm_all=False, decode_search=False, warm_no_bias=True):
-        """The key of the factory `install(retime=..., one_aten=..., narrow_search=...,
-        warm_splits=..., warm_all=..., decode_search=..., warm_no_bias=...)` sets: each changes
-        what Inductor picks, so the cache must tell them apart."""
-        return (self.key + ("-retime" if retime else "") + ("-one-aten" if one_aten else "")
-                + ("-narrow-search" if narrow_search else "")
+    def factory_key(self, retime, warm_splits=True, warm_no_bias=True):
+        """The key of the factory `install(retime=..., warm_splits=..., warm_no_bias=...)` sets:
+        each changes what Inductor picks, so the cache must tell them apart."""
+        return (self.key + ("-retime" if retime else "")
                 + ("-warm-splits" if retime and warm_splits else "")
-                + ("-warm-all" if retime and warm_all else "")
-                + ("-decode-search" if decode_search else "")
                 + ("-warm-no-bias" if retime and warm_no_bias else ""))
 
-    def install(self, align_ptxas=True, retime=True, one_aten=False, narrow_search=False,
-                warm_splits=True, warm_all=False, decode_search=False, warm_no_bias=True):
+    def install(self, align_ptxas=True, retime=True, warm_splits=True, warm_no_bias=True):
         """Installs the heuristic for every graph Inductor compiles from now on; True if
         installed, False if refused (the device or PyTorch differ; warned once). With
         `align_ptxas` (the default), this process's Triton also uses the ptxas of Inductor's
         compile workers, so that the templates they precompile are not compiled again here
         (ptxas.py). With `retime` (the default since blind set 36 measured it), the choices of
         small GEMMs that max-autotune still searches are timed again by CUDA graph before
-        Inductor picks (retime.py), and the cache key says so. With `one_aten` (off by default:
-        it failed its recheck, docs/results.md, thirty-sixth session) the lists left to
-        max-autotune (`default`, `drop`) keep one ATen choice too, as `extern` and `keep` do
-        (`one_aten`). With `narrow_search` (off by default: it failed its recheck,
-        docs/results.md, thirty-eighth session) a linear layer to a narrow output that `decide`
-        gives cuBLAS alone is left to Inductor's list (`narrow_linear`). With `warm_splits` (the
-        default since its blind checks: docs/results.md, forty-first session; needs `retime`)
-        the re-timing times a lowering that offers `decompose_k`'s splits whole, splits
-        included, without the L2 flush (retime.py). With `warm_all` (off by default: it failed
-        its blind check, docs/results.md, forty-second session; needs `retime`) every lowering
-        the re-timing times is timed so. With `decode_search` (off by default, a candidate:
-        docs/results.md, forty-second session) a decode step's attention context `bmm` that
-        `decide` gives cuBLAS alone is left to Inductor's list (`decode_context`). With
-        `warm_no_bias` (the default since its blind check: docs/results.md, forty-third session;
-        needs `retime`) every `mm` and `bmm` lowering the re-timing times is timed without the
-        flush too.
-        `uninstall()` undoes all of it."""
+        Inductor picks (retime.py), and the cache key says so. With `warm_splits` (the default
+        since its blind checks: docs/results.md, forty-first session; needs `retime`) the
+        re-timing times a lowering that offers `decompose_k`'s splits whole, splits included,
+        without the L2 flush (retime.py). With `warm_no_bias` (the default since its blind
+        check: docs/results.md, forty-third session; needs `retime`) every `mm` and `bmm`
+        lowering the re-timing times is timed without the flush too. `uninstall()` undoes all
+        of it."""
         if self.active:
             return True
         import torch
@@ -1330,20 +1264,16 @@ class Runtime:
             return False
         prev = config.inductor_choices_class
         flags = (False, True)
-        ours = {self.factory_key(*f) for f in itertools.product(flags, repeat=7)}
+        ours = {self.factory_key(*f) for f in itertools.product(flags, repeat=3)}
         if isinstance(prev, ChoicesFactory) and prev.key in ours:
             prev = prev.prev
-        self._factory_key = self.factory_key(retime, one_aten, narrow_search, warm_splits, warm_all,
-                                             decode_search, warm_no_bias)
-        self.one_aten = bool(one_aten)
-        self.narrow_search = bool(narrow_search)
-        self.decode_search = bool(decode_search)
+        self._factory_key = self.factory_key(retime, warm_splits, warm_no_bias)
         _RUNTIMES[self._factory_key] = self
         config.inductor_choices_class = ChoicesFactory(self._factory_key, prev)
         slot = virtualized._choices
         self._saved = (config, prev, slot, self._hook(slot))
         self._ptxas = ptxas_align() if align_ptxas else None
-        self._retimer = retime_install(bool(warm_splits), bool(warm_all), bool(warm_no_bias)) if retime else None
+        self._retimer = retime_install(bool(warm_splits), bool(warm_no_bias)) if retime else None
         self.active = True
         self.wrap(slot._get_handler())
         return True
@@ -1397,11 +1327,9 @@ def _default_runtime():
     return _DEFAULT[0]
 
 
-def install(align_ptxas=True, retime=True, one_aten=False, narrow_search=False, warm_splits=True,
-            warm_all=False, decode_search=False, warm_no_bias=True):
+def install(align_ptxas=True, retime=True, warm_splits=True, warm_no_bias=True):
     """Installs this module's heuristic (see the module docstring); True if installed."""
-    return _default_runtime().install(align_ptxas, retime, one_aten, narrow_search, warm_splits,
-                                      warm_all, decode_search, warm_no_bias)
+    return _default_runtime().install(align_ptxas, retime, warm_splits, warm_no_bias)
 
 
 def uninstall():

@@ -37,19 +37,14 @@ What a decision does, before any Triton template code is generated (Inductor's
   read by `config_name`, is one of names as Inductor offers them to this GEMM (not sized: the
   names are configs that never came near the best on the training GEMMs of their kind,
   ``ah-prune --fp32-drop-never-near``); every ATen choice stays.
-- With ``install(one_aten=True)`` (off by default) `default` and `drop` keep only
-  `one_aten`'s ATen choice, as the others do.
-- With ``install(narrow_search=True)`` (off by default) an `extern` decision on a linear
-  layer to a narrow output (`narrow_linear`: MoE routers, classifier heads) is `default`.
-- With ``install(decode_search=True)`` (off by default) an `extern` decision on a decode
-  step's attention context `bmm` (`decode_context`: one query token over a long cache) is
-  `default`.
 - With ``install(warm_splits=True)`` (the default) the re-timing times a lowering that offers
   `decompose_k`'s splits whole, splits included, on warm operands (no L2 flush);
   ``install(warm_splits=False)`` re-times it as every other lowering.
 - With ``install(warm_no_bias=True)`` (the default) the re-timing times every `mm` and `bmm`
   lowering it re-times on warm operands too; `addmm` and `baddbmm` stay flushed.
-  ``install(warm_all=True)`` (off by default) times every lowering it re-times so.
+- Four `install()` options that failed the checks registered before their data (`one_aten`,
+  `narrow_search`, `warm_all`, `decode_search`) were removed in the forty-third session;
+  docs/inductor.md says what each did and what it measured.
 
 `install()` reaches every graph, the backward graph compiled in autograd's thread included:
 it sets ``torch._inductor.config.inductor_choices_class`` to a `ChoicesFactory` (handlers made
@@ -266,24 +261,14 @@ def one_aten(uids, f=None):
 
 
 # A linear layer to a narrow output (`narrow_linear`): MoE routers, classifier and regression
-# heads, LoRA's lora_A. On the pooled blind sets 13-52 (`scripts/holdout_pool.py --only
-# narrow-linears`) the handlers decided 25 such GEMMs cuBLAS only and 14 of them were over the
-# bound (default max-autotune on 3 of the 25), against 2 of the 18 they left to Inductor's list;
-# `install(narrow_search=True)` was that candidate (docs/results.md, thirty-seventh session; it
-# failed its recheck in the thirty-eighth, so it is off by default).
+# heads, LoRA's lora_A; a kind `scripts/holdout_pool.py --only narrow-linears` scores apart. On
+# the pooled blind sets 13-52 the handlers decided 25 such GEMMs cuBLAS only and 14 of them were
+# over the bound (default max-autotune on 3 of the 25), against 2 of the 18 they left to
+# Inductor's list; searching them instead (`narrow_search`, docs/results.md, thirty-seventh
+# session) failed its recheck in the thirty-eighth and was removed in the forty-third.
 NARROW_MAX_N = 64
 NARROW_MIN_K = 512
 NARROW_MAX_M = 16384
-
-# A decode step's attention context as `bmm` (`decode_context`): one query token per sequence
-# and head (m = 1) over a long cache (k = cached tokens >= DECODE_MIN_K) to a head's width
-# (n <= DECODE_MAX_N). On the pooled blind sets 13-54 the shipped handler decides five such
-# GEMMs cuBLAS only, where cuBLAS was over the 3 % bound on three (1.03-1.05x) and at it on a
-# fourth; on the four such GEMMs the handlers searched, ours landed within 1 % of the best.
-# `install(decode_search=True)` is that candidate (docs/results.md, forty-second session).
-DECODE_MAX_M = 1
-DECODE_MIN_K = 1024
-DECODE_MAX_N = 256
 
 
 def narrow_linear(f):
@@ -291,13 +276,6 @@ def narrow_linear(f):
     k >= NARROW_MIN_K, m <= NARROW_MAX_M."""
     return (f["op"] != "bmm" and f["n"] <= NARROW_MAX_N and f["k"] >= NARROW_MIN_K
             and f["m"] <= NARROW_MAX_M)
-
-
-def decode_context(f):
-    """Whether features `f` are a decode step's attention context as `bmm`: m <= DECODE_MAX_M,
-    k >= DECODE_MIN_K, n <= DECODE_MAX_N."""
-    return (f["op"] == "bmm" and f["m"] <= DECODE_MAX_M and f["k"] >= DECODE_MIN_K
-            and f["n"] <= DECODE_MAX_N)
 
 
 def check_decision(decision):
@@ -411,10 +389,7 @@ class Runtime:
         self._saved = None  # (config module, previous factory, virtualized `_choices`, hook)
         self._ptxas = None  # what `ptxas_align()` changed, for uninstall()
         self._retimer = None  # the feedback saver of install(retime=True), for uninstall()
-        self._factory_key = self.key  # the key installed: `factory_key(retime, one_aten)`
-        self.one_aten = False  # install(one_aten=...): one ATen choice in the lists left to Inductor
-        self.narrow_search = False  # install(narrow_search=...): narrow linears searched, not extern
-        self.decode_search = False  # install(decode_search=...): decode contexts searched, not extern
+        self._factory_key = self.key  # the key installed: `factory_key(retime, ...)`
         _RUNTIMES[self.key] = self
 
     # -- statistics and warnings -------------------------------------------------------------
@@ -474,9 +449,9 @@ class Runtime:
         if kind == "keep":
             return self._keep(result, frozenset(sized_configs(names, f["m"], f["n"], f["k"])), f)
         if kind == "drop":
-            return self._listed_aten(self._drop(result, names), f)
+            return self._drop(result, names)
         self.count("default")
-        return self._listed_aten(result, f)
+        return result
 
     def _decision(self, kernel_inputs, op):
         """((kind, names), features), or None (counted) when the features or the decision
@@ -489,18 +464,9 @@ class Runtime:
         except Exception as e:  # noqa: BLE001 - never raise into Inductor
             return self._error("computing the GEMM's features", e)
         try:
-            kind, names = check_decision(self.decide(f))
-            if kind == "extern" and self.searched_instead(f):
-                kind, names = "default", frozenset()
-            return (kind, names), f
+            return check_decision(self.decide(f)), f
         except Exception as e:  # noqa: BLE001 - never raise into Inductor
             return self._error("deciding", e)
-
-    def searched_instead(self, f):
-        """Whether an `extern` decision on features `f` is left to Inductor's list instead, by
-        install(narrow_search=...) or install(decode_search=...)."""
-        return ((self.narrow_search and narrow_linear(f))
-                or (self.decode_search and decode_context(f)))
 
     def _error(self, what, e):
         self.count("error")
@@ -546,19 +512,6 @@ class Runtime:
         def kept_if():
             return lambda c: is_aten(c.template.uid) or config_name(ktc_name(c)) not in names
         return self._narrow(result, "drop", kept_if)
-
-    def _listed_aten(self, result, f):
-        """A list left to Inductor's search (`default`, `drop`): with install(one_aten=True),
-        without the ATen choices other than `one_aten`'s (addmm's two cuBLAS calls, which
-        Inductor's benchmark misorders); else, or where naming them fails, `result` itself."""
-        if not self.one_aten:
-            return result
-        try:
-            keep = one_aten([c.template.uid for c in result], f)
-            return [c for c in result if c.template.uid == keep or not is_aten(c.template.uid)]
-        except Exception as e:  # noqa: BLE001
-            self._error("naming the choices", e)
-            return result
 
     def _narrow(self, result, kind, kept_if, unfit=None):
         """Inductor's `result` narrowed to the choices the test `kept_if()` makes keeps, counted
@@ -641,43 +594,27 @@ class Runtime:
             problems.append(f"it was trained with PyTorch {want_torch} and this is PyTorch {have_torch}")
         return "; ".join(problems) or None
 
-    def factory_key(self, retime, one_aten=False, narrow_search=False, warm_splits=True,
-                    warm_all=False, decode_search=False, warm_no_bias=True):
-        """The key of the factory `install(retime=..., one_aten=..., narrow_search=...,
-        warm_splits=..., warm_all=..., decode_search=..., warm_no_bias=...)` sets: each changes
-        what Inductor picks, so the cache must tell them apart."""
-        return (self.key + ("-retime" if retime else "") + ("-one-aten" if one_aten else "")
-                + ("-narrow-search" if narrow_search else "")
+    def factory_key(self, retime, warm_splits=True, warm_no_bias=True):
+        """The key of the factory `install(retime=..., warm_splits=..., warm_no_bias=...)` sets:
+        each changes what Inductor picks, so the cache must tell them apart."""
+        return (self.key + ("-retime" if retime else "")
                 + ("-warm-splits" if retime and warm_splits else "")
-                + ("-warm-all" if retime and warm_all else "")
-                + ("-decode-search" if decode_search else "")
                 + ("-warm-no-bias" if retime and warm_no_bias else ""))
 
-    def install(self, align_ptxas=True, retime=True, one_aten=False, narrow_search=False,
-                warm_splits=True, warm_all=False, decode_search=False, warm_no_bias=True):
+    def install(self, align_ptxas=True, retime=True, warm_splits=True, warm_no_bias=True):
         """Installs the heuristic for every graph Inductor compiles from now on; True if
         installed, False if refused (the device or PyTorch differ; warned once). With
         `align_ptxas` (the default), this process's Triton also uses the ptxas of Inductor's
         compile workers, so that the templates they precompile are not compiled again here
         (ptxas.py). With `retime` (the default since blind set 36 measured it), the choices of
         small GEMMs that max-autotune still searches are timed again by CUDA graph before
-        Inductor picks (retime.py), and the cache key says so. With `one_aten` (off by default:
-        it failed its recheck, docs/results.md, thirty-sixth session) the lists left to
-        max-autotune (`default`, `drop`) keep one ATen choice too, as `extern` and `keep` do
-        (`one_aten`). With `narrow_search` (off by default: it failed its recheck,
-        docs/results.md, thirty-eighth session) a linear layer to a narrow output that `decide`
-        gives cuBLAS alone is left to Inductor's list (`narrow_linear`). With `warm_splits` (the
-        default since its blind checks: docs/results.md, forty-first session; needs `retime`)
-        the re-timing times a lowering that offers `decompose_k`'s splits whole, splits
-        included, without the L2 flush (retime.py). With `warm_all` (off by default: it failed
-        its blind check, docs/results.md, forty-second session; needs `retime`) every lowering
-        the re-timing times is timed so. With `decode_search` (off by default, a candidate:
-        docs/results.md, forty-second session) a decode step's attention context `bmm` that
-        `decide` gives cuBLAS alone is left to Inductor's list (`decode_context`). With
-        `warm_no_bias` (the default since its blind check: docs/results.md, forty-third session;
-        needs `retime`) every `mm` and `bmm` lowering the re-timing times is timed without the
-        flush too.
-        `uninstall()` undoes all of it."""
+        Inductor picks (retime.py), and the cache key says so. With `warm_splits` (the default
+        since its blind checks: docs/results.md, forty-first session; needs `retime`) the
+        re-timing times a lowering that offers `decompose_k`'s splits whole, splits included,
+        without the L2 flush (retime.py). With `warm_no_bias` (the default since its blind
+        check: docs/results.md, forty-third session; needs `retime`) every `mm` and `bmm`
+        lowering the re-timing times is timed without the flush too. `uninstall()` undoes all
+        of it."""
         if self.active:
             return True
         import torch
@@ -693,20 +630,16 @@ class Runtime:
             return False
         prev = config.inductor_choices_class
         flags = (False, True)
-        ours = {self.factory_key(*f) for f in itertools.product(flags, repeat=7)}
+        ours = {self.factory_key(*f) for f in itertools.product(flags, repeat=3)}
         if isinstance(prev, ChoicesFactory) and prev.key in ours:
             prev = prev.prev
-        self._factory_key = self.factory_key(retime, one_aten, narrow_search, warm_splits, warm_all,
-                                             decode_search, warm_no_bias)
-        self.one_aten = bool(one_aten)
-        self.narrow_search = bool(narrow_search)
-        self.decode_search = bool(decode_search)
+        self._factory_key = self.factory_key(retime, warm_splits, warm_no_bias)
         _RUNTIMES[self._factory_key] = self
         config.inductor_choices_class = ChoicesFactory(self._factory_key, prev)
         slot = virtualized._choices
         self._saved = (config, prev, slot, self._hook(slot))
         self._ptxas = ptxas_align() if align_ptxas else None
-        self._retimer = retime_install(bool(warm_splits), bool(warm_all), bool(warm_no_bias)) if retime else None
+        self._retimer = retime_install(bool(warm_splits), bool(warm_no_bias)) if retime else None
         self.active = True
         self.wrap(slot._get_handler())
         return True
@@ -760,11 +693,9 @@ def _default_runtime():
     return _DEFAULT[0]
 
 
-def install(align_ptxas=True, retime=True, one_aten=False, narrow_search=False, warm_splits=True,
-            warm_all=False, decode_search=False, warm_no_bias=True):
+def install(align_ptxas=True, retime=True, warm_splits=True, warm_no_bias=True):
     """Installs this module's heuristic (see the module docstring); True if installed."""
-    return _default_runtime().install(align_ptxas, retime, one_aten, narrow_search, warm_splits,
-                                      warm_all, decode_search, warm_no_bias)
+    return _default_runtime().install(align_ptxas, retime, warm_splits, warm_no_bias)
 
 
 def uninstall():

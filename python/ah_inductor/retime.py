@@ -43,14 +43,14 @@ among the contenders of one GEMM; without the flush within 5 % on 103 of 125 con
 against 6 without, and ran 0.92x their time (geometric mean). Two other ways were tried and
 removed, each having failed a check registered before its data (docs/results.md, thirty-eighth
 and thirty-ninth sessions): re-timing the splits flushed like the rest, and leaving such a
-lowering Inductor's timings. `Retimer(warm_all=True)` (``install(warm_all=True)``, off by
-default) re-times every lowering it re-times so, small GEMMs without splits too: the probe found
-the flush misleading for cuBLAS as much as for the splits, most on small operands. It failed its
-blind check (docs/results.md, forty-second session): on warm operands addmm's expanded-bias call
-read fastest on an fp32 addmm where it ran 2.5x the 1-D call the flushed timing had picked.
+lowering Inductor's timings. A third, `warm_all`, re-timed every lowering so, small GEMMs
+without splits too: the probe found the flush misleading for cuBLAS as much as for the splits,
+most on small operands. It failed its blind check (docs/results.md, forty-second session): on
+warm operands addmm's expanded-bias call read fastest on an fp32 addmm where it ran 2.5x the 1-D
+call the flushed timing had picked; it was removed in the forty-third session.
 `Retimer(warm_no_bias=True)` (``install(warm_no_bias=True)``, the default since the
-forty-third session) re-times so only the lowerings without a bias operand (WARM_NO_BIAS_OPS:
-`mm`, `bmm`), whose ATen call has no second form to misread; `addmm` and `baddbmm` stay
+forty-third session) re-times so the lowerings without a bias operand (WARM_NO_BIAS_OPS: `mm`,
+`bmm`), whose ATen call has no second form to misread; `addmm` and `baddbmm` stay
 flushed. On blind set 55 (data/inductor_eval_h100_holdout55[ab]_h2191*) the handler with it was
 over the 3 % bound on 1 GEMM against 2 without, at 0.998x their run time (geometric mean).
 
@@ -69,13 +69,11 @@ RETIME_ROUNDS = 5
 class Retimer:
     """The feedback saver; counts GEMM lowerings re-timed and re-timings that failed. With
     `warm` a lowering that offers decompositions is re-timed whole, without the flush; with
-    `warm_all` every lowering it re-times is, decompositions included; with `warm_no_bias`
-    every one of WARM_NO_BIAS_OPS is."""
+    `warm_no_bias` every one of WARM_NO_BIAS_OPS is, decompositions included."""
 
-    def __init__(self, warm=False, warm_all=False, warm_no_bias=False):
+    def __init__(self, warm=False, warm_no_bias=False):
         self.active = True
         self.warm = warm
-        self.warm_all = warm_all
         self.warm_no_bias = warm_no_bias
         self.retimed = 0
         self.failed = 0
@@ -88,7 +86,7 @@ class Retimer:
             if not finite or min(timings[c] for c in finite) >= RETIME_BELOW_MS:
                 return
             is_split = split_test()
-            warm = (self.warm_all or (self.warm_no_bias and name in WARM_NO_BIAS_OPS)
+            warm = ((self.warm_no_bias and name in WARM_NO_BIAS_OPS)
                     or (self.warm and any(is_split(c) for c in finite)))
             chosen = with_splits(one_extern(finite, timings, extern_test()), is_split, warm)
             again = graph_timings(chosen, input_nodes, flush=not warm)
@@ -226,17 +224,16 @@ def graph_ms(factory, before, rounds=RETIME_ROUNDS):
     return sorted(times)[len(times) // 2]
 
 
-def retime_install(warm=False, warm_all=False, warm_no_bias=False):
-    """Registers a `Retimer(warm, warm_all, warm_no_bias)` first among Inductor's feedback savers
-    (before any that records picks); returns it, or None where this PyTorch has no feedback
-    savers."""
+def retime_install(warm=False, warm_no_bias=False):
+    """Registers a `Retimer(warm, warm_no_bias)` first among Inductor's feedback savers (before
+    any that records picks); returns it, or None where this PyTorch has no feedback savers."""
     try:
         from torch._inductor import select_algorithm
 
         savers = select_algorithm.get_algorithm_selector_cache().feedback_saver_fns
     except Exception:  # noqa: BLE001 - another PyTorch: nothing to re-time
         return None
-    saver = Retimer(warm, warm_all, warm_no_bias)
+    saver = Retimer(warm, warm_no_bias)
     savers.insert(0, saver)
     return saver
 

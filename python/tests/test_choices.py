@@ -326,54 +326,6 @@ class Decisions(unittest.TestCase):
         self.assertEqual(len(out), 4)
         self.assertEqual(self.rt.stats()["default"], 1)
 
-    def test_narrow_search_leaves_a_narrow_linears_cublas_decision_to_the_search(self):
-        rt = choices.Runtime(HEURISTIC, lambda f: ("extern", ()))
-        rt.active = True
-
-        def run(ki):
-            tc = mm_choices()
-            with fake_torch():
-                return names(rt.finalize(self.inner, tc, ki, templates_of(tc), "mm", None))
-        router = mm_inputs(4096, 4096, 16, trans_b=True)  # a router of 16 experts
-        wide = mm_inputs(4096, 4096, 4096, trans_b=True)
-        self.assertEqual(run(router), ["extern_mm"])  # off by default
-        rt.narrow_search = True
-        self.assertGreater(len(run(router)), 1)
-        self.assertEqual(run(wide), ["extern_mm"])
-        self.assertEqual(run(mm_inputs(4096, 256, 16, trans_b=True)), ["extern_mm"])  # k < 512
-        self.assertEqual(run(mm_inputs(32768, 4096, 16, trans_b=True)), ["extern_mm"])  # m > 16384
-        self.assertEqual((rt.stats()["extern"], rt.stats()["default"]), (4, 1))
-        self.assertEqual([d["decision"] for d in rt.decisions()], ["extern", "default", "extern", "extern", "extern"])
-
-    def test_decode_search_leaves_a_decode_contexts_cublas_decision_to_the_search(self):
-        rt = choices.Runtime(HEURISTIC, lambda f: ("extern", ()))
-        rt.active = True
-
-        def run(batch, m, k, n):
-            ki = StubInputs([operand(m, k, False, batch=batch), operand(k, n, False, batch=batch)])
-            tc = {"aten::bmm": iter([ktc("aten::bmm")]), "triton::bmm": iter([ktc("triton::bmm", **TILE)])}
-            with fake_torch():
-                return names(rt.finalize(self.inner, tc, ki, templates_of(tc), "bmm", None))
-        context = (640, 1, 1152, 128)  # 16 sequences x 40 heads, one query over 1152 cached tokens
-        self.assertEqual(len(run(*context)), 1)  # off by default
-        rt.decode_search = True
-        self.assertEqual(len(run(*context)), 2)
-        self.assertEqual(len(run(640, 1, 1023, 128)), 1)  # a short cache
-        self.assertEqual(len(run(640, 2, 4096, 128)), 1)  # two query tokens
-        self.assertEqual(len(run(640, 1, 4096, 257)), 1)  # wider than a head
-        self.assertEqual((rt.stats()["extern"], rt.stats()["default"]), (4, 1))
-        tc = mm_choices()
-        with fake_torch():  # an mm is never a decode context
-            out = rt.finalize(self.inner, tc, mm_inputs(1, 4096, 128), templates_of(tc), "mm", None)
-        self.assertEqual(names(out), ["extern_mm"])
-
-    def test_decode_context_is_a_bmm_of_one_query_over_a_long_cache(self):
-        f = {"op": "bmm", "m": 1, "k": 1024, "n": 256}
-        self.assertTrue(choices.decode_context(f))
-        self.assertTrue(choices.decode_context(dict(f, k=131072, n=64)))
-        for other in ({"op": "mm"}, {"op": "addmm"}, {"m": 2}, {"k": 1023}, {"n": 257}):
-            self.assertFalse(choices.decode_context(f | other), other)
-
     def test_narrow_linear_is_a_linear_to_at_most_64_outputs(self):
         f = {"op": "mm", "m": 16384, "k": 512, "n": 64}
         self.assertTrue(choices.narrow_linear(f))
@@ -381,26 +333,17 @@ class Decisions(unittest.TestCase):
         for other in ({"op": "bmm"}, {"n": 65}, {"k": 511}, {"m": 16385}):
             self.assertFalse(choices.narrow_linear(f | other), other)
 
-    def test_one_aten_leaves_the_search_one_cublas_call_for_addmm(self):
+    def test_a_list_left_to_the_search_keeps_every_cublas_call(self):
         fp16 = self.addmm_inputs(8192)  # decide_by_m: default
         both = names(self.run_op(fp16, op="addmm", tc=self.addmm_choices()))
         self.assertEqual(both[:2], ["extern_addmm", "extern_bias_addmm"])
-        self.rt.one_aten = True
-        out = self.run_op(fp16, op="addmm", tc=self.addmm_choices())
-        self.assertEqual(names(out), both[1:])
-        self.assertEqual(self.rt.stats()["default"], 2)
-        fp32 = self.addmm_inputs(8192, "torch.float32")  # 2048 tiles: k per tile 2, the 1-D call
-        self.assertEqual(names(self.run_op(fp32, op="addmm", tc=self.addmm_choices())), both[1:])
-        long_k = self.addmm_inputs(16, "torch.float32")  # 32 tiles, 128 k per tile: expanded
+        self.assertEqual(self.rt.stats()["default"], 1)
         rt = choices.Runtime(HEURISTIC, lambda f: ("drop", ("nothing_offered",)))
-        rt.active, rt.one_aten = True, True
-        for ki, kept in ((fp16, "extern_bias_addmm"), (long_k, "extern_addmm")):
-            tc = self.addmm_choices()
-            with fake_torch():
-                out = rt.finalize(self.inner, tc, ki, templates_of(tc), "addmm", None)
-            self.assertEqual(names(out), [kept] + both[2:])
-        out = self.run_op(mm_inputs(8192, 4096, 4096))  # one ATen choice offered: all stay
-        self.assertEqual(len(out), 4)
+        rt.active = True
+        tc = self.addmm_choices()
+        with fake_torch():
+            out = rt.finalize(self.inner, tc, fp16, templates_of(tc), "addmm", None)
+        self.assertEqual(names(out), both)
 
     def test_each_decision_is_recorded_with_the_features_it_was_made_on(self):
         self.run_op(mm_inputs(16, 4096, 4096))
@@ -739,21 +682,12 @@ class Install(unittest.TestCase):
             plain_key = config.inductor_choices_class.key
             self.assertEqual(savers, ["a recorder of picks"])
             self.rt.uninstall()
-            self.assertTrue(self.rt.install(retime=False, one_aten=True))
-            self.assertEqual(config.inductor_choices_class.key, f"{plain_key}-one-aten")
-            self.assertTrue(self.rt.one_aten)
-            self.rt.uninstall()
-            self.assertTrue(self.rt.install(retime=False, narrow_search=True))
-            self.assertEqual(config.inductor_choices_class.key, f"{plain_key}-narrow-search")
-            self.assertTrue(self.rt.narrow_search and not self.rt.one_aten)
-            self.rt.uninstall()
             self.assertTrue(self.rt.install())  # re-timed, splits and mm / bmm warm, by default
-            self.assertFalse(self.rt.one_aten or self.rt.narrow_search)
             self.assertEqual(config.inductor_choices_class.key, f"{plain_key}-retime-warm-splits-warm-no-bias")
             self.assertEqual(savers[1:], ["a recorder of picks"])
             self.assertEqual(type(savers[0]).__name__, "Retimer")
             saver = savers[0]
-            self.assertTrue(saver.warm and saver.warm_no_bias and not saver.warm_all)
+            self.assertTrue(saver.warm and saver.warm_no_bias)
             self.rt.uninstall()
             self.assertEqual(savers, ["a recorder of picks"])
             self.assertFalse(saver.active)
@@ -762,20 +696,12 @@ class Install(unittest.TestCase):
             self.assertEqual(config.inductor_choices_class.key, f"{plain_key}-retime")
             self.assertFalse(savers[0].warm or savers[0].warm_no_bias)
             self.rt.uninstall()
-            self.assertTrue(self.rt.install(warm_all=True, warm_no_bias=False))
-            self.assertEqual(config.inductor_choices_class.key, f"{plain_key}-retime-warm-splits-warm-all")
-            self.assertTrue(savers[0].warm_all)
-            self.rt.uninstall()
             self.assertTrue(self.rt.install(warm_no_bias=False))
             self.assertEqual(config.inductor_choices_class.key, f"{plain_key}-retime-warm-splits")
-            self.assertFalse(savers[0].warm_no_bias)
+            self.assertTrue(savers[0].warm and not savers[0].warm_no_bias)
             self.rt.uninstall()
-            self.assertTrue(self.rt.install(retime=False, decode_search=True))
-            self.assertEqual(config.inductor_choices_class.key, f"{plain_key}-decode-search")
-            self.assertTrue(self.rt.decode_search and not self.rt.narrow_search)
-            self.rt.uninstall()
-            self.assertTrue(self.rt.install())
-            self.assertFalse(self.rt.decode_search)
+            self.assertTrue(self.rt.install(warm_splits=False))
+            self.assertEqual(config.inductor_choices_class.key, f"{plain_key}-retime-warm-no-bias")
             self.rt.uninstall()
             self.assertTrue(self.rt.install(retime=False, warm_splits=True))  # nothing to re-time
             self.assertEqual((config.inductor_choices_class.key, savers), (plain_key, ["a recorder of picks"]))

@@ -102,14 +102,12 @@ class CandidateTest(unittest.TestCase):
         a = inductor_eval.parse(base + ["--no-retime", "ours", "--retime", "candidate"])
         self.assertEqual(inductor_eval.install_options(a),
                          {"ours": {"retime": False}, "candidate": {"retime": True}})
-        a = inductor_eval.parse(base + ["--one-aten", "candidate", "--no-retime", "candidate"])
+        a = inductor_eval.parse(base + ["--no-warm-no-bias", "candidate", "--no-retime", "candidate"])
         self.assertEqual(inductor_eval.install_options(a),
-                         {"candidate": {"retime": False, "one_aten": True}})
-        a = inductor_eval.parse(base + ["--narrow-search", "candidate"])
-        self.assertEqual(inductor_eval.install_options(a), {"candidate": {"narrow_search": True}})
-        a = inductor_eval.parse(base + ["--narrow-search", "candidate", "--warm-splits", "candidate"])
+                         {"candidate": {"retime": False, "warm_no_bias": False}})
+        a = inductor_eval.parse(base + ["--warm-no-bias", "candidate", "--warm-splits", "candidate"])
         self.assertEqual(inductor_eval.install_options(a),
-                         {"candidate": {"narrow_search": True, "warm_splits": True}})
+                         {"candidate": {"warm_no_bias": True, "warm_splits": True}})
         a = inductor_eval.parse(base + ["--no-warm-splits", "ours", "--warm-splits", "candidate"])
         self.assertEqual(inductor_eval.install_options(a),
                          {"ours": {"warm_splits": False}, "candidate": {"warm_splits": True}})

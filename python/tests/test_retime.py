@@ -98,22 +98,6 @@ class Retimer(unittest.TestCase):
                                 (["cublas", "triton"], True)])
         self.assertEqual(self.saver.retimed, 3)
 
-    def test_warm_all_re_times_every_lowering_without_the_flush(self):
-        seen = []
-
-        def graphs(choices, inputs, flush=True):
-            seen.append((list(choices), flush))
-            return dict.fromkeys(choices, SMALL)
-
-        self.saver.warm_all = True
-        timings = {"cublas": 0.030, "split_4": 0.012, "triton": 0.020}
-        with mock.patch.object(retime, "split_test", lambda: lambda c: c.startswith("split")), \
-                mock.patch.object(retime, "graph_timings", graphs):
-            self.call(timings={"cublas": 0.030, "triton": 0.020})
-            self.call(timings=dict(timings))
-        self.assertEqual(seen, [(["cublas", "triton"], False),
-                                (["cublas", "split_4", "triton"], False)])
-
     def test_warm_no_bias_re_times_mm_and_bmm_without_the_flush(self):
         seen = []
 
