@@ -1,0 +1,73 @@
+"""`scripts/probe_coordesc.py`: the recorder on Inductor's coordinate-descent tuner (what it
+notes of each tuned kernel, and that it changes nothing the tuner returns), and the summary's
+reading of the records."""
+
+import math
+import os
+import sys
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "scripts"))
+sys.path.insert(0, os.path.join(HERE, ".."))
+
+import probe_coordesc  # noqa: E402
+
+
+class Tuner:
+    """A stub CoordescTuner: times each config of `configs` with `func`, returns the fastest."""
+
+    name = "triton_red_fused_0"
+    size_hints = {"x": 2048, "r0_": 2048}
+
+    def __init__(self, configs):
+        self.configs = configs
+
+    def autotune(self, func, baseline_config, baseline_timing=None):
+        if baseline_timing is None:
+            baseline_timing = func(baseline_config)
+        times = {c: func(c) for c in self.configs}
+        best = min(times, key=times.get)
+        return best if times[best] < baseline_timing else baseline_config
+
+
+class RecorderTest(unittest.TestCase):
+    def setUp(self):
+        self.cls = type("T", (Tuner,), {})
+        self.recorder = probe_coordesc.Recorder(self.cls)
+        self.bench = {"start": 0.020, "a": 0.018, "b": math.inf, "c": 0.0199}
+
+    def test_records_each_tuned_kernel_while_on_and_returns_the_tuners_pick(self):
+        self.recorder.on = True
+        best = self.cls(["a", "b", "c"]).autotune(self.bench.get, "start")
+        self.assertEqual(best, "a")
+        [k] = self.recorder.kernels
+        self.assertEqual(k["kernel"], "triton_red_fused_0")
+        self.assertEqual(k["configs"], 4)
+        self.assertEqual((k["start_ms"], k["best_ms"]), (0.020, 0.018))
+        self.assertGreaterEqual(k["seconds"], 0.0)
+        self.assertTrue(probe_coordesc.improved(k))
+
+    def test_a_given_start_is_kept_and_off_records_nothing(self):
+        self.cls(["c"]).autotune(self.bench.get, "start")
+        self.assertEqual(self.recorder.kernels, [])
+        self.recorder.on = True
+        self.cls(["c"]).autotune(self.bench.get, "start", 0.020)
+        [k] = self.recorder.kernels
+        self.assertEqual((k["start_ms"], k["best_ms"], k["configs"]), (0.020, 0.0199, 1))
+        self.assertFalse(probe_coordesc.improved(k))  # 0.5 %: under the 3 % that counts
+
+    def test_the_summary_counts_seconds_on_kernels_that_did_not_improve(self):
+        rec = {"kernels": [{"seconds": 2.0, "start_ms": 0.02, "best_ms": 0.018},
+                           {"seconds": 3.0, "start_ms": 0.02, "best_ms": 0.0199},
+                           {"seconds": 1.0, "start_ms": None, "best_ms": None}],
+               "compile_s": {"ours_full": 10.0, "ours_full_no_cd": 4.0},
+               "step_ms": {"ours_full": 9.9, "ours_full_no_cd": 10.0}}
+        text = probe_coordesc.summary("w", rec)
+        self.assertIn("3 kernels tuned in 6.0 s; 1 improved", text)
+        self.assertIn("the other 2 took 4.0 s", text)
+        self.assertIn("0.9900", text)
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,145 @@
+#!/usr/bin/env python3
+"""Where full max-autotune's compile time goes once the handler decides the GEMMs, kernel by
+kernel, and what that time buys.
+
+With the handler installed, full max-autotune (mode="max-autotune-no-cudagraphs") decides every
+GEMM of the named workloads cuBLAS only; what remains of its compile time is Inductor's
+coordinate-descent tuning of its other Triton kernels (88.3 s of 104.7 s for the LLaMA-style
+training step; docs/results.md, forty-third session). For each workload, in one warm process
+(inductor_eval's: caches disabled, a fresh Triton cache folder per compile):
+
+1. compiles it as `ours_full` with a recorder on Inductor's coordinate-descent tuner
+   (`CoordescTuner.autotune`): per kernel tuned, its name, the seconds spent, how many configs
+   it timed, and Inductor's own benchmark of the config it started from and of the fastest it
+   timed;
+2. compiles it again the same way with `coordinate_descent_tuning=False` (`ours_full_no_cd`);
+3. measures both steps' compiled truth (CUDA-graph replay, alternated, median).
+
+It writes per workload the kernel records, compile seconds and step times to --out (rewritten
+after each workload) and prints a summary per workload.
+
+Usage: probe_coordesc.py --handler MODULE.py [--workloads llama_train,llama_infer]
+                         --out FILE.json [--rounds 9]
+"""
+import argparse
+import json
+import math
+import os
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import inductor_eval as E  # noqa: E402  (the warm process, the workloads, the timer)
+
+GAIN = 0.97  # a kernel whose fastest config benchmarks under this share of its start improved
+
+
+class Recorder:
+    """Wraps a coordinate-descent tuner class's `autotune`; while `on`, appends one record per
+    call to `kernels`."""
+
+    def __init__(self, tuner_cls):
+        self.on, self.kernels = False, []
+        original = tuner_cls.autotune
+        recorder = self
+
+        def autotune(tuner, func, baseline_config, baseline_timing=None, *rest, **kw):
+            times = []
+
+            def timed(config):
+                t = func(config)
+                times.append(t)
+                return t
+
+            t0 = time.perf_counter()
+            try:
+                return original(tuner, timed, baseline_config, baseline_timing, *rest, **kw)
+            finally:
+                if recorder.on:
+                    recorder.kernels.append(kernel_record(tuner, time.perf_counter() - t0, times,
+                                                          baseline_timing))
+
+        tuner_cls.autotune = autotune
+
+
+def kernel_record(tuner, seconds, times, baseline_ms):
+    """One tuned kernel: its name and size hints, the seconds spent, the configs timed, the
+    start's benchmark (the first one timed where the caller gave none) and the fastest."""
+    finite = [t for t in times if isinstance(t, (int, float)) and math.isfinite(t)]
+    start = baseline_ms if baseline_ms is not None else (finite[0] if finite else None)
+    best = min(finite + ([start] if start is not None else []), default=None)
+    return {"kernel": getattr(tuner, "name", None), "size_hints": str(getattr(tuner, "size_hints", "")),
+            "seconds": seconds, "configs": len(times), "start_ms": start, "best_ms": best}
+
+
+def improved(k):
+    """Whether kernel record `k`'s fastest config benchmarked under GAIN of its start."""
+    return k["start_ms"] and k["best_ms"] is not None and k["best_ms"] < GAIN * k["start_ms"]
+
+
+def summary(name, rec):
+    kernels = rec["kernels"]
+    spent = sum(k["seconds"] for k in kernels)
+    gained = [k for k in kernels if improved(k)]
+    saved_ms = sum(k["start_ms"] - k["best_ms"] for k in gained)
+    step = rec.get("step_ms", {})
+    ratio = (step["ours_full"] / step["ours_full_no_cd"]) if len(step) == 2 else float("nan")
+    return (f"{name}: {len(kernels)} kernels tuned in {spent:.1f} s; {len(gained)} improved their own "
+            f"benchmark by more than {100 * (1 - GAIN):.0f} % ({sum(k['seconds'] for k in gained):.1f} s, "
+            f"{saved_ms:.4f} ms saved per call of each once); the other {len(kernels) - len(gained)} took "
+            f"{spent - sum(k['seconds'] for k in gained):.1f} s. Compile {rec['compile_s']}; step with / "
+            f"without coordinate descent {ratio:.4f} ({step})")
+
+
+def measure(ind, recorder, workload):
+    torch = ind.torch
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.manual_seed(0)
+    build, make = E.E2E[workload]
+    model = build(torch)
+    rec, replays, alive = {"compile_s": {}}, {}, []
+    for label, cd in (("ours_full", True), ("ours_full_no_cd", False)):
+        ind.fresh()
+        recorder.on = cd
+        with ind.setting("ours_full", rec.setdefault("settings", {}).setdefault(label, {})) as options:
+            first, step = make(torch, model, dict(options, coordinate_descent_tuning=cd))
+            rec["compile_s"][label] = ind.timed_first_call(first)
+            graph = ind.capture(step, 1)
+        recorder.on = False
+        alive.append((graph, first, step))
+        replays[label] = graph.replay
+    rec["kernels"] = list(recorder.kernels)
+    recorder.kernels.clear()
+    ind.fresh()
+    rec["step_ms"] = ind.alternate(replays, 1)
+    return rec
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--handler", required=True)
+    p.add_argument("--workloads", default="llama_train,llama_infer")
+    p.add_argument("--out", required=True)
+    p.add_argument("--rounds", type=int, default=9)
+    a = p.parse_args(argv)
+    workloads = [w for w in a.workloads.split(",") if w]
+    unknown = [w for w in workloads if w not in E.E2E]
+    if unknown:
+        print(f"probe_coordesc: unknown workloads {unknown}; known: {sorted(E.E2E)}", file=sys.stderr)
+        return 2
+    ind = E.Inductor({"ours": a.handler}, a.rounds)
+    from torch._inductor.runtime.coordinate_descent_tuner import CoordescTuner
+
+    recorder = Recorder(CoordescTuner)
+    data = {"meta": ind.meta(), "workloads": {}}
+    for w in workloads:
+        data["workloads"][w] = measure(ind, recorder, w)
+        with open(a.out + ".tmp", "w") as f:
+            json.dump(data, f, indent=1, default=str)
+        os.replace(a.out + ".tmp", a.out)
+        print(summary(w, data["workloads"][w]), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
