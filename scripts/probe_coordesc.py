@@ -12,8 +12,9 @@ training step; docs/results.md, forty-third session). For each workload, in one 
    (`CoordescTuner.autotune`): per kernel tuned, its name, the seconds spent, how many configs
    it timed, and Inductor's own benchmark of the config it started from and of the fastest it
    timed;
-2. compiles it again the same way with `coordinate_descent_tuning=False` (`ours_full_no_cd`);
-3. measures both steps' compiled truth (CUDA-graph replay, alternated, median).
+2. compiles it again the same way with `coordinate_descent_tuning=False` (`ours_full_no_cd`),
+   and with torch.compile's default (`none`, no max-autotune), first;
+3. measures the three steps' compiled truth (CUDA-graph replay, alternated, median).
 
 It writes per workload the kernel records, compile seconds and step times to --out (rewritten
 after each workload) and prints a summary per workload.
@@ -32,6 +33,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import inductor_eval as E  # noqa: E402  (the warm process, the workloads, the timer)
 
 GAIN = 0.97  # a kernel whose fastest config benchmarks under this share of its start improved
+# (label, inductor_eval setting, coordinate_descent_tuning: None leaves the setting's own)
+COMPILES = (("none", "none", None), ("ours_full", "ours_full", True), ("ours_full_no_cd", "ours_full", False))
 
 
 class Recorder:
@@ -83,7 +86,8 @@ def summary(name, rec):
     gained = [k for k in kernels if improved(k)]
     saved_ms = sum(k["start_ms"] - k["best_ms"] for k in gained)
     step = rec.get("step_ms", {})
-    ratio = (step["ours_full"] / step["ours_full_no_cd"]) if len(step) == 2 else float("nan")
+    both = "ours_full" in step and "ours_full_no_cd" in step
+    ratio = step["ours_full"] / step["ours_full_no_cd"] if both else float("nan")
     return (f"{name}: {len(kernels)} kernels tuned in {spent:.1f} s; {len(gained)} improved their own "
             f"benchmark by more than {100 * (1 - GAIN):.0f} % ({sum(k['seconds'] for k in gained):.1f} s, "
             f"{saved_ms:.4f} ms saved per call of each once); the other {len(kernels) - len(gained)} took "
@@ -98,11 +102,12 @@ def measure(ind, recorder, workload):
     build, make = E.E2E[workload]
     model = build(torch)
     rec, replays, alive = {"compile_s": {}}, {}, []
-    for label, cd in (("ours_full", True), ("ours_full_no_cd", False)):
+    for label, setting, cd in COMPILES:
         ind.fresh()
-        recorder.on = cd
-        with ind.setting("ours_full", rec.setdefault("settings", {}).setdefault(label, {})) as options:
-            first, step = make(torch, model, dict(options, coordinate_descent_tuning=cd))
+        recorder.on = bool(cd)
+        with ind.setting(setting, rec.setdefault("settings", {}).setdefault(label, {})) as options:
+            opts = options if cd is None else dict(options, coordinate_descent_tuning=cd)
+            first, step = make(torch, model, opts)
             rec["compile_s"][label] = ind.timed_first_call(first)
             graph = ind.capture(step, 1)
         recorder.on = False
