@@ -20,7 +20,7 @@ It writes per workload the kernel records, compile seconds and step times to --o
 after each workload) and prints a summary per workload.
 
 Usage: probe_coordesc.py --handler MODULE.py [--workloads llama_train,llama_infer]
-                         --out FILE.json [--rounds 9]
+                         [--workload-file FILE.py ...] --out FILE.json [--rounds 9]
 """
 import argparse
 import json
@@ -123,7 +123,10 @@ def measure(ind, recorder, workload):
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--handler", required=True)
-    p.add_argument("--workloads", default="llama_train,llama_infer")
+    p.add_argument("--workloads", default="llama_train,llama_infer",
+                   help="inductor_eval's built-in workloads, comma-separated ('' for none)")
+    p.add_argument("--workload-file", action="append", default=[], metavar="FILE.py",
+                   help="a workload file as inductor_eval.py --workload-file takes it (repeatable)")
     p.add_argument("--out", required=True)
     p.add_argument("--rounds", type=int, default=9)
     a = p.parse_args(argv)
@@ -131,6 +134,14 @@ def main(argv=None):
     unknown = [w for w in workloads if w not in E.E2E]
     if unknown:
         print(f"probe_coordesc: unknown workloads {unknown}; known: {sorted(E.E2E)}", file=sys.stderr)
+        return 2
+    try:
+        workloads += [E.load_workload_file(f) for f in a.workload_file]
+    except E.WorkloadFileError as e:
+        print(f"probe_coordesc: {e}", file=sys.stderr)
+        return 2
+    if not workloads:
+        print("probe_coordesc: no workload to measure", file=sys.stderr)
         return 2
     ind = E.Inductor({"ours": a.handler}, a.rounds)
     from torch._inductor.runtime.coordinate_descent_tuner import CoordescTuner

@@ -69,5 +69,24 @@ class RecorderTest(unittest.TestCase):
         self.assertIn("0.9900", text)
 
 
+class ArgumentsTest(unittest.TestCase):
+    def run_main(self, *argv):
+        import io
+        from contextlib import redirect_stderr
+
+        err = io.StringIO()
+        with redirect_stderr(err):
+            rc = probe_coordesc.main(["--handler", "h.py", "--out", "o.json", *argv])
+        return rc, err.getvalue()
+
+    def test_unknown_workloads_and_bad_files_exit_2_before_any_torch(self):
+        rc, err = self.run_main("--workloads", "llama_tran")
+        self.assertEqual((rc, "unknown workloads ['llama_tran']" in err), (2, True))
+        rc, err = self.run_main("--workloads", "", "--workload-file", "no/such/file.py")
+        self.assertEqual((rc, "no/such/file.py" in err), (2, True))
+        rc, err = self.run_main("--workloads", "")
+        self.assertEqual((rc, "no workload" in err), (2, True))
+
+
 if __name__ == "__main__":
     unittest.main()
