@@ -115,11 +115,17 @@ def imputed(name, op, costs):
     return by_op.get(op) or by_op.get("mm") or (0.0, 0.0)
 
 
+def finite_times(rec):
+    """(choice name, benchmark ms) of `rec`'s choices that benchmarked (a failed one reads inf,
+    which neither the log nor JSON holds)."""
+    return [(n, t) for n, t in rec["bench_ms"].items() if math.isfinite(t)]
+
+
 def extras_line(rec, row, source, costs):
     """The extras sidecar's JSON object for `rec`."""
     op = rec["gemm"]["op"]
     choices = []
-    for name, ms in rec["bench_ms"].items():
+    for name, ms in finite_times(rec):
         gen_s, precompile_s = imputed(name, op, costs)
         choices.append({"name": name, "bench_ms": ms, "gen_s": gen_s, "precompile_s": precompile_s,
                         "imputed": ["gen_s", "precompile_s"]})
@@ -149,19 +155,18 @@ def convert(paths, costs):
                 left[why] = left.get(why, 0) + 1
                 continue
             written.add(row)
-            times = [(n, t) for n, t in rec["bench_ms"].items() if math.isfinite(t)]
-            rows += [f"{row},{n},{t!r}" for n, t in times]
+            rows += [f"{row},{n},{t!r}" for n, t in finite_times(rec)]
             extras.append(json.dumps(extras_line(rec, row, os.path.basename(path), costs), sort_keys=True))
     return rows, extras, left
 
 
-def provenance(args, paths, n):
+def provenance(args, argv, paths, n):
     digest = hashlib.sha256()
     for p in paths:
         with open(p, "rb") as f:
             digest.update(f.read())
     return {"log": os.path.basename(args.out), "gemms": n, "runner": "scripts/pool_log.py",
-            "command_line": "python3 scripts/pool_log.py " + " ".join(sys.argv[1:]),
+            "command_line": "python3 scripts/pool_log.py " + " ".join(argv),
             "result_files": [os.path.basename(p) for p in paths], "result_files_sha256": digest.hexdigest(),
             "label": "feedback = default max-autotune's benchmark of each choice as scripts/inductor_eval.py "
                      "recorded it on a held-out set; truth = its compiled truth of cuBLAS (`none`) and of "
@@ -174,6 +179,7 @@ def main(argv=None):
     p.add_argument("--files-from", required=True, help="the pool's list of result files")
     p.add_argument("--costs-from", action="append", required=True, help="a log whose extras price choices")
     p.add_argument("--out", required=True, help="the log to write (its sidecars beside it)")
+    argv = sys.argv[1:] if argv is None else argv
     a = p.parse_args(argv)
     try:
         paths = listed_files(a.files_from)
@@ -183,7 +189,7 @@ def main(argv=None):
         write(a.out, "\n".join(header + rows) + "\n")
         write(a.out + ".extras.jsonl.gz", "\n".join(extras) + "\n", gz=True)
         write(a.out + ".provenance.json",
-              json.dumps(provenance(a, paths, len(extras)), indent=2, sort_keys=True) + "\n")
+              json.dumps(provenance(a, argv, paths, len(extras)), indent=2, sort_keys=True) + "\n")
     except (PoolError, OSError, ValueError, KeyError) as e:
         print(f"pool_log: {e}", file=sys.stderr)
         return 2

@@ -35,7 +35,8 @@ def rec(m, bench=True, decisions=None):
          "picked": {"max_autotune": {TRITON: 1}},
          "ours_decisions": [decision(m)] if decisions is None else decisions}
     if bench:
-        r["bench_ms"] = {"extern_mm": 0.012, TRITON: 0.009, "triton_mm_unseen": float("inf")}
+        r["bench_ms"] = {"extern_mm": 0.012, TRITON: 0.009, "triton_mm_unseen": 0.011,
+                         "triton_mm_failed": float("inf")}
     return r
 
 
@@ -80,7 +81,7 @@ class PoolLogTest(unittest.TestCase):
             lines = f.read().splitlines()
         self.assertEqual(json.loads(lines[0])["name"], "inductor_mm")
         self.assertTrue(lines[1].endswith("using_tf32,choice,feedback"))
-        self.assertEqual(len(lines), 2 + 4)  # two GEMMs, two finite choices each
+        self.assertEqual(len(lines), 2 + 6)  # two GEMMs, three finite choices each
         self.assertTrue(lines[2].startswith("8,64,32,1,mm,torch.bfloat16,"))
         self.assertTrue(lines[3].endswith(f",{TRITON},0.009"))
         with gzip.open(out + ".extras.jsonl.gz", "rt") as f:
@@ -93,6 +94,7 @@ class PoolLogTest(unittest.TestCase):
         costs = {c["name"]: (c["gen_s"], c["precompile_s"]) for c in first["choices"]}
         self.assertEqual(costs["extern_mm"], (0.0, 0.0))
         self.assertEqual(costs[TRITON], (0.02, 0.7))  # the medians of the costs log
+        self.assertNotIn("triton_mm_failed", costs)  # inf: it did not benchmark
         self.assertEqual(costs["triton_mm_unseen"], (0.02, 0.7))  # the op's Triton median
         self.assertIn("1 left out: no benchmark", err)
         self.assertIn("1 left out: no handler features", err)
@@ -101,6 +103,7 @@ class PoolLogTest(unittest.TestCase):
             prov = json.load(f)
         self.assertEqual(prov["gemms"], 2)
         self.assertEqual(prov["result_files"], ["r0.json", "r1.json"])
+        self.assertIn("--files-from", prov["command_line"])
 
     def test_a_bad_list_exits_2_and_writes_nothing(self):
         lst = os.path.join(self.dir, "empty.txt")
