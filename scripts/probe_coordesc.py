@@ -14,13 +14,17 @@ training step; docs/results.md, forty-third session). For each workload, in one 
    timed;
 2. compiles it again the same way with `coordinate_descent_tuning=False` (`ours_full_no_cd`),
    and with torch.compile's default (`none`, no max-autotune), first;
-3. measures the three steps' compiled truth (CUDA-graph replay, alternated, median).
+3. with `--cd-classes`, compiles it once more per kernel class named (`per`, `red`, `poi`,
+   `other`), the tuning run for that class's kernels only (`ours_full_cd_CLASS`): which class
+   carries what the tuning buys;
+4. measures every compile's step by compiled truth (CUDA-graph replay, alternated, median).
 
 It writes per workload the kernel records, compile seconds and step times to --out (rewritten
 after each workload) and prints a summary per workload.
 
 Usage: probe_coordesc.py --handler MODULE.py [--workloads llama_train,llama_infer]
-                         [--workload-file FILE.py ...] --out FILE.json [--rounds 9]
+                         [--workload-file FILE.py ...] [--cd-classes per,red,poi,other]
+                         --out FILE.json [--rounds 9]
 """
 import argparse
 import json
@@ -35,18 +39,22 @@ import inductor_eval as E  # noqa: E402  (the warm process, the workloads, the t
 GAIN = 0.97  # a kernel whose fastest config benchmarks under this share of its start improved
 # (label, inductor_eval setting, coordinate_descent_tuning: None leaves the setting's own)
 COMPILES = (("none", "none", None), ("ours_full", "ours_full", True), ("ours_full_no_cd", "ours_full", False))
+CLASSES = ("per", "red", "poi", "other")  # kernel_class's answers, for --cd-classes
 
 
 class Recorder:
     """Wraps a coordinate-descent tuner class's `autotune`; while `on`, appends one record per
-    call to `kernels`."""
+    call to `kernels`. While `only` names a kernel class (`kernel_class`), kernels of other
+    classes are not tuned: they keep the config they start from, and no record is made."""
 
     def __init__(self, tuner_cls):
-        self.on, self.kernels = False, []
+        self.on, self.only, self.kernels = False, None, []
         original = tuner_cls.autotune
         recorder = self
 
         def autotune(tuner, func, baseline_config, baseline_timing=None, *rest, **kw):
+            if recorder.only is not None and kernel_class(getattr(tuner, "name", None)) != recorder.only:
+                return baseline_config
             times = []
 
             def timed(config):
@@ -63,6 +71,13 @@ class Recorder:
                                                           baseline_timing))
 
         tuner_cls.autotune = autotune
+
+
+def kernel_class(name):
+    """A Triton kernel's class from the name Inductor gives it: `per` (persistent reduction),
+    `red` (looped reduction), `poi` (pointwise), else `other`."""
+    parts = (name or "").split("_")
+    return parts[1] if len(parts) > 2 and parts[0] == "triton" and parts[1] in CLASSES[:3] else "other"
 
 
 def kernel_record(tuner, seconds, times, baseline_ms):
@@ -88,33 +103,43 @@ def summary(name, rec):
     step = rec.get("step_ms", {})
     both = "ours_full" in step and "ours_full_no_cd" in step
     ratio = step["ours_full"] / step["ours_full_no_cd"] if both else float("nan")
+    by_class = "".join(f"; {label}: {ms / step['ours_full_no_cd']:.4f}" for label, ms in step.items()
+                       if label.startswith("ours_full_cd_") and "ours_full_no_cd" in step)
     return (f"{name}: {len(kernels)} kernels tuned in {spent:.1f} s; {len(gained)} improved their own "
             f"benchmark by more than {100 * (1 - GAIN):.0f} % ({sum(k['seconds'] for k in gained):.1f} s, "
             f"{saved_ms:.4f} ms saved per call of each once); the other {len(kernels) - len(gained)} took "
             f"{spent - sum(k['seconds'] for k in gained):.1f} s. Compile {rec['compile_s']}; step with / "
-            f"without coordinate descent {ratio:.4f} ({step})")
+            f"without coordinate descent {ratio:.4f}{by_class} ({step})")
 
 
-def measure(ind, recorder, workload):
+def compiles(classes):
+    """(label, setting, coordinate descent on, the one kernel class it tunes or None) of each
+    compile: COMPILES, then one with the tuning of one class only per class of `classes`."""
+    return [(*c, None) for c in COMPILES] + [(f"ours_full_cd_{k}", "ours_full", True, k) for k in classes]
+
+
+def measure(ind, recorder, workload, classes=()):
     torch = ind.torch
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.manual_seed(0)
     build, make = E.E2E[workload]
     model = build(torch)
     rec, replays, alive = {"compile_s": {}}, {}, []
-    for label, setting, cd in COMPILES:
+    for label, setting, cd, only in compiles(classes):
         ind.fresh()
-        recorder.on = bool(cd)
+        recorder.on, recorder.only = bool(cd), only
         with ind.setting(setting, rec.setdefault("settings", {}).setdefault(label, {})) as options:
             opts = options if cd is None else dict(options, coordinate_descent_tuning=cd)
             first, step = make(torch, model, opts)
             rec["compile_s"][label] = ind.timed_first_call(first)
             graph = ind.capture(step, 1)
-        recorder.on = False
+        recorder.on, recorder.only = False, None
         alive.append((graph, first, step))
         replays[label] = graph.replay
-    rec["kernels"] = list(recorder.kernels)
-    recorder.kernels.clear()
+        if cd:
+            rec.setdefault("kernels_by_compile", {})[label] = list(recorder.kernels)
+        recorder.kernels.clear()
+    rec["kernels"] = rec["kernels_by_compile"]["ours_full"]
     ind.fresh()
     rec["step_ms"] = ind.alternate(replays, 1)
     return rec
@@ -127,9 +152,17 @@ def main(argv=None):
                    help="inductor_eval's built-in workloads, comma-separated ('' for none)")
     p.add_argument("--workload-file", action="append", default=[], metavar="FILE.py",
                    help="a workload file as inductor_eval.py --workload-file takes it (repeatable)")
+    p.add_argument("--cd-classes", default="", metavar="CLASS[,CLASS]",
+                   help="also compile once per class with only that class's kernels tuned "
+                        f"({', '.join(CLASSES)})")
     p.add_argument("--out", required=True)
     p.add_argument("--rounds", type=int, default=9)
     a = p.parse_args(argv)
+    classes = [c for c in a.cd_classes.split(",") if c]
+    if any(c not in CLASSES for c in classes):
+        print(f"probe_coordesc: --cd-classes takes {', '.join(CLASSES)}; got {a.cd_classes!r}",
+              file=sys.stderr)
+        return 2
     workloads = [w for w in a.workloads.split(",") if w]
     unknown = [w for w in workloads if w not in E.E2E]
     if unknown:
@@ -149,7 +182,7 @@ def main(argv=None):
     recorder = Recorder(CoordescTuner)
     data = {"meta": ind.meta(), "workloads": {}}
     for w in workloads:
-        data["workloads"][w] = measure(ind, recorder, w)
+        data["workloads"][w] = measure(ind, recorder, w, classes)
         with open(a.out + ".tmp", "w") as f:
             json.dump(data, f, indent=1, default=str)
         os.replace(a.out + ".tmp", a.out)

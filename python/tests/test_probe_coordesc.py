@@ -68,6 +68,33 @@ class RecorderTest(unittest.TestCase):
         self.assertIn("the other 2 took 4.0 s", text)
         self.assertIn("0.9900", text)
 
+    def test_with_a_class_named_only_its_kernels_are_tuned(self):
+        self.recorder.on, self.recorder.only = True, "poi"
+        self.assertEqual(self.cls(["a"]).autotune(self.bench.get, "start"), "start")  # a red kernel
+        self.assertEqual(self.recorder.kernels, [])
+        poi = type("P", (self.cls,), {"name": "triton_poi_fused_gelu_9"})
+        self.assertEqual(poi(["a"]).autotune(self.bench.get, "start"), "a")
+        self.assertEqual([k["kernel"] for k in self.recorder.kernels], ["triton_poi_fused_gelu_9"])
+
+
+class ClassesTest(unittest.TestCase):
+    def test_kernel_classes_come_from_inductors_names(self):
+        names = ["triton_per_fused_add_0", "triton_red_fused_sum_4", "triton_poi_fused_mm_t_1", "triton_",
+                 "triton_tem_fused_mm_0", None]
+        self.assertEqual([probe_coordesc.kernel_class(n) for n in names],
+                         ["per", "red", "poi", "other", "other", "other"])
+
+    def test_one_compile_per_class_after_the_three(self):
+        labels = [c[0] for c in probe_coordesc.compiles(["per", "other"])]
+        self.assertEqual(labels, ["none", "ours_full", "ours_full_no_cd", "ours_full_cd_per",
+                                  "ours_full_cd_other"])
+        self.assertEqual(probe_coordesc.compiles(["per"])[-1][2:], (True, "per"))
+
+    def test_the_summary_gives_each_class_against_no_tuning(self):
+        rec = {"kernels": [], "compile_s": {},
+               "step_ms": {"ours_full": 9.9, "ours_full_no_cd": 10.0, "ours_full_cd_per": 9.8}}
+        self.assertIn("ours_full_cd_per: 0.9800", probe_coordesc.summary("w", rec))
+
 
 class ArgumentsTest(unittest.TestCase):
     def run_main(self, *argv):
@@ -86,6 +113,8 @@ class ArgumentsTest(unittest.TestCase):
         self.assertEqual((rc, "no/such/file.py" in err), (2, True))
         rc, err = self.run_main("--workloads", "")
         self.assertEqual((rc, "no workload" in err), (2, True))
+        rc, err = self.run_main("--cd-classes", "per,reductions")
+        self.assertEqual((rc, "--cd-classes takes" in err), (2, True))
 
 
 if __name__ == "__main__":
