@@ -34,6 +34,7 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from holdout_pool import listed_files  # noqa: E402 - the pool's list has one reader
 from holdout_records import PoolError  # noqa: E402
+import sidecar  # noqa: E402 - the scripts' one reader of sidecars
 
 METADATA = {"shared_memory": 232448, "device_capa": [9, 0], "name": "inductor_mm",
             "numerical_features": ["m", "k", "n", "batch", "mat1_stride_0", "mat1_stride_1",
@@ -81,8 +82,7 @@ def choice_costs(paths):
     {op: the same over the op's Triton choices}."""
     seen, by_op = {}, {}
     for path in paths:
-        for line in sidecar_lines(path):
-            x = json.loads(line)
+        for x in extras_records(path):
             for c in x.get("choices", []):
                 parts = (c.get("gen_s", 0.0), c.get("precompile_s", 0.0))
                 seen.setdefault(c["name"], []).append(parts)
@@ -95,14 +95,23 @@ def choice_costs(paths):
     return {n: med(xs) for n, xs in seen.items()}, {op: med(xs) for op, xs in by_op.items()}
 
 
-def sidecar_lines(log):
-    """The lines of `log`'s extras sidecar (`.extras.jsonl`, else `.extras.jsonl.gz`)."""
-    plain = log + ".extras.jsonl"
-    if os.path.exists(plain):
-        with open(plain) as f:
-            return [line for line in f if line.strip()]
-    with gzip.open(plain + ".gz", "rt") as f:
-        return [line for line in f if line.strip()]
+def extras_records(log):
+    """The JSON records of `log`'s extras sidecar (`sidecar.open_text`: plain, else `.gz`); a
+    line that is not JSON is a PoolError naming the file read and the line."""
+    try:
+        f = sidecar.open_text(log + ".extras.jsonl")
+    except sidecar.SidecarError as e:
+        raise PoolError(str(e)) from None
+    with f:
+        records = []
+        for no, line in enumerate(f, 1):
+            if not line.strip():
+                continue
+            try:
+                records.append(json.loads(line))
+            except json.JSONDecodeError as e:
+                raise PoolError(f"{f.name}:{no}: not JSON ({e.msg}); is it an extras sidecar?") from None
+        return records
 
 
 def imputed(name, op, costs):

@@ -37,8 +37,10 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import inductor_eval as E  # noqa: E402  (the warm process, the workloads, the timer)
 
 GAIN = 0.97  # a kernel whose fastest config benchmarks under this share of its start improved
-# (label, inductor_eval setting, coordinate_descent_tuning: None leaves the setting's own)
-COMPILES = (("none", "none", None), ("ours_full", "ours_full", True), ("ours_full_no_cd", "ours_full", False))
+# (label, inductor_eval setting, coordinate_descent_tuning: None leaves the setting's own, the one
+# kernel class tuned: None for all)
+COMPILES = (("none", "none", None, None), ("ours_full", "ours_full", True, None),
+            ("ours_full_no_cd", "ours_full", False, None))
 CLASSES = ("per", "red", "poi", "other")  # kernel_class's answers, for --cd-classes
 
 
@@ -115,7 +117,7 @@ def summary(name, rec):
 def compiles(classes):
     """(label, setting, coordinate descent on, the one kernel class it tunes or None) of each
     compile: COMPILES, then one with the tuning of one class only per class of `classes`."""
-    return [(*c, None) for c in COMPILES] + [(f"ours_full_cd_{k}", "ours_full", True, k) for k in classes]
+    return list(COMPILES) + [(f"ours_full_cd_{k}", "ours_full", True, k) for k in classes]
 
 
 def measure(ind, recorder, workload, classes=()):
