@@ -209,7 +209,8 @@ def main(argv=None):
 
 
 def write(path, text, gz=False):
-    """Writes `path` whole or not at all (a temporary file renamed into place)."""
+    """Writes `path` whole or not at all (a temporary file renamed into place), making its folder."""
+    os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
     tmp = path + ".tmp"
     if gz:
         with open(tmp, "wb") as f, gzip.GzipFile(fileobj=f, mode="wb", mtime=0, filename="") as z:
