@@ -1311,6 +1311,9 @@ SWITCHES = (
     ("warm_no_bias", "every mm and bmm lowering it re-times is re-timed on warm operands, without "
                      "the L2 flush (retime.py; the default of handler modules since the forty-third "
                      "session)"),
+    ("narrow_search", "a linear layer to a narrow output (choices.narrow_linear: MoE routers, "
+                      "classifier heads, LoRA's lora_A) that it decides cuBLAS only is left to "
+                      "max-autotune (a candidate, forty-fifth session)"),
 )
 
 

@@ -42,9 +42,13 @@ What a decision does, before any Triton template code is generated (Inductor's
   ``install(warm_splits=False)`` re-times it as every other lowering.
 - With ``install(warm_no_bias=True)`` (the default) the re-timing times every `mm` and `bmm`
   lowering it re-times on warm operands too; `addmm` and `baddbmm` stay flushed.
+- With ``install(narrow_search=True)`` (off by default, a candidate: docs/results.md,
+  forty-fifth session) an `extern` decision on a linear layer to a narrow output
+  (`narrow_linear`: MoE routers, classifier heads, LoRA's lora_A) is `default`.
 - Four `install()` options that failed the checks registered before their data (`one_aten`,
   `narrow_search`, `warm_all`, `decode_search`) were removed in the forty-third session;
-  docs/inductor.md says what each did and what it measured.
+  `narrow_search` came back in the forty-fifth as a candidate, since the re-timing that its
+  recheck lacked has shipped. docs/inductor.md says what each did and what it measured.
 
 `install()` reaches every graph, the backward graph compiled in autograd's thread included:
 it sets ``torch._inductor.config.inductor_choices_class`` to a `ChoicesFactory` (handlers made
@@ -265,7 +269,10 @@ def one_aten(uids, f=None):
 # the pooled blind sets 13-52 the handlers decided 25 such GEMMs cuBLAS only and 14 of them were
 # over the bound (default max-autotune on 3 of the 25), against 2 of the 18 they left to
 # Inductor's list; searching them instead (`narrow_search`, docs/results.md, thirty-seventh
-# session) failed its recheck in the thirty-eighth and was removed in the forty-third.
+# session) failed its recheck in the thirty-eighth, on three long contractions where the search
+# took cuBLAS over a faster split that the re-timing of then did not time again. The re-timing
+# shipped since (`warm_splits`) does; `install(narrow_search=True)` is that candidate again
+# (forty-fifth session).
 NARROW_MAX_N = 64
 NARROW_MIN_K = 512
 NARROW_MAX_M = 16384
@@ -390,6 +397,7 @@ class Runtime:
         self._ptxas = None  # what `ptxas_align()` changed, for uninstall()
         self._retimer = None  # the feedback saver of install(retime=True), for uninstall()
         self._factory_key = self.key  # the key installed: `factory_key(retime, ...)`
+        self.narrow_search = False  # install(narrow_search=...): narrow linears searched, not extern
         _RUNTIMES[self.key] = self
 
     # -- statistics and warnings -------------------------------------------------------------
@@ -464,7 +472,10 @@ class Runtime:
         except Exception as e:  # noqa: BLE001 - never raise into Inductor
             return self._error("computing the GEMM's features", e)
         try:
-            return check_decision(self.decide(f)), f
+            kind, names = check_decision(self.decide(f))
+            if kind == "extern" and self.narrow_search and narrow_linear(f):
+                kind, names = "default", frozenset()
+            return (kind, names), f
         except Exception as e:  # noqa: BLE001 - never raise into Inductor
             return self._error("deciding", e)
 
@@ -594,14 +605,17 @@ class Runtime:
             problems.append(f"it was trained with PyTorch {want_torch} and this is PyTorch {have_torch}")
         return "; ".join(problems) or None
 
-    def factory_key(self, retime, warm_splits=True, warm_no_bias=True):
-        """The key of the factory `install(retime=..., warm_splits=..., warm_no_bias=...)` sets:
-        each changes what Inductor picks, so the cache must tell them apart."""
+    def factory_key(self, retime, warm_splits=True, warm_no_bias=True, narrow_search=False):
+        """The key of the factory `install(retime=..., warm_splits=..., warm_no_bias=...,
+        narrow_search=...)` sets: each changes what Inductor picks, so the cache must tell them
+        apart."""
         return (self.key + ("-retime" if retime else "")
                 + ("-warm-splits" if retime and warm_splits else "")
-                + ("-warm-no-bias" if retime and warm_no_bias else ""))
+                + ("-warm-no-bias" if retime and warm_no_bias else "")
+                + ("-narrow-search" if narrow_search else ""))
 
-    def install(self, align_ptxas=True, retime=True, warm_splits=True, warm_no_bias=True):
+    def install(self, align_ptxas=True, retime=True, warm_splits=True, warm_no_bias=True,
+                narrow_search=False):
         """Installs the heuristic for every graph Inductor compiles from now on; True if
         installed, False if refused (the device or PyTorch differ; warned once). With
         `align_ptxas` (the default), this process's Triton also uses the ptxas of Inductor's
@@ -613,8 +627,10 @@ class Runtime:
         re-timing times a lowering that offers `decompose_k`'s splits whole, splits included,
         without the L2 flush (retime.py). With `warm_no_bias` (the default since its blind
         check: docs/results.md, forty-third session; needs `retime`) every `mm` and `bmm`
-        lowering the re-timing times is timed without the flush too. `uninstall()` undoes all
-        of it."""
+        lowering the re-timing times is timed without the flush too. With `narrow_search` (off
+        by default, a candidate: docs/results.md, forty-fifth session) a linear layer to a
+        narrow output that `decide` gives cuBLAS alone is left to Inductor's list
+        (`narrow_linear`). `uninstall()` undoes all of it."""
         if self.active:
             return True
         import torch
@@ -630,10 +646,11 @@ class Runtime:
             return False
         prev = config.inductor_choices_class
         flags = (False, True)
-        ours = {self.factory_key(*f) for f in itertools.product(flags, repeat=3)}
+        ours = {self.factory_key(*f) for f in itertools.product(flags, repeat=4)}
         if isinstance(prev, ChoicesFactory) and prev.key in ours:
             prev = prev.prev
-        self._factory_key = self.factory_key(retime, warm_splits, warm_no_bias)
+        self._factory_key = self.factory_key(retime, warm_splits, warm_no_bias, narrow_search)
+        self.narrow_search = bool(narrow_search)
         _RUNTIMES[self._factory_key] = self
         config.inductor_choices_class = ChoicesFactory(self._factory_key, prev)
         slot = virtualized._choices
@@ -665,6 +682,7 @@ class Runtime:
         if not self.active:
             return
         self.active = False
+        self.narrow_search = False
         config, prev, slot, hook = self._saved
         self._saved = None
         ptxas_restore(self._ptxas)
@@ -693,9 +711,9 @@ def _default_runtime():
     return _DEFAULT[0]
 
 
-def install(align_ptxas=True, retime=True, warm_splits=True, warm_no_bias=True):
+def install(align_ptxas=True, retime=True, warm_splits=True, warm_no_bias=True, narrow_search=False):
     """Installs this module's heuristic (see the module docstring); True if installed."""
-    return _default_runtime().install(align_ptxas, retime, warm_splits, warm_no_bias)
+    return _default_runtime().install(align_ptxas, retime, warm_splits, warm_no_bias, narrow_search)
 
 
 def uninstall():

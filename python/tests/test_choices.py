@@ -326,6 +326,25 @@ class Decisions(unittest.TestCase):
         self.assertEqual(len(out), 4)
         self.assertEqual(self.rt.stats()["default"], 1)
 
+    def test_narrow_search_leaves_a_narrow_linears_cublas_decision_to_the_search(self):
+        rt = choices.Runtime(HEURISTIC, lambda f: ("extern", ()))
+        rt.active = True
+
+        def run(ki):
+            tc = mm_choices()
+            with fake_torch():
+                return names(rt.finalize(self.inner, tc, ki, templates_of(tc), "mm", None))
+        router = mm_inputs(4096, 4096, 16, trans_b=True)  # a router of 16 experts
+        wide = mm_inputs(4096, 4096, 4096, trans_b=True)
+        self.assertEqual(run(router), ["extern_mm"])  # off by default
+        rt.narrow_search = True
+        self.assertGreater(len(run(router)), 1)
+        self.assertEqual(run(wide), ["extern_mm"])
+        self.assertEqual(run(mm_inputs(4096, 256, 16, trans_b=True)), ["extern_mm"])  # k < 512
+        self.assertEqual(run(mm_inputs(32768, 4096, 16, trans_b=True)), ["extern_mm"])  # m > 16384
+        self.assertEqual((rt.stats()["extern"], rt.stats()["default"]), (4, 1))
+        self.assertEqual([d["decision"] for d in rt.decisions()], ["extern", "default", "extern", "extern", "extern"])
+
     def test_narrow_linear_is_a_linear_to_at_most_64_outputs(self):
         f = {"op": "mm", "m": 16384, "k": 512, "n": 64}
         self.assertTrue(choices.narrow_linear(f))
@@ -682,6 +701,11 @@ class Install(unittest.TestCase):
             plain_key = config.inductor_choices_class.key
             self.assertEqual(savers, ["a recorder of picks"])
             self.rt.uninstall()
+            self.assertTrue(self.rt.install(retime=False, narrow_search=True))
+            self.assertEqual(config.inductor_choices_class.key, f"{plain_key}-narrow-search")
+            self.assertTrue(self.rt.narrow_search)
+            self.rt.uninstall()
+            self.assertFalse(self.rt.narrow_search)
             self.assertTrue(self.rt.install())  # re-timed, splits and mm / bmm warm, by default
             self.assertEqual(config.inductor_choices_class.key, f"{plain_key}-retime-warm-splits-warm-no-bias")
             self.assertEqual(savers[1:], ["a recorder of picks"])

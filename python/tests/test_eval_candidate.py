@@ -108,6 +108,9 @@ class CandidateTest(unittest.TestCase):
         a = inductor_eval.parse(base + ["--warm-no-bias", "candidate", "--warm-splits", "candidate"])
         self.assertEqual(inductor_eval.install_options(a),
                          {"candidate": {"warm_no_bias": True, "warm_splits": True}})
+        a = inductor_eval.parse(base + ["--narrow-search", "candidate", "--warm-splits", "candidate"])
+        self.assertEqual(inductor_eval.install_options(a),
+                         {"candidate": {"narrow_search": True, "warm_splits": True}})
         a = inductor_eval.parse(base + ["--no-warm-splits", "ours", "--warm-splits", "candidate"])
         self.assertEqual(inductor_eval.install_options(a),
                          {"ours": {"warm_splits": False}, "candidate": {"warm_splits": True}})

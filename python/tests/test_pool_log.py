@@ -115,9 +115,17 @@ class PoolLogTest(unittest.TestCase):
         self.assertIn("names no result file", err)
         self.assertFalse(os.path.exists(out))
 
-    def test_a_missing_output_folder_is_an_error_not_a_traceback(self):
+    def test_a_missing_output_folder_is_made(self):
         out = os.path.join(self.dir, "no", "such", "log.txt")
-        rc, err = self.run_main(self.pool([rec(8)]), out)
+        rc, _ = self.run_main(self.pool([rec(8)]), out)
+        self.assertEqual(rc, 0)
+        self.assertTrue(os.path.exists(out))
+
+    def test_an_output_folder_that_cannot_be_made_is_an_error_not_a_traceback(self):
+        blocker = os.path.join(self.dir, "a_file")
+        with open(blocker, "w") as f:
+            f.write("not a folder\n")
+        rc, err = self.run_main(self.pool([rec(8)]), os.path.join(blocker, "log.txt"))
         self.assertEqual(rc, 2)
         self.assertIn("pool_log:", err)
 
