@@ -1313,7 +1313,7 @@ SWITCHES = (
                      "session)"),
     ("narrow_search", "a linear layer to a narrow output (choices.narrow_linear: MoE routers, "
                       "classifier heads, LoRA's lora_A) that it decides cuBLAS only is left to "
-                      "max-autotune (a candidate, forty-fifth session)"),
+                      "max-autotune (the default of handler modules since the forty-fifth session)"),
 )
 
 

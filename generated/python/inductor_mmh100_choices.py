@@ -676,13 +676,14 @@ What a decision does, before any Triton template code is generated (Inductor's
   ``install(warm_splits=False)`` re-times it as every other lowering.
 - With ``install(warm_no_bias=True)`` (the default) the re-timing times every `mm` and `bmm`
   lowering it re-times on warm operands too; `addmm` and `baddbmm` stay flushed.
-- With ``install(narrow_search=True)`` (off by default, a candidate: docs/results.md,
+- With ``install(narrow_search=True)`` (the default since its blind check: docs/results.md,
   forty-fifth session) an `extern` decision on a linear layer to a narrow output
-  (`narrow_linear`: MoE routers, classifier heads, LoRA's lora_A) is `default`.
+  (`narrow_linear`: MoE routers, classifier heads, LoRA's lora_A, low-rank gates) is `default`;
+  ``install(narrow_search=False)`` leaves it cuBLAS only.
 - Four `install()` options that failed the checks registered before their data (`one_aten`,
   `narrow_search`, `warm_all`, `decode_search`) were removed in the forty-third session;
-  `narrow_search` came back in the forty-fifth as a candidate, since the re-timing that its
-  recheck lacked has shipped. docs/inductor.md says what each did and what it measured.
+  `narrow_search` came back in the forty-fifth, since the re-timing that its recheck lacked has
+  shipped, and passed a blind check. docs/inductor.md says what each did and what it measured.
 
 `install()` reaches every graph, the backward graph compiled in autograd's thread included:
 it sets ``torch._inductor.config.inductor_choices_class`` to a `ChoicesFactory` (handlers made
@@ -905,8 +906,9 @@ def one_aten(uids, f=None):
 # Inductor's list; searching them instead (`narrow_search`, docs/results.md, thirty-seventh
 # session) failed its recheck in the thirty-eighth, on three long contractions where the search
 # took cuBLAS over a faster split that the re-timing of then did not time again. The re-timing
-# shipped since (`warm_splits`) does; `install(narrow_search=True)` is that candidate again
-# (forty-fifth session).
+# shipped since (`warm_splits`) does; with it, on 24 blind narrow linears the tree decides
+# cuBLAS only, the search was over the bound on 1 against 5 (forty-fifth session), and
+# `install(narrow_search=True)` is the default.
 NARROW_MAX_N = 64
 NARROW_MIN_K = 512
 NARROW_MAX_M = 16384
@@ -1239,7 +1241,7 @@ class Runtime:
             problems.append(f"it was trained with PyTorch {want_torch} and this is PyTorch {have_torch}")
         return "; ".join(problems) or None
 
-    def factory_key(self, retime, warm_splits=True, warm_no_bias=True, narrow_search=False):
+    def factory_key(self, retime, warm_splits=True, warm_no_bias=True, narrow_search=True):
         """The key of the factory `install(retime=..., warm_splits=..., warm_no_bias=...,
         narrow_search=...)` sets: each changes what Inductor picks, so the cache must tell them
         apart."""
@@ -1249,7 +1251,7 @@ class Runtime:
                 + ("-narrow-search" if narrow_search else ""))
 
     def install(self, align_ptxas=True, retime=True, warm_splits=True, warm_no_bias=True,
-                narrow_search=False):
+                narrow_search=True):
         """Installs the heuristic for every graph Inductor compiles from now on; True if
         installed, False if refused (the device or PyTorch differ; warned once). With
         `align_ptxas` (the default), this process's Triton also uses the ptxas of Inductor's
@@ -1261,9 +1263,9 @@ class Runtime:
         re-timing times a lowering that offers `decompose_k`'s splits whole, splits included,
         without the L2 flush (retime.py). With `warm_no_bias` (the default since its blind
         check: docs/results.md, forty-third session; needs `retime`) every `mm` and `bmm`
-        lowering the re-timing times is timed without the flush too. With `narrow_search` (off
-        by default, a candidate: docs/results.md, forty-fifth session) a linear layer to a
-        narrow output that `decide` gives cuBLAS alone is left to Inductor's list
+        lowering the re-timing times is timed without the flush too. With `narrow_search` (the
+        default since its blind check: docs/results.md, forty-fifth session) a linear layer to
+        a narrow output that `decide` gives cuBLAS alone is left to Inductor's list
         (`narrow_linear`). `uninstall()` undoes all of it."""
         if self.active:
             return True
@@ -1345,7 +1347,7 @@ def _default_runtime():
     return _DEFAULT[0]
 
 
-def install(align_ptxas=True, retime=True, warm_splits=True, warm_no_bias=True, narrow_search=False):
+def install(align_ptxas=True, retime=True, warm_splits=True, warm_no_bias=True, narrow_search=True):
     """Installs this module's heuristic (see the module docstring); True if installed."""
     return _default_runtime().install(align_ptxas, retime, warm_splits, warm_no_bias, narrow_search)
 

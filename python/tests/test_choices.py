@@ -697,17 +697,19 @@ class Install(unittest.TestCase):
             savers = torch._inductor.select_algorithm.get_algorithm_selector_cache().feedback_saver_fns
             savers.append("a recorder of picks")
             config = torch._inductor.config
-            self.assertTrue(self.rt.install(retime=False))
+            self.assertTrue(self.rt.install(retime=False, narrow_search=False))
             plain_key = config.inductor_choices_class.key
             self.assertEqual(savers, ["a recorder of picks"])
+            self.assertFalse(self.rt.narrow_search)
             self.rt.uninstall()
-            self.assertTrue(self.rt.install(retime=False, narrow_search=True))
+            self.assertTrue(self.rt.install(retime=False))  # narrow linears searched by default
             self.assertEqual(config.inductor_choices_class.key, f"{plain_key}-narrow-search")
             self.assertTrue(self.rt.narrow_search)
             self.rt.uninstall()
             self.assertFalse(self.rt.narrow_search)
             self.assertTrue(self.rt.install())  # re-timed, splits and mm / bmm warm, by default
-            self.assertEqual(config.inductor_choices_class.key, f"{plain_key}-retime-warm-splits-warm-no-bias")
+            self.assertEqual(config.inductor_choices_class.key,
+                             f"{plain_key}-retime-warm-splits-warm-no-bias-narrow-search")
             self.assertEqual(savers[1:], ["a recorder of picks"])
             self.assertEqual(type(savers[0]).__name__, "Retimer")
             saver = savers[0]
@@ -716,18 +718,18 @@ class Install(unittest.TestCase):
             self.assertEqual(savers, ["a recorder of picks"])
             self.assertFalse(saver.active)
             self.assertIsNone(config.inductor_choices_class)
-            self.assertTrue(self.rt.install(warm_splits=False, warm_no_bias=False))
+            self.assertTrue(self.rt.install(warm_splits=False, warm_no_bias=False, narrow_search=False))
             self.assertEqual(config.inductor_choices_class.key, f"{plain_key}-retime")
             self.assertFalse(savers[0].warm or savers[0].warm_no_bias)
             self.rt.uninstall()
-            self.assertTrue(self.rt.install(warm_no_bias=False))
+            self.assertTrue(self.rt.install(warm_no_bias=False, narrow_search=False))
             self.assertEqual(config.inductor_choices_class.key, f"{plain_key}-retime-warm-splits")
             self.assertTrue(savers[0].warm and not savers[0].warm_no_bias)
             self.rt.uninstall()
-            self.assertTrue(self.rt.install(warm_splits=False))
+            self.assertTrue(self.rt.install(warm_splits=False, narrow_search=False))
             self.assertEqual(config.inductor_choices_class.key, f"{plain_key}-retime-warm-no-bias")
             self.rt.uninstall()
-            self.assertTrue(self.rt.install(retime=False, warm_splits=True))  # nothing to re-time
+            self.assertTrue(self.rt.install(retime=False, warm_splits=True, narrow_search=False))  # nothing to re-time
             self.assertEqual((config.inductor_choices_class.key, savers), (plain_key, ["a recorder of picks"]))
             self.rt.uninstall()
 
