@@ -24,7 +24,8 @@
    the file, the GEMM, what the handler decided (`ours_decisions`: cuBLAS only, a kept list of
    how many choices, or the full list), and ours, cuBLAS and max-autotune over the bound's best.
 4. With `--handler MODULE.py`: what would another handler have done on these GEMMs, without a
-   GPU? Its decisions are replayed on the runs that searched the full list twice, where each
+   GPU? Its decisions, as its install() makes them by default (a narrow linear the tree gives
+   cuBLAS alone is searched since the forty-fifth session), are replayed on the runs that searched the full list twice, where each
    outcome was measured: `extern` ran as `none` (cuBLAS, the one choice Inductor then takes;
    for an addmm where the handler's runtime keeps the expanded-bias call instead of the 1-D
    one `none` ran, `none` scaled by the two calls' eager twins in data/addmm_bias_*.jsonl, and
@@ -97,7 +98,7 @@ from holdout_records import (  # noqa: E402 - the records and the bound's tallie
     LABELS, RETIMED, SECOND, PoolError, decided, fmt_tally, misses_table, records, shape_of, shown_settings,
     tally, twice)
 from holdout_replay import (  # noqa: E402 - questions 4 and 5
-    against_table, handler_decide, handler_keeps, handler_module, replay_table)
+    against_table, handler_decide, handler_keeps, handler_module, installed_decide, replay_table)
 from inductor_eval import SLOW_FLAG, geomean  # noqa: E402 - the bound has one owner
 
 # Bands of cuBLAS's compiled run time, ms: a few microseconds, where Inductor's benchmark
@@ -286,9 +287,10 @@ def main(argv):
         recs = [r for r in records(paths, ours) if only is None or only(r["gemm"])]
         module = handler_module(handler) if handler else None
         measured = handler_decide(measured) if measured else None
-        replay = replay_table(recs, module.decide, measured, handler_keeps(module)) if module else None
+        replay = (replay_table(recs, installed_decide(module), measured, handler_keeps(module))
+                  if module else None)
         other = handler_module(against) if against else None
-        versus = (against_table(recs, module.decide, other.decide, measured,
+        versus = (against_table(recs, installed_decide(module), installed_decide(other), measured,
                                 (handler_keeps(module), handler_keeps(other))) if other else None)
     except PoolError as e:
         print(f"holdout_pool: {e}", file=sys.stderr)

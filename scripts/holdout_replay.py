@@ -306,6 +306,21 @@ def handler_decide(path):
     return handler_module(path).decide
 
 
+def installed_decide(module):
+    """`decide` of handler `module` as its `install()` runs it by default: since the forty-fifth
+    session a linear to a narrow output that the tree gives cuBLAS alone is left to the search
+    (`narrow_search`, `choices.narrow_linear`), so it is replayed as the full list. A module
+    without `narrow_linear` (generated before it) is replayed as its tree decides."""
+    decide, narrow = module.decide, getattr(module, "narrow_linear", None)
+    if not callable(narrow):
+        return decide
+
+    def as_installed(f):
+        kind, names = decide(f)
+        return ("default", ()) if kind == "extern" and narrow(f) else (kind, names)
+    return as_installed
+
+
 def handler_keeps(module):
     """`keeps(names, features)` of a handler module: whether a benchmarked choice name is one of
     kept list `names` as the handler sizes them to the GEMM (`choices.py`'s `_keep`)."""

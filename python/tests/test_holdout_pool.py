@@ -589,6 +589,19 @@ class PoolTest(unittest.TestCase):
                 self.assertEqual(holdout_pool.main(["--ours", "mine", path]), 2)
             self.assertIn("give ours or candidate", err.getvalue())
 
+    def test_a_handler_is_replayed_as_install_runs_it_narrow_linears_searched(self):
+        with tempfile.TemporaryDirectory() as d:
+            path = handler_file(d)
+            with open(path, "a") as f:
+                f.write("def narrow_linear(f):\n    return f['n'] <= 64\n")
+            decide = holdout_replay.installed_decide(holdout_replay.handler_module(path))
+        self.assertEqual(decide({"m": 8, "n": 16}), ("default", ()))  # the tree: extern
+        self.assertEqual(decide({"m": 8, "n": 128}), ("extern", ()))
+        self.assertEqual(decide({"m": 400, "n": 16}), ("keep", ("triton_mm_x",)))
+        with tempfile.TemporaryDirectory() as d:  # a module generated before narrow_search
+            decide = holdout_replay.installed_decide(holdout_replay.handler_module(handler_file(d)))
+        self.assertEqual(decide({"m": 8, "n": 16}), ("extern", ()))
+
     def test_a_module_that_is_no_handler_is_named_and_exits_2(self):
         with tempfile.TemporaryDirectory() as d:
             result = write(d, "a.json", [rec({"none": 1.0, "max_autotune": 1.0})])
