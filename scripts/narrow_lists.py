@@ -3,8 +3,10 @@
 with a narrow side? A screen on the pooled held-out records, without a GPU.
 
 Takes the pooled GEMMs that recorded default max-autotune's benchmark of every choice
-(`bench_ms`), replays the handler's decision on each, and keeps those it decides cuBLAS only with
-a narrowest side (the smallest of m, k and n) of at most --max-side. On those, a GEMM *needs* a
+(`bench_ms`), replays the handler's tree (`decide`) on each, and keeps those it decides cuBLAS
+only with a narrowest side (the smallest of m, k and n) of at most --max-side. (Since the
+forty-fifth session `install()` searches the linears to a narrow output among them,
+`narrow_search`; this screen, which led to it, asks about the tree's decisions.) On those, a GEMM *needs* a
 template when no ATen choice benchmarked within 3 % of the fastest choice, and a list *covers* it
 when one of its configs did. Split into two halves (--repeats times, seeded), a list of K configs
 is chosen greedily on one half (each next config the one that covers most of the half's GEMMs
