@@ -307,18 +307,14 @@ def handler_decide(path):
 
 
 def installed_decide(module):
-    """`decide` of handler `module` as its `install()` runs it by default: since the forty-fifth
-    session a linear to a narrow output that the tree gives cuBLAS alone is left to the search
-    (`narrow_search`, `choices.narrow_linear`), so it is replayed as the full list. A module
-    without `narrow_linear` (generated before it) is replayed as its tree decides."""
-    decide, narrow = module.decide, getattr(module, "narrow_linear", None)
-    if not callable(narrow):
+    """`decide` of handler `module` as its `install()` runs it by default (the module's
+    `installed`: since the forty-fifth session a linear to a narrow output that the tree gives
+    cuBLAS alone is left to the search, `narrow_search`, and replayed as the full list). A
+    module generated before it is replayed as its tree decides."""
+    decide, installed = module.decide, getattr(module, "installed", None)
+    if not callable(installed):
         return decide
-
-    def as_installed(f):
-        kind, names = decide(f)
-        return ("default", ()) if kind == "extern" and narrow(f) else (kind, names)
-    return as_installed
+    return lambda f: installed(*decide(f), f)
 
 
 def handler_keeps(module):

@@ -309,11 +309,18 @@ def handler_features(gm):
             "using_tf32": bool(gm["tf32"]) if gm["dtype"] == "float32" else "not_float_32"}
 
 
-def preview(gemms, handler):
-    """Prints what the handler decides for each GEMM, without torch or a GPU."""
+def preview(gemms, handler, options=None):
+    """Prints what the handler decides for each GEMM, without torch or a GPU, as its install()
+    applies a decision with `options` (the role's `install_options`; a module generated before
+    `installed` existed shows its tree's decisions)."""
     counts = {}
+    applied = getattr(handler, "installed", None)
+    narrow = (options or {}).get("narrow_search", True)
     for i, gm in enumerate(gemms):
-        kind, names = handler.decide(handler_features(gm))
+        f = handler_features(gm)
+        kind, names = handler.decide(f)
+        if callable(applied):
+            kind, names = applied(kind, names, f, narrow)
         counts[kind] = counts.get(kind, 0) + 1
         kept = {"keep": f" + {len(names)} Triton configs",
                 "drop": f" - {len(names)} Triton configs"}.get(kind, "")
@@ -1358,13 +1365,14 @@ def main(argv=None):
         print(f"inductor_eval: {e}", file=sys.stderr)
         return 2
     if a.dry_run and (a.handler or a.candidate):
-        paths = [p for p in (a.handler, a.candidate) if p]
-        for path in paths:
+        roles = [(role, p) for role, p in (("ours", a.handler), ("candidate", a.candidate)) if p]
+        for role, path in roles:
             handler = load_handler(path)
             for w in a.workloads:
-                print(f"{w} ({os.path.basename(path)}):" if len(paths) > 1 else f"{w}:")
+                print(f"{w} ({os.path.basename(path)}):" if len(roles) > 1 else f"{w}:")
                 if w in WORKLOADS:
-                    preview(gemms if w == "gemms" else workload_gemms(w), handler)
+                    preview(gemms if w == "gemms" else workload_gemms(w), handler,
+                            install_options(a).get(role))
                 else:
                     print("  (a workload file: its GEMMs are known once Inductor compiles it)")
         return 0

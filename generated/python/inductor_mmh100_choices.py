@@ -921,6 +921,16 @@ def narrow_linear(f):
             and f["m"] <= NARROW_MAX_M)
 
 
+def installed(kind, names, f, narrow_search=True):
+    """Decision `(kind, names)` on features `f` as `install()` applies it: with `narrow_search`
+    (its default) an `extern` decision on a narrow linear (`narrow_linear`) is `default`. What
+    a replay or a preview of the handler without torch decides with (scripts/holdout_replay.py,
+    scripts/inductor_eval.py --dry-run)."""
+    if kind == "extern" and narrow_search and narrow_linear(f):
+        return "default", frozenset()
+    return kind, names
+
+
 def check_decision(decision):
     """`decide`'s answer as (kind, frozenset of names); raises ValueError on anything else."""
     kind, names = decision
@@ -1109,9 +1119,7 @@ class Runtime:
             return self._error("computing the GEMM's features", e)
         try:
             kind, names = check_decision(self.decide(f))
-            if kind == "extern" and self.narrow_search and narrow_linear(f):
-                kind, names = "default", frozenset()
-            return (kind, names), f
+            return installed(kind, names, f, self.narrow_search), f
         except Exception as e:  # noqa: BLE001 - never raise into Inductor
             return self._error("deciding", e)
 

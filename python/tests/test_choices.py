@@ -345,6 +345,15 @@ class Decisions(unittest.TestCase):
         self.assertEqual((rt.stats()["extern"], rt.stats()["default"]), (4, 1))
         self.assertEqual([d["decision"] for d in rt.decisions()], ["extern", "default", "extern", "extern", "extern"])
 
+    def test_installed_searches_a_narrow_linears_cublas_decision_by_default(self):
+        router = {"op": "mm", "m": 4096, "k": 2048, "n": 8}
+        self.assertEqual(choices.installed("extern", frozenset(), router), ("default", frozenset()))
+        self.assertEqual(choices.installed("extern", frozenset(), router, narrow_search=False),
+                         ("extern", frozenset()))
+        self.assertEqual(choices.installed("keep", frozenset({"a"}), router), ("keep", frozenset({"a"})))
+        wide = dict(router, n=4096)
+        self.assertEqual(choices.installed("extern", frozenset(), wide), ("extern", frozenset()))
+
     def test_narrow_linear_is_a_linear_to_at_most_64_outputs(self):
         f = {"op": "mm", "m": 16384, "k": 512, "n": 64}
         self.assertTrue(choices.narrow_linear(f))

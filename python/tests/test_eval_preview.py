@@ -60,5 +60,18 @@ class Preview(unittest.TestCase):
         self.assertTrue(text.rstrip().endswith("decisions: extern 4, keep 4"), text)
 
 
+    def test_preview_shows_decisions_as_install_applies_them(self):
+        class Handler:
+            decide = staticmethod(lambda f: ("extern", ()))
+            installed = staticmethod(choices.installed)
+
+        router = dict(inductor_eval.llama_gemms("llama_infer")[0], name="router", m=4096, k=2048, n=8)
+        for options, want in ((None, "-> default"), ({"narrow_search": False}, "-> extern")):
+            out = io.StringIO()
+            with redirect_stdout(out):
+                inductor_eval.preview([router], Handler, options)
+            self.assertIn(want, out.getvalue(), options)
+
+
 if __name__ == "__main__":
     unittest.main()
