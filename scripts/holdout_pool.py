@@ -98,8 +98,8 @@ from holdout_records import (  # noqa: E402 - the records and the bound's tallie
     LABELS, RETIMED, SECOND, PoolError, decided, fmt_tally, misses_table, records, shape_of, shown_settings,
     tally, twice)
 from holdout_replay import (  # noqa: E402 - questions 4 and 5
-    against_table, handler_decide, handler_keeps, handler_module, installed_decide, replay_table)
-from inductor_eval import SLOW_FLAG, geomean  # noqa: E402 - the bound has one owner
+    against_table, handler_decide, handler_keeps, handler_module, replay_table)
+from inductor_eval import SLOW_FLAG, geomean, installed_decide  # noqa: E402 - one owner each
 
 # Bands of cuBLAS's compiled run time, ms: a few microseconds, where Inductor's benchmark
 # misreads cuBLAS (docs/inductor.md), up to GEMMs of milliseconds.

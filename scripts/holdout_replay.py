@@ -306,17 +306,6 @@ def handler_decide(path):
     return handler_module(path).decide
 
 
-def installed_decide(module):
-    """`decide` of handler `module` as its `install()` runs it by default (the module's
-    `installed`: since the forty-fifth session a linear to a narrow output that the tree gives
-    cuBLAS alone is left to the search, `narrow_search`, and replayed as the full list). A
-    module generated before it is replayed as its tree decides."""
-    decide, installed = module.decide, getattr(module, "installed", None)
-    if not callable(installed):
-        return decide
-    return lambda f: installed(*decide(f), f)
-
-
 def handler_keeps(module):
     """`keeps(names, features)` of a handler module: whether a benchmarked choice name is one of
     kept list `names` as the handler sizes them to the GEMM (`choices.py`'s `_keep`)."""

@@ -311,16 +311,11 @@ def handler_features(gm):
 
 def preview(gemms, handler, options=None):
     """Prints what the handler decides for each GEMM, without torch or a GPU, as its install()
-    applies a decision with `options` (the role's `install_options`; a module generated before
-    `installed` existed shows its tree's decisions)."""
+    applies a decision with `options` (the role's `install_options`; `installed_decide`)."""
     counts = {}
-    applied = getattr(handler, "installed", None)
-    narrow = (options or {}).get("narrow_search", True)
+    decide = installed_decide(handler, (options or {}).get("narrow_search", True))
     for i, gm in enumerate(gemms):
-        f = handler_features(gm)
-        kind, names = handler.decide(f)
-        if callable(applied):
-            kind, names = applied(kind, names, f, narrow)
+        kind, names = decide(handler_features(gm))
         counts[kind] = counts.get(kind, 0) + 1
         kept = {"keep": f" + {len(names)} Triton configs",
                 "drop": f" - {len(names)} Triton configs"}.get(kind, "")
@@ -812,6 +807,17 @@ def load_handler(path):
         if not hasattr(mod, need):
             raise SystemExit(f"inductor_eval: {path} defines no {need}")
     return mod
+
+
+def installed_decide(module, narrow_search=True):
+    """`decide` of handler `module` as its `install(narrow_search=...)` applies a decision (the
+    module's `installed`: since the forty-fifth session a linear to a narrow output that the
+    tree gives cuBLAS alone is left to the search by default). A module generated before
+    `installed` existed decides as its tree does."""
+    decide, installed = module.decide, getattr(module, "installed", None)
+    if not callable(installed):
+        return decide
+    return lambda f: installed(*decide(f), f, narrow_search)
 
 
 # -- one GEMM --------------------------------------------------------------------------------------
@@ -1366,13 +1372,13 @@ def main(argv=None):
         return 2
     if a.dry_run and (a.handler or a.candidate):
         roles = [(role, p) for role, p in (("ours", a.handler), ("candidate", a.candidate)) if p]
+        options = install_options(a)
         for role, path in roles:
             handler = load_handler(path)
             for w in a.workloads:
                 print(f"{w} ({os.path.basename(path)}):" if len(roles) > 1 else f"{w}:")
                 if w in WORKLOADS:
-                    preview(gemms if w == "gemms" else workload_gemms(w), handler,
-                            install_options(a).get(role))
+                    preview(gemms if w == "gemms" else workload_gemms(w), handler, options.get(role))
                 else:
                     print("  (a workload file: its GEMMs are known once Inductor compiles it)")
         return 0

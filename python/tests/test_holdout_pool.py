@@ -595,12 +595,12 @@ class PoolTest(unittest.TestCase):
             with open(path, "a") as f:
                 f.write("def installed(kind, names, f, narrow_search=True):\n"
                         "    return ('default', ()) if kind == 'extern' and f['n'] <= 64 else (kind, names)\n")
-            decide = holdout_replay.installed_decide(holdout_replay.handler_module(path))
+            decide = holdout_pool.installed_decide(holdout_replay.handler_module(path))
         self.assertEqual(decide({"m": 8, "n": 16}), ("default", ()))  # the tree: extern
         self.assertEqual(decide({"m": 8, "n": 128}), ("extern", ()))
         self.assertEqual(decide({"m": 400, "n": 16}), ("keep", ("triton_mm_x",)))
         with tempfile.TemporaryDirectory() as d:  # a module generated before narrow_search
-            decide = holdout_replay.installed_decide(holdout_replay.handler_module(handler_file(d)))
+            decide = holdout_pool.installed_decide(holdout_replay.handler_module(handler_file(d)))
         self.assertEqual(decide({"m": 8, "n": 16}), ("extern", ()))
 
     def test_a_module_that_is_no_handler_is_named_and_exits_2(self):
