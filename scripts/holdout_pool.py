@@ -80,9 +80,12 @@ output (not `bmm`; n <= 64, k >= 512, m <= 16384: MoE routers, classifier and re
 LoRA's `lora_A`), where the handlers' misses were densest in the thirty-seventh session.
 `--only long-contractions`: `mm` with k at least 32 times the larger output side, where
 PyTorch 2.11's Inductor offers `decompose_k`'s splits (`triton.decompose_k_threshold`).
+`--only decode-contexts`: a decode step's attention context `bmm` (m <= 1 per matrix, k >= 1024
+cached tokens, n <= 256, a head's width).
 
 Usage: scripts/holdout_pool.py [--handler MODULE.py [--measured MEASURED.py] [--against OTHER.py]]
-                               [--ours ours|candidate] [--only narrow-linears|long-contractions]
+                               [--ours ours|candidate] [--only narrow-linears|long-contractions|
+                               decode-contexts]
                                [--files-from LIST] [RESULT.json ...] > pooled.md
 """
 
@@ -250,7 +253,19 @@ def long_contraction(f):
     return f["op"] == "mm" and f["k"] >= SPLIT_THRESHOLD * max(f["m"], f["n"])
 
 
-SUBSETS = {"narrow-linears": narrow_linear, "long-contractions": long_contraction}
+# A decode step's attention context (probs @ V): one query per matrix over a long cache, to a
+# head's width. The forty-second session's definition of `decode_search`'s GEMMs.
+DECODE_MIN_K, DECODE_MAX_N = 1024, 256
+
+
+def decode_context(f):
+    """Whether features `f` are a decode step's attention context `bmm`: m <= 1 per matrix,
+    k >= DECODE_MIN_K, n <= DECODE_MAX_N."""
+    return f["op"] == "bmm" and f["m"] <= 1 and f["k"] >= DECODE_MIN_K and f["n"] <= DECODE_MAX_N
+
+
+SUBSETS = {"narrow-linears": narrow_linear, "long-contractions": long_contraction,
+           "decode-contexts": decode_context}
 
 
 def parse(argv):

@@ -57,6 +57,12 @@ class PoolGemms(unittest.TestCase):
         self.assertFalse(holdout_pool.long_contraction(dict(f, k=f["k"] - 1)))
         self.assertFalse(holdout_pool.long_contraction(dict(f, op="bmm")))
 
+    def test_decode_contexts_are_one_query_over_a_long_cache_to_a_head(self):
+        f = {"op": "bmm", "m": 1, "k": holdout_pool.DECODE_MIN_K, "n": holdout_pool.DECODE_MAX_N}
+        self.assertTrue(holdout_pool.decode_context(f))
+        for other in (dict(f, m=2), dict(f, k=f["k"] - 1), dict(f, n=f["n"] + 1), dict(f, op="mm")):
+            self.assertFalse(holdout_pool.decode_context(other), other)
+
     def test_writes_each_shape_once_without_its_line_kept_by_every_test(self):
         gemms = [measured(gemm(200, 8192, line=3), 0.05),   # long, searched, fast: kept
                  measured(gemm(200, 8192, line=9), 0.05),   # the same shape again
