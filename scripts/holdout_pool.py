@@ -24,8 +24,10 @@
    the file, the GEMM, what the handler decided (`ours_decisions`: cuBLAS only, a kept list of
    how many choices, or the full list), and ours, cuBLAS and max-autotune over the bound's best.
 4. With `--handler MODULE.py`: what would another handler have done on these GEMMs, without a
-   GPU? Its decisions, as its install() makes them by default (a narrow linear the tree gives
-   cuBLAS alone is searched since the forty-fifth session), are replayed on the runs that
+   GPU? First, on every record (cuBLAS only was measured on each): where it decides cuBLAS
+   only, how often that one call is over the bound. Then its decisions, as its install() makes
+   them by default (a narrow linear the tree gives cuBLAS alone is searched since the
+   forty-fifth session), are replayed on the runs that
    searched the full list twice, where each outcome was measured: `extern` ran as `none` (cuBLAS, the one choice Inductor then takes;
    for an addmm where the handler's runtime keeps the expanded-bias call instead of the 1-D
    one `none` ran, `none` scaled by the two calls' eager twins in data/addmm_bias_*.jsonl, and

@@ -175,6 +175,23 @@ def unreplayed_line(label, rows, keeps):
             f"{big} at 100 us or more).")
 
 
+def extern_line(recs, decide):
+    """Where the replayed handler decides cuBLAS only, on every record (cuBLAS alone was measured
+    on each, not only on those searched twice): how often that one call is over the bound."""
+    rel = []
+    for r in recs:
+        if decision(decide, r, "the handler")[0] != "extern" or not best_ms(r):
+            continue
+        cublas = cublas_ms(r, aten_call(r, decide))
+        if cublas is not None:
+            rel.append(cublas / best_ms(r))
+    if not rel:
+        return "The replayed handler decides cuBLAS only on none of the records with cuBLAS timed."
+    return (f"On all {len(recs)} records, the replayed handler decides cuBLAS only on {len(rel)} with "
+            f"that call timed; cuBLAS there is over the bound on {sum(x > SLOW_FLAG for x in rel)} "
+            f"(worst {max(rel):.3f}x).")
+
+
 def replay_table(recs, decide, measured=None, keeps=None):
     rows = replayed(recs, decide, measured)
     kinds = {k: sum(r["kind"] == k for r in rows) for k in ("extern", "default", "drop", "keep")}
@@ -187,6 +204,7 @@ def replay_table(recs, decide, measured=None, keeps=None):
     trimmed = f"{kinds['drop']} trimmed full lists (priced whole), " if kinds["drop"] else ""
     lines = [f"Replayed on the {len(rows)} GEMMs searched twice: {kinds['extern']} cuBLAS only, {kinds['default']} full list, "
              f"{trimmed}{kinds['keep']} kept lists ({kept} not replayed){same}.", "",
+             extern_line(recs, decide), "",
              "| on the replayed GEMMs | over the bound (3 %) | run / max-autotune's (gmean) |",
              "|---|---|---|"]
     for s, label in (("replay", "replayed handler"), ("ours", "the handler each run measured"),

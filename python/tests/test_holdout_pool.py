@@ -224,6 +224,18 @@ class PoolTest(unittest.TestCase):
                     self.assertEqual(holdout_pool.main([path]), 2)
                 self.assertIn(path, err.getvalue())
 
+    def test_cublas_only_decisions_are_scored_on_every_record_not_only_those_searched_twice(self):
+        with tempfile.TemporaryDirectory() as d:
+            path = write(d, "a.json", [
+                rec({"none": 0.0104, "max_autotune": 0.01}),               # m 8: extern, 1.04x: over
+                dict(rec({"none": 0.0102, "max_autotune": 0.01}), gemm=gemm(9)),  # extern, 1.02x
+                dict(rec({"none": 2.0, "max_autotune": 1.0}), gemm=gemm(200)),    # default: not counted
+            ])
+            decide = holdout_replay.handler_decide(handler_file(d))
+            line = holdout_replay.extern_line(holdout_records.records([path]), decide)
+        self.assertEqual(line, "On all 3 records, the replayed handler decides cuBLAS only on 2 with that "
+                               "call timed; cuBLAS there is over the bound on 1 (worst 1.040x).")
+
     def test_a_handler_is_replayed_where_its_outcomes_were_measured(self):
         with tempfile.TemporaryDirectory() as d:
             module = os.path.join(d, "fake_choices.py")
