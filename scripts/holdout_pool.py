@@ -84,10 +84,16 @@ LoRA's `lora_A`), where the handlers' misses were densest in the thirty-seventh 
 PyTorch 2.11's Inductor offers `decompose_k`'s splits (`triton.decompose_k_threshold`).
 `--only decode-contexts`: a decode step's attention context `bmm` (m <= 1 per matrix, k >= 1024
 cached tokens, n <= 256, a head's width).
+`--only small-bmm`: a `bmm` with a side of at most 64 (choices.small_side_bmm).
 
-Usage: scripts/holdout_pool.py [--handler MODULE.py [--measured MEASURED.py] [--against OTHER.py]]
+`--with OPTION` replays `--handler` as its `install(OPTION=True)` decides (an option that changes
+decisions: narrow_search, small_bmm_search); `--against` stays at its module's defaults, so
+`--handler H.py --with small_bmm_search --against H.py` scores the option on the shipped tree.
+
+Usage: scripts/holdout_pool.py [--handler MODULE.py [--measured MEASURED.py] [--against OTHER.py]
+                                                [--with OPTION]]
                                [--ours ours|candidate] [--only narrow-linears|long-contractions|
-                               decode-contexts]
+                               decode-contexts|small-bmm]
                                [--files-from LIST] [RESULT.json ...] > pooled.md
 """
 
@@ -98,13 +104,13 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
 
-from ah_inductor.choices import narrow_linear  # noqa: E402 - the kind has one owner
+from ah_inductor.choices import narrow_linear, small_side_bmm  # noqa: E402 - each kind has one owner
 from holdout_records import (  # noqa: E402 - the records and the bound's tallies
     LABELS, RETIMED, SECOND, PoolError, decided, fmt_tally, misses_table, records, shape_of, shown_settings,
     tally, twice)
 from holdout_replay import (  # noqa: E402 - questions 4 and 5
     against_table, handler_decide, handler_keeps, handler_module, replay_table)
-from inductor_eval import SLOW_FLAG, geomean, installed_decide  # noqa: E402 - one owner each
+from inductor_eval import DECIDING, SLOW_FLAG, geomean, installed_decide  # noqa: E402 - one owner each
 
 # Bands of cuBLAS's compiled run time, ms: a few microseconds, where Inductor's benchmark
 # misreads cuBLAS (docs/inductor.md), up to GEMMs of milliseconds.
@@ -267,32 +273,36 @@ def decode_context(f):
 
 
 SUBSETS = {"narrow-linears": narrow_linear, "long-contractions": long_contraction,
-           "decode-contexts": decode_context}
+           "decode-contexts": decode_context, "small-bmm": small_side_bmm}
 
 
 def parse(argv):
     """(handler, measured handler, handler to compare against, the setting counted as ours,
-    the subset's predicate or None, result files) of the command line."""
+    the subset's predicate or None, the replayed handler's install() options or None, result
+    files) of the command line."""
     modules = {"--handler": None, "--measured": None, "--against": None, "--ours": "ours",
-               "--only": None, "--files-from": None}
+               "--only": None, "--files-from": None, "--with": None}
     while argv[:1] and argv[0] in modules:
         if len(argv) < 2:
             raise PoolError(f"{argv[0]} needs a value")
         modules[argv[0]], argv = argv[1], argv[2:]
     if modules["--files-from"]:
         argv = listed_files(modules["--files-from"]) + argv
-    for needs in ("--measured", "--against"):
+    for needs in ("--measured", "--against", "--with"):
         if modules[needs] and not modules["--handler"]:
             raise PoolError(f"{needs} needs --handler (the handler to replay)")
     if modules["--ours"] not in ("ours", "candidate"):
         raise PoolError(f"--ours {modules['--ours']}: give ours or candidate")
+    if modules["--with"] is not None and modules["--with"] not in DECIDING:
+        raise PoolError(f"--with {modules['--with']}: give one of {', '.join(DECIDING)}")
     only = modules["--only"]
     if only is not None and only not in SUBSETS:
         raise PoolError(f"--only {only}: give one of {', '.join(SUBSETS)}")
     if not argv:
         raise PoolError("name the result files, or a list of them with --files-from (see --help)")
+    options = {modules["--with"]: True} if modules["--with"] else None
     return (modules["--handler"], modules["--measured"], modules["--against"], modules["--ours"],
-            SUBSETS.get(only), argv)
+            SUBSETS.get(only), options, argv)
 
 
 def main(argv):
@@ -300,14 +310,14 @@ def main(argv):
         print(__doc__.strip())
         return 0
     try:
-        handler, measured, against, ours, only, paths = parse(argv)
+        handler, measured, against, ours, only, options, paths = parse(argv)
         recs = [r for r in records(paths, ours) if only is None or only(r["gemm"])]
         module = handler_module(handler) if handler else None
         measured = handler_decide(measured) if measured else None
-        replay = (replay_table(recs, installed_decide(module), measured, handler_keeps(module))
+        replay = (replay_table(recs, installed_decide(module, options), measured, handler_keeps(module))
                   if module else None)
         other = handler_module(against) if against else None
-        versus = (against_table(recs, installed_decide(module), installed_decide(other), measured,
+        versus = (against_table(recs, installed_decide(module, options), installed_decide(other), measured,
                                 (handler_keeps(module), handler_keeps(other))) if other else None)
     except PoolError as e:
         print(f"holdout_pool: {e}", file=sys.stderr)

@@ -313,7 +313,7 @@ def preview(gemms, handler, options=None):
     """Prints what the handler decides for each GEMM, without torch or a GPU, as its install()
     applies a decision with `options` (the role's `install_options`; `installed_decide`)."""
     counts = {}
-    decide = installed_decide(handler, (options or {}).get("narrow_search", True))
+    decide = installed_decide(handler, options)
     for i, gm in enumerate(gemms):
         kind, names = decide(handler_features(gm))
         counts[kind] = counts.get(kind, 0) + 1
@@ -809,15 +809,22 @@ def load_handler(path):
     return mod
 
 
-def installed_decide(module, narrow_search=True):
-    """`decide` of handler `module` as its `install(narrow_search=...)` applies a decision (the
-    module's `installed`: since the forty-fifth session a linear to a narrow output that the
-    tree gives cuBLAS alone is left to the search by default). A module generated before
-    `installed` existed decides as its tree does."""
+# The install() options that change a decision, not only how a search is timed: what a preview
+# or a replay without torch must apply (`installed_decide`).
+DECIDING = ("narrow_search", "small_bmm_search")
+
+
+def installed_decide(module, options=None):
+    """`decide` of handler `module` as its `install(**options)` applies a decision (the module's
+    `installed`: since the forty-fifth session a linear to a narrow output that the tree gives
+    cuBLAS alone is left to the search by default). Options of DECIDING not in `options` keep
+    the module's defaults. A module generated before `installed` existed decides as its tree
+    does."""
     decide, installed = module.decide, getattr(module, "installed", None)
     if not callable(installed):
         return decide
-    return lambda f: installed(*decide(f), f, narrow_search)
+    chosen = {k: v for k, v in (options or {}).items() if k in DECIDING}
+    return lambda f: installed(*decide(f), f, **chosen)
 
 
 # -- one GEMM --------------------------------------------------------------------------------------
@@ -1327,6 +1334,10 @@ SWITCHES = (
     ("narrow_search", "a linear layer to a narrow output (choices.narrow_linear: MoE routers, "
                       "classifier heads, LoRA's lora_A) that it decides cuBLAS only is left to "
                       "max-autotune (the default of handler modules since the forty-fifth session)"),
+    ("small_bmm_search", "a bmm with a side of at most 64 (choices.small_side_bmm: decode "
+                         "attention, MoE experts over few tokens) that it decides cuBLAS only is "
+                         "left to max-autotune (a candidate of the forty-sixth session, off by "
+                         "default)"),
 )
 
 

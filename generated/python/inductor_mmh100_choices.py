@@ -680,6 +680,10 @@ What a decision does, before any Triton template code is generated (Inductor's
   forty-fifth session) an `extern` decision on a linear layer to a narrow output
   (`narrow_linear`: MoE routers, classifier heads, LoRA's lora_A, low-rank gates) is `default`;
   ``install(narrow_search=False)`` leaves it cuBLAS only.
+- With ``install(small_bmm_search=True)`` (off by default: a candidate, registered in
+  docs/results.md in the forty-sixth session) an `extern` decision on a `bmm` with a side of at
+  most 64 (`small_side_bmm`: decode attention, MoE experts with few tokens, head dims of 64) is
+  `default`.
 - Four `install()` options that failed the checks registered before their data (`one_aten`,
   `narrow_search`, `warm_all`, `decode_search`) were removed in the forty-third session;
   `narrow_search` came back in the forty-fifth, since the re-timing that its recheck lacked has
@@ -921,12 +925,29 @@ def narrow_linear(f):
             and f["m"] <= NARROW_MAX_M)
 
 
-def installed(kind, names, f, narrow_search=True):
+# A `bmm` with a side of at most SMALL_BMM_MAX_SIDE (`small_side_bmm`): a decode step's attention
+# (one query), MoE experts run as `bmm` over few tokens, attention over heads of 64. On the pooled
+# blind sets the shipped handler decides 21 such GEMMs cuBLAS only, and cuBLAS alone is over the
+# bound on 11 of them (forty-sixth session; `scripts/holdout_pool.py --only small-bmm --handler`);
+# `install(small_bmm_search=True)` leaves them to Inductor's list, re-timed. A candidate, off
+# until its blind check (docs/results.md) says otherwise.
+SMALL_BMM_MAX_SIDE = 64
+
+
+def small_side_bmm(f):
+    """Whether features `f` are a `bmm` with a side (m, k or n of one matrix) of at most
+    SMALL_BMM_MAX_SIDE."""
+    return f["op"] == "bmm" and min(f["m"], f["k"], f["n"]) <= SMALL_BMM_MAX_SIDE
+
+
+def installed(kind, names, f, narrow_search=True, small_bmm_search=False):
     """Decision `(kind, names)` on features `f` as `install()` applies it: with `narrow_search`
-    (its default) an `extern` decision on a narrow linear (`narrow_linear`) is `default`. What
-    a replay or a preview of the handler without torch decides with (scripts/holdout_replay.py,
+    (its default) an `extern` decision on a narrow linear (`narrow_linear`) is `default`, and
+    with `small_bmm_search` one on a `bmm` with a small side (`small_side_bmm`). What a replay
+    or a preview of the handler without torch decides with (scripts/holdout_replay.py,
     scripts/inductor_eval.py --dry-run)."""
-    if kind == "extern" and narrow_search and narrow_linear(f):
+    if kind == "extern" and ((narrow_search and narrow_linear(f))
+                             or (small_bmm_search and small_side_bmm(f))):
         return "default", frozenset()
     return kind, names
 
@@ -1044,6 +1065,7 @@ class Runtime:
         self._retimer = None  # the feedback saver of install(retime=True), for uninstall()
         self._factory_key = self.key  # the key installed: `factory_key(retime, ...)`
         self.narrow_search = False  # install(narrow_search=...): narrow linears searched, not extern
+        self.small_bmm_search = False  # install(small_bmm_search=...): the same for small-side bmm
         _RUNTIMES[self.key] = self
 
     # -- statistics and warnings -------------------------------------------------------------
@@ -1119,7 +1141,7 @@ class Runtime:
             return self._error("computing the GEMM's features", e)
         try:
             kind, names = check_decision(self.decide(f))
-            return installed(kind, names, f, self.narrow_search), f
+            return installed(kind, names, f, self.narrow_search, self.small_bmm_search), f
         except Exception as e:  # noqa: BLE001 - never raise into Inductor
             return self._error("deciding", e)
 
@@ -1249,17 +1271,19 @@ class Runtime:
             problems.append(f"it was trained with PyTorch {want_torch} and this is PyTorch {have_torch}")
         return "; ".join(problems) or None
 
-    def factory_key(self, retime, warm_splits=True, warm_no_bias=True, narrow_search=True):
+    def factory_key(self, retime, warm_splits=True, warm_no_bias=True, narrow_search=True,
+                    small_bmm_search=False):
         """The key of the factory `install(retime=..., warm_splits=..., warm_no_bias=...,
-        narrow_search=...)` sets: each changes what Inductor picks, so the cache must tell them
-        apart."""
+        narrow_search=..., small_bmm_search=...)` sets: each changes what Inductor picks, so the
+        cache must tell them apart."""
         return (self.key + ("-retime" if retime else "")
                 + ("-warm-splits" if retime and warm_splits else "")
                 + ("-warm-no-bias" if retime and warm_no_bias else "")
-                + ("-narrow-search" if narrow_search else ""))
+                + ("-narrow-search" if narrow_search else "")
+                + ("-small-bmm-search" if small_bmm_search else ""))
 
     def install(self, align_ptxas=True, retime=True, warm_splits=True, warm_no_bias=True,
-                narrow_search=True):
+                narrow_search=True, small_bmm_search=False):
         """Installs the heuristic for every graph Inductor compiles from now on; True if
         installed, False if refused (the device or PyTorch differ; warned once). With
         `align_ptxas` (the default), this process's Triton also uses the ptxas of Inductor's
@@ -1274,7 +1298,9 @@ class Runtime:
         lowering the re-timing times is timed without the flush too. With `narrow_search` (the
         default since its blind check: docs/results.md, forty-fifth session) a linear layer to
         a narrow output that `decide` gives cuBLAS alone is left to Inductor's list
-        (`narrow_linear`). `uninstall()` undoes all of it."""
+        (`narrow_linear`). With `small_bmm_search` (off by default: a candidate) a `bmm` with a
+        side of at most 64 that `decide` gives cuBLAS alone is left to Inductor's list
+        (`small_side_bmm`). `uninstall()` undoes all of it."""
         if self.active:
             return True
         import torch
@@ -1290,11 +1316,13 @@ class Runtime:
             return False
         prev = config.inductor_choices_class
         flags = (False, True)
-        ours = {self.factory_key(*f) for f in itertools.product(flags, repeat=4)}
+        ours = {self.factory_key(*f) for f in itertools.product(flags, repeat=5)}
         if isinstance(prev, ChoicesFactory) and prev.key in ours:
             prev = prev.prev
-        self._factory_key = self.factory_key(retime, warm_splits, warm_no_bias, narrow_search)
+        self._factory_key = self.factory_key(retime, warm_splits, warm_no_bias, narrow_search,
+                                             small_bmm_search)
         self.narrow_search = bool(narrow_search)
+        self.small_bmm_search = bool(small_bmm_search)
         _RUNTIMES[self._factory_key] = self
         config.inductor_choices_class = ChoicesFactory(self._factory_key, prev)
         slot = virtualized._choices
@@ -1327,6 +1355,7 @@ class Runtime:
             return
         self.active = False
         self.narrow_search = False
+        self.small_bmm_search = False
         config, prev, slot, hook = self._saved
         self._saved = None
         ptxas_restore(self._ptxas)
@@ -1355,9 +1384,11 @@ def _default_runtime():
     return _DEFAULT[0]
 
 
-def install(align_ptxas=True, retime=True, warm_splits=True, warm_no_bias=True, narrow_search=True):
+def install(align_ptxas=True, retime=True, warm_splits=True, warm_no_bias=True, narrow_search=True,
+            small_bmm_search=False):
     """Installs this module's heuristic (see the module docstring); True if installed."""
-    return _default_runtime().install(align_ptxas, retime, warm_splits, warm_no_bias, narrow_search)
+    return _default_runtime().install(align_ptxas, retime, warm_splits, warm_no_bias, narrow_search,
+                                      small_bmm_search)
 
 
 def uninstall():

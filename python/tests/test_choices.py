@@ -354,6 +354,38 @@ class Decisions(unittest.TestCase):
         wide = dict(router, n=4096)
         self.assertEqual(choices.installed("extern", frozenset(), wide), ("extern", frozenset()))
 
+    def test_small_bmm_search_leaves_a_small_side_bmms_cublas_decision_to_the_search(self):
+        rt = choices.Runtime(HEURISTIC, lambda f: ("extern", ()))
+        rt.active = True
+
+        def run(m, k, n):
+            ki = StubInputs([operand(m, k, False, batch=8), operand(k, n, False, batch=8)])
+            tc = {"aten::bmm": iter([ktc("aten::bmm")]), "triton::bmm": iter([ktc("triton::bmm", **TILE)])}
+            with fake_torch():
+                return names(rt.finalize(self.inner, tc, ki, templates_of(tc), "bmm", None))
+        decode = (1, 4096, 128)  # a decode step's attention context: one query
+        self.assertEqual(run(*decode), ["extern_bmm"])  # off by default
+        rt.small_bmm_search = True
+        self.assertEqual(len(run(*decode)), 2)
+        self.assertEqual(run(128, 128, 128), ["extern_bmm"])  # no side of 64 or less
+        self.assertEqual((rt.stats()["extern"], rt.stats()["default"]), (2, 1))
+
+    def test_installed_searches_a_small_side_bmm_only_when_asked(self):
+        decode = {"op": "bmm", "m": 1, "k": 4096, "n": 128}
+        self.assertEqual(choices.installed("extern", frozenset(), decode), ("extern", frozenset()))
+        self.assertEqual(choices.installed("extern", frozenset(), decode, small_bmm_search=True),
+                         ("default", frozenset()))
+        router = {"op": "mm", "m": 4096, "k": 2048, "n": 8}
+        self.assertEqual(choices.installed("extern", frozenset(), router, narrow_search=False,
+                                           small_bmm_search=True), ("extern", frozenset()))
+
+    def test_a_small_side_bmm_has_a_side_of_at_most_64(self):
+        f = {"op": "bmm", "m": 256, "k": 64, "n": 256}
+        self.assertTrue(choices.small_side_bmm(f))
+        self.assertTrue(choices.small_side_bmm(dict(f, k=4096, m=1)))
+        for other in ({"op": "mm"}, {"k": 65}):
+            self.assertFalse(choices.small_side_bmm(f | other), other)
+
     def test_narrow_linear_is_a_linear_to_at_most_64_outputs(self):
         f = {"op": "mm", "m": 16384, "k": 512, "n": 64}
         self.assertTrue(choices.narrow_linear(f))
@@ -741,6 +773,11 @@ class Install(unittest.TestCase):
             self.assertTrue(self.rt.install(retime=False, warm_splits=True, narrow_search=False))  # nothing to re-time
             self.assertEqual((config.inductor_choices_class.key, savers), (plain_key, ["a recorder of picks"]))
             self.rt.uninstall()
+            self.assertTrue(self.rt.install(retime=False, narrow_search=False, small_bmm_search=True))
+            self.assertEqual(config.inductor_choices_class.key, f"{plain_key}-small-bmm-search")
+            self.assertTrue(self.rt.small_bmm_search)
+            self.rt.uninstall()
+            self.assertFalse(self.rt.small_bmm_search)
 
     def test_a_wrapped_handler_has_a_uuid_with_the_heuristics_key(self):
         # PyTorch after 2.11 keys its caches on the configured handler's uuid() and refuses one

@@ -615,6 +615,28 @@ class PoolTest(unittest.TestCase):
             decide = holdout_pool.installed_decide(holdout_replay.handler_module(handler_file(d)))
         self.assertEqual(decide({"m": 8, "n": 16}), ("extern", ()))
 
+    def test_with_replays_the_handler_as_that_install_option_decides(self):
+        with tempfile.TemporaryDirectory() as d:
+            path = handler_file(d)
+            with open(path, "a") as f:
+                f.write("def installed(kind, names, f, narrow_search=True, small_bmm_search=False):\n"
+                        "    return ('default', ()) if kind == 'extern' and small_bmm_search else (kind, names)\n")
+            result = write(d, "a.json", [
+                dict(rec({"none": 0.0104, "max_autotune": 0.01, "max_autotune_ptxas": 0.01}),
+                     autotune_s={"max_autotune": 2.0, "max_autotune_ptxas": 1.0})])
+            texts = []
+            for extra in ([], ["--with", "small_bmm_search"]):
+                out = io.StringIO()
+                with redirect_stdout(out):
+                    self.assertEqual(holdout_pool.main(["--handler", path, *extra, result]), 0)
+                texts.append(out.getvalue())
+            err = io.StringIO()
+            with redirect_stderr(err), redirect_stdout(io.StringIO()):
+                self.assertEqual(holdout_pool.main(["--handler", path, "--with", "retime", result]), 2)
+        self.assertIn("1 cuBLAS only, 0 full list", texts[0])
+        self.assertIn("0 cuBLAS only, 1 full list", texts[1])
+        self.assertIn("--with retime: give one of narrow_search, small_bmm_search", err.getvalue())
+
     def test_a_module_that_is_no_handler_is_named_and_exits_2(self):
         with tempfile.TemporaryDirectory() as d:
             result = write(d, "a.json", [rec({"none": 1.0, "max_autotune": 1.0})])
