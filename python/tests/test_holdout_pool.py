@@ -53,6 +53,16 @@ def handler_file(folder):
     return path
 
 
+def handler_with_installed(folder, body):
+    """HANDLER with an `installed(kind, names, f, narrow_search=True, small_bmm_search=False)`
+    returning `body` (an expression), as a generated module in `folder`; its path."""
+    path = handler_file(folder)
+    with open(path, "a") as f:
+        f.write(f"def installed(kind, names, f, narrow_search=True, small_bmm_search=False):\n"
+                f"    return {body}\n")
+    return path
+
+
 def seen_keep(m):
     """A run's recorded decision: `keep`, made on GEMM `gemm(m)` as the handler saw it."""
     return dict(holdout_records.handler_features(gemm(m)), decision="keep", kept=1)
@@ -603,10 +613,7 @@ class PoolTest(unittest.TestCase):
 
     def test_a_handler_is_replayed_as_install_runs_it_narrow_linears_searched(self):
         with tempfile.TemporaryDirectory() as d:
-            path = handler_file(d)
-            with open(path, "a") as f:
-                f.write("def installed(kind, names, f, narrow_search=True):\n"
-                        "    return ('default', ()) if kind == 'extern' and f['n'] <= 64 else (kind, names)\n")
+            path = handler_with_installed(d, "('default', ()) if kind == 'extern' and f['n'] <= 64 else (kind, names)")
             decide = holdout_pool.installed_decide(holdout_replay.handler_module(path))
         self.assertEqual(decide({"m": 8, "n": 16}), ("default", ()))  # the tree: extern
         self.assertEqual(decide({"m": 8, "n": 128}), ("extern", ()))
@@ -617,10 +624,8 @@ class PoolTest(unittest.TestCase):
 
     def test_with_replays_the_handler_as_that_install_option_decides(self):
         with tempfile.TemporaryDirectory() as d:
-            path = handler_file(d)
-            with open(path, "a") as f:
-                f.write("def installed(kind, names, f, narrow_search=True, small_bmm_search=False):\n"
-                        "    return ('default', ()) if kind == 'extern' and small_bmm_search else (kind, names)\n")
+            searched = "('default', ()) if kind == 'extern' and small_bmm_search else (kind, names)"
+            path = handler_with_installed(d, searched)
             result = write(d, "a.json", [
                 dict(rec({"none": 0.0104, "max_autotune": 0.01, "max_autotune_ptxas": 0.01}),
                      autotune_s={"max_autotune": 2.0, "max_autotune_ptxas": 1.0})])
