@@ -817,7 +817,8 @@ DECIDING = ("narrow_search", "small_bmm_search")
 def installed_decide(module, options=None):
     """`decide` of handler `module` as its `install(**options)` applies a decision (the module's
     `installed`: since the forty-fifth session a linear to a narrow output that the tree gives
-    cuBLAS alone is left to the search by default). Options of DECIDING not in `options` keep
+    cuBLAS alone is left to the search by default, and since the forty-seventh a `bmm` with a
+    small side). Options of DECIDING not in `options` keep
     the module's defaults. A module generated before `installed` existed decides as its tree
     does."""
     decide, installed = module.decide, getattr(module, "installed", None)
@@ -1336,8 +1337,8 @@ SWITCHES = (
                       "max-autotune (the default of handler modules since the forty-fifth session)"),
     ("small_bmm_search", "a bmm with a side of at most 64 (choices.small_side_bmm: decode "
                          "attention, MoE experts over few tokens) that it decides cuBLAS only is "
-                         "left to max-autotune (a candidate of the forty-sixth session, off by "
-                         "default)"),
+                         "left to max-autotune (the default of handler modules since the "
+                         "forty-seventh session)"),
 )
 
 

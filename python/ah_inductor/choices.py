@@ -46,10 +46,10 @@ What a decision does, before any Triton template code is generated (Inductor's
   forty-fifth session) an `extern` decision on a linear layer to a narrow output
   (`narrow_linear`: MoE routers, classifier heads, LoRA's lora_A, low-rank gates) is `default`;
   ``install(narrow_search=False)`` leaves it cuBLAS only.
-- With ``install(small_bmm_search=True)`` (off by default: a candidate, registered in
-  docs/results.md in the forty-sixth session) an `extern` decision on a `bmm` with a side of at
-  most 64 (`small_side_bmm`: decode attention, MoE experts with few tokens, head dims of 64) is
-  `default`.
+- With ``install(small_bmm_search=True)`` (the default since its blind check: docs/results.md,
+  forty-seventh session) an `extern` decision on a `bmm` with a side of at most 64
+  (`small_side_bmm`: decode attention, MoE experts with few tokens, head dims of 64) is
+  `default`; ``install(small_bmm_search=False)`` leaves it cuBLAS only.
 - Four `install()` options that failed the checks registered before their data (`one_aten`,
   `narrow_search`, `warm_all`, `decode_search`) were removed in the forty-third session;
   `narrow_search` came back in the forty-fifth, since the re-timing that its recheck lacked has
@@ -295,8 +295,9 @@ def narrow_linear(f):
 # (one query), MoE experts run as `bmm` over few tokens, attention over heads of 64. On the pooled
 # blind sets the shipped handler decides 21 such GEMMs cuBLAS only, and cuBLAS alone is over the
 # bound on 11 of them (forty-sixth session; `scripts/holdout_pool.py --only small-bmm --handler`);
-# `install(small_bmm_search=True)` leaves them to Inductor's list, re-timed. A candidate, off
-# until its blind check (docs/results.md) says otherwise.
+# `install(small_bmm_search=True)`, the default since its blind check (docs/results.md,
+# forty-seventh session: over on 0 of 19 such GEMMs where cuBLAS alone was over on 9), leaves
+# them to Inductor's list, re-timed.
 SMALL_BMM_MAX_SIDE = 64
 
 
@@ -306,10 +307,10 @@ def small_side_bmm(f):
     return f["op"] == "bmm" and min(f["m"], f["k"], f["n"]) <= SMALL_BMM_MAX_SIDE
 
 
-def installed(kind, names, f, narrow_search=True, small_bmm_search=False):
+def installed(kind, names, f, narrow_search=True, small_bmm_search=True):
     """Decision `(kind, names)` on features `f` as `install()` applies it: with `narrow_search`
-    (its default) an `extern` decision on a narrow linear (`narrow_linear`) is `default`, and
-    with `small_bmm_search` one on a `bmm` with a small side (`small_side_bmm`). What a replay
+    (a default) an `extern` decision on a narrow linear (`narrow_linear`) is `default`, and
+    with `small_bmm_search` (the other) one on a `bmm` with a small side (`small_side_bmm`). What a replay
     or a preview of the handler without torch decides with (scripts/holdout_replay.py,
     scripts/inductor_eval.py --dry-run)."""
     if kind == "extern" and ((narrow_search and narrow_linear(f))
@@ -638,7 +639,7 @@ class Runtime:
         return "; ".join(problems) or None
 
     def factory_key(self, retime, warm_splits=True, warm_no_bias=True, narrow_search=True,
-                    small_bmm_search=False):
+                    small_bmm_search=True):
         """The key of the factory `install(retime=..., warm_splits=..., warm_no_bias=...,
         narrow_search=..., small_bmm_search=...)` sets: each changes what Inductor picks, so the
         cache must tell them apart."""
@@ -649,7 +650,7 @@ class Runtime:
                 + ("-small-bmm-search" if small_bmm_search else ""))
 
     def install(self, align_ptxas=True, retime=True, warm_splits=True, warm_no_bias=True,
-                narrow_search=True, small_bmm_search=False):
+                narrow_search=True, small_bmm_search=True):
         """Installs the heuristic for every graph Inductor compiles from now on; True if
         installed, False if refused (the device or PyTorch differ; warned once). With
         `align_ptxas` (the default), this process's Triton also uses the ptxas of Inductor's
@@ -664,9 +665,10 @@ class Runtime:
         lowering the re-timing times is timed without the flush too. With `narrow_search` (the
         default since its blind check: docs/results.md, forty-fifth session) a linear layer to
         a narrow output that `decide` gives cuBLAS alone is left to Inductor's list
-        (`narrow_linear`). With `small_bmm_search` (off by default: a candidate) a `bmm` with a
-        side of at most 64 that `decide` gives cuBLAS alone is left to Inductor's list
-        (`small_side_bmm`). `uninstall()` undoes all of it."""
+        (`narrow_linear`). With `small_bmm_search` (the default since its blind check:
+        docs/results.md, forty-seventh session) a `bmm` with a side of at most 64 that `decide`
+        gives cuBLAS alone is left to Inductor's list (`small_side_bmm`). `uninstall()` undoes
+        all of it."""
         if self.active:
             return True
         import torch
@@ -751,7 +753,7 @@ def _default_runtime():
 
 
 def install(align_ptxas=True, retime=True, warm_splits=True, warm_no_bias=True, narrow_search=True,
-            small_bmm_search=False):
+            small_bmm_search=True):
     """Installs this module's heuristic (see the module docstring); True if installed."""
     return _default_runtime().install(align_ptxas, retime, warm_splits, warm_no_bias, narrow_search,
                                       small_bmm_search)

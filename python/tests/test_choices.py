@@ -364,17 +364,17 @@ class Decisions(unittest.TestCase):
             with fake_torch():
                 return names(rt.finalize(self.inner, tc, ki, templates_of(tc), "bmm", None))
         decode = (1, 4096, 128)  # a decode step's attention context: one query
-        self.assertEqual(run(*decode), ["extern_bmm"])  # off by default
+        self.assertEqual(run(*decode), ["extern_bmm"])  # off until install() turns it on
         rt.small_bmm_search = True
         self.assertEqual(len(run(*decode)), 2)
         self.assertEqual(run(128, 128, 128), ["extern_bmm"])  # no side of 64 or less
         self.assertEqual((rt.stats()["extern"], rt.stats()["default"]), (2, 1))
 
-    def test_installed_searches_a_small_side_bmm_only_when_asked(self):
+    def test_installed_searches_a_small_side_bmm_by_default(self):
         decode = {"op": "bmm", "m": 1, "k": 4096, "n": 128}
-        self.assertEqual(choices.installed("extern", frozenset(), decode), ("extern", frozenset()))
-        self.assertEqual(choices.installed("extern", frozenset(), decode, small_bmm_search=True),
-                         ("default", frozenset()))
+        self.assertEqual(choices.installed("extern", frozenset(), decode), ("default", frozenset()))
+        self.assertEqual(choices.installed("extern", frozenset(), decode, small_bmm_search=False),
+                         ("extern", frozenset()))
         router = {"op": "mm", "m": 4096, "k": 2048, "n": 8}
         self.assertEqual(choices.installed("extern", frozenset(), router, narrow_search=False,
                                            small_bmm_search=True), ("extern", frozenset()))
@@ -738,19 +738,20 @@ class Install(unittest.TestCase):
             savers = torch._inductor.select_algorithm.get_algorithm_selector_cache().feedback_saver_fns
             savers.append("a recorder of picks")
             config = torch._inductor.config
-            self.assertTrue(self.rt.install(retime=False, narrow_search=False))
+            self.assertTrue(self.rt.install(retime=False, narrow_search=False, small_bmm_search=False))
             plain_key = config.inductor_choices_class.key
             self.assertEqual(savers, ["a recorder of picks"])
-            self.assertFalse(self.rt.narrow_search)
+            self.assertFalse(self.rt.narrow_search or self.rt.small_bmm_search)
             self.rt.uninstall()
-            self.assertTrue(self.rt.install(retime=False))  # narrow linears searched by default
+            self.assertTrue(self.rt.install(retime=False, small_bmm_search=False))  # narrow linears searched by default
             self.assertEqual(config.inductor_choices_class.key, f"{plain_key}-narrow-search")
             self.assertTrue(self.rt.narrow_search)
             self.rt.uninstall()
             self.assertFalse(self.rt.narrow_search)
-            self.assertTrue(self.rt.install())  # re-timed, splits and mm / bmm warm, by default
+            self.assertTrue(self.rt.install())  # re-timed, splits and mm / bmm warm, both searched, by default
             self.assertEqual(config.inductor_choices_class.key,
-                             f"{plain_key}-retime-warm-splits-warm-no-bias-narrow-search")
+                             f"{plain_key}-retime-warm-splits-warm-no-bias-narrow-search-small-bmm-search")
+            self.assertTrue(self.rt.narrow_search and self.rt.small_bmm_search)
             self.assertEqual(savers[1:], ["a recorder of picks"])
             self.assertEqual(type(savers[0]).__name__, "Retimer")
             saver = savers[0]
@@ -759,18 +760,22 @@ class Install(unittest.TestCase):
             self.assertEqual(savers, ["a recorder of picks"])
             self.assertFalse(saver.active)
             self.assertIsNone(config.inductor_choices_class)
-            self.assertTrue(self.rt.install(warm_splits=False, warm_no_bias=False, narrow_search=False))
+            self.assertTrue(self.rt.install(warm_splits=False, warm_no_bias=False, narrow_search=False,
+                                            small_bmm_search=False))
             self.assertEqual(config.inductor_choices_class.key, f"{plain_key}-retime")
             self.assertFalse(savers[0].warm or savers[0].warm_no_bias)
             self.rt.uninstall()
-            self.assertTrue(self.rt.install(warm_no_bias=False, narrow_search=False))
+            self.assertTrue(self.rt.install(warm_no_bias=False, narrow_search=False,
+                                            small_bmm_search=False))
             self.assertEqual(config.inductor_choices_class.key, f"{plain_key}-retime-warm-splits")
             self.assertTrue(savers[0].warm and not savers[0].warm_no_bias)
             self.rt.uninstall()
-            self.assertTrue(self.rt.install(warm_splits=False, narrow_search=False))
+            self.assertTrue(self.rt.install(warm_splits=False, narrow_search=False,
+                                            small_bmm_search=False))
             self.assertEqual(config.inductor_choices_class.key, f"{plain_key}-retime-warm-no-bias")
             self.rt.uninstall()
-            self.assertTrue(self.rt.install(retime=False, warm_splits=True, narrow_search=False))  # nothing to re-time
+            self.assertTrue(self.rt.install(retime=False, warm_splits=True, narrow_search=False,
+                                            small_bmm_search=False))  # nothing to re-time
             self.assertEqual((config.inductor_choices_class.key, savers), (plain_key, ["a recorder of picks"]))
             self.rt.uninstall()
             self.assertTrue(self.rt.install(retime=False, narrow_search=False, small_bmm_search=True))

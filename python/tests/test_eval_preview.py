@@ -72,14 +72,14 @@ class Preview(unittest.TestCase):
                 inductor_eval.preview([router], Handler, options)
             self.assertIn(want, out.getvalue(), options)
 
-    def test_preview_applies_small_bmm_search_when_the_role_is_given_it(self):
+    def test_preview_applies_small_bmm_search_unless_the_role_turns_it_off(self):
         class Handler:
             decide = staticmethod(lambda f: ("extern", ()))
             installed = staticmethod(choices.installed)
 
         decode = dict(inductor_eval.llama_gemms("llama_infer")[0], name="decode context", op="bmm",
                       batch=512, m=1, k=4096, n=128)
-        for options, want in ((None, "-> extern"), ({"small_bmm_search": True}, "-> default"),
+        for options, want in ((None, "-> default"), ({"small_bmm_search": False}, "-> extern"),
                               ({"small_bmm_search": True, "retime": False}, "-> default")):
             out = io.StringIO()
             with redirect_stdout(out):
