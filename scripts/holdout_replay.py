@@ -5,6 +5,7 @@ recorded benchmark, and two handlers side by side on the same GEMMs. Reads resul
 handler modules only (no torch, no GPU).
 """
 
+import inspect
 import os
 import sys
 
@@ -63,11 +64,19 @@ def replayed(recs, decide, measured=None):
     return out
 
 
+def module_globals(decide):
+    """The globals of the handler module `decide` comes from, read through a wrapper
+    (`inductor_eval.installed_decide` wraps it with `functools.wraps`, which sets `__wrapped__`):
+    the runtime's own rules there (`config_name`, `expanded_bias_call`) are what the replay
+    applies. Empty for a callable with no module."""
+    return getattr(inspect.unwrap(decide), "__globals__", None) or {}
+
+
 def drops_pick(r, names, decide, search):
     """Whether a full list without `names` (a "drop" decision of the handler of `decide`, names
     read by its module's `config_name`) drops what the full-list search `search` of record `r`
     picked; True where the record names no pick (the trimmed list is then not replayed)."""
-    name_of = (getattr(decide, "__globals__", None) or {}).get("config_name") or (lambda n: n)
+    name_of = module_globals(decide).get("config_name") or (lambda n: n)
     picks = r.get("picked", {}).get(search, {})
     return not picks or any(name_of(p) in names for p in picks)
 
@@ -83,7 +92,7 @@ def keeps_expanded(decide, f):
     """Whether the handler of `decide` keeps addmm's expanded-bias call for features `f` where
     Inductor offers both (its runtime's `expanded_bias_call`; a module without one keeps the
     1-D call, as Inductor without max-autotune)."""
-    rule = (getattr(decide, "__globals__", None) or {}).get("expanded_bias_call")
+    rule = module_globals(decide).get("expanded_bias_call")
     return bool(callable(rule) and f.get("op") == "addmm" and rule(f))
 
 

@@ -65,6 +65,7 @@ every item; --budget-s skips what would start after the budget, and the end says
 
 import argparse
 import contextlib
+import functools
 import importlib.util
 import json
 import math
@@ -825,7 +826,11 @@ def installed_decide(module, options=None):
     if not callable(installed):
         return decide
     chosen = {k: v for k, v in (options or {}).items() if k in DECIDING}
-    return lambda f: installed(*decide(f), f, **chosen)
+
+    @functools.wraps(decide)  # `__wrapped__`: the replay reads the module's rules through it
+    def applied(f):
+        return installed(*decide(f), f, **chosen)
+    return applied
 
 
 # -- one GEMM --------------------------------------------------------------------------------------

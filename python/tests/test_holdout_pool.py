@@ -622,6 +622,20 @@ class PoolTest(unittest.TestCase):
             decide = holdout_pool.installed_decide(holdout_replay.handler_module(handler_file(d)))
         self.assertEqual(decide({"m": 8, "n": 16}), ("extern", ()))
 
+    def test_the_replay_reads_the_modules_rules_through_installed_decide(self):
+        # The forty-fifth session's `installed_decide` wrapped `decide` in a lambda of
+        # inductor_eval's, and the replay, reading the module's rules from its `__globals__`,
+        # lost them: every strict-fp32 addmm decided cuBLAS only was scored with the 1-D call.
+        with tempfile.TemporaryDirectory() as d:
+            path = handler_with_installed(d, "(kind, names)")
+            with open(path, "a") as f:
+                f.write("def expanded_bias_call(f):\n    return f['k'] > 1000\n"
+                        "def config_name(name):\n    return name.upper()\n")
+            decide = holdout_pool.installed_decide(holdout_replay.handler_module(path))
+        self.assertTrue(holdout_replay.keeps_expanded(decide, {"op": "addmm", "k": 2048}))
+        self.assertFalse(holdout_replay.keeps_expanded(decide, {"op": "addmm", "k": 512}))
+        self.assertEqual(holdout_replay.module_globals(decide)["config_name"]("triton_a"), "TRITON_A")
+
     def test_with_replays_the_handler_as_that_install_option_decides(self):
         with tempfile.TemporaryDirectory() as d:
             searched = "('default', ()) if kind == 'extern' and small_bmm_search else (kind, names)"
