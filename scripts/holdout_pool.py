@@ -87,11 +87,12 @@ cached tokens, n <= 256, a head's width).
 `--only small-bmm`: a `bmm` with a side of at most 64 (choices.small_side_bmm).
 
 `--with OPTION` replays `--handler` as its `install(OPTION=True)` decides (an option that changes
-decisions: narrow_search, small_bmm_search); `--against` stays at its module's defaults, so
-`--handler H.py --with small_bmm_search --against H.py` scores the option on the shipped tree.
+decisions: narrow_search, small_bmm_search), and `--without OPTION` as `install(OPTION=False)`
+does; `--against` stays at its module's defaults, so `--handler H.py --without small_bmm_search
+--against H.py` scores what the option, on by default, changes on the shipped tree.
 
 Usage: scripts/holdout_pool.py [--handler MODULE.py [--measured MEASURED.py] [--against OTHER.py]
-                                                [--with OPTION]]
+                                                [--with OPTION] [--without OPTION]]
                                [--ours ours|candidate] [--only narrow-linears|long-contractions|
                                decode-contexts|small-bmm]
                                [--files-from LIST] [RESULT.json ...] > pooled.md
@@ -276,31 +277,43 @@ SUBSETS = {"narrow-linears": narrow_linear, "long-contractions": long_contractio
            "decode-contexts": decode_context, "small-bmm": small_side_bmm}
 
 
+def replay_options(on, off):
+    """The replayed handler's install() options of `--with on` and `--without off` (either
+    None), or None when neither is given."""
+    options = {}
+    for flag, option, value in (("--with", on, True), ("--without", off, False)):
+        if option is not None and option not in DECIDING:
+            raise PoolError(f"{flag} {option}: give one of {', '.join(DECIDING)}")
+        if option is not None:
+            options[option] = value
+    if on is not None and on == off:
+        raise PoolError(f"--with and --without both name {on}: give it to one of them")
+    return options or None
+
+
 def parse(argv):
     """(handler, measured handler, handler to compare against, the setting counted as ours,
     the subset's predicate or None, the replayed handler's install() options or None, result
     files) of the command line."""
     modules = {"--handler": None, "--measured": None, "--against": None, "--ours": "ours",
-               "--only": None, "--files-from": None, "--with": None}
+               "--only": None, "--files-from": None, "--with": None, "--without": None}
     while argv[:1] and argv[0] in modules:
         if len(argv) < 2:
             raise PoolError(f"{argv[0]} needs a value")
         modules[argv[0]], argv = argv[1], argv[2:]
     if modules["--files-from"]:
         argv = listed_files(modules["--files-from"]) + argv
-    for needs in ("--measured", "--against", "--with"):
+    for needs in ("--measured", "--against", "--with", "--without"):
         if modules[needs] and not modules["--handler"]:
             raise PoolError(f"{needs} needs --handler (the handler to replay)")
     if modules["--ours"] not in ("ours", "candidate"):
         raise PoolError(f"--ours {modules['--ours']}: give ours or candidate")
-    if modules["--with"] is not None and modules["--with"] not in DECIDING:
-        raise PoolError(f"--with {modules['--with']}: give one of {', '.join(DECIDING)}")
+    options = replay_options(modules["--with"], modules["--without"])
     only = modules["--only"]
     if only is not None and only not in SUBSETS:
         raise PoolError(f"--only {only}: give one of {', '.join(SUBSETS)}")
     if not argv:
         raise PoolError("name the result files, or a list of them with --files-from (see --help)")
-    options = {modules["--with"]: True} if modules["--with"] else None
     return (modules["--handler"], modules["--measured"], modules["--against"], modules["--ours"],
             SUBSETS.get(only), options, argv)
 

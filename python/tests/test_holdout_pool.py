@@ -656,6 +656,27 @@ class PoolTest(unittest.TestCase):
         self.assertIn("0 cuBLAS only, 1 full list", texts[1])
         self.assertIn("--with retime: give one of narrow_search, small_bmm_search", err.getvalue())
 
+    def test_without_replays_the_handler_with_that_install_option_off(self):
+        with tempfile.TemporaryDirectory() as d:
+            searched = "('default', ()) if kind == 'extern' and narrow_search else (kind, names)"
+            path = handler_with_installed(d, searched)
+            result = write(d, "a.json", [
+                dict(rec({"none": 0.0104, "max_autotune": 0.01, "max_autotune_ptxas": 0.01}),
+                     autotune_s={"max_autotune": 2.0, "max_autotune_ptxas": 1.0})])
+            texts = []
+            for extra in ([], ["--without", "narrow_search"]):
+                out = io.StringIO()
+                with redirect_stdout(out):
+                    self.assertEqual(holdout_pool.main(["--handler", path, *extra, result]), 0)
+                texts.append(out.getvalue())
+            err = io.StringIO()
+            both = ["--with", "narrow_search", "--without", "narrow_search"]
+            with redirect_stderr(err), redirect_stdout(io.StringIO()):
+                self.assertEqual(holdout_pool.main(["--handler", path, *both, result]), 2)
+        self.assertIn("0 cuBLAS only, 1 full list", texts[0])
+        self.assertIn("1 cuBLAS only, 0 full list", texts[1])
+        self.assertIn("--with and --without both name narrow_search", err.getvalue())
+
     def test_a_module_that_is_no_handler_is_named_and_exits_2(self):
         with tempfile.TemporaryDirectory() as d:
             result = write(d, "a.json", [rec({"none": 1.0, "max_autotune": 1.0})])
