@@ -1107,7 +1107,13 @@ def load_workload_file(path):
     return name
 
 
-def measure_e2e(ind, workload, settings, out_of_time):
+def measure_e2e(ind, workload, settings, out_of_time, progress=None):
+    """Compile time and step time of `workload` under each setting, none first, the steps timed
+    alternated at the end. `progress(rec, line)`, when given, gets the record so far and a line
+    saying what happened as each setting starts and ends, so that a run cut inside a compile
+    (max-autotune's can outlast a device call) keeps the compile times before it and names the
+    setting it was in (`rec["compiling"]`)."""
+    tell = progress or (lambda rec, line: None)
     torch = ind.torch
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.manual_seed(0)
@@ -1123,6 +1129,8 @@ def measure_e2e(ind, workload, settings, out_of_time):
             rec.setdefault("not_run", []).append(s)
             continue
         ind.fresh()
+        rec["compiling"] = s
+        tell(rec, f"{workload}: compiling {s}")
         with ind.setting(s, rec) as options, failure(ind, rec, s):
             first, step = make(torch, model, options)
             rec["compile_s"][s] = ind.timed_first_call(first)
@@ -1135,6 +1143,9 @@ def measure_e2e(ind, workload, settings, out_of_time):
                 torch.cuda.synchronize()
                 rec["timing"][s] = f"eager right after compile ({type(e).__name__}: {str(e)[:200]})"
                 eager[s] = ind.alternate({s: step}, 1)[s]
+        del rec["compiling"]
+        done = f"compiled in {rec['compile_s'][s]:.1f} s" if s in rec["compile_s"] else "failed"
+        tell(rec, f"{workload}: {s} {done}")
     ind.fresh()
     rec["step_ms"] = dict(eager, **ind.alternate(replays, 1)) if replays else dict(eager)
     if "none" in rec["compile_s"]:
@@ -1202,8 +1213,10 @@ def e2e_table(w, r):
     lines = [f"| {w} | compile s | step ms | GEMM lowerings | autotuned | timing |", "|---|---|---|---|---|---|"]
     for s in r["compile_s"]:
         lines.append(f"| {s} | {r['compile_s'][s]:.1f} | {fmt(r.get('step_ms', {}).get(s))} | "
-                     f"{r['lowerings'].get(s)} | {r['autotuned'].get(s)} | {r['timing'].get(s)} |")
+                     f"{r.get('lowerings', {}).get(s)} | {r.get('autotuned', {}).get(s)} | {r['timing'].get(s)} |")
     failed = [f"{w} {s} failed: {e}" for s, e in r.get("errors", {}).items()]
+    if "compiling" in r:
+        failed.append(f"{w}: the run was cut inside {r['compiling']}'s compile (no step timed)")
     lines += [""] + failed if failed else []
     for s in HANDLED:
         if r.get(f"{s}_stats"):
@@ -1432,7 +1445,8 @@ def main(argv=None):
                 if w == "gemms":
                     results.data["gemms"].append(measure_gemm(ind, item, a.settings, out_of_time))
                 else:
-                    results.data["e2e"][w] = measure_e2e(ind, w, a.settings, out_of_time)
+                    results.data["e2e"][w] = measure_e2e(ind, w, a.settings, out_of_time,
+                                                         e2e_progress(results, w, t0))
             except Exception as e:  # noqa: BLE001 - recorded; the next item still runs
                 ind.fresh()
                 results.data["skipped"].append(f"{label}: {type(e).__name__}: {str(e)[:300]}")
@@ -1444,6 +1458,16 @@ def main(argv=None):
         print(f"\n{note}")
         print(f"inductor_eval: {note}", file=sys.stderr)
     return 0
+
+
+def e2e_progress(results, workload, t0):
+    """`measure_e2e`'s progress: the record so far saved as the workload's, the line to stderr
+    with the seconds since `t0`."""
+    def progress(rec, line):
+        results.data["e2e"][workload] = rec
+        results.save()
+        print(f"[{time.perf_counter() - t0:7.1f}s] {line}", file=sys.stderr, flush=True)
+    return progress
 
 
 def budget_note(late, gemms_path):
