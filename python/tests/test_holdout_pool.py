@@ -636,46 +636,41 @@ class PoolTest(unittest.TestCase):
         self.assertFalse(holdout_replay.keeps_expanded(decide, {"op": "addmm", "k": 512}))
         self.assertEqual(holdout_replay.module_globals(decide)["config_name"]("triton_a"), "TRITON_A")
 
-    def test_with_replays_the_handler_as_that_install_option_decides(self):
+    def replay_with_options(self, searched, runs, refused):
+        """The pool's stdout for each extra argument list of `runs`, and its stderr for
+        `refused` (which must exit 2), replaying a handler whose `installed` returns `searched`
+        on one GEMM the tree decides cuBLAS only."""
         with tempfile.TemporaryDirectory() as d:
-            searched = "('default', ()) if kind == 'extern' and small_bmm_search else (kind, names)"
             path = handler_with_installed(d, searched)
             result = write(d, "a.json", [
                 dict(rec({"none": 0.0104, "max_autotune": 0.01, "max_autotune_ptxas": 0.01}),
                      autotune_s={"max_autotune": 2.0, "max_autotune_ptxas": 1.0})])
             texts = []
-            for extra in ([], ["--with", "small_bmm_search"]):
+            for extra in runs:
                 out = io.StringIO()
                 with redirect_stdout(out):
                     self.assertEqual(holdout_pool.main(["--handler", path, *extra, result]), 0)
                 texts.append(out.getvalue())
             err = io.StringIO()
             with redirect_stderr(err), redirect_stdout(io.StringIO()):
-                self.assertEqual(holdout_pool.main(["--handler", path, "--with", "retime", result]), 2)
+                self.assertEqual(holdout_pool.main(["--handler", path, *refused, result]), 2)
+        return texts, err.getvalue()
+
+    def test_with_replays_the_handler_as_that_install_option_decides(self):
+        texts, err = self.replay_with_options(
+            "('default', ()) if kind == 'extern' and small_bmm_search else (kind, names)",
+            ([], ["--with", "small_bmm_search"]), ["--with", "retime"])
         self.assertIn("1 cuBLAS only, 0 full list", texts[0])
         self.assertIn("0 cuBLAS only, 1 full list", texts[1])
-        self.assertIn("--with retime: give one of narrow_search, small_bmm_search", err.getvalue())
+        self.assertIn("--with retime: give one of narrow_search, small_bmm_search", err)
 
     def test_without_replays_the_handler_with_that_install_option_off(self):
-        with tempfile.TemporaryDirectory() as d:
-            searched = "('default', ()) if kind == 'extern' and narrow_search else (kind, names)"
-            path = handler_with_installed(d, searched)
-            result = write(d, "a.json", [
-                dict(rec({"none": 0.0104, "max_autotune": 0.01, "max_autotune_ptxas": 0.01}),
-                     autotune_s={"max_autotune": 2.0, "max_autotune_ptxas": 1.0})])
-            texts = []
-            for extra in ([], ["--without", "narrow_search"]):
-                out = io.StringIO()
-                with redirect_stdout(out):
-                    self.assertEqual(holdout_pool.main(["--handler", path, *extra, result]), 0)
-                texts.append(out.getvalue())
-            err = io.StringIO()
-            both = ["--with", "narrow_search", "--without", "narrow_search"]
-            with redirect_stderr(err), redirect_stdout(io.StringIO()):
-                self.assertEqual(holdout_pool.main(["--handler", path, *both, result]), 2)
+        texts, err = self.replay_with_options(
+            "('default', ()) if kind == 'extern' and narrow_search else (kind, names)",
+            ([], ["--without", "narrow_search"]), ["--with", "narrow_search", "--without", "narrow_search"])
         self.assertIn("0 cuBLAS only, 1 full list", texts[0])
         self.assertIn("1 cuBLAS only, 0 full list", texts[1])
-        self.assertIn("--with and --without both name narrow_search", err.getvalue())
+        self.assertIn("--with and --without both name narrow_search", err)
 
     def test_a_module_that_is_no_handler_is_named_and_exits_2(self):
         with tempfile.TemporaryDirectory() as d:
