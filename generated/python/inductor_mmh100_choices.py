@@ -943,10 +943,10 @@ def small_side_bmm(f):
 
 def installed(kind, names, f, narrow_search=True, small_bmm_search=True):
     """Decision `(kind, names)` on features `f` as `install()` applies it: with `narrow_search`
-    (a default) an `extern` decision on a narrow linear (`narrow_linear`) is `default`, and
-    with `small_bmm_search` (the other) one on a `bmm` with a small side (`small_side_bmm`). What a replay
-    or a preview of the handler without torch decides with (scripts/holdout_replay.py,
-    scripts/inductor_eval.py --dry-run)."""
+    an `extern` decision on a narrow linear (`narrow_linear`) is `default`, and with
+    `small_bmm_search` one on a `bmm` with a small side (`small_side_bmm`); both are on by
+    default. What a replay or a preview of the handler without torch decides with
+    (scripts/holdout_replay.py, scripts/inductor_eval.py --dry-run)."""
     if kind == "extern" and ((narrow_search and narrow_linear(f))
                              or (small_bmm_search and small_side_bmm(f))):
         return "default", frozenset()
