@@ -26,12 +26,12 @@
 4. With `--handler MODULE.py`: what would another handler have done on these GEMMs, without a
    GPU? First, on every record (cuBLAS only was measured on each): where it decides cuBLAS
    only, how often that one call is over the bound. Then its decisions, as its install() makes
-   them by default (a narrow linear the tree gives cuBLAS alone is searched since the
-   forty-fifth session), are replayed on the runs that
-   searched the full list twice, where each outcome was measured: `extern` ran as `none` (cuBLAS, the one choice Inductor then takes;
-   for an addmm where the handler's runtime keeps the expanded-bias call instead of the 1-D
-   one `none` ran, `none` scaled by the two calls' eager twins in data/addmm_bias_*.jsonl, and
-   not replayed where they were not timed),
+   them by default (a narrow linear or a small-side `bmm` the tree gives cuBLAS alone is
+   searched, since the forty-fifth and forty-seventh sessions), are replayed on the runs that
+   searched the full list twice, where each outcome was measured: `extern` ran as `none`
+   (cuBLAS, the one choice Inductor then takes; for an addmm where the handler's runtime keeps
+   the expanded-bias call instead of the 1-D one `none` ran, `none` scaled by the two calls'
+   eager twins in data/addmm_bias_*.jsonl, and not replayed where they were not timed),
    `default` as the second search, `max_autotune_ptxas` (the full list with ptxas aligned, as
    the handler's install() runs it; an outcome measured apart from the bound's), or, where the
    run measured it, as that search re-timed, `max_autotune_retime` (as install() runs it since
@@ -282,10 +282,11 @@ def replay_options(on, off):
     None), or None when neither is given."""
     options = {}
     for flag, option, value in (("--with", on, True), ("--without", off, False)):
-        if option is not None and option not in DECIDING:
+        if option is None:
+            continue
+        if option not in DECIDING:
             raise PoolError(f"{flag} {option}: give one of {', '.join(DECIDING)}")
-        if option is not None:
-            options[option] = value
+        options[option] = value
     if on is not None and on == off:
         raise PoolError(f"--with and --without both name {on}: give it to one of them")
     return options or None
@@ -326,11 +327,11 @@ def main(argv):
         handler, measured, against, ours, only, options, paths = parse(argv)
         recs = [r for r in records(paths, ours) if only is None or only(r["gemm"])]
         module = handler_module(handler) if handler else None
+        decide = installed_decide(module, options) if module else None
         measured = handler_decide(measured) if measured else None
-        replay = (replay_table(recs, installed_decide(module, options), measured, handler_keeps(module))
-                  if module else None)
+        replay = replay_table(recs, decide, measured, handler_keeps(module)) if module else None
         other = handler_module(against) if against else None
-        versus = (against_table(recs, installed_decide(module, options), installed_decide(other), measured,
+        versus = (against_table(recs, decide, installed_decide(other), measured,
                                 (handler_keeps(module), handler_keeps(other))) if other else None)
     except PoolError as e:
         print(f"holdout_pool: {e}", file=sys.stderr)
