@@ -1356,6 +1356,9 @@ SWITCHES = (
                          "attention, MoE experts over few tokens) that it decides cuBLAS only is "
                          "left to max-autotune (the default of handler modules since the "
                          "forty-seventh session)"),
+    ("one_aten_search", "the lists it leaves to max-autotune keep one ATen choice, the one it keeps "
+                        "when it decides cuBLAS only (addmm's two cuBLAS calls: the bias rule's, "
+                        "choices.one_aten; a candidate of the forty-eighth session, off by default)"),
 )
 
 

@@ -684,6 +684,10 @@ What a decision does, before any Triton template code is generated (Inductor's
   forty-seventh session) an `extern` decision on a `bmm` with a side of at most 64
   (`small_side_bmm`: decode attention, MoE experts with few tokens, head dims of 64) is
   `default`; ``install(small_bmm_search=False)`` leaves it cuBLAS only.
+- With ``install(one_aten_search=True)`` (off by default: a candidate, docs/results.md,
+  forty-eighth session) `default` and `drop` keep only `one_aten`'s ATen choice, as `extern`
+  and `keep` do: of addmm's two cuBLAS calls, the one the bias rule (`expanded_bias_call`)
+  picks, not the one Inductor's benchmark or the re-timing reads faster.
 - Four `install()` options that failed the checks registered before their data (`one_aten`,
   `narrow_search`, `warm_all`, `decode_search`) were removed in the forty-third session;
   `narrow_search` came back in the forty-fifth, since the re-timing that its recheck lacked has
@@ -1067,6 +1071,7 @@ class Runtime:
         self._factory_key = self.key  # the key installed: `factory_key(retime, ...)`
         self.narrow_search = False  # install(narrow_search=...): narrow linears searched, not extern
         self.small_bmm_search = False  # install(small_bmm_search=...): the same for small-side bmm
+        self.one_aten_search = False  # install(one_aten_search=...): one ATen choice in searches
         _RUNTIMES[self.key] = self
 
     # -- statistics and warnings -------------------------------------------------------------
@@ -1126,9 +1131,9 @@ class Runtime:
         if kind == "keep":
             return self._keep(result, frozenset(sized_configs(names, f["m"], f["n"], f["k"])), f)
         if kind == "drop":
-            return self._drop(result, names)
+            return self._searched(self._drop(result, names), f)
         self.count("default")
-        return result
+        return self._searched(result, f)
 
     def _decision(self, kernel_inputs, op):
         """((kind, names), features), or None (counted) when the features or the decision
@@ -1190,6 +1195,19 @@ class Runtime:
         def kept_if():
             return lambda c: is_aten(c.template.uid) or config_name(ktc_name(c)) not in names
         return self._narrow(result, "drop", kept_if)
+
+    def _searched(self, result, f):
+        """A list left to Inductor's search (`default`, `drop`): with
+        install(one_aten_search=True), without the ATen choices other than `one_aten`'s; else, or
+        where naming them fails, `result` itself."""
+        if not self.one_aten_search:
+            return result
+        try:
+            keep = one_aten([c.template.uid for c in result], f)
+            return [c for c in result if c.template.uid == keep or not is_aten(c.template.uid)]
+        except Exception as e:  # noqa: BLE001 - never raise into Inductor
+            self._error("naming the choices", e)
+            return result
 
     def _narrow(self, result, kind, kept_if, unfit=None):
         """Inductor's `result` narrowed to the choices the test `kept_if()` makes keeps, counted
@@ -1273,18 +1291,19 @@ class Runtime:
         return "; ".join(problems) or None
 
     def factory_key(self, retime, warm_splits=True, warm_no_bias=True, narrow_search=True,
-                    small_bmm_search=True):
+                    small_bmm_search=True, one_aten_search=False):
         """The key of the factory `install(retime=..., warm_splits=..., warm_no_bias=...,
-        narrow_search=..., small_bmm_search=...)` sets: each changes what Inductor picks, so the
-        cache must tell them apart."""
+        narrow_search=..., small_bmm_search=..., one_aten_search=...)` sets: each changes what
+        Inductor picks, so the cache must tell them apart."""
         return (self.key + ("-retime" if retime else "")
                 + ("-warm-splits" if retime and warm_splits else "")
                 + ("-warm-no-bias" if retime and warm_no_bias else "")
                 + ("-narrow-search" if narrow_search else "")
-                + ("-small-bmm-search" if small_bmm_search else ""))
+                + ("-small-bmm-search" if small_bmm_search else "")
+                + ("-one-aten-search" if one_aten_search else ""))
 
     def install(self, align_ptxas=True, retime=True, warm_splits=True, warm_no_bias=True,
-                narrow_search=True, small_bmm_search=True):
+                narrow_search=True, small_bmm_search=True, one_aten_search=False):
         """Installs the heuristic for every graph Inductor compiles from now on; True if
         installed, False if refused (the device or PyTorch differ; warned once). With
         `align_ptxas` (the default), this process's Triton also uses the ptxas of Inductor's
@@ -1301,8 +1320,10 @@ class Runtime:
         a narrow output that `decide` gives cuBLAS alone is left to Inductor's list
         (`narrow_linear`). With `small_bmm_search` (the default since its blind check:
         docs/results.md, forty-seventh session) a `bmm` with a side of at most 64 that `decide`
-        gives cuBLAS alone is left to Inductor's list (`small_side_bmm`). `uninstall()` undoes
-        all of it."""
+        gives cuBLAS alone is left to Inductor's list (`small_side_bmm`). With `one_aten_search`
+        (off by default: a candidate, docs/results.md, forty-eighth session) the lists left to
+        Inductor's search keep one ATen choice, `one_aten`'s, as `extern` and `keep` do.
+        `uninstall()` undoes all of it."""
         if self.active:
             return True
         import torch
@@ -1318,13 +1339,14 @@ class Runtime:
             return False
         prev = config.inductor_choices_class
         flags = (False, True)
-        ours = {self.factory_key(*f) for f in itertools.product(flags, repeat=5)}
+        ours = {self.factory_key(*f) for f in itertools.product(flags, repeat=6)}
         if isinstance(prev, ChoicesFactory) and prev.key in ours:
             prev = prev.prev
         self._factory_key = self.factory_key(retime, warm_splits, warm_no_bias, narrow_search,
-                                             small_bmm_search)
+                                             small_bmm_search, one_aten_search)
         self.narrow_search = bool(narrow_search)
         self.small_bmm_search = bool(small_bmm_search)
+        self.one_aten_search = bool(one_aten_search)
         _RUNTIMES[self._factory_key] = self
         config.inductor_choices_class = ChoicesFactory(self._factory_key, prev)
         slot = virtualized._choices
@@ -1358,6 +1380,7 @@ class Runtime:
         self.active = False
         self.narrow_search = False
         self.small_bmm_search = False
+        self.one_aten_search = False
         config, prev, slot, hook = self._saved
         self._saved = None
         ptxas_restore(self._ptxas)
@@ -1387,10 +1410,10 @@ def _default_runtime():
 
 
 def install(align_ptxas=True, retime=True, warm_splits=True, warm_no_bias=True, narrow_search=True,
-            small_bmm_search=True):
+            small_bmm_search=True, one_aten_search=False):
     """Installs this module's heuristic (see the module docstring); True if installed."""
     return _default_runtime().install(align_ptxas, retime, warm_splits, warm_no_bias, narrow_search,
-                                      small_bmm_search)
+                                      small_bmm_search, one_aten_search)
 
 
 def uninstall():

@@ -472,6 +472,28 @@ class Decisions(unittest.TestCase):
         out = self.run_op(fp32, op="addmm", tc=self.addmm_choices(poison=True), allow_tf32=True)
         self.assertEqual(names(out), ["extern_bias_addmm"])  # TF32: more than 16 tiles
 
+    def test_one_aten_search_keeps_the_bias_rules_call_in_the_lists_left_to_the_search(self):
+        both = ["extern_addmm", "extern_bias_addmm"]
+        for kind, names_ in (("default", ()), ("drop", ("nothing_offered",))):
+            rt = choices.Runtime(HEURISTIC, lambda f, kind=kind, names_=names_: (kind, names_))
+            rt.active = True
+
+            def run(m, dtype="torch.float16"):
+                tc = self.addmm_choices()
+                with fake_torch():
+                    out = names(rt.finalize(self.inner, tc, self.addmm_inputs(m, dtype), templates_of(tc),
+                                            "addmm", None))
+                return sorted(n for n in out if n.startswith("extern")), len(out)
+            self.assertEqual(run(512), (both, 5))  # off by default: both calls searched
+            rt.one_aten_search = True
+            self.assertEqual(run(512), (["extern_bias_addmm"], 4))  # 16-bit: the 1-D call
+            self.assertEqual(run(16, "torch.float32"), (["extern_addmm"], 4))  # k long per tile
+            self.assertEqual(run(512, "torch.float32"), (["extern_bias_addmm"], 4))  # on the bound
+            self.assertEqual(rt.stats()[kind], 4)
+        rt.one_aten_search = True
+        out = self.run_op(mm_inputs(8192, 4096, 4096))  # one ATen choice offered: all kept
+        self.assertEqual(len(out), 4)
+
     def test_aten_first_takes_the_expanded_call_only_inside_its_region(self):
         both = ["aten::addmm", "aten::bias_addmm"]
         per_tile = choices.EXPANDED_BIAS_K_PER_TILE
@@ -783,6 +805,13 @@ class Install(unittest.TestCase):
             self.assertTrue(self.rt.small_bmm_search)
             self.rt.uninstall()
             self.assertFalse(self.rt.small_bmm_search)
+            self.assertFalse(self.rt.one_aten_search)  # off by default
+            self.assertTrue(self.rt.install(retime=False, narrow_search=False, small_bmm_search=False,
+                                            one_aten_search=True))
+            self.assertEqual(config.inductor_choices_class.key, f"{plain_key}-one-aten-search")
+            self.assertTrue(self.rt.one_aten_search)
+            self.rt.uninstall()
+            self.assertFalse(self.rt.one_aten_search)
 
     def test_a_wrapped_handler_has_a_uuid_with_the_heuristics_key(self):
         # PyTorch after 2.11 keys its caches on the configured handler's uuid() and refuses one
