@@ -1358,7 +1358,8 @@ SWITCHES = (
                          "forty-seventh session)"),
     ("one_aten_search", "the lists it leaves to max-autotune keep one ATen choice, the one it keeps "
                         "when it decides cuBLAS only (addmm's two cuBLAS calls: the bias rule's, "
-                        "choices.one_aten; a candidate of the forty-eighth session, off by default)"),
+                        "choices.one_aten; the default of handler modules since the forty-eighth "
+                        "session)"),
 )
 
 

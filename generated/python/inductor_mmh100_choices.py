@@ -684,10 +684,12 @@ What a decision does, before any Triton template code is generated (Inductor's
   forty-seventh session) an `extern` decision on a `bmm` with a side of at most 64
   (`small_side_bmm`: decode attention, MoE experts with few tokens, head dims of 64) is
   `default`; ``install(small_bmm_search=False)`` leaves it cuBLAS only.
-- With ``install(one_aten_search=True)`` (off by default: a candidate, docs/results.md,
+- With ``install(one_aten_search=True)`` (the default since its blind check: docs/results.md,
   forty-eighth session) `default` and `drop` keep only `one_aten`'s ATen choice, as `extern`
   and `keep` do: of addmm's two cuBLAS calls, the one the bias rule (`expanded_bias_call`)
-  picks, not the one Inductor's benchmark or the re-timing reads faster.
+  picks, not the one Inductor's benchmark or the re-timing reads faster (neither sees the
+  copy of the bias into the output that the expanded call makes in compiled truth);
+  ``install(one_aten_search=False)`` leaves both to the search.
 - Four `install()` options that failed the checks registered before their data (`one_aten`,
   `narrow_search`, `warm_all`, `decode_search`) were removed in the forty-third session;
   `narrow_search` came back in the forty-fifth, since the re-timing that its recheck lacked has
@@ -1291,7 +1293,7 @@ class Runtime:
         return "; ".join(problems) or None
 
     def factory_key(self, retime, warm_splits=True, warm_no_bias=True, narrow_search=True,
-                    small_bmm_search=True, one_aten_search=False):
+                    small_bmm_search=True, one_aten_search=True):
         """The key of the factory `install(retime=..., warm_splits=..., warm_no_bias=...,
         narrow_search=..., small_bmm_search=..., one_aten_search=...)` sets: each changes what
         Inductor picks, so the cache must tell them apart."""
@@ -1303,7 +1305,7 @@ class Runtime:
                 + ("-one-aten-search" if one_aten_search else ""))
 
     def install(self, align_ptxas=True, retime=True, warm_splits=True, warm_no_bias=True,
-                narrow_search=True, small_bmm_search=True, one_aten_search=False):
+                narrow_search=True, small_bmm_search=True, one_aten_search=True):
         """Installs the heuristic for every graph Inductor compiles from now on; True if
         installed, False if refused (the device or PyTorch differ; warned once). With
         `align_ptxas` (the default), this process's Triton also uses the ptxas of Inductor's
@@ -1321,8 +1323,8 @@ class Runtime:
         (`narrow_linear`). With `small_bmm_search` (the default since its blind check:
         docs/results.md, forty-seventh session) a `bmm` with a side of at most 64 that `decide`
         gives cuBLAS alone is left to Inductor's list (`small_side_bmm`). With `one_aten_search`
-        (off by default: a candidate, docs/results.md, forty-eighth session) the lists left to
-        Inductor's search keep one ATen choice, `one_aten`'s, as `extern` and `keep` do.
+        (the default since its blind check: docs/results.md, forty-eighth session) the lists
+        left to Inductor's search keep one ATen choice, `one_aten`'s, as `extern` and `keep` do.
         `uninstall()` undoes all of it."""
         if self.active:
             return True
@@ -1410,7 +1412,7 @@ def _default_runtime():
 
 
 def install(align_ptxas=True, retime=True, warm_splits=True, warm_no_bias=True, narrow_search=True,
-            small_bmm_search=True, one_aten_search=False):
+            small_bmm_search=True, one_aten_search=True):
     """Installs this module's heuristic (see the module docstring); True if installed."""
     return _default_runtime().install(align_ptxas, retime, warm_splits, warm_no_bias, narrow_search,
                                       small_bmm_search, one_aten_search)
