@@ -693,7 +693,8 @@ What a decision does, before any Triton template code is generated (Inductor's
 - Four `install()` options that failed the checks registered before their data (`one_aten`,
   `narrow_search`, `warm_all`, `decode_search`) were removed in the forty-third session;
   `narrow_search` came back in the forty-fifth, since the re-timing that its recheck lacked has
-  shipped, and passed a blind check. docs/inductor.md says what each did and what it measured.
+  shipped, and passed a blind check; `one_aten` in the forty-eighth as `one_aten_search`, which
+  passed one too. docs/inductor.md says what each did and what it measured.
 
 `install()` reaches every graph, the backward graph compiled in autograd's thread included:
 it sets ``torch._inductor.config.inductor_choices_class`` to a `ChoicesFactory` (handlers made
