@@ -19,19 +19,19 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
 
-from ah_inductor.choices import one_aten  # noqa: E402 - the rule has one owner
+from ah_inductor.choices import expanded_bias_call  # noqa: E402 - the rule has one owner
 from holdout_pool import listed_files  # noqa: E402 - the list file's format has one owner
 from holdout_records import ADDMM_CALLS, PoolError, decided, features_of, records, shape_of  # noqa: E402
+from holdout_replay import cublas_ms  # noqa: E402 - how a kept cuBLAS call ran has one owner
 from inductor_eval import SLOW_FLAG, best_ms  # noqa: E402 - the bound has one owner
 
 SEARCHED = ("full list", "full list trimmed")
-# The uids of addmm's two ATen templates, in ADDMM_CALLS' order (their choices' names).
-UIDS = ("aten::addmm", "aten::bias_addmm")
 
 
 def rules_call(r):
-    """The ATen call (a name of ADDMM_CALLS) the bias rule keeps for record `r`'s addmm."""
-    return ADDMM_CALLS[UIDS.index(one_aten(list(UIDS), features_of(r)))]
+    """The ATen call (a name of ADDMM_CALLS: the expanded-bias call, the 1-D one) the bias rule
+    keeps for record `r`'s addmm."""
+    return ADDMM_CALLS[0] if expanded_bias_call(features_of(r)) else ADDMM_CALLS[1]
 
 
 def other_picks(recs):
@@ -44,8 +44,7 @@ def other_picks(recs):
             continue
         rule = rules_call(r)
         if picked[0] != rule:
-            ms = r["run_ms"]["none"] if rule == "extern_bias_addmm" else r.get("expanded_ms")
-            out.append((r, picked[0], rule, ms))
+            out.append((r, picked[0], rule, cublas_ms(r, rule)))
     return out
 
 
