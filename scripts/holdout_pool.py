@@ -85,16 +85,18 @@ PyTorch 2.11's Inductor offers `decompose_k`'s splits (`triton.decompose_k_thres
 `--only decode-contexts`: a decode step's attention context `bmm` (m <= 1 per matrix, k >= 1024
 cached tokens, n <= 256, a head's width).
 `--only small-bmm`: a `bmm` with a side of at most 64 (choices.small_side_bmm).
+`--only bias-heads`: a half-precision `addmm` over 128-256 rows with k >= 2048 and n <= 4096
+(choices.bias_head: classifier heads at a batch of 128-256).
 
 `--with OPTION` replays `--handler` as its `install(OPTION=True)` decides (an option that changes
-decisions: narrow_search, small_bmm_search), and `--without OPTION` as `install(OPTION=False)`
+decisions: narrow_search, small_bmm_search, bias_head_search), and `--without OPTION` as `install(OPTION=False)`
 does; `--against` stays at its module's defaults, so `--handler H.py --without small_bmm_search
 --against H.py` scores what the option, on by default, changes on the shipped tree.
 
 Usage: scripts/holdout_pool.py [--handler MODULE.py [--measured MEASURED.py] [--against OTHER.py]
                                                 [--with OPTION] [--without OPTION]]
                                [--ours ours|candidate] [--only narrow-linears|long-contractions|
-                               decode-contexts|small-bmm]
+                               decode-contexts|small-bmm|bias-heads]
                                [--files-from LIST] [RESULT.json ...] > pooled.md
 """
 
@@ -105,13 +107,13 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
 
-from ah_inductor.choices import narrow_linear, small_side_bmm  # noqa: E402 - each kind has one owner
+from ah_inductor.choices import bias_head, narrow_linear, small_side_bmm  # noqa: E402 - each kind has one owner
 from holdout_records import (  # noqa: E402 - the records and the bound's tallies
     LABELS, RETIMED, SECOND, PoolError, decided, fmt_tally, misses_table, records, shape_of, shown_settings,
     tally, twice)
 from holdout_replay import (  # noqa: E402 - questions 4 and 5
     against_table, handler_decide, handler_keeps, handler_module, replay_table)
-from inductor_eval import DECIDING, SLOW_FLAG, geomean, installed_decide  # noqa: E402 - one owner each
+from inductor_eval import DECIDING, SLOW_FLAG, geomean, handler_features, installed_decide  # noqa: E402 - one owner each
 
 # Bands of cuBLAS's compiled run time, ms: a few microseconds, where Inductor's benchmark
 # misreads cuBLAS (docs/inductor.md), up to GEMMs of milliseconds.
@@ -273,8 +275,14 @@ def decode_context(f):
     return f["op"] == "bmm" and f["m"] <= 1 and f["k"] >= DECODE_MIN_K and f["n"] <= DECODE_MAX_N
 
 
+def biased_head(g):
+    """Whether GEMM `g` (a result file's description) is a half-precision biased head
+    (choices.bias_head, which reads the handler's features)."""
+    return bias_head(handler_features(g))
+
+
 SUBSETS = {"narrow-linears": narrow_linear, "long-contractions": long_contraction,
-           "decode-contexts": decode_context, "small-bmm": small_side_bmm}
+           "decode-contexts": decode_context, "small-bmm": small_side_bmm, "bias-heads": biased_head}
 
 
 def replay_options(on, off):

@@ -812,7 +812,7 @@ def load_handler(path):
 
 # The install() options that change a decision, not only how a search is timed: what a preview
 # or a replay without torch must apply (`installed_decide`).
-DECIDING = ("narrow_search", "small_bmm_search")
+DECIDING = ("narrow_search", "small_bmm_search", "bias_head_search")
 
 
 def installed_decide(module, options=None):
@@ -1360,6 +1360,10 @@ SWITCHES = (
                         "when it decides cuBLAS only (addmm's two cuBLAS calls: the bias rule's, "
                         "choices.one_aten; the default of handler modules since the forty-eighth "
                         "session)"),
+    ("bias_head_search", "a half-precision linear with bias over 128-256 rows with k >= 2048 and n <= "
+                         "4096 (choices.bias_head: classifier heads at a batch of 128-256) that it "
+                         "decides cuBLAS only is left to max-autotune (a candidate of the "
+                         "forty-ninth session, off by default)"),
 )
 
 

@@ -56,6 +56,10 @@ What a decision does, before any Triton template code is generated (Inductor's
   picks, not the one Inductor's benchmark or the re-timing reads faster (neither sees the
   copy of the bias into the output that the expanded call makes in compiled truth);
   ``install(one_aten_search=False)`` leaves both to the search.
+- With ``install(bias_head_search=True)`` (off by default: a candidate, docs/results.md,
+  forty-ninth session) an `extern` decision on a half-precision linear with bias over 128 to
+  256 rows with a long input (`bias_head`: classifier heads at a batch of 128-256, biased
+  layers over a short prompt) is `default`.
 - Four `install()` options that failed the checks registered before their data (`one_aten`,
   `narrow_search`, `warm_all`, `decode_search`) were removed in the forty-third session;
   `narrow_search` came back in the forty-fifth, since the re-timing that its recheck lacked has
@@ -314,14 +318,39 @@ def small_side_bmm(f):
     return f["op"] == "bmm" and min(f["m"], f["k"], f["n"]) <= SMALL_BMM_MAX_SIDE
 
 
-def installed(kind, names, f, narrow_search=True, small_bmm_search=True):
+# A half-precision linear with bias over BIAS_HEAD_MIN_M to BIAS_HEAD_MAX_M rows, with an input
+# of at least BIAS_HEAD_MIN_K and an output of at most BIAS_HEAD_MAX_N (`bias_head`): classifier
+# heads at a batch of 128-256 images (2048 -> 1000), biased layers over a short prompt. Few
+# output tiles over a long contraction; on the pooled blind sets 13-60 the shipped handler
+# decides 5 such GEMMs cuBLAS only and cuBLAS alone is over the bound on all 5 (1.08x-1.23x),
+# where default max-autotune's Triton pick is the best (forty-ninth session). A candidate:
+# `install(bias_head_search=True)` leaves them to Inductor's list, re-timed; off by default
+# until its blind check (docs/results.md, forty-ninth session).
+BIAS_HEAD_MIN_M = 128
+BIAS_HEAD_MAX_M = 256
+BIAS_HEAD_MIN_K = 2048
+BIAS_HEAD_MAX_N = 4096
+HALF_DTYPES = ("torch.float16", "torch.bfloat16")
+
+
+def bias_head(f):
+    """Whether features `f` are a half-precision `addmm` with BIAS_HEAD_MIN_M <= m <=
+    BIAS_HEAD_MAX_M, k >= BIAS_HEAD_MIN_K and n <= BIAS_HEAD_MAX_N."""
+    return (f["op"] == "addmm" and f.get("mat1_dtype") in HALF_DTYPES
+            and BIAS_HEAD_MIN_M <= f["m"] <= BIAS_HEAD_MAX_M and f["k"] >= BIAS_HEAD_MIN_K
+            and f["n"] <= BIAS_HEAD_MAX_N)
+
+
+def installed(kind, names, f, narrow_search=True, small_bmm_search=True, bias_head_search=False):
     """Decision `(kind, names)` on features `f` as `install()` applies it: with `narrow_search`
-    an `extern` decision on a narrow linear (`narrow_linear`) is `default`, and with
-    `small_bmm_search` one on a `bmm` with a small side (`small_side_bmm`); both are on by
-    default. What a replay or a preview of the handler without torch decides with
+    an `extern` decision on a narrow linear (`narrow_linear`) is `default`, with
+    `small_bmm_search` one on a `bmm` with a small side (`small_side_bmm`), and with
+    `bias_head_search` one on a half-precision biased head (`bias_head`); the first two are on
+    by default. What a replay or a preview of the handler without torch decides with
     (scripts/holdout_replay.py, scripts/inductor_eval.py --dry-run)."""
     if kind == "extern" and ((narrow_search and narrow_linear(f))
-                             or (small_bmm_search and small_side_bmm(f))):
+                             or (small_bmm_search and small_side_bmm(f))
+                             or (bias_head_search and bias_head(f))):
         return "default", frozenset()
     return kind, names
 
@@ -441,6 +470,7 @@ class Runtime:
         self.narrow_search = False  # install(narrow_search=...): narrow linears searched, not extern
         self.small_bmm_search = False  # install(small_bmm_search=...): the same for small-side bmm
         self.one_aten_search = False  # install(one_aten_search=...): one ATen choice in searches
+        self.bias_head_search = False  # install(bias_head_search=...): biased heads searched, not extern
         _RUNTIMES[self.key] = self
 
     # -- statistics and warnings -------------------------------------------------------------
@@ -516,7 +546,8 @@ class Runtime:
             return self._error("computing the GEMM's features", e)
         try:
             kind, names = check_decision(self.decide(f))
-            return installed(kind, names, f, self.narrow_search, self.small_bmm_search), f
+            return installed(kind, names, f, self.narrow_search, self.small_bmm_search,
+                             self.bias_head_search), f
         except Exception as e:  # noqa: BLE001 - never raise into Inductor
             return self._error("deciding", e)
 
@@ -660,19 +691,21 @@ class Runtime:
         return "; ".join(problems) or None
 
     def factory_key(self, retime, warm_splits=True, warm_no_bias=True, narrow_search=True,
-                    small_bmm_search=True, one_aten_search=True):
+                    small_bmm_search=True, one_aten_search=True, bias_head_search=False):
         """The key of the factory `install(retime=..., warm_splits=..., warm_no_bias=...,
-        narrow_search=..., small_bmm_search=..., one_aten_search=...)` sets: each changes what
-        Inductor picks, so the cache must tell them apart."""
+        narrow_search=..., small_bmm_search=..., one_aten_search=..., bias_head_search=...)`
+        sets: each changes what Inductor picks, so the cache must tell them apart."""
         return (self.key + ("-retime" if retime else "")
                 + ("-warm-splits" if retime and warm_splits else "")
                 + ("-warm-no-bias" if retime and warm_no_bias else "")
                 + ("-narrow-search" if narrow_search else "")
                 + ("-small-bmm-search" if small_bmm_search else "")
-                + ("-one-aten-search" if one_aten_search else ""))
+                + ("-one-aten-search" if one_aten_search else "")
+                + ("-bias-head-search" if bias_head_search else ""))
 
     def install(self, align_ptxas=True, retime=True, warm_splits=True, warm_no_bias=True,
-                narrow_search=True, small_bmm_search=True, one_aten_search=True):
+                narrow_search=True, small_bmm_search=True, one_aten_search=True,
+                bias_head_search=False):
         """Installs the heuristic for every graph Inductor compiles from now on; True if
         installed, False if refused (the device or PyTorch differ; warned once). With
         `align_ptxas` (the default), this process's Triton also uses the ptxas of Inductor's
@@ -692,7 +725,9 @@ class Runtime:
         gives cuBLAS alone is left to Inductor's list (`small_side_bmm`). With `one_aten_search`
         (the default since its blind check: docs/results.md, forty-eighth session) the lists
         left to Inductor's search keep one ATen choice, `one_aten`'s, as `extern` and `keep` do.
-        `uninstall()` undoes all of it."""
+        With `bias_head_search` (off by default: a candidate, docs/results.md, forty-ninth
+        session) a half-precision biased head that `decide` gives cuBLAS alone is left to
+        Inductor's list (`bias_head`). `uninstall()` undoes all of it."""
         if self.active:
             return True
         import torch
@@ -708,14 +743,15 @@ class Runtime:
             return False
         prev = config.inductor_choices_class
         flags = (False, True)
-        ours = {self.factory_key(*f) for f in itertools.product(flags, repeat=6)}
+        ours = {self.factory_key(*f) for f in itertools.product(flags, repeat=7)}
         if isinstance(prev, ChoicesFactory) and prev.key in ours:
             prev = prev.prev
         self._factory_key = self.factory_key(retime, warm_splits, warm_no_bias, narrow_search,
-                                             small_bmm_search, one_aten_search)
+                                             small_bmm_search, one_aten_search, bias_head_search)
         self.narrow_search = bool(narrow_search)
         self.small_bmm_search = bool(small_bmm_search)
         self.one_aten_search = bool(one_aten_search)
+        self.bias_head_search = bool(bias_head_search)
         _RUNTIMES[self._factory_key] = self
         config.inductor_choices_class = ChoicesFactory(self._factory_key, prev)
         slot = virtualized._choices
@@ -750,6 +786,7 @@ class Runtime:
         self.narrow_search = False
         self.small_bmm_search = False
         self.one_aten_search = False
+        self.bias_head_search = False
         config, prev, slot, hook = self._saved
         self._saved = None
         ptxas_restore(self._ptxas)
@@ -779,10 +816,10 @@ def _default_runtime():
 
 
 def install(align_ptxas=True, retime=True, warm_splits=True, warm_no_bias=True, narrow_search=True,
-            small_bmm_search=True, one_aten_search=True):
+            small_bmm_search=True, one_aten_search=True, bias_head_search=False):
     """Installs this module's heuristic (see the module docstring); True if installed."""
     return _default_runtime().install(align_ptxas, retime, warm_splits, warm_no_bias, narrow_search,
-                                      small_bmm_search, one_aten_search)
+                                      small_bmm_search, one_aten_search, bias_head_search)
 
 
 def uninstall():

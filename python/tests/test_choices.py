@@ -379,6 +379,22 @@ class Decisions(unittest.TestCase):
         self.assertEqual(choices.installed("extern", frozenset(), router, narrow_search=False,
                                            small_bmm_search=True), ("extern", frozenset()))
 
+    def test_bias_head_search_leaves_a_biased_heads_cublas_decision_to_the_search(self):
+        head = {"op": "addmm", "m": 256, "k": 2048, "n": 1000, "mat1_dtype": "torch.float16"}
+        self.assertEqual(choices.installed("extern", frozenset(), head), ("extern", frozenset()))  # off by default
+        self.assertEqual(choices.installed("extern", frozenset(), head, bias_head_search=True),
+                         ("default", frozenset()))
+        self.assertEqual(choices.installed("keep", frozenset({"a"}), head, bias_head_search=True),
+                         ("keep", frozenset({"a"})))
+
+    def test_a_bias_head_is_a_half_precision_addmm_of_128_to_256_rows_with_a_long_input(self):
+        f = {"op": "addmm", "m": 128, "k": 2048, "n": 4096, "mat1_dtype": "torch.bfloat16"}
+        self.assertTrue(choices.bias_head(f))
+        self.assertTrue(choices.bias_head(dict(f, m=256, k=16384, n=80, mat1_dtype="torch.float16")))
+        for other in ({"op": "mm"}, {"m": 127}, {"m": 257}, {"k": 2047}, {"n": 4097},
+                      {"mat1_dtype": "torch.float32"}):
+            self.assertFalse(choices.bias_head(f | other), other)
+
     def test_a_small_side_bmm_has_a_side_of_at_most_64(self):
         f = {"op": "bmm", "m": 256, "k": 64, "n": 256}
         self.assertTrue(choices.small_side_bmm(f))
@@ -471,6 +487,21 @@ class Decisions(unittest.TestCase):
         self.assertEqual(names(out), ["extern_bias_addmm", TILE_NAME])  # on the bound: 128 tiles, 32 k per tile
         out = self.run_op(fp32, op="addmm", tc=self.addmm_choices(poison=True), allow_tf32=True)
         self.assertEqual(names(out), ["extern_bias_addmm"])  # TF32: more than 16 tiles
+
+    def test_bias_head_search_searches_a_half_precision_heads_cublas_decision(self):
+        rt = choices.Runtime(HEURISTIC, lambda f: ("extern", ()))
+        rt.active = True
+
+        def run(m, dtype="torch.float16"):
+            tc = self.addmm_choices()
+            with fake_torch():
+                return len(rt.finalize(self.inner, tc, self.addmm_inputs(m, dtype), templates_of(tc),
+                                       "addmm", None))
+        self.assertEqual(run(256), 1)  # off until install() turns it on
+        rt.bias_head_search = True
+        self.assertEqual(run(256), 5)  # 256 x 4096 x 4096: the whole list, both calls and Triton
+        self.assertEqual((run(512), run(256, "torch.float32")), (1, 1))  # too many rows; fp32
+        self.assertEqual((rt.stats()["extern"], rt.stats()["default"]), (3, 1))
 
     def test_one_aten_search_keeps_the_bias_rules_call_in_the_lists_left_to_the_search(self):
         both = ["extern_addmm", "extern_bias_addmm"]
@@ -813,8 +844,15 @@ class Install(unittest.TestCase):
             self.assertTrue(self.rt.install(retime=False, narrow_search=False, small_bmm_search=False))
             self.assertEqual(config.inductor_choices_class.key, f"{plain_key}-one-aten-search")
             self.assertTrue(self.rt.one_aten_search)
+            self.assertFalse(self.rt.bias_head_search)  # a candidate, off by default
             self.rt.uninstall()
             self.assertFalse(self.rt.one_aten_search)
+            self.assertTrue(self.rt.install(retime=False, narrow_search=False, small_bmm_search=False,
+                                            one_aten_search=False, bias_head_search=True))
+            self.assertEqual(config.inductor_choices_class.key, f"{plain_key}-bias-head-search")
+            self.assertTrue(self.rt.bias_head_search)
+            self.rt.uninstall()
+            self.assertFalse(self.rt.bias_head_search)
 
     def test_a_wrapped_handler_has_a_uuid_with_the_heuristics_key(self):
         # PyTorch after 2.11 keys its caches on the configured handler's uuid() and refuses one

@@ -384,6 +384,20 @@ class PoolTest(unittest.TestCase):
                 self.assertEqual(holdout_pool.main(["--only", "routers", a]), 2)
             self.assertIn("--only routers: give one of narrow-linears", err.getvalue())
 
+    def test_only_bias_heads_reads_the_dtype_as_the_handler_does(self):
+        head = dict(gemm(256), op="addmm", k=2048, n=1000)
+        with tempfile.TemporaryDirectory() as d:
+            a = write(d, "a.json", [
+                {"gemm": head, "run_ms": {"none": 0.008, "ours": 0.008, "max_autotune": 0.007}},
+                {"gemm": dict(head, dtype="float32"), "run_ms": {"none": 0.02, "max_autotune": 0.02}},
+                rec({"none": 1.0, "ours": 1.0, "max_autotune": 0.9}),
+            ])
+            out = io.StringIO()
+            with redirect_stdout(out):
+                self.assertEqual(holdout_pool.main(["--only", "bias-heads", a]), 0)
+        self.assertIn("1 measured GEMMs from 1 result files.", out.getvalue())
+        self.assertIn("| 0 us - 10 us | 1 | 1 / 1 (1 past 1.10x; worst 1.14x) |", out.getvalue())
+
     def test_misses_are_also_counted_by_what_ours_decided(self):
         decided = lambda kind: [dict(holdout_records.handler_features(gemm(8)), decision=kind, kept=0)]
         recs = [dict(rec({"none": 1.0, "ours": 1.2, "max_autotune": 1.0}), ours_decisions=decided("extern")),
