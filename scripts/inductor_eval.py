@@ -818,8 +818,8 @@ DECIDING = ("narrow_search", "small_bmm_search", "bias_head_search")
 def installed_decide(module, options=None):
     """`decide` of handler `module` as its `install(**options)` applies a decision (the module's
     `installed`: since the forty-fifth session a linear to a narrow output that the tree gives
-    cuBLAS alone is left to the search by default, and since the forty-seventh a `bmm` with a
-    small side). Options of DECIDING not in `options` keep the module's defaults. A module
+    cuBLAS alone is left to the search by default, since the forty-seventh a `bmm` with a
+    small side, and since the forty-ninth a half-precision biased head). Options of DECIDING not in `options` keep the module's defaults. A module
     generated before `installed` existed decides as its tree does."""
     decide, installed = module.decide, getattr(module, "installed", None)
     if not callable(installed):
@@ -1362,8 +1362,8 @@ SWITCHES = (
                         "session)"),
     ("bias_head_search", "a half-precision linear with bias over 128-256 rows with k >= 2048 and n <= "
                          "4096 (choices.bias_head: classifier heads at a batch of 128-256) that it "
-                         "decides cuBLAS only is left to max-autotune (a candidate of the "
-                         "forty-ninth session, off by default)"),
+                         "decides cuBLAS only is left to max-autotune (the default of handler "
+                         "modules since the forty-ninth session)"),
 )
 
 

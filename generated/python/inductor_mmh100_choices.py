@@ -690,10 +690,11 @@ What a decision does, before any Triton template code is generated (Inductor's
   picks, not the one Inductor's benchmark or the re-timing reads faster (neither sees the
   copy of the bias into the output that the expanded call makes in compiled truth);
   ``install(one_aten_search=False)`` leaves both to the search.
-- With ``install(bias_head_search=True)`` (off by default: a candidate, docs/results.md,
+- With ``install(bias_head_search=True)`` (the default since its blind check: docs/results.md,
   forty-ninth session) an `extern` decision on a half-precision linear with bias over 128 to
   256 rows with a long input (`bias_head`: classifier heads at a batch of 128-256, biased
-  layers over a short prompt) is `default`.
+  layers over a short prompt) is `default`; ``install(bias_head_search=False)`` leaves it
+  cuBLAS only.
 - Four `install()` options that failed the checks registered before their data (`one_aten`,
   `narrow_search`, `warm_all`, `decode_search`) were removed in the forty-third session;
   `narrow_search` came back in the forty-fifth, since the re-timing that its recheck lacked has
@@ -957,9 +958,10 @@ def small_side_bmm(f):
 # heads at a batch of 128-256 images (2048 -> 1000), biased layers over a short prompt. Few
 # output tiles over a long contraction; on the pooled blind sets 13-60 the shipped handler
 # decides 5 such GEMMs cuBLAS only and cuBLAS alone is over the bound on all 5 (1.08x-1.23x),
-# where default max-autotune's Triton pick is the best (forty-ninth session). A candidate:
-# `install(bias_head_search=True)` leaves them to Inductor's list, re-timed; off by default
-# until its blind check (docs/results.md, forty-ninth session).
+# where default max-autotune's Triton pick is the best (forty-ninth session).
+# `install(bias_head_search=True)` leaves them to Inductor's list, re-timed, the default since
+# its blind check (docs/results.md, forty-ninth session: on 24 blind such GEMMs over the bound
+# on 2 against the tree's 3, none new, 0.965x its run time; default max-autotune on 18).
 BIAS_HEAD_MIN_M = 128
 BIAS_HEAD_MAX_M = 256
 BIAS_HEAD_MIN_K = 2048
@@ -975,12 +977,12 @@ def bias_head(f):
             and f["n"] <= BIAS_HEAD_MAX_N)
 
 
-def installed(kind, names, f, narrow_search=True, small_bmm_search=True, bias_head_search=False):
+def installed(kind, names, f, narrow_search=True, small_bmm_search=True, bias_head_search=True):
     """Decision `(kind, names)` on features `f` as `install()` applies it: with `narrow_search`
     an `extern` decision on a narrow linear (`narrow_linear`) is `default`, with
     `small_bmm_search` one on a `bmm` with a small side (`small_side_bmm`), and with
-    `bias_head_search` one on a half-precision biased head (`bias_head`); the first two are on
-    by default. What a replay or a preview of the handler without torch decides with
+    `bias_head_search` one on a half-precision biased head (`bias_head`); all three are on by
+    default. What a replay or a preview of the handler without torch decides with
     (scripts/holdout_replay.py, scripts/inductor_eval.py --dry-run)."""
     if kind == "extern" and ((narrow_search and narrow_linear(f))
                              or (small_bmm_search and small_side_bmm(f))
@@ -1325,7 +1327,7 @@ class Runtime:
         return "; ".join(problems) or None
 
     def factory_key(self, retime, warm_splits=True, warm_no_bias=True, narrow_search=True,
-                    small_bmm_search=True, one_aten_search=True, bias_head_search=False):
+                    small_bmm_search=True, one_aten_search=True, bias_head_search=True):
         """The key of the factory `install(retime=..., warm_splits=..., warm_no_bias=...,
         narrow_search=..., small_bmm_search=..., one_aten_search=..., bias_head_search=...)`
         sets: each changes what Inductor picks, so the cache must tell them apart."""
@@ -1339,7 +1341,7 @@ class Runtime:
 
     def install(self, align_ptxas=True, retime=True, warm_splits=True, warm_no_bias=True,
                 narrow_search=True, small_bmm_search=True, one_aten_search=True,
-                bias_head_search=False):
+                bias_head_search=True):
         """Installs the heuristic for every graph Inductor compiles from now on; True if
         installed, False if refused (the device or PyTorch differ; warned once). With
         `align_ptxas` (the default), this process's Triton also uses the ptxas of Inductor's
@@ -1359,8 +1361,8 @@ class Runtime:
         gives cuBLAS alone is left to Inductor's list (`small_side_bmm`). With `one_aten_search`
         (the default since its blind check: docs/results.md, forty-eighth session) the lists
         left to Inductor's search keep one ATen choice, `one_aten`'s, as `extern` and `keep` do.
-        With `bias_head_search` (off by default: a candidate, docs/results.md, forty-ninth
-        session) a half-precision biased head that `decide` gives cuBLAS alone is left to
+        With `bias_head_search` (the default since its blind check: docs/results.md,
+        forty-ninth session) a half-precision biased head that `decide` gives cuBLAS alone is left to
         Inductor's list (`bias_head`). `uninstall()` undoes all of it."""
         if self.active:
             return True
@@ -1450,7 +1452,7 @@ def _default_runtime():
 
 
 def install(align_ptxas=True, retime=True, warm_splits=True, warm_no_bias=True, narrow_search=True,
-            small_bmm_search=True, one_aten_search=True, bias_head_search=False):
+            small_bmm_search=True, one_aten_search=True, bias_head_search=True):
     """Installs this module's heuristic (see the module docstring); True if installed."""
     return _default_runtime().install(align_ptxas, retime, warm_splits, warm_no_bias, narrow_search,
                                       small_bmm_search, one_aten_search, bias_head_search)

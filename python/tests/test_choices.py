@@ -381,9 +381,9 @@ class Decisions(unittest.TestCase):
 
     def test_bias_head_search_leaves_a_biased_heads_cublas_decision_to_the_search(self):
         head = {"op": "addmm", "m": 256, "k": 2048, "n": 1000, "mat1_dtype": "torch.float16"}
-        self.assertEqual(choices.installed("extern", frozenset(), head), ("extern", frozenset()))  # off by default
-        self.assertEqual(choices.installed("extern", frozenset(), head, bias_head_search=True),
-                         ("default", frozenset()))
+        self.assertEqual(choices.installed("extern", frozenset(), head), ("default", frozenset()))  # by default
+        self.assertEqual(choices.installed("extern", frozenset(), head, bias_head_search=False),
+                         ("extern", frozenset()))
         self.assertEqual(choices.installed("keep", frozenset({"a"}), head, bias_head_search=True),
                          ("keep", frozenset({"a"})))
 
@@ -792,13 +792,13 @@ class Install(unittest.TestCase):
             savers.append("a recorder of picks")
             config = torch._inductor.config
             self.assertTrue(self.rt.install(retime=False, narrow_search=False, small_bmm_search=False,
-                                            one_aten_search=False))
+                                            one_aten_search=False, bias_head_search=False))
             plain_key = config.inductor_choices_class.key
             self.assertEqual(savers, ["a recorder of picks"])
             self.assertFalse(self.rt.narrow_search or self.rt.small_bmm_search)
             self.rt.uninstall()
-            self.assertTrue(self.rt.install(retime=False, small_bmm_search=False,
-                                            one_aten_search=False))  # narrow linears searched by default
+            self.assertTrue(self.rt.install(retime=False, small_bmm_search=False, one_aten_search=False,
+                                            bias_head_search=False))  # narrow linears searched by default
             self.assertEqual(config.inductor_choices_class.key, f"{plain_key}-narrow-search")
             self.assertTrue(self.rt.narrow_search)
             self.rt.uninstall()
@@ -806,8 +806,9 @@ class Install(unittest.TestCase):
             self.assertTrue(self.rt.install())  # re-timed, splits and mm / bmm warm, all searched, by default
             self.assertEqual(config.inductor_choices_class.key,
                              f"{plain_key}-retime-warm-splits-warm-no-bias-narrow-search-small-bmm-search"
-                             "-one-aten-search")
-            self.assertTrue(self.rt.narrow_search and self.rt.small_bmm_search and self.rt.one_aten_search)
+                             "-one-aten-search-bias-head-search")
+            self.assertTrue(self.rt.narrow_search and self.rt.small_bmm_search and self.rt.one_aten_search
+                            and self.rt.bias_head_search)
             self.assertEqual(savers[1:], ["a recorder of picks"])
             self.assertEqual(type(savers[0]).__name__, "Retimer")
             saver = savers[0]
@@ -817,34 +818,38 @@ class Install(unittest.TestCase):
             self.assertFalse(saver.active)
             self.assertIsNone(config.inductor_choices_class)
             self.assertTrue(self.rt.install(warm_splits=False, warm_no_bias=False, narrow_search=False,
-                                            small_bmm_search=False, one_aten_search=False))
+                                            small_bmm_search=False, one_aten_search=False,
+                                            bias_head_search=False))
             self.assertEqual(config.inductor_choices_class.key, f"{plain_key}-retime")
             self.assertFalse(savers[0].warm or savers[0].warm_no_bias)
             self.rt.uninstall()
             self.assertTrue(self.rt.install(warm_no_bias=False, narrow_search=False,
-                                            small_bmm_search=False, one_aten_search=False))
+                                            small_bmm_search=False, one_aten_search=False,
+                                            bias_head_search=False))
             self.assertEqual(config.inductor_choices_class.key, f"{plain_key}-retime-warm-splits")
             self.assertTrue(savers[0].warm and not savers[0].warm_no_bias)
             self.rt.uninstall()
             self.assertTrue(self.rt.install(warm_splits=False, narrow_search=False,
-                                            small_bmm_search=False, one_aten_search=False))
+                                            small_bmm_search=False, one_aten_search=False,
+                                            bias_head_search=False))
             self.assertEqual(config.inductor_choices_class.key, f"{plain_key}-retime-warm-no-bias")
             self.rt.uninstall()
             self.assertTrue(self.rt.install(retime=False, warm_splits=True, narrow_search=False,
-                                            small_bmm_search=False, one_aten_search=False))  # nothing to re-time
+                                            small_bmm_search=False, one_aten_search=False,
+                                            bias_head_search=False))  # nothing to re-time
             self.assertEqual((config.inductor_choices_class.key, savers), (plain_key, ["a recorder of picks"]))
             self.rt.uninstall()
             self.assertTrue(self.rt.install(retime=False, narrow_search=False, small_bmm_search=True,
-                                            one_aten_search=False))
+                                            one_aten_search=False, bias_head_search=False))
             self.assertEqual(config.inductor_choices_class.key, f"{plain_key}-small-bmm-search")
             self.assertTrue(self.rt.small_bmm_search)
             self.rt.uninstall()
             self.assertFalse(self.rt.small_bmm_search)
             self.assertFalse(self.rt.one_aten_search)
-            self.assertTrue(self.rt.install(retime=False, narrow_search=False, small_bmm_search=False))
+            self.assertTrue(self.rt.install(retime=False, narrow_search=False, small_bmm_search=False,
+                                            bias_head_search=False))
             self.assertEqual(config.inductor_choices_class.key, f"{plain_key}-one-aten-search")
             self.assertTrue(self.rt.one_aten_search)
-            self.assertFalse(self.rt.bias_head_search)  # a candidate, off by default
             self.rt.uninstall()
             self.assertFalse(self.rt.one_aten_search)
             self.assertTrue(self.rt.install(retime=False, narrow_search=False, small_bmm_search=False,
