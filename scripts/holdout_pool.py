@@ -89,9 +89,10 @@ cached tokens, n <= 256, a head's width).
 (choices.bias_head: classifier heads at a batch of 128-256).
 
 `--with OPTION` replays `--handler` as its `install(OPTION=True)` decides (an option that changes
-decisions: narrow_search, small_bmm_search, bias_head_search), and `--without OPTION` as `install(OPTION=False)`
-does; `--against` stays at its module's defaults, so `--handler H.py --without small_bmm_search
---against H.py` scores what the option, on by default, changes on the shipped tree.
+decisions: narrow_search, small_bmm_search, bias_head_search), and `--without OPTION` as
+`install(OPTION=False)` does; `--against` stays at its module's defaults, so `--handler H.py
+--without small_bmm_search --against H.py` scores what the option, on by default, changes on
+the shipped tree.
 
 Usage: scripts/holdout_pool.py [--handler MODULE.py [--measured MEASURED.py] [--against OTHER.py]
                                                 [--with OPTION] [--without OPTION]]

@@ -472,7 +472,7 @@ class Runtime:
         self.narrow_search = False  # install(narrow_search=...): narrow linears searched, not extern
         self.small_bmm_search = False  # install(small_bmm_search=...): the same for small-side bmm
         self.one_aten_search = False  # install(one_aten_search=...): one ATen choice in searches
-        self.bias_head_search = False  # install(bias_head_search=...): biased heads searched, not extern
+        self.bias_head_search = False  # install(bias_head_search=...): the same for biased heads
         _RUNTIMES[self.key] = self
 
     # -- statistics and warnings -------------------------------------------------------------
@@ -728,8 +728,8 @@ class Runtime:
         (the default since its blind check: docs/results.md, forty-eighth session) the lists
         left to Inductor's search keep one ATen choice, `one_aten`'s, as `extern` and `keep` do.
         With `bias_head_search` (the default since its blind check: docs/results.md,
-        forty-ninth session) a half-precision biased head that `decide` gives cuBLAS alone is left to
-        Inductor's list (`bias_head`). `uninstall()` undoes all of it."""
+        forty-ninth session) a half-precision biased head that `decide` gives cuBLAS alone is
+        left to Inductor's list (`bias_head`). `uninstall()` undoes all of it."""
         if self.active:
             return True
         import torch
