@@ -88,6 +88,7 @@ never raises into Inductor: a failure in the features or the decision keeps Indu
 """
 
 import hashlib
+import inspect
 import itertools
 import os
 import threading
@@ -745,7 +746,8 @@ class Runtime:
             return False
         prev = config.inductor_choices_class
         flags = (False, True)
-        ours = {self.factory_key(*f) for f in itertools.product(flags, repeat=7)}
+        options = len(inspect.signature(self.factory_key).parameters)  # one flag each
+        ours = {self.factory_key(*f) for f in itertools.product(flags, repeat=options)}
         if isinstance(prev, ChoicesFactory) and prev.key in ours:
             prev = prev.prev
         self._factory_key = self.factory_key(retime, warm_splits, warm_no_bias, narrow_search,
