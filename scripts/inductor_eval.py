@@ -461,7 +461,7 @@ def merge(paths):
                 data = json.load(f)
             records = data["gemms"]
         except (OSError, ValueError, KeyError, TypeError) as e:
-            raise MergeError(f"{path}: not a result file of this script ({type(e).__name__}: {e})") from e
+            raise MergeError(f"{path}: not a result file of inductor_eval.py ({type(e).__name__}: {e})") from e
         for r in records:
             if "run_ms" not in r:
                 continue
