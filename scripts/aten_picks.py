@@ -23,7 +23,7 @@ from ah_inductor.choices import expanded_bias_call  # noqa: E402 - the rule has 
 from holdout_pool import listed_files  # noqa: E402 - the list file's format has one owner
 from holdout_records import ADDMM_CALLS, PoolError, decided, features_of, records, shape_of  # noqa: E402
 from holdout_replay import cublas_ms  # noqa: E402 - how a kept cuBLAS call ran has one owner
-from inductor_eval import SLOW_FLAG, best_ms  # noqa: E402 - the bound has one owner
+from inductor_results import SLOW_FLAG, best_ms  # noqa: E402 - the bound has one owner
 
 SEARCHED = ("full list", "full list trimmed")
 

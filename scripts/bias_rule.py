@@ -21,7 +21,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "python"))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from ah_inductor.choices import EXPANDED_BIAS_K_PER_TILE, expanded_bias_call  # noqa: E402  (the rule has one owner)
-from inductor_eval import SLOW_FLAG  # noqa: E402  (the bound has one owner)
+from inductor_results import SLOW_FLAG  # noqa: E402  (the bound has one owner)
 
 FIELDS = ("m", "k", "n", "dtype", "tf32", "ms_bias", "ms_expanded")
 

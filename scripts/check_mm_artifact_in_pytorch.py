@@ -44,6 +44,7 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
 import inductor_eval as ie  # noqa: E402  (imports no torch; puts python/ on sys.path)
+from inductor_workloads import llama_gemms  # noqa: E402
 from ah_inductor.naming import caller_name, pytorch_mm_id  # noqa: E402
 
 PROG = "check_mm_artifact_in_pytorch"
@@ -80,7 +81,7 @@ def plan(paths, llama=True):
     gemms = [gm for p in paths for gm in read_gemm_file(p)]
     if llama:
         for w in ("llama_train", "llama_infer"):
-            gemms += [dict(gm, source=w) for gm in ie.llama_gemms(w)]
+            gemms += [dict(gm, source=w) for gm in llama_gemms(w)]
     distinct, not_mm = {}, []
     for gm in gemms:
         if gm["op"] != "mm":

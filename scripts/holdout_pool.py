@@ -5,7 +5,7 @@
 1. How reachable is issue 26's bound? (And how much of a miss is measurement alone: on GEMMs
    where cuBLAS only, ours and max-autotune all ran a cuBLAS kernel, each setting ran the same
    kernel, so any distance between them is run-to-run spread, not a decision.) A GEMM is over it when its compiled truth is more than 3 %
-   slower than the faster of cuBLAS and default max-autotune's pick (`inductor_eval.best_ms`).
+   slower than the faster of cuBLAS and default max-autotune's pick (`inductor_results.best_ms`).
    Runs that measured `max_autotune_ptxas` beside `max_autotune` compiled each GEMM under default
    max-autotune twice in one process: the same choice list, searched again with one ptxas, which
    changes what compiling costs and not what is offered. How often that second search lands over
@@ -114,7 +114,9 @@ from holdout_records import (  # noqa: E402 - the records and the bound's tallie
     tally, twice)
 from holdout_replay import (  # noqa: E402 - questions 4 and 5
     against_table, handler_decide, handler_keeps, handler_module, replay_table)
-from inductor_eval import DECIDING, SLOW_FLAG, geomean, handler_features, installed_decide  # noqa: E402 - one owner each
+from inductor_eval import DECIDING, installed_decide  # noqa: E402 - one owner each
+from inductor_gemms import handler_features  # noqa: E402
+from inductor_results import SLOW_FLAG, geomean  # noqa: E402
 
 # Bands of cuBLAS's compiled run time, ms: a few microseconds, where Inductor's benchmark
 # misreads cuBLAS (docs/inductor.md), up to GEMMs of milliseconds.

@@ -14,7 +14,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from holdout_records import (  # noqa: E402 - shared with the pooled tables
     ADDMM_CALLS, LABELS, MISS_MIN_MS, RETIMED, SECOND, PoolError, features_of, fmt_tally, in_words, measured_kind,
     misses_table, shape_of, tally, twice)
-from inductor_eval import SLOW_FLAG, best_ms, geomean, load_handler  # noqa: E402 - one owner
+from inductor_eval import load_handler  # noqa: E402 - one owner each
+from inductor_results import SLOW_FLAG, best_ms, geomean  # noqa: E402
 
 
 

@@ -23,7 +23,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from holdout_pool import listed_files  # noqa: E402 - one owner of the list file's format
 from holdout_records import PoolError  # noqa: E402
-from inductor_eval import SLOW_FLAG, MergeError, best_ms, geomean, merge  # noqa: E402 - one owner
+from inductor_results import SLOW_FLAG, MergeError, best_ms, geomean, merge  # noqa: E402 - one owner
 
 PREFIX = re.compile(r"^inductor_eval_[a-z0-9]+_")
 SET_NAME = re.compile(r"[a-z_]+?\d+")

@@ -77,80 +77,20 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "python"))
-from ah_inductor.choices import is_contiguous  # noqa: E402  (the handler's own; imports no torch)
 from ah_inductor.ptxas import forget_ptxas_version, ptxas_align, ptxas_restore  # noqa: E402
 from ah_inductor.retime import retime_install, retime_uninstall  # noqa: E402  (imports no torch)
 
-SETTINGS = ("none", "ours", "max_autotune", "max_autotune_ptxas", "max_autotune_retime", "mm_ranking",
-            "full_max_autotune", "ours_full", "candidate")
-ALIGNED = ("max_autotune_ptxas", "max_autotune_retime")  # settings with ptxas aligned, no handler
-WORKLOADS = ("gemms", "llama_train", "llama_infer", "encoder_train")
-# Full max-autotune is mode="max-autotune-no-cudagraphs" (templates, coordinate-descent tuning,
-# pointwise autotuning): its options come from Inductor itself (`list_mode_options`), because
-# torch.compile takes a mode or options, not both. CUDA graphs are ours to capture.
-FULL = "max-autotune-no-cudagraphs"
-OPTIONS = {
-    "none": {},
-    "max_autotune": {"max_autotune_gemm": True},
-    "max_autotune_ptxas": {"max_autotune_gemm": True},
-    "max_autotune_retime": {"max_autotune_gemm": True},
-    "mm_ranking": {"max_autotune_gemm": True, "autoheuristic_use": "mm"},
-    "ours": {"max_autotune_gemm": True},
-    "full_max_autotune": FULL,
-    "ours_full": FULL,
-    "candidate": {"max_autotune_gemm": True},
-}
-# The settings with a handler installed, and which: --handler's ("ours") or --candidate's.
-HANDLED = {"ours": "ours", "ours_full": "ours", "candidate": "candidate"}
-ROLES = tuple(dict.fromkeys(HANDLED.values()))  # the handlers a run installs: ours, candidate
-OURS = ("ours", "ours_full")  # the settings with --handler installed
-LEARNED = ("ours", "candidate")  # the GEMM settings flagged against the bound, one per handler
-DEFAULT_SETTINGS = ("none", "ours", "max_autotune", "mm_ranking")
-SLOW_FLAG = 1.03  # a GEMM of ours more than 3 % slower than the faster of max-autotune and cuBLAS
-
-# -- the planned GEMMs (no torch) ---------------------------------------------------------------
+# This script's own modules, each one idea, none importing torch: the settings, the GEMMs before
+# any torch, the end-to-end workloads, the result file and its report.
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from inductor_gemms import GemmFileError, describe, handler_features, holdout_gemms, read_gemms  # noqa: E402
+from inductor_results import MergeError, Results, flag_ours, json_default, merge, table, write_merged  # noqa: E402
+from inductor_settings import (  # noqa: E402
+    ALIGNED, DEFAULT_SETTINGS, HANDLED, OPTIONS, OURS, ROLES, SETTINGS, WORKLOADS)
+from inductor_workloads import E2E, WorkloadFileError, load_workload_file, workload_gemms  # noqa: E402
 
 
-def g(model, what, op, m, k, n, dtype, tf32=False, ta=False, tb=False, batch=1):
-    return {"name": f"{model} {what}", "op": op, "batch": batch, "m": m, "k": k, "n": n,
-            "dtype": dtype, "tf32": tf32, "trans_a": ta, "trans_b": tb}
-
-
-def holdout_gemms():
-    """Held-out real-model GEMMs (architectures of holdout.toml). Forward x @ W.t() is (m=tokens,
-    k=in, n=out, trans_b); input gradient dy @ W is (tokens, out, in); weight gradient dy.t() @ x
-    is (out, tokens, in, trans_a). Decode m = batch of sequences (1..256)."""
-    bf, fp, f32 = "bfloat16", "float16", "float32"
-    return [
-        g("qwen2.5-0.5b", "mlp up fwd, 8x512", "mm", 4096, 896, 4864, bf, tb=True),
-        g("qwen2.5-1.5b", "gate decode m=1", "mm", 1, 1536, 8960, bf, tb=True),
-        g("qwen2.5-1.5b", "down decode m=16", "mm", 16, 8960, 1536, bf, tb=True),
-        g("llama-3.2-1b", "down grad_input, 4x1024", "mm", 4096, 2048, 8192, bf),
-        g("llama-3.2-1b", "q grad_weight, 4x1024", "mm", 2048, 4096, 2048, bf, ta=True),
-        g("llama-3.2-3b", "o fwd prefill 1x2048", "mm", 2048, 3072, 3072, fp, tb=True),
-        g("tinyllama-1.1b", "lm head fwd, 1x2048", "mm", 2048, 2048, 32000, bf, tb=True),
-        g("gemma-2-2b", "q decode m=1", "mm", 1, 2304, 2048, bf, tb=True),
-        g("gemma-2-2b", "gate decode m=64", "mm", 64, 2304, 9216, bf, tb=True),
-        g("gemma-7b", "down grad_input, 8x1024", "mm", 8192, 3072, 24576, bf),
-        g("phi-4", "qkv fwd, 1x2048", "mm", 2048, 5120, 7680, bf, tb=True),
-        g("phi-4", "gate_up decode m=128", "mm", 128, 5120, 35840, bf, tb=True),
-        g("starcoder2-3b", "c_fc fwd (bias), 2x2048", "addmm", 4096, 3072, 12288, fp, tb=True),
-        g("starcoder2-3b", "c_proj grad_weight, 2x2048", "mm", 3072, 4096, 12288, fp, ta=True),
-        g("whisper-medium", "fc1 fwd (bias), enc 4x1500", "addmm", 6000, 1024, 4096, fp, tb=True),
-        g("whisper-medium", "fc2 decode (bias) m=8", "addmm", 8, 4096, 1024, fp, tb=True),
-        g("mbart-large-50", "fc1 fwd (bias) TF32, 2x1024", "addmm", 2048, 1024, 4096, f32, tf32=True, tb=True),
-        g("mbart-large-50", "q fwd fp32, 1x512", "mm", 512, 1024, 1024, f32, tb=True),
-        g("modernbert-base", "Wqkv fwd, 8x512", "mm", 4096, 768, 2304, bf, tb=True),
-        g("modernbert-large", "Wi fwd TF32, 2x1024", "mm", 2048, 1024, 5248, f32, tf32=True, tb=True),
-        g("flan-t5-xl", "wi decode fp32 m=32", "mm", 32, 2048, 5120, f32, tb=True),
-        g("dinov2-giant", "w_out grad_weight, 32x257", "mm", 1536, 8224, 4096, fp, ta=True),
-        g("llama-3.2-1b", "attn q@k.t, 8x32 heads, seq 1024", "bmm", 1024, 64, 1024, bf, tb=True, batch=256),
-        g("llama-3.2-1b", "attn p@v, 8x32 heads, seq 1024", "bmm", 1024, 1024, 64, bf, batch=256),
-        g("qwen2.5-1.5b", "attn decode q@k.t, 4x12 heads, ctx 2048", "bmm", 1, 128, 2048, bf, tb=True, batch=48),
-    ]
-
-
-DTYPES = ("float16", "bfloat16", "float32")
+# -- what a GEMM record keeps of a compile (no torch) -------------------------------------------
 
 
 def bench_record(setting, timings):
@@ -205,109 +145,7 @@ def one_lowering(timings):
     return {name: round(ms, 7) for name, ms in sorted(timings[0].items())}
 
 
-class GemmFileError(ValueError):
-    """A line of a GEMM file (`--gemms`) that is not a GEMM; the message names file and line."""
-
-
-def read_gemms(path, source=None, lines=None):
-    """The GEMMs of a JSON-lines file (lines `{"op","m","k","n","dtype",...}`), with their
-    defaults; a bad line raises GemmFileError naming the file and the line. `source` (the
-    path as shown) adds `"source": "FILE:LINE"` to each GEMM. `lines`, a list of (first, last),
-    1-based and inclusive, reads only those lines (`--lines`)."""
-    out = []
-    with open(path) as f:
-        for i, line in enumerate(f, 1):
-            if not line.strip() or (lines and not any(a <= i <= b for a, b in lines)):
-                continue
-            where = f"{source or path}:{i}"
-            try:
-                d = json.loads(line)
-            except json.JSONDecodeError as e:
-                raise GemmFileError(f"{where}: not JSON ({e.msg})") from None
-            if not isinstance(d, dict):
-                raise GemmFileError(f"{where}: not a JSON object")
-            check_gemm_fields(d, where)
-            d.setdefault("name", f"line {i}")
-            d["line"] = i
-            d.setdefault("batch", 1)
-            for key in ("tf32", "trans_a", "trans_b"):
-                d[key] = bool(d.get(key, False))
-            if source:
-                d["source"] = where
-            out.append(d)
-    return out
-
-
-def check_gemm_fields(d, where):
-    """Raises GemmFileError when `d` lacks a field or holds one that no GEMM has."""
-    for key in ("op", "m", "k", "n", "dtype"):
-        if key not in d:
-            raise GemmFileError(f"{where}: no {key!r}")
-    for key in ("m", "k", "n", "batch"):
-        v = d.get(key, 1)
-        if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-            raise GemmFileError(f"{where}: {key!r} is {v!r}, not a positive integer")
-    if d["dtype"] not in DTYPES:
-        raise GemmFileError(f"{where}: dtype {d['dtype']!r} is not one of {', '.join(DTYPES)}")
-    if not isinstance(d["op"], str):
-        raise GemmFileError(f"{where}: op {d['op']!r} is not a string")
-
-
-def llama_gemms(workload, hidden=2048, inter=5632, heads=16, head_dim=128):
-    """The GEMMs of the end-to-end workloads' bias-free linears (what --dry-run --handler decides;
-    the attention runs in SDPA, not as bmm). Training: 8 x 1024 tokens, forward, input gradient
-    and weight gradient; inference: prefill 4 x 512 tokens and decode m = 4."""
-    bf, qkv = "bfloat16", heads * head_dim
-    linears = [("q/k/v", hidden, qkv), ("o", qkv, hidden), ("gate/up", hidden, inter), ("down", inter, hidden)]
-    out = []
-    for what, i, o in linears:
-        if workload == "llama_train":
-            t = 8 * 1024
-            out += [g("llama", f"{what} fwd", "mm", t, i, o, bf, tb=True),
-                    g("llama", f"{what} grad_input", "mm", t, o, i, bf),
-                    g("llama", f"{what} grad_weight", "mm", o, t, i, bf, ta=True)]
-        else:
-            out += [g("llama", f"{what} prefill 4x512", "mm", 4 * 512, i, o, bf, tb=True),
-                    g("llama", f"{what} decode m=4", "mm", 4, i, o, bf, tb=True)]
-    return out
-
-
-def encoder_gemms(tokens=8 * 512, seq=512, hidden=768, heads=12, inter=3072, vocab=30522):
-    """The GEMMs of `encoder_train` as its code lays them out (Inductor may see a transposed view
-    materialised): each linear's forward addmm, input-gradient and weight-gradient mm; each
-    attention matmul's forward and backward bmm."""
-    fp, hd, bh = "float16", hidden // heads, tokens // seq * heads
-    out = []
-    for what, i, o in [("q/k/v", hidden, hidden), ("o", hidden, hidden), ("ffn up", hidden, inter),
-                       ("ffn down", inter, hidden), ("mlm transform", hidden, hidden), ("mlm decoder", hidden, vocab)]:
-        out += [g("encoder", f"{what} fwd", "addmm", tokens, i, o, fp, tb=True),
-                g("encoder", f"{what} grad_input", "mm", tokens, o, i, fp),
-                g("encoder", f"{what} grad_weight", "mm", o, tokens, i, fp, ta=True)]
-    att = lambda what, m, k, n, **t: g("encoder", what, "bmm", m, k, n, fp, batch=bh, **t)  # noqa: E731
-    out += [att("scores q@k.t", seq, hd, seq, tb=True), att("context p@v", seq, seq, hd),
-            att("grad p = dctx@v.t", seq, hd, seq, tb=True), att("grad v = p.t@dctx", seq, seq, hd, ta=True),
-            att("grad q = ds@k", seq, seq, hd), att("grad k = ds.t@q", seq, seq, hd, ta=True)]
-    return out
-
-
-def workload_gemms(workload):
-    """The GEMMs an end-to-end workload's code makes (what --dry-run --handler decides)."""
-    return encoder_gemms() if workload == "encoder_train" else llama_gemms(workload)
-
-
-def handler_features(gm):
-    """The features the handler computes for `gm` (choices.features on Inductor's nodes), from the
-    GEMM's description: operands laid out as gemm_fn makes them."""
-    m, k, n = gm["m"], gm["k"], gm["n"]
-    s1 = (1, m) if gm["trans_a"] else (k, 1)
-    s2 = (1, k) if gm["trans_b"] else (n, 1)
-    dtype = f"torch.{gm['dtype']}"
-    contig = lambda r, c, s: is_contiguous(r, c, *s)  # noqa: E731
-    return {"m": m, "k": k, "n": n, "batch": gm["batch"], "op": gm["op"],
-            "mat1_dtype": dtype, "mat2_dtype": dtype, "mat1_stride_0": s1[0], "mat1_stride_1": s1[1],
-            "mat2_stride_0": s2[0], "mat2_stride_1": s2[1], "mat1_iscontig": contig(m, k, s1),
-            "mat2_iscontig": contig(k, n, s2),
-            "using_tf32": bool(gm["tf32"]) if gm["dtype"] == "float32" else "not_float_32"}
+# -- the dry run, and what the probe scripts share (no torch) -----------------------------------
 
 
 def preview(gemms, handler, options=None):
@@ -322,13 +160,6 @@ def preview(gemms, handler, options=None):
                 "drop": f" - {len(names)} Triton configs"}.get(kind, "")
         print(f"{i + 1:3d}  {describe(gm):42s} {gm['name']}  -> {kind}{kept}")
     print("decisions: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
-
-
-def describe(gm):
-    t = ("T" if gm["trans_a"] else "N") + ("T" if gm["trans_b"] else "N")
-    b = f"{gm['batch']}x" if gm["op"] == "bmm" else ""
-    tf = "+tf32" if gm["dtype"] == "float32" and gm["tf32"] else ""
-    return f"{gm['op']} {b}{gm['m']}x{gm['k']}x{gm['n']} {gm['dtype']}{tf} {t}"
 
 
 def probe_gemms(prog, ind, gemms, measure, out_path, budget_s, start, shown):
@@ -350,10 +181,13 @@ def probe_gemms(prog, ind, gemms, measure, out_path, budget_s, start, shown):
             ind.fresh()
         with open(out_path, "w") as f:
             for r in recs:
-                f.write(json.dumps(r, default=_json_default) + "\n")
+                f.write(json.dumps(r, default=json_default) + "\n")
         print(f"[{i}/{len(gemms)}] {describe(gm)} {recs[-1].get(shown) or recs[-1].get('error')}",
               file=sys.stderr, flush=True)
     return recs
+
+
+# -- measuring -------------------------------------------------------------------------------------
 
 
 def stale_ptxas(torch):
@@ -374,135 +208,6 @@ def stale_ptxas(torch):
                 os.environ["TRITON_PTXAS_PATH"] = env
     except (ImportError, AttributeError):
         pass  # another Triton: its default is what it is
-
-
-# -- results file ---------------------------------------------------------------------------------
-
-
-class Results:
-    """All numbers, rewritten to `path` after every item (a cut run keeps what it measured)."""
-
-    def __init__(self, path, meta):
-        self.path = path
-        self.data = {"meta": meta, "gemms": [], "e2e": {}, "skipped": [], "summary": {}}
-
-    def save(self):
-        self.data["summary"] = summarize(self.data)
-        os.makedirs(os.path.dirname(os.path.abspath(self.path)), exist_ok=True)
-        tmp = self.path + ".tmp"
-        with open(tmp, "w") as f:
-            json.dump(self.data, f, indent=1, default=_json_default)
-        os.replace(tmp, self.path)
-
-
-def _json_default(x):
-    if isinstance(x, float) and not math.isfinite(x):
-        return None
-    return str(x)
-
-
-def geomean(values):
-    values = [v for v in values if v and v > 0 and math.isfinite(v)]
-    return math.exp(sum(map(math.log, values)) / len(values)) if values else None
-
-
-def summarize(data):
-    """Totals: autotuning time per setting, max_autotune/ours ratio, run-time geometric means."""
-    gemms = [r for r in data["gemms"] if "run_ms" in r]
-    out = {"gemms_measured": len(gemms), "autotune_s": {}, "run_rel_max_autotune_geomean": {}}
-    for s in SETTINGS:
-        have = [r for r in gemms if s in r.get("autotune_s", {})]
-        if have:
-            out["autotune_s"][s] = sum(r["autotune_s"][s] for r in have)
-            rel = [r["run_ms"][s] / r["run_ms"]["max_autotune"] for r in have
-                   if s in r["run_ms"] and "max_autotune" in r["run_ms"]]
-            out["run_rel_max_autotune_geomean"][s] = geomean(rel)
-    for learned in LEARNED:
-        if learned != "ours" and not any(learned in r.get("autotune_s", {}) for r in gemms):
-            continue  # "ours" is always summarised (the report's line names it)
-        for base in ("max_autotune", "max_autotune_ptxas"):
-            both = [r for r in gemms if {learned, base} <= set(r.get("autotune_s", {}))]
-            if base == "max_autotune" or both:
-                spent = sum(max(r["autotune_s"][learned], 0.0) for r in both)
-                ma = sum(r["autotune_s"][base] for r in both)
-                out[f"autotune_ratio_{base}_over_{learned}"] = ma / spent if spent > 0 else None
-        out[f"{learned}_slower_than_best_by_3pct"] = [r["gemm"]["name"] for r in gemms
-                                                       if r.get(f"{learned}_flag")]
-    out["slower_than_best_by_3pct"], out["worst_rel_best"] = {}, {}
-    for s in SETTINGS:
-        rel = [r["run_ms"][s] / best_ms(r) for r in gemms if s in r["run_ms"] and best_ms(r)]
-        if rel:
-            out["slower_than_best_by_3pct"][s] = sum(x > SLOW_FLAG for x in rel)
-            out["worst_rel_best"][s] = max(rel)
-    return out
-
-
-def best_ms(rec):
-    """The faster of cuBLAS (none) and max-autotune's pick in compiled truth: the bound."""
-    run = rec["run_ms"]
-    have = [run[s] for s in ("max_autotune", "none") if s in run]
-    return min(have) if have else None
-
-
-class MergeError(Exception):
-    """A result file that cannot be merged (named in the message)."""
-
-
-def merge(paths):
-    """The GEMMs of several result files as one result, in order of first appearance. A GEMM
-    (by name) in several files takes each setting's figures from the last file that measured that
-    setting: a re-run of some GEMMs with a new handler (all of `none,ours,max_autotune`, so that
-    its figures are alternated in one process) replaces those settings, and the rest is kept (a
-    setting that failed in an earlier file and ran in a later one is no longer failed)."""
-    by_name, order, skipped = {}, [], []
-    for path in paths:
-        try:
-            with open(path) as f:
-                data = json.load(f)
-            records = data["gemms"]
-        except (OSError, ValueError, KeyError, TypeError) as e:
-            raise MergeError(f"{path}: not a result file of inductor_eval.py ({type(e).__name__}: {e})") from e
-        for r in records:
-            if "run_ms" not in r:
-                continue
-            name = r["gemm"]["name"]
-            if name not in by_name:
-                by_name[name] = {"gemm": r["gemm"]}
-                order.append(name)
-            rec = by_name[name]
-            if rec.get("errors"):  # a setting measured again is no longer failed
-                rec["errors"] = {s: e for s, e in rec["errors"].items() if s not in r["run_ms"]}
-            for key, value in r.items():
-                if key != "gemm":
-                    old = rec.get(key)
-                    both = isinstance(old, dict) and isinstance(value, dict)
-                    rec[key] = {**old, **value} if both else value
-        skipped += data.get("skipped", [])
-    gemms = [by_name[n] for n in order]
-    for r in gemms:
-        flag_ours(r)
-    measured = set(order)
-    data = {"meta": {"merged_from": list(paths)}, "gemms": gemms, "e2e": {},
-            "skipped": [s for s in dict.fromkeys(skipped) if s not in measured]}
-    data["summary"] = summarize(data)
-    return data
-
-
-def write_merged(data, path, inputs):
-    """Writes a merged result to `path` (through a temporary file, so that a failed write leaves
-    nothing half-written); refuses to replace one of the files it was merged from."""
-    if any(os.path.realpath(path) == os.path.realpath(i) for i in inputs):
-        raise MergeError(f"{path}: is one of the files being merged; give --out another path")
-    tmp = path + ".tmp"
-    try:
-        with open(tmp, "w") as f:
-            json.dump(data, f, indent=1, default=_json_default)
-        os.replace(tmp, path)
-    except OSError as e:
-        raise MergeError(f"{path}: cannot write the merged result ({e})") from e
-
-
-# -- measuring -------------------------------------------------------------------------------------
 
 
 class PhaseTimer:
@@ -898,213 +603,7 @@ def failure(ind, rec, setting):
         ind.fresh()
 
 
-def flag_ours(rec):
-    """Each handler's run time over the bound (best_ms), flagged past SLOW_FLAG."""
-    best = best_ms(rec)
-    for s in LEARNED:
-        if s in rec["run_ms"] and best:
-            rec[f"{s}_rel_best"] = rec["run_ms"][s] / best
-            rec[f"{s}_flag"] = rec[f"{s}_rel_best"] > SLOW_FLAG
-
-
 # -- end to end --------------------------------------------------------------------------------------
-
-
-def llama(torch, layers=2, hidden=2048, inter=5632, heads=16, head_dim=128):
-    """A LLaMA-style decoder stack (no embeddings, no RoPE), bf16 on CUDA."""
-    nn, F = torch.nn, torch.nn.functional
-
-    class RMSNorm(nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.weight = nn.Parameter(torch.ones(hidden))
-
-        def forward(self, x):
-            xf = x.float()
-            return (xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + 1e-6)).to(x.dtype) * self.weight
-
-    class Layer(nn.Module):
-        def __init__(self):
-            super().__init__()
-            lin = lambda i, o: nn.Linear(i, o, bias=False)  # noqa: E731
-            self.n1, self.n2 = RMSNorm(), RMSNorm()
-            self.q, self.k, self.v = (lin(hidden, heads * head_dim) for _ in range(3))
-            self.o = lin(heads * head_dim, hidden)
-            self.gate, self.up, self.down = lin(hidden, inter), lin(hidden, inter), lin(inter, hidden)
-
-        def qkv(self, x):
-            b, t, _ = x.shape
-            h = self.n1(x)
-            return [p(h).view(b, t, heads, head_dim).transpose(1, 2) for p in (self.q, self.k, self.v)]
-
-        def finish(self, x, attn):
-            b, _, t, _ = attn.shape
-            x = x + self.o(attn.transpose(1, 2).reshape(b, t, heads * head_dim))
-            h = self.n2(x)
-            return x + self.down(F.silu(self.gate(h)) * self.up(h))
-
-        def forward(self, x):
-            q, k, v = self.qkv(x)
-            return self.finish(x, F.scaled_dot_product_attention(q, k, v, is_causal=True))
-
-        def prefill(self, x, kc, vc):
-            q, k, v = self.qkv(x)
-            kc[:, :, : x.shape[1]] = k
-            vc[:, :, : x.shape[1]] = v
-            return self.finish(x, F.scaled_dot_product_attention(q, k, v, is_causal=True))
-
-        def decode(self, x, pos, kc, vc):
-            q, k, v = self.qkv(x)
-            kc.index_copy_(2, pos, k)
-            vc.index_copy_(2, pos, v)
-            mask = (torch.arange(kc.shape[2], device=x.device) <= pos).view(1, 1, 1, -1)
-            return self.finish(x, F.scaled_dot_product_attention(q, kc, vc, attn_mask=mask))
-
-    class Decoder(nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.layers = nn.ModuleList(Layer() for _ in range(layers))
-
-        def forward(self, x):
-            for layer in self.layers:
-                x = layer(x)
-            return x
-
-        def prefill(self, x, caches):
-            for layer, (kc, vc) in zip(self.layers, caches):
-                x = layer.prefill(x, kc, vc)
-            return x
-
-        def decode(self, x, pos, caches):
-            for layer, (kc, vc) in zip(self.layers, caches):
-                x = layer.decode(x, pos, kc, vc)
-            return x
-
-    return Decoder().to(device="cuda", dtype=torch.bfloat16)
-
-
-def train_workload(torch, model, options, shape=(8, 1024, 2048)):
-    """(first-call function, step function) of a forward+backward on an input of `shape`
-    (batch, tokens, hidden; default the decoder's 8 x 1024 tokens) in the model's dtype."""
-    compiled = torch.compile(model, dynamic=False, options=options)
-    dtype = next(model.parameters()).dtype
-    x = torch.randn(*shape, device="cuda", dtype=dtype, requires_grad=True)
-
-    def step():
-        for p in model.parameters():
-            p.grad = None
-        compiled(x).float().square().mean().backward()
-
-    return step, step
-
-
-def infer_workload(torch, model, options, batch=4, prompt=512, steps=32):
-    """(first-call function, workload function): prefill then `steps` decode steps, static cache."""
-    prefill = torch.compile(model.prefill, dynamic=False, options=options)
-    decode = torch.compile(model.decode, dynamic=False, options=options)
-    shape = (batch, 16, prompt + steps, 128)
-    caches = [(torch.zeros(shape, device="cuda", dtype=torch.bfloat16),
-               torch.zeros(shape, device="cuda", dtype=torch.bfloat16)) for _ in model.layers]
-    x = torch.randn(batch, prompt, 2048, device="cuda", dtype=torch.bfloat16)
-    tok = torch.randn(batch, 1, 2048, device="cuda", dtype=torch.bfloat16)
-    positions = [torch.tensor([prompt + i], device="cuda") for i in range(steps)]
-
-    def first():
-        prefill(x, caches)
-        decode(tok, positions[0], caches)
-
-    def run():
-        with torch.no_grad():
-            prefill(x, caches)
-            for p in positions:
-                decode(tok, p, caches)
-
-    def first_no_grad():
-        with torch.no_grad():
-            first()
-
-    return first_no_grad, run
-
-
-def encoder(torch, layers=2, hidden=768, heads=12, inter=3072, vocab=30522):
-    """A BERT-base-style encoder stack with its MLM head (no embeddings), fp16 on CUDA: linears
-    with bias (addmm), attention as explicit matmuls (bmm) and softmax."""
-    nn, F = torch.nn, torch.nn.functional
-    hd = hidden // heads
-
-    class Layer(nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.q, self.k, self.v, self.o = (nn.Linear(hidden, hidden) for _ in range(4))
-            self.up, self.down = nn.Linear(hidden, inter), nn.Linear(inter, hidden)
-            self.n1, self.n2 = nn.LayerNorm(hidden), nn.LayerNorm(hidden)
-
-        def forward(self, x):
-            b, t, _ = x.shape
-            q, k, v = (p(x).view(b, t, heads, hd).transpose(1, 2) for p in (self.q, self.k, self.v))
-            p = torch.softmax(q @ k.transpose(-1, -2) * hd ** -0.5, dim=-1)
-            x = self.n1(x + self.o((p @ v).transpose(1, 2).reshape(b, t, hidden)))
-            return self.n2(x + self.down(F.gelu(self.up(x))))
-
-    class Encoder(nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.layers = nn.ModuleList(Layer() for _ in range(layers))
-            self.transform, self.norm = nn.Linear(hidden, hidden), nn.LayerNorm(hidden)
-            self.decoder = nn.Linear(hidden, vocab)
-
-        def forward(self, x):
-            for layer in self.layers:
-                x = layer(x)
-            return self.decoder(self.norm(F.gelu(self.transform(x))))
-
-    return Encoder().to(device="cuda", dtype=torch.float16)
-
-
-def encoder_workload(torch, model, options):
-    """(first-call function, step function) of a forward+backward on 8 x 512 tokens."""
-    return train_workload(torch, model, options, shape=(8, 512, 768))
-
-
-E2E = {  # workload: (model, workload)
-    "llama_train": (llama, train_workload),
-    "llama_infer": (llama, infer_workload),
-    "encoder_train": (encoder, encoder_workload),
-}
-
-
-class WorkloadFileError(ValueError):
-    """A --workload-file that cannot be used (named in the message)."""
-
-
-def load_workload_file(path):
-    """Registers the end-to-end workload of a Python file under its stem and returns that name.
-    The file defines `build(torch)`, which returns the model on CUDA, and `workload(torch, model,
-    options)`, which compiles it with `torch.compile(..., options=options)` and returns `(first,
-    step)`: `first()` makes the first call(s) until every graph is compiled (timed as compile
-    time), `step()` one step (captured in a CUDA graph and replayed for the step time), as the
-    built-in workloads do (docs/inductor.md). Loading runs no torch."""
-    name = os.path.splitext(os.path.basename(path))[0]
-    if name in E2E or name in WORKLOADS or not name.isidentifier():
-        raise WorkloadFileError(f"{path}: the workload would be named {name!r}, which is taken or not an "
-                                f"identifier; rename the file")
-    spec = importlib.util.spec_from_file_location(f"ah_workload_{name}", path)
-    if spec is None:
-        raise WorkloadFileError(f"{path}: not a Python file")
-    module = importlib.util.module_from_spec(spec)
-    # Importable by name, as Dynamo imports the module of a class it traces (the file's model).
-    sys.modules[spec.name] = module
-    try:
-        spec.loader.exec_module(module)
-    except Exception as e:  # noqa: BLE001 - the user's file: any error at import is theirs to see
-        del sys.modules[spec.name]
-        raise WorkloadFileError(f"{path}: cannot load it ({type(e).__name__}: {e})") from e
-    missing = [f for f in ("build", "workload") if not callable(getattr(module, f, None))]
-    if missing:
-        del sys.modules[spec.name]
-        raise WorkloadFileError(f"{path}: defines no {' and no '.join(missing)}(...); see load_workload_file")
-    E2E[name] = (module.build, module.workload)
-    return name
 
 
 def measure_e2e(ind, workload, settings, out_of_time, progress=None):
@@ -1151,81 +650,6 @@ def measure_e2e(ind, workload, settings, out_of_time, progress=None):
     if "none" in rec["compile_s"]:
         rec["autotune_s"] = {s: t - rec["compile_s"]["none"] for s, t in rec["compile_s"].items()}
     return rec
-
-
-# -- report -------------------------------------------------------------------------------------------
-
-
-def fmt(x, spec=".3f"):
-    return "-" if x is None else format(x, spec)
-
-
-def table(data, settings):
-    """The report: the GEMM table and its totals (when GEMMs were measured), then each workload."""
-    cols = ["none"] + [s for s in settings if s != "none"]
-    lines = gemm_table(data, cols) if data["gemms"] else []
-    for w, r in data["e2e"].items():
-        lines += [""] + e2e_table(w, r)
-    return "\n".join(lines).lstrip("\n")
-
-
-def gemm_table(data, cols):
-    learned = [s for s in LEARNED if s in cols]  # a run without a handler has no such column
-    head = (["GEMM"] + [f"compile s {s}" for s in cols] + [f"run ms {s}" for s in cols]
-            + [f"{s} / best" for s in learned] + ["picked (max_autotune)"])
-    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-    for r in data["gemms"]:
-        c, t = r.get("compile_s", {}), r.get("run_ms", {})
-        picked = ", ".join(r.get("picked", {}).get("max_autotune", {})) or "-"
-        cells = ([f"{r['gemm']['name']} ({describe(r['gemm'])})"] + [fmt(c.get(s), ".2f") for s in cols]
-                 + [fmt(t.get(s), ".4f") for s in cols]
-                 + [fmt(r.get(f"{s}_rel_best")) + (" **slow**" if r.get(f"{s}_flag") else "") for s in learned]
-                 + [picked])
-        lines.append("| " + " | ".join(cells) + " |")
-    sm = data["summary"]
-    lines += ["", "| setting | autotuning s (sum) | run time / max_autotune (geomean) |", "|---|---|---|"]
-    for s in cols:
-        lines.append(f"| {s} | {fmt(sm['autotune_s'].get(s), '.1f')} | "
-                     f"{fmt(sm['run_rel_max_autotune_geomean'].get(s), '.4f')} |")
-    lines.append("")
-    for s in learned:
-        ratios = "; ".join(f"autotuning time {b} / {s}: {fmt(sm[f'autotune_ratio_{b}_over_{s}'], '.1f')}x"
-                           for b in ("max_autotune", "max_autotune_ptxas")
-                           if f"autotune_ratio_{b}_over_{s}" in sm)
-        lines.append(f"{ratios}; "
-                     f"{s} > {SLOW_FLAG:.2f}x the best: {sm.get(f'{s}_slower_than_best_by_3pct') or 'none'}")
-    slow = sm.get("slower_than_best_by_3pct", {})
-    lines.append(f"GEMMs > {SLOW_FLAG:.2f}x the faster of none and max_autotune: "
-                 + ", ".join(f"{s} {slow[s]} (worst {sm['worst_rel_best'][s]:.2f}x)" for s in cols if s in slow))
-    return lines + failed_lines(data["gemms"])
-
-
-def failed_lines(gemms):
-    """One line per GEMM and setting whose compile failed: a failure is worse than any miss of the
-    bound, and the bound's counts leave it out (it has no run time)."""
-    return [f"FAILED: {s} on {describe(r['gemm'])} ({r['gemm']['name'][:60]}): {e.splitlines()[0]}"
-            for r in gemms for s, e in r.get("errors", {}).items()]
-
-
-def e2e_table(w, r):
-    """One workload: compile and step time per setting, then what failed, what the handler decided
-    and where the compile time went."""
-    lines = [f"| {w} | compile s | step ms | GEMM lowerings | autotuned | timing |", "|---|---|---|---|---|---|"]
-    for s in r["compile_s"]:
-        lines.append(f"| {s} | {r['compile_s'][s]:.1f} | {fmt(r.get('step_ms', {}).get(s))} | "
-                     f"{r.get('lowerings', {}).get(s)} | {r.get('autotuned', {}).get(s)} | {r['timing'].get(s)} |")
-    failed = [f"{w} {s} failed: {e}" for s, e in r.get("errors", {}).items()]
-    if "compiling" in r:
-        failed.append(f"{w}: the run was cut inside {r['compiling']}'s compile (no step timed)")
-    lines += [""] + failed if failed else []
-    for s in HANDLED:
-        if r.get(f"{s}_stats"):
-            lines.append(f"\n{w}: the handler's decisions ({s}) {r[f'{s}_stats']}")
-    for s, phases in r.get("phases_s", {}).items():
-        if phases:
-            lines.append(f"{w} {s}: seconds inside " + ", ".join(
-                f"{k} {v:.1f}" if isinstance(v, float) else f"{k} {v}" for k, v in phases.items()))
-    return lines
 
 
 # -- main ---------------------------------------------------------------------------------------------

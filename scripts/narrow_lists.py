@@ -32,7 +32,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from holdout_pool import listed_files  # noqa: E402 - the list file has one reader
 from holdout_records import PoolError, features_of, records  # noqa: E402
 from holdout_replay import handler_decide  # noqa: E402
-from inductor_eval import SLOW_FLAG, best_ms  # noqa: E402 - the bound has one owner
+from inductor_results import SLOW_FLAG, best_ms  # noqa: E402 - the bound has one owner
 
 NEAR = 1.03  # within this of the fastest benchmark: near
 

@@ -20,7 +20,6 @@ Usage: probe_extern_bench.py --gemms FILE.jsonl --out FILE.jsonl [--lines A-B]
 import argparse
 import json
 import os
-import statistics
 import sys
 
 import torch
@@ -28,6 +27,7 @@ import torch
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
 import inductor_eval as E  # noqa: E402  (the GEMM's function and operands, the file reader)
+from inductor_results import geomean  # noqa: E402 - the bound has one owner
 from ah_inductor.retime import graph_ms as retime_graph_ms  # noqa: E402  (the CUDA-graph timer)
 
 
@@ -89,7 +89,7 @@ def main(argv=None):
             f.write(json.dumps(r) + "\n")
     for key in ("inductor", "events_warm", "profiled", "graph_flushed"):
         ratios = [r["ms"][key] / r["ms"]["graph"] for r in recs if r["ms"][key] > 0]
-        print(f"{key} / graph (gmean over {len(ratios)}): {E.geomean(ratios):.2f}")
+        print(f"{key} / graph (gmean over {len(ratios)}): {geomean(ratios):.2f}")
     return 0
 
 

@@ -14,6 +14,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "scripts"))
 
 import inductor_eval  # noqa: E402
+import inductor_results  # noqa: E402
 from test_eval_merge import rec  # noqa: E402
 
 
@@ -36,7 +37,7 @@ class CandidateTest(unittest.TestCase):
         self.assertEqual((a["ours_flag"], a["candidate_flag"]), (False, True))
         self.assertEqual((b["ours_flag"], b["candidate_flag"]), (True, False))
         self.assertAlmostEqual(a["candidate_rel_best"], 1.5)
-        sm = inductor_eval.summarize({"gemms": gemms})
+        sm = inductor_results.summarize({"gemms": gemms})
         self.assertEqual(sm["autotune_ratio_max_autotune_over_ours"], 15.0)
         self.assertEqual(sm["autotune_ratio_max_autotune_over_candidate"], 6.0)
         self.assertEqual(sm["ours_slower_than_best_by_3pct"], ["b"])
@@ -63,7 +64,7 @@ class CandidateTest(unittest.TestCase):
         for r in gemms:
             inductor_eval.flag_ours(r)
         data = {"gemms": gemms, "e2e": {}}
-        data["summary"] = inductor_eval.summarize(data)
+        data["summary"] = inductor_results.summarize(data)
         self.assertNotIn("autotune_ratio_max_autotune_over_candidate", data["summary"])
         text = inductor_eval.table(data, ["none", "ours", "max_autotune"])
         self.assertNotIn("candidate", text)
@@ -71,7 +72,7 @@ class CandidateTest(unittest.TestCase):
     def test_a_run_without_a_handler_has_no_handler_column(self):
         gemms = [rec("a", {"none": 1.0, "mm_ranking": 1.2}, {"none": 0.0, "mm_ranking": 3.0})]
         data = {"gemms": gemms, "e2e": {}}
-        data["summary"] = inductor_eval.summarize(data)
+        data["summary"] = inductor_results.summarize(data)
         lines = inductor_eval.table(data, ["none", "mm_ranking"]).splitlines()
         self.assertEqual(lines[0], "| GEMM | compile s none | compile s mm_ranking | run ms none | "
                                    "run ms mm_ranking | picked (max_autotune) |")

@@ -17,6 +17,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "scripts"))
 
 import inductor_eval  # noqa: E402
+import inductor_results  # noqa: E402
 
 
 class Cut(BaseException):
@@ -96,7 +97,7 @@ class E2EProgress(unittest.TestCase):
         self.assertNotIn("step_ms", saved)
         self.assertIn("fake_step: ours compiled in 5.5 s", err.getvalue())
         self.assertIn("fake_step: compiling max_autotune", err.getvalue().splitlines()[-1])
-        table = "\n".join(inductor_eval.e2e_table("fake_step", saved))
+        table = "\n".join(inductor_results.e2e_table("fake_step", saved))
         self.assertIn("| ours | 5.5 | - | 1 | 1 |", table)
         self.assertIn("the run was cut inside max_autotune's compile (no step timed)", table)
 

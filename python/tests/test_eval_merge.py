@@ -14,6 +14,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "scripts"))
 
 import inductor_eval  # noqa: E402
+import inductor_results  # noqa: E402
 
 
 def rec(name, run_ms, autotune_s):
@@ -42,7 +43,7 @@ class MergeTest(unittest.TestCase):
                 rec("a", {"none": 1.0, "ours": 1.01, "max_autotune": 1.1},
                     {"none": 0.0, "ours": 0.5, "max_autotune": 9.0}),
             ])
-            data = inductor_eval.merge([first, rerun])
+            data = inductor_results.merge([first, rerun])
         a, b = data["gemms"]
         self.assertEqual(a["run_ms"], {"none": 1.0, "ours": 1.01, "max_autotune": 1.1,
                                        "mm_ranking": 1.5})
@@ -71,7 +72,7 @@ class MergeTest(unittest.TestCase):
         self.assertIsNone(inductor_eval.seen_record("ours", one * 2))
         with tempfile.TemporaryDirectory() as d:
             a = dict(rec("a", {"none": 1.0, "max_autotune": 1.0}, {}), bench_ms={"extern_mm": 1.0})
-            merged = inductor_eval.merge([self.write(d, "a.json", [a])])
+            merged = inductor_results.merge([self.write(d, "a.json", [a])])
         self.assertEqual(merged["gemms"][0]["bench_ms"], {"extern_mm": 1.0})
 
     def test_the_merged_table_prints_without_torch(self):
@@ -94,9 +95,9 @@ class MergeTest(unittest.TestCase):
                 self.assertEqual(inductor_eval.main(["--merge", first]), 0)
             self.assertIn("FAILED: ours on mm 8x16x32 bfloat16 NT (a): InductorError: NoValidChoicesError\n",
                           out.getvalue())
-            merged = inductor_eval.merge([first, self.write(d, "b.json", [fixed])])
+            merged = inductor_results.merge([first, self.write(d, "b.json", [fixed])])
         self.assertEqual(merged["gemms"][0]["errors"], {})
-        self.assertEqual(inductor_eval.failed_lines(merged["gemms"]), [])
+        self.assertEqual(inductor_results.failed_lines(merged["gemms"]), [])
 
     def test_out_writes_the_merged_result_as_one_file(self):
         with tempfile.TemporaryDirectory() as d:
@@ -115,7 +116,7 @@ class MergeTest(unittest.TestCase):
             # Every figure of a record travels, not only the run and compile times.
             self.assertEqual(written["gemms"][1]["ours_decisions"], [{"decision": "keep", "kept": 2}])
             # The file is a result file itself: merging it alone gives the same summary.
-            self.assertEqual(inductor_eval.merge([out])["summary"], written["summary"])
+            self.assertEqual(inductor_results.merge([out])["summary"], written["summary"])
             self.assertFalse(os.path.exists(out + ".tmp"))
 
     def test_out_never_replaces_an_input(self):

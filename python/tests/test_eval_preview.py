@@ -15,6 +15,8 @@ sys.path.insert(0, os.path.join(ROOT, "scripts"))
 sys.path.insert(0, HERE)
 
 import inductor_eval  # noqa: E402
+import inductor_gemms  # noqa: E402
+import inductor_workloads  # noqa: E402
 from test_choices import StubInputs, choices, fake_torch, operand  # noqa: E402
 
 
@@ -30,7 +32,7 @@ def stub_inputs(gm):
 
 def all_gemms():
     gemms = inductor_eval.holdout_gemms()
-    gemms += inductor_eval.read_gemms(os.path.join(ROOT, "data", "inductor_holdout2_gemms.jsonl"))
+    gemms += inductor_gemms.read_gemms(os.path.join(ROOT, "data", "inductor_holdout2_gemms.jsonl"))
     for w in inductor_eval.WORKLOADS[1:]:
         gemms += inductor_eval.workload_gemms(w)
     return gemms
@@ -43,7 +45,7 @@ class Preview(unittest.TestCase):
         for gm in gemms:
             with self.subTest(gm["name"]), fake_torch(allow_tf32=gm["tf32"]):
                 want = choices.features(stub_inputs(gm), gm["op"])
-                self.assertEqual(inductor_eval.handler_features(gm), want)
+                self.assertEqual(inductor_gemms.handler_features(gm), want)
 
     def test_preview_counts_every_decision(self):
         class Handler:
@@ -53,7 +55,7 @@ class Preview(unittest.TestCase):
 
         out = io.StringIO()
         with redirect_stdout(out):
-            inductor_eval.preview(inductor_eval.llama_gemms("llama_infer"), Handler)
+            inductor_eval.preview(inductor_workloads.llama_gemms("llama_infer"), Handler)
         text = out.getvalue()
         self.assertIn("decode m=4  -> extern", text)
         self.assertIn("prefill 4x512  -> keep + 2 Triton configs", text)
@@ -65,7 +67,7 @@ class Preview(unittest.TestCase):
             decide = staticmethod(lambda f: ("extern", ()))
             installed = staticmethod(choices.installed)
 
-        router = dict(inductor_eval.llama_gemms("llama_infer")[0], name="router", m=4096, k=2048, n=8)
+        router = dict(inductor_workloads.llama_gemms("llama_infer")[0], name="router", m=4096, k=2048, n=8)
         for options, want in ((None, "-> default"), ({"narrow_search": False}, "-> extern")):
             out = io.StringIO()
             with redirect_stdout(out):
@@ -77,7 +79,7 @@ class Preview(unittest.TestCase):
             decide = staticmethod(lambda f: ("extern", ()))
             installed = staticmethod(choices.installed)
 
-        decode = dict(inductor_eval.llama_gemms("llama_infer")[0], name="decode context", op="bmm",
+        decode = dict(inductor_workloads.llama_gemms("llama_infer")[0], name="decode context", op="bmm",
                       batch=512, m=1, k=4096, n=128)
         for options, want in ((None, "-> default"), ({"small_bmm_search": False}, "-> extern"),
                               ({"small_bmm_search": True, "retime": False}, "-> default")):

@@ -16,6 +16,7 @@ ROOT = os.path.join(HERE, "..", "..")
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
 
 import inductor_eval  # noqa: E402
+import inductor_workloads  # noqa: E402
 
 EXAMPLE = os.path.join(ROOT, "scripts", "example_workload.py")
 HANDLER = os.path.join(ROOT, "generated", "python", "inductor_mmh100_choices.py")
@@ -23,11 +24,11 @@ HANDLER = os.path.join(ROOT, "generated", "python", "inductor_mmh100_choices.py"
 
 class WorkloadFile(unittest.TestCase):
     def setUp(self):
-        self.e2e = dict(inductor_eval.E2E)
+        self.e2e = dict(inductor_workloads.E2E)
 
     def tearDown(self):
-        inductor_eval.E2E.clear()
-        inductor_eval.E2E.update(self.e2e)
+        inductor_workloads.E2E.clear()
+        inductor_workloads.E2E.update(self.e2e)
         for name in [m for m in sys.modules if m.startswith("ah_workload_")]:
             del sys.modules[name]
 
@@ -38,8 +39,8 @@ class WorkloadFile(unittest.TestCase):
         return code, out.getvalue(), err.getvalue()
 
     def test_the_example_is_registered_under_its_name(self):
-        self.assertEqual(inductor_eval.load_workload_file(EXAMPLE), "example_workload")
-        build, workload = inductor_eval.E2E["example_workload"]
+        self.assertEqual(inductor_workloads.load_workload_file(EXAMPLE), "example_workload")
+        build, workload = inductor_workloads.E2E["example_workload"]
         self.assertTrue(callable(build) and callable(workload))
 
     def test_every_shipped_workload_follows_the_contract(self):
@@ -47,16 +48,16 @@ class WorkloadFile(unittest.TestCase):
         files = sorted(f for f in os.listdir(folder) if f.endswith(".py"))
         self.assertIn("convnext_train.py", files)
         for f in files:
-            name = inductor_eval.load_workload_file(os.path.join(folder, f))
+            name = inductor_workloads.load_workload_file(os.path.join(folder, f))
             self.assertEqual(name, f[:-3])
-            self.assertTrue(all(callable(fn) for fn in inductor_eval.E2E[name]))
+            self.assertTrue(all(callable(fn) for fn in inductor_workloads.E2E[name]))
 
     def test_the_files_module_is_importable_by_name(self):
         # Dynamo imports the module of a class it traces: an unregistered module failed every
         # setting on the H100 with "No module named 'ah_workload_example_workload'".
-        inductor_eval.load_workload_file(EXAMPLE)
+        inductor_workloads.load_workload_file(EXAMPLE)
         module = importlib.import_module("ah_workload_example_workload")
-        self.assertIs(module.build, inductor_eval.E2E["example_workload"][0])
+        self.assertIs(module.build, inductor_workloads.E2E["example_workload"][0])
 
     def test_the_report_of_a_workload_alone_says_what_failed_and_has_no_gemm_table(self):
         data = {"gemms": [], "summary": {}, "e2e": {"example_workload": {
@@ -73,7 +74,7 @@ class WorkloadFile(unittest.TestCase):
         code, out, _ = self.run_main(["--dry-run", "--workload-file", EXAMPLE])
         self.assertEqual(code, 0)
         self.assertIn("; workloads example_workload\n", out)
-        inductor_eval.E2E.pop("example_workload")
+        inductor_workloads.E2E.pop("example_workload")
         code, out, _ = self.run_main(["--dry-run", "--workloads", "gemms,llama_train", "--workload-file", EXAMPLE])
         self.assertEqual(code, 0)
         self.assertIn("; workloads gemms,llama_train,example_workload\n", out)
@@ -127,7 +128,7 @@ class WorkloadFile(unittest.TestCase):
                 code, _, err = self.run_main(["--dry-run", "--workload-file", path])
                 self.assertEqual(code, 2, name)
                 self.assertIn(path, err)
-            self.assertNotIn("no_step", inductor_eval.E2E)
+            self.assertNotIn("no_step", inductor_workloads.E2E)
             self.assertNotIn("ah_workload_no_step", sys.modules)
 
 
