@@ -58,7 +58,7 @@ def role_row(name, gemms, role):
     ours, ma = sum(a[role] for a in spent), sum(a["max_autotune"] for a in spent)
     run = geomean([r["run_ms"][role] / r["run_ms"]["max_autotune"] for r in both])
     cells = [name, str(len(both)), *map(str, over), f"{ours:.1f}", f"{ma:.1f}",
-             f"{ma / ours:.1f}x" if ours > 0 else "-", f"{run:.3f}"]
+             f"{ma / ours:.1f}x" if ours > 0 else "-", f"{run:.3f}" if run else "-"]
     return "| " + " | ".join(cells) + " |"
 
 

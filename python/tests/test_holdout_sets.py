@@ -91,6 +91,14 @@ class TableTest(unittest.TestCase):
         self.assertEqual(rows[0].split(" | ")[2:8], ["1", "0", "1", "-0.0", "8.0", "-"])
         self.assertEqual(rows[1].split(" | ")[2:8], ["0", "0", "1", "2.0", "8.0", "4.0x"])
 
+    def test_a_set_without_max_autotune_scores_nothing_and_does_not_fail(self):
+        with tempfile.TemporaryDirectory() as d:
+            a = write(d, "inductor_eval_h100_holdout4a.json", [gemm("g", {"none": 0.01, "ours": 0.01},
+                                                                   {"ours": 1.0})])
+            code, out, _ = run([a])
+        self.assertEqual(code, 0)
+        self.assertEqual(out.strip().splitlines()[2], "| holdout4 | 0 | 0 | 0 | 0 | 0.0 | 0.0 | - | - |")
+
     def test_files_from_a_list(self):
         with tempfile.TemporaryDirectory() as d:
             write(d, "inductor_eval_h100_holdout1a.json", [gemm("g", {"none": 0.01, "ours": 0.01, "max_autotune": 0.01},
