@@ -3,7 +3,6 @@
 handler); autotuning summed as measured; bad files named, exit 2."""
 
 import io
-import json
 import os
 import sys
 import tempfile
@@ -14,19 +13,13 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "scripts"))
 
 import holdout_sets  # noqa: E402
+from test_holdout_pool import write  # noqa: E402 - one writer of a result file in the tests
 
 
 def gemm(name, run_ms, autotune_s):
     g = {"name": name, "op": "mm", "batch": 1, "m": 64, "k": 64, "n": 64, "dtype": "bfloat16",
          "tf32": False, "trans_a": False, "trans_b": True}
     return {"gemm": g, "run_ms": run_ms, "autotune_s": autotune_s}
-
-
-def write(folder, name, gemms):
-    path = os.path.join(folder, name)
-    with open(path, "w") as f:
-        json.dump({"gemms": gemms}, f)
-    return path
 
 
 def run(argv):
