@@ -44,6 +44,8 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
 import inductor_eval as ie  # noqa: E402  (imports no torch; puts python/ on sys.path)
+import inductor_harness as H  # noqa: E402  (the warm process)
+from inductor_handlers import load_handler  # noqa: E402
 from inductor_workloads import llama_gemms  # noqa: E402
 from ah_inductor.naming import caller_name, pytorch_mm_id  # noqa: E402
 
@@ -188,7 +190,7 @@ def short(ids, n=3):
 
 def need_torch():
     """None when PyTorch and Triton are installed here; else which is missing. Nothing is
-    imported: inductor_eval.Inductor imports torch after pointing its caches at fresh folders."""
+    imported: inductor_harness.Inductor imports torch after pointing its caches at fresh folders."""
     for name in ("torch", "triton"):
         try:
             if importlib.util.find_spec(name) is None:
@@ -202,7 +204,7 @@ def start_inductor():
     """inductor_eval's warm process (fresh caches, caches disabled, start-up paid), or what is
     missing (no CUDA device, torch not importable)."""
     try:
-        return ie.Inductor({}, rounds=1), None
+        return H.Inductor({}, rounds=1), None
     except SystemExit as e:  # Inductor's "PyTorch sees no CUDA device"
         return None, str(e).replace("inductor_eval: ", "")
     except ImportError as e:
@@ -470,7 +472,7 @@ def main(argv=None):
         print(f"{PROG}: {e}", file=sys.stderr)
         return 2
     a.artifact, a.handler = (os.path.join(ROOT, x) for x in (a.artifact, a.handler))
-    handler = ie.load_handler(a.handler)
+    handler = load_handler(a.handler)
     decisions = [tuple(handler.decide(ie.handler_features(gm))) for gm in gemms]
     gemms, decisions = order(gemms, decisions)
     if a.limit is not None:

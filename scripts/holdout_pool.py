@@ -114,7 +114,7 @@ from holdout_records import (  # noqa: E402 - the records and the bound's tallie
     tally, twice)
 from holdout_replay import (  # noqa: E402 - questions 4 and 5
     against_table, handler_decide, handler_keeps, handler_module, replay_table)
-from inductor_eval import DECIDING, installed_decide  # noqa: E402 - one owner each
+from inductor_handlers import DECIDING, installed_decide  # noqa: E402 - one owner each
 from inductor_gemms import handler_features  # noqa: E402
 from inductor_results import SLOW_FLAG, geomean  # noqa: E402
 

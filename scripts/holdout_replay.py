@@ -14,7 +14,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from holdout_records import (  # noqa: E402 - shared with the pooled tables
     ADDMM_CALLS, LABELS, MISS_MIN_MS, RETIMED, SECOND, PoolError, features_of, fmt_tally, in_words, measured_kind,
     misses_table, shape_of, tally, twice)
-from inductor_eval import load_handler  # noqa: E402 - one owner each
+from inductor_handlers import load_handler  # noqa: E402 - one owner each
 from inductor_results import SLOW_FLAG, best_ms, geomean  # noqa: E402
 
 
@@ -67,7 +67,7 @@ def replayed(recs, decide, measured=None):
 
 def module_globals(decide):
     """The globals of the handler module `decide` comes from, read through a wrapper
-    (`inductor_eval.installed_decide` wraps it with `functools.wraps`, which sets `__wrapped__`):
+    (`inductor_handlers.installed_decide` wraps it with `functools.wraps`, which sets `__wrapped__`):
     the runtime's own rules there (`config_name`, `expanded_bias_call`) are what the replay
     applies. Empty for a callable with no module."""
     return getattr(inspect.unwrap(decide), "__globals__", None) or {}

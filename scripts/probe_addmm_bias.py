@@ -5,7 +5,7 @@ Inductor offers addmm two ATen choices: `bias_addmm` (the 1-D bias: cuBLASLt's b
 call Inductor makes without max-autotune) and `addmm` (the bias expanded to 2-D with stride 0:
 ATen copies it into the output and runs the GEMM with beta 1). probe_addmm_path.py showed that
 each compiled call runs as its eager twin, and that either can be 2x faster than the other. This
-times the two eager calls with inductor_eval.py's timer (CUDA-graph replay of about 1 ms of calls,
+times the two eager calls with inductor_harness.py's timer (CUDA-graph replay of about 1 ms of calls,
 clocks warmed for 50 ms, the two alternated over --rounds rounds, median) for:
 
 - every addmm GEMM of the held-out GEMM files given (JSON lines with op addmm) and of the
@@ -32,7 +32,7 @@ import time
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import inductor_eval as E  # noqa: E402  (its timer: CUDA-graph capture, warmed clocks, alternation)
+import inductor_harness as H  # noqa: E402  (the warm process: CUDA-graph capture, warmed clocks, alternation)
 
 GRID_M = [1, 8, 32, 64, 128, 192, 256, 320, 384, 512, 768, 1024, 2048, 4096, 16384, 65536]
 GRID_KN = [(768, 768), (768, 3072), (3072, 768), (1024, 4096), (4096, 14336), (5120, 5120),
@@ -141,7 +141,7 @@ def operand(rows, cols, transposed, dtype):
 
 
 def time_pair(ind, g):
-    """Median ms per call of the two calls of GEMM `g`, timed by `ind` (inductor_eval's)."""
+    """Median ms per call of the two calls of GEMM `g`, timed by `ind` (inductor_harness's)."""
     torch.backends.cuda.matmul.allow_tf32 = g["tf32"]
     dt = getattr(torch, g["dtype"])
     a = operand(g["m"], g["k"], g["trans_a"], dt)
@@ -178,7 +178,7 @@ def main():
                    help="which grid to time after the held-out GEMMs and logs (default: standard)")
     a = p.parse_args()
     print(f"torch {torch.__version__}, {torch.cuda.get_device_name()}")
-    ind = E.Inductor({}, a.rounds)
+    ind = H.Inductor({}, a.rounds)
     rows, t0 = [], time.perf_counter()
     with open(a.out, "w") as out:
         for g in [*from_gemms(a.gemms), *from_logs(a.logs), *grid(a.grid)]:

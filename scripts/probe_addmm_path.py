@@ -22,7 +22,7 @@ import re
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import inductor_eval as E  # noqa: E402
+import inductor_harness as H  # noqa: E402  (the warm process: CUDA-graph capture, warmed clocks, alternation)
 
 GEMMS = [  # (label, m, k, n, dtype, tf32)
     ("ppo 256x3136x512 fp32", 256, 3136, 512, "float32", False),
@@ -86,7 +86,7 @@ def main():
     p.add_argument("--rounds", type=int, default=40)
     a = p.parse_args()
     os.makedirs(a.out, exist_ok=True)
-    ind = E.Inductor({}, a.rounds)
+    ind = H.Inductor({}, a.rounds)
     import torch
 
     print(f"torch {torch.__version__}, {torch.cuda.get_device_name()}, "

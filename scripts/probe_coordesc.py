@@ -35,6 +35,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import inductor_eval as E  # noqa: E402  (the warm process, the workloads, the timer)
+import inductor_harness as H  # noqa: E402  (the warm process: CUDA-graph capture, warmed clocks, alternation)
 
 GAIN = 0.97  # a kernel whose fastest config benchmarks under this share of its start improved
 # (label, inductor_eval setting, coordinate_descent_tuning: None leaves the setting's own, the one
@@ -178,7 +179,7 @@ def main(argv=None):
     if not workloads:
         print("probe_coordesc: no workload to measure", file=sys.stderr)
         return 2
-    ind = E.Inductor({"ours": a.handler}, a.rounds)
+    ind = H.Inductor({"ours": a.handler}, a.rounds)
     from torch._inductor.runtime.coordinate_descent_tuner import CoordescTuner
 
     recorder = Recorder(CoordescTuner)

@@ -37,6 +37,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
 import inductor_eval as E  # noqa: E402  (the warm process, the GEMM's function, the timer)
+import inductor_harness as H  # noqa: E402  (the warm process: CUDA-graph capture, warmed clocks, alternation)
 from inductor_results import SLOW_FLAG, geomean  # noqa: E402 - the bound has one owner
 from ah_inductor.retime import graph_timings  # noqa: E402  (the handler runtime's CUDA-graph timer)
 
@@ -149,7 +150,7 @@ def main(argv=None):
         print(f"probe_profiled_bench: {e}", file=sys.stderr)
         return 2
     t0 = time.perf_counter()
-    ind = E.Inductor({}, a.rounds)
+    ind = H.Inductor({}, a.rounds)
     saver = install(ind, a.retime)
     recs = E.probe_gemms("probe_profiled_bench", ind, gemms, lambda gm: measure(ind, saver, gm),
                          a.out, a.budget_s, t0, "run_ms")

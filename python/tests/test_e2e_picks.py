@@ -1,5 +1,6 @@
-"""Picks by lowering shape (`scripts/inductor_eval.py`'s `picked_by_shape`) and their comparison
-between two compiles (`scripts/e2e_picks.py`), on stub nodes and result files (no torch)."""
+"""Picks by lowering shape (`picked_by_shape`, scripts/inductor_harness.py, in the records of
+scripts/inductor_eval.py) and their comparison between two compiles (`scripts/e2e_picks.py`), on
+stub nodes and result files (no torch)."""
 
 import io
 import json
@@ -13,7 +14,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "scripts"))
 
 import e2e_picks  # noqa: E402
-import inductor_eval  # noqa: E402
+import inductor_harness  # noqa: E402
 
 
 class Node:
@@ -31,12 +32,12 @@ class Sizeless:
 
 class ShapeKey(unittest.TestCase):
     def test_inputs_in_order_bias_first(self):
-        key = inductor_eval.shape_key([Node(5632), Node(2048, 2048), Node(2048, 5632)])
+        key = inductor_harness.shape_key([Node(5632), Node(2048, 2048), Node(2048, 5632)])
         self.assertEqual(key, "5632, 2048x2048, 2048x5632")
 
     def test_a_size_that_cannot_be_read_is_a_question_mark(self):
-        self.assertEqual(inductor_eval.shape_key([Node(4, 8), Sizeless(), object()]), "4x8, ?, ?")
-        self.assertEqual(inductor_eval.shape_key(()), "")
+        self.assertEqual(inductor_harness.shape_key([Node(4, 8), Sizeless(), object()]), "4x8, ?, ?")
+        self.assertEqual(inductor_harness.shape_key(()), "")
 
 
 class PicksByShape(unittest.TestCase):
@@ -44,7 +45,7 @@ class PicksByShape(unittest.TestCase):
         lowerings = [["extern_mm", "triton_a"], ["extern_mm"], ["extern_mm", "triton_a"], ["extern_bmm"]]
         shapes = ["8x8, 8x8", "8x8, 8x8", "4x4, 4x4", "2x4x4, 2x4x4"]
         # feedback arrives for the benchmarked lowerings only, with their own shapes
-        picks = inductor_eval.picks_by_shape(lowerings, shapes, ["triton_a", "extern_mm"],
+        picks = inductor_harness.picks_by_shape(lowerings, shapes, ["triton_a", "extern_mm"],
                                              ["8x8, 8x8", "4x4, 4x4"])
         self.assertEqual(picks, {"2x4x4, 2x4x4": {"extern_bmm": 1}, "4x4, 4x4": {"extern_mm": 1},
                                  "8x8, 8x8": {"extern_mm": 1, "triton_a": 1}})

@@ -25,7 +25,7 @@ class Cut(BaseException):
 
 
 class FakeInductor:
-    """The parts of `inductor_eval.Inductor` that `measure_e2e` uses, without torch: each
+    """The parts of `inductor_harness.Inductor` that `measure_e2e` uses, without torch: each
     setting's first call takes `compile_s[setting]` seconds, or is cut where that is Cut."""
 
     def __init__(self, compile_s):

@@ -14,6 +14,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "scripts"))
 
 import inductor_eval  # noqa: E402
+import inductor_harness  # noqa: E402
 import inductor_results  # noqa: E402
 
 
@@ -61,15 +62,15 @@ class MergeTest(unittest.TestCase):
 
     def test_one_lowerings_timings_are_kept_max_autotunes_and_the_handlers_and_merged(self):
         one = [{"extern_mm": 0.0123456789, "triton_mm_a": 0.01}]
-        self.assertEqual(inductor_eval.bench_record("max_autotune", one),
+        self.assertEqual(inductor_harness.bench_record("max_autotune", one),
                          {"extern_mm": 0.0123457, "triton_mm_a": 0.01})
-        self.assertIsNone(inductor_eval.bench_record("ours", one))
-        self.assertIsNone(inductor_eval.bench_record("max_autotune", one * 2))
-        self.assertIsNone(inductor_eval.bench_record("max_autotune", []))
-        self.assertEqual(inductor_eval.seen_record("candidate", one),
+        self.assertIsNone(inductor_harness.bench_record("ours", one))
+        self.assertIsNone(inductor_harness.bench_record("max_autotune", one * 2))
+        self.assertIsNone(inductor_harness.bench_record("max_autotune", []))
+        self.assertEqual(inductor_harness.seen_record("candidate", one),
                          {"extern_mm": 0.0123457, "triton_mm_a": 0.01})
-        self.assertIsNone(inductor_eval.seen_record("max_autotune", one))
-        self.assertIsNone(inductor_eval.seen_record("ours", one * 2))
+        self.assertIsNone(inductor_harness.seen_record("max_autotune", one))
+        self.assertIsNone(inductor_harness.seen_record("ours", one * 2))
         with tempfile.TemporaryDirectory() as d:
             a = dict(rec("a", {"none": 1.0, "max_autotune": 1.0}, {}), bench_ms={"extern_mm": 1.0})
             merged = inductor_results.merge([self.write(d, "a.json", [a])])
