@@ -12,12 +12,14 @@ from contextlib import redirect_stdout
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.join(HERE, "..", "..")
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
+sys.path.insert(0, os.path.join(ROOT, "python"))
 sys.path.insert(0, HERE)
 
 import inductor_eval  # noqa: E402
 import inductor_gemms  # noqa: E402
 import inductor_workloads  # noqa: E402
-from test_choices import StubInputs, choices, fake_torch, operand  # noqa: E402
+from ah_inductor import choices  # noqa: E402
+from inductor_stubs import StubInputs, fake_torch, operand  # noqa: E402
 
 
 def stub_inputs(gm):

@@ -15,7 +15,7 @@ sys.path.insert(0, os.path.join(HERE, ".."))
 sys.path.insert(0, HERE)
 
 from ah_inductor import choices, ptxas  # noqa: E402
-from test_choices import HEURISTIC, decide_by_m, fake_torch  # noqa: E402
+from inductor_stubs import HEURISTIC, decide_by_m, fake_torch  # noqa: E402
 
 
 class Memo:
@@ -55,7 +55,7 @@ def memos(compiler):
 
 @contextlib.contextmanager
 def torch_folder(ptxas_file=True, executable=True):
-    """A fake torch (test_choices.fake_torch) whose package folder holds bin/ptxas or not."""
+    """A fake torch (inductor_stubs.fake_torch) whose package folder holds bin/ptxas or not."""
     d = tempfile.mkdtemp()
     os.makedirs(os.path.join(d, "bin"))
     path = os.path.join(d, "bin", "ptxas")
