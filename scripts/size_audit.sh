@@ -1,18 +1,21 @@
 #!/usr/bin/env bash
-# Size audit of the hand-written Rust: files over 800 lines and functions over 100 lines (issue
-# 23: "no hand-written file over ~800 lines that is more than one idea; no function over ~100
-# lines").
+# Size audit of the hand-written Rust and Python: files over 800 lines and functions over 100
+# lines (issue 23: "no hand-written file over ~800 lines that is more than one idea; no function
+# over ~100 lines").
 #   scripts/size_audit.sh          list every file and function over the limits
 #   scripts/size_audit.sh --check  the same, and fail on any not in scripts/size_audit.allow
 #                                  (`make lint` runs this)
-# Hand-written is every tracked .rs file outside generated/ (ah-codegen's output); test corpora
-# and snapshots are not .rs files. A justified exception is a line of scripts/size_audit.allow:
+# Hand-written is every tracked .rs and .py file outside generated/ (ah-codegen's output); test
+# corpora and snapshots are neither. A justified exception is a line of scripts/size_audit.allow:
 # `PATH` (a file) or `PATH:FN` (a function), then ` # why`.
 #
 # Function lengths are approximate: a scan that skips comments, strings (raw ones included) and
 # char literals and counts braces from a line holding `fn NAME` to the brace that closes its
 # body. A function is counted from its `fn` line to its closing brace (doc comments and
 # attributes not included); a nested `fn` counts in its own right and in its parent's length.
+# Python's are exact: python3's own parser, from a `def` line (decorators not included) to the
+# body's last line; a nested `def` counts as Rust's nested `fn` does. Without python3 the Python
+# functions are not scanned, with a message (--check then fails: CI has python3).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 MAX_FILE=${MAX_FILE:-800}
@@ -25,10 +28,35 @@ case "${1:-}" in
 esac
 
 files=$(git ls-files -- '*.rs' | grep -v '^generated/' || true)
+pyfiles=$(git ls-files -- '*.py' | grep -v '^generated/' || true)
+
+# `fn PATH:NAME LINES START` for each Python function over MAX_FN lines, from python3's parser.
+python_functions() {
+  if ! command -v python3 >/dev/null 2>&1; then
+    echo "warning: python3 is not on PATH: the Python functions were not scanned" >&2
+    echo "nopython python3 0"
+    return
+  fi
+  # shellcheck disable=SC2086
+  python3 - "$MAX_FN" $pyfiles <<'PY'
+import ast
+import sys
+
+limit = int(sys.argv[1])
+for path in sys.argv[2:]:
+    with open(path, encoding="utf-8") as f:
+        tree = ast.parse(f.read(), filename=path)
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            length = node.end_lineno - node.lineno + 1
+            if length > limit:
+                print(f"fn {path}:{node.name} {length} {node.lineno}")
+PY
+}
 
 # One line per offender: `file PATH LINES` or `fn PATH:NAME LINES START`.
 report=$(
-  for f in $files; do
+  for f in $files $pyfiles; do
     n=$(wc -l <"$f")
     if [ "$n" -gt "$MAX_FILE" ]; then echo "file $f $n"; fi
   done
@@ -101,6 +129,7 @@ report=$(
       }
     }
   ' $files
+  python_functions
 )
 
 allowed() {
@@ -109,9 +138,14 @@ allowed() {
 }
 
 bad=0
-echo "files over $MAX_FILE lines and functions over $MAX_FN lines (hand-written .rs, outside generated/):"
+echo "files over $MAX_FILE lines and functions over $MAX_FN lines (hand-written .rs and .py, outside generated/):"
 while read -r kind what len start; do
   [ -n "$kind" ] || continue
+  if [ "$kind" = nopython ]; then
+    echo "  the Python functions were not scanned: python3 is not on PATH"
+    bad=$((bad + 1))
+    continue
+  fi
   if [ "$kind" = file ]; then where="$what"; else where="${what%%:*}:$start (${what##*:})"; fi
   if allowed "$what"; then
     printf '  %-5s %5d  %s  (allowed: scripts/size_audit.allow)\n' "$kind" "$len" "$where"
