@@ -25,7 +25,8 @@
    how many choices, or the full list), and ours, cuBLAS and max-autotune over the bound's best.
 4. With `--handler MODULE.py`: what would another handler have done on these GEMMs, without a
    GPU? First, on every record (cuBLAS only was measured on each): where it decides cuBLAS
-   only, how often that one call is over the bound. Then its decisions, as its install() makes
+   only, how often that one call is over the bound, and by kind (op, precision, band of rows)
+   the kinds with a GEMM over, the most over first: where a rule might pay. Then its decisions, as its install() makes
    them by default (a narrow linear or a small-side `bmm` the tree gives cuBLAS alone is
    searched, since the forty-fifth and forty-seventh sessions), are replayed on the runs that
    searched the full list twice, where each outcome was measured: `extern` ran as `none`

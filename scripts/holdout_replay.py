@@ -202,6 +202,49 @@ def extern_line(recs, decide):
             f"(worst {max(rel):.3f}x).")
 
 
+# Rows of one matrix, in the bands `extern_kinds` groups cuBLAS-only decisions by: decode and
+# small batches, heads and short sequences, mid-sized, long.
+ROW_BANDS = ((16, "m <= 16"), (256, "m 17-256"), (4096, "m 257-4096"), (float("inf"), "m > 4096"))
+
+
+def precision(g):
+    """A GEMM's precision in words: its dtype, and for float32 whether TF32 was on."""
+    if g["dtype"] == "float32":
+        return "float32+tf32" if g.get("tf32") else "float32"
+    return g["dtype"]
+
+
+def extern_kind(g):
+    """The kind `extern_kinds` files a GEMM under: op, precision and band of rows."""
+    band = next(label for top, label in ROW_BANDS if g["m"] <= top)
+    return f"{g['op']}, {precision(g)}, {band}"
+
+
+def extern_kinds(recs, decide):
+    """Where the replayed handler decides cuBLAS only, as `extern_line` scores it, by kind (op,
+    precision, band of rows): each kind with a GEMM over the bound, the most over first, so that
+    a kind of miss worth a rule (a search instead) shows at a glance. Each cuBLAS call is priced
+    as the handler's runtime makes it (addmm's call by the bias rule, `cublas_ms`). None when no
+    cuBLAS-only decision is over."""
+    kinds = {}
+    for r in recs:
+        if decision(decide, r, "the handler")[0] != "extern" or not best_ms(r):
+            continue
+        cublas = cublas_ms(r, aten_call(r, decide))
+        if cublas is not None:
+            kinds.setdefault(extern_kind(r["gemm"]), []).append((cublas / best_ms(r), cublas))
+    rows = [(k, v, [x for x, _ in v if x > SLOW_FLAG]) for k, v in kinds.items()]
+    rows = sorted((row for row in rows if row[2]), key=lambda row: (-len(row[2]), -len(row[1]), row[0]))
+    if not rows:
+        return None
+    lines = ["| cuBLAS only, by kind | decided | over the bound | of them at 100 us or more | worst |",
+             "|---|---|---|---|---|"]
+    for kind, v, over in rows:
+        big = sum(x > SLOW_FLAG and ms >= MISS_MIN_MS for x, ms in v)
+        lines.append(f"| {kind} | {len(v)} | {len(over)} | {big} | {max(over):.3f}x |")
+    return "\n".join(lines)
+
+
 def replay_table(recs, decide, measured=None, keeps=None):
     rows = replayed(recs, decide, measured)
     kinds = {k: sum(r["kind"] == k for r in rows) for k in ("extern", "default", "drop", "keep")}
@@ -214,9 +257,12 @@ def replay_table(recs, decide, measured=None, keeps=None):
     trimmed = f"{kinds['drop']} trimmed full lists (priced whole), " if kinds["drop"] else ""
     lines = [f"Replayed on the {len(rows)} GEMMs searched twice: {kinds['extern']} cuBLAS only, {kinds['default']} full list, "
              f"{trimmed}{kinds['keep']} kept lists ({kept} not replayed){same}.", "",
-             extern_line(recs, decide), "",
-             "| on the replayed GEMMs | over the bound (3 %) | run / max-autotune's (gmean) |",
-             "|---|---|---|"]
+             extern_line(recs, decide), ""]
+    by_kind = extern_kinds(recs, decide)
+    if by_kind:
+        lines += [by_kind, ""]
+    lines += ["| on the replayed GEMMs | over the bound (3 %) | run / max-autotune's (gmean) |",
+              "|---|---|---|"]
     for s, label in (("replay", "replayed handler"), ("ours", "the handler each run measured"),
                      ("max_autotune", LABELS["max_autotune"])):
         gm = geomean([r["run_ms"][s] / r["run_ms"]["max_autotune"] for r in known if r["run_ms"].get(s)])

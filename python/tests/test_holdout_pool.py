@@ -246,6 +246,33 @@ class PoolTest(unittest.TestCase):
         self.assertEqual(line, "On all 3 records, the replayed handler decides cuBLAS only on 2 with that "
                                "call timed; cuBLAS there is over the bound on 1 (worst 1.040x).")
 
+    def test_cublas_only_decisions_are_grouped_by_kind_with_the_most_over_first(self):
+        fp16 = dict(gemm(40), name="h40", dtype="float16")
+        slow_big = {"none": 0.208, "max_autotune": 0.2}  # 1.04x at 208 us
+        with tempfile.TemporaryDirectory() as d:
+            path = write(d, "a.json", [
+                rec({"none": 0.0104, "max_autotune": 0.01}),                        # m 8: over
+                dict(rec({"none": 0.0102, "max_autotune": 0.01}), gemm=gemm(9)),    # m 9: within
+                dict(rec({"none": 0.0110, "max_autotune": 0.01}), gemm=fp16),       # fp16 m 40: over
+                dict(rec(slow_big), gemm=dict(fp16, name="h41", m=41)),             # over, >= 100 us
+                dict(rec({"none": 0.0101, "max_autotune": 0.01}), gemm=gemm(50)),   # bf16 m 50: within
+                dict(rec({"none": 2.0, "max_autotune": 1.0}), gemm=gemm(200)),      # default: not counted
+            ])
+            decide = holdout_replay.handler_decide(handler_file(d))
+            table = holdout_replay.extern_kinds(holdout_records.records([path]), decide)
+        self.assertEqual(table.splitlines(), [
+            "| cuBLAS only, by kind | decided | over the bound | of them at 100 us or more | worst |",
+            "|---|---|---|---|---|",
+            "| mm, float16, m 17-256 | 2 | 2 | 1 | 1.100x |",
+            "| mm, bfloat16, m <= 16 | 2 | 1 | 0 | 1.040x |",
+        ])
+
+    def test_no_kind_table_when_no_cublas_only_decision_is_over(self):
+        with tempfile.TemporaryDirectory() as d:
+            path = write(d, "a.json", [rec({"none": 0.0101, "max_autotune": 0.01})])
+            decide = holdout_replay.handler_decide(handler_file(d))
+            self.assertIsNone(holdout_replay.extern_kinds(holdout_records.records([path]), decide))
+
     def test_a_handler_is_replayed_where_its_outcomes_were_measured(self):
         with tempfile.TemporaryDirectory() as d:
             module = os.path.join(d, "fake_choices.py")
