@@ -43,7 +43,8 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
-import inductor_eval as ie  # noqa: E402  (imports no torch; puts python/ on sys.path)
+import inductor_eval as ie  # noqa: E402  (the GEMM's function; imports no torch; puts python/ on sys.path)
+import inductor_gemms as G  # noqa: E402  (GEMM files, a GEMM in words, its features)
 import inductor_harness as H  # noqa: E402  (the warm process)
 from inductor_handlers import load_handler  # noqa: E402
 from inductor_workloads import llama_gemms  # noqa: E402
@@ -69,7 +70,7 @@ def shown(path):
 
 def read_gemm_file(path):
     """The GEMMs of a JSON-lines file (`inductor_eval.read_gemms`), each with its source line."""
-    return ie.read_gemms(path, source=shown(path))
+    return G.read_gemms(path, source=shown(path))
 
 
 def gemm_key(gm):
@@ -374,7 +375,7 @@ def check_gemm(ind, obs, gm, decision, decide=None):
     hook = obs.hook[-1] if obs.hook else None
     art = obs.artifact[-1] if obs.artifact else None
     sel = obs.selector[-1] if obs.selector else None
-    handler_f = ie.handler_features(gm)
+    handler_f = G.handler_features(gm)
     rec.update(
         autotuning_calls=len(obs.selector), hook_calls=len(obs.hook), precondition=obs.precondition,
         offered=hook["offered"] if hook else None, hook_ranked=hook["ranked"] if hook else None,
@@ -438,7 +439,7 @@ def table(records):
     lines = [f"{'#':>3}  {'GEMM':46s} {'shape':34s} {'handler':8s} {'kept in PyTorch':36s} verdict"]
     for i, r in enumerate(records, 1):
         gm = r["gemm"]
-        lines.append(f"{i:3d}  {gm['name'][:46]:46s} {ie.describe(gm)[:34]:34s} {fmt_decision(r['decision']):8s} "
+        lines.append(f"{i:3d}  {gm['name'][:46]:46s} {G.describe(gm)[:34]:34s} {fmt_decision(r['decision']):8s} "
                      f"{fmt_kept(r)[:36]:36s} {r['verdict']}")
     return "\n".join(lines)
 
@@ -468,12 +469,12 @@ def main(argv=None):
     paths = a.gemms or [os.path.join(ROOT, p) for p in DEFAULT_GEMMS]
     try:
         gemms, not_mm = plan(paths, llama=not a.no_llama)
-    except (OSError, ie.GemmFileError) as e:
+    except (OSError, G.GemmFileError) as e:
         print(f"{PROG}: {e}", file=sys.stderr)
         return 2
     a.artifact, a.handler = (os.path.join(ROOT, x) for x in (a.artifact, a.handler))
     handler = load_handler(a.handler)
-    decisions = [tuple(handler.decide(ie.handler_features(gm))) for gm in gemms]
+    decisions = [tuple(handler.decide(G.handler_features(gm))) for gm in gemms]
     gemms, decisions = order(gemms, decisions)
     if a.limit is not None:
         gemms, decisions = gemms[: a.limit], decisions[: a.limit]
@@ -513,7 +514,7 @@ def main(argv=None):
             if a.budget_s is not None and time.perf_counter() - t0 > a.budget_s:
                 data["skipped"].append(gm["name"])
                 continue
-            log(f"{gm['name']}  ({ie.describe(gm)}, handler: {fmt_decision(d)})")
+            log(f"{gm['name']}  ({G.describe(gm)}, handler: {fmt_decision(d)})")
             try:
                 rec.update(check_gemm(ind, obs, gm, d, handler.decide))
             except Exception as e:  # noqa: BLE001 - recorded; the next GEMM still runs

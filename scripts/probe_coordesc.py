@@ -34,8 +34,8 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import inductor_eval as E  # noqa: E402  (the warm process, the workloads, the timer)
 import inductor_harness as H  # noqa: E402  (the warm process: CUDA-graph capture, warmed clocks, alternation)
+import inductor_workloads as W  # noqa: E402  (the end-to-end workloads)
 
 GAIN = 0.97  # a kernel whose fastest config benchmarks under this share of its start improved
 # (label, inductor_eval setting, coordinate_descent_tuning: None leaves the setting's own, the one
@@ -125,7 +125,7 @@ def measure(ind, recorder, workload, classes=()):
     torch = ind.torch
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.manual_seed(0)
-    build, make = E.E2E[workload]
+    build, make = W.E2E[workload]
     model = build(torch)
     rec, replays, alive = {"compile_s": {}}, {}, []
     for label, setting, cd, only in compiles(classes):
@@ -167,13 +167,13 @@ def main(argv=None):
               file=sys.stderr)
         return 2
     workloads = [w for w in a.workloads.split(",") if w]
-    unknown = [w for w in workloads if w not in E.E2E]
+    unknown = [w for w in workloads if w not in W.E2E]
     if unknown:
-        print(f"probe_coordesc: unknown workloads {unknown}; known: {sorted(E.E2E)}", file=sys.stderr)
+        print(f"probe_coordesc: unknown workloads {unknown}; known: {sorted(W.E2E)}", file=sys.stderr)
         return 2
     try:
-        workloads += [E.load_workload_file(f) for f in a.workload_file]
-    except E.WorkloadFileError as e:
+        workloads += [W.load_workload_file(f) for f in a.workload_file]
+    except W.WorkloadFileError as e:
         print(f"probe_coordesc: {e}", file=sys.stderr)
         return 2
     if not workloads:

@@ -26,7 +26,8 @@ import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
-import inductor_eval as E  # noqa: E402  (the GEMM's function and operands, the file reader)
+import inductor_eval as E  # noqa: E402  (the GEMM's function and operands, --lines)
+import inductor_gemms as G  # noqa: E402  (GEMM files, a GEMM in words, its features)
 from inductor_results import geomean  # noqa: E402 - the bound has one owner
 from ah_inductor.retime import graph_ms as retime_graph_ms  # noqa: E402  (the CUDA-graph timer)
 
@@ -76,14 +77,14 @@ def main(argv=None):
     p.add_argument("--lines", type=E.line_ranges, default=None)
     a = p.parse_args(argv)
     try:
-        gemms = E.read_gemms(a.gemms, lines=a.lines)
-    except (OSError, E.GemmFileError) as e:
+        gemms = G.read_gemms(a.gemms, lines=a.lines)
+    except (OSError, G.GemmFileError) as e:
         print(f"probe_extern_bench: {e}", file=sys.stderr)
         return 2
     recs = []
     for gm in gemms:
         recs.append(measure(gm))
-        print(E.describe(gm), {k: round(v * 1000, 1) for k, v in recs[-1]["ms"].items()}, file=sys.stderr, flush=True)
+        print(G.describe(gm), {k: round(v * 1000, 1) for k, v in recs[-1]["ms"].items()}, file=sys.stderr, flush=True)
     with open(a.out, "w") as f:
         for r in recs:
             f.write(json.dumps(r) + "\n")

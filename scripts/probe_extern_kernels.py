@@ -21,7 +21,8 @@ import sys
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import inductor_eval as E  # noqa: E402  (the GEMM's function and operands, the file reader)
+import inductor_eval as E  # noqa: E402  (the GEMM's function and operands, --lines)
+import inductor_gemms as G  # noqa: E402  (GEMM files, a GEMM in words, its features)
 
 
 def cuda_kernels(prof):
@@ -100,8 +101,8 @@ def main(argv=None):
     seen, submits = example_values(), submit_times()
     from torch.profiler import ProfilerActivity, profile
 
-    for gm in E.read_gemms(a.gemms, lines=a.lines):
-        print(E.describe(gm))
+    for gm in G.read_gemms(a.gemms, lines=a.lines):
+        print(G.describe(gm))
         torch.backends.cuda.matmul.allow_tf32 = bool(gm["tf32"])
         fn, args = E.gemm_fn(torch, gm)
         out = fn(*args)

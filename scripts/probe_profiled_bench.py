@@ -36,7 +36,8 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
-import inductor_eval as E  # noqa: E402  (the warm process, the GEMM's function, the timer)
+import inductor_eval as E  # noqa: E402  (the GEMM's function, a probe's loop over GEMMs)
+import inductor_gemms as G  # noqa: E402  (GEMM files, a GEMM in words, its features)
 import inductor_harness as H  # noqa: E402  (the warm process: CUDA-graph capture, warmed clocks, alternation)
 from inductor_results import SLOW_FLAG, geomean  # noqa: E402 - the bound has one owner
 from ah_inductor.retime import graph_timings  # noqa: E402  (the handler runtime's CUDA-graph timer)
@@ -145,8 +146,8 @@ def main(argv=None):
                    help="how the third setting times the choices again (default: profiled)")
     a = p.parse_args(argv)
     try:
-        gemms = E.read_gemms(a.gemms)
-    except (OSError, E.GemmFileError) as e:
+        gemms = G.read_gemms(a.gemms)
+    except (OSError, G.GemmFileError) as e:
         print(f"probe_profiled_bench: {e}", file=sys.stderr)
         return 2
     t0 = time.perf_counter()

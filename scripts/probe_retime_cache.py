@@ -35,7 +35,8 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-import inductor_eval as E  # noqa: E402  (GEMM files, operands, handler loading)
+import inductor_eval as E  # noqa: E402  (the GEMM's function and operands, --lines)
+import inductor_gemms as G  # noqa: E402  (GEMM files, a GEMM in words, its features)
 import inductor_harness as H  # noqa: E402  (where a compile's seconds go)
 from inductor_handlers import load_handler  # noqa: E402
 
@@ -73,7 +74,7 @@ def run_phase(a):
     timer, picks = H.PhaseTimer(), Picks()
     select_algorithm.get_algorithm_selector_cache().feedback_saver_fns.append(picks)
     retimer = handler._default_runtime()._retimer
-    for gm in E.read_gemms(a.gemms, lines=E.line_ranges(a.lines) if a.lines else None):
+    for gm in G.read_gemms(a.gemms, lines=E.line_ranges(a.lines) if a.lines else None):
         torch._dynamo.reset()
         torch.backends.cuda.matmul.allow_tf32 = bool(gm["tf32"])
         fn, args = E.gemm_fn(torch, gm)
@@ -82,7 +83,7 @@ def run_phase(a):
         t0 = time.perf_counter()
         torch.compile(fn, dynamic=False, fullgraph=True, options={"max_autotune_gemm": True})(*args)
         torch.cuda.synchronize()
-        print(json.dumps({"phase": a.phase, "line": gm["line"], "gemm": E.describe(gm),
+        print(json.dumps({"phase": a.phase, "line": gm["line"], "gemm": G.describe(gm),
                           "compile_s": time.perf_counter() - t0,
                           "bench_s": timer.seconds.get("gemm_benchmark", 0.0),
                           "precompile_s": timer.seconds.get("gemm_precompile", 0.0),
@@ -141,8 +142,8 @@ def main(argv=None):
         run_phase(a)
         return 0
     try:
-        E.read_gemms(a.gemms, lines=E.line_ranges(a.lines) if a.lines else None)
-    except (OSError, E.GemmFileError, ValueError) as e:
+        G.read_gemms(a.gemms, lines=E.line_ranges(a.lines) if a.lines else None)
+    except (OSError, G.GemmFileError, ValueError) as e:
         print(f"probe_retime_cache: {e}", file=sys.stderr)
         return 2
     recs = drive(a)

@@ -41,7 +41,8 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
-import inductor_eval as E  # noqa: E402  (the warm process, the GEMM's function, the timer)
+import inductor_eval as E  # noqa: E402  (the GEMM's function, --lines, a probe's loop over GEMMs)
+import inductor_gemms as G  # noqa: E402  (GEMM files, a GEMM in words, its features)
 import inductor_harness as H  # noqa: E402  (the warm process: CUDA-graph capture, warmed clocks, alternation)
 from inductor_results import SLOW_FLAG  # noqa: E402 - the bound has one owner
 
@@ -250,7 +251,7 @@ def main(argv=None):
     p.add_argument("--rounds", type=int, default=9)
     a = p.parse_args(argv)
     try:
-        gemms = E.read_gemms(a.gemms, lines=a.lines)
+        gemms = G.read_gemms(a.gemms, lines=a.lines)
     except (OSError, ValueError) as e:
         print(f"probe_splits: {e}", file=sys.stderr)
         return 2
