@@ -36,6 +36,9 @@ SWITCHES = (
                          "4096 (choices.bias_head: classifier heads at a batch of 128-256) that it "
                          "decides cuBLAS only is left to max-autotune (the default of handler "
                          "modules since the forty-ninth session)"),
+    ("expert_bmm_search", "MoE experts as a half-precision bmm over 65-256 tokens, k and n >= 512 "
+                          "(choices.expert_bmm) that it decides cuBLAS only are left to max-autotune "
+                          "(a candidate, off in handler modules until its blind check)"),
 )
 
 
@@ -55,7 +58,7 @@ def load_handler(path):
 
 # The install() options that change a decision, not only how a search is timed: what a preview
 # or a replay without torch must apply (`installed_decide`).
-DECIDING = ("narrow_search", "small_bmm_search", "bias_head_search")
+DECIDING = ("narrow_search", "small_bmm_search", "bias_head_search", "expert_bmm_search")
 
 
 def installed_decide(module, options=None):
