@@ -425,6 +425,21 @@ class PoolTest(unittest.TestCase):
         self.assertIn("1 measured GEMMs from 1 result files.", out.getvalue())
         self.assertIn("| 0 us - 10 us | 1 | 1 / 1 (1 past 1.10x; worst 1.14x) |", out.getvalue())
 
+    def test_only_expert_bmm_keeps_half_precision_experts_over_65_to_256_tokens(self):
+        experts = dict(gemm(94), op="bmm", batch=64, k=2048, n=2048)
+        with tempfile.TemporaryDirectory() as d:
+            a = write(d, "a.json", [
+                {"gemm": experts, "run_ms": {"none": 0.218, "ours": 0.218, "max_autotune": 0.208}},
+                {"gemm": dict(experts, dtype="float32"), "run_ms": {"none": 0.5, "max_autotune": 0.5}},
+                {"gemm": dict(experts, m=64), "run_ms": {"none": 0.2, "max_autotune": 0.2}},  # small side
+                rec({"none": 1.0, "ours": 1.0, "max_autotune": 0.9}),
+            ])
+            out = io.StringIO()
+            with redirect_stdout(out):
+                self.assertEqual(holdout_pool.main(["--only", "expert-bmm", a]), 0)
+        self.assertIn("1 measured GEMMs from 1 result files.", out.getvalue())
+        self.assertIn("| 100 us - 1000 us | 1 | 1 / 1 (0 past 1.10x; worst 1.05x) |", out.getvalue())
+
     def test_misses_are_also_counted_by_what_ours_decided(self):
         decided = lambda kind: [dict(holdout_records.handler_features(gemm(8)), decision=kind, kept=0)]
         recs = [dict(rec({"none": 1.0, "ours": 1.2, "max_autotune": 1.0}), ours_decisions=decided("extern")),
