@@ -185,16 +185,24 @@ def unreplayed_line(label, rows, keeps):
             f"{big} at 100 us or more).")
 
 
-def extern_line(recs, decide):
-    """Where the replayed handler decides cuBLAS only, on every record (cuBLAS alone was measured
-    on each, not only on those searched twice): how often that one call is over the bound."""
-    rel = []
+def cublas_only(recs, decide):
+    """The records where the replayed handler decides cuBLAS only and that call was timed, as
+    (GEMM, cuBLAS over the bound's best, cuBLAS ms): each call priced as the handler's runtime
+    makes it (addmm's call by the bias rule, `cublas_ms`)."""
+    out = []
     for r in recs:
         if decision(decide, r, "the handler")[0] != "extern" or not best_ms(r):
             continue
         cublas = cublas_ms(r, aten_call(r, decide))
         if cublas is not None:
-            rel.append(cublas / best_ms(r))
+            out.append((r["gemm"], cublas / best_ms(r), cublas))
+    return out
+
+
+def extern_line(recs, decide):
+    """Where the replayed handler decides cuBLAS only, on every record (cuBLAS alone was measured
+    on each, not only on those searched twice): how often that one call is over the bound."""
+    rel = [x for _, x, _ in cublas_only(recs, decide)]
     if not rel:
         return "The replayed handler decides cuBLAS only on none of the records with cuBLAS timed."
     return (f"On all {len(recs)} records, the replayed handler decides cuBLAS only on {len(rel)} with "
@@ -221,18 +229,13 @@ def extern_kind(g):
 
 
 def extern_kinds(recs, decide):
-    """Where the replayed handler decides cuBLAS only, as `extern_line` scores it, by kind (op,
-    precision, band of rows): each kind with a GEMM over the bound, the most over first, so that
-    a kind of miss worth a rule (a search instead) shows at a glance. Each cuBLAS call is priced
-    as the handler's runtime makes it (addmm's call by the bias rule, `cublas_ms`). None when no
+    """Where the replayed handler decides cuBLAS only (`cublas_only`, as `extern_line` scores it),
+    by kind (op, precision, band of rows): each kind with a GEMM over the bound, the most over
+    first, so that a kind of miss worth a rule (a search instead) shows at a glance. None when no
     cuBLAS-only decision is over."""
     kinds = {}
-    for r in recs:
-        if decision(decide, r, "the handler")[0] != "extern" or not best_ms(r):
-            continue
-        cublas = cublas_ms(r, aten_call(r, decide))
-        if cublas is not None:
-            kinds.setdefault(extern_kind(r["gemm"]), []).append((cublas / best_ms(r), cublas))
+    for g, x, cublas in cublas_only(recs, decide):
+        kinds.setdefault(extern_kind(g), []).append((x, cublas))
     rows = [(k, v, [x for x, _ in v if x > SLOW_FLAG]) for k, v in kinds.items()]
     rows = sorted((row for row in rows if row[2]), key=lambda row: (-len(row[2]), -len(row[1]), row[0]))
     if not rows:
