@@ -12,7 +12,7 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from inductor_gemms import handler_features  # noqa: E402 - the features have one owner
-from inductor_results import SLOW_FLAG, best_ms  # noqa: E402 - and so has the bound
+from inductor_results import SLOW_FLAG, best_ms, device_of, one_device  # noqa: E402 - and so has the bound
 
 FAR = 1.10  # a miss past this is no run-to-run wobble
 SECOND = "max_autotune_ptxas"
@@ -26,6 +26,9 @@ LABELS = {"none": "cuBLAS only", "ours": "ours", "max_autotune": "max-autotune",
 # the expanded-bias call where `none` ran the 1-D one is replayed (`expanded_ms`).
 ADDMM_PROBES = tuple(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "data", f)
                      for f in ("addmm_bias_h100.jsonl", "addmm_bias_longk_h100.jsonl"))
+# The GPU the probes timed (their provenance sidecars): they replay only results of that GPU, and
+# of files that do not name theirs (all measured on it before result files named the GPU).
+PROBES_DEVICE = "NVIDIA H100 80GB HBM3"
 # Inductor's two ATen choices for addmm: the expanded-bias call, the 1-D one.
 ADDMM_CALLS = ("extern_addmm", "extern_bias_addmm")
 MISS_MIN_MS = 0.1  # the misses listed one by one: at and above 100 us of cuBLAS
@@ -38,13 +41,18 @@ class PoolError(Exception):
 def records(paths, ours="ours", probes=ADDMM_PROBES):
     """Every measured GEMM of every run: dicts with `run_ms`, `picked`, `source` and, for an
     addmm the probes timed, its run ms with the expanded-bias call (`expanded_ms`). With `ours`
-    another handler setting (`candidate`), a run that measured it counts that handler as ours."""
+    another handler setting (`candidate`), a run that measured it counts that handler as ours.
+    Files of different GPUs are refused (`one_device`)."""
     timed = addmm_probe(probes)
-    out = []
+    out, devices = [], []
     for path in paths:
         try:
             with open(path) as f:
-                gemms = json.load(f)["gemms"]
+                data = json.load(f)
+            gemms = data["gemms"]
+            devices.append((path, device_of(data)))
+            one_device(devices, PoolError)
+            probed = timed if devices[-1][1] in (None, PROBES_DEVICE) else {}
             for r in gemms:
                 run = r.get("run_ms", {})
                 if {"none", "max_autotune"} <= set(run):
@@ -52,7 +60,7 @@ def records(paths, ours="ours", probes=ADDMM_PROBES):
                                         "autotune_s": r.get("autotune_s", {}), "source": path,
                                         "bench_ms": r.get("bench_ms"), "twin": twin_of(r),
                                         "errors": r.get("errors", {}),
-                                        "expanded_ms": expanded_ms(r["gemm"], run, timed)}, r, ours))
+                                        "expanded_ms": expanded_ms(r["gemm"], run, probed)}, r, ours))
         except (OSError, ValueError, KeyError, TypeError, AttributeError) as e:
             raise PoolError(f"{path}: not a result file of inductor_eval.py ({type(e).__name__}: {e})") from e
     return out

@@ -96,13 +96,36 @@ class MergeError(Exception):
     """A result file that cannot be merged (named in the message)."""
 
 
+def device_of(data):
+    """The GPU a result file was measured on, as PyTorch names it; None where the file does not
+    say (a merge of files that did not say)."""
+    meta = data.get("meta") if isinstance(data, dict) else None
+    return meta.get("device") if isinstance(meta, dict) else None
+
+
+def one_device(named, error):
+    """The one GPU that files measured on, from (path, `device_of`) pairs; None if none says.
+    Raises `error` naming two files of different GPUs: their run times do not compare (an H200's
+    memory is about 1.4 times an H100's bandwidth), so they never share a table."""
+    seen = {}
+    for path, device in named:
+        if device is not None:
+            seen.setdefault(device, path)
+    if len(seen) > 1:
+        (d1, p1), (d2, p2) = list(seen.items())[:2]
+        raise error(f"{p2}: measured on {d2}, but {p1} on {d1}; "
+                    "results of different GPUs are not pooled or merged: give files of one GPU")
+    return next(iter(seen), None)
+
+
 def merge(paths):
     """The GEMMs of several result files as one result, in order of first appearance. A GEMM
     (by name) in several files takes each setting's figures from the last file that measured that
     setting: a re-run of some GEMMs with a new handler (all of `none,ours,max_autotune`, so that
     its figures are alternated in one process) replaces those settings, and the rest is kept (a
-    setting that failed in an earlier file and ran in a later one is no longer failed)."""
-    by_name, order, skipped = {}, [], []
+    setting that failed in an earlier file and ran in a later one is no longer failed). Files of
+    different GPUs are refused (`one_device`); the merged file names the GPU."""
+    by_name, order, skipped, devices = {}, [], [], []
     for path in paths:
         try:
             with open(path) as f:
@@ -110,6 +133,8 @@ def merge(paths):
             records = data["gemms"]
         except (OSError, ValueError, KeyError, TypeError) as e:
             raise MergeError(f"{path}: not a result file of inductor_eval.py ({type(e).__name__}: {e})") from e
+        devices.append((path, device_of(data)))
+        one_device(devices, MergeError)
         for r in records:
             if "run_ms" not in r:
                 continue
@@ -130,7 +155,11 @@ def merge(paths):
     for r in gemms:
         flag_ours(r)
     measured = set(order)
-    data = {"meta": {"merged_from": list(paths)}, "gemms": gemms, "e2e": {},
+    meta = {"merged_from": list(paths)}
+    device = one_device(devices, MergeError)
+    if device is not None:
+        meta["device"] = device
+    data = {"meta": meta, "gemms": gemms, "e2e": {},
             "skipped": [s for s in dict.fromkeys(skipped) if s not in measured]}
     data["summary"] = summarize(data)
     return data

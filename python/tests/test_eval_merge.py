@@ -133,6 +133,24 @@ class MergeTest(unittest.TestCase):
             with open(a) as f:
                 self.assertEqual(f.read(), before)
 
+    def test_files_of_one_gpu_merge_under_its_name_and_of_two_are_refused(self):
+        run, tuned = {"none": 1.0, "ours": 1.0, "max_autotune": 1.0}, {"none": 0.0, "ours": 0.0, "max_autotune": 3.0}
+        with tempfile.TemporaryDirectory() as d:
+            paths = {}
+            for name, device in (("a", "NVIDIA H100 80GB HBM3"), ("b", None), ("c", "NVIDIA H200")):
+                paths[name] = os.path.join(d, f"{name}.json")
+                with open(paths[name], "w") as f:
+                    json.dump({"meta": {"device": device}, "gemms": [rec(name, run, tuned)]}, f)
+            merged = inductor_results.merge([paths["a"], paths["b"]])
+            self.assertEqual(merged["meta"]["device"], "NVIDIA H100 80GB HBM3")
+            self.assertNotIn("device", inductor_results.merge([paths["b"]])["meta"])
+            out = os.path.join(d, "ac.json")
+            err = io.StringIO()
+            with redirect_stderr(err), redirect_stdout(io.StringIO()):
+                self.assertEqual(inductor_eval.main(["--merge", paths["a"], paths["b"], paths["c"], "--out", out]), 2)
+            self.assertFalse(os.path.exists(out))
+        self.assertIn(f"{paths['c']}: measured on NVIDIA H200, but {paths['a']} on NVIDIA H100", err.getvalue())
+
     def test_a_file_that_is_not_a_result_is_named_and_exits_2(self):
         with tempfile.TemporaryDirectory() as d:
             bad = os.path.join(d, "bad.json")

@@ -504,6 +504,36 @@ class PoolTest(unittest.TestCase):
         self.assertTrue(rows[2]["as_measured"])
         self.assertEqual([r["aten_call"] for r in rows], ["extern_addmm", "extern_addmm", "extern_bias_addmm"])
 
+    def test_files_of_two_gpus_are_refused_and_the_probes_replay_only_their_own_gpu(self):
+        with tempfile.TemporaryDirectory() as d:
+            probe = os.path.join(d, "probe.jsonl")
+            with open(probe, "w") as f:
+                row = {"m": 8, "k": 64, "n": 64, "dtype": "bfloat16", "tf32": False, "trans_a": False,
+                       "trans_b": True, "ms_bias": 0.05, "ms_expanded": 0.03}
+                f.write(json.dumps(row) + "\n")
+
+            def result(name, device):
+                path = write(d, name, [dict(rec({"none": 1.0, "max_autotune": 1.0}), gemm=dict(gemm(8), op="addmm"))])
+                with open(path) as f:
+                    data = json.load(f)
+                if device:
+                    data["meta"] = {"device": device}
+                with open(path, "w") as f:
+                    json.dump(data, f)
+                return path
+
+            h100 = result("h100.json", holdout_records.PROBES_DEVICE)
+            unnamed = result("old.json", None)
+            h200 = result("h200.json", "NVIDIA H200")
+            recs = holdout_records.records([h100, unnamed], probes=[probe])
+            self.assertEqual([round(r["expanded_ms"], 3) for r in recs], [0.6, 0.6])
+            self.assertIsNone(holdout_records.records([h200], probes=[probe])[0]["expanded_ms"])
+            err = io.StringIO()
+            with redirect_stderr(err):
+                self.assertEqual(holdout_pool.main([h100, unnamed, h200]), 2)
+        self.assertIn("h200.json: measured on NVIDIA H200, but", err.getvalue())
+        self.assertIn("h100.json on " + holdout_records.PROBES_DEVICE, err.getvalue())
+
     def test_a_bad_probe_line_is_named(self):
         with tempfile.TemporaryDirectory() as d:
             probe = os.path.join(d, "probe.jsonl")
