@@ -76,7 +76,8 @@ runs counts twice, as the two measurements it is.
 `--files-from LIST` reads result files from LIST, one per line relative to LIST's folder (#
 starts a comment), before any named on the command line. data/holdout_pool.txt lists the pool
 that docs/results.md scores: every blind set since 13, each measured with the handler shipped
-when it ran.
+when it ran, on the H100; data/holdout_pool_h200.txt lists the H200's. Files of two GPUs are
+refused (exit 2): their run times do not compare.
 
 `--only narrow-linears` asks every question of one kind of GEMM only: linear layers to a narrow
 output (not `bmm`; n <= 64, k >= 512, m <= 16384: MoE routers, classifier and regression heads,
