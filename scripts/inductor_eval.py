@@ -59,8 +59,9 @@ fp16, one forward+backward on 8 x 512 tokens.
 
 Work is ordered by --workloads (GEMMs first by default; --gemms alone measures only its GEMMs),
 settings by --settings (none always first: it is the baseline). The JSON is rewritten after
-every item; --budget-s skips what would start after the budget, and the end says which
-`--lines` of the --gemms file measure what it skipped. The markdown table is printed at the end.
+every item; --budget-s skips what would start after the budget (a GEMM's later settings too),
+and the end says which `--lines` of the --gemms file measure again what it skipped or cut short.
+The markdown table is printed at the end.
 """
 
 import argparse
@@ -422,7 +423,7 @@ def main(argv=None):
     def out_of_time():
         return budget_end is not None and time.perf_counter() > budget_end
 
-    late = []  # GEMMs the budget left unmeasured
+    late = []  # GEMMs the budget left unmeasured, or cut before their last setting
     for w in a.workloads:
         items = gemms if w == "gemms" else [w]
         for item in items:
@@ -435,7 +436,10 @@ def main(argv=None):
             print(f"[{time.perf_counter() - t0:7.1f}s] {label}", file=sys.stderr, flush=True)
             try:
                 if w == "gemms":
-                    results.data["gemms"].append(measure_gemm(ind, item, a.settings, out_of_time))
+                    rec = measure_gemm(ind, item, a.settings, out_of_time)
+                    results.data["gemms"].append(rec)
+                    if rec.get("not_run"):  # cut between settings: measure it again, whole
+                        late.append(item)
                 else:
                     results.data["e2e"][w] = measure_e2e(ind, w, a.settings, out_of_time,
                                                          e2e_progress(results, w, t0))
@@ -463,12 +467,13 @@ def e2e_progress(results, workload, t0):
 
 
 def budget_note(late, gemms_path):
-    """What the budget left unmeasured, and the --lines that measure it (GEMMs of a --gemms file
-    carry their line), as few ranges as hold them."""
+    """What the budget left unmeasured or cut short (a GEMM whose later settings did not run has
+    no figures to compare), and the --lines that measure it (GEMMs of a --gemms file carry their
+    line), as few ranges as hold them."""
     lines = as_ranges(g["line"] for g in late if "line" in g)
     rerun = (f" (lines {lines} of {gemms_path}): measure them with `--lines {lines}`"
              if lines and gemms_path else "")
-    return f"The budget ran out before {len(late)} GEMM(s){rerun}."
+    return f"The budget ran out before or during {len(late)} GEMM(s){rerun}."
 
 
 if __name__ == "__main__":

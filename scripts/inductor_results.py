@@ -123,7 +123,8 @@ def merge(paths):
     (by name) in several files takes each setting's figures from the last file that measured that
     setting: a re-run of some GEMMs with a new handler (all of `none,ours,max_autotune`, so that
     its figures are alternated in one process) replaces those settings, and the rest is kept (a
-    setting that failed in an earlier file and ran in a later one is no longer failed). Files of
+    setting that failed, or that the budget cut, in an earlier file and ran in a later one is no
+    longer failed or cut). Files of
     different GPUs are refused (`one_device`); the merged file names the GPU."""
     by_name, order, skipped, devices = {}, [], [], []
     for path in paths:
@@ -150,6 +151,9 @@ def merge(paths):
                     old = rec.get(key)
                     both = isinstance(old, dict) and isinstance(value, dict)
                     rec[key] = {**old, **value} if both else value
+            cut = [s for s in rec.pop("not_run", []) if s not in rec["run_ms"]]
+            if cut:  # settings the budget cut that no file measured
+                rec["not_run"] = cut
         skipped += data.get("skipped", [])
     gemms = [by_name[n] for n in order]
     for r in gemms:
@@ -212,7 +216,7 @@ def gemm_table(data, cols):
                      f"{fmt(sm['run_rel_max_autotune_geomean'].get(s), '.4f')} |")
     lines.append("")
     for s in learned:
-        ratios = "; ".join(f"autotuning time {b} / {s}: {fmt(sm[f'autotune_ratio_{b}_over_{s}'], '.1f')}x"
+        ratios = "; ".join(ratio_words(sm.get(f"autotune_ratio_{b}_over_{s}"), b, s)
                            for b in ("max_autotune", "max_autotune_ptxas")
                            if f"autotune_ratio_{b}_over_{s}" in sm)
         lines.append(f"{ratios}; "
@@ -221,6 +225,14 @@ def gemm_table(data, cols):
     lines.append(f"GEMMs > {SLOW_FLAG:.2f}x the faster of none and max_autotune: "
                  + ", ".join(f"{s} {slow[s]} (worst {sm['worst_rel_best'][s]:.2f}x)" for s in cols if s in slow))
     return lines + failed_lines(data["gemms"])
+
+
+def ratio_words(ratio, base, learned):
+    """How many times less `learned` autotuned than `base`; no ratio where it spent nothing (each
+    GEMM cuBLAS only: its compile time over none's is a few hundredths of a second, either way)."""
+    if ratio is None:
+        return f"autotuning time {base} / {learned}: {learned} spent none"
+    return f"autotuning time {base} / {learned}: {ratio:.1f}x"
 
 
 def failed_lines(gemms):

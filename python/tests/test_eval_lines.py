@@ -37,7 +37,7 @@ class LinesTest(unittest.TestCase):
         self.assertEqual([g["line"] for g in got], [1, 2, 4])
         note = inductor_eval.budget_note(got[1:], "set.jsonl")
         # Line 3 is blank: the two GEMMs are two ranges, each one --lines reads back.
-        self.assertIn("before 2 GEMM(s) (lines 2,4 of set.jsonl)", note)
+        self.assertIn("before or during 2 GEMM(s) (lines 2,4 of set.jsonl)", note)
         self.assertIn("`--lines 2,4`", note)
         self.assertNotIn("--lines", inductor_eval.budget_note([{"name": "x"}], None))
 

@@ -84,6 +84,8 @@ class MergeTest(unittest.TestCase):
             with redirect_stdout(out):
                 self.assertEqual(inductor_eval.main(["--merge", path]), 0)
         self.assertIn("GEMMs > 1.03x the faster of none and max_autotune: none 0", out.getvalue())
+        # Ours decided cuBLAS only: no ratio to a total of nothing.
+        self.assertIn("autotuning time max_autotune / ours: ours spent none;", out.getvalue())
 
     def test_a_failed_compile_is_printed_until_a_later_file_measures_that_setting(self):
         failed = dict(rec("a", {"none": 1.0, "max_autotune": 1.0}, {"none": 0.0, "max_autotune": 3.0}),
@@ -99,6 +101,22 @@ class MergeTest(unittest.TestCase):
             merged = inductor_results.merge([first, self.write(d, "b.json", [fixed])])
         self.assertEqual(merged["gemms"][0]["errors"], {})
         self.assertEqual(inductor_results.failed_lines(merged["gemms"]), [])
+
+    def test_a_setting_the_budget_cut_stays_cut_until_a_later_file_measures_it(self):
+        cut = dict(rec("a", {"none": 1.0, "ours": 1.0}, {"none": 0.0, "ours": 0.0}),
+                   not_run=["max_autotune"])
+        whole = rec("a", {"none": 1.0, "ours": 1.0, "max_autotune": 1.2},
+                    {"none": 0.0, "ours": 0.0, "max_autotune": 30.0})
+        with tempfile.TemporaryDirectory() as d:
+            first = self.write(d, "a.json", [cut])
+            self.assertEqual(inductor_results.merge([first])["gemms"][0]["not_run"], ["max_autotune"])
+            merged = inductor_results.merge([first, self.write(d, "b.json", [whole])])
+            again = inductor_results.merge([self.write(d, "c.json", [whole]), first])
+        self.assertNotIn("not_run", merged["gemms"][0])
+        self.assertEqual(merged["summary"]["autotune_s"]["max_autotune"], 30.0)
+        # A cut file merged after the whole one takes the settings it measured, and nothing is cut.
+        self.assertNotIn("not_run", again["gemms"][0])
+        self.assertEqual(again["gemms"][0]["run_ms"]["max_autotune"], 1.2)
 
     def test_out_writes_the_merged_result_as_one_file(self):
         with tempfile.TemporaryDirectory() as d:
