@@ -89,11 +89,11 @@ cached tokens, n <= 256, a head's width).
 `--only small-bmm`: a `bmm` with a side of at most 64 (choices.small_side_bmm).
 `--only bias-heads`: a half-precision `addmm` over 128-256 rows with k >= 2048 and n <= 4096
 (choices.bias_head: classifier heads at a batch of 128-256).
-`--only expert-bmm`: a half-precision `bmm` of 65-256 rows with k and n of at least 512
-(choices.expert_bmm: MoE experts run as a `bmm` over 65-256 tokens each).
+`--only expert-bmm`: a half-precision `bmm` of 65-256 rows with k and n of at least 512 (MoE
+experts run as a `bmm` over 65-256 tokens each).
 
 `--with OPTION` replays `--handler` as its `install(OPTION=True)` decides (an option that changes
-decisions: narrow_search, small_bmm_search, bias_head_search, expert_bmm_search), and
+decisions: narrow_search, small_bmm_search, bias_head_search), and
 `--without OPTION` as `install(OPTION=False)` does; `--against` stays at its module's defaults,
 so `--handler H.py --without small_bmm_search --against H.py` scores what the option, on by
 default, changes on the shipped tree.
@@ -101,7 +101,7 @@ default, changes on the shipped tree.
 Usage: scripts/holdout_pool.py [--handler MODULE.py [--measured MEASURED.py] [--against OTHER.py]
                                                 [--with OPTION] [--without OPTION]]
                                [--ours ours|candidate] [--only narrow-linears|long-contractions|
-                               decode-contexts|small-bmm|bias-heads]
+                               decode-contexts|small-bmm|bias-heads|expert-bmm]
                                [--files-from LIST] [RESULT.json ...] > pooled.md
 """
 
@@ -112,7 +112,7 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
 
-from ah_inductor.choices import bias_head, expert_bmm, narrow_linear, small_side_bmm  # noqa: E402 - each kind has one owner
+from ah_inductor.choices import bias_head, narrow_linear, small_side_bmm  # noqa: E402 - each kind has one owner
 from holdout_records import (  # noqa: E402 - the records and the bound's tallies
     LABELS, RETIMED, SECOND, PoolError, decided, fmt_tally, misses_table, records, shape_of, shown_settings,
     tally, twice)
@@ -288,10 +288,17 @@ def biased_head(g):
     return bias_head(handler_features(g))
 
 
+# MoE experts run as one half-precision `bmm` over 65-256 tokens each, just past `small_side_bmm`:
+# what `install(expert_bmm_search=True)` searched until its blind check failed and it was removed
+# (docs/results.md, fifty-third session).
+EXPERT_MIN_M, EXPERT_MAX_M, EXPERT_MIN_KN = 65, 256, 512
+
+
 def experts_bmm(g):
-    """Whether GEMM `g` (a result file's description) is MoE experts as a half-precision `bmm`
-    over 65-256 tokens (choices.expert_bmm, which reads the handler's features)."""
-    return expert_bmm(handler_features(g))
+    """Whether GEMM `g` (a result file's description) is a half-precision `bmm` of EXPERT_MIN_M
+    to EXPERT_MAX_M rows with k and n of at least EXPERT_MIN_KN."""
+    return (g["op"] == "bmm" and g["dtype"] in ("float16", "bfloat16")
+            and EXPERT_MIN_M <= g["m"] <= EXPERT_MAX_M and min(g["k"], g["n"]) >= EXPERT_MIN_KN)
 
 
 SUBSETS = {"narrow-linears": narrow_linear, "long-contractions": long_contraction,

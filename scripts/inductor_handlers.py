@@ -36,9 +36,6 @@ SWITCHES = (
                          "4096 (choices.bias_head: classifier heads at a batch of 128-256) that it "
                          "decides cuBLAS only is left to max-autotune (the default of handler "
                          "modules since the forty-ninth session)"),
-    ("expert_bmm_search", "MoE experts as a half-precision bmm over 65-256 tokens, k and n >= 512 "
-                          "(choices.expert_bmm) that it decides cuBLAS only are left to max-autotune "
-                          "(a candidate, off in handler modules until its blind check)"),
 )
 
 
@@ -58,15 +55,14 @@ def load_handler(path):
 
 # The install() options that change a decision, not only how a search is timed: what a preview
 # or a replay without torch must apply (`installed_decide`).
-DECIDING = ("narrow_search", "small_bmm_search", "bias_head_search", "expert_bmm_search")
+DECIDING = ("narrow_search", "small_bmm_search", "bias_head_search")
 
 
 def installed_decide(module, options=None):
     """`decide` of handler `module` as its `install(**options)` applies a decision (the module's
     `installed`: since the forty-fifth session a linear to a narrow output that the tree gives
     cuBLAS alone is left to the search by default, since the forty-seventh a `bmm` with a
-    small side, and since the forty-ninth a half-precision biased head; `expert_bmm_search`, a
-    candidate, only when `options` turn it on). Options of DECIDING not in `options` keep the
+    small side, and since the forty-ninth a half-precision biased head). Options of DECIDING not in `options` keep the
     module's defaults. A module generated before `installed` existed
     decides as its tree does."""
     decide, installed = module.decide, getattr(module, "installed", None)

@@ -61,15 +61,13 @@ What a decision does, before any Triton template code is generated (Inductor's
   256 rows with a long input (`bias_head`: classifier heads at a batch of 128-256, biased
   layers over a short prompt) is `default`; ``install(bias_head_search=False)`` leaves it
   cuBLAS only.
-- With ``install(expert_bmm_search=True)`` (a candidate, off by default until its blind check:
-  docs/results.md, fifty-first session) an `extern` decision on a half-precision `bmm` of 65 to
-  256 rows with both other sides of at least 512 (`expert_bmm`: MoE experts run as `bmm` over
-  65-256 tokens each) is `default`.
 - Four `install()` options that failed the checks registered before their data (`one_aten`,
   `narrow_search`, `warm_all`, `decode_search`) were removed in the forty-third session;
   `narrow_search` came back in the forty-fifth, since the re-timing that its recheck lacked has
   shipped, and passed a blind check; `one_aten` in the forty-eighth as `one_aten_search`, which
-  passed one too. docs/inductor.md says what each did and what it measured.
+  passed one too; `expert_bmm_search` (MoE experts as a `bmm` over 65-256 tokens searched)
+  failed its blind check and was removed in the fifty-third. docs/inductor.md says what each
+  did and what it measured.
 
 `install()` reaches every graph, the backward graph compiled in autograd's thread included:
 it sets ``torch._inductor.config.inductor_choices_class`` to a `ChoicesFactory` (handlers made
@@ -348,40 +346,17 @@ def bias_head(f):
             and f["n"] <= BIAS_HEAD_MAX_N)
 
 
-# A half-precision `bmm` of EXPERT_BMM_MIN_M to EXPERT_BMM_MAX_M rows whose other two sides are
-# at least EXPERT_BMM_MIN_KN (`expert_bmm`): MoE experts run as one `bmm` over 65-256 tokens each,
-# just past `small_side_bmm`. On the pooled blind sets 13-62 the shipped handler decides 7 such
-# GEMMs cuBLAS only and cuBLAS alone is over the bound on 3 (Kimi-Linear's and Moondream 3's
-# experts, 1.034-1.078x, 0.2-0.5 ms), default max-autotune on none (fifty-first session).
-# `install(expert_bmm_search=True)` leaves them to Inductor's list, re-timed: a candidate, off by
-# default until its blind check (docs/results.md, fifty-first session).
-EXPERT_BMM_MIN_M = SMALL_BMM_MAX_SIDE + 1
-EXPERT_BMM_MAX_M = 256
-EXPERT_BMM_MIN_KN = 512
-
-
-def expert_bmm(f):
-    """Whether features `f` are a half-precision `bmm` with EXPERT_BMM_MIN_M <= m <=
-    EXPERT_BMM_MAX_M and k and n of at least EXPERT_BMM_MIN_KN."""
-    return (f["op"] == "bmm" and f.get("mat1_dtype") in HALF_DTYPES
-            and EXPERT_BMM_MIN_M <= f["m"] <= EXPERT_BMM_MAX_M
-            and min(f["k"], f["n"]) >= EXPERT_BMM_MIN_KN)
-
-
-def installed(kind, names, f, narrow_search=True, small_bmm_search=True, bias_head_search=True,
-              expert_bmm_search=False):
+def installed(kind, names, f, narrow_search=True, small_bmm_search=True, bias_head_search=True):
     """Decision `(kind, names)` on features `f` as `install()` applies it: with `narrow_search`
     an `extern` decision on a narrow linear (`narrow_linear`) is `default`, with
-    `small_bmm_search` one on a `bmm` with a small side (`small_side_bmm`), with
-    `bias_head_search` one on a half-precision biased head (`bias_head`), and with
-    `expert_bmm_search` one on MoE experts as a `bmm` over 65-256 tokens (`expert_bmm`); the
-    first three are on by default, the last a candidate. What a replay or a preview of the
+    `small_bmm_search` one on a `bmm` with a small side (`small_side_bmm`), and with
+    `bias_head_search` one on a half-precision biased head (`bias_head`); all three are on by
+    default. What a replay or a preview of the
     handler without torch decides with (scripts/holdout_replay.py, scripts/inductor_eval.py
     --dry-run)."""
     if kind == "extern" and ((narrow_search and narrow_linear(f))
                              or (small_bmm_search and small_side_bmm(f))
-                             or (bias_head_search and bias_head(f))
-                             or (expert_bmm_search and expert_bmm(f))):
+                             or (bias_head_search and bias_head(f))):
         return "default", frozenset()
     return kind, names
 
@@ -502,7 +477,6 @@ class Runtime:
         self.small_bmm_search = False  # install(small_bmm_search=...): the same for small-side bmm
         self.one_aten_search = False  # install(one_aten_search=...): one ATen choice in searches
         self.bias_head_search = False  # install(bias_head_search=...): the same for biased heads
-        self.expert_bmm_search = False  # install(expert_bmm_search=...): the same for MoE experts
         _RUNTIMES[self.key] = self
 
     # -- statistics and warnings -------------------------------------------------------------
@@ -579,7 +553,7 @@ class Runtime:
         try:
             kind, names = check_decision(self.decide(f))
             return installed(kind, names, f, self.narrow_search, self.small_bmm_search,
-                             self.bias_head_search, self.expert_bmm_search), f
+                             self.bias_head_search), f
         except Exception as e:  # noqa: BLE001 - never raise into Inductor
             return self._error("deciding", e)
 
@@ -723,11 +697,10 @@ class Runtime:
         return "; ".join(problems) or None
 
     def factory_key(self, retime, warm_splits=True, warm_no_bias=True, narrow_search=True,
-                    small_bmm_search=True, one_aten_search=True, bias_head_search=True,
-                    expert_bmm_search=False):
+                    small_bmm_search=True, one_aten_search=True, bias_head_search=True):
         """The key of the factory `install(retime=..., warm_splits=..., warm_no_bias=...,
-        narrow_search=..., small_bmm_search=..., one_aten_search=..., bias_head_search=...,
-        expert_bmm_search=...)` sets: each changes what Inductor picks, so the cache must tell
+        narrow_search=..., small_bmm_search=..., one_aten_search=..., bias_head_search=...)`
+        sets: each changes what Inductor picks, so the cache must tell
         them apart."""
         return (self.key + ("-retime" if retime else "")
                 + ("-warm-splits" if retime and warm_splits else "")
@@ -735,12 +708,11 @@ class Runtime:
                 + ("-narrow-search" if narrow_search else "")
                 + ("-small-bmm-search" if small_bmm_search else "")
                 + ("-one-aten-search" if one_aten_search else "")
-                + ("-bias-head-search" if bias_head_search else "")
-                + ("-expert-bmm-search" if expert_bmm_search else ""))
+                + ("-bias-head-search" if bias_head_search else ""))
 
     def install(self, align_ptxas=True, retime=True, warm_splits=True, warm_no_bias=True,
                 narrow_search=True, small_bmm_search=True, one_aten_search=True,
-                bias_head_search=True, expert_bmm_search=False):
+                bias_head_search=True):
         """Installs the heuristic for every graph Inductor compiles from now on; True if
         installed, False if refused (the device or PyTorch differ; warned once). With
         `align_ptxas` (the default), this process's Triton also uses the ptxas of Inductor's
@@ -762,10 +734,7 @@ class Runtime:
         left to Inductor's search keep one ATen choice, `one_aten`'s, as `extern` and `keep` do.
         With `bias_head_search` (the default since its blind check: docs/results.md,
         forty-ninth session) a half-precision biased head that `decide` gives cuBLAS alone is
-        left to Inductor's list (`bias_head`). With `expert_bmm_search` (a candidate, off by
-        default until its blind check: docs/results.md, fifty-first session) MoE experts as a
-        half-precision `bmm` over 65-256 tokens that `decide` gives cuBLAS alone are left to
-        Inductor's list (`expert_bmm`). `uninstall()` undoes all of it."""
+        left to Inductor's list (`bias_head`). `uninstall()` undoes all of it."""
         if self.active:
             return True
         import torch
@@ -786,13 +755,11 @@ class Runtime:
         if isinstance(prev, ChoicesFactory) and prev.key in ours:
             prev = prev.prev
         self._factory_key = self.factory_key(retime, warm_splits, warm_no_bias, narrow_search,
-                                             small_bmm_search, one_aten_search, bias_head_search,
-                                             expert_bmm_search)
+                                             small_bmm_search, one_aten_search, bias_head_search)
         self.narrow_search = bool(narrow_search)
         self.small_bmm_search = bool(small_bmm_search)
         self.one_aten_search = bool(one_aten_search)
         self.bias_head_search = bool(bias_head_search)
-        self.expert_bmm_search = bool(expert_bmm_search)
         _RUNTIMES[self._factory_key] = self
         config.inductor_choices_class = ChoicesFactory(self._factory_key, prev)
         slot = virtualized._choices
@@ -828,7 +795,6 @@ class Runtime:
         self.small_bmm_search = False
         self.one_aten_search = False
         self.bias_head_search = False
-        self.expert_bmm_search = False
         config, prev, slot, hook = self._saved
         self._saved = None
         ptxas_restore(self._ptxas)
@@ -858,11 +824,10 @@ def _default_runtime():
 
 
 def install(align_ptxas=True, retime=True, warm_splits=True, warm_no_bias=True, narrow_search=True,
-            small_bmm_search=True, one_aten_search=True, bias_head_search=True, expert_bmm_search=False):
+            small_bmm_search=True, one_aten_search=True, bias_head_search=True):
     """Installs this module's heuristic (see the module docstring); True if installed."""
     return _default_runtime().install(align_ptxas, retime, warm_splits, warm_no_bias, narrow_search,
-                                      small_bmm_search, one_aten_search, bias_head_search,
-                                      expert_bmm_search)
+                                      small_bmm_search, one_aten_search, bias_head_search)
 
 
 def uninstall():

@@ -200,23 +200,6 @@ class Decisions(unittest.TestCase):
                       {"mat1_dtype": "torch.float32"}):
             self.assertFalse(choices.bias_head(f | other), other)
 
-    def test_expert_bmm_search_is_off_by_default_and_searches_experts_cublas_decision(self):
-        experts = {"op": "bmm", "m": 94, "k": 2048, "n": 2048, "mat1_dtype": "torch.bfloat16"}
-        self.assertEqual(choices.installed("extern", frozenset(), experts), ("extern", frozenset()))
-        self.assertEqual(choices.installed("extern", frozenset(), experts, expert_bmm_search=True),
-                         ("default", frozenset()))
-        self.assertEqual(choices.installed("keep", frozenset({"a"}), experts, expert_bmm_search=True),
-                         ("keep", frozenset({"a"})))
-
-    def test_an_expert_bmm_is_a_half_precision_bmm_of_65_to_256_rows_with_wide_other_sides(self):
-        f = {"op": "bmm", "m": 65, "k": 512, "n": 512, "mat1_dtype": "torch.float16"}
-        self.assertTrue(choices.expert_bmm(f))
-        self.assertTrue(choices.expert_bmm(dict(f, m=256, k=7168, n=2048, mat1_dtype="torch.bfloat16")))
-        for other in ({"op": "mm"}, {"m": 64}, {"m": 257}, {"k": 511}, {"n": 511},
-                      {"mat1_dtype": "torch.float32"}):
-            self.assertFalse(choices.expert_bmm(f | other), other)
-        self.assertFalse(choices.small_side_bmm(f))  # just past the small side
-
     def test_a_small_side_bmm_has_a_side_of_at_most_64(self):
         f = {"op": "bmm", "m": 256, "k": 64, "n": 256}
         self.assertTrue(choices.small_side_bmm(f))
@@ -323,21 +306,6 @@ class Decisions(unittest.TestCase):
         rt.bias_head_search = True
         self.assertEqual(run(256), 5)  # 256 x 4096 x 4096: the whole list, both calls and Triton
         self.assertEqual((run(512), run(256, "torch.float32")), (1, 1))  # too many rows; fp32
-        self.assertEqual((rt.stats()["extern"], rt.stats()["default"]), (3, 1))
-
-    def test_expert_bmm_search_searches_the_experts_cublas_decision_once_installed_so(self):
-        rt = choices.Runtime(HEURISTIC, lambda f: ("extern", ()))
-        rt.active = True
-
-        def run(m, k=2048, n=2048):
-            tc = mm_choices()
-            with fake_torch():
-                ki = StubInputs([operand(m, k, False, batch=64), operand(k, n, True, batch=64)])
-                return len(rt.finalize(self.inner, tc, ki, templates_of(tc), "bmm", None))
-        self.assertEqual(run(94), 1)  # off until install() turns it on
-        rt.expert_bmm_search = True
-        self.assertEqual(run(94), 4)  # the whole list: cuBLAS, two Triton configs, a split
-        self.assertEqual((run(512), run(94, k=256)), (1, 1))  # too many rows; a narrow side
         self.assertEqual((rt.stats()["extern"], rt.stats()["default"]), (3, 1))
 
     def test_one_aten_search_keeps_the_bias_rules_call_in_the_lists_left_to_the_search(self):

@@ -138,13 +138,6 @@ class Install(unittest.TestCase):
             self.assertTrue(self.rt.bias_head_search)
             self.rt.uninstall()
             self.assertFalse(self.rt.bias_head_search)
-            self.assertTrue(self.rt.install(retime=False, narrow_search=False, small_bmm_search=False,
-                                            one_aten_search=False, bias_head_search=False,
-                                            expert_bmm_search=True))  # a candidate: only when asked
-            self.assertEqual(config.inductor_choices_class.key, f"{plain_key}-expert-bmm-search")
-            self.assertTrue(self.rt.expert_bmm_search)
-            self.rt.uninstall()
-            self.assertFalse(self.rt.expert_bmm_search)
 
     def test_a_wrapped_handler_has_a_uuid_with_the_heuristics_key(self):
         # PyTorch after 2.11 keys its caches on the configured handler's uuid() and refuses one

@@ -439,6 +439,11 @@ class PoolTest(unittest.TestCase):
                 self.assertEqual(holdout_pool.main(["--only", "expert-bmm", a]), 0)
         self.assertIn("1 measured GEMMs from 1 result files.", out.getvalue())
         self.assertIn("| 100 us - 1000 us | 1 | 1 / 1 (0 past 1.10x; worst 1.05x) |", out.getvalue())
+        edge = dict(experts, m=65, k=512, n=512)
+        self.assertTrue(holdout_pool.experts_bmm(edge))
+        self.assertTrue(holdout_pool.experts_bmm(dict(edge, m=256, dtype="float16")))
+        for other in ({"op": "mm"}, {"m": 257}, {"k": 511}, {"n": 511}):
+            self.assertFalse(holdout_pool.experts_bmm(edge | other), other)
 
     def test_misses_are_also_counted_by_what_ours_decided(self):
         decided = lambda kind: [dict(holdout_records.handler_features(gemm(8)), decision=kind, kept=0)]
