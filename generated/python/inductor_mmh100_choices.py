@@ -985,9 +985,8 @@ def installed(kind, names, f, narrow_search=True, small_bmm_search=True, bias_he
     an `extern` decision on a narrow linear (`narrow_linear`) is `default`, with
     `small_bmm_search` one on a `bmm` with a small side (`small_side_bmm`), and with
     `bias_head_search` one on a half-precision biased head (`bias_head`); all three are on by
-    default. What a replay or a preview of the
-    handler without torch decides with (scripts/holdout_replay.py, scripts/inductor_eval.py
-    --dry-run)."""
+    default. What a replay or a preview of the handler without torch decides with
+    (scripts/holdout_replay.py, scripts/inductor_eval.py --dry-run)."""
     if kind == "extern" and ((narrow_search and narrow_linear(f))
                              or (small_bmm_search and small_side_bmm(f))
                              or (bias_head_search and bias_head(f))):
@@ -1334,8 +1333,7 @@ class Runtime:
                     small_bmm_search=True, one_aten_search=True, bias_head_search=True):
         """The key of the factory `install(retime=..., warm_splits=..., warm_no_bias=...,
         narrow_search=..., small_bmm_search=..., one_aten_search=..., bias_head_search=...)`
-        sets: each changes what Inductor picks, so the cache must tell
-        them apart."""
+        sets: each changes what Inductor picks, so the cache must tell them apart."""
         return (self.key + ("-retime" if retime else "")
                 + ("-warm-splits" if retime and warm_splits else "")
                 + ("-warm-no-bias" if retime and warm_no_bias else "")
