@@ -178,7 +178,12 @@ def band_label(i):
 
 
 def noise_table(recs):
+    """How often default max-autotune's second search of its own list lands over the bound: its
+    run-to-run noise, beside every setting on the same GEMMs. One line where no run searched
+    twice."""
     both, alike = twice(recs)
+    if not both:
+        return "No run searched default max-autotune's full list twice (its run-to-run noise)."
     lines = [f"Runs that searched default max-autotune's full list twice: {len(both)} GEMMs; "
              f"the two searches picked the same choice on {alike}.", "",
              "| setting | over the bound (3 %) | run / max-autotune's (gmean) |", "|---|---|---|"]

@@ -424,6 +424,9 @@ class PoolTest(unittest.TestCase):
                 self.assertEqual(holdout_pool.main(["--only", "bias-heads", a]), 0)
         self.assertIn("1 measured GEMMs from 1 result files.", out.getvalue())
         self.assertIn("| 0 us - 10 us | 1 | 1 / 1 (1 past 1.10x; worst 1.14x) |", out.getvalue())
+        # No run searched max-autotune's list twice: one line, not a table of dashes.
+        self.assertIn("No run searched default max-autotune's full list twice", out.getvalue())
+        self.assertNotIn("| cuBLAS only | - | - |", out.getvalue())
 
     def test_only_expert_bmm_keeps_half_precision_experts_over_65_to_256_tokens(self):
         experts = dict(gemm(94), op="bmm", batch=64, k=2048, n=2048)
