@@ -1,5 +1,6 @@
 """`scripts/inductor_eval.py --lines A-B`: a GEMM set measured in parts reads only its part's
-lines, keeps their line numbers in errors, and the command line refuses a range that is no range."""
+lines, keeps their line numbers in errors, names what the budget skipped or cut for a next run,
+and the command line refuses a range that is no range."""
 
 import contextlib
 import io
@@ -8,6 +9,7 @@ import os
 import sys
 import tempfile
 import unittest
+from unittest import mock
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "scripts"))
@@ -40,6 +42,34 @@ class LinesTest(unittest.TestCase):
         self.assertIn("before or during 2 GEMM(s) (lines 2,4 of set.jsonl)", note)
         self.assertIn("`--lines 2,4`", note)
         self.assertNotIn("--lines", inductor_eval.budget_note([{"name": "x"}], None))
+
+    def test_a_gemm_the_budget_cut_between_settings_is_named_to_measure_again(self):
+        class FakeInductor:  # no torch: what main() asks of the harness
+            refused = []
+
+            def __init__(self, *args):
+                pass
+
+            def meta(self):
+                return {"device": "a GPU"}
+
+        def measure(ind, gm, settings, out_of_time):
+            run = {"none": 1.0, "ours": 1.0, "max_autotune": 1.0}
+            rec = {"gemm": gm, "run_ms": run, "autotune_s": {"none": 0.0, "ours": 0.0, "max_autotune": 9.0}}
+            if gm["line"] == 2:  # the budget ran out after its cuBLAS and handler compiles
+                del run["max_autotune"], rec["autotune_s"]["max_autotune"]
+                rec["not_run"] = ["max_autotune"]
+            return rec
+
+        with tempfile.TemporaryDirectory() as d:
+            out, argv = io.StringIO(), ["--gemms", self.path, "--lines", "1-4", "--workloads", "gemms",
+                                        "--settings", "none,max_autotune", "--out", os.path.join(d, "r.json")]
+            with mock.patch.object(inductor_eval, "Inductor", FakeInductor), \
+                    mock.patch.object(inductor_eval, "measure_gemm", measure), \
+                    contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
+                self.assertEqual(inductor_eval.main(argv), 0)
+        self.assertIn("before or during 1 GEMM(s) (lines 2 of ", out.getvalue())
+        self.assertIn("`--lines 2`", out.getvalue())
 
     def test_a_bad_line_in_the_range_is_named_with_its_line(self):
         with self.assertRaisesRegex(inductor_eval.GemmFileError, r":5: not JSON"):
