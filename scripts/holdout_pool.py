@@ -18,7 +18,8 @@
 2. Where do the misses lie? Per band of cuBLAS's run time, how many GEMMs each setting leaves over
    the bound (every run that measured `none` and `max_autotune`; `ours` is whichever handler that
    run measured); and per decision of ours (cuBLAS only, a kept list, the full list, the full
-   list trimmed), the same counts on the GEMMs it decided so.
+   list trimmed), the same counts on the GEMMs it decided so, with ours' and max-autotune's
+   autotuning on them (where ours spends the seconds it spends).
 3. Which are ours at and above 100 us, where max-autotune's two searches agree? One line each
    (and, with `--handler`, the replayed handler's too):
    the file, the GEMM, what the handler decided (`ours_decisions`: cuBLAS only, a kept list of
@@ -206,15 +207,26 @@ def failed_line(recs):
         f"{LABELS.get(s, s)} {len(v)}: {', '.join(v)}" for s, v in failed.items())
 
 
+def measured_both(recs):
+    """The records whose runs measured the autotuning of both ours and max-autotune."""
+    return [r for r in recs if {"ours", "max_autotune"} <= set(r.get("autotune_s", {}))]
+
+
+def autotuning_sums(both):
+    """Ours' and max-autotune's autotuning seconds summed over `both`, and the words for how
+    many times less ours spent."""
+    ours, ma = (sum(r["autotune_s"][s] for r in both) for s in ("ours", "max_autotune"))
+    return ours, ma, (f"{ma / ours:.1f}x less" if ours > 0 else "ours spent none")
+
+
 def autotuning_line(recs):
     """Autotuning seconds (compile time over cuBLAS only's) summed over the GEMMs whose runs
     measured both ours and max-autotune, and how many times less ours spent."""
-    both = [r for r in recs if {"ours", "max_autotune"} <= set(r.get("autotune_s", {}))]
+    both = measured_both(recs)
     if not both:
         return "No run measured the autotuning of both ours and max-autotune."
-    ours, ma = (sum(r["autotune_s"][s] for r in both) for s in ("ours", "max_autotune"))
+    ours, ma, less = autotuning_sums(both)
     again = [r["autotune_s"][SECOND] for r in both if SECOND in r["autotune_s"]]
-    less = f"{ma / ours:.1f}x less" if ours > 0 else "ours spent none"
     retimed = [r["autotune_s"][RETIMED] for r in both if RETIMED in r["autotune_s"]]
     retimed = f"; re-timed {sum(retimed):.1f} s on {len(retimed)}" if retimed else ""
     return (f"Autotuning on the {len(both)} GEMMs whose runs measured ours and max-autotune: "
@@ -234,21 +246,37 @@ def band_table(recs):
     return "\n".join(lines)
 
 
+# Records whose lowerings the handler decided differently (a long contraction's `decompose_k`
+# splits lower inner `bmm`s, each decided apart) or that recorded no decision.
+MIXED = "mixed or unrecorded"
+
+
 def decision_table(recs):
     """Question 2 by what ours decided (`decided`; kept lists of any length together): how
-    many of those GEMMs each setting leaves over the bound."""
+    many of those GEMMs each setting leaves over the bound, and where ours' autotuning went
+    (summed over the GEMMs of the decision whose runs measured both ours and max-autotune)."""
     groups = {}
     for r in recs:
         if r["run_ms"].get("ours"):
             word = decided(r)
-            groups.setdefault("kept list" if word.startswith("kept") else word, []).append(r)
+            word = "kept list" if word.startswith("kept") else word
+            groups.setdefault(MIXED if word == "-" else word, []).append(r)
     shown = ("none", "ours", "max_autotune")
-    lines = ["| ours decided | GEMMs | " + " | ".join(LABELS[s] for s in shown) + " |",
-             "|---|---|" + "---|" * len(shown)]
+    lines = ["| ours decided | GEMMs | " + " | ".join(LABELS[s] for s in shown)
+             + " | autotuning s: ours / max-autotune |", "|---|---|" + "---|" * (len(shown) + 1)]
     for word, inside in sorted(groups.items()):
-        cells = [fmt_tally(tally(inside, s)) for s in shown]
+        cells = [fmt_tally(tally(inside, s)) for s in shown] + [autotuning_cell(inside)]
         lines.append(f"| {word} | {len(inside)} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
+
+
+def autotuning_cell(recs):
+    """`ours / max-autotune (N x less)` over those of `recs` that measured both, on how many."""
+    both = measured_both(recs)
+    if not both:
+        return "-"
+    ours, ma, less = autotuning_sums(both)
+    return f"{ours:.1f} / {ma:.1f} ({less}; {len(both)} GEMM{'' if len(both) == 1 else 's'})"
 
 
 def listed_files(path):
