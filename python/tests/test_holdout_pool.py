@@ -11,14 +11,12 @@ import tempfile
 import unittest
 from contextlib import redirect_stderr, redirect_stdout
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
-sys.path.insert(0, os.path.join(HERE, "..", "..", "scripts"))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
+from holdout_fixtures import OTHER, PICK, gemm, handler_file, rec, write  # noqa: E402 - puts scripts/ on the path too
 import holdout_pool  # noqa: E402
 import holdout_records  # noqa: E402
 import holdout_replay  # noqa: E402
-from holdout_fixtures import OTHER, PICK, gemm, handler_file, rec, write  # noqa: E402
 
 
 class PoolTest(unittest.TestCase):
