@@ -104,11 +104,14 @@ class PhaseTimer:
     """Seconds spent in Inductor's autotuning, summed over every thread (the backward graph
     compiles in autograd's): where a compile's time goes. GEMM autotuning is what Inductor itself
     reports per GEMM (`AlgorithmSelectorCache.log_results`: benchmarking and precompiling, as
-    ah-collect's worker reads it); kernel tuning is time inside the entry points below, which may
-    nest (a coordinate-descent step benchmarks), so the phases need not add up. An entry point
-    this PyTorch lacks is left out and named in `missing`."""
+    ah-collect's worker reads it); kernel tuning and the generation of Triton templates (each
+    config of a searched list is rendered to source before it is precompiled: what a handler's
+    compile over cuBLAS only's spends outside Inductor's two GEMM phases) are time inside the
+    entry points below, which may nest (a coordinate-descent step benchmarks), so the phases need
+    not add up. An entry point this PyTorch lacks is left out and named in `missing`."""
 
     POINTS = (
+        ("template_generation", "torch._inductor.select_algorithm", "TritonTemplate", "generate"),
         ("coordinate_descent", "torch._inductor.runtime.triton_heuristics", "CachingAutotuner",
          "coordinate_descent_tuning"),
         ("kernel_configs", "torch._inductor.runtime.triton_heuristics", "CachingAutotuner",
