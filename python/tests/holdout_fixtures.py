@@ -55,6 +55,11 @@ def handler_with_installed(folder, body):
     return path
 
 
+def decided_as(kind, kept=0):
+    """A run's recorded decisions on `rec`'s GEMM: one lowering, decided `kind`, `kept` kept."""
+    return [dict(holdout_records.handler_features(gemm(8)), decision=kind, kept=kept)]
+
+
 def seen_keep(m):
     """A run's recorded decision: `keep`, made on GEMM `gemm(m)` as the handler saw it."""
     return dict(holdout_records.handler_features(gemm(m)), decision="keep", kept=1)

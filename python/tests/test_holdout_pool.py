@@ -13,7 +13,8 @@ from contextlib import redirect_stderr, redirect_stdout
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from holdout_fixtures import OTHER, PICK, gemm, handler_file, rec, write  # noqa: E402 - puts scripts/ on the path too
+from holdout_fixtures import (  # noqa: E402 - puts scripts/ on the path too
+    OTHER, PICK, decided_as, gemm, handler_file, rec, write)
 import holdout_pool  # noqa: E402
 import holdout_records  # noqa: E402
 import holdout_replay  # noqa: E402
@@ -89,20 +90,17 @@ class PoolTest(unittest.TestCase):
         self.assertIn("No run", holdout_pool.same_kernel_line(recs[1:]))
 
     def test_two_handlers_deciding_alike_measure_their_own_noise_floor(self):
-        def decided(kind, kept=0):
-            return [dict(holdout_records.handler_features(gemm(8)), decision=kind, kept=kept)]
-
         def twin(ours, candidate, a, b=None):
             r = rec({"none": 0.1, "ours": ours, "candidate": candidate, "max_autotune": 0.1})
             return dict(r, ours_decisions=a, candidate_decisions=b or a)
 
         with tempfile.TemporaryDirectory() as d:
             path = write(d, "a.json", [
-                twin(0.100, 0.116, decided("default")),  # the full list searched twice: 1.16x
-                twin(0.100, 0.101, decided("default")),
-                twin(0.100, 0.102, decided("extern")),
-                twin(0.100, 0.200, decided("keep", 2)),  # kept lists may differ: left out
-                twin(0.100, 0.200, decided("extern"), decided("default")),  # decided apart
+                twin(0.100, 0.116, decided_as("default")),  # the full list searched twice: 1.16x
+                twin(0.100, 0.101, decided_as("default")),
+                twin(0.100, 0.102, decided_as("extern")),
+                twin(0.100, 0.200, decided_as("keep", 2)),  # kept lists may differ: left out
+                twin(0.100, 0.200, decided_as("extern"), decided_as("default")),  # decided apart
                 rec({"none": 0.1, "ours": 0.1, "max_autotune": 0.1}),  # one handler
             ])
             recs = holdout_records.records([path])
@@ -291,10 +289,9 @@ class PoolTest(unittest.TestCase):
             self.assertFalse(holdout_pool.experts_bmm(edge | other), other)
 
     def test_misses_are_also_counted_by_what_ours_decided(self):
-        decided = lambda kind: [dict(holdout_records.handler_features(gemm(8)), decision=kind, kept=0)]
-        recs = [dict(rec({"none": 1.0, "ours": 1.2, "max_autotune": 1.0}), ours_decisions=decided("extern")),
-                dict(rec({"none": 1.2, "ours": 1.0, "max_autotune": 1.0}), ours_decisions=decided("default")),
-                dict(rec({"none": 1.0, "ours": 1.0, "max_autotune": 1.0}), ours_decisions=decided("extern"))]
+        recs = [dict(rec({"none": 1.0, "ours": 1.2, "max_autotune": 1.0}), ours_decisions=decided_as("extern")),
+                dict(rec({"none": 1.2, "ours": 1.0, "max_autotune": 1.0}), ours_decisions=decided_as("default")),
+                dict(rec({"none": 1.0, "ours": 1.0, "max_autotune": 1.0}), ours_decisions=decided_as("extern"))]
         table = holdout_pool.decision_table(recs)
         self.assertIn("| cuBLAS only | 2 | 0 / 2 (0 past 1.10x; worst 1.00x) | 1 / 2 (1 past 1.10x; worst 1.20x)", table)
         self.assertIn("| full list | 1 | 1 / 1 (1 past 1.10x; worst 1.20x) | 0 / 1", table)
@@ -302,13 +299,12 @@ class PoolTest(unittest.TestCase):
         self.assertTrue(all(line.endswith("| - |") for line in table.splitlines()[2:]), table)
 
     def test_autotuning_is_also_summed_by_what_ours_decided(self):
-        decided = lambda kind: [dict(holdout_records.handler_features(gemm(8)), decision=kind, kept=0)]
         times = {"none": 1.0, "ours": 1.0, "max_autotune": 1.0}
-        recs = [dict(rec(times), ours_decisions=decided("extern"), autotune_s={"ours": -0.1, "max_autotune": 8.0}),
-                dict(rec(times), ours_decisions=decided("default"), autotune_s={"ours": 2.0, "max_autotune": 9.0}),
-                dict(rec(times), ours_decisions=decided("default"), autotune_s={"ours": 3.0, "max_autotune": 11.0}),
-                dict(rec(times), ours_decisions=decided("default"), autotune_s={"max_autotune": 50.0}),
-                dict(rec(times), ours_decisions=decided("default") + decided("extern"))]
+        recs = [dict(rec(times), ours_decisions=decided_as("extern"), autotune_s={"ours": -0.1, "max_autotune": 8.0}),
+                dict(rec(times), ours_decisions=decided_as("default"), autotune_s={"ours": 2.0, "max_autotune": 9.0}),
+                dict(rec(times), ours_decisions=decided_as("default"), autotune_s={"ours": 3.0, "max_autotune": 11.0}),
+                dict(rec(times), ours_decisions=decided_as("default"), autotune_s={"max_autotune": 50.0}),
+                dict(rec(times), ours_decisions=decided_as("default") + decided_as("extern"))]
         table = holdout_pool.decision_table(recs)
         self.assertIn("| mixed or unrecorded | 1 |", table)
         self.assertIn("| cuBLAS only | 1 |", table)
