@@ -13,7 +13,8 @@ Usage (one CUDA GPU, PyTorch with Inductor and Triton):
                                                      # a set in parts (each part one device call)
   python3 scripts/inductor_eval.py --dry-run        # the planned GEMMs, no torch needed
   python3 scripts/inductor_eval.py --dry-run --handler H.py [--gemms F] [--workloads W]
-                                                     # what the handler decides for each, no torch
+                                                     # what the handler decides for each (and where
+                                                     # pad_mm may pad it first), no torch
   python3 scripts/inductor_eval.py --merge A.json B.json ... [--out AB.json]
                                                      # the GEMMs of several result files as one
                                                      # table (and one file), no torch (see merge)
@@ -78,7 +79,8 @@ sys.path.insert(0, os.path.join(ROOT, "python"))
 # GEMMs before any torch, the handler modules, the warm process that measures (torch imported
 # when it starts), the end-to-end workloads, the result file and its report.
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from inductor_gemms import GemmFileError, describe, handler_features, holdout_gemms, read_gemms  # noqa: E402
+from inductor_gemms import (GemmFileError, describe, handler_features, holdout_gemms,  # noqa: E402
+                            padded_by_pad_mm, read_gemms)
 from inductor_handlers import SWITCHES, installed_decide, load_handler  # noqa: E402
 from inductor_harness import Inductor  # noqa: E402
 from inductor_results import MergeError, Results, flag_ours, json_default, merge, table, write_merged  # noqa: E402
@@ -91,16 +93,33 @@ from inductor_workloads import E2E, WorkloadFileError, load_workload_file, workl
 
 def preview(gemms, handler, options=None):
     """Prints what the handler decides for each GEMM, without torch or a GPU, as its install()
-    applies a decision with `options` (the role's `install_options`; `installed_decide`)."""
-    counts = {}
+    applies a decision with `options` (the role's `install_options`; `installed_decide`), and,
+    where Inductor's pad_mm may pad the GEMM first, what it decides then if that differs."""
+    counts, padded_apart = {}, 0
     decide = installed_decide(handler, options)
     for i, gm in enumerate(gemms):
-        kind, names = decide(handler_features(gm))
-        counts[kind] = counts.get(kind, 0) + 1
-        kept = {"keep": f" + {len(names)} Triton configs",
-                "drop": f" - {len(names)} Triton configs"}.get(kind, "")
-        print(f"{i + 1:3d}  {describe(gm):42s} {gm['name']}  -> {kind}{kept}")
+        decision = decide(handler_features(gm))
+        counts[decision[0]] = counts.get(decision[0], 0) + 1
+        padded = padded_by_pad_mm(gm)
+        after = decide(handler_features(padded)) if padded else decision
+        note = ""
+        if (after[0], tuple(after[1])) != (decision[0], tuple(decision[1])):
+            padded_apart += 1
+            same = decision_text(after) == decision_text(decision)
+            note = (f"  (if pad_mm pads it to {padded['m']}x{padded['k']}x{padded['n']} first: "
+                    f"{decision_text(after)}{', other configs' if same else ''})")
+        print(f"{i + 1:3d}  {describe(gm):42s} {gm['name']}  -> {decision_text(decision)}{note}")
+    if padded_apart:
+        print(f"pad_mm may pad {padded_apart} of these first, and the handler then decides otherwise "
+              "(shown): pad_mm pads where its benchmark says padding pays")
     print("decisions: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
+
+
+def decision_text(decision):
+    """A handler's decision in words: its kind, and how many Triton configs it keeps or drops."""
+    kind, names = decision
+    return kind + {"keep": f" + {len(names)} Triton configs",
+                   "drop": f" - {len(names)} Triton configs"}.get(kind, "")
 
 
 def probe_gemms(prog, ind, gemms, measure, out_path, budget_s, start, shown):

@@ -119,6 +119,29 @@ def handler_features(gm):
             "using_tf32": bool(gm["tf32"]) if gm["dtype"] == "float32" else "not_float_32"}
 
 
+def pad_mm_alignment(dtype):
+    """The alignment Inductor's pad_mm pass pads a GEMM's sides to, in elements
+    (torch/_inductor/fx_passes/pad_mm.py, `get_alignment_size_dtype`): 8 in half precision, 4 in
+    fp32."""
+    return 8 if dtype in ("float16", "bfloat16") else 4
+
+
+def padded_by_pad_mm(gm):
+    """The GEMM the handler sees when Inductor's pad_mm pass pads `gm` first, or None when every
+    side is aligned already. pad_mm pads only where its benchmark or heuristic says padding pays,
+    so this is what may happen, not what will: m, k and n rounded up to the alignment, and each
+    operand it pads materialised row-major (its transpose flag off). Checked against every pool
+    record Inductor padded (python/tests/test_eval_preview.py)."""
+    a = pad_mm_alignment(gm["dtype"])
+    m, k, n = (-(-gm[d] // a) * a for d in ("m", "k", "n"))
+    if (m, k, n) == (gm["m"], gm["k"], gm["n"]):
+        return None
+    mat1 = (m, k) != (gm["m"], gm["k"])
+    mat2 = (k, n) != (gm["k"], gm["n"])
+    return dict(gm, m=m, k=k, n=n, trans_a=gm["trans_a"] and not mat1,
+                trans_b=gm["trans_b"] and not mat2)
+
+
 def describe(gm):
     t = ("T" if gm["trans_a"] else "N") + ("T" if gm["trans_b"] else "N")
     b = f"{gm['batch']}x" if gm["op"] == "bmm" else ""

@@ -1,9 +1,11 @@
 """The decision preview of scripts/inductor_eval.py (`--dry-run --handler`) computes the features
 the handler computes from Inductor's nodes: checked against `choices.features` on stub nodes laid
 out as the evaluation lays out its operands, for every GEMM of both held-out lists and of the
-LLaMA workloads."""
+LLaMA workloads; and, where Inductor's pad_mm padded a GEMM first, the GEMM it handed on, checked
+against every such record of both pools."""
 
 import io
+import json
 import os
 import sys
 import unittest
@@ -89,6 +91,60 @@ class Preview(unittest.TestCase):
             with redirect_stdout(out):
                 inductor_eval.preview([decode], Handler, options)
             self.assertIn(want, out.getvalue(), options)
+
+
+def pool_records():
+    """Every record of both pools (data/holdout_pool*.txt) whose run recorded one decision."""
+    for pool in ("holdout_pool.txt", "holdout_pool_h200.txt"):
+        with open(os.path.join(ROOT, "data", pool)) as f:
+            names = [ln.strip() for ln in f if ln.strip() and not ln.startswith("#")]
+        for name in names:
+            with open(os.path.join(ROOT, "data", name)) as f:
+                for rec in json.load(f)["gemms"]:
+                    if len(rec.get("ours_decisions") or []) == 1:
+                        yield rec["gemm"], rec["ours_decisions"][0]
+
+
+class PadMm(unittest.TestCase):
+    def test_aligned_gemms_are_not_padded(self):
+        gm = inductor_gemms.g("x", "y", "mm", 64, 128, 256, "bfloat16", tb=True)
+        self.assertIsNone(inductor_gemms.padded_by_pad_mm(gm))
+        self.assertIsNone(inductor_gemms.padded_by_pad_mm(dict(gm, dtype="float32", k=132)))
+
+    def test_a_padded_operand_is_laid_out_row_major(self):
+        gm = inductor_gemms.g("x", "y", "mm", 64, 128, 1025, "float16", ta=True, tb=True)
+        padded = inductor_gemms.padded_by_pad_mm(gm)
+        self.assertEqual((padded["m"], padded["k"], padded["n"]), (64, 128, 1032))
+        self.assertEqual((padded["trans_a"], padded["trans_b"]), (True, False))
+        padded = inductor_gemms.padded_by_pad_mm(dict(gm, dtype="float32", k=130))
+        self.assertEqual((padded["k"], padded["n"], padded["trans_a"]), (132, 1028, False))
+
+    def test_every_gemm_inductor_padded_is_seen_as_predicted(self):
+        keys = ("m", "k", "n", "batch", "mat1_stride_0", "mat1_stride_1", "mat2_stride_0",
+                "mat2_stride_1", "mat1_iscontig", "mat2_iscontig")
+        padded = 0
+        for gm, seen in pool_records():
+            if (seen["m"], seen["k"], seen["n"]) == (gm["m"], gm["k"], gm["n"]):
+                continue
+            padded += 1
+            want = {k: seen[k] for k in keys}
+            got = inductor_gemms.handler_features(inductor_gemms.padded_by_pad_mm(gm))
+            self.assertEqual({k: got[k] for k in keys}, want, inductor_gemms.describe(gm))
+        self.assertGreaterEqual(padded, 69)
+
+    def test_preview_shows_what_the_handler_decides_once_padded(self):
+        class Handler:
+            decide = staticmethod(lambda f: ("extern", ()) if f["mat2_stride_1"] == 1 else ("default", ()))
+
+        head = inductor_gemms.g("lm", "head", "mm", 4096, 1024, 55028, "bfloat16", tb=True)
+        out = io.StringIO()
+        with redirect_stdout(out):
+            inductor_eval.preview([head, dict(head, n=55040)], Handler)
+        lines = out.getvalue().splitlines()
+        self.assertTrue(lines[0].endswith("-> default  (if pad_mm pads it to 4096x1024x55032 first: extern)"), lines[0])
+        self.assertTrue(lines[1].endswith("-> default"), lines[1])
+        self.assertTrue(lines[2].startswith("pad_mm may pad 1 of these first"), lines[2])
+        self.assertEqual(lines[3], "decisions: default 2")
 
 
 if __name__ == "__main__":
