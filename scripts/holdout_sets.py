@@ -9,6 +9,9 @@ faster of cuBLAS and default max-autotune's pick) for ours (the handler shipped 
 ran), default max-autotune and cuBLAS only; autotuning seconds of ours and max-autotune on the
 GEMMs that measured both, and how many times less ours spent; ours' run time over max-autotune's
 picks (geometric mean). `scripts/holdout_pool.py` pools the same files GEMM by GEMM instead.
+Where a set measured PyTorch's `_MMRankingH100` (setting `mm_ranking`, on its `mm` GEMMs only),
+a second table scores the handler, the ranking and default max-autotune on those GEMMs alone,
+set by set and (with more than one such set) all of them together.
 
 usage: python3 scripts/holdout_sets.py --files-from data/holdout_pool.txt
        python3 scripts/holdout_sets.py RESULT.json [RESULT.json ...]
@@ -62,17 +65,47 @@ def role_row(name, gemms, role):
     return "| " + " | ".join(cells) + " |"
 
 
+RANKED = ("ours", "mm_ranking", "max_autotune")
+
+
+def ranking_row(name, gemms):
+    """One row of the `_MMRankingH100` table: the set's GEMMs that measured the handler, the
+    ranking, default max-autotune and cuBLAS only; for each of the three, GEMMs over the bound,
+    autotuning seconds, and (handler and ranking) run time over max-autotune's picks."""
+    rows = [r for r in gemms if {*RANKED, "none"} <= set(r.get("run_ms", {}))
+            and set(RANKED) <= set(r.get("autotune_s", {}))]
+    over = [sum(r["run_ms"][s] / best_ms(r) > SLOW_FLAG for r in rows) for s in RANKED]
+    spent = [sum(r["autotune_s"][s] for r in rows) for s in RANKED]
+    run = [geomean([r["run_ms"][s] / r["run_ms"]["max_autotune"] for r in rows]) for s in RANKED[:2]]
+    cells = [name, str(len(rows)), *map(str, over), *(f"{x:.1f}" for x in spent),
+             *(f"{x:.3f}" if x else "-" for x in run)]
+    return "| " + " | ".join(cells) + " |"
+
+
 def table(paths):
     """The Markdown table of every set among `paths`: a row for the handler each set measured
-    as ours, and one more for a candidate handler where the set measured one."""
+    as ours, and one more for a candidate handler where the set measured one; then, where a set
+    measured `_MMRankingH100`, its table."""
     lines = ["| set | GEMMs | over: handler | over: max-autotune | over: cuBLAS only "
              "| autotuning s: handler | autotuning s: max-autotune | less | run / max-autotune |",
              "|---|---|---|---|---|---|---|---|---|"]
+    ranked, pooled = [], []
     for name, files in grouped(paths).items():
         gemms = merge(files)["gemms"]
         for role, label in (("ours", name), ("candidate", f"{name} (candidate)")):
             if any(role in r.get("run_ms", {}) for r in gemms):
                 lines.append(role_row(label, gemms, role))
+        if any("mm_ranking" in r.get("run_ms", {}) for r in gemms):
+            ranked.append(ranking_row(name, gemms))
+            pooled += gemms
+    if len(ranked) > 1:
+        ranked.append(ranking_row(f"all {len(ranked)} sets", pooled))
+    if ranked:
+        lines += ["", "On the GEMMs each set measured with PyTorch's `_MMRankingH100` (its `mm`):", "",
+                  "| set | GEMMs | over: handler | over: `_MMRankingH100` | over: max-autotune "
+                  "| autotuning s: handler | autotuning s: `_MMRankingH100` | autotuning s: max-autotune "
+                  "| run / max-autotune: handler | run / max-autotune: `_MMRankingH100` |",
+                  "|---|---|---|---|---|---|---|---|---|---|", *ranked]
     return "\n".join(lines)
 
 

@@ -1,6 +1,7 @@
 """`scripts/holdout_sets.py`: result files grouped into sets by name, each set merged as
 `inductor_eval.py --merge` merges it and scored in one row (a second row for a candidate
-handler); autotuning summed as measured; bad files named, exit 2."""
+handler); autotuning summed as measured; `_MMRankingH100` scored on its own GEMMs, set by set and
+pooled; bad files named, exit 2."""
 
 import io
 import os
@@ -102,6 +103,31 @@ class TableTest(unittest.TestCase):
             code, out, _ = run(["--files-from", listed])
         self.assertEqual(code, 0)
         self.assertIn("| holdout1 | 1 |", out)
+
+
+class RankingTableTest(unittest.TestCase):
+    def test_mm_ranking_is_scored_on_its_gemms_alone_and_pooled(self):
+        ranked = ({"none": 0.010, "ours": 0.0100, "mm_ranking": 0.0120, "max_autotune": 0.011},
+                  {"none": 0.0, "ours": 0.5, "mm_ranking": 6.0, "max_autotune": 9.0})
+        with tempfile.TemporaryDirectory() as d:
+            a = write(d, "inductor_eval_h200_holdout7a_h1.json", [
+                gemm("g1", *ranked),
+                # no mm_ranking measured (a bmm): not in the second table
+                gemm("g2", {"none": 0.02, "ours": 0.03, "max_autotune": 0.02}, {"ours": 1.0, "max_autotune": 4.0})])
+            b = write(d, "inductor_eval_h200_holdout8a_h1.json", [gemm("g3", *ranked)])
+            code, out, _ = run([a, b])
+        self.assertEqual(code, 0)
+        rows = [ln for ln in out.splitlines() if ln.startswith("| holdout") or ln.startswith("| all")]
+        self.assertEqual(len(rows), 5, out)
+        self.assertEqual(rows[2], "| holdout7 | 1 | 0 | 1 | 1 | 0.5 | 6.0 | 9.0 | 0.909 | 1.091 |")
+        self.assertEqual(rows[4], "| all 2 sets | 2 | 0 | 2 | 2 | 1.0 | 12.0 | 18.0 | 0.909 | 1.091 |")
+
+    def test_no_ranking_measured_no_second_table(self):
+        with tempfile.TemporaryDirectory() as d:
+            a = write(d, "inductor_eval_h200_holdout7a_h1.json", [
+                gemm("g", {"none": 0.01, "ours": 0.01, "max_autotune": 0.01}, {"ours": 1.0, "max_autotune": 4.0})])
+            _, out, _ = run([a])
+        self.assertNotIn("_MMRankingH100", out)
 
 
 class ErrorTest(unittest.TestCase):
