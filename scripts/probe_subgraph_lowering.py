@@ -9,11 +9,12 @@ Compiles one long contraction (`mm`, k far longer than the output's sides, so th
 offers `decompose_k`'s splits) under `max_autotune_gemm` with a handler that only records, for
 each lowering Inductor asks it about: the op, the graph being lowered (its class and name), the
 operands' sizes and strides, and the Inductor options in force then. It also writes the source
-of this PyTorch's `SubgraphChoiceCaller.benchmark` (and `precompile`, where there is one), which
-says whether a split's subgraph is compiled with max-autotune on. What it is for: the pools
-record an inner `bmm` lowering with about 20 choices for every split of every long contraction,
-for default max-autotune as for the handler, and cuBLAS picked in all 385; a handler that knows
-it is asked from inside a split could leave cuBLAS alone there.
+of this PyTorch's `SubgraphChoiceCaller` methods that compile a split's subgraph to time it,
+which say whether max-autotune is on there. Why: the pools record an inner `bmm` lowering for
+every split of every long contraction, and cuBLAS picked in all 385; if Inductor autotuned
+Triton templates inside each split, a handler could stop that. On PyTorch 2.11 it does not (the
+subgraph is compiled with max-autotune off and the ATen backend alone; what a long contraction's
+autotuning pays for is compiling each split: docs/results.md, fifty-fifth session).
 """
 
 import argparse
