@@ -62,8 +62,8 @@ def installed_decide(module, options=None):
     """`decide` of handler `module` as its `install(**options)` applies a decision (the module's
     `installed`: since the forty-fifth session a linear to a narrow output that the tree gives
     cuBLAS alone is left to the search by default, since the forty-seventh a `bmm` with a
-    small side, and since the forty-ninth a half-precision biased head). Options of DECIDING not in `options` keep the
-    module's defaults. A module generated before `installed` existed
+    small side, and since the forty-ninth a half-precision biased head). Options of DECIDING
+    not in `options` keep the module's defaults. A module generated before `installed` existed
     decides as its tree does."""
     decide, installed = module.decide, getattr(module, "installed", None)
     if not callable(installed):

@@ -124,8 +124,8 @@ def merge(paths):
     setting: a re-run of some GEMMs with a new handler (all of `none,ours,max_autotune`, so that
     its figures are alternated in one process) replaces those settings, and the rest is kept (a
     setting that failed, or that the budget cut, in an earlier file and ran in a later one is no
-    longer failed or cut). Files of
-    different GPUs are refused (`one_device`); the merged file names the GPU."""
+    longer failed or cut). Files of different GPUs are refused (`one_device`); the merged file
+    names the GPU."""
     by_name, order, skipped, devices = {}, [], [], []
     for path in paths:
         try:

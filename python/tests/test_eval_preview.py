@@ -17,6 +17,7 @@ sys.path.insert(0, os.path.join(ROOT, "scripts"))
 sys.path.insert(0, os.path.join(ROOT, "python"))
 sys.path.insert(0, HERE)
 
+import holdout_pool  # noqa: E402 - the owner of the pool list's format
 import inductor_eval  # noqa: E402
 import inductor_gemms  # noqa: E402
 import inductor_workloads  # noqa: E402
@@ -96,10 +97,8 @@ class Preview(unittest.TestCase):
 def pool_records():
     """Every record of both pools (data/holdout_pool*.txt) whose run recorded one decision."""
     for pool in ("holdout_pool.txt", "holdout_pool_h200.txt"):
-        with open(os.path.join(ROOT, "data", pool)) as f:
-            names = [ln.strip() for ln in f if ln.strip() and not ln.startswith("#")]
-        for name in names:
-            with open(os.path.join(ROOT, "data", name)) as f:
+        for path in holdout_pool.listed_files(os.path.join(ROOT, "data", pool)):
+            with open(path) as f:
                 for rec in json.load(f)["gemms"]:
                     if len(rec.get("ours_decisions") or []) == 1:
                         yield rec["gemm"], rec["ours_decisions"][0]
