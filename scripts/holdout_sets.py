@@ -9,6 +9,8 @@ faster of cuBLAS and default max-autotune's pick) for ours (the handler shipped 
 ran), default max-autotune and cuBLAS only; autotuning seconds of ours and max-autotune on the
 GEMMs that measured both, and how many times less ours spent; ours' run time over max-autotune's
 picks (geometric mean). `scripts/holdout_pool.py` pools the same files GEMM by GEMM instead.
+With more than one set, a last row scores the handlers each set measured as ours all together (the
+sets' merged GEMMs pooled; candidate rows stay out of it): the pool's numbers in one table.
 Where a set measured PyTorch's `_MMRankingH100` (setting `mm_ranking`, on its `mm` GEMMs only),
 a second table scores the handler, the ranking and default max-autotune on those GEMMs alone,
 set by set and (with more than one such set) all of them together.
@@ -84,20 +86,25 @@ def ranking_row(name, gemms):
 
 def table(paths):
     """The Markdown table of every set among `paths`: a row for the handler each set measured
-    as ours, and one more for a candidate handler where the set measured one; then, where a set
-    measured `_MMRankingH100`, its table."""
+    as ours, and one more for a candidate handler where the set measured one; with more than one
+    set, a row for all of them (ours only); then, where a set measured `_MMRankingH100`, its
+    table."""
     lines = ["| set | GEMMs | over: handler | over: max-autotune | over: cuBLAS only "
              "| autotuning s: handler | autotuning s: max-autotune | less | run / max-autotune |",
              "|---|---|---|---|---|---|---|---|---|"]
-    ranked, pooled = [], []
-    for name, files in grouped(paths).items():
+    ranked, pooled, every = [], [], []
+    sets = grouped(paths)
+    for name, files in sets.items():
         gemms = merge(files)["gemms"]
+        every += gemms
         for role, label in (("ours", name), ("candidate", f"{name} (candidate)")):
             if any(role in r.get("run_ms", {}) for r in gemms):
                 lines.append(role_row(label, gemms, role))
         if any("mm_ranking" in r.get("run_ms", {}) for r in gemms):
             ranked.append(ranking_row(name, gemms))
             pooled += gemms
+    if len(sets) > 1:
+        lines.append(role_row(f"all {len(sets)} sets", every, "ours"))
     if len(ranked) > 1:
         ranked.append(ranking_row(f"all {len(ranked)} sets", pooled))
     if ranked:

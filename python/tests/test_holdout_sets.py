@@ -1,6 +1,6 @@
 """`scripts/holdout_sets.py`: result files grouped into sets by name, each set merged as
 `inductor_eval.py --merge` merges it and scored in one row (a second row for a candidate
-handler); autotuning summed as measured; `_MMRankingH100` scored on its own GEMMs, set by set and
+handler) and all sets in a last row; autotuning summed as measured; `_MMRankingH100` scored on its own GEMMs, set by set and
 pooled; bad files named, exit 2."""
 
 import io
@@ -65,6 +65,30 @@ class TableTest(unittest.TestCase):
         self.assertEqual(rows[2].split(" | ")[:8],
                          ["| holdout9", "2", "1", "1", "1", "2.0", "30.0", "15.0x"])
 
+    def test_every_set_together_in_a_last_row_without_candidates(self):
+        with tempfile.TemporaryDirectory() as d:
+            a = write(d, "inductor_eval_h200_holdout1a_h1.json", [
+                # ours 1.1x the bound (over), max-autotune the bound, cuBLAS 1.2x (over)
+                gemm("g1", {"none": 0.012, "ours": 0.011, "max_autotune": 0.010},
+                     {"none": 0.0, "ours": 1.0, "max_autotune": 20.0})])
+            b = write(d, "inductor_eval_h200_holdout2a_h1.json", [
+                # a candidate too: over on none, and it stays out of the last row
+                gemm("g2", {"none": 0.010, "ours": 0.010, "candidate": 0.010, "max_autotune": 0.0125},
+                     {"none": 0.0, "ours": 2.0, "candidate": 9.0, "max_autotune": 10.0})])
+            code, out, _ = run([a, b])
+        self.assertEqual(code, 0)
+        rows = out.strip().splitlines()[2:]
+        self.assertEqual([r.split(" | ")[0] for r in rows],
+                         ["| holdout1", "| holdout2", "| holdout2 (candidate)", "| all 2 sets"])
+        self.assertEqual(rows[3], "| all 2 sets | 2 | 1 | 1 | 1 | 3.0 | 30.0 | 10.0x | 0.938 |")
+
+    def test_one_set_no_last_row(self):
+        with tempfile.TemporaryDirectory() as d:
+            a = write(d, "inductor_eval_h200_holdout1a_h1.json", [
+                gemm("g", {"none": 0.01, "ours": 0.01, "max_autotune": 0.01}, {"ours": 1.0, "max_autotune": 5.0})])
+            _, out, _ = run([a])
+        self.assertNotIn("| all", out)
+
     def test_a_later_part_replaces_a_gemm_measured_again(self):
         with tempfile.TemporaryDirectory() as d:
             a = write(d, "inductor_eval_h100_holdout3a.json", [gemm("g", {"none": 0.01, "ours": 0.02, "max_autotune": 0.01},
@@ -118,9 +142,9 @@ class RankingTableTest(unittest.TestCase):
             code, out, _ = run([a, b])
         self.assertEqual(code, 0)
         rows = [ln for ln in out.splitlines() if ln.startswith("| holdout") or ln.startswith("| all")]
-        self.assertEqual(len(rows), 5, out)
-        self.assertEqual(rows[2], "| holdout7 | 1 | 0 | 1 | 1 | 0.5 | 6.0 | 9.0 | 0.909 | 1.091 |")
-        self.assertEqual(rows[4], "| all 2 sets | 2 | 0 | 2 | 2 | 1.0 | 12.0 | 18.0 | 0.909 | 1.091 |")
+        self.assertEqual(len(rows), 6, out)
+        self.assertEqual(rows[3], "| holdout7 | 1 | 0 | 1 | 1 | 0.5 | 6.0 | 9.0 | 0.909 | 1.091 |")
+        self.assertEqual(rows[5], "| all 2 sets | 2 | 0 | 2 | 2 | 1.0 | 12.0 | 18.0 | 0.909 | 1.091 |")
 
     def test_no_ranking_measured_no_second_table(self):
         with tempfile.TemporaryDirectory() as d:
