@@ -9,8 +9,8 @@ faster of cuBLAS and default max-autotune's pick) for ours (the handler shipped 
 ran), default max-autotune and cuBLAS only; autotuning seconds of ours and max-autotune on the
 GEMMs that measured both, and how many times less ours spent; ours' run time over max-autotune's
 picks (geometric mean). `scripts/holdout_pool.py` pools the same files GEMM by GEMM instead.
-With more than one set, a last row scores the handlers each set measured as ours all together (the
-sets' merged GEMMs pooled; candidate rows stay out of it): the pool's numbers in one table.
+With more than one set, a last row scores the handlers each set measured as ours all together
+(the sets' merged GEMMs pooled; candidate rows stay out of it): the pool's numbers in one table.
 Where a set measured PyTorch's `_MMRankingH100` (setting `mm_ranking`, on its `mm` GEMMs only),
 a second table scores the handler, the ranking and default max-autotune on those GEMMs alone,
 set by set and (with more than one such set) all of them together.

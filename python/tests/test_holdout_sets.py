@@ -1,7 +1,7 @@
 """`scripts/holdout_sets.py`: result files grouped into sets by name, each set merged as
 `inductor_eval.py --merge` merges it and scored in one row (a second row for a candidate
-handler) and all sets in a last row; autotuning summed as measured; `_MMRankingH100` scored on its own GEMMs, set by set and
-pooled; bad files named, exit 2."""
+handler), every set together in a last row; autotuning summed as measured; `_MMRankingH100`
+scored on its own GEMMs, set by set and pooled; bad files named, exit 2."""
 
 import io
 import os
