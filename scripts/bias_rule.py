@@ -6,7 +6,9 @@ python/ah_inductor/choices.py): the 1-D bias (cuBLASLt's epilogue) or, for fp32 
 long for their output, the bias expanded to 2-D. This reads probe_addmm_bias.py's JSON lines,
 which time both calls of each GEMM, and counts the fp32 GEMMs where the kept call runs more than
 3 % (inductor_eval's SLOW_FLAG) behind the faster one: for the shipped rule (`k > bound`, since
-the thirty-fifth session) and the one before it (`k >= bound`); then for the shipped rule with
+the thirty-fifth session), the one before it (`k >= bound`), and the two rules without a bound
+that the shipped one must beat (always the 1-D call, as Inductor does without max-autotune;
+always the expanded call); then for the shipped rule with
 its bound times each of MULTIPLES, with TF32 and without; then with each of MIN_M_CANDIDATES as
 its smallest m; then it lists the GEMMs that sit exactly on the bound, where the first two
 differ.
@@ -81,7 +83,8 @@ def min_m(value):
     return lambda r: expanded_bias_call(features(r), min_m=value)
 
 
-RULES = (("shipped (`k > bound`)", shipped), ("inclusive (`k >= bound`)", inclusive))
+RULES = (("shipped (`k > bound`)", shipped), ("inclusive (`k >= bound`)", inclusive),
+         ("1-D call always", lambda r: False), ("expanded call always", lambda r: True))
 # The multiples of the bound scanned, with TF32 and without (probe_addmm_bias.py's per-tile grid).
 MULTIPLES = (1, 1.5, 2, 3, 4, 6, 8)
 # The smallest m given the expanded call, scanned (probe_addmm_bias.py's small-m grid).

@@ -72,6 +72,8 @@ class BiasRuleTest(unittest.TestCase):
         text = bias_rule.report(rows)
         self.assertIn("| shipped (`k > bound`) | 3 | 0 | 0 | 1.00x |", text)
         self.assertIn("| inclusive (`k >= bound`) | 3 | 1 | 1 | 1.25x |", text)
+        self.assertIn("| 1-D call always | 3 | 1 | 1 | 2.00x |", text)
+        self.assertIn("| expanded call always | 3 | 2 | 2 | 1.50x |", text)
         self.assertIn("| on | 1 | 3 | 0 | 1.00x |", text)
         self.assertIn("| on | 2 | 3 | 1 | 2.00x |", text)  # hands the long-k GEMM to the 1-D call
         self.assertIn("| off | 1 | 0 | 0 | 1.00x |", text)
