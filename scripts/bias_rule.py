@@ -8,10 +8,9 @@ which time both calls of each GEMM, and counts the fp32 GEMMs where the kept cal
 3 % (inductor_eval's SLOW_FLAG) behind the faster one: for the shipped rule (`k > bound`, since
 the thirty-fifth session), the one before it (`k >= bound`), and the two rules without a bound
 that the shipped one must beat (always the 1-D call, as Inductor does without max-autotune;
-always the expanded call); then for the shipped rule with
-its bound times each of MULTIPLES, with TF32 and without; then with each of MIN_M_CANDIDATES as
-its smallest m; then it lists the GEMMs that sit exactly on the bound, where the first two
-differ.
+always the expanded call); then for the shipped rule with its bound times each of MULTIPLES,
+with TF32 and without; then with each of MIN_M_CANDIDATES as its smallest m; then it lists the
+GEMMs that sit exactly on the bound, where the first two differ.
 Usage: bias_rule.py FILE.jsonl [FILE.jsonl ...]
 """
 import argparse
