@@ -121,7 +121,7 @@ from holdout_replay import (  # noqa: E402 - questions 4 and 5
     against_table, handler_decide, handler_keeps, handler_module, replay_table)
 from inductor_handlers import DECIDING, installed_decide  # noqa: E402 - one owner each
 from inductor_gemms import handler_features  # noqa: E402
-from inductor_results import SLOW_FLAG, geomean  # noqa: E402
+from inductor_results import SLOW_FLAG, geomean, spent_any  # noqa: E402
 
 # Bands of cuBLAS's compiled run time, ms: a few microseconds, where Inductor's benchmark
 # misreads cuBLAS (docs/inductor.md), up to GEMMs of milliseconds.
@@ -216,7 +216,7 @@ def autotuning_sums(both):
     """Ours' and max-autotune's autotuning seconds summed over `both`, and the words for how
     many times less ours spent."""
     ours, ma = (sum(r["autotune_s"][s] for r in both) for s in ("ours", "max_autotune"))
-    return ours, ma, (f"{ma / ours:.1f}x less" if ours > 0 else "ours spent none")
+    return ours, ma, (f"{ma / ours:.1f}x less" if spent_any(ours, len(both)) else "ours spent none")
 
 
 def autotuning_line(recs):

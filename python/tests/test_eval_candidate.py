@@ -44,6 +44,14 @@ class CandidateTest(unittest.TestCase):
         self.assertEqual(sm["candidate_slower_than_best_by_3pct"], ["a"])
         self.assertEqual(sm["slower_than_best_by_3pct"]["candidate"], 1)
 
+    def test_no_ratio_over_compile_time_noise(self):
+        gemms = [rec(name, {"none": 1.0, "ours": 1.0, "max_autotune": 1.0},
+                     {"none": 0.0, "ours": spent, "max_autotune": 20.0})
+                 for name, spent in (("a", 0.09), ("b", 0.02))]
+        self.assertIsNone(inductor_results.summarize({"gemms": gemms})["autotune_ratio_max_autotune_over_ours"])
+        gemms[0]["autotune_s"]["ours"] = 1.98
+        self.assertEqual(inductor_results.summarize({"gemms": gemms})["autotune_ratio_max_autotune_over_ours"], 20.0)
+
     def test_the_table_shows_both_handlers(self):
         with tempfile.TemporaryDirectory() as d:
             path = os.path.join(d, "r.json")

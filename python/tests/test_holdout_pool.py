@@ -313,6 +313,17 @@ class PoolTest(unittest.TestCase):
         self.assertTrue(any(line.startswith("| full list | 3") and line.endswith(
             "| 5.0 / 20.0 (4.0x less; 2 GEMMs) |") for line in table.splitlines()), table)
 
+    def test_compile_time_noise_of_cublas_only_decisions_is_no_autotuning(self):
+        times = {"none": 1.0, "ours": 1.0, "max_autotune": 1.0}
+        noise = [dict(rec(times), ours_decisions=decided_as("extern"),
+                      autotune_s={"ours": s, "max_autotune": 20.0}) for s in (0.3, -0.25, -0.04)]
+        table = holdout_pool.decision_table(noise)
+        self.assertTrue(any(line.startswith("| cuBLAS only | 3") and line.endswith(
+            "| 0.0 / 60.0 (ours spent none; 3 GEMMs) |") for line in table.splitlines()), table)
+        searched = [dict(rec(times), ours_decisions=decided_as("default"),
+                         autotune_s={"ours": 0.4, "max_autotune": 20.0})]
+        self.assertIn("| 0.4 / 20.0 (50.0x less; 1 GEMM) |", holdout_pool.decision_table(searched))
+
     def test_no_file_is_a_usage_error(self):
         err = io.StringIO()
         with redirect_stderr(err):
