@@ -28,7 +28,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from holdout_pool import listed_files  # noqa: E402 - one owner of the list file's format
 from holdout_records import PoolError  # noqa: E402
-from inductor_results import SLOW_FLAG, MergeError, best_ms, geomean, merge  # noqa: E402 - one owner
+from inductor_results import SLOW_FLAG, MergeError, best_ms, geomean, merge, spent_any  # noqa: E402 - one owner
 
 PREFIX = re.compile(r"^inductor_eval_[a-z0-9]+_")
 SET_NAME = re.compile(r"[a-z_]+?\d+")
@@ -63,7 +63,7 @@ def role_row(name, gemms, role):
     ours, ma = sum(a[role] for a in spent), sum(a["max_autotune"] for a in spent)
     run = geomean([r["run_ms"][role] / r["run_ms"]["max_autotune"] for r in both])
     cells = [name, str(len(both)), *map(str, over), f"{ours:.1f}", f"{ma:.1f}",
-             f"{ma / ours:.1f}x" if ours > 0 else "-", f"{run:.3f}" if run else "-"]
+             f"{ma / ours:.1f}x" if spent_any(ours, len(spent)) else "-", f"{run:.3f}" if run else "-"]
     return "| " + " | ".join(cells) + " |"
 
 
