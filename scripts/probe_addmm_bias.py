@@ -15,12 +15,13 @@ clocks warmed for 50 ms, the two alternated over --rounds rounds, median) for:
   of 64..16384 x 64..1024; "boundary", fp32 (TF32 off and on), k exactly on the handler's bound
   for the expanded call (judged by scripts/bias_rule.py); "per-tile", the same outputs with k at
   1.5 to 8 times the bound (PER_TILE_MULTIPLES); "small-m", m of 16-56 over other widths, k at
-  1.5 to 8 times the bound, where EXPANDED_BIAS_MIN_M draws its edge.
+  1.5 to 8 times the bound, where EXPANDED_BIAS_MIN_M draws its edge; "half-unaligned", bf16
+  and fp16 with k not a multiple of 8 (1023-65535) beside aligned controls, m of 1-1024.
 
 Writes one JSON line per GEMM (`m k n dtype tf32 trans_a trans_b source ms_bias ms_expanded`)
 to --out and prints a summary per dtype: how often and by how much each call wins.
 Usage: probe_addmm_bias.py --out FILE.jsonl [--logs LOG ...] [--gemms FILE.jsonl ...] [--rounds 15]
-                           [--grid standard|long-k|boundary|per-tile|small-m|none]
+                           [--grid standard|long-k|boundary|per-tile|small-m|half-unaligned|none]
 """
 import argparse
 import csv
@@ -56,6 +57,14 @@ PER_TILE_MULTIPLES = (1.5, 2, 3, 4, 6, 8)
 SMALL_M = [16, 20, 24, 28, 32, 40, 48, 56]
 SMALL_M_N = [64, 128, 384, 640, 1536, 4096]
 SMALL_M_MULTIPLES = (1.5, 2, 4, 8)
+# The half-unaligned grid: bf16 and fp16 over contractions that are not a multiple of 8, where
+# blind set 74's cryoDRGN addmm (8 x 51433 x 1024 fp16) ran its 1-D call 1.33x the expanded one,
+# each beside an aligned control (registered in docs/results.md for the sixty-first session).
+HALF_UNALIGNED_M = [1, 8, 16, 32, 64, 128, 256, 1024]
+HALF_UNALIGNED_K = [1023, 4097, 8191, 16385, 51433, 65535]
+HALF_ALIGNED_K = [1024, 4096, 16384, 51432]
+HALF_UNALIGNED_N = [256, 1024, 4096]
+HALF_DTYPES = [("bfloat16", False), ("float16", False)]
 
 
 def grid_rows(source, dtypes, ms, kns):
@@ -86,8 +95,8 @@ def boundary_rows(multiples=(1,), source="grid-boundary", ms=BOUNDARY_M, ns=BOUN
 
 
 def grid(name):
-    """The GEMMs of grid `name`: "standard", "long-k", "boundary", "per-tile", "small-m" or
-    "none"."""
+    """The GEMMs of grid `name`: "standard", "long-k", "boundary", "per-tile", "small-m",
+    "half-unaligned" or "none"."""
     if name == "standard":
         return grid_rows("grid", GRID_DTYPES, GRID_M, GRID_KN)
     if name == "long-k":
@@ -99,6 +108,9 @@ def grid(name):
         return boundary_rows(PER_TILE_MULTIPLES, "grid-per-tile")
     if name == "small-m":
         return boundary_rows(SMALL_M_MULTIPLES, "grid-small-m", SMALL_M, SMALL_M_N)
+    if name == "half-unaligned":
+        kns = [(k, n) for k in HALF_UNALIGNED_K + HALF_ALIGNED_K for n in HALF_UNALIGNED_N]
+        return grid_rows("grid-half-unaligned", HALF_DTYPES, HALF_UNALIGNED_M, kns)
     return iter(())
 
 
@@ -174,7 +186,8 @@ def main():
     p.add_argument("--logs", nargs="*", default=[])
     p.add_argument("--gemms", nargs="*", default=[])
     p.add_argument("--rounds", type=int, default=15)
-    p.add_argument("--grid", choices=["standard", "long-k", "boundary", "per-tile", "small-m", "none"], default="standard",
+    p.add_argument("--grid", choices=["standard", "long-k", "boundary", "per-tile", "small-m", "half-unaligned",
+                                        "none"], default="standard",
                    help="which grid to time after the held-out GEMMs and logs (default: standard)")
     a = p.parse_args()
     print(f"torch {torch.__version__}, {torch.cuda.get_device_name()}")

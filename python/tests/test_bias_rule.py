@@ -111,17 +111,18 @@ class BoundaryGridTest(unittest.TestCase):
             if not had_torch:
                 sys.modules.pop("torch", None)
                 sys.modules.pop("probe_addmm_bias", None)
-        self.assertEqual({r["tf32"] for r in rows}, {True, False})
         return rows
 
     def test_every_gemm_of_the_boundary_grid_sits_on_the_bound(self):
         rows = self.grid("boundary")
+        self.assertEqual({r["tf32"] for r in rows}, {True, False})
         for r in rows:
             self.assertTrue(bias_rule.inclusive(r), r)
             self.assertFalse(bias_rule.shipped(r), r)
 
     def test_the_per_tile_grid_puts_k_at_each_multiple_of_the_bound(self):
         rows = self.grid("per-tile")
+        self.assertEqual({r["tf32"] for r in rows}, {True, False})
         multiples = set()
         for r in rows:
             bound = choices.EXPANDED_BIAS_K_PER_TILE[r["tf32"]] * choices.output_tiles(r["m"], r["n"])
@@ -131,12 +132,21 @@ class BoundaryGridTest(unittest.TestCase):
 
     def test_the_small_m_grid_spans_the_min_m_candidates_above_the_bound(self):
         rows = self.grid("small-m")
+        self.assertEqual({r["tf32"] for r in rows}, {True, False})
         ms = {r["m"] for r in rows}
         self.assertLessEqual(min(ms), min(bias_rule.MIN_M_CANDIDATES))
         for value in bias_rule.MIN_M_CANDIDATES[1:-1]:
             self.assertTrue(any(m < value for m in ms) and any(m >= value for m in ms), value)
         for r in rows:
             self.assertTrue(bias_rule.shipped(r), r)  # above the bound, so m alone decides
+
+    def test_the_half_unaligned_grid_pairs_unaligned_contractions_with_aligned_controls(self):
+        rows = self.grid("half-unaligned")
+        self.assertEqual({r["dtype"] for r in rows}, {"bfloat16", "float16"})
+        unaligned = {(r["dtype"], r["m"], r["n"]) for r in rows if r["k"] % 8}
+        aligned = {(r["dtype"], r["m"], r["n"]) for r in rows if r["k"] % 8 == 0}
+        self.assertEqual(unaligned, aligned)  # every cell has its control
+        self.assertIn(("float16", 8, 1024, 51433), {(r["dtype"], r["m"], r["n"], r["k"]) for r in rows})
 
 
 if __name__ == "__main__":
