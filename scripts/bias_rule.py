@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""How often the handler's pick between Inductor's two cuBLAS calls for fp32 addmm is slow.
+"""How often the handler's pick between Inductor's two cuBLAS calls for addmm is slow.
 
 For addmm the handler keeps one cuBLAS call (`expanded_bias_call` in
 python/ah_inductor/choices.py): the 1-D bias (cuBLASLt's epilogue) or, for fp32 GEMMs whose k is
@@ -10,7 +10,12 @@ the thirty-fifth session), the one before it (`k >= bound`), and the two rules w
 that the shipped one must beat (always the 1-D call, as Inductor does without max-autotune;
 always the expanded call); then for the shipped rule with its bound times each of MULTIPLES,
 with TF32 and without; then with each of MIN_M_CANDIDATES as its smallest m; then it lists the
-GEMMs that sit exactly on the bound, where the first two differ.
+GEMMs that sit exactly on the bound, where the first two differ. For the files' bf16 and fp16
+GEMMs it then judges `install(half_unaligned_bias=True)` (the expanded call for
+`half_unaligned_addmm`: k not a multiple of 8 and at least 4097) against the 1-D call always, by
+the rule registered for it (docs/results.md, sixty-first session): it becomes the default only
+with fewer slow picks than the 1-D call always and new slow picks (slow with it, not without)
+on no more than a tenth of its corner's GEMMs.
 Usage: bias_rule.py FILE.jsonl [FILE.jsonl ...]
 """
 import argparse
@@ -21,15 +26,16 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "python"))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from ah_inductor.choices import EXPANDED_BIAS_K_PER_TILE, expanded_bias_call  # noqa: E402  (the rule has one owner)
+from ah_inductor.choices import (EXPANDED_BIAS_K_PER_TILE, expanded_bias_call,  # noqa: E402  (the rule has one owner)
+                                 half_unaligned_addmm)
 from inductor_results import SLOW_FLAG  # noqa: E402  (the bound has one owner)
 
 FIELDS = ("m", "k", "n", "dtype", "tf32", "ms_bias", "ms_expanded")
 
 
-def read(paths):
-    """The fp32 rows of probe_addmm_bias.py's files; ValueError naming the file and line of a
-    line that is not one of its rows."""
+def read(paths, dtypes=("float32",)):
+    """The rows of probe_addmm_bias.py's files whose dtype is one of `dtypes`; ValueError naming
+    the file and line of a line that is not one of its rows."""
     rows = []
     for path in paths:
         with open(path) as f:
@@ -45,7 +51,7 @@ def read(paths):
                 if not all(number(r[k]) for k in ("m", "k", "n", "ms_bias", "ms_expanded")):
                     raise ValueError(f"{path}:{no}: m, k, n and the two times must be positive "
                                      "numbers")
-                if r["dtype"] == "float32":
+                if r["dtype"] in dtypes:
                     rows.append(r)
     return rows
 
@@ -56,7 +62,7 @@ def number(v):
 
 def features(r, k=None):
     """The handler's features of probe row `r` (with `k` in place of its own, if given)."""
-    return {"op": "addmm", "mat1_dtype": "torch.float32", "using_tf32": bool(r["tf32"]),
+    return {"op": "addmm", "mat1_dtype": f"torch.{r['dtype']}", "using_tf32": bool(r["tf32"]),
             "m": r["m"], "k": r["k"] if k is None else k, "n": r["n"]}
 
 
@@ -88,6 +94,18 @@ RULES = (("shipped (`k > bound`)", shipped), ("inclusive (`k >= bound`)", inclus
 MULTIPLES = (1, 1.5, 2, 3, 4, 6, 8)
 # The smallest m given the expanded call, scanned (probe_addmm_bias.py's small-m grid).
 MIN_M_CANDIDATES = (16, 24, 32, 48, 64)
+
+
+def half_unaligned(r):
+    """install(half_unaligned_bias=True)'s pick."""
+    return expanded_bias_call(features(r), half_unaligned=True)
+
+
+HALF_RULES = (("1-D call always (shipped)", shipped), ("half_unaligned_bias", half_unaligned),
+              ("expanded call always", lambda r: True))
+HALF = ("bfloat16", "float16")
+# The most new slow picks `half_unaligned_bias` may make, as a share of its corner's GEMMs.
+NEW_SLOW_SHARE = 0.1
 
 
 def kept_ratio(r, rule):
@@ -127,16 +145,44 @@ def report(rows):
     return "\n".join(lines)
 
 
+def half_line(label, rows, rule):
+    """A table line: GEMMs, slow picks, of them in the corner, worst."""
+    slow, worst = judged(rows, rule)
+    corner = sum(half_unaligned_addmm(features(r)) for r in slow)
+    return f"| {label} | {len(rows)} | {len(slow)} | {corner} | {worst:.2f}x |"
+
+
+def half_verdict(rows):
+    """The registered judgement of half_unaligned_bias on bf16 and fp16 `rows`: (slow picks with
+    it, with the 1-D call always, GEMMs of its corner, new slow picks, whether it passes)."""
+    with_it, without = judged(rows, half_unaligned)[0], judged(rows, shipped)[0]
+    corner = sum(half_unaligned_addmm(features(r)) for r in rows)
+    new = len([r for r in with_it if not any(r is s for s in without)])
+    return len(with_it), len(without), corner, new, len(with_it) < len(without) and new <= NEW_SLOW_SHARE * corner
+
+
+def half_report(rows):
+    lines = ["| rule (bf16, fp16) | GEMMs | kept call > 3 % slower | of them in the corner | worst |",
+             "|---|---|---|---|---|"]
+    lines += [half_line(name, rows, rule) for name, rule in HALF_RULES]
+    with_it, without, corner, new, passes = half_verdict(rows)
+    lines += ["", f"half_unaligned_bias: {with_it} slow picks against {without} for the 1-D call always; "
+              f"{new} new of {corner} GEMMs in its corner (at most {NEW_SLOW_SHARE * corner:g}): "
+              + ("passes, the default by the registered rule" if passes else "fails, stays off")]
+    return "\n".join(lines)
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("files", nargs="+", help="probe_addmm_bias.py's JSON lines")
     a = p.parse_args()
     try:
-        rows = read(a.files)
+        rows = read(a.files, ("float32",) + HALF)
     except (OSError, ValueError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
-    print(report(rows))
+    fp32, half = [r for r in rows if r["dtype"] == "float32"], [r for r in rows if r["dtype"] in HALF]
+    print("\n\n".join(([report(fp32)] if fp32 or not half else []) + ([half_report(half)] if half else [])))
     return 0
 
 

@@ -16,12 +16,15 @@ clocks warmed for 50 ms, the two alternated over --rounds rounds, median) for:
   for the expanded call (judged by scripts/bias_rule.py); "per-tile", the same outputs with k at
   1.5 to 8 times the bound (PER_TILE_MULTIPLES); "small-m", m of 16-56 over other widths, k at
   1.5 to 8 times the bound, where EXPANDED_BIAS_MIN_M draws its edge; "half-unaligned", bf16
-  and fp16 with k not a multiple of 8 (1023-65535) beside aligned controls, m of 1-1024.
+  and fp16 with k not a multiple of 8 (1023-65535) beside aligned controls, m of 1-1024;
+  "half-unaligned-check", the same kind of grid sharing no k, m or n with it, which judges
+  `install(half_unaligned_bias=True)` (scripts/bias_rule.py).
 
 Writes one JSON line per GEMM (`m k n dtype tf32 trans_a trans_b source ms_bias ms_expanded`)
 to --out and prints a summary per dtype: how often and by how much each call wins.
 Usage: probe_addmm_bias.py --out FILE.jsonl [--logs LOG ...] [--gemms FILE.jsonl ...] [--rounds 15]
-                           [--grid standard|long-k|boundary|per-tile|small-m|half-unaligned|none]
+                           [--grid standard|long-k|boundary|per-tile|small-m|half-unaligned|
+                                   half-unaligned-check|none]
 """
 import argparse
 import csv
@@ -65,6 +68,12 @@ HALF_UNALIGNED_K = [1023, 4097, 8191, 16385, 51433, 65535]
 HALF_ALIGNED_K = [1024, 4096, 16384, 51432]
 HALF_UNALIGNED_N = [256, 1024, 4096]
 HALF_DTYPES = [("bfloat16", False), ("float16", False)]
+# The half-unaligned check grid: registered in docs/results.md (sixty-first session) with the rule
+# it judges, before its data, sharing no k, m or n with the grid above, which the rule was read from.
+CHECK_M = [4, 48, 96, 512]
+CHECK_UNALIGNED_K = [2049, 6143, 12289, 24577, 40961]
+CHECK_ALIGNED_K = [2048, 6144, 24576]
+CHECK_N = [512, 2048, 8192]
 
 
 def grid_rows(source, dtypes, ms, kns):
@@ -96,7 +105,7 @@ def boundary_rows(multiples=(1,), source="grid-boundary", ms=BOUNDARY_M, ns=BOUN
 
 def grid(name):
     """The GEMMs of grid `name`: "standard", "long-k", "boundary", "per-tile", "small-m",
-    "half-unaligned" or "none"."""
+    "half-unaligned", "half-unaligned-check" or "none"."""
     if name == "standard":
         return grid_rows("grid", GRID_DTYPES, GRID_M, GRID_KN)
     if name == "long-k":
@@ -111,6 +120,9 @@ def grid(name):
     if name == "half-unaligned":
         kns = [(k, n) for k in HALF_UNALIGNED_K + HALF_ALIGNED_K for n in HALF_UNALIGNED_N]
         return grid_rows("grid-half-unaligned", HALF_DTYPES, HALF_UNALIGNED_M, kns)
+    if name == "half-unaligned-check":
+        kns = [(k, n) for k in CHECK_UNALIGNED_K + CHECK_ALIGNED_K for n in CHECK_N]
+        return grid_rows("grid-half-unaligned-check", HALF_DTYPES, CHECK_M, kns)
     return iter(())
 
 
@@ -187,7 +199,7 @@ def main():
     p.add_argument("--gemms", nargs="*", default=[])
     p.add_argument("--rounds", type=int, default=15)
     p.add_argument("--grid", choices=["standard", "long-k", "boundary", "per-tile", "small-m", "half-unaligned",
-                                        "none"], default="standard",
+                                        "half-unaligned-check", "none"], default="standard",
                    help="which grid to time after the held-out GEMMs and logs (default: standard)")
     a = p.parse_args()
     print(f"torch {torch.__version__}, {torch.cuda.get_device_name()}")

@@ -61,6 +61,10 @@ What a decision does, before any Triton template code is generated (Inductor's
   256 rows with a long input (`bias_head`: classifier heads at a batch of 128-256, biased
   layers over a short prompt) is `default`; ``install(bias_head_search=False)`` leaves it
   cuBLAS only.
+- With ``install(half_unaligned_bias=True)`` (off by default until its blind check:
+  docs/results.md, sixty-first session) the bias rule also gives the expanded call to a bf16 or
+  fp16 addmm whose contraction is long and not a multiple of 8 (`half_unaligned_addmm`), where
+  the 1-D call's epilogue ran up to 4.6x slower on the H200.
 - Four `install()` options that failed the checks registered before their data (`one_aten`,
   `narrow_search`, `warm_all`, `decode_search`) were removed in the forty-third session;
   `narrow_search` came back in the forty-fifth, since the re-timing that its recheck lacked has
@@ -242,6 +246,18 @@ ATEN_FIRST = ("aten::bias_addmm",)
 EXPANDED_BIAS_MIN_M, EXPANDED_BIAS_TILE = 16, 128
 EXPANDED_BIAS_K_PER_TILE = {False: 32, True: 512}  # by `using_tf32`
 EXPANDED_BIAS_MAX_TILES_TF32 = 16
+HALF_DTYPES = ("torch.float16", "torch.bfloat16")
+# But for one corner of them, `install(half_unaligned_bias=True)` (`half_unaligned_addmm`): a
+# bf16 or fp16 addmm whose k is not a multiple of HALF_ALIGN elements (rows of A not 16-byte
+# aligned) and at least HALF_UNALIGNED_MIN_K. On the H200 (sixtieth session,
+# data/addmm_bias_half_unaligned_h200.jsonl, after blind set 74's cryoDRGN addmm 8 x 51433 x
+# 1024 fp16 ran its 1-D call 1.33x the expanded one) the 1-D call was more than 3 % slower on
+# 158 of 220 such GEMMs, up to 4.63x, and on 21 of 182 aligned controls; the corner given the
+# expanded call made 72 slow picks on that grid against 198 for the 1-D call always. Read from
+# that grid, so off by default until a second grid, registered before its data, judges it
+# (docs/results.md, sixty-first session).
+HALF_ALIGN = 8
+HALF_UNALIGNED_MIN_K = 4097
 
 
 def output_tiles(m, n):
@@ -249,10 +265,21 @@ def output_tiles(m, n):
     return -(-m // EXPANDED_BIAS_TILE) * -(-n // EXPANDED_BIAS_TILE)
 
 
-def expanded_bias_call(f, k_per_tile=None, min_m=None):
+def half_unaligned_addmm(f):
+    """Whether features `f` are a bf16 or fp16 addmm with k not a multiple of HALF_ALIGN and at
+    least HALF_UNALIGNED_MIN_K."""
+    k = f.get("k", 0)
+    return (f.get("op") == "addmm" and f.get("mat1_dtype") in HALF_DTYPES and k % HALF_ALIGN != 0
+            and k >= HALF_UNALIGNED_MIN_K)
+
+
+def expanded_bias_call(f, k_per_tile=None, min_m=None, half_unaligned=False):
     """Whether the GEMM of features `f` is an fp32 addmm that the expanded-bias call runs faster
     (see EXPANDED_BIAS_*; `k_per_tile`, by `using_tf32`, and `min_m` in place of
-    EXPANDED_BIAS_K_PER_TILE and EXPANDED_BIAS_MIN_M judge other bounds: scripts/bias_rule.py)."""
+    EXPANDED_BIAS_K_PER_TILE and EXPANDED_BIAS_MIN_M judge other bounds: scripts/bias_rule.py),
+    or, with `half_unaligned` (install(half_unaligned_bias=True)), a `half_unaligned_addmm`."""
+    if half_unaligned and half_unaligned_addmm(f):
+        return True
     tf32 = f.get("using_tf32")
     if f.get("op") != "addmm" or f.get("mat1_dtype") != "torch.float32" or tf32 not in (True, False):
         return False
@@ -263,25 +290,27 @@ def expanded_bias_call(f, k_per_tile=None, min_m=None):
     return k > (k_per_tile or EXPANDED_BIAS_K_PER_TILE)[tf32] * tiles
 
 
-def aten_first(f):
-    """The ATen template uids `one_aten` prefers, in order, for the GEMM of features `f`."""
-    if f is not None and expanded_bias_call(f):
+def aten_first(f, half_unaligned=False):
+    """The ATen template uids `one_aten` prefers, in order, for the GEMM of features `f` (with
+    `half_unaligned`: as `expanded_bias_call`'s)."""
+    if f is not None and expanded_bias_call(f, half_unaligned=half_unaligned):
         return ("aten::addmm",) + ATEN_FIRST
     return ATEN_FIRST
 
 
-def aten_order(uids, f=None):
+def aten_order(uids, f=None, half_unaligned=False):
     """The ATen template uids of `uids` in the order they are tried for the GEMM of features
-    `f`: those of `aten_first(f)` offered, in its order, then the others as offered."""
+    `f`: those of `aten_first(f, half_unaligned)` offered, in its order, then the others as
+    offered."""
     aten = [u for u in uids if is_aten(u)]
-    first = [u for u in aten_first(f) if u in aten]
+    first = [u for u in aten_first(f, half_unaligned) if u in aten]
     return first + [u for u in aten if u not in first]
 
 
-def one_aten(uids, f=None):
+def one_aten(uids, f=None, half_unaligned=False):
     """The one ATen template uid kept of `uids` for the GEMM of features `f`: the first of
     `aten_order`; None when there is none."""
-    return next(iter(aten_order(uids, f)), None)
+    return next(iter(aten_order(uids, f, half_unaligned)), None)
 
 
 # A linear layer to a narrow output (`narrow_linear`): MoE routers, classifier and regression
@@ -335,7 +364,6 @@ BIAS_HEAD_MIN_M = 128
 BIAS_HEAD_MAX_M = 256
 BIAS_HEAD_MIN_K = 2048
 BIAS_HEAD_MAX_N = 4096
-HALF_DTYPES = ("torch.float16", "torch.bfloat16")
 
 
 def bias_head(f):
@@ -476,6 +504,7 @@ class Runtime:
         self.small_bmm_search = False  # install(small_bmm_search=...): the same for small-side bmm
         self.one_aten_search = False  # install(one_aten_search=...): one ATen choice in searches
         self.bias_head_search = False  # install(bias_head_search=...): the same for biased heads
+        self.half_unaligned_bias = False  # install(half_unaligned_bias=...): the bias rule's corner
         _RUNTIMES[self.key] = self
 
     # -- statistics and warnings -------------------------------------------------------------
@@ -571,7 +600,7 @@ class Runtime:
         offers `aten::bias_addmm` and makes no choice of it (blind set 42, line 34)."""
         kernel_inputs, templates, op_name, kwarg_overrides = args
         try:
-            uids = aten_order(template_choices, f)
+            uids = aten_order(template_choices, f, self.half_unaligned_bias)
         except Exception as e:  # noqa: BLE001
             self._error("selecting the ATen templates", e)
             return inner(template_choices, *args)
@@ -588,7 +617,7 @@ class Runtime:
 
     def _keep(self, result, names, f):
         def kept_if():
-            aten = one_aten([c.template.uid for c in result], f)
+            aten = one_aten([c.template.uid for c in result], f, self.half_unaligned_bias)
             return lambda c: c.template.uid == aten or config_name(ktc_name(c)) in names
 
         def unfit(kept):
@@ -608,7 +637,7 @@ class Runtime:
         if not self.one_aten_search:
             return result
         try:
-            keep = one_aten([c.template.uid for c in result], f)
+            keep = one_aten([c.template.uid for c in result], f, self.half_unaligned_bias)
             return [c for c in result if c.template.uid == keep or not is_aten(c.template.uid)]
         except Exception as e:  # noqa: BLE001 - never raise into Inductor
             self._error("naming the choices", e)
@@ -696,21 +725,24 @@ class Runtime:
         return "; ".join(problems) or None
 
     def factory_key(self, retime, warm_splits=True, warm_no_bias=True, narrow_search=True,
-                    small_bmm_search=True, one_aten_search=True, bias_head_search=True):
+                    small_bmm_search=True, one_aten_search=True, bias_head_search=True,
+                    half_unaligned_bias=False):
         """The key of the factory `install(retime=..., warm_splits=..., warm_no_bias=...,
-        narrow_search=..., small_bmm_search=..., one_aten_search=..., bias_head_search=...)`
-        sets: each changes what Inductor picks, so the cache must tell them apart."""
+        narrow_search=..., small_bmm_search=..., one_aten_search=..., bias_head_search=...,
+        half_unaligned_bias=...)` sets: each changes what Inductor picks, so the cache must tell
+        them apart."""
         return (self.key + ("-retime" if retime else "")
                 + ("-warm-splits" if retime and warm_splits else "")
                 + ("-warm-no-bias" if retime and warm_no_bias else "")
                 + ("-narrow-search" if narrow_search else "")
                 + ("-small-bmm-search" if small_bmm_search else "")
                 + ("-one-aten-search" if one_aten_search else "")
-                + ("-bias-head-search" if bias_head_search else ""))
+                + ("-bias-head-search" if bias_head_search else "")
+                + ("-half-unaligned-bias" if half_unaligned_bias else ""))
 
     def install(self, align_ptxas=True, retime=True, warm_splits=True, warm_no_bias=True,
                 narrow_search=True, small_bmm_search=True, one_aten_search=True,
-                bias_head_search=True):
+                bias_head_search=True, half_unaligned_bias=False):
         """Installs the heuristic for every graph Inductor compiles from now on; True if
         installed, False if refused (the device or PyTorch differ; warned once). With
         `align_ptxas` (the default), this process's Triton also uses the ptxas of Inductor's
@@ -732,7 +764,10 @@ class Runtime:
         left to Inductor's search keep one ATen choice, `one_aten`'s, as `extern` and `keep` do.
         With `bias_head_search` (the default since its blind check: docs/results.md,
         forty-ninth session) a half-precision biased head that `decide` gives cuBLAS alone is
-        left to Inductor's list (`bias_head`). `uninstall()` undoes all of it."""
+        left to Inductor's list (`bias_head`). With `half_unaligned_bias` (off by default until
+        its blind check: docs/results.md, sixty-first session) the bias rule gives a bf16 or fp16
+        addmm with a long contraction that is not a multiple of 8 the expanded call
+        (`half_unaligned_addmm`). `uninstall()` undoes all of it."""
         if self.active:
             return True
         import torch
@@ -753,11 +788,13 @@ class Runtime:
         if isinstance(prev, ChoicesFactory) and prev.key in ours:
             prev = prev.prev
         self._factory_key = self.factory_key(retime, warm_splits, warm_no_bias, narrow_search,
-                                             small_bmm_search, one_aten_search, bias_head_search)
+                                             small_bmm_search, one_aten_search, bias_head_search,
+                                             half_unaligned_bias)
         self.narrow_search = bool(narrow_search)
         self.small_bmm_search = bool(small_bmm_search)
         self.one_aten_search = bool(one_aten_search)
         self.bias_head_search = bool(bias_head_search)
+        self.half_unaligned_bias = bool(half_unaligned_bias)
         _RUNTIMES[self._factory_key] = self
         config.inductor_choices_class = ChoicesFactory(self._factory_key, prev)
         slot = virtualized._choices
@@ -793,6 +830,7 @@ class Runtime:
         self.small_bmm_search = False
         self.one_aten_search = False
         self.bias_head_search = False
+        self.half_unaligned_bias = False
         config, prev, slot, hook = self._saved
         self._saved = None
         ptxas_restore(self._ptxas)
@@ -822,10 +860,12 @@ def _default_runtime():
 
 
 def install(align_ptxas=True, retime=True, warm_splits=True, warm_no_bias=True, narrow_search=True,
-            small_bmm_search=True, one_aten_search=True, bias_head_search=True):
+            small_bmm_search=True, one_aten_search=True, bias_head_search=True,
+            half_unaligned_bias=False):
     """Installs this module's heuristic (see the module docstring); True if installed."""
     return _default_runtime().install(align_ptxas, retime, warm_splits, warm_no_bias, narrow_search,
-                                      small_bmm_search, one_aten_search, bias_head_search)
+                                      small_bmm_search, one_aten_search, bias_head_search,
+                                      half_unaligned_bias)
 
 
 def uninstall():

@@ -3,12 +3,15 @@ rows, with `>` and `>=` at its k-per-tile bound and with that bound scaled; bad 
 And `scripts/probe_addmm_bias.py`'s boundary grid puts k exactly on that bound, its per-tile grid
 at multiples of it."""
 
+import io
 import json
 import os
 import sys
 import tempfile
 import types
 import unittest
+from contextlib import redirect_stdout
+from unittest import mock
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "scripts"))
@@ -80,7 +83,7 @@ class BiasRuleTest(unittest.TestCase):
         self.assertIn("On the bound, where the rules differ: 1 (expanded / 1-D bias)", text)
         self.assertIn(f"256 x {BOUND_TF32} x 1000 TF32: 1.250", text)
 
-    def test_reads_only_fp32_rows(self):
+    def test_reads_only_fp32_rows_by_default(self):
         bf16 = dict(ON_BOUND_1D_WINS, dtype="bfloat16")
         path = self.write([json.dumps(ON_BOUND_1D_WINS), json.dumps(bf16)])
         self.assertEqual(len(bias_rule.read([path])), 1)
@@ -98,6 +101,29 @@ class BiasRuleTest(unittest.TestCase):
         with self.assertRaises(ValueError) as e:
             bias_rule.read([path])
         self.assertIn("probe.jsonl:1: m, k, n and the two times must be positive", str(e.exception))
+
+    def half(self, k, expanded_over_bias, dtype="float16"):
+        return dict(row(8, k, 1024, False, expanded_over_bias), dtype=dtype)
+
+    def test_half_unaligned_bias_passes_only_with_fewer_slow_picks_and_few_new_ones(self):
+        corner_wins = [self.half(8191, 0.5)] * 9
+        self.assertEqual(bias_rule.half_verdict(corner_wins + [self.half(8191, 1.2)]), (1, 9, 10, 1, True))
+        self.assertFalse(bias_rule.half_verdict(corner_wins + [self.half(8191, 1.2)] * 2)[-1])  # 2 new of 11
+        self.assertFalse(bias_rule.half_verdict([self.half(8192, 0.5)])[-1])  # aligned: not fewer
+        text = bias_rule.half_report(corner_wins + [self.half(4095, 0.5, "bfloat16")])
+        self.assertIn("| 1-D call always (shipped) | 10 | 10 | 9 | 2.00x |", text)
+        self.assertIn("| half_unaligned_bias | 10 | 1 | 0 | 2.00x |", text)
+        self.assertIn("1 slow picks against 10 for the 1-D call always; 0 new of 9", text)
+        self.assertIn("passes", text)
+
+    def test_main_judges_fp32_and_half_rows_apart(self):
+        path = self.write([json.dumps(ON_BOUND_1D_WINS), json.dumps(self.half(8191, 0.5))])
+        out = io.StringIO()
+        with mock.patch.object(sys, "argv", ["bias_rule.py", path]), redirect_stdout(out):
+            self.assertEqual(bias_rule.main(), 0)
+        self.assertIn("| shipped (`k > bound`) | 1 |", out.getvalue())
+        self.assertIn("| half_unaligned_bias | 1 | 0 | 0 | 1.00x |", out.getvalue())
+
 
 
 class BoundaryGridTest(unittest.TestCase):
@@ -147,6 +173,15 @@ class BoundaryGridTest(unittest.TestCase):
         aligned = {(r["dtype"], r["m"], r["n"]) for r in rows if r["k"] % 8 == 0}
         self.assertEqual(unaligned, aligned)  # every cell has its control
         self.assertIn(("float16", 8, 1024, 51433), {(r["dtype"], r["m"], r["n"], r["k"]) for r in rows})
+
+
+    def test_the_check_grid_shares_no_k_m_or_n_with_the_grid_the_rule_was_read_from(self):
+        first, check = self.grid("half-unaligned"), self.grid("half-unaligned-check")
+        for side in ("k", "m", "n"):
+            self.assertFalse({r[side] for r in first} & {r[side] for r in check}, side)
+        corner = [r for r in check if bias_rule.half_unaligned(r)]
+        self.assertTrue(corner and len(corner) < len(check))
+        self.assertTrue(any(r["k"] % 8 and not bias_rule.half_unaligned(r) for r in check))  # k 2049
 
 
 if __name__ == "__main__":

@@ -254,9 +254,9 @@ class Decisions(unittest.TestCase):
         del tc["aten::mm"]
         return {"aten::addmm": iter([ktc("aten::addmm")]), "aten::bias_addmm": iter([ktc("aten::bias_addmm")]), **tc}
 
-    def addmm_inputs(self, m, dtype="torch.float16"):
+    def addmm_inputs(self, m, dtype="torch.float16", k=4096):
         bias = ((4096,), (1,), dtype)
-        return StubInputs([bias, operand(m, 4096, False, dtype), operand(4096, 4096, True, dtype)])
+        return StubInputs([bias, operand(m, k, False, dtype), operand(k, 4096, True, dtype)])
 
     def test_extern_keeps_one_aten_choice_the_1d_bias_call(self):
         out = self.run_op(self.addmm_inputs(16), op="addmm", tc=self.addmm_choices(poison=True))
@@ -292,6 +292,32 @@ class Decisions(unittest.TestCase):
         self.assertEqual(names(out), ["extern_bias_addmm", TILE_NAME])  # on the bound: 128 tiles, 32 k per tile
         out = self.run_op(fp32, op="addmm", tc=self.addmm_choices(poison=True), allow_tf32=True)
         self.assertEqual(names(out), ["extern_bias_addmm"])  # TF32: more than 16 tiles
+
+    def test_half_unaligned_bias_keeps_the_expanded_call_in_its_corner_only(self):
+        def run(k, dtype="torch.float16"):
+            tc = self.addmm_choices(poison=True)
+            return names(self.run_op(self.addmm_inputs(8, dtype, k), op="addmm", tc=tc))
+        self.assertEqual(run(51433), ["extern_bias_addmm"])  # off until install() turns it on
+        self.rt.half_unaligned_bias = True
+        self.assertEqual(run(51433), ["extern_addmm"])  # blind set 74's cryoDRGN encoder
+        self.assertEqual(run(choices.HALF_UNALIGNED_MIN_K, "torch.bfloat16"), ["extern_addmm"])
+        for k, dtype in ((choices.HALF_UNALIGNED_MIN_K - 2, "torch.float16"),  # short
+                         (51432, "torch.float16"),  # aligned
+                         (51433, "torch.float32")):  # fp32: its own rule (m 8 is below its edge)
+            self.assertEqual(run(k, dtype), ["extern_bias_addmm"], (k, dtype))
+        out = self.run_op(self.addmm_inputs(512, k=51433), op="addmm", tc=self.addmm_choices())
+        self.assertEqual(names(out), ["extern_addmm", TILE_NAME])  # a kept list keeps it too
+
+    def test_half_unaligned_addmm_is_a_long_unaligned_half_precision_addmm(self):
+        f = {"op": "addmm", "mat1_dtype": "torch.bfloat16", "m": 8, "k": 4097, "n": 1024}
+        self.assertTrue(choices.half_unaligned_addmm(f))
+        self.assertTrue(choices.half_unaligned_addmm(dict(f, mat1_dtype="torch.float16", k=65535)))
+        for other in ({"op": "mm"}, {"k": 4095}, {"k": 4104}, {"mat1_dtype": "torch.float32"}):
+            self.assertFalse(choices.half_unaligned_addmm(f | other), other)
+        both = ["aten::bias_addmm", "aten::addmm"]
+        self.assertEqual(choices.one_aten(both, f), "aten::bias_addmm")
+        self.assertEqual(choices.one_aten(both, f, half_unaligned=True), "aten::addmm")
+        self.assertEqual(choices.aten_order(both, f, True), ["aten::addmm", "aten::bias_addmm"])
 
     def test_bias_head_search_searches_a_half_precision_heads_cublas_decision(self):
         rt = choices.Runtime(HEURISTIC, lambda f: ("extern", ()))
