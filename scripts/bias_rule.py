@@ -12,7 +12,8 @@ always the expanded call); then for the shipped rule with its bound times each o
 with TF32 and without; then with each of MIN_M_CANDIDATES as its smallest m; then it lists the
 GEMMs that sit exactly on the bound, where the first two differ. For the files' bf16 and fp16
 GEMMs it then judges `install(half_unaligned_bias=True)` (the expanded call for
-`half_unaligned_addmm`: k not a multiple of 8 and at least 4097) against the 1-D call always, by
+`half_unaligned_addmm`: m of at least 32, k not a multiple of 8 and at least 4097) against the
+1-D call always, by
 the rule registered for it (docs/results.md, sixty-first session): it becomes the default only
 with fewer slow picks than the 1-D call always and new slow picks (slow with it, not without)
 on no more than a tenth of its corner's GEMMs.
@@ -168,7 +169,7 @@ def half_report(rows):
     with_it, without, corner, new, passes = half_verdict(rows)
     lines += ["", f"half_unaligned_bias: {with_it} slow picks against {without} for the 1-D call always; "
               f"{new} new of {corner} GEMMs in its corner (at most {NEW_SLOW_SHARE * corner:g}): "
-              + ("passes, the default by the registered rule" if passes else "fails, stays off")]
+              + ("meets the registered rule" if passes else "does not meet the registered rule")]
     return "\n".join(lines)
 
 

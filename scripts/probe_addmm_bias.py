@@ -17,14 +17,15 @@ clocks warmed for 50 ms, the two alternated over --rounds rounds, median) for:
   1.5 to 8 times the bound (PER_TILE_MULTIPLES); "small-m", m of 16-56 over other widths, k at
   1.5 to 8 times the bound, where EXPANDED_BIAS_MIN_M draws its edge; "half-unaligned", bf16
   and fp16 with k not a multiple of 8 (1023-65535) beside aligned controls, m of 1-1024;
-  "half-unaligned-check", the same kind of grid sharing no k, m or n with it, which judges
-  `install(half_unaligned_bias=True)` (scripts/bias_rule.py).
+  "half-unaligned-check", the same kind of grid sharing no k, m or n with it, which judged
+  `install(half_unaligned_bias=True)` (scripts/bias_rule.py); "half-unaligned-recheck", a third
+  sharing none with either, with m on both sides of the rule's smallest m (HALF_UNALIGNED_MIN_M).
 
 Writes one JSON line per GEMM (`m k n dtype tf32 trans_a trans_b source ms_bias ms_expanded`)
 to --out and prints a summary per dtype: how often and by how much each call wins.
 Usage: probe_addmm_bias.py --out FILE.jsonl [--logs LOG ...] [--gemms FILE.jsonl ...] [--rounds 15]
                            [--grid standard|long-k|boundary|per-tile|small-m|half-unaligned|
-                                   half-unaligned-check|none]
+                                   half-unaligned-check|half-unaligned-recheck|none]
 """
 import argparse
 import csv
@@ -74,6 +75,13 @@ CHECK_M = [4, 48, 96, 512]
 CHECK_UNALIGNED_K = [2049, 6143, 12289, 24577, 40961]
 CHECK_ALIGNED_K = [2048, 6144, 24576]
 CHECK_N = [512, 2048, 8192]
+# The recheck grid: registered in docs/results.md (sixty-first session) before its data, after the
+# check grid failed the rule without a smallest m; it shares no k, m or n with the two grids above,
+# and puts m on both sides of HALF_UNALIGNED_MIN_M (32) and k on both sides of its smallest k.
+RECHECK_M = [2, 12, 24, 40, 80, 192, 384, 2048]
+RECHECK_UNALIGNED_K = [3071, 4099, 10241, 20483, 32771, 49157]
+RECHECK_ALIGNED_K = [3072, 10240, 32768]
+RECHECK_N = [384, 1536, 6144]
 
 
 def grid_rows(source, dtypes, ms, kns):
@@ -105,7 +113,7 @@ def boundary_rows(multiples=(1,), source="grid-boundary", ms=BOUNDARY_M, ns=BOUN
 
 def grid(name):
     """The GEMMs of grid `name`: "standard", "long-k", "boundary", "per-tile", "small-m",
-    "half-unaligned", "half-unaligned-check" or "none"."""
+    "half-unaligned", "half-unaligned-check", "half-unaligned-recheck" or "none"."""
     if name == "standard":
         return grid_rows("grid", GRID_DTYPES, GRID_M, GRID_KN)
     if name == "long-k":
@@ -123,6 +131,9 @@ def grid(name):
     if name == "half-unaligned-check":
         kns = [(k, n) for k in CHECK_UNALIGNED_K + CHECK_ALIGNED_K for n in CHECK_N]
         return grid_rows("grid-half-unaligned-check", HALF_DTYPES, CHECK_M, kns)
+    if name == "half-unaligned-recheck":
+        kns = [(k, n) for k in RECHECK_UNALIGNED_K + RECHECK_ALIGNED_K for n in RECHECK_N]
+        return grid_rows("grid-half-unaligned-recheck", HALF_DTYPES, RECHECK_M, kns)
     return iter(())
 
 
@@ -199,7 +210,8 @@ def main():
     p.add_argument("--gemms", nargs="*", default=[])
     p.add_argument("--rounds", type=int, default=15)
     p.add_argument("--grid", choices=["standard", "long-k", "boundary", "per-tile", "small-m", "half-unaligned",
-                                        "half-unaligned-check", "none"], default="standard",
+                                        "half-unaligned-check", "half-unaligned-recheck", "none"],
+                   default="standard",
                    help="which grid to time after the held-out GEMMs and logs (default: standard)")
     a = p.parse_args()
     print(f"torch {torch.__version__}, {torch.cuda.get_device_name()}")

@@ -697,8 +697,8 @@ What a decision does, before any Triton template code is generated (Inductor's
   cuBLAS only.
 - With ``install(half_unaligned_bias=True)`` (off by default until its blind check:
   docs/results.md, sixty-first session) the bias rule also gives the expanded call to a bf16 or
-  fp16 addmm whose contraction is long and not a multiple of 8 (`half_unaligned_addmm`), where
-  the 1-D call's epilogue ran up to 4.6x slower on the H200.
+  fp16 addmm of at least 32 rows whose contraction is long and not a multiple of 8
+  (`half_unaligned_addmm`), where the 1-D call's epilogue ran up to 4.6x slower on the H200.
 - Four `install()` options that failed the checks registered before their data (`one_aten`,
   `narrow_search`, `warm_all`, `decode_search`) were removed in the forty-third session;
   `narrow_search` came back in the forty-fifth, since the re-timing that its recheck lacked has
@@ -882,16 +882,22 @@ EXPANDED_BIAS_K_PER_TILE = {False: 32, True: 512}  # by `using_tf32`
 EXPANDED_BIAS_MAX_TILES_TF32 = 16
 HALF_DTYPES = ("torch.float16", "torch.bfloat16")
 # But for one corner of them, `install(half_unaligned_bias=True)` (`half_unaligned_addmm`): a
-# bf16 or fp16 addmm whose k is not a multiple of HALF_ALIGN elements (rows of A not 16-byte
-# aligned) and at least HALF_UNALIGNED_MIN_K. On the H200 (sixtieth session,
+# bf16 or fp16 addmm of at least HALF_UNALIGNED_MIN_M rows whose k is not a multiple of
+# HALF_ALIGN elements (rows of A not 16-byte aligned) and at least HALF_UNALIGNED_MIN_K. On the
+# H200 (sixtieth session,
 # data/addmm_bias_half_unaligned_h200.jsonl, after blind set 74's cryoDRGN addmm 8 x 51433 x
 # 1024 fp16 ran its 1-D call 1.33x the expanded one) the 1-D call was more than 3 % slower on
 # 158 of 220 such GEMMs, up to 4.63x, and on 21 of 182 aligned controls; the corner given the
 # expanded call made 72 slow picks on that grid against 198 for the 1-D call always. Read from
-# that grid, so off by default until a second grid, registered before its data, judges it
-# (docs/results.md, sixty-first session).
+# that grid, so off by default until a grid registered before its data judges it. Without a
+# smallest m it failed the first such check (data/addmm_bias_half_unaligned_check_h200.jsonl,
+# sixty-first session: 30 slow picks against 80, but 12 new ones of its corner's 82 GEMMs, 11 of
+# them at m 4; on the first grid 25 of its 32 new ones are at m below 32); from m 32 on, 1 new of
+# 58 there and 7 of 130 on the first grid, so HALF_UNALIGNED_MIN_M, judged by a third grid
+# registered before its data (docs/results.md, sixty-first session).
 HALF_ALIGN = 8
 HALF_UNALIGNED_MIN_K = 4097
+HALF_UNALIGNED_MIN_M = 32
 
 
 def output_tiles(m, n):
@@ -900,11 +906,11 @@ def output_tiles(m, n):
 
 
 def half_unaligned_addmm(f):
-    """Whether features `f` are a bf16 or fp16 addmm with k not a multiple of HALF_ALIGN and at
-    least HALF_UNALIGNED_MIN_K."""
+    """Whether features `f` are a bf16 or fp16 addmm of at least HALF_UNALIGNED_MIN_M rows with k
+    not a multiple of HALF_ALIGN and at least HALF_UNALIGNED_MIN_K."""
     k = f.get("k", 0)
     return (f.get("op") == "addmm" and f.get("mat1_dtype") in HALF_DTYPES and k % HALF_ALIGN != 0
-            and k >= HALF_UNALIGNED_MIN_K)
+            and k >= HALF_UNALIGNED_MIN_K and f.get("m", 0) >= HALF_UNALIGNED_MIN_M)
 
 
 def expanded_bias_call(f, k_per_tile=None, min_m=None, half_unaligned=False):
@@ -1400,8 +1406,8 @@ class Runtime:
         forty-ninth session) a half-precision biased head that `decide` gives cuBLAS alone is
         left to Inductor's list (`bias_head`). With `half_unaligned_bias` (off by default until
         its blind check: docs/results.md, sixty-first session) the bias rule gives a bf16 or fp16
-        addmm with a long contraction that is not a multiple of 8 the expanded call
-        (`half_unaligned_addmm`). `uninstall()` undoes all of it."""
+        addmm of at least 32 rows with a long contraction that is not a multiple of 8 the
+        expanded call (`half_unaligned_addmm`). `uninstall()` undoes all of it."""
         if self.active:
             return True
         import torch

@@ -103,7 +103,7 @@ class BiasRuleTest(unittest.TestCase):
         self.assertIn("probe.jsonl:1: m, k, n and the two times must be positive", str(e.exception))
 
     def half(self, k, expanded_over_bias, dtype="float16"):
-        return dict(row(8, k, 1024, False, expanded_over_bias), dtype=dtype)
+        return dict(row(choices.HALF_UNALIGNED_MIN_M, k, 1024, False, expanded_over_bias), dtype=dtype)
 
     def test_half_unaligned_bias_passes_only_with_fewer_slow_picks_and_few_new_ones(self):
         corner_wins = [self.half(8191, 0.5)] * 9
@@ -114,7 +114,7 @@ class BiasRuleTest(unittest.TestCase):
         self.assertIn("| 1-D call always (shipped) | 10 | 10 | 9 | 2.00x |", text)
         self.assertIn("| half_unaligned_bias | 10 | 1 | 0 | 2.00x |", text)
         self.assertIn("1 slow picks against 10 for the 1-D call always; 0 new of 9", text)
-        self.assertIn("passes", text)
+        self.assertIn("meets the registered rule", text)
 
     def test_main_judges_fp32_and_half_rows_apart(self):
         path = self.write([json.dumps(ON_BOUND_1D_WINS), json.dumps(self.half(8191, 0.5))])
@@ -182,6 +182,17 @@ class BoundaryGridTest(unittest.TestCase):
         corner = [r for r in check if bias_rule.half_unaligned(r)]
         self.assertTrue(corner and len(corner) < len(check))
         self.assertTrue(any(r["k"] % 8 and not bias_rule.half_unaligned(r) for r in check))  # k 2049
+
+    def test_the_recheck_grid_is_new_and_straddles_the_rules_edges(self):
+        rows = self.grid("half-unaligned-recheck")
+        for side in ("k", "m", "n"):
+            earlier = {r[side] for name in ("half-unaligned", "half-unaligned-check") for r in self.grid(name)}
+            self.assertFalse(earlier & {r[side] for r in rows}, side)
+        unaligned = [r for r in rows if r["k"] % 8]
+        for side, edge in (("m", choices.HALF_UNALIGNED_MIN_M), ("k", choices.HALF_UNALIGNED_MIN_K)):
+            self.assertTrue(any(r[side] < edge for r in unaligned) and any(r[side] >= edge for r in unaligned))
+        corner = [r for r in rows if bias_rule.half_unaligned(r)]
+        self.assertTrue(corner and {r["dtype"] for r in corner} == {"bfloat16", "float16"})
 
 
 if __name__ == "__main__":

@@ -294,25 +294,27 @@ class Decisions(unittest.TestCase):
         self.assertEqual(names(out), ["extern_bias_addmm"])  # TF32: more than 16 tiles
 
     def test_half_unaligned_bias_keeps_the_expanded_call_in_its_corner_only(self):
-        def run(k, dtype="torch.float16"):
+        def run(k, dtype="torch.float16", m=choices.HALF_UNALIGNED_MIN_M):
             tc = self.addmm_choices(poison=True)
-            return names(self.run_op(self.addmm_inputs(8, dtype, k), op="addmm", tc=tc))
+            return names(self.run_op(self.addmm_inputs(m, dtype, k), op="addmm", tc=tc))
         self.assertEqual(run(51433), ["extern_bias_addmm"])  # off until install() turns it on
         self.rt.half_unaligned_bias = True
-        self.assertEqual(run(51433), ["extern_addmm"])  # blind set 74's cryoDRGN encoder
+        self.assertEqual(run(51433), ["extern_addmm"])
         self.assertEqual(run(choices.HALF_UNALIGNED_MIN_K, "torch.bfloat16"), ["extern_addmm"])
-        for k, dtype in ((choices.HALF_UNALIGNED_MIN_K - 2, "torch.float16"),  # short
-                         (51432, "torch.float16"),  # aligned
-                         (51433, "torch.float32")):  # fp32: its own rule (m 8 is below its edge)
-            self.assertEqual(run(k, dtype), ["extern_bias_addmm"], (k, dtype))
+        for k, dtype, m in ((choices.HALF_UNALIGNED_MIN_K - 2, "torch.float16", 32),  # short
+                            (51432, "torch.float16", 32),  # aligned
+                            (51433, "torch.float16", 8),  # few rows: blind set 74's cryoDRGN encoder
+                            (51433, "torch.float32", 8)):  # fp32: its own rule (m 8 below its edge)
+            self.assertEqual(run(k, dtype, m), ["extern_bias_addmm"], (k, dtype, m))
         out = self.run_op(self.addmm_inputs(512, k=51433), op="addmm", tc=self.addmm_choices())
         self.assertEqual(names(out), ["extern_addmm", TILE_NAME])  # a kept list keeps it too
 
     def test_half_unaligned_addmm_is_a_long_unaligned_half_precision_addmm(self):
-        f = {"op": "addmm", "mat1_dtype": "torch.bfloat16", "m": 8, "k": 4097, "n": 1024}
+        f = {"op": "addmm", "mat1_dtype": "torch.bfloat16", "m": 32, "k": 4097, "n": 1024}
         self.assertTrue(choices.half_unaligned_addmm(f))
         self.assertTrue(choices.half_unaligned_addmm(dict(f, mat1_dtype="torch.float16", k=65535)))
-        for other in ({"op": "mm"}, {"k": 4095}, {"k": 4104}, {"mat1_dtype": "torch.float32"}):
+        for other in ({"op": "mm"}, {"k": 4095}, {"k": 4104}, {"mat1_dtype": "torch.float32"},
+                      {"m": 31}):
             self.assertFalse(choices.half_unaligned_addmm(f | other), other)
         both = ["aten::bias_addmm", "aten::addmm"]
         self.assertEqual(choices.one_aten(both, f), "aten::bias_addmm")
