@@ -38,8 +38,8 @@ SWITCHES = (
                          "modules since the forty-ninth session)"),
     ("half_unaligned_bias", "a bf16 or fp16 addmm of at least 32 rows with k not a multiple of 8 "
                             "and at least 4097 (choices.half_unaligned_addmm) keeps the "
-                            "expanded-bias call, not the 1-D one (off by default until its blind "
-                            "check, sixty-first session)"),
+                            "expanded-bias call, not the 1-D one (the default of handler modules "
+                            "since the sixty-first session)"),
 )
 
 

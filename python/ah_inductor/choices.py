@@ -61,10 +61,11 @@ What a decision does, before any Triton template code is generated (Inductor's
   256 rows with a long input (`bias_head`: classifier heads at a batch of 128-256, biased
   layers over a short prompt) is `default`; ``install(bias_head_search=False)`` leaves it
   cuBLAS only.
-- With ``install(half_unaligned_bias=True)`` (off by default until its blind check:
+- With ``install(half_unaligned_bias=True)`` (the default since its blind check:
   docs/results.md, sixty-first session) the bias rule also gives the expanded call to a bf16 or
   fp16 addmm of at least 32 rows whose contraction is long and not a multiple of 8
-  (`half_unaligned_addmm`), where the 1-D call's epilogue ran up to 4.6x slower on the H200.
+  (`half_unaligned_addmm`), where the 1-D call's epilogue ran up to 4.6x slower on the H200;
+  ``install(half_unaligned_bias=False)`` keeps the 1-D call there.
 - Four `install()` options that failed the checks registered before their data (`one_aten`,
   `narrow_search`, `warm_all`, `decode_search`) were removed in the forty-third session;
   `narrow_search` came back in the forty-fifth, since the re-timing that its recheck lacked has
@@ -255,12 +256,13 @@ HALF_DTYPES = ("torch.float16", "torch.bfloat16")
 # 1024 fp16 ran its 1-D call 1.33x the expanded one) the 1-D call was more than 3 % slower on
 # 158 of 220 such GEMMs, up to 4.63x, and on 21 of 182 aligned controls; the corner given the
 # expanded call made 72 slow picks on that grid against 198 for the 1-D call always. Read from
-# that grid, so off by default until a grid registered before its data judges it. Without a
-# smallest m it failed the first such check (data/addmm_bias_half_unaligned_check_h200.jsonl,
-# sixty-first session: 30 slow picks against 80, but 12 new ones of its corner's 82 GEMMs, 11 of
-# them at m 4; on the first grid 25 of its 32 new ones are at m below 32); from m 32 on, 1 new of
-# 58 there and 7 of 130 on the first grid, so HALF_UNALIGNED_MIN_M, judged by a third grid
-# registered before its data (docs/results.md, sixty-first session).
+# that grid, so judged by grids registered before their data (docs/results.md, sixty-first
+# session). Without a smallest m it failed the first (data/addmm_bias_half_unaligned_check_h200.jsonl:
+# 30 slow picks against 80, but 12 new ones of its corner's 82 GEMMs, 11 of them at m 4; on the
+# first grid 25 of its 32 new ones are at m below 32); from m 32 on (HALF_UNALIGNED_MIN_M) it
+# passed the second (data/addmm_bias_half_unaligned_recheck_h200.jsonl: 89 slow picks against
+# 182, 4 new of its corner's 110), so it is the default. On the H100's probe files, 3 GEMMs in
+# the corner: one slow pick fewer, none new.
 HALF_ALIGN = 8
 HALF_UNALIGNED_MIN_K = 4097
 HALF_UNALIGNED_MIN_M = 32
@@ -279,11 +281,12 @@ def half_unaligned_addmm(f):
             and k >= HALF_UNALIGNED_MIN_K and f.get("m", 0) >= HALF_UNALIGNED_MIN_M)
 
 
-def expanded_bias_call(f, k_per_tile=None, min_m=None, half_unaligned=False):
+def expanded_bias_call(f, k_per_tile=None, min_m=None, half_unaligned=True):
     """Whether the GEMM of features `f` is an fp32 addmm that the expanded-bias call runs faster
     (see EXPANDED_BIAS_*; `k_per_tile`, by `using_tf32`, and `min_m` in place of
     EXPANDED_BIAS_K_PER_TILE and EXPANDED_BIAS_MIN_M judge other bounds: scripts/bias_rule.py),
-    or, with `half_unaligned` (install(half_unaligned_bias=True)), a `half_unaligned_addmm`."""
+    or, with `half_unaligned` (install(half_unaligned_bias=True), the default), a
+    `half_unaligned_addmm`."""
     if half_unaligned and half_unaligned_addmm(f):
         return True
     tf32 = f.get("using_tf32")
@@ -296,7 +299,7 @@ def expanded_bias_call(f, k_per_tile=None, min_m=None, half_unaligned=False):
     return k > (k_per_tile or EXPANDED_BIAS_K_PER_TILE)[tf32] * tiles
 
 
-def aten_first(f, half_unaligned=False):
+def aten_first(f, half_unaligned=True):
     """The ATen template uids `one_aten` prefers, in order, for the GEMM of features `f` (with
     `half_unaligned`: as `expanded_bias_call`'s)."""
     if f is not None and expanded_bias_call(f, half_unaligned=half_unaligned):
@@ -304,7 +307,7 @@ def aten_first(f, half_unaligned=False):
     return ATEN_FIRST
 
 
-def aten_order(uids, f=None, half_unaligned=False):
+def aten_order(uids, f=None, half_unaligned=True):
     """The ATen template uids of `uids` in the order they are tried for the GEMM of features
     `f`: those of `aten_first(f, half_unaligned)` offered, in its order, then the others as
     offered."""
@@ -313,7 +316,7 @@ def aten_order(uids, f=None, half_unaligned=False):
     return first + [u for u in aten if u not in first]
 
 
-def one_aten(uids, f=None, half_unaligned=False):
+def one_aten(uids, f=None, half_unaligned=True):
     """The one ATen template uid kept of `uids` for the GEMM of features `f`: the first of
     `aten_order`; None when there is none."""
     return next(iter(aten_order(uids, f, half_unaligned)), None)
@@ -732,7 +735,7 @@ class Runtime:
 
     def factory_key(self, retime, warm_splits=True, warm_no_bias=True, narrow_search=True,
                     small_bmm_search=True, one_aten_search=True, bias_head_search=True,
-                    half_unaligned_bias=False):
+                    half_unaligned_bias=True):
         """The key of the factory `install(retime=..., warm_splits=..., warm_no_bias=...,
         narrow_search=..., small_bmm_search=..., one_aten_search=..., bias_head_search=...,
         half_unaligned_bias=...)` sets: each changes what Inductor picks, so the cache must tell
@@ -748,7 +751,7 @@ class Runtime:
 
     def install(self, align_ptxas=True, retime=True, warm_splits=True, warm_no_bias=True,
                 narrow_search=True, small_bmm_search=True, one_aten_search=True,
-                bias_head_search=True, half_unaligned_bias=False):
+                bias_head_search=True, half_unaligned_bias=True):
         """Installs the heuristic for every graph Inductor compiles from now on; True if
         installed, False if refused (the device or PyTorch differ; warned once). With
         `align_ptxas` (the default), this process's Triton also uses the ptxas of Inductor's
@@ -770,8 +773,8 @@ class Runtime:
         left to Inductor's search keep one ATen choice, `one_aten`'s, as `extern` and `keep` do.
         With `bias_head_search` (the default since its blind check: docs/results.md,
         forty-ninth session) a half-precision biased head that `decide` gives cuBLAS alone is
-        left to Inductor's list (`bias_head`). With `half_unaligned_bias` (off by default until
-        its blind check: docs/results.md, sixty-first session) the bias rule gives a bf16 or fp16
+        left to Inductor's list (`bias_head`). With `half_unaligned_bias` (the default since its
+        blind check: docs/results.md, sixty-first session) the bias rule gives a bf16 or fp16
         addmm of at least 32 rows with a long contraction that is not a multiple of 8 the
         expanded call (`half_unaligned_addmm`). `uninstall()` undoes all of it."""
         if self.active:
@@ -867,7 +870,7 @@ def _default_runtime():
 
 def install(align_ptxas=True, retime=True, warm_splits=True, warm_no_bias=True, narrow_search=True,
             small_bmm_search=True, one_aten_search=True, bias_head_search=True,
-            half_unaligned_bias=False):
+            half_unaligned_bias=True):
     """Installs this module's heuristic (see the module docstring); True if installed."""
     return _default_runtime().install(align_ptxas, retime, warm_splits, warm_no_bias, narrow_search,
                                       small_bmm_search, one_aten_search, bias_head_search,

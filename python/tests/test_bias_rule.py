@@ -111,8 +111,8 @@ class BiasRuleTest(unittest.TestCase):
         self.assertFalse(bias_rule.half_verdict(corner_wins + [self.half(8191, 1.2)] * 2)[-1])  # 2 new of 11
         self.assertFalse(bias_rule.half_verdict([self.half(8192, 0.5)])[-1])  # aligned: not fewer
         text = bias_rule.half_report(corner_wins + [self.half(4095, 0.5, "bfloat16")])
-        self.assertIn("| 1-D call always (shipped) | 10 | 10 | 9 | 2.00x |", text)
-        self.assertIn("| half_unaligned_bias | 10 | 1 | 0 | 2.00x |", text)
+        self.assertIn("| 1-D call always | 10 | 10 | 9 | 2.00x |", text)
+        self.assertIn("| half_unaligned_bias (shipped) | 10 | 1 | 0 | 2.00x |", text)
         self.assertIn("1 slow picks against 10 for the 1-D call always; 0 new of 9", text)
         self.assertIn("meets the registered rule", text)
 
@@ -122,7 +122,7 @@ class BiasRuleTest(unittest.TestCase):
         with mock.patch.object(sys, "argv", ["bias_rule.py", path]), redirect_stdout(out):
             self.assertEqual(bias_rule.main(), 0)
         self.assertIn("| shipped (`k > bound`) | 1 |", out.getvalue())
-        self.assertIn("| half_unaligned_bias | 1 | 0 | 0 | 1.00x |", out.getvalue())
+        self.assertIn("| half_unaligned_bias (shipped) | 1 | 0 | 0 | 1.00x |", out.getvalue())
 
 
 

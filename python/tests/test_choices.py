@@ -317,9 +317,9 @@ class Decisions(unittest.TestCase):
                       {"m": 31}):
             self.assertFalse(choices.half_unaligned_addmm(f | other), other)
         both = ["aten::bias_addmm", "aten::addmm"]
-        self.assertEqual(choices.one_aten(both, f), "aten::bias_addmm")
-        self.assertEqual(choices.one_aten(both, f, half_unaligned=True), "aten::addmm")
-        self.assertEqual(choices.aten_order(both, f, True), ["aten::addmm", "aten::bias_addmm"])
+        self.assertEqual(choices.one_aten(both, f), "aten::addmm")  # the default, as install()'s
+        self.assertEqual(choices.one_aten(both, f, half_unaligned=False), "aten::bias_addmm")
+        self.assertEqual(choices.aten_order(both, f, False), ["aten::bias_addmm", "aten::addmm"])
 
     def test_bias_head_search_searches_a_half_precision_heads_cublas_decision(self):
         rt = choices.Runtime(HEURISTIC, lambda f: ("extern", ()))

@@ -17,7 +17,8 @@ use super::sizing;
 /// cuBLAS choices the handler keeps first when Inductor offers several (`ATEN_FIRST` in
 /// `python/ah_inductor/choices.py`): `bias_addmm` is addmm with the 1-D bias, the call Inductor
 /// makes without max-autotune; Inductor's `addmm` choice copies the expanded bias first. For
-/// fp32 addmm whose k is long for the size of its output the handler keeps `addmm` instead
+/// fp32 addmm whose k is long for the size of its output, and for bf16 and fp16 addmm of at
+/// least 32 rows whose k is long and not a multiple of 8, the handler keeps `addmm` instead
 /// (`expanded_bias_call` there); its compiled truth is not logged, so a pruned list is scored
 /// with the 1-D call's (`truth_default_ms`), which measured slower there on average.
 pub const PREFERRED_EXTERN: &[&str] = &["extern_bias_addmm"];
