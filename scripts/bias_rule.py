@@ -12,11 +12,10 @@ always the expanded call); then for the shipped rule with its bound times each o
 with TF32 and without; then with each of MIN_M_CANDIDATES as its smallest m; then it lists the
 GEMMs that sit exactly on the bound, where the first two differ. For the files' bf16 and fp16
 GEMMs it then judges `install(half_unaligned_bias=True)` (the default now: the expanded call for
-`half_unaligned_addmm`: m of at least 32, k not a multiple of 8 and at least 4097) against the
-1-D call always, by
-the rule registered for it (docs/results.md, sixty-first session): it becomes the default only
-with fewer slow picks than the 1-D call always and new slow picks (slow with it, not without)
-on no more than a tenth of its corner's GEMMs.
+`half_unaligned_addmm`, m of at least 32 and k not a multiple of 8 and at least 4097) against
+the 1-D call always, by the rule registered for it (docs/results.md, sixty-first session): it
+is met with fewer slow picks than the 1-D call always and new slow picks (slow with it, not
+without) on no more than a tenth of its corner's GEMMs.
 Usage: bias_rule.py FILE.jsonl [FILE.jsonl ...]
 """
 import argparse
@@ -164,11 +163,14 @@ def half_verdict(rows):
     it, with the 1-D call always, GEMMs of its corner, new slow picks, whether it passes)."""
     with_it, without = judged(rows, half_unaligned)[0], judged(rows, one_d)[0]
     corner = sum(half_unaligned_addmm(features(r)) for r in rows)
-    new = len([r for r in with_it if not any(r is s for s in without)])
-    return len(with_it), len(without), corner, new, len(with_it) < len(without) and new <= NEW_SLOW_SHARE * corner
+    slow_without = {id(r) for r in without}
+    new = sum(id(r) not in slow_without for r in with_it)
+    passes = len(with_it) < len(without) and new <= NEW_SLOW_SHARE * corner
+    return len(with_it), len(without), corner, new, passes
 
 
 def half_report(rows):
+    """The bf16 and fp16 table: each of HALF_RULES, then half_unaligned_bias's verdict."""
     lines = ["| rule (bf16, fp16) | GEMMs | kept call > 3 % slower | of them in the corner | worst |",
              "|---|---|---|---|---|"]
     lines += [half_line(name, rows, rule) for name, rule in HALF_RULES]

@@ -250,19 +250,18 @@ EXPANDED_BIAS_MAX_TILES_TF32 = 16
 HALF_DTYPES = ("torch.float16", "torch.bfloat16")
 # But for one corner of them, `install(half_unaligned_bias=True)` (`half_unaligned_addmm`): a
 # bf16 or fp16 addmm of at least HALF_UNALIGNED_MIN_M rows whose k is not a multiple of
-# HALF_ALIGN elements (rows of A not 16-byte aligned) and at least HALF_UNALIGNED_MIN_K. On the
-# H200 (sixtieth session,
-# data/addmm_bias_half_unaligned_h200.jsonl, after blind set 74's cryoDRGN addmm 8 x 51433 x
-# 1024 fp16 ran its 1-D call 1.33x the expanded one) the 1-D call was more than 3 % slower on
-# 158 of 220 such GEMMs, up to 4.63x, and on 21 of 182 aligned controls; the corner given the
-# expanded call made 72 slow picks on that grid against 198 for the 1-D call always. Read from
-# that grid, so judged by grids registered before their data (docs/results.md, sixty-first
-# session). Without a smallest m it failed the first (data/addmm_bias_half_unaligned_check_h200.jsonl:
-# 30 slow picks against 80, but 12 new ones of its corner's 82 GEMMs, 11 of them at m 4; on the
-# first grid 25 of its 32 new ones are at m below 32); from m 32 on (HALF_UNALIGNED_MIN_M) it
-# passed the second (data/addmm_bias_half_unaligned_recheck_h200.jsonl: 89 slow picks against
-# 182, 4 new of its corner's 110), so it is the default. On the H100's probe files, 3 GEMMs in
-# the corner: one slow pick fewer, none new.
+# HALF_ALIGN elements (rows of A not 16-byte aligned) and at least HALF_UNALIGNED_MIN_K.
+# - Sixtieth session, on the H200 (data/addmm_bias_half_unaligned_h200.jsonl, after blind set
+#   74's cryoDRGN addmm 8 x 51433 x 1024 fp16 ran its 1-D call 1.33x the expanded one): with k
+#   unaligned and at least 4097 the 1-D call was more than 3 % slower on 158 of 220 GEMMs, up to
+#   4.63x, and on 21 of 182 aligned controls.
+# - Sixty-first session, by grids registered before their data (docs/results.md): without a
+#   smallest m the corner failed the first (data/addmm_bias_half_unaligned_check_h200.jsonl: 30
+#   slow picks against 80 for the 1-D call always, but 12 new ones of its 82 GEMMs, 11 of them at
+#   m 4; on the grid above, 25 of its 32 new ones are at m below 32). From m 32 on
+#   (HALF_UNALIGNED_MIN_M) it passed the second (data/addmm_bias_half_unaligned_recheck_h200.jsonl:
+#   89 slow picks against 182, 4 new of its 110, at most 1.07x), so it is the default. On the
+#   H100's probe files, 3 GEMMs in the corner: one slow pick fewer, none new.
 HALF_ALIGN = 8
 HALF_UNALIGNED_MIN_K = 4097
 HALF_UNALIGNED_MIN_M = 32
