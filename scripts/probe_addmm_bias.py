@@ -82,6 +82,12 @@ RECHECK_M = [2, 12, 24, 40, 80, 192, 384, 2048]
 RECHECK_UNALIGNED_K = [3071, 4099, 10241, 20483, 32771, 49157]
 RECHECK_ALIGNED_K = [3072, 10240, 32768]
 RECHECK_N = [384, 1536, 6144]
+# name -> (m, unaligned k, aligned k, n) of the three half-precision grids above.
+HALF_GRIDS = {
+    "half-unaligned": (HALF_UNALIGNED_M, HALF_UNALIGNED_K, HALF_ALIGNED_K, HALF_UNALIGNED_N),
+    "half-unaligned-check": (CHECK_M, CHECK_UNALIGNED_K, CHECK_ALIGNED_K, CHECK_N),
+    "half-unaligned-recheck": (RECHECK_M, RECHECK_UNALIGNED_K, RECHECK_ALIGNED_K, RECHECK_N),
+}
 
 
 def grid_rows(source, dtypes, ms, kns):
@@ -125,15 +131,9 @@ def grid(name):
         return boundary_rows(PER_TILE_MULTIPLES, "grid-per-tile")
     if name == "small-m":
         return boundary_rows(SMALL_M_MULTIPLES, "grid-small-m", SMALL_M, SMALL_M_N)
-    if name == "half-unaligned":
-        kns = [(k, n) for k in HALF_UNALIGNED_K + HALF_ALIGNED_K for n in HALF_UNALIGNED_N]
-        return grid_rows("grid-half-unaligned", HALF_DTYPES, HALF_UNALIGNED_M, kns)
-    if name == "half-unaligned-check":
-        kns = [(k, n) for k in CHECK_UNALIGNED_K + CHECK_ALIGNED_K for n in CHECK_N]
-        return grid_rows("grid-half-unaligned-check", HALF_DTYPES, CHECK_M, kns)
-    if name == "half-unaligned-recheck":
-        kns = [(k, n) for k in RECHECK_UNALIGNED_K + RECHECK_ALIGNED_K for n in RECHECK_N]
-        return grid_rows("grid-half-unaligned-recheck", HALF_DTYPES, RECHECK_M, kns)
+    if name in HALF_GRIDS:
+        ms, unaligned, aligned, ns = HALF_GRIDS[name]
+        return grid_rows(f"grid-{name}", HALF_DTYPES, ms, [(k, n) for k in unaligned + aligned for n in ns])
     return iter(())
 
 
@@ -209,9 +209,8 @@ def main():
     p.add_argument("--logs", nargs="*", default=[])
     p.add_argument("--gemms", nargs="*", default=[])
     p.add_argument("--rounds", type=int, default=15)
-    p.add_argument("--grid", choices=["standard", "long-k", "boundary", "per-tile", "small-m", "half-unaligned",
-                                        "half-unaligned-check", "half-unaligned-recheck", "none"],
-                   default="standard",
+    p.add_argument("--grid", choices=["standard", "long-k", "boundary", "per-tile", "small-m", *HALF_GRIDS,
+                                        "none"], default="standard",
                    help="which grid to time after the held-out GEMMs and logs (default: standard)")
     a = p.parse_args()
     print(f"torch {torch.__version__}, {torch.cuda.get_device_name()}")

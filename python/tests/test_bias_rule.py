@@ -125,7 +125,6 @@ class BiasRuleTest(unittest.TestCase):
         self.assertIn("| half_unaligned_bias (shipped) | 1 | 0 | 0 | 1.00x |", out.getvalue())
 
 
-
 class BoundaryGridTest(unittest.TestCase):
     def grid(self, name):
         had_torch = "torch" in sys.modules
@@ -174,7 +173,6 @@ class BoundaryGridTest(unittest.TestCase):
         self.assertEqual(unaligned, aligned)  # every cell has its control
         self.assertIn(("float16", 8, 1024, 51433), {(r["dtype"], r["m"], r["n"], r["k"]) for r in rows})
 
-
     def test_the_check_grid_shares_no_k_m_or_n_with_the_grid_the_rule_was_read_from(self):
         first, check = self.grid("half-unaligned"), self.grid("half-unaligned-check")
         for side in ("k", "m", "n"):
@@ -185,9 +183,9 @@ class BoundaryGridTest(unittest.TestCase):
 
     def test_the_recheck_grid_is_new_and_straddles_the_rules_edges(self):
         rows = self.grid("half-unaligned-recheck")
+        earlier = self.grid("half-unaligned") + self.grid("half-unaligned-check")
         for side in ("k", "m", "n"):
-            earlier = {r[side] for name in ("half-unaligned", "half-unaligned-check") for r in self.grid(name)}
-            self.assertFalse(earlier & {r[side] for r in rows}, side)
+            self.assertFalse({r[side] for r in earlier} & {r[side] for r in rows}, side)
         unaligned = [r for r in rows if r["k"] % 8]
         for side, edge in (("m", choices.HALF_UNALIGNED_MIN_M), ("k", choices.HALF_UNALIGNED_MIN_K)):
             self.assertTrue(any(r[side] < edge for r in unaligned) and any(r[side] >= edge for r in unaligned))
