@@ -700,6 +700,10 @@ What a decision does, before any Triton template code is generated (Inductor's
   fp16 addmm of at least 32 rows whose contraction is long and not a multiple of 8
   (`half_unaligned_addmm`), where the 1-D call's epilogue ran up to 4.6x slower on the H200;
   ``install(half_unaligned_bias=False)`` keeps the 1-D call there.
+- With ``install(fp32_small_search=True)`` (off by default until its blind check:
+  docs/results.md, sixty-second session) an `extern` decision on an fp32 `mm` or `addmm`, TF32
+  or not, of at most 2**31 multiply-adds (`fp32_small`: RL critics, GNN layers, detection heads,
+  small linears trained in fp32) is `default`.
 - Four `install()` options that failed the checks registered before their data (`one_aten`,
   `narrow_search`, `warm_all`, `decode_search`) were removed in the forty-third session;
   `narrow_search` came back in the forty-fifth, since the re-timing that its recheck lacked has
@@ -1016,16 +1020,37 @@ def bias_head(f):
             and f["n"] <= BIAS_HEAD_MAX_N)
 
 
-def installed(kind, names, f, narrow_search=True, small_bmm_search=True, bias_head_search=True):
+# An fp32 `mm` or `addmm` (strict or TF32) of at most FP32_SMALL_MAX_VOLUME multiply-adds
+# (`fp32_small`): RL critics, GNN layers, detection heads, LSTM gates and small linears trained in
+# fp32. On the fourteen pooled H200 blind sets 63-76 the shipped handler decides 20 such GEMMs
+# cuBLAS only and is over the bound on 8 of them (1.07x-1.35x, all under 35 us), where default
+# max-autotune's Triton pick is the best, against 9 over of the 182 half-precision `mm` and
+# `addmm` it decides cuBLAS only (sixty-second session). `install(fp32_small_search=True)`, off
+# by default until its blind check (docs/results.md, sixty-second session), leaves them to
+# Inductor's list, re-timed.
+FP32_SMALL_MAX_VOLUME = 2**31
+
+
+def fp32_small(f):
+    """Whether features `f` are an fp32 `mm` or `addmm` (TF32 or not) with m * k * n <=
+    FP32_SMALL_MAX_VOLUME."""
+    return (f["op"] in ("mm", "addmm") and f.get("mat1_dtype") == "torch.float32"
+            and f["m"] * f["k"] * f["n"] <= FP32_SMALL_MAX_VOLUME)
+
+
+def installed(kind, names, f, narrow_search=True, small_bmm_search=True, bias_head_search=True,
+              fp32_small_search=False):
     """Decision `(kind, names)` on features `f` as `install()` applies it: with `narrow_search`
     an `extern` decision on a narrow linear (`narrow_linear`) is `default`, with
-    `small_bmm_search` one on a `bmm` with a small side (`small_side_bmm`), and with
-    `bias_head_search` one on a half-precision biased head (`bias_head`); all three are on by
-    default. What a replay or a preview of the handler without torch decides with
+    `small_bmm_search` one on a `bmm` with a small side (`small_side_bmm`), with
+    `bias_head_search` one on a half-precision biased head (`bias_head`), and with
+    `fp32_small_search` one on a small fp32 `mm` or `addmm` (`fp32_small`); the first three are
+    on by default. What a replay or a preview of the handler without torch decides with
     (scripts/holdout_replay.py, scripts/inductor_eval.py --dry-run)."""
     if kind == "extern" and ((narrow_search and narrow_linear(f))
                              or (small_bmm_search and small_side_bmm(f))
-                             or (bias_head_search and bias_head(f))):
+                             or (bias_head_search and bias_head(f))
+                             or (fp32_small_search and fp32_small(f))):
         return "default", frozenset()
     return kind, names
 
@@ -1147,6 +1172,7 @@ class Runtime:
         self.one_aten_search = False  # install(one_aten_search=...): one ATen choice in searches
         self.bias_head_search = False  # install(bias_head_search=...): the same for biased heads
         self.half_unaligned_bias = False  # install(half_unaligned_bias=...): the bias rule's corner
+        self.fp32_small_search = False  # install(fp32_small_search=...): small fp32 GEMMs searched
         _RUNTIMES[self.key] = self
 
     # -- statistics and warnings -------------------------------------------------------------
@@ -1223,7 +1249,7 @@ class Runtime:
         try:
             kind, names = check_decision(self.decide(f))
             return installed(kind, names, f, self.narrow_search, self.small_bmm_search,
-                             self.bias_head_search), f
+                             self.bias_head_search, self.fp32_small_search), f
         except Exception as e:  # noqa: BLE001 - never raise into Inductor
             return self._error("deciding", e)
 
@@ -1368,11 +1394,11 @@ class Runtime:
 
     def factory_key(self, retime, warm_splits=True, warm_no_bias=True, narrow_search=True,
                     small_bmm_search=True, one_aten_search=True, bias_head_search=True,
-                    half_unaligned_bias=True):
+                    half_unaligned_bias=True, fp32_small_search=False):
         """The key of the factory `install(retime=..., warm_splits=..., warm_no_bias=...,
         narrow_search=..., small_bmm_search=..., one_aten_search=..., bias_head_search=...,
-        half_unaligned_bias=...)` sets: each changes what Inductor picks, so the cache must tell
-        them apart."""
+        half_unaligned_bias=..., fp32_small_search=...)` sets: each changes what Inductor picks,
+        so the cache must tell them apart."""
         return (self.key + ("-retime" if retime else "")
                 + ("-warm-splits" if retime and warm_splits else "")
                 + ("-warm-no-bias" if retime and warm_no_bias else "")
@@ -1380,11 +1406,12 @@ class Runtime:
                 + ("-small-bmm-search" if small_bmm_search else "")
                 + ("-one-aten-search" if one_aten_search else "")
                 + ("-bias-head-search" if bias_head_search else "")
-                + ("-half-unaligned-bias" if half_unaligned_bias else ""))
+                + ("-half-unaligned-bias" if half_unaligned_bias else "")
+                + ("-fp32-small-search" if fp32_small_search else ""))
 
     def install(self, align_ptxas=True, retime=True, warm_splits=True, warm_no_bias=True,
                 narrow_search=True, small_bmm_search=True, one_aten_search=True,
-                bias_head_search=True, half_unaligned_bias=True):
+                bias_head_search=True, half_unaligned_bias=True, fp32_small_search=False):
         """Installs the heuristic for every graph Inductor compiles from now on; True if
         installed, False if refused (the device or PyTorch differ; warned once). With
         `align_ptxas` (the default), this process's Triton also uses the ptxas of Inductor's
@@ -1409,7 +1436,10 @@ class Runtime:
         left to Inductor's list (`bias_head`). With `half_unaligned_bias` (the default since its
         blind check: docs/results.md, sixty-first session) the bias rule gives a bf16 or fp16
         addmm of at least 32 rows with a long contraction that is not a multiple of 8 the
-        expanded call (`half_unaligned_addmm`). `uninstall()` undoes all of it."""
+        expanded call (`half_unaligned_addmm`). With `fp32_small_search` (off by default until its
+        blind check: docs/results.md, sixty-second session) a small fp32 `mm` or `addmm` that
+        `decide` gives cuBLAS alone is left to Inductor's list (`fp32_small`). `uninstall()`
+        undoes all of it."""
         if self.active:
             return True
         import torch
@@ -1431,12 +1461,13 @@ class Runtime:
             prev = prev.prev
         self._factory_key = self.factory_key(retime, warm_splits, warm_no_bias, narrow_search,
                                              small_bmm_search, one_aten_search, bias_head_search,
-                                             half_unaligned_bias)
+                                             half_unaligned_bias, fp32_small_search)
         self.narrow_search = bool(narrow_search)
         self.small_bmm_search = bool(small_bmm_search)
         self.one_aten_search = bool(one_aten_search)
         self.bias_head_search = bool(bias_head_search)
         self.half_unaligned_bias = bool(half_unaligned_bias)
+        self.fp32_small_search = bool(fp32_small_search)
         _RUNTIMES[self._factory_key] = self
         config.inductor_choices_class = ChoicesFactory(self._factory_key, prev)
         slot = virtualized._choices
@@ -1473,6 +1504,7 @@ class Runtime:
         self.one_aten_search = False
         self.bias_head_search = False
         self.half_unaligned_bias = False
+        self.fp32_small_search = False
         config, prev, slot, hook = self._saved
         self._saved = None
         ptxas_restore(self._ptxas)
@@ -1503,11 +1535,11 @@ def _default_runtime():
 
 def install(align_ptxas=True, retime=True, warm_splits=True, warm_no_bias=True, narrow_search=True,
             small_bmm_search=True, one_aten_search=True, bias_head_search=True,
-            half_unaligned_bias=True):
+            half_unaligned_bias=True, fp32_small_search=False):
     """Installs this module's heuristic (see the module docstring); True if installed."""
     return _default_runtime().install(align_ptxas, retime, warm_splits, warm_no_bias, narrow_search,
                                       small_bmm_search, one_aten_search, bias_head_search,
-                                      half_unaligned_bias)
+                                      half_unaligned_bias, fp32_small_search)
 
 
 def uninstall():

@@ -192,6 +192,22 @@ class Decisions(unittest.TestCase):
         self.assertEqual(choices.installed("keep", frozenset({"a"}), head, bias_head_search=True),
                          ("keep", frozenset({"a"})))
 
+    def test_fp32_small_search_leaves_a_small_fp32_cublas_decision_to_the_search(self):
+        critic = {"op": "addmm", "m": 256, "k": 393, "n": 256, "mat1_dtype": "torch.float32"}
+        self.assertEqual(choices.installed("extern", frozenset(), critic), ("extern", frozenset()))  # off by default
+        self.assertEqual(choices.installed("extern", frozenset(), critic, fp32_small_search=True),
+                         ("default", frozenset()))
+        self.assertEqual(choices.installed("drop", frozenset({"a"}), critic, fp32_small_search=True),
+                         ("drop", frozenset({"a"})))
+
+    def test_a_small_fp32_gemm_is_an_mm_or_addmm_of_at_most_2_to_the_31_multiply_adds(self):
+        f = {"op": "mm", "m": 512, "k": 2048, "n": 2048, "mat1_dtype": "torch.float32"}  # 2**31 exactly
+        self.assertTrue(choices.fp32_small(f))
+        self.assertTrue(choices.fp32_small(dict(f, op="addmm", m=8, k=8, n=8)))
+        for other in ({"op": "bmm"}, {"m": 513}, {"mat1_dtype": "torch.bfloat16"},
+                      {"mat1_dtype": "torch.float16"}):
+            self.assertFalse(choices.fp32_small(dict(f, **other)), other)
+
     def test_a_bias_head_is_a_half_precision_addmm_of_128_to_256_rows_with_a_long_input(self):
         f = {"op": "addmm", "m": 128, "k": 2048, "n": 4096, "mat1_dtype": "torch.bfloat16"}
         self.assertTrue(choices.bias_head(f))
@@ -334,6 +350,21 @@ class Decisions(unittest.TestCase):
         rt.bias_head_search = True
         self.assertEqual(run(256), 5)  # 256 x 4096 x 4096: the whole list, both calls and Triton
         self.assertEqual((run(512), run(256, "torch.float32")), (1, 1))  # too many rows; fp32
+        self.assertEqual((rt.stats()["extern"], rt.stats()["default"]), (3, 1))
+
+    def test_fp32_small_search_searches_a_small_fp32_cublas_decision(self):
+        rt = choices.Runtime(HEURISTIC, lambda f: ("extern", ()))
+        rt.active = True
+
+        def run(m, dtype="torch.float32"):
+            tc = self.addmm_choices()
+            with fake_torch():
+                return len(rt.finalize(self.inner, tc, self.addmm_inputs(m, dtype, k=64), templates_of(tc),
+                                       "addmm", None))
+        self.assertEqual(run(64), 1)  # off until install() turns it on
+        rt.fp32_small_search = True
+        self.assertEqual(run(64), 5)  # 64 x 64 x 4096: the whole list, both calls and Triton
+        self.assertEqual((run(8193), run(64, "torch.float16")), (1, 1))  # over 2**31; half precision
         self.assertEqual((rt.stats()["extern"], rt.stats()["default"]), (3, 1))
 
     def test_one_aten_search_keeps_the_bias_rules_call_in_the_lists_left_to_the_search(self):

@@ -146,6 +146,14 @@ class Install(unittest.TestCase):
             self.assertTrue(self.rt.half_unaligned_bias)
             self.rt.uninstall()
             self.assertFalse(self.rt.half_unaligned_bias)
+            self.assertFalse(self.rt.fp32_small_search)  # off by default
+            self.assertTrue(self.rt.install(retime=False, narrow_search=False, small_bmm_search=False,
+                                            one_aten_search=False, bias_head_search=False,
+                                            half_unaligned_bias=False, fp32_small_search=True))
+            self.assertEqual(config.inductor_choices_class.key, f"{plain_key}-fp32-small-search")
+            self.assertTrue(self.rt.fp32_small_search)
+            self.rt.uninstall()
+            self.assertFalse(self.rt.fp32_small_search)
 
     def test_a_wrapped_handler_has_a_uuid_with_the_heuristics_key(self):
         # PyTorch after 2.11 keys its caches on the configured handler's uuid() and refuses one
