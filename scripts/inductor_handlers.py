@@ -42,8 +42,8 @@ SWITCHES = (
                             "since the sixty-first session)"),
     ("fp32_small_search", "an fp32 mm or addmm (TF32 or not) of at most 2**31 multiply-adds "
                           "(choices.fp32_small: RL critics, GNN layers, small linears trained in "
-                          "fp32) that it decides cuBLAS only is left to max-autotune (off by "
-                          "default: registered in the sixty-second session)"),
+                          "fp32) that it decides cuBLAS only is left to max-autotune (the default "
+                          "of handler modules since the sixty-second session)"),
 )
 
 
@@ -70,8 +70,8 @@ def installed_decide(module, options=None):
     """`decide` of handler `module` as its `install(**options)` applies a decision (the module's
     `installed`: since the forty-fifth session a linear to a narrow output that the tree gives
     cuBLAS alone is left to the search by default, since the forty-seventh a `bmm` with a
-    small side, and since the forty-ninth a half-precision biased head; `fp32_small_search`,
-    off by default, a small fp32 mm or addmm). Options of DECIDING
+    small side, since the forty-ninth a half-precision biased head, and since the sixty-second
+    a small fp32 mm or addmm). Options of DECIDING
     not in `options` keep the module's defaults. A module generated before `installed` existed
     decides as its tree does."""
     decide, installed = module.decide, getattr(module, "installed", None)

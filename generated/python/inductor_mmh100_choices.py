@@ -700,10 +700,10 @@ What a decision does, before any Triton template code is generated (Inductor's
   fp16 addmm of at least 32 rows whose contraction is long and not a multiple of 8
   (`half_unaligned_addmm`), where the 1-D call's epilogue ran up to 4.6x slower on the H200;
   ``install(half_unaligned_bias=False)`` keeps the 1-D call there.
-- With ``install(fp32_small_search=True)`` (off by default until its blind check:
-  docs/results.md, sixty-second session) an `extern` decision on an fp32 `mm` or `addmm`, TF32
-  or not, of at most 2**31 multiply-adds (`fp32_small`: RL critics, GNN layers, detection heads,
-  small linears trained in fp32) is `default`.
+- With ``install(fp32_small_search=True)`` (the default since its blind check: docs/results.md,
+  sixty-second session) an `extern` decision on an fp32 `mm` or `addmm`, TF32 or not, of at
+  most 2**31 multiply-adds (`fp32_small`: RL critics, GNN layers, detection heads, small linears
+  trained in fp32) is `default`; ``install(fp32_small_search=False)`` leaves it cuBLAS only.
 - Four `install()` options that failed the checks registered before their data (`one_aten`,
   `narrow_search`, `warm_all`, `decode_search`) were removed in the forty-third session;
   `narrow_search` came back in the forty-fifth, since the re-timing that its recheck lacked has
@@ -1023,11 +1023,12 @@ def bias_head(f):
 # An fp32 `mm` or `addmm` (strict or TF32) of at most FP32_SMALL_MAX_VOLUME multiply-adds
 # (`fp32_small`): RL critics, GNN layers, detection heads, LSTM gates and small linears trained in
 # fp32. On the fourteen pooled H200 blind sets 63-76 the shipped handler decides 20 such GEMMs
-# cuBLAS only and is over the bound on 8 of them (1.07x-1.35x, all under 35 us), where default
-# max-autotune's Triton pick is the best, against 9 over of the 182 half-precision `mm` and
-# `addmm` it decides cuBLAS only (sixty-second session). `install(fp32_small_search=True)`, off
-# by default until its blind check (docs/results.md, sixty-second session), leaves them to
-# Inductor's list, re-timed.
+# cuBLAS only and is over the bound on 9 of them (1.07x-1.33x, all under 35 us), where default
+# max-autotune's Triton pick is the best, against 9 over of the 179 half-precision `mm` and
+# `addmm` it decides cuBLAS only (sixty-second session). `install(fp32_small_search=True)` leaves
+# them to Inductor's list, re-timed, the default since its blind check (docs/results.md,
+# sixty-second session: on 15 blind such GEMMs over the bound on 2 against the tree's 4, none
+# new, 0.940x its run time, 5.2x less autotuning than default max-autotune's).
 FP32_SMALL_MAX_VOLUME = 2**31
 
 
@@ -1039,13 +1040,13 @@ def fp32_small(f):
 
 
 def installed(kind, names, f, narrow_search=True, small_bmm_search=True, bias_head_search=True,
-              fp32_small_search=False):
+              fp32_small_search=True):
     """Decision `(kind, names)` on features `f` as `install()` applies it: with `narrow_search`
     an `extern` decision on a narrow linear (`narrow_linear`) is `default`, with
     `small_bmm_search` one on a `bmm` with a small side (`small_side_bmm`), with
     `bias_head_search` one on a half-precision biased head (`bias_head`), and with
-    `fp32_small_search` one on a small fp32 `mm` or `addmm` (`fp32_small`); the first three are
-    on by default. What a replay or a preview of the handler without torch decides with
+    `fp32_small_search` one on a small fp32 `mm` or `addmm` (`fp32_small`); all four are on by
+    default. What a replay or a preview of the handler without torch decides with
     (scripts/holdout_replay.py, scripts/inductor_eval.py --dry-run)."""
     if kind == "extern" and ((narrow_search and narrow_linear(f))
                              or (small_bmm_search and small_side_bmm(f))
@@ -1394,7 +1395,7 @@ class Runtime:
 
     def factory_key(self, retime, warm_splits=True, warm_no_bias=True, narrow_search=True,
                     small_bmm_search=True, one_aten_search=True, bias_head_search=True,
-                    half_unaligned_bias=True, fp32_small_search=False):
+                    half_unaligned_bias=True, fp32_small_search=True):
         """The key of the factory `install(retime=..., warm_splits=..., warm_no_bias=...,
         narrow_search=..., small_bmm_search=..., one_aten_search=..., bias_head_search=...,
         half_unaligned_bias=..., fp32_small_search=...)` sets: each changes what Inductor picks,
@@ -1411,7 +1412,7 @@ class Runtime:
 
     def install(self, align_ptxas=True, retime=True, warm_splits=True, warm_no_bias=True,
                 narrow_search=True, small_bmm_search=True, one_aten_search=True,
-                bias_head_search=True, half_unaligned_bias=True, fp32_small_search=False):
+                bias_head_search=True, half_unaligned_bias=True, fp32_small_search=True):
         """Installs the heuristic for every graph Inductor compiles from now on; True if
         installed, False if refused (the device or PyTorch differ; warned once). With
         `align_ptxas` (the default), this process's Triton also uses the ptxas of Inductor's
@@ -1436,7 +1437,7 @@ class Runtime:
         left to Inductor's list (`bias_head`). With `half_unaligned_bias` (the default since its
         blind check: docs/results.md, sixty-first session) the bias rule gives a bf16 or fp16
         addmm of at least 32 rows with a long contraction that is not a multiple of 8 the
-        expanded call (`half_unaligned_addmm`). With `fp32_small_search` (off by default until its
+        expanded call (`half_unaligned_addmm`). With `fp32_small_search` (the default since its
         blind check: docs/results.md, sixty-second session) a small fp32 `mm` or `addmm` that
         `decide` gives cuBLAS alone is left to Inductor's list (`fp32_small`). `uninstall()`
         undoes all of it."""
@@ -1535,7 +1536,7 @@ def _default_runtime():
 
 def install(align_ptxas=True, retime=True, warm_splits=True, warm_no_bias=True, narrow_search=True,
             small_bmm_search=True, one_aten_search=True, bias_head_search=True,
-            half_unaligned_bias=True, fp32_small_search=False):
+            half_unaligned_bias=True, fp32_small_search=True):
     """Installs this module's heuristic (see the module docstring); True if installed."""
     return _default_runtime().install(align_ptxas, retime, warm_splits, warm_no_bias, narrow_search,
                                       small_bmm_search, one_aten_search, bias_head_search,

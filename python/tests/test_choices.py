@@ -194,9 +194,9 @@ class Decisions(unittest.TestCase):
 
     def test_fp32_small_search_leaves_a_small_fp32_cublas_decision_to_the_search(self):
         critic = {"op": "addmm", "m": 256, "k": 393, "n": 256, "mat1_dtype": "torch.float32"}
-        self.assertEqual(choices.installed("extern", frozenset(), critic), ("extern", frozenset()))  # off by default
-        self.assertEqual(choices.installed("extern", frozenset(), critic, fp32_small_search=True),
-                         ("default", frozenset()))
+        self.assertEqual(choices.installed("extern", frozenset(), critic), ("default", frozenset()))  # by default
+        self.assertEqual(choices.installed("extern", frozenset(), critic, fp32_small_search=False),
+                         ("extern", frozenset()))
         self.assertEqual(choices.installed("drop", frozenset({"a"}), critic, fp32_small_search=True),
                          ("drop", frozenset({"a"})))
 

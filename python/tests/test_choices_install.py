@@ -72,13 +72,15 @@ class Install(unittest.TestCase):
             savers.append("a recorder of picks")
             config = torch._inductor.config
             self.assertTrue(self.rt.install(retime=False, narrow_search=False, small_bmm_search=False,
-                                            one_aten_search=False, bias_head_search=False, half_unaligned_bias=False))
+                                            one_aten_search=False, bias_head_search=False, half_unaligned_bias=False,
+                                            fp32_small_search=False))
             plain_key = config.inductor_choices_class.key
             self.assertEqual(savers, ["a recorder of picks"])
             self.assertFalse(self.rt.narrow_search or self.rt.small_bmm_search)
             self.rt.uninstall()
             self.assertTrue(self.rt.install(retime=False, small_bmm_search=False, one_aten_search=False,
-                                            bias_head_search=False, half_unaligned_bias=False))  # narrow linears searched by default
+                                            bias_head_search=False, half_unaligned_bias=False,
+                                            fp32_small_search=False))  # narrow linears searched by default
             self.assertEqual(config.inductor_choices_class.key, f"{plain_key}-narrow-search")
             self.assertTrue(self.rt.narrow_search)
             self.rt.uninstall()
@@ -86,9 +88,10 @@ class Install(unittest.TestCase):
             self.assertTrue(self.rt.install())  # re-timed, splits and mm / bmm warm, all searched, by default
             self.assertEqual(config.inductor_choices_class.key,
                              f"{plain_key}-retime-warm-splits-warm-no-bias-narrow-search-small-bmm-search"
-                             "-one-aten-search-bias-head-search-half-unaligned-bias")
+                             "-one-aten-search-bias-head-search-half-unaligned-bias-fp32-small-search")
             self.assertTrue(self.rt.narrow_search and self.rt.small_bmm_search and self.rt.one_aten_search
-                            and self.rt.bias_head_search and self.rt.half_unaligned_bias)
+                            and self.rt.bias_head_search and self.rt.half_unaligned_bias
+                            and self.rt.fp32_small_search)
             self.assertEqual(savers[1:], ["a recorder of picks"])
             self.assertEqual(type(savers[0]).__name__, "Retimer")
             saver = savers[0]
@@ -99,41 +102,48 @@ class Install(unittest.TestCase):
             self.assertIsNone(config.inductor_choices_class)
             self.assertTrue(self.rt.install(warm_splits=False, warm_no_bias=False, narrow_search=False,
                                             small_bmm_search=False, one_aten_search=False,
-                                            bias_head_search=False, half_unaligned_bias=False))
+                                            bias_head_search=False, half_unaligned_bias=False,
+                                            fp32_small_search=False))
             self.assertEqual(config.inductor_choices_class.key, f"{plain_key}-retime")
             self.assertFalse(savers[0].warm or savers[0].warm_no_bias)
             self.rt.uninstall()
             self.assertTrue(self.rt.install(warm_no_bias=False, narrow_search=False,
                                             small_bmm_search=False, one_aten_search=False,
-                                            bias_head_search=False, half_unaligned_bias=False))
+                                            bias_head_search=False, half_unaligned_bias=False,
+                                            fp32_small_search=False))
             self.assertEqual(config.inductor_choices_class.key, f"{plain_key}-retime-warm-splits")
             self.assertTrue(savers[0].warm and not savers[0].warm_no_bias)
             self.rt.uninstall()
             self.assertTrue(self.rt.install(warm_splits=False, narrow_search=False,
                                             small_bmm_search=False, one_aten_search=False,
-                                            bias_head_search=False, half_unaligned_bias=False))
+                                            bias_head_search=False, half_unaligned_bias=False,
+                                            fp32_small_search=False))
             self.assertEqual(config.inductor_choices_class.key, f"{plain_key}-retime-warm-no-bias")
             self.rt.uninstall()
             self.assertTrue(self.rt.install(retime=False, warm_splits=True, narrow_search=False,
                                             small_bmm_search=False, one_aten_search=False,
-                                            bias_head_search=False, half_unaligned_bias=False))  # nothing to re-time
+                                            bias_head_search=False, half_unaligned_bias=False,
+                                            fp32_small_search=False))  # nothing to re-time
             self.assertEqual((config.inductor_choices_class.key, savers), (plain_key, ["a recorder of picks"]))
             self.rt.uninstall()
             self.assertTrue(self.rt.install(retime=False, narrow_search=False, small_bmm_search=True,
-                                            one_aten_search=False, bias_head_search=False, half_unaligned_bias=False))
+                                            one_aten_search=False, bias_head_search=False, half_unaligned_bias=False,
+                                            fp32_small_search=False))
             self.assertEqual(config.inductor_choices_class.key, f"{plain_key}-small-bmm-search")
             self.assertTrue(self.rt.small_bmm_search)
             self.rt.uninstall()
             self.assertFalse(self.rt.small_bmm_search)
             self.assertFalse(self.rt.one_aten_search)
             self.assertTrue(self.rt.install(retime=False, narrow_search=False, small_bmm_search=False,
-                                            bias_head_search=False, half_unaligned_bias=False))
+                                            bias_head_search=False, half_unaligned_bias=False,
+                                            fp32_small_search=False))
             self.assertEqual(config.inductor_choices_class.key, f"{plain_key}-one-aten-search")
             self.assertTrue(self.rt.one_aten_search)
             self.rt.uninstall()
             self.assertFalse(self.rt.one_aten_search)
             self.assertTrue(self.rt.install(retime=False, narrow_search=False, small_bmm_search=False,
-                                            one_aten_search=False, bias_head_search=True, half_unaligned_bias=False))
+                                            one_aten_search=False, bias_head_search=True, half_unaligned_bias=False,
+                                            fp32_small_search=False))
             self.assertEqual(config.inductor_choices_class.key, f"{plain_key}-bias-head-search")
             self.assertTrue(self.rt.bias_head_search)
             self.rt.uninstall()
@@ -141,12 +151,13 @@ class Install(unittest.TestCase):
             self.assertFalse(self.rt.half_unaligned_bias)  # off until install() turns it on
             self.assertTrue(self.rt.install(retime=False, narrow_search=False, small_bmm_search=False,
                                             one_aten_search=False, bias_head_search=False,
-                                            half_unaligned_bias=True))
+                                            half_unaligned_bias=True,
+                                            fp32_small_search=False))
             self.assertEqual(config.inductor_choices_class.key, f"{plain_key}-half-unaligned-bias")
             self.assertTrue(self.rt.half_unaligned_bias)
             self.rt.uninstall()
             self.assertFalse(self.rt.half_unaligned_bias)
-            self.assertFalse(self.rt.fp32_small_search)  # off by default
+            self.assertFalse(self.rt.fp32_small_search)  # off until install() turns it on
             self.assertTrue(self.rt.install(retime=False, narrow_search=False, small_bmm_search=False,
                                             one_aten_search=False, bias_head_search=False,
                                             half_unaligned_bias=False, fp32_small_search=True))
