@@ -46,6 +46,18 @@ def call_handler(handler, ki, tc=None, op="mm"):
     return handler._finalize_template_configs(tc, ki, templates_of(tc), op, {})
 
 
+# The install() options that change what a decision searches or keeps, each with its own key
+# suffix (the option's name with dashes), and all of them off: the plain install the test keys
+# against.
+SEARCH_OPTIONS = ("narrow_search", "small_bmm_search", "one_aten_search", "bias_head_search",
+                  "half_unaligned_bias", "fp32_small_search")
+
+
+def searches_off(**on):
+    """install()'s keyword arguments with every option of SEARCH_OPTIONS off but those in `on`."""
+    return dict(dict.fromkeys(SEARCH_OPTIONS, False), **on)
+
+
 class Install(unittest.TestCase):
     def setUp(self):
         self.rt = choices.Runtime(HEURISTIC, decide_by_m)
@@ -71,27 +83,16 @@ class Install(unittest.TestCase):
             savers = torch._inductor.select_algorithm.get_algorithm_selector_cache().feedback_saver_fns
             savers.append("a recorder of picks")
             config = torch._inductor.config
-            self.assertTrue(self.rt.install(retime=False, narrow_search=False, small_bmm_search=False,
-                                            one_aten_search=False, bias_head_search=False, half_unaligned_bias=False,
-                                            fp32_small_search=False))
+            self.assertTrue(self.rt.install(retime=False, **searches_off()))
             plain_key = config.inductor_choices_class.key
             self.assertEqual(savers, ["a recorder of picks"])
-            self.assertFalse(self.rt.narrow_search or self.rt.small_bmm_search)
+            self.assertFalse(any(getattr(self.rt, option) for option in SEARCH_OPTIONS))
             self.rt.uninstall()
-            self.assertTrue(self.rt.install(retime=False, small_bmm_search=False, one_aten_search=False,
-                                            bias_head_search=False, half_unaligned_bias=False,
-                                            fp32_small_search=False))  # narrow linears searched by default
-            self.assertEqual(config.inductor_choices_class.key, f"{plain_key}-narrow-search")
-            self.assertTrue(self.rt.narrow_search)
-            self.rt.uninstall()
-            self.assertFalse(self.rt.narrow_search)
             self.assertTrue(self.rt.install())  # re-timed, splits and mm / bmm warm, all searched, by default
             self.assertEqual(config.inductor_choices_class.key,
                              f"{plain_key}-retime-warm-splits-warm-no-bias-narrow-search-small-bmm-search"
                              "-one-aten-search-bias-head-search-half-unaligned-bias-fp32-small-search")
-            self.assertTrue(self.rt.narrow_search and self.rt.small_bmm_search and self.rt.one_aten_search
-                            and self.rt.bias_head_search and self.rt.half_unaligned_bias
-                            and self.rt.fp32_small_search)
+            self.assertTrue(all(getattr(self.rt, option) for option in SEARCH_OPTIONS))
             self.assertEqual(savers[1:], ["a recorder of picks"])
             self.assertEqual(type(savers[0]).__name__, "Retimer")
             saver = savers[0]
@@ -100,71 +101,28 @@ class Install(unittest.TestCase):
             self.assertEqual(savers, ["a recorder of picks"])
             self.assertFalse(saver.active)
             self.assertIsNone(config.inductor_choices_class)
-            self.assertTrue(self.rt.install(warm_splits=False, warm_no_bias=False, narrow_search=False,
-                                            small_bmm_search=False, one_aten_search=False,
-                                            bias_head_search=False, half_unaligned_bias=False,
-                                            fp32_small_search=False))
+            self.assertTrue(self.rt.install(warm_splits=False, warm_no_bias=False, **searches_off()))
             self.assertEqual(config.inductor_choices_class.key, f"{plain_key}-retime")
             self.assertFalse(savers[0].warm or savers[0].warm_no_bias)
             self.rt.uninstall()
-            self.assertTrue(self.rt.install(warm_no_bias=False, narrow_search=False,
-                                            small_bmm_search=False, one_aten_search=False,
-                                            bias_head_search=False, half_unaligned_bias=False,
-                                            fp32_small_search=False))
+            self.assertTrue(self.rt.install(warm_no_bias=False, **searches_off()))
             self.assertEqual(config.inductor_choices_class.key, f"{plain_key}-retime-warm-splits")
             self.assertTrue(savers[0].warm and not savers[0].warm_no_bias)
             self.rt.uninstall()
-            self.assertTrue(self.rt.install(warm_splits=False, narrow_search=False,
-                                            small_bmm_search=False, one_aten_search=False,
-                                            bias_head_search=False, half_unaligned_bias=False,
-                                            fp32_small_search=False))
+            self.assertTrue(self.rt.install(warm_splits=False, **searches_off()))
             self.assertEqual(config.inductor_choices_class.key, f"{plain_key}-retime-warm-no-bias")
             self.rt.uninstall()
-            self.assertTrue(self.rt.install(retime=False, warm_splits=True, narrow_search=False,
-                                            small_bmm_search=False, one_aten_search=False,
-                                            bias_head_search=False, half_unaligned_bias=False,
-                                            fp32_small_search=False))  # nothing to re-time
+            self.assertTrue(self.rt.install(retime=False, warm_splits=True, **searches_off()))  # nothing to re-time
             self.assertEqual((config.inductor_choices_class.key, savers), (plain_key, ["a recorder of picks"]))
             self.rt.uninstall()
-            self.assertTrue(self.rt.install(retime=False, narrow_search=False, small_bmm_search=True,
-                                            one_aten_search=False, bias_head_search=False, half_unaligned_bias=False,
-                                            fp32_small_search=False))
-            self.assertEqual(config.inductor_choices_class.key, f"{plain_key}-small-bmm-search")
-            self.assertTrue(self.rt.small_bmm_search)
-            self.rt.uninstall()
-            self.assertFalse(self.rt.small_bmm_search)
-            self.assertFalse(self.rt.one_aten_search)
-            self.assertTrue(self.rt.install(retime=False, narrow_search=False, small_bmm_search=False,
-                                            bias_head_search=False, half_unaligned_bias=False,
-                                            fp32_small_search=False))
-            self.assertEqual(config.inductor_choices_class.key, f"{plain_key}-one-aten-search")
-            self.assertTrue(self.rt.one_aten_search)
-            self.rt.uninstall()
-            self.assertFalse(self.rt.one_aten_search)
-            self.assertTrue(self.rt.install(retime=False, narrow_search=False, small_bmm_search=False,
-                                            one_aten_search=False, bias_head_search=True, half_unaligned_bias=False,
-                                            fp32_small_search=False))
-            self.assertEqual(config.inductor_choices_class.key, f"{plain_key}-bias-head-search")
-            self.assertTrue(self.rt.bias_head_search)
-            self.rt.uninstall()
-            self.assertFalse(self.rt.bias_head_search)
-            self.assertFalse(self.rt.half_unaligned_bias)  # off until install() turns it on
-            self.assertTrue(self.rt.install(retime=False, narrow_search=False, small_bmm_search=False,
-                                            one_aten_search=False, bias_head_search=False,
-                                            half_unaligned_bias=True,
-                                            fp32_small_search=False))
-            self.assertEqual(config.inductor_choices_class.key, f"{plain_key}-half-unaligned-bias")
-            self.assertTrue(self.rt.half_unaligned_bias)
-            self.rt.uninstall()
-            self.assertFalse(self.rt.half_unaligned_bias)
-            self.assertFalse(self.rt.fp32_small_search)  # off until install() turns it on
-            self.assertTrue(self.rt.install(retime=False, narrow_search=False, small_bmm_search=False,
-                                            one_aten_search=False, bias_head_search=False,
-                                            half_unaligned_bias=False, fp32_small_search=True))
-            self.assertEqual(config.inductor_choices_class.key, f"{plain_key}-fp32-small-search")
-            self.assertTrue(self.rt.fp32_small_search)
-            self.rt.uninstall()
-            self.assertFalse(self.rt.fp32_small_search)
+            for option in SEARCH_OPTIONS:  # each alone: its own key suffix, on while installed
+                self.assertFalse(getattr(self.rt, option), option)  # off until install() turns it on
+                self.assertTrue(self.rt.install(retime=False, **searches_off(**{option: True})))
+                self.assertEqual(config.inductor_choices_class.key,
+                                 f"{plain_key}-{option.replace('_', '-')}")
+                self.assertTrue(getattr(self.rt, option), option)
+                self.rt.uninstall()
+                self.assertFalse(getattr(self.rt, option), option)
 
     def test_a_wrapped_handler_has_a_uuid_with_the_heuristics_key(self):
         # PyTorch after 2.11 keys its caches on the configured handler's uuid() and refuses one
