@@ -94,7 +94,8 @@ cached tokens, n <= 256, a head's width).
 experts run as a `bmm` over 65-256 tokens each).
 
 `--with OPTION` replays `--handler` as its `install(OPTION=True)` decides (an option that changes
-decisions: narrow_search, small_bmm_search, bias_head_search, fp32_small_search), and
+decisions: narrow_search, small_bmm_search, bias_head_search, fp32_small_search,
+half_few_rows_search), and
 `--without OPTION` as `install(OPTION=False)` does; `--against` stays at its module's defaults,
 so `--handler H.py --without small_bmm_search --against H.py` scores what the option, on by
 default, changes on the shipped tree.

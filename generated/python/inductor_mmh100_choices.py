@@ -704,6 +704,10 @@ What a decision does, before any Triton template code is generated (Inductor's
   sixty-second session) an `extern` decision on an fp32 `mm` or `addmm`, TF32 or not, of at
   most 2**31 multiply-adds (`fp32_small`: RL critics, GNN layers, detection heads, small linears
   trained in fp32) is `default`; ``install(fp32_small_search=False)`` leaves it cuBLAS only.
+- With ``install(half_few_rows_search=True)`` (off by default until its blind check:
+  docs/results.md, sixty-third session) an `extern` decision on a bf16 or fp16 `mm` or `addmm`
+  of at most 256 rows and 2**31 multiply-adds (`half_few_rows`: decode steps, small-batch heads)
+  is `default`.
 - Four `install()` options that failed the checks registered before their data (`one_aten`,
   `narrow_search`, `warm_all`, `decode_search`) were removed in the forty-third session;
   `narrow_search` came back in the forty-fifth, since the re-timing that its recheck lacked has
@@ -1039,19 +1043,41 @@ def fp32_small(f):
             and f["m"] * f["k"] * f["n"] <= FP32_SMALL_MAX_VOLUME)
 
 
+# A bf16 or fp16 `mm` or `addmm` of at most HALF_FEW_ROWS_MAX_M rows and HALF_FEW_ROWS_MAX_VOLUME
+# multiply-adds (`half_few_rows`): a decode step's linears over 1-256 sequences, heads and
+# projections at a small batch. On the fifteen pooled H200 blind sets 63-77 the shipped handler
+# decides 27 such GEMMs cuBLAS only and is over the bound on 8 of them (1.04x-2.26x; seven under
+# 12 us, one of 107 us), where default max-autotune's Triton pick is the best, against 1 over of
+# the 164 other half-precision `mm` and `addmm` it decides cuBLAS only (sixty-third session).
+# `install(half_few_rows_search=True)`, off by default until its blind check (docs/results.md,
+# sixty-third session), leaves them to Inductor's list, re-timed.
+HALF_FEW_ROWS_MAX_M = 256
+HALF_FEW_ROWS_MAX_VOLUME = 2**31
+
+
+def half_few_rows(f):
+    """Whether features `f` are a bf16 or fp16 `mm` or `addmm` with m <= HALF_FEW_ROWS_MAX_M
+    and m * k * n <= HALF_FEW_ROWS_MAX_VOLUME."""
+    return (f["op"] in ("mm", "addmm") and f.get("mat1_dtype") in HALF_DTYPES
+            and f["m"] <= HALF_FEW_ROWS_MAX_M
+            and f["m"] * f["k"] * f["n"] <= HALF_FEW_ROWS_MAX_VOLUME)
+
+
 def installed(kind, names, f, narrow_search=True, small_bmm_search=True, bias_head_search=True,
-              fp32_small_search=True):
+              fp32_small_search=True, half_few_rows_search=False):
     """Decision `(kind, names)` on features `f` as `install()` applies it: with `narrow_search`
     an `extern` decision on a narrow linear (`narrow_linear`) is `default`, with
     `small_bmm_search` one on a `bmm` with a small side (`small_side_bmm`), with
     `bias_head_search` one on a half-precision biased head (`bias_head`), and with
-    `fp32_small_search` one on a small fp32 `mm` or `addmm` (`fp32_small`); all four are on by
-    default. What a replay or a preview of the handler without torch decides with
+    `fp32_small_search` one on a small fp32 `mm` or `addmm` (`fp32_small`), and with
+    `half_few_rows_search` one on a half-precision `mm` or `addmm` of few rows (`half_few_rows`);
+    the first four are on by default. What a replay or a preview of the handler without torch decides with
     (scripts/holdout_replay.py, scripts/inductor_eval.py --dry-run)."""
     if kind == "extern" and ((narrow_search and narrow_linear(f))
                              or (small_bmm_search and small_side_bmm(f))
                              or (bias_head_search and bias_head(f))
-                             or (fp32_small_search and fp32_small(f))):
+                             or (fp32_small_search and fp32_small(f))
+                             or (half_few_rows_search and half_few_rows(f))):
         return "default", frozenset()
     return kind, names
 
@@ -1174,6 +1200,7 @@ class Runtime:
         self.bias_head_search = False  # install(bias_head_search=...): the same for biased heads
         self.half_unaligned_bias = False  # install(half_unaligned_bias=...): the bias rule's corner
         self.fp32_small_search = False  # install(fp32_small_search=...): small fp32 GEMMs searched
+        self.half_few_rows_search = False  # install(half_few_rows_search=...): the same, half, few rows
         _RUNTIMES[self.key] = self
 
     # -- statistics and warnings -------------------------------------------------------------
@@ -1250,7 +1277,8 @@ class Runtime:
         try:
             kind, names = check_decision(self.decide(f))
             return installed(kind, names, f, self.narrow_search, self.small_bmm_search,
-                             self.bias_head_search, self.fp32_small_search), f
+                             self.bias_head_search, self.fp32_small_search,
+                             self.half_few_rows_search), f
         except Exception as e:  # noqa: BLE001 - never raise into Inductor
             return self._error("deciding", e)
 
@@ -1395,10 +1423,10 @@ class Runtime:
 
     def factory_key(self, retime, warm_splits=True, warm_no_bias=True, narrow_search=True,
                     small_bmm_search=True, one_aten_search=True, bias_head_search=True,
-                    half_unaligned_bias=True, fp32_small_search=True):
+                    half_unaligned_bias=True, fp32_small_search=True, half_few_rows_search=False):
         """The key of the factory `install(retime=..., warm_splits=..., warm_no_bias=...,
         narrow_search=..., small_bmm_search=..., one_aten_search=..., bias_head_search=...,
-        half_unaligned_bias=..., fp32_small_search=...)` sets: each changes what Inductor picks,
+        half_unaligned_bias=..., fp32_small_search=..., half_few_rows_search=...)` sets: each changes what Inductor picks,
         so the cache must tell them apart."""
         return (self.key + ("-retime" if retime else "")
                 + ("-warm-splits" if retime and warm_splits else "")
@@ -1408,11 +1436,13 @@ class Runtime:
                 + ("-one-aten-search" if one_aten_search else "")
                 + ("-bias-head-search" if bias_head_search else "")
                 + ("-half-unaligned-bias" if half_unaligned_bias else "")
-                + ("-fp32-small-search" if fp32_small_search else ""))
+                + ("-fp32-small-search" if fp32_small_search else "")
+                + ("-half-few-rows-search" if half_few_rows_search else ""))
 
     def install(self, align_ptxas=True, retime=True, warm_splits=True, warm_no_bias=True,
                 narrow_search=True, small_bmm_search=True, one_aten_search=True,
-                bias_head_search=True, half_unaligned_bias=True, fp32_small_search=True):
+                bias_head_search=True, half_unaligned_bias=True, fp32_small_search=True,
+                half_few_rows_search=False):
         """Installs the heuristic for every graph Inductor compiles from now on; True if
         installed, False if refused (the device or PyTorch differ; warned once). With
         `align_ptxas` (the default), this process's Triton also uses the ptxas of Inductor's
@@ -1439,8 +1469,10 @@ class Runtime:
         addmm of at least 32 rows with a long contraction that is not a multiple of 8 the
         expanded call (`half_unaligned_addmm`). With `fp32_small_search` (the default since its
         blind check: docs/results.md, sixty-second session) a small fp32 `mm` or `addmm` that
-        `decide` gives cuBLAS alone is left to Inductor's list (`fp32_small`). `uninstall()`
-        undoes all of it."""
+        `decide` gives cuBLAS alone is left to Inductor's list (`fp32_small`). With
+        `half_few_rows_search` (off by default until its blind check: docs/results.md,
+        sixty-third session) so is a bf16 or fp16 `mm` or `addmm` of few rows (`half_few_rows`).
+        `uninstall()` undoes all of it."""
         if self.active:
             return True
         import torch
@@ -1462,13 +1494,15 @@ class Runtime:
             prev = prev.prev
         self._factory_key = self.factory_key(retime, warm_splits, warm_no_bias, narrow_search,
                                              small_bmm_search, one_aten_search, bias_head_search,
-                                             half_unaligned_bias, fp32_small_search)
+                                             half_unaligned_bias, fp32_small_search,
+                                             half_few_rows_search)
         self.narrow_search = bool(narrow_search)
         self.small_bmm_search = bool(small_bmm_search)
         self.one_aten_search = bool(one_aten_search)
         self.bias_head_search = bool(bias_head_search)
         self.half_unaligned_bias = bool(half_unaligned_bias)
         self.fp32_small_search = bool(fp32_small_search)
+        self.half_few_rows_search = bool(half_few_rows_search)
         _RUNTIMES[self._factory_key] = self
         config.inductor_choices_class = ChoicesFactory(self._factory_key, prev)
         slot = virtualized._choices
@@ -1506,6 +1540,7 @@ class Runtime:
         self.bias_head_search = False
         self.half_unaligned_bias = False
         self.fp32_small_search = False
+        self.half_few_rows_search = False
         config, prev, slot, hook = self._saved
         self._saved = None
         ptxas_restore(self._ptxas)
@@ -1536,11 +1571,11 @@ def _default_runtime():
 
 def install(align_ptxas=True, retime=True, warm_splits=True, warm_no_bias=True, narrow_search=True,
             small_bmm_search=True, one_aten_search=True, bias_head_search=True,
-            half_unaligned_bias=True, fp32_small_search=True):
+            half_unaligned_bias=True, fp32_small_search=True, half_few_rows_search=False):
     """Installs this module's heuristic (see the module docstring); True if installed."""
     return _default_runtime().install(align_ptxas, retime, warm_splits, warm_no_bias, narrow_search,
                                       small_bmm_search, one_aten_search, bias_head_search,
-                                      half_unaligned_bias, fp32_small_search)
+                                      half_unaligned_bias, fp32_small_search, half_few_rows_search)
 
 
 def uninstall():

@@ -208,6 +208,22 @@ class Decisions(unittest.TestCase):
                       {"mat1_dtype": "torch.float16"}):
             self.assertFalse(choices.fp32_small(dict(f, **other)), other)
 
+    def test_half_few_rows_search_leaves_a_few_row_half_cublas_decision_to_the_search(self):
+        decode = {"op": "mm", "m": 2, "k": 2048, "n": 1032, "mat1_dtype": "torch.bfloat16"}
+        self.assertEqual(choices.installed("extern", frozenset(), decode), ("extern", frozenset()))  # off by default
+        self.assertEqual(choices.installed("extern", frozenset(), decode, half_few_rows_search=True),
+                         ("default", frozenset()))
+        self.assertEqual(choices.installed("keep", frozenset({"a"}), decode, half_few_rows_search=True),
+                         ("keep", frozenset({"a"})))
+
+    def test_a_few_row_half_gemm_is_an_mm_or_addmm_of_at_most_256_rows_and_2_to_the_31(self):
+        f = {"op": "mm", "m": 128, "k": 4096, "n": 4096, "mat1_dtype": "torch.bfloat16"}  # 2**31 exactly
+        self.assertTrue(choices.half_few_rows(f))
+        self.assertTrue(choices.half_few_rows(dict(f, op="addmm", m=256, k=8, n=8, mat1_dtype="torch.float16")))
+        for other in ({"op": "bmm"}, {"m": 129}, {"m": 257, "k": 8, "n": 8},
+                      {"mat1_dtype": "torch.float32"}):
+            self.assertFalse(choices.half_few_rows(dict(f, **other)), other)
+
     def test_a_bias_head_is_a_half_precision_addmm_of_128_to_256_rows_with_a_long_input(self):
         f = {"op": "addmm", "m": 128, "k": 2048, "n": 4096, "mat1_dtype": "torch.bfloat16"}
         self.assertTrue(choices.bias_head(f))
@@ -365,6 +381,21 @@ class Decisions(unittest.TestCase):
         rt.fp32_small_search = True
         self.assertEqual(run(64), 5)  # 64 x 64 x 4096: the whole list, both calls and Triton
         self.assertEqual((run(8193), run(64, "torch.float16")), (1, 1))  # over 2**31; half precision
+        self.assertEqual((rt.stats()["extern"], rt.stats()["default"]), (3, 1))
+
+    def test_half_few_rows_search_searches_a_few_row_half_cublas_decision(self):
+        rt = choices.Runtime(HEURISTIC, lambda f: ("extern", ()))
+        rt.active = True
+
+        def run(m, dtype="torch.bfloat16"):
+            tc = self.addmm_choices()
+            with fake_torch():
+                return len(rt.finalize(self.inner, tc, self.addmm_inputs(m, dtype, k=1024), templates_of(tc),
+                                       "addmm", None))
+        self.assertEqual(run(16), 1)  # off until install() turns it on
+        rt.half_few_rows_search = True
+        self.assertEqual(run(16), 5)  # 16 x 1024 x 4096: the whole list, both calls and Triton
+        self.assertEqual((run(257), run(16, "torch.float32")), (1, 1))  # too many rows; fp32
         self.assertEqual((rt.stats()["extern"], rt.stats()["default"]), (3, 1))
 
     def test_one_aten_search_keeps_the_bias_rules_call_in_the_lists_left_to_the_search(self):
