@@ -70,10 +70,10 @@ What a decision does, before any Triton template code is generated (Inductor's
   sixty-second session) an `extern` decision on an fp32 `mm` or `addmm`, TF32 or not, of at
   most 2**31 multiply-adds (`fp32_small`: RL critics, GNN layers, detection heads, small linears
   trained in fp32) is `default`; ``install(fp32_small_search=False)`` leaves it cuBLAS only.
-- With ``install(half_few_rows_search=True)`` (off by default until its blind check:
+- With ``install(half_few_rows_search=True)`` (the default since its blind check:
   docs/results.md, sixty-third session) an `extern` decision on a bf16 or fp16 `mm` or `addmm`
   of at most 256 rows and 2**31 multiply-adds (`half_few_rows`: decode steps, small-batch heads)
-  is `default`.
+  is `default`; ``install(half_few_rows_search=False)`` leaves it cuBLAS only.
 - Four `install()` options that failed the checks registered before their data (`one_aten`,
   `narrow_search`, `warm_all`, `decode_search`) were removed in the forty-third session;
   `narrow_search` came back in the forty-fifth, since the re-timing that its recheck lacked has
@@ -415,8 +415,10 @@ def fp32_small(f):
 # decides 27 such GEMMs cuBLAS only and is over the bound on 8 of them (1.04x-2.26x; seven under
 # 12 us, one of 107 us), where default max-autotune's Triton pick is the best, against 1 over of
 # the 164 other half-precision `mm` and `addmm` it decides cuBLAS only (sixty-third session).
-# `install(half_few_rows_search=True)`, off by default until its blind check (docs/results.md,
-# sixty-third session), leaves them to Inductor's list, re-timed.
+# `install(half_few_rows_search=True)` leaves them to Inductor's list, re-timed, the default
+# since its blind check (docs/results.md, sixty-third session: on 26 blind such GEMMs over the
+# bound on 1 against the tree's 3, one new, 0.961x its run time, 5.0x less autotuning than
+# default max-autotune's, which was over on 22).
 HALF_FEW_ROWS_MAX_M = 256
 HALF_FEW_ROWS_MAX_VOLUME = 2**31
 
@@ -430,15 +432,15 @@ def half_few_rows(f):
 
 
 def installed(kind, names, f, narrow_search=True, small_bmm_search=True, bias_head_search=True,
-              fp32_small_search=True, half_few_rows_search=False):
+              fp32_small_search=True, half_few_rows_search=True):
     """Decision `(kind, names)` on features `f` as `install()` applies it: with `narrow_search`
     an `extern` decision on a narrow linear (`narrow_linear`) is `default`, with
     `small_bmm_search` one on a `bmm` with a small side (`small_side_bmm`), with
-    `bias_head_search` one on a half-precision biased head (`bias_head`), and with
+    `bias_head_search` one on a half-precision biased head (`bias_head`), with
     `fp32_small_search` one on a small fp32 `mm` or `addmm` (`fp32_small`), and with
     `half_few_rows_search` one on a half-precision `mm` or `addmm` of few rows (`half_few_rows`);
-    the first four are on by default. What a replay or a preview of the handler without torch decides with
-    (scripts/holdout_replay.py, scripts/inductor_eval.py --dry-run)."""
+    all five are on by default. What a replay or a preview of the handler without torch decides
+    with (scripts/holdout_replay.py, scripts/inductor_eval.py --dry-run)."""
     if kind == "extern" and ((narrow_search and narrow_linear(f))
                              or (small_bmm_search and small_side_bmm(f))
                              or (bias_head_search and bias_head(f))
@@ -789,11 +791,11 @@ class Runtime:
 
     def factory_key(self, retime, warm_splits=True, warm_no_bias=True, narrow_search=True,
                     small_bmm_search=True, one_aten_search=True, bias_head_search=True,
-                    half_unaligned_bias=True, fp32_small_search=True, half_few_rows_search=False):
+                    half_unaligned_bias=True, fp32_small_search=True, half_few_rows_search=True):
         """The key of the factory `install(retime=..., warm_splits=..., warm_no_bias=...,
         narrow_search=..., small_bmm_search=..., one_aten_search=..., bias_head_search=...,
-        half_unaligned_bias=..., fp32_small_search=..., half_few_rows_search=...)` sets: each changes what Inductor picks,
-        so the cache must tell them apart."""
+        half_unaligned_bias=..., fp32_small_search=..., half_few_rows_search=...)` sets: each
+        changes what Inductor picks, so the cache must tell them apart."""
         return (self.key + ("-retime" if retime else "")
                 + ("-warm-splits" if retime and warm_splits else "")
                 + ("-warm-no-bias" if retime and warm_no_bias else "")
@@ -808,7 +810,7 @@ class Runtime:
     def install(self, align_ptxas=True, retime=True, warm_splits=True, warm_no_bias=True,
                 narrow_search=True, small_bmm_search=True, one_aten_search=True,
                 bias_head_search=True, half_unaligned_bias=True, fp32_small_search=True,
-                half_few_rows_search=False):
+                half_few_rows_search=True):
         """Installs the heuristic for every graph Inductor compiles from now on; True if
         installed, False if refused (the device or PyTorch differ; warned once). With
         `align_ptxas` (the default), this process's Triton also uses the ptxas of Inductor's
@@ -836,8 +838,8 @@ class Runtime:
         expanded call (`half_unaligned_addmm`). With `fp32_small_search` (the default since its
         blind check: docs/results.md, sixty-second session) a small fp32 `mm` or `addmm` that
         `decide` gives cuBLAS alone is left to Inductor's list (`fp32_small`). With
-        `half_few_rows_search` (off by default until its blind check: docs/results.md,
-        sixty-third session) so is a bf16 or fp16 `mm` or `addmm` of few rows (`half_few_rows`).
+        `half_few_rows_search` (the default since its blind check: docs/results.md, sixty-third
+        session) so is a bf16 or fp16 `mm` or `addmm` of few rows (`half_few_rows`).
         `uninstall()` undoes all of it."""
         if self.active:
             return True
@@ -937,7 +939,7 @@ def _default_runtime():
 
 def install(align_ptxas=True, retime=True, warm_splits=True, warm_no_bias=True, narrow_search=True,
             small_bmm_search=True, one_aten_search=True, bias_head_search=True,
-            half_unaligned_bias=True, fp32_small_search=True, half_few_rows_search=False):
+            half_unaligned_bias=True, fp32_small_search=True, half_few_rows_search=True):
     """Installs this module's heuristic (see the module docstring); True if installed."""
     return _default_runtime().install(align_ptxas, retime, warm_splits, warm_no_bias, narrow_search,
                                       small_bmm_search, one_aten_search, bias_head_search,

@@ -187,8 +187,8 @@ class Decisions(unittest.TestCase):
     def test_bias_head_search_leaves_a_biased_heads_cublas_decision_to_the_search(self):
         head = {"op": "addmm", "m": 256, "k": 2048, "n": 1000, "mat1_dtype": "torch.float16"}
         self.assertEqual(choices.installed("extern", frozenset(), head), ("default", frozenset()))  # by default
-        self.assertEqual(choices.installed("extern", frozenset(), head, bias_head_search=False),
-                         ("extern", frozenset()))
+        self.assertEqual(choices.installed("extern", frozenset(), head, bias_head_search=False,
+                                           half_few_rows_search=False), ("extern", frozenset()))
         self.assertEqual(choices.installed("keep", frozenset({"a"}), head, bias_head_search=True),
                          ("keep", frozenset({"a"})))
 
@@ -210,9 +210,9 @@ class Decisions(unittest.TestCase):
 
     def test_half_few_rows_search_leaves_a_few_row_half_cublas_decision_to_the_search(self):
         decode = {"op": "mm", "m": 2, "k": 2048, "n": 1032, "mat1_dtype": "torch.bfloat16"}
-        self.assertEqual(choices.installed("extern", frozenset(), decode), ("extern", frozenset()))  # off by default
-        self.assertEqual(choices.installed("extern", frozenset(), decode, half_few_rows_search=True),
-                         ("default", frozenset()))
+        self.assertEqual(choices.installed("extern", frozenset(), decode), ("default", frozenset()))  # by default
+        self.assertEqual(choices.installed("extern", frozenset(), decode, half_few_rows_search=False),
+                         ("extern", frozenset()))
         self.assertEqual(choices.installed("keep", frozenset({"a"}), decode, half_few_rows_search=True),
                          ("keep", frozenset({"a"})))
 

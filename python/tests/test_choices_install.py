@@ -48,10 +48,15 @@ def call_handler(handler, ki, tc=None, op="mm"):
 
 # The install() options that change what a decision searches or keeps, each with its own key
 # suffix (the option's name with dashes), and all of them off: the plain install the test keys
-# against. Those of OFF_BY_DEFAULT wait for their blind checks.
+# against. Those of OFF_BY_DEFAULT wait for their blind checks (none waits now).
 SEARCH_OPTIONS = ("narrow_search", "small_bmm_search", "one_aten_search", "bias_head_search",
                   "half_unaligned_bias", "fp32_small_search", "half_few_rows_search")
-OFF_BY_DEFAULT = ("half_few_rows_search",)
+OFF_BY_DEFAULT = ()
+
+
+# A GEMM `decide_by_m` gives cuBLAS alone that no search install() turns on by default takes
+# back: bf16, 16 rows, over 2**31 multiply-adds (not `half_few_rows`), wide (not narrow).
+EXTERN_MM = (16, 16384, 16384)
 
 
 def searches_off(**on):
@@ -71,13 +76,13 @@ class Install(unittest.TestCase):
             slot._set_handler(user)
             self.assertTrue(self.rt.install())
             self.assertIs(slot._get_handler(), user)
-            self.assertEqual(names(call_handler(user, mm_inputs(16, 64, 64))), ["extern_mm"])
+            self.assertEqual(names(call_handler(user, mm_inputs(*EXTERN_MM))), ["extern_mm"])
             self.assertEqual(user.calls[-1], ["aten::mm"])  # the inner handler saw only ATen
             out = call_handler(user, mm_inputs(8192, 64, 64))  # default: the user's own list
             self.assertEqual(names(out), ["extern_mm", TILE_NAME, "subgraph_decompose_k_ksplit=4"])
             self.rt.uninstall()
             self.assertNotIn("_finalize_template_configs", user.__dict__)
-            self.assertEqual(len(call_handler(user, mm_inputs(16, 64, 64))), 3)
+            self.assertEqual(len(call_handler(user, mm_inputs(*EXTERN_MM))), 3)
 
     def test_retime_registers_a_saver_first_and_keys_the_cache_apart(self):
         with fake_torch() as torch:
@@ -92,7 +97,8 @@ class Install(unittest.TestCase):
             self.assertTrue(self.rt.install())  # re-timed, splits and mm / bmm warm, all searched, by default
             self.assertEqual(config.inductor_choices_class.key,
                              f"{plain_key}-retime-warm-splits-warm-no-bias-narrow-search-small-bmm-search"
-                             "-one-aten-search-bias-head-search-half-unaligned-bias-fp32-small-search")
+                             "-one-aten-search-bias-head-search-half-unaligned-bias-fp32-small-search"
+                             "-half-few-rows-search")
             for option in SEARCH_OPTIONS:
                 self.assertEqual(getattr(self.rt, option), option not in OFF_BY_DEFAULT, option)
             self.assertEqual(savers[1:], ["a recorder of picks"])
@@ -153,7 +159,7 @@ class Install(unittest.TestCase):
             def backward_thread():
                 h = torch._inductor.virtualized._choices._get_handler()
                 got["type"] = type(h)
-                got["out"] = names(call_handler(h, mm_inputs(16, 64, 64)))
+                got["out"] = names(call_handler(h, mm_inputs(*EXTERN_MM)))
 
             t = threading.Thread(target=backward_thread)
             t.start()
@@ -172,7 +178,7 @@ class Install(unittest.TestCase):
                 slot._get_handler()  # an earlier backward compile, before install()
                 ready.set()
                 go.wait(5)
-                done["out"] = names(call_handler(slot._get_handler(), mm_inputs(16, 64, 64)))
+                done["out"] = names(call_handler(slot._get_handler(), mm_inputs(*EXTERN_MM)))
 
             t = threading.Thread(target=autograd_thread)
             t.start()
@@ -189,7 +195,7 @@ class Install(unittest.TestCase):
             self.assertTrue(self.rt.install())
             self.assertIs(torch._inductor.config.inductor_choices_class, factory)
             h = torch._inductor.virtualized._choices._get_handler()
-            call_handler(h, mm_inputs(16, 64, 64))
+            call_handler(h, mm_inputs(*EXTERN_MM))
             self.assertEqual(self.rt.stats()["extern"], 1)  # one wrapper, one decision
             self.rt.uninstall()
             self.rt.uninstall()
@@ -271,9 +277,9 @@ class GeneratedModule(unittest.TestCase):
             self.assertEqual(type(factory).__module__, "ah_generated_tiny")
             pickle.dumps(factory)
             h = torch._inductor.virtualized._choices._get_handler()
-            self.assertEqual(names(call_handler(h, mm_inputs(16, 64, 64))), ["extern_mm"])
+            self.assertEqual(names(call_handler(h, mm_inputs(*EXTERN_MM))), ["extern_mm"])
             self.assertEqual(len(call_handler(h, mm_inputs(512, 64, 64))), 4)
-            self.assertEqual(len(call_handler(h, mm_inputs(16, 64, 64), op="addmm")), 4)
+            self.assertEqual(len(call_handler(h, mm_inputs(*EXTERN_MM), op="addmm")), 4)
             s = mod.stats()
             self.assertEqual((s["extern"], s["default"], s["other_op"]), (1, 1, 1))
             self.assertEqual([(d["m"], d["decision"]) for d in mod.decisions()], [(16, "extern"), (512, "default")])
