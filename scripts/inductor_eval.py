@@ -11,6 +11,10 @@ Usage (one CUDA GPU, PyTorch with Inductor and Triton):
                                                      # two handlers side by side in one process
   python3 scripts/inductor_eval.py --handler H.py --gemms SET.jsonl --lines 1-14 --out A.json ...
                                                      # a set in parts (each part one device call)
+  python3 scripts/inductor_eval.py --handler H.py --gemms SET.jsonl --operands streamed ...
+                                                     # compiled truth with the operands read from
+                                                     # HBM, as a decode step reads its weights
+                                                     # (inductor_operands.py)
   python3 scripts/inductor_eval.py --dry-run        # the planned GEMMs, no torch needed
   python3 scripts/inductor_eval.py --dry-run --handler H.py [--gemms F] [--workloads W]
                                                      # what the handler decides for each (and where
@@ -83,6 +87,7 @@ from inductor_gemms import (GemmFileError, describe, handler_features, holdout_g
                             padded_by_pad_mm, read_gemms)
 from inductor_handlers import SWITCHES, installed_decide, load_handler  # noqa: E402
 from inductor_harness import Inductor  # noqa: E402
+from inductor_operands import OPERANDS, operand_sets  # noqa: E402
 from inductor_results import MergeError, Results, flag_ours, json_default, merge, table, write_merged  # noqa: E402
 from inductor_settings import DEFAULT_SETTINGS, HANDLED, OURS, ROLES, SETTINGS, WORKLOADS  # noqa: E402
 from inductor_workloads import E2E, WorkloadFileError, load_workload_file, workload_gemms  # noqa: E402
@@ -175,10 +180,21 @@ def settings_for(gm, settings):
     return [s for s in out if s != "mm_ranking" or gm["op"] == "mm"]
 
 
-def measure_gemm(ind, gm, settings, out_of_time):
+def sweep_of(compiled, sets):
+    """One replay's calls: `compiled` on each argument tuple of `sets` (inductor_operands)."""
+    def sweep():
+        for args in sets:
+            compiled(*args)
+    return sweep
+
+
+def measure_gemm(ind, gm, settings, out_of_time, operands="warm"):
+    """Compile time, autotuning and compiled truth of GEMM `gm` under each setting, `operands`
+    warm or streamed through the L2 (inductor_operands)."""
     torch = ind.torch
     torch.backends.cuda.matmul.allow_tf32 = bool(gm["tf32"])
     fn, args = gemm_fn(torch, gm)
+    sets = operand_sets(torch, args, lambda: gemm_fn(torch, gm)[1], operands)
     rec = {"gemm": gm, "compile_s": {}}
     graphs, calls = {}, None
     for s in settings_for(gm, settings):
@@ -189,14 +205,17 @@ def measure_gemm(ind, gm, settings, out_of_time):
         with ind.setting(s, rec) as options, failure(ind, rec, s):
             compiled = torch.compile(fn, dynamic=False, fullgraph=True, options=options)
             rec["compile_s"][s] = ind.timed_first_call(lambda: compiled(*args))
+            sweep = sweep_of(compiled, sets)
             if calls is None:
-                calls = max(1, min(20, round(2.0 / max(ind.probe_ms(lambda: compiled(*args)), 1e-3))))
-            graphs[s] = ind.capture(lambda: compiled(*args), calls)
+                calls = max(1, min(20, round(2.0 / max(ind.probe_ms(sweep), 1e-3))))
+            graphs[s] = ind.capture(sweep, calls)
     ind.fresh()
     if "none" in rec["compile_s"]:
         rec["autotune_s"] = {s: t - rec["compile_s"]["none"] for s, t in rec["compile_s"].items()}
-    rec["run_ms"] = ind.alternate({s: gr.replay for s, gr in graphs.items()}, calls)
-    rec["graph_calls"] = calls
+    rec["run_ms"] = ind.alternate({s: gr.replay for s, gr in graphs.items()}, (calls or 1) * len(sets))
+    rec["graph_calls"] = (calls or 1) * len(sets)
+    if operands != "warm":
+        rec["operand_sets"] = len(sets)
     flag_ours(rec)
     return rec
 
@@ -325,6 +344,13 @@ def parse(argv):
                    help=f"comma-separated, of {', '.join(SETTINGS)}")
     p.add_argument("--budget-s", type=float, default=None, help="start no item after this many seconds")
     p.add_argument("--rounds", type=int, default=9, help="alternated rounds of the run-time median")
+    p.add_argument("--operands", choices=OPERANDS, default="warm",
+                   help="how each GEMM's compiled truth meets the L2 cache (scripts/inductor_operands.py): "
+                        "warm, every call on the same operands (the default, as every earlier result), or "
+                        "streamed, each replay sweeping copies that cover twice the L2, so that every "
+                        "call reads its operands from HBM, as a decode step reads its weights (GEMMs "
+                        "only: end-to-end workloads run as their model does); the pooling scripts "
+                        "keep the two apart")
     p.add_argument("--merge", nargs="+", metavar="JSON",
                    help="print the GEMMs of these result files as one table (see merge) and stop; "
                         "with --out, also write them there as one result file")
@@ -436,7 +462,8 @@ def main(argv=None):
         print(f"inductor_eval: the {role} handler refused this GPU or PyTorch; setting(s) "
               f"{', '.join(dropped)} dropped", file=sys.stderr)
         a.settings = [s for s in a.settings if s not in dropped]
-    results = Results(a.out, dict(ind.meta(), args=vars(a), start_up_s=time.perf_counter() - t0))
+    results = Results(a.out, dict(ind.meta(), operands=a.operands, args=vars(a),
+                                  start_up_s=time.perf_counter() - t0))
     budget_end = None if a.budget_s is None else t0 + a.budget_s
 
     def out_of_time():
@@ -455,7 +482,7 @@ def main(argv=None):
             print(f"[{time.perf_counter() - t0:7.1f}s] {label}", file=sys.stderr, flush=True)
             try:
                 if w == "gemms":
-                    rec = measure_gemm(ind, item, a.settings, out_of_time)
+                    rec = measure_gemm(ind, item, a.settings, out_of_time, a.operands)
                     results.data["gemms"].append(rec)
                     if rec.get("not_run"):  # cut between settings: measure it again, whole
                         late.append(item)

@@ -21,6 +21,7 @@ from ah_inductor.retime import retime_install, retime_uninstall  # noqa: E402  (
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from inductor_handlers import SWITCHES, load_handler  # noqa: E402
+from inductor_operands import l2_bytes  # noqa: E402
 from inductor_settings import ALIGNED, HANDLED, OPTIONS  # noqa: E402
 
 
@@ -264,7 +265,7 @@ class Inductor:
         torch = self.torch
         return {"torch": torch.__version__, "triton": triton.__version__, "cuda": torch.version.cuda,
                 "device": torch.cuda.get_device_name(0),
-                "capability": list(torch.cuda.get_device_capability(0)),
+                "capability": list(torch.cuda.get_device_capability(0)), "l2_bytes": l2_bytes(torch),
                 "handler": getattr(self.handlers.get("ours"), "HEURISTIC", None),
                 "candidate": getattr(self.handlers.get("candidate"), "HEURISTIC", None),
                 **{option: {r: o[option] for r, o in sorted(self.install.items()) if option in o}

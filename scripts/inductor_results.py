@@ -108,9 +108,14 @@ class MergeError(Exception):
 
 def device_of(data):
     """The GPU a result file was measured on, as PyTorch names it; None where the file does not
-    say (a merge of files that did not say)."""
+    say (a merge of files that did not say). A file whose compiled truth streamed its operands
+    from HBM (`--operands streamed`, inductor_operands) names it after the GPU: its run times do
+    not compare with warm ones either, so `one_device` keeps the two apart too."""
     meta = data.get("meta") if isinstance(data, dict) else None
-    return meta.get("device") if isinstance(meta, dict) else None
+    if not isinstance(meta, dict):
+        return None
+    device, operands = meta.get("device"), meta.get("operands", "warm")
+    return f"{device} (operands {operands})" if device is not None and operands != "warm" else device
 
 
 def one_device(named, error):

@@ -53,7 +53,7 @@ class LinesTest(unittest.TestCase):
             def meta(self):
                 return {"device": "a GPU"}
 
-        def measure(ind, gm, settings, out_of_time):
+        def measure(ind, gm, settings, out_of_time, operands):
             run = {"none": 1.0, "ours": 1.0, "max_autotune": 1.0}
             rec = {"gemm": gm, "run_ms": run, "autotune_s": {"none": 0.0, "ours": 0.0, "max_autotune": 9.0}}
             if gm["line"] == 2:  # the budget ran out after its cuBLAS and handler compiles
