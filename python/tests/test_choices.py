@@ -353,50 +353,44 @@ class Decisions(unittest.TestCase):
         self.assertEqual(choices.one_aten(both, f, half_unaligned=False), "aten::bias_addmm")
         self.assertEqual(choices.aten_order(both, f, False), ["aten::bias_addmm", "aten::addmm"])
 
-    def test_bias_head_search_searches_a_half_precision_heads_cublas_decision(self):
+    def extern_runtime(self):
+        """A runtime whose tree gives every GEMM cuBLAS alone, active, every option off."""
         rt = choices.Runtime(HEURISTIC, lambda f: ("extern", ()))
         rt.active = True
+        return rt
 
-        def run(m, dtype="torch.float16"):
-            tc = self.addmm_choices()
-            with fake_torch():
-                return len(rt.finalize(self.inner, tc, self.addmm_inputs(m, dtype), templates_of(tc),
-                                       "addmm", None))
-        self.assertEqual(run(256), 1)  # off until install() turns it on
-        rt.bias_head_search = True
-        self.assertEqual(run(256), 5)  # 256 x 4096 x 4096: the whole list, both calls and Triton
-        self.assertEqual((run(512), run(256, "torch.float32")), (1, 1))  # too many rows; fp32
-        self.assertEqual((rt.stats()["extern"], rt.stats()["default"]), (3, 1))
+    def addmm_list(self, rt, m, dtype, k=4096):
+        """How many choices `rt` leaves of an addmm m x k x 4096's list (1: cuBLAS alone)."""
+        tc = self.addmm_choices()
+        with fake_torch():
+            return len(rt.finalize(self.inner, tc, self.addmm_inputs(m, dtype, k=k), templates_of(tc),
+                                   "addmm", None))
+
+    def assert_searched_only_when_on(self, option, m, dtype, k, outside):
+        """With `option` off, m x k x 4096 in `dtype` stays cuBLAS only; on, the whole list (both
+        ATen calls and Triton); `outside`, (m, dtype) pairs of other kinds, stay cuBLAS only."""
+        rt = self.extern_runtime()
+        self.assertEqual(self.addmm_list(rt, m, dtype, k), 1)  # off until install() turns it on
+        setattr(rt, option, True)
+        self.assertEqual(self.addmm_list(rt, m, dtype, k), 5)
+        for other_m, other_dtype in outside:
+            self.assertEqual(self.addmm_list(rt, other_m, other_dtype, k), 1, (other_m, other_dtype))
+        self.assertEqual((rt.stats()["extern"], rt.stats()["default"]), (1 + len(outside), 1))
+
+    def test_bias_head_search_searches_a_half_precision_heads_cublas_decision(self):
+        # 256 x 4096 x 4096; too many rows; fp32
+        self.assert_searched_only_when_on("bias_head_search", 256, "torch.float16", 4096,
+                                          [(512, "torch.float16"), (256, "torch.float32")])
 
     def test_fp32_small_search_searches_a_small_fp32_cublas_decision(self):
-        rt = choices.Runtime(HEURISTIC, lambda f: ("extern", ()))
-        rt.active = True
-
-        def run(m, dtype="torch.float32"):
-            tc = self.addmm_choices()
-            with fake_torch():
-                return len(rt.finalize(self.inner, tc, self.addmm_inputs(m, dtype, k=64), templates_of(tc),
-                                       "addmm", None))
-        self.assertEqual(run(64), 1)  # off until install() turns it on
-        rt.fp32_small_search = True
-        self.assertEqual(run(64), 5)  # 64 x 64 x 4096: the whole list, both calls and Triton
-        self.assertEqual((run(8193), run(64, "torch.float16")), (1, 1))  # over 2**31; half precision
-        self.assertEqual((rt.stats()["extern"], rt.stats()["default"]), (3, 1))
+        # 64 x 64 x 4096; over 2**31; half precision
+        self.assert_searched_only_when_on("fp32_small_search", 64, "torch.float32", 64,
+                                          [(8193, "torch.float32"), (64, "torch.float16")])
 
     def test_half_few_rows_search_searches_a_few_row_half_cublas_decision(self):
-        rt = choices.Runtime(HEURISTIC, lambda f: ("extern", ()))
-        rt.active = True
-
-        def run(m, dtype="torch.bfloat16"):
-            tc = self.addmm_choices()
-            with fake_torch():
-                return len(rt.finalize(self.inner, tc, self.addmm_inputs(m, dtype, k=1024), templates_of(tc),
-                                       "addmm", None))
-        self.assertEqual(run(16), 1)  # off until install() turns it on
-        rt.half_few_rows_search = True
-        self.assertEqual(run(16), 5)  # 16 x 1024 x 4096: the whole list, both calls and Triton
-        self.assertEqual((run(257), run(16, "torch.float32")), (1, 1))  # too many rows; fp32
-        self.assertEqual((rt.stats()["extern"], rt.stats()["default"]), (3, 1))
+        # 16 x 1024 x 4096; too many rows; fp32
+        self.assert_searched_only_when_on("half_few_rows_search", 16, "torch.bfloat16", 1024,
+                                          [(257, "torch.bfloat16"), (16, "torch.float32")])
 
     def test_one_aten_search_keeps_the_bias_rules_call_in_the_lists_left_to_the_search(self):
         both = ["extern_addmm", "extern_bias_addmm"]
