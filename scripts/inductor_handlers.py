@@ -9,6 +9,9 @@ import importlib.util
 import os
 import sys
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "python"))
+from ah_inductor.choices import SEARCHED_KINDS  # noqa: E402  (imports no torch)
+
 
 # The install() options a role's handler can be given (`--retime ROLE`, `--no-retime ROLE`,
 # ...), and what each does when on: one table for the flags, install_options and the result's
@@ -66,9 +69,8 @@ def load_handler(path):
 
 
 # The install() options that change a decision, not only how a search is timed: what a preview
-# or a replay without torch must apply (`installed_decide`).
-DECIDING = ("narrow_search", "small_bmm_search", "bias_head_search", "fp32_small_search",
-            "half_few_rows_search")
+# or a replay without torch must apply (`installed_decide`); the handler runtime's own table.
+DECIDING = tuple(name for name, _ in SEARCHED_KINDS)
 
 
 def installed_decide(module, options=None):

@@ -737,8 +737,6 @@ never raises into Inductor: a failure in the features or the decision keeps Indu
 """
 
 import hashlib
-import inspect
-import itertools
 import os
 import threading
 import types
@@ -1065,21 +1063,37 @@ def half_few_rows(f):
             and f["m"] * f["k"] * f["n"] <= HALF_FEW_ROWS_MAX_VOLUME)
 
 
-def installed(kind, names, f, narrow_search=True, small_bmm_search=True, bias_head_search=True,
-              fp32_small_search=True, half_few_rows_search=True):
-    """Decision `(kind, names)` on features `f` as `install()` applies it: with `narrow_search`
-    an `extern` decision on a narrow linear (`narrow_linear`) is `default`, with
-    `small_bmm_search` one on a `bmm` with a small side (`small_side_bmm`), with
-    `bias_head_search` one on a half-precision biased head (`bias_head`), with
-    `fp32_small_search` one on a small fp32 `mm` or `addmm` (`fp32_small`), and with
-    `half_few_rows_search` one on a half-precision `mm` or `addmm` of few rows (`half_few_rows`);
-    all five are on by default. What a replay or a preview of the handler without torch decides
-    with (scripts/holdout_replay.py, scripts/inductor_eval.py --dry-run)."""
-    if kind == "extern" and ((narrow_search and narrow_linear(f))
-                             or (small_bmm_search and small_side_bmm(f))
-                             or (bias_head_search and bias_head(f))
-                             or (fp32_small_search and fp32_small(f))
-                             or (half_few_rows_search and half_few_rows(f))):
+# The searches that turn a cuBLAS-only (`extern`) decision on a kind of GEMM into `default`, each
+# an install() option on by default, with the kind it takes.
+SEARCHED_KINDS = (("narrow_search", narrow_linear), ("small_bmm_search", small_side_bmm),
+                  ("bias_head_search", bias_head), ("fp32_small_search", fp32_small),
+                  ("half_few_rows_search", half_few_rows))
+# install()'s options, each on by default, in the order of the cache key's suffixes: the
+# re-timing's two (which need `retime`), then the searches of SEARCHED_KINDS and the two that
+# change what a list keeps (`one_aten_search`, `half_unaligned_bias`).
+RETIME_OPTIONS = ("warm_splits", "warm_no_bias")
+SEARCH_OPTIONS = ("narrow_search", "small_bmm_search", "one_aten_search", "bias_head_search",
+                  "half_unaligned_bias", "fp32_small_search", "half_few_rows_search")
+
+
+def unknown_options(options, known):
+    """Raises TypeError naming the keys of `options` not in `known`."""
+    unknown = sorted(set(options) - set(known))
+    if unknown:
+        raise TypeError(f"unknown option(s) {', '.join(unknown)} (known: {', '.join(known)})")
+
+
+def installed(kind, names, f, **searches):
+    """Decision `(kind, names)` on features `f` as `install()` applies it: an `extern` decision
+    on a GEMM of a kind of SEARCHED_KINDS is `default` unless `searches` turns that search off
+    (`narrow_search=False`: narrow linears, `narrow_linear`; `small_bmm_search`: a `bmm` with a
+    small side; `bias_head_search`: a half-precision biased head; `fp32_small_search`: a small
+    fp32 `mm` or `addmm`; `half_few_rows_search`: a half-precision `mm` or `addmm` of few rows).
+    What a replay or a preview of the handler without torch decides with
+    (scripts/holdout_replay.py, scripts/inductor_eval.py --dry-run)."""
+    unknown_options(searches, [name for name, _ in SEARCHED_KINDS])
+    if kind == "extern" and any(searches.get(name, True) and kind_of(f)
+                                for name, kind_of in SEARCHED_KINDS):
         return "default", frozenset()
     return kind, names
 
@@ -1196,14 +1210,14 @@ class Runtime:
         self._ptxas = None  # what `ptxas_align()` changed, for uninstall()
         self._retimer = None  # the feedback saver of install(retime=True), for uninstall()
         self._factory_key = self.key  # the key installed: `factory_key(retime, ...)`
-        self.narrow_search = False  # install(narrow_search=...): narrow linears searched, not extern
-        self.small_bmm_search = False  # install(small_bmm_search=...): the same for small-side bmm
-        self.one_aten_search = False  # install(one_aten_search=...): one ATen choice in searches
-        self.bias_head_search = False  # install(bias_head_search=...): the same for biased heads
-        self.half_unaligned_bias = False  # install(half_unaligned_bias=...): the bias rule's corner
-        self.fp32_small_search = False  # install(fp32_small_search=...): small fp32 GEMMs searched
-        self.half_few_rows_search = False  # install(half_few_rows_search=...): the same, half, few rows
+        self._set_searches(False)  # each of SEARCH_OPTIONS an attribute, on only while installed
         _RUNTIMES[self.key] = self
+
+    def _set_searches(self, on, options=None):
+        """Each of SEARCH_OPTIONS as an attribute: `options`' value for it (on by default) when
+        `on`, else off."""
+        for name in SEARCH_OPTIONS:
+            setattr(self, name, bool(on and (options or {}).get(name, True)))
 
     # -- statistics and warnings -------------------------------------------------------------
 
@@ -1278,9 +1292,8 @@ class Runtime:
             return self._error("computing the GEMM's features", e)
         try:
             kind, names = check_decision(self.decide(f))
-            return installed(kind, names, f, self.narrow_search, self.small_bmm_search,
-                             self.bias_head_search, self.fp32_small_search,
-                             self.half_few_rows_search), f
+            searches = {name: getattr(self, name) for name, _ in SEARCHED_KINDS}
+            return installed(kind, names, f, **searches), f
         except Exception as e:  # noqa: BLE001 - never raise into Inductor
             return self._error("deciding", e)
 
@@ -1423,28 +1436,17 @@ class Runtime:
             problems.append(f"it was trained with PyTorch {want_torch} and this is PyTorch {have_torch}")
         return "; ".join(problems) or None
 
-    def factory_key(self, retime, warm_splits=True, warm_no_bias=True, narrow_search=True,
-                    small_bmm_search=True, one_aten_search=True, bias_head_search=True,
-                    half_unaligned_bias=True, fp32_small_search=True, half_few_rows_search=True):
-        """The key of the factory `install(retime=..., warm_splits=..., warm_no_bias=...,
-        narrow_search=..., small_bmm_search=..., one_aten_search=..., bias_head_search=...,
-        half_unaligned_bias=..., fp32_small_search=..., half_few_rows_search=...)` sets: each
-        changes what Inductor picks, so the cache must tell them apart."""
-        return (self.key + ("-retime" if retime else "")
-                + ("-warm-splits" if retime and warm_splits else "")
-                + ("-warm-no-bias" if retime and warm_no_bias else "")
-                + ("-narrow-search" if narrow_search else "")
-                + ("-small-bmm-search" if small_bmm_search else "")
-                + ("-one-aten-search" if one_aten_search else "")
-                + ("-bias-head-search" if bias_head_search else "")
-                + ("-half-unaligned-bias" if half_unaligned_bias else "")
-                + ("-fp32-small-search" if fp32_small_search else "")
-                + ("-half-few-rows-search" if half_few_rows_search else ""))
+    def factory_key(self, retime, **options):
+        """The key of the factory `install(retime=..., **options)` sets: `-retime`, then the name
+        of each option of RETIME_OPTIONS (with `retime`) and SEARCH_OPTIONS that is on (all are
+        by default), dashed. Each changes what Inductor picks, so the cache must tell them
+        apart."""
+        unknown_options(options, RETIME_OPTIONS + SEARCH_OPTIONS)
+        on = [name for name in RETIME_OPTIONS if retime and options.get(name, True)]
+        on += [name for name in SEARCH_OPTIONS if options.get(name, True)]
+        return self.key + ("-retime" if retime else "") + "".join("-" + n.replace("_", "-") for n in on)
 
-    def install(self, align_ptxas=True, retime=True, warm_splits=True, warm_no_bias=True,
-                narrow_search=True, small_bmm_search=True, one_aten_search=True,
-                bias_head_search=True, half_unaligned_bias=True, fp32_small_search=True,
-                half_few_rows_search=True):
+    def install(self, align_ptxas=True, retime=True, **options):
         """Installs the heuristic for every graph Inductor compiles from now on; True if
         installed, False if refused (the device or PyTorch differ; warned once). With
         `align_ptxas` (the default), this process's Triton also uses the ptxas of Inductor's
@@ -1473,8 +1475,10 @@ class Runtime:
         blind check: docs/results.md, sixty-second session) a small fp32 `mm` or `addmm` that
         `decide` gives cuBLAS alone is left to Inductor's list (`fp32_small`). With
         `half_few_rows_search` (the default since its blind check: docs/results.md, sixty-third
-        session) so is a bf16 or fp16 `mm` or `addmm` of few rows (`half_few_rows`).
-        `uninstall()` undoes all of it."""
+        session) so is a bf16 or fp16 `mm` or `addmm` of few rows (`half_few_rows`). Each
+        option is a keyword, on unless given False (RETIME_OPTIONS, SEARCH_OPTIONS); an unknown
+        one raises TypeError. `uninstall()` undoes all of it."""
+        unknown_options(options, RETIME_OPTIONS + SEARCH_OPTIONS)
         if self.active:
             return True
         import torch
@@ -1489,28 +1493,17 @@ class Runtime:
             )
             return False
         prev = config.inductor_choices_class
-        flags = (False, True)
-        options = len(inspect.signature(self.factory_key).parameters)  # one flag each
-        ours = {self.factory_key(*f) for f in itertools.product(flags, repeat=options)}
-        if isinstance(prev, ChoicesFactory) and prev.key in ours:
-            prev = prev.prev
-        self._factory_key = self.factory_key(retime, warm_splits, warm_no_bias, narrow_search,
-                                             small_bmm_search, one_aten_search, bias_head_search,
-                                             half_unaligned_bias, fp32_small_search,
-                                             half_few_rows_search)
-        self.narrow_search = bool(narrow_search)
-        self.small_bmm_search = bool(small_bmm_search)
-        self.one_aten_search = bool(one_aten_search)
-        self.bias_head_search = bool(bias_head_search)
-        self.half_unaligned_bias = bool(half_unaligned_bias)
-        self.fp32_small_search = bool(fp32_small_search)
-        self.half_few_rows_search = bool(half_few_rows_search)
+        if isinstance(prev, ChoicesFactory) and (prev.key + "-").startswith(self.key + "-"):
+            prev = prev.prev  # ours, installed with other options: replaced, not stacked
+        self._factory_key = self.factory_key(retime, **options)
+        self._set_searches(True, options)
         _RUNTIMES[self._factory_key] = self
         config.inductor_choices_class = ChoicesFactory(self._factory_key, prev)
         slot = virtualized._choices
         self._saved = (config, prev, slot, self._hook(slot))
         self._ptxas = ptxas_align() if align_ptxas else None
-        self._retimer = retime_install(bool(warm_splits), bool(warm_no_bias)) if retime else None
+        warm = [bool(options.get(name, True)) for name in RETIME_OPTIONS]
+        self._retimer = retime_install(*warm) if retime else None
         self.active = True
         self.wrap(slot._get_handler())
         return True
@@ -1536,13 +1529,7 @@ class Runtime:
         if not self.active:
             return
         self.active = False
-        self.narrow_search = False
-        self.small_bmm_search = False
-        self.one_aten_search = False
-        self.bias_head_search = False
-        self.half_unaligned_bias = False
-        self.fp32_small_search = False
-        self.half_few_rows_search = False
+        self._set_searches(False)
         config, prev, slot, hook = self._saved
         self._saved = None
         ptxas_restore(self._ptxas)
@@ -1571,13 +1558,11 @@ def _default_runtime():
     return _DEFAULT[0]
 
 
-def install(align_ptxas=True, retime=True, warm_splits=True, warm_no_bias=True, narrow_search=True,
-            small_bmm_search=True, one_aten_search=True, bias_head_search=True,
-            half_unaligned_bias=True, fp32_small_search=True, half_few_rows_search=True):
-    """Installs this module's heuristic (see the module docstring); True if installed."""
-    return _default_runtime().install(align_ptxas, retime, warm_splits, warm_no_bias, narrow_search,
-                                      small_bmm_search, one_aten_search, bias_head_search,
-                                      half_unaligned_bias, fp32_small_search, half_few_rows_search)
+def install(align_ptxas=True, retime=True, **options):
+    """Installs this module's heuristic (see the module docstring; `Runtime.install` names the
+    options, each of RETIME_OPTIONS and SEARCH_OPTIONS, all on by default); True if
+    installed."""
+    return _default_runtime().install(align_ptxas, retime, **options)
 
 
 def uninstall():

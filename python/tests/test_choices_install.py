@@ -46,11 +46,10 @@ def call_handler(handler, ki, tc=None, op="mm"):
     return handler._finalize_template_configs(tc, ki, templates_of(tc), op, {})
 
 
-# The install() options that change what a decision searches or keeps, each with its own key
-# suffix (the option's name with dashes), and all of them off: the plain install the test keys
-# against. Those of OFF_BY_DEFAULT wait for their blind checks (none waits now).
-SEARCH_OPTIONS = ("narrow_search", "small_bmm_search", "one_aten_search", "bias_head_search",
-                  "half_unaligned_bias", "fp32_small_search", "half_few_rows_search")
+# The install() options that change what a decision searches or keeps (the runtime's table),
+# each with its own key suffix (the option's name with dashes), and all of them off: the plain
+# install the test keys against. Those of OFF_BY_DEFAULT wait for their blind checks (none now).
+SEARCH_OPTIONS = choices.SEARCH_OPTIONS
 OFF_BY_DEFAULT = ()
 
 
@@ -201,6 +200,29 @@ class Install(unittest.TestCase):
             self.rt.uninstall()
             self.assertIsNone(torch._inductor.config.inductor_choices_class)
             self.assertNotIn("_get_handler", torch._inductor.virtualized._choices.__dict__)
+
+    def test_a_second_runtime_of_the_same_heuristic_replaces_the_first_factory_not_stacks(self):
+        # A module imported twice (or a notebook cell run again) makes a second runtime of the
+        # same heuristic; its install() with other options must not wrap the first's factory.
+        with fake_torch() as torch:
+            torch._inductor.config.inductor_choices_class = user_factory
+            self.assertTrue(self.rt.install())
+            again = choices.Runtime(HEURISTIC, decide_by_m)
+            self.addCleanup(again.uninstall)
+            self.assertTrue(again.install(retime=False, narrow_search=False))
+            factory = torch._inductor.config.inductor_choices_class
+            self.assertTrue(factory.key.endswith("-small-bmm-search-one-aten-search-bias-head-search"
+                                                 "-half-unaligned-bias-fp32-small-search-half-few-rows-search"))
+            self.assertIs(factory.prev, user_factory)
+
+    def test_an_unknown_option_is_refused_before_anything_changes(self):
+        with fake_torch() as torch:
+            with self.assertRaisesRegex(TypeError, r"unknown option\(s\) narow_search \(known: warm_splits"):
+                self.rt.install(narow_search=False)
+            self.assertIsNone(torch._inductor.config.inductor_choices_class)
+            self.assertFalse(self.rt.active)
+        with self.assertRaisesRegex(TypeError, "unknown option.s. one_aten_search"):
+            choices.installed("extern", frozenset(), {"op": "mm"}, one_aten_search=False)  # not a search of a kind
 
     def test_factory_pickles_by_name(self):
         with fake_torch() as torch:
