@@ -810,7 +810,8 @@ class Runtime:
         unknown_options(options, RETIME_OPTIONS + SEARCH_OPTIONS)
         on = [name for name in RETIME_OPTIONS if retime and options.get(name, True)]
         on += [name for name in SEARCH_OPTIONS if options.get(name, True)]
-        return self.key + ("-retime" if retime else "") + "".join("-" + n.replace("_", "-") for n in on)
+        suffix = "".join("-" + name.replace("_", "-") for name in on)
+        return self.key + ("-retime" if retime else "") + suffix
 
     def install(self, align_ptxas=True, retime=True, **options):
         """Installs the heuristic for every graph Inductor compiles from now on; True if
