@@ -77,10 +77,9 @@ def installed_decide(module, options=None):
     """`decide` of handler `module` as its `install(**options)` applies a decision (the module's
     `installed`: since the forty-fifth session a linear to a narrow output that the tree gives
     cuBLAS alone is left to the search by default, since the forty-seventh a `bmm` with a
-    small side, since the forty-ninth a half-precision biased head, and since the sixty-second
-    a small fp32 mm or addmm, and since the sixty-third a half-precision mm or addmm of few
-    rows). Options of DECIDING
-    not in `options` keep the module's defaults. A module generated before `installed` existed
+    small side, since the forty-ninth a half-precision biased head, since the sixty-second a
+    small fp32 mm or addmm, and since the sixty-third a half-precision mm or addmm of few rows).
+    Options of DECIDING not in `options` keep the module's defaults. A module generated before `installed` existed
     decides as its tree does."""
     decide, installed = module.decide, getattr(module, "installed", None)
     if not callable(installed):
