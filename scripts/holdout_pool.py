@@ -98,7 +98,8 @@ decisions: narrow_search, small_bmm_search, bias_head_search, fp32_small_search,
 half_few_rows_search), and
 `--without OPTION` as `install(OPTION=False)` does; `--against` stays at its module's defaults,
 so `--handler H.py --without small_bmm_search --against H.py` scores what the option, on by
-default, changes on the shipped tree.
+default, changes on the shipped tree (and `--with half_few_rows_search`, off by default, what
+turning that one on would).
 
 Usage: scripts/holdout_pool.py [--handler MODULE.py [--measured MEASURED.py] [--against OTHER.py]
                                                 [--with OPTION] [--without OPTION]]

@@ -49,8 +49,9 @@ SWITCHES = (
                           "of handler modules since the sixty-second session)"),
     ("half_few_rows_search", "a bf16 or fp16 mm or addmm of at most 256 rows and 2**31 "
                              "multiply-adds (choices.half_few_rows: decode steps, heads at a small "
-                             "batch) that it decides cuBLAS only is left to max-autotune (the "
-                             "default of handler modules since the sixty-third session)"),
+                             "batch) that it decides cuBLAS only is left to max-autotune (off by "
+                             "default: the default of handler modules in the sixty-third session "
+                             "only, until its check on streamed operands)"),
 )
 
 
@@ -78,8 +79,9 @@ def installed_decide(module, options=None):
     `installed`: since the forty-fifth session a linear to a narrow output that the tree gives
     cuBLAS alone is left to the search by default, since the forty-seventh a `bmm` with a
     small side, since the forty-ninth a half-precision biased head, since the sixty-second a
-    small fp32 mm or addmm, and since the sixty-third a half-precision mm or addmm of few rows).
-    Options of DECIDING not in `options` keep the module's defaults. A module generated before `installed` existed
+    small fp32 mm or addmm; a half-precision mm or addmm of few rows only when asked, by
+    `half_few_rows_search`, off by default since the sixty-fourth session). Options of DECIDING
+    not in `options` keep the module's defaults. A module generated before `installed` existed
     decides as its tree does."""
     decide, installed = module.decide, getattr(module, "installed", None)
     if not callable(installed):

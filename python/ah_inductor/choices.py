@@ -70,10 +70,11 @@ What a decision does, before any Triton template code is generated (Inductor's
   sixty-second session) an `extern` decision on an fp32 `mm` or `addmm`, TF32 or not, of at
   most 2**31 multiply-adds (`fp32_small`: RL critics, GNN layers, detection heads, small linears
   trained in fp32) is `default`; ``install(fp32_small_search=False)`` leaves it cuBLAS only.
-- With ``install(half_few_rows_search=True)`` (the default since its blind check:
-  docs/results.md, sixty-third session) an `extern` decision on a bf16 or fp16 `mm` or `addmm`
-  of at most 256 rows and 2**31 multiply-adds (`half_few_rows`: decode steps, small-batch heads)
-  is `default`; ``install(half_few_rows_search=False)`` leaves it cuBLAS only.
+- With ``install(half_few_rows_search=True)`` an `extern` decision on a bf16 or fp16 `mm` or
+  `addmm` of at most 256 rows and 2**31 multiply-adds (`half_few_rows`: decode steps,
+  small-batch heads) is `default`. It is off by default (OFF_BY_DEFAULT): it passed its blind
+  check on warm operands (sixty-third session) and failed it on streamed ones, as a decode step
+  reads its weights (docs/results.md, sixty-fourth session).
 - Four `install()` options that failed the checks registered before their data (`one_aten`,
   `narrow_search`, `warm_all`, `decode_search`) were removed in the forty-third session;
   `narrow_search` came back in the forty-fifth, since the re-timing that its recheck lacked has
@@ -413,10 +414,10 @@ def fp32_small(f):
 # decides 27 such GEMMs cuBLAS only and is over the bound on 8 of them (1.04x-2.26x; seven under
 # 12 us, one of 107 us), where default max-autotune's Triton pick is the best, against 1 over of
 # the 164 other half-precision `mm` and `addmm` it decides cuBLAS only (sixty-third session).
-# `install(half_few_rows_search=True)` leaves them to Inductor's list, re-timed, the default
-# since its blind check (docs/results.md, sixty-third session: on 26 blind such GEMMs over the
-# bound on 1 against the tree's 3, one new, 0.961x its run time, 5.0x less autotuning than
-# default max-autotune's, which was over on 22).
+# `install(half_few_rows_search=True)` leaves them to Inductor's list, re-timed. On 26 blind such
+# GEMMs it was over the bound on 1 against the tree's 3 with the operands warm (sixty-third
+# session), and on 3 against 0 with them streamed from HBM, as a decode step reads its weights
+# (sixty-fourth session; 0.96x the tree's run time both ways): off by default (OFF_BY_DEFAULT).
 HALF_FEW_ROWS_MAX_M = 256
 HALF_FEW_ROWS_MAX_VOLUME = 2**31
 
@@ -430,16 +431,25 @@ def half_few_rows(f):
 
 
 # The searches that turn a cuBLAS-only (`extern`) decision on a kind of GEMM into `default`, each
-# an install() option on by default, with the kind it takes.
+# an install() option (on by default unless of OFF_BY_DEFAULT), with the kind it takes.
 SEARCHED_KINDS = (("narrow_search", narrow_linear), ("small_bmm_search", small_side_bmm),
                   ("bias_head_search", bias_head), ("fp32_small_search", fp32_small),
                   ("half_few_rows_search", half_few_rows))
-# install()'s options, each on by default, in the order of the cache key's suffixes: the
-# re-timing's two (which need `retime`), then the searches of SEARCHED_KINDS and the two that
-# change what a list keeps (`one_aten_search`, `half_unaligned_bias`).
+# install()'s options, in the order of the cache key's suffixes: the re-timing's two (which need
+# `retime`), then the searches of SEARCHED_KINDS and the two that change what a list keeps
+# (`one_aten_search`, `half_unaligned_bias`). Each is on unless given False, but those of
+# OFF_BY_DEFAULT, off unless given True: an option that passed one blind check and failed a
+# later one stays for whoever runs the workloads it passed on (`option_on`).
 RETIME_OPTIONS = ("warm_splits", "warm_no_bias")
 SEARCH_OPTIONS = ("narrow_search", "small_bmm_search", "one_aten_search", "bias_head_search",
                   "half_unaligned_bias", "fp32_small_search", "half_few_rows_search")
+OFF_BY_DEFAULT = ("half_few_rows_search",)
+
+
+def option_on(options, name):
+    """Whether install() option `name` is on among keyword arguments `options`: as given, else
+    on unless it is of OFF_BY_DEFAULT."""
+    return bool(options.get(name, name not in OFF_BY_DEFAULT))
 
 
 def unknown_options(options, known):
@@ -454,11 +464,12 @@ def installed(kind, names, f, **searches):
     on a GEMM of a kind of SEARCHED_KINDS is `default` unless `searches` turns that search off
     (`narrow_search=False`: narrow linears, `narrow_linear`; `small_bmm_search`: a `bmm` with a
     small side; `bias_head_search`: a half-precision biased head; `fp32_small_search`: a small
-    fp32 `mm` or `addmm`; `half_few_rows_search`: a half-precision `mm` or `addmm` of few rows).
+    fp32 `mm` or `addmm`; `half_few_rows_search`, off by default: a half-precision `mm` or
+    `addmm` of few rows).
     What a replay or a preview of the handler without torch decides with
     (scripts/holdout_replay.py, scripts/inductor_eval.py --dry-run)."""
     unknown_options(searches, [name for name, _ in SEARCHED_KINDS])
-    if kind == "extern" and any(searches.get(name, True) and kind_of(f)
+    if kind == "extern" and any(option_on(searches, name) and kind_of(f)
                                 for name, kind_of in SEARCHED_KINDS):
         return "default", frozenset()
     return kind, names
@@ -580,10 +591,10 @@ class Runtime:
         _RUNTIMES[self.key] = self
 
     def _set_searches(self, on, options=None):
-        """Each of SEARCH_OPTIONS as an attribute: `options`' value for it (on by default) when
+        """Each of SEARCH_OPTIONS as an attribute: `options`' value for it (`option_on`) when
         `on`, else off."""
         for name in SEARCH_OPTIONS:
-            setattr(self, name, bool(on and (options or {}).get(name, True)))
+            setattr(self, name, on and option_on(options or {}, name))
 
     # -- statistics and warnings -------------------------------------------------------------
 
@@ -804,12 +815,12 @@ class Runtime:
 
     def factory_key(self, retime, **options):
         """The key of the factory `install(retime=..., **options)` sets: `-retime`, then the name
-        of each option of RETIME_OPTIONS (with `retime`) and SEARCH_OPTIONS that is on (all are
-        by default), dashed. Each changes what Inductor picks, so the cache must tell them
+        of each option of RETIME_OPTIONS (with `retime`) and SEARCH_OPTIONS that is on
+        (`option_on`), dashed. Each changes what Inductor picks, so the cache must tell them
         apart."""
         unknown_options(options, RETIME_OPTIONS + SEARCH_OPTIONS)
-        on = [name for name in RETIME_OPTIONS if retime and options.get(name, True)]
-        on += [name for name in SEARCH_OPTIONS if options.get(name, True)]
+        on = [name for name in RETIME_OPTIONS if retime and option_on(options, name)]
+        on += [name for name in SEARCH_OPTIONS if option_on(options, name)]
         suffix = "".join("-" + name.replace("_", "-") for name in on)
         return self.key + ("-retime" if retime else "") + suffix
 
@@ -841,10 +852,10 @@ class Runtime:
         expanded call (`half_unaligned_addmm`). With `fp32_small_search` (the default since its
         blind check: docs/results.md, sixty-second session) a small fp32 `mm` or `addmm` that
         `decide` gives cuBLAS alone is left to Inductor's list (`fp32_small`). With
-        `half_few_rows_search` (the default since its blind check: docs/results.md, sixty-third
-        session) so is a bf16 or fp16 `mm` or `addmm` of few rows (`half_few_rows`). Each
-        option is a keyword, on unless given False (RETIME_OPTIONS, SEARCH_OPTIONS); an unknown
-        one raises TypeError. `uninstall()` undoes all of it."""
+        `half_few_rows_search` (off by default: it failed its blind check on streamed operands,
+        docs/results.md, sixty-fourth session) so is a bf16 or fp16 `mm` or `addmm` of few rows
+        (`half_few_rows`). Each option is a keyword, on unless given False, but those of
+        OFF_BY_DEFAULT, off unless given True (`option_on`); an unknown one raises TypeError. `uninstall()` undoes all of it."""
         unknown_options(options, RETIME_OPTIONS + SEARCH_OPTIONS)
         if self.active:
             return True
@@ -869,7 +880,7 @@ class Runtime:
         slot = virtualized._choices
         self._saved = (config, prev, slot, self._hook(slot))
         self._ptxas = ptxas_align() if align_ptxas else None
-        warm = [bool(options.get(name, True)) for name in RETIME_OPTIONS]
+        warm = [option_on(options, name) for name in RETIME_OPTIONS]
         self._retimer = retime_install(*warm) if retime else None
         self.active = True
         self.wrap(slot._get_handler())
@@ -927,8 +938,8 @@ def _default_runtime():
 
 def install(align_ptxas=True, retime=True, **options):
     """Installs this module's heuristic (see the module docstring; `Runtime.install` names the
-    options, each of RETIME_OPTIONS and SEARCH_OPTIONS, all on by default); True if
-    installed."""
+    options, each of RETIME_OPTIONS and SEARCH_OPTIONS, on by default but those of
+    OFF_BY_DEFAULT); True if installed."""
     return _default_runtime().install(align_ptxas, retime, **options)
 
 

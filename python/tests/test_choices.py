@@ -210,11 +210,20 @@ class Decisions(unittest.TestCase):
 
     def test_half_few_rows_search_leaves_a_few_row_half_cublas_decision_to_the_search(self):
         decode = {"op": "mm", "m": 2, "k": 2048, "n": 1032, "mat1_dtype": "torch.bfloat16"}
-        self.assertEqual(choices.installed("extern", frozenset(), decode), ("default", frozenset()))  # by default
+        self.assertEqual(choices.installed("extern", frozenset(), decode), ("extern", frozenset()))  # off by default
+        self.assertEqual(choices.installed("extern", frozenset(), decode, half_few_rows_search=True),
+                         ("default", frozenset()))
         self.assertEqual(choices.installed("extern", frozenset(), decode, half_few_rows_search=False),
                          ("extern", frozenset()))
         self.assertEqual(choices.installed("keep", frozenset({"a"}), decode, half_few_rows_search=True),
                          ("keep", frozenset({"a"})))
+
+    def test_an_option_is_on_unless_given_false_but_those_off_by_default(self):
+        self.assertEqual(choices.OFF_BY_DEFAULT, ("half_few_rows_search",))
+        for name in choices.SEARCH_OPTIONS + choices.RETIME_OPTIONS:
+            self.assertEqual(choices.option_on({}, name), name not in choices.OFF_BY_DEFAULT, name)
+            self.assertTrue(choices.option_on({name: True}, name), name)
+            self.assertFalse(choices.option_on({name: False}, name), name)
 
     def test_a_few_row_half_gemm_is_an_mm_or_addmm_of_at_most_256_rows_and_2_to_the_31(self):
         f = {"op": "mm", "m": 128, "k": 4096, "n": 4096, "mat1_dtype": "torch.bfloat16"}  # 2**31 exactly

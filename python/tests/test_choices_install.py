@@ -48,9 +48,9 @@ def call_handler(handler, ki, tc=None, op="mm"):
 
 # The install() options that change what a decision searches or keeps (the runtime's table),
 # each with its own key suffix (the option's name with dashes), and all of them off: the plain
-# install the test keys against. Those of OFF_BY_DEFAULT wait for their blind checks (none now).
+# install the test keys against. Those of OFF_BY_DEFAULT are off unless given True.
 SEARCH_OPTIONS = choices.SEARCH_OPTIONS
-OFF_BY_DEFAULT = ()
+OFF_BY_DEFAULT = choices.OFF_BY_DEFAULT
 
 
 # A GEMM `decide_by_m` gives cuBLAS alone that no search install() turns on by default takes
@@ -93,11 +93,10 @@ class Install(unittest.TestCase):
             self.assertEqual(savers, ["a recorder of picks"])
             self.assertFalse(any(getattr(self.rt, option) for option in SEARCH_OPTIONS))
             self.rt.uninstall()
-            self.assertTrue(self.rt.install())  # re-timed, splits and mm / bmm warm, all searched, by default
+            self.assertTrue(self.rt.install())  # re-timed, splits and mm / bmm warm, searched, by default
             self.assertEqual(config.inductor_choices_class.key,
                              f"{plain_key}-retime-warm-splits-warm-no-bias-narrow-search-small-bmm-search"
-                             "-one-aten-search-bias-head-search-half-unaligned-bias-fp32-small-search"
-                             "-half-few-rows-search")
+                             "-one-aten-search-bias-head-search-half-unaligned-bias-fp32-small-search")
             for option in SEARCH_OPTIONS:
                 self.assertEqual(getattr(self.rt, option), option not in OFF_BY_DEFAULT, option)
             self.assertEqual(savers[1:], ["a recorder of picks"])
@@ -212,7 +211,7 @@ class Install(unittest.TestCase):
             self.assertTrue(again.install(retime=False, narrow_search=False))
             factory = torch._inductor.config.inductor_choices_class
             self.assertTrue(factory.key.endswith("-small-bmm-search-one-aten-search-bias-head-search"
-                                                 "-half-unaligned-bias-fp32-small-search-half-few-rows-search"))
+                                                 "-half-unaligned-bias-fp32-small-search"))
             self.assertIs(factory.prev, user_factory)
 
     def test_an_unknown_option_is_refused_before_anything_changes(self):
