@@ -37,12 +37,12 @@ def measured(g, cublas_ms):
 
 
 class PoolGemms(unittest.TestCase):
-    def run_main(self, *args, gemms):
+    def run_main(self, *args, gemms, handler=HANDLER):
         with tempfile.TemporaryDirectory() as d:
             with open(os.path.join(d, "a.json"), "w") as f:
                 json.dump({"gemms": gemms}, f)
             with open(os.path.join(d, "h_choices.py"), "w") as f:
-                f.write(HANDLER)
+                f.write(handler)
             with open(os.path.join(d, "pool.txt"), "w") as f:
                 f.write("# the pool\na.json\n")
             out, err = io.StringIO(), io.StringIO()
@@ -77,6 +77,31 @@ class PoolGemms(unittest.TestCase):
         self.assertEqual(out, [want])
         rc, out, _ = self.run_main(gemms=gemms)
         self.assertEqual([(g["m"], g["k"]) for g in out], [(200, 8192), (50, 8192), (256, 9000), (200, 512)])
+
+    def test_cublas_only_and_over_keep_the_decisions_where_cublas_alone_missed_the_bound(self):
+        slow = measured(gemm(50, 512), 0.05)
+        slow["run_ms"]["max_autotune"] = 0.04  # cuBLAS 1.25x the best
+        near = measured(gemm(60, 512), 0.05)
+        near["run_ms"]["max_autotune"] = 0.049  # within 3 %
+        gemms = [slow, near, measured(gemm(200, 512), 0.05)]  # the last searched
+        rc, out, _ = self.run_main("--handler", "H.py", "--cublas-only", gemms=gemms)
+        self.assertEqual((rc, [g["m"] for g in out]), (0, [50, 60]))
+        rc, out, _ = self.run_main("--handler", "H.py", "--cublas-only", "--cublas-over", gemms=gemms)
+        self.assertEqual((rc, [g["m"] for g in out]), (0, [50]))
+        rc, out, _ = self.run_main("--cublas-over", gemms=gemms)
+        self.assertEqual([g["m"] for g in out], [50])
+
+    def test_decisions_are_those_install_applies(self):
+        # A module whose `installed` searches every extern decision: nothing is cuBLAS only.
+        rc, out, _ = self.run_main("--handler", "H.py", "--cublas-only", gemms=[measured(gemm(50, 512), 0.05)],
+                                   handler=HANDLER + "def installed(kind, names, f, **o):\n"
+                                                     "    return ('default', frozenset())\n")
+        self.assertEqual((rc, out), (0, []))
+
+    def test_cublas_only_needs_a_handler(self):
+        with redirect_stderr(io.StringIO()), self.assertRaises(SystemExit) as e:
+            pool_gemms.main(["--files-from", "x.txt", "--cublas-only"])
+        self.assertEqual(e.exception.code, 2)
 
     def test_a_file_that_is_no_result_is_named_and_exits_2(self):
         rc, out, err = self.run_main(gemms="not a list of GEMMs")
