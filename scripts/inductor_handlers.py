@@ -24,6 +24,10 @@ SWITCHES = (
     ("warm_no_bias", "every mm and bmm lowering it re-times is re-timed on warm operands, without "
                      "the L2 flush (retime.py; the default of handler modules since the forty-third "
                      "session)"),
+    ("streamed_few_rows", "a bf16 or fp16 mm or addmm lowering of at most 256 rows and 2**31 "
+                          "multiply-adds that it re-times is re-timed on operands streamed from HBM, "
+                          "as a decode step reads its weights (retime.py, choices.few_rows_lowering; "
+                          "off by default: a candidate of the sixty-fourth session)"),
     ("narrow_search", "a linear layer to a narrow output (choices.narrow_linear: MoE routers, "
                       "classifier heads, LoRA's lora_A) that it decides cuBLAS only is left to "
                       "max-autotune (the default of handler modules since the forty-fifth session)"),

@@ -16,34 +16,16 @@ records how many sets each GEMM swept (`operand_sets`). Result files say which t
 two GPUs (`inductor_results.device_of`).
 """
 
-import math
+import os
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "python"))
+# The copies of a streamed sweep have one owner, the handler runtime's re-timing, which streams
+# few-row lowerings the same way (install(streamed_few_rows=True)); it imports no torch.
+from ah_inductor.retime import (  # noqa: E402, F401 - re-exported
+    FALLBACK_L2_BYTES, MAX_COPIES, STREAM_L2_MULTIPLE, args_bytes, copies, l2_bytes)
 
 OPERANDS = ("warm", "streamed")
-STREAM_L2_MULTIPLE = 2  # a sweep's operands cover twice the L2: none of them is left there
-MAX_COPIES = 1024  # sets of operands one sweep cycles through at most (the CUDA graph's size)
-FALLBACK_L2_BYTES = 64 << 20  # where PyTorch does not say: more than an H100's or H200's 50 MiB
-
-
-def copies(set_bytes, l2_bytes):
-    """How many sets of operands of `set_bytes` each a streamed sweep cycles through: enough to
-    cover STREAM_L2_MULTIPLE times `l2_bytes`, at least 2 (one set larger than that still gets
-    a second, so that no call finds its predecessor's tiles), at most MAX_COPIES."""
-    if set_bytes <= 0:
-        raise ValueError(f"a set of operands of {set_bytes} bytes")
-    need = math.ceil(STREAM_L2_MULTIPLE * l2_bytes / set_bytes)
-    return max(2, min(MAX_COPIES, need))
-
-
-def args_bytes(args):
-    """Bytes of the tensors in `args` (a transposed view counts its tensor's elements once)."""
-    return sum(t.numel() * t.element_size() for t in args)
-
-
-def l2_bytes(torch):
-    """The L2 cache of CUDA device 0 in bytes, as PyTorch reports it (FALLBACK_L2_BYTES where it
-    does not)."""
-    props = torch.cuda.get_device_properties(0)
-    return int(getattr(props, "L2_cache_size", 0) or FALLBACK_L2_BYTES)
 
 
 def operand_sets(torch, first, make, operands):

@@ -434,6 +434,15 @@ forty-third session) re-times so the lowerings without a bias operand (WARM_NO_B
 flushed. On blind set 55 (data/inductor_eval_h100_holdout55[ab]_h2191*) the handler with it was
 over the 3 % bound on 1 GEMM against 2 without, at 0.998x their run time (geometric mean).
 
+`Retimer(streamed=test)` (``install(streamed_few_rows=True)``, off by default: a candidate
+registered in the sixty-fourth session) re-times the lowerings `test(name, input_nodes)` names
+(the runtime's: bf16 and fp16 `mm` and `addmm` of few rows, `choices.half_few_rows`) on operands
+streamed from HBM, as a decode step reads its weights: each choice's graph sweeps fresh copies
+of the inputs that cover STREAM_L2_MULTIPLE times the L2 (`copies`), without the flush. On such
+GEMMs a Triton tile timed on operands in L2, or after the flush, picked by Inductor and by the
+flushed re-timing, ran up to 1.12x cuBLAS's time once the operands streamed (docs/results.md,
+sixty-fourth session), where twelve of the search's other picks ran 5-30 % faster than cuBLAS.
+
 It never raises into Inductor: any failure leaves the timings as Inductor measured them.
 """
 
@@ -444,17 +453,46 @@ WARM_NO_BIAS_OPS = ("mm", "bmm")  # those without a bias operand (`warm_no_bias`
 # Above this fastest benchmark (ms), the call's CPU side is hidden behind the flush or the kernel.
 RETIME_BELOW_MS = 0.2
 RETIME_ROUNDS = 5
+# Streamed operands (`Retimer(streamed=...)`, and scripts/inductor_eval.py --operands streamed):
+STREAM_L2_MULTIPLE = 2  # a sweep's operands cover twice the L2: none of them is left there
+MAX_COPIES = 1024  # sets of operands one sweep cycles through at most (a CUDA graph's calls)
+FALLBACK_L2_BYTES = 64 << 20  # where PyTorch does not say: more than an H100's or H200's 50 MiB
+
+
+def copies(set_bytes, l2_bytes):
+    """How many sets of operands of `set_bytes` each a streamed sweep cycles through: enough to
+    cover STREAM_L2_MULTIPLE times `l2_bytes`, at least 2 (one set larger than that still gets
+    a second, so that no call finds its predecessor's tiles), at most MAX_COPIES."""
+    if set_bytes <= 0:
+        raise ValueError(f"a set of operands of {set_bytes} bytes")
+    need = math.ceil(STREAM_L2_MULTIPLE * l2_bytes / set_bytes)
+    return max(2, min(MAX_COPIES, need))
+
+
+def args_bytes(args):
+    """Bytes of the tensors in `args` (a transposed view counts its tensor's elements once)."""
+    return sum(t.numel() * t.element_size() for t in args)
+
+
+def l2_bytes(torch, device=0):
+    """The L2 cache of CUDA device `device` in bytes, as PyTorch reports it (FALLBACK_L2_BYTES
+    where it does not)."""
+    props = torch.cuda.get_device_properties(device)
+    return int(getattr(props, "L2_cache_size", 0) or FALLBACK_L2_BYTES)
 
 
 class Retimer:
     """The feedback saver; counts GEMM lowerings re-timed and re-timings that failed. With
     `warm` a lowering that offers decompositions is re-timed whole, without the flush; with
-    `warm_no_bias` every one of WARM_NO_BIAS_OPS is, decompositions included."""
+    `warm_no_bias` every one of WARM_NO_BIAS_OPS is, decompositions included; with `streamed`
+    (a test of a lowering's name and input nodes) the lowerings it names are re-timed whole on
+    operands streamed from HBM."""
 
-    def __init__(self, warm=False, warm_no_bias=False):
+    def __init__(self, warm=False, warm_no_bias=False, streamed=None):
         self.active = True
         self.warm = warm
         self.warm_no_bias = warm_no_bias
+        self.streamed = streamed
         self.retimed = 0
         self.failed = 0
 
@@ -466,10 +504,11 @@ class Retimer:
             if not finite or min(timings[c] for c in finite) >= RETIME_BELOW_MS:
                 return
             is_split = split_test()
-            warm = ((self.warm_no_bias and name in WARM_NO_BIAS_OPS)
+            streamed = self.streamed is not None and bool(self.streamed(name, input_nodes))
+            warm = (streamed or (self.warm_no_bias and name in WARM_NO_BIAS_OPS)
                     or (self.warm and any(is_split(c) for c in finite)))
             chosen = with_splits(one_extern(finite, timings, extern_test()), is_split, warm)
-            again = graph_timings(chosen, input_nodes, flush=not warm)
+            again = graph_timings(chosen, input_nodes, flush=not warm, streamed=streamed)
         except Exception:  # noqa: BLE001 - never raise into Inductor
             self.failed += 1
             return
@@ -512,31 +551,46 @@ def extern_test():
     return lambda c: isinstance(c, ExternKernelCaller)
 
 
-def graph_timings(choices, input_nodes, flush=True):
+def graph_timings(choices, input_nodes, flush=True, streamed=False):
     """{choice: ms} by CUDA graph for the cuBLAS, Triton and decomposition choices of `choices`,
     on inputs made as Inductor makes them to benchmark; a choice that fails to capture is left
     out. With `flush`, each call follows an L2 flush, timed alone and taken off (cold operands,
     as Inductor measures); without, the calls follow one another (warm operands, as a compiled
-    graph replays)."""
+    graph replays). With `streamed`, they cycle through `copies` fresh sets of inputs (operands
+    from HBM, as a decode step reads its weights)."""
     import torch
     from torch._inductor.select_algorithm import AlgorithmSelectorCache, ExternKernelCaller
 
     make = AlgorithmSelectorCache.benchmark_example_value
-    inputs = [make(n) for n in input_nodes]
+    sets = input_sets(lambda: [make(n) for n in input_nodes], streamed,
+                      lambda: l2_bytes(torch, torch.cuda.current_device()))
     before, base = None, 0.0
     if flush:
         props = torch.cuda.get_device_properties(torch.cuda.current_device())
         before = torch.empty(props.L2_cache_size // 4, dtype=torch.int, device="cuda").zero_
-        base = graph_ms(lambda: before, None)
+        base = graph_ms([lambda: before], None)
     out = {}
     for c in choices:
         try:
-            factory = call_factory(c, inputs, make(c.layout), ExternKernelCaller, split_test())
-            if factory is not None:
-                out[c] = max(graph_ms(factory, before) - base, 1e-6)
+            result = make(c.layout)
+            is_split = split_test()
+            factories = [call_factory(c, inputs, result, ExternKernelCaller, is_split)
+                         for inputs in sets]
+            if None not in factories:
+                out[c] = max(graph_ms(factories, before) - base, 1e-6)
         except Exception:  # noqa: BLE001 - this choice keeps Inductor's time
             torch.cuda.synchronize()
     return out
+
+
+def input_sets(make_set, streamed, l2):
+    """The sets of inputs a choice's graph cycles through: one made by `make_set()`; with
+    `streamed`, as many as `copies` asks for a set of its bytes and an L2 of `l2()` bytes."""
+    first = make_set()
+    if not streamed:
+        return [first]
+    n = copies(args_bytes(first), l2())
+    return [first] + [make_set() for _ in range(n - 1)]
 
 
 def call_factory(choice, inputs, result, extern_type, is_split=lambda c: False):
@@ -567,32 +621,33 @@ def split_call(choice, inputs):
     return lambda: module.call([*sizes, *inputs])
 
 
-def graph_ms(factory, before, rounds=RETIME_ROUNDS):
+def graph_ms(factories, before, rounds=RETIME_ROUNDS):
     """Median ms of one `before(); call()` in a CUDA graph of about 1 ms of them (at most 50),
-    `call` made by `factory()` on the stream it runs on."""
+    but whole sweeps of `factories` (each makes a call on the stream it runs on; calls cycle
+    through them: one set of operands each)."""
     import torch
 
-    def run(call, times):
-        for _ in range(times):
+    def run(calls, times):
+        for i in range(times):
             if before is not None:
                 before()
-            call()
+            calls[i % len(calls)]()
 
     stream = torch.cuda.Stream()
     stream.wait_stream(torch.cuda.current_stream())
     start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
     with torch.cuda.stream(stream):
-        call = factory()
-        run(call, 1)
+        calls = [f() for f in factories]
+        run(calls, 1)
         start.record()
-        run(call, 1)
+        run(calls, 1)
         end.record()
     end.synchronize()
     torch.cuda.current_stream().wait_stream(stream)
-    n = max(1, min(50, round(1.0 / max(start.elapsed_time(end), 1e-3))))
+    n = sweep_calls(start.elapsed_time(end), len(factories))
     graph = torch.cuda.CUDAGraph()
     with torch.cuda.graph(graph):
-        run(factory(), n)
+        run([f() for f in factories], n)
     graph.replay()
     times = []
     for _ in range(rounds):
@@ -604,16 +659,24 @@ def graph_ms(factory, before, rounds=RETIME_ROUNDS):
     return sorted(times)[len(times) // 2]
 
 
-def retime_install(warm=False, warm_no_bias=False):
-    """Registers a `Retimer(warm, warm_no_bias)` first among Inductor's feedback savers (before
-    any that records picks); returns it, or None where this PyTorch has no feedback savers."""
+def sweep_calls(call_ms, sets):
+    """Calls in a timed graph: about 1 ms of calls of `call_ms` each (1 to 50), rounded to
+    whole sweeps of `sets` sets of operands (at least one)."""
+    calls = max(1, min(50, round(1.0 / max(call_ms, 1e-3))))
+    return sets * max(1, round(calls / sets))
+
+
+def retime_install(warm=False, warm_no_bias=False, streamed=None):
+    """Registers a `Retimer(warm, warm_no_bias, streamed)` first among Inductor's feedback
+    savers (before any that records picks); returns it, or None where this PyTorch has no
+    feedback savers."""
     try:
         from torch._inductor import select_algorithm
 
         savers = select_algorithm.get_algorithm_selector_cache().feedback_saver_fns
     except Exception:  # noqa: BLE001 - another PyTorch: nothing to re-time
         return None
-    saver = Retimer(warm, warm_no_bias)
+    saver = Retimer(warm, warm_no_bias, streamed)
     savers.insert(0, saver)
     return saver
 
@@ -709,6 +772,10 @@ What a decision does, before any Triton template code is generated (Inductor's
   small-batch heads) is `default`. It is off by default (OFF_BY_DEFAULT): it passed its blind
   check on warm operands (sixty-third session) and failed it on streamed ones, as a decode step
   reads its weights (docs/results.md, sixty-fourth session).
+- With ``install(streamed_few_rows=True)`` (off by default: a candidate of the sixty-fourth
+  session, with `half_few_rows_search` its check's subject) the re-timing times a bf16 or fp16
+  `mm` or `addmm` lowering of few rows (`few_rows_lowering`) on operands streamed from HBM
+  (retime.py), so that the search picks what runs fastest where weights come from HBM.
 - Four `install()` options that failed the checks registered before their data (`one_aten`,
   `narrow_search`, `warm_all`, `decode_search`) were removed in the forty-third session;
   `narrow_search` came back in the forty-fifth, since the re-timing that its recheck lacked has
@@ -1064,20 +1131,37 @@ def half_few_rows(f):
             and f["m"] * f["k"] * f["n"] <= HALF_FEW_ROWS_MAX_VOLUME)
 
 
+def few_rows_lowering(name, input_nodes):
+    """Whether the GEMM lowering the re-timing sees (Inductor's name for it, its input nodes:
+    `mm`'s mat1 and mat2, `addmm`'s bias, mat1 and mat2) is of `half_few_rows`' kind, by its
+    nodes' sizes and mat1's dtype; False where a size is symbolic. The test of
+    install(streamed_few_rows=True)'s re-timing (retime.py)."""
+    if name not in ("mm", "addmm") or len(input_nodes) < 2:
+        return False
+    mat1, mat2 = input_nodes[-2], input_nodes[-1]
+    try:
+        m, k = (_static(v) for v in tuple(mat1.get_size())[-2:])
+        n = _static(tuple(mat2.get_size())[-1])
+    except Symbolic:
+        return False
+    return half_few_rows({"op": name, "m": m, "k": k, "n": n, "mat1_dtype": str(mat1.get_dtype())})
+
+
 # The searches that turn a cuBLAS-only (`extern`) decision on a kind of GEMM into `default`, each
 # an install() option (on by default unless of OFF_BY_DEFAULT), with the kind it takes.
 SEARCHED_KINDS = (("narrow_search", narrow_linear), ("small_bmm_search", small_side_bmm),
                   ("bias_head_search", bias_head), ("fp32_small_search", fp32_small),
                   ("half_few_rows_search", half_few_rows))
-# install()'s options, in the order of the cache key's suffixes: the re-timing's two (which need
-# `retime`), then the searches of SEARCHED_KINDS and the two that change what a list keeps
+# install()'s options, in the order of the cache key's suffixes: the re-timing's three (which
+# need `retime`), then the searches of SEARCHED_KINDS and the two that change what a list keeps
 # (`one_aten_search`, `half_unaligned_bias`). Each is on unless given False, but those of
-# OFF_BY_DEFAULT, off unless given True: an option that passed one blind check and failed a
-# later one stays for whoever runs the workloads it passed on (`option_on`).
-RETIME_OPTIONS = ("warm_splits", "warm_no_bias")
+# OFF_BY_DEFAULT, off unless given True (`option_on`): an option that passed one blind check
+# and failed a later one stays for whoever runs the workloads it passed on, and a candidate
+# waits there for its check.
+RETIME_OPTIONS = ("warm_splits", "warm_no_bias", "streamed_few_rows")
 SEARCH_OPTIONS = ("narrow_search", "small_bmm_search", "one_aten_search", "bias_head_search",
                   "half_unaligned_bias", "fp32_small_search", "half_few_rows_search")
-OFF_BY_DEFAULT = ("half_few_rows_search",)
+OFF_BY_DEFAULT = ("half_few_rows_search", "streamed_few_rows")
 
 
 def option_on(options, name):
@@ -1470,7 +1554,11 @@ class Runtime:
         re-timing times a lowering that offers `decompose_k`'s splits whole, splits included,
         without the L2 flush (retime.py). With `warm_no_bias` (the default since its blind
         check: docs/results.md, forty-third session; needs `retime`) every `mm` and `bmm`
-        lowering the re-timing times is timed without the flush too. With `narrow_search` (the
+        lowering the re-timing times is timed without the flush too. With `streamed_few_rows`
+        (off by default: a candidate, docs/results.md, sixty-fourth session; needs `retime`) a
+        bf16 or fp16 `mm` or `addmm` lowering of few rows (`few_rows_lowering`) is re-timed on
+        operands streamed from HBM, as a decode step reads its weights (retime.py). With
+        `narrow_search` (the
         default since its blind check: docs/results.md, forty-fifth session) a linear layer to
         a narrow output that `decide` gives cuBLAS alone is left to Inductor's list
         (`narrow_linear`). With `small_bmm_search` (the default since its blind check:
@@ -1514,8 +1602,9 @@ class Runtime:
         slot = virtualized._choices
         self._saved = (config, prev, slot, self._hook(slot))
         self._ptxas = ptxas_align() if align_ptxas else None
-        warm = [option_on(options, name) for name in RETIME_OPTIONS]
-        self._retimer = retime_install(*warm) if retime else None
+        warm = [option_on(options, name) for name in ("warm_splits", "warm_no_bias")]
+        streamed = few_rows_lowering if option_on(options, "streamed_few_rows") else None
+        self._retimer = retime_install(*warm, streamed) if retime else None
         self.active = True
         self.wrap(slot._get_handler())
         return True

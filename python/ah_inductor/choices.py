@@ -75,6 +75,10 @@ What a decision does, before any Triton template code is generated (Inductor's
   small-batch heads) is `default`. It is off by default (OFF_BY_DEFAULT): it passed its blind
   check on warm operands (sixty-third session) and failed it on streamed ones, as a decode step
   reads its weights (docs/results.md, sixty-fourth session).
+- With ``install(streamed_few_rows=True)`` (off by default: a candidate of the sixty-fourth
+  session, with `half_few_rows_search` its check's subject) the re-timing times a bf16 or fp16
+  `mm` or `addmm` lowering of few rows (`few_rows_lowering`) on operands streamed from HBM
+  (retime.py), so that the search picks what runs fastest where weights come from HBM.
 - Four `install()` options that failed the checks registered before their data (`one_aten`,
   `narrow_search`, `warm_all`, `decode_search`) were removed in the forty-third session;
   `narrow_search` came back in the forty-fifth, since the re-timing that its recheck lacked has
@@ -430,20 +434,37 @@ def half_few_rows(f):
             and f["m"] * f["k"] * f["n"] <= HALF_FEW_ROWS_MAX_VOLUME)
 
 
+def few_rows_lowering(name, input_nodes):
+    """Whether the GEMM lowering the re-timing sees (Inductor's name for it, its input nodes:
+    `mm`'s mat1 and mat2, `addmm`'s bias, mat1 and mat2) is of `half_few_rows`' kind, by its
+    nodes' sizes and mat1's dtype; False where a size is symbolic. The test of
+    install(streamed_few_rows=True)'s re-timing (retime.py)."""
+    if name not in ("mm", "addmm") or len(input_nodes) < 2:
+        return False
+    mat1, mat2 = input_nodes[-2], input_nodes[-1]
+    try:
+        m, k = (_static(v) for v in tuple(mat1.get_size())[-2:])
+        n = _static(tuple(mat2.get_size())[-1])
+    except Symbolic:
+        return False
+    return half_few_rows({"op": name, "m": m, "k": k, "n": n, "mat1_dtype": str(mat1.get_dtype())})
+
+
 # The searches that turn a cuBLAS-only (`extern`) decision on a kind of GEMM into `default`, each
 # an install() option (on by default unless of OFF_BY_DEFAULT), with the kind it takes.
 SEARCHED_KINDS = (("narrow_search", narrow_linear), ("small_bmm_search", small_side_bmm),
                   ("bias_head_search", bias_head), ("fp32_small_search", fp32_small),
                   ("half_few_rows_search", half_few_rows))
-# install()'s options, in the order of the cache key's suffixes: the re-timing's two (which need
-# `retime`), then the searches of SEARCHED_KINDS and the two that change what a list keeps
+# install()'s options, in the order of the cache key's suffixes: the re-timing's three (which
+# need `retime`), then the searches of SEARCHED_KINDS and the two that change what a list keeps
 # (`one_aten_search`, `half_unaligned_bias`). Each is on unless given False, but those of
-# OFF_BY_DEFAULT, off unless given True: an option that passed one blind check and failed a
-# later one stays for whoever runs the workloads it passed on (`option_on`).
-RETIME_OPTIONS = ("warm_splits", "warm_no_bias")
+# OFF_BY_DEFAULT, off unless given True (`option_on`): an option that passed one blind check
+# and failed a later one stays for whoever runs the workloads it passed on, and a candidate
+# waits there for its check.
+RETIME_OPTIONS = ("warm_splits", "warm_no_bias", "streamed_few_rows")
 SEARCH_OPTIONS = ("narrow_search", "small_bmm_search", "one_aten_search", "bias_head_search",
                   "half_unaligned_bias", "fp32_small_search", "half_few_rows_search")
-OFF_BY_DEFAULT = ("half_few_rows_search",)
+OFF_BY_DEFAULT = ("half_few_rows_search", "streamed_few_rows")
 
 
 def option_on(options, name):
@@ -836,7 +857,11 @@ class Runtime:
         re-timing times a lowering that offers `decompose_k`'s splits whole, splits included,
         without the L2 flush (retime.py). With `warm_no_bias` (the default since its blind
         check: docs/results.md, forty-third session; needs `retime`) every `mm` and `bmm`
-        lowering the re-timing times is timed without the flush too. With `narrow_search` (the
+        lowering the re-timing times is timed without the flush too. With `streamed_few_rows`
+        (off by default: a candidate, docs/results.md, sixty-fourth session; needs `retime`) a
+        bf16 or fp16 `mm` or `addmm` lowering of few rows (`few_rows_lowering`) is re-timed on
+        operands streamed from HBM, as a decode step reads its weights (retime.py). With
+        `narrow_search` (the
         default since its blind check: docs/results.md, forty-fifth session) a linear layer to
         a narrow output that `decide` gives cuBLAS alone is left to Inductor's list
         (`narrow_linear`). With `small_bmm_search` (the default since its blind check:
@@ -880,8 +905,9 @@ class Runtime:
         slot = virtualized._choices
         self._saved = (config, prev, slot, self._hook(slot))
         self._ptxas = ptxas_align() if align_ptxas else None
-        warm = [option_on(options, name) for name in RETIME_OPTIONS]
-        self._retimer = retime_install(*warm) if retime else None
+        warm = [option_on(options, name) for name in ("warm_splits", "warm_no_bias")]
+        streamed = few_rows_lowering if option_on(options, "streamed_few_rows") else None
+        self._retimer = retime_install(*warm, streamed) if retime else None
         self.active = True
         self.wrap(slot._get_handler())
         return True

@@ -54,6 +54,15 @@ forty-third session) re-times so the lowerings without a bias operand (WARM_NO_B
 flushed. On blind set 55 (data/inductor_eval_h100_holdout55[ab]_h2191*) the handler with it was
 over the 3 % bound on 1 GEMM against 2 without, at 0.998x their run time (geometric mean).
 
+`Retimer(streamed=test)` (``install(streamed_few_rows=True)``, off by default: a candidate
+registered in the sixty-fourth session) re-times the lowerings `test(name, input_nodes)` names
+(the runtime's: bf16 and fp16 `mm` and `addmm` of few rows, `choices.half_few_rows`) on operands
+streamed from HBM, as a decode step reads its weights: each choice's graph sweeps fresh copies
+of the inputs that cover STREAM_L2_MULTIPLE times the L2 (`copies`), without the flush. On such
+GEMMs a Triton tile timed on operands in L2, or after the flush, picked by Inductor and by the
+flushed re-timing, ran up to 1.12x cuBLAS's time once the operands streamed (docs/results.md,
+sixty-fourth session), where twelve of the search's other picks ran 5-30 % faster than cuBLAS.
+
 It never raises into Inductor: any failure leaves the timings as Inductor measured them.
 """
 
@@ -64,17 +73,46 @@ WARM_NO_BIAS_OPS = ("mm", "bmm")  # those without a bias operand (`warm_no_bias`
 # Above this fastest benchmark (ms), the call's CPU side is hidden behind the flush or the kernel.
 RETIME_BELOW_MS = 0.2
 RETIME_ROUNDS = 5
+# Streamed operands (`Retimer(streamed=...)`, and scripts/inductor_eval.py --operands streamed):
+STREAM_L2_MULTIPLE = 2  # a sweep's operands cover twice the L2: none of them is left there
+MAX_COPIES = 1024  # sets of operands one sweep cycles through at most (a CUDA graph's calls)
+FALLBACK_L2_BYTES = 64 << 20  # where PyTorch does not say: more than an H100's or H200's 50 MiB
+
+
+def copies(set_bytes, l2_bytes):
+    """How many sets of operands of `set_bytes` each a streamed sweep cycles through: enough to
+    cover STREAM_L2_MULTIPLE times `l2_bytes`, at least 2 (one set larger than that still gets
+    a second, so that no call finds its predecessor's tiles), at most MAX_COPIES."""
+    if set_bytes <= 0:
+        raise ValueError(f"a set of operands of {set_bytes} bytes")
+    need = math.ceil(STREAM_L2_MULTIPLE * l2_bytes / set_bytes)
+    return max(2, min(MAX_COPIES, need))
+
+
+def args_bytes(args):
+    """Bytes of the tensors in `args` (a transposed view counts its tensor's elements once)."""
+    return sum(t.numel() * t.element_size() for t in args)
+
+
+def l2_bytes(torch, device=0):
+    """The L2 cache of CUDA device `device` in bytes, as PyTorch reports it (FALLBACK_L2_BYTES
+    where it does not)."""
+    props = torch.cuda.get_device_properties(device)
+    return int(getattr(props, "L2_cache_size", 0) or FALLBACK_L2_BYTES)
 
 
 class Retimer:
     """The feedback saver; counts GEMM lowerings re-timed and re-timings that failed. With
     `warm` a lowering that offers decompositions is re-timed whole, without the flush; with
-    `warm_no_bias` every one of WARM_NO_BIAS_OPS is, decompositions included."""
+    `warm_no_bias` every one of WARM_NO_BIAS_OPS is, decompositions included; with `streamed`
+    (a test of a lowering's name and input nodes) the lowerings it names are re-timed whole on
+    operands streamed from HBM."""
 
-    def __init__(self, warm=False, warm_no_bias=False):
+    def __init__(self, warm=False, warm_no_bias=False, streamed=None):
         self.active = True
         self.warm = warm
         self.warm_no_bias = warm_no_bias
+        self.streamed = streamed
         self.retimed = 0
         self.failed = 0
 
@@ -86,10 +124,11 @@ class Retimer:
             if not finite or min(timings[c] for c in finite) >= RETIME_BELOW_MS:
                 return
             is_split = split_test()
-            warm = ((self.warm_no_bias and name in WARM_NO_BIAS_OPS)
+            streamed = self.streamed is not None and bool(self.streamed(name, input_nodes))
+            warm = (streamed or (self.warm_no_bias and name in WARM_NO_BIAS_OPS)
                     or (self.warm and any(is_split(c) for c in finite)))
             chosen = with_splits(one_extern(finite, timings, extern_test()), is_split, warm)
-            again = graph_timings(chosen, input_nodes, flush=not warm)
+            again = graph_timings(chosen, input_nodes, flush=not warm, streamed=streamed)
         except Exception:  # noqa: BLE001 - never raise into Inductor
             self.failed += 1
             return
@@ -132,31 +171,46 @@ def extern_test():
     return lambda c: isinstance(c, ExternKernelCaller)
 
 
-def graph_timings(choices, input_nodes, flush=True):
+def graph_timings(choices, input_nodes, flush=True, streamed=False):
     """{choice: ms} by CUDA graph for the cuBLAS, Triton and decomposition choices of `choices`,
     on inputs made as Inductor makes them to benchmark; a choice that fails to capture is left
     out. With `flush`, each call follows an L2 flush, timed alone and taken off (cold operands,
     as Inductor measures); without, the calls follow one another (warm operands, as a compiled
-    graph replays)."""
+    graph replays). With `streamed`, they cycle through `copies` fresh sets of inputs (operands
+    from HBM, as a decode step reads its weights)."""
     import torch
     from torch._inductor.select_algorithm import AlgorithmSelectorCache, ExternKernelCaller
 
     make = AlgorithmSelectorCache.benchmark_example_value
-    inputs = [make(n) for n in input_nodes]
+    sets = input_sets(lambda: [make(n) for n in input_nodes], streamed,
+                      lambda: l2_bytes(torch, torch.cuda.current_device()))
     before, base = None, 0.0
     if flush:
         props = torch.cuda.get_device_properties(torch.cuda.current_device())
         before = torch.empty(props.L2_cache_size // 4, dtype=torch.int, device="cuda").zero_
-        base = graph_ms(lambda: before, None)
+        base = graph_ms([lambda: before], None)
     out = {}
     for c in choices:
         try:
-            factory = call_factory(c, inputs, make(c.layout), ExternKernelCaller, split_test())
-            if factory is not None:
-                out[c] = max(graph_ms(factory, before) - base, 1e-6)
+            result = make(c.layout)
+            is_split = split_test()
+            factories = [call_factory(c, inputs, result, ExternKernelCaller, is_split)
+                         for inputs in sets]
+            if None not in factories:
+                out[c] = max(graph_ms(factories, before) - base, 1e-6)
         except Exception:  # noqa: BLE001 - this choice keeps Inductor's time
             torch.cuda.synchronize()
     return out
+
+
+def input_sets(make_set, streamed, l2):
+    """The sets of inputs a choice's graph cycles through: one made by `make_set()`; with
+    `streamed`, as many as `copies` asks for a set of its bytes and an L2 of `l2()` bytes."""
+    first = make_set()
+    if not streamed:
+        return [first]
+    n = copies(args_bytes(first), l2())
+    return [first] + [make_set() for _ in range(n - 1)]
 
 
 def call_factory(choice, inputs, result, extern_type, is_split=lambda c: False):
@@ -187,32 +241,33 @@ def split_call(choice, inputs):
     return lambda: module.call([*sizes, *inputs])
 
 
-def graph_ms(factory, before, rounds=RETIME_ROUNDS):
+def graph_ms(factories, before, rounds=RETIME_ROUNDS):
     """Median ms of one `before(); call()` in a CUDA graph of about 1 ms of them (at most 50),
-    `call` made by `factory()` on the stream it runs on."""
+    but whole sweeps of `factories` (each makes a call on the stream it runs on; calls cycle
+    through them: one set of operands each)."""
     import torch
 
-    def run(call, times):
-        for _ in range(times):
+    def run(calls, times):
+        for i in range(times):
             if before is not None:
                 before()
-            call()
+            calls[i % len(calls)]()
 
     stream = torch.cuda.Stream()
     stream.wait_stream(torch.cuda.current_stream())
     start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
     with torch.cuda.stream(stream):
-        call = factory()
-        run(call, 1)
+        calls = [f() for f in factories]
+        run(calls, 1)
         start.record()
-        run(call, 1)
+        run(calls, 1)
         end.record()
     end.synchronize()
     torch.cuda.current_stream().wait_stream(stream)
-    n = max(1, min(50, round(1.0 / max(start.elapsed_time(end), 1e-3))))
+    n = sweep_calls(start.elapsed_time(end), len(factories))
     graph = torch.cuda.CUDAGraph()
     with torch.cuda.graph(graph):
-        run(factory(), n)
+        run([f() for f in factories], n)
     graph.replay()
     times = []
     for _ in range(rounds):
@@ -224,16 +279,24 @@ def graph_ms(factory, before, rounds=RETIME_ROUNDS):
     return sorted(times)[len(times) // 2]
 
 
-def retime_install(warm=False, warm_no_bias=False):
-    """Registers a `Retimer(warm, warm_no_bias)` first among Inductor's feedback savers (before
-    any that records picks); returns it, or None where this PyTorch has no feedback savers."""
+def sweep_calls(call_ms, sets):
+    """Calls in a timed graph: about 1 ms of calls of `call_ms` each (1 to 50), rounded to
+    whole sweeps of `sets` sets of operands (at least one)."""
+    calls = max(1, min(50, round(1.0 / max(call_ms, 1e-3))))
+    return sets * max(1, round(calls / sets))
+
+
+def retime_install(warm=False, warm_no_bias=False, streamed=None):
+    """Registers a `Retimer(warm, warm_no_bias, streamed)` first among Inductor's feedback
+    savers (before any that records picks); returns it, or None where this PyTorch has no
+    feedback savers."""
     try:
         from torch._inductor import select_algorithm
 
         savers = select_algorithm.get_algorithm_selector_cache().feedback_saver_fns
     except Exception:  # noqa: BLE001 - another PyTorch: nothing to re-time
         return None
-    saver = Retimer(warm, warm_no_bias)
+    saver = Retimer(warm, warm_no_bias, streamed)
     savers.insert(0, saver)
     return saver
 

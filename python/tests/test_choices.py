@@ -219,11 +219,34 @@ class Decisions(unittest.TestCase):
                          ("keep", frozenset({"a"})))
 
     def test_an_option_is_on_unless_given_false_but_those_off_by_default(self):
-        self.assertEqual(choices.OFF_BY_DEFAULT, ("half_few_rows_search",))
+        self.assertEqual(choices.OFF_BY_DEFAULT, ("half_few_rows_search", "streamed_few_rows"))
         for name in choices.SEARCH_OPTIONS + choices.RETIME_OPTIONS:
             self.assertEqual(choices.option_on({}, name), name not in choices.OFF_BY_DEFAULT, name)
             self.assertTrue(choices.option_on({name: True}, name), name)
             self.assertFalse(choices.option_on({name: False}, name), name)
+
+    def test_a_few_row_lowering_is_read_from_its_input_nodes(self):
+        class Node:
+            def __init__(self, size, dtype="torch.bfloat16"):
+                self.size, self.dtype = size, dtype
+
+            def get_size(self):
+                return self.size
+
+            def get_dtype(self):
+                return self.dtype
+
+        class Sym:
+            free_symbols = {"s0"}
+
+        decode = [Node([16, 4096]), Node([4096, 4096])]
+        self.assertTrue(choices.few_rows_lowering("mm", decode))
+        self.assertTrue(choices.few_rows_lowering("addmm", [Node([4096])] + decode))  # bias first
+        self.assertFalse(choices.few_rows_lowering("bmm", decode))
+        self.assertFalse(choices.few_rows_lowering("mm", [Node([512, 4096]), Node([4096, 4096])]))
+        self.assertFalse(choices.few_rows_lowering("mm", [Node([16, 4096], "torch.float32"), decode[1]]))
+        self.assertFalse(choices.few_rows_lowering("mm", [Node([Sym(), 4096]), decode[1]]))  # dynamic
+        self.assertFalse(choices.few_rows_lowering("mm", decode[:1]))
 
     def test_a_few_row_half_gemm_is_an_mm_or_addmm_of_at_most_256_rows_and_2_to_the_31(self):
         f = {"op": "mm", "m": 128, "k": 4096, "n": 4096, "mat1_dtype": "torch.bfloat16"}  # 2**31 exactly

@@ -130,6 +130,21 @@ class Install(unittest.TestCase):
                 self.rt.uninstall()
                 self.assertFalse(getattr(self.rt, option), option)
 
+    def test_streamed_few_rows_hands_the_re_timing_its_test_and_keys_the_cache_apart(self):
+        with fake_torch() as torch:
+            savers = torch._inductor.select_algorithm.get_algorithm_selector_cache().feedback_saver_fns
+            config = torch._inductor.config
+            self.assertTrue(self.rt.install(**searches_off()))
+            plain_key = config.inductor_choices_class.key
+            self.assertIsNone(savers[0].streamed)  # off by default
+            self.rt.uninstall()
+            self.assertTrue(self.rt.install(streamed_few_rows=True, **searches_off()))
+            self.assertEqual(config.inductor_choices_class.key, f"{plain_key}-streamed-few-rows")
+            self.assertIs(savers[0].streamed, choices.few_rows_lowering)
+            self.rt.uninstall()
+            self.assertTrue(self.rt.install(retime=False, streamed_few_rows=True, **searches_off()))
+            self.assertFalse(config.inductor_choices_class.key.endswith("-streamed-few-rows"))  # nothing to re-time
+
     def test_a_wrapped_handler_has_a_uuid_with_the_heuristics_key(self):
         # PyTorch after 2.11 keys its caches on the configured handler's uuid() and refuses one
         # without it: the wrapper adds it, keeping the inner handler's, and uninstall() removes it.

@@ -32,7 +32,7 @@ class Retimer(unittest.TestCase):
     def test_replaces_the_timings_it_measured_in_place(self):
         seen = []
 
-        def graphs(choices, inputs, flush=True):
+        def graphs(choices, inputs, flush=True, streamed=False):
             seen.append((sorted(choices), inputs))
             return {"cublas": 0.004}
 
@@ -43,7 +43,7 @@ class Retimer(unittest.TestCase):
         self.assertEqual((self.saver.retimed, self.saver.failed), (1, 0))
 
     def test_leaves_other_lowerings_and_large_gemms_alone(self):
-        with mock.patch.object(retime, "graph_timings", lambda c, i, flush=True: self.fail("re-timed")):
+        with mock.patch.object(retime, "graph_timings", lambda c, i, flush=True, streamed=False: self.fail("re-timed")):
             self.call(name="convolution")
             large = {"cublas": retime.RETIME_BELOW_MS, "triton": 2 * retime.RETIME_BELOW_MS}
             self.assertEqual(self.call(timings=dict(large)), large)
@@ -53,7 +53,7 @@ class Retimer(unittest.TestCase):
         self.assertEqual(self.saver.retimed, 0)
 
     def test_a_failure_keeps_inductors_timings(self):
-        def boom(choices, inputs, flush=True):
+        def boom(choices, inputs, flush=True, streamed=False):
             raise RuntimeError("capture failed")
 
         before = dict(self.timings)
@@ -65,7 +65,7 @@ class Retimer(unittest.TestCase):
         # addmm's expanded-bias call must not overtake the 1-D one by re-timing alone.
         seen = []
 
-        def graphs(choices, inputs, flush=True):
+        def graphs(choices, inputs, flush=True, streamed=False):
             seen.append(list(choices))
             return {c: SMALL for c in choices}
 
@@ -81,7 +81,7 @@ class Retimer(unittest.TestCase):
         # flushed; with it a lowering that offers any is re-timed whole, without the flush.
         seen = []
 
-        def graphs(choices, inputs, flush=True):
+        def graphs(choices, inputs, flush=True, streamed=False):
             seen.append((list(choices), flush))
             return dict.fromkeys(choices, SMALL)
 
@@ -101,7 +101,7 @@ class Retimer(unittest.TestCase):
     def test_warm_no_bias_re_times_mm_and_bmm_without_the_flush(self):
         seen = []
 
-        def graphs(choices, inputs, flush=True):
+        def graphs(choices, inputs, flush=True, streamed=False):
             seen.append(flush)
             return dict.fromkeys(choices, SMALL)
 
@@ -112,10 +112,60 @@ class Retimer(unittest.TestCase):
         self.assertEqual(dict(zip(retime.RETIME_OPS, seen)),
                          {"mm": False, "addmm": True, "bmm": False, "baddbmm": True})
 
+    def test_streamed_re_times_the_lowerings_its_test_names_on_streamed_operands(self):
+        seen, asked = [], []
+
+        def graphs(choices, inputs, flush=True, streamed=False):
+            seen.append((flush, streamed))
+            return dict.fromkeys(choices, SMALL)
+
+        def few_rows(name, inputs):
+            asked.append((name, inputs))
+            return name == "addmm"
+
+        self.saver.streamed = few_rows
+        with mock.patch.object(retime, "graph_timings", graphs):
+            self.call(name="addmm", timings={"cublas": 0.030, "triton": 0.020})
+            self.call(name="bmm", timings={"cublas": 0.030, "triton": 0.020})
+        self.assertEqual(seen, [(False, True), (True, False)])  # streamed: no flush; else as before
+        self.assertEqual(asked, [("addmm", ["a", "b"]), ("bmm", ["a", "b"])])
+
     def test_re_times_every_gemm_op(self):
-        with mock.patch.object(retime, "graph_timings", lambda c, i, flush=True: {"triton": SMALL}):
+        with mock.patch.object(retime, "graph_timings", lambda c, i, flush=True, streamed=False: {"triton": SMALL}):
             for op in retime.RETIME_OPS:
                 self.assertEqual(self.call(name=op, timings={"triton": 0.01})["triton"], SMALL)
+
+
+class Streamed(unittest.TestCase):
+    def test_copies_cover_twice_the_l2_at_least_two_at_most_the_cap(self):
+        l2 = 50 << 20
+        self.assertEqual(retime.copies(8 << 20, l2), 13)  # a 4 x 2048 x 2048 decode step's 8 MiB weight
+        self.assertEqual(retime.copies(1 << 30, l2), 2)  # larger than the L2: still a second set
+        self.assertEqual(retime.copies(1 << 10, l2), retime.MAX_COPIES)  # tiny: the sweep is capped
+        with self.assertRaises(ValueError):
+            retime.copies(0, l2)
+
+    def test_input_sets_are_one_set_or_enough_fresh_ones_to_stream(self):
+        class T:
+            def numel(self):
+                return 1 << 20
+
+            def element_size(self):
+                return 2
+
+        made = []
+        make = lambda: made.append(1) or [T(), T()]  # noqa: E731 - 4 MiB a set
+        self.assertEqual(len(retime.input_sets(make, False, lambda: 1 / 0)), 1)
+        self.assertEqual(len(retime.input_sets(make, True, lambda: 50 << 20)), 25)
+        self.assertEqual(len(made), 26)
+
+    def test_a_timed_graph_holds_about_1_ms_of_calls_in_whole_sweeps(self):
+        self.assertEqual(retime.sweep_calls(0.004, 1), 50)  # capped at 50
+        self.assertEqual(retime.sweep_calls(0.1, 1), 10)
+        self.assertEqual(retime.sweep_calls(2.0, 1), 1)
+        self.assertEqual(retime.sweep_calls(0.004, 40), 40)  # one sweep of 40 sets
+        self.assertEqual(retime.sweep_calls(0.004, 15), 45)  # three sweeps of 15
+        self.assertEqual(retime.sweep_calls(2.0, 7), 7)  # never less than one sweep
 
 
 class CallFactory(unittest.TestCase):
