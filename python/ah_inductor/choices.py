@@ -846,41 +846,40 @@ class Runtime:
         return self.key + ("-retime" if retime else "") + suffix
 
     def install(self, align_ptxas=True, retime=True, **options):
-        """Installs the heuristic for every graph Inductor compiles from now on; True if
-        installed, False if refused (the device or PyTorch differ; warned once). With
-        `align_ptxas` (the default), this process's Triton also uses the ptxas of Inductor's
-        compile workers, so that the templates they precompile are not compiled again here
-        (ptxas.py). With `retime` (the default since blind set 36 measured it), the choices of
-        small GEMMs that max-autotune still searches are timed again by CUDA graph before
-        Inductor picks (retime.py), and the cache key says so. With `warm_splits` (the default
-        since its blind checks: docs/results.md, forty-first session; needs `retime`) the
-        re-timing times a lowering that offers `decompose_k`'s splits whole, splits included,
-        without the L2 flush (retime.py). With `warm_no_bias` (the default since its blind
-        check: docs/results.md, forty-third session; needs `retime`) every `mm` and `bmm`
-        lowering the re-timing times is timed without the flush too. With `streamed_few_rows`
-        (off by default: a candidate, docs/results.md, sixty-fourth session; needs `retime`) a
-        bf16 or fp16 `mm` or `addmm` lowering of few rows (`few_rows_lowering`) is re-timed on
-        operands streamed from HBM, as a decode step reads its weights (retime.py). With
-        `narrow_search` (the
-        default since its blind check: docs/results.md, forty-fifth session) a linear layer to
-        a narrow output that `decide` gives cuBLAS alone is left to Inductor's list
-        (`narrow_linear`). With `small_bmm_search` (the default since its blind check:
-        docs/results.md, forty-seventh session) a `bmm` with a side of at most 64 that `decide`
-        gives cuBLAS alone is left to Inductor's list (`small_side_bmm`). With `one_aten_search`
-        (the default since its blind check: docs/results.md, forty-eighth session) the lists
-        left to Inductor's search keep one ATen choice, `one_aten`'s, as `extern` and `keep` do.
-        With `bias_head_search` (the default since its blind check: docs/results.md,
-        forty-ninth session) a half-precision biased head that `decide` gives cuBLAS alone is
-        left to Inductor's list (`bias_head`). With `half_unaligned_bias` (the default since its
-        blind check: docs/results.md, sixty-first session) the bias rule gives a bf16 or fp16
-        addmm of at least 32 rows with a long contraction that is not a multiple of 8 the
-        expanded call (`half_unaligned_addmm`). With `fp32_small_search` (the default since its
-        blind check: docs/results.md, sixty-second session) a small fp32 `mm` or `addmm` that
-        `decide` gives cuBLAS alone is left to Inductor's list (`fp32_small`). With
-        `half_few_rows_search` (off by default: it failed its blind check on streamed operands,
-        docs/results.md, sixty-fourth session) so is a bf16 or fp16 `mm` or `addmm` of few rows
-        (`half_few_rows`). Each option is a keyword, on unless given False, but those of
-        OFF_BY_DEFAULT, off unless given True (`option_on`); an unknown one raises TypeError. `uninstall()` undoes all of it."""
+        """Installs the heuristic for every graph Inductor compiles from now on; True if installed,
+        False if refused (the device or PyTorch differ; warned once). With `align_ptxas` (the
+        default), this process's Triton also uses the ptxas of Inductor's compile workers, so that
+        the templates they precompile are not compiled again here (ptxas.py). With `retime` (the
+        default since blind set 36 measured it), the choices of small GEMMs that max-autotune still
+        searches are timed again by CUDA graph before Inductor picks (retime.py), and the cache key
+        says so. With `warm_splits` (the default since its blind checks: docs/results.md,
+        forty-first session; needs `retime`) the re-timing times a lowering that offers
+        `decompose_k`'s splits whole, splits included, without the L2 flush (retime.py). With
+        `warm_no_bias` (the default since its blind check: docs/results.md, forty-third session;
+        needs `retime`) every `mm` and `bmm` lowering the re-timing times is timed without the flush
+        too. With `streamed_few_rows` (off by default: a candidate, docs/results.md, sixty-fourth
+        session; needs `retime`) a bf16 or fp16 `mm` or `addmm` lowering of few rows
+        (`few_rows_lowering`) is re-timed on operands streamed from HBM, as a decode step reads its
+        weights (retime.py). With `narrow_search` (the default since its blind check:
+        docs/results.md, forty-fifth session) a linear layer to a narrow output that `decide` gives
+        cuBLAS alone is left to Inductor's list (`narrow_linear`). With `small_bmm_search` (the
+        default since its blind check: docs/results.md, forty-seventh session) a `bmm` with a side
+        of at most 64 that `decide` gives cuBLAS alone is left to Inductor's list
+        (`small_side_bmm`). With `one_aten_search` (the default since its blind check:
+        docs/results.md, forty-eighth session) the lists left to Inductor's search keep one ATen
+        choice, `one_aten`'s, as `extern` and `keep` do. With `bias_head_search` (the default since
+        its blind check: docs/results.md, forty-ninth session) a half-precision biased head that
+        `decide` gives cuBLAS alone is left to Inductor's list (`bias_head`). With
+        `half_unaligned_bias` (the default since its blind check: docs/results.md, sixty-first
+        session) the bias rule gives a bf16 or fp16 addmm of at least 32 rows with a long
+        contraction that is not a multiple of 8 the expanded call (`half_unaligned_addmm`). With
+        `fp32_small_search` (the default since its blind check: docs/results.md, sixty-second
+        session) a small fp32 `mm` or `addmm` that `decide` gives cuBLAS alone is left to Inductor's
+        list (`fp32_small`). With `half_few_rows_search` (off by default: it failed its blind check
+        on streamed operands, docs/results.md, sixty-fourth session) so is a bf16 or fp16 `mm` or
+        `addmm` of few rows (`half_few_rows`). Each option is a keyword, on unless given False, but
+        those of OFF_BY_DEFAULT, off unless given True (`option_on`); an unknown one raises
+        TypeError. `uninstall()` undoes all of it."""
         unknown_options(options, RETIME_OPTIONS + SEARCH_OPTIONS)
         if self.active:
             return True

@@ -189,11 +189,10 @@ def graph_timings(choices, input_nodes, flush=True, streamed=False):
         props = torch.cuda.get_device_properties(torch.cuda.current_device())
         before = torch.empty(props.L2_cache_size // 4, dtype=torch.int, device="cuda").zero_
         base = graph_ms([lambda: before], None)
-    out = {}
+    out, is_split = {}, split_test()
     for c in choices:
         try:
             result = make(c.layout)
-            is_split = split_test()
             factories = [call_factory(c, inputs, result, ExternKernelCaller, is_split)
                          for inputs in sets]
             if None not in factories:
