@@ -69,7 +69,7 @@ def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--files-from", required=True, help="a list of result files (data/holdout_pool.txt)")
     p.add_argument("--only", choices=sorted(SUBSETS), help="holdout_pool.py's kind of GEMM")
-    p.add_argument("--handler", help="a generated handler module, for --searched")
+    p.add_argument("--handler", help="a generated handler module, for --searched or --cublas-only")
     which = p.add_mutually_exclusive_group()
     which.add_argument("--searched", action="store_true", help="only GEMMs the handler does not decide cuBLAS only")
     which.add_argument("--cublas-only", action="store_true", help="only GEMMs the handler decides cuBLAS only")
