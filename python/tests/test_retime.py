@@ -168,6 +168,40 @@ class Streamed(unittest.TestCase):
         self.assertEqual(retime.sweep_calls(2.0, 7), 7)  # never less than one sweep
 
 
+class GraphMs(unittest.TestCase):
+    def fake_torch(self, call_ms):
+        """What graph_ms touches of torch.cuda: streams, events reading `call_ms`, graphs."""
+        import contextlib
+
+        thing = types.SimpleNamespace(wait_stream=lambda s: None, record=lambda: None,
+                                      synchronize=lambda: None, replay=lambda: None,
+                                      elapsed_time=lambda other: call_ms)
+        cuda = types.SimpleNamespace(
+            Stream=lambda: thing, current_stream=lambda: thing, Event=lambda enable_timing: thing,
+            CUDAGraph=lambda: thing, stream=lambda s: contextlib.nullcontext(),
+            graph=lambda g: contextlib.nullcontext())
+        return mock.patch.dict(sys.modules, {"torch": types.SimpleNamespace(cuda=cuda)})
+
+    def test_sizes_the_graph_on_one_set_and_captures_whole_sweeps_of_every_set(self):
+        made, ran = [], []
+
+        def factory(i):
+            return lambda: made.append(i) or (lambda: ran.append(i))
+
+        with self.fake_torch(0.004):
+            ms = retime.graph_ms([factory(i) for i in range(3)], None, rounds=3)
+        n = retime.sweep_calls(0.004, 3)
+        self.assertEqual(made, [0, 0, 1, 2])  # the probe's call, then one call per set captured
+        self.assertEqual(ran, [0, 0] + [i % 3 for i in range(n)])  # probe twice, then the sweeps
+        self.assertAlmostEqual(ms, 0.004 / n)
+
+    def test_the_flush_runs_before_every_call(self):
+        ran = []
+        with self.fake_torch(0.5):
+            retime.graph_ms([lambda: lambda: ran.append("call")], lambda: ran.append("flush"), rounds=1)
+        self.assertEqual(ran, ["flush", "call"] * (2 + retime.sweep_calls(0.5, 1)))
+
+
 class CallFactory(unittest.TestCase):
     class Extern:
         def __init__(self):
