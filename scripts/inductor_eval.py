@@ -212,8 +212,8 @@ def measure_gemm(ind, gm, settings, out_of_time, operands="warm"):
     ind.fresh()
     if "none" in rec["compile_s"]:
         rec["autotune_s"] = {s: t - rec["compile_s"]["none"] for s, t in rec["compile_s"].items()}
-    rec["run_ms"] = ind.alternate({s: gr.replay for s, gr in graphs.items()}, (calls or 1) * len(sets))
     rec["graph_calls"] = (calls or 1) * len(sets)
+    rec["run_ms"] = ind.alternate({s: gr.replay for s, gr in graphs.items()}, rec["graph_calls"])
     if operands != "warm":
         rec["operand_sets"] = len(sets)
     flag_ours(rec)

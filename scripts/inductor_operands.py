@@ -23,7 +23,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(
 # The copies of a streamed sweep have one owner, the handler runtime's re-timing, which streams
 # few-row lowerings the same way (install(streamed_few_rows=True)); it imports no torch.
 from ah_inductor.retime import (  # noqa: E402, F401 - re-exported
-    FALLBACK_L2_BYTES, MAX_COPIES, STREAM_L2_MULTIPLE, args_bytes, copies, l2_bytes)
+    FALLBACK_L2_BYTES, MAX_COPIES, STREAM_L2_MULTIPLE, args_bytes, copies, input_sets, l2_bytes)
 
 OPERANDS = ("warm", "streamed")
 
@@ -34,7 +34,4 @@ def operand_sets(torch, first, make, operands):
     `copies`."""
     if operands not in OPERANDS:
         raise ValueError(f"operands {operands!r} (one of {', '.join(OPERANDS)})")
-    if operands == "warm":
-        return [first]
-    n = copies(args_bytes(first), l2_bytes(torch))
-    return [first] + [make() for _ in range(n - 1)]
+    return input_sets(first, make, operands == "streamed", lambda: l2_bytes(torch))

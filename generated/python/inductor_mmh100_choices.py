@@ -562,7 +562,8 @@ def graph_timings(choices, input_nodes, flush=True, streamed=False):
     from torch._inductor.select_algorithm import AlgorithmSelectorCache, ExternKernelCaller
 
     make = AlgorithmSelectorCache.benchmark_example_value
-    sets = input_sets(lambda: [make(n) for n in input_nodes], streamed,
+    make_set = lambda: [make(n) for n in input_nodes]  # noqa: E731
+    sets = input_sets(make_set(), make_set, streamed,
                       lambda: l2_bytes(torch, torch.cuda.current_device()))
     before, base = None, 0.0
     if flush:
@@ -582,10 +583,10 @@ def graph_timings(choices, input_nodes, flush=True, streamed=False):
     return out
 
 
-def input_sets(make_set, streamed, l2):
-    """The sets of inputs a choice's graph cycles through: one made by `make_set()`; with
-    `streamed`, as many as `copies` asks for a set of its bytes and an L2 of `l2()` bytes."""
-    first = make_set()
+def input_sets(first, make_set, streamed, l2):
+    """The sets of inputs a graph cycles through: `first` alone; with `streamed`, `first` and
+    fresh sets made by `make_set()`, as many in all as `copies` asks for a set of its bytes and
+    an L2 of `l2()` bytes."""
     if not streamed:
         return [first]
     n = copies(args_bytes(first), l2())
